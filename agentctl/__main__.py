@@ -1,0 +1,3 @@
+from agentctl.cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""The command line: parse, call one service or view, render. Heavy imports stay inside commands."""

@@ -1,0 +1,61 @@
+"""What every command shares: the global options and, built on first use, home, config, store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from agentctl.config import Config
+    from agentctl.store import Store
+    from agentctl.store.location import Home
+    from agentctl.store.views import Views
+
+
+@dataclass
+class State:
+    home_option: str | None = None
+    config_option: str | None = None
+    _home: Home | None = field(default=None, repr=False)
+    _config: Config | None = field(default=None, repr=False)
+    _store: Store | None = field(default=None, repr=False)
+
+    @property
+    def home(self) -> Home:
+        if self._home is None:
+            from agentctl.store.location import resolve_home
+
+            self._home = resolve_home(self.home_option)
+        return self._home
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            from agentctl import config
+
+            self._config = config.discover(self.config_option, Path.cwd())
+        return self._config
+
+    @property
+    def store(self) -> Store:
+        """The read-write store (imports the ORM); read-only commands use `views()` instead."""
+        if self._store is None:
+            from agentctl.store import Store
+
+            self._store = Store(self.home)
+        return self._store
+
+    def views(self) -> Views:
+        from agentctl.store.views import Views
+
+        return Views(self.home)
+
+
+def state(ctx: typer.Context) -> State:
+    root = ctx.find_root()
+    if not isinstance(root.obj, State):
+        root.obj = State()
+    return root.obj

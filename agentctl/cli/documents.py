@@ -1,0 +1,113 @@
+"""The JSON documents of DESIGN.md §4, assembled from the read views.
+
+Renderers for people read the same documents, so what a script sees and what a person sees
+never disagree.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentctl.domain.artifact import Artifact
+from agentctl.domain.run import Run
+from agentctl.domain.serialize import to_json
+from agentctl.store.views import Views
+
+Document = dict[str, Any]
+
+
+def run_document(views: Views, run: Run, *, tree: bool = False) -> Document:
+    document: Document = to_json(run)  # type: ignore[assignment]
+    verdict = views.verdict(run.run_id)
+    document["verdict"] = _verdict_summary(verdict)
+    document["pullRequests"] = [_pr(row) for row in views.pull_requests(run.run_id)]
+    if tree:
+        document["attempts"] = _attempts(views, run.run_id)
+    return document
+
+
+def _verdict_summary(verdict: Any) -> Document | None:
+    if verdict is None:
+        return None
+    return {"verdictId": verdict.verdict_id, "status": verdict.status.value,
+            "prEligibility": verdict.pr_eligibility.value, "reasons": list(verdict.reasons)}
+
+
+def _pr(row: Any) -> Document:
+    keys = ("pr_id", "branch", "commit_sha", "base_commit", "remote", "draft", "url",
+            "body_artifact", "created_by", "created_at")
+    from agentctl.domain.serialize import camel
+
+    return {camel(key): row[key] for key in keys}
+
+
+def _attempts(views: Views, run_id: str) -> list[Document]:
+    artifacts: dict[str, list[Document]] = {}
+    for artifact in views.artifacts(run_id):
+        artifacts.setdefault(artifact.produced_by_step, []).append(artifact_document(artifact))
+    calls = {call.step_id: call for call in views.tool_calls(run_id)}
+    steps_by_attempt: dict[str, list[Document]] = {}
+    for step in views.steps(run_id):
+        call = calls.get(step.step_id)
+        steps_by_attempt.setdefault(step.attempt_id, []).append({
+            "stepId": step.step_id, "sequenceNumber": step.sequence_number,
+            "type": step.type.value, "status": step.status.value, "title": step.title,
+            "startedAt": to_json(step.started_at), "endedAt": to_json(step.ended_at),
+            "failureCode": step.failure_code, "attributes": dict(step.attributes),
+            "artifacts": artifacts.get(step.step_id, []),
+            "toolCall": None if call is None else {
+                "toolCallId": call.tool_call_id, "toolName": call.tool_name,
+                "argumentsJson": call.arguments_json, "decision": call.decision.value,
+                "matchedRule": call.matched_rule, "denialReason": call.denial_reason,
+                "result": to_json(call.result), "approvedBy": call.approved_by,
+                "requestedAt": to_json(call.requested_at),
+                "completedAt": to_json(call.completed_at), "specDigest": call.spec_digest,
+            },
+        })
+    return [
+        {**to_json(attempt), "steps": steps_by_attempt.get(attempt.attempt_id, [])}  # type: ignore[dict-item]
+        for attempt in views.attempts(run_id)
+    ]
+
+
+def artifact_document(artifact: Artifact) -> Document:
+    return to_json(artifact)  # type: ignore[return-value]
+
+
+def verdict_document(views: Views, run: Run, *, explain: bool = False) -> Document | None:
+    verdict = views.verdict(run.run_id)
+    if verdict is None:
+        return None
+    wanted = set(verdict.evidence) | {a for link in verdict.chain for a in link.evidence}
+    artifacts = views.artifacts_by_id(sorted(wanted))
+    document: Document = {
+        "verdictId": verdict.verdict_id, "runId": run.run_id, "taskId": run.task_id,
+        "status": verdict.status.value, "prEligibility": verdict.pr_eligibility.value,
+        "reasons": list(verdict.reasons),
+        "evidence": [artifact_document(artifacts[a]) for a in verdict.evidence if a in artifacts],
+        "decidedAt": to_json(verdict.decided_at), "decidedBy": verdict.decided_by,
+        "specDigest": verdict.spec_digest,
+        "approvals": [to_json(a) for a in views.approvals(run.run_id)],
+    }
+    if explain:
+        document["chain"] = [
+            {"check": link.check, "passed": link.passed, "detail": link.detail,
+             "evidence": [artifact_document(artifacts[a]) for a in link.evidence
+                          if a in artifacts]}
+            for link in verdict.chain
+        ]
+        approvals = document["approvals"]
+        document["chain"].append({
+            "check": "approvals", "passed": bool(approvals) and
+            approvals[-1]["decision"] == "APPROVED",
+            "detail": "; ".join(f"{a['decision']} by {a['by']}: {a['reason']}"
+                                for a in approvals) or "no approval recorded",
+            "evidence": [],
+        })
+        document["task"] = to_json(views.task(run.task_id))
+    return document
+
+
+def pretty(document: object) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False)

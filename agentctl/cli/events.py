@@ -1,0 +1,72 @@
+"""`agentctl events`: the append-only log of every state change."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Annotated
+
+import typer
+
+from agentctl.cli.context import state
+
+
+def events(
+    ctx: typer.Context,
+    run: Annotated[str | None, typer.Option("--run", metavar="ID", help="Only this run.")] = None,
+    task: Annotated[str | None, typer.Option("--task", metavar="ID", help="Only this task.")] = None,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new events "
+                      "until interrupted.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON array (with --follow: "
+                       "one JSON object per line).")] = False,
+) -> None:
+    """Show the event log, oldest first."""
+    from agentctl.cli.output import emit_json, out
+
+    with state(ctx).views() as views:
+        run_id = views.resolve("run", run) if run else None
+        task_id = views.resolve("task", task) if task else None
+        rows = [_event(r) for r in views.events(run_id=run_id, task_id=task_id)]
+    if as_json and not follow:
+        emit_json(rows)
+        return
+    for row in rows:
+        _print(row, as_json)
+    if not follow:
+        if not rows and not as_json:
+            out().print("no events")
+        return
+    last = rows[-1]["seq"] if rows else 0
+    try:
+        while True:
+            time.sleep(0.5)
+            with state(ctx).views() as views:
+                fresh = [_event(r) for r in views.events(run_id=run_id, task_id=task_id,
+                                                          after_seq=int(last))]  # type: ignore[arg-type]
+            for row in fresh:
+                _print(row, as_json)
+                last = row["seq"]
+    except KeyboardInterrupt:
+        return
+
+
+def _event(row: object) -> dict[str, object]:
+    keys = ("seq", "type", "task_id", "run_id", "attempt_id", "step_id", "payload", "created_at",
+            "prev_hash", "hash")
+    names = ("seq", "type", "taskId", "runId", "attemptId", "stepId", "payload", "createdAt",
+             "prevHash", "hash")
+    event = {name: row[key] for key, name in zip(keys, names)}  # type: ignore[index]
+    event["payload"] = json.loads(str(event["payload"]))
+    return event
+
+
+def _print(event: dict[str, object], as_json: bool) -> None:
+    import sys
+
+    if as_json:
+        sys.stdout.write(json.dumps(event) + "\n")
+    else:
+        ids = " ".join(str(event[k]) for k in ("taskId", "runId", "attemptId", "stepId")
+                       if event[k])
+        sys.stdout.write(f"{event['seq']:>6}  {event['createdAt']}  {event['type']:<20} {ids}\n")
+    sys.stdout.flush()

@@ -1,0 +1,57 @@
+"""The entry point: run the Typer app and turn every failure into one line and an exit code.
+
+0 done; 1 a run ended with a verdict other than SUCCESS/SUCCESS_NEEDS_REVIEW; 2 bad input,
+unknown id or refused by policy; 3 an integrity check failed; 70 a bug (set AGENTCTL_DEBUG=1
+for the traceback).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+INTERNAL_ERROR = 70
+
+
+def main(argv: list[str] | None = None) -> None:
+    import typer
+
+    from agentctl.cli.app import app
+    from agentctl.domain.errors import AgentctlError
+
+    command = typer.main.get_command(app)
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        result = command.main(args=args, prog_name="agentctl", standalone_mode=False)
+    except AgentctlError as error:
+        _fail(str(error), error.exit_code)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        _fail("interrupted", 130)
+    except typer.TyperException as error:  # click's usage errors: one line, not a usage screen
+        _usage_error(error)
+    except BrokenPipeError:
+        sys.stderr.close()
+        sys.exit(0)
+    except Exception as error:  # noqa: BLE001 - the last line of defence: no traceback for users
+        if os.environ.get("AGENTCTL_DEBUG"):
+            raise
+        _fail(f"internal error: {type(error).__name__}: {error} "
+              "(this is a bug; rerun with AGENTCTL_DEBUG=1 for the traceback)", INTERNAL_ERROR)
+    sys.exit(result if isinstance(result, int) else 0)
+
+
+def _usage_error(error: Exception) -> None:
+    if type(error).__name__ == "NoArgsIsHelpError":  # a group called bare: show its help
+        error.show()  # type: ignore[attr-defined]
+        sys.exit(2)
+    message = error.format_message()  # type: ignore[attr-defined]
+    ctx = getattr(error, "ctx", None)
+    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    _fail(f"{message}{hint}", getattr(error, "exit_code", 2))
+
+
+def _fail(message: str, code: int) -> None:
+    sys.stderr.write(f"agentctl: error: {message}\n")
+    sys.exit(code)

@@ -1,0 +1,177 @@
+"""Runs for people: the outcome line after `run start`, listings, details and the tree."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from agentctl.cli.render.style import badge, colour, duration, escape
+
+Document = dict[str, Any]
+# Steps shown in full per attempt; longer runs of ordinary successful tool calls are folded.
+SHOWN_STEPS = 40
+FOLD_AFTER = 6
+
+
+def _time(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+def run_outcome(run: Document) -> RenderableType:
+    verdict = run["verdict"] or {}
+    lines = [
+        f"{run['runId']}  run #{run['number']}  {badge(verdict.get('status', run['status']))}  "
+        f"{badge(verdict.get('prEligibility', '-'))}",
+    ]
+    reasons = verdict.get("reasons") or []
+    if reasons:
+        lines.append(f"  reason: {escape(reasons[0])}")
+    lines.append(f"  next: agentctl run show --tree {run['runId']}")
+    lines.append(f"        agentctl verdict explain {run['runId']}")
+    return Group(*(Text.from_markup(line) for line in lines))
+
+
+def run_table(runs: Sequence[Document]) -> Table:
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in ("RUN", "TASK", "#", "STATUS", "VERDICT", "ELIGIBILITY", "BASE", "CREATED"):
+        table.add_column(column, no_wrap=True)
+    for run in runs:
+        verdict = run["verdict"] or {}
+        table.add_row(run["runId"], run["taskId"], str(run["number"]), badge(run["status"]),
+                      badge(verdict["status"]) if verdict else "-",
+                      badge(verdict["prEligibility"]) if verdict else "-",
+                      run["baseCommit"][:12], run["createdAt"][:19].replace("T", " "))
+    return table
+
+
+def run_detail(run: Document) -> RenderableType:
+    spec = run["executionSpec"]
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    verdict = run["verdict"] or {}
+    rows = [
+        ("run", f"{run['runId']}  #{run['number']} of {run['taskId']}"),
+        ("status", badge(run["status"])),
+        ("verdict", f"{badge(verdict['status'])}  {badge(verdict['prEligibility'])}"
+         if verdict else "-"),
+        ("base", f"{escape(spec['baseRef'])} at {run['baseCommit']}"),
+        ("agent", escape(spec["agent"])),
+        ("spec", run["specDigest"]),
+        ("started", run["startedAt"] or "-"),
+        ("completed", run["completedAt"] or "-"),
+    ]
+    if run.get("failureSummary"):
+        rows.append(("failure", escape(run["failureSummary"])))
+    for reason in (verdict.get("reasons") or [])[:5]:
+        rows.append(("reason", escape(reason)))
+    for pr in run.get("pullRequests") or []:
+        rows.append(("pr", f"branch {escape(pr['branch'])} commit {pr['commitSha'][:12]}"
+                           + (f" pushed to {escape(pr['remote'])}" if pr.get("remote") else "")))
+    for key, value in rows:
+        grid.add_row(key, value)
+    return grid
+
+
+def run_tree(run: Document) -> RenderableType:
+    verdict = run["verdict"] or {}
+    title = (f"[bold]{run['runId']}[/]  run #{run['number']}  {badge(run['status'])}"
+             + (f"  verdict {badge(verdict['status'])} {badge(verdict['prEligibility'])}"
+                if verdict else ""))
+    root = Tree(title)
+    root.add(f"[dim]task {run['taskId']}  base {run['baseCommit'][:12]}  spec "
+             f"{run['specDigest'][:19]}[/]")
+    for attempt in run.get("attempts", []):
+        node = root.add(_attempt_label(attempt))
+        _add_steps(node, attempt["steps"])
+    if verdict:
+        for reason in verdict["reasons"][:3]:
+            root.add(f"[{colour(verdict['status'])}]reason:[/] {escape(reason)}")
+    return root
+
+
+def _attempt_label(attempt: Document) -> str:
+    took = duration(_time(attempt["startedAt"]), _time(attempt["endedAt"]))
+    end = f"  [dim]{escape(attempt['endReason'])}[/]" if attempt.get("endReason") else ""
+    failure = f"  failure {attempt['failureCode']}" if attempt.get("failureCode") else ""
+    return (f"attempt {attempt['attemptNumber']}  {badge(attempt['status'])}  {took}  "
+            f"[dim]worker {escape(attempt['workerId'])}  lease {attempt['leaseId']}  "
+            f"heartbeat {attempt['lastHeartbeatAt'][11:19]}[/]{failure}{end}")
+
+
+def _add_steps(node: Tree, steps: Sequence[Document]) -> None:
+    """Every step that is not an ordinary success is shown; long runs of those are folded."""
+    folded: list[Document] = []
+    shown = 0
+
+    def flush() -> None:
+        if not folded:
+            return
+        if len(folded) <= FOLD_AFTER:
+            for step in folded:
+                _add_step(node, step)
+        else:
+            tools = Counter(s["toolCall"]["toolName"] if s["toolCall"] else s["type"]
+                            for s in folded)
+            detail = ", ".join(f"{name} ×{count}" for name, count in tools.most_common(4))
+            node.add(f"[dim]… {len(folded)} steps folded, all SUCCEEDED ({detail}); "
+                     "--json has every one[/]")
+        folded.clear()
+
+    for step in steps:
+        ordinary = step["status"] == "SUCCEEDED" and step["type"] == "TOOL_CALL"
+        if ordinary and shown >= SHOWN_STEPS // 2:
+            folded.append(step)
+            continue
+        flush()
+        _add_step(node, step)
+        shown += 1
+    flush()
+
+
+def _add_step(node: Tree, step: Document) -> None:
+    took = duration(_time(step["startedAt"]), _time(step["endedAt"]))
+    call = step["toolCall"]
+    label = f"{step['sequenceNumber']:>3}. {step['type']}  {badge(step['status'])}  [dim]{took}[/]"
+    if call is None:
+        label += f"  {escape(step['title'])}"
+    else:
+        label += f"  [bold]{call['toolName']}[/] {escape(_arguments(call['argumentsJson']))}"
+    branch = node.add(label)
+    if call is not None:
+        rule = f"rule {escape(call['matchedRule'])}" if call["matchedRule"] else "no rule"
+        line = f"[{colour(call['decision'])}]{call['decision']}[/]  [dim]{rule}[/]"
+        if call["denialReason"]:
+            line += f"  {escape(call['denialReason'])}"
+        result = call["result"]
+        if result and not result["ok"]:
+            line += f"  [red]{escape(result.get('error') or 'exit ' + str(result.get('exitCode')))}[/]"
+        if call.get("approvedBy"):
+            line += f"  approved by {escape(call['approvedBy'])}"
+        branch.add(line)
+    attributes = step["attributes"]
+    if step["status"] not in ("SUCCEEDED", "STARTED") and attributes.get("failure"):
+        branch.add(f"[red]{escape(attributes['failure'])}[/]")
+    elif attributes.get("summary"):
+        branch.add(escape(attributes["summary"]))
+    for artifact in step["artifacts"]:
+        branch.add(f"[cyan]{escape(artifact['name'])}[/]  {artifact['type']}  "
+                   f"{artifact['sizeBytes']} B  sha256 {artifact['sha256'][:12]}  "
+                   f"[dim]{artifact['visibility']}[/]")
+
+
+def _arguments(arguments_json: str) -> str:
+    import json
+
+    arguments = json.loads(arguments_json)
+    main = arguments.get("command") or arguments.get("path") or ""
+    extra = f" → {arguments['to']}" if "to" in arguments else ""
+    text = f"{main}{extra}"
+    return text if len(text) <= 80 else text[:77] + "..."

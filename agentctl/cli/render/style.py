@@ -1,0 +1,52 @@
+"""Status colours and small formatting helpers shared by every renderer."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+_GOOD = {"READY_FOR_RUN", "COMPLETED", "SUCCEEDED", "ALLOWED", "PASSED", "SUCCESS", "ACTIVE",
+         "ELIGIBLE_FOR_AUTO_PR", "APPLIES_CLEANLY", "APPROVED", "OPEN", "CLEAN", "REDACTED"}
+_WARN = {"SUCCESS_NEEDS_REVIEW", "NEEDS_APPROVAL", "PASSED_WITH_WARNINGS", "PARTIAL",
+         "REQUIRES_APPROVAL", "ELIGIBLE_AFTER_HUMAN_APPROVAL", "DRAFT_ONLY", "NEEDS_HUMAN_REVIEW",
+         "INCONCLUSIVE", "SKIPPED", "QUEUED", "LEASED", "STARTING", "RUNNING", "STARTED",
+         "PREPARING_WORKSPACE", "RUNNING_AGENT", "VERIFYING", "JUDGING", "ACCEPTED", "DRAFT",
+         "WARNING", "RAW"}
+_DIM = {"CANCELLED", "ARCHIVED", "EXPIRED", "NOT_RUN", "SKIPPED_BY_POLICY", "INFO", "CLOSED"}
+
+
+def colour(status: object) -> str:
+    text = getattr(status, "value", str(status))
+    if text in _GOOD:
+        return "green"
+    if text in _WARN:
+        return "yellow"
+    if text in _DIM:
+        return "dim"
+    return "red"
+
+
+def badge(status: object) -> str:
+    text = getattr(status, "value", str(status))
+    return f"[{colour(text)}]{text}[/]"
+
+
+def when(moment: datetime | None) -> str:
+    if moment is None:
+        return "-"
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def duration(start: datetime | None, end: datetime | None) -> str:
+    if start is None or end is None:
+        return ""
+    seconds = (end - start).total_seconds()
+    if seconds < 1:
+        return f"{seconds * 1000:.0f}ms"
+    if seconds < 120:
+        return f"{seconds:.1f}s"
+    return f"{seconds / 60:.1f}m"
+
+
+def escape(text: object) -> str:
+    """Text that Rich must not read as markup (paths with [brackets], user input)."""
+    return str(text).replace("[", r"\[")

@@ -1,0 +1,76 @@
+"""Tasks and sessions for people."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.table import Table
+
+from agentctl.cli.render.style import badge, escape, when
+from agentctl.domain.task import Session, SessionMessage, Task
+
+
+def task_table(tasks: Sequence[Task]) -> Table:
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in ("TASK", "STATUS", "TYPE", "AUTONOMY", "TITLE", "CREATED"):
+        table.add_column(column, no_wrap=column != "TITLE", overflow="fold")
+    for task in tasks:
+        table.add_row(task.task_id, badge(task.status), task.task_type.value,
+                      task.autonomy_level.value, escape(task.title), when(task.created_at))
+    return table
+
+
+def task_detail(task: Task) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    rows: list[tuple[str, str]] = [
+        ("task", task.task_id),
+        ("status", badge(task.status) + (f"  {escape(task.status_reason)}" if task.status_reason
+                                         else "")),
+        ("title", escape(task.title)),
+        ("type", task.task_type.value),
+        ("autonomy", task.autonomy_level.value),
+        ("repository", escape(task.repository or "-")),
+        ("base ref", escape(task.base_ref)),
+        ("instruction", escape(task.instruction)),
+    ]
+    if task.allowed_paths:
+        rows.append(("allowed", escape(", ".join(task.allowed_paths))))
+    if task.forbidden_paths:
+        rows.append(("forbidden", escape(", ".join(task.forbidden_paths))))
+    if task.verification_commands:
+        rows.append(("verify", escape("; ".join(task.verification_commands))))
+    if task.labels:
+        rows.append(("labels", escape(", ".join(f"{k}={v}" for k, v in task.labels.items()))))
+    if task.session_id:
+        rows.append(("session", task.session_id))
+    rows += [("created", f"{when(task.created_at)} by {escape(task.created_by)} "
+                         f"({task.source.value})")]
+    for key, value in rows:
+        table.add_row(key, value)
+    return table
+
+
+def session_table(sessions: Sequence[Session]) -> Table:
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in ("SESSION", "STATUS", "TITLE", "TASKS", "LAST ACTIVITY"):
+        table.add_column(column, no_wrap=column != "TITLE", overflow="fold")
+    for session in sessions:
+        table.add_row(session.session_id, badge(session.status), escape(session.title or "-"),
+                      str(len(session.related_tasks)), when(session.last_activity_at))
+    return table
+
+
+def session_detail(session: Session, messages: Sequence[SessionMessage]) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    table.add_row("session", f"{session.session_id}  {badge(session.status)}")
+    table.add_row("title", escape(session.title or "-"))
+    table.add_row("owner", escape(session.owner))
+    table.add_row("tasks", ", ".join(session.related_tasks) or "-")
+    for message in messages:
+        table.add_row(f"{message.role.value}", f"[dim]{when(message.created_at)}[/]  "
+                                               f"{escape(message.content)}")
+    return table

@@ -1,0 +1,177 @@
+"""`agentctl run`: start, list, show and cancel runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from agentctl.cli.context import State, state
+
+if TYPE_CHECKING:
+    from agentctl.domain.run import Run
+
+app = typer.Typer(help="Runs: one execution of a task on a pinned commit, ending in a verdict.",
+                  no_args_is_help=True)
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+RunArgument = Annotated[str | None, typer.Argument(metavar="[RUN]", help="Run id or unique "
+                        "prefix. (default: the newest run)")]
+
+
+@app.command()
+def start(
+    ctx: typer.Context,
+    task_id: Annotated[str, typer.Argument(metavar="TASK", help="Task id or unique prefix.")],
+    agent: Annotated[str | None, typer.Option("--agent", metavar="SPEC", help=(
+        "script:PLAN.toml, patch:FILE.diff, command:CMD or noop. (default: agent.default)"))] = None,
+    detach: Annotated[bool, typer.Option("--detach", help="Queue the run for `agentctl worker` "
+                      "and return at once.")] = False,
+    interactive: Annotated[bool, typer.Option("--interactive", help="Ask at the terminal before "
+                           "running a tool call that matches an `ask` rule.")] = False,
+    keep_workspace: Annotated[bool, typer.Option("--keep-workspace", help="Keep the workspace "
+                              "after the run, for inspection.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Run a task: workspace, agent, patch, verification, judge, verdict. Exit 1 unless the
+    verdict is SUCCESS or SUCCESS_NEEDS_REVIEW."""
+    raise typer.Exit(start_and_report(state(ctx), task_id, agent=agent, detach=detach,
+                                      keep_workspace=keep_workspace, as_json=as_json,
+                                      interactive=interactive))
+
+
+def start_and_report(current: State, task_id: str, *, agent: str | None, detach: bool,
+                     keep_workspace: bool, as_json: bool, interactive: bool = False) -> int:
+    """Create the run and, unless detached, execute it here; the exit code for its verdict."""
+    from agentctl.cli.output import emit_json, note, out
+    from agentctl.domain.errors import BadInput
+    from agentctl.execution.agents.spec import parse_agent_spec
+    from agentctl.services.runs import create_run
+
+    spec = parse_agent_spec(agent or current.config.text("agent.default"), Path.cwd())
+    approver = None
+    if interactive:
+        from agentctl.cli.prompt import terminal_approver
+
+        if detach:
+            raise BadInput("--interactive needs the run to execute here; drop --detach")
+        approver = terminal_approver()
+    run = create_run(current.store, current.config, task_id, agent=spec)
+    if detach:
+        if as_json:
+            emit_json(_document(current, run))
+        else:
+            out().print(f"{run.run_id} queued (run #{run.number} of {run.task_id})")
+            note("a worker executes it: agentctl worker --once")
+        return 0
+    final = _execute(current, run, keep_workspace=keep_workspace, approver=approver)
+    document = _document(current, final)
+    if as_json:
+        emit_json(document)
+    else:
+        from agentctl.cli.render.runs import run_outcome
+
+        out().print(run_outcome(document))
+    verdict = document["verdict"]
+    return 0 if verdict and verdict["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW") else 1
+
+
+def _execute(current: State, run: Run, *, keep_workspace: bool, approver) -> Run:  # type: ignore[no-untyped-def]
+    from agentctl.cli.output import live_status
+    from agentctl.services.pipeline import RunOptions
+    from agentctl.services.worker import run_inline
+
+    with live_status(f"run {run.run_id}") as progress:
+        options = RunOptions(keep_workspace=keep_workspace, approver=approver, progress=progress,
+                             redact_logs_up_to=current.config.integer(
+                                 "verification.redact_logs_up_to_bytes"))
+        return run_inline(current.store, run,
+                          ttl_seconds=current.config.number("worker.lease_ttl_seconds"),
+                          options=options)
+
+
+def _document(current: State, run: Run, *, tree: bool = False) -> dict:  # type: ignore[type-arg]
+    from agentctl.cli.documents import run_document
+
+    with current.views() as views:
+        return run_document(views, views.run(run.run_id), tree=tree)
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    task: Annotated[str | None, typer.Option("--task", metavar="ID", help="Only runs of this "
+                    "task.")] = None,
+    status: Annotated[str | None, typer.Option("--status", metavar="S", help="Only runs in this "
+                      "status, e.g. QUEUED.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many, newest first."
+                     )] = 50,
+    as_json: JsonOption = False,
+) -> None:
+    """List runs, newest first, with their verdicts."""
+    from agentctl.cli.documents import run_document
+    from agentctl.cli.output import emit_json, out
+    from agentctl.domain.enums import RunStatus
+    from agentctl.domain.errors import BadInput
+
+    if status is not None and status.upper() not in RunStatus.__members__:
+        raise BadInput(f"unknown run status {status!r}; expected one of: "
+                       f"{', '.join(RunStatus.__members__)}")
+    with state(ctx).views() as views:
+        task_id = views.resolve("task", task) if task else None
+        runs = views.runs(limit=limit, task_id=task_id, status=status.upper() if status else None)
+        documents = [run_document(views, run) for run in runs]
+    if as_json:
+        emit_json(documents)
+    elif not documents:
+        out().print("no runs yet; start one with 'agentctl run start TASK'")
+    else:
+        from agentctl.cli.render.runs import run_table
+
+        out().print(run_table(documents))
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    run_id: RunArgument = None,
+    tree: Annotated[bool, typer.Option("--tree", help="Attempts, steps, tool calls and artifacts."
+                    )] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Show a run (the newest without an id); --tree draws everything it did."""
+    from agentctl.cli.documents import run_document
+    from agentctl.cli.output import emit_json, out
+
+    with state(ctx).views() as views:
+        document = run_document(views, views.run(run_id), tree=tree)
+    if as_json:
+        emit_json(document)
+        return
+    from agentctl.cli.render import runs as render
+
+    out().print(render.run_tree(document) if tree else render.run_detail(document))
+
+
+@app.command()
+def cancel(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="Run id or unique prefix.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why, for the audit trail.")] = "cancelled by user",
+    by: Annotated[str | None, typer.Option("--by", metavar="WHO", help="Who cancels. (default: "
+                  "the current user)")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Cancel a run: a queued run at once, a running one by its worker within seconds."""
+    from agentctl.cli.output import emit_json, out
+    from agentctl.services.runs import cancel_run
+    from agentctl.services.tasks import current_user
+
+    run = cancel_run(state(ctx).store, run_id, by=by or current_user(), reason=reason)
+    if as_json:
+        emit_json(run)
+    elif run.status.value == "CANCELLED":
+        out().print(f"cancelled {run.run_id}")
+    else:
+        out().print(f"cancellation requested for {run.run_id} ({run.status.value}); its worker "
+                    "stops it within seconds")

@@ -1,0 +1,178 @@
+"""`agentctl task`: submit, list, show and cancel tasks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentctl.cli.context import state
+
+app = typer.Typer(help="Submit and inspect tasks: structured, executable intent.",
+                  no_args_is_help=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+@app.command()
+def submit(
+    ctx: typer.Context,
+    repo: Annotated[str | None, typer.Option("--repo", metavar="PATH|URL",
+                    help="The repository: a local git work tree, a git URL, or a config alias.")] = None,
+    base: Annotated[str | None, typer.Option("--base", metavar="REF",
+                    help="Base ref to work from. (default: the repository's current branch)")] = None,
+    type_: Annotated[str | None, typer.Option("--type", metavar="TYPE", help=(
+        "dependency_upgrade, api_migration, bug_fix, refactor, test_fix, lint_fix, docs or custom."
+    ))] = None,
+    instruction: Annotated[str | None, typer.Option("--instruction", metavar="TEXT",
+                           help="What to change, in words.")] = None,
+    title: Annotated[str | None, typer.Option("--title", help="Short title. (default: first line "
+                     "of the instruction)")] = None,
+    allow: Annotated[list[str] | None, typer.Option("--allow", metavar="GLOB",
+                     help="Only paths matching these globs may change (repeatable).")] = None,
+    forbid: Annotated[list[str] | None, typer.Option("--forbid", metavar="GLOB",
+                      help="Paths matching these globs must not change (repeatable).")] = None,
+    verify: Annotated[list[str] | None, typer.Option("--verify", metavar="CMD",
+                      help="Verification command, added to config's (repeatable).")] = None,
+    autonomy: Annotated[str | None, typer.Option("--autonomy", metavar="LEVEL", help=(
+        "dry_run, draft_pr, supervised_pr or auto_pr. (default: policy.default_autonomy)"))] = None,
+    label: Annotated[list[str] | None, typer.Option("--label", metavar="K=V",
+                     help="Label (repeatable).")] = None,
+    session: Annotated[str | None, typer.Option("--session", metavar="ID",
+                       help="The session this task came from.")] = None,
+    file: Annotated[Path | None, typer.Option("--file", metavar="TASK.json|TASK.toml", help=(
+        "Read the request from a file (the seed's request JSON as is); flags override it."))] = None,
+    run_now: Annotated[bool, typer.Option("--run", help="Start a run right away.")] = False,
+    agent: Annotated[str | None, typer.Option("--agent", metavar="SPEC", help=(
+        "With --run: script:PLAN.toml, patch:FILE.diff, command:CMD or noop."))] = None,
+    detach: Annotated[bool, typer.Option("--detach", help="With --run: queue the run for a "
+                      "worker and return at once.")] = False,
+    keep_workspace: Annotated[bool, typer.Option("--keep-workspace", help="With --run: keep the "
+                              "workspace after the run.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Submit a task; policy decides READY_FOR_RUN or POLICY_DENIED (exit 2 with the reason)."""
+    from agentctl.cli.output import emit_json, note, out
+    from agentctl.cli.render.tasks import task_detail
+    from agentctl.domain.enums import TaskStatus
+    from agentctl.domain.errors import BadInput, PolicyDenied
+    from agentctl.services.requests import TaskRequest, parse_labels, read_request_file
+    from agentctl.services.tasks import submit_task
+
+    if (agent or detach or keep_workspace) and not run_now:
+        raise BadInput("--agent, --detach and --keep-workspace need --run")
+    fields: dict[str, object] = read_request_file(file) if file is not None else {}
+    flags = {
+        "repository": repo, "base_ref": base, "task_type": type_, "instruction": instruction,
+        "title": title, "autonomy_level": autonomy, "session_id": session,
+        "allowed_paths": tuple(allow) if allow else None,
+        "forbidden_paths": tuple(forbid) if forbid else None,
+        "verification_commands": tuple(verify) if verify else None,
+        "labels": parse_labels(label) if label else None,
+    }
+    fields.update({key: value for key, value in flags.items() if value is not None})
+    if file is not None and "source" not in fields:
+        fields["source"] = "file"
+    current = state(ctx)
+    if run_now:  # a bad agent spec is refused before anything is stored
+        from agentctl.services.agents import parse_agent_spec
+
+        parse_agent_spec(agent or str(current.config["agent.default"]), Path.cwd())
+    task = submit_task(current.store, current.config, TaskRequest(**fields), cwd=Path.cwd())
+    if as_json and not run_now:
+        emit_json(task)
+    elif not as_json:
+        out().print(task_detail(task))
+    if task.status is TaskStatus.POLICY_DENIED:
+        raise PolicyDenied(f"task {task.task_id} denied by policy: {task.status_reason}")
+    if run_now:
+        from agentctl.cli.run import start_and_report
+
+        raise typer.Exit(start_and_report(current, task.task_id, agent=agent, detach=detach,
+                                          keep_workspace=keep_workspace, as_json=as_json))
+    note(f"next: agentctl run start {task.task_id}")
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    status: Annotated[str | None, typer.Option("--status", metavar="S",
+                      help="Only tasks in this status.")] = None,
+    session: Annotated[str | None, typer.Option("--session", metavar="ID",
+                       help="Only tasks of this session.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many, newest first."
+                     )] = 50,
+    as_json: JsonOption = False,
+) -> None:
+    """List tasks, newest first."""
+    from agentctl.cli.output import emit_json, out
+    from agentctl.domain.enums import TaskStatus
+    from agentctl.domain.errors import BadInput
+
+    if status is not None and status.upper() not in TaskStatus.__members__:
+        raise BadInput(f"unknown task status {status!r}; expected one of: "
+                       f"{', '.join(TaskStatus.__members__)}")
+    with state(ctx).views() as views:
+        session_id = views.resolve("session", session) if session else None
+        tasks = views.tasks(limit=limit, status=status.upper() if status else None,
+                            session_id=session_id)
+    if as_json:
+        emit_json(tasks)
+        return
+    if not tasks:
+        out().print("no tasks yet; submit one with 'agentctl task submit'")
+        return
+    from agentctl.cli.render.tasks import task_table
+
+    out().print(task_table(tasks))
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    task_id: Annotated[str, typer.Argument(metavar="TASK", help="Task id or unique prefix.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Show one task and its runs."""
+    from agentctl.cli.output import emit_json, out
+    from agentctl.domain.serialize import to_json
+
+    with state(ctx).views() as views:
+        task = views.task(task_id)
+        runs = views.runs(limit=1000, task_id=task.task_id)
+        verdicts = views.run_summaries([r.run_id for r in runs])
+    run_rows = [{"runId": r.run_id, "number": r.number, "status": r.status.value,
+                 "verdict": verdicts[r.run_id]["status"] if r.run_id in verdicts else None}
+                for r in sorted(runs, key=lambda r: r.number)]
+    if as_json:
+        document = to_json(task)
+        document["runs"] = run_rows  # type: ignore[index]
+        emit_json(document)
+        return
+    from agentctl.cli.render.tasks import task_detail
+
+    out().print(task_detail(task))
+    for row in run_rows:
+        out().print(f"  run #{row['number']}  {row['runId']}  {row['status']}  "
+                    f"{row['verdict'] or ''}".rstrip())
+
+
+@app.command()
+def cancel(
+    ctx: typer.Context,
+    task_id: Annotated[str, typer.Argument(metavar="TASK", help="Task id or unique prefix.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why, for the audit trail.")] = "cancelled by user",
+    by: Annotated[str | None, typer.Option("--by", metavar="WHO", help="Who cancels. (default: "
+                  "the current user)")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Cancel a task: no new run is scheduled; its queued and running runs are cancelled."""
+    from agentctl.cli.output import emit_json, out
+    from agentctl.services.tasks import cancel_task, current_user
+
+    task = cancel_task(state(ctx).store, task_id, by=by or current_user(), reason=reason)
+    if as_json:
+        emit_json(task)
+    else:
+        out().print(f"cancelled {task.task_id}")

@@ -1,0 +1,53 @@
+"""`agentctl worker`: lease queued runs and execute them; survive and reclaim crashed workers."""
+
+from __future__ import annotations
+
+import signal
+from typing import Annotated
+
+import typer
+
+from agentctl.cli.context import state
+
+
+def worker(
+    ctx: typer.Context,
+    once: Annotated[bool, typer.Option("--once", help="Drain what is queued, then exit.")] = False,
+    max_runs: Annotated[int | None, typer.Option("--max-runs", metavar="N", min=1,
+                        help="Exit after executing N attempts.")] = None,
+    lease_ttl: Annotated[float | None, typer.Option("--lease-ttl", metavar="S", min=0.5,
+                         help="Lease time-to-live in seconds. (default: worker.lease_ttl_seconds)"
+                         )] = None,
+    poll: Annotated[float | None, typer.Option("--poll", metavar="S", min=0.05,
+                    help="Seconds between looks at the queue. (default: worker.poll_seconds)"
+                    )] = None,
+) -> None:
+    """Execute queued runs (`run start --detach`). Many workers may share one store: each run
+    is leased by exactly one of them, and a run whose worker died is taken over after its lease
+    expires."""
+    from agentctl.cli.output import note
+    from agentctl.services.pipeline import RunOptions
+    from agentctl.services.worker import new_worker_id, work
+
+    current = state(ctx)
+    config = current.config
+    worker_id = new_worker_id()
+    options = RunOptions(redact_logs_up_to=config.integer("verification.redact_logs_up_to_bytes"),
+                         release_on_interrupt=True)
+    # SIGTERM stops the worker like Ctrl-C: the current attempt is released to the queue.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    note(f"worker {worker_id} started")
+
+    def report(run: object) -> None:
+        if run is not None:
+            note(f"{run.run_id}: {run.status.value}")  # type: ignore[attr-defined]
+
+    try:
+        executed = work(current.store, worker_id=worker_id,
+                        ttl_seconds=lease_ttl or config.number("worker.lease_ttl_seconds"),
+                        poll_seconds=poll or config.number("worker.poll_seconds"),
+                        options=options, once=once, max_runs=max_runs, on_run=report)
+    except KeyboardInterrupt:
+        note(f"worker {worker_id} stopped")
+        raise typer.Exit(130) from None
+    note(f"worker {worker_id} done: {executed} attempt(s)")

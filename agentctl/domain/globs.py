@@ -1,0 +1,105 @@
+"""Path globs with the gitignore conventions people already know from .gitignore and CODEOWNERS.
+
+- `*` and `?` stay within one path segment, `**` spans any number of segments;
+- a pattern with no slash (`*.lock`, `.env`) matches at any depth, one with a slash is anchored at
+  the repository root (`src/**`, `.github/workflows/*.yml`);
+- a pattern that matches a directory matches everything below it (`infra` covers `infra/main.tf`).
+
+Negation (`!pattern`) is deliberately not supported: a boundary that can be punched through by a
+later line is hard to review.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+from agentctl.domain.errors import BadInput
+
+
+def validate_glob(pattern: str) -> str:
+    """Return the normalised pattern or raise BadInput saying what is wrong with it."""
+    text = pattern.strip()
+    if not text:
+        raise BadInput("empty path glob; expected a pattern such as 'src/**' or '*.lock'")
+    if text.startswith("!"):
+        raise BadInput(f"malformed glob {pattern!r}: negation ('!') is not supported")
+    if "\\" in text or "\0" in text:
+        raise BadInput(f"malformed glob {pattern!r}: use '/' as the separator")
+    if ".." in text.split("/"):
+        raise BadInput(f"malformed glob {pattern!r}: '..' may not appear in a path glob")
+    if _unclosed_bracket(text):
+        raise BadInput(f"malformed glob {pattern!r}: '[' is never closed")
+    if text.startswith("./"):
+        text = text[2:]
+    return text
+
+
+def _unclosed_bracket(text: str) -> bool:
+    depth_open = False
+    for char in text:
+        if char == "[" and not depth_open:
+            depth_open = True
+        elif char == "]" and depth_open:
+            depth_open = False
+    return depth_open
+
+
+@lru_cache(maxsize=1024)
+def compile_glob(pattern: str) -> re.Pattern[str]:
+    text = validate_glob(pattern)
+    anchored = text.startswith("/") or "/" in text.rstrip("/")
+    text = text.strip("/")
+    parts = text.split("/")
+    regex_parts: list[str] = []
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        if part == "**":
+            regex_parts.append(".*" if last else "(?:[^/]+/)*")
+            continue
+        regex_parts.append(_segment(part) + ("" if last else "/"))
+    body = "".join(regex_parts)
+    prefix = "" if anchored else "(?:[^/]+/)*"
+    return re.compile(f"^{prefix}{body}(?:/.*)?$", re.DOTALL)
+
+
+def _segment(part: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(part):
+        char = part[i]
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = part.index("]", i + 1)
+            body = part[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append(f"[{body}]")
+            i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out)
+
+
+def matches(pattern: str, path: str) -> bool:
+    return compile_glob(pattern).match(path) is not None
+
+
+def first_match(patterns: Iterable[str], path: str) -> str | None:
+    """The first pattern that matches `path`, so a decision can name the rule that made it."""
+    for pattern in patterns:
+        if matches(pattern, path):
+            return pattern
+    return None
+
+
+def representative_path(pattern: str) -> str:
+    """A concrete path the pattern matches, for asking whether another glob covers it."""
+    text = validate_glob(pattern).strip("/")
+    text = re.sub(r"\[[^\]]*\]", "x", text)
+    return text.replace("**", "x").replace("*", "x").replace("?", "x")

@@ -1,0 +1,53 @@
+"""Prefixed ULIDs (`task_01JZ9T...`): sortable by creation time, unique without coordination.
+
+Generated here with the standard library so the domain stays free of third-party imports, and
+monotonic within a process so that records made in the same millisecond still sort in order.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_lock = threading.Lock()
+_last_ms = 0
+_last_random = 0
+
+PREFIXES = (
+    "task", "session", "message", "run", "attempt", "lease", "worker", "step", "toolcall",
+    "artifact", "patch", "verification", "judge", "verdict", "approval", "pr",
+)
+
+
+def _encode(value: int, length: int) -> str:
+    chars = []
+    for _ in range(length):
+        value, digit = divmod(value, 32)
+        chars.append(_CROCKFORD[digit])
+    return "".join(reversed(chars))
+
+
+def ulid() -> str:
+    """A 26-character ULID; later calls in this process always sort after earlier ones."""
+    global _last_ms, _last_random
+    with _lock:
+        now_ms = time.time_ns() // 1_000_000
+        if now_ms <= _last_ms:
+            now_ms = _last_ms
+            _last_random += 1
+        else:
+            _last_random = int.from_bytes(os.urandom(10), "big") >> 1  # room to increment
+        _last_ms = now_ms
+        return _encode(now_ms, 10) + _encode(_last_random, 16)
+
+
+def new_id(prefix: str) -> str:
+    if prefix not in PREFIXES:
+        raise ValueError(f"unknown id prefix {prefix!r}")
+    return f"{prefix}_{ulid()}"
+
+
+def prefix_of(identifier: str) -> str:
+    return identifier.split("_", 1)[0]

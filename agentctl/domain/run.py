@@ -1,0 +1,226 @@
+"""Runs, the frozen ExecutionSpec they execute under, and the attempts (leases) that carry them out."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from agentctl.domain.enums import (
+    AttemptStatus,
+    AutonomyLevel,
+    PrEligibility,
+    RunStatus,
+    TaskStatus,
+    TaskType,
+    VerdictStatus,
+)
+from agentctl.domain.errors import InvariantViolation, LeaseLost
+from agentctl.domain.transitions import advance
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PatchBoundary:
+    allowed_paths: tuple[str, ...]
+    forbidden_paths: tuple[str, ...]
+    lockfile_patterns: tuple[str, ...]
+    generated_patterns: tuple[str, ...]
+    allow_lockfile_changes: bool = False
+    allow_generated_changes: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandRules:
+    """Command lines split shell-style; a trailing `*` matches any further arguments."""
+
+    deny: tuple[str, ...]
+    ask: tuple[str, ...]
+    allow: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolPolicy:
+    commands: CommandRules
+    allow_shell: bool
+    secret_files: tuple[str, ...]
+    env_allowlist: tuple[str, ...]
+    env_passthrough: tuple[str, ...]
+    max_result_bytes: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlannedCheck:
+    name: str
+    command: str
+    required: bool = True
+    timeout_seconds: float = 600.0
+    junit_xml: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerificationPlan:
+    checks: tuple[PlannedCheck, ...]
+    infra_patterns: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Budget:
+    max_attempts: int
+    wall_seconds: float
+    max_tool_calls: int
+    max_output_bytes: int
+    backoff_initial_seconds: float
+    backoff_max_seconds: float
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise InvariantViolation("budget.max_attempts must be at least 1")
+
+    def backoff_before(self, attempt_number: int) -> timedelta:
+        """Exponential backoff before `attempt_number` (2, 3, ...), capped."""
+        if attempt_number <= 1 or self.backoff_initial_seconds <= 0:
+            return timedelta(0)
+        seconds = self.backoff_initial_seconds * 2 ** (attempt_number - 2)
+        return timedelta(seconds=min(seconds, self.backoff_max_seconds))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JudgePolicy:
+    strict: bool
+    min_confidence: float
+    command: str | None
+    timeout_seconds: float
+    max_diff_lines: int
+    production_config_patterns: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionSpec:
+    """Everything that governs a run, frozen at creation; its digest is stamped on the evidence.
+
+    The seed's record also names the run id; it is left out here so that two runs under the same
+    policy share one digest and anyone can see they were governed alike.
+    """
+
+    repository: str
+    base_ref: str
+    base_commit: str
+    task_type: TaskType
+    instruction: str
+    autonomy_level: AutonomyLevel
+    agent: str
+    agent_digest: str | None
+    patch_boundary: PatchBoundary
+    tool_policy: ToolPolicy
+    verification_plan: VerificationPlan
+    budget: Budget
+    judge_policy: JudgePolicy
+
+    def digest(self) -> str:
+        from agentctl.domain.serialize import to_json
+
+        canonical = json.dumps(to_json(self), sort_keys=True, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Run:
+    run_id: str
+    task_id: str
+    number: int
+    status: RunStatus
+    execution_spec: ExecutionSpec
+    spec_digest: str
+    policy_decision: dict[str, object]
+    base_commit: str
+    budget: Budget
+    created_at: datetime
+    started_at: datetime | None = None
+    completed_at: datetime | None = None
+    failure_summary: str | None = None
+    active_attempt_id: str | None = None
+    not_before: datetime | None = None
+    cancel_requested_by: str | None = None
+    cancel_reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.base_commit:
+            raise InvariantViolation("a run must bind a base commit before it executes")
+        if self.base_commit != self.execution_spec.base_commit:
+            raise InvariantViolation("a run's base commit must be the one its spec is bound to")
+
+    def with_status(self, target: RunStatus, at: datetime, *, has_verdict: bool = False) -> Run:
+        advance(self.status, target, f"run {self.run_id}")
+        if target in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.NEEDS_APPROVAL,
+                      RunStatus.CANCELLED) and not has_verdict:
+            raise InvariantViolation(f"run {self.run_id} cannot end {target.value} without a verdict")
+        ended = target in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)
+        return replace(self, status=target, completed_at=at if ended else self.completed_at)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Attempt:
+    attempt_id: str
+    run_id: str
+    attempt_number: int
+    worker_id: str
+    lease_id: str
+    status: AttemptStatus
+    started_at: datetime
+    last_heartbeat_at: datetime
+    lease_expires_at: datetime
+    ended_at: datetime | None = None
+    failure_code: str | None = None
+    end_reason: str | None = None
+
+    def with_status(
+        self, target: AttemptStatus, at: datetime, *, failure_code: str | None = None,
+        end_reason: str | None = None,
+    ) -> Attempt:
+        advance(self.status, target, f"attempt {self.attempt_id}")
+        ended = target not in (AttemptStatus.STARTING, AttemptStatus.ACTIVE)
+        return replace(
+            self, status=target, ended_at=at if ended else None,
+            failure_code=failure_code or self.failure_code, end_reason=end_reason or self.end_reason,
+        )
+
+    def holds_lease(self, lease_id: str, now: datetime) -> bool:
+        return (
+            self.lease_id == lease_id
+            and self.status in (AttemptStatus.STARTING, AttemptStatus.ACTIVE)
+            and self.lease_expires_at > now
+        )
+
+    def ensure_may_write(self, lease_id: str, now: datetime) -> None:
+        """The fencing rule: only the run's current, unexpired lease may write."""
+        if not self.holds_lease(lease_id, now):
+            raise LeaseLost(
+                f"attempt {self.attempt_id} no longer holds lease {lease_id} "
+                f"(status {self.status.value}, expires {self.lease_expires_at.isoformat()})"
+            )
+
+
+def run_status_for(verdict: VerdictStatus, eligibility: PrEligibility) -> RunStatus:
+    """Where a run ends once its verdict is decided."""
+    if verdict is VerdictStatus.CANCELLED:
+        return RunStatus.CANCELLED
+    if verdict not in (VerdictStatus.SUCCESS, VerdictStatus.SUCCESS_NEEDS_REVIEW):
+        return RunStatus.FAILED
+    if eligibility is PrEligibility.ELIGIBLE_AFTER_HUMAN_APPROVAL:
+        return RunStatus.NEEDS_APPROVAL
+    return RunStatus.COMPLETED
+
+
+def task_status_after(verdict: VerdictStatus) -> TaskStatus:
+    """The task's status when its last unfinished run ends with `verdict`."""
+    if verdict in (VerdictStatus.SUCCESS, VerdictStatus.SUCCESS_NEEDS_REVIEW):
+        return TaskStatus.COMPLETED
+    if verdict is VerdictStatus.CANCELLED:
+        return TaskStatus.READY_FOR_RUN
+    return TaskStatus.FAILED
+
+
+def may_retry(attempt_number: int, budget: Budget) -> bool:
+    """Infrastructure failures earn a fresh attempt while the budget's attempts last."""
+    return attempt_number < budget.max_attempts

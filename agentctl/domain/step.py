@@ -1,0 +1,101 @@
+"""Steps (timed units of work inside an attempt) and the tool calls a TOOL_CALL step carries."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from agentctl.domain.enums import StepStatus, StepType, ToolDecision
+from agentctl.domain.errors import InvariantViolation
+from agentctl.domain.transitions import advance
+
+# Attribute values longer than this belong in an artifact (seed: long output must be an artifact).
+MAX_ATTRIBUTE_CHARS = 2_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Step:
+    step_id: str
+    run_id: str
+    attempt_id: str
+    sequence_number: int
+    type: StepType
+    status: StepStatus
+    title: str
+    started_at: datetime
+    ended_at: datetime | None = None
+    attributes: Mapping[str, object] = field(default_factory=dict)
+    artifacts: tuple[str, ...] = ()
+    failure_code: str | None = None
+    tool_call_id: str | None = None
+
+    def __post_init__(self) -> None:
+        check_step(self)
+
+    def finished(
+        self, target: StepStatus, at: datetime, *, failure_code: str | None = None,
+        attributes: Mapping[str, object] | None = None, artifacts: tuple[str, ...] = (),
+    ) -> Step:
+        advance(self.status, target, f"step {self.step_id}")
+        return replace(
+            self, status=target, ended_at=at, failure_code=failure_code or self.failure_code,
+            attributes={**self.attributes, **(attributes or {})},
+            artifacts=self.artifacts + artifacts,
+        )
+
+
+def check_step(step: Step) -> None:
+    if step.sequence_number < 1:
+        raise InvariantViolation("step sequence numbers start at 1")
+    if step.type is StepType.TOOL_CALL and not step.tool_call_id:
+        raise InvariantViolation(f"TOOL_CALL step {step.step_id} must reference its ToolCall")
+    if step.status is StepStatus.FAILED and not (step.failure_code or step.artifacts):
+        raise InvariantViolation(f"failed step {step.step_id} needs a failure code or an artifact")
+    for key, value in step.attributes.items():
+        if isinstance(value, str) and len(value) > MAX_ATTRIBUTE_CHARS:
+            raise InvariantViolation(
+                f"step attribute {key!r} is {len(value)} characters: long output is an artifact"
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """What the agent got back: bounded and redacted before it is stored or shown."""
+
+    ok: bool
+    output: str = ""
+    exit_code: int | None = None
+    truncated: bool = False
+    output_bytes: int = 0
+    duration_ms: int = 0
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    tool_call_id: str
+    step_id: str
+    run_id: str
+    attempt_id: str
+    tool_name: str
+    arguments_json: str
+    decision: ToolDecision
+    matched_rule: str | None
+    denial_reason: str | None
+    requested_at: datetime
+    spec_digest: str
+    result: ToolResult | None = None
+    completed_at: datetime | None = None
+    approved_by: str | None = None
+
+    def __post_init__(self) -> None:
+        denied = self.decision is not ToolDecision.ALLOWED
+        if denied and not self.denial_reason:
+            raise InvariantViolation(f"denied tool call {self.tool_call_id} must say why")
+        if denied and self.result is not None and self.result.ok:
+            raise InvariantViolation(f"denied tool call {self.tool_call_id} cannot have run")
+
+
+def step_status_for(decision: ToolDecision) -> StepStatus:
+    return StepStatus.SUCCEEDED if decision is ToolDecision.ALLOWED else StepStatus.DENIED

@@ -1,0 +1,236 @@
+"""The verdict: one pure decision over the run's evidence, and the approvals that may follow it.
+
+The order of the checks is the contract (DESIGN.md §2 step 9): a deterministic failure can never
+be overridden by a later, softer link, and eligibility never exceeds what the checks allow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from agentctl.domain.enums import (
+    ApprovalDecision,
+    AutonomyLevel,
+    JudgeStatus,
+    PatchApplyStatus,
+    PrEligibility,
+    VerdictStatus,
+    VerificationStatus,
+)
+from agentctl.domain.errors import InvariantViolation
+from agentctl.domain.judge import JudgeReport
+from agentctl.domain.patch import Patch
+from agentctl.domain.run import JudgePolicy
+from agentctl.domain.verification import VerificationReport
+
+V = VerdictStatus
+E = PrEligibility
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChainLink:
+    check: str
+    passed: bool
+    detail: str
+    evidence: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
+    verdict_id: str
+    run_id: str
+    status: VerdictStatus
+    pr_eligibility: PrEligibility
+    reasons: tuple[str, ...]
+    evidence: tuple[str, ...]
+    chain: tuple[ChainLink, ...]
+    decided_at: datetime
+    decided_by: str
+    spec_digest: str
+
+    def __post_init__(self) -> None:
+        if not self.reasons:
+            raise InvariantViolation("a verdict must list its reasons")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Approval:
+    approval_id: str
+    run_id: str
+    verdict_id: str
+    decision: ApprovalDecision
+    by: str
+    reason: str
+    created_at: datetime
+
+    def __post_init__(self) -> None:
+        if not self.by.strip() or not self.reason.strip():
+            raise InvariantViolation("an approval must say who decided and why")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Evidence:
+    """Artifact ids grouped by the link of the chain they support."""
+
+    patch: tuple[str, ...] = ()
+    verification: tuple[str, ...] = ()
+    judge: tuple[str, ...] = ()
+    failure: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerdictInputs:
+    autonomy: AutonomyLevel
+    judge_policy: JudgePolicy
+    patch: Patch | None
+    verification: VerificationReport | None
+    judge: JudgeReport | None
+    evidence: Evidence
+    agent_error: str | None = None
+    infrastructure_failure: str | None = None
+    cancelled: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decision:
+    status: VerdictStatus
+    pr_eligibility: PrEligibility
+    reasons: tuple[str, ...]
+    evidence: tuple[str, ...]
+    chain: tuple[ChainLink, ...]
+
+
+def decide_verdict(inputs: VerdictInputs) -> Decision:
+    chain: list[ChainLink] = []
+    status, reasons = _decide_status(inputs, chain)
+    eligibility, why = _eligibility(status, inputs.autonomy)
+    chain.append(ChainLink(check="autonomy", passed=True, detail=f"autonomy level {inputs.autonomy.value}"))
+    chain.append(ChainLink(check="eligibility", passed=eligibility is not E.NOT_ELIGIBLE, detail=why))
+    if status in (V.SUCCESS, V.SUCCESS_NEEDS_REVIEW):
+        reasons.append(why)
+    evidence = tuple(dict.fromkeys(a for link in chain for a in link.evidence))
+    return Decision(
+        status=status, pr_eligibility=eligibility, reasons=tuple(reasons), evidence=evidence,
+        chain=tuple(chain),
+    )
+
+
+def _decide_status(inputs: VerdictInputs, chain: list[ChainLink]) -> tuple[VerdictStatus, list[str]]:
+    ev = inputs.evidence
+    if inputs.cancelled is not None:
+        chain.append(ChainLink(check="cancellation", passed=False, detail=inputs.cancelled))
+        return V.CANCELLED, [inputs.cancelled]
+
+    patch = inputs.patch
+    if patch is not None:
+        boundary = patch.boundary_check
+        detail = "; ".join(boundary.reasons()) or (
+            f"{patch.stats.files_changed} file(s) changed, all inside the boundary")
+        chain.append(ChainLink(check="boundary", passed=boundary.passed, detail=detail,
+                               evidence=ev.patch))
+        if not boundary.passed:
+            return V.FAILED_POLICY, boundary.reasons()
+
+    if inputs.infrastructure_failure is not None and inputs.verification is None:
+        chain.append(ChainLink(check="infrastructure", passed=False,
+                               detail=inputs.infrastructure_failure, evidence=ev.failure))
+        return V.FAILED_INFRASTRUCTURE, [inputs.infrastructure_failure]
+    if inputs.agent_error is not None:
+        chain.append(ChainLink(check="agent", passed=False, detail=inputs.agent_error,
+                               evidence=ev.failure))
+        return V.FAILED_AGENT_COULD_NOT_COMPLETE, [inputs.agent_error]
+    if patch is None:
+        chain.append(ChainLink(check="agent", passed=False, detail="the agent changed nothing"))
+        return V.FAILED_AGENT_COULD_NOT_COMPLETE, ["the agent produced no patch"]
+
+    applies = patch.apply_status is PatchApplyStatus.APPLIES_CLEANLY
+    chain.append(ChainLink(
+        check="apply", passed=applies, evidence=ev.patch,
+        detail=f"applies cleanly to {patch.base_commit[:12]}" if applies
+        else f"does not apply to {patch.base_commit[:12]}: {patch.apply_error or 'git apply failed'}",
+    ))
+    if not applies:
+        return V.INCONCLUSIVE, [f"patch does not apply cleanly to base commit {patch.base_commit[:12]}"]
+
+    verdict = _verification_link(inputs, chain)
+    if verdict is not None:
+        return verdict
+    review = _judge_link(inputs, chain)
+    verification = inputs.verification
+    if verification is None or verification.status is not VerificationStatus.PASSED:
+        state = verification.status.value if verification else "NOT_RUN"
+        review.append(f"verification {state}: not every deterministic check passed")
+    if review:
+        return V.SUCCESS_NEEDS_REVIEW, review
+    return V.SUCCESS, ["boundary passed, every check passed, the judge is confident"]
+
+
+def _verification_link(
+    inputs: VerdictInputs, chain: list[ChainLink],
+) -> tuple[VerdictStatus, list[str]] | None:
+    report = inputs.verification
+    if report is None or report.status in (VerificationStatus.NOT_RUN,
+                                           VerificationStatus.SKIPPED_BY_POLICY):
+        chain.append(ChainLink(check="verification", passed=False,
+                               detail="no verification command ran"))
+        return None
+    failures = report.failure_reasons()
+    detail = "; ".join(failures) or f"{len(report.checks)} check(s) passed"
+    passed = report.status is VerificationStatus.PASSED
+    chain.append(ChainLink(check="verification", passed=passed, detail=detail,
+                           evidence=inputs.evidence.verification))
+    if report.status is VerificationStatus.INFRA_FAILURE:
+        return V.FAILED_INFRASTRUCTURE, failures
+    if report.status in (VerificationStatus.FAILED, VerificationStatus.TIMED_OUT):
+        return V.FAILED_VERIFICATION, failures
+    return None
+
+
+def _judge_link(inputs: VerdictInputs, chain: list[ChainLink]) -> list[str]:
+    """Reasons the judge gives for a human to look; empty when it is content."""
+    judge, policy = inputs.judge, inputs.judge_policy
+    if judge is None or judge.status is JudgeStatus.NOT_RUN:
+        chain.append(ChainLink(check="judge", passed=False, detail="the judge did not run"))
+        return ["the judge did not run"]
+    reasons: list[str] = []
+    warnings = [f.message for f in judge.findings if f.severity.value != "INFO"]
+    if judge.status in (JudgeStatus.FAILED, JudgeStatus.NEEDS_HUMAN_REVIEW, JudgeStatus.INCONCLUSIVE):
+        reasons.append(f"judge {judge.status.value}: " + ("; ".join(warnings) or judge.summary or ""))
+    elif judge.status is JudgeStatus.PASSED_WITH_WARNINGS and policy.strict:
+        reasons.append("judge warned under a strict judge policy: " + "; ".join(warnings))
+    elif any(f.blocks_auto_pr for f in judge.findings):
+        reasons.append("a judge finding blocks auto-PR: " + "; ".join(warnings))
+    if judge.confidence < policy.min_confidence:
+        reasons.append(
+            f"judge confidence {judge.confidence:.2f} is below the threshold {policy.min_confidence:.2f}"
+        )
+    detail = "; ".join(reasons) or f"judge {judge.status.value} (confidence {judge.confidence:.2f})"
+    chain.append(ChainLink(check="judge", passed=not reasons, detail=detail,
+                           evidence=inputs.evidence.judge))
+    return reasons
+
+
+def _eligibility(status: VerdictStatus, autonomy: AutonomyLevel) -> tuple[PrEligibility, str]:
+    if status not in (V.SUCCESS, V.SUCCESS_NEEDS_REVIEW):
+        return E.NOT_ELIGIBLE, f"{status.value} is never eligible for a PR"
+    if autonomy is AutonomyLevel.DRY_RUN:
+        return E.NOT_ELIGIBLE, "autonomy dry_run never opens a PR"
+    if autonomy is AutonomyLevel.DRAFT_PR:
+        return E.DRAFT_ONLY, "autonomy draft_pr allows a draft PR at most"
+    if autonomy is AutonomyLevel.SUPERVISED_PR or status is V.SUCCESS_NEEDS_REVIEW:
+        return E.ELIGIBLE_AFTER_HUMAN_APPROVAL, "a PR may be opened after a human approves"
+    return E.ELIGIBLE_FOR_AUTO_PR, "every check passed and the judge is confident: auto-PR allowed"
+
+
+def may_open_pr(eligibility: PrEligibility, approvals: Sequence[Approval]) -> tuple[bool, str]:
+    """Whether `pr create` may proceed, given the verdict's eligibility and the approvals since."""
+    latest = approvals[-1] if approvals else None
+    if eligibility is E.NOT_ELIGIBLE:
+        return False, "the verdict is NOT_ELIGIBLE for a PR"
+    if latest is not None and latest.decision is ApprovalDecision.REJECTED:
+        return False, f"rejected by {latest.by}: {latest.reason}"
+    if eligibility is E.ELIGIBLE_AFTER_HUMAN_APPROVAL and latest is None:
+        return False, "the verdict needs a human approval first (agentctl verdict approve)"
+    return True, "eligible"

@@ -1,0 +1,69 @@
+"""Agents: adapters behind one small interface; agentctl never depends on a model vendor.
+
+An agent acts only through what its session gives it: `tools.call(...)` for every side effect
+(guarded and recorded), and `step(...)` to record work that is not a tool call (applying a
+given patch). It reports how it ended; the patch is read from the workspace afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from agentctl.domain.enums import StepType
+from agentctl.domain.step import ToolResult
+from agentctl.execution.agents.spec import AgentSpec
+
+
+class Tools(Protocol):
+    def call(self, tool: str, arguments: Mapping[str, object], *,
+             title: str | None = None) -> ToolResult: ...
+
+
+class StepHandle(Protocol):
+    def fail(self, code: str, detail: str) -> None: ...
+    def note(self, **attributes: object) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSession:
+    instruction: str
+    workspace: Path
+    task_file: Path  # JSON with the task and the execution spec, outside the workspace
+    tools: Tools
+    step: Callable[[StepType, str], AbstractContextManager[StepHandle]]
+    should_stop: Callable[[], bool]
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOutcome:
+    error: str | None = None  # the agent could not complete; None when it finished its work
+
+
+class Agent(Protocol):
+    def run(self, session: AgentSession) -> AgentOutcome: ...
+
+
+class NoopAgent:
+    """Changes nothing: for checking the verifier and the plumbing."""
+
+    def run(self, session: AgentSession) -> AgentOutcome:
+        return AgentOutcome()
+
+
+def build_agent(spec: AgentSpec) -> Agent:
+    from agentctl.execution.agents.command import CommandAgent
+    from agentctl.execution.agents.patch import PatchAgent
+    from agentctl.execution.agents.script import ScriptAgent
+
+    if spec.kind == "script":
+        return ScriptAgent(spec)
+    if spec.kind == "patch":
+        return PatchAgent(spec)
+    if spec.kind == "command":
+        return CommandAgent(spec)
+    return NoopAgent()

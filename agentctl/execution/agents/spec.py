@@ -1,0 +1,106 @@
+"""Agent specs (`script:PLAN.toml`, `patch:FILE.diff`, `command:CMD`, `noop`) and script plans.
+
+A spec is checked before a run is created, so a malformed plan is one clear error and no run.
+Files are pinned by digest: the run records the sha256 of the plan or diff it was given, and the
+agent refuses to play a file that changed since.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentctl.domain.errors import BadInput
+
+KINDS = ("script", "patch", "command", "noop")
+STEP_KEYS = {"tool", "title", "on_error"}
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    kind: str
+    value: str  # absolute file path, or the command line
+    digest: str | None = None
+
+    def describe(self) -> str:
+        return self.kind if self.kind == "noop" else f"{self.kind}:{self.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStep:
+    tool: str
+    arguments: Mapping[str, object]
+    title: str | None
+    stop_on_error: bool
+
+
+def parse_agent_spec(text: str, cwd: Path) -> AgentSpec:
+    kind, sep, value = text.strip().partition(":")
+    if kind == "noop" and not sep:
+        return AgentSpec("noop", "")
+    if kind not in KINDS or not sep or not value.strip():
+        raise BadInput(f"invalid agent spec {text!r}; expected script:PLAN.toml, patch:FILE.diff, "
+                       "command:CMD or noop")
+    if kind == "command":
+        return AgentSpec("command", value.strip())
+    path = Path(value).expanduser()
+    path = path if path.is_absolute() else (cwd / path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise BadInput(f"cannot read {kind} file {path}: {error.strerror or error}") from None
+    if kind == "script":
+        load_plan(path, data)
+    elif not data.strip():
+        raise BadInput(f"patch file {path} is empty")
+    return AgentSpec(kind, str(path.resolve()), "sha256:" + hashlib.sha256(data).hexdigest())
+
+
+def read_pinned(spec: AgentSpec) -> bytes:
+    """The file's bytes, refusing a file that changed since the run was created."""
+    data = Path(spec.value).read_bytes()
+    actual = "sha256:" + hashlib.sha256(data).hexdigest()
+    if spec.digest and actual != spec.digest:
+        raise BadInput(f"{spec.value} changed since the run was created "
+                       f"({actual[:19]}..., expected {spec.digest[:19]}...)")
+    return data
+
+
+def load_plan(path: Path, data: bytes | None = None) -> tuple[PlanStep, ...]:
+    from agentctl.execution.tools import TOOL_NAMES, validate_arguments
+
+    try:
+        document = tomllib.loads((data if data is not None else path.read_bytes()).decode())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise BadInput(f"plan {path} is not valid TOML: {error}") from None
+    unknown = set(document) - {"step"}
+    if unknown:
+        raise BadInput(f"plan {path}: unknown top-level key {sorted(unknown)[0]!r}; expected "
+                       "[[step]] tables")
+    entries = document.get("step", [])
+    if not isinstance(entries, list) or not entries:
+        raise BadInput(f"plan {path} has no [[step]] tables")
+    steps = []
+    for number, entry in enumerate(entries, start=1):
+        where = f"plan {path}, step {number}"
+        tool = entry.get("tool")
+        if tool not in TOOL_NAMES:
+            raise BadInput(f"{where}: unknown tool {tool!r}; expected one of: "
+                           f"{', '.join(TOOL_NAMES)}")
+        on_error = entry.get("on_error", "stop")
+        if on_error not in ("stop", "continue"):
+            raise BadInput(f"{where}: on_error must be 'stop' or 'continue'")
+        title = entry.get("title")
+        if title is not None and not isinstance(title, str):
+            raise BadInput(f"{where}: title must be a string")
+        arguments = {k: v for k, v in entry.items() if k not in STEP_KEYS}
+        try:
+            validate_arguments(tool, arguments)  # the runtime validates again when it plays it
+        except BadInput as error:
+            raise BadInput(f"{where}: {error}") from None
+        steps.append(PlanStep(tool=tool, arguments=arguments, title=title,
+                              stop_on_error=on_error == "stop"))
+    return tuple(steps)

@@ -1,0 +1,248 @@
+"""The path guard, the diff path reader and the budget guard that stand before every tool call.
+
+Paths are judged as the workspace-relative posix path the agent named *and* the path symlinks
+resolve it to, so a link cannot carry a write out of the workspace, into `.git/` or onto a
+forbidden or secret file. The executor gets back the absolute path that was judged, never
+the raw argument.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from unidiff.errors import UnidiffParseError
+from unidiff.patch import PatchSet
+
+from agentctl.domain.command_rules import GuardDecision
+from agentctl.domain.enums import ToolDecision
+from agentctl.domain.globs import first_match
+from agentctl.domain.run import Budget
+from agentctl.execution.process import run_to_file
+
+_SYMLINK_MODE = re.compile(r"^(?:new file mode|new mode) 120000\b", re.MULTILINE)
+_PLAIN_NAMES = ("rename from ", "rename to ", "copy from ", "copy to ")
+_GIT_TIMEOUT_SECONDS = 60.0
+_MAX_LISTING_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class PathCheck:
+    decision: GuardDecision
+    relative: str | None  # normalised workspace-relative posix path when allowed
+    absolute: Path | None  # inside the resolved workspace; the final component is not resolved
+
+
+def check_path(
+    workspace: Path, raw: str, *, write: bool, forbidden: Sequence[str],
+    secret_files: Sequence[str], allowed: Sequence[str] = (),
+) -> PathCheck:
+    """Judge one path argument; `write` means the call creates, changes or removes it."""
+    relative, check, problem = _normalise(raw)
+    if relative is None:
+        return _refused(ToolDecision.DENIED_BY_PATH_GUARD, f"path guard: {check}", problem)
+    root = workspace.resolve()
+    absolute = root / relative
+    try:
+        resolved = absolute.resolve()
+    except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop (Python < 3.13)
+        return _refused(ToolDecision.DENIED_BY_PATH_GUARD, "path guard: unresolvable",
+                        f"`{raw}` cannot be resolved: {error}")
+    if not resolved.is_relative_to(root):
+        return _refused(ToolDecision.DENIED_BY_PATH_GUARD, "path guard: symlink out of workspace",
+                        f"`{raw}` resolves through a symlink to {resolved}, outside the workspace")
+    target = resolved.relative_to(root).as_posix()
+    if target == "." or _in_git_dir(target.split("/")):
+        return _refused(ToolDecision.DENIED_BY_PATH_GUARD, "path guard: symlink into .git",
+                        f"`{raw}` resolves through a symlink to `{target}`, off limits to tools")
+    names = list(dict.fromkeys((relative, target)))
+    glob = _first_match(forbidden, names) if write else None
+    if glob is not None:
+        return _refused(ToolDecision.DENIED_BY_POLICY, f"forbidden: {glob}",
+                        f"`{relative}` matches the forbidden glob `{glob}`; tools may not write it")
+    glob = _first_match(secret_files, names)
+    if glob is not None:
+        return _refused(ToolDecision.DENIED_BY_POLICY, f"secret: {glob}",
+                        f"`{relative}` matches the secret-file glob `{glob}`; tools may neither "
+                        "read nor write it")
+    rule = _allowed_rule(names, allowed, write)
+    return PathCheck(GuardDecision(ToolDecision.ALLOWED, rule, None), relative, absolute)
+
+
+def _normalise(raw: str) -> tuple[str | None, str, str]:
+    """(relative posix path, "", "") or (None, the check that failed, why); `..` may not climb
+    out of the workspace."""
+    if not raw.strip():
+        return None, "empty path", "the path is empty"
+    if "\0" in raw:
+        return None, "NUL byte", "the path contains a NUL byte"
+    if raw.startswith(("/", "~")):
+        return None, "absolute path", f"`{raw}` is not relative to the workspace"
+    if _in_git_dir(raw.split("/")):
+        return None, ".git", f"`{raw}` is inside `.git/`, which tools may not touch"
+    parts: list[str] = []
+    for part in raw.split("/"):
+        if part == "..":
+            if not parts:
+                return None, "outside workspace", f"`{raw}` climbs out of the workspace"
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    if not parts:
+        return None, "workspace root", f"`{raw}` names the workspace itself"
+    return "/".join(parts), "", ""
+
+
+def _first_match(patterns: Sequence[str], names: Sequence[str]) -> str | None:
+    return next((glob for glob in (first_match(patterns, name) for name in names) if glob), None)
+
+
+def _in_git_dir(parts: Sequence[str]) -> bool:
+    # case-insensitive: on macOS and Windows `.GIT` is the same directory
+    return any(part.lower() == ".git" for part in parts)
+
+
+def _allowed_rule(names: Sequence[str], allowed: Sequence[str], write: bool) -> str:
+    if not allowed:
+        return "workspace"
+    globs = [first_match(allowed, name) for name in names]
+    if all(globs):
+        return f"allowed: {globs[0]}"
+    # the patch boundary check judges the final diff; the tool call itself may go ahead
+    return "outside allowed paths" if write else "workspace"
+
+
+def _refused(decision: ToolDecision, rule: str, reason: str) -> PathCheck:
+    return PathCheck(GuardDecision(decision, rule, reason), None, None)
+
+
+def diff_paths(diff: str) -> list[str]:
+    """Every workspace path a unified diff touches (both sides of a rename), as `git apply -p1`
+    will see them. Raises ValueError when the diff cannot be read or would create a symlink."""
+    try:
+        patch = PatchSet(diff)
+    except UnidiffParseError as error:
+        raise ValueError(f"the diff cannot be parsed: {error}") from None
+    if _SYMLINK_MODE.search(diff):
+        raise ValueError("the diff creates a symlink, which patch.apply does not allow")
+    prefixed: list[str] = []
+    plain: list[str] = []
+    for patched in patch:
+        prefixed += [patched.source_file, patched.target_file]
+    for line in diff.splitlines():
+        if line.startswith("diff --git "):
+            prefixed += _header_names(line[len("diff --git "):])
+        for start in _PLAIN_NAMES:
+            if line.startswith(start):
+                plain.append(_unquote(line[len(start):]))
+    paths = [_strip_prefix(_unquote(name)) for name in prefixed if _unquote(name) != "/dev/null"]
+    paths = list(dict.fromkeys(paths + plain))
+    if not paths:
+        raise ValueError("the diff names no file")
+    return paths
+
+
+def git_apply_paths(diff: str, *, workspace: Path, env: Mapping[str, str], scratch: Path,
+                    should_stop: Callable[[], bool] | None = None) -> list[str]:
+    """The paths `git apply` itself says it will write, from `git apply --numstat -z`.
+
+    git reads some names differently from unidiff (it drops a traditional diff's space-separated
+    timestamp: `+++ b/.env 2020-01-01 ...` writes `.env`), so its own listing is judged too.
+    Raises ValueError when git cannot read the diff.
+    """
+    descriptor, name = tempfile.mkstemp(prefix="numstat-", suffix=".out", dir=scratch)
+    os.close(descriptor)
+    output = Path(name)
+    try:
+        result = run_to_file(["git", "apply", "--numstat", "-z", "-"], cwd=workspace, env=env,
+                             output=output, timeout=_GIT_TIMEOUT_SECONDS, should_stop=should_stop,
+                             stdin=diff.encode("utf-8", "surrogateescape"))
+        with output.open("rb") as stream:
+            data = stream.read(_MAX_LISTING_BYTES + 1)
+    finally:
+        output.unlink(missing_ok=True)
+    text = data.decode("utf-8", "surrogateescape")
+    if result.exit_code != 0:
+        first = text.strip().splitlines()[0] if text.strip() else "git apply --numstat failed"
+        raise ValueError(f"git cannot read the diff: {first}")
+    if len(data) > _MAX_LISTING_BYTES:
+        raise ValueError("the diff touches too many files to judge")
+    paths: list[str] = []
+    for record in text.split("\0"):
+        fields = record.split("\t", 2)
+        if len(fields) == 3 and fields[2]:
+            paths.append(fields[2])
+        elif record.strip() and len(fields) != 3:
+            paths.append(record)  # a rename's names, or something to judge anyway
+    return paths
+
+
+def _header_names(rest: str) -> list[str]:
+    """`a/x b/x` from a `diff --git` line; an ambiguous unquoted pair (a rename of names with
+    spaces) is skipped, because git then takes the names from the lines we read anyway."""
+    if '"' in rest:
+        return re.findall(r'"(?:[^"\\]|\\.)*"|[^\s"]+', rest)
+    half = len(rest) // 2
+    first, second = rest[:half], rest[half + 1:]
+    if rest[half:half + 1] == " " and first.partition("/")[2] == second.partition("/")[2]:
+        return [first, second]
+    return rest.split(" ") if rest.count(" ") == 1 else []
+
+
+def _strip_prefix(name: str) -> str:
+    if "/" not in name:
+        raise ValueError(f"`{name}` lacks the a/ or b/ prefix that git apply strips")
+    return name.split("/", 1)[1]
+
+
+def _unquote(name: str) -> str:
+    """git C-quotes unusual names: `"caf\\303\\251.md"` is `café.md`."""
+    if len(name) >= 2 and name[0] == name[-1] == '"':
+        raw = codecs.escape_decode(name[1:-1].encode("utf-8"))[0]
+        return raw.decode("utf-8", "surrogateescape")
+    return name
+
+
+class BudgetGuard:
+    """Counts a run's tool calls and their output against its budget.
+
+    The wall clock starts when the guard is made, i.e. when the agent starts acting.
+    """
+
+    def __init__(self, budget: Budget, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._budget = budget
+        self._clock = clock
+        self._started = clock()
+        self.calls = 0
+        self.output_bytes = 0
+
+    def check(self) -> GuardDecision | None:
+        """A DENIED_BY_BUDGET decision if the next call would go over budget, else None."""
+        budget = self._budget
+        if self.calls >= budget.max_tool_calls:
+            return _over(f"max_tool_calls {budget.max_tool_calls}",
+                         f"the run has made {self.calls} tool calls, all its budget allows")
+        elapsed = self._clock() - self._started
+        if elapsed >= budget.wall_seconds:
+            return _over(f"wall_seconds {budget.wall_seconds:g}",
+                         f"the agent has run {elapsed:.0f} s of its {budget.wall_seconds:g} s")
+        if self.output_bytes >= budget.max_output_bytes:
+            return _over(f"max_output_bytes {budget.max_output_bytes}",
+                         f"tool calls have produced {self.output_bytes} bytes of output, "
+                         f"the budget is {budget.max_output_bytes}")
+        return None
+
+    def charge(self, output_bytes: int) -> None:
+        """Count one call and the bytes of output it produced."""
+        self.calls += 1
+        self.output_bytes += max(0, output_bytes)
+
+
+def _over(limit: str, reason: str) -> GuardDecision:
+    return GuardDecision(ToolDecision.DENIED_BY_BUDGET, f"budget: {limit}", reason)

@@ -1,0 +1,94 @@
+"""Resolving what a task names: a local git work tree or a URL, a base ref and its commit.
+
+Uses GitPython's object model; `git` itself is only run through it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentctl.domain.errors import BadInput, InfrastructureFailure
+
+_URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedRepository:
+    location: str  # absolute work-tree path, or the URL as given
+    is_url: bool
+
+
+def is_url(text: str) -> bool:
+    return bool(_URL.match(text))
+
+
+def resolve_repository(text: str, aliases: Mapping[str, str], cwd: Path) -> ResolvedRepository:
+    """An alias from config, a URL, or a path to (anywhere inside) a git work tree."""
+    spec = aliases.get(text, text).strip()
+    if not spec:
+        raise BadInput("empty repository; expected a path to a git work tree or a git URL")
+    if is_url(spec) and not spec.startswith("file://"):
+        return ResolvedRepository(spec, is_url=True)
+    path = Path(spec.removeprefix("file://")).expanduser()
+    path = (cwd / path).resolve() if not path.is_absolute() else path.resolve()
+    if not path.exists():
+        raise BadInput(f"repository {text!r} does not exist ({path}); expected a path to a git "
+                       "work tree or a git URL")
+    import git
+
+    try:
+        repo = git.Repo(path, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise BadInput(f"repository {text!r} is not a git repository ({path})") from None
+    if repo.bare or repo.working_tree_dir is None:
+        raise BadInput(f"repository {text!r} is a bare repository; expected a work tree")
+    return ResolvedRepository(str(Path(repo.working_tree_dir).resolve()), is_url=False)
+
+
+def default_base_ref(repository: ResolvedRepository) -> str:
+    """The repository's current branch; for a URL, its HEAD."""
+    if repository.is_url:
+        return "HEAD"
+    import git
+
+    repo = git.Repo(repository.location)
+    try:
+        return repo.active_branch.name
+    except TypeError:
+        raise BadInput(f"{repository.location} is on a detached HEAD; pass --base REF") from None
+
+
+def check_base_ref(repository: ResolvedRepository, ref: str) -> None:
+    if repository.is_url:
+        return  # resolved when a run starts
+    commit_of(repository.location, ref)
+
+
+def commit_of(location: str, ref: str) -> str:
+    """The commit sha `ref` names in a local repository, or BadInput."""
+    import git
+
+    if not ref.strip() or ref.startswith("-"):
+        raise BadInput(f"invalid base ref {ref!r}")
+    try:
+        return git.Repo(location).commit(ref).hexsha
+    except (git.BadName, ValueError, git.GitCommandError):
+        raise BadInput(f"base ref {ref!r} does not exist in {location}") from None
+
+
+def remote_commit_of(url: str, ref: str) -> str:
+    """The commit a remote ref points at (`git ls-remote`), for URL tasks at run time."""
+    import git
+
+    try:
+        output = git.cmd.Git().ls_remote(url, ref)
+    except git.GitCommandError as error:
+        raise InfrastructureFailure(f"cannot reach {url}: {error.stderr.strip()}") from None
+    for line in output.splitlines():
+        sha, _, name = line.partition("\t")
+        if name in (ref, f"refs/heads/{ref}", f"refs/tags/{ref}", "HEAD"):
+            return sha
+    raise BadInput(f"base ref {ref!r} does not exist in {url}")

@@ -1,0 +1,331 @@
+"""The tool runtime: argument validation, the guard before a call, and the executors after it.
+
+No database here: the caller records each call as a ToolCall with the guard's decision and the
+result. `execute` turns every ordinary failure (missing file, failing command, timeout) into a
+ToolResult with ok=False, so an agent gets an answer instead of a crash. Output is bounded to
+`policy.max_result_bytes` and redacted before it leaves this module.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from agentctl.domain.command_rules import GuardDecision, check_command, combine
+from agentctl.domain.enums import ToolDecision
+from agentctl.domain.errors import BadInput
+from agentctl.domain.globs import first_match
+from agentctl.domain.redaction import Redactor
+from agentctl.domain.run import PatchBoundary, ToolPolicy
+from agentctl.domain.step import ToolResult
+from agentctl.execution.guards import PathCheck, check_path, diff_paths, git_apply_paths
+from agentctl.execution.process import ProcessResult, run_to_file
+
+TOOL_NAMES = ("fs.read", "fs.write", "fs.replace", "fs.delete", "fs.rename", "patch.apply",
+              "shell.run")
+DEFAULT_TIMEOUT_SECONDS = 120.0
+GIT_APPLY_TIMEOUT_SECONDS = 120.0
+# Read a little past the limit, so a secret that straddles the cut is still recognised whole.
+_REDACTION_SLACK = 1024
+
+# tool -> (required arguments, optional arguments)
+_ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "fs.read": (("path",), ()),
+    "fs.write": (("path", "content"), ()),
+    "fs.replace": (("path", "old", "new"), ("count",)),
+    "fs.delete": (("path",), ()),
+    "fs.rename": (("path", "to"), ()),
+    "patch.apply": (("diff",), ()),
+    "shell.run": (("command",), ("timeout",)),
+}
+_MAY_BE_EMPTY = frozenset({"content", "new"})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    workspace: Path
+    policy: ToolPolicy
+    boundary: PatchBoundary
+    env: Mapping[str, str]  # already scrubbed
+    redactor: Redactor
+    scratch: Path  # private, outside the workspace: shell output lands here, not in the diff
+    should_stop: Callable[[], bool] | None = None
+
+
+class _Failure(Exception):
+    """An ordinary tool failure; `execute` answers it as ok=False."""
+
+
+def validate_arguments(tool: str, arguments: Mapping[str, object]) -> dict[str, object]:
+    """The arguments with defaults filled in; BadInput names the tool and the bad argument."""
+    if tool not in _ARGUMENTS:
+        raise BadInput(f"unknown tool {tool!r}; expected one of: {', '.join(TOOL_NAMES)}")
+    required, optional = _ARGUMENTS[tool]
+    known = required + optional
+    for name in arguments:
+        if name not in known:
+            raise BadInput(f"{tool}: unknown argument {name!r}; expected {', '.join(known)}")
+    for name in required:
+        if name not in arguments:
+            raise BadInput(f"{tool}: missing argument {name!r}")
+    values: dict[str, object] = {"count": None} if tool == "fs.replace" else {}
+    if tool == "shell.run":
+        values["timeout"] = DEFAULT_TIMEOUT_SECONDS
+    for name, value in arguments.items():
+        values[name] = _checked(tool, name, value)
+    return values
+
+
+def _checked(tool: str, name: str, value: object) -> object:
+    if name == "count":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise BadInput(f"{tool}: argument 'count' must be a positive integer, got {value!r}")
+        return value
+    if name == "timeout":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise BadInput(f"{tool}: argument 'timeout' must be a positive number of seconds, "
+                           f"got {value!r}")
+        return float(value)
+    if not isinstance(value, str):
+        raise BadInput(f"{tool}: argument {name!r} must be a string, got {type(value).__name__}")
+    if not value.strip() and name not in _MAY_BE_EMPTY:
+        raise BadInput(f"{tool}: argument {name!r} must not be empty")
+    return value
+
+
+def guard(tool: str, arguments: Mapping[str, object], context: ToolContext) -> GuardDecision:
+    """The path guard on every path the call touches, the command guard for shell.run."""
+    try:
+        args = validate_arguments(tool, arguments)
+    except BadInput as error:
+        return GuardDecision(ToolDecision.DENIED_BY_POLICY, "invalid arguments", str(error))
+    if tool == "shell.run":
+        return _guard_command(str(args["command"]), context)
+    if tool == "patch.apply":
+        diff = str(args["diff"])
+        try:
+            paths = diff_paths(diff) + git_apply_paths(
+                diff, workspace=context.workspace, env=context.env, scratch=context.scratch,
+                should_stop=context.should_stop)
+        except (ValueError, OSError) as error:
+            return GuardDecision(ToolDecision.DENIED_BY_PATH_GUARD, "path guard: unreadable diff",
+                                 f"patch.apply: {error}")
+        unique = dict.fromkeys(paths)
+        return combine([_check(context, path, write=True).decision for path in unique])
+    names = [args["path"], args["to"]] if tool == "fs.rename" else [args["path"]]
+    write = tool != "fs.read"
+    return combine([_check(context, str(name), write=write).decision for name in names])
+
+
+def _guard_command(command: str, context: ToolContext) -> GuardDecision:
+    """The command rules, then no argument may name a secret file (`cat .env`)."""
+    policy = context.policy
+    decision = check_command(command, policy.commands, allow_shell=policy.allow_shell)
+    if decision.decision not in (ToolDecision.ALLOWED, ToolDecision.REQUIRES_APPROVAL):
+        return decision
+    try:
+        words = shlex.split(command)
+    except ValueError:  # only reachable with allow_shell: the rules have judged it already
+        words = command.split()
+    for word in words:
+        for candidate in (word, word.partition("=")[2]):
+            name = candidate.removeprefix("~/").lstrip("/")
+            glob = first_match(policy.secret_files, name) if name else None
+            if glob is not None:
+                return GuardDecision(ToolDecision.DENIED_BY_POLICY, f"secret: {glob}",
+                                     f"`{candidate}` names a secret file (`{glob}`); commands "
+                                     "may not read or write it")
+    return decision
+
+
+def _check(context: ToolContext, raw: str, *, write: bool) -> PathCheck:
+    return check_path(
+        context.workspace, raw, write=write, forbidden=context.boundary.forbidden_paths,
+        secret_files=context.policy.secret_files, allowed=context.boundary.allowed_paths,
+    )
+
+
+def execute(tool: str, arguments: Mapping[str, object], context: ToolContext) -> ToolResult:
+    """Carry out a call `guard` allowed. Ordinary failures come back as ok=False, never raised."""
+    started = time.monotonic()
+    try:
+        args = validate_arguments(tool, arguments)
+        result = _EXECUTORS[tool](args, context)
+    except (BadInput, _Failure) as error:
+        result = ToolResult(ok=False, error=str(error))
+    except OSError as error:
+        result = ToolResult(ok=False, error=f"{tool}: {error.strerror or error}")
+    if result.duration_ms:  # a process's own measure
+        return result
+    return replace(result, duration_ms=round((time.monotonic() - started) * 1000))
+
+
+def _path(context: ToolContext, raw: object, *, write: bool) -> tuple[Path, str]:
+    """Re-check at execution time: the guard's answer may be stale, the workspace may have moved."""
+    check = _check(context, str(raw), write=write)
+    if not check.decision.allowed or check.absolute is None or check.relative is None:
+        raise _Failure(f"refused: {check.decision.reason}")
+    return check.absolute, check.relative
+
+
+def _fs_read(args: Mapping[str, object], context: ToolContext) -> ToolResult:
+    path, relative = _path(context, args["path"], write=False)
+    _require_file(path, relative, "fs.read")
+    size = path.stat().st_size
+    with path.open("rb") as stream:
+        head = stream.read(context.policy.max_result_bytes + _REDACTION_SLACK)
+    text, truncated = _bounded(head, size, context)
+    return ToolResult(ok=True, output=text, truncated=truncated, output_bytes=size)
+
+
+def _fs_write(args: Mapping[str, object], context: ToolContext) -> ToolResult:
+    path, relative = _path(context, args["path"], write=True)
+    if path.exists() and not path.is_file():
+        raise _Failure(f"fs.write: `{relative}` is not a regular file")
+    data = str(args["content"]).encode("utf-8", "surrogateescape")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return _done(f"wrote {len(data)} bytes to {relative}")
+
+
+def _fs_replace(args: Mapping[str, object], context: ToolContext) -> ToolResult:
+    path, relative = _path(context, args["path"], write=True)
+    _require_file(path, relative, "fs.replace")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Failure(f"fs.replace: `{relative}` is not UTF-8 text") from None
+    old, new, wanted = str(args["old"]), str(args["new"]), args["count"]
+    found = text.count(old)
+    if found == 0:
+        raise _Failure(f"fs.replace: the old text was not found in `{relative}`")
+    if wanted is None and found > 1:
+        raise _Failure(f"fs.replace: the old text occurs {found} times in `{relative}`; include "
+                       f"more surrounding text to make it unique, or pass count = {found}")
+    if wanted is not None and found != wanted:
+        raise _Failure(f"fs.replace: the old text occurs {found} times in `{relative}`, "
+                       f"not {wanted}")
+    path.write_bytes(text.replace(old, new).encode("utf-8"))
+    return _done(f"replaced {found} occurrence{'s' if found > 1 else ''} in {relative}")
+
+
+def _fs_delete(args: Mapping[str, object], context: ToolContext) -> ToolResult:
+    path, relative = _path(context, args["path"], write=True)
+    _require_file(path, relative, "fs.delete", regular=False)
+    path.unlink()
+    return _done(f"deleted {relative}")
+
+
+def _fs_rename(args: Mapping[str, object], context: ToolContext) -> ToolResult:
+    source, old = _path(context, args["path"], write=True)
+    target, new = _path(context, args["to"], write=True)
+    _require_file(source, old, "fs.rename", regular=False)
+    if target.exists() or target.is_symlink():
+        raise _Failure(f"fs.rename: `{new}` already exists")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(source, target)
+    return _done(f"renamed {old} to {new}")
+
+
+def _require_file(path: Path, relative: str, tool: str, *, regular: bool = True) -> None:
+    """Files only: a directory would take unjudged files along; a FIFO would block a read."""
+    if not (path.exists() or path.is_symlink()):
+        raise _Failure(f"{tool}: `{relative}` does not exist")
+    if path.is_dir() and not path.is_symlink():
+        raise _Failure(f"{tool}: `{relative}` is a directory; {tool} works on files only")
+    if regular and not path.is_file():
+        raise _Failure(f"{tool}: `{relative}` is not a regular file")
+
+
+def _patch_apply(args: Mapping[str, object], context: ToolContext) -> ToolResult:
+    diff = str(args["diff"]).encode("utf-8", "surrogateescape")
+    result, text, truncated = _run(["git", "apply", "-"], context,
+                                   timeout=GIT_APPLY_TIMEOUT_SECONDS, stdin=diff)
+    if result.exit_code == 0 and not (result.timed_out or result.cancelled):
+        return ToolResult(ok=True, output="patch applied\n" + text, exit_code=0,
+                          truncated=truncated, output_bytes=result.output_bytes,
+                          duration_ms=_ms(result))
+    first_line = text.strip().splitlines()[0] if text.strip() else _failure_word(result)
+    return _process_result(result, text, truncated, error=f"git apply failed: {first_line}")
+
+
+def _shell_run(args: Mapping[str, object], context: ToolContext) -> ToolResult:
+    command = str(args["command"])
+    try:
+        runnable: list[str] | str = command if context.policy.allow_shell else shlex.split(command)
+    except ValueError as problem:
+        raise _Failure(f"shell.run: `{command}` cannot be split: {problem}") from None
+    timeout = float(args["timeout"])  # type: ignore[arg-type]
+    result, text, truncated = _run(runnable, context, timeout=timeout)
+    if result.timed_out:
+        error: str | None = f"timed out after {timeout:g} s"
+    elif result.cancelled:
+        error = "cancelled"
+    elif result.exit_code != 0:
+        error = _failure_word(result)
+    else:
+        error = None
+    return _process_result(result, text, truncated, error=error)
+
+
+def _run(
+    command: list[str] | str, context: ToolContext, *, timeout: float, stdin: bytes | None = None,
+) -> tuple[ProcessResult, str, bool]:
+    """Run with output to a private scratch file; keep only its redacted, bounded head."""
+    descriptor, name = tempfile.mkstemp(prefix="tool-", suffix=".log", dir=context.scratch)
+    os.close(descriptor)
+    output = Path(name)
+    try:
+        result = run_to_file(command, cwd=context.workspace, env=context.env, output=output,
+                             timeout=timeout, should_stop=context.should_stop, stdin=stdin)
+        with output.open("rb") as stream:
+            head = stream.read(context.policy.max_result_bytes + _REDACTION_SLACK)
+    finally:
+        output.unlink(missing_ok=True)
+    text, truncated = _bounded(head, result.output_bytes, context)
+    return result, text, truncated
+
+
+def _bounded(head: bytes, total: int, context: ToolContext) -> tuple[str, bool]:
+    """Redact first, then cut to the limit on a character boundary."""
+    limit = context.policy.max_result_bytes
+    text = context.redactor.clean(head.decode("utf-8", "replace"))
+    data = text.encode("utf-8")
+    if len(data) > limit:
+        text = data[:limit].decode("utf-8", "ignore")
+    return text, total > limit or len(data) > limit
+
+
+def _process_result(result: ProcessResult, text: str, truncated: bool, *,
+                    error: str | None) -> ToolResult:
+    return ToolResult(ok=error is None, output=text, exit_code=result.exit_code,
+                      truncated=truncated, output_bytes=result.output_bytes,
+                      duration_ms=_ms(result), error=error)
+
+
+def _failure_word(result: ProcessResult) -> str:
+    if result.exit_code is None:
+        return "the command could not be started"
+    if result.exit_code < 0:
+        return f"killed by signal {-result.exit_code}"
+    return f"exited with code {result.exit_code}"
+
+
+def _ms(result: ProcessResult) -> int:
+    return max(1, round(result.duration_seconds * 1000))
+
+
+def _done(message: str) -> ToolResult:
+    return ToolResult(ok=True, output=message, output_bytes=len(message.encode("utf-8")))
+
+
+_EXECUTORS: dict[str, Callable[[Mapping[str, object], ToolContext], ToolResult]] = {
+    "fs.read": _fs_read, "fs.write": _fs_write, "fs.replace": _fs_replace,
+    "fs.delete": _fs_delete, "fs.rename": _fs_rename, "patch.apply": _patch_apply,
+    "shell.run": _shell_run,
+}

@@ -1,0 +1,230 @@
+"""Run one planned verification check and say what it proved, in one line a reviewer can act on.
+
+No database and no artifacts here: the caller stores the log and builds the records, and
+redacts the summary like anything else it stores.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from junitparser import Error, Failure, JUnitXml, JUnitXmlError
+
+from agentctl.domain.enums import VerificationCheckStatus
+from agentctl.domain.run import PlannedCheck
+from agentctl.domain.verification import DEFAULT_INFRA_PATTERNS, classify_exit
+from agentctl.execution.process import run_to_file
+from agentctl.execution.redact_stream import read_tail
+
+C = VerificationCheckStatus
+MAX_SUMMARY_CHARS = 300
+MAX_FAILING_TESTS = 50
+MAX_JUNIT_BYTES = 64 << 20
+
+_PYTEST = re.compile(r"^(?:FAILED|ERROR) (.+?(?:::|\.py).*?)(?: - (.*))?$")
+_UNITTEST = re.compile(r"^(?:FAIL|ERROR): (\S+) \(([^)\s]+)\)")
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Failure|Exit)\b")
+_SEPARATOR = re.compile(r"^(?:={20,}|-{20,})$")
+_SUREFIRE = re.compile(r"^\[ERROR\]\s{2,}([\w$]+(?:\.[\w$]+)+(?::\d+)?(?:->\S+)*)\s+(.*)$")
+_SUREFIRE_TOTALS = re.compile(r"Tests run: \d+, Failures: (\d+), Errors: (\d+)")
+_GO = re.compile(r"^\s*--- FAIL: (\S+)")
+_GO_MESSAGE = re.compile(r"^\s+\S+\.go:\d+: (.*)$")
+_JEST = re.compile(r"^\s*● (.+ › .+)$")
+_ERRORISH = re.compile(r"error|FAILED|Exception|assert", re.IGNORECASE)
+# Wrapper lines that say a build failed without saying what: Maven's help footer and its
+# indented continuations (`[ERROR]   symbol: ...`), make's `*** [target] Error 1`.
+_NOISE = re.compile(
+    r"^\[ERROR\](?:\s*$|\s{2,}|\s*(?:-> )?\[Help|\s*Re-run Maven|\s*For more information"
+    r"|\s*To see the full)|^make(?:\[\d+\])?: \*\*\*"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    status: VerificationCheckStatus
+    exit_code: int | None
+    duration_seconds: float
+    summarized_failure: str | None  # one line; None when PASSED
+    failing_tests: tuple[str, ...]
+    junit_report: Path | None  # absolute path of the JUnit XML the command wrote, if any
+    output_bytes: int
+
+
+def run_check(
+    check: PlannedCheck, *, workspace: Path, env: Mapping[str, str], log_path: Path,
+    infra_patterns: Sequence[str], should_stop: Callable[[], bool] | None = None,
+) -> CheckOutcome:
+    """Run `check.command` through `sh -c` in `workspace`, its output going to `log_path`.
+
+    A cancelled check comes back TIMED_OUT with a "was cancelled" summary; callers that can be
+    cancelled check their own flag first. A JUnit report counts only if the command wrote or
+    rewrote it: a stale one committed in the repository proves nothing about this run.
+    """
+    report_path = (workspace / check.junit_xml).absolute() if check.junit_xml else None
+    before = _stat(report_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    result = run_to_file(
+        check.command, cwd=workspace, env=env, output=log_path,
+        timeout=check.timeout_seconds, should_stop=should_stop,
+    )
+    tail = read_tail(log_path)
+    junit_report = report_path if report_path and _stat(report_path) not in (None, before) else None
+    failing: tuple[str, ...] = ()
+    if junit_report is not None:
+        try:
+            failing = parse_junit(junit_report)
+        except (JUnitXmlError, SyntaxError, OSError, ValueError):
+            junit_report = None  # not a readable report: the log is the evidence
+    if not failing and result.exit_code != 0:
+        failing = failing_tests_from_log(tail)
+    status, evidence = classify_exit(
+        result.exit_code, timed_out=result.timed_out, log_tail=tail,
+        infra_patterns=[*DEFAULT_INFRA_PATTERNS, *infra_patterns], failing_tests=failing,
+    )
+    summary: str | None
+    if result.cancelled:
+        status, summary = C.TIMED_OUT, f"{_cmd(check)} was cancelled"
+    else:
+        summary = None if status is C.PASSED else summarize_failure(
+            check, status, result.exit_code, tail, failing, evidence)
+    return CheckOutcome(
+        status=status, exit_code=result.exit_code, duration_seconds=result.duration_seconds,
+        summarized_failure=summary, failing_tests=failing, junit_report=junit_report,
+        output_bytes=result.output_bytes,
+    )
+
+
+def summarize_failure(
+    check: PlannedCheck, status: VerificationCheckStatus, exit_code: int | None, log_tail: str,
+    failing_tests: Sequence[str], infra_evidence: str | None,
+) -> str:
+    """One line (at most ~300 chars) naming the command and the first concrete failure."""
+    command = _cmd(check)
+    if status is C.PASSED:
+        return f"{command} passed"
+    if status is C.TIMED_OUT:
+        return _one_line(f"{command} timed out after {check.timeout_seconds:g}s")
+    if status is C.INFRA_FAILURE:
+        evidence = infra_evidence or "the environment failed"
+        last = _last_line(log_tail)
+        if last and last not in evidence and evidence not in log_tail:
+            evidence = f"{evidence}: {last}"  # an exit-code reason; the log says what was missing
+        return _one_line(f"{command} infrastructure failure: {evidence}")
+    if failing_tests:
+        more = f" (+{len(failing_tests) - 1} more)" if len(failing_tests) > 1 else ""
+        detail = _one_line(failing_tests[0], MAX_SUMMARY_CHARS - len(command) - len(more) - 20)
+        return _one_line(f"{command} failed (exit {exit_code}): {detail}{more}")
+    cited = _totals_line(log_tail) or _last_error_line(log_tail) or _last_line(log_tail)
+    return _one_line(f"{command} failed (exit {exit_code}): {cited or 'no output'}")
+
+
+def parse_junit(path: Path) -> tuple[str, ...]:
+    """Failing and erroring tests of a JUnit XML report, each `class.name - first message line`.
+
+    Raises JUnitXmlError or SyntaxError (ElementTree's ParseError) for a malformed report, and
+    ValueError for one over 64 MiB (parsing builds the whole tree in memory).
+    """
+    if path.stat().st_size > MAX_JUNIT_BYTES:
+        raise ValueError(f"{path} is larger than {MAX_JUNIT_BYTES} bytes")
+    failing: list[str] = []
+    for suite in JUnitXml.fromfile(str(path)):
+        for case in suite:
+            problems = [r for r in case.result if isinstance(r, (Failure, Error))]
+            if not problems:
+                continue
+            name = f"{case.classname}.{case.name}" if case.classname else str(case.name)
+            message = problems[0].message or problems[0].text or type(problems[0]).__name__
+            failing.append(f"{name} - {_first_line(message)}")
+    return _bounded(failing)
+
+
+def failing_tests_from_log(log_tail: str) -> tuple[str, ...]:
+    """Failing tests named in the output of pytest, unittest, Maven surefire, go test or Jest."""
+    lines = log_tail.splitlines()
+    failing: list[str] = []
+    for index, line in enumerate(lines):
+        if match := _PYTEST.match(line):
+            failing.append(_with_message(match.group(1), match.group(2)))
+        elif match := _UNITTEST.match(line):
+            name, where = match.groups()
+            qualified = where if where.endswith(f".{name}") else f"{where}.{name}"
+            failing.append(_with_message(qualified, _following(lines, index + 2, _EXCEPTION_LINE)))
+        elif match := _SUREFIRE.match(line):
+            failing.append(_with_message(match.group(1), match.group(2)))
+        elif match := _GO.match(line):
+            message = _following(lines, index + 1, _GO_MESSAGE, within=3)
+            failing.append(_with_message(match.group(1), message))
+        elif match := _JEST.match(line):
+            failing.append(match.group(1).strip())
+    return _bounded(failing)
+
+
+def _following(
+    lines: list[str], start: int, pattern: re.Pattern[str], within: int = 200,
+) -> str | None:
+    """The first line after `start` matching `pattern`, before a separator line."""
+    for line in lines[start : start + within]:
+        if _SEPARATOR.match(line):
+            return None
+        if match := pattern.match(line):
+            return match.group(1) if pattern.groups else line.strip()
+    return None
+
+
+def _with_message(name: str, message: str | None) -> str:
+    return f"{name.strip()} - {message.strip()}" if message and message.strip() else name.strip()
+
+
+def _bounded(names: list[str]) -> tuple[str, ...]:
+    unique = dict.fromkeys(_one_line(name) for name in names)
+    return tuple(unique)[:MAX_FAILING_TESTS]
+
+
+def _totals_line(text: str) -> str | None:
+    """Maven's `Tests run: 3, Failures: 1, Errors: 0` when it reports failures."""
+    for line in reversed(text.splitlines()):
+        match = _SUREFIRE_TOTALS.search(line)
+        if match and (int(match.group(1)) or int(match.group(2))):
+            return line.strip()
+    return None
+
+
+def _last_error_line(text: str) -> str | None:
+    for line in reversed(text.splitlines()):
+        if _ERRORISH.search(line) and not _NOISE.match(line.strip()):
+            return line.strip()
+    return None
+
+
+def _last_line(text: str) -> str | None:
+    for line in reversed(text.splitlines()):
+        if line.strip():
+            return line.strip()
+    return None
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def _cmd(check: PlannedCheck) -> str:
+    return f"`{_one_line(check.command, 100)}`"
+
+
+def _one_line(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: max(limit - 1, 0)] + "…"
+
+
+def _stat(path: Path | None) -> tuple[int, int, int] | None:
+    """Identity of a report file, to tell a report this run wrote from one already there."""
+    if path is None:
+        return None
+    try:
+        stat = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return stat.st_ino, stat.st_mtime_ns, stat.st_size

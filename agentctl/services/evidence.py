@@ -1,0 +1,60 @@
+"""Turning what a run produced into artifacts: redacted first, then hashed and stored once.
+
+Only scanned content (REDACTED or CLEAN) may be marked safer than INTERNAL_ONLY; a log too big to
+scan within the configured limit is kept RAW and INTERNAL_ONLY, and redacted when shown.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from agentctl.domain.enums import ArtifactType, ArtifactVisibility, RedactionStatus
+from agentctl.domain.redaction import Redactor
+from agentctl.domain.serialize import to_json
+from agentctl.execution.redact_stream import redact_file
+from agentctl.services.recorder import AttemptRecorder, NewArtifact
+
+
+def log_artifact(recorder: AttemptRecorder, path: Path, *, name: str, type_: ArtifactType,
+                 redactor: Redactor, redact_up_to: int,
+                 visibility: ArtifactVisibility = ArtifactVisibility.VISIBLE_TO_REQUESTER,
+                 metadata: Mapping[str, str] | None = None) -> NewArtifact:
+    """Store a log file (consumed): redacted when small enough to scan, else raw and internal."""
+    size = path.stat().st_size
+    if size > redact_up_to:
+        blob = recorder.put_file(path, move=True)
+        return NewArtifact(type_, name, blob, ArtifactVisibility.INTERNAL_ONLY,
+                           RedactionStatus.RAW, {**(metadata or {}), "note":
+                           f"{size} bytes: over the redaction limit, kept raw and internal"})
+    staging = recorder.store.blobs.staging_file()
+    found = redact_file(path, staging, redactor)
+    path.unlink()
+    blob = recorder.put_file(staging, move=True)
+    status = RedactionStatus.REDACTED if found else RedactionStatus.CLEAN
+    return NewArtifact(type_, name, blob, visibility, status,
+                       {**(metadata or {}), "redactions": str(found)})
+
+
+def json_artifact(recorder: AttemptRecorder, data: object, *, name: str, type_: ArtifactType,
+                  redactor: Redactor,
+                  visibility: ArtifactVisibility = ArtifactVisibility.SAFE_FOR_PR) -> NewArtifact:
+    text = json.dumps(to_json(data), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return text_artifact(recorder, text, name=name, type_=type_, redactor=redactor,
+                         visibility=visibility)
+
+
+def text_artifact(recorder: AttemptRecorder, text: str, *, name: str, type_: ArtifactType,
+                  redactor: Redactor,
+                  visibility: ArtifactVisibility = ArtifactVisibility.SAFE_FOR_PR) -> NewArtifact:
+    clean, found = redactor.redact(text)
+    blob = recorder.put_bytes(clean.encode("utf-8"))
+    status = RedactionStatus.REDACTED if found else RedactionStatus.CLEAN
+    return NewArtifact(type_, name, blob, visibility, status, {"redactions": str(found)})
+
+
+def file_artifact(recorder: AttemptRecorder, path: Path, *, name: str, type_: ArtifactType,
+                  visibility: ArtifactVisibility, redaction: RedactionStatus) -> NewArtifact:
+    """A file stored as is (e.g. the real patch, whose scan status the caller determined)."""
+    return NewArtifact(type_, name, recorder.put_file(path), visibility, redaction)

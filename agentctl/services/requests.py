@@ -1,0 +1,147 @@
+"""Parsing a task request from flags or a file (the seed's request JSON as is, or TOML)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentctl.domain import globs
+from agentctl.domain.enums import AutonomyLevel, TaskSource, TaskType, choices
+from agentctl.domain.errors import BadInput
+
+# Seed spellings first; snake_case so that TOML files read naturally too.
+_KEYS: dict[str, str] = {
+    "repository": "repository", "baseRef": "base_ref", "base_ref": "base_ref",
+    "taskType": "task_type", "type": "task_type", "task_type": "task_type",
+    "instruction": "instruction", "title": "title",
+    "allowedPaths": "allowed_paths", "allowed_paths": "allowed_paths",
+    "forbiddenPaths": "forbidden_paths", "forbidden_paths": "forbidden_paths",
+    "verificationCommands": "verification_commands",
+    "verification_commands": "verification_commands",
+    "autonomyLevel": "autonomy_level", "autonomy_level": "autonomy_level",
+    "labels": "labels", "createdBy": "created_by", "created_by": "created_by",
+    "sessionId": "session_id", "session_id": "session_id", "source": "source",
+}
+# Assigned by agentctl, not by the requester: accepted in a file (the seed's task JSON carries
+# them) and ignored.
+_ASSIGNED = {"taskId", "status", "createdAt", "updatedAt"}
+_LISTS = {"allowed_paths", "forbidden_paths", "verification_commands"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskRequest:
+    repository: str | None = None
+    base_ref: str | None = None
+    task_type: str | None = None
+    instruction: str | None = None
+    title: str | None = None
+    allowed_paths: tuple[str, ...] = ()
+    forbidden_paths: tuple[str, ...] = ()
+    verification_commands: tuple[str, ...] = ()
+    autonomy_level: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    created_by: str | None = None
+    session_id: str | None = None
+    source: str | None = None
+
+
+def read_request_file(path: Path) -> dict[str, object]:
+    """The file's fields under their snake_case names; any problem is one BadInput line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise BadInput(f"cannot read task file {path}: {getattr(error, 'strerror', None) or error}"
+                       ) from None
+    data: object
+    if path.suffix.lower() == ".toml":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise BadInput(f"task file {path} is not valid TOML: {error}") from None
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise BadInput(f"task file {path} is not valid JSON: {error.msg} at line "
+                           f"{error.lineno}, column {error.colno}") from None
+    if not isinstance(data, dict):
+        raise BadInput(f"task file {path} must hold one object with the task's fields")
+    out: dict[str, object] = {}
+    for key, value in data.items():
+        if key in _ASSIGNED:
+            continue
+        if key not in _KEYS:
+            raise BadInput(f"task file {path}: unknown field {key!r}; expected "
+                           f"{', '.join(k for k in _KEYS if not '_' in k)}")
+        name = _KEYS[key]
+        out[name] = _typed(path, key, name, value)
+    return out
+
+
+def _typed(path: Path, key: str, name: str, value: object) -> object:
+    if name in _LISTS:
+        if isinstance(value, str):
+            return (value,)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise BadInput(f"task file {path}: {key!r} must be a list of strings")
+        return tuple(value)
+    if name == "labels":
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise BadInput(f"task file {path}: 'labels' must be an object of string values")
+        return dict(value)
+    if not isinstance(value, str):
+        raise BadInput(f"task file {path}: {key!r} must be a string, got {type(value).__name__}")
+    return value
+
+
+def parse_labels(items: list[str]) -> dict[str, str]:
+    labels: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise BadInput(f"label {item!r} must be KEY=VALUE")
+        labels[key.strip()] = value.strip()
+    return labels
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ValidRequest:
+    task_type: TaskType
+    autonomy_level: AutonomyLevel
+    source: TaskSource
+    instruction: str
+    allowed_paths: tuple[str, ...]
+    forbidden_paths: tuple[str, ...]
+
+
+def validate(request: TaskRequest, default_autonomy: AutonomyLevel) -> ValidRequest:
+    if request.instruction is None or not request.instruction.strip():
+        raise BadInput("instruction is empty; describe the change with --instruction TEXT")
+    if not request.task_type:
+        raise BadInput(f"missing task type; pass --type, one of: {choices(TaskType)}")
+    try:
+        task_type = TaskType(request.task_type.strip().lower())
+    except ValueError:
+        raise BadInput(f"unknown task type {request.task_type!r}; expected one of: "
+                       f"{choices(TaskType)}") from None
+    try:
+        autonomy = AutonomyLevel((request.autonomy_level or default_autonomy.value).strip().lower())
+    except ValueError:
+        raise BadInput(f"unknown autonomy level {request.autonomy_level!r}; expected one of: "
+                       f"{choices(AutonomyLevel)}") from None
+    try:
+        source = TaskSource(request.source or TaskSource.CLI.value)
+    except ValueError:
+        raise BadInput(f"unknown source {request.source!r}; expected one of: "
+                       f"{choices(TaskSource)}") from None
+    if not request.repository or not request.repository.strip():
+        raise BadInput("missing repository; pass --repo PATH|URL")
+    return ValidRequest(
+        task_type=task_type, autonomy_level=autonomy, source=source,
+        instruction=request.instruction.strip(),
+        allowed_paths=tuple(globs.validate_glob(g) for g in request.allowed_paths),
+        forbidden_paths=tuple(globs.validate_glob(g) for g in request.forbidden_paths),
+    )

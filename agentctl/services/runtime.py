@@ -1,0 +1,115 @@
+"""The tool runtime: every request of an agent is guarded, executed if allowed, and recorded.
+
+Denied calls are recorded and answered as denials, never executed. Calls that only touch the
+workspace are recorded in one transaction after they ran: the workspace dies with the attempt,
+so an effect whose record was lost in a crash can never reach a patch. Calls that may reach
+further (shell commands, an external agent) are on record before they start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from agentctl.domain.command_rules import GuardDecision
+from agentctl.domain.enums import ArtifactType, ArtifactVisibility, ToolDecision
+from agentctl.domain.step import ToolResult
+from agentctl.execution import tools
+from agentctl.execution.guards import BudgetGuard
+from agentctl.execution.process import run_to_file
+from agentctl.execution.tools import ToolContext
+from agentctl.services.evidence import log_artifact
+from agentctl.services.recorder import AttemptRecorder, arguments_json
+
+AGENT_EXEC = "agent.exec"
+RECORDED_BEFORE_RUNNING = {"shell.run", AGENT_EXEC}
+
+# Answers whether a person approves an `ask` call: the approver's name, or None for no.
+Approver = Callable[[str, Mapping[str, object], GuardDecision], "str | None"]
+
+
+class ToolRuntime:
+    def __init__(self, recorder: AttemptRecorder, context: ToolContext, budget: BudgetGuard, *,
+                 approver: Approver | None = None, agent_timeout: float,
+                 redact_logs_up_to: int) -> None:
+        self.recorder = recorder
+        self.context = context
+        self.budget = budget
+        self.approver = approver
+        self.agent_timeout = agent_timeout
+        self.redact_logs_up_to = redact_logs_up_to
+        self._transcripts = 0
+
+    def call(self, tool: str, arguments: Mapping[str, object], *,
+             title: str | None = None) -> ToolResult:
+        requested_at = self.recorder.clock()
+        stored_arguments = arguments_json(arguments, self.context.redactor.clean)
+        decision = self._decide(tool, arguments)
+        approved_by = None
+        if decision.decision is ToolDecision.REQUIRES_APPROVAL and self.approver is not None:
+            approved_by = self.approver(tool, arguments, decision)
+            if approved_by is not None:
+                decision = GuardDecision(ToolDecision.ALLOWED, decision.matched_rule, None)
+            else:
+                decision = GuardDecision(ToolDecision.REQUIRES_APPROVAL, decision.matched_rule,
+                                         "declined at the approval prompt")
+        if decision.decision is not ToolDecision.ALLOWED:
+            self.budget.charge(0)
+            self.recorder.tool_call(
+                tool=tool, arguments_json=stored_arguments, decision=decision.decision,
+                matched_rule=decision.matched_rule, denial_reason=decision.reason,
+                requested_at=requested_at, result=None, approved_by=approved_by)
+            return ToolResult(ok=False, error=f"denied ({decision.decision.value}): "
+                                              f"{decision.reason}")
+        if tool in RECORDED_BEFORE_RUNNING:
+            step, call = self.recorder.begin_tool_call(
+                tool=tool, arguments_json=stored_arguments, matched_rule=decision.matched_rule,
+                requested_at=requested_at, approved_by=approved_by)
+            result, artifacts = self._execute(tool, arguments)
+            self.recorder.end_tool_call(step, call, result, artifacts)
+        else:
+            result, _ = self._execute(tool, arguments)
+            self.recorder.tool_call(
+                tool=tool, arguments_json=stored_arguments, decision=ToolDecision.ALLOWED,
+                matched_rule=decision.matched_rule, denial_reason=None,
+                requested_at=requested_at, result=result, approved_by=approved_by)
+        self.budget.charge(result.output_bytes)
+        return result
+
+    def _decide(self, tool: str, arguments: Mapping[str, object]) -> GuardDecision:
+        over_budget = self.budget.check()
+        if over_budget is not None:
+            return over_budget
+        if tool == AGENT_EXEC:  # the requester chose this agent; its own actions are its own
+            return GuardDecision(ToolDecision.ALLOWED, "agent: command", None)
+        if tool not in tools.TOOL_NAMES:
+            return GuardDecision(ToolDecision.DENIED_BY_POLICY, None, f"unknown tool {tool!r}")
+        return tools.guard(tool, arguments, self.context)
+
+    def _execute(self, tool: str, arguments: Mapping[str, object]) -> tuple[ToolResult, list]:
+        if tool != AGENT_EXEC:
+            return tools.execute(tool, arguments, self.context), []
+        self._transcripts += 1
+        transcript = self.context.scratch / f"agent-transcript-{self._transcripts}.log"
+        outcome = run_to_file(str(arguments["command"]), cwd=self.context.workspace,
+                              env=self.context.env, output=transcript,
+                              timeout=self.agent_timeout, should_stop=self.context.should_stop)
+        head = _head(transcript, self.context.policy.max_result_bytes)
+        result = ToolResult(
+            ok=outcome.exit_code == 0 and not outcome.timed_out and not outcome.cancelled,
+            output=self.context.redactor.clean(head), exit_code=outcome.exit_code,
+            truncated=outcome.output_bytes > len(head.encode()), output_bytes=outcome.output_bytes,
+            duration_ms=int(outcome.duration_seconds * 1000),
+            error="timed out" if outcome.timed_out else "cancelled" if outcome.cancelled else None,
+        )
+        artifact = log_artifact(self.recorder, transcript, name="agent-transcript.log",
+                                type_=ArtifactType.MODEL_TRANSCRIPT_SUMMARY,
+                                redactor=self.context.redactor,
+                                redact_up_to=self.redact_logs_up_to,
+                                visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER)
+        return result, [artifact]
+
+
+def _head(path: Path, limit: int) -> str:
+    with path.open("rb") as reader:
+        return reader.read(limit).decode("utf-8", errors="replace")

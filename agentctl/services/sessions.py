@@ -1,0 +1,52 @@
+"""Sessions: the conversation that leads to tasks. Text may be messy; tasks must be structured."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from agentctl.domain import ids
+from agentctl.domain.clock import Clock, utcnow
+from agentctl.domain.enums import EventType, MessageRole, SessionStatus, TaskSource, choices
+from agentctl.domain.errors import BadInput
+from agentctl.domain.events import NewEvent
+from agentctl.domain.task import Session, SessionMessage
+from agentctl.store import Store
+
+
+def start_session(store: Store, *, title: str, owner: str, clock: Clock = utcnow) -> Session:
+    now = clock()
+    session = Session(
+        session_id=ids.new_id("session"), owner=owner, source=TaskSource.CLI,
+        title=title.strip(), status=SessionStatus.OPEN, created_at=now, last_activity_at=now,
+    )
+    with store.unit_of_work() as uow:
+        uow.sessions.add(session)
+        uow.events.append(NewEvent(type=EventType.SESSION_STARTED, created_at=now,
+                                   payload={"sessionId": session.session_id, "owner": owner,
+                                            "title": session.title}))
+    return session
+
+
+def add_message(store: Store, session_text: str, *, role: str, content: str,
+                clock: Clock = utcnow) -> SessionMessage:
+    try:
+        message_role = MessageRole(role)
+    except ValueError:
+        raise BadInput(f"unknown role {role!r}; expected one of: {choices(MessageRole)}") from None
+    if not content.strip():
+        raise BadInput("message text is empty")
+    now = clock()
+    with store.unit_of_work() as uow:
+        session = uow.sessions.get(uow.sessions.resolve(session_text))
+        message = SessionMessage(
+            message_id=ids.new_id("message"), session_id=session.session_id, role=message_role,
+            content=content, created_at=now,
+        )
+        uow.messages.add(message)
+        uow.sessions.save(replace(session, last_activity_at=now))
+        uow.events.append(NewEvent(
+            type=EventType.SESSION_MESSAGE_ADDED, created_at=now,
+            payload={"sessionId": session.session_id, "messageId": message.message_id,
+                     "role": message_role.value, "chars": len(content)},
+        ))
+    return message

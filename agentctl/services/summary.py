@@ -1,0 +1,65 @@
+"""final-summary.md: what a reviewer reads first. Built only from records, never from raw logs."""
+
+from __future__ import annotations
+
+from agentctl.domain.judge import JudgeReport
+from agentctl.domain.patch import Patch
+from agentctl.domain.run import ExecutionSpec
+from agentctl.domain.verdict import Decision
+from agentctl.domain.verification import VerificationReport
+
+
+def final_summary(*, run_id: str, run_number: int, spec: ExecutionSpec, patch: Patch | None,
+                  verification: VerificationReport | None, judge: JudgeReport | None,
+                  decision: Decision, agent_error: str | None) -> str:
+    lines = [
+        f"# Run {run_number}: {decision.status.value}",
+        "",
+        f"- run: `{run_id}`",
+        f"- base: `{spec.base_ref}` at `{spec.base_commit[:12]}`",
+        f"- agent: `{spec.agent}`",
+        f"- spec: `{spec.digest()}`",
+        "",
+        "## Intent",
+        "",
+        f"{spec.task_type.value} ({spec.autonomy_level.value}): {spec.instruction}",
+        "",
+        "## Changes",
+        "",
+    ]
+    if patch is None:
+        lines.append(f"No patch. {agent_error or 'The agent changed nothing.'}")
+    else:
+        stats = patch.stats
+        lines.append(f"{stats.files_changed} file(s), +{stats.additions} / -{stats.deletions}")
+        lines.append("")
+        for change in patch.file_changes:
+            renamed = f" (from `{change.old_path}`)" if change.old_path else ""
+            lines.append(f"- `{change.path}`{renamed}: {change.change_type.value.lower()}, "
+                         f"+{change.additions} / -{change.deletions}")
+        boundary = patch.boundary_check
+        lines += ["", "Boundary: " + ("passed" if boundary.passed else
+                                      "FAILED — " + "; ".join(boundary.reasons()))]
+        if agent_error:
+            lines += ["", f"Agent: {agent_error}"]
+    lines += ["", "## Verification", ""]
+    if verification is None or not verification.checks:
+        lines.append("No verification command ran.")
+    else:
+        for check in verification.checks:
+            detail = f" — {check.summarized_failure}" if check.summarized_failure else ""
+            optional = "" if check.required else " (optional)"
+            lines.append(f"- `{check.command}`{optional}: {check.status.value.lower()}{detail}")
+    lines += ["", "## Judge", ""]
+    if judge is None:
+        lines.append("The judge did not run.")
+    else:
+        lines.append(f"{judge.status.value.lower()} (confidence {judge.confidence:.2f}, "
+                     f"judge: {judge.judge})")
+        for finding in judge.findings:
+            where = f" `{finding.file_path}`" if finding.file_path else ""
+            lines.append(f"- {finding.severity.value}{where}: {finding.message}")
+    lines += ["", "## Verdict", "", f"**{decision.status.value}** — PR eligibility: "
+              f"**{decision.pr_eligibility.value}**", ""]
+    lines += [f"- {reason}" for reason in decision.reasons]
+    return "\n".join(lines) + "\n"

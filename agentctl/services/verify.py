@@ -1,0 +1,98 @@
+"""VERIFYING: each planned command runs in the workspace; its log is evidence; the report sums up."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from agentctl.domain import ids
+from agentctl.domain.enums import (
+    ArtifactType,
+    StepStatus,
+    StepType,
+    VerificationCheckStatus,
+)
+from agentctl.domain.run import PlannedCheck
+from agentctl.domain.verification import VerificationCheck, VerificationReport, overall_status
+from agentctl.execution.verifier import run_check
+from agentctl.services.attempt import AttemptContext
+from agentctl.services.evidence import json_artifact, log_artifact, text_artifact
+
+_STEP_STATUS = {
+    VerificationCheckStatus.PASSED: StepStatus.SUCCEEDED,
+    VerificationCheckStatus.TIMED_OUT: StepStatus.TIMED_OUT,
+    VerificationCheckStatus.SKIPPED: StepStatus.SKIPPED,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class VerificationEvidence:
+    report: VerificationReport
+    evidence: tuple[str, ...]  # verifier-report.json first, then the logs and test reports
+
+
+def verify(ctx: AttemptContext) -> VerificationEvidence:
+    started = ctx.recorder.clock()
+    checks: list[VerificationCheck] = []
+    evidence: list[str] = []
+    for planned in ctx.spec.verification_plan.checks:
+        if ctx.stop():
+            break
+        check, produced = _run_one(ctx, planned)
+        checks.append(check)
+        evidence += produced
+    report_id = ids.new_id("verification")
+    with ctx.step(StepType.SUMMARIZE_LOG, "verification report") as step:
+        report = VerificationReport(
+            verification_report_id=report_id, run_id=ctx.recorder.lease.run_id,
+            attempt_id=ctx.recorder.lease.attempt_id, status=overall_status(checks),
+            checks=tuple(checks), full_report_artifact=None, started_at=started,
+            ended_at=ctx.recorder.clock(),
+        )
+        document = json_artifact(ctx.recorder, report, name="verifier-report.json",
+                                 type_=ArtifactType.VERIFIER_REPORT, redactor=ctx.redactor)
+        step.add(document)
+        report = replace(report, full_report_artifact=document.artifact_id)
+        step.note(status=report.status.value, checks=len(checks))
+
+        step.also = lambda uow, _: uow.verifications.add(report)
+    return VerificationEvidence(report, (document.artifact_id, *evidence))
+
+
+def _run_one(ctx: AttemptContext, planned: PlannedCheck) -> tuple[VerificationCheck, list[str]]:
+    ctx.progress(f"verifying: {planned.command}")
+    log = ctx.scratch / f"{planned.name}.log"
+    with ctx.step(StepType.RUN_VERIFIER, planned.name) as step:
+        step.note(command=planned.command, required=planned.required)
+        outcome = run_check(
+            planned, workspace=ctx.workspace, env=ctx.env, log_path=log,
+            infra_patterns=ctx.spec.verification_plan.infra_patterns,
+            should_stop=ctx.stop,
+        )
+        summary = ctx.redactor.clean(outcome.summarized_failure) if outcome.summarized_failure \
+            else None
+        log_draft = log_artifact(ctx.recorder, log, name=f"{planned.name}.log",
+                                 type_=ArtifactType.COMMAND_LOG, redactor=ctx.redactor,
+                                 redact_up_to=ctx.redact_logs_up_to,
+                                 metadata={"command": ctx.redactor.clean(planned.command)})
+        step.add(log_draft)
+        report_draft = None
+        if outcome.junit_report is not None and outcome.junit_report.is_file():
+            report_draft = text_artifact(
+                ctx.recorder, outcome.junit_report.read_text(errors="replace"),
+                name=outcome.junit_report.name, type_=ArtifactType.TEST_REPORT,
+                redactor=ctx.redactor)
+            step.add(report_draft)
+        step.note(status=outcome.status.value, exitCode=outcome.exit_code,
+                  durationSeconds=round(outcome.duration_seconds, 3), summary=summary)
+        if outcome.status is not VerificationCheckStatus.PASSED:
+            step.fail(outcome.status.value.lower(), summary or outcome.status.value,
+                      _STEP_STATUS.get(outcome.status, StepStatus.FAILED))
+    check = VerificationCheck(
+        name=planned.name, command=planned.command, status=outcome.status,
+        exit_code=outcome.exit_code, duration_seconds=round(outcome.duration_seconds, 3),
+        log_artifact=log_draft.artifact_id, summarized_failure=summary, required=planned.required,
+        test_report_artifact=report_draft.artifact_id if report_draft else None,
+        failing_tests=tuple(ctx.redactor.clean(t) for t in outcome.failing_tests),
+    )
+    produced = [log_draft.artifact_id] + ([report_draft.artifact_id] if report_draft else [])
+    return check, produced

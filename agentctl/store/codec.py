@@ -1,0 +1,70 @@
+"""Rows to records and back, shared by the write path (SQLAlchemy) and the lean read path (sqlite3).
+
+Column names are the records' field names; scalar columns hold scalars, enum columns their value,
+time columns ISO text, everything nested JSON text. No SQLModel import here, so read-only
+commands can decode rows without paying for the ORM.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import fields
+from datetime import datetime
+from enum import Enum
+from functools import lru_cache
+from typing import TypeVar
+
+from agentctl.domain.clock import to_iso
+from agentctl.domain.serialize import field_types, from_json, to_json
+
+R = TypeVar("R")
+_SCALARS = (str, int, float, bool)
+
+
+def _is_scalar(tp: object) -> bool:
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        return len(inner) == 1 and _is_scalar(inner[0])
+    return tp in _SCALARS or (isinstance(tp, type) and issubclass(tp, (Enum, datetime)))
+
+
+@lru_cache(maxsize=None)
+def _plan(cls: type) -> tuple[tuple[str, bool, object], ...]:
+    hints = field_types(cls)
+    return tuple((f.name, _is_scalar(hints[f.name]), hints[f.name]) for f in fields(cls))
+
+
+def to_row(record: object) -> dict[str, object]:
+    row: dict[str, object] = {}
+    for name, scalar, _ in _plan(type(record)):
+        value = getattr(record, name)
+        if value is None:
+            row[name] = None
+        elif isinstance(value, Enum):
+            row[name] = value.value
+        elif isinstance(value, datetime):
+            row[name] = to_iso(value)
+        elif scalar:
+            row[name] = value
+        else:
+            row[name] = json.dumps(to_json(value), separators=(",", ":"), ensure_ascii=False)
+    return row
+
+
+def from_row(cls: type[R], row: Mapping[str, object]) -> R:
+    kwargs: dict[str, object] = {}
+    for name, scalar, tp in _plan(cls):
+        if name not in row.keys():
+            continue
+        value = row[name]
+        if value is None:
+            kwargs[name] = None
+        elif scalar:
+            kwargs[name] = from_json(tp, value)
+        else:
+            kwargs[name] = from_json(tp, json.loads(value))  # type: ignore[arg-type]
+    return cls(**kwargs)
+

@@ -1,0 +1,85 @@
+"""Generic repository over one table: add, get, find, and compare-and-set status updates."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Generic, TypeVar
+
+from sqlalchemy import Connection, Table, insert, select, update
+
+from agentctl.domain.errors import IllegalTransition, NotFound
+from agentctl.store import ids
+from agentctl.store.codec import from_row, to_row
+
+R = TypeVar("R")
+
+
+class Repository(Generic[R]):
+    def __init__(self, connection: Connection, table: Table, record_type: type[R], key: str,
+                 kind: str) -> None:
+        self._connection = connection
+        self._table = table
+        self._type = record_type
+        self._key = table.c[key]
+        self._key_name = key
+        self._kind = kind
+
+    def add(self, record: R) -> None:
+        self._connection.execute(insert(self._table), [to_row(record)])
+
+    def add_many(self, records: Sequence[R]) -> None:
+        if records:
+            self._connection.execute(insert(self._table), [to_row(r) for r in records])
+
+    def get(self, identifier: str) -> R:
+        row = self._connection.execute(
+            select(self._table).where(self._key == identifier)
+        ).mappings().first()
+        if row is None:
+            raise NotFound(f"no {self._kind} {identifier}")
+        return from_row(self._type, row)
+
+    def resolve(self, text: str) -> str:
+        """The full id for a unique prefix (with or without the `kind_` part)."""
+        prefix = ids.full_prefix(self._kind, text)
+        low, high = ids.prefix_bounds(prefix)
+        found = self._connection.execute(
+            select(self._key).where(self._key >= low, self._key < high).limit(4)
+        ).scalars().all()
+        return ids.pick_unique(self._kind, text, list(found))
+
+    def find(self, order_by: str | None = None, **equals: object) -> list[R]:
+        query = select(self._table)
+        for column, value in equals.items():
+            query = query.where(self._table.c[column] == value)
+        if order_by:
+            query = query.order_by(self._table.c[order_by])
+        rows = self._connection.execute(query).mappings().all()
+        return [from_row(self._type, row) for row in rows]
+
+    def find_in(self, column: str, values: Iterable[object], **equals: object) -> list[R]:
+        query = select(self._table).where(self._table.c[column].in_(list(values)))
+        for name, value in equals.items():
+            query = query.where(self._table.c[name] == value)
+        return [from_row(self._type, row) for row in self._connection.execute(query).mappings()]
+
+    def save(self, record: R, *, expected_status: str | None = None) -> None:
+        """Write `record` over its row; with `expected_status`, only if the row still has it.
+
+        The compare-and-set repeats the transition rule in the database, so two processes that
+        both think they may move a record cannot both succeed.
+        """
+        row = to_row(record)
+        identifier = row.pop(self._key_name)
+        query = update(self._table).where(self._key == identifier)
+        if expected_status is not None:
+            query = query.where(self._table.c.status == expected_status)
+        result = self._connection.execute(query.values(**row))
+        if result.rowcount != 1:
+            current = self._connection.execute(
+                select(self._table.c.status).where(self._key == identifier)
+            ).scalar()
+            if current is None:
+                raise NotFound(f"no {self._kind} {identifier}")
+            raise IllegalTransition(self._kind, str(current), str(row.get("status")),
+                                    f"{identifier} changed concurrently (expected {expected_status})")

@@ -1,0 +1,235 @@
+"""The read side: lean queries for commands that only show things.
+
+Read-only commands must start fast, so this module uses the DB-API driver directly (stdlib
+sqlite3 for SQLite) instead of the ORM, and decodes rows with the same codec as the write path.
+The SQL is plain and portable: `?` placeholders are rewritten for drivers that want `%s`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TypeVar
+
+from agentctl.domain.artifact import Artifact
+from agentctl.domain.errors import NotFound
+from agentctl.domain.judge import JudgeReport
+from agentctl.domain.patch import Patch
+from agentctl.domain.run import Attempt, Run
+from agentctl.domain.step import Step, ToolCall
+from agentctl.domain.task import Session, SessionMessage, Task
+from agentctl.domain.verdict import Approval, Verdict
+from agentctl.domain.verification import VerificationReport
+from agentctl.store import ids
+from agentctl.store.codec import from_row
+from agentctl.store.location import Home
+
+R = TypeVar("R")
+Row = Mapping[str, object]
+
+_KEYS = {"task": "task_id", "session": "session_id", "run": "run_id", "artifact": "artifact_id",
+         "attempt": "attempt_id", "step": "step_id", "verdict": "verdict_id"}
+
+
+class Views:
+    def __init__(self, home: Home) -> None:
+        self._connection, self._paramstyle = _connect(home)
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+
+    def __enter__(self) -> Views:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # --- plumbing ---------------------------------------------------------------------------
+    def rows(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
+        if self._connection is None:
+            return []
+        if self._paramstyle != "qmark":
+            sql = sql.replace("?", "%s")
+        cursor = self._connection.cursor()
+        cursor.execute(sql, tuple(params))
+        if self._paramstyle == "qmark":
+            return cursor.fetchall()
+        names = [column[0] for column in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+    def records(self, cls: type[R], sql: str, params: Sequence[object] = ()) -> list[R]:
+        return [from_row(cls, row) for row in self.rows(sql, params)]
+
+    def resolve(self, kind: str, text: str) -> str:
+        table, key = ("tool_call" if kind == "toolcall" else kind), _KEYS.get(kind, f"{kind}_id")
+        prefix = ids.full_prefix(kind, text)
+        low, high = ids.prefix_bounds(prefix)
+        found = [str(r[key]) for r in self.rows(
+            f"SELECT {key} FROM {table} WHERE {key} >= ? AND {key} < ? ORDER BY {key} LIMIT 4",
+            (low, high))]
+        return ids.pick_unique(kind, text, found)
+
+    def _one(self, cls: type[R], sql: str, params: Sequence[object], missing: str) -> R:
+        found = self.records(cls, sql, params)
+        if not found:
+            raise NotFound(missing)
+        return found[0]
+
+    # --- tasks and sessions -------------------------------------------------------------------
+    def tasks(self, *, limit: int, status: str | None = None, session_id: str | None = None,
+              ) -> list[Task]:
+        where, params = _filters(status=status, session_id=session_id)
+        return self.records(Task, f"SELECT * FROM task{where} ORDER BY task_id DESC LIMIT ?",
+                            [*params, limit])
+
+    def task(self, text: str) -> Task:
+        task_id = self.resolve("task", text)
+        return self._one(Task, "SELECT * FROM task WHERE task_id = ?", (task_id,),
+                         f"no task {task_id}")
+
+    def sessions(self, *, limit: int) -> list[Session]:
+        return [self._with_tasks(s) for s in self.records(
+            Session, "SELECT * FROM session ORDER BY session_id DESC LIMIT ?", (limit,))]
+
+    def session(self, text: str) -> tuple[Session, list[SessionMessage]]:
+        session_id = self.resolve("session", text)
+        session = self._one(Session, "SELECT * FROM session WHERE session_id = ?", (session_id,),
+                            f"no session {session_id}")
+        messages = self.records(SessionMessage, "SELECT * FROM session_message "
+                                "WHERE session_id = ? ORDER BY message_id", (session_id,))
+        return self._with_tasks(session), messages
+
+    def _with_tasks(self, session: Session) -> Session:
+        from dataclasses import replace
+
+        related = tuple(str(r["task_id"]) for r in self.rows(
+            "SELECT task_id FROM task WHERE session_id = ? ORDER BY task_id", (session.session_id,)))
+        return replace(session, related_tasks=related)
+
+    # --- runs -------------------------------------------------------------------------------
+    def runs(self, *, limit: int, task_id: str | None = None, status: str | None = None,
+             ) -> list[Run]:
+        where, params = _filters(task_id=task_id, status=status)
+        return self.records(Run, f"SELECT * FROM run{where} ORDER BY run_id DESC LIMIT ?",
+                            [*params, limit])
+
+    def run(self, text: str | None) -> Run:
+        """A run by id prefix, or the newest run when `text` is None."""
+        if text is None:
+            newest = self.records(Run, "SELECT * FROM run ORDER BY run_id DESC LIMIT 1")
+            if not newest:
+                raise NotFound("there are no runs yet; start one with 'agentctl run start TASK'")
+            return newest[0]
+        run_id = self.resolve("run", text)
+        return self._one(Run, "SELECT * FROM run WHERE run_id = ?", (run_id,), f"no run {run_id}")
+
+    def attempts(self, run_id: str) -> list[Attempt]:
+        return self.records(Attempt, "SELECT * FROM attempt WHERE run_id = ? "
+                            "ORDER BY attempt_number", (run_id,))
+
+    def steps(self, run_id: str) -> list[Step]:
+        return self.records(Step, "SELECT * FROM step WHERE run_id = ? "
+                            "ORDER BY attempt_id, sequence_number", (run_id,))
+
+    def tool_calls(self, run_id: str) -> list[ToolCall]:
+        return self.records(ToolCall, "SELECT * FROM tool_call WHERE run_id = ?", (run_id,))
+
+    def artifacts(self, run_id: str | None = None) -> list[Artifact]:
+        if run_id is None:
+            return self.records(Artifact, "SELECT * FROM artifact ORDER BY artifact_id")
+        return self.records(Artifact, "SELECT * FROM artifact WHERE run_id = ? "
+                            "ORDER BY artifact_id", (run_id,))
+
+    def artifact(self, text: str) -> Artifact:
+        artifact_id = self.resolve("artifact", text)
+        return self._one(Artifact, "SELECT * FROM artifact WHERE artifact_id = ?", (artifact_id,),
+                         f"no artifact {artifact_id}")
+
+    def artifacts_by_id(self, artifact_ids: Sequence[str]) -> dict[str, Artifact]:
+        if not artifact_ids:
+            return {}
+        marks = ", ".join("?" for _ in artifact_ids)
+        found = self.records(Artifact, f"SELECT * FROM artifact WHERE artifact_id IN ({marks})",
+                             list(artifact_ids))
+        return {a.artifact_id: a for a in found}
+
+    def patch(self, run_id: str) -> Patch | None:
+        return _last(self.records(Patch, "SELECT * FROM patch WHERE run_id = ? ORDER BY patch_id",
+                                  (run_id,)))
+
+    def verification(self, run_id: str) -> VerificationReport | None:
+        return _last(self.records(VerificationReport, "SELECT * FROM verification_report "
+                                  "WHERE run_id = ? ORDER BY verification_report_id", (run_id,)))
+
+    def judgement(self, run_id: str) -> JudgeReport | None:
+        return _last(self.records(JudgeReport, "SELECT * FROM judge_report WHERE run_id = ? "
+                                  "ORDER BY judge_report_id", (run_id,)))
+
+    def verdict(self, run_id: str) -> Verdict | None:
+        return _last(self.records(Verdict, "SELECT * FROM verdict WHERE run_id = ?", (run_id,)))
+
+    def approvals(self, run_id: str) -> list[Approval]:
+        return self.records(Approval, "SELECT * FROM approval WHERE run_id = ? "
+                            "ORDER BY approval_id", (run_id,))
+
+    def pull_requests(self, run_id: str) -> list[Row]:
+        return self.rows("SELECT * FROM pull_request WHERE run_id = ? ORDER BY pr_id", (run_id,))
+
+    def run_summaries(self, run_ids: Sequence[str]) -> dict[str, Row]:
+        """Verdict status and eligibility per run, for listings."""
+        if not run_ids:
+            return {}
+        marks = ", ".join("?" for _ in run_ids)
+        rows = self.rows(f"SELECT run_id, status, pr_eligibility, reasons FROM verdict "
+                         f"WHERE run_id IN ({marks})", list(run_ids))
+        return {str(r["run_id"]): r for r in rows}
+
+    # --- events -----------------------------------------------------------------------------
+    def events(self, *, run_id: str | None = None, task_id: str | None = None,
+               after_seq: int = 0, limit: int | None = None) -> list[Row]:
+        where, params = _filters(run_id=run_id, task_id=task_id)
+        where += (" AND" if where else " WHERE") + " seq > ?"
+        sql = f"SELECT * FROM event{where} ORDER BY seq"
+        params = [*params, after_seq]
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return self.rows(sql, params)
+
+    def event_chain(self) -> Iterator[tuple]:
+        """Every event as the tuple `find_chain_breaks` checks, in order, streamed."""
+        if self._connection is None:
+            return iter(())
+        cursor = self._connection.cursor()
+        cursor.execute("SELECT seq, type, task_id, run_id, attempt_id, step_id, payload, "
+                       "created_at, prev_hash, hash FROM event ORDER BY seq")
+        return (tuple(row) for row in cursor)
+
+    def event_head(self) -> tuple[int, str] | None:
+        rows = self.rows("SELECT seq, hash FROM event_head WHERE id = 1")
+        return (int(rows[0]["seq"]), str(rows[0]["hash"])) if rows else None  # type: ignore[arg-type]
+
+
+def _filters(**equals: object) -> tuple[str, list[object]]:
+    clauses = [f"{column} = ?" for column, value in equals.items() if value is not None]
+    params = [value for value in equals.values() if value is not None]
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+def _last(items: list[R]) -> R | None:
+    return items[-1] if items else None
+
+
+def _connect(home: Home) -> tuple[object | None, str]:
+    path = home.sqlite_path
+    if path is not None:
+        if not path.exists():
+            return None, "qmark"
+        connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
+        connection.row_factory = sqlite3.Row
+        return connection, "qmark"
+    from agentctl.store.engine import engine_for  # another database: its driver via SQLAlchemy
+
+    raw = engine_for(home.database_url).raw_connection()
+    return raw, "format"

@@ -1,0 +1,130 @@
+"""Shared fixtures: throw-away git repositories, a throw-away state home, the installed CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+AGENTCTL = shutil.which("agentctl", path=str(Path(sys.executable).parent)) or "agentctl"
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    result = subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+        env={**os.environ, **GIT_IDENTITY},
+    )
+    return result.stdout.strip()
+
+
+def make_repo(path: Path, files: Mapping[str, str | bytes], *, branch: str = "main") -> Path:
+    """A git repository at `path` with `files` committed on `branch`."""
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", "-b", branch, str(path)], check=True)
+    for name, content in files.items():
+        target = path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "initial commit")
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A small repository with a package, a test, a config module and a CI workflow."""
+    return make_repo(tmp_path / "service", {
+        "README.md": "# service\n",
+        "src/app.py": "def greet(name):\n    return f'hello {name}'\n",
+        "src/config/settings.py": "TIMEOUT = 30\n",
+        "tests/test_app.py": "from src.app import greet\n\n\ndef test_greet():\n"
+                             "    assert greet('x') == 'hello x'\n",
+        ".github/workflows/deploy.yml": "name: deploy\non: push\n",
+    })
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> object:
+        return json.loads(self.stdout)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def agentctl(home: Path, tmp_path: Path) -> Callable[..., Result]:
+    """Run the installed `agentctl` with a throw-away home, in a folder with no config."""
+    workdir = tmp_path / "cwd"
+    workdir.mkdir(exist_ok=True)
+
+    def run(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+            timeout: float = 120, input: str | None = None) -> Result:
+        environment = {**os.environ, "AGENTCTL_HOME": str(home), **GIT_IDENTITY}
+        environment.pop("AGENTCTL_CONFIG", None)
+        environment.update(env or {})
+        completed = subprocess.run(
+            [AGENTCTL, *args], cwd=cwd or workdir, env=environment, capture_output=True,
+            text=True, timeout=timeout, input=input,
+        )
+        return Result(completed.returncode, completed.stdout, completed.stderr)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def repo_maker() -> Callable[..., Path]:
+    """`make_repo` as a fixture, for tests and module-scoped setups that build their own repos."""
+    return make_repo
+
+
+@pytest.fixture(scope="session")
+def run_git() -> Callable[..., str]:
+    """`git(repo, *args)` as a fixture."""
+    return git
+
+
+@pytest.fixture(scope="session")
+def run_agentctl() -> Callable[..., Result]:
+    """`run_agentctl(*args, home=..., cwd=...)`: the installed CLI against an explicit home.
+
+    The `agentctl` fixture is per test; this one also serves module-scoped homes built once.
+    """
+    def run(*args: str, home: Path, cwd: Path, env: Mapping[str, str] | None = None,
+            timeout: float = 120, input: str | None = None) -> Result:
+        environment = {**os.environ, "AGENTCTL_HOME": str(home), **GIT_IDENTITY}
+        environment.pop("AGENTCTL_CONFIG", None)
+        environment.update(env or {})
+        completed = subprocess.run(
+            [AGENTCTL, *args], cwd=cwd, env=environment, capture_output=True, text=True,
+            timeout=timeout, input=input,
+        )
+        return Result(completed.returncode, completed.stdout, completed.stderr)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def agentctl_executable() -> str:
+    """The path of the installed `agentctl`, for tests that start it with Popen."""
+    return AGENTCTL

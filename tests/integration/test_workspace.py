@@ -1,0 +1,188 @@
+"""Workspaces: a private clone at the base commit that never touches the user's repository."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentctl.domain.errors import InfrastructureFailure
+from agentctl.execution.workspace import (
+    CloneCancelled, clone_at, create_workspace_dir, remove_workspace,
+)
+
+# tests/ is not a package and each suite has its own `conftest` module, so `from conftest import`
+# finds whichever was imported last: load the root one by path, once.
+_ROOT_CONFTEST = "agentctl_tests_root_conftest"
+if _ROOT_CONFTEST not in sys.modules:
+    _spec = importlib.util.spec_from_file_location(
+        _ROOT_CONFTEST, Path(__file__).parents[1] / "conftest.py")
+    assert _spec is not None and _spec.loader is not None
+    sys.modules[_ROOT_CONFTEST] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules[_ROOT_CONFTEST])
+git, make_repo = sys.modules[_ROOT_CONFTEST].git, sys.modules[_ROOT_CONFTEST].make_repo
+
+
+@pytest.fixture
+def user_repo(tmp_path: Path) -> Path:
+    """A repository whose branch tip is one commit ahead of the base, with local changes."""
+    repo = make_repo(tmp_path / "user", {"app.py": "VERSION = 1\n", "docs/guide.md": "# guide\n"})
+    git(repo, "tag", "base")
+    (repo / "app.py").write_text("VERSION = 2\n")
+    git(repo, "commit", "-q", "-am", "tip")
+    (repo / "app.py").write_text("VERSION = 3  # uncommitted\n")
+    (repo / "notes.txt").write_text("untracked\n")
+    return repo
+
+
+def _snapshot(repo: Path) -> dict[str, object]:
+    index = repo / ".git" / "index"
+    return {
+        "index": (index.stat().st_mtime_ns, index.read_bytes()),
+        "config": (repo / ".git" / "config").read_bytes(),
+        "files": {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts},
+    }
+
+
+def _describe(repo: Path) -> dict[str, str]:
+    return {
+        "head": git(repo, "rev-parse", "HEAD"),
+        "symbolic": git(repo, "symbolic-ref", "HEAD"),
+        "refs": git(repo, "for-each-ref"),
+        "stash": git(repo, "stash", "list"),
+        "status": git(repo, "status", "--porcelain"),
+    }
+
+
+def test_clone_is_checked_out_at_the_given_commit_not_the_branch_tip(user_repo: Path, tmp_path: Path) -> None:
+    base = git(user_repo, "rev-parse", "base")
+    dest = tmp_path / "ws"
+    clone_at(str(user_repo), base, dest, is_url=False)
+    assert git(dest, "rev-parse", "HEAD") == base
+    assert (dest / "app.py").read_text() == "VERSION = 1\n"
+    assert git(dest, "status", "--porcelain") == ""
+    assert git(dest, "rev-parse", "--abbrev-ref", "HEAD") == "HEAD"  # detached
+    assert not (dest / "notes.txt").exists()
+
+
+def test_cloned_files_are_not_hardlinks_of_the_users_work_tree(user_repo: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "ws"
+    clone_at(str(user_repo), git(user_repo, "rev-parse", "HEAD"), dest, is_url=False)
+    for name in ("app.py", "docs/guide.md"):
+        assert (dest / name).stat().st_ino != (user_repo / name).stat().st_ino
+        assert (dest / name).stat().st_nlink == 1
+
+
+def test_clone_leaves_the_users_repository_untouched(user_repo: Path, tmp_path: Path) -> None:
+    (user_repo / "docs" / "guide.md").write_text("# stashed\n")
+    git(user_repo, "stash", "push", "-q", "docs/guide.md")
+    before, described = _snapshot(user_repo), _describe(user_repo)
+    clone_at(str(user_repo), git(user_repo, "rev-parse", "base"), tmp_path / "ws", is_url=False)
+    assert _snapshot(user_repo) == before  # before `git status` below may refresh the index
+    assert _describe(user_repo) == described
+
+
+def test_clone_uses_no_alternates_and_keeps_no_remote_to_the_users_repository(
+    user_repo: Path, tmp_path: Path,
+) -> None:
+    dest = tmp_path / "ws"
+    clone_at(str(user_repo), git(user_repo, "rev-parse", "HEAD"), dest, is_url=False)
+    assert not (dest / ".git" / "objects" / "info" / "alternates").exists()
+    assert git(dest, "remote") == ""
+    assert git(dest, "fsck", "--connectivity-only", "--no-dangling") == ""
+
+
+def test_git_variables_in_the_environment_do_not_redirect_the_clone(
+    user_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GIT_DIR", str(user_repo / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(user_repo))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(user_repo / ".git" / "index"))
+    before = _snapshot(user_repo)
+    dest = tmp_path / "ws"
+    base = git(user_repo, "rev-parse", "base")
+    clone_at(str(user_repo), base, dest, is_url=False)
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_WORK_TREE")
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    assert git(dest, "rev-parse", "HEAD") == base
+    assert _snapshot(user_repo) == before
+
+
+def test_missing_commit_raises_infrastructure_failure_naming_it(user_repo: Path, tmp_path: Path) -> None:
+    missing = "0123456789abcdef0123456789abcdef01234567"
+    with pytest.raises(InfrastructureFailure, match=f"cannot check out commit {missing}") as error:
+        clone_at(str(user_repo), missing, tmp_path / "ws", is_url=False)
+    assert "\n" not in str(error.value)
+
+
+def test_missing_source_raises_infrastructure_failure(tmp_path: Path) -> None:
+    with pytest.raises(InfrastructureFailure, match="does not exist"):
+        clone_at(str(tmp_path / "nowhere"), "0" * 40, tmp_path / "ws", is_url=False)
+
+
+def test_a_source_that_is_not_a_repository_fails_with_gits_message(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(InfrastructureFailure, match="cannot clone .*plain: fatal: "):
+        clone_at(str(tmp_path / "plain"), "0" * 40, tmp_path / "ws", is_url=False)
+
+
+def test_a_commit_that_is_not_a_sha_is_refused_before_git_runs(user_repo: Path, tmp_path: Path) -> None:
+    with pytest.raises(InfrastructureFailure, match="invalid commit id '--upload-pack=x'"):
+        clone_at(str(user_repo), "--upload-pack=x", tmp_path / "ws", is_url=False)
+    assert not (tmp_path / "ws").exists()
+
+
+def test_url_clone_fetches_the_commit(user_repo: Path, tmp_path: Path) -> None:
+    base = git(user_repo, "rev-parse", "base")
+    dest = tmp_path / "ws"
+    clone_at(f"file://{user_repo}", base, dest, is_url=True)
+    assert git(dest, "rev-parse", "HEAD") == base
+    assert (dest / "app.py").read_text() == "VERSION = 1\n"
+
+
+def test_url_clone_of_an_unknown_commit_fails(user_repo: Path, tmp_path: Path) -> None:
+    with pytest.raises(InfrastructureFailure, match="cannot check out commit"):
+        clone_at(f"file://{user_repo}", "ab" * 20, tmp_path / "ws", is_url=True)
+
+
+def test_cancelling_stops_a_clone_that_is_still_running(user_repo: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    fifo = tmp_path / "trace"
+    os.mkfifo(fifo)
+    monkeypatch.setenv("GIT_TRACE", str(fifo))  # git blocks opening a fifo nobody reads
+    with pytest.raises(CloneCancelled):
+        clone_at(str(user_repo), git(user_repo, "rev-parse", "HEAD"), tmp_path / "ws",
+                 is_url=False, should_stop=lambda: True)
+
+
+def test_workspace_dir_is_private(tmp_path: Path) -> None:
+    path = create_workspace_dir()
+    try:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700
+        assert path.name.startswith("agentctl-ws-")
+    finally:
+        remove_workspace(path)
+
+
+def test_remove_workspace_removes_read_only_trees(user_repo: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "ws"
+    clone_at(str(user_repo), git(user_repo, "rev-parse", "HEAD"), dest, is_url=False)
+    locked = dest / "locked"
+    (locked / "deeper").mkdir(parents=True)
+    (locked / "deeper" / "file.txt").write_text("x")
+    (locked / "file.txt").write_text("x")
+    for path in (locked / "deeper" / "file.txt", locked / "file.txt"):
+        path.chmod(0o444)
+    (locked / "deeper").chmod(0o000)
+    locked.chmod(0o500)
+    remove_workspace(dest)
+    assert not dest.exists()
+
+
+def test_remove_workspace_ignores_a_missing_directory(tmp_path: Path) -> None:
+    remove_workspace(tmp_path / "never-created")

@@ -1,0 +1,190 @@
+"""Path globs with gitignore conventions: what they match, what they refuse, their properties."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from hypothesis import assume, example, given
+from hypothesis import strategies as st
+
+from agentctl.domain import globs
+from agentctl.domain.errors import BadInput
+
+
+@pytest.mark.parametrize(("pattern", "path", "expected"), [
+    # no slash: any depth
+    ("*.lock", "yarn.lock", True),
+    ("*.lock", "web/app/yarn.lock", True),
+    ("*.lock", "yarn.lock.bak", False),
+    (".env", ".env", True),
+    (".env", "deploy/.env", True),
+    (".env", ".envrc", False),
+    (".env.*", "config/.env.prod", True),
+    ("id_rsa*", "home/.ssh/id_rsa.pub", True),
+    # a slash anchors at the root
+    ("src/**", "src/app.py", True),
+    ("src/**", "src/deep/er/app.py", True),
+    ("src/**", "lib/src/app.py", False),
+    ("src/**", "srcx/app.py", False),
+    ("/pom.xml", "pom.xml", True),
+    ("/pom.xml", "module/pom.xml", False),
+    (".github/workflows/*.yml", ".github/workflows/deploy.yml", True),
+    (".github/workflows/*.yml", ".github/workflows/sub/deploy.yml", False),
+    # * and ? stay within one segment
+    ("src/*.py", "src/app.py", True),
+    ("src/*.py", "src/pkg/app.py", False),
+    ("src/?.py", "src/a.py", True),
+    ("src/?.py", "src/ab.py", False),
+    ("a?b", "a/b", False),
+    # ** spans any number of segments, zero included
+    ("src/**/*.py", "src/app.py", True),
+    ("src/**/*.py", "src/a/b/c/app.py", True),
+    ("src/**/*.py", "src/a/b/c/app.txt", False),
+    ("**/test/**", "test/a.py", True),
+    ("**/test/**", "module/test/a.py", True),
+    ("**/test/**", "module/tests/a.py", False),
+    ("**/generated/**", "a/generated/b/c.java", True),
+    ("**", "anything/at/all", True),
+    # a pattern that matches a folder covers everything below it
+    ("infra", "infra/main.tf", True),
+    ("infra", "modules/infra/main.tf", True),
+    ("infra/", "infra/main.tf", True),
+    ("deployment/*", "deployment/k8s/app.yaml", True),
+    ("infra", "infrastructure/main.tf", False),
+    # character classes
+    ("file[0-9].txt", "file7.txt", True),
+    ("file[0-9].txt", "fileA.txt", False),
+    ("file[!0-9].txt", "fileA.txt", True),
+    ("file[!0-9].txt", "file7.txt", False),
+    # literal characters that mean something to regular expressions
+    ("a+b(c).txt", "a+b(c).txt", True),
+    ("a+b(c).txt", "aab(c).txt", False),
+    ("v1.2", "v1x2", False),
+    # case matters, as in git
+    ("*.PY", "app.py", False),
+    # ./ is the root
+    ("./src/**", "src/app.py", True),
+])
+def test_glob_matches(pattern: str, path: str, expected: bool) -> None:
+    assert globs.matches(pattern, path) is expected
+
+
+@pytest.mark.parametrize(("pattern", "problem"), [
+    ("", "empty path glob"),
+    ("   ", "empty path glob"),
+    ("!src/**", "negation"),
+    ("src\\*.py", "separator"),
+    ("a\0b", "separator"),
+    ("../outside/**", "'..'"),
+    ("src/../../etc", "'..'"),
+    ("src/[abc", "never closed"),
+    ("[", "never closed"),
+])
+def test_malformed_glob_is_refused_with_what_is_wrong(pattern: str, problem: str) -> None:
+    with pytest.raises(BadInput, match=problem):
+        globs.validate_glob(pattern)
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: validate_glob accepts bracket expressions that "
+                   "compile_glob cannot compile (re.error / ValueError instead of BadInput)")
+@pytest.mark.parametrize("pattern", ["[]", "[]a]", "[!]", "[z-a]", "[a/b]"])
+def test_glob_that_cannot_be_compiled_is_refused_as_malformed(pattern: str) -> None:
+    with pytest.raises(BadInput, match="malformed glob"):
+        globs.validate_glob(pattern)
+        globs.compile_glob(pattern)
+
+
+@pytest.mark.parametrize(("pattern", "normalised"), [
+    ("src/**", "src/**"), ("  *.lock ", "*.lock"), ("./src/**", "src/**"), ("a/b/", "a/b/"),
+])
+def test_validate_returns_the_normalised_pattern(pattern: str, normalised: str) -> None:
+    assert globs.validate_glob(pattern) == normalised
+
+
+def test_first_match_names_the_first_rule_that_matches() -> None:
+    rules = ("infra/**", "*.tf", ".github/**")
+    assert globs.first_match(rules, "infra/main.tf") == "infra/**"
+    assert globs.first_match(rules, "modules/vpc.tf") == "*.tf"
+    assert globs.first_match(rules, "src/app.py") is None
+    assert globs.first_match((), "anything") is None
+
+
+@pytest.mark.parametrize(("pattern", "sample"), [
+    ("src/**", "src/x"), ("*.lock", "x.lock"),
+    (".github/workflows/*.yml", ".github/workflows/x.yml"),
+    ("file[0-9].txt", "filex.txt"), ("/pom.xml", "pom.xml"), ("a?c", "axc"),
+])
+def test_representative_path(pattern: str, sample: str) -> None:
+    assert globs.representative_path(pattern) == sample
+
+
+# --- properties -----------------------------------------------------------------------------
+
+SEGMENT = st.text(alphabet="abcxyz019_-.", min_size=1, max_size=6).filter(
+    lambda s: s not in (".", ".."))
+PATH = st.lists(SEGMENT, min_size=1, max_size=5).map("/".join)
+PATTERN_TEXT = st.text(alphabet="abx./*?-_", min_size=1, max_size=16)
+
+
+def _valid(pattern: str) -> str:
+    try:
+        return globs.validate_glob(pattern)
+    except BadInput:
+        assume(False)
+        raise
+
+
+@given(PATTERN_TEXT)
+def test_a_glob_matches_its_own_representative_path(pattern: str) -> None:
+    _valid(pattern)
+    assert globs.matches(pattern, globs.representative_path(pattern))
+
+
+@given(st.lists(SEGMENT, max_size=4), SEGMENT)
+def test_a_pattern_without_slash_matches_its_name_at_any_depth(folders: list[str],
+                                                                name: str) -> None:
+    assert globs.matches(name, "/".join([*folders, name]))
+
+
+@given(st.lists(SEGMENT, min_size=1, max_size=3), PATH)
+def test_an_anchored_pattern_matches_only_at_the_root(folders: list[str], rest: str) -> None:
+    anchored = "/".join(folders)
+    assume("/" in anchored)
+    assert globs.matches(anchored, f"{anchored}/{rest}")
+    assert not globs.matches(anchored, f"prefix/{anchored}")
+
+
+@given(SEGMENT, st.lists(SEGMENT, min_size=1, max_size=4))
+def test_a_star_never_crosses_a_slash(top: str, below: list[str]) -> None:
+    path = "/".join([top, *below])
+    assert globs.matches(f"{top}/**", path)
+    assert globs.matches(f"{top}/**/{below[-1]}", path)
+    if len(below) > 1:
+        assert not globs.matches(f"{top}/*.never", path)
+        assert not globs.matches(f"{top}/*/*.never", path)
+
+
+@given(st.text(min_size=1, max_size=12))
+@example("[]")
+@example("[z-a]")
+@example("[a/b]")
+@pytest.mark.xfail(strict=True, reason="BUG: some patterns pass validate_glob but make "
+                   "compile_glob raise re.error/ValueError (e.g. '[]', '[z-a]', '[a/b]')")
+def test_every_pattern_either_is_refused_or_compiles(pattern: str) -> None:
+    try:
+        globs.validate_glob(pattern)
+    except BadInput:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        globs.compile_glob(pattern)
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="[]"), min_size=1, max_size=12))
+def test_every_pattern_without_brackets_either_is_refused_or_compiles(pattern: str) -> None:
+    try:
+        globs.validate_glob(pattern)
+    except BadInput:
+        return
+    globs.compile_glob(pattern)
