@@ -7,7 +7,18 @@ from typing import Annotated
 import typer
 
 from agentctl import __version__
-from agentctl.cli import artifact, audit, events, init, run, session, task, verdict, worker
+from agentctl.cli import (
+    artifact,
+    audit,
+    events,
+    init,
+    pr,
+    run,
+    session,
+    task,
+    verdict,
+    worker,
+)
 from agentctl.cli.context import state
 
 app = typer.Typer(
@@ -51,5 +62,6 @@ app.add_typer(run.app, name="run")
 app.command("worker")(worker.worker)
 app.add_typer(verdict.app, name="verdict")
 app.add_typer(artifact.app, name="artifact")
+app.add_typer(pr.app, name="pr")
 app.command("events")(events.events)
 app.add_typer(audit.app, name="audit")

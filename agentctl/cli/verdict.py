@@ -54,3 +54,37 @@ def explain(ctx: typer.Context, run_id: RunArgument = None, as_json: JsonOption 
     from agentctl.cli.render.verdicts import explanation
 
     out().print(explanation(document, home=str(state(ctx).home.root)))
+
+
+def _decide(ctx: typer.Context, run_id: str, decision: str, by: str, reason: str,
+            as_json: bool) -> None:
+    from agentctl.cli.output import emit_json, out
+    from agentctl.domain.enums import ApprovalDecision
+    from agentctl.services.approvals import record_approval
+
+    approval = record_approval(state(ctx).store, run_id, decision=ApprovalDecision(decision),
+                               by=by, reason=reason)
+    if as_json:
+        emit_json(approval)
+    else:
+        out().print(f"{approval.decision.value} {approval.run_id} by {approval.by}")
+
+
+ByOption = Annotated[str, typer.Option("--by", metavar="WHO", help="Who decides.")]
+ReasonOption = Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why.")]
+
+
+@app.command()
+def approve(ctx: typer.Context,
+            run_id: Annotated[str, typer.Argument(metavar="RUN", help="Run id or prefix.")],
+            by: ByOption, reason: ReasonOption, as_json: JsonOption = False) -> None:
+    """Approve a verdict that awaits a human (NEEDS_APPROVAL); its reasons stay as they are."""
+    _decide(ctx, run_id, "APPROVED", by, reason, as_json)
+
+
+@app.command()
+def reject(ctx: typer.Context,
+           run_id: Annotated[str, typer.Argument(metavar="RUN", help="Run id or prefix.")],
+           by: ByOption, reason: ReasonOption, as_json: JsonOption = False) -> None:
+    """Reject a verdict: no PR will be opened from this run."""
+    _decide(ctx, run_id, "REJECTED", by, reason, as_json)

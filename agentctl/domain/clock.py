@@ -15,7 +15,9 @@ def utcnow() -> datetime:
 def to_iso(moment: datetime | None) -> str | None:
     if moment is None:
         return None
-    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    if moment.tzinfo is not UTC:
+        moment = moment.astimezone(UTC)
+    return moment.isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def from_iso(text: str | None) -> datetime | None:

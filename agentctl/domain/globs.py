@@ -33,6 +33,11 @@ def validate_glob(pattern: str) -> str:
         raise BadInput(f"malformed glob {pattern!r}: '[' is never closed")
     if text.startswith("./"):
         text = text[2:]
+    try:
+        _translate(text)
+    except (re.error, ValueError):
+        raise BadInput(f"malformed glob {pattern!r}: a [...] set is empty, reversed or spans "
+                       "a '/'") from None
     return text
 
 
@@ -48,7 +53,10 @@ def _unclosed_bracket(text: str) -> bool:
 
 @lru_cache(maxsize=1024)
 def compile_glob(pattern: str) -> re.Pattern[str]:
-    text = validate_glob(pattern)
+    return _translate(validate_glob(pattern))
+
+
+def _translate(text: str) -> re.Pattern[str]:
     anchored = text.startswith("/") or "/" in text.rstrip("/")
     text = text.strip("/")
     parts = text.split("/")
@@ -74,10 +82,12 @@ def _segment(part: str) -> str:
         elif char == "?":
             out.append("[^/]")
         elif char == "[":
-            end = part.index("]", i + 1)
+            end = part.index("]", i + 1)  # ValueError: a set that spans a '/' or never closes
             body = part[i + 1 : end]
             if body.startswith("!"):
                 body = "^" + body[1:]
+            if not body.strip("^"):
+                raise ValueError("empty set")
             out.append(f"[{body}]")
             i = end
         else:

@@ -21,12 +21,7 @@ PREFIXES = (
 )
 
 
-def _encode(value: int, length: int) -> str:
-    chars = []
-    for _ in range(length):
-        value, digit = divmod(value, 32)
-        chars.append(_CROCKFORD[digit])
-    return "".join(reversed(chars))
+_SHIFTS = tuple(range(125, -1, -5))  # 26 five-bit digits of a 130-bit number, most significant first
 
 
 def ulid() -> str:
@@ -40,7 +35,8 @@ def ulid() -> str:
         else:
             _last_random = int.from_bytes(os.urandom(10), "big") >> 1  # room to increment
         _last_ms = now_ms
-        return _encode(now_ms, 10) + _encode(_last_random, 16)
+        value = (now_ms << 80) | (_last_random & ((1 << 80) - 1))
+        return "".join([_CROCKFORD[(value >> shift) & 31] for shift in _SHIFTS])
 
 
 def new_id(prefix: str) -> str:

@@ -153,7 +153,7 @@ class Run:
     def with_status(self, target: RunStatus, at: datetime, *, has_verdict: bool = False) -> Run:
         advance(self.status, target, f"run {self.run_id}")
         if target in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.NEEDS_APPROVAL,
-                      RunStatus.CANCELLED) and not has_verdict:
+                      RunStatus.CANCELLED, RunStatus.EXPIRED) and not has_verdict:
             raise InvariantViolation(f"run {self.run_id} cannot end {target.value} without a verdict")
         ended = target in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)
         return replace(self, status=target, completed_at=at if ended else self.completed_at)

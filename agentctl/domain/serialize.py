@@ -29,12 +29,17 @@ def to_json(value: object) -> object:
     if isinstance(value, datetime):
         return to_iso(value)
     if is_dataclass(value) and not isinstance(value, type):
-        return {camel(f.name): to_json(getattr(value, f.name)) for f in fields(value)}
+        return {key: to_json(getattr(value, name)) for name, key in _keys(type(value))}
     if isinstance(value, Mapping):
         return {str(k): to_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [to_json(item) for item in value]
     raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+@lru_cache(maxsize=None)
+def _keys(cls: type) -> tuple[tuple[str, str], ...]:
+    return tuple((f.name, camel(f.name)) for f in fields(cls))
 
 
 def dumps(value: object) -> str:

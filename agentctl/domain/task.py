@@ -117,7 +117,9 @@ def policy_denial_reasons(
         )
     for allowed in allowed_paths:
         sample = globs.representative_path(allowed)
-        rule = globs.first_match(policy.forbidden_paths, sample)
+        # A glob naming a folder covers what lies below it, so try a path inside it too.
+        rule = globs.first_match(policy.forbidden_paths, sample) or globs.first_match(
+            policy.forbidden_paths, f"{sample}/x")
         if rule is not None:
             reasons.append(f"requested allowed path {allowed!r} is forbidden by config ({rule})")
         elif policy.allowed_paths and globs.first_match(policy.allowed_paths, sample) is None:

@@ -3,11 +3,17 @@
 Each method is one transaction that first proves (compare-and-set on the attempt row) that this
 attempt still holds the run's unexpired lease; a stale attempt's writes raise LeaseLost and
 change nothing.
+
+Finished tool calls that only touched the workspace are batched: they are committed with the
+next write, or when the batch is full or old. A crash can lose at most that batch, and the
+workspace those calls changed dies with the attempt, so no unrecorded effect ever reaches a
+patch. Commit per call would cost a WAL commit each (~0.4 ms), ten times the rows themselves.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -38,6 +44,9 @@ from agentctl.store import Store
 from agentctl.store.blobs import StoredBlob
 from agentctl.store.uow import UnitOfWork
 
+BATCH_CALLS = 256
+BATCH_SECONDS = 0.25
+
 
 @dataclass(frozen=True, slots=True)
 class NewArtifact:
@@ -58,14 +67,29 @@ class AttemptRecorder:
         self.spec_digest = spec_digest
         self.clock = clock
         self._sequence = 0
+        self._pending_steps: list[Step] = []
+        self._pending_calls: list[ToolCall] = []
+        self._pending_events: list[NewEvent] = []
+        self._pending_since = 0.0
 
     # --- plumbing ---------------------------------------------------------------------------
     @contextmanager
     def write(self) -> Iterator[UnitOfWork]:
-        """A fenced transaction for this attempt (for records the recorder has no method for)."""
+        """A fenced transaction for this attempt; batched tool calls land first, in order."""
         with self.store.unit_of_work() as uow:
             uow.fence(self.lease.attempt_id, self.lease.lease_id, self.clock())
+            if self._pending_steps:
+                uow.steps.add_many(self._pending_steps)
+                uow.tool_calls.add_many(self._pending_calls)
+                uow.events.append_many(self._pending_events)
             yield uow
+        self._pending_steps, self._pending_calls, self._pending_events = [], [], []
+
+    def flush(self) -> None:
+        """Commit batched tool calls now (before anything outside the workspace happens)."""
+        if self._pending_steps:
+            with self.write():
+                pass
 
     def _event(self, type_: EventType, now: datetime, step_id: str | None = None,
                **payload: object) -> NewEvent:
@@ -170,17 +194,19 @@ class AttemptRecorder:
     def tool_call(self, *, tool: str, arguments_json: str, decision: ToolDecision,
                   matched_rule: str | None, denial_reason: str | None, requested_at: datetime,
                   result: ToolResult | None, approved_by: str | None = None) -> ToolCall:
-        """A finished (or denied) tool call as one step, in one transaction."""
+        """A finished (or denied) workspace-only tool call, as one step; batched."""
         now = self.clock()
         step, call = self._tool_records(tool, arguments_json, decision, matched_rule,
-                                        denial_reason, requested_at, approved_by)
-        call = replace(call, result=result, completed_at=now)
-        step = step.finished(_step_status(decision, result), now,
-                             failure_code=_failure_code(decision, result))
-        with self.write() as uow:
-            uow.steps.add(step)
-            uow.tool_calls.add(call)
-            uow.events.append_many(self._tool_events(step, call, now, finished=True))
+                                        denial_reason, requested_at, approved_by,
+                                        result=result, completed_at=now)
+        if not self._pending_steps:
+            self._pending_since = time.monotonic()
+        self._pending_steps.append(step)
+        self._pending_calls.append(call)
+        self._pending_events += self._tool_events(step, call, now, finished=True)
+        if (len(self._pending_steps) >= BATCH_CALLS
+                or time.monotonic() - self._pending_since >= BATCH_SECONDS):
+            self.flush()
         return call
 
     def begin_tool_call(self, *, tool: str, arguments_json: str, matched_rule: str | None,
@@ -212,18 +238,24 @@ class AttemptRecorder:
 
     def _tool_records(self, tool: str, arguments_json: str, decision: ToolDecision,
                       matched_rule: str | None, denial_reason: str | None,
-                      requested_at: datetime, approved_by: str | None) -> tuple[Step, ToolCall]:
+                      requested_at: datetime, approved_by: str | None, *,
+                      result: ToolResult | None = None, completed_at: datetime | None = None,
+                      ) -> tuple[Step, ToolCall]:
+        """The step and its tool call: STARTED, or already finished when `completed_at` is given."""
         step_id, call_id = ids.new_id("step"), ids.new_id("toolcall")
+        finished = completed_at is not None
         step = Step(step_id=step_id, run_id=self.lease.run_id, attempt_id=self.lease.attempt_id,
                     sequence_number=self._next_sequence(), type=StepType.TOOL_CALL,
-                    status=StepStatus.STARTED, title=tool, started_at=requested_at,
+                    status=_step_status(decision, result) if finished else StepStatus.STARTED,
+                    title=tool, started_at=requested_at, ended_at=completed_at,
+                    failure_code=_failure_code(decision, result) if finished else None,
                     tool_call_id=call_id)
         call = ToolCall(tool_call_id=call_id, step_id=step_id, run_id=self.lease.run_id,
                         attempt_id=self.lease.attempt_id, tool_name=tool,
                         arguments_json=arguments_json, decision=decision,
                         matched_rule=matched_rule, denial_reason=denial_reason,
                         requested_at=requested_at, spec_digest=self.spec_digest,
-                        approved_by=approved_by)
+                        approved_by=approved_by, result=result, completed_at=completed_at)
         return step, call
 
     def _tool_events(self, step: Step, call: ToolCall, now: datetime, *,

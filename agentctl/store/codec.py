@@ -31,26 +31,54 @@ def _is_scalar(tp: object) -> bool:
     return tp in _SCALARS or (isinstance(tp, type) and issubclass(tp, (Enum, datetime)))
 
 
+Encoder = typing.Callable[[object], object]
+
+
+def _encode_nested(value: object) -> object:
+    if not value and isinstance(value, (dict, tuple, list)):
+        return "{}" if isinstance(value, dict) else "[]"
+    return json.dumps(to_json(value), separators=(",", ":"), ensure_ascii=False)
+
+
+def _encode_enum(value: object) -> object:
+    return value.value  # type: ignore[attr-defined]
+
+
 @lru_cache(maxsize=None)
 def _plan(cls: type) -> tuple[tuple[str, bool, object], ...]:
     hints = field_types(cls)
     return tuple((f.name, _is_scalar(hints[f.name]), hints[f.name]) for f in fields(cls))
 
 
+@lru_cache(maxsize=None)
+def _encoders(cls: type) -> tuple[tuple[str, Encoder | None], ...]:
+    """Per field: None for values stored as they are, else the function that encodes them."""
+    out: list[tuple[str, Encoder | None]] = []
+    for name, scalar, tp in _plan(cls):
+        base = _without_none(tp)
+        if not scalar:
+            out.append((name, _encode_nested))
+        elif isinstance(base, type) and issubclass(base, Enum):
+            out.append((name, _encode_enum))
+        elif base is datetime:
+            out.append((name, to_iso))  # type: ignore[arg-type]
+        else:
+            out.append((name, None))
+    return tuple(out)
+
+
+def _without_none(tp: object) -> object:
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        return inner[0] if len(inner) == 1 else tp
+    return tp
+
+
 def to_row(record: object) -> dict[str, object]:
     row: dict[str, object] = {}
-    for name, scalar, _ in _plan(type(record)):
+    for name, encode in _encoders(type(record)):
         value = getattr(record, name)
-        if value is None:
-            row[name] = None
-        elif isinstance(value, Enum):
-            row[name] = value.value
-        elif isinstance(value, datetime):
-            row[name] = to_iso(value)
-        elif scalar:
-            row[name] = value
-        else:
-            row[name] = json.dumps(to_json(value), separators=(",", ":"), ensure_ascii=False)
+        row[name] = value if encode is None or value is None else encode(value)
     return row
 
 

@@ -8,6 +8,7 @@ from sqlalchemy import Connection, insert, select, update
 
 from agentctl.domain.errors import IllegalTransition
 from agentctl.domain.events import GENESIS_HASH, NewEvent, hash_new_event
+from agentctl.store.repository import insert_rows
 from agentctl.store.tables import EventHeadRow, EventRow
 
 _EVENT = EventRow.__table__
@@ -38,7 +39,7 @@ class EventLog:
                 "hash": digest,
             })
             prev_hash = digest
-        self._connection.execute(insert(_EVENT), rows)
+        insert_rows(self._connection, _EVENT, rows)
         self._head = (seq, prev_hash)
 
     def flush_head(self) -> None:

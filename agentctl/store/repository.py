@@ -3,15 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Generic, TypeVar
 
-from sqlalchemy import Connection, Table, insert, select, update
+from sqlalchemy import Connection, Dialect, Table, insert, select, update
 
 from agentctl.domain.errors import IllegalTransition, NotFound
 from agentctl.store import ids
 from agentctl.store.codec import from_row, to_row
 
 R = TypeVar("R")
+
+
+def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, object]]) -> None:
+    """One driver-level executemany, skipping the ORM's per-row parameter processing."""
+    sql, names, positional = _insert_statement(table, connection.dialect)
+    params = [tuple(row[name] for name in names) for row in rows] if positional else list(rows)
+    connection.exec_driver_sql(sql, params)  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=64)
+def _insert_statement(table: Table, dialect: Dialect) -> tuple[str, tuple[str, ...], bool]:
+    """The INSERT compiled once for this dialect, and the order its parameters come in."""
+    compiled = insert(table).compile(dialect=dialect)
+    names = tuple(compiled.positiontup or ()) if compiled.positional else ()
+    return str(compiled), names, bool(compiled.positional)
 
 
 class Repository(Generic[R]):
@@ -28,8 +44,9 @@ class Repository(Generic[R]):
         self._connection.execute(insert(self._table), [to_row(record)])
 
     def add_many(self, records: Sequence[R]) -> None:
+        """Many rows in one driver-level executemany: the hot path of a busy agent."""
         if records:
-            self._connection.execute(insert(self._table), [to_row(r) for r in records])
+            insert_rows(self._connection, self._table, [to_row(r) for r in records])
 
     def get(self, identifier: str) -> R:
         row = self._connection.execute(

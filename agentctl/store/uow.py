@@ -17,6 +17,7 @@ from agentctl.domain.clock import to_iso
 from agentctl.domain.errors import LeaseLost
 from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch
+from agentctl.domain.pull_request import PullRequest
 from agentctl.domain.run import Attempt, Run
 from agentctl.domain.step import Step, ToolCall
 from agentctl.domain.task import Session, SessionMessage, Task
@@ -62,6 +63,8 @@ class UnitOfWork:
                                    "verdict")
         self.approvals = Repository(connection, tables.ApprovalRow.__table__, Approval,
                                     "approval_id", "approval")
+        self.pull_requests = Repository(connection, tables.PullRequestRow.__table__, PullRequest,
+                                        "pr_id", "pr")
         self.events = EventLog(connection)
         return self
 

@@ -154,6 +154,23 @@ def test_events_follow_prints_new_events_as_they_are_appended(
         process.stderr.close()  # type: ignore[union-attr]
 
 
+def test_concurrent_submits_on_a_fresh_home_keep_one_intact_chain(
+    agentctl_executable: str, repo: Path, home: Path, tmp_path: Path, run_agentctl,
+) -> None:
+    (tmp_path / "cwd").mkdir(exist_ok=True)
+    environment = {**os.environ, "AGENTCTL_HOME": str(home)}
+    environment.pop("AGENTCTL_CONFIG", None)
+    processes = [subprocess.Popen(
+        [agentctl_executable, "task", "submit", "--repo", str(repo), "--type", "bug_fix",
+         "--instruction", f"concurrent {n}"], cwd=tmp_path / "cwd", env=environment,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for n in range(4)]
+    errors = [process.communicate(timeout=120)[1] for process in processes]
+    assert [process.returncode for process in processes] == [0, 0, 0, 0], errors
+    verified = run_agentctl("audit", "verify", home=home, cwd=tmp_path / "cwd")
+    assert verified.returncode == 0, verified.stderr
+    assert verified.stdout.startswith("ok: 8 events, chain intact")
+
+
 # --- audit verify ---------------------------------------------------------------------------
 
 def test_audit_verify_passes_on_a_clean_log(logged: dict, run_agentctl) -> None:

@@ -69,6 +69,10 @@ def test_submit_list_show_cancel(agentctl, repo: Path, home: Path, error_line) -
     assert again.returncode == 2
     assert "CANCELLED to CANCELLED" in error_line(again.stderr)
 
+    no_run = agentctl("run", "start", task_id)  # a cancelled task schedules no new run
+    assert no_run.returncode == 2
+    assert f"task {task_id} is CANCELLED: not needed; it cannot run" in error_line(no_run.stderr)
+
     events = agentctl("events", "--json").json()
     assert [e["type"] for e in events] == ["TaskSubmitted", "TaskAccepted", "TaskCancelled"]
     assert {e["taskId"] for e in events} == {task_id}
@@ -249,6 +253,9 @@ def test_autonomy_above_max_autonomy_is_stored_as_policy_denied_with_exit_2(
     shown = agentctl("task", "show", task["taskId"])
     assert shown.returncode == 0
     assert "POLICY_DENIED" in shown.stdout and "exceeds max_autonomy" in shown.stdout
+    no_run = agentctl("run", "start", task["taskId"])  # a denied task cannot create a run
+    assert no_run.returncode == 2
+    assert "is POLICY_DENIED: autonomy auto_pr exceeds" in error_line(no_run.stderr)
     events = agentctl("events", "--json").json()
     assert [e["type"] for e in events] == ["TaskSubmitted", "TaskPolicyDenied"]
     assert events[1]["payload"]["reason"] == task["statusReason"]

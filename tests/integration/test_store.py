@@ -66,6 +66,8 @@ def count(home: Home, table: str) -> int:
 
 
 def test_database_is_sqlite_in_wal_mode_under_the_home(home: Home, store: Store) -> None:
+    with store.unit_of_work() as uow:
+        uow.tasks.add(new_task())
     assert home.sqlite_path == home.root / "agentctl.db"
     with sqlite3.connect(home.sqlite_path) as connection:  # type: ignore[arg-type]
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

@@ -140,12 +140,6 @@ def test_deleting_the_last_events_is_found_by_the_head(deleted: int) -> None:
     assert f"ends at event {6 - deleted}" in breaks[0].problem
 
 
-def test_deleting_the_last_event_without_a_head_goes_unnoticed_by_the_rows_alone() -> None:
-    """Why the store keeps a head: the rows by themselves cannot show a cut tail."""
-    rows, _ = chain()
-    assert find_chain_breaks(rows[:-1], None) == []
-
-
 def test_swapping_two_events_is_found() -> None:
     rows, head = chain()
     rows[2], rows[3] = rows[3], rows[2]

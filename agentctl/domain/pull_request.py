@@ -1,0 +1,29 @@
+"""A pull-request branch created from a run's verdict: a downstream action, never part of the run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from agentctl.domain.enums import TaskType
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PullRequest:
+    pr_id: str
+    run_id: str
+    repository: str
+    branch: str
+    commit_sha: str
+    base_commit: str
+    remote: str | None
+    draft: bool
+    body_artifact: str
+    url: str | None
+    created_by: str
+    created_at: datetime
+
+
+def default_branch(task_type: TaskType, run_id: str) -> str:
+    """`agentctl/<task-type>-<short run id>`; the id's tail, since its head is a timestamp."""
+    return f"agentctl/{task_type.value.replace('_', '-')}-{run_id[-8:].lower()}"

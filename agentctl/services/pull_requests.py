@@ -1,0 +1,116 @@
+"""`pr create`: a downstream action on an eligible (or approved) verdict, never part of the run."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from agentctl.domain import ids
+from agentctl.domain.artifact import Artifact, is_safe_for_pr
+from agentctl.domain.clock import Clock, utcnow
+from agentctl.domain.enums import (
+    ArtifactType,
+    ArtifactVisibility,
+    EventType,
+    PrEligibility,
+    RedactionStatus,
+)
+from agentctl.domain.errors import IntegrityError, NotFound, PolicyDenied
+from agentctl.domain.events import NewEvent
+from agentctl.domain.pull_request import PullRequest, default_branch
+from agentctl.domain.redaction import Redactor
+from agentctl.domain.verdict import may_open_pr
+from agentctl.execution.pr_branch import commit_on_branch, push_branch
+from agentctl.services.pr_body import commit_message, pr_body
+from agentctl.store import Store
+from agentctl.store.views import Views
+
+
+@dataclass(frozen=True, slots=True)
+class PrRequest:
+    run: str | None
+    branch: str | None
+    remote: str | None
+    draft: bool
+    by: str
+
+
+def create_pull_request(store: Store, request: PrRequest, *, clock: Clock = utcnow) -> PullRequest:
+    with Views(store.home) as views:
+        run = views.run(request.run)
+        verdict = views.verdict(run.run_id)
+        if verdict is None:
+            raise NotFound(f"run {run.run_id} has no verdict yet (status {run.status.value})")
+        approvals = views.approvals(run.run_id)
+        task = views.task(run.task_id)
+        artifacts = views.artifacts(run.run_id)
+    allowed, why = may_open_pr(verdict.pr_eligibility, approvals)
+    if not allowed:
+        raise PolicyDenied(f"run {run.run_id} may not open a PR: {why} (verdict "
+                           f"{verdict.status.value}: {'; '.join(verdict.reasons)})")
+    draft = request.draft or verdict.pr_eligibility is PrEligibility.DRAFT_ONLY
+    patch = _patch_artifact(artifacts)
+    problem = store.blobs.verify(patch.uri, patch.sha256)
+    if problem:
+        raise IntegrityError(f"patch artifact {patch.artifact_id}: {problem}")
+    safe = [a for a in artifacts if is_safe_for_pr(a)]
+    body = Redactor().clean(pr_body(
+        task=task, run=run, verdict=verdict, approvals=approvals,
+        touched=_json(store, safe, "touched-files.json"),
+        verification=_json(store, safe, "verifier-report.json"),
+        judge=_json(store, safe, "judge-report.json"),
+        evidence=[a for a in safe if a.artifact_id in verdict.evidence],
+    ))
+    branch = request.branch or default_branch(task.task_type, run.run_id)
+    pr_id = ids.new_id("pr")
+    now = clock()
+    with store.unit_of_work() as uow:
+        uow.events.append(NewEvent(type=EventType.PR_REQUESTED, created_at=now,
+                                   task_id=run.task_id, run_id=run.run_id,
+                                   payload={"prId": pr_id, "branch": branch, "draft": draft,
+                                            "remote": request.remote, "by": request.by}))
+    repository = task.repository or ""
+    commit = commit_on_branch(repository, base_commit=run.base_commit,
+                              patch=store.blobs.path_for(patch.uri), branch=branch,
+                              message=commit_message(task=task, run=run, verdict=verdict))
+    if request.remote:
+        push_branch(repository, request.remote, branch)
+    blob = store.blobs.put_bytes(body.encode())
+    body_artifact = Artifact(
+        artifact_id=ids.new_id("artifact"), run_id=run.run_id, attempt_id=patch.attempt_id,
+        produced_by_step=pr_id, type=ArtifactType.PR_BODY_DRAFT, name="pr-body.md", uri=blob.uri,
+        sha256=blob.sha256, size_bytes=blob.size_bytes, redaction_status=RedactionStatus.CLEAN,
+        visibility=ArtifactVisibility.SAFE_FOR_PR, created_at=clock(),
+        spec_digest=run.spec_digest, metadata={"producer": "pr create", "branch": branch},
+    )
+    pull_request = PullRequest(
+        pr_id=pr_id, run_id=run.run_id, repository=repository, branch=branch, commit_sha=commit,
+        base_commit=run.base_commit, remote=request.remote, draft=draft,
+        body_artifact=body_artifact.artifact_id, url=None, created_by=request.by,
+        created_at=clock(),
+    )
+    with store.unit_of_work() as uow:
+        uow.artifacts.add(body_artifact)
+        uow.pull_requests.add(pull_request)
+        uow.events.append(NewEvent(
+            type=EventType.PR_CREATED, created_at=pull_request.created_at, task_id=run.task_id,
+            run_id=run.run_id, payload={"prId": pr_id, "branch": branch, "commit": commit,
+                                        "remote": request.remote, "draft": draft,
+                                        "bodyArtifact": body_artifact.artifact_id,
+                                        "bodySha256": body_artifact.sha256}))
+    return pull_request
+
+
+def _patch_artifact(artifacts: list[Artifact]) -> Artifact:
+    for artifact in artifacts:
+        if artifact.type is ArtifactType.PATCH_UNIFIED_DIFF and artifact.name == "patch.diff":
+            return artifact
+    raise NotFound("the run has no patch.diff artifact")
+
+
+def _json(store: Store, safe: list[Artifact], name: str) -> dict | None:  # type: ignore[type-arg]
+    """The newest SAFE_FOR_PR artifact of that name, parsed; nothing else reaches a PR body."""
+    for artifact in reversed(safe):
+        if artifact.name == name:
+            return json.loads(b"".join(store.blobs.open_chunks(artifact.uri)))
+    return None

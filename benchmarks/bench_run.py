@@ -1,0 +1,207 @@
+"""The run pipeline's costs beside baselines measured in the same run (issue 3 targets).
+
+    .venv/bin/python benchmarks/bench_run.py [--calls 10000] [--log-mb 500] [--skip-log]
+
+1. Recording: a script agent's tool calls (steps, tool calls, events) written through the
+   recorder, vs raw sqlite3 `executemany` of the very same rows into an empty copy of the
+   schema. Target <= 3x.
+2. `run show --tree` of that many-step run, as a fresh `agentctl` process. Target < 1 s.
+3. A verifier printing LOG_MB of output: captured, hashed and stored as an artifact, vs
+   `sh -c 'cmd > file'` of the same bytes. Target <= 4x, peak memory < 100 MB.
+4. A `noop` run with verification `true`: everything besides the clone. Target < 1 s.
+
+Workspace preparation on a 20,000-file repository is measured by bench_workspace.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+AGENTCTL = str(Path(sys.executable).parent / "agentctl")
+ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
+       "GIT_COMMITTER_EMAIL": "b@x"}
+
+
+def line(name: str, value: float, baseline: float | None, unit: str, target: str) -> None:
+    ratio = f"{value / baseline:5.2f}x" if baseline else "      "
+    base = f"{baseline:8.3f} {unit}" if baseline is not None else " " * 10
+    print(f"{name:<44} {value:8.3f} {unit}  baseline {base}  {ratio}  target {target}")
+
+
+def make_repo(root: Path) -> Path:
+    repo = root / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text("bench\n")
+    subprocess.run("git init -q -b main && git add -A && git commit -qm init", shell=True,
+                   cwd=repo, check=True, env=ENV)
+    return repo
+
+
+def bench_records(root: Path, calls: int) -> str:
+    from agentctl import config
+    from agentctl.domain.clock import utcnow
+    from agentctl.domain.enums import ToolDecision
+    from agentctl.domain.step import ToolResult
+    from agentctl.execution.agents.spec import AgentSpec
+    from agentctl.services.recorder import AttemptRecorder
+    from agentctl.services.requests import TaskRequest
+    from agentctl.services.runs import create_run, lease_run
+    from agentctl.services.tasks import submit_task
+    from agentctl.store import Store
+    from agentctl.store.location import resolve_home
+
+    home = resolve_home(str(root / "home"))
+    store = Store(home)
+    settings = config.defaults()
+    task = submit_task(store, settings, TaskRequest(repository=str(make_repo(root)),
+                       task_type="custom", instruction="bench"), cwd=root)
+    run = create_run(store, settings, task.task_id, agent=AgentSpec("noop", ""))
+    lease = lease_run(store, worker_id="bench", ttl_seconds=3600, run_id=run.run_id)
+    assert lease is not None
+    recorder = AttemptRecorder(store, lease, spec_digest=run.spec_digest)
+    result = ToolResult(ok=True, output="ok", exit_code=0, output_bytes=2, duration_ms=1)
+    started = time.perf_counter()
+    for index in range(calls):
+        recorder.tool_call(tool="fs.write", arguments_json=json.dumps({"path": f"f{index}.txt"}),
+                           decision=ToolDecision.ALLOWED, matched_rule="workspace",
+                           denial_reason=None, requested_at=utcnow(), result=result)
+    recorder.flush()
+    ours = time.perf_counter() - started
+
+    database = home.sqlite_path
+    assert database is not None
+    source = sqlite3.connect(database)
+    copy_path = root / "raw.db"
+    target = sqlite3.connect(copy_path)
+    target.execute("PRAGMA journal_mode=WAL")
+    target.execute("PRAGMA synchronous=NORMAL")
+    tables = {"step": "run_id", "tool_call": "run_id", "event": "run_id"}
+    batches = {}
+    for table, column in tables.items():
+        schema = source.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+        target.execute(schema[0])
+        for (index_sql,) in source.execute(
+                "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type = 'index' AND sql "
+                "IS NOT NULL", (table,)):
+            target.execute(index_sql)
+        rows = source.execute(f"SELECT * FROM {table} WHERE {column} = ?", (run.run_id,)).fetchall()
+        batches[table] = rows
+    started = time.perf_counter()
+    with target:
+        for table, rows in batches.items():
+            marks = ", ".join("?" for _ in rows[0])
+            target.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+    raw = time.perf_counter() - started
+    count = sum(len(rows) for rows in batches.values())
+    line(f"record {calls} tool calls ({count} rows)", ours, raw, "s ", "<= 3x")
+    return run.run_id, str(root / "home")  # type: ignore[return-value]
+
+
+def bench_tree(home: str, run_id: str) -> None:
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        subprocess.run([AGENTCTL, "--home", home, "run", "show", "--tree", run_id], check=True,
+                       stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - started)
+    line("run show --tree (many-step run)", statistics.median(times), None, "s ", "< 1 s")
+
+
+CAPTURE = """
+import resource, sys, time
+from pathlib import Path
+from agentctl.domain.run import PlannedCheck
+from agentctl.execution.verifier import run_check
+from agentctl.store.blobs import BlobStore
+root = Path(sys.argv[1]); command = sys.argv[2]
+check = PlannedCheck(name="big", command=command, timeout_seconds=600)
+started = time.perf_counter()
+outcome = run_check(check, workspace=root, env={"PATH": "/usr/bin:/bin"}, log_path=root / "big.log",
+                    infra_patterns=())
+blob = BlobStore(root / "artifacts").put_file(root / "big.log", move=True)
+elapsed = time.perf_counter() - started
+print(elapsed, blob.size_bytes, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def bench_log(root: Path, megabytes: int) -> None:
+    producer = f"head -c {megabytes * 1024 * 1024} /dev/zero | tr '\\0' 'x' | fold -w 100"
+    work = root / "capture"
+    work.mkdir()
+    started = time.perf_counter()
+    subprocess.run(["sh", "-c", f"{producer} > {work / 'baseline.log'}"], check=True)
+    baseline = time.perf_counter() - started
+    (work / "baseline.log").unlink()
+    output = subprocess.run([sys.executable, "-c", CAPTURE, str(work), producer], check=True,
+                            capture_output=True, text=True).stdout.split()
+    elapsed, size, peak_kb = float(output[0]), int(output[1]), int(output[2])
+    line(f"verifier log {size / 1e6:.0f} MB captured+hashed+stored", elapsed, baseline, "s ",
+         "<= 4x")
+    print(f"{'  peak memory of the capturing process':<44} {peak_kb / 1024:8.1f} MB  "
+          f"{'':<30} target < 100 MB")
+
+
+def bench_noop(root: Path) -> None:
+    repo = root / "noop-repo"
+    shutil.copytree(root / "repo", repo)
+    home = root / "noop-home"
+    env = {**ENV, "AGENTCTL_HOME": str(home)}
+    submitted = subprocess.run([AGENTCTL, "task", "submit", "--repo", str(repo), "--type",
+                                "custom", "--instruction", "noop", "--verify", "true", "--json"],
+                               check=True, capture_output=True, text=True, env=env)
+    task_id = json.loads(submitted.stdout)["taskId"]
+    samples = []
+    for _ in range(3):
+        started = time.perf_counter()
+        finished = subprocess.run([AGENTCTL, "run", "start", task_id, "--agent", "noop",
+                                   "--json"], capture_output=True, text=True, env=env)
+        total = time.perf_counter() - started
+        run_id = json.loads(finished.stdout)["runId"]
+        tree = json.loads(subprocess.run([AGENTCTL, "run", "show", "--tree", "--json", run_id],
+                                         check=True, capture_output=True, text=True,
+                                         env=env).stdout)
+        clone = sum(_seconds(step) for attempt in tree["attempts"] for step in attempt["steps"]
+                    if step["type"] == "CLONE_REPOSITORY")
+        samples.append((total - clone, total, clone))
+    besides, total, clone = sorted(samples)[1]
+    line("noop run besides the clone (whole command)", besides, None, "s ", "< 1 s")
+    print(f"{'  (total, of which clone)':<44} {total:8.3f} s   clone {clone:.3f} s")
+
+
+def _seconds(step: dict) -> float:  # type: ignore[type-arg]
+    from datetime import datetime
+
+    return (datetime.fromisoformat(step["endedAt"]) -
+            datetime.fromisoformat(step["startedAt"])).total_seconds()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=10_000)
+    parser.add_argument("--log-mb", type=int, default=500)
+    parser.add_argument("--skip-log", action="store_true")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="agentctl-bench-"))
+    try:
+        run_id, home = bench_records(root, args.calls)
+        bench_tree(home, run_id)
+        if not args.skip_log:
+            bench_log(root, args.log_mb)
+        bench_noop(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
