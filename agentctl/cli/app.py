@@ -10,6 +10,7 @@ from agentctl import __version__
 from agentctl.cli import (
     artifact,
     audit,
+    demo,
     events,
     init,
     pr,
@@ -65,3 +66,4 @@ app.add_typer(artifact.app, name="artifact")
 app.add_typer(pr.app, name="pr")
 app.command("events")(events.events)
 app.add_typer(audit.app, name="audit")
+app.command("demo")(demo.demo)

@@ -76,7 +76,7 @@ def submit(
         fields["source"] = "file"
     current = state(ctx)
     if run_now:  # a bad agent spec is refused before anything is stored
-        from agentctl.services.agents import parse_agent_spec
+        from agentctl.execution.agents.spec import parse_agent_spec
 
         parse_agent_spec(agent or str(current.config["agent.default"]), Path.cwd())
     task = submit_task(current.store, current.config, TaskRequest(**fields), cwd=Path.cwd())

@@ -204,3 +204,19 @@ def _unrelated_findings(
                 message=f"{change.path} changes nothing the instruction names",
             ))
     return out
+
+
+_SEVERITY_OF_STATUS = {
+    JudgeStatus.PASSED: 0, JudgeStatus.PASSED_WITH_WARNINGS: 1,
+    JudgeStatus.NEEDS_HUMAN_REVIEW: 2, JudgeStatus.INCONCLUSIVE: 3, JudgeStatus.FAILED: 4,
+}
+
+
+def combine(first: Judgement, second: Judgement) -> Judgement:
+    """Two judges on one diff: every finding counts, the sterner status and the lower
+    confidence win, so adding a judge can only make a run more careful."""
+    status = max(first.status, second.status, key=lambda s: _SEVERITY_OF_STATUS.get(s, 3))
+    summaries = [s for s in (first.summary, second.summary) if s]
+    return Judgement(status=status, findings=first.findings + second.findings,
+                     confidence=min(first.confidence, second.confidence),
+                     summary="; ".join(summaries) or None)

@@ -195,13 +195,13 @@ def _judge_link(inputs: VerdictInputs, chain: list[ChainLink]) -> list[str]:
         chain.append(ChainLink(check="judge", passed=False, detail="the judge did not run"))
         return ["the judge did not run"]
     reasons: list[str] = []
-    warnings = [f.message for f in judge.findings if f.severity.value != "INFO"]
+    warnings = _first_and_count([f.message for f in judge.findings if f.severity.value != "INFO"])
     if judge.status in (JudgeStatus.FAILED, JudgeStatus.NEEDS_HUMAN_REVIEW, JudgeStatus.INCONCLUSIVE):
-        reasons.append(f"judge {judge.status.value}: " + ("; ".join(warnings) or judge.summary or ""))
+        reasons.append(f"judge {judge.status.value}: " + (warnings or judge.summary or ""))
     elif judge.status is JudgeStatus.PASSED_WITH_WARNINGS and policy.strict:
-        reasons.append("judge warned under a strict judge policy: " + "; ".join(warnings))
+        reasons.append("judge warned under a strict judge policy: " + warnings)
     elif any(f.blocks_auto_pr for f in judge.findings):
-        reasons.append("a judge finding blocks auto-PR: " + "; ".join(warnings))
+        reasons.append("a judge finding blocks auto-PR: " + warnings)
     if judge.confidence < policy.min_confidence:
         reasons.append(
             f"judge confidence {judge.confidence:.2f} is below the threshold {policy.min_confidence:.2f}"
@@ -210,6 +210,14 @@ def _judge_link(inputs: VerdictInputs, chain: list[ChainLink]) -> list[str]:
     chain.append(ChainLink(check="judge", passed=not reasons, detail=detail,
                            evidence=inputs.evidence.judge))
     return reasons
+
+
+def _first_and_count(messages: Sequence[str]) -> str:
+    """The first finding and how many more: a reason is a line, the report has the rest."""
+    if not messages:
+        return ""
+    more = f" (+{len(messages) - 1} more in judge-report.json)" if len(messages) > 1 else ""
+    return messages[0] + more
 
 
 def _eligibility(status: VerdictStatus, autonomy: AutonomyLevel) -> tuple[PrEligibility, str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,35 +70,68 @@ def parse_diff(
     diff_path: Path, boundary: PatchBoundary,
 ) -> tuple[tuple[FileChange, ...], tuple[DiffLine, ...]]:
     """FileChanges and added/removed lines of a git diff; text that is not UTF-8 is replaced."""
+    paths: list[str | None] = []
     # newline="\n": a lone "\r" inside a line must not split it, or hunk lengths stop adding up.
     with diff_path.open(encoding="utf-8", errors="replace", newline="\n") as handle:
         try:
-            patch = PatchSet(handle)
+            patch = PatchSet(_with_plain_names(handle, paths))
         except UnidiffParseError as error:
             raise InfrastructureFailure(f"cannot parse the diff {diff_path}: {error}") from None
+    if len(patch) != len(paths):
+        raise InfrastructureFailure(f"cannot parse the diff {diff_path}: unexpected file headers")
     changes: list[FileChange] = []
     lines: list[DiffLine] = []
-    for patched in patch:
-        change = _file_change(patched, boundary)
+    for patched, path in zip(patch, paths):
+        change = _file_change(patched, path, boundary)
         changes.append(change)
         lines.extend(_diff_lines(patched, change.path))
     return tuple(changes), tuple(lines)
 
 
-def _file_change(patched: PatchedFile, boundary: PatchBoundary) -> FileChange:
+def _with_plain_names(lines: Iterable[str], paths: list[str | None]) -> Iterator[str]:
+    """Feed unidiff placeholder names, keeping the real ones in `paths` (one per file).
+
+    unidiff splits `diff --git a/X b/Y` at the last " b/", which is wrong for a path like
+    `docs b/x`, and then rejects the `+++` line. git's header is exact when both sides are the
+    same path (every change but renames and copies, whose exact paths are on their own lines).
+    """
+    in_header = False
+    for line in lines:
+        if line.startswith("diff --git "):
+            in_header = True
+            paths.append(_same_path_header(line[len("diff --git "):].rstrip("\n")))
+            yield "diff --git a/file b/file\n"
+        elif in_header and line.startswith(("--- a/", '--- "a/', "+++ b/", '+++ "b/')):
+            yield line[:4] + ("a/file\n" if line.startswith("-") else "b/file\n")
+        else:
+            in_header = in_header and not line.startswith(("@@ ", "GIT binary patch"))
+            yield line
+
+
+def _same_path_header(names: str) -> str | None:
+    half = (len(names) - 1) // 2
+    old, new = names[:half], names[half + 1:]
+    if len(names) % 2 == 0 or names[half] != " ":
+        return None
+    old, new = _unquote(old), _unquote(new)
+    return new[2:] if old[2:] == new[2:] and old.startswith("a/") and new.startswith("b/") else None
+
+
+def _file_change(patched: PatchedFile, path: str | None, boundary: PatchBoundary) -> FileChange:
     header = _extended_header(patched)
-    source, target = patched.source_file, patched.target_file
     old_path: str | None = None
     if "rename from" in header or "copy from" in header:
         kind = ChangeType.RENAMED if "rename from" in header else ChangeType.COPIED
         verb = "rename" if kind is ChangeType.RENAMED else "copy"
         old_path, path = header[f"{verb} from"], header[f"{verb} to"]
-    elif source == _DEV_NULL:
-        kind, path = ChangeType.ADDED, _strip_prefix(target)
-    elif target == _DEV_NULL:
-        kind, path = ChangeType.DELETED, _strip_prefix(source)
+    elif patched.source_file == _DEV_NULL:
+        kind = ChangeType.ADDED
+    elif patched.target_file == _DEV_NULL:
+        kind = ChangeType.DELETED
     else:
-        kind, path = ChangeType.MODIFIED, _strip_prefix(target)
+        kind = ChangeType.MODIFIED
+    if path is None:
+        raise InfrastructureFailure(f"cannot read the path of a diff entry: {patched.patch_info}")
     binary = patched.is_binary_file
     return classify(
         path, kind, 0 if binary else patched.added, 0 if binary else patched.removed,
@@ -126,11 +159,6 @@ def _diff_lines(patched: PatchedFile, path: str) -> Iterator[DiffLine]:
                     added=line.is_added,
                     text=line.value.removesuffix("\n").removesuffix("\r"),
                 )
-
-
-def _strip_prefix(name: str) -> str:
-    path = _unquote(name)
-    return path[2:] if path.startswith(("a/", "b/")) else path
 
 
 def _unquote(name: str) -> str:

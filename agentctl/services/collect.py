@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from agentctl.domain import ids
 from agentctl.domain.artifact import Artifact
@@ -29,6 +30,7 @@ class CollectedEvidence:
     patch: Patch | None
     diff_lines: tuple[DiffLine, ...]  # redacted: what the judge may see
     evidence: tuple[str, ...]  # artifact ids: patch.diff, touched-files.json
+    safe_diff: Path | None = None  # the diff file, when it is SAFE_FOR_PR (no secrets found)
 
 
 def collect(ctx: AttemptContext) -> CollectedEvidence:
@@ -93,4 +95,5 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
         step.also = add_patch
     diff_lines = tuple(DiffLine(path=l.path, line_number=l.line_number, added=l.added,
                                 text=ctx.redactor.clean(l.text)) for l in collected.diff_lines)
-    return CollectedEvidence(patch, diff_lines, tuple(a.artifact_id for a in step.artifacts))
+    return CollectedEvidence(patch, diff_lines, tuple(a.artifact_id for a in step.artifacts),
+                             safe_diff=None if secrets else diff_path)

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agentctl.domain import ids
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.enums import ArtifactType, EventType, StepType
 from agentctl.domain.events import NewEvent
-from agentctl.domain.judge import RULES_JUDGE, DiffLine, JudgeReport, judge_by_rules
-from agentctl.domain.patch import Patch
+from agentctl.domain.judge import RULES_JUDGE, JudgeReport, combine, judge_by_rules
+from agentctl.domain.run import ExecutionSpec
+from agentctl.domain.serialize import to_json
+from agentctl.domain.verification import VerificationReport
+from agentctl.execution.external_judge import run_external_judge
 from agentctl.services.attempt import AttemptContext
+from agentctl.services.collect import CollectedEvidence
 from agentctl.services.evidence import json_artifact
 from agentctl.store.uow import UnitOfWork
 
@@ -22,16 +25,28 @@ class JudgeEvidence:
     evidence: tuple[str, ...]
 
 
-def judge(ctx: AttemptContext, patch: Patch, diff_lines: Sequence[DiffLine]) -> JudgeEvidence:
-    spec = ctx.spec
+def judge(ctx: AttemptContext, collected: CollectedEvidence,
+          verification: VerificationReport) -> JudgeEvidence:
+    spec, patch = ctx.spec, collected.patch
+    assert patch is not None, "only a patch is judged"
     with ctx.step(StepType.JUDGE_DIFF, "judge the diff") as step:
         judgement = judge_by_rules(
-            instruction=spec.instruction, changes=patch.file_changes, diff_lines=diff_lines,
-            boundary=patch.boundary_check, policy=spec.judge_policy,
+            instruction=spec.instruction, changes=patch.file_changes,
+            diff_lines=collected.diff_lines, boundary=patch.boundary_check,
+            policy=spec.judge_policy,
         )
+        name = RULES_JUDGE
+        command = spec.judge_policy.command
+        if command:
+            ctx.progress(f"judge: {command}")
+            external = run_external_judge(
+                command, judge_case(spec, collected, verification), cwd=ctx.scratch,
+                env=ctx.env, timeout=spec.judge_policy.timeout_seconds, should_stop=ctx.stop)
+            judgement = combine(judgement, external)
+            name = f"{RULES_JUDGE} + command"
         report = JudgeReport(
             judge_report_id=ids.new_id("judge"), run_id=ctx.recorder.lease.run_id,
-            attempt_id=ctx.recorder.lease.attempt_id, judge=RULES_JUDGE,
+            attempt_id=ctx.recorder.lease.attempt_id, judge=name,
             status=judgement.status, findings=judgement.findings,
             confidence=judgement.confidence, report_artifact=None,
             created_at=ctx.recorder.clock(), summary=judgement.summary,
@@ -56,3 +71,30 @@ def judge(ctx: AttemptContext, patch: Patch, diff_lines: Sequence[DiffLine]) -> 
 
         step.also = add_report
     return JudgeEvidence(report, (document.artifact_id,))
+
+
+def judge_case(spec: ExecutionSpec, collected: CollectedEvidence,
+               verification: VerificationReport) -> dict[str, object]:
+    """What an external judge sees: intent, the diff only if it is SAFE_FOR_PR, the touched
+    files, the boundary and a summary of verification. Never logs, never secrets."""
+    patch = collected.patch
+    assert patch is not None
+    diff = collected.safe_diff.read_text(errors="replace") if collected.safe_diff else None
+    return {
+        "task": {"taskType": spec.task_type.value, "instruction": spec.instruction,
+                 "autonomyLevel": spec.autonomy_level.value},
+        "baseCommit": spec.base_commit,
+        "diff": diff,
+        "diffWithheld": None if diff is not None else "the patch contains secrets",
+        "touchedFiles": to_json(patch.file_changes),
+        "stats": to_json(patch.stats),
+        "boundary": to_json(patch.boundary_check),
+        "verification": {
+            "status": verification.status.value,
+            "checks": [{"name": c.name, "command": c.command, "status": c.status.value,
+                        "required": c.required, "summarizedFailure": c.summarized_failure}
+                       for c in verification.checks],
+        },
+        "schema": "print one JSON object: {status, confidence, findings: [{severity, category, "
+                  "message, filePath?, lineNumber?, blocksAutoPr?}], summary?}",
+    }

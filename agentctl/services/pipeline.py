@@ -105,7 +105,7 @@ def _pipeline(ctx: AttemptContext, run: Run, options: RunOptions) -> Run:
                          verificationReportId=verification.verification_report_id,
                          status=verification.status.value,
                          failures=verification.failure_reasons())
-        judged = judge(ctx, collected.patch, collected.diff_lines)
+        judged = judge(ctx, collected, verification)
         judgement = judged.report
         evidence = Evidence(patch=collected.evidence, verification=verified.evidence,
                             judge=judged.evidence)

@@ -8,6 +8,7 @@ further (shell commands, an external agent) are on record before they start.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -18,10 +19,11 @@ from agentctl.execution import tools
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.process import run_to_file
 from agentctl.execution.tools import ToolContext
-from agentctl.services.evidence import log_artifact
-from agentctl.services.recorder import AttemptRecorder, arguments_json
+from agentctl.services.evidence import json_artifact, log_artifact
+from agentctl.services.recorder import AttemptRecorder, NewArtifact, arguments_json
 
 AGENT_EXEC = "agent.exec"
+COST_FILE = "agentctl-cost.json"
 RECORDED_BEFORE_RUNNING = {"shell.run", AGENT_EXEC}
 
 # Answers whether a person approves an `ask` call: the approver's name, or None for no.
@@ -86,7 +88,8 @@ class ToolRuntime:
             return GuardDecision(ToolDecision.DENIED_BY_POLICY, None, f"unknown tool {tool!r}")
         return tools.guard(tool, arguments, self.context)
 
-    def _execute(self, tool: str, arguments: Mapping[str, object]) -> tuple[ToolResult, list]:
+    def _execute(self, tool: str, arguments: Mapping[str, object],
+                 ) -> tuple[ToolResult, list[NewArtifact]]:
         if tool != AGENT_EXEC:
             return tools.execute(tool, arguments, self.context), []
         self._transcripts += 1
@@ -102,12 +105,32 @@ class ToolRuntime:
             duration_ms=int(outcome.duration_seconds * 1000),
             error="timed out" if outcome.timed_out else "cancelled" if outcome.cancelled else None,
         )
-        artifact = log_artifact(self.recorder, transcript, name="agent-transcript.log",
-                                type_=ArtifactType.MODEL_TRANSCRIPT_SUMMARY,
-                                redactor=self.context.redactor,
-                                redact_up_to=self.redact_logs_up_to,
-                                visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER)
-        return result, [artifact]
+        artifacts = [log_artifact(self.recorder, transcript, name="agent-transcript.log",
+                                  type_=ArtifactType.MODEL_TRANSCRIPT_SUMMARY,
+                                  redactor=self.context.redactor,
+                                  redact_up_to=self.redact_logs_up_to,
+                                  visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER)]
+        cost = self._cost_report()
+        if cost is not None:
+            artifacts.append(cost)
+        return result, artifacts
+
+    def _cost_report(self) -> NewArtifact | None:
+        """`agentctl-cost.json` left by the agent becomes a COST_REPORT, and leaves the
+        workspace so that it never lands in the patch."""
+        path = self.context.workspace / COST_FILE
+        if not path.is_file() or path.is_symlink():
+            return None
+        with path.open("rb") as reader:
+            raw = reader.read(64 * 1024)
+        path.unlink()
+        try:
+            data = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            data = {"invalid": raw.decode("utf-8", errors="replace")[:2000]}
+        return json_artifact(self.recorder, data, name=COST_FILE, type_=ArtifactType.COST_REPORT,
+                             redactor=self.context.redactor,
+                             visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER)
 
 
 def _head(path: Path, limit: int) -> str:

@@ -80,9 +80,10 @@ def test_cloned_files_are_not_hardlinks_of_the_users_work_tree(user_repo: Path, 
 def test_clone_leaves_the_users_repository_untouched(user_repo: Path, tmp_path: Path) -> None:
     (user_repo / "docs" / "guide.md").write_text("# stashed\n")
     git(user_repo, "stash", "push", "-q", "docs/guide.md")
-    before, described = _snapshot(user_repo), _describe(user_repo)
+    described = _describe(user_repo)  # `git status` may refresh the index: look before snapshotting
+    before = _snapshot(user_repo)
     clone_at(str(user_repo), git(user_repo, "rev-parse", "base"), tmp_path / "ws", is_url=False)
-    assert _snapshot(user_repo) == before  # before `git status` below may refresh the index
+    assert _snapshot(user_repo) == before
     assert _describe(user_repo) == described
 
 
@@ -142,6 +143,7 @@ def test_url_clone_fetches_the_commit(user_repo: Path, tmp_path: Path) -> None:
     dest = tmp_path / "ws"
     clone_at(f"file://{user_repo}", base, dest, is_url=True)
     assert git(dest, "rev-parse", "HEAD") == base
+    assert git(dest, "rev-parse", "--is-shallow-repository") == "true"  # just that commit
     assert (dest / "app.py").read_text() == "VERSION = 1\n"
 
 
@@ -152,12 +154,12 @@ def test_url_clone_of_an_unknown_commit_fails(user_repo: Path, tmp_path: Path) -
 
 def test_cancelling_stops_a_clone_that_is_still_running(user_repo: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    head = git(user_repo, "rev-parse", "HEAD")
     fifo = tmp_path / "trace"
     os.mkfifo(fifo)
     monkeypatch.setenv("GIT_TRACE", str(fifo))  # git blocks opening a fifo nobody reads
     with pytest.raises(CloneCancelled):
-        clone_at(str(user_repo), git(user_repo, "rev-parse", "HEAD"), tmp_path / "ws",
-                 is_url=False, should_stop=lambda: True)
+        clone_at(str(user_repo), head, tmp_path / "ws", is_url=False, should_stop=lambda: True)
 
 
 def test_workspace_dir_is_private(tmp_path: Path) -> None:

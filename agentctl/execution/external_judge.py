@@ -1,0 +1,113 @@
+"""An external judge: a command that reads the case as JSON on stdin and prints a JudgeReport.
+
+Whatever it does, it cannot crash a run: invalid output, a non-zero exit or a timeout make the
+judgement INCONCLUSIVE with the reason, which sends the run to a human.
+
+Output schema (one JSON object on stdout):
+    {"status": "PASSED" | "PASSED_WITH_WARNINGS" | "FAILED" | "NEEDS_HUMAN_REVIEW" | "INCONCLUSIVE",
+     "confidence": 0.0-1.0,
+     "findings": [{"severity": "INFO"|"WARNING"|"ERROR"|"CRITICAL", "category": str,
+                   "message": str, "filePath": str?, "lineNumber": int?, "blocksAutoPr": bool?}],
+     "summary": str?}
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from agentctl.domain.enums import JudgeStatus, Severity, choices
+from agentctl.domain.judge import JudgeFinding, Judgement
+from agentctl.execution.process import run_to_file
+
+MAX_OUTPUT_BYTES = 1024 * 1024
+
+
+class InvalidJudgement(ValueError):
+    """The judge's output does not follow the schema."""
+
+
+def run_external_judge(command: str, case: Mapping[str, object], *, cwd: Path,
+                       env: Mapping[str, str], timeout: float,
+                       should_stop: Callable[[], bool] | None = None) -> Judgement:
+    with tempfile.TemporaryDirectory(prefix="agentctl-judge-") as scratch:
+        output = Path(scratch) / "judge.out"
+        result = run_to_file(command, cwd=cwd, env=env, output=output, timeout=timeout,
+                             should_stop=should_stop, stdin=json.dumps(case).encode())
+        with output.open("rb") as reader:
+            text = reader.read(MAX_OUTPUT_BYTES).decode("utf-8", errors="replace")
+    if result.timed_out:
+        return inconclusive(f"the external judge timed out after {timeout:g}s")
+    if result.exit_code != 0:
+        return inconclusive(f"the external judge exited with {result.exit_code}: "
+                            f"{_last_line(text)}")
+    try:
+        return parse_judgement(text)
+    except InvalidJudgement as error:
+        return inconclusive(f"the external judge's output is invalid: {error}")
+
+
+def inconclusive(reason: str) -> Judgement:
+    return Judgement(status=JudgeStatus.INCONCLUSIVE, confidence=0.0, summary=reason,
+                     findings=(JudgeFinding(severity=Severity.WARNING, category="judge",
+                                            message=reason, blocks_auto_pr=True),))
+
+
+def parse_judgement(text: str) -> Judgement:
+    """The judge's stdout: the last line that parses as a JSON object, validated."""
+    document = None
+    for line in reversed([l for l in text.strip().splitlines() if l.strip()] or [text]):
+        try:
+            document = json.loads(line)
+            break
+        except json.JSONDecodeError:
+            continue
+    if document is None:
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError:
+            raise InvalidJudgement("not JSON") from None
+    if not isinstance(document, dict):
+        raise InvalidJudgement("expected a JSON object")
+    status = _enum(JudgeStatus, document.get("status"), "status")
+    confidence = document.get("confidence")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
+            or not 0 <= confidence <= 1:
+        raise InvalidJudgement("confidence must be a number between 0 and 1")
+    findings = document.get("findings", [])
+    if not isinstance(findings, list):
+        raise InvalidJudgement("findings must be a list")
+    summary = document.get("summary")
+    return Judgement(status=status, confidence=float(confidence),
+                     findings=tuple(_finding(f, n) for n, f in enumerate(findings, start=1)),
+                     summary=summary if isinstance(summary, str) else None)
+
+
+def _finding(item: object, number: int) -> JudgeFinding:
+    if not isinstance(item, dict):
+        raise InvalidJudgement(f"finding {number} is not an object")
+    message, category = item.get("message"), item.get("category", "external")
+    if not isinstance(message, str) or not isinstance(category, str):
+        raise InvalidJudgement(f"finding {number} needs a string message and category")
+    line, path = item.get("lineNumber"), item.get("filePath")
+    if line is not None and (isinstance(line, bool) or not isinstance(line, int)):
+        raise InvalidJudgement(f"finding {number}: lineNumber must be an integer")
+    if path is not None and not isinstance(path, str):
+        raise InvalidJudgement(f"finding {number}: filePath must be a string")
+    return JudgeFinding(severity=_enum(Severity, item.get("severity"), f"finding {number} severity"),
+                        category=category, message=message, file_path=path, line_number=line,
+                        blocks_auto_pr=bool(item.get("blocksAutoPr", False)))
+
+
+def _enum(enum: type, value: object, what: str):  # type: ignore[no-untyped-def]
+    try:
+        return enum(value)
+    except ValueError:
+        raise InvalidJudgement(f"{what} must be one of {choices(enum)}, got {value!r}") from None
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:200] if lines else "no output"

@@ -1,0 +1,1 @@
+"""payments-service: checkout and refunds."""

@@ -1,0 +1,180 @@
+"""Helpers for the run end-to-end tests: one home and one working folder driven through the CLI.
+
+A `Bench` is built once per module (runs cost about a second each) and the tests read what its
+runs left behind; nothing here patches the product, everything goes through the installed CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Doc = dict[str, Any]
+
+# A small Python project whose tests are stdlib unittest, so the verifier needs no pytest.
+CALC_FILES: dict[str, str] = {
+    "README.md": "# calc\n",
+    "calc/__init__.py": "def add(a, b):\n    return a + b\n",
+    "calc/config/__init__.py": "",
+    "calc/config/settings.py": "TIMEOUT_SECONDS = 30\n",
+    "test_calc.py": (
+        "import unittest\n\nfrom calc import add\n\n\n"
+        "class AddTest(unittest.TestCase):\n"
+        "    def test_adds_two_numbers(self):\n"
+        "        self.assertEqual(add(2, 3), 5)\n\n"
+        "    def test_adding_zero_changes_nothing(self):\n"
+        "        self.assertEqual(add(7, 0), 7)\n"
+    ),
+    ".github/workflows/deploy.yml": "name: deploy\non: push\n",
+}
+UNITTEST = "python3 -m unittest -v"
+
+
+def toml_plan(*steps: Mapping[str, object]) -> str:
+    """A script plan: each mapping becomes one `[[step]]` table (JSON strings are TOML strings)."""
+    tables = []
+    for step in steps:
+        lines = ["[[step]]"]
+        lines += [f"{key} = {json.dumps(value)}" for key, value in step.items()]
+        tables.append("\n".join(lines))
+    return "\n\n".join(tables) + "\n"
+
+
+def diff_of(repo: Path, scratch: Path, change: Callable[[Path], None],
+            git: Callable[..., str]) -> str:
+    """The diff `change` makes in a scratch clone of `repo` (new files and renames included)."""
+    subprocess.run(["git", "clone", "-q", str(repo), str(scratch)], check=True)
+    change(scratch)
+    git(scratch, "add", "-A")
+    return git(scratch, "diff", "--cached", "-M", "--binary") + "\n"
+
+
+@dataclass
+class Bench:
+    """A state home and a working folder (holding `.agentctl.toml` and plans) for one module."""
+
+    root: Path
+    run_agentctl: Callable[..., Any]
+    home: Path = field(init=False)
+    cwd: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.home = self.root / "home"
+        self.cwd = self.root / "cwd"
+        self.cwd.mkdir(parents=True, exist_ok=True)
+
+    # --- raw CLI ------------------------------------------------------------------------------
+    def cli(self, *args: str, expect: Sequence[int] | None = (0,), **kw: Any) -> Any:
+        result = self.run_agentctl(*args, home=self.home, cwd=self.cwd, **kw)
+        assert "Traceback" not in result.stderr, result.stderr
+        if expect is not None:
+            assert result.returncode in expect, (args, result.returncode, result.stderr)
+        return result
+
+    def json(self, *args: str) -> Any:
+        return self.cli(*args, "--json").json()
+
+    def config(self, text: str, name: str = ".agentctl.toml") -> Path:
+        path = self.cwd / name
+        path.write_text(text)
+        return path
+
+    def plan(self, name: str, *steps: Mapping[str, object]) -> Path:
+        path = self.cwd / name
+        path.write_text(toml_plan(*steps))
+        return path
+
+    # --- tasks and runs -----------------------------------------------------------------------
+    def submit(self, repo: Path, *flags: str, instruction: str = "fix the thing") -> str:
+        """A READY_FOR_RUN task's id."""
+        task = self.json("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                         "--instruction", instruction, *flags)
+        assert task["status"] == "READY_FOR_RUN", task
+        return str(task["taskId"])
+
+    def start(self, task_id: str, agent: str, *flags: str, expect: Sequence[int] = (0, 1)
+              ) -> Doc:
+        """`run start --json` with its exit code under `exitCode`."""
+        result = self.cli("run", "start", task_id, "--agent", agent, *flags, "--json",
+                          expect=expect)
+        document: Doc = result.json()
+        document["exitCode"] = result.returncode
+        return document
+
+    def tree(self, run_id: str) -> Doc:
+        return dict(self.json("run", "show", run_id, "--tree"))
+
+    def explain(self, run_id: str) -> Doc:
+        return dict(self.json("verdict", "explain", run_id))
+
+    def events(self, run_id: str) -> list[Doc]:
+        return list(self.json("events", "--run", run_id))
+
+    def artifacts(self, run_id: str) -> list[Doc]:
+        return list(self.json("artifact", "list", run_id))
+
+    def artifact_text(self, artifact_id: str) -> str:
+        return str(self.cli("artifact", "show", artifact_id).stdout)
+
+    # --- the database, read only --------------------------------------------------------------
+    def query(self, sql: str, *params: object) -> list[tuple[Any, ...]]:
+        uri = f"{(self.home / 'agentctl.db').as_uri()}?mode=ro"
+        connection = sqlite3.connect(uri, uri=True)
+        try:
+            return connection.execute(sql, params).fetchall()
+        finally:
+            connection.close()
+
+    def run_count(self) -> int:
+        if not (self.home / "agentctl.db").exists():
+            return 0
+        return int(self.query("SELECT count(*) FROM run")[0][0])
+
+
+# --- reading a run tree -----------------------------------------------------------------------
+
+def steps(tree: Doc, attempt: int = -1) -> list[Doc]:
+    return list(tree["attempts"][attempt]["steps"])
+
+
+def tool_steps(tree: Doc) -> list[Doc]:
+    return [s for s in steps(tree) if s["toolCall"] is not None]
+
+
+def step_of(tree: Doc, type_: str) -> Doc:
+    matching = [s for s in steps(tree) if s["type"] == type_]
+    assert len(matching) == 1, (type_, [s["type"] for s in steps(tree)])
+    return matching[0]
+
+
+def artifact_names(tree: Doc) -> set[str]:
+    return {a["name"] for attempt in tree["attempts"] for s in attempt["steps"]
+            for a in s["artifacts"]}
+
+
+def repo_snapshot(repo: Path, git: Callable[..., str]) -> dict[str, object]:
+    """Everything a run must leave alone in the user's repository."""
+    files = sorted(str(p.relative_to(repo)) for p in _walk(repo))
+    return {
+        "status": git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored"),
+        "head": git(repo, "rev-parse", "HEAD"),
+        "branches": git(repo, "for-each-ref", "--format=%(refname) %(objectname)"),
+        "stash": git(repo, "stash", "list"),
+        "worktrees": git(repo, "worktree", "list", "--porcelain"),
+        "config": (repo / ".git" / "config").read_text(),
+        "files": files,
+        "contents": {name: (repo / name).read_bytes() for name in files},
+    }
+
+
+def _walk(repo: Path) -> Iterator[Path]:
+    for folder, dirs, files in os.walk(repo):
+        dirs[:] = [d for d in dirs if not (Path(folder) == repo and d == ".git")]
+        for name in files:
+            yield Path(folder) / name

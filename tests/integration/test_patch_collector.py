@@ -1,0 +1,215 @@
+"""Collecting the patch: the workspace diff against the base commit, parsed and classified."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentctl.domain.enums import ChangeType
+from agentctl.domain.judge import DiffLine
+from agentctl.domain.patch import FileChange, check_boundary
+from agentctl.domain.run import PatchBoundary
+from agentctl.execution.patch_collector import CollectedPatch, check_applies, collect_patch
+from agentctl.execution.workspace import clone_at
+
+# tests/ is not a package and each suite has its own `conftest` module, so `from conftest import`
+# finds whichever was imported last: load the root one by path, once.
+_ROOT_CONFTEST = "agentctl_tests_root_conftest"
+if _ROOT_CONFTEST not in sys.modules:
+    _spec = importlib.util.spec_from_file_location(
+        _ROOT_CONFTEST, Path(__file__).parents[1] / "conftest.py")
+    assert _spec is not None and _spec.loader is not None
+    sys.modules[_ROOT_CONFTEST] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules[_ROOT_CONFTEST])
+git, make_repo = sys.modules[_ROOT_CONFTEST].git, sys.modules[_ROOT_CONFTEST].make_repo
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4
+BOUNDARY = PatchBoundary(
+    allowed_paths=(), forbidden_paths=(".github/**",),
+    lockfile_patterns=("poetry.lock", "**/package-lock.json"), generated_patterns=("gen/**",),
+)
+
+
+@pytest.fixture
+def base(repo: Path) -> str:
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def workspace(repo: Path, base: str, tmp_path: Path) -> Path:
+    dest = tmp_path / "ws"
+    clone_at(str(repo), base, dest, is_url=False)
+    return dest
+
+
+def collect(workspace: Path, base: str, boundary: PatchBoundary = BOUNDARY) -> CollectedPatch:
+    return collect_patch(workspace, base, workspace.parent / "out" / "patch.diff", boundary)
+
+
+def only(patch: CollectedPatch) -> FileChange:
+    assert len(patch.changes) == 1, patch.changes
+    return patch.changes[0]
+
+
+def test_a_modified_file_has_its_counts_and_line_numbers(workspace: Path, base: str) -> None:
+    (workspace / "src/app.py").write_text("def greet(name):\n    return f'hi {name}'\n")
+    patch = collect(workspace, base)
+    change = only(patch)
+    assert (change.path, change.change_type, change.additions, change.deletions) == (
+        "src/app.py", ChangeType.MODIFIED, 1, 1)
+    assert patch.diff_lines == (
+        DiffLine(path="src/app.py", line_number=2, added=False, text="    return f'hello {name}'"),
+        DiffLine(path="src/app.py", line_number=2, added=True, text="    return f'hi {name}'"),
+    )
+    assert not patch.empty and patch.diff_path.read_text().startswith("diff --git a/src/app.py")
+
+
+def test_an_untracked_file_is_added(workspace: Path, base: str) -> None:
+    (workspace / "src/new_module.py").write_text("A = 1\nB = 2\n")
+    change = only(collect(workspace, base))
+    assert (change.path, change.change_type, change.additions) == (
+        "src/new_module.py", ChangeType.ADDED, 2)
+
+
+def test_ignored_files_are_not_part_of_the_patch(workspace: Path, base: str) -> None:
+    (workspace / ".gitignore").write_text("*.log\n")
+    (workspace / "debug.log").write_text("noise\n")
+    assert [c.path for c in collect(workspace, base).changes] == [".gitignore"]
+
+
+def test_a_deleted_file_counts_its_lines_as_deletions(workspace: Path, base: str) -> None:
+    (workspace / "tests/test_app.py").unlink()
+    change = only(collect(workspace, base))
+    assert (change.path, change.change_type, change.deletions, change.test_file) == (
+        "tests/test_app.py", ChangeType.DELETED, 5, True)
+
+
+def test_a_renamed_file_names_both_paths(workspace: Path, base: str) -> None:
+    os.rename(workspace / "src/app.py", workspace / "src/greeting.py")
+    change = only(collect(workspace, base))
+    assert (change.change_type, change.old_path, change.path) == (
+        ChangeType.RENAMED, "src/app.py", "src/greeting.py")
+    assert (change.additions, change.deletions) == (0, 0)
+
+
+def test_moving_a_file_out_of_a_forbidden_directory_fails_the_boundary(workspace: Path, base: str) -> None:
+    os.rename(workspace / ".github/workflows/deploy.yml", workspace / "deploy.yml")
+    patch = collect(workspace, base)
+    assert only(patch).forbidden_by_policy
+    check = check_boundary(patch.changes, BOUNDARY)
+    assert check.forbidden_path_violations == (".github/workflows/deploy.yml",)
+
+
+def test_paths_with_spaces_quotes_and_accents_come_back_verbatim(workspace: Path, base: str) -> None:
+    (workspace / "docs b").mkdir()
+    (workspace / 'docs b/café "menu".md').write_text("# menu\n")
+    os.rename(workspace / "README.md", workspace / "docs b/READ ME.md")
+    changes = {c.path: c for c in collect(workspace, base).changes}
+    assert set(changes) == {'docs b/café "menu".md', "docs b/READ ME.md"}
+    assert changes["docs b/READ ME.md"].old_path == "README.md"
+
+
+def test_a_binary_file_is_flagged_without_line_counts(workspace: Path, base: str) -> None:
+    (workspace / "logo.png").write_bytes(PNG)
+    patch = collect(workspace, base)
+    change = only(patch)
+    assert (change.path, change.binary, change.additions, change.deletions) == (
+        "logo.png", True, 0, 0)
+    assert patch.diff_lines == ()
+    assert b"GIT binary patch" in patch.diff_path.read_bytes()
+    assert check_applies(workspace, base, patch.diff_path) == (True, None)
+
+
+def test_text_that_is_not_utf8_is_parsed_with_replacement_characters(workspace: Path, base: str) -> None:
+    (workspace / "latin1.txt").write_bytes(b"caf\xe9 cr\xe8me\nline\rwith a lone carriage return\n")
+    patch = collect(workspace, base)
+    assert only(patch).additions == 2
+    assert patch.diff_lines[0].text == "caf\ufffd cr\ufffdme"
+    assert patch.diff_lines[1].text == "line\rwith a lone carriage return"
+
+
+def test_lockfile_test_and_generated_changes_are_classified(workspace: Path, base: str) -> None:
+    (workspace / "poetry.lock").write_text("[[package]]\n")
+    (workspace / "gen").mkdir()
+    (workspace / "gen/schema.py").write_text("X = 1\n")
+    (workspace / "tests/test_app.py").write_text("def test_nothing():\n    pass\n")
+    patch = collect(workspace, base)
+    flags = {c.path: (c.lockfile, c.generated, c.test_file) for c in patch.changes}
+    assert flags == {
+        "poetry.lock": (True, False, False),
+        "gen/schema.py": (False, True, False),
+        "tests/test_app.py": (False, False, True),
+    }
+    check = check_boundary(patch.changes, BOUNDARY)
+    assert check.unexpected_lockfile_changes == ("poetry.lock",)
+    assert check.unexpected_generated_files == ("gen/schema.py",)
+
+
+def test_no_changes_give_an_empty_patch_that_applies(workspace: Path, base: str) -> None:
+    patch = collect(workspace, base)
+    assert patch.empty and patch.changes == () and patch.diff_lines == ()
+    assert patch.diff_path.read_bytes() == b""
+    assert check_applies(workspace, base, patch.diff_path) == (True, None)
+
+
+def test_stats_equal_git_numstat(workspace: Path, base: str) -> None:
+    (workspace / "src/app.py").write_text("import os\n\n\ndef greet(name):\n    return name\n")
+    (workspace / "README.md").unlink()
+    (workspace / "src/config/settings.py").write_text("TIMEOUT = 30\nRETRIES = 3\n" * 20)
+    os.rename(workspace / "tests/test_app.py", workspace / "tests/test_greeting.py")
+    (workspace / "notes.txt").write_text("a\nb\nc\n")
+    patch = collect(workspace, base)
+    git(workspace, "add", "-A")
+    assert {c.path: (c.additions, c.deletions) for c in patch.changes} == _numstat(workspace, base)
+    assert any(c.change_type is ChangeType.RENAMED for c in patch.changes)
+
+
+def _numstat(workspace: Path, base: str) -> dict[str, tuple[int, int]]:
+    """`git diff --numstat -z`: `added TAB removed TAB path NUL`, or `... TAB NUL old NUL new NUL`."""
+    fields = iter(git(workspace, "diff", "--cached", "--numstat", "-z", "-M", base).split("\0"))
+    out: dict[str, tuple[int, int]] = {}
+    for field in fields:
+        if not field:
+            continue
+        added, removed, path = field.split("\t")
+        if not path:  # a rename: the old and the new path follow
+            next(fields)
+            path = next(fields)
+        out[path] = (int(added), int(removed))
+    return out
+
+
+def test_collecting_leaves_the_workspace_index_and_status_alone(workspace: Path, base: str) -> None:
+    (workspace / "src/app.py").write_text("changed\n")
+    (workspace / "untracked.txt").write_text("new\n")
+    status = git(workspace, "status", "--porcelain")
+    first = collect(workspace, base)
+    assert git(workspace, "status", "--porcelain") == status
+    second = collect(workspace, base)
+    assert first.changes == second.changes and first.diff_lines == second.diff_lines
+
+
+def test_a_fresh_patch_applies_to_its_base(workspace: Path, base: str) -> None:
+    (workspace / "src/app.py").write_text("def greet(name):\n    return f'hi {name}'\n")
+    (workspace / "src/extra.py").write_text("X = 1\n")
+    patch = collect(workspace, base)
+    assert check_applies(workspace / ".git", base, patch.diff_path) == (True, None)
+    assert git(workspace, "status", "--porcelain") == "M src/app.py\n?? src/extra.py"
+
+
+def test_a_patch_whose_context_does_not_match_the_base_does_not_apply(
+    repo: Path, workspace: Path, base: str,
+) -> None:
+    (workspace / "src/app.py").write_text("def greet(name):\n    return f'hi {name}'\n")
+    patch = collect(workspace, base)
+    (repo / "src/app.py").write_text("def welcome(person):\n    return person\n")
+    git(repo, "commit", "-q", "-am", "rewrite app")
+    git(workspace, "fetch", "-q", str(repo), "HEAD")
+    moved = git(workspace, "rev-parse", "FETCH_HEAD")
+    applies, error = check_applies(workspace, moved, patch.diff_path)
+    assert not applies
+    assert error is not None and "src/app.py" in error and "\n" not in error
