@@ -17,7 +17,6 @@ from pathlib import Path
 from agentctl.domain import globs
 from agentctl.domain.enums import AutonomyLevel, choices
 from agentctl.domain.errors import BadInput, ConfigError
-from agentctl.domain.verification import DEFAULT_INFRA_PATTERNS
 
 CONFIG_FILENAME = ".agentctl.toml"
 Validator = Callable[[object], object]

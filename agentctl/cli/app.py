@@ -21,6 +21,7 @@ from agentctl.cli import (
     worker,
 )
 from agentctl.cli.context import state
+from agentctl.cli.options import Flag
 
 app = typer.Typer(
     name="agentctl",
@@ -49,7 +50,7 @@ def root(
     config: Annotated[str | None, typer.Option(
         "--config", metavar="FILE", help="Config file. (env: AGENTCTL_CONFIG; default: the nearest "
         ".agentctl.toml upwards, then the user config dir)")] = None,
-    version: Annotated[bool, typer.Option(
+    version: Annotated[bool, Flag(
         "--version", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
 ) -> None:
     current = state(ctx)

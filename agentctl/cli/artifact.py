@@ -8,10 +8,10 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
+from agentctl.cli.options import Flag, JsonOption
 
 app = typer.Typer(help="Artifacts: content-addressed evidence, verified by sha256.",
                   no_args_is_help=True)
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
 @app.command("list")
@@ -45,7 +45,7 @@ def list_(
 def show(
     ctx: typer.Context,
     artifact_id: Annotated[str, typer.Argument(metavar="ARTIFACT", help="Artifact id or prefix.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the artifact's record as JSON "
+    as_json: Annotated[bool, Flag("--json", help="Print the artifact's record as JSON "
                        "instead of its content.")] = False,
 ) -> None:
     """Print an artifact's content (verified against its hash; secrets redacted on the way)."""

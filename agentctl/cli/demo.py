@@ -8,13 +8,14 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
+from agentctl.cli.options import Flag
 
 
 def demo(
     ctx: typer.Context,
     home: Annotated[str | None, typer.Option("--home", metavar="DIR", help="State home for the "
                     "demo. (default: a new folder beside the sample repository)")] = None,
-    keep: Annotated[bool, typer.Option("--keep", help="Keep the sample repository and plans "
+    keep: Annotated[bool, Flag("--keep", help="Keep the sample repository and plans "
                     "(to rerun, or to try `pr create`).")] = False,
 ) -> None:
     """Run the seed's four scenarios on a bundled payments-service: a migration that needs

@@ -9,15 +9,16 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
+from agentctl.cli.options import Flag
 
 
 def events(
     ctx: typer.Context,
     run: Annotated[str | None, typer.Option("--run", metavar="ID", help="Only this run.")] = None,
     task: Annotated[str | None, typer.Option("--task", metavar="ID", help="Only this task.")] = None,
-    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new events "
+    follow: Annotated[bool, Flag("--follow", "-f", help="Keep printing new events "
                       "until interrupted.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON array (with --follow: "
+    as_json: Annotated[bool, Flag("--json", help="Print a JSON array (with --follow: "
                        "one JSON object per line).")] = False,
 ) -> None:
     """Show the event log, oldest first."""
@@ -55,7 +56,7 @@ def _event(row: object) -> dict[str, object]:
             "prev_hash", "hash")
     names = ("seq", "type", "taskId", "runId", "attemptId", "stepId", "payload", "createdAt",
              "prevHash", "hash")
-    event = {name: row[key] for key, name in zip(keys, names)}  # type: ignore[index]
+    event = {name: row[key] for key, name in zip(keys, names, strict=False)}  # type: ignore[index]
     event["payload"] = json.loads(str(event["payload"]))
     return event
 

@@ -8,11 +8,12 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
+from agentctl.cli.options import Flag
 
 
 def init(
     ctx: typer.Context,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing .agentctl.toml."
+    force: Annotated[bool, Flag("--force", help="Overwrite an existing .agentctl.toml."
                                         )] = False,
 ) -> None:
     """Write .agentctl.toml (every key documented, with its default) and create the state home."""

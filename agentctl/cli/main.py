@@ -16,12 +16,13 @@ INTERNAL_ERROR = 70
 def main(argv: list[str] | None = None) -> None:
     import typer
 
-    from agentctl.cli.app import app
     from agentctl.domain.errors import AgentctlError
 
-    command = typer.main.get_command(app)
     args = sys.argv[1:] if argv is None else argv
     try:
+        from agentctl.cli.app import app
+
+        command = typer.main.get_command(app)
         result = command.main(args=args, prog_name="agentctl", standalone_mode=False)
     except AgentctlError as error:
         _fail(str(error), error.exit_code)

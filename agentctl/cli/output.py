@@ -24,14 +24,14 @@ def out() -> Console:
     from rich.console import Console
 
     # Not a terminal (a pipe, a test): no colour, and wide enough that ids are never wrapped.
-    return Console(width=None if sys.stdout.isatty() else 200, highlight=False)
+    return Console(width=None if sys.stdout.isatty() else 200, highlight=False, emoji=False)
 
 
 @lru_cache(maxsize=1)
 def err() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, emoji=False)
 
 
 def note(message: str) -> None:

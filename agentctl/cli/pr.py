@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
+from agentctl.cli.options import Flag
 
 app = typer.Typer(help="Pull requests: a downstream action on an eligible verdict.",
                   no_args_is_help=True)
@@ -21,11 +22,11 @@ def create(
                       "create. (default: agentctl/<task-type>-<short run id>)")] = None,
     remote: Annotated[str | None, typer.Option("--remote", metavar="NAME", help="Push the "
                       "branch to this remote (name, URL or path).")] = None,
-    draft: Annotated[bool, typer.Option("--draft", help="Mark the PR a draft (forced for "
+    draft: Annotated[bool, Flag("--draft", help="Mark the PR a draft (forced for "
                      "DRAFT_ONLY verdicts).")] = False,
     by: Annotated[str | None, typer.Option("--by", metavar="WHO", help="Who asks. (default: the "
                   "current user)")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: Annotated[bool, Flag("--json", help="Print JSON.")] = False,
 ) -> None:
     """Create a branch whose one commit is the run's patch on its base commit, with pr-body.md;
     refused (exit 2, with the verdict's reasons) unless the verdict allows it."""

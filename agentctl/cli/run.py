@@ -8,15 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentctl.cli.context import State, state
+from agentctl.cli.options import Flag, JsonOption, RunArgument
 
 if TYPE_CHECKING:
     from agentctl.domain.run import Run
 
 app = typer.Typer(help="Runs: one execution of a task on a pinned commit, ending in a verdict.",
                   no_args_is_help=True)
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-RunArgument = Annotated[str | None, typer.Argument(metavar="[RUN]", help="Run id or unique "
-                        "prefix. (default: the newest run)")]
 
 
 @app.command()
@@ -25,11 +23,11 @@ def start(
     task_id: Annotated[str, typer.Argument(metavar="TASK", help="Task id or unique prefix.")],
     agent: Annotated[str | None, typer.Option("--agent", metavar="SPEC", help=(
         "script:PLAN.toml, patch:FILE.diff, command:CMD or noop. (default: agent.default)"))] = None,
-    detach: Annotated[bool, typer.Option("--detach", help="Queue the run for `agentctl worker` "
+    detach: Annotated[bool, Flag("--detach", help="Queue the run for `agentctl worker` "
                       "and return at once.")] = False,
-    interactive: Annotated[bool, typer.Option("--interactive", help="Ask at the terminal before "
+    interactive: Annotated[bool, Flag("--interactive", help="Ask at the terminal before "
                            "running a tool call that matches an `ask` rule.")] = False,
-    keep_workspace: Annotated[bool, typer.Option("--keep-workspace", help="Keep the workspace "
+    keep_workspace: Annotated[bool, Flag("--keep-workspace", help="Keep the workspace "
                               "after the run, for inspection.")] = False,
     as_json: JsonOption = False,
 ) -> None:
@@ -135,7 +133,7 @@ def list_(
 def show(
     ctx: typer.Context,
     run_id: RunArgument = None,
-    tree: Annotated[bool, typer.Option("--tree", help="Attempts, steps, tool calls and artifacts."
+    tree: Annotated[bool, Flag("--tree", help="Attempts, steps, tool calls and artifacts."
                     )] = False,
     as_json: JsonOption = False,
 ) -> None:

@@ -7,10 +7,10 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
+from agentctl.cli.options import JsonOption
 
 app = typer.Typer(help="Sessions: messy conversations that lead to structured tasks.",
                   no_args_is_help=True)
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
 @app.command()

@@ -8,11 +8,11 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
+from agentctl.cli.options import Flag, JsonOption
 
 app = typer.Typer(help="Submit and inspect tasks: structured, executable intent.",
                   no_args_is_help=True)
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
 @app.command()
@@ -27,7 +27,7 @@ def submit(
     ))] = None,
     instruction: Annotated[str | None, typer.Option("--instruction", metavar="TEXT",
                            help="What to change, in words.")] = None,
-    title: Annotated[str | None, typer.Option("--title", help="Short title. (default: first line "
+    title: Annotated[str | None, typer.Option("--title", metavar="TEXT", help="Short title. (default: first line "
                      "of the instruction)")] = None,
     allow: Annotated[list[str] | None, typer.Option("--allow", metavar="GLOB",
                      help="Only paths matching these globs may change (repeatable).")] = None,
@@ -43,12 +43,12 @@ def submit(
                        help="The session this task came from.")] = None,
     file: Annotated[Path | None, typer.Option("--file", metavar="TASK.json|TASK.toml", help=(
         "Read the request from a file (the seed's request JSON as is); flags override it."))] = None,
-    run_now: Annotated[bool, typer.Option("--run", help="Start a run right away.")] = False,
+    run_now: Annotated[bool, Flag("--run", help="Start a run right away.")] = False,
     agent: Annotated[str | None, typer.Option("--agent", metavar="SPEC", help=(
         "With --run: script:PLAN.toml, patch:FILE.diff, command:CMD or noop."))] = None,
-    detach: Annotated[bool, typer.Option("--detach", help="With --run: queue the run for a "
+    detach: Annotated[bool, Flag("--detach", help="With --run: queue the run for a "
                       "worker and return at once.")] = False,
-    keep_workspace: Annotated[bool, typer.Option("--keep-workspace", help="With --run: keep the "
+    keep_workspace: Annotated[bool, Flag("--keep-workspace", help="With --run: keep the "
                               "workspace after the run.")] = False,
     as_json: JsonOption = False,
 ) -> None:

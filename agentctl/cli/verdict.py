@@ -7,12 +7,10 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
+from agentctl.cli.options import JsonOption, RunArgument
 
 app = typer.Typer(help="Verdicts: whether a run's patch is fit for a PR, and why.",
                   no_args_is_help=True)
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
-RunArgument = Annotated[str | None, typer.Argument(metavar="[RUN]", help="Run id or unique "
-                        "prefix. (default: the newest run)")]
 
 
 def _load(ctx: typer.Context, run_id: str | None, *, explain: bool) -> dict:  # type: ignore[type-arg]

@@ -8,11 +8,12 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
+from agentctl.cli.options import Flag
 
 
 def worker(
     ctx: typer.Context,
-    once: Annotated[bool, typer.Option("--once", help="Drain what is queued, then exit.")] = False,
+    once: Annotated[bool, Flag("--once", help="Drain what is queued, then exit.")] = False,
     max_runs: Annotated[int | None, typer.Option("--max-runs", metavar="N", min=1,
                         help="Exit after executing N attempts.")] = None,
     lease_ttl: Annotated[float | None, typer.Option("--lease-ttl", metavar="S", min=0.5,

@@ -40,7 +40,7 @@ class Artifact:
 
 
 def check_artifact(artifact: Artifact) -> None:
-    if not _SHA256.match(artifact.sha256 or ""):
+    if not _SHA256.fullmatch(artifact.sha256 or ""):
         raise InvariantViolation(f"artifact {artifact.name!r} has no valid sha256 content hash")
     if not artifact.produced_by_step:
         raise InvariantViolation(f"artifact {artifact.name!r} must name the step that produced it")

@@ -32,6 +32,7 @@ from pathlib import PurePosixPath
 from agentctl.domain.enums import ToolDecision
 from agentctl.domain.run import CommandRules
 
+NO_MATCH_RULE = "default: deny (no rule matched)"
 SHELL_METACHARACTERS: frozenset[str] = frozenset({
     "|", "||", "&", "&&", ";", ";;", "<", ">", ">>", "<<", "<<<", ">&", "<&", "&>", ">|",
     "(", ")", "$", "$(", "${", "`", "\n",
@@ -72,7 +73,7 @@ def rule_matches(rule: str, argv: Sequence[str]) -> bool:
     tokens, open_ended = parsed
     if len(argv) < len(tokens) or (not open_ended and len(argv) != len(tokens)):
         return False
-    return all(fnmatchcase(arg, token) for arg, token in zip(argv, tokens))
+    return all(fnmatchcase(arg, token) for arg, token in zip(argv, tokens, strict=False))
 
 
 @lru_cache(maxsize=1024)
@@ -134,7 +135,7 @@ def _judge(argv: Sequence[str], rules: CommandRules) -> GuardDecision:
     hint = ""
     if "/" in argv[0]:
         hint = "; a path-qualified program is allowed only by a rule that names it as written"
-    return _denied(None, f"no rule allows `{shown}`{hint}")
+    return _denied(NO_MATCH_RULE, f"no rule allows `{shown}`{hint}")
 
 
 def combine(decisions: list[GuardDecision]) -> GuardDecision:

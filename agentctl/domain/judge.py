@@ -120,8 +120,10 @@ def _test_findings(changes: Sequence[FileChange], lines: Sequence[DiffLine]) -> 
                 blocks_auto_pr=True,
             ))
     for path in sorted(test_paths):
-        removed = sum(1 for l in lines if l.path == path and not l.added and _ASSERTION.search(l.text))
-        added = sum(1 for l in lines if l.path == path and l.added and _ASSERTION.search(l.text))
+        removed = sum(1 for line in lines if line.path == path and not line.added
+                      and _ASSERTION.search(line.text))
+        added = sum(1 for line in lines if line.path == path and line.added
+                    and _ASSERTION.search(line.text))
         if removed > added:
             out.append(JudgeFinding(
                 severity=Severity.WARNING, category="assertions-removed", file_path=path,
@@ -196,7 +198,7 @@ def _unrelated_findings(
     for change in changes:
         if change.test_file:
             continue
-        text = " ".join(l.text for l in lines if l.path == change.path).lower() + change.path.lower()
+        text = " ".join(line.text for line in lines if line.path == change.path).lower() + change.path.lower()
         parts = {piece for token in named for piece in token.split(".") if len(piece) >= 4}
         if not any(piece in text for piece in parts):
             out.append(JudgeFinding(

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import MISSING, fields, is_dataclass
 from datetime import datetime
 from enum import Enum
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from agentctl.domain.clock import from_iso, to_iso
 
@@ -37,7 +37,7 @@ def to_json(value: object) -> object:
     raise TypeError(f"cannot serialise {type(value).__name__}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _keys(cls: type) -> tuple[tuple[str, str], ...]:
     return tuple((f.name, camel(f.name)) for f in fields(cls))
 
@@ -57,7 +57,12 @@ def from_json(tp: object, data: object) -> object:
     return _decoder(tp)(data)
 
 
-@lru_cache(maxsize=None)
+def decoder_for(tp: object) -> Decoder:
+    """The decoding function for a type, to keep and call many times."""
+    return _decoder(tp)
+
+
+@cache
 def _decoder(tp: object) -> Decoder:
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
@@ -108,6 +113,6 @@ def field_types(cls: type) -> dict[str, object]:
     return _field_types(cls)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _field_types(cls: type) -> dict[str, object]:
     return typing.get_type_hints(cls)

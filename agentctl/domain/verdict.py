@@ -118,46 +118,49 @@ def decide_verdict(inputs: VerdictInputs) -> Decision:
 
 
 def _decide_status(inputs: VerdictInputs, chain: list[ChainLink]) -> tuple[VerdictStatus, list[str]]:
+    """Every link with evidence goes on the chain (explain shows the tests passed even when the
+    boundary failed); the status comes from the first failing link in precedence order."""
     ev = inputs.evidence
     if inputs.cancelled is not None:
         chain.append(ChainLink(check="cancellation", passed=False, detail=inputs.cancelled))
         return V.CANCELLED, [inputs.cancelled]
-
     patch = inputs.patch
     if patch is not None:
         boundary = patch.boundary_check
-        detail = "; ".join(boundary.reasons()) or (
-            f"{patch.stats.files_changed} file(s) changed, all inside the boundary")
-        chain.append(ChainLink(check="boundary", passed=boundary.passed, detail=detail,
-                               evidence=ev.patch))
-        if not boundary.passed:
-            return V.FAILED_POLICY, boundary.reasons()
-
-    if inputs.infrastructure_failure is not None and inputs.verification is None:
-        chain.append(ChainLink(check="infrastructure", passed=False,
-                               detail=inputs.infrastructure_failure, evidence=ev.failure))
-        return V.FAILED_INFRASTRUCTURE, [inputs.infrastructure_failure]
-    if inputs.agent_error is not None:
-        chain.append(ChainLink(check="agent", passed=False, detail=inputs.agent_error,
+        chain.append(ChainLink(
+            check="boundary", passed=boundary.passed, evidence=ev.patch,
+            detail="; ".join(boundary.reasons()) or
+            f"{patch.stats.files_changed} file(s) changed, all inside the boundary"))
+        applies = patch.apply_status is PatchApplyStatus.APPLIES_CLEANLY
+        chain.append(ChainLink(
+            check="apply", passed=applies, evidence=ev.patch,
+            detail=f"applies cleanly to {patch.base_commit[:12]}" if applies else
+            f"does not apply to {patch.base_commit[:12]}: {patch.apply_error or 'git apply failed'}",
+        ))
+    infrastructure = inputs.infrastructure_failure if inputs.verification is None else None
+    if infrastructure is not None:
+        chain.append(ChainLink(check="infrastructure", passed=False, detail=infrastructure,
                                evidence=ev.failure))
+    elif inputs.agent_error is not None or patch is None:
+        detail = inputs.agent_error or "the agent changed nothing"
+        chain.append(ChainLink(check="agent", passed=False, detail=detail, evidence=ev.failure))
+    evaluated = patch is not None and inputs.agent_error is None and infrastructure is None
+    verification_verdict = _verification_link(inputs, chain) if evaluated else None
+    review = _judge_link(inputs, chain) if evaluated else []
+
+    if patch is not None and not patch.boundary_check.passed:
+        return V.FAILED_POLICY, patch.boundary_check.reasons()
+    if infrastructure is not None:
+        return V.FAILED_INFRASTRUCTURE, [infrastructure]
+    if inputs.agent_error is not None:
         return V.FAILED_AGENT_COULD_NOT_COMPLETE, [inputs.agent_error]
     if patch is None:
-        chain.append(ChainLink(check="agent", passed=False, detail="the agent changed nothing"))
         return V.FAILED_AGENT_COULD_NOT_COMPLETE, ["the agent produced no patch"]
-
-    applies = patch.apply_status is PatchApplyStatus.APPLIES_CLEANLY
-    chain.append(ChainLink(
-        check="apply", passed=applies, evidence=ev.patch,
-        detail=f"applies cleanly to {patch.base_commit[:12]}" if applies
-        else f"does not apply to {patch.base_commit[:12]}: {patch.apply_error or 'git apply failed'}",
-    ))
-    if not applies:
-        return V.INCONCLUSIVE, [f"patch does not apply cleanly to base commit {patch.base_commit[:12]}"]
-
-    verdict = _verification_link(inputs, chain)
-    if verdict is not None:
-        return verdict
-    review = _judge_link(inputs, chain)
+    if patch.apply_status is not PatchApplyStatus.APPLIES_CLEANLY:
+        return V.INCONCLUSIVE, [f"patch does not apply cleanly to base commit "
+                                f"{patch.base_commit[:12]}"]
+    if verification_verdict is not None:
+        return verification_verdict
     verification = inputs.verification
     if verification is None or verification.status is not VerificationStatus.PASSED:
         state = verification.status.value if verification else "NOT_RUN"

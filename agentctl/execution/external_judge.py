@@ -58,7 +58,7 @@ def inconclusive(reason: str) -> Judgement:
 def parse_judgement(text: str) -> Judgement:
     """The judge's stdout: the last line that parses as a JSON object, validated."""
     document = None
-    for line in reversed([l for l in text.strip().splitlines() if l.strip()] or [text]):
+    for line in reversed([line for line in text.strip().splitlines() if line.strip()] or [text]):
         try:
             document = json.loads(line)
             break

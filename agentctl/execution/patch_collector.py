@@ -81,7 +81,7 @@ def parse_diff(
         raise InfrastructureFailure(f"cannot parse the diff {diff_path}: unexpected file headers")
     changes: list[FileChange] = []
     lines: list[DiffLine] = []
-    for patched, path in zip(patch, paths):
+    for patched, path in zip(patch, paths, strict=False):
         change = _file_change(patched, path, boundary)
         changes.append(change)
         lines.extend(_diff_lines(patched, change.path))
@@ -180,11 +180,14 @@ def _unquote(name: str) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def check_applies(repository_git_dir: Path, base_commit: str, diff_path: Path) -> tuple[bool, str | None]:
+def check_applies(
+    repository_git_dir: Path, base_commit: str, diff_path: Path,
+) -> tuple[bool, str | None]:
     """Whether the diff applies cleanly to the base commit, checked in a throw-away index.
 
     `repository_git_dir` is a `.git` directory or a work tree holding the base commit's objects;
-    no work tree and no real index is touched. Returns (False, git's first error line) on conflict.
+    no work tree and no real index is touched. Returns (False, git's first error line) on conflict;
+    raises InfrastructureFailure when the base commit is not in that repository.
     """
     require_sha(base_commit)
     if diff_path.stat().st_size == 0:

@@ -1,9 +1,9 @@
-"""Throw-away git workspaces: a private clone of the repository checked out at the run's base commit.
+"""Throw-away git workspaces: a private clone of the repository, checked out at the base commit.
 
 Writing the files dominates preparing a workspace, so a local repository is cloned without a
-checkout (git hardlinks its immutable objects, which survive the user's gc; never `--shared`, whose
-alternates would) and then checked out with parallel checkout (`checkout.workers=0`: one worker
-per core). The user's repository is only ever read.
+checkout (git hardlinks its immutable objects, which outlive the user's gc, where `--shared`
+alternates would not) and then checked out in parallel (`checkout.workers=0`: one worker per
+core). The user's repository is only ever read.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ def git_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The caller's environment minus anything that would redirect git, plus `extra`."""
     env = {
         name: value for name, value in os.environ.items()
-        if name not in _REPOSITORY_ENV and not name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
+        if name not in _REPOSITORY_ENV
+        and not name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
     }
     env["GIT_TERMINAL_PROMPT"] = "0"  # a URL needing credentials fails instead of hanging the run
     env.update(extra or {})
@@ -94,33 +95,38 @@ def run_git(
         process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
     )
     if check and result.returncode != 0:
-        raise InfrastructureFailure(f"{what}: {one_line(result.stderr) or f'git exited {result.returncode}'}")
+        detail = one_line(result.stderr) or f"git exited {result.returncode}"
+        raise InfrastructureFailure(f"{what}: {detail}")
     return result
 
 
 def _communicate(
     process: subprocess.Popen[bytes], should_stop: Callable[[], bool] | None,
 ) -> tuple[bytes, bytes]:
-    while True:
-        try:
-            out, err = process.communicate(timeout=_POLL_SECONDS if should_stop else None)
-            return out or b"", err or b""
-        except subprocess.TimeoutExpired:
-            if should_stop is not None and should_stop():
-                _kill_group(process)
-                raise CloneCancelled("workspace preparation cancelled; git was stopped") from None
+    try:
+        while True:
+            try:
+                out, err = process.communicate(timeout=_POLL_SECONDS if should_stop else None)
+                return out or b"", err or b""
+            except subprocess.TimeoutExpired:
+                if should_stop is not None and should_stop():
+                    raise CloneCancelled("workspace preparation cancelled; git stopped") from None
+    except BaseException:
+        _kill_group(process)  # cancelled or Ctrl-C: in its own session, git would outlive us
+        raise
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
     """git clone forks helpers (index-pack, remote helpers): stop the whole group, then reap."""
     for sig, grace in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+        if process.returncode is not None:
+            return
         try:
             os.killpg(process.pid, sig)
         except ProcessLookupError:
-            break
+            return
         try:
             process.communicate(timeout=grace)
-            return
         except subprocess.TimeoutExpired:
             continue
 
@@ -145,12 +151,16 @@ def clone_at(
     else:
         if not Path(source).exists():
             raise InfrastructureFailure(f"cannot clone {source}: the repository does not exist")
-        run_git(["clone", "--quiet", "--no-checkout", "--", source, str(dest)],
+        # --no-hardlinks: the workspace gets its own copy of the objects, so nothing a command in
+        # it does (chmod, write) can reach the user's repository; copying packs is cheap next to
+        # writing the work tree.
+        run_git(["clone", "--quiet", "--no-checkout", "--no-hardlinks", "--", source, str(dest)],
                 what=f"cannot clone {source}", should_stop=should_stop)
         run_git(["-C", str(dest), "remote", "remove", "origin"],
                 what=f"cannot detach the workspace from {source}")
+    # The user's global hooks (core.hooksPath) have no business in a throw-away checkout.
     run_git(["-C", str(dest), "-c", "checkout.workers=0", "-c", "advice.detachedHead=false",
-             "checkout", "--quiet", "--detach", commit],
+             "-c", "core.hooksPath=/dev/null", "checkout", "--quiet", "--detach", commit],
             what=f"cannot check out commit {commit} of {source}", should_stop=should_stop)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agentctl.domain import ids
@@ -93,7 +93,7 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
             ))
 
         step.also = add_patch
-    diff_lines = tuple(DiffLine(path=l.path, line_number=l.line_number, added=l.added,
-                                text=ctx.redactor.clean(l.text)) for l in collected.diff_lines)
+    diff_lines = tuple(replace(line, text=ctx.redactor.clean(line.text))
+                       for line in collected.diff_lines)
     return CollectedEvidence(patch, diff_lines, tuple(a.artifact_id for a in step.artifacts),
                              safe_diff=None if secrets else diff_path)

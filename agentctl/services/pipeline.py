@@ -37,7 +37,7 @@ from agentctl.services.attempt import AttemptContext, StopSignal
 from agentctl.services.collect import CollectedEvidence, collect
 from agentctl.services.evidence import json_artifact, text_artifact
 from agentctl.services.judging import judge
-from agentctl.services.recorder import AttemptRecorder
+from agentctl.services.recorder import AttemptRecorder, NewArtifact
 from agentctl.services.runtime import Approver, ToolRuntime
 from agentctl.services.summary import final_summary
 from agentctl.services.verify import verify
@@ -128,32 +128,38 @@ def _prepare_workspace(ctx: AttemptContext) -> Run | None:
     with ctx.step(StepType.PREPARE_WORKSPACE, "create a private workspace") as step:
         step.note(path=str(ctx.workspace.parent))
     ctx.progress(f"cloning {spec.repository} at {spec.base_commit[:12]}")
+    failure: str | None = None
+    report: NewArtifact | None = None
     with ctx.step(StepType.CLONE_REPOSITORY, f"clone at {spec.base_commit[:12]}") as step:
         step.note(repository=spec.repository, baseCommit=spec.base_commit)
         try:
             workspaces.clone_at(spec.repository, spec.base_commit, ctx.workspace,
                                 is_url=is_url(spec.repository), should_stop=ctx.stop)
         except InfrastructureFailure as error:
-            reason = f"clone failed: {ctx.redactor.clean(str(error))}"
-            report = json_artifact(ctx.recorder, {"phase": "clone", "error": reason,
-                                                  "repository": spec.repository,
-                                                  "baseCommit": spec.base_commit},
-                                   name="failure-report.json", type_=ArtifactType.FAILURE_REPORT,
-                                   redactor=ctx.redactor,
-                                   visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER)
-            step.add(report)
-            step.fail("clone_failed", reason)
-            failed = reason
-        else:
-            failed = None
-    if failed is None:
+            if ctx.stop():  # cancelled, or the lease was lost: not a fault of the clone
+                step.fail("stopped", str(error))
+            else:
+                failure = f"clone failed: {ctx.redactor.clean(str(error))}"
+                report = json_artifact(
+                    ctx.recorder, {"phase": "clone", "error": failure,
+                                   "repository": spec.repository,
+                                   "baseCommit": spec.base_commit},
+                    name="failure-report.json", type_=ArtifactType.FAILURE_REPORT,
+                    redactor=ctx.redactor, visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER)
+                step.add(report)
+                step.fail("clone_failed", failure)
+    if ctx.stop.lease_lost:
+        raise LeaseLost("the lease was lost while cloning")
+    if ctx.stop.cancel_reason:
+        return _cancelled(ctx)
+    if failure is None or report is None:
         return None
     decision = decide_verdict(VerdictInputs(
         autonomy=spec.autonomy_level, judge_policy=spec.judge_policy, patch=None,
         verification=None, judge=None, evidence=Evidence(failure=(report.artifact_id,)),
-        infrastructure_failure=failed,
+        infrastructure_failure=failure,
     ))
-    return ctx.recorder.fail(code="clone_failed", reason=failed, final=decision)
+    return ctx.recorder.fail(code="clone_failed", reason=failure, final=decision)
 
 
 def _run_agent(ctx: AttemptContext, options: RunOptions) -> AgentOutcome:

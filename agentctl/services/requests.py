@@ -75,7 +75,7 @@ def read_request_file(path: Path) -> dict[str, object]:
             continue
         if key not in _KEYS:
             raise BadInput(f"task file {path}: unknown field {key!r}; expected "
-                           f"{', '.join(k for k in _KEYS if not '_' in k)}")
+                           f"{', '.join(k for k in _KEYS if '_' not in k)}")
         name = _KEYS[key]
         out[name] = _typed(path, key, name, value)
     return out

@@ -9,13 +9,31 @@ from pathlib import Path
 from agentctl.config import Config
 from agentctl.domain import ids
 from agentctl.domain.clock import Clock, utcnow
-from agentctl.domain.enums import AttemptStatus, EventType, RunStatus, TaskStatus, VerdictStatus
+from agentctl.domain.enums import (
+    AttemptStatus,
+    EventType,
+    RunStatus,
+    TaskStatus,
+    VerdictStatus,
+)
 from agentctl.domain.errors import BadInput, LeaseLost
 from agentctl.domain.events import NewEvent
-from agentctl.domain.run import Attempt, Run, may_retry, run_status_for, task_status_after
+from agentctl.domain.run import (
+    Attempt,
+    Run,
+    may_retry,
+    run_status_for,
+    task_status_after,
+)
 from agentctl.domain.task import Task
 from agentctl.domain.transitions import TERMINAL_RUN, UNFINISHED_RUN
-from agentctl.domain.verdict import Decision, Evidence, Verdict, VerdictInputs, decide_verdict
+from agentctl.domain.verdict import (
+    Decision,
+    Evidence,
+    Verdict,
+    VerdictInputs,
+    decide_verdict,
+)
 from agentctl.execution import repository as repos
 from agentctl.execution.agents.spec import AgentSpec
 from agentctl.services.spec import build_spec

@@ -6,7 +6,13 @@ from dataclasses import replace
 
 from agentctl.domain import ids
 from agentctl.domain.clock import Clock, utcnow
-from agentctl.domain.enums import EventType, MessageRole, SessionStatus, TaskSource, choices
+from agentctl.domain.enums import (
+    EventType,
+    MessageRole,
+    SessionStatus,
+    TaskSource,
+    choices,
+)
 from agentctl.domain.errors import BadInput
 from agentctl.domain.events import NewEvent
 from agentctl.domain.task import Session, SessionMessage

@@ -12,8 +12,13 @@ from agentctl.domain import ids
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.enums import EventType, TaskStatus
 from agentctl.domain.events import NewEvent
-from agentctl.domain.task import Task, TaskPolicy, check_task_fields, default_title, \
-    policy_denial_reasons
+from agentctl.domain.task import (
+    Task,
+    TaskPolicy,
+    check_task_fields,
+    default_title,
+    policy_denial_reasons,
+)
 from agentctl.execution import repository as repos
 from agentctl.services.requests import TaskRequest, validate
 from agentctl.store import Store

@@ -12,7 +12,11 @@ from agentctl.domain.enums import (
     VerificationCheckStatus,
 )
 from agentctl.domain.run import PlannedCheck
-from agentctl.domain.verification import VerificationCheck, VerificationReport, overall_status
+from agentctl.domain.verification import (
+    VerificationCheck,
+    VerificationReport,
+    overall_status,
+)
 from agentctl.execution.verifier import run_check
 from agentctl.services.attempt import AttemptContext
 from agentctl.services.evidence import json_artifact, log_artifact, text_artifact

@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from dataclasses import fields
 from datetime import datetime
 from enum import Enum
-from functools import lru_cache
+from functools import cache
 from typing import TypeVar
 
 from agentctl.domain.clock import to_iso
-from agentctl.domain.serialize import field_types, from_json, to_json
+from agentctl.domain.serialize import Decoder, decoder_for, field_types, to_json
 
 R = TypeVar("R")
 _SCALARS = (str, int, float, bool)
@@ -44,13 +44,13 @@ def _encode_enum(value: object) -> object:
     return value.value  # type: ignore[attr-defined]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _plan(cls: type) -> tuple[tuple[str, bool, object], ...]:
     hints = field_types(cls)
     return tuple((f.name, _is_scalar(hints[f.name]), hints[f.name]) for f in fields(cls))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _encoders(cls: type) -> tuple[tuple[str, Encoder | None], ...]:
     """Per field: None for values stored as they are, else the function that encodes them."""
     out: list[tuple[str, Encoder | None]] = []
@@ -82,17 +82,27 @@ def to_row(record: object) -> dict[str, object]:
     return row
 
 
-def from_row(cls: type[R], row: Mapping[str, object]) -> R:
-    kwargs: dict[str, object] = {}
+@cache
+def _decoders(cls: type) -> tuple[tuple[str, Decoder | None], ...]:
+    """Per field: None for values read as they are, else the function that decodes them."""
+    out: list[tuple[str, Decoder | None]] = []
     for name, scalar, tp in _plan(cls):
-        if name not in row.keys():
-            continue
-        value = row[name]
-        if value is None:
-            kwargs[name] = None
-        elif scalar:
-            kwargs[name] = from_json(tp, value)
+        base = _without_none(tp)
+        if not scalar:
+            nested = decoder_for(tp)
+            out.append((name, lambda text, nested=nested: nested(json.loads(text))))
+        elif base in (str, int, bool):
+            out.append((name, None))
         else:
-            kwargs[name] = from_json(tp, json.loads(value))  # type: ignore[arg-type]
-    return cls(**kwargs)
+            out.append((name, decoder_for(base)))
+    return tuple(out)
 
+
+def from_row(cls: type[R], row: Mapping[str, object]) -> R:
+    keys = row.keys()
+    kwargs: dict[str, object] = {}
+    for name, decode in _decoders(cls):
+        if name in keys:
+            value = row[name]
+            kwargs[name] = value if decode is None or value is None else decode(value)
+    return cls(**kwargs)

@@ -12,8 +12,8 @@ from types import TracebackType
 from sqlalchemy import Connection, Engine, func, or_, select, update
 
 from agentctl.domain.artifact import Artifact
-from agentctl.domain.enums import AttemptStatus
 from agentctl.domain.clock import to_iso
+from agentctl.domain.enums import AttemptStatus
 from agentctl.domain.errors import LeaseLost
 from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch

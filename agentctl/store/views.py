@@ -56,7 +56,7 @@ class Views:
         if self._paramstyle == "qmark":
             return cursor.fetchall()
         names = [column[0] for column in cursor.description]
-        return [dict(zip(names, row)) for row in cursor.fetchall()]
+        return [dict(zip(names, row, strict=False)) for row in cursor.fetchall()]
 
     def records(self, cls: type[R], sql: str, params: Sequence[object] = ()) -> list[R]:
         return [from_row(cls, row) for row in self.rows(sql, params)]
@@ -229,7 +229,9 @@ def _connect(home: Home) -> tuple[object | None, str]:
         connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
         connection.row_factory = sqlite3.Row
         return connection, "qmark"
-    from agentctl.store.engine import engine_for  # another database: its driver via SQLAlchemy
+    from agentctl.store.engine import (
+        engine_for,  # another database: its driver via SQLAlchemy
+    )
 
     raw = engine_for(home.database_url).raw_connection()
     return raw, "format"

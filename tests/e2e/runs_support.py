@@ -10,11 +10,14 @@ import json
 import os
 import sqlite3
 import subprocess
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+T = TypeVar("T")
+R = TypeVar("R")
 Doc = dict[str, Any]
 
 # A small Python project whose tests are stdlib unittest, so the verifier needs no pytest.
@@ -34,6 +37,13 @@ CALC_FILES: dict[str, str] = {
     ".github/workflows/deploy.yml": "name: deploy\non: push\n",
 }
 UNITTEST = "python3 -m unittest -v"
+
+
+def in_parallel(work: Callable[[T], R], items: Iterable[T], workers: int = 3) -> list[R]:
+    """`[work(item) for item in items]`, a few at a time: CLI calls spend most of their time
+    starting Python, so independent runs overlap well even on two cores."""
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(work, items))
 
 
 def toml_plan(*steps: Mapping[str, object]) -> str:
@@ -91,18 +101,19 @@ class Bench:
         return path
 
     # --- tasks and runs -----------------------------------------------------------------------
-    def submit(self, repo: Path, *flags: str, instruction: str = "fix the thing") -> str:
+    def submit(self, repo: Path, *flags: str, instruction: str = "fix the thing",
+               env: Mapping[str, str] | None = None) -> str:
         """A READY_FOR_RUN task's id."""
-        task = self.json("task", "submit", "--repo", str(repo), "--type", "bug_fix",
-                         "--instruction", instruction, *flags)
+        task = self.cli("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                        "--instruction", instruction, *flags, "--json", env=env).json()
         assert task["status"] == "READY_FOR_RUN", task
         return str(task["taskId"])
 
-    def start(self, task_id: str, agent: str, *flags: str, expect: Sequence[int] = (0, 1)
-              ) -> Doc:
+    def start(self, task_id: str, agent: str, *flags: str, expect: Sequence[int] = (0, 1),
+              env: Mapping[str, str] | None = None) -> Doc:
         """`run start --json` with its exit code under `exitCode`."""
         result = self.cli("run", "start", task_id, "--agent", agent, *flags, "--json",
-                          expect=expect)
+                          expect=expect, env=env)
         document: Doc = result.json()
         document["exitCode"] = result.returncode
         return document

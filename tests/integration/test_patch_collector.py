@@ -96,7 +96,9 @@ def test_a_renamed_file_names_both_paths(workspace: Path, base: str) -> None:
     assert (change.additions, change.deletions) == (0, 0)
 
 
-def test_moving_a_file_out_of_a_forbidden_directory_fails_the_boundary(workspace: Path, base: str) -> None:
+def test_moving_a_file_out_of_a_forbidden_directory_fails_the_boundary(
+    workspace: Path, base: str,
+) -> None:
     os.rename(workspace / ".github/workflows/deploy.yml", workspace / "deploy.yml")
     patch = collect(workspace, base)
     assert only(patch).forbidden_by_policy
@@ -104,13 +106,18 @@ def test_moving_a_file_out_of_a_forbidden_directory_fails_the_boundary(workspace
     assert check.forbidden_path_violations == (".github/workflows/deploy.yml",)
 
 
-def test_paths_with_spaces_quotes_and_accents_come_back_verbatim(workspace: Path, base: str) -> None:
+def test_paths_with_spaces_quotes_and_accents_come_back_verbatim(
+    workspace: Path, base: str,
+) -> None:
     (workspace / "docs b").mkdir()
     (workspace / 'docs b/café "menu".md').write_text("# menu\n")
     os.rename(workspace / "README.md", workspace / "docs b/READ ME.md")
+    (workspace / "docs b/READ ME.md").write_text("# service\nmore\n")
     changes = {c.path: c for c in collect(workspace, base).changes}
     assert set(changes) == {'docs b/café "menu".md', "docs b/READ ME.md"}
-    assert changes["docs b/READ ME.md"].old_path == "README.md"
+    renamed = changes["docs b/READ ME.md"]
+    assert (renamed.change_type, renamed.old_path, renamed.additions) == (
+        ChangeType.RENAMED, "README.md", 1)
 
 
 def test_a_binary_file_is_flagged_without_line_counts(workspace: Path, base: str) -> None:
@@ -124,7 +131,9 @@ def test_a_binary_file_is_flagged_without_line_counts(workspace: Path, base: str
     assert check_applies(workspace, base, patch.diff_path) == (True, None)
 
 
-def test_text_that_is_not_utf8_is_parsed_with_replacement_characters(workspace: Path, base: str) -> None:
+def test_text_that_is_not_utf8_is_parsed_with_replacement_characters(
+    workspace: Path, base: str,
+) -> None:
     (workspace / "latin1.txt").write_bytes(b"caf\xe9 cr\xe8me\nline\rwith a lone carriage return\n")
     patch = collect(workspace, base)
     assert only(patch).additions == 2
@@ -169,7 +178,7 @@ def test_stats_equal_git_numstat(workspace: Path, base: str) -> None:
 
 
 def _numstat(workspace: Path, base: str) -> dict[str, tuple[int, int]]:
-    """`git diff --numstat -z`: `added TAB removed TAB path NUL`, or `... TAB NUL old NUL new NUL`."""
+    """Per path (added, removed) from `git diff --numstat -z`, renames under their new path."""
     fields = iter(git(workspace, "diff", "--cached", "--numstat", "-z", "-M", base).split("\0"))
     out: dict[str, tuple[int, int]] = {}
     for field in fields:

@@ -188,3 +188,14 @@ def test_views_on_a_home_without_a_database_show_nothing_and_create_nothing(home
         with pytest.raises(NotFound):
             views.task("01A")
     assert not home.root.exists()
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: store/ids.full_prefix upper-cases a bare prefix "
+                   "('01b') but not one that carries its kind ('task_01b'), so the same prefix "
+                   "typed in lower case resolves in one form and not the other")
+def test_a_lower_case_prefix_with_its_kind_resolves_too(home: Home, store: Store) -> None:
+    task = new_task(task_id="task_01CCCCCCCCCCCCCCCCCCCCCCCC")
+    with store.unit_of_work() as uow:
+        uow.tasks.add(task)
+    with Views(home) as views:
+        assert views.resolve("task", "task_01ccc") == task.task_id

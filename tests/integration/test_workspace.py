@@ -44,7 +44,9 @@ def _snapshot(repo: Path) -> dict[str, object]:
     return {
         "index": (index.stat().st_mtime_ns, index.read_bytes()),
         "config": (repo / ".git" / "config").read_bytes(),
-        "files": {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts},
+        "files": {
+            p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts
+        },
     }
 
 
@@ -58,7 +60,9 @@ def _describe(repo: Path) -> dict[str, str]:
     }
 
 
-def test_clone_is_checked_out_at_the_given_commit_not_the_branch_tip(user_repo: Path, tmp_path: Path) -> None:
+def test_clone_is_checked_out_at_the_given_commit_not_the_branch_tip(
+    user_repo: Path, tmp_path: Path,
+) -> None:
     base = git(user_repo, "rev-parse", "base")
     dest = tmp_path / "ws"
     clone_at(str(user_repo), base, dest, is_url=False)
@@ -69,7 +73,9 @@ def test_clone_is_checked_out_at_the_given_commit_not_the_branch_tip(user_repo: 
     assert not (dest / "notes.txt").exists()
 
 
-def test_cloned_files_are_not_hardlinks_of_the_users_work_tree(user_repo: Path, tmp_path: Path) -> None:
+def test_cloned_files_are_not_hardlinks_of_the_users_work_tree(
+    user_repo: Path, tmp_path: Path,
+) -> None:
     dest = tmp_path / "ws"
     clone_at(str(user_repo), git(user_repo, "rev-parse", "HEAD"), dest, is_url=False)
     for name in ("app.py", "docs/guide.md"):
@@ -114,7 +120,22 @@ def test_git_variables_in_the_environment_do_not_redirect_the_clone(
     assert _snapshot(user_repo) == before
 
 
-def test_missing_commit_raises_infrastructure_failure_naming_it(user_repo: Path, tmp_path: Path) -> None:
+def test_the_users_global_hooks_do_not_run_in_the_workspace(
+    user_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hooks, marker = tmp_path / "hooks", tmp_path / "hook-ran"
+    hooks.mkdir()
+    (hooks / "post-checkout").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (hooks / "post-checkout").chmod(0o755)
+    (tmp_path / "gitconfig").write_text(f"[core]\n\thooksPath = {hooks}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
+    clone_at(str(user_repo), git(user_repo, "rev-parse", "HEAD"), tmp_path / "ws", is_url=False)
+    assert not marker.exists()
+
+
+def test_missing_commit_raises_infrastructure_failure_naming_it(
+    user_repo: Path, tmp_path: Path,
+) -> None:
     missing = "0123456789abcdef0123456789abcdef01234567"
     with pytest.raises(InfrastructureFailure, match=f"cannot check out commit {missing}") as error:
         clone_at(str(user_repo), missing, tmp_path / "ws", is_url=False)
@@ -132,7 +153,9 @@ def test_a_source_that_is_not_a_repository_fails_with_gits_message(tmp_path: Pat
         clone_at(str(tmp_path / "plain"), "0" * 40, tmp_path / "ws", is_url=False)
 
 
-def test_a_commit_that_is_not_a_sha_is_refused_before_git_runs(user_repo: Path, tmp_path: Path) -> None:
+def test_a_commit_that_is_not_a_sha_is_refused_before_git_runs(
+    user_repo: Path, tmp_path: Path,
+) -> None:
     with pytest.raises(InfrastructureFailure, match="invalid commit id '--upload-pack=x'"):
         clone_at(str(user_repo), "--upload-pack=x", tmp_path / "ws", is_url=False)
     assert not (tmp_path / "ws").exists()

@@ -93,6 +93,7 @@ def in_status(task: Task, status: TaskStatus, reason: str | None = None) -> Task
 
 @pytest.fixture
 def task_in() -> Callable[..., Task]:
+    """`task_in(TaskStatus.CANCELLED, "reason", repository=None)`: a sample task in a status."""
     return lambda status, reason=None, **kw: in_status(build_task(**kw), status, reason)
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from agentctl.config import defaults
 from agentctl.domain.command_rules import (
+    NO_MATCH_RULE,
     SHELL_METACHARACTERS,
     GuardDecision,
     check_command,
@@ -67,7 +68,7 @@ def test_rule_matching_is_by_argv_prefix_with_a_trailing_star(
     ("pip install requests", ASK, "ask: pip install *"),
     ("rm -rf /", DENIED, "deny: rm -rf /*"),  # deny before ask (`rm -rf *`)
     ("rm -rf build", ASK, "ask: rm -rf *"),
-    ("make build", DENIED, None),  # no rule: denied
+    ("make build", DENIED, NO_MATCH_RULE),  # no rule: denied, and the default says so
 ])
 def test_deny_is_checked_before_ask_before_allow_and_the_first_match_names_the_rule(
     command: str, decision: ToolDecision, rule: str | None,
@@ -85,7 +86,7 @@ def test_first_match_within_a_list_wins() -> None:
 
 def test_a_command_no_rule_allows_is_denied_with_a_reason_quoting_it() -> None:
     result = decide("make   build")
-    assert result.decision is DENIED and result.matched_rule is None
+    assert result.decision is DENIED and result.matched_rule == NO_MATCH_RULE
     assert result.reason == "no rule allows `make build`"
 
 
@@ -142,7 +143,7 @@ def test_evasions_of_a_deny_rule_are_still_denied_by_it(command: str, rule: str)
 @pytest.mark.parametrize("command", ["/usr/bin/python -V", "env python -V", "./pytest"])
 def test_allow_rules_match_only_the_command_as_written(command: str) -> None:
     result = decide(command)
-    assert result.decision is DENIED and result.matched_rule is None
+    assert result.decision is DENIED and result.matched_rule == NO_MATCH_RULE
 
 
 def test_a_path_qualified_program_is_told_why_it_is_not_allowed() -> None:
@@ -164,7 +165,7 @@ def test_an_unsplittable_or_empty_command_is_denied(command: str) -> None:
     ("FOO=1 git push", DENIED, "deny: git push *"),
     ("{ git push; }", DENIED, "deny: git push *"),
     ("true; pip install x", ASK, "ask: pip install *"),
-    ("true | make", DENIED, None),
+    ("true | make", DENIED, NO_MATCH_RULE),
     ("if true; then echo ok; fi", ALLOWED, "allow: true; allow: echo *"),
     ('echo "unbalanced', DENIED, "malformed command"),
 ])

@@ -207,8 +207,6 @@ def test_unreadable_config_is_an_error_naming_file(tmp_path: Path) -> None:
         load(folder)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: config.load catches OSError but not "
-                   "UnicodeDecodeError, so a non-UTF-8 config is an internal error (exit 70)")
 def test_config_that_is_not_utf8_is_an_error_naming_file(tmp_path: Path) -> None:
     path = tmp_path / ".agentctl.toml"
     path.write_bytes(b"[policy]\nmax_autonomy = '\xff\xfe'\n")

@@ -86,8 +86,6 @@ def test_malformed_glob_is_refused_with_what_is_wrong(pattern: str, problem: str
         globs.validate_glob(pattern)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: validate_glob accepts bracket expressions that "
-                   "compile_glob cannot compile (re.error / ValueError instead of BadInput)")
 @pytest.mark.parametrize("pattern", ["[]", "[]a]", "[!]", "[z-a]", "[a/b]"])
 def test_glob_that_cannot_be_compiled_is_refused_as_malformed(pattern: str) -> None:
     with pytest.raises(BadInput, match="malformed glob"):
@@ -169,8 +167,6 @@ def test_a_star_never_crosses_a_slash(top: str, below: list[str]) -> None:
 @example("[]")
 @example("[z-a]")
 @example("[a/b]")
-@pytest.mark.xfail(strict=True, reason="BUG: some patterns pass validate_glob but make "
-                   "compile_glob raise re.error/ValueError (e.g. '[]', '[z-a]', '[a/b]')")
 def test_every_pattern_either_is_refused_or_compiles(pattern: str) -> None:
     try:
         globs.validate_glob(pattern)
@@ -181,10 +177,11 @@ def test_every_pattern_either_is_refused_or_compiles(pattern: str) -> None:
         globs.compile_glob(pattern)
 
 
-@given(st.text(alphabet=st.characters(blacklist_characters="[]"), min_size=1, max_size=12))
-def test_every_pattern_without_brackets_either_is_refused_or_compiles(pattern: str) -> None:
-    try:
-        globs.validate_glob(pattern)
-    except BadInput:
-        return
-    globs.compile_glob(pattern)
+@pytest.mark.xfail(strict=True, reason="BUG: a '[' inside a set is passed to re unescaped, so "
+                   "'[[:alpha:]]' or '[[]' makes Python print 'FutureWarning: Possible nested set' "
+                   "on the user's stderr (globs._segment should escape the set body)")
+@pytest.mark.parametrize("pattern", ["q[[]z.txt", "w[[:digit:]]v", "src/[[]x"])
+def test_compiling_a_glob_prints_no_python_warning(pattern: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        globs.matches(pattern, "src/x")

@@ -238,9 +238,6 @@ def test_requested_allowed_glob_outside_the_forbidden_ones_is_accepted(allowed: 
     assert _reasons(allowed=(allowed,)) == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: policy_denial_reasons tests only one representative "
-                   "path; a directory glob ('infra', '.github') covers the forbidden 'infra/**' "
-                   "but its representative 'infra' is not matched by 'infra/**'")
 @pytest.mark.parametrize("allowed", ["infra", ".github", ".github/"])
 def test_requested_allowed_directory_that_covers_a_forbidden_glob_is_denied(allowed: str) -> None:
     assert _reasons(allowed=(allowed,)) != []

@@ -206,12 +206,8 @@ def test_run_record_refuses_an_illegal_transition_naming_both_states(make_run) -
     assert run.with_status(R.LEASED, LATER).status is R.LEASED
 
 
-@pytest.mark.parametrize("terminal", [
-    R.COMPLETED, R.FAILED, R.CANCELLED, R.NEEDS_APPROVAL,
-    pytest.param(R.EXPIRED, marks=pytest.mark.xfail(
-        strict=True, reason="BUG: Run.with_status lets a QUEUED run become EXPIRED (terminal) "
-        "without a verdict; DESIGN §1: a run is never terminal without a verdict")),
-], ids=str)
+@pytest.mark.parametrize("terminal", sorted(transitions.TERMINAL_RUN | {R.NEEDS_APPROVAL}),
+                         ids=str)
 def test_a_run_never_ends_without_a_verdict(make_run, terminal: RunStatus) -> None:
     source = next(s for s, targets in EXPECTED[RunStatus][1].items() if terminal in targets)
     run = make_run(status=source)

@@ -35,7 +35,7 @@ def run_outcome(run: Document) -> RenderableType:
         lines.append(f"  reason: {escape(reasons[0])}")
     lines.append(f"  next: agentctl run show --tree {run['runId']}")
     lines.append(f"        agentctl verdict explain {run['runId']}")
-    return Group(*(Text.from_markup(line) for line in lines))
+    return Group(*(Text.from_markup(line, emoji=False) for line in lines))
 
 
 def run_table(runs: Sequence[Document]) -> Table:

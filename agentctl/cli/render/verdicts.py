@@ -26,7 +26,7 @@ def verdict_panel(verdict: Document, *, home: str) -> RenderableType:
         *(_artifact_line(a, home) for a in verdict["evidence"]),
     ]
     lines += _approvals(verdict)
-    return Group(*(Text.from_markup(line) for line in lines))
+    return Group(*(Text.from_markup(line, emoji=False) for line in lines))
 
 
 def explanation(verdict: Document, *, home: str) -> RenderableType:
@@ -43,7 +43,7 @@ def explanation(verdict: Document, *, home: str) -> RenderableType:
         lines.append(f"{number}. {mark} [bold]{link['check']}[/]  {escape(link['detail'])}")
         lines += [f"   {_artifact_line(a, home)}" for a in link["evidence"]]
     lines += ["", "[bold]reasons[/]", *(f"  - {escape(r)}" for r in verdict["reasons"])]
-    return Group(*(Text.from_markup(line) for line in lines))
+    return Group(*(Text.from_markup(line, emoji=False) for line in lines))
 
 
 def _artifact_line(artifact: Document, home: str) -> str:

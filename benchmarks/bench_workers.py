@@ -1,0 +1,128 @@
+"""Workers on one SQLite store, beside a single worker measured in the same run (issue 4).
+
+    .venv/bin/python benchmarks/bench_workers.py [--runs 24] [--leases 200]
+
+1. Throughput: N queued `noop` runs (verification `true`) drained by 1 worker, then another N by
+   2 workers at once; runs per second and their ratio (target: 2 workers >= 1.6x one).
+2. Lease latency under contention: 4 processes lease from one queue of M runs as fast as they
+   can; the time each `lease_run` call takes (median, p95, max), and how many failed (target:
+   no `database is locked` ever).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+AGENTCTL = str(Path(sys.executable).parent / "agentctl")
+ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
+       "GIT_COMMITTER_EMAIL": "b@x"}
+
+
+def setup(root: Path) -> tuple[Path, str]:
+    repo = root / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text("bench\n")
+    subprocess.run("git init -q -b main && git add -A && git commit -qm init", shell=True,
+                   cwd=repo, check=True, env=ENV)
+    home = root / "home"
+    out = subprocess.run([AGENTCTL, "--home", str(home), "task", "submit", "--repo", str(repo),
+                          "--type", "custom", "--instruction", "bench", "--verify", "true",
+                          "--json"], check=True, capture_output=True, text=True, env=ENV).stdout
+    return home, json.loads(out)["taskId"]
+
+
+def queue(home: Path, task_id: str, count: int) -> None:
+    from agentctl import config
+    from agentctl.execution.agents.spec import AgentSpec
+    from agentctl.services.runs import create_run
+    from agentctl.store import Store
+    from agentctl.store.location import resolve_home
+
+    store = Store(resolve_home(str(home)))
+    for _ in range(count):
+        create_run(store, config.defaults(), task_id, agent=AgentSpec("noop", ""))
+
+
+def drain(home: Path, workers: int) -> float:
+    started = time.perf_counter()
+    processes = [subprocess.Popen([AGENTCTL, "--home", str(home), "worker", "--once",
+                                   "--poll", "0.05"], env=ENV, stderr=subprocess.DEVNULL)
+                 for _ in range(workers)]
+    for process in processes:
+        process.wait()
+    return time.perf_counter() - started
+
+
+LEASER = """
+import json, sys, time
+from agentctl.services.runs import lease_run
+from agentctl.store import Store
+from agentctl.store.location import resolve_home
+store = Store(resolve_home(sys.argv[1]))
+timings, errors = [], []
+while True:
+    started = time.perf_counter()
+    try:
+        lease = lease_run(store, worker_id=sys.argv[2], ttl_seconds=600)
+    except Exception as error:  # counted, not hidden: the target is zero
+        errors.append(repr(error))
+        continue
+    timings.append(time.perf_counter() - started)
+    if lease is None:
+        break
+print(json.dumps({"timings": timings, "errors": errors}))
+"""
+
+
+def contention(home: Path, task_id: str, leases: int) -> None:
+    queue(home, task_id, leases)
+    processes = [subprocess.Popen([sys.executable, "-c", LEASER, str(home), f"bench-{n}"],
+                                  stdout=subprocess.PIPE, text=True, env=ENV) for n in range(4)]
+    results = [json.loads(p.communicate()[0]) for p in processes]
+    timings = sorted(t for r in results for t in r["timings"])
+    errors = [e for r in results for e in r["errors"]]
+    p95 = timings[int(len(timings) * 0.95)]
+    print(f"{'lease latency, 4 workers contending':<44} median {statistics.median(timings) * 1000:6.1f} ms"
+          f"  p95 {p95 * 1000:6.1f} ms  max {timings[-1] * 1000:6.1f} ms  ({len(timings)} calls)")
+    print(f"{'  errors (database is locked or other)':<44} {len(errors):6d}        target 0")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=24)
+    parser.add_argument("--leases", type=int, default=200)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="agentctl-bench-workers-"))
+    try:
+        home, task_id = setup(root)
+        queue(home, task_id, args.runs)
+        one = args.runs / drain(home, 1)
+        queue(home, task_id, args.runs)
+        two = args.runs / drain(home, 2)
+        print(f"{'noop runs per second, 1 worker':<44} {one:8.2f} runs/s")
+        print(f"{'noop runs per second, 2 workers':<44} {two:8.2f} runs/s   {two / one:5.2f}x"
+              f"  target >= 1.6x")
+        contention(root / "contention-home", setup_task(root), args.leases)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def setup_task(root: Path) -> str:
+    home = root / "contention-home"
+    out = subprocess.run([AGENTCTL, "--home", str(home), "task", "submit", "--repo",
+                          str(root / "repo"), "--type", "custom", "--instruction", "bench",
+                          "--json"], check=True, capture_output=True, text=True, env=ENV).stdout
+    return json.loads(out)["taskId"]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+"""Workspace preparation and patch collection, each beside a plain-git baseline run alongside it.
+
+    python benchmarks/bench_workspace.py              # 20,000 files, ~150 MB, 200 commits
+    python benchmarks/bench_workspace.py --files 2000 # a quick run
+
+The repository is generated once with `git fast-import` and cached (see --dir). Each round
+removes the previous clones, then times the baseline and agentctl in alternating order, each
+after a `sync`. Target: `clone_at` within 0.3x of a plain `git clone`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from agentctl.domain.run import PatchBoundary
+from agentctl.execution.patch_collector import collect_patch
+from agentctl.execution.workspace import clone_at, remove_workspace
+
+COMMITS = 200
+EDITED_FILES = 50
+TARGET_RATIO = 0.3
+
+
+def generate(repo: Path, files: int) -> None:
+    """`files` text files of 2-13 KB (~8 KB on average) in 200 commits, the last checked out."""
+    rng = random.Random(20240601)
+    words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz_", k=rng.randint(2, 10)))
+             for _ in range(3000)]
+    pool = [" ".join(rng.choices(words, k=rng.randint(4, 14))) + "\n" for _ in range(20000)]
+    paths = [f"pkg{i // 100:03d}/module_{i:05d}.py".encode() for i in range(files)]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    importer = subprocess.Popen(["git", "-C", str(repo), "fast-import", "--quiet"],
+                                stdin=subprocess.PIPE)
+    assert importer.stdin is not None
+    for number in range(COMMITS):
+        message = f"commit {number}".encode()
+        importer.stdin.write(
+            b"commit refs/heads/main\ncommitter Bench <bench@example.com> %d +0000\ndata %d\n%b\n"
+            % (1_700_000_000 + number * 60, len(message), message))
+        touched = range(files) if number == 0 else rng.sample(range(files), min(files, 25))
+        for index in touched:
+            text = f"# module {index}, revision {number}\n".encode() + "".join(
+                rng.choices(pool, k=rng.randint(35, 225))).encode()
+            importer.stdin.write(
+                b"M 100644 inline %b\ndata %d\n%b\n" % (paths[index], len(text), text))
+        importer.stdin.write(b"\n")
+    importer.stdin.close()
+    if importer.wait() != 0:
+        raise SystemExit("git fast-import failed")
+    subprocess.run(["git", "-C", str(repo), "-c", "checkout.workers=0", "checkout", "-q", "-f",
+                    "main"], check=True)
+
+
+def cached_repository(root: Path, files: int) -> Path:
+    repo, ready = root / f"repo-{files}", root / f"repo-{files}.ready"
+    if not ready.exists():
+        shutil.rmtree(repo, ignore_errors=True)
+        root.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        generate(repo, files)
+        ready.write_text("generated\n")
+        print(f"generated {repo} in {time.perf_counter() - started:.1f} s")
+    return repo
+
+
+Candidate = tuple[Callable[[], object], Callable[[], object]]  # (prepare, the timed action)
+
+
+def side_by_side(
+    runs: int, candidates: dict[str, Candidate], new_round: Callable[[], object] = lambda: None,
+) -> dict[str, list[float]]:
+    """Rounds that start from the same state, the candidates' order alternating between rounds.
+
+    Neither candidate always runs right after the other's writes or deletions: on a journal-less
+    ext4 (as on this machine) creating files within a minute of deleting many is several times
+    slower, because the inode allocator skips recently deleted inodes one by one.
+    """
+    times: dict[str, list[float]] = {name: [] for name in candidates}
+    for number in range(runs):
+        new_round()
+        order = list(candidates.items())
+        for name, (prepare, action) in order if number % 2 == 0 else order[::-1]:
+            prepare()
+            os.sync()  # neither pays for the other's writeback
+            started = time.perf_counter()
+            action()
+            times[name].append(time.perf_counter() - started)
+    return times
+
+
+def report(title: str, times: dict[str, list[float]], target: float | None = None) -> None:
+    print(title)
+    baseline = statistics.median(next(iter(times.values())))
+    for position, (name, samples) in enumerate(times.items()):
+        median = statistics.median(samples)
+        goal = f"   target <= {target:.2f}x" if target and position else ""
+        runs = ", ".join(f"{sample:.3f}" for sample in samples)
+        print(f"  {name:<40} {median:8.3f} s  {median / baseline:5.2f}x{goal}   [{runs}]")
+
+
+def git(repo: Path, *args: str, stdout: int | None = None) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, stdout=stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "agentctl-bench")
+    options = parser.parse_args()
+    source = cached_repository(options.dir, options.files)
+    commit = subprocess.run(["git", "-C", str(source), "rev-parse", "main"], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    size = sum(p.stat().st_size for p in source.rglob("*") if p.is_file() and ".git" not in p.parts)
+    print(f"repository: {options.files} files, {size / 1e6:.1f} MB, {COMMITS} commits, "
+          f"{os.cpu_count()} cores, {source}")
+
+    plain, ours = options.dir / "clone-plain", options.dir / "clone-agentctl"
+    def remove_clones() -> None:
+        remove_workspace(plain)
+        remove_workspace(ours)
+
+    clones = side_by_side(options.runs, {
+        "git clone (baseline)": (
+            lambda: None, lambda: git(options.dir, "clone", "-q", str(source), str(plain))),
+        "clone_at": (lambda: None, lambda: clone_at(str(source), commit, ours, is_url=False)),
+    }, new_round=remove_clones)
+    remove_workspace(plain)
+    report(f"workspace preparation (median of {options.runs})", clones, TARGET_RATIO)
+
+    edited = sorted(p for p in ours.rglob("*.py"))[:: max(1, options.files // EDITED_FILES)]
+    for path in edited[:EDITED_FILES]:
+        with path.open("a") as handle:
+            handle.write("# edited by the benchmark\n")
+    boundary = PatchBoundary(allowed_paths=(), forbidden_paths=(), lockfile_patterns=(),
+                             generated_patterns=())
+    raw_diff, diff = options.dir / "raw.diff", options.dir / "patch.diff"
+
+    def raw() -> None:
+        git(ours, "add", "-A")
+        with raw_diff.open("wb") as out:
+            git(ours, "diff", "--cached", "--binary", "--full-index", "-M", commit,
+                stdout=out.fileno())
+
+    collected = collect_patch(ours, commit, diff, boundary)
+    assert len(collected.changes) == len(edited[:EDITED_FILES]), "edits missing from the patch"
+    def unstage() -> None:
+        git(ours, "reset", "-q")  # the baseline stages the edits; start each run without them
+
+    patches = side_by_side(options.runs, {
+        "git add -A && git diff --cached (baseline)": (unstage, raw),
+        "collect_patch": (unstage, lambda: collect_patch(ours, commit, diff, boundary)),
+    })
+    report(f"patch collection after editing {EDITED_FILES} files (median of {options.runs})",
+           patches)
+    remove_workspace(ours)
+
+
+if __name__ == "__main__":
+    main()
