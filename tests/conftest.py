@@ -23,7 +23,7 @@ GIT_IDENTITY = {
 def git(repo: Path, *args: str) -> str:
     result = subprocess.run(
         ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
-        env={**os.environ, **GIT_IDENTITY},
+        env={**os.environ, **GIT_IDENTITY}, timeout=60,
     )
     return result.stdout.strip()
 

@@ -28,7 +28,7 @@ def init(
         raise BadInput(f"{target} already exists; edit it, or pass --force to overwrite it")
     example = files("agentctl.resources").joinpath("agentctl.example.toml").read_text("utf-8")
     current = state(ctx)
-    current.store  # creates the home and the schema  # noqa: B018
+    current.store.ensure_schema()
     target.write_text(example, encoding="utf-8")
     out().print(f"wrote {target}")
     out().print(f"state home: {current.home.root}")

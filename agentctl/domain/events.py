@@ -97,7 +97,9 @@ def find_chain_breaks(
         if expected != stored_hash:
             breaks.append(ChainBreak(seq, "content does not match its hash (edited)"))
         prev_hash, prev_seq = stored_hash, seq
-    if head is not None and head != (prev_seq, prev_hash):
+    if head is None and rows:
+        breaks.append(ChainBreak(prev_seq, "the log's head record is missing (deleted)"))
+    elif head is not None and head != (prev_seq, prev_hash):
         breaks.append(ChainBreak(head[0], f"the log ends at event {prev_seq} but its head "
                                           f"records event {head[0]} (events deleted at the end)"))
     return breaks

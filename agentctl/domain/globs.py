@@ -84,11 +84,14 @@ def _segment(part: str) -> str:
         elif char == "[":
             end = part.index("]", i + 1)  # ValueError: a set that spans a '/' or never closes
             body = part[i + 1 : end]
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            if not body.strip("^"):
+            negated = body.startswith("!")
+            body = body[1:] if negated else body
+            if not body:
                 raise ValueError("empty set")
-            out.append(f"[{body}]")
+            # Inside a set only `-` keeps its meaning; `[`, `\`, `^`, `&`, `~`, `|` are literal
+            # (escaped, so `re` sees no nested set or set operation).
+            body = re.sub(r"([\[\\^&~|])", r"\\\1", body)
+            out.append(f"[{'^' if negated else ''}{body}]")
             i = end
         else:
             out.append(re.escape(char))

@@ -73,10 +73,15 @@ def commit_of(location: str, ref: str) -> str:
 
     if not ref.strip() or ref.startswith("-"):
         raise BadInput(f"invalid base ref {ref!r}")
+    repo = git.Repo(location)
     try:
-        return git.Repo(location).commit(ref).hexsha
-    except (git.BadName, ValueError, git.GitCommandError):
-        raise BadInput(f"base ref {ref!r} does not exist in {location}") from None
+        # git's own parser, so every revision syntax works (reflogs, `:/message`, ...); the
+        # second step insists the object is (or peels to) a commit.
+        sha = repo.git.rev_parse("--verify", "--quiet", "--end-of-options", ref)
+        return str(repo.git.rev_parse("--verify", "--quiet", f"{sha}^{{commit}}"))
+    except git.GitCommandError:
+        raise BadInput(f"base ref {ref!r} does not exist in {location} (or is not a commit)"
+                       ) from None
 
 
 def remote_commit_of(url: str, ref: str) -> str:

@@ -17,9 +17,10 @@ def record_approval(store: Store, run_text: str, *, decision: ApprovalDecision, 
     rejecting may also veto one that is eligible without a human."""
     if not by.strip() or not reason.strip():
         raise BadInput("an approval needs --by WHO and --reason TEXT")
+    run_id = store.resolve("run", run_text)
     now = clock()
     with store.unit_of_work() as uow:
-        run = uow.runs.get(uow.runs.resolve(run_text))
+        run = uow.runs.get(run_id)
         verdicts = uow.verdicts.find(run_id=run.run_id)
         if not verdicts:
             raise NotFound(f"run {run.run_id} has no verdict yet (status {run.status.value})")

@@ -39,6 +39,7 @@ from agentctl.execution.agents.spec import AgentSpec
 from agentctl.services.spec import build_spec
 from agentctl.store import Store
 from agentctl.store.uow import UnitOfWork
+from agentctl.store.views import Views
 
 RULES = "agentctl rules"
 
@@ -59,8 +60,8 @@ class Lease:
 def create_run(store: Store, config: Config, task_text: str, *, agent: AgentSpec,
                clock: Clock = utcnow) -> Run:
     """A QUEUED run bound to the base ref's current commit under a frozen ExecutionSpec."""
-    with store.unit_of_work() as uow:
-        task = uow.tasks.get(uow.tasks.resolve(task_text))
+    with Views(store.home) as views:
+        task = views.task(task_text)
     task.ensure_runnable()
     base_commit = _resolve_base_commit(task)
     spec = build_spec(task, config, base_commit=base_commit, agent=agent.describe(),
@@ -157,9 +158,10 @@ def heartbeat(store: Store, lease: Lease, *, clock: Clock = utcnow) -> Heartbeat
 
 def cancel_run(store: Store, run_text: str, *, by: str, reason: str,
                clock: Clock = utcnow) -> Run:
+    run_id = store.resolve("run", run_text)
     now = clock()
     with store.unit_of_work() as uow:
-        run = uow.runs.get(uow.runs.resolve(run_text))
+        run = uow.runs.get(run_id)
         if run.status in TERMINAL_RUN:
             raise BadInput(f"run {run.run_id} already ended {run.status.value}")
         return request_cancellation(uow, run, by=by, reason=reason, now=now)

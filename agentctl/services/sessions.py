@@ -41,9 +41,10 @@ def add_message(store: Store, session_text: str, *, role: str, content: str,
         raise BadInput(f"unknown role {role!r}; expected one of: {choices(MessageRole)}") from None
     if not content.strip():
         raise BadInput("message text is empty")
+    session_id = store.resolve("session", session_text)
     now = clock()
     with store.unit_of_work() as uow:
-        session = uow.sessions.get(uow.sessions.resolve(session_text))
+        session = uow.sessions.get(session_id)
         message = SessionMessage(
             message_id=ids.new_id("message"), session_id=session.session_id, role=message_role,
             content=content, created_at=now,

@@ -73,9 +73,9 @@ def submit_task(
     else:
         task = task.with_status(TaskStatus.READY_FOR_RUN, now)
 
+    session_id = store.resolve("session", request.session_id) if request.session_id else None
     with store.unit_of_work() as uow:
-        if request.session_id:
-            session_id = uow.sessions.resolve(request.session_id)
+        if session_id:
             session = uow.sessions.get(session_id)
             task = replace(task, session_id=session_id)
             uow.sessions.save(replace(session, last_activity_at=now))
@@ -100,9 +100,10 @@ def cancel_task(store: Store, task_text: str, *, by: str, reason: str,
     """Cancel a task: no new run is scheduled for it; its unfinished runs are cancelled."""
     from agentctl.services.runs import request_cancellation
 
+    task_id = store.resolve("task", task_text)
     now = clock()
     with store.unit_of_work() as uow:
-        task = uow.tasks.get(uow.tasks.resolve(task_text))
+        task = uow.tasks.get(task_id)
         cancelled = task.with_status(TaskStatus.CANCELLED, now, reason)
         uow.tasks.save(cancelled, expected_status=task.status.value)
         uow.events.append(NewEvent(

@@ -14,13 +14,14 @@ from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.errors import LeaseLost
 from agentctl.domain.run import Run
-from agentctl.domain.transitions import TERMINAL_RUN
+from agentctl.domain.transitions import ACTIVE_RUN, TERMINAL_RUN
 from agentctl.domain.verdict import Evidence, VerdictInputs, decide_verdict
 from agentctl.services.attempt import StopSignal
 from agentctl.services.pipeline import RunOptions, execute_attempt
 from agentctl.services.recorder import AttemptRecorder
-from agentctl.services.runs import Lease, heartbeat, lease_run
+from agentctl.services.runs import Lease, heartbeat, lease_run, reap_expired
 from agentctl.store import Store
+from agentctl.store.views import Views
 
 CANCEL_POLL_SECONDS = 0.5
 
@@ -68,8 +69,6 @@ class LeaseKeeper:
                 self.stop.cancel(reason)
 
     def _cancel_reason(self) -> str | None:
-        from agentctl.store.views import Views
-
         with Views(self.store.home) as views:
             run = views.run(self.lease.run_id)
         if run.cancel_requested_by:
@@ -79,8 +78,6 @@ class LeaseKeeper:
 
 def execute_leased(store: Store, lease: Lease, options: RunOptions) -> Run | None:
     """One attempt under a held lease; None if the lease was lost on the way."""
-    from agentctl.store.views import Views
-
     with Views(store.home) as views:
         run = views.run(lease.run_id)
     stop = StopSignal()
@@ -114,8 +111,6 @@ def _interrupted(recorder: AttemptRecorder, run: Run, *, release: bool) -> None:
 def run_inline(store: Store, run: Run, *, ttl_seconds: float, options: RunOptions,
                clock: Clock = utcnow) -> Run:
     """Execute one run in this process, attempt after attempt, until it ends (or needs a human)."""
-    from agentctl.store.views import Views
-
     worker_id = new_worker_id()
     while True:
         with Views(store.home) as views:
@@ -123,7 +118,9 @@ def run_inline(store: Store, run: Run, *, ttl_seconds: float, options: RunOption
         if current.status in TERMINAL_RUN or current.status is RunStatus.NEEDS_APPROVAL:
             return current
         if current.status is not RunStatus.QUEUED:
-            time.sleep(0.2)  # another worker holds it; wait for it to end
+            # Another worker holds it: wait for it to end, or for its lease to run out.
+            reap_expired(store, clock=clock)
+            time.sleep(0.2)
             continue
         if current.not_before and current.not_before > clock():
             wait = (current.not_before - clock()).total_seconds()
@@ -146,9 +143,6 @@ def work(store: Store, *, worker_id: str, ttl_seconds: float, poll_seconds: floa
     With `once`, return when nothing is queued any more (runs waiting out a backoff count as
     queued).
     """
-    from agentctl.services.runs import reap_expired
-    from agentctl.store.views import Views
-
     executed = 0
     while max_runs is None or executed < max_runs:
         reap_expired(store, clock=clock)
@@ -168,8 +162,5 @@ def work(store: Store, *, worker_id: str, ttl_seconds: float, poll_seconds: floa
 
 def _any_active(store: Store) -> bool:
     """Runs another worker holds may still come back to the queue (infra failure, lost lease)."""
-    from agentctl.domain.transitions import ACTIVE_RUN
-    from agentctl.store.views import Views
-
     with Views(store.home) as views:
         return any(views.runs(limit=1, status=status.value) for status in ACTIVE_RUN)

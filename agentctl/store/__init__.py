@@ -1,23 +1,44 @@
-"""Persistence. `Store` opens the database (creating the schema on first use) and the blob store.
+"""Persistence. `Store` opens the database and the blob store; the schema is created by the
+first write, so a command refused before it writes leaves no trace (not even an empty database).
 
 Only this package imports SQLModel/SQLAlchemy; read-only commands use `views`, which does not.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from agentctl.store.blobs import BlobStore
 from agentctl.store.location import Home
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from agentctl.store.uow import UnitOfWork
 
 
 class Store:
     def __init__(self, home: Home) -> None:
-        from agentctl.store.blobs import BlobStore
-        from agentctl.store.engine import ensure_schema
-
         self.home = home
-        self._engine = ensure_schema(home)
         self.blobs = BlobStore(home.artifacts)
+        self._engine: Engine | None = None
 
-    def unit_of_work(self):  # type: ignore[no-untyped-def]
+    def ensure_schema(self) -> None:
+        if self._engine is None:
+            from agentctl.store.engine import ensure_schema
+
+            self._engine = ensure_schema(self.home)
+
+    def unit_of_work(self) -> UnitOfWork:
         from agentctl.store.uow import UnitOfWork
 
+        self.ensure_schema()
+        assert self._engine is not None
         return UnitOfWork(self._engine)
+
+    def resolve(self, kind: str, text: str) -> str:
+        """The full id for a unique prefix, read without creating anything (NotFound if none)."""
+        from agentctl.store.views import Views
+
+        with Views(self.home) as views:
+            return views.resolve(kind, text)

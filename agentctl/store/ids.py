@@ -14,11 +14,13 @@ def full_prefix(kind: str, text: str) -> str:
     text = text.strip()
     if not text:
         raise BadInput(f"empty {kind} id; expected a {kind} id or a unique prefix of one")
-    if not text.startswith(f"{kind}_"):
-        if "_" in text:
-            raise BadInput(f"{text!r} is not a {kind} id; {kind} ids start with '{kind}_'")
-        text = f"{kind}_{text.upper()}"
-    return text
+    ulid = text[len(kind) + 1:] if text.startswith(f"{kind}_") else text
+    if "_" in ulid:
+        raise BadInput(f"{text!r} is not a {kind} id; {kind} ids start with '{kind}_'")
+    if len(ulid) < MIN_PREFIX_CHARS:
+        raise BadInput(f"{kind} id prefix {text!r} is too short; give at least "
+                       f"{MIN_PREFIX_CHARS} characters after '{kind}_'")
+    return f"{kind}_{ulid.upper()}"
 
 
 def prefix_bounds(prefix: str) -> tuple[str, str]:

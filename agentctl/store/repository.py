@@ -9,10 +9,15 @@ from typing import Generic, TypeVar
 from sqlalchemy import Connection, Dialect, Table, insert, select, update
 
 from agentctl.domain.errors import IllegalTransition, NotFound
-from agentctl.store import ids
 from agentctl.store.codec import from_row, to_row
 
 R = TypeVar("R")
+
+
+@lru_cache(maxsize=64)
+def _columns(table: Table) -> tuple[tuple[str, object], ...]:
+    """(name, default) per column; the default of columns the records do not carry."""
+    return tuple((column.name, getattr(column.default, "arg", None)) for column in table.columns)
 
 
 def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, object]]) -> None:
@@ -41,12 +46,18 @@ class Repository(Generic[R]):
         self._kind = kind
 
     def add(self, record: R) -> None:
-        self._connection.execute(insert(self._table), [to_row(record)])
+        self.add_many([record])
 
     def add_many(self, records: Sequence[R]) -> None:
         """Many rows in one driver-level executemany: the hot path of a busy agent."""
         if records:
-            insert_rows(self._connection, self._table, [to_row(r) for r in records])
+            insert_rows(self._connection, self._table, [self._row(r) for r in records])
+
+    def _row(self, record: R) -> dict[str, object]:
+        """One value per column: the record's field, else the column's default. Fields with no
+        column (a session's related tasks, derived on reading) are left out."""
+        row = to_row(record)
+        return {name: row.get(name, default) for name, default in _columns(self._table)}
 
     def get(self, identifier: str) -> R:
         row = self._connection.execute(
@@ -55,15 +66,6 @@ class Repository(Generic[R]):
         if row is None:
             raise NotFound(f"no {self._kind} {identifier}")
         return from_row(self._type, row)
-
-    def resolve(self, text: str) -> str:
-        """The full id for a unique prefix (with or without the `kind_` part)."""
-        prefix = ids.full_prefix(self._kind, text)
-        low, high = ids.prefix_bounds(prefix)
-        found = self._connection.execute(
-            select(self._key).where(self._key >= low, self._key < high).limit(4)
-        ).scalars().all()
-        return ids.pick_unique(self._kind, text, list(found))
 
     def find(self, order_by: str | None = None, **equals: object) -> list[R]:
         query = select(self._table)
@@ -86,7 +88,8 @@ class Repository(Generic[R]):
         The compare-and-set repeats the transition rule in the database, so two processes that
         both think they may move a record cannot both succeed.
         """
-        row = to_row(record)
+        row = to_row(record)  # only the record's own fields: columns it lacks keep their values
+        row = {name: row[name] for name, _ in _columns(self._table) if name in row}
         identifier = row.pop(self._key_name)
         query = update(self._table).where(self._key == identifier)
         if expected_status is not None:

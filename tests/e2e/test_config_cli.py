@@ -9,9 +9,6 @@ from pathlib import Path
 import pytest
 
 EXAMPLE = files("agentctl.resources").joinpath("agentctl.example.toml").read_text("utf-8")
-CONFIG_BEFORE_STORE = pytest.mark.xfail(
-    strict=True, reason="BUG: cli/task.py evaluates current.store (creating home and schema) "
-    "before current.config, so a rejected config still leaves a database behind")
 
 
 def submit(agentctl, repo: Path, cwd: Path, *extra: str):  # type: ignore[no-untyped-def]
@@ -48,7 +45,6 @@ def test_bad_config_found_upwards_is_one_error_naming_the_file(
     assert result.stdout == ""
 
 
-@CONFIG_BEFORE_STORE
 def test_bad_config_writes_nothing(agentctl, repo: Path, project: Path, home: Path,
                                    state_of) -> None:
     (project / ".agentctl.toml").write_text("[policy\n")

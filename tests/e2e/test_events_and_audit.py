@@ -208,9 +208,6 @@ def test_audit_verify_exits_3_naming_the_broken_event(
     assert result.stdout == ""
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: with the event_head row deleted, views.event_head() "
-                   "returns None and find_chain_breaks skips the tail check, so deleting the head "
-                   "row and the last events goes unnoticed (exit 0)")
 def test_audit_verify_finds_a_deleted_head_and_tail(tampered, run_agentctl, logged: dict) -> None:
     home, sql = tampered
     sql("DELETE FROM event WHERE seq = 8")

@@ -5,13 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
-SESSION_UPDATE_BUG = pytest.mark.xfail(
-    strict=True, reason="BUG: saving a session (session say, task submit --session) fails with "
-    "'internal error: CompileError: Unconsumed column names: related_tasks', exit 70: "
-    "Repository.save writes Session.related_tasks, which SessionRow has no column for")
-
 
 def start(agentctl, *args: str) -> dict:  # type: ignore[no-untyped-def]
     result = agentctl("session", "start", *args, "--json", env={"AGENTCTL_USER": "alice"})
@@ -49,7 +42,6 @@ def test_start_list_and_show_sessions(agentctl, home: Path) -> None:
     assert events[0]["payload"]["sessionId"] == session_id
 
 
-@SESSION_UPDATE_BUG
 def test_say_adds_messages_in_order_with_their_roles(agentctl) -> None:
     session_id = start(agentctl, "--title", "jackson")["sessionId"]
     prefix = session_id[8:20]
@@ -70,7 +62,6 @@ def test_say_adds_messages_in_order_with_their_roles(agentctl) -> None:
     assert [e["type"] for e in events].count("SessionMessageAdded") == 4
 
 
-@SESSION_UPDATE_BUG
 def test_task_submitted_in_a_session_is_related_to_it(agentctl, repo: Path) -> None:
     session_id = start(agentctl, "--title", "migrate logging")["sessionId"]
     submitted = agentctl("task", "submit", "--repo", str(repo), "--type", "refactor",

@@ -12,7 +12,10 @@ import pytest
 
 from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution.workspace import (
-    CloneCancelled, clone_at, create_workspace_dir, remove_workspace,
+    CloneCancelled,
+    clone_at,
+    create_workspace_dir,
+    remove_workspace,
 )
 
 # tests/ is not a package and each suite has its own `conftest` module, so `from conftest import`

@@ -177,9 +177,6 @@ def test_every_pattern_either_is_refused_or_compiles(pattern: str) -> None:
         globs.compile_glob(pattern)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a '[' inside a set is passed to re unescaped, so "
-                   "'[[:alpha:]]' or '[[]' makes Python print 'FutureWarning: Possible nested set' "
-                   "on the user's stderr (globs._segment should escape the set body)")
 @pytest.mark.parametrize("pattern", ["q[[]z.txt", "w[[:digit:]]v", "src/[[]x"])
 def test_compiling_a_glob_prints_no_python_warning(pattern: str) -> None:
     with warnings.catch_warnings():

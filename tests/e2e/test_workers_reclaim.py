@@ -1,0 +1,169 @@
+"""Workers that die, freeze or are stopped mid-run: the run is reclaimed, never lost or doubled.
+
+Real `agentctl worker` processes with 2-second leases on one state home; the agent's long step
+is a script that hangs on its first call only, so attempt 1 is caught in the middle of its work
+and attempt 2 goes straight through.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.runs_support import in_parallel
+from tests.e2e.workers_support import (
+    Fleet,
+    attempt_summary,
+    clean_stderr,
+    event_types,
+    fleet_at,
+    process_gone,
+    wait_until,
+)
+
+TTL = ("--lease-ttl", "2")
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, run_agentctl: Any, agentctl_executable: str) -> Iterator[Fleet]:
+    with fleet_at(tmp_path, run_agentctl, agentctl_executable) as fleet:
+        fleet.configure(max_attempts=2)
+        yield fleet
+
+
+def _hung_run(fleet: Fleet, *, first: float = 30) -> str:
+    return fleet.queue(fleet.submit(), fleet.hanging_plan(first=first, later=0))
+
+
+def test_a_run_whose_worker_was_killed_is_reclaimed_after_the_lease_expires(
+        fleet: Fleet) -> None:
+    run_id = _hung_run(fleet)
+    doomed = fleet.start_worker(*TTL, "--poll", "0.2")
+    doomed_id = doomed.worker_id()
+    agent_pid = fleet.wait_for_agent(run_id=run_id)
+
+    doomed.signal_group(signal.SIGKILL)
+    doomed.wait(timeout=10)
+    # The agent's command runs in a session of its own, outside the worker's group: a machine
+    # crash would take it down too, so the test does.
+    os.kill(agent_pid, signal.SIGKILL)
+    wait_until(lambda: process_gone(agent_pid), timeout=10, what="the orphaned agent to die")
+
+    rescuer = fleet.cli("worker", "--once", *TTL, "--poll", "0.1")
+    clean_stderr(rescuer.stderr)
+
+    tree, events = in_parallel(lambda read: read(run_id), [fleet.tree, fleet.events])
+    assert tree["status"] == "COMPLETED"
+    assert tree["verdict"]["status"] == "SUCCESS"
+    assert attempt_summary(tree) == [(1, "LEASE_EXPIRED", "lease_expired"),
+                                     (2, "COMPLETED", None)]
+    first, second = tree["attempts"]
+    assert first["workerId"] == doomed_id
+    assert second["workerId"] not in (None, doomed_id)
+    assert second["workerId"] in rescuer.stderr
+    assert first["leaseId"] and second["leaseId"] and first["leaseId"] != second["leaseId"]
+    assert first["endReason"] == "worker lease expired on attempt 1"
+    assert first["endedAt"] <= second["startedAt"]
+
+    types = event_types(events)
+    leases = [e for e in events if e["type"] == "LeaseAcquired"]
+    assert [e["payload"]["attemptNumber"] for e in leases] == [1, 2]
+    assert [e["payload"]["leaseId"] for e in leases] == [first["leaseId"], second["leaseId"]]
+    assert [e["payload"]["workerId"] for e in leases] == [doomed_id, second["workerId"]]
+    expired = [e for e in events if e["type"] == "LeaseExpired"]
+    assert [e["attemptId"] for e in expired] == [first["attemptId"]]
+    positions = {id(e): index for index, e in enumerate(events)}
+    assert positions[id(leases[0])] < positions[id(expired[0])] < positions[id(leases[1])]
+    assert types.count("VerdictDecided") == 1
+    assert all(e["attemptId"] == second["attemptId"] for e in events
+               if e["type"] == "VerdictDecided")
+    fleet.audit_ok()
+
+
+@pytest.mark.parametrize("first_sleep", [30, 2.5], ids=["agent-still-running",
+                                                        "agent-finished-meanwhile"])
+def test_a_frozen_worker_that_resumes_after_its_lease_was_taken_over_writes_nothing(
+        fleet: Fleet, first_sleep: float) -> None:
+    """SIGSTOP the worker while its agent works; a second worker takes the run over and
+    finishes it; SIGCONT the first. Whether its agent is still running (the heartbeat finds the
+    lease gone) or finished while it was frozen (its next write meets the fence), the stale
+    attempt changes nothing: not the verdict, not one row, not one event."""
+    run_id = _hung_run(fleet, first=first_sleep)
+    frozen = fleet.start_worker(*TTL, "--poll", "0.2")
+    frozen_id = frozen.worker_id()
+    agent_pid = fleet.wait_for_agent(run_id=run_id)
+    frozen.signal_group(signal.SIGSTOP)
+
+    rescuer = fleet.cli("worker", "--once", *TTL, "--poll", "0.1")
+    clean_stderr(rescuer.stderr)
+    if first_sleep < 30:  # the stale agent has exited; its frozen worker has not noticed yet
+        wait_until(lambda: process_gone(agent_pid), timeout=30, what="the stale agent to end")
+    before_tree, before_events = in_parallel(lambda read: read(run_id), [fleet.tree, fleet.events])
+    assert before_tree["verdict"]["status"] == "SUCCESS"
+    assert attempt_summary(before_tree) == [(1, "LEASE_EXPIRED", "lease_expired"),
+                                            (2, "COMPLETED", None)]
+    before_rows = _row_counts(fleet)
+
+    frozen.signal_group(signal.SIGCONT)
+    # It notices the lost lease within a heartbeat (~0.7 s), kills its agent (a second of grace)
+    # and goes idle: give it a few seconds to do anything it would wrongly do.
+    wait_until(lambda: process_gone(agent_pid), timeout=10, what="the stale agent to be killed")
+    wait_until(lambda: not fleet.workspaces(), timeout=10,
+               what="the stale attempt's workspace to be removed")
+    time.sleep(2)
+
+    after_tree, after_events = in_parallel(lambda read: read(run_id), [fleet.tree, fleet.events])
+    assert after_tree == before_tree
+    assert after_events == before_events
+    assert _row_counts(fleet) == before_rows
+    assert before_tree["attempts"][0]["workerId"] == frozen_id
+    assert frozen.process.poll() is None  # idle, waiting for work: a lost lease is no crash
+    frozen.process.send_signal(signal.SIGTERM)
+    assert frozen.wait(timeout=15) == 130
+    clean_stderr(frozen.stderr())
+    fleet.audit_ok()
+
+
+def test_a_worker_stopped_with_sigterm_hands_its_run_back_and_a_later_worker_completes_it(
+        fleet: Fleet) -> None:
+    run_id = _hung_run(fleet)
+    stopped = fleet.start_worker(*TTL, "--poll", "0.2")
+    agent_pid = fleet.wait_for_agent(run_id=run_id)
+
+    stopped.process.send_signal(signal.SIGTERM)
+    assert stopped.wait(timeout=15) == 130
+    assert "stopped" in stopped.stderr()
+    clean_stderr(stopped.stderr())
+    assert process_gone(agent_pid)
+    assert fleet.workspaces() == []
+
+    handed_back, events = in_parallel(lambda read: read(run_id), [fleet.tree, fleet.events])
+    assert handed_back["status"] == "QUEUED"
+    assert handed_back["verdict"] is None
+    assert attempt_summary(handed_back) == [(1, "FAILED", "worker_stopped")]
+    assert handed_back["attempts"][0]["endedAt"] is not None
+    types = event_types(events)
+    assert types[-2:] == ["AttemptFailed", "RunQueued"]
+    assert events[-2]["payload"]["failureCode"] == "worker_stopped"
+    assert "VerdictDecided" not in types
+
+    later = fleet.cli("worker", "--once", *TTL, "--poll", "0.1")
+    clean_stderr(later.stderr)
+    done = fleet.tree(run_id)
+    assert done["status"] == "COMPLETED"
+    assert done["verdict"]["status"] == "SUCCESS"
+    assert attempt_summary(done) == [(1, "FAILED", "worker_stopped"), (2, "COMPLETED", None)]
+    fleet.audit_ok()
+
+
+def _row_counts(fleet: Fleet) -> dict[str, int]:
+    tables = [row[0] for row in fleet.query(
+        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    return {table: int(fleet.query(f'SELECT count(*) FROM "{table}"')[0][0])
+            for table in tables}
