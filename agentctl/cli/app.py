@@ -31,6 +31,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain text: one paragraph per docstring paragraph, brackets literal
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

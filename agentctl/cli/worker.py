@@ -23,9 +23,11 @@ def worker(
                     help="Seconds between looks at the queue. (default: worker.poll_seconds)"
                     )] = None,
 ) -> None:
-    """Execute queued runs (`run start --detach`). Many workers may share one store: each run
-    is leased by exactly one of them, and a run whose worker died is taken over after its lease
-    expires."""
+    """Execute queued runs (`run start --detach`), many workers to one store.
+
+    Each run is leased by exactly one worker; a run whose worker died is taken over after its
+    lease expires. SIGTERM or Ctrl-C hands the current run back to the queue.
+    """
     from agentctl.cli.output import note
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.worker import new_worker_id, work

@@ -1,0 +1,120 @@
+"""Cancelling runs and tasks while workers hold them or before any worker has."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.runs_support import in_parallel
+from tests.e2e.workers_support import (
+    Fleet,
+    attempt_summary,
+    clean_stderr,
+    event_types,
+    fleet_at,
+    process_gone,
+    wait_until,
+)
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, run_agentctl: Any, agentctl_executable: str) -> Iterator[Fleet]:
+    with fleet_at(tmp_path, run_agentctl, agentctl_executable) as fleet:
+        fleet.configure(max_attempts=2)
+        yield fleet
+
+
+def test_cancelling_a_queued_run_ends_it_at_once_with_a_cancelled_verdict_and_no_attempt(
+        fleet: Fleet) -> None:
+    run_id = fleet.queue(fleet.submit())
+    cancelled = fleet.json("run", "cancel", run_id, "--by", "alice", "--reason", "not needed")
+    assert cancelled["status"] == "CANCELLED"
+
+    tree, events = in_parallel(lambda read: read(run_id), [fleet.tree, fleet.events])
+    assert tree["status"] == "CANCELLED"
+    assert tree["attempts"] == []
+    assert tree["verdict"]["status"] == "CANCELLED"
+    reasons = " ".join(tree["verdict"]["reasons"])
+    assert "alice" in reasons and "not needed" in reasons
+    assert event_types(events)[-3:] == ["RunCancelled", "VerdictDecided", "RunCompleted"]
+
+    idle = fleet.cli("worker", "--once", "--poll", "0.1")
+    assert "done: 0 attempt(s)" in idle.stderr
+    assert fleet.tree(run_id) == tree
+    fleet.audit_ok()
+
+
+def test_cancelling_a_running_run_kills_its_agent_removes_its_workspace_and_records_who(
+        fleet: Fleet) -> None:
+    run_id = fleet.queue(fleet.submit(), fleet.hanging_plan(first=30, later=30))
+    worker = fleet.start_worker("--lease-ttl", "2", "--poll", "0.2")
+    agent_pid = fleet.wait_for_agent(run_id=run_id)
+    assert len(fleet.workspaces()) == 1
+
+    requested = fleet.json("run", "cancel", run_id, "--by", "bob", "--reason", "wrong branch")
+    asked = time.monotonic()
+    assert requested["status"] == "RUNNING_AGENT"
+    wait_until(lambda: fleet.status(run_id) == "CANCELLED", timeout=15,
+               what="the worker to stop the cancelled run")
+    assert time.monotonic() - asked < 5, "the worker should stop a cancelled run within ~1 s"
+    wait_until(lambda: process_gone(agent_pid), timeout=5, what="the agent to be killed")
+    wait_until(lambda: not fleet.workspaces(), timeout=5, what="the workspace to be removed")
+
+    tree, events = in_parallel(lambda read: read(run_id), [fleet.tree, fleet.events])
+    assert attempt_summary(tree) == [(1, "CANCELLED", None)]
+    assert tree["verdict"]["status"] == "CANCELLED"
+    reasons = " ".join(tree["verdict"]["reasons"])
+    assert "bob" in reasons and "wrong branch" in reasons
+    types = event_types(events)
+    assert types.count("VerdictDecided") == 1
+    assert types.index("RunCancelled") < types.index("VerdictDecided")
+    assert not Path(next(e["payload"]["workspace"] for e in events
+                         if e["type"] == "WorkspacePrepared")).exists()
+
+    assert worker.process.poll() is None  # a cancelled run is not the worker's end
+    worker.process.send_signal(signal.SIGTERM)
+    assert worker.wait(timeout=15) == 130
+    clean_stderr(worker.stderr())
+    assert fleet.tree(run_id) == tree
+    fleet.audit_ok()
+
+
+def test_cancelling_a_task_cancels_its_queued_and_running_runs_and_refuses_new_ones(
+        fleet: Fleet, error_line: Any) -> None:
+    task_id = fleet.submit()
+    running = fleet.queue(task_id, fleet.hanging_plan(first=30, later=30))
+    worker = fleet.start_worker("--lease-ttl", "2", "--poll", "0.2")
+    agent_pid = fleet.wait_for_agent(run_id=running)
+    queued = [fleet.queue(task_id) for _ in range(2)]
+    assert {fleet.status(run_id) for run_id in queued} == {"QUEUED"}
+
+    cancelled = fleet.json("task", "cancel", task_id, "--by", "carol", "--reason", "obsolete")
+    assert cancelled["status"] == "CANCELLED"
+    assert {fleet.status(run_id) for run_id in queued} == {"CANCELLED"}  # at once
+    wait_until(lambda: fleet.status(running) == "CANCELLED", timeout=15,
+               what="the worker to stop the task's running run")
+    wait_until(lambda: process_gone(agent_pid), timeout=5, what="the agent to be killed")
+
+    trees = in_parallel(fleet.tree, [running, *queued])
+    for tree in trees:
+        assert tree["status"] == "CANCELLED"
+        assert tree["verdict"]["status"] == "CANCELLED"
+        assert "carol" in " ".join(tree["verdict"]["reasons"])
+    assert attempt_summary(trees[0]) == [(1, "CANCELLED", None)]
+    assert [tree["attempts"] for tree in trees[1:]] == [[], []]
+
+    for detach in ((), ("--detach",)):
+        refused = fleet.cli("run", "start", task_id, *detach, expect=(2,))
+        assert "CANCELLED" in error_line(refused.stderr)
+    assert len(fleet.json("run", "list", "--task", task_id)) == 3
+    assert fleet.json("task", "show", task_id)["status"] == "CANCELLED"
+
+    worker.process.send_signal(signal.SIGTERM)
+    assert worker.wait(timeout=15) == 130
+    clean_stderr(worker.stderr())
+    fleet.audit_ok()
