@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from types import TracebackType
 
-from sqlalchemy import Connection, Engine, func, or_, select, update
+from sqlalchemy import Connection, Engine, Update, func, or_, select, update
 
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.clock import to_iso
@@ -30,6 +30,16 @@ from agentctl.store.repository import Repository
 _ATTEMPT = tables.AttemptRow.__table__
 _RUN = tables.RunRow.__table__
 _LIVE = [AttemptStatus.STARTING.value, AttemptStatus.ACTIVE.value]
+
+
+def _while_held(attempt_id: str, lease_id: str, now: datetime) -> Update:
+    """An UPDATE of the attempt that matches only while it holds that unexpired lease."""
+    return update(_ATTEMPT).where(
+        _ATTEMPT.c.attempt_id == attempt_id,
+        _ATTEMPT.c.lease_id == lease_id,
+        _ATTEMPT.c.status.in_(_LIVE),
+        _ATTEMPT.c.lease_expires_at > to_iso(now),
+    )
 
 
 class UnitOfWork:
@@ -80,13 +90,7 @@ class UnitOfWork:
         them and a reaper expiring the lease concurrently is ordered before or after us.
         """
         result = self.connection.execute(
-            update(_ATTEMPT)
-            .where(
-                _ATTEMPT.c.attempt_id == attempt_id,
-                _ATTEMPT.c.lease_id == lease_id,
-                _ATTEMPT.c.status.in_(_LIVE),
-                _ATTEMPT.c.lease_expires_at > to_iso(now),
-            )
+            _while_held(attempt_id, lease_id, now)
             .values(fenced_writes=_ATTEMPT.c.fenced_writes + 1)
         )
         if result.rowcount != 1:
@@ -95,13 +99,7 @@ class UnitOfWork:
     def extend_lease(self, attempt_id: str, lease_id: str, now: datetime, until: datetime) -> bool:
         """A heartbeat: push the expiry forward, only while the lease is still held."""
         result = self.connection.execute(
-            update(_ATTEMPT)
-            .where(
-                _ATTEMPT.c.attempt_id == attempt_id,
-                _ATTEMPT.c.lease_id == lease_id,
-                _ATTEMPT.c.status.in_(_LIVE),
-                _ATTEMPT.c.lease_expires_at > to_iso(now),
-            )
+            _while_held(attempt_id, lease_id, now)
             .values(last_heartbeat_at=to_iso(now), lease_expires_at=to_iso(until))
         )
         return result.rowcount == 1

@@ -1,5 +1,8 @@
 """The read side: lean queries for commands that only show things.
 
+Record types beyond tasks and sessions are imported by the methods that need them, so that
+`task list` pays for none of the run machinery.
+
 Read-only commands must start fast, so this module uses the DB-API driver directly (stdlib
 sqlite3 for SQLite) instead of the ORM, and decodes rows with the same codec as the write path.
 The SQL is plain and portable: `?` placeholders are rewritten for drivers that want `%s`.
@@ -9,20 +12,22 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from agentctl.domain.artifact import Artifact
 from agentctl.domain.errors import NotFound
-from agentctl.domain.judge import JudgeReport
-from agentctl.domain.patch import Patch
-from agentctl.domain.run import Attempt, Run
-from agentctl.domain.step import Step, ToolCall
 from agentctl.domain.task import Session, SessionMessage, Task
-from agentctl.domain.verdict import Approval, Verdict
-from agentctl.domain.verification import VerificationReport
 from agentctl.store import ids
 from agentctl.store.codec import from_row
 from agentctl.store.location import Home
+
+if TYPE_CHECKING:
+    from agentctl.domain.artifact import Artifact
+    from agentctl.domain.judge import JudgeReport
+    from agentctl.domain.patch import Patch
+    from agentctl.domain.run import Attempt, Run
+    from agentctl.domain.step import Step, ToolCall
+    from agentctl.domain.verdict import Approval, Verdict
+    from agentctl.domain.verification import VerificationReport
 
 R = TypeVar("R")
 Row = Mapping[str, object]
@@ -104,18 +109,23 @@ class Views:
         from dataclasses import replace
 
         related = tuple(str(r["task_id"]) for r in self.rows(
-            "SELECT task_id FROM task WHERE session_id = ? ORDER BY task_id", (session.session_id,)))
+            "SELECT task_id FROM task WHERE session_id = ? ORDER BY task_id",
+            (session.session_id,)))
         return replace(session, related_tasks=related)
 
     # --- runs -------------------------------------------------------------------------------
     def runs(self, *, limit: int, task_id: str | None = None, status: str | None = None,
              ) -> list[Run]:
+        from agentctl.domain.run import Run
+
         where, params = _filters(task_id=task_id, status=status)
         return self.records(Run, f"SELECT * FROM run{where} ORDER BY run_id DESC LIMIT ?",
                             [*params, limit])
 
     def run(self, text: str | None) -> Run:
         """A run by id prefix, or the newest run when `text` is None."""
+        from agentctl.domain.run import Run
+
         if text is None:
             newest = self.records(Run, "SELECT * FROM run ORDER BY run_id DESC LIMIT 1")
             if not newest:
@@ -125,28 +135,40 @@ class Views:
         return self._one(Run, "SELECT * FROM run WHERE run_id = ?", (run_id,), f"no run {run_id}")
 
     def attempts(self, run_id: str) -> list[Attempt]:
+        from agentctl.domain.run import Attempt
+
         return self.records(Attempt, "SELECT * FROM attempt WHERE run_id = ? "
                             "ORDER BY attempt_number", (run_id,))
 
     def steps(self, run_id: str) -> list[Step]:
+        from agentctl.domain.step import Step
+
         return self.records(Step, "SELECT * FROM step WHERE run_id = ? "
                             "ORDER BY attempt_id, sequence_number", (run_id,))
 
     def tool_calls(self, run_id: str) -> list[ToolCall]:
+        from agentctl.domain.step import ToolCall
+
         return self.records(ToolCall, "SELECT * FROM tool_call WHERE run_id = ?", (run_id,))
 
     def artifacts(self, run_id: str | None = None) -> list[Artifact]:
+        from agentctl.domain.artifact import Artifact
+
         if run_id is None:
             return self.records(Artifact, "SELECT * FROM artifact ORDER BY artifact_id")
         return self.records(Artifact, "SELECT * FROM artifact WHERE run_id = ? "
                             "ORDER BY artifact_id", (run_id,))
 
     def artifact(self, text: str) -> Artifact:
+        from agentctl.domain.artifact import Artifact
+
         artifact_id = self.resolve("artifact", text)
         return self._one(Artifact, "SELECT * FROM artifact WHERE artifact_id = ?", (artifact_id,),
                          f"no artifact {artifact_id}")
 
     def artifacts_by_id(self, artifact_ids: Sequence[str]) -> dict[str, Artifact]:
+        from agentctl.domain.artifact import Artifact
+
         if not artifact_ids:
             return {}
         marks = ", ".join("?" for _ in artifact_ids)
@@ -155,21 +177,31 @@ class Views:
         return {a.artifact_id: a for a in found}
 
     def patch(self, run_id: str) -> Patch | None:
+        from agentctl.domain.patch import Patch
+
         return _last(self.records(Patch, "SELECT * FROM patch WHERE run_id = ? ORDER BY patch_id",
                                   (run_id,)))
 
     def verification(self, run_id: str) -> VerificationReport | None:
+        from agentctl.domain.verification import VerificationReport
+
         return _last(self.records(VerificationReport, "SELECT * FROM verification_report "
                                   "WHERE run_id = ? ORDER BY verification_report_id", (run_id,)))
 
     def judgement(self, run_id: str) -> JudgeReport | None:
+        from agentctl.domain.judge import JudgeReport
+
         return _last(self.records(JudgeReport, "SELECT * FROM judge_report WHERE run_id = ? "
                                   "ORDER BY judge_report_id", (run_id,)))
 
     def verdict(self, run_id: str) -> Verdict | None:
+        from agentctl.domain.verdict import Verdict
+
         return _last(self.records(Verdict, "SELECT * FROM verdict WHERE run_id = ?", (run_id,)))
 
     def approvals(self, run_id: str) -> list[Approval]:
+        from agentctl.domain.verdict import Approval
+
         return self.records(Approval, "SELECT * FROM approval WHERE run_id = ? "
                             "ORDER BY approval_id", (run_id,))
 
