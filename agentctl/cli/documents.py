@@ -21,7 +21,7 @@ def run_document(views: Views, run: Run, *, tree: bool = False) -> Document:
     document: Document = to_json(run)  # type: ignore[assignment]
     verdict = views.verdict(run.run_id)
     document["verdict"] = _verdict_summary(verdict)
-    document["pullRequests"] = [_pr(row) for row in views.pull_requests(run.run_id)]
+    document["pullRequests"] = to_json(views.pull_requests(run.run_id))
     if tree:
         document["attempts"] = _attempts(views, run.run_id)
     return document
@@ -32,14 +32,6 @@ def _verdict_summary(verdict: Any) -> Document | None:
         return None
     return {"verdictId": verdict.verdict_id, "status": verdict.status.value,
             "prEligibility": verdict.pr_eligibility.value, "reasons": list(verdict.reasons)}
-
-
-def _pr(row: Any) -> Document:
-    keys = ("pr_id", "branch", "commit_sha", "base_commit", "remote", "draft", "url",
-            "body_artifact", "created_by", "created_at")
-    from agentctl.domain.serialize import camel
-
-    return {camel(key): row[key] for key in keys}
 
 
 def _attempts(views: Views, run_id: str) -> list[Document]:

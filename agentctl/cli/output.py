@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -39,14 +39,38 @@ def note(message: str) -> None:
     sys.stderr.write(message + "\n")
 
 
-@contextmanager
-def live_status(message: str) -> Iterator[Callable[[str], None]]:
-    """A live status line on stderr while long work runs, updated through the yielded callback.
+class LiveStatus:
+    """A status line on stderr while long work runs, updated by calling it; `paused()` clears
+    it while a prompt waits for an answer. Nothing is drawn when stderr is not a terminal."""
 
-    Nothing at all is drawn when stderr is not a terminal, so logs and pipes stay clean.
-    """
-    if not sys.stderr.isatty():
-        yield lambda _text: None
-        return
-    with err().status(message) as status:
-        yield lambda text: status.update(f"{message}: {text}")
+    def __init__(self, message: str) -> None:
+        self.message = message
+        self._status = err().status(message) if sys.stderr.isatty() else None
+
+    def __enter__(self) -> LiveStatus:
+        if self._status is not None:
+            self._status.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._status is not None:
+            self._status.stop()
+
+    def __call__(self, text: str) -> None:
+        if self._status is not None:
+            self._status.update(f"{self.message}: {text}")
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        if self._status is None:
+            yield
+            return
+        self._status.stop()
+        try:
+            yield
+        finally:
+            self._status.start()
+
+
+def live_status(message: str) -> LiveStatus:
+    return LiveStatus(message)

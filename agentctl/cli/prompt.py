@@ -3,28 +3,36 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 
 from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.errors import BadInput
 from agentctl.services.runtime import Approver
 
 
-def terminal_approver() -> Approver:
+def check_terminal() -> None:
     if not sys.stdin.isatty():
         raise BadInput("--interactive needs a terminal on stdin")
+
+
+def terminal_approver(pause: Callable[[], AbstractContextManager[None]]) -> Approver:
+    """Ask at the terminal; `pause` hides the live status while the question waits."""
+    check_terminal()
     from rich.prompt import Confirm
 
     from agentctl.cli.output import err
+    from agentctl.cli.render.style import escape
     from agentctl.services.tasks import current_user
 
     who = current_user()
 
     def approve(tool: str, arguments: Mapping[str, object], decision: GuardDecision) -> str | None:
         what = arguments.get("command") or arguments.get("path") or ""
-        err().print(f"\n[bold]{tool}[/] [cyan]{what}[/] matches [yellow]{decision.matched_rule}[/]")
-        if Confirm.ask("Allow this call?", console=err(), default=False):
-            return who
-        return None
+        with pause():
+            err().print(f"\n[bold]{tool}[/] [cyan]{escape(str(what))}[/] matches "
+                        f"[yellow]{escape(str(decision.matched_rule))}[/]")
+            allowed = Confirm.ask("Allow this call?", console=err(), default=False)
+        return who if allowed else None
 
     return approve

@@ -47,13 +47,12 @@ def start_and_report(current: State, task_id: str, *, agent: str | None, detach:
     from agentctl.services.runs import create_run
 
     spec = parse_agent_spec(agent or current.config.text("agent.default"), Path.cwd())
-    approver = None
     if interactive:
-        from agentctl.cli.prompt import terminal_approver
+        from agentctl.cli.prompt import check_terminal
 
         if detach:
             raise BadInput("--interactive needs the run to execute here; drop --detach")
-        approver = terminal_approver()
+        check_terminal()
     run = create_run(current.store, current.config, task_id, agent=spec)
     if detach:
         if as_json:
@@ -62,7 +61,7 @@ def start_and_report(current: State, task_id: str, *, agent: str | None, detach:
             out().print(f"{run.run_id} queued (run #{run.number} of {run.task_id})")
             note("a worker executes it: agentctl worker --once")
         return 0
-    final = _execute(current, run, keep_workspace=keep_workspace, approver=approver)
+    final = _execute(current, run, keep_workspace=keep_workspace, interactive=interactive)
     document = _document(current, final)
     if as_json:
         emit_json(document)
@@ -74,12 +73,14 @@ def start_and_report(current: State, task_id: str, *, agent: str | None, detach:
     return 0 if verdict and verdict["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW") else 1
 
 
-def _execute(current: State, run: Run, *, keep_workspace: bool, approver) -> Run:  # type: ignore[no-untyped-def]
+def _execute(current: State, run: Run, *, keep_workspace: bool, interactive: bool) -> Run:
     from agentctl.cli.output import live_status
+    from agentctl.cli.prompt import terminal_approver
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.worker import run_inline
 
     with live_status(f"run {run.run_id}") as progress:
+        approver = terminal_approver(progress.paused) if interactive else None
         options = RunOptions(keep_workspace=keep_workspace, approver=approver, progress=progress,
                              redact_logs_up_to=current.config.integer(
                                  "verification.redact_logs_up_to_bytes"))

@@ -1,25 +1,29 @@
 """Creating a PR branch in the task's repository without touching the user's checkout.
 
 The commit is built against a temporary index (read-tree of the base, `apply --cached` of the
-patch, write-tree, commit-tree) and the branch ref is created with a compare-and-set against
-"no such ref": the user's working tree, index, HEAD and stash are never involved.
+patch, write-tree, commit-tree); it is pushed (when a remote is given) before the local branch
+ref is created with a compare-and-set against "no such ref", so a failed push leaves nothing
+behind. The user's working tree, index, HEAD and stash are never involved.
 """
 
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentctl.domain.errors import BadInput, InfrastructureFailure
+
+if TYPE_CHECKING:
+    import git
 
 FALLBACK_IDENTITY = {"GIT_AUTHOR_NAME": "agentctl", "GIT_AUTHOR_EMAIL": "agentctl@localhost",
                      "GIT_COMMITTER_NAME": "agentctl", "GIT_COMMITTER_EMAIL": "agentctl@localhost"}
 NO_REF = "0" * 40
 
 
-def commit_on_branch(repository: str, *, base_commit: str, patch: Path, branch: str,
-                     message: str) -> str:
-    """Create `branch` at a new commit: the patch applied on `base_commit`. Returns its sha."""
+def open_repository(repository: str, branch: str) -> git.Repo:
+    """The task's repository, after checking that `branch` is a new, valid branch name."""
     import git
 
     try:
@@ -32,6 +36,13 @@ def commit_on_branch(repository: str, *, base_commit: str, patch: Path, branch: 
         raise BadInput(f"invalid branch name {branch!r}") from None
     if f"refs/heads/{branch}" in {ref.path for ref in repo.branches}:
         raise BadInput(f"branch {branch} already exists in {repository}; pass --branch NAME")
+    return repo
+
+
+def build_commit(repo: git.Repo, *, base_commit: str, patch: Path, message: str) -> str:
+    """A commit whose parent is `base_commit` and whose tree is the base plus the patch."""
+    import git
+
     identity = {} if _has_identity(repo) else FALLBACK_IDENTITY
     with tempfile.TemporaryDirectory(prefix="agentctl-pr-") as scratch:
         env = {"GIT_INDEX_FILE": str(Path(scratch) / "index"), **identity}
@@ -39,28 +50,32 @@ def commit_on_branch(repository: str, *, base_commit: str, patch: Path, branch: 
             repo.git.read_tree(base_commit, env=env)
             repo.git.apply("--cached", "--whitespace=nowarn", str(patch), env=env)
             tree = repo.git.write_tree(env=env)
-            commit = repo.git.commit_tree(tree, "-p", base_commit, "-m", message, env=env)
+            return str(repo.git.commit_tree(tree, "-p", base_commit, "-m", message, env=env))
         except git.GitCommandError as error:
             raise BadInput(f"cannot build the PR commit: {_first_line(error)}") from None
-    try:
-        repo.git.update_ref(f"refs/heads/{branch}", commit, NO_REF)
-    except git.GitCommandError as error:
-        raise BadInput(f"cannot create branch {branch}: {_first_line(error)}") from None
-    return commit
 
 
-def push_branch(repository: str, remote: str, branch: str) -> None:
+def push_commit(repo: git.Repo, remote: str, commit: str, branch: str) -> None:
     import git
 
     try:
-        git.Repo(repository).git.push(remote, f"refs/heads/{branch}:refs/heads/{branch}")
+        repo.git.push(remote, f"{commit}:refs/heads/{branch}")
     except git.GitCommandError as error:
         raise InfrastructureFailure(f"push of {branch} to {remote} failed: "
                                     f"{_first_line(error)}") from None
 
 
-def _has_identity(repo: object) -> bool:
-    reader = repo.config_reader()  # type: ignore[attr-defined]
+def create_branch(repo: git.Repo, branch: str, commit: str) -> None:
+    import git
+
+    try:
+        repo.git.update_ref(f"refs/heads/{branch}", commit, NO_REF)
+    except git.GitCommandError as error:
+        raise BadInput(f"cannot create branch {branch}: {_first_line(error)}") from None
+
+
+def _has_identity(repo: git.Repo) -> bool:
+    reader = repo.config_reader()
     return bool(reader.get_value("user", "name", "")) and bool(reader.get_value("user", "email", ""))
 
 

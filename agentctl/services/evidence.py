@@ -40,9 +40,26 @@ def log_artifact(recorder: AttemptRecorder, path: Path, *, name: str, type_: Art
 def json_artifact(recorder: AttemptRecorder, data: object, *, name: str, type_: ArtifactType,
                   redactor: Redactor,
                   visibility: ArtifactVisibility = ArtifactVisibility.SAFE_FOR_PR) -> NewArtifact:
-    text = json.dumps(to_json(data), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    return text_artifact(recorder, text, name=name, type_=type_, redactor=redactor,
-                         visibility=visibility)
+    """Redacted value by value, so a redaction can never break the JSON around it."""
+    found = 0
+
+    def clean(value: object) -> object:
+        nonlocal found
+        if isinstance(value, str):
+            text, count = redactor.redact(value)
+            found += count
+            return text
+        if isinstance(value, dict):
+            return {key: clean(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [clean(item) for item in value]
+        return value
+
+    document = clean(to_json(data))
+    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    blob = recorder.put_bytes(text.encode("utf-8"))
+    status = RedactionStatus.REDACTED if found else RedactionStatus.CLEAN
+    return NewArtifact(type_, name, blob, visibility, status, {"redactions": str(found)})
 
 
 def text_artifact(recorder: AttemptRecorder, text: str, *, name: str, type_: ArtifactType,

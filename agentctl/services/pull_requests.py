@@ -20,7 +20,7 @@ from agentctl.domain.events import NewEvent
 from agentctl.domain.pull_request import PullRequest, default_branch
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.verdict import may_open_pr
-from agentctl.execution.pr_branch import commit_on_branch, push_branch
+from agentctl.execution.pr_branch import build_commit, create_branch, open_repository, push_commit
 from agentctl.services.pr_body import commit_message, pr_body
 from agentctl.store import Store
 from agentctl.store.views import Views
@@ -50,6 +50,9 @@ def create_pull_request(store: Store, request: PrRequest, *, clock: Clock = utcn
                            f"{verdict.status.value}: {'; '.join(verdict.reasons)})")
     draft = request.draft or verdict.pr_eligibility is PrEligibility.DRAFT_ONLY
     patch = _patch_artifact(artifacts)
+    if not is_safe_for_pr(patch):
+        raise PolicyDenied(f"run {run.run_id} may not open a PR: its patch holds what looks like "
+                           "a secret (patch.diff is kept INTERNAL_ONLY); a PR would publish it")
     problem = store.blobs.verify(patch.uri, patch.sha256)
     if problem:
         raise IntegrityError(f"patch artifact {patch.artifact_id}: {problem}")
@@ -62,6 +65,8 @@ def create_pull_request(store: Store, request: PrRequest, *, clock: Clock = utcn
         evidence=[a for a in safe if a.artifact_id in verdict.evidence],
     ))
     branch = request.branch or default_branch(task.task_type, run.run_id)
+    repository = task.repository or ""
+    repo = open_repository(repository, branch)
     pr_id = ids.new_id("pr")
     now = clock()
     with store.unit_of_work() as uow:
@@ -69,12 +74,11 @@ def create_pull_request(store: Store, request: PrRequest, *, clock: Clock = utcn
                                    task_id=run.task_id, run_id=run.run_id,
                                    payload={"prId": pr_id, "branch": branch, "draft": draft,
                                             "remote": request.remote, "by": request.by}))
-    repository = task.repository or ""
-    commit = commit_on_branch(repository, base_commit=run.base_commit,
-                              patch=store.blobs.path_for(patch.uri), branch=branch,
-                              message=commit_message(task=task, run=run, verdict=verdict))
+    commit = build_commit(repo, base_commit=run.base_commit, patch=store.blobs.path_for(patch.uri),
+                          message=commit_message(task=task, run=run, verdict=verdict))
     if request.remote:
-        push_branch(repository, request.remote, branch)
+        push_commit(repo, request.remote, commit, branch)
+    create_branch(repo, branch, commit)
     blob = store.blobs.put_bytes(body.encode())
     body_artifact = Artifact(
         artifact_id=ids.new_id("artifact"), run_id=run.run_id, attempt_id=patch.attempt_id,
@@ -112,5 +116,9 @@ def _json(store: Store, safe: list[Artifact], name: str) -> dict | None:  # type
     """The newest SAFE_FOR_PR artifact of that name, parsed; nothing else reaches a PR body."""
     for artifact in reversed(safe):
         if artifact.name == name:
-            return json.loads(b"".join(store.blobs.open_chunks(artifact.uri)))
+            try:
+                return json.loads(b"".join(store.blobs.open_chunks(artifact.uri)))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                raise IntegrityError(f"artifact {artifact.artifact_id} ({name}) is not valid "
+                                     "JSON") from None
     return None

@@ -13,6 +13,7 @@ from agentctl.domain.enums import (
     AttemptStatus,
     EventType,
     RunStatus,
+    StepStatus,
     TaskStatus,
     VerdictStatus,
 )
@@ -179,6 +180,12 @@ def request_cancellation(uow: UnitOfWork, run: Run, *, by: str, reason: str,
     flagged = replace(run, cancel_requested_by=by, cancel_reason=reason)
     if run.status in UNFINISHED_RUN and run.status not in (RunStatus.CREATED, RunStatus.QUEUED):
         uow.runs.save(flagged, expected_status=run.status.value)
+        attempt = uow.attempts.get(run.active_attempt_id) if run.active_attempt_id else None
+        if attempt is not None and attempt.lease_expires_at <= now:
+            # Nobody holds it any more: no worker would ever see the flag. End it here.
+            return fail_attempt(uow, flagged, attempt, status=AttemptStatus.LEASE_EXPIRED,
+                                code="lease_expired", now=now,
+                                reason=f"worker lease expired on attempt {attempt.attempt_number}")
         return flagged
     cancelled = f"cancelled by {by}: {reason}"
     if run.status is RunStatus.NEEDS_APPROVAL:  # the verdict stands; the run just ends
@@ -236,6 +243,7 @@ def fail_attempt(uow: UnitOfWork, run: Run, attempt: Attempt, *, status: Attempt
         else EventType.ATTEMPT_FAILED
     uow.attempts.save(attempt.with_status(status, now, failure_code=code, end_reason=reason),
                       expected_status=attempt.status.value)
+    _close_open_steps(uow, run, attempt, code=code, now=now)
     uow.events.append(NewEvent(
         type=event, created_at=now, task_id=run.task_id, run_id=run.run_id,
         attempt_id=attempt.attempt_id,
@@ -267,6 +275,20 @@ def fail_attempt(uow: UnitOfWork, run: Run, attempt: Attempt, *, status: Attempt
                                f"{run.budget.max_attempts})",
     ))
     return finish_run(uow, run, decision, now=now)
+
+
+def _close_open_steps(uow: UnitOfWork, run: Run, attempt: Attempt, *, code: str,
+                      now: datetime) -> None:
+    """Steps the attempt never finished (its worker died or was stopped) end FAILED, so no
+    step stays open for ever in the record."""
+    for step in uow.steps.find(attempt_id=attempt.attempt_id, status=StepStatus.STARTED.value):
+        uow.steps.save(step.finished(StepStatus.FAILED, now, failure_code=code),
+                       expected_status=step.status.value)
+        uow.events.append(NewEvent(
+            type=EventType.STEP_COMPLETED, created_at=now, task_id=run.task_id, run_id=run.run_id,
+            attempt_id=attempt.attempt_id, step_id=step.step_id,
+            payload={"type": step.type.value, "status": StepStatus.FAILED.value,
+                     "failureCode": code}))
 
 
 def _settle_task(uow: UnitOfWork, run: Run, verdict: VerdictStatus, now: datetime) -> None:

@@ -19,6 +19,7 @@ from agentctl.execution import tools
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.process import run_to_file
 from agentctl.execution.tools import ToolContext
+from agentctl.execution.workspace import run_git
 from agentctl.services.evidence import json_artifact, log_artifact
 from agentctl.services.recorder import AttemptRecorder, NewArtifact, arguments_json
 
@@ -64,10 +65,15 @@ class ToolRuntime:
             return ToolResult(ok=False, error=f"denied ({decision.decision.value}): "
                                               f"{decision.reason}")
         if tool in RECORDED_BEFORE_RUNNING:
+            self.recorder.flush()  # batched calls are on record before anything leaves the workspace
             step, call = self.recorder.begin_tool_call(
                 tool=tool, arguments_json=stored_arguments, matched_rule=decision.matched_rule,
                 requested_at=requested_at, approved_by=approved_by)
-            result, artifacts = self._execute(tool, arguments)
+            try:
+                result, artifacts = self._execute(tool, arguments)
+            except BaseException:  # Ctrl-C or SIGTERM mid-command: close the step, then stop
+                self.recorder.end_tool_call(step, call, ToolResult(ok=False, error="interrupted"))
+                raise
             self.recorder.end_tool_call(step, call, result, artifacts)
         else:
             result, _ = self._execute(tool, arguments)
@@ -119,8 +125,8 @@ class ToolRuntime:
         """`agentctl-cost.json` left by the agent becomes a COST_REPORT, and leaves the
         workspace so that it never lands in the patch."""
         path = self.context.workspace / COST_FILE
-        if not path.is_file() or path.is_symlink():
-            return None
+        if not path.is_file() or path.is_symlink() or self._tracked(COST_FILE):
+            return None  # a file the repository itself tracks is the repository's business
         with path.open("rb") as reader:
             raw = reader.read(64 * 1024)
         path.unlink()
@@ -131,6 +137,12 @@ class ToolRuntime:
         return json_artifact(self.recorder, data, name=COST_FILE, type_=ArtifactType.COST_REPORT,
                              redactor=self.context.redactor,
                              visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER)
+
+
+    def _tracked(self, name: str) -> bool:
+        listed = run_git(["ls-files", "--", name], what="cannot list tracked files",
+                         cwd=self.context.workspace, check=False)
+        return bool(listed.stdout.strip())
 
 
 def _head(path: Path, limit: int) -> str:

@@ -52,9 +52,9 @@ class LeaseKeeper:
         self._thread.join()
 
     def _loop(self) -> None:
-        interval = max(0.2, self.lease.ttl_seconds / 3)
+        interval = self.lease.ttl_seconds / 3
         due = time.monotonic() + interval
-        while not self._done.wait(CANCEL_POLL_SECONDS):
+        while not self._done.wait(min(CANCEL_POLL_SECONDS, interval)):
             try:
                 if time.monotonic() >= due:
                     beat = heartbeat(self.store, self.lease)

@@ -91,8 +91,10 @@ def _decoders(cls: type) -> tuple[tuple[str, Decoder | None], ...]:
         if not scalar:
             nested = decoder_for(tp)
             out.append((name, lambda text, nested=nested: nested(json.loads(text))))
-        elif base in (str, int, bool):
+        elif base in (str, int):
             out.append((name, None))
+        elif base is bool:  # SQLite hands booleans back as 0 and 1
+            out.append((name, bool))
         else:
             out.append((name, decoder_for(base)))
     return tuple(out)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from agentctl.domain.artifact import Artifact
     from agentctl.domain.judge import JudgeReport
     from agentctl.domain.patch import Patch
+    from agentctl.domain.pull_request import PullRequest
     from agentctl.domain.run import Attempt, Run
     from agentctl.domain.step import Step, ToolCall
     from agentctl.domain.verdict import Approval, Verdict
@@ -205,8 +206,11 @@ class Views:
         return self.records(Approval, "SELECT * FROM approval WHERE run_id = ? "
                             "ORDER BY approval_id", (run_id,))
 
-    def pull_requests(self, run_id: str) -> list[Row]:
-        return self.rows("SELECT * FROM pull_request WHERE run_id = ? ORDER BY pr_id", (run_id,))
+    def pull_requests(self, run_id: str) -> list[PullRequest]:
+        from agentctl.domain.pull_request import PullRequest
+
+        return self.records(PullRequest, "SELECT * FROM pull_request WHERE run_id = ? "
+                            "ORDER BY pr_id", (run_id,))
 
     def run_summaries(self, run_ids: Sequence[str]) -> dict[str, Row]:
         """Verdict status and eligibility per run, for listings."""

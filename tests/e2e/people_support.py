@@ -10,6 +10,7 @@ import os
 import pty
 import select
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,10 +36,11 @@ def tool_calls(tree: Doc) -> list[Doc]:
     return [s["toolCall"] for s in tool_steps(tree)]
 
 
-def patch_text(bench: Bench, run_id: str) -> str:
-    patch = [a for a in bench.artifacts(run_id) if a["name"] == "patch.diff"]
-    assert len(patch) == 1, patch
-    return (bench.home / patch[0]["uri"]).read_text()
+def stored_text(bench: Bench, artifacts: Sequence[Doc], name: str) -> str:
+    """The stored content of the one artifact called `name` in an `artifact list` document."""
+    matching = [a for a in artifacts if a["name"] == name]
+    assert len(matching) == 1, [a["name"] for a in artifacts]
+    return (bench.home / matching[0]["uri"]).read_text()
 
 
 def tree_of_patch(repo: Path, base: str, patch: str, scratch: Path,
@@ -138,6 +140,8 @@ def at_terminal(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, answe
             process.wait()
         os.close(master)
     reader.join(timeout=5)
+    if process.stdout is not None:
+        process.stdout.close()
     return TerminalSession(
         exit_code=process.returncode, stdout=b"".join(chunks).decode(errors="replace"),
         screen=screen.decode(errors="replace"), before_answer=before.decode(errors="replace"),
@@ -159,8 +163,8 @@ def _read_for(master: int, seconds: float) -> bytes:
     return data
 
 
-def _drain(stream: Any, into: list[bytes]) -> Any:
-    import threading
+def _drain(stream: Any, into: list[bytes]) -> threading.Thread:
+    """Read a pipe to its end from a thread, so a full pipe never blocks the child."""
 
     def read() -> None:
         for chunk in iter(lambda: stream.read(65536), b""):

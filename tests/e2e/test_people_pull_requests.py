@@ -20,6 +20,7 @@ from tests.e2e.people_support import (
     GITHUB_TOKEN,
     cli_result,
     make_user_checkout_busy,
+    stored_text,
     submit_and_run,
     tree_of_patch,
     without_branch,
@@ -53,8 +54,8 @@ QUOTED_ECHO = f'echo "token={GITHUB_TOKEN}"'
 class Scenarios:
     """One home, one plan, a repository per scenario."""
 
-    def __init__(self, root: Path, run_agentctl: Callable[..., Any], repo_maker: Callable[..., Path],
-                 git: Callable[..., str]) -> None:
+    def __init__(self, root: Path, run_agentctl: Callable[..., Any],
+                 repo_maker: Callable[..., Path], git: Callable[..., str]) -> None:
         self.root, self.git, self.repo_maker = root, git, repo_maker
         self.bench = Bench(root, run_agentctl)
         self.bench.config(CONFIG)
@@ -93,39 +94,37 @@ class Scenarios:
 
     # --- the scenarios ----------------------------------------------------------------------
     def approved(self) -> dict[str, Any]:
-        """Approve; from a checkout that is mid-work, try two branch names that exist, then
-        `pr create --remote` with the default name."""
+        """Approve; from a checkout that is mid-work, try `--branch main`, then `pr create
+        --remote` with the default branch name."""
         repo, remote = self.repo("approved"), self.bare("approved")
         run = self.run(repo)
         run_id = run["runId"]
         approval = self.approve(run_id)
         make_user_checkout_busy(repo, self.git)
-        self.git(repo, "branch", "feature/existing")
         before_clash = repo_snapshot(repo, self.git)
-        clashes = {name: self.pr(run_id, "--branch", name) for name in ("feature/existing", "main")}
+        clash = self.pr(run_id, "--branch", "main")
         before = repo_snapshot(repo, self.git)
         pr = self.pr(run_id, "--remote", str(remote))
         after = repo_snapshot(repo, self.git)
+        assert pr["exitCode"] == 0, pr["stderr"]  # everything below reads the branch it made
         created = json.loads(pr["stdout"])
         branch = created["branch"]
         artifacts = self.bench.artifacts(run_id)
-        [patch] = [a for a in artifacts if a["name"] == "patch.diff"]
-        patch_text = (self.bench.home / patch["uri"]).read_text()
+        patch = stored_text(self.bench, artifacts, "patch.diff")
         return {
             "repo": repo, "remote": remote, "run": run, "approval": approval, "pr": pr,
             "created": created, "body": self.bench.artifact_text(created["bodyArtifact"]),
-            "patch": patch_text, "explain": self.bench.explain(run_id), "show": self.show(run_id),
+            "patch": patch, "explain": self.bench.explain(run_id), "show": self.show(run_id),
             "events": self.bench.events(run_id), "artifacts": artifacts,
-            "clashes": clashes, "beforeClash": before_clash, "before": before, "after": after,
+            "clash": clash, "beforeClash": before_clash, "before": before, "after": after,
             "parents": self.git(repo, "rev-list", "--parents", "-n", "1", branch).split()[1:],
             "branchTree": self.git(repo, "rev-parse", f"{branch}^{{tree}}"),
-            "expectedTree": tree_of_patch(repo, run["baseCommit"], patch_text,
+            "expectedTree": tree_of_patch(repo, run["baseCommit"], patch,
                                           self.root / "scratch-approved", self.git),
             "branchDiff": self.git(repo, "diff", "--binary", "--full-index", "--find-renames",
                                    run["baseCommit"], branch) + "\n",
             "commitMessage": self.git(repo, "show", "-s", "--format=%B", branch),
             "remoteRef": self.git(remote, "rev-parse", f"refs/heads/{branch}"),
-            "artifactVerify": cli_result(self.bench, "artifact", "verify", run_id),
         }
 
     def rejected(self) -> dict[str, Any]:
@@ -193,13 +192,24 @@ class Scenarios:
             body = self.bench.artifact_text(json.loads(pr["stdout"])["bodyArtifact"])
         return {"repo": repo, "run": run, "pr": pr, "body": body}
 
+    def secret_in_patch(self) -> dict[str, Any]:
+        """The agent writes a token into a source file; a person approves anyway."""
+        repo, remote = self.repo("secret"), self.bare("secret")
+        plan = self.bench.plan("creds.toml", {"tool": "fs.write", "path": "calc/creds.py",
+                                              "content": f"TOKEN = '{GITHUB_TOKEN}'\n"})
+        run = self.run(repo, agent=f"script:{plan}", verify=("--verify", UNITTEST))
+        approval = self.approve(run["runId"])
+        pr = self.pr(run["runId"], "--remote", str(remote))
+        return {"repo": repo, "run": run, "approval": approval, "pr": pr,
+                "branches": self.branches(repo), "remoteBranches": self.branches(remote)}
+
 
 @pytest.fixture(scope="module")
 def people(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_git, run_agentctl
            ) -> dict[str, Any]:
     scenarios = Scenarios(tmp_path_factory.mktemp("people-prs"), run_agentctl, repo_maker, run_git)
     names = ["approved", "waiting_then_failed_push", "rejected", "forbidden", "draft",
-             "quoted_secret"]
+             "quoted_secret", "secret_in_patch"]
     results = in_parallel(lambda name: getattr(scenarios, name)(), names)
     played = dict(zip(names, results, strict=True))
     played["audit"] = cli_result(scenarios.bench, "audit", "verify")
@@ -308,8 +318,6 @@ def test_run_show_lists_the_pull_request(people: dict[str, Any]) -> None:
         created["branch"], created["commitSha"], created["bodyArtifact"])
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: run show --json prints pullRequests[].draft as the "
-                   "SQLite integer 0/1 instead of a JSON boolean (cli/documents.py _pr)")
 def test_run_show_prints_the_pull_requests_draft_flag_as_a_boolean(
         people: dict[str, Any]) -> None:
     [approved] = people["approved"]["show"]["pullRequests"]
@@ -327,19 +335,18 @@ def test_pr_create_records_pr_requested_then_pr_created(people: dict[str, Any]) 
     assert created["bodyArtifact"] == approved["created"]["bodyArtifact"]
 
 
-def test_the_event_log_and_the_evidence_still_verify_after_approvals_and_prs(
+def test_the_event_log_still_verifies_after_approvals_rejections_and_prs(
         people: dict[str, Any]) -> None:
     assert people["audit"]["exitCode"] == 0, people["audit"]["stderr"]
-    assert people["approved"]["artifactVerify"]["exitCode"] == 0
 
 
 def test_pr_create_onto_an_existing_branch_is_refused_and_changes_nothing(
         people: dict[str, Any], error_line: Callable[[str], str]) -> None:
     approved = people["approved"]
-    for name, result in approved["clashes"].items():
-        assert result["exitCode"] == 2, name
-        assert name in error_line(result["stderr"])
-        assert result["stdout"] == ""
+    clash = approved["clash"]
+    assert clash["exitCode"] == 2
+    assert "branch main already exists" in error_line(clash["stderr"])
+    assert clash["stdout"] == ""
     assert approved["before"] == approved["beforeClash"]
     # Only the later, successful `pr create` left a PR, a body and a PrCreated event.
     assert [p["branch"] for p in approved["show"]["pullRequests"]] == [
@@ -399,9 +406,6 @@ def test_the_pr_commit_message_names_the_run_and_no_secret(people: dict[str, Any
     assert GITHUB_TOKEN not in message and API_KEY not in message
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: services/evidence.py json_artifact redacts the "
-                   "serialized JSON text; the `assignment` pattern eats the backslash of `\\\"`, "
-                   "so verifier-report.json is invalid JSON and pr create crashes (exit 70)")
 def test_a_token_spelled_in_a_quoted_verifier_command_never_reaches_the_pr_body(
         people: dict[str, Any]) -> None:
     quoted = people["quoted_secret"]
@@ -409,6 +413,16 @@ def test_a_token_spelled_in_a_quoted_verifier_command_never_reaches_the_pr_body(
     assert quoted["pr"]["exitCode"] == 0, quoted["pr"]["stderr"]
     assert "echo" in quoted["body"] and "PASSED" in quoted["body"]
     assert GITHUB_TOKEN not in quoted["body"]
+
+
+def test_a_patch_holding_a_secret_is_never_committed_or_pushed(
+        people: dict[str, Any], error_line: Callable[[str], str]) -> None:
+    secret = people["secret_in_patch"]
+    assert any("secret" in reason for reason in secret["run"]["verdict"]["reasons"])
+    assert secret["pr"]["exitCode"] == 2, secret["pr"]["stdout"]
+    assert "secret" in error_line(secret["pr"]["stderr"])
+    assert secret["branches"] == ["main"]
+    assert secret["remoteBranches"] == []
 
 
 # --- rejection --------------------------------------------------------------------------------
@@ -496,9 +510,6 @@ def test_a_draft_only_verdict_opens_a_draft_without_being_asked(people: dict[str
     assert created["payload"]["draft"] is True
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: services/pull_requests.py create_pull_request "
-                   "creates the local branch before pushing and leaves it behind when the push "
-                   "fails, so a retry is refused with 'branch ... already exists'")
 def test_a_failed_push_leaves_no_branch_behind_and_can_be_retried(
         people: dict[str, Any], error_line: Callable[[str], str]) -> None:
     pushed = people["waiting_then_failed_push"]

@@ -64,5 +64,5 @@ def test_every_drained_run_was_leased_once_and_the_workers_shared_the_work(
     done = [worker.attempts_done() for worker in drained["workers"]]
     assert sum(done) == RUNS
     assert {e["payload"]["workerId"] for e in leases} == {
-        worker.worker_id() for worker, count in zip(drained["workers"], done) if count}
+        worker.worker_id() for worker, count in zip(drained["workers"], done, strict=True) if count}
     fleet.audit_ok()

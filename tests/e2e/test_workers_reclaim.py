@@ -19,6 +19,7 @@ import pytest
 from tests.e2e.runs_support import in_parallel
 from tests.e2e.workers_support import (
     Fleet,
+    Worker,
     attempt_summary,
     clean_stderr,
     event_types,
@@ -41,12 +42,25 @@ def _hung_run(fleet: Fleet, *, first: float = 30) -> str:
     return fleet.queue(fleet.submit(), fleet.hanging_plan(first=first, later=0))
 
 
+@pytest.mark.parametrize("holder", ["worker", "inline-run-start"])
 def test_a_run_whose_worker_was_killed_is_reclaimed_after_the_lease_expires(
-        fleet: Fleet) -> None:
-    run_id = _hung_run(fleet)
-    doomed = fleet.start_worker(*TTL, "--poll", "0.2")
-    doomed_id = doomed.worker_id()
-    agent_pid = fleet.wait_for_agent(run_id=run_id)
+        fleet: Fleet, holder: str) -> None:
+    """kill -9 of the process executing the run (`agentctl worker`, or `run start` executing
+    it inline) while its agent works: after the 2-second lease another worker takes over."""
+    task_id = fleet.submit()
+    if holder == "worker":
+        run_id = fleet.queue(task_id, fleet.hanging_plan(first=30, later=0))
+        doomed = fleet.start_worker(*TTL, "--poll", "0.2")
+        doomed_id = doomed.worker_id()
+        agent_pid = fleet.wait_for_agent(run_id=run_id)
+    else:  # the inline run takes its lease TTL from the config: 2 s
+        doomed = fleet.start_process("run", "start", task_id, "--agent",
+                                     fleet.hanging_plan(first=30, later=0))
+        wait_until(lambda: fleet.query("SELECT run_id FROM run"), timeout=30,
+                   what="the inline run to be created")
+        run_id = str(fleet.query("SELECT run_id FROM run")[0][0])
+        agent_pid = fleet.wait_for_agent(run_id=run_id)
+        doomed_id = str(fleet.query("SELECT worker_id FROM attempt")[0][0])
 
     doomed.signal_group(signal.SIGKILL)
     doomed.wait(timeout=10)
@@ -66,7 +80,7 @@ def test_a_run_whose_worker_was_killed_is_reclaimed_after_the_lease_expires(
     first, second = tree["attempts"]
     assert first["workerId"] == doomed_id
     assert second["workerId"] not in (None, doomed_id)
-    assert second["workerId"] in rescuer.stderr
+    assert f"worker {second['workerId']} started" in rescuer.stderr
     assert first["leaseId"] and second["leaseId"] and first["leaseId"] != second["leaseId"]
     assert first["endReason"] == "worker lease expired on attempt 1"
     assert first["endedAt"] <= second["startedAt"]
@@ -86,6 +100,30 @@ def test_a_run_whose_worker_was_killed_is_reclaimed_after_the_lease_expires(
     fleet.audit_ok()
 
 
+def test_a_run_whose_worker_was_killed_on_its_last_attempt_ends_failed_infrastructure(
+        fleet: Fleet) -> None:
+    fleet.configure(max_attempts=1)
+    run_id = _hung_run(fleet)
+    doomed = fleet.start_worker(*TTL, "--poll", "0.2")
+    agent_pid = fleet.wait_for_agent(run_id=run_id)
+    doomed.signal_group(signal.SIGKILL)
+    doomed.wait(timeout=10)
+    os.kill(agent_pid, signal.SIGKILL)
+
+    reaper = fleet.cli("worker", "--once", *TTL, "--poll", "0.1")
+
+    assert "done: 0 attempt(s)" in reaper.stderr
+    tree, events = in_parallel(lambda read: read(run_id), [fleet.tree, fleet.events])
+    assert tree["status"] == "FAILED"
+    assert tree["verdict"]["status"] == "FAILED_INFRASTRUCTURE"
+    assert "worker lease expired on attempt 1" in " ".join(tree["verdict"]["reasons"])
+    assert attempt_summary(tree) == [(1, "LEASE_EXPIRED", "lease_expired")]
+    types = event_types(events)
+    assert types.count("LeaseAcquired") == 1
+    assert types[-3:] == ["LeaseExpired", "VerdictDecided", "RunCompleted"]
+    fleet.audit_ok()
+
+
 @pytest.mark.parametrize("first_sleep", [30, 2.5], ids=["agent-still-running",
                                                         "agent-finished-meanwhile"])
 def test_a_frozen_worker_that_resumes_after_its_lease_was_taken_over_writes_nothing(
@@ -98,7 +136,7 @@ def test_a_frozen_worker_that_resumes_after_its_lease_was_taken_over_writes_noth
     frozen = fleet.start_worker(*TTL, "--poll", "0.2")
     frozen_id = frozen.worker_id()
     agent_pid = fleet.wait_for_agent(run_id=run_id)
-    frozen.signal_group(signal.SIGSTOP)
+    fleet.freeze(frozen)
 
     rescuer = fleet.cli("worker", "--once", *TTL, "--poll", "0.1")
     clean_stderr(rescuer.stderr)
@@ -130,14 +168,26 @@ def test_a_frozen_worker_that_resumes_after_its_lease_was_taken_over_writes_noth
     fleet.audit_ok()
 
 
-def test_a_worker_stopped_with_sigterm_hands_its_run_back_and_a_later_worker_completes_it(
-        fleet: Fleet) -> None:
-    run_id = _hung_run(fleet)
+def _stopped_with_sigterm(fleet: Fleet, phase: str = "agent") -> tuple[str, Worker, int]:
+    """A run whose worker got SIGTERM while the agent's long step (or, with phase "verifier",
+    the verification command) ran its first, hanging call: (run, worker, hanging pid)."""
+    if phase == "agent":
+        run_id = _hung_run(fleet)
+    else:
+        fleet.configure(max_attempts=2, verify=[fleet.hanging_command(first=30, later=0)])
+        run_id = fleet.queue(fleet.submit(), fleet.writing_plan())
     stopped = fleet.start_worker(*TTL, "--poll", "0.2")
-    agent_pid = fleet.wait_for_agent(run_id=run_id)
-
+    hanging_pid = fleet.wait_for_agent(
+        run_id=run_id, status="RUNNING_AGENT" if phase == "agent" else "VERIFYING")
     stopped.process.send_signal(signal.SIGTERM)
     assert stopped.wait(timeout=15) == 130
+    return run_id, stopped, hanging_pid
+
+
+@pytest.mark.parametrize("phase", ["agent", "verifier"])
+def test_a_worker_stopped_with_sigterm_hands_its_run_back_and_a_later_worker_completes_it(
+        fleet: Fleet, phase: str) -> None:
+    run_id, stopped, agent_pid = _stopped_with_sigterm(fleet, phase)
     assert "stopped" in stopped.stderr()
     clean_stderr(stopped.stderr())
     assert process_gone(agent_pid)
@@ -159,6 +209,87 @@ def test_a_worker_stopped_with_sigterm_hands_its_run_back_and_a_later_worker_com
     assert done["status"] == "COMPLETED"
     assert done["verdict"]["status"] == "SUCCESS"
     assert attempt_summary(done) == [(1, "FAILED", "worker_stopped"), (2, "COMPLETED", None)]
+    fleet.audit_ok()
+
+
+def test_a_draining_worker_waits_for_the_run_another_worker_holds_and_takes_it_when_handed_back(
+        fleet: Fleet) -> None:
+    run_id = _hung_run(fleet)
+    holder = fleet.start_worker(*TTL, "--poll", "0.2")
+    holder_id = holder.worker_id()
+    fleet.wait_for_agent(run_id=run_id)
+    drainer = fleet.start_worker("--once", *TTL, "--poll", "0.1")
+    drainer_id = drainer.worker_id()
+    time.sleep(1)
+    assert drainer.process.poll() is None  # nothing queued, but a run is held: it waits
+
+    holder.process.send_signal(signal.SIGTERM)
+    assert holder.wait(timeout=15) == 130
+    assert drainer.wait(timeout=60) == 0
+    assert drainer.attempts_done() == 1
+    clean_stderr(drainer.stderr())
+    tree = fleet.tree(run_id)
+    assert attempt_summary(tree) == [(1, "FAILED", "worker_stopped"), (2, "COMPLETED", None)]
+    assert [a["workerId"] for a in tree["attempts"]] == [holder_id, drainer_id]
+
+
+def test_a_worker_stopped_with_sigterm_closes_the_step_it_was_in(fleet: Fleet) -> None:
+    run_id, _, _ = _stopped_with_sigterm(fleet)
+    (attempt,) = fleet.tree(run_id)["attempts"]
+    assert attempt["status"] == "FAILED"
+    open_steps = [(step["type"], step["title"]) for step in attempt["steps"]
+                  if step["status"] == "STARTED" or step["endedAt"] is None]
+    assert open_steps == []
+
+
+@pytest.mark.parametrize("ttl", [
+    "2",
+    "0.5",
+])
+def test_a_busy_worker_keeps_its_lease_past_the_ttl_by_heartbeating(
+        fleet: Fleet, ttl: str) -> None:
+    run_id = _hung_run(fleet)
+    worker = fleet.start_worker("--lease-ttl", ttl, "--poll", "0.2")
+    agent_pid = fleet.wait_for_agent(run_id=run_id)
+    time.sleep(max(1.5, 1.5 * float(ttl)))  # past the TTL: only heartbeats keep the lease
+
+    attempts = fleet.query(
+        "SELECT attempt_number, status, started_at, last_heartbeat_at, lease_expires_at "
+        "FROM attempt WHERE run_id = ?", run_id)
+    assert [(number, status) for number, status, *_ in attempts] == [(1, "ACTIVE")]
+    assert fleet.status(run_id) == "RUNNING_AGENT"
+    _, _, started, beat, expires = attempts[0]
+    assert beat > started
+    assert expires > beat
+    assert not process_gone(agent_pid)
+
+    worker.process.send_signal(signal.SIGTERM)
+    assert worker.wait(timeout=15) == 130
+    clean_stderr(worker.stderr())
+
+
+def test_a_frozen_worker_with_no_rival_takes_its_run_up_again_as_a_fresh_attempt(
+        fleet: Fleet) -> None:
+    """Frozen past its lease with no other worker around, a worker that resumes finds its
+    lease gone, stops its stale attempt, reaps it and executes the run as attempt 2."""
+    run_id = _hung_run(fleet)
+    worker = fleet.start_worker(*TTL, "--poll", "0.2", "--max-runs", "2")
+    worker_id = worker.worker_id()
+    agent_pid = fleet.wait_for_agent(run_id=run_id)
+    fleet.freeze(worker)
+    time.sleep(3.5)
+    worker.signal_group(signal.SIGCONT)
+
+    assert worker.wait(timeout=30) == 0
+    clean_stderr(worker.stderr())
+    assert process_gone(agent_pid)
+    tree = fleet.tree(run_id)
+    assert tree["verdict"]["status"] == "SUCCESS"
+    assert attempt_summary(tree) == [(1, "LEASE_EXPIRED", "lease_expired"),
+                                     (2, "COMPLETED", None)]
+    assert {a["workerId"] for a in tree["attempts"]} == {worker_id}
+    assert tree["attempts"][0]["leaseId"] != tree["attempts"][1]["leaseId"]
+    assert fleet.workspaces() == []
     fleet.audit_ok()
 
 

@@ -57,7 +57,6 @@ if count <= failures:
 print(f"call {count}: all good")
 '''
 
-TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "EXPIRED"}
 WORKER_ID = re.compile(r"worker (\S+) started")
 DONE = re.compile(r"worker \S+ done: (\d+) attempt")
 
@@ -77,11 +76,16 @@ def wait_until(condition: Callable[[], T], *, timeout: float, what: str,
 
 def process_gone(pid: int) -> bool:
     """No such process, or only its zombie is left (it exited; its parent has not reaped it)."""
+    return _state(pid) in (None, "Z", "X")
+
+
+def _state(pid: int) -> str | None:
+    """The process's state letter from /proc (R, S, T, Z, ...); None if there is no such pid."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except (FileNotFoundError, ProcessLookupError):
-        return True
-    return stat.rpartition(")")[2].split()[0] in ("Z", "X")
+        return None
+    return stat.rpartition(")")[2].split()[0]
 
 
 @dataclass
@@ -168,39 +172,78 @@ class Fleet:
 
     def start_worker(self, *args: str) -> Worker:
         """`agentctl worker ARGS` in the background, in a new session (own process group)."""
-        stderr_path = self.bench.root / f"worker-{len(self.workers) + 1}.stderr"
+        return self.start_process("worker", *args)
+
+    def start_process(self, *args: str) -> Worker:
+        """`agentctl ARGS` in the background, in a new session (own process group); an inline
+        `run start` is a worker too."""
+        stderr_path = self.bench.root / f"process-{len(self.workers) + 1}.stderr"
         with open(stderr_path, "wb") as stderr:
             process = subprocess.Popen(
-                [self.executable, "worker", *args], cwd=self.bench.cwd, env=self.env(),
+                [self.executable, *args], cwd=self.bench.cwd, env=self.env(),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
                 start_new_session=True)
         worker = Worker(process, stderr_path)
         self.workers.append(worker)
         return worker
 
+    def freeze(self, worker: Worker) -> None:
+        """SIGSTOP the worker's group, at a moment it holds no write lock on the database.
+
+        A process frozen inside a write transaction would stall every other writer (SQLite has
+        one write lock): thaw it and try again until the freeze lands between transactions.
+        """
+        for _ in range(100):
+            worker.signal_group(signal.SIGSTOP)
+            wait_until(lambda: _state(worker.pid) in ("T", "t"), timeout=10,
+                       what="the worker to stop")
+            probe = sqlite3.connect(self.bench.home / "agentctl.db", timeout=0,
+                                    isolation_level=None)
+            try:
+                probe.execute("BEGIN IMMEDIATE")
+                probe.execute("ROLLBACK")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) and "busy" not in str(error):
+                    raise
+            finally:
+                probe.close()
+            worker.signal_group(signal.SIGCONT)
+            time.sleep(0.02)
+        raise AssertionError("could not freeze the worker between two transactions")
+
     def stop_everything(self) -> None:
         """Teardown: every worker group, and every agent process a script recorded."""
         for worker in self.workers:
             worker.stop()
         for pid in self.agent_pids():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            if self._is_ours(pid):  # a pid that exited long ago may belong to someone else now
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    def _is_ours(self, pid: int) -> bool:
+        try:
+            command_line = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        return str(self.outside).encode() in command_line
 
     # --- configuration, tasks and runs --------------------------------------------------------
     def configure(self, *, max_attempts: int = 2, verify: Sequence[str] = ("true",),
-                  extra: str = "") -> None:
+                  backoff: float = 0) -> None:
+        """`.agentctl.toml`: short leases, quick polls, `verify` as the verification plan."""
         commands = ", ".join(f"'{command}'" for command in verify)
         self.bench.config(
             "[budget]\n"
             f"max_attempts = {max_attempts}\n"
-            "backoff_initial_seconds = 0\n"
+            f"backoff_initial_seconds = {backoff}\n"
             "[worker]\n"
             "lease_ttl_seconds = 2\n"
             "poll_seconds = 0.1\n"
             "[verification]\n"
-            f"commands = [{commands}]\n" + extra)
+            f"commands = [{commands}]\n")
 
     def script(self, name: str, text: str) -> Path:
         path = self.outside / name
@@ -210,12 +253,11 @@ class Fleet:
     def hanging_plan(self, *, first: float, later: float) -> str:
         """A plan that writes a file (so there is a patch) and then runs the hanging agent
         step: `first` seconds on its first call, `later` seconds on every later call."""
-        hang = self.script("hang.py", HANG_AGENT)
         plan = self.bench.plan(
             "hang.toml",
             {"tool": "fs.write", "path": "NOTES.md", "content": "notes\n"},
             {"tool": "shell.run", "timeout": 120,
-             "command": f"python3 {hang} {self.outside} {first:g} {later:g}"},
+             "command": self.hanging_command(first=first, later=later)},
         )
         return f"script:{plan}"
 
@@ -299,13 +341,18 @@ class Fleet:
         pids = self.outside / "pids"
         return [int(pid) for pid in pids.read_text().split()] if pids.exists() else []
 
-    def wait_for_agent(self, calls: int = 1, *, run_id: str, timeout: float = 60) -> int:
-        """Wait until the hanging agent step has been called `calls` times (the run is then
-        RUNNING_AGENT); its pid."""
+    def wait_for_agent(self, calls: int = 1, *, run_id: str, timeout: float = 60,
+                       status: str = "RUNNING_AGENT") -> int:
+        """Wait until the hanging script has been called `calls` times (the run is then in
+        `status`: RUNNING_AGENT for an agent step, VERIFYING for a verifier); its pid."""
         pids = wait_until(lambda: len(self.agent_pids()) >= calls and self.agent_pids(),
-                          timeout=timeout, what=f"agent call {calls}")
-        assert self.status(run_id) == "RUNNING_AGENT", self.status(run_id)
+                          timeout=timeout, what=f"hanging script call {calls}")
+        assert self.status(run_id) == status, self.status(run_id)
         return pids[calls - 1]
+
+    def hanging_command(self, *, first: float, later: float) -> str:
+        hang = self.script("hang.py", HANG_AGENT)
+        return f"python3 {hang} {self.outside} {first:g} {later:g}"
 
     def workspaces(self) -> list[Path]:
         """Workspaces currently on disk (agentctl makes them in TMPDIR)."""
