@@ -4,6 +4,7 @@
 
 1. Throughput: N queued `noop` runs (verification `true`) drained by 1 worker, then another N by
    2 workers at once; runs per second and their ratio (target: 2 workers >= 1.6x one).
+   Beside it, the same ratio for two plain CPU-bound processes: what the machine can give.
 2. Lease latency under contention: 4 processes lease from one queue of M runs as fast as they
    can; the time each `lease_run` call takes (median, p95, max), and how many failed (target:
    no `database is locked` ever).
@@ -96,6 +97,21 @@ def contention(home: Path, task_id: str, leases: int) -> None:
     print(f"{'  errors (database is locked or other)':<44} {len(errors):6d}        target 0")
 
 
+CPU_LOOP = "sum(range(30_000_000))"
+
+
+def cpu_scaling() -> float:
+    """How much this machine gives two CPU-bound processes over one: the ceiling for workers."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", CPU_LOOP], check=True)
+    one = time.perf_counter() - started
+    started = time.perf_counter()
+    pair = [subprocess.Popen([sys.executable, "-c", CPU_LOOP]) for _ in range(2)]
+    for process in pair:
+        process.wait()
+    return 2 * one / (time.perf_counter() - started)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=24)
@@ -111,6 +127,7 @@ def main() -> None:
         print(f"{'noop runs per second, 1 worker':<44} {one:8.2f} runs/s")
         print(f"{'noop runs per second, 2 workers':<44} {two:8.2f} runs/s   {two / one:5.2f}x"
               f"  target >= 1.6x")
+        print(f"{'  (this machine: 2 CPU-bound processes vs 1)':<44} {cpu_scaling():8.2f}x")
         contention(root / "contention-home", setup_task(root), args.leases)
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -75,12 +75,15 @@ def start_and_report(current: State, task_id: str, *, agent: str | None, detach:
 
 def _execute(current: State, run: Run, *, keep_workspace: bool, interactive: bool) -> Run:
     from agentctl.cli.output import live_status
-    from agentctl.cli.prompt import terminal_approver
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.worker import run_inline
 
     with live_status(f"run {run.run_id}") as progress:
-        approver = terminal_approver(progress.paused) if interactive else None
+        approver = None
+        if interactive:
+            from agentctl.cli.prompt import terminal_approver
+
+            approver = terminal_approver(progress.paused)
         options = RunOptions(keep_workspace=keep_workspace, approver=approver, progress=progress,
                              redact_logs_up_to=current.config.integer(
                                  "verification.redact_logs_up_to_bytes"))

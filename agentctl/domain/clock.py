@@ -12,12 +12,19 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+_last: list[tuple[datetime, str]] = []
+
+
 def to_iso(moment: datetime | None) -> str | None:
     if moment is None:
         return None
-    if moment.tzinfo is not UTC:
-        moment = moment.astimezone(UTC)
-    return moment.isoformat(timespec="microseconds")[:-6] + "Z"
+    for seen, text in _last:  # one moment stamps a step, its tool call and their events
+        if seen is moment:
+            return text
+    utc = moment if moment.tzinfo is UTC else moment.astimezone(UTC)
+    text = utc.isoformat(timespec="microseconds")[:-6] + "Z"
+    _last[:] = [(moment, text), *_last[:1]]
+    return text
 
 
 def from_iso(text: str | None) -> datetime | None:

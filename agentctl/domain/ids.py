@@ -21,7 +21,9 @@ PREFIXES = (
 )
 
 
-_SHIFTS = tuple(range(125, -1, -5))  # 26 five-bit digits of a 130-bit number, most significant first
+# 26 digits of a 130-bit number, two at a time (10 bits per lookup), most significant first.
+_PAIRS = tuple(a + b for a in _CROCKFORD for b in _CROCKFORD)
+_SHIFTS = tuple(range(120, -1, -10))
 
 
 def ulid() -> str:
@@ -36,7 +38,7 @@ def ulid() -> str:
             _last_random = int.from_bytes(os.urandom(10), "big") >> 1  # room to increment
         _last_ms = now_ms
         value = (now_ms << 80) | (_last_random & ((1 << 80) - 1))
-        return "".join([_CROCKFORD[(value >> shift) & 31] for shift in _SHIFTS])
+        return "".join([_PAIRS[(value >> shift) & 1023] for shift in _SHIFTS])
 
 
 def new_id(prefix: str) -> str:

@@ -29,7 +29,7 @@ def to_json(value: object) -> object:
     if isinstance(value, datetime):
         return to_iso(value)
     if is_dataclass(value) and not isinstance(value, type):
-        return {key: to_json(getattr(value, name)) for name, key in _keys(type(value))}
+        return _dataclass_encoder(type(value))(value)
     if isinstance(value, Mapping):
         return {str(k): to_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -38,8 +38,19 @@ def to_json(value: object) -> object:
 
 
 @cache
-def _keys(cls: type) -> tuple[tuple[str, str], ...]:
-    return tuple((f.name, camel(f.name)) for f in fields(cls))
+def _dataclass_encoder(cls: type) -> typing.Callable[[object], dict[str, object]]:
+    """A generated `record -> dict` for one record type (the generic walk, per field, is what a
+    busy recorder would otherwise spend its time on). Plain fields are copied, the rest
+    encoded by `to_json`."""
+    hints = _field_types(cls)
+    parts = []
+    for f in fields(cls):
+        plain = hints[f.name] in (str, int, bool, str | None, int | None, bool | None)
+        value = f"r.{f.name}" if plain else f"_to_json(r.{f.name})"
+        parts.append(f"{camel(f.name)!r}: {value}")
+    namespace: dict[str, object] = {"_to_json": to_json}
+    exec(f"def encode(r):\n    return {{{', '.join(parts)}}}\n", namespace)  # noqa: S102
+    return namespace["encode"]  # type: ignore[return-value]
 
 
 def dumps(value: object) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.artifact import Artifact
@@ -49,12 +49,15 @@ class AttemptContext:
     stop: StopSignal
     progress: Callable[[str], None]
     redact_logs_up_to: int
-    failure_evidence: list[str] = field(default_factory=list)
 
     @contextmanager
-    def step(self, type_: StepType, title: str) -> Iterator[StepRecord]:
-        """Record a step around a block; the block may fail it, note attributes, add artifacts."""
-        record = StepRecord(self.recorder.begin_step(type_, title))
+    def step(self, type_: StepType, title: str, *, live: bool = False) -> Iterator[StepRecord]:
+        """Record a step around a block; the block may fail it, note attributes, add artifacts.
+
+        A `live` step (a clone, a verifier command: long, worth watching) is on record when it
+        starts; a short one is recorded, with its start, when it ends.
+        """
+        record = StepRecord(self.recorder.begin_step(type_, title, live=live))
         try:
             yield record
         except LeaseLost:

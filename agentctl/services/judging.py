@@ -29,7 +29,8 @@ def judge(ctx: AttemptContext, collected: CollectedEvidence,
           verification: VerificationReport) -> JudgeEvidence:
     spec, patch = ctx.spec, collected.patch
     assert patch is not None, "only a patch is judged"
-    with ctx.step(StepType.JUDGE_DIFF, "judge the diff") as step:
+    external = spec.judge_policy.command is not None
+    with ctx.step(StepType.JUDGE_DIFF, "judge the diff", live=external) as step:
         judgement = judge_by_rules(
             instruction=spec.instruction, changes=patch.file_changes,
             diff_lines=collected.diff_lines, boundary=patch.boundary_check,

@@ -130,7 +130,8 @@ def _prepare_workspace(ctx: AttemptContext) -> Run | None:
     ctx.progress(f"cloning {spec.repository} at {spec.base_commit[:12]}")
     failure: str | None = None
     report: NewArtifact | None = None
-    with ctx.step(StepType.CLONE_REPOSITORY, f"clone at {spec.base_commit[:12]}") as step:
+    with ctx.step(StepType.CLONE_REPOSITORY, f"clone at {spec.base_commit[:12]}",
+                  live=True) as step:
         step.note(repository=spec.repository, baseCommit=spec.base_commit)
         try:
             workspaces.clone_at(spec.repository, spec.base_commit, ctx.workspace,

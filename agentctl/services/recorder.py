@@ -4,10 +4,12 @@ Each method is one transaction that first proves (compare-and-set on the attempt
 attempt still holds the run's unexpired lease; a stale attempt's writes raise LeaseLost and
 change nothing.
 
-Finished tool calls that only touched the workspace are batched: they are committed with the
-next write, or when the batch is full or old. A crash can lose at most that batch, and the
-workspace those calls changed dies with the attempt, so no unrecorded effect ever reaches a
-patch. Commit per call would cost a WAL commit each (~0.4 ms), ten times the rows themselves.
+Finished tool calls that only touched the workspace, and short steps, are batched: they are
+committed, in order, with the next write, or when the batch is full or old. A crash can lose at
+most that batch, and the workspace those calls changed dies with the attempt, so no unrecorded
+effect ever reaches a patch. A commit per call would cost a WAL commit each (~0.4 ms), ten times
+the rows themselves, and with several workers every commit is a turn at the one write lock.
+Long steps (a clone, a verifier command) are written when they start, so they can be watched.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
-from agentctl.domain import ids
+from agentctl.domain import ids, transitions
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.enums import (
@@ -44,7 +46,7 @@ from agentctl.store import Store
 from agentctl.store.blobs import StoredBlob
 from agentctl.store.uow import UnitOfWork
 
-BATCH_CALLS = 256
+BATCH_CALLS = 1000
 BATCH_SECONDS = 0.25
 
 
@@ -59,6 +61,20 @@ class NewArtifact:
     artifact_id: str = field(default_factory=lambda: ids.new_id("artifact"))
 
 
+@dataclass
+class _ToolBatch:
+    """Consecutive finished tool calls, written with one executemany per table."""
+
+    steps: list[Step] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    events: list[NewEvent] = field(default_factory=list)
+
+    def add(self, step: Step, call: ToolCall, events: list[NewEvent]) -> None:
+        self.steps.append(step)
+        self.calls.append(call)
+        self.events += events
+
+
 class AttemptRecorder:
     def __init__(self, store: Store, lease: Lease, *, spec_digest: str,
                  clock: Clock = utcnow) -> None:
@@ -67,29 +83,41 @@ class AttemptRecorder:
         self.spec_digest = spec_digest
         self.clock = clock
         self._sequence = 0
-        self._pending_steps: list[Step] = []
-        self._pending_calls: list[ToolCall] = []
-        self._pending_events: list[NewEvent] = []
+        self._pending: list[_ToolBatch | Callable[[UnitOfWork], None]] = []
+        self._pending_calls = 0
         self._pending_since = 0.0
+        self._unwritten: set[str] = set()  # short steps whose start is not on record yet
 
     # --- plumbing ---------------------------------------------------------------------------
     @contextmanager
     def write(self) -> Iterator[UnitOfWork]:
-        """A fenced transaction for this attempt; batched tool calls land first, in order."""
+        """A fenced transaction for this attempt; what was batched lands first, in order."""
         with self.store.unit_of_work() as uow:
             uow.fence(self.lease.attempt_id, self.lease.lease_id, self.clock())
-            if self._pending_steps:
-                uow.steps.add_many(self._pending_steps)
-                uow.tool_calls.add_many(self._pending_calls)
-                uow.events.append_many(self._pending_events)
+            for item in self._pending:
+                if isinstance(item, _ToolBatch):
+                    uow.steps.add_many(item.steps)
+                    uow.tool_calls.add_many(item.calls)
+                    uow.events.append_many(item.events)
+                else:
+                    item(uow)
             yield uow
-        self._pending_steps, self._pending_calls, self._pending_events = [], [], []
+        self._pending, self._pending_calls = [], 0
 
     def flush(self) -> None:
-        """Commit batched tool calls now (before anything outside the workspace happens)."""
-        if self._pending_steps:
+        """Commit what is batched now (before anything outside the workspace happens)."""
+        if self._pending:
             with self.write():
                 pass
+
+    def _defer(self, item: _ToolBatch | Callable[[UnitOfWork], None], calls: int = 0) -> None:
+        if not self._pending:
+            self._pending_since = time.monotonic()
+        self._pending.append(item)
+        self._pending_calls += calls
+        if (self._pending_calls >= BATCH_CALLS
+                or time.monotonic() - self._pending_since >= BATCH_SECONDS):
+            self.flush()
 
     def _event(self, type_: EventType, now: datetime, step_id: str | None = None,
                **payload: object) -> NewEvent:
@@ -118,10 +146,12 @@ class AttemptRecorder:
         return preparing
 
     def advance(self, target: RunStatus, event: EventType, **payload: object) -> None:
+        """Move the run along its working states (ends go through `finish` and `fail`)."""
         now = self.clock()
         with self.write() as uow:
-            run = uow.runs.get(self.lease.run_id)
-            uow.runs.save(run.with_status(target, now), expected_status=run.status.value)
+            current = RunStatus(uow.run_status(self.lease.run_id))
+            transitions.advance(current, target, f"run {self.lease.run_id}")
+            uow.set_run_status(self.lease.run_id, expected=current.value, target=target.value)
             uow.events.append(self._event(event, now, runStatus=target.value, **payload))
 
     def finish(self, decision: Decision, *, failure_summary: str | None = None) -> Run:
@@ -141,17 +171,24 @@ class AttemptRecorder:
 
     # --- steps and artifacts ----------------------------------------------------------------
     def begin_step(self, type_: StepType, title: str,
-                   attributes: Mapping[str, object] | None = None) -> Step:
+                   attributes: Mapping[str, object] | None = None, *, live: bool = True) -> Step:
+        """A step starts; a `live` one is on record at once, a short one when it ends."""
         now = self.clock()
         step = Step(step_id=ids.new_id("step"), run_id=self.lease.run_id,
                     attempt_id=self.lease.attempt_id, sequence_number=self._next_sequence(),
                     type=type_, status=StepStatus.STARTED, title=title, started_at=now,
                     attributes=dict(attributes or {}))
+        if not live:
+            self._unwritten.add(step.step_id)
+            return step
         with self.write() as uow:
             uow.steps.add(step)
-            uow.events.append(self._event(EventType.STEP_STARTED, now, step.step_id,
-                                          type=type_.value, title=title))
+            uow.events.append(self._started(step))
         return step
+
+    def _started(self, step: Step) -> NewEvent:
+        return self._event(EventType.STEP_STARTED, step.started_at, step.step_id,
+                           type=step.type.value, title=step.title)
 
     def end_step(self, step: Step, status: StepStatus, *, failure_code: str | None = None,
                  attributes: Mapping[str, object] | None = None,
@@ -163,15 +200,28 @@ class AttemptRecorder:
         stored = [self._artifact(step, draft, now) for draft in artifacts]
         finished = step.finished(status, now, failure_code=failure_code, attributes=attributes,
                                  artifacts=tuple(a.artifact_id for a in stored))
+        completed = self._event(EventType.STEP_COMPLETED, now, step.step_id,
+                                type=step.type.value, status=status.value,
+                                failureCode=failure_code,
+                                artifacts=[a.artifact_id for a in stored])
+        if step.step_id in self._unwritten:
+            self._unwritten.discard(step.step_id)
+
+            def record(uow: UnitOfWork) -> None:
+                uow.artifacts.add_many(stored)
+                uow.steps.add(finished)
+                if also is not None:
+                    also(uow, stored)
+                uow.events.append(self._started(step), completed)
+
+            self._defer(record)
+            return finished, stored
         with self.write() as uow:
             uow.artifacts.add_many(stored)
             uow.steps.save(finished, expected_status=step.status.value)
             if also is not None:
                 also(uow, stored)
-            uow.events.append(self._event(
-                EventType.STEP_COMPLETED, now, step.step_id, type=step.type.value,
-                status=status.value, failureCode=failure_code,
-                artifacts=[a.artifact_id for a in stored]))
+            uow.events.append(completed)
         return finished, stored
 
     def _artifact(self, step: Step, draft: NewArtifact, now: datetime) -> Artifact:
@@ -199,14 +249,18 @@ class AttemptRecorder:
         step, call = self._tool_records(tool, arguments_json, decision, matched_rule,
                                         denial_reason, requested_at, approved_by,
                                         result=result, completed_at=now)
-        if not self._pending_steps:
-            self._pending_since = time.monotonic()
-        self._pending_steps.append(step)
-        self._pending_calls.append(call)
-        self._pending_events += self._tool_events(step, call, now, finished=True)
-        if (len(self._pending_steps) >= BATCH_CALLS
-                or time.monotonic() - self._pending_since >= BATCH_SECONDS):
-            self.flush()
+        events = self._tool_events(step, call, now, finished=True)
+        last = self._pending[-1] if self._pending else None
+        if isinstance(last, _ToolBatch):
+            last.add(step, call, events)
+            self._pending_calls += 1
+            if (self._pending_calls >= BATCH_CALLS
+                    or time.monotonic() - self._pending_since >= BATCH_SECONDS):
+                self.flush()
+        else:
+            batch = _ToolBatch()
+            batch.add(step, call, events)
+            self._defer(batch, calls=1)
         return call
 
     def begin_tool_call(self, *, tool: str, arguments_json: str, matched_rule: str | None,

@@ -296,9 +296,7 @@ def _settle_task(uow: UnitOfWork, run: Run, verdict: VerdictStatus, now: datetim
     task = uow.tasks.get(run.task_id)
     if task.status is not TaskStatus.RUNNING:
         return
-    others = [r for r in uow.runs.find(task_id=run.task_id)
-              if r.run_id != run.run_id and r.status in UNFINISHED_RUN]
-    if not others:
+    if not uow.unfinished_runs(run.task_id, besides=run.run_id):
         uow.tasks.save(task.with_status(task_status_after(verdict), now),
                        expected_status=task.status.value)
 

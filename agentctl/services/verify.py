@@ -65,7 +65,7 @@ def verify(ctx: AttemptContext) -> VerificationEvidence:
 def _run_one(ctx: AttemptContext, planned: PlannedCheck) -> tuple[VerificationCheck, list[str]]:
     ctx.progress(f"verifying: {planned.command}")
     log = ctx.scratch / f"{planned.name}.log"
-    with ctx.step(StepType.RUN_VERIFIER, planned.name) as step:
+    with ctx.step(StepType.RUN_VERIFIER, planned.name, live=True) as step:
         step.note(command=planned.command, required=planned.required)
         outcome = run_check(
             planned, workspace=ctx.workspace, env=ctx.env, log_path=log,

@@ -70,10 +70,8 @@ class LeaseKeeper:
 
     def _cancel_reason(self) -> str | None:
         with Views(self.store.home) as views:
-            run = views.run(self.lease.run_id)
-        if run.cancel_requested_by:
-            return f"cancelled by {run.cancel_requested_by}: {run.cancel_reason}"
-        return None
+            request = views.cancel_request(self.lease.run_id)
+        return f"cancelled by {request[0]}: {request[1]}" if request else None
 
 
 def execute_leased(store: Store, lease: Lease, options: RunOptions) -> Run | None:

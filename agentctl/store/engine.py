@@ -14,7 +14,7 @@ import time
 from functools import lru_cache
 
 from sqlalchemy import Engine, create_engine, event, inspect
-from sqlmodel import Session, SQLModel, select
+from sqlmodel import Session, SQLModel
 
 from agentctl.store import tables
 from agentctl.store.location import Home
@@ -67,18 +67,21 @@ def begin_immediate(connection: sqlite3.Connection) -> None:
 
 
 def ensure_schema(home: Home) -> Engine:
-    """Create the home and the tables on first use; cheap when they exist."""
+    """Create the home and the tables on first use; one cheap query when they exist."""
     home.root.mkdir(parents=True, exist_ok=True)
     engine = engine_for(home.database_url)
-    version = None
-    if inspect(engine).has_table(tables.MetaRow.__tablename__):
-        with Session(engine) as session:
-            version = session.exec(
-                select(tables.MetaRow.value).where(tables.MetaRow.key == "schema_version")
-            ).first()
-    if version != str(tables.SCHEMA_VERSION):
+    if _schema_version(engine) != str(tables.SCHEMA_VERSION):
         SQLModel.metadata.create_all(engine)
         with Session(engine) as session:
             session.merge(tables.MetaRow(key="schema_version", value=str(tables.SCHEMA_VERSION)))
             session.commit()
     return engine
+
+
+def _schema_version(engine: Engine) -> str | None:
+    with engine.connect() as connection:
+        if not inspect(connection).has_table(tables.MetaRow.__tablename__):
+            return None
+        row = connection.exec_driver_sql(
+            "SELECT value FROM meta WHERE key = 'schema_version'").first()
+    return row[0] if row else None

@@ -13,6 +13,8 @@ from agentctl.store.tables import EventHeadRow, EventRow
 
 _EVENT = EventRow.__table__
 _HEAD = EventHeadRow.__table__
+_FIELDS = ("seq", "type", "task_id", "run_id", "attempt_id", "step_id", "payload", "created_at",
+           "prev_hash", "hash")
 
 
 class EventLog:
@@ -32,14 +34,10 @@ class EventLog:
         for event in events:
             seq += 1
             payload_json, created_at, digest = hash_new_event(event, seq=seq, prev_hash=prev_hash)
-            rows.append({
-                "seq": seq, "type": event.type.value, "task_id": event.task_id,
-                "run_id": event.run_id, "attempt_id": event.attempt_id, "step_id": event.step_id,
-                "payload": payload_json, "created_at": created_at, "prev_hash": prev_hash,
-                "hash": digest,
-            })
+            rows.append((seq, event.type.value, event.task_id, event.run_id, event.attempt_id,
+                         event.step_id, payload_json, created_at, prev_hash, digest))
             prev_hash = digest
-        insert_rows(self._connection, _EVENT, rows)
+        insert_rows(self._connection, _EVENT, _FIELDS, rows)
         self._head = (seq, prev_hash)
 
     def flush_head(self) -> None:

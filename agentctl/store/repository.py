@@ -9,7 +9,7 @@ from typing import Generic, TypeVar
 from sqlalchemy import Connection, Dialect, Table, insert, select, update
 
 from agentctl.domain.errors import IllegalTransition, NotFound
-from agentctl.store.codec import from_row, to_row
+from agentctl.store.codec import from_row, row_encoder, to_row
 
 R = TypeVar("R")
 
@@ -20,10 +20,17 @@ def _columns(table: Table) -> tuple[tuple[str, object], ...]:
     return tuple((column.name, getattr(column.default, "arg", None)) for column in table.columns)
 
 
-def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, object]]) -> None:
-    """One driver-level executemany, skipping the ORM's per-row parameter processing."""
+def insert_rows(connection: Connection, table: Table, fields: tuple[str, ...],
+                rows: Sequence[tuple[object, ...]]) -> None:
+    """One driver-level executemany of `rows` (values in `fields` order), skipping the ORM's
+    per-row parameter processing."""
     sql, names, positional = _insert_statement(table, connection.dialect)
-    params = [tuple(row[name] for name in names) for row in rows] if positional else list(rows)
+    if positional and names == fields:
+        params: list[object] = list(rows)
+    else:
+        params = [dict(zip(fields, row, strict=True)) for row in rows]
+        if positional:
+            params = [tuple(row[name] for name in names) for row in params]  # type: ignore[index]
     connection.exec_driver_sql(sql, params)  # type: ignore[arg-type]
 
 
@@ -31,7 +38,8 @@ def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, o
 def _insert_statement(table: Table, dialect: Dialect) -> tuple[str, tuple[str, ...], bool]:
     """The INSERT compiled once for this dialect, and the order its parameters come in."""
     compiled = insert(table).compile(dialect=dialect)
-    names = tuple(compiled.positiontup or ()) if compiled.positional else ()
+    names = tuple(compiled.positiontup or ()) if compiled.positional else \
+        tuple(column.name for column in table.columns)
     return str(compiled), names, bool(compiled.positional)
 
 
@@ -50,14 +58,14 @@ class Repository(Generic[R]):
 
     def add_many(self, records: Sequence[R]) -> None:
         """Many rows in one driver-level executemany: the hot path of a busy agent."""
-        if records:
-            insert_rows(self._connection, self._table, [self._row(r) for r in records])
-
-    def _row(self, record: R) -> dict[str, object]:
-        """One value per column: the record's field, else the column's default. Fields with no
-        column (a session's related tasks, derived on reading) are left out."""
-        row = to_row(record)
-        return {name: row.get(name, default) for name, default in _columns(self._table)}
+        if not records:
+            return
+        sql, names, positional = _insert_statement(self._table, self._connection.dialect)
+        defaults = dict(_columns(self._table))
+        encode = row_encoder(self._type, tuple((name, defaults[name]) for name in names))
+        rows = [encode(r) for r in records]
+        params = rows if positional else [dict(zip(names, row, strict=True)) for row in rows]
+        self._connection.exec_driver_sql(sql, params)  # type: ignore[arg-type]
 
     def get(self, identifier: str) -> R:
         row = self._connection.execute(

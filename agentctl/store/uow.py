@@ -14,13 +14,14 @@ from sqlalchemy import Connection, Engine, Update, func, or_, select, update
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.clock import to_iso
 from agentctl.domain.enums import AttemptStatus
-from agentctl.domain.errors import LeaseLost
+from agentctl.domain.errors import IllegalTransition, LeaseLost, NotFound
 from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch
 from agentctl.domain.pull_request import PullRequest
 from agentctl.domain.run import Attempt, Run
 from agentctl.domain.step import Step, ToolCall
 from agentctl.domain.task import Session, SessionMessage, Task
+from agentctl.domain.transitions import UNFINISHED_RUN
 from agentctl.domain.verdict import Approval, Verdict
 from agentctl.domain.verification import VerificationReport
 from agentctl.store import tables
@@ -120,6 +121,28 @@ class UnitOfWork:
         query = select(_ATTEMPT.c.attempt_id).where(
             _ATTEMPT.c.status.in_(_LIVE), _ATTEMPT.c.lease_expires_at <= to_iso(now))
         return list(self.connection.execute(query).scalars())
+
+    def unfinished_runs(self, task_id: str, *, besides: str) -> int:
+        query = select(func.count()).select_from(_RUN).where(
+            _RUN.c.task_id == task_id, _RUN.c.run_id != besides,
+            _RUN.c.status.in_([status.value for status in UNFINISHED_RUN]))
+        return int(self.connection.execute(query).scalar() or 0)
+
+    def run_status(self, run_id: str) -> str:
+        """Just the status: moving a run along does not need its whole spec decoded."""
+        status = self.connection.execute(
+            select(_RUN.c.status).where(_RUN.c.run_id == run_id)).scalar()
+        if status is None:
+            raise NotFound(f"no run {run_id}")
+        return str(status)
+
+    def set_run_status(self, run_id: str, *, expected: str, target: str) -> None:
+        """Compare-and-set of a run's status (the transition rule was checked by the caller)."""
+        result = self.connection.execute(
+            update(_RUN).where(_RUN.c.run_id == run_id, _RUN.c.status == expected)
+            .values(status=target))
+        if result.rowcount != 1:
+            raise IllegalTransition("run", expected, target, f"{run_id} changed concurrently")
 
     def next_run_number(self, task_id: str) -> int:
         query = select(func.max(_RUN.c.number)).where(_RUN.c.task_id == task_id)

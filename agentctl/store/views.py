@@ -135,6 +135,14 @@ class Views:
         run_id = self.resolve("run", text)
         return self._one(Run, "SELECT * FROM run WHERE run_id = ?", (run_id,), f"no run {run_id}")
 
+    def cancel_request(self, run_id: str) -> tuple[str, str] | None:
+        """(who, why) when someone asked to cancel the run; a narrow read, polled often."""
+        rows = self.rows("SELECT cancel_requested_by, cancel_reason FROM run WHERE run_id = ?",
+                         (run_id,))
+        if not rows or rows[0]["cancel_requested_by"] is None:
+            return None
+        return str(rows[0]["cancel_requested_by"]), str(rows[0]["cancel_reason"])
+
     def attempts(self, run_id: str) -> list[Attempt]:
         from agentctl.domain.run import Attempt
 
