@@ -84,6 +84,9 @@ def prepare(root: Path) -> tuple[Path, Path, Path]:
         shutil.copytree(Path(source) / "payments-service", repository)
         plans = root / "plans"
         shutil.copytree(Path(source) / "plans", plans)
+    # Wheels leave dot-files out of package data, so they ship as `dot-<name>`.
+    for shipped in sorted(repository.rglob("dot-*"), key=lambda p: len(p.parts), reverse=True):
+        shipped.rename(shipped.with_name("." + shipped.name.removeprefix("dot-")))
     for command in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
                     ["git", "commit", "-q", "-m", "payments-service: initial import"]):
         subprocess.run(command, cwd=repository, check=True, capture_output=True,
