@@ -27,8 +27,9 @@ def submit(
     ))] = None,
     instruction: Annotated[str | None, typer.Option("--instruction", metavar="TEXT",
                            help="What to change, in words.")] = None,
-    title: Annotated[str | None, typer.Option("--title", metavar="TEXT", help="Short title. (default: first line "
-                     "of the instruction)")] = None,
+    title: Annotated[str | None, typer.Option(
+        "--title", metavar="TEXT", help="Short title. (default: first line of the instruction)",
+    )] = None,
     allow: Annotated[list[str] | None, typer.Option("--allow", metavar="GLOB",
                      help="Only paths matching these globs may change (repeatable).")] = None,
     forbid: Annotated[list[str] | None, typer.Option("--forbid", metavar="GLOB",

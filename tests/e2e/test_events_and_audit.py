@@ -63,7 +63,7 @@ def test_events_json_is_the_whole_chain_in_order(logged: dict, run_agentctl) -> 
     assert [e["seq"] for e in events] == list(range(1, 9))
     assert all(list(e) == EVENT_KEYS for e in events)
     assert events[0]["prevHash"] == GENESIS
-    assert all(b["prevHash"] == a["hash"] for a, b in zip(events, events[1:]))
+    assert all(b["prevHash"] == a["hash"] for a, b in zip(events, events[1:], strict=False))
     assert len({e["hash"] for e in events}) == 8
     first, denied, third = logged["tasks"]
     assert [e["taskId"] for e in events] == [

@@ -116,7 +116,7 @@ def test_times_are_utc_iso_with_z_whatever_the_zone_given() -> None:
 
 def test_decoding_accepts_snake_case_keys_too(samples: dict[str, object]) -> None:
     task = samples["Task"]
-    document = {f.name: value for f, value in zip(fields(Task), to_json(task).values())}  # type: ignore[union-attr]
+    document = {f.name: value for f, value in zip(fields(Task), to_json(task).values(), strict=True)}  # type: ignore[union-attr]
     assert from_json(Task, document) == task
 
 

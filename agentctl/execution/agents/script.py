@@ -27,7 +27,8 @@ class ScriptAgent:
             if result.ok or result.error and result.error.startswith("denied"):
                 continue
             if step.stop_on_error:
-                what = step.title or f"{step.tool} {step.arguments.get('path') or step.arguments.get('command', '')}".strip()
+                target = step.arguments.get("path") or step.arguments.get("command", "")
+                what = step.title or f"{step.tool} {target}".strip()
                 return AgentOutcome(error=f"plan step {number} ({what}) failed: "
                                           f"{result.error or f'exit {result.exit_code}'}")
         return AgentOutcome()
