@@ -6,7 +6,6 @@ never disagree.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from agentctl.domain.artifact import Artifact
@@ -99,7 +98,3 @@ def verdict_document(views: Views, run: Run, *, explain: bool = False) -> Docume
         })
         document["task"] = to_json(views.task(run.task_id))
     return document
-
-
-def pretty(document: object) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False)

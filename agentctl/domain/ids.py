@@ -45,7 +45,3 @@ def new_id(prefix: str) -> str:
     if prefix not in PREFIXES:
         raise ValueError(f"unknown id prefix {prefix!r}")
     return f"{prefix}_{ulid()}"
-
-
-def prefix_of(identifier: str) -> str:
-    return identifier.split("_", 1)[0]

@@ -95,7 +95,3 @@ class ToolCall:
             raise InvariantViolation(f"denied tool call {self.tool_call_id} must say why")
         if denied and self.result is not None and self.result.ok:
             raise InvariantViolation(f"denied tool call {self.tool_call_id} cannot have run")
-
-
-def step_status_for(decision: ToolDecision) -> StepStatus:
-    return StepStatus.SUCCEEDED if decision is ToolDecision.ALLOWED else StepStatus.DENIED

@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from types import TracebackType
 
 from agentctl.domain import ids
@@ -93,17 +94,16 @@ def _interrupted(recorder: AttemptRecorder, run: Run, *, release: bool) -> None:
     the queue (an infrastructure failure of this attempt) instead of waiting for the lease."""
     spec = run.execution_spec
     reason = "worker stopped" if release else "interrupted by the user (Ctrl-C)"
-    decision = decide_verdict(VerdictInputs(
-        autonomy=spec.autonomy_level, judge_policy=spec.judge_policy, patch=None,
-        verification=None, judge=None, evidence=Evidence(),
-        **({"infrastructure_failure": reason} if release else {"cancelled": reason})))
+    inputs = VerdictInputs(autonomy=spec.autonomy_level, judge_policy=spec.judge_policy,
+                           patch=None, verification=None, judge=None, evidence=Evidence())
     try:
         if release:
-            recorder.fail(code="worker_stopped", reason=reason, final=decision)
+            final = decide_verdict(replace(inputs, infrastructure_failure=reason))
+            recorder.fail(code="worker_stopped", reason=reason, final=final)
         else:
-            recorder.finish(decision)
+            recorder.finish(decide_verdict(replace(inputs, cancelled=reason)))
     except LeaseLost:
-        pass
+        pass  # someone else holds the run now; nothing of ours may be written
 
 
 def run_inline(store: Store, run: Run, *, ttl_seconds: float, options: RunOptions,

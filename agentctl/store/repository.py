@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Generic, TypeVar
 
@@ -83,12 +83,6 @@ class Repository(Generic[R]):
             query = query.order_by(self._table.c[order_by])
         rows = self._connection.execute(query).mappings().all()
         return [from_row(self._type, row) for row in rows]
-
-    def find_in(self, column: str, values: Iterable[object], **equals: object) -> list[R]:
-        query = select(self._table).where(self._table.c[column].in_(list(values)))
-        for name, value in equals.items():
-            query = query.where(self._table.c[name] == value)
-        return [from_row(self._type, row) for row in self._connection.execute(query).mappings()]
 
     def save(self, record: R, *, expected_status: str | None = None) -> None:
         """Write `record` over its row; with `expected_status`, only if the row still has it.
