@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.workers_support import Fleet, fleet_at
 
 DB = "agentctl.db"
 
@@ -60,3 +62,12 @@ def copy_home(tmp_path: Path) -> Callable[[Path], Path]:
         return target
 
     return copy
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, run_agentctl: Callable[..., object],
+          agentctl_executable: str) -> Iterator[Fleet]:
+    """Worker processes on one store, configured with short leases and two attempts."""
+    with fleet_at(tmp_path, run_agentctl, agentctl_executable) as fleet:
+        fleet.configure(max_attempts=2)
+        yield fleet

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,17 +16,9 @@ from tests.e2e.workers_support import (
     attempt_summary,
     clean_stderr,
     event_types,
-    fleet_at,
     process_gone,
     wait_until,
 )
-
-
-@pytest.fixture
-def fleet(tmp_path: Path, run_agentctl: Any, agentctl_executable: str) -> Iterator[Fleet]:
-    with fleet_at(tmp_path, run_agentctl, agentctl_executable) as fleet:
-        fleet.configure(max_attempts=2)
-        yield fleet
 
 
 def test_cancelling_a_queued_run_ends_it_at_once_with_a_cancelled_verdict_and_no_attempt(

@@ -7,9 +7,7 @@ Every scenario runs both inline (`run start`) and queued (`run start --detach` +
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,17 +18,11 @@ from tests.e2e.workers_support import (
     attempt_summary,
     clean_stderr,
     event_types,
-    fleet_at,
 )
 
 INFRA = "verifier_infra_failure"
 MODES = ["inline", "worker"]
 
-
-@pytest.fixture
-def fleet(tmp_path: Path, run_agentctl: Any, agentctl_executable: str) -> Iterator[Fleet]:
-    with fleet_at(tmp_path, run_agentctl, agentctl_executable) as fleet:
-        yield fleet
 
 
 def _run(fleet: Fleet, mode: str) -> tuple[str, int, dict[str, Any], list[dict[str, Any]]]:

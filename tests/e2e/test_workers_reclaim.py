@@ -10,9 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,19 +20,12 @@ from tests.e2e.workers_support import (
     attempt_summary,
     clean_stderr,
     event_types,
-    fleet_at,
     process_gone,
     wait_until,
 )
 
 TTL = ("--lease-ttl", "2")
 
-
-@pytest.fixture
-def fleet(tmp_path: Path, run_agentctl: Any, agentctl_executable: str) -> Iterator[Fleet]:
-    with fleet_at(tmp_path, run_agentctl, agentctl_executable) as fleet:
-        fleet.configure(max_attempts=2)
-        yield fleet
 
 
 def _hung_run(fleet: Fleet, *, first: float = 30) -> str:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import stat
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,17 +15,7 @@ from agentctl.execution.workspace import (
     create_workspace_dir,
     remove_workspace,
 )
-
-# tests/ is not a package and each suite has its own `conftest` module, so `from conftest import`
-# finds whichever was imported last: load the root one by path, once.
-_ROOT_CONFTEST = "agentctl_tests_root_conftest"
-if _ROOT_CONFTEST not in sys.modules:
-    _spec = importlib.util.spec_from_file_location(
-        _ROOT_CONFTEST, Path(__file__).parents[1] / "conftest.py")
-    assert _spec is not None and _spec.loader is not None
-    sys.modules[_ROOT_CONFTEST] = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(sys.modules[_ROOT_CONFTEST])
-git, make_repo = sys.modules[_ROOT_CONFTEST].git, sys.modules[_ROOT_CONFTEST].make_repo
+from tests.conftest import git, make_repo
 
 
 @pytest.fixture
