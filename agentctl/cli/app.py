@@ -1,6 +1,5 @@
 """The root command: global options and one sub-command group per noun."""
 
-from __future__ import annotations
 
 from typing import Annotated
 

@@ -1,6 +1,5 @@
 """`agentctl artifact`: list, show and verify the evidence a run produced."""
 
-from __future__ import annotations
 
 import sys
 from typing import Annotated

@@ -1,6 +1,5 @@
 """`agentctl audit verify`: prove the event log has not been edited or cut."""
 
-from __future__ import annotations
 
 import typer
 

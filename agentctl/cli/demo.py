@@ -1,6 +1,5 @@
 """`agentctl demo`: a full dry-run on a bundled sample repository, in under a minute."""
 
-from __future__ import annotations
 
 import shutil
 from typing import Annotated

@@ -1,6 +1,5 @@
 """`agentctl events`: the append-only log of every state change."""
 
-from __future__ import annotations
 
 import json
 import time

@@ -1,6 +1,5 @@
 """`agentctl init`: a documented config file here, and the state home."""
 
-from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated

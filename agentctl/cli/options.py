@@ -1,6 +1,5 @@
 """Options shared by many commands."""
 
-from __future__ import annotations
 
 from typing import Annotated, Any
 

@@ -1,6 +1,5 @@
 """`agentctl pr create`: a branch with the run's patch committed on its base commit."""
 
-from __future__ import annotations
 
 from typing import Annotated
 

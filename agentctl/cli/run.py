@@ -1,6 +1,5 @@
 """`agentctl run`: start, list, show and cancel runs."""
 
-from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -73,7 +72,7 @@ def start_and_report(current: State, task_id: str, *, agent: str | None, detach:
     return 0 if verdict and verdict["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW") else 1
 
 
-def _execute(current: State, run: Run, *, keep_workspace: bool, interactive: bool) -> Run:
+def _execute(current: State, run: "Run", *, keep_workspace: bool, interactive: bool) -> "Run":
     from agentctl.cli.output import live_status
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.worker import run_inline
@@ -92,7 +91,7 @@ def _execute(current: State, run: Run, *, keep_workspace: bool, interactive: boo
                           options=options)
 
 
-def _document(current: State, run: Run, *, tree: bool = False) -> dict:  # type: ignore[type-arg]
+def _document(current: State, run: "Run", *, tree: bool = False) -> dict:  # type: ignore[type-arg]
     from agentctl.cli.documents import run_document
 
     with current.views() as views:

@@ -1,6 +1,5 @@
 """`agentctl session`: the conversation that leads to tasks."""
 
-from __future__ import annotations
 
 from typing import Annotated
 

@@ -1,6 +1,5 @@
 """`agentctl task`: submit, list, show and cancel tasks."""
 
-from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated

@@ -1,6 +1,5 @@
 """`agentctl verdict`: the decision, its reasons and the evidence behind each link."""
 
-from __future__ import annotations
 
 from typing import Annotated
 

@@ -1,6 +1,5 @@
 """`agentctl worker`: lease queued runs and execute them; survive and reclaim crashed workers."""
 
-from __future__ import annotations
 
 import signal
 from typing import Annotated
