@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import lru_cache
 
 Clock = Callable[[], datetime]
 
@@ -12,19 +13,16 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-_last: list[tuple[datetime, str]] = []
-
-
 def to_iso(moment: datetime | None) -> str | None:
-    if moment is None:
-        return None
-    for seen, text in _last:  # one moment stamps a step, its tool call and their events
-        if seen is moment:
-            return text
+    return None if moment is None else _iso(moment)
+
+
+@lru_cache(maxsize=8192)
+def _iso(moment: datetime) -> str:
+    """Cached: one moment stamps a step, its tool call and their events, thousands per batch.
+    Equal instants in other time zones hash alike and give the same UTC text."""
     utc = moment if moment.tzinfo is UTC else moment.astimezone(UTC)
-    text = utc.isoformat(timespec="microseconds")[:-6] + "Z"
-    _last[:] = [(moment, text), *_last[:1]]
-    return text
+    return utc.isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def from_iso(text: str | None) -> datetime | None:
