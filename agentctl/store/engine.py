@@ -13,8 +13,8 @@ import sqlite3
 import time
 from functools import lru_cache
 
-from sqlalchemy import Engine, create_engine, event, inspect
-from sqlmodel import Session, SQLModel
+from sqlalchemy import Engine, create_engine, delete, event, insert, inspect
+from sqlmodel import SQLModel
 
 from agentctl.store import tables
 from agentctl.store.location import Home
@@ -71,10 +71,14 @@ def ensure_schema(home: Home) -> Engine:
     home.root.mkdir(parents=True, exist_ok=True)
     engine = engine_for(home.database_url)
     if _schema_version(engine) != str(tables.SCHEMA_VERSION):
-        SQLModel.metadata.create_all(engine)
-        with Session(engine) as session:
-            session.merge(tables.MetaRow(key="schema_version", value=str(tables.SCHEMA_VERSION)))
-            session.commit()
+        # In one write transaction: when several processes start on a fresh home at once, one
+        # creates the tables and the others, waiting for the lock, find them there.
+        with engine.begin() as connection:
+            SQLModel.metadata.create_all(connection)
+            meta = tables.MetaRow.__table__
+            connection.execute(delete(meta).where(meta.c.key == "schema_version"))
+            connection.execute(insert(meta).values(key="schema_version",
+                                                   value=str(tables.SCHEMA_VERSION)))
     return engine
 
 

@@ -320,3 +320,20 @@ def test_list_on_an_empty_home_says_so_and_creates_nothing(agentctl, home: Path,
     as_json = agentctl("task", "list", "--json")
     assert as_json.returncode == 0 and as_json.json() == []
     assert state_of(home) is None
+
+
+def test_concurrent_first_commands_on_a_fresh_home_all_succeed(repo: Path, home: Path,
+                                                               tmp_path: Path) -> None:
+    """Several processes creating the schema at once: one creates it, the others wait and use it."""
+    import os
+    import subprocess
+
+    from tests.conftest import AGENTCTL
+
+    env = {**os.environ, "AGENTCTL_HOME": str(home)}
+    processes = [subprocess.Popen([AGENTCTL, "task", "submit", "--repo", str(repo), "--type",
+                                   "custom", "--instruction", f"task {n}"], cwd=tmp_path, env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                 for n in range(6)]
+    errors = [p.communicate(timeout=120)[1] for p in processes]
+    assert [p.returncode for p in processes] == [0] * 6, errors
