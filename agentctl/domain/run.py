@@ -17,6 +17,7 @@ from agentctl.domain.enums import (
     VerdictStatus,
 )
 from agentctl.domain.errors import InvariantViolation, LeaseLost
+from agentctl.domain.serialize import to_json
 from agentctl.domain.transitions import advance
 
 
@@ -118,8 +119,6 @@ class ExecutionSpec:
     judge_policy: JudgePolicy
 
     def digest(self) -> str:
-        from agentctl.domain.serialize import to_json
-
         canonical = json.dumps(to_json(self), sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 

@@ -3,6 +3,7 @@ pipeline — tasks, runs, attempts, guarded tool calls, verification, judge and 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -90,7 +91,8 @@ def prepare(root: Path) -> tuple[Path, Path, Path]:
     for command in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
                     ["git", "commit", "-q", "-m", "payments-service: initial import"]):
         subprocess.run(command, cwd=repository, check=True, capture_output=True,
-                       env={"PATH": _path(), "HOME": str(root), **IDENTITY})
+                       env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root),
+                            **IDENTITY})
     settings = root / ".agentctl.toml"
     settings.write_text(demo_config(demo_python()), encoding="utf-8")
     return repository, plans, settings
@@ -121,9 +123,3 @@ def run_demo(store: Store, root: Path, *,
 
 def new_demo_root() -> Path:
     return Path(tempfile.mkdtemp(prefix="agentctl-demo-"))
-
-
-def _path() -> str:
-    import os
-
-    return os.environ.get("PATH", "/usr/bin:/bin")

@@ -14,6 +14,7 @@ Long steps (a clone, a verifier command) are written when they start, so they ca
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -355,8 +356,6 @@ def _failure_code(decision: ToolDecision, result: ToolResult | None) -> str | No
 def arguments_json(arguments: Mapping[str, object], clean: Callable[[str], str]) -> str:
     """Arguments as stored: redacted, and long contents replaced by their size (the patch
     holds the content; the record says what was asked)."""
-    import hashlib
-
     def shrink(value: object) -> object:
         if isinstance(value, str):
             if len(value) > 500:

@@ -21,6 +21,7 @@ from agentctl.domain.task import (
 )
 from agentctl.execution import repository as repos
 from agentctl.services.requests import TaskRequest, validate
+from agentctl.services.runs import request_cancellation
 from agentctl.store import Store
 
 
@@ -98,8 +99,6 @@ def submit_task(
 def cancel_task(store: Store, task_text: str, *, by: str, reason: str,
                 clock: Clock = utcnow) -> Task:
     """Cancel a task: no new run is scheduled for it; its unfinished runs are cancelled."""
-    from agentctl.services.runs import request_cancellation
-
     task_id = store.resolve("task", task_text)
     now = clock()
     with store.unit_of_work() as uow:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
 from agentctl.domain.errors import NotFound
@@ -107,8 +108,6 @@ class Views:
         return self._with_tasks(session), messages
 
     def _with_tasks(self, session: Session) -> Session:
-        from dataclasses import replace
-
         related = tuple(str(r["task_id"]) for r in self.rows(
             "SELECT task_id FROM task WHERE session_id = ? ORDER BY task_id",
             (session.session_id,)))
