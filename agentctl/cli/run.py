@@ -45,7 +45,7 @@ def start_and_report(current: State, task_id: str, *, agent: str | None, detach:
     from agentctl.execution.agents.spec import parse_agent_spec
     from agentctl.services.runs import create_run
 
-    spec = parse_agent_spec(agent or current.config.text("agent.default"), Path.cwd())
+    spec = parse_agent_spec(agent or current.config.agent.default, Path.cwd())
     if interactive:
         from agentctl.cli.prompt import check_terminal
 
@@ -84,10 +84,9 @@ def _execute(current: State, run: "Run", *, keep_workspace: bool, interactive: b
 
             approver = terminal_approver(progress.paused)
         options = RunOptions(keep_workspace=keep_workspace, approver=approver, progress=progress,
-                             redact_logs_up_to=current.config.integer(
-                                 "verification.redact_logs_up_to_bytes"))
+                             redact_logs_up_to=current.config.verification.redact_logs_up_to_bytes)
         return run_inline(current.store, run,
-                          ttl_seconds=current.config.number("worker.lease_ttl_seconds"),
+                          ttl_seconds=current.config.worker.lease_ttl_seconds,
                           options=options)
 
 

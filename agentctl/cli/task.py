@@ -78,7 +78,7 @@ def submit(
     if run_now:  # a bad agent spec is refused before anything is stored
         from agentctl.execution.agents.spec import parse_agent_spec
 
-        parse_agent_spec(agent or str(current.config["agent.default"]), Path.cwd())
+        parse_agent_spec(agent or current.config.agent.default, Path.cwd())
     task = submit_task(current.store, current.config, TaskRequest(**fields), cwd=Path.cwd())
     if as_json and not run_now:
         emit_json(task)

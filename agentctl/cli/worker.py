@@ -34,7 +34,7 @@ def worker(
     current = state(ctx)
     config = current.config
     worker_id = new_worker_id()
-    options = RunOptions(redact_logs_up_to=config.integer("verification.redact_logs_up_to_bytes"),
+    options = RunOptions(redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
                          release_on_interrupt=True)
     # SIGTERM stops the worker like Ctrl-C: the current attempt is released to the queue.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
@@ -46,8 +46,8 @@ def worker(
 
     try:
         executed = work(current.store, worker_id=worker_id,
-                        ttl_seconds=lease_ttl or config.number("worker.lease_ttl_seconds"),
-                        poll_seconds=poll or config.number("worker.poll_seconds"),
+                        ttl_seconds=lease_ttl or config.worker.lease_ttl_seconds,
+                        poll_seconds=poll or config.worker.poll_seconds,
                         options=options, once=once, max_runs=max_runs, on_run=report)
     except KeyboardInterrupt:
         note(f"worker {worker_id} stopped")

@@ -103,7 +103,7 @@ def run_demo(store: Store, root: Path, *,
     repository, plans, settings_path = prepare(root)
     settings = config.load(settings_path)
     options = RunOptions(progress=progress,
-                         redact_logs_up_to=settings.integer("verification.redact_logs_up_to_bytes"))
+                         redact_logs_up_to=settings.verification.redact_logs_up_to_bytes)
     results = []
     for scenario in SCENARIOS:
         progress(scenario.name)
@@ -115,7 +115,7 @@ def run_demo(store: Store, root: Path, *,
             labels={"demo": scenario.name}), cwd=root)
         agent = parse_agent_spec(f"script:{plans / scenario.plan}", root)
         run = create_run(store, settings, task.task_id, agent=agent)
-        final = run_inline(store, run, ttl_seconds=settings.number("worker.lease_ttl_seconds"),
+        final = run_inline(store, run, ttl_seconds=settings.worker.lease_ttl_seconds,
                            options=options)
         results.append(DemoResult(scenario, task, final))
     return results

@@ -6,6 +6,7 @@ import re
 import shlex
 
 from agentctl.config import Config
+from agentctl.config.schema import CheckSettings
 from agentctl.domain.enums import TaskType
 from agentctl.domain.run import (
     Budget,
@@ -23,7 +24,7 @@ from agentctl.domain.task import Task
 def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
                agent_digest: str | None) -> ExecutionSpec:
     """The task's scope narrows config's: its forbidden paths and checks are added, never removed."""
-    forbidden = tuple(dict.fromkeys((*config.strings("boundary.forbidden"), *task.forbidden_paths)))
+    forbidden = tuple(dict.fromkeys((*config.boundary.forbidden, *task.forbidden_paths)))
     return ExecutionSpec(
         repository=task.repository or "",
         base_ref=task.base_ref,
@@ -34,65 +35,64 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
         agent=agent,
         agent_digest=agent_digest,
         patch_boundary=PatchBoundary(
-            allowed_paths=task.allowed_paths or config.strings("boundary.allowed"),
+            allowed_paths=task.allowed_paths or config.boundary.allowed,
             forbidden_paths=forbidden,
-            lockfile_patterns=config.strings("boundary.lockfiles"),
-            generated_patterns=config.strings("boundary.generated"),
-            allow_lockfile_changes=config.flag("boundary.allow_lockfile_changes")
+            lockfile_patterns=config.boundary.lockfiles,
+            generated_patterns=config.boundary.generated,
+            allow_lockfile_changes=config.boundary.allow_lockfile_changes
             or task.task_type is TaskType.DEPENDENCY_UPGRADE,
-            allow_generated_changes=config.flag("boundary.allow_generated_changes"),
+            allow_generated_changes=config.boundary.allow_generated_changes,
         ),
         tool_policy=ToolPolicy(
             commands=CommandRules(
-                deny=config.strings("tools.commands.deny"),
-                ask=config.strings("tools.commands.ask"),
-                allow=config.strings("tools.commands.allow"),
+                deny=config.tools.commands.deny,
+                ask=config.tools.commands.ask,
+                allow=config.tools.commands.allow,
             ),
-            allow_shell=config.flag("tools.allow_shell"),
-            secret_files=config.strings("tools.secret_files"),
-            env_allowlist=config.strings("env.allowlist"),
-            env_passthrough=config.strings("env.passthrough"),
-            max_result_bytes=config.integer("tools.max_result_bytes"),
+            allow_shell=config.tools.allow_shell,
+            secret_files=config.tools.secret_files,
+            env_allowlist=config.env.allowlist,
+            env_passthrough=config.env.passthrough,
+            max_result_bytes=config.tools.max_result_bytes,
         ),
         verification_plan=VerificationPlan(
             checks=_checks(config, task),
-            infra_patterns=config.strings("verification.infra_patterns"),
+            infra_patterns=config.verification.infra_patterns,
         ),
         budget=Budget(
-            max_attempts=config.integer("budget.max_attempts"),
-            wall_seconds=config.number("budget.wall_seconds"),
-            max_tool_calls=config.integer("budget.max_tool_calls"),
-            max_output_bytes=config.integer("budget.max_output_bytes"),
-            backoff_initial_seconds=config.number("budget.backoff_initial_seconds"),
-            backoff_max_seconds=config.number("budget.backoff_max_seconds"),
+            max_attempts=config.budget.max_attempts,
+            wall_seconds=config.budget.wall_seconds,
+            max_tool_calls=config.budget.max_tool_calls,
+            max_output_bytes=config.budget.max_output_bytes,
+            backoff_initial_seconds=config.budget.backoff_initial_seconds,
+            backoff_max_seconds=config.budget.backoff_max_seconds,
         ),
         judge_policy=JudgePolicy(
-            strict=config.flag("judge.strict"),
-            min_confidence=config.number("judge.min_confidence"),
-            command=config.text("judge.command") or None,
-            timeout_seconds=config.number("judge.timeout_seconds"),
-            max_diff_lines=config.integer("judge.max_diff_lines"),
-            production_config_patterns=config.strings("judge.production_config"),
+            strict=config.judge.strict,
+            min_confidence=config.judge.min_confidence,
+            command=config.judge.command or None,
+            timeout_seconds=config.judge.timeout_seconds,
+            max_diff_lines=config.judge.max_diff_lines,
+            production_config_patterns=config.judge.production_config,
         ),
     )
 
 
 def _checks(config: Config, task: Task) -> tuple[PlannedCheck, ...]:
-    default_timeout = config.number("verification.timeout_seconds")
-    entries = [dict(entry) for entry in config.checks()]
-    known = {entry["command"] for entry in entries}
-    entries += [{"command": command} for command in task.verification_commands
+    """Config's checks, then the task's commands that config does not already run."""
+    settings = config.verification
+    entries = list(settings.commands)
+    known = {entry.command for entry in entries}
+    entries += [CheckSettings(command=command) for command in task.verification_commands
                 if command not in known]
     checks: list[PlannedCheck] = []
     names: set[str] = set()
     for entry in entries:
-        command = str(entry["command"])
-        name = _unique(str(entry.get("name") or check_name(command)), names)
-        junit = entry.get("junit_xml")
         checks.append(PlannedCheck(
-            name=name, command=command, required=bool(entry.get("required", True)),
-            timeout_seconds=float(entry.get("timeout_seconds", default_timeout)),  # type: ignore[arg-type]
-            junit_xml=str(junit) if junit else None,
+            name=_unique(entry.name or check_name(entry.command), names), command=entry.command,
+            required=entry.required,
+            timeout_seconds=entry.timeout_seconds or settings.timeout_seconds,
+            junit_xml=entry.junit_xml or None,
         ))
     return tuple(checks)
 

@@ -31,10 +31,10 @@ def current_user() -> str:
 
 def task_policy(config: Config) -> TaskPolicy:
     return TaskPolicy(
-        max_autonomy=config.autonomy("policy.max_autonomy"),
-        forbidden_paths=config.strings("boundary.forbidden"),
-        repository_allowlist=config.strings("policy.repository_allowlist"),
-        allowed_paths=config.strings("boundary.allowed"),
+        max_autonomy=config.policy.max_autonomy,
+        forbidden_paths=config.boundary.forbidden,
+        repository_allowlist=config.policy.repository_allowlist,
+        allowed_paths=config.boundary.allowed,
     )
 
 
@@ -46,7 +46,7 @@ def submit_task(
     Bad input raises before anything is written; a policy denial is stored (with its reason)
     and returned, for the caller to report.
     """
-    valid = validate(request, config.autonomy("policy.default_autonomy"))
+    valid = validate(request, config.policy.default_autonomy)
     title = (request.title or "").strip() or default_title(valid.instruction)
     labels = dict(request.labels)
     check_task_fields(instruction=valid.instruction, title=title, labels=labels)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctl.config import SECRET_FILES
+from agentctl.config.schema import SECRET_FILES
 from agentctl.domain.enums import ToolDecision
 from agentctl.domain.run import Budget
 from agentctl.execution.guards import BudgetGuard, PathCheck, check_path, diff_paths

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agentctl.config import SECRET_FILES, defaults
+from agentctl.config import defaults
+from agentctl.config.schema import SECRET_FILES
 from agentctl.domain.enums import ToolDecision
 from agentctl.domain.errors import BadInput
 from agentctl.domain.redaction import Redactor
@@ -32,9 +33,9 @@ LITERAL_SECRET = "hunter2-correct-horse"
 def make_context(workspace: Path, scratch: Path, *, allow_shell: bool = False,
                  max_result_bytes: int = 4096, allow: tuple[str, ...] = ()) -> ToolContext:
     config = defaults()
-    rules = CommandRules(deny=config["tools.commands.deny"],  # type: ignore[arg-type]
-                         ask=config["tools.commands.ask"],  # type: ignore[arg-type]
-                         allow=(*config["tools.commands.allow"], *allow))  # type: ignore[misc]
+    rules = CommandRules(deny=config.tools.commands.deny,
+                         ask=config.tools.commands.ask,
+                         allow=(*config.tools.commands.allow, *allow))
     policy = ToolPolicy(commands=rules, allow_shell=allow_shell, secret_files=SECRET_FILES,
                         env_allowlist=("PATH",), env_passthrough=(),
                         max_result_bytes=max_result_bytes)

@@ -188,9 +188,9 @@ def test_the_default_config_rules_behave_as_documented(
     command: str, decision: ToolDecision, rule: str,
 ) -> None:
     config = defaults()
-    rules = CommandRules(deny=config["tools.commands.deny"],  # type: ignore[arg-type]
-                         ask=config["tools.commands.ask"],  # type: ignore[arg-type]
-                         allow=config["tools.commands.allow"])  # type: ignore[arg-type]
+    rules = CommandRules(deny=config.tools.commands.deny,
+                         ask=config.tools.commands.ask,
+                         allow=config.tools.commands.allow)
     result = decide(command, rules=rules)
     assert (result.decision, result.matched_rule) == (decision, rule)
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 from importlib.resources import files
 from pathlib import Path
 
 import pytest
 
 from agentctl import config
-from agentctl.config import SCHEMA, ConfigError, defaults, discover, load
+from agentctl.config import ConfigError, defaults, discover, load
+from agentctl.config.schema import CheckSettings
 from agentctl.domain.enums import AutonomyLevel
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -32,24 +34,34 @@ def no_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 # --- defaults and the example ---------------------------------------------------------------
 
-def test_defaults_have_every_schema_key() -> None:
-    values = defaults().values
-    for section, keys in SCHEMA.items():
-        assert set(values[section]) == set(keys), section
-        for key, (_check, default) in keys.items():
-            assert values[section][key] == default, f"{section}.{key}"
+def test_every_key_has_a_check_and_its_default_passes_it() -> None:
+    """A schema type without a check, or a default its own check refuses, is a schema bug."""
+    from agentctl.config import _checker, _fields, _is_section
+
+    def walk(cls: type) -> None:
+        for item, hint in _fields(cls):
+            if _is_section(hint):
+                walk(hint)  # type: ignore[arg-type]
+                continue
+            default = getattr(cls(), item.name)
+            check = _checker(hint)
+            if item.name not in ("commands", "repositories"):
+                assert check(list(default) if isinstance(default, tuple) else
+                             getattr(default, "value", default)) == default, item.name
+
+    walk(config.Config)
     assert defaults().source is None
 
 
 def test_some_defaults_the_design_relies_on() -> None:
     settings = defaults()
-    assert settings["policy.max_autonomy"] is AutonomyLevel.SUPERVISED_PR
-    assert settings["policy.default_autonomy"] is AutonomyLevel.DRY_RUN
-    assert settings["judge.strict"] is True
-    assert ".github/**" in settings["boundary.forbidden"]  # type: ignore[operator]
-    assert "git push *" in settings["tools.commands.deny"]  # type: ignore[operator]
-    assert settings["env.allowlist"] == ("PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR",
-                                         "VIRTUAL_ENV")
+    assert settings.policy.max_autonomy is AutonomyLevel.SUPERVISED_PR
+    assert settings.policy.default_autonomy is AutonomyLevel.DRY_RUN
+    assert settings.judge.strict is True
+    assert ".github/**" in settings.boundary.forbidden
+    assert "git push *" in settings.tools.commands.deny
+    assert settings.env.allowlist == ("PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR",
+                                      "VIRTUAL_ENV")
     assert settings.repositories == {}
 
 
@@ -57,28 +69,31 @@ def test_the_packaged_example_is_the_one_in_the_repository() -> None:
     assert (PROJECT / ".agentctl.example.toml").read_text("utf-8") == PACKAGED_EXAMPLE
 
 
-def test_the_example_documents_every_schema_key_uncommented() -> None:
+def test_the_example_documents_every_key_uncommented() -> None:
     data = tomllib.loads(PACKAGED_EXAMPLE)
-    documented = {}
-    for section, body in data.items():
+    documented: dict[str, set[str]] = {}
+
+    def walk(body: dict[str, object], prefix: str) -> None:
         for key, value in body.items():
-            if isinstance(value, dict) and f"{section}.{key}" in SCHEMA:
-                documented[f"{section}.{key}"] = set(value)
-            elif section != "repositories":
-                documented.setdefault(section, set()).add(key)
-    expected = {section: set(keys) for section, keys in SCHEMA.items() if section != "repositories"}
-    assert documented == expected
+            if isinstance(value, dict) and f"{prefix}{key}" in config.sections():
+                documented.setdefault(f"{prefix}{key}", set())
+                walk(value, f"{prefix}{key}.")
+            else:
+                documented.setdefault(prefix.rstrip("."), set()).add(key)
+
+    walk({k: v for k, v in data.items() if k != "repositories"}, "")
+    assert documented == {section: set(keys) for section, keys in config.sections().items()}
     assert "repositories" in data
 
 
 def test_the_example_states_every_default_value(tmp_path: Path) -> None:
     example = load(write(tmp_path / ".agentctl.toml", PACKAGED_EXAMPLE))
-    assert dict(example.values) == dict(defaults().values)
+    assert replace(example, source=None) == defaults()
     assert example.source == tmp_path / ".agentctl.toml"
 
 
 def test_an_empty_file_means_the_defaults(tmp_path: Path) -> None:
-    assert load(write(tmp_path / "c.toml", "")).values == defaults().values
+    assert replace(load(write(tmp_path / "c.toml", "")), source=None) == defaults()
 
 
 # --- values ---------------------------------------------------------------------------------
@@ -102,16 +117,17 @@ commands = ["pytest -q", { command = "mvn verify", name = "maven", required = fa
 [tools.commands]
 allow = ["true"]
 """))
-    assert settings["policy.max_autonomy"] is AutonomyLevel.AUTO_PR
-    assert settings["policy.repository_allowlist"] == ("/srv",)
+    assert settings.policy.max_autonomy is AutonomyLevel.AUTO_PR
+    assert settings.policy.repository_allowlist == ("/srv",)
     assert settings.repositories == {"payments-service": "~/src/payments-service"}
-    assert settings["boundary.forbidden"] == ("secrets/**",)
-    assert settings["verification.timeout_seconds"] == 30.0
-    assert isinstance(settings["verification.timeout_seconds"], float)
-    assert settings["verification.commands"] == (
-        {"command": "pytest -q"}, {"command": "mvn verify", "name": "maven", "required": False})
-    assert settings["tools.commands.allow"] == ("true",)
-    assert settings["tools.commands.deny"] == SCHEMA["tools.commands"]["deny"][1]
+    assert settings.boundary.forbidden == ("secrets/**",)
+    assert settings.verification.timeout_seconds == 30.0
+    assert isinstance(settings.verification.timeout_seconds, float)
+    assert settings.verification.commands == (
+        CheckSettings(command="pytest -q"),
+        CheckSettings(command="mvn verify", name="maven", required=False))
+    assert settings.tools.commands.allow == ("true",)
+    assert settings.tools.commands.deny == defaults().tools.commands.deny
 
 
 # --- errors ---------------------------------------------------------------------------------
@@ -150,8 +166,12 @@ def test_unknown_section_or_key_is_an_error_naming_file_and_key(
     ("budget", "max_attempts = -1", "budget.max_attempts", "a non-negative integer"),
     ("budget", "max_attempts = true", "budget.max_attempts", "a non-negative integer"),
     ("budget", "max_attempts = 1.5", "budget.max_attempts", "a non-negative integer"),
-    ("budget", "wall_seconds = -5", "budget.wall_seconds", "a non-negative number"),
-    ("budget", "wall_seconds = '10'", "budget.wall_seconds", "a non-negative number"),
+    ("budget", "wall_seconds = -5", "budget.wall_seconds", "a positive, finite number"),
+    ("budget", "wall_seconds = '10'", "budget.wall_seconds", "a positive, finite number"),
+    ("budget", "wall_seconds = inf", "budget.wall_seconds", "a positive, finite number"),
+    ("budget", "wall_seconds = nan", "budget.wall_seconds", "a positive, finite number"),
+    ("budget", "backoff_initial_seconds = -1", "budget.backoff_initial_seconds",
+     "a non-negative number"),
     ("judge", "min_confidence = 1.5", "judge.min_confidence", "a number between 0 and 1"),
     ("judge", "command = ['x']", "judge.command", "a string"),
     ("verification", "commands = [42]", "verification.commands", "command strings or tables"),
@@ -164,7 +184,15 @@ def test_unknown_section_or_key_is_an_error_naming_file_and_key(
     ("tools", "max_result_bytes = 0", "tools.max_result_bytes", "a positive integer"),
     ("repositories", "payments = 1", "repositories", "a table of name"),
     ("env", "allowlist = 'PATH'", "env.allowlist", "a list of strings"),
-    ("worker", "lease_ttl_seconds = 'soon'", "worker.lease_ttl_seconds", "a non-negative number"),
+    ("worker", "lease_ttl_seconds = 'soon'", "worker.lease_ttl_seconds", "a positive, finite"),
+    ("worker", "lease_ttl_seconds = 0", "worker.lease_ttl_seconds", "a positive, finite"),
+    ("verification", "commands = [{ command = 'x', required = 'no' }]", "verification.commands",
+     "'required' is true or false"),
+    ("verification", "commands = [{ command = 'x', timeout_seconds = 'x' }]",
+     "verification.commands", "'timeout_seconds' is a positive, finite number"),
+    ("verification", "commands = [{ command = 'x', timeout_seconds = 0 }]",
+     "verification.commands", "'timeout_seconds' is a positive, finite number"),
+    ("verification", "timeout_seconds = nan", "verification.timeout_seconds", "finite"),
 ])
 def test_wrongly_typed_value_is_an_error_naming_file_key_and_expectation(
     tmp_path: Path, section: str, line: str, key: str, expected: str,
@@ -225,7 +253,7 @@ def test_explicit_file_wins(tmp_path: Path, no_user_config: Path) -> None:
     chosen = write(tmp_path / "chosen.toml", "[policy]\nmax_autonomy = 'auto_pr'\n")
     settings = discover(str(chosen), tmp_path / "proj")
     assert settings.source == chosen
-    assert settings["policy.max_autonomy"] is AutonomyLevel.AUTO_PR
+    assert settings.policy.max_autonomy is AutonomyLevel.AUTO_PR
 
 
 def test_agentctl_config_variable_chooses_the_file(tmp_path: Path, no_user_config: Path,

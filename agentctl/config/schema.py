@@ -1,0 +1,151 @@
+"""Every config key, once: its section, type, check and default, as frozen dataclasses.
+
+A section is a dataclass; a sub-section (`[tools.commands]`) is a dataclass field of its section.
+The field's type says how a TOML value is checked (see `checks`); its default is what an absent
+key means. `.agentctl.example.toml` documents the same keys and a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentctl.config.checks import (
+    Aliases,
+    Commands,
+    Count,
+    Flag,
+    Fraction,
+    Globs,
+    Number,
+    PositiveCount,
+    Regexes,
+    Seconds,
+    Strings,
+    Text,
+)
+from agentctl.domain.enums import AutonomyLevel
+
+LOCKFILES = (
+    "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "Pipfile.lock", "uv.lock",
+    "Cargo.lock", "Gemfile.lock", "composer.lock", "go.sum", "gradle.lockfile", "*.lock",
+)
+GENERATED = (
+    "dist/**", "build/**", "target/**", "*.min.js", "*.min.css", "*_pb2.py", "*.pb.go",
+    "**/generated/**", "*.generated.*",
+)
+PRODUCTION_CONFIG = (
+    "**/config/**", "*Config.java", "*Configuration.java", "config.py", "settings.py",
+    "*production*", "*.properties", "application*.yml", "application*.yaml",
+)
+SECRET_FILES = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "*.p12", "*.pfx",
+                ".npmrc", ".pypirc", ".netrc", "credentials*.json")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicySettings:
+    max_autonomy: AutonomyLevel = AutonomyLevel.SUPERVISED_PR
+    default_autonomy: AutonomyLevel = AutonomyLevel.DRY_RUN
+    repository_allowlist: Strings = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BoundarySettings:
+    forbidden: Globs = (".github/**", "infra/**", "deployment/**", *SECRET_FILES[:4])
+    allowed: Globs = ()
+    lockfiles: Globs = LOCKFILES
+    generated: Globs = GENERATED
+    allow_lockfile_changes: Flag = False
+    allow_generated_changes: Flag = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckSettings:
+    """One verification command: a command line in the file, or a table with these keys."""
+
+    command: Text
+    name: Text | None = None
+    required: Flag = True
+    timeout_seconds: Seconds | None = None
+    junit_xml: Text | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerificationSettings:
+    commands: tuple[CheckSettings, ...] = ()
+    timeout_seconds: Seconds = 600.0
+    infra_patterns: Regexes = ()
+    redact_logs_up_to_bytes: Count = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandSettings:
+    deny: Commands = ("git push *", "git remote *", "git config *", "curl *", "wget *", "ssh *",
+                      "scp *", "sudo *", "rm -rf /*")
+    ask: Commands = ("pip install *", "npm install *", "rm -rf *")
+    allow: Commands = ("python *", "python3 *", "pytest *", "ls *", "cat *", "grep *",
+                       "git status *", "git diff *", "git log *", "mvn *", "gradle *",
+                       "npm test *", "make *", "go test *", "cargo test *", "sleep *", "true",
+                       "echo *")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSettings:
+    allow_shell: Flag = False
+    secret_files: Globs = SECRET_FILES
+    max_result_bytes: PositiveCount = 16_384
+    commands: CommandSettings = field(default_factory=CommandSettings)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EnvSettings:
+    allowlist: Strings = ("PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR", "VIRTUAL_ENV")
+    passthrough: Strings = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BudgetSettings:
+    max_attempts: PositiveCount = 2
+    wall_seconds: Seconds = 1800.0
+    max_tool_calls: PositiveCount = 500
+    max_output_bytes: PositiveCount = 100 * 1024 * 1024
+    backoff_initial_seconds: Number = 1.0
+    backoff_max_seconds: Number = 60.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JudgeSettings:
+    strict: Flag = True
+    min_confidence: Fraction = 0.7
+    command: Text = ""
+    timeout_seconds: Seconds = 120.0
+    max_diff_lines: PositiveCount = 1000
+    production_config: Globs = PRODUCTION_CONFIG
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentSettings:
+    default: Text = "noop"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerSettings:
+    lease_ttl_seconds: Seconds = 30.0
+    poll_seconds: Seconds = 1.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    """Validated settings: every key present, the file's value or the default."""
+
+    policy: PolicySettings = field(default_factory=PolicySettings)
+    repositories: Aliases = field(default_factory=dict)
+    boundary: BoundarySettings = field(default_factory=BoundarySettings)
+    verification: VerificationSettings = field(default_factory=VerificationSettings)
+    tools: ToolSettings = field(default_factory=ToolSettings)
+    env: EnvSettings = field(default_factory=EnvSettings)
+    budget: BudgetSettings = field(default_factory=BudgetSettings)
+    judge: JudgeSettings = field(default_factory=JudgeSettings)
+    agent: AgentSettings = field(default_factory=AgentSettings)
+    worker: WorkerSettings = field(default_factory=WorkerSettings)
+    source: Path | None = field(default=None, metadata={"section": False})
