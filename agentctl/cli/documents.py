@@ -11,6 +11,8 @@ from typing import Any
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.run import Run
 from agentctl.domain.serialize import to_json
+from agentctl.domain.step import ToolResult
+from agentctl.domain.verdict import approvals_link
 from agentctl.store.views import Views
 
 Document = dict[str, Any]
@@ -51,7 +53,7 @@ def _attempts(views: Views, run_id: str) -> list[Document]:
                 "toolCallId": call.tool_call_id, "toolName": call.tool_name,
                 "argumentsJson": call.arguments_json, "decision": call.decision.value,
                 "matchedRule": call.matched_rule, "denialReason": call.denial_reason,
-                "result": to_json(call.result), "approvedBy": call.approved_by,
+                "result": _result(call.result), "approvedBy": call.approved_by,
                 "requestedAt": to_json(call.requested_at),
                 "completedAt": to_json(call.completed_at), "specDigest": call.spec_digest,
             },
@@ -62,6 +64,13 @@ def _attempts(views: Views, run_id: str) -> list[Document]:
     ]
 
 
+def _result(result: ToolResult | None) -> Document | None:
+    """The tool result, with `ok` beside its outcome as scripts have always read it."""
+    if result is None:
+        return None
+    return {"ok": result.ok, **to_json(result)}  # type: ignore[dict-item]
+
+
 def artifact_document(artifact: Artifact) -> Document:
     return to_json(artifact)  # type: ignore[return-value]
 
@@ -70,6 +79,7 @@ def verdict_document(views: Views, run: Run, *, explain: bool = False) -> Docume
     verdict = views.verdict(run.run_id)
     if verdict is None:
         return None
+    approvals = views.approvals(run.run_id)
     wanted = set(verdict.evidence) | {a for link in verdict.chain for a in link.evidence}
     artifacts = views.artifacts_by_id(sorted(wanted))
     document: Document = {
@@ -79,7 +89,7 @@ def verdict_document(views: Views, run: Run, *, explain: bool = False) -> Docume
         "evidence": [artifact_document(artifacts[a]) for a in verdict.evidence if a in artifacts],
         "decidedAt": to_json(verdict.decided_at), "decidedBy": verdict.decided_by,
         "specDigest": verdict.spec_digest,
-        "approvals": [to_json(a) for a in views.approvals(run.run_id)],
+        "approvals": [to_json(a) for a in approvals],
     }
     if explain:
         document["chain"] = [
@@ -88,13 +98,8 @@ def verdict_document(views: Views, run: Run, *, explain: bool = False) -> Docume
                           if a in artifacts]}
             for link in verdict.chain
         ]
-        approvals = document["approvals"]
-        document["chain"].append({
-            "check": "approvals", "passed": bool(approvals) and
-            approvals[-1]["decision"] == "APPROVED",
-            "detail": "; ".join(f"{a['decision']} by {a['by']}: {a['reason']}"
-                                for a in approvals) or "no approval recorded",
-            "evidence": [],
-        })
+        link = approvals_link(approvals)
+        document["chain"].append({"check": link.check, "passed": link.passed,
+                                  "detail": link.detail, "evidence": []})
         document["task"] = to_json(views.task(run.task_id))
     return document

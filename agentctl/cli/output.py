@@ -41,7 +41,8 @@ def note(message: str) -> None:
 
 class LiveStatus:
     """A status line on stderr while long work runs, updated by calling it; `paused()` clears
-    it while a prompt waits for an answer. Nothing is drawn when stderr is not a terminal."""
+    it while a prompt waits for an answer. When stderr is not a terminal (a CI log), each
+    update is a plain line instead, so long work is never silent."""
 
     def __init__(self, message: str) -> None:
         self.message = message
@@ -59,6 +60,8 @@ class LiveStatus:
     def __call__(self, text: str) -> None:
         if self._status is not None:
             self._status.update(f"{self.message}: {text}")
+        else:
+            note(f"agentctl: {text}")
 
     @contextmanager
     def paused(self) -> Iterator[None]:

@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager
 
 from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.errors import BadInput
-from agentctl.services.runtime import Approver
+from agentctl.services.ports import Approver
 
 
 def check_terminal() -> None:

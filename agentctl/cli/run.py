@@ -8,8 +8,12 @@ import typer
 
 from agentctl.cli.context import State, state
 from agentctl.cli.options import Flag, JsonOption, RunArgument
+from agentctl.domain.enums import VerdictStatus
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agentctl.domain.agent import AgentSpec
     from agentctl.domain.run import Run
 
 app = typer.Typer(help="Runs: one execution of a task on a pinned commit, ending in a verdict.",
@@ -32,52 +36,38 @@ def start(
 ) -> None:
     """Run a task: workspace, agent, patch, verification, judge, verdict. Exit 1 unless the
     verdict is SUCCESS or SUCCESS_NEEDS_REVIEW."""
-    raise typer.Exit(start_and_report(state(ctx), task_id, agent=agent, detach=detach,
-                                      keep_workspace=keep_workspace, as_json=as_json,
-                                      interactive=interactive))
-
-
-def start_and_report(current: State, task_id: str, *, agent: str | None, detach: bool,
-                     keep_workspace: bool, as_json: bool, interactive: bool = False) -> int:
-    """Create the run and, unless detached, execute it here; the exit code for its verdict."""
-    from agentctl.cli.output import emit_json, note, out
-    from agentctl.domain.errors import BadInput
     from agentctl.execution.agents.spec import parse_agent_spec
-    from agentctl.services.runs import create_run
 
+    current = state(ctx)
     spec = parse_agent_spec(agent or current.config.agent.default, Path.cwd())
+    raise typer.Exit(execute_and_report(current, task_id, spec, detach=detach,
+                                        keep_workspace=keep_workspace, as_json=as_json,
+                                        interactive=interactive))
+
+
+def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, detach: bool,
+                       keep_workspace: bool, as_json: bool, interactive: bool = False,
+                       before: "Callable[[], None]" = lambda: None) -> int:
+    """`run start` and `task submit --run`: call the start_run use case, render what it did,
+    and answer the exit code its verdict calls for. `before` prints what goes first (the task
+    card of `task submit`, in its final state)."""
+    from agentctl.cli.output import emit_json, live_status, note, out
+    from agentctl.domain.errors import BadInput
+    from agentctl.domain.verdict import exit_code_for
+    from agentctl.services.pipeline import RunOptions
+    from agentctl.services.worker import start_run
+
     if interactive:
         from agentctl.cli.prompt import check_terminal
 
         if detach:
             raise BadInput("--interactive needs the run to execute here; drop --detach")
         check_terminal()
-    run = create_run(current.store, current.config, task_id, agent=spec)
-    if detach:
-        if as_json:
-            emit_json(_document(current, run))
-        else:
-            out().print(f"{run.run_id} queued (run #{run.number} of {run.task_id})")
-            note("a worker executes it: agentctl worker --once")
-        return 0
-    final = _execute(current, run, keep_workspace=keep_workspace, interactive=interactive)
-    document = _document(current, final)
-    if as_json:
-        emit_json(document)
-    else:
-        from agentctl.cli.render.runs import run_outcome
+    if not detach:  # SIGTERM stops a run here as Ctrl-C does: it ends CANCELLED, on record
+        import signal
 
-        out().print(run_outcome(document))
-    verdict = document["verdict"]
-    return 0 if verdict and verdict["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW") else 1
-
-
-def _execute(current: State, run: "Run", *, keep_workspace: bool, interactive: bool) -> "Run":
-    from agentctl.cli.output import live_status
-    from agentctl.services.pipeline import RunOptions
-    from agentctl.services.worker import run_inline
-
-    with live_status(f"run {run.run_id}") as progress:
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+    with live_status(f"task {task_id}") as progress:
         approver = None
         if interactive:
             from agentctl.cli.prompt import terminal_approver
@@ -85,9 +75,24 @@ def _execute(current: State, run: "Run", *, keep_workspace: bool, interactive: b
             approver = terminal_approver(progress.paused)
         options = RunOptions(keep_workspace=keep_workspace, approver=approver, progress=progress,
                              redact_logs_up_to=current.config.verification.redact_logs_up_to_bytes)
-        return run_inline(current.store, run,
-                          ttl_seconds=current.config.worker.lease_ttl_seconds,
-                          options=options)
+        run = start_run(current.store, current.config, task_id, agent=agent, detach=detach,
+                        options=options)
+    document = _document(current, run)
+    if as_json:
+        emit_json(document)
+    else:
+        before()
+        if detach:
+            out().print(f"{run.run_id} queued (run #{run.number} of {run.task_id})")
+        else:
+            from agentctl.cli.render.runs import run_outcome
+
+            out().print(run_outcome(document))
+    if detach:
+        note("a worker executes it: agentctl worker --once")
+        return 0
+    verdict = document["verdict"]
+    return exit_code_for(VerdictStatus(verdict["status"]) if verdict else None)
 
 
 def _document(current: State, run: "Run", *, tree: bool = False) -> dict:  # type: ignore[type-arg]

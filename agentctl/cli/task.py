@@ -75,22 +75,29 @@ def submit(
     if file is not None and "source" not in fields:
         fields["source"] = "file"
     current = state(ctx)
+    agent_spec = None
     if run_now:  # a bad agent spec is refused before anything is stored
         from agentctl.execution.agents.spec import parse_agent_spec
 
-        parse_agent_spec(agent or current.config.agent.default, Path.cwd())
+        agent_spec = parse_agent_spec(agent or current.config.agent.default, Path.cwd())
     task = submit_task(current.store, current.config, TaskRequest(**fields), cwd=Path.cwd())
-    if as_json and not run_now:
-        emit_json(task)
-    elif not as_json:
-        out().print(task_detail(task))
+    if task.status is TaskStatus.POLICY_DENIED or agent_spec is None:
+        if as_json:
+            emit_json(task)
+        else:
+            out().print(task_detail(task))
     if task.status is TaskStatus.POLICY_DENIED:
         raise PolicyDenied(f"task {task.task_id} denied by policy: {task.status_reason}")
-    if run_now:
-        from agentctl.cli.run import start_and_report
+    if agent_spec is not None:
+        from agentctl.cli.run import execute_and_report
 
-        raise typer.Exit(start_and_report(current, task.task_id, agent=agent, detach=detach,
-                                          keep_workspace=keep_workspace, as_json=as_json))
+        def card() -> None:  # the task as the run left it (COMPLETED, FAILED, ...)
+            with current.views() as views:
+                out().print(task_detail(views.task(task.task_id)))
+
+        raise typer.Exit(execute_and_report(current, task.task_id, agent_spec, detach=detach,
+                                            keep_workspace=keep_workspace, as_json=as_json,
+                                            before=card))
     note(f"next: agentctl run start {task.task_id}")
 
 

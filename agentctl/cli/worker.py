@@ -29,13 +29,14 @@ def worker(
     """
     from agentctl.cli.output import note
     from agentctl.services.pipeline import RunOptions
+    from agentctl.services.sql_ledger import StoreRunQueue
     from agentctl.services.worker import new_worker_id, work
 
     current = state(ctx)
     config = current.config
     worker_id = new_worker_id()
     options = RunOptions(redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
-                         release_on_interrupt=True)
+                         release_on_interrupt=True, progress=lambda text: note(f"  {text}"))
     # SIGTERM stops the worker like Ctrl-C: the current attempt is released to the queue.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     note(f"worker {worker_id} started")
@@ -45,7 +46,7 @@ def worker(
             note(f"{run.run_id}: {run.status.value}")  # type: ignore[attr-defined]
 
     try:
-        executed = work(current.store, worker_id=worker_id,
+        executed = work(StoreRunQueue(current.store), worker_id=worker_id,
                         ttl_seconds=lease_ttl or config.worker.lease_ttl_seconds,
                         poll_seconds=poll or config.worker.poll_seconds,
                         options=options, once=once, max_runs=max_runs, on_run=report)

@@ -76,6 +76,17 @@ class ToolDecision(StrEnum):
     REQUIRES_APPROVAL = "REQUIRES_APPROVAL"
 
 
+class ToolOutcome(StrEnum):
+    """How a tool call ended, as the agent and the recorder see it (not the seed's step status:
+    a cancelled call is its own outcome, recorded as a FAILED step with code `cancelled`)."""
+
+    OK = "ok"
+    FAILED = "failed"
+    DENIED = "denied"
+    TIMED_OUT = "timed_out"
+    CANCELLED = "cancelled"
+
+
 class ArtifactType(StrEnum):
     PATCH_UNIFIED_DIFF = "PATCH_UNIFIED_DIFF"
     PATCH_SUMMARY = "PATCH_SUMMARY"
@@ -142,6 +153,7 @@ class VerificationCheckStatus(StrEnum):
     TIMED_OUT = "TIMED_OUT"
     INFRA_FAILURE = "INFRA_FAILURE"
     SKIPPED = "SKIPPED"
+    CANCELLED = "CANCELLED"  # stopped by a person: neither the code's fault nor the machine's
 
 
 class JudgeStatus(StrEnum):

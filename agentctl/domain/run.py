@@ -6,10 +6,14 @@ import hashlib
 import json
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
+from agentctl.domain import ids
+from agentctl.domain.agent import AgentSpec
 from agentctl.domain.enums import (
     AttemptStatus,
     AutonomyLevel,
+    EventType,
     PrEligibility,
     RunStatus,
     TaskStatus,
@@ -17,8 +21,16 @@ from agentctl.domain.enums import (
     VerdictStatus,
 )
 from agentctl.domain.errors import InvariantViolation, LeaseLost
+from agentctl.domain.events import NewEvent
 from agentctl.domain.serialize import to_json
 from agentctl.domain.transitions import advance
+
+if TYPE_CHECKING:
+    from agentctl.domain.verdict import Verdict
+
+# Ends a run reaches only with a verdict in hand (DESIGN.md §1: never terminal without one).
+ENDED_BY_VERDICT = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED,
+                              RunStatus.EXPIRED, RunStatus.NEEDS_APPROVAL})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,6 +130,10 @@ class ExecutionSpec:
     budget: Budget
     judge_policy: JudgePolicy
 
+    @property
+    def agent_spec(self) -> AgentSpec:
+        return AgentSpec.frozen(self.agent, self.agent_digest)
+
     def digest(self) -> str:
         canonical = json.dumps(to_json(self), sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
@@ -149,13 +165,41 @@ class Run:
         if self.base_commit != self.execution_spec.base_commit:
             raise InvariantViolation("a run's base commit must be the one its spec is bound to")
 
-    def with_status(self, target: RunStatus, at: datetime, *, has_verdict: bool = False) -> Run:
+    def advanced(self, target: RunStatus, at: datetime) -> Run:
+        """The run moved along its working states; an end needs a verdict (`concluded`)."""
+        if target in ENDED_BY_VERDICT:
+            raise InvariantViolation(f"run {self.run_id} cannot end {target.value} without a "
+                                     "verdict")
         advance(self.status, target, f"run {self.run_id}")
-        if target in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.NEEDS_APPROVAL,
-                      RunStatus.CANCELLED, RunStatus.EXPIRED) and not has_verdict:
-            raise InvariantViolation(f"run {self.run_id} cannot end {target.value} without a verdict")
-        ended = target in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)
-        return replace(self, status=target, completed_at=at if ended else self.completed_at)
+        return replace(self, status=target)
+
+    def requeued(self, at: datetime, *, not_before: datetime, reason: str) -> Run:
+        """Back to the queue for a fresh attempt, not before the backoff has passed."""
+        return replace(self.advanced(RunStatus.QUEUED, at), active_attempt_id=None,
+                       not_before=not_before, failure_summary=reason)
+
+    def concluded(self, verdict: Verdict, at: datetime, *,
+                  failure_summary: str | None = None) -> Run:
+        """The run ends where its verdict says: COMPLETED, FAILED, CANCELLED, or NEEDS_APPROVAL."""
+        if verdict.run_id != self.run_id:
+            raise InvariantViolation(f"verdict {verdict.verdict_id} is not run {self.run_id}'s")
+        target = run_status_for(verdict.status, verdict.pr_eligibility)
+        advance(self.status, target, f"run {self.run_id}")
+        summary = failure_summary or (verdict.reasons[0] if target is RunStatus.FAILED else None)
+        return replace(self, status=target, active_attempt_id=None, failure_summary=summary,
+                       completed_at=None if target is RunStatus.NEEDS_APPROVAL else at)
+
+    def closed(self, verdict: Verdict, at: datetime, *, cancelled: bool = False) -> Run:
+        """A run that waited for a human ends under the verdict it has: COMPLETED once someone
+        decided, CANCELLED if it was cancelled instead."""
+        if verdict.run_id != self.run_id:
+            raise InvariantViolation(f"verdict {verdict.verdict_id} is not run {self.run_id}'s")
+        target = RunStatus.CANCELLED if cancelled else RunStatus.COMPLETED
+        if self.status is not RunStatus.NEEDS_APPROVAL:
+            raise InvariantViolation(f"run {self.run_id} is {self.status.value}, not waiting for "
+                                     "a human")
+        advance(self.status, target, f"run {self.run_id}")
+        return replace(self, status=target, completed_at=at)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -198,6 +242,31 @@ class Attempt:
                 f"attempt {self.attempt_id} no longer holds lease {lease_id} "
                 f"(status {self.status.value}, expires {self.lease_expires_at.isoformat()})"
             )
+
+
+def lease_attempt(run: Run, *, number: int, worker_id: str, ttl_seconds: float, now: datetime,
+                  ) -> tuple[Run, Attempt]:
+    """A queued run taken by a worker: the run LEASED to a new attempt `number`."""
+    if run.not_before and run.not_before > now:
+        raise InvariantViolation(f"run {run.run_id} waits out its backoff until "
+                                 f"{run.not_before.isoformat()}")
+    attempt = Attempt(
+        attempt_id=ids.new_id("attempt"), run_id=run.run_id, attempt_number=number,
+        worker_id=worker_id, lease_id=ids.new_id("lease"), status=AttemptStatus.STARTING,
+        started_at=now, last_heartbeat_at=now,
+        lease_expires_at=now + timedelta(seconds=ttl_seconds),
+    )
+    leased = replace(run.advanced(RunStatus.LEASED, now), active_attempt_id=attempt.attempt_id,
+                     started_at=run.started_at or now)
+    return leased, attempt
+
+
+def lease_acquired(run: Run, attempt: Attempt) -> NewEvent:
+    return NewEvent(type=EventType.LEASE_ACQUIRED, created_at=attempt.started_at,
+                    task_id=run.task_id, run_id=run.run_id, attempt_id=attempt.attempt_id,
+                    payload={"workerId": attempt.worker_id, "leaseId": attempt.lease_id,
+                             "attemptNumber": attempt.attempt_number,
+                             "leaseExpiresAt": attempt.lease_expires_at.isoformat()})
 
 
 def run_status_for(verdict: VerdictStatus, eligibility: PrEligibility) -> RunStatus:

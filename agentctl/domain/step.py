@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from agentctl.domain.enums import StepStatus, StepType, ToolDecision
+from agentctl.domain.enums import StepStatus, StepType, ToolDecision, ToolOutcome
 from agentctl.domain.errors import InvariantViolation
 from agentctl.domain.transitions import advance
 
@@ -61,15 +61,61 @@ def check_step(step: Step) -> None:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResult:
-    """What the agent got back: bounded and redacted before it is stored or shown."""
+    """What the agent got back: bounded and redacted before it is stored or shown.
 
-    ok: bool
+    `outcome` and `decision` are what callers branch on; `error` is text for people only.
+    """
+
+    outcome: ToolOutcome
+    decision: ToolDecision = ToolDecision.ALLOWED
     output: str = ""
     exit_code: int | None = None
     truncated: bool = False
     output_bytes: int = 0
     duration_ms: int = 0
     error: str | None = None
+
+    def __post_init__(self) -> None:
+        denied = self.decision is not ToolDecision.ALLOWED
+        if denied != (self.outcome is ToolOutcome.DENIED):
+            raise InvariantViolation(
+                f"a {self.outcome.value} tool result cannot carry the decision {self.decision.value}")
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is ToolOutcome.OK
+
+    @classmethod
+    def denied(cls, decision: ToolDecision, reason: str) -> ToolResult:
+        return cls(outcome=ToolOutcome.DENIED, decision=decision,
+                   error=f"denied ({decision.value}): {reason}")
+
+
+_STEP_STATUS = {
+    ToolOutcome.OK: StepStatus.SUCCEEDED,
+    ToolOutcome.FAILED: StepStatus.FAILED,
+    ToolOutcome.DENIED: StepStatus.DENIED,
+    ToolOutcome.TIMED_OUT: StepStatus.TIMED_OUT,
+    ToolOutcome.CANCELLED: StepStatus.FAILED,
+}
+
+
+def step_status_of(result: ToolResult) -> StepStatus:
+    """The TOOL_CALL step's status for a call that ended with `result`."""
+    return _STEP_STATUS[result.outcome]
+
+
+def failure_code_of(result: ToolResult) -> str | None:
+    """Why the step did not succeed, as a code: the denial, `timed_out`, `exit_N`..."""
+    match result.outcome:
+        case ToolOutcome.OK:
+            return None
+        case ToolOutcome.DENIED:
+            return result.decision.value
+        case ToolOutcome.TIMED_OUT | ToolOutcome.CANCELLED:
+            return result.outcome.value
+        case _:
+            return f"exit_{result.exit_code}" if result.exit_code is not None else "tool_error"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

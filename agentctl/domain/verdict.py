@@ -27,6 +27,8 @@ from agentctl.domain.verification import VerificationReport
 
 V = VerdictStatus
 E = PrEligibility
+# Verdicts whose patch may go on towards a PR (with review or approval as eligibility says).
+SUCCESSFUL = frozenset({V.SUCCESS, V.SUCCESS_NEEDS_REVIEW})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,11 +85,11 @@ class Evidence:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VerdictInputs:
     autonomy: AutonomyLevel
-    judge_policy: JudgePolicy
-    patch: Patch | None
-    verification: VerificationReport | None
-    judge: JudgeReport | None
     evidence: Evidence
+    judge_policy: JudgePolicy | None = None  # needed once a patch is judged
+    patch: Patch | None = None
+    verification: VerificationReport | None = None
+    judge: JudgeReport | None = None
     agent_error: str | None = None
     infrastructure_failure: str | None = None
     cancelled: str | None = None
@@ -102,13 +104,25 @@ class Decision:
     chain: tuple[ChainLink, ...]
 
 
+def cancelled(reason: str, autonomy: AutonomyLevel) -> Decision:
+    """The verdict of a run a person stopped: it gathered no evidence worth judging."""
+    return decide_verdict(VerdictInputs(autonomy=autonomy, evidence=Evidence(), cancelled=reason))
+
+
+def infrastructure_failed(reason: str, autonomy: AutonomyLevel,
+                          evidence: Evidence | None = None) -> Decision:
+    """The verdict of a run whose environment failed before the patch could be judged."""
+    return decide_verdict(VerdictInputs(autonomy=autonomy, evidence=evidence or Evidence(),
+                                        infrastructure_failure=reason))
+
+
 def decide_verdict(inputs: VerdictInputs) -> Decision:
     chain: list[ChainLink] = []
     status, reasons = _decide_status(inputs, chain)
     eligibility, why = _eligibility(status, inputs.autonomy)
     chain.append(ChainLink(check="autonomy", passed=True, detail=f"autonomy level {inputs.autonomy.value}"))
     chain.append(ChainLink(check="eligibility", passed=eligibility is not E.NOT_ELIGIBLE, detail=why))
-    if status in (V.SUCCESS, V.SUCCESS_NEEDS_REVIEW):
+    if status in SUCCESSFUL:
         reasons.append(why)
     evidence = tuple(dict.fromkeys(a for link in chain for a in link.evidence))
     return Decision(
@@ -194,7 +208,7 @@ def _verification_link(
 def _judge_link(inputs: VerdictInputs, chain: list[ChainLink]) -> list[str]:
     """Reasons the judge gives for a human to look; empty when it is content."""
     judge, policy = inputs.judge, inputs.judge_policy
-    if judge is None or judge.status is JudgeStatus.NOT_RUN:
+    if judge is None or policy is None or judge.status is JudgeStatus.NOT_RUN:
         chain.append(ChainLink(check="judge", passed=False, detail="the judge did not run"))
         return ["the judge did not run"]
     reasons: list[str] = []
@@ -224,7 +238,7 @@ def _first_and_count(messages: Sequence[str]) -> str:
 
 
 def _eligibility(status: VerdictStatus, autonomy: AutonomyLevel) -> tuple[PrEligibility, str]:
-    if status not in (V.SUCCESS, V.SUCCESS_NEEDS_REVIEW):
+    if status not in SUCCESSFUL:
         return E.NOT_ELIGIBLE, f"{status.value} is never eligible for a PR"
     if autonomy is AutonomyLevel.DRY_RUN:
         return E.NOT_ELIGIBLE, "autonomy dry_run never opens a PR"
@@ -245,3 +259,23 @@ def may_open_pr(eligibility: PrEligibility, approvals: Sequence[Approval]) -> tu
     if eligibility is E.ELIGIBLE_AFTER_HUMAN_APPROVAL and latest is None:
         return False, "the verdict needs a human approval first (agentctl verdict approve)"
     return True, "eligible"
+
+
+def approvals_link(approvals: Sequence[Approval]) -> ChainLink:
+    """The last link of the decision chain: who approved or rejected the verdict since."""
+    latest = approvals[-1] if approvals else None
+    return ChainLink(
+        check="approvals",
+        passed=latest is not None and latest.decision is ApprovalDecision.APPROVED,
+        detail="; ".join(f"{a.decision.value} by {a.by}: {a.reason}" for a in approvals)
+        or "no approval recorded",
+    )
+
+
+EXIT_SUCCESS = 0
+EXIT_UNSUCCESSFUL = 1
+
+
+def exit_code_for(status: VerdictStatus | None) -> int:
+    """What `run start` exits with: 0 for a run whose patch may go on (DESIGN.md §4), else 1."""
+    return EXIT_SUCCESS if status in SUCCESSFUL else EXIT_UNSUCCESSFUL

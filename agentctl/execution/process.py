@@ -20,6 +20,8 @@ from pathlib import Path
 from subprocess import DEVNULL, PIPE, STDOUT, Popen, TimeoutExpired
 from typing import BinaryIO
 
+from agentctl.domain.enums import ToolOutcome
+
 POLL_SECONDS = 0.1
 GRACE_SECONDS = 1.0
 NOT_FOUND_EXIT = 127
@@ -33,6 +35,14 @@ class ProcessResult:
     cancelled: bool
     duration_seconds: float
     output_bytes: int  # size of the output file afterwards
+
+    @property
+    def outcome(self) -> ToolOutcome:
+        if self.timed_out:
+            return ToolOutcome.TIMED_OUT
+        if self.cancelled:
+            return ToolOutcome.CANCELLED
+        return ToolOutcome.OK if self.exit_code == 0 else ToolOutcome.FAILED
 
 
 def run_to_file(

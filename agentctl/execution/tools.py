@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agentctl.domain.command_rules import GuardDecision, check_command, combine
-from agentctl.domain.enums import ToolDecision
+from agentctl.domain.enums import ToolDecision, ToolOutcome
 from agentctl.domain.errors import BadInput
 from agentctl.domain.globs import first_match
 from agentctl.domain.redaction import Redactor
@@ -157,9 +157,9 @@ def execute(tool: str, arguments: Mapping[str, object], context: ToolContext) ->
         args = validate_arguments(tool, arguments)
         result = _EXECUTORS[tool](args, context)
     except (BadInput, _Failure) as error:
-        result = ToolResult(ok=False, error=str(error))
+        result = ToolResult(outcome=ToolOutcome.FAILED, error=str(error))
     except OSError as error:
-        result = ToolResult(ok=False, error=f"{tool}: {error.strerror or error}")
+        result = ToolResult(outcome=ToolOutcome.FAILED, error=f"{tool}: {error.strerror or error}")
     if result.duration_ms:  # a process's own measure
         return result
     return replace(result, duration_ms=round((time.monotonic() - started) * 1000))
@@ -180,7 +180,8 @@ def _fs_read(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     with path.open("rb") as stream:
         head = stream.read(context.policy.max_result_bytes + _REDACTION_SLACK)
     text, truncated = _bounded(head, size, context)
-    return ToolResult(ok=True, output=text, truncated=truncated, output_bytes=size)
+    return ToolResult(outcome=ToolOutcome.OK, output=text, truncated=truncated,
+                      output_bytes=size)
 
 
 def _fs_write(args: Mapping[str, object], context: ToolContext) -> ToolResult:
@@ -246,8 +247,8 @@ def _patch_apply(args: Mapping[str, object], context: ToolContext) -> ToolResult
     diff = str(args["diff"]).encode("utf-8", "surrogateescape")
     result, text, truncated = _run(["git", "apply", "-"], context,
                                    timeout=GIT_APPLY_TIMEOUT_SECONDS, stdin=diff)
-    if result.exit_code == 0 and not (result.timed_out or result.cancelled):
-        return ToolResult(ok=True, output="patch applied\n" + text, exit_code=0,
+    if result.outcome is ToolOutcome.OK:
+        return ToolResult(outcome=ToolOutcome.OK, output="patch applied\n" + text, exit_code=0,
                           truncated=truncated, output_bytes=result.output_bytes,
                           duration_ms=_ms(result))
     first_line = text.strip().splitlines()[0] if text.strip() else _failure_word(result)
@@ -262,14 +263,8 @@ def _shell_run(args: Mapping[str, object], context: ToolContext) -> ToolResult:
         raise _Failure(f"shell.run: `{command}` cannot be split: {problem}") from None
     timeout = float(args["timeout"])  # type: ignore[arg-type]
     result, text, truncated = _run(runnable, context, timeout=timeout)
-    if result.timed_out:
-        error: str | None = f"timed out after {timeout:g} s"
-    elif result.cancelled:
-        error = "cancelled"
-    elif result.exit_code != 0:
-        error = _failure_word(result)
-    else:
-        error = None
+    error = {ToolOutcome.OK: None, ToolOutcome.TIMED_OUT: f"timed out after {timeout:g} s",
+             ToolOutcome.CANCELLED: "cancelled"}.get(result.outcome, _failure_word(result))
     return _process_result(result, text, truncated, error=error)
 
 
@@ -303,7 +298,10 @@ def _bounded(head: bytes, total: int, context: ToolContext) -> tuple[str, bool]:
 
 def _process_result(result: ProcessResult, text: str, truncated: bool, *,
                     error: str | None) -> ToolResult:
-    return ToolResult(ok=error is None, output=text, exit_code=result.exit_code,
+    outcome = result.outcome
+    if outcome is ToolOutcome.OK and error is not None:
+        outcome = ToolOutcome.FAILED
+    return ToolResult(outcome=outcome, output=text, exit_code=result.exit_code,
                       truncated=truncated, output_bytes=result.output_bytes,
                       duration_ms=_ms(result), error=error)
 
@@ -321,7 +319,8 @@ def _ms(result: ProcessResult) -> int:
 
 
 def _done(message: str) -> ToolResult:
-    return ToolResult(ok=True, output=message, output_bytes=len(message.encode("utf-8")))
+    return ToolResult(outcome=ToolOutcome.OK, output=message,
+                      output_bytes=len(message.encode("utf-8")))
 
 
 _EXECUTORS: dict[str, Callable[[Mapping[str, object], ToolContext], ToolResult]] = {

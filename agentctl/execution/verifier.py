@@ -59,8 +59,8 @@ def run_check(
 ) -> CheckOutcome:
     """Run `check.command` through `sh -c` in `workspace`, its output going to `log_path`.
 
-    A cancelled check comes back TIMED_OUT with a "was cancelled" summary; callers that can be
-    cancelled check their own flag first. A JUnit report counts only if the command wrote or
+    A check stopped by `should_stop` comes back CANCELLED, not as a failure of the code or of
+    the machine. A JUnit report counts only if the command wrote or
     rewrote it: a stale one committed in the repository proves nothing about this run.
     """
     report_path = (workspace / check.junit_xml).absolute() if check.junit_xml else None
@@ -86,7 +86,7 @@ def run_check(
     )
     summary: str | None
     if result.cancelled:
-        status, summary = C.TIMED_OUT, f"{_cmd(check)} was cancelled"
+        status, summary = C.CANCELLED, f"{_cmd(check)} was cancelled"
     else:
         summary = None if status is C.PASSED else summarize_failure(
             check, status, result.exit_code, tail, failing, evidence)

@@ -48,8 +48,7 @@ def record_approval(store: Store, run_text: str, *, decision: ApprovalDecision, 
                                "verdictId": verdict.verdict_id,
                                "verdictStatus": verdict.status.value})]
         if awaiting:
-            uow.runs.save(run.with_status(RunStatus.COMPLETED, now, has_verdict=True),
-                          expected_status=run.status.value)
+            uow.runs.save(run.closed(verdict, now), expected_status=run.status.value)
             events.append(NewEvent(type=EventType.RUN_COMPLETED, created_at=now,
                                    task_id=run.task_id, run_id=run.run_id,
                                    payload={"status": RunStatus.COMPLETED.value,

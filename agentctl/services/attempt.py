@@ -1,4 +1,4 @@
-"""What one attempt carries through the pipeline: its recorder, spec, workspace and stop signal."""
+"""What one attempt carries through the pipeline: its ledger, spec, workspace and stop signal."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.artifact import Artifact
+from agentctl.domain.ending import Cancelled
 from agentctl.domain.enums import StepStatus, StepType
 from agentctl.domain.errors import LeaseLost
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import ExecutionSpec
 from agentctl.domain.step import Step
-from agentctl.services.recorder import AttemptRecorder, NewArtifact
-from agentctl.store.uow import UnitOfWork
+from agentctl.services.ports import Approver, AttemptLedger, NewArtifact, Produced, StepEnd
 
 
 class StopSignal:
@@ -23,11 +23,11 @@ class StopSignal:
 
     def __init__(self) -> None:
         self._event = threading.Event()
-        self.cancel_reason: str | None = None
+        self.cancellation: Cancelled | None = None
         self.lease_lost = False
 
-    def cancel(self, reason: str) -> None:
-        self.cancel_reason = reason
+    def cancel(self, by: str, reason: str) -> None:
+        self.cancellation = Cancelled(by=by, reason=reason)
         self._event.set()
 
     def lose_lease(self) -> None:
@@ -38,46 +38,53 @@ class StopSignal:
         return self._event.is_set()
 
 
+Progress = Callable[[str], None]
+
+
 @dataclass
 class AttemptContext:
-    recorder: AttemptRecorder
+    ledger: AttemptLedger
     spec: ExecutionSpec
     workspace: Path  # the clone
     scratch: Path  # private, outside the workspace: logs, task file
     env: Mapping[str, str]
     redactor: Redactor
     stop: StopSignal
-    progress: Callable[[str], None]
+    progress: Progress
     redact_logs_up_to: int
+    approver: Approver | None = None
 
     @contextmanager
     def step(self, type_: StepType, title: str, *, live: bool = False) -> Iterator[StepRecord]:
-        """Record a step around a block; the block may fail it, note attributes, add artifacts.
+        """Record a step around a block; the block may fail it, note attributes, add artifacts
+        and the records it produced, which the ledger stores with the step's end.
 
         A `live` step (a clone, a verifier command: long, worth watching) is on record when it
         starts; a short one is recorded, with its start, when it ends.
         """
-        record = StepRecord(self.recorder.begin_step(type_, title, live=live))
+        record = StepRecord(self.ledger.begin_step(type_, title, live=live))
         try:
             yield record
         except LeaseLost:
             raise  # our writes are refused now; the step stays as the last holder left it
         except BaseException as error:
             record.fail("interrupted", f"{type(error).__name__}: {error}")
-            record.close(self.recorder)
+            record.close(self.ledger)
             raise
-        record.close(self.recorder)
+        record.close(self.ledger)
 
 
 class StepRecord:
+    """A step being recorded: how it ends, and what it produced."""
+
     def __init__(self, step: Step) -> None:
         self.step = step
         self.status = StepStatus.SUCCEEDED
         self.failure_code: str | None = None
         self.attributes: dict[str, object] = {}
         self.artifacts: list[NewArtifact] = []
+        self.produced: list[Produced] = []
         self.stored: list[Artifact] = []
-        self.also: Callable[[UnitOfWork, list[Artifact]], None] | None = None
 
     def fail(self, code: str, detail: str, status: StepStatus = StepStatus.FAILED) -> None:
         self.status, self.failure_code = status, code
@@ -89,7 +96,11 @@ class StepRecord:
     def add(self, artifact: NewArtifact) -> None:
         self.artifacts.append(artifact)
 
-    def close(self, recorder: AttemptRecorder) -> None:
-        _, self.stored = recorder.end_step(self.step, self.status, failure_code=self.failure_code,
-                                           attributes=self.attributes, artifacts=self.artifacts,
-                                           also=self.also)
+    def record(self, produced: Produced) -> None:
+        """A record this step made (the patch, a report), stored with the step's end."""
+        self.produced.append(produced)
+
+    def close(self, ledger: AttemptLedger) -> None:
+        self.stored = ledger.end_step(self.step, StepEnd(
+            status=self.status, failure_code=self.failure_code, attributes=self.attributes,
+            artifacts=self.artifacts, produced=self.produced))

@@ -6,23 +6,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agentctl.domain import ids
-from agentctl.domain.artifact import Artifact
 from agentctl.domain.enums import (
     ArtifactType,
     ArtifactVisibility,
-    EventType,
     PatchApplyStatus,
     RedactionStatus,
     StepType,
 )
-from agentctl.domain.events import NewEvent
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import Patch, check_boundary, compute_stats
 from agentctl.execution.patch_collector import check_applies, collect_patch
 from agentctl.execution.redact_stream import redact_file
 from agentctl.services.attempt import AttemptContext
 from agentctl.services.evidence import file_artifact, json_artifact
-from agentctl.store.uow import UnitOfWork
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,17 +40,17 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
         redacted = ctx.scratch / "patch.redacted.diff"
         secrets = redact_file(diff_path, redacted, ctx.redactor)
         if secrets:  # the true patch stays internal; people and judges see the redacted copy
-            diff = file_artifact(ctx.recorder, diff_path, name="patch.diff",
+            diff = file_artifact(ctx.ledger.blobs, diff_path, name="patch.diff",
                                  type_=ArtifactType.PATCH_UNIFIED_DIFF,
                                  visibility=ArtifactVisibility.INTERNAL_ONLY,
                                  redaction=RedactionStatus.RAW)
             step.add(diff)
-            step.add(file_artifact(ctx.recorder, redacted, name="patch.redacted.diff",
+            step.add(file_artifact(ctx.ledger.blobs, redacted, name="patch.redacted.diff",
                                    type_=ArtifactType.PATCH_UNIFIED_DIFF,
                                    visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER,
                                    redaction=RedactionStatus.REDACTED))
         else:
-            diff = file_artifact(ctx.recorder, diff_path, name="patch.diff",
+            diff = file_artifact(ctx.ledger.blobs, diff_path, name="patch.diff",
                                  type_=ArtifactType.PATCH_UNIFIED_DIFF,
                                  visibility=ArtifactVisibility.SAFE_FOR_PR,
                                  redaction=RedactionStatus.CLEAN)
@@ -62,7 +58,7 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
         changes = collected.changes
         stats = compute_stats(changes)
         boundary = check_boundary(changes, spec.patch_boundary)
-        step.add(json_artifact(ctx.recorder, {
+        step.add(json_artifact(ctx.ledger.blobs, {
             "baseCommit": spec.base_commit, "files": changes, "stats": stats,
             "boundaryCheck": boundary,
         }, name="touched-files.json", type_=ArtifactType.TOUCHED_FILES, redactor=ctx.redactor))
@@ -70,29 +66,15 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
         step.note(files=stats.files_changed, additions=stats.additions,
                   deletions=stats.deletions, boundaryPassed=boundary.passed, secrets=secrets)
         patch = Patch(
-            patch_id=ids.new_id("patch"), run_id=ctx.recorder.lease.run_id,
-            attempt_id=ctx.recorder.lease.attempt_id, base_commit=spec.base_commit,
+            patch_id=ids.new_id("patch"), run_id=ctx.ledger.lease.run_id,
+            attempt_id=ctx.ledger.lease.attempt_id, base_commit=spec.base_commit,
             unified_diff_artifact=diff.artifact_id, file_changes=changes, stats=stats,
             boundary_check=boundary,
             apply_status=PatchApplyStatus.APPLIES_CLEANLY if applies
             else PatchApplyStatus.DOES_NOT_APPLY,
-            apply_error=apply_error, created_at=ctx.recorder.clock(),
+            apply_error=apply_error, created_at=ctx.ledger.now(),
         )
-
-        def add_patch(uow: UnitOfWork, _: list[Artifact]) -> None:
-            uow.patches.add(patch)
-            uow.events.append(NewEvent(
-                type=EventType.PATCH_PRODUCED, created_at=patch.created_at,
-                task_id=ctx.recorder.lease.task_id, run_id=patch.run_id,
-                attempt_id=patch.attempt_id, step_id=step.step.step_id,
-                payload={"patchId": patch.patch_id, "files": stats.files_changed,
-                         "additions": stats.additions, "deletions": stats.deletions,
-                         "boundaryPassed": boundary.passed,
-                         "applyStatus": patch.apply_status.value,
-                         "forbiddenPathViolations": list(boundary.forbidden_path_violations)},
-            ))
-
-        step.also = add_patch
+        step.record(patch)
     diff_lines = tuple(replace(line, text=ctx.redactor.clean(line.text))
                        for line in collected.diff_lines)
     return CollectedEvidence(patch, diff_lines, tuple(a.artifact_id for a in step.artifacts),

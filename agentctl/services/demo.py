@@ -19,9 +19,8 @@ from agentctl.domain.task import Task
 from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.services.pipeline import RunOptions
 from agentctl.services.requests import TaskRequest
-from agentctl.services.runs import create_run
 from agentctl.services.tasks import submit_task
-from agentctl.services.worker import run_inline
+from agentctl.services.worker import start_run
 from agentctl.store import Store
 
 IDENTITY = {"GIT_AUTHOR_NAME": "agentctl demo", "GIT_AUTHOR_EMAIL": "demo@agentctl.invalid",
@@ -114,9 +113,8 @@ def run_demo(store: Store, root: Path, *,
                                         for c in scenario.extra_checks),
             labels={"demo": scenario.name}), cwd=root)
         agent = parse_agent_spec(f"script:{plans / scenario.plan}", root)
-        run = create_run(store, settings, task.task_id, agent=agent)
-        final = run_inline(store, run, ttl_seconds=settings.worker.lease_ttl_seconds,
-                           options=options)
+        final = start_run(store, settings, task.task_id, agent=agent, detach=False,
+                          options=options)
         results.append(DemoResult(scenario, task, final))
     return results
 

@@ -14,30 +14,30 @@ from agentctl.domain.enums import ArtifactType, ArtifactVisibility, RedactionSta
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.serialize import to_json
 from agentctl.execution.redact_stream import redact_file
-from agentctl.services.recorder import AttemptRecorder, NewArtifact
+from agentctl.services.ports import Blobs, NewArtifact
 
 
-def log_artifact(recorder: AttemptRecorder, path: Path, *, name: str, type_: ArtifactType,
+def log_artifact(blobs: Blobs, path: Path, *, name: str, type_: ArtifactType,
                  redactor: Redactor, redact_up_to: int,
                  visibility: ArtifactVisibility = ArtifactVisibility.VISIBLE_TO_REQUESTER,
                  metadata: Mapping[str, str] | None = None) -> NewArtifact:
     """Store a log file (consumed): redacted when small enough to scan, else raw and internal."""
     size = path.stat().st_size
     if size > redact_up_to:
-        blob = recorder.put_file(path, move=True)
+        blob = blobs.put_file(path, move=True)
         return NewArtifact(type_, name, blob, ArtifactVisibility.INTERNAL_ONLY,
                            RedactionStatus.RAW, {**(metadata or {}), "note":
                            f"{size} bytes: over the redaction limit, kept raw and internal"})
-    staging = recorder.store.blobs.staging_file()
+    staging = blobs.staging_file()
     found = redact_file(path, staging, redactor)
     path.unlink()
-    blob = recorder.put_file(staging, move=True)
+    blob = blobs.put_file(staging, move=True)
     status = RedactionStatus.REDACTED if found else RedactionStatus.CLEAN
     return NewArtifact(type_, name, blob, visibility, status,
                        {**(metadata or {}), "redactions": str(found)})
 
 
-def json_artifact(recorder: AttemptRecorder, data: object, *, name: str, type_: ArtifactType,
+def json_artifact(blobs: Blobs, data: object, *, name: str, type_: ArtifactType,
                   redactor: Redactor,
                   visibility: ArtifactVisibility = ArtifactVisibility.SAFE_FOR_PR) -> NewArtifact:
     """Redacted value by value, so a redaction can never break the JSON around it."""
@@ -57,21 +57,21 @@ def json_artifact(recorder: AttemptRecorder, data: object, *, name: str, type_: 
 
     document = clean(to_json(data))
     text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    blob = recorder.put_bytes(text.encode("utf-8"))
+    blob = blobs.put_bytes(text.encode("utf-8"))
     status = RedactionStatus.REDACTED if found else RedactionStatus.CLEAN
     return NewArtifact(type_, name, blob, visibility, status, {"redactions": str(found)})
 
 
-def text_artifact(recorder: AttemptRecorder, text: str, *, name: str, type_: ArtifactType,
+def text_artifact(blobs: Blobs, text: str, *, name: str, type_: ArtifactType,
                   redactor: Redactor,
                   visibility: ArtifactVisibility = ArtifactVisibility.SAFE_FOR_PR) -> NewArtifact:
     clean, found = redactor.redact(text)
-    blob = recorder.put_bytes(clean.encode("utf-8"))
+    blob = blobs.put_bytes(clean.encode("utf-8"))
     status = RedactionStatus.REDACTED if found else RedactionStatus.CLEAN
     return NewArtifact(type_, name, blob, visibility, status, {"redactions": str(found)})
 
 
-def file_artifact(recorder: AttemptRecorder, path: Path, *, name: str, type_: ArtifactType,
+def file_artifact(blobs: Blobs, path: Path, *, name: str, type_: ArtifactType,
                   visibility: ArtifactVisibility, redaction: RedactionStatus) -> NewArtifact:
     """A file stored as is (e.g. the real patch, whose scan status the caller determined)."""
-    return NewArtifact(type_, name, recorder.put_file(path), visibility, redaction)
+    return NewArtifact(type_, name, blobs.put_file(path), visibility, redaction)

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from agentctl.domain import ids
-from agentctl.domain.artifact import Artifact
-from agentctl.domain.enums import ArtifactType, EventType, StepType
-from agentctl.domain.events import NewEvent
+from agentctl.domain.enums import ArtifactType, StepType
 from agentctl.domain.judge import RULES_JUDGE, JudgeReport, combine, judge_by_rules
 from agentctl.domain.run import ExecutionSpec
 from agentctl.domain.serialize import to_json
@@ -16,7 +14,6 @@ from agentctl.execution.external_judge import run_external_judge
 from agentctl.services.attempt import AttemptContext
 from agentctl.services.collect import CollectedEvidence
 from agentctl.services.evidence import json_artifact
-from agentctl.store.uow import UnitOfWork
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,31 +43,20 @@ def judge(ctx: AttemptContext, collected: CollectedEvidence,
             judgement = combine(judgement, external)
             name = f"{RULES_JUDGE} + command"
         report = JudgeReport(
-            judge_report_id=ids.new_id("judge"), run_id=ctx.recorder.lease.run_id,
-            attempt_id=ctx.recorder.lease.attempt_id, judge=name,
+            judge_report_id=ids.new_id("judge"), run_id=ctx.ledger.lease.run_id,
+            attempt_id=ctx.ledger.lease.attempt_id, judge=name,
             status=judgement.status, findings=judgement.findings,
             confidence=judgement.confidence, report_artifact=None,
-            created_at=ctx.recorder.clock(), summary=judgement.summary,
+            created_at=ctx.ledger.now(), summary=judgement.summary,
         )
-        document = json_artifact(ctx.recorder, report, name="judge-report.json",
+        document = json_artifact(ctx.ledger.blobs, report, name="judge-report.json",
                                  type_=ArtifactType.JUDGE_REPORT, redactor=ctx.redactor)
         report = replace(report, report_artifact=document.artifact_id)
         step.add(document)
         step.note(status=report.status.value, findings=len(report.findings),
                   confidence=report.confidence)
 
-        def add_report(uow: UnitOfWork, _: list[Artifact]) -> None:
-            uow.judgements.add(report)
-            uow.events.append(NewEvent(
-                type=EventType.JUDGE_COMPLETED, created_at=report.created_at,
-                task_id=ctx.recorder.lease.task_id, run_id=report.run_id,
-                attempt_id=report.attempt_id, step_id=step.step.step_id,
-                payload={"judgeReportId": report.judge_report_id, "judge": report.judge,
-                         "status": report.status.value, "confidence": report.confidence,
-                         "findings": len(report.findings)},
-            ))
-
-        step.also = add_report
+        step.record(report)
     return JudgeEvidence(report, (document.artifact_id,))
 
 

@@ -9,11 +9,11 @@ further (shell commands, an external agent) are on record before they start.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from agentctl.domain.command_rules import GuardDecision
-from agentctl.domain.enums import ArtifactType, ArtifactVisibility, ToolDecision
+from agentctl.domain.enums import ArtifactType, ArtifactVisibility, ToolDecision, ToolOutcome
 from agentctl.domain.step import ToolResult
 from agentctl.execution import tools
 from agentctl.execution.guards import BudgetGuard
@@ -21,21 +21,19 @@ from agentctl.execution.process import run_to_file
 from agentctl.execution.tools import ToolContext
 from agentctl.execution.workspace import run_git
 from agentctl.services.evidence import json_artifact, log_artifact
-from agentctl.services.recorder import AttemptRecorder, NewArtifact, arguments_json
+from agentctl.services.ports import Approver, AttemptLedger, CallRequest, NewArtifact
+from agentctl.services.recording import arguments_json
 
 AGENT_EXEC = "agent.exec"
 COST_FILE = "agentctl-cost.json"
 RECORDED_BEFORE_RUNNING = {"shell.run", AGENT_EXEC}
 
-# Answers whether a person approves an `ask` call: the approver's name, or None for no.
-Approver = Callable[[str, Mapping[str, object], GuardDecision], "str | None"]
-
 
 class ToolRuntime:
-    def __init__(self, recorder: AttemptRecorder, context: ToolContext, budget: BudgetGuard, *,
+    def __init__(self, ledger: AttemptLedger, context: ToolContext, budget: BudgetGuard, *,
                  approver: Approver | None = None, agent_timeout: float,
                  redact_logs_up_to: int) -> None:
-        self.recorder = recorder
+        self.ledger = ledger
         self.context = context
         self.budget = budget
         self.approver = approver
@@ -45,8 +43,7 @@ class ToolRuntime:
 
     def call(self, tool: str, arguments: Mapping[str, object], *,
              title: str | None = None) -> ToolResult:
-        requested_at = self.recorder.clock()
-        stored_arguments = arguments_json(arguments, self.context.redactor.clean)
+        requested_at = self.ledger.now()
         decision = self._decide(tool, arguments)
         approved_by = None
         if decision.decision is ToolDecision.REQUIRES_APPROVAL and self.approver is not None:
@@ -56,31 +53,27 @@ class ToolRuntime:
             else:
                 decision = GuardDecision(ToolDecision.REQUIRES_APPROVAL, decision.matched_rule,
                                          "declined at the approval prompt")
-        if decision.decision is not ToolDecision.ALLOWED:
+        request = CallRequest(
+            tool=tool, arguments_json=arguments_json(arguments, self.context.redactor.clean),
+            decision=decision.decision, matched_rule=decision.matched_rule,
+            denial_reason=decision.reason, requested_at=requested_at, approved_by=approved_by)
+        if not decision.allowed:
             self.budget.charge(0)
-            self.recorder.tool_call(
-                tool=tool, arguments_json=stored_arguments, decision=decision.decision,
-                matched_rule=decision.matched_rule, denial_reason=decision.reason,
-                requested_at=requested_at, result=None, approved_by=approved_by)
-            return ToolResult(ok=False, error=f"denied ({decision.decision.value}): "
-                                              f"{decision.reason}")
+            self.ledger.finished_call(request, None)
+            return ToolResult.denied(decision.decision, decision.reason or "denied")
         if tool in RECORDED_BEFORE_RUNNING:
-            self.recorder.flush()  # batched calls are on record before anything leaves the workspace
-            step, call = self.recorder.begin_tool_call(
-                tool=tool, arguments_json=stored_arguments, matched_rule=decision.matched_rule,
-                requested_at=requested_at, approved_by=approved_by)
+            self.ledger.flush()  # batched calls are on record before anything leaves the workspace
+            step, call = self.ledger.begin_call(request)
             try:
                 result, artifacts = self._execute(tool, arguments)
             except BaseException:  # Ctrl-C or SIGTERM mid-command: close the step, then stop
-                self.recorder.end_tool_call(step, call, ToolResult(ok=False, error="interrupted"))
+                self.ledger.end_call(step, call, ToolResult(outcome=ToolOutcome.CANCELLED,
+                                                            error="interrupted"))
                 raise
-            self.recorder.end_tool_call(step, call, result, artifacts)
+            self.ledger.end_call(step, call, result, artifacts)
         else:
             result, _ = self._execute(tool, arguments)
-            self.recorder.tool_call(
-                tool=tool, arguments_json=stored_arguments, decision=ToolDecision.ALLOWED,
-                matched_rule=decision.matched_rule, denial_reason=None,
-                requested_at=requested_at, result=result, approved_by=approved_by)
+            self.ledger.finished_call(request, result)
         self.budget.charge(result.output_bytes)
         return result
 
@@ -100,18 +93,19 @@ class ToolRuntime:
             return tools.execute(tool, arguments, self.context), []
         self._transcripts += 1
         transcript = self.context.scratch / f"agent-transcript-{self._transcripts}.log"
-        outcome = run_to_file(str(arguments["command"]), cwd=self.context.workspace,
+        process = run_to_file(str(arguments["command"]), cwd=self.context.workspace,
                               env=self.context.env, output=transcript,
                               timeout=self.agent_timeout, should_stop=self.context.should_stop)
         head = _head(transcript, self.context.policy.max_result_bytes)
+        outcome = process.outcome
         result = ToolResult(
-            ok=outcome.exit_code == 0 and not outcome.timed_out and not outcome.cancelled,
-            output=self.context.redactor.clean(head), exit_code=outcome.exit_code,
-            truncated=outcome.output_bytes > len(head.encode()), output_bytes=outcome.output_bytes,
-            duration_ms=int(outcome.duration_seconds * 1000),
-            error="timed out" if outcome.timed_out else "cancelled" if outcome.cancelled else None,
+            outcome=outcome, output=self.context.redactor.clean(head),
+            exit_code=process.exit_code, truncated=process.output_bytes > len(head.encode()),
+            output_bytes=process.output_bytes, duration_ms=int(process.duration_seconds * 1000),
+            error={ToolOutcome.TIMED_OUT: f"timed out after {self.agent_timeout:g} s",
+                   ToolOutcome.CANCELLED: "cancelled"}.get(outcome),
         )
-        artifacts = [log_artifact(self.recorder, transcript, name="agent-transcript.log",
+        artifacts = [log_artifact(self.ledger.blobs, transcript, name="agent-transcript.log",
                                   type_=ArtifactType.MODEL_TRANSCRIPT_SUMMARY,
                                   redactor=self.context.redactor,
                                   redact_up_to=self.redact_logs_up_to,
@@ -134,10 +128,9 @@ class ToolRuntime:
             data = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
             data = {"invalid": raw.decode("utf-8", errors="replace")[:2000]}
-        return json_artifact(self.recorder, data, name=COST_FILE, type_=ArtifactType.COST_REPORT,
+        return json_artifact(self.ledger.blobs, data, name=COST_FILE, type_=ArtifactType.COST_REPORT,
                              redactor=self.context.redactor,
                              visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER)
-
 
     def _tracked(self, name: str) -> bool:
         listed = run_git(["ls-files", "--", name], what="cannot list tracked files",

@@ -25,7 +25,7 @@ _STEP_STATUS = {
     VerificationCheckStatus.PASSED: StepStatus.SUCCEEDED,
     VerificationCheckStatus.TIMED_OUT: StepStatus.TIMED_OUT,
     VerificationCheckStatus.SKIPPED: StepStatus.SKIPPED,
-}
+}  # FAILED, INFRA_FAILURE and CANCELLED checks are FAILED steps (with the status as their code)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,31 +34,33 @@ class VerificationEvidence:
     evidence: tuple[str, ...]  # verifier-report.json first, then the logs and test reports
 
 
-def verify(ctx: AttemptContext) -> VerificationEvidence:
-    started = ctx.recorder.clock()
+def verify(ctx: AttemptContext) -> VerificationEvidence | None:
+    """Every planned check, then the report; None when the run was stopped on the way."""
+    started = ctx.ledger.now()
     checks: list[VerificationCheck] = []
     evidence: list[str] = []
     for planned in ctx.spec.verification_plan.checks:
         if ctx.stop():
-            break
+            return None
         check, produced = _run_one(ctx, planned)
         checks.append(check)
         evidence += produced
+    if ctx.stop():
+        return None
     report_id = ids.new_id("verification")
     with ctx.step(StepType.SUMMARIZE_LOG, "verification report") as step:
         report = VerificationReport(
-            verification_report_id=report_id, run_id=ctx.recorder.lease.run_id,
-            attempt_id=ctx.recorder.lease.attempt_id, status=overall_status(checks),
+            verification_report_id=report_id, run_id=ctx.ledger.lease.run_id,
+            attempt_id=ctx.ledger.lease.attempt_id, status=overall_status(checks),
             checks=tuple(checks), full_report_artifact=None, started_at=started,
-            ended_at=ctx.recorder.clock(),
+            ended_at=ctx.ledger.now(),
         )
-        document = json_artifact(ctx.recorder, report, name="verifier-report.json",
+        document = json_artifact(ctx.ledger.blobs, report, name="verifier-report.json",
                                  type_=ArtifactType.VERIFIER_REPORT, redactor=ctx.redactor)
         step.add(document)
         report = replace(report, full_report_artifact=document.artifact_id)
         step.note(status=report.status.value, checks=len(checks))
-
-        step.also = lambda uow, _: uow.verifications.add(report)
+        step.record(report)
     return VerificationEvidence(report, (document.artifact_id, *evidence))
 
 
@@ -74,7 +76,7 @@ def _run_one(ctx: AttemptContext, planned: PlannedCheck) -> tuple[VerificationCh
         )
         summary = ctx.redactor.clean(outcome.summarized_failure) if outcome.summarized_failure \
             else None
-        log_draft = log_artifact(ctx.recorder, log, name=f"{planned.name}.log",
+        log_draft = log_artifact(ctx.ledger.blobs, log, name=f"{planned.name}.log",
                                  type_=ArtifactType.COMMAND_LOG, redactor=ctx.redactor,
                                  redact_up_to=ctx.redact_logs_up_to,
                                  metadata={"command": ctx.redactor.clean(planned.command)})
@@ -82,7 +84,7 @@ def _run_one(ctx: AttemptContext, planned: PlannedCheck) -> tuple[VerificationCh
         report_draft = None
         if outcome.junit_report is not None and outcome.junit_report.is_file():
             report_draft = text_artifact(
-                ctx.recorder, outcome.junit_report.read_text(errors="replace"),
+                ctx.ledger.blobs, outcome.junit_report.read_text(errors="replace"),
                 name=outcome.junit_report.name, type_=ArtifactType.TEST_REPORT,
                 redactor=ctx.redactor)
             step.add(report_draft)
@@ -91,6 +93,8 @@ def _run_one(ctx: AttemptContext, planned: PlannedCheck) -> tuple[VerificationCh
         if outcome.status is not VerificationCheckStatus.PASSED:
             step.fail(outcome.status.value.lower(), summary or outcome.status.value,
                       _STEP_STATUS.get(outcome.status, StepStatus.FAILED))
+    ctx.progress(f"check {planned.name}: {outcome.status.value} in "
+                 f"{outcome.duration_seconds:.1f}s" + (f" ({summary})" if summary else ""))
     check = VerificationCheck(
         name=planned.name, command=planned.command, status=outcome.status,
         exit_code=outcome.exit_code, duration_seconds=round(outcome.duration_seconds, 3),

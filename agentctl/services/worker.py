@@ -1,4 +1,6 @@
-"""Executing runs: the lease keeper (heartbeats, cancellation), the inline runner and workers."""
+"""Executing runs: `run start` as one use case, the lease keeper (heartbeats, cancellation),
+the inline runner and workers. Written against the RunQueue port, so the same loop runs on the
+store and on the in-memory fake."""
 
 from __future__ import annotations
 
@@ -7,28 +9,39 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from types import TracebackType
 
+from agentctl.config import Config
 from agentctl.domain import ids
-from agentctl.domain.clock import Clock, utcnow
+from agentctl.domain.agent import AgentSpec
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.errors import LeaseLost
 from agentctl.domain.run import Run
-from agentctl.domain.transitions import ACTIVE_RUN, TERMINAL_RUN
-from agentctl.domain.verdict import Evidence, VerdictInputs, decide_verdict
+from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.services.attempt import StopSignal
 from agentctl.services.pipeline import RunOptions, execute_attempt
-from agentctl.services.recorder import AttemptRecorder
-from agentctl.services.runs import Lease, heartbeat, lease_run, reap_expired
+from agentctl.services.ports import Lease, RunQueue
+from agentctl.services.runs import create_run
+from agentctl.services.sql_ledger import StoreRunQueue
 from agentctl.store import Store
-from agentctl.store.views import Views
 
 CANCEL_POLL_SECONDS = 0.5
+BUSY_POLL_SECONDS = 0.2
 
 
 def new_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{ids.new_id('worker')[-6:]}"
+
+
+def start_run(store: Store, config: Config, task_text: str, *, agent: AgentSpec, detach: bool,
+              options: RunOptions) -> Run:
+    """`run start`: a queued run under a frozen spec and, unless detached, executed here until
+    it ends (or waits for a human)."""
+    run = create_run(store, config, task_text, agent=agent)
+    if detach:
+        return run
+    return run_inline(StoreRunQueue(store), run.run_id,
+                      ttl_seconds=config.worker.lease_ttl_seconds, options=options)
 
 
 class LeaseKeeper:
@@ -38,8 +51,8 @@ class LeaseKeeper:
     the waits that poll it.
     """
 
-    def __init__(self, store: Store, lease: Lease, stop: StopSignal) -> None:
-        self.store, self.lease, self.stop = store, lease, stop
+    def __init__(self, queue: RunQueue, lease: Lease, stop: StopSignal) -> None:
+        self.queue, self.lease, self.stop = queue, lease, stop
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="agentctl-heartbeat", daemon=True)
 
@@ -58,107 +71,67 @@ class LeaseKeeper:
         while not self._done.wait(min(CANCEL_POLL_SECONDS, interval)):
             try:
                 if time.monotonic() >= due:
-                    beat = heartbeat(self.store, self.lease)
+                    cancel = self.queue.heartbeat(self.lease).cancel
                     due = time.monotonic() + interval
                 else:
-                    beat = None
-                reason = beat.cancel_reason if beat else self._cancel_reason()
+                    cancel = self.queue.cancel_request(self.lease.run_id)
             except LeaseLost:
                 self.stop.lose_lease()
                 return
-            if reason and not self.stop.cancel_reason:
-                self.stop.cancel(reason)
-
-    def _cancel_reason(self) -> str | None:
-        with Views(self.store.home) as views:
-            request = views.cancel_request(self.lease.run_id)
-        return f"cancelled by {request[0]}: {request[1]}" if request else None
+            if cancel is not None and self.stop.cancellation is None:
+                self.stop.cancel(*cancel)
 
 
-def execute_leased(store: Store, lease: Lease, options: RunOptions) -> Run | None:
+def execute_leased(queue: RunQueue, lease: Lease, options: RunOptions) -> Run | None:
     """One attempt under a held lease; None if the lease was lost on the way."""
-    with Views(store.home) as views:
-        run = views.run(lease.run_id)
+    run = queue.run(lease.run_id)
     stop = StopSignal()
-    recorder = AttemptRecorder(store, lease, spec_digest=run.spec_digest)
-    with LeaseKeeper(store, lease, stop):
-        try:
-            return execute_attempt(recorder, run, stop, options)
-        except KeyboardInterrupt:
-            _interrupted(recorder, run, release=options.release_on_interrupt)
-            raise
+    with LeaseKeeper(queue, lease, stop):
+        return execute_attempt(queue.ledger(lease, run.spec_digest), run, stop, options)
 
 
-def _interrupted(recorder: AttemptRecorder, run: Run, *, release: bool) -> None:
-    """Ctrl-C or SIGTERM: an inline run ends CANCELLED at once; a worker hands its run back to
-    the queue (an infrastructure failure of this attempt) instead of waiting for the lease."""
-    spec = run.execution_spec
-    reason = "worker stopped" if release else "interrupted by the user (Ctrl-C)"
-    inputs = VerdictInputs(autonomy=spec.autonomy_level, judge_policy=spec.judge_policy,
-                           patch=None, verification=None, judge=None, evidence=Evidence())
-    try:
-        if release:
-            final = decide_verdict(replace(inputs, infrastructure_failure=reason))
-            recorder.fail(code="worker_stopped", reason=reason, final=final)
-        else:
-            recorder.finish(decide_verdict(replace(inputs, cancelled=reason)))
-    except LeaseLost:
-        pass  # someone else holds the run now; nothing of ours may be written
-
-
-def run_inline(store: Store, run: Run, *, ttl_seconds: float, options: RunOptions,
-               clock: Clock = utcnow) -> Run:
+def run_inline(queue: RunQueue, run_id: str, *, ttl_seconds: float, options: RunOptions,
+               sleep: Callable[[float], None] = time.sleep) -> Run:
     """Execute one run in this process, attempt after attempt, until it ends (or needs a human)."""
     worker_id = new_worker_id()
     while True:
-        with Views(store.home) as views:
-            current = views.run(run.run_id)
+        current = queue.run(run_id)
         if current.status in TERMINAL_RUN or current.status is RunStatus.NEEDS_APPROVAL:
             return current
         if current.status is not RunStatus.QUEUED:
             # Another worker holds it: wait for it to end, or for its lease to run out.
-            reap_expired(store, clock=clock)
-            time.sleep(0.2)
+            queue.reap_expired()
+            sleep(BUSY_POLL_SECONDS)
             continue
-        if current.not_before and current.not_before > clock():
-            wait = (current.not_before - clock()).total_seconds()
+        if current.not_before is not None and current.not_before > queue.now():
+            wait = (current.not_before - queue.now()).total_seconds()
             options.progress(f"retrying in {wait:.1f}s (backoff)")
-            time.sleep(max(0.0, wait))
-        lease = lease_run(store, worker_id=worker_id, ttl_seconds=ttl_seconds,
-                          run_id=run.run_id, clock=clock)
-        if lease is None:
+            sleep(max(0.0, wait))
+        lease = queue.lease(worker_id=worker_id, ttl_seconds=ttl_seconds, run_id=run_id)
+        if lease is None:  # another worker was quicker
             continue
-        execute_leased(store, lease, options)
+        execute_leased(queue, lease, options)
 
 
-def work(store: Store, *, worker_id: str, ttl_seconds: float, poll_seconds: float,
+def work(queue: RunQueue, *, worker_id: str, ttl_seconds: float, poll_seconds: float,
          options: RunOptions, once: bool = False, max_runs: int | None = None,
          on_run: Callable[[Run | None], None] = lambda _run: None,
-         clock: Clock = utcnow) -> int:
+         sleep: Callable[[float], None] = time.sleep) -> int:
     """Lease and execute queued runs until told to stop; the number of attempts executed.
 
     Every pass first reaps expired leases, so a run whose worker died is picked up again.
     With `once`, return when nothing is queued any more (runs waiting out a backoff count as
-    queued).
+    queued, and so do runs other workers hold: they may come back).
     """
     executed = 0
     while max_runs is None or executed < max_runs:
-        reap_expired(store, clock=clock)
-        lease = lease_run(store, worker_id=worker_id, ttl_seconds=ttl_seconds, clock=clock)
+        queue.reap_expired()
+        lease = queue.lease(worker_id=worker_id, ttl_seconds=ttl_seconds)
         if lease is not None:
-            on_run(execute_leased(store, lease, options))
+            on_run(execute_leased(queue, lease, options))
             executed += 1
             continue
-        if once:
-            with Views(store.home) as views:
-                waiting = views.runs(limit=1, status=RunStatus.QUEUED.value)
-            if not waiting and not _any_active(store):
-                return executed
-        time.sleep(poll_seconds)
+        if once and not queue.waiting():
+            return executed
+        sleep(poll_seconds)
     return executed
-
-
-def _any_active(store: Store) -> bool:
-    """Runs another worker holds may still come back to the queue (infra failure, lost lease)."""
-    with Views(store.home) as views:
-        return any(views.runs(limit=1, status=status.value) for status in ACTIVE_RUN)

@@ -30,6 +30,7 @@ from agentctl.store.repository import Repository
 
 _ATTEMPT = tables.AttemptRow.__table__
 _RUN = tables.RunRow.__table__
+_TASK = tables.TaskRow.__table__
 _LIVE = [AttemptStatus.STARTING.value, AttemptStatus.ACTIVE.value]
 
 
@@ -134,6 +135,13 @@ class UnitOfWork:
             select(_RUN.c.status).where(_RUN.c.run_id == run_id)).scalar()
         if status is None:
             raise NotFound(f"no run {run_id}")
+        return str(status)
+
+    def task_status(self, task_id: str) -> str:
+        status = self.connection.execute(
+            select(_TASK.c.status).where(_TASK.c.task_id == task_id)).scalar()
+        if status is None:
+            raise NotFound(f"no task {task_id}")
         return str(status)
 
     def set_run_status(self, run_id: str, *, expected: str, target: str) -> None:

@@ -26,7 +26,8 @@ from agentctl.domain.errors import LeaseLost
 from agentctl.domain.run import Run
 from agentctl.domain.verdict import ChainLink, Decision
 from agentctl.execution.agents.spec import parse_agent_spec
-from agentctl.services.recorder import AttemptRecorder
+from agentctl.domain.ending import Completed
+from agentctl.services.sql_ledger import StoreLedger
 from agentctl.services.requests import TaskRequest
 from agentctl.services.runs import create_run, lease_run, reap_expired
 from agentctl.services.tasks import submit_task
@@ -92,12 +93,11 @@ def test_expired_attempt_cannot_submit_a_successful_result(
     lease = lease_run(store, worker_id="worker-a", ttl_seconds=TTL, run_id=queued.run_id,
                       clock=clock)
     assert lease is not None
-    recorder = AttemptRecorder(store, lease, spec_digest=queued.spec_digest, clock=clock)
+    recorder = StoreLedger(store, lease, spec_digest=queued.spec_digest, clock=clock)
     worked_up_to_judging(recorder)
     clock.sleep(TTL * 2)
 
-    with pytest.raises(LeaseLost):
-        recorder.finish(SUCCESS)
+    assert recorder.end(Completed(SUCCESS)) is None  # refused: nothing of it lands
 
     run, verdicts = run_and_verdicts(store, queued.run_id)
     assert verdicts == []
@@ -110,12 +110,12 @@ def test_an_expired_attempt_can_write_nothing_else_either(
     lease = lease_run(store, worker_id="worker-a", ttl_seconds=TTL, run_id=queued.run_id,
                       clock=clock)
     assert lease is not None
-    recorder = AttemptRecorder(store, lease, spec_digest=queued.spec_digest, clock=clock)
+    recorder = StoreLedger(store, lease, spec_digest=queued.spec_digest, clock=clock)
     recorder.activate()
     clock.sleep(TTL * 2)
 
     with pytest.raises(LeaseLost):
-        recorder.begin_step(StepType.LOAD_CONTEXT, "late step")
+        recorder.begin_step(StepType.LOAD_CONTEXT, "late step", live=True)
     with pytest.raises(LeaseLost):
         recorder.advance(RunStatus.RUNNING_AGENT, EventType.WORKSPACE_PREPARED)
     with store.unit_of_work() as uow:
@@ -128,7 +128,7 @@ def test_after_the_reaper_a_fresh_attempt_finishes_the_run_and_the_stale_one_sti
     stale = lease_run(store, worker_id="worker-a", ttl_seconds=TTL, run_id=queued.run_id,
                       clock=clock)
     assert stale is not None
-    worked_up_to_judging(AttemptRecorder(store, stale, spec_digest=queued.spec_digest,
+    worked_up_to_judging(StoreLedger(store, stale, spec_digest=queued.spec_digest,
                                          clock=clock))
     clock.sleep(TTL * 2)
 
@@ -138,13 +138,14 @@ def test_after_the_reaper_a_fresh_attempt_finishes_the_run_and_the_stale_one_sti
                       clock=clock)
     assert fresh is not None and fresh.attempt_number == 2
 
-    with pytest.raises(LeaseLost):
-        AttemptRecorder(store, stale, spec_digest=queued.spec_digest, clock=clock).finish(SUCCESS)
+    stale_ledger = StoreLedger(store, stale, spec_digest=queued.spec_digest, clock=clock)
+    assert stale_ledger.end(Completed(SUCCESS)) is None
     assert run_and_verdicts(store, queued.run_id)[1] == []
 
-    recorder = AttemptRecorder(store, fresh, spec_digest=queued.spec_digest, clock=clock)
+    recorder = StoreLedger(store, fresh, spec_digest=queued.spec_digest, clock=clock)
     worked_up_to_judging(recorder)
-    finished = recorder.finish(SUCCESS)
+    finished = recorder.end(Completed(SUCCESS))
+    assert finished is not None
     assert finished.status is RunStatus.COMPLETED
     run, verdicts = run_and_verdicts(store, queued.run_id)
     assert len(verdicts) == 1 and run.status is RunStatus.COMPLETED

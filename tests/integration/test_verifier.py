@@ -208,6 +208,5 @@ def test_a_cancelled_check_says_it_was_cancelled(workspace: Path) -> None:
     outcome = run_check(planned, workspace=workspace, env=ENV, infra_patterns=(),
                         log_path=workspace.parent / "cancel.log",
                         should_stop=lambda: time.monotonic() > stop_at)
-    assert outcome.status is C.TIMED_OUT
+    assert outcome.status is C.CANCELLED
     assert outcome.summarized_failure == "`sleep 30` was cancelled"
-    assert outcome.duration_seconds < 2

@@ -15,11 +15,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentctl.domain import transitions
-from agentctl.domain.enums import AttemptStatus, RunStatus, StepStatus, StepType, TaskStatus
+from agentctl.domain.enums import (
+    AttemptStatus,
+    PrEligibility,
+    RunStatus,
+    StepStatus,
+    StepType,
+    TaskStatus,
+    VerdictStatus,
+)
 from agentctl.domain.errors import AgentctlError, IllegalTransition, InvariantViolation
 from agentctl.domain.run import Attempt
 from agentctl.domain.step import Step
 from agentctl.domain.transitions import advance, can_advance, is_terminal
+from agentctl.domain.verdict import Verdict
 
 T, R, A, S = TaskStatus, RunStatus, AttemptStatus, StepStatus
 
@@ -202,19 +211,53 @@ def _step(status: StepStatus) -> Step:
 def test_run_record_refuses_an_illegal_transition_naming_both_states(make_run) -> None:
     run = make_run(status=R.QUEUED)
     with pytest.raises(IllegalTransition, match="run cannot go from QUEUED to JUDGING: run run_1"):
-        run.with_status(R.JUDGING, LATER)
-    assert run.with_status(R.LEASED, LATER).status is R.LEASED
+        run.advanced(R.JUDGING, LATER)
+    assert run.advanced(R.LEASED, LATER).status is R.LEASED
 
 
 @pytest.mark.parametrize("terminal", sorted(transitions.TERMINAL_RUN | {R.NEEDS_APPROVAL}),
                          ids=str)
 def test_a_run_never_ends_without_a_verdict(make_run, terminal: RunStatus) -> None:
     source = next(s for s, targets in EXPECTED[RunStatus][1].items() if terminal in targets)
-    run = make_run(status=source)
     with pytest.raises(InvariantViolation, match="without a verdict"):
-        run.with_status(terminal, LATER)
-    ended = run.with_status(terminal, LATER, has_verdict=True)
-    assert ended.status is terminal
+        make_run(status=source).advanced(terminal, LATER)
+
+
+def _verdict(status: VerdictStatus, eligibility: PrEligibility, run_id: str = "run_1") -> Verdict:
+    return Verdict(verdict_id="verdict_1", run_id=run_id, status=status,
+                   pr_eligibility=eligibility, reasons=("why",), evidence=(), chain=(),
+                   decided_at=LATER, decided_by="agentctl rules", spec_digest="sha256:x")
+
+
+@pytest.mark.parametrize(("status", "eligibility", "ends"), [
+    (VerdictStatus.SUCCESS, PrEligibility.ELIGIBLE_FOR_AUTO_PR, R.COMPLETED),
+    (VerdictStatus.SUCCESS, PrEligibility.ELIGIBLE_AFTER_HUMAN_APPROVAL, R.NEEDS_APPROVAL),
+    (VerdictStatus.SUCCESS_NEEDS_REVIEW, PrEligibility.DRAFT_ONLY, R.COMPLETED),
+    (VerdictStatus.FAILED_POLICY, PrEligibility.NOT_ELIGIBLE, R.FAILED),
+    (VerdictStatus.CANCELLED, PrEligibility.NOT_ELIGIBLE, R.CANCELLED),
+], ids=str)
+def test_a_run_ends_where_its_verdict_says(make_run, status: VerdictStatus,
+                                            eligibility: PrEligibility, ends: RunStatus) -> None:
+    ended = make_run(status=R.JUDGING).concluded(_verdict(status, eligibility), LATER)
+    assert ended.status is ends
+    assert ended.active_attempt_id is None
+    assert (ended.completed_at is None) is (ends is R.NEEDS_APPROVAL)
+    assert (ended.failure_summary == "why") is (ends is R.FAILED)
+
+
+def test_only_the_runs_own_verdict_ends_it(make_run) -> None:
+    with pytest.raises(InvariantViolation, match="is not run run_1's"):
+        make_run(status=R.JUDGING).concluded(
+            _verdict(VerdictStatus.SUCCESS, PrEligibility.DRAFT_ONLY, run_id="run_2"), LATER)
+
+
+def test_a_run_waiting_for_a_human_closes_under_its_verdict(make_run) -> None:
+    verdict = _verdict(VerdictStatus.SUCCESS, PrEligibility.ELIGIBLE_AFTER_HUMAN_APPROVAL)
+    waiting = make_run(status=R.NEEDS_APPROVAL)
+    assert waiting.closed(verdict, LATER).status is R.COMPLETED
+    assert waiting.closed(verdict, LATER, cancelled=True).status is R.CANCELLED
+    with pytest.raises(InvariantViolation, match="not waiting for a human"):
+        make_run(status=R.JUDGING).closed(verdict, LATER)
 
 
 def test_a_run_binds_its_spec_base_commit(make_run) -> None:

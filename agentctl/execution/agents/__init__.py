@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from agentctl.domain.agent import AgentKind, AgentSpec
 from agentctl.domain.enums import StepType
 from agentctl.domain.step import ToolResult
-from agentctl.execution.agents.spec import AgentSpec
 
 
 class Tools(Protocol):
@@ -60,10 +60,12 @@ def build_agent(spec: AgentSpec) -> Agent:
     from agentctl.execution.agents.patch import PatchAgent
     from agentctl.execution.agents.script import ScriptAgent
 
-    if spec.kind == "script":
-        return ScriptAgent(spec)
-    if spec.kind == "patch":
-        return PatchAgent(spec)
-    if spec.kind == "command":
-        return CommandAgent(spec)
-    return NoopAgent()
+    match spec.kind:
+        case AgentKind.SCRIPT:
+            return ScriptAgent(spec)
+        case AgentKind.PATCH:
+            return PatchAgent(spec)
+        case AgentKind.COMMAND:
+            return CommandAgent(spec)
+        case AgentKind.NOOP:
+            return NoopAgent()

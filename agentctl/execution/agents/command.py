@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import shlex
 
+from agentctl.domain.agent import AgentSpec
+from agentctl.domain.enums import ToolOutcome
 from agentctl.execution.agents import AgentOutcome, AgentSession
-from agentctl.execution.agents.spec import AgentSpec
 
 
 def render_command(template: str, session: AgentSession) -> str:
@@ -34,7 +35,7 @@ class CommandAgent:
                                     title="external agent")
         if result.ok:
             return AgentOutcome()
-        if result.error and result.error.startswith("denied"):
+        if result.outcome is ToolOutcome.DENIED:
             return AgentOutcome(error=f"the agent could not run: {result.error}")
         return AgentOutcome(error=f"the agent exited with {result.exit_code}: "
                                   f"{result.error or _last_line(result.output)}")

@@ -9,10 +9,11 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from agentctl.domain.agent import AgentSpec
 from agentctl.domain.enums import StepType
 from agentctl.domain.errors import BadInput
 from agentctl.execution.agents import AgentOutcome, AgentSession
-from agentctl.execution.agents.spec import AgentSpec, read_pinned
+from agentctl.execution.agents.spec import read_pinned
 from agentctl.execution.process import run_to_file
 
 

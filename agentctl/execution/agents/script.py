@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentctl.domain.agent import AgentSpec
+from agentctl.domain.enums import ToolOutcome
 from agentctl.domain.errors import BadInput
 from agentctl.execution.agents import AgentOutcome, AgentSession
-from agentctl.execution.agents.spec import AgentSpec, load_plan, read_pinned
+from agentctl.execution.agents.spec import load_plan, read_pinned
 
 
 class ScriptAgent:
@@ -24,7 +26,7 @@ class ScriptAgent:
             result = session.tools.call(step.tool, step.arguments, title=step.title)
             # A denial is an answer, not a crash: the plan goes on (as an agent would adapt).
             # A call that ran and failed stops the plan unless the step says on_error="continue".
-            if result.ok or result.error and result.error.startswith("denied"):
+            if result.outcome in (ToolOutcome.OK, ToolOutcome.DENIED):
                 continue
             if step.stop_on_error:
                 target = step.arguments.get("path") or step.arguments.get("command", "")

@@ -13,20 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentctl.domain.agent import AgentKind, AgentSpec
 from agentctl.domain.errors import BadInput
 
-KINDS = ("script", "patch", "command", "noop")
 STEP_KEYS = {"tool", "title", "on_error"}
-
-
-@dataclass(frozen=True, slots=True)
-class AgentSpec:
-    kind: str
-    value: str  # absolute file path, or the command line
-    digest: str | None = None
-
-    def describe(self) -> str:
-        return self.kind if self.kind == "noop" else f"{self.kind}:{self.value}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,21 +28,23 @@ class PlanStep:
 
 
 def parse_agent_spec(text: str, cwd: Path) -> AgentSpec:
-    kind, sep, value = text.strip().partition(":")
-    if kind == "noop" and not sep:
-        return AgentSpec("noop", "")
-    if kind not in KINDS or not sep or not value.strip():
+    """What the user typed, checked (a plan is parsed, a file pinned by digest) before any run."""
+    name, sep, value = text.strip().partition(":")
+    if name == AgentKind.NOOP and not sep:
+        return AgentSpec(AgentKind.NOOP)
+    if name not in set(AgentKind) or not sep or not value.strip():
         raise BadInput(f"invalid agent spec {text!r}; expected script:PLAN.toml, patch:FILE.diff, "
                        "command:CMD or noop")
-    if kind == "command":
-        return AgentSpec("command", value.strip())
+    kind = AgentKind(name)
+    if kind is AgentKind.COMMAND:
+        return AgentSpec(kind, value.strip())
     path = Path(value).expanduser()
     path = path if path.is_absolute() else (cwd / path)
     try:
         data = path.read_bytes()
     except OSError as error:
         raise BadInput(f"cannot read {kind} file {path}: {error.strerror or error}") from None
-    if kind == "script":
+    if kind is AgentKind.SCRIPT:
         load_plan(path, data)
     elif not data.strip():
         raise BadInput(f"patch file {path} is empty")

@@ -1,0 +1,156 @@
+"""What the run pipeline needs from storage, as two Protocols, and the values that cross them.
+
+`AttemptLedger` is the one writer of an attempt: every step, tool call, artifact, record and the
+attempt's end go through it, fenced by the attempt's lease. `RunQueue` is the rest of a run's
+life around its attempts: leasing, heartbeats, reaping, cancellation requests, reading.
+`sql_ledger` implements both on the real store; `memory` is an in-memory fake of the same
+Protocols (shipped for fast tests, and tested against the same scenarios as the real one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+from agentctl.domain import ids
+from agentctl.domain.artifact import Artifact
+from agentctl.domain.command_rules import GuardDecision
+from agentctl.domain.ending import AttemptEnd
+from agentctl.domain.enums import (
+    ArtifactType,
+    ArtifactVisibility,
+    EventType,
+    RedactionStatus,
+    RunStatus,
+    StepStatus,
+    StepType,
+    ToolDecision,
+)
+from agentctl.domain.events import Event
+from agentctl.domain.judge import JudgeReport
+from agentctl.domain.patch import Patch
+from agentctl.domain.run import Attempt, Run
+from agentctl.domain.step import Step, ToolCall, ToolResult
+from agentctl.domain.verdict import Verdict
+from agentctl.domain.verification import VerificationReport
+from agentctl.store.blobs import StoredBlob
+
+# The records a step may produce besides its artifacts; each is stored with its event.
+Produced = Patch | VerificationReport | JudgeReport
+# Asks a person whether an `ask` call may run: the approver's name, or None for no.
+Approver = Callable[[str, Mapping[str, object], GuardDecision], "str | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """What a worker holds while it executes an attempt; every write it makes carries this."""
+
+    run_id: str
+    task_id: str
+    attempt_id: str
+    attempt_number: int
+    lease_id: str
+    worker_id: str
+    ttl_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class NewArtifact:
+    """Content already in the blob store, to be recorded as an artifact of the step that made it."""
+
+    type: ArtifactType
+    name: str
+    blob: StoredBlob
+    visibility: ArtifactVisibility
+    redaction_status: RedactionStatus
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    artifact_id: str = field(default_factory=lambda: ids.new_id("artifact"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepEnd:
+    """How a step ended and what it produced."""
+
+    status: StepStatus = StepStatus.SUCCEEDED
+    failure_code: str | None = None
+    attributes: Mapping[str, object] = field(default_factory=dict)
+    artifacts: Sequence[NewArtifact] = ()
+    produced: Sequence[Produced] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallRequest:
+    """A tool call as the agent asked for it and the guard decided it."""
+
+    tool: str
+    arguments_json: str  # redacted
+    decision: ToolDecision
+    matched_rule: str | None
+    denial_reason: str | None
+    requested_at: datetime
+    approved_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    cancel: tuple[str, str] | None  # (who, why) when someone asked to cancel the run
+
+
+class Blobs(Protocol):
+    def put_bytes(self, data: bytes) -> StoredBlob: ...
+    def put_file(self, path: Path, *, move: bool = False) -> StoredBlob: ...
+    def staging_file(self) -> Path: ...
+
+
+class AttemptLedger(Protocol):
+    """The one writer of an attempt. A write after the lease was lost raises LeaseLost."""
+
+    lease: Lease
+    spec_digest: str
+    blobs: Blobs
+
+    def now(self) -> datetime: ...
+    def activate(self) -> Run: ...
+    def advance(self, target: RunStatus, event: EventType, **payload: object) -> None: ...
+    def begin_step(self, type_: StepType, title: str, *, live: bool) -> Step: ...
+    def end_step(self, step: Step, end: StepEnd) -> list[Artifact]: ...
+    def finished_call(self, request: CallRequest, result: ToolResult | None) -> ToolCall: ...
+    def begin_call(self, request: CallRequest) -> tuple[Step, ToolCall]: ...
+    def end_call(self, step: Step, call: ToolCall, result: ToolResult,
+                 artifacts: Sequence[NewArtifact] = ()) -> ToolCall: ...
+    def flush(self) -> None: ...
+    def end(self, end: AttemptEnd) -> Run | None: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunRecord:
+    """Everything stored about one run, for tests and reports that compare stores."""
+
+    run: Run
+    attempts: tuple[Attempt, ...]
+    steps: tuple[Step, ...]
+    tool_calls: tuple[ToolCall, ...]
+    artifacts: tuple[Artifact, ...]
+    verdict: Verdict | None
+    patches: tuple[Patch, ...]
+    verifications: tuple[VerificationReport, ...]
+    judgements: tuple[JudgeReport, ...]
+    events: tuple[Event, ...]
+
+
+class RunQueue(Protocol):
+    """A run's life around its attempts."""
+
+    def now(self) -> datetime: ...
+    def lease(self, *, worker_id: str, ttl_seconds: float,
+              run_id: str | None = None) -> Lease | None: ...
+    def heartbeat(self, lease: Lease) -> Heartbeat: ...
+    def reap_expired(self) -> list[Run]: ...
+    def run(self, run_id: str) -> Run: ...
+    def cancel_request(self, run_id: str) -> tuple[str, str] | None: ...
+    def waiting(self) -> bool: ...
+    def ledger(self, lease: Lease, spec_digest: str) -> AttemptLedger: ...
+    def record(self, run_id: str) -> RunRecord: ...
