@@ -14,6 +14,7 @@ import pytest
 
 from agentctl.config import load
 from agentctl.domain.clock import utcnow
+from agentctl.domain.ending import Completed
 from agentctl.domain.enums import (
     AttemptStatus,
     EventType,
@@ -26,10 +27,9 @@ from agentctl.domain.errors import LeaseLost
 from agentctl.domain.run import Run
 from agentctl.domain.verdict import ChainLink, Decision
 from agentctl.execution.agents.spec import parse_agent_spec
-from agentctl.domain.ending import Completed
-from agentctl.services.sql_ledger import StoreLedger
 from agentctl.services.requests import TaskRequest
 from agentctl.services.runs import create_run, lease_run, reap_expired
+from agentctl.services.sql_ledger import StoreLedger
 from agentctl.services.tasks import submit_task
 from agentctl.store import Store
 from agentctl.store.location import resolve_home
@@ -75,7 +75,7 @@ def queued(store: Store, repo: Path, tmp_path: Path) -> Run:
     return create_run(store, config, task.task_id, agent=parse_agent_spec("noop", tmp_path))
 
 
-def worked_up_to_judging(recorder: AttemptRecorder) -> None:
+def worked_up_to_judging(recorder: StoreLedger) -> None:
     """Everything but the verdict: a finish() now is legal, if the lease still holds."""
     recorder.activate()
     recorder.advance(RunStatus.RUNNING_AGENT, EventType.WORKSPACE_PREPARED)

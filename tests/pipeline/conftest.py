@@ -1,0 +1,134 @@
+"""The run pipeline in-process, on both implementations of its storage ports.
+
+Every test here runs twice: on the in-memory fake (`MemoryRunQueue`) and on a real SQLite store
+(`StoreRunQueue`). Everything else is real: git repositories in temporary directories, the
+workspace clone, the guarded tools, agents, subprocesses, the verifier and the judge. A test
+drives a `Harness`, which submits a task and runs it the way `run start` does, and reads back
+the `RunRecord` (the same typed records from either store).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from agentctl import config as configuration
+from agentctl.config import Config
+from agentctl.domain import ids
+from agentctl.domain.agent import AgentSpec
+from agentctl.domain.clock import utcnow
+from agentctl.domain.enums import AutonomyLevel, TaskSource, TaskStatus, TaskType
+from agentctl.domain.run import Run
+from agentctl.domain.task import Task
+from agentctl.execution.agents.spec import parse_agent_spec
+from agentctl.execution.repository import commit_of
+from agentctl.services.memory import MemoryRunQueue
+from agentctl.services.pipeline import RunOptions
+from agentctl.services.ports import RunQueue, RunRecord
+from agentctl.services.requests import TaskRequest
+from agentctl.services.runs import create_run
+from agentctl.services.spec import build_spec
+from agentctl.services.sql_ledger import StoreRunQueue
+from agentctl.services.tasks import submit_task
+from agentctl.services.worker import run_inline
+from agentctl.store import Store
+from agentctl.store.location import resolve_home
+from tests.conftest import make_repo
+
+# A small Python project whose tests are stdlib unittest, so the verifier needs no pytest.
+CALC: dict[str, str] = {
+    "README.md": "# calc\n",
+    "calc/__init__.py": "def add(a, b):\n    return a + b\n",
+    "calc/config/__init__.py": "",
+    "calc/config/settings.py": "TIMEOUT_SECONDS = 30\n",
+    "test_calc.py": (
+        "import unittest\n\nfrom calc import add\n\n\n"
+        "class AddTest(unittest.TestCase):\n"
+        "    def test_adds_two_numbers(self):\n"
+        "        self.assertEqual(add(2, 3), 5)\n"
+    ),
+    ".github/workflows/deploy.yml": "name: deploy\non: push\n",
+}
+UNITTEST = "python3 -m unittest -v"
+
+
+def toml_plan(*steps: Mapping[str, object]) -> str:
+    """A script plan: each mapping becomes one `[[step]]` table (JSON strings are TOML strings)."""
+    return "\n\n".join("[[step]]\n" + "\n".join(f"{key} = {json.dumps(value)}"
+                                               for key, value in step.items())
+                       for step in steps) + "\n"
+
+
+@dataclass
+class Harness:
+    """One store (memory or SQLite), a working folder for config and plans, and a repository."""
+
+    kind: str
+    root: Path
+    queue: RunQueue
+    store: Store | None  # the real store behind a StoreRunQueue
+    repo: Path
+    settings: Config = field(default_factory=configuration.defaults)
+    progress: list[str] = field(default_factory=list)
+
+    def configure(self, text: str) -> Config:
+        path = self.root / ".agentctl.toml"
+        path.write_text(text)
+        self.settings = configuration.load(path)
+        return self.settings
+
+    def plan(self, *steps: Mapping[str, object], name: str = "plan.toml") -> AgentSpec:
+        path = self.root / name
+        path.write_text(toml_plan(*steps))
+        return parse_agent_spec(f"script:{path}", self.root)
+
+    def submit(self, agent: AgentSpec, *, task_type: str = "bug_fix",
+               instruction: str = "fix the thing", verify: tuple[str, ...] = (UNITTEST,),
+               autonomy: str | None = None, allowed: tuple[str, ...] = (),
+               forbidden: tuple[str, ...] = ()) -> Run:
+        """A queued run of a new task, as `task submit` and `run start --detach` make it."""
+        if self.store is not None:
+            task = submit_task(self.store, self.settings, TaskRequest(
+                repository=str(self.repo), task_type=task_type, instruction=instruction,
+                verification_commands=verify, autonomy_level=autonomy, allowed_paths=allowed,
+                forbidden_paths=forbidden), cwd=self.root)
+            return create_run(self.store, self.settings, task.task_id, agent=agent)
+        assert isinstance(self.queue, MemoryRunQueue)
+        now = utcnow()
+        task = Task(task_id=ids.new_id("task"), source=TaskSource.CLI, created_by="test",
+                    task_type=TaskType(task_type), title=instruction, instruction=instruction,
+                    repository=str(self.repo), base_ref="main",
+                    autonomy_level=AutonomyLevel(autonomy) if autonomy
+                    else self.settings.policy.default_autonomy,
+                    status=TaskStatus.READY_FOR_RUN, created_at=now, updated_at=now,
+                    allowed_paths=allowed, forbidden_paths=forbidden,
+                    verification_commands=verify)
+        spec = build_spec(task, self.settings, base_commit=commit_of(str(self.repo), "main"),
+                          agent=agent.describe(), agent_digest=agent.digest)
+        return self.queue.create(task, spec)
+
+    def execute(self, run: Run, **options: object) -> Run:
+        """Run it here, attempt after attempt, as `run start` does."""
+        settings = RunOptions(progress=self.progress.append, **options)  # type: ignore[arg-type]
+        return run_inline(self.queue, run.run_id, ttl_seconds=self.settings.worker.lease_ttl_seconds,
+                          options=settings)
+
+    def run(self, agent: AgentSpec, **submit: object) -> RunRecord:
+        return self.record(self.execute(self.submit(agent, **submit)))
+
+    def record(self, run: Run) -> RunRecord:
+        return self.queue.record(run.run_id)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
+    repo = make_repo(tmp_path / "calc", CALC)
+    if request.param == "memory":
+        yield Harness("memory", tmp_path, MemoryRunQueue(), None, repo)
+        return
+    store = Store(resolve_home(str(tmp_path / "home")))
+    yield Harness("sqlite", tmp_path, StoreRunQueue(store), store, repo)
