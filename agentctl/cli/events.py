@@ -36,16 +36,16 @@ def events(
         if not rows and not as_json:
             out().print("no events")
         return
-    last = rows[-1]["seq"] if rows else 0
+    last = _seq(rows[-1]) if rows else 0
     try:
         while True:
             time.sleep(0.5)
             with state(ctx).views() as views:
                 fresh = [_event(r) for r in views.events(run_id=run_id, task_id=task_id,
-                                                          after_seq=int(last))]  # type: ignore[arg-type]
+                                                          after_seq=last)]
             for row in fresh:
                 _print(row, as_json)
-                last = row["seq"]
+                last = _seq(row)
     except KeyboardInterrupt:
         return
 
@@ -58,6 +58,12 @@ def _event(row: object) -> dict[str, object]:
     event = {name: row[key] for key, name in zip(keys, names, strict=False)}  # type: ignore[index]
     event["payload"] = json.loads(str(event["payload"]))
     return event
+
+
+def _seq(event: dict[str, object]) -> int:
+    seq = event["seq"]
+    assert isinstance(seq, int)
+    return seq
 
 
 def _print(event: dict[str, object], as_json: bool) -> None:

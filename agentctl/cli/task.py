@@ -57,30 +57,29 @@ def submit(
     from agentctl.cli.render.tasks import task_detail
     from agentctl.domain.enums import TaskStatus
     from agentctl.domain.errors import BadInput, PolicyDenied
-    from agentctl.services.requests import TaskRequest, parse_labels, read_request_file
+    from agentctl.services.requests import (
+        TaskRequest,
+        overridden,
+        parse_labels,
+        read_request_file,
+    )
     from agentctl.services.tasks import submit_task
 
     if (agent or detach or keep_workspace) and not run_now:
         raise BadInput("--agent, --detach and --keep-workspace need --run")
-    fields: dict[str, object] = read_request_file(file) if file is not None else {}
-    flags = {
-        "repository": repo, "base_ref": base, "task_type": type_, "instruction": instruction,
-        "title": title, "autonomy_level": autonomy, "session_id": session,
-        "allowed_paths": tuple(allow) if allow else None,
-        "forbidden_paths": tuple(forbid) if forbid else None,
-        "verification_commands": tuple(verify) if verify else None,
-        "labels": parse_labels(label) if label else None,
-    }
-    fields.update({key: value for key, value in flags.items() if value is not None})
-    if file is not None and "source" not in fields:
-        fields["source"] = "file"
+    request = overridden(read_request_file(file) if file is not None else TaskRequest(),
+                         TaskRequest(
+        repository=repo, base_ref=base, task_type=type_, instruction=instruction, title=title,
+        autonomy_level=autonomy, session_id=session, allowed_paths=tuple(allow or ()),
+        forbidden_paths=tuple(forbid or ()), verification_commands=tuple(verify or ()),
+        labels=parse_labels(label) if label else {}))
     current = state(ctx)
     agent_spec = None
     if run_now:  # a bad agent spec is refused before anything is stored
         from agentctl.execution.agents.spec import parse_agent_spec
 
         agent_spec = parse_agent_spec(agent or current.config.agent.default, Path.cwd())
-    task = submit_task(current.store, current.config, TaskRequest(**fields), cwd=Path.cwd())
+    task = submit_task(current.store, current.config, request, cwd=Path.cwd())
     if task.status is TaskStatus.POLICY_DENIED or agent_spec is None:
         if as_json:
             emit_json(task)

@@ -14,7 +14,7 @@ from dataclasses import Field, fields, is_dataclass, replace
 from enum import Enum
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from agentctl.config.checks import Check
 from agentctl.config.schema import CheckSettings, Config
@@ -88,7 +88,7 @@ def _section(cls: type[S], data: object, where: str, prefix: str) -> S:
     name = prefix.rstrip(".")
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: '{name}' must be a [section]")
-    known = {item.name: hint for item, hint in _fields(cls)}
+    known = {item.name: hint for item, hint in _fields(typing.cast(type, cls))}
     values: dict[str, object] = {}
     for key, value in data.items():
         if not prefix and not isinstance(value, dict):
@@ -101,7 +101,7 @@ def _section(cls: type[S], data: object, where: str, prefix: str) -> S:
                               f"{', '.join(known)}")
         hint = known[key]
         if _is_section(hint):
-            values[key] = _section(typing.cast(type, hint), value, where, f"{prefix}{key}.")
+            values[key] = _section(hint, value, where, f"{prefix}{key}.")
         else:  # a key, or at the root a free-form table such as [repositories]
             values[key] = _value(hint, value, where, f"{prefix}{key}")
     return cls(**values)
@@ -175,5 +175,5 @@ def _fields(cls: type) -> tuple[tuple[Field[Any], object], ...]:
                  if item.metadata.get("section", True))
 
 
-def _is_section(hint: object) -> bool:
+def _is_section(hint: object) -> TypeGuard[type]:
     return isinstance(hint, type) and is_dataclass(hint)

@@ -89,7 +89,7 @@ def remote_commit_of(url: str, ref: str) -> str:
     import git
 
     try:
-        output = git.cmd.Git().ls_remote(url, ref)
+        output = str(git.cmd.Git().ls_remote(url, ref))
     except git.GitCommandError as error:
         raise InfrastructureFailure(f"cannot reach {url}: {error.stderr.strip()}") from None
     for line in output.splitlines():

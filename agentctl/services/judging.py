@@ -26,21 +26,19 @@ def judge(ctx: AttemptContext, collected: CollectedEvidence,
           verification: VerificationReport) -> JudgeEvidence:
     spec, patch = ctx.spec, collected.patch
     assert patch is not None, "only a patch is judged"
-    external = spec.judge_policy.command is not None
-    with ctx.step(StepType.JUDGE_DIFF, "judge the diff", live=external) as step:
+    command = spec.judge_policy.command
+    with ctx.step(StepType.JUDGE_DIFF, "judge the diff", live=command is not None) as step:
         judgement = judge_by_rules(
             instruction=spec.instruction, changes=patch.file_changes,
             diff_lines=collected.diff_lines, boundary=patch.boundary_check,
             policy=spec.judge_policy,
         )
         name = RULES_JUDGE
-        command = spec.judge_policy.command
         if command:
             ctx.progress(f"judge: {command}")
-            external = run_external_judge(
+            judgement = combine(judgement, run_external_judge(
                 command, judge_case(spec, collected, verification), cwd=ctx.scratch,
-                env=ctx.env, timeout=spec.judge_policy.timeout_seconds, should_stop=ctx.stop)
-            judgement = combine(judgement, external)
+                env=ctx.env, timeout=spec.judge_policy.timeout_seconds, should_stop=ctx.stop))
             name = f"{RULES_JUDGE} + command"
         report = JudgeReport(
             judge_report_id=ids.new_id("judge"), run_id=ctx.ledger.lease.run_id,

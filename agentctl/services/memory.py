@@ -71,8 +71,8 @@ def _locked(method: Callable[P, T]) -> Callable[P, T]:
     @wraps(method)
     def locked(*args: P.args, **kwargs: P.kwargs) -> T:
         owner = args[0]
-        queue = owner.queue if isinstance(owner, MemoryLedger) else owner
-        with queue.lock:  # type: ignore[union-attr]
+        assert isinstance(owner, MemoryRunQueue | MemoryLedger)
+        with owner.lock:
             return method(*args, **kwargs)
     return locked
 
@@ -292,6 +292,7 @@ class MemoryLedger:
         self.lease = lease
         self.spec_digest = spec_digest
         self.blobs = queue.blobs
+        self.lock = queue.lock
         self._records = AttemptEvents(lease, spec_digest)
 
     def now(self) -> datetime:

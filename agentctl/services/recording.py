@@ -30,7 +30,7 @@ class AttemptEvents:
         self.spec_digest = spec_digest
         self._sequence = 0
 
-    def event(self, type_: EventType, now: datetime, step_id: str | None = None,
+    def event(self, type_: EventType, now: datetime, step_id: str | None = None, /,
               **payload: object) -> NewEvent:
         return NewEvent(type=type_, created_at=now, task_id=self.lease.task_id,
                         run_id=self.lease.run_id, attempt_id=self.lease.attempt_id,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 from pathlib import Path
 
 from agentctl.domain import globs
@@ -48,8 +49,9 @@ class TaskRequest:
     source: str | None = None
 
 
-def read_request_file(path: Path) -> dict[str, object]:
-    """The file's fields under their snake_case names; any problem is one BadInput line."""
+def read_request_file(path: Path) -> TaskRequest:
+    """The request a file holds (source `file` unless it says); any problem is one BadInput
+    line."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -69,7 +71,7 @@ def read_request_file(path: Path) -> dict[str, object]:
                            f"{error.lineno}, column {error.colno}") from None
     if not isinstance(data, dict):
         raise BadInput(f"task file {path} must hold one object with the task's fields")
-    out: dict[str, object] = {}
+    out: dict[str, Any] = {}  # checked value by value against TaskRequest's fields below
     for key, value in data.items():
         if key in _ASSIGNED:
             continue
@@ -78,7 +80,8 @@ def read_request_file(path: Path) -> dict[str, object]:
                            f"{', '.join(k for k in _KEYS if '_' not in k)}")
         name = _KEYS[key]
         out[name] = _typed(path, key, name, value)
-    return out
+    out.setdefault("source", TaskSource.FILE.value)
+    return TaskRequest(**out)
 
 
 def _typed(path: Path, key: str, name: str, value: object) -> object:
@@ -95,6 +98,13 @@ def _typed(path: Path, key: str, name: str, value: object) -> object:
     if not isinstance(value, str):
         raise BadInput(f"task file {path}: {key!r} must be a string, got {type(value).__name__}")
     return value
+
+
+def overridden(request: TaskRequest, flags: TaskRequest) -> TaskRequest:
+    """`request` with every field the flags set (not None, not empty) taken from the flags."""
+    given = {item.name: getattr(flags, item.name) for item in fields(TaskRequest)
+             if getattr(flags, item.name) not in (None, (), {})}
+    return replace(request, **given)
 
 
 def parse_labels(items: list[str]) -> dict[str, str]:

@@ -9,7 +9,13 @@ import pytest
 
 from agentctl.domain.enums import AutonomyLevel, TaskSource, TaskType
 from agentctl.domain.errors import BadInput
-from agentctl.services.requests import TaskRequest, parse_labels, read_request_file, validate
+from agentctl.services.requests import (
+    TaskRequest,
+    overridden,
+    parse_labels,
+    read_request_file,
+    validate,
+)
 
 
 def request(**overrides: object) -> TaskRequest:
@@ -67,18 +73,26 @@ def test_request_file_accepts_seed_and_snake_case_keys(tmp_path: Path) -> None:
         "allowedPaths": "src/**", "forbidden_paths": ["infra/**"], "autonomyLevel": "dry_run",
         "labels": {"a": "b"}, "createdBy": "user_123", "sessionId": "session_x",
     }))
-    assert read_request_file(path) == {
-        "task_type": "bug_fix", "repository": "r", "base_ref": "main", "instruction": "i",
-        "allowed_paths": ("src/**",), "forbidden_paths": ("infra/**",),
-        "autonomy_level": "dry_run", "labels": {"a": "b"}, "created_by": "user_123",
-        "session_id": "session_x"}
+    assert read_request_file(path) == TaskRequest(
+        task_type="bug_fix", repository="r", base_ref="main", instruction="i",
+        allowed_paths=("src/**",), forbidden_paths=("infra/**",), autonomy_level="dry_run",
+        labels={"a": "b"}, created_by="user_123", session_id="session_x", source="file")
 
 
 def test_request_file_in_toml(tmp_path: Path) -> None:
     path = tmp_path / "t.TOML"
     path.write_text('task_type = "docs"\ninstruction = "i"\n[labels]\nx = "y"\n')
-    assert read_request_file(path) == {"task_type": "docs", "instruction": "i",
-                                       "labels": {"x": "y"}}
+    assert read_request_file(path) == TaskRequest(task_type="docs", instruction="i",
+                                                  labels={"x": "y"}, source="file")
+
+
+def test_flags_override_what_a_request_file_says_and_only_what_they_set() -> None:
+    from_file = TaskRequest(task_type="docs", instruction="i", labels={"x": "y"}, source="file",
+                            allowed_paths=("docs/**",))
+    flags = TaskRequest(instruction="better", allowed_paths=(), labels={})
+    assert overridden(from_file, flags) == TaskRequest(
+        task_type="docs", instruction="better", labels={"x": "y"}, source="file",
+        allowed_paths=("docs/**",))
 
 
 @pytest.mark.parametrize(("name", "content", "message"), [
