@@ -31,6 +31,7 @@ class FileChange:
     test_file: bool
     forbidden_by_policy: bool
     old_path: str | None = None
+    link_target: str | None = None  # a symbolic link's target, workspace-relative when inside
 
     def touched_paths(self) -> tuple[str, ...]:
         """Both sides of a rename or copy: moving a file out of bounds is touching both."""
@@ -80,11 +81,12 @@ class Patch:
     apply_status: PatchApplyStatus
     created_at: datetime
     apply_error: str | None = None
+    tree_id: str | None = None  # the git tree base + patch gives: what is verified and committed
 
 
 def classify(
     path: str, change_type: ChangeType, additions: int, deletions: int, *, binary: bool,
-    boundary: PatchBoundary, old_path: str | None = None,
+    boundary: PatchBoundary, old_path: str | None = None, link_target: str | None = None,
 ) -> FileChange:
     touched = (old_path, path) if old_path and old_path != path else (path,)
     return FileChange(
@@ -98,6 +100,7 @@ def classify(
         lockfile=globs.first_match(boundary.lockfile_patterns, path) is not None,
         test_file=any(globs.first_match(TEST_FILE_PATTERNS, p) for p in touched),
         forbidden_by_policy=any(globs.first_match(boundary.forbidden_paths, p) for p in touched),
+        link_target=link_target,
     )
 
 
@@ -117,6 +120,10 @@ def check_boundary(changes: Iterable[FileChange], boundary: PatchBoundary) -> Pa
     lockfiles: list[str] = []
     rules: dict[str, str] = {}
     for change in changes:
+        escape = link_escape(change, boundary)
+        if escape is not None:
+            _add(forbidden, change.path)
+            rules[change.path] = escape
         for path in change.touched_paths():
             rule = globs.first_match(boundary.forbidden_paths, path)
             if rule is not None:
@@ -136,6 +143,22 @@ def check_boundary(changes: Iterable[FileChange], boundary: PatchBoundary) -> Pa
         unexpected_lockfile_changes=tuple(lockfiles),
         matched_rules=rules,
     )
+
+
+def link_escape(change: FileChange, boundary: PatchBoundary) -> str | None:
+    """Why a symbolic link in the patch breaks the boundary: a target outside the workspace
+    (absolute, or climbing out), inside `.git`, or in a forbidden path. None when it does not."""
+    target = change.link_target
+    if target is None or change.change_type is ChangeType.DELETED:
+        return None
+    if target.startswith("/") or target == ".." or target.startswith("../"):
+        return f"symlink: {change.path} points outside the workspace ({target})"
+    if any(part.lower() == ".git" for part in target.split("/")):
+        return f"symlink: {change.path} points into .git ({target})"
+    rule = globs.first_match(boundary.forbidden_paths, target)
+    if rule is not None:
+        return f"symlink: {change.path} points into forbidden {rule} ({target})"
+    return None
 
 
 def _add(items: list[str], path: str) -> None:

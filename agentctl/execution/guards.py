@@ -13,7 +13,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.enums import ToolDecision
 from agentctl.domain.globs import first_match
 from agentctl.domain.run import Budget
+from agentctl.execution.git import WorkspaceGit, hardened_argv
 from agentctl.execution.process import run_to_file
 
 _SYMLINK_MODE = re.compile(r"^(?:new file mode|new mode) 120000\b", re.MULTILINE)
@@ -148,7 +149,7 @@ def diff_paths(diff: str) -> list[str]:
     return paths
 
 
-def git_apply_paths(diff: str, *, workspace: Path, env: Mapping[str, str], scratch: Path,
+def git_apply_paths(diff: str, *, git: WorkspaceGit, scratch: Path,
                     should_stop: Callable[[], bool] | None = None) -> list[str]:
     """The paths `git apply` itself says it will write, from `git apply --numstat -z`.
 
@@ -160,8 +161,9 @@ def git_apply_paths(diff: str, *, workspace: Path, env: Mapping[str, str], scrat
     os.close(descriptor)
     output = Path(name)
     try:
-        result = run_to_file(["git", "apply", "--numstat", "-z", "-"], cwd=workspace, env=env,
-                             output=output, timeout=_GIT_TIMEOUT_SECONDS, should_stop=should_stop,
+        result = run_to_file(hardened_argv("apply", "--numstat", "-z", "-"), cwd=git.work_tree,
+                             env=git.env(), output=output, timeout=_GIT_TIMEOUT_SECONDS,
+                             should_stop=should_stop,
                              stdin=diff.encode("utf-8", "surrogateescape"))
         with output.open("rb") as stream:
             data = stream.read(_MAX_LISTING_BYTES + 1)

@@ -1,170 +1,170 @@
-"""The run's patch: the workspace diff against the base commit, parsed into file changes.
+"""The run's patch: the work tree against the base commit, as agentctl's own git sees it.
 
-git writes the diff straight to its file (`diff-index`, plumbing, so no user diff configuration
-such as `diff.noprefix`, colour or external drivers changes its shape); unidiff parses it. Staging
-goes to a temporary copy of the workspace index: collecting twice gives the same patch, and an
-agent's half-finished `git add` (or a stale `index.lock`) is neither disturbed nor in the way.
+Nothing of the agent's `.git` is used: the work tree is staged into a copy of agentctl's private
+index over its own bare copy of the base (see `git.WorkspaceGit`), so a planted fsmonitor,
+filter, hook or stale index cannot change what is collected. The staged tree's id is kept: it is
+what is verified and what `pr create` must commit.
+
+Memory stays bounded whatever the agent wrote: git writes the diff straight to its file; the
+file changes come from git's own `--raw`/`--numstat` listing (exact paths, modes, counts), and
+the added and removed lines the judge reads are streamed out of the diff, up to a bound.
 """
 
 from __future__ import annotations
 
+import posixpath
+import re
 import shutil
-import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from unidiff import PatchedFile, PatchSet
-from unidiff.errors import UnidiffParseError
-
 from agentctl.domain.enums import ChangeType
-from agentctl.domain.errors import InfrastructureFailure
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, classify
 from agentctl.domain.run import PatchBoundary
-from agentctl.execution.workspace import one_line, require_sha, run_git
+from agentctl.execution.git import WorkspaceGit, one_line
+from agentctl.execution.workspace import AttemptDirs, require_sha
 
-_DEV_NULL = "/dev/null"
-_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+MAX_DIFF_LINES = 20_000  # lines the judge reads; the stats count every line regardless
+MAX_LINE_CHARS = 2_000
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_KINDS = {"A": ChangeType.ADDED, "M": ChangeType.MODIFIED, "T": ChangeType.MODIFIED,
+          "D": ChangeType.DELETED, "R": ChangeType.RENAMED, "C": ChangeType.COPIED}
+SYMLINK_MODE = "120000"
 
 
 @dataclass(frozen=True, slots=True)
 class CollectedPatch:
     diff_path: Path                      # the unified diff written (may be empty)
     changes: tuple[FileChange, ...]
-    diff_lines: tuple[DiffLine, ...]     # added/removed lines with path and new/old line number
+    diff_lines: tuple[DiffLine, ...]     # added/removed lines, up to MAX_DIFF_LINES
+    tree: str                            # the id of the work tree as staged: base + patch
     empty: bool
 
 
-def collect_patch(
-    workspace: Path, base_commit: str, diff_path: Path, boundary: PatchBoundary,
-) -> CollectedPatch:
-    """Diff the work tree (new, deleted, renamed and binary files included) against `base_commit`.
-
-    Ignored files are left out, as `git add -A` leaves them out. Raises InfrastructureFailure
-    when git fails or writes a diff unidiff cannot read.
-    """
+def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
+                  boundary: PatchBoundary, *,
+                  should_stop: Callable[[], bool] | None = None) -> CollectedPatch:
+    """Diff the work tree (new, deleted, renamed, binary files and links included) against
+    `base_commit`. Ignored files are left out, as `git add -A` leaves them out. Raises
+    InfrastructureFailure when git fails."""
     require_sha(base_commit)
+    git = dirs.git
     diff_path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="agentctl-index-") as scratch:
-        index = Path(scratch) / "index"
-        current = workspace / ".git" / "index"
-        if current.is_file():
-            shutil.copyfile(current, index)  # its stat cache spares re-hashing unchanged files
-        env = {"GIT_INDEX_FILE": str(index)}
-        run_git(["-C", str(workspace), "add", "--all"], env=env,
-                what=f"cannot stage the changes in {workspace}")
-        with diff_path.open("wb") as out:
-            run_git(["-C", str(workspace), "-c", "core.quotePath=false", "diff-index", "--cached",
-                     "--patch", "--binary", "--full-index", "--find-renames", "--no-color",
-                     base_commit, "--"],
-                    env=env, stdout=out, what=f"cannot diff {workspace} against {base_commit}")
+    index = dirs.scratch / "collect.index"
+    shutil.copyfile(dirs.index, index)  # collecting twice gives the same patch
+    git.run("add", "--all", "--", ".", index=index, should_stop=should_stop,
+            what=f"cannot stage the changes in {dirs.tree}")
+    tree = git.run("write-tree", index=index, what="cannot write the staged tree").stdout.strip()
+    with diff_path.open("wb") as out:
+        git.run("diff-index", "--cached", "--patch", "--binary", "--full-index",
+                "--find-renames", "--no-color", "--no-ext-diff", "--no-textconv", base_commit,
+                "--", index=index, stdout=out, should_stop=should_stop,
+                what=f"cannot diff {dirs.tree} against {base_commit}")
     if diff_path.stat().st_size == 0:
-        return CollectedPatch(diff_path=diff_path, changes=(), diff_lines=(), empty=True)
-    changes, lines = parse_diff(diff_path, boundary)
-    return CollectedPatch(diff_path=diff_path, changes=changes, diff_lines=lines,
+        return CollectedPatch(diff_path, (), (), tree, empty=True)
+    changes = _changes(git, index, base_commit, tree, boundary, should_stop)
+    return CollectedPatch(diff_path, changes, tuple(stream_diff_lines(diff_path)), tree,
                           empty=not changes)
 
 
-def parse_diff(
-    diff_path: Path, boundary: PatchBoundary,
-) -> tuple[tuple[FileChange, ...], tuple[DiffLine, ...]]:
-    """FileChanges and added/removed lines of a git diff; text that is not UTF-8 is replaced."""
-    paths: list[str | None] = []
+def _changes(git: WorkspaceGit, index: Path, base: str, tree: str, boundary: PatchBoundary,
+             should_stop: Callable[[], bool] | None) -> tuple[FileChange, ...]:
+    """FileChanges from git's own listing: `--raw` for kinds, modes and exact paths,
+    `--numstat` for the counts (`-` for a binary file)."""
+    listing = git.run("diff-index", "--cached", "--raw", "--numstat", "-z", "--find-renames",
+                      base, "--", index=index, should_stop=should_stop,
+                      what="cannot list the changes").stdout
+    fields = listing.split("\0")
+    raw: list[tuple[str, str, str, str | None]] = []  # (kind, new mode, path, old path)
+    counts: dict[str, tuple[int, int, bool]] = {}
+    position = 0
+    while position < len(fields) and fields[position]:
+        field = fields[position]
+        if field.startswith(":"):
+            _old_mode, new_mode, _old_sha, _new_sha, status = field[1:].split(" ")
+            kind = status[0]
+            if kind in "RC":
+                raw.append((kind, new_mode, fields[position + 2], fields[position + 1]))
+                position += 3
+            else:
+                raw.append((kind, new_mode, fields[position + 1], None))
+                position += 2
+            continue
+        added, deleted, name = field.split("\t", 2)
+        if not name:  # a rename or copy: the two names follow
+            name = fields[position + 2]
+            position += 3
+        else:
+            position += 1
+        binary = added == "-"
+        counts[name] = (0 if binary else int(added), 0 if binary else int(deleted), binary)
+    changes = []
+    for kind, mode, name, old in raw:
+        additions, deletions, binary = counts.get(name, (0, 0, False))
+        link = _link_target(git, tree, name) if mode == SYMLINK_MODE else None
+        changes.append(classify(name, _KINDS[kind], additions, deletions, binary=binary,
+                                boundary=boundary, old_path=old, link_target=link))
+    return tuple(changes)
+
+
+def _link_target(git: WorkspaceGit, tree: str, path: str) -> str:
+    """Where a symbolic link in the patch points, as a workspace-relative path when it stays
+    inside (the boundary check judges it), or as written when it leaves."""
+    target = git.run("cat-file", "blob", f"{tree}:{path}", what=f"cannot read link {path}").stdout
+    if target.startswith("/"):
+        return target
+    return posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+
+
+def stream_diff_lines(diff_path: Path, limit: int = MAX_DIFF_LINES) -> Iterator[DiffLine]:
+    """Added and removed lines with their path and new/old line number, read line by line."""
+    path: str | None = None
+    old = new = 0
+    yielded = 0
     # newline="\n": a lone "\r" inside a line must not split it, or hunk lengths stop adding up.
     with diff_path.open(encoding="utf-8", errors="replace", newline="\n") as handle:
-        try:
-            patch = PatchSet(_with_plain_names(handle, paths))
-        except UnidiffParseError as error:
-            raise InfrastructureFailure(f"cannot parse the diff {diff_path}: {error}") from None
-    if len(patch) != len(paths):
-        raise InfrastructureFailure(f"cannot parse the diff {diff_path}: unexpected file headers")
-    changes: list[FileChange] = []
-    lines: list[DiffLine] = []
-    for patched, path in zip(patch, paths, strict=False):
-        change = _file_change(patched, path, boundary)
-        changes.append(change)
-        lines.extend(_diff_lines(patched, change.path))
-    return tuple(changes), tuple(lines)
+        in_hunk = False
+        for line in handle:
+            if line.startswith("diff --git "):
+                in_hunk, path = False, None
+            elif not in_hunk and line.startswith("+++ "):
+                path = _header_path(line[4:].rstrip("\n"))
+            elif match := _HUNK.match(line):
+                in_hunk, old, new = True, int(match.group(1)), int(match.group(2))
+            elif in_hunk and path is not None and line[:1] in "+- ":
+                text = line[1:].removesuffix("\n").removesuffix("\r")[:MAX_LINE_CHARS]
+                if line[0] == "+":
+                    yield DiffLine(path=path, line_number=new, added=True, text=text)
+                    new, yielded = new + 1, yielded + 1
+                elif line[0] == "-":
+                    yield DiffLine(path=path, line_number=old, added=False, text=text)
+                    old, yielded = old + 1, yielded + 1
+                else:
+                    old, new = old + 1, new + 1
+                if yielded >= limit:
+                    return
+            elif line.startswith("\\"):
+                continue  # "\ No newline at end of file"
+            else:
+                in_hunk = False
 
 
-def _with_plain_names(lines: Iterable[str], paths: list[str | None]) -> Iterator[str]:
-    """Feed unidiff placeholder names, keeping the real ones in `paths` (one per file).
-
-    unidiff splits `diff --git a/X b/Y` at the last " b/", which is wrong for a path like
-    `docs b/x`, and then rejects the `+++` line. git's header is exact when both sides are the
-    same path (every change but renames and copies, whose exact paths are on their own lines).
-    """
-    in_header = False
-    for line in lines:
-        if line.startswith("diff --git "):
-            in_header = True
-            paths.append(_same_path_header(line[len("diff --git "):].rstrip("\n")))
-            yield "diff --git a/file b/file\n"
-        elif in_header and line.startswith(("--- a/", '--- "a/', "+++ b/", '+++ "b/')):
-            yield line[:4] + ("a/file\n" if line.startswith("-") else "b/file\n")
-        else:
-            in_header = in_header and not line.startswith(("@@ ", "GIT binary patch"))
-            yield line
-
-
-def _same_path_header(names: str) -> str | None:
-    half = (len(names) - 1) // 2
-    old, new = names[:half], names[half + 1:]
-    if len(names) % 2 == 0 or names[half] != " ":
+def _header_path(name: str) -> str | None:
+    """`b/src/app.py` (or its C-quoted form) from a `+++` line; None for /dev/null."""
+    if name == "/dev/null":
         return None
-    old, new = _unquote(old), _unquote(new)
-    return new[2:] if old[2:] == new[2:] and old.startswith("a/") and new.startswith("b/") else None
+    if name.startswith('"') and name.endswith('"'):
+        name = _unquote(name)
+    return name[2:] if name.startswith("b/") else name
 
 
-def _file_change(patched: PatchedFile, path: str | None, boundary: PatchBoundary) -> FileChange:
-    header = _extended_header(patched)
-    old_path: str | None = None
-    if "rename from" in header or "copy from" in header:
-        kind = ChangeType.RENAMED if "rename from" in header else ChangeType.COPIED
-        verb = "rename" if kind is ChangeType.RENAMED else "copy"
-        old_path, path = header[f"{verb} from"], header[f"{verb} to"]
-    elif patched.source_file == _DEV_NULL:
-        kind = ChangeType.ADDED
-    elif patched.target_file == _DEV_NULL:
-        kind = ChangeType.DELETED
-    else:
-        kind = ChangeType.MODIFIED
-    if path is None:
-        raise InfrastructureFailure(f"cannot read the path of a diff entry: {patched.patch_info}")
-    binary = patched.is_binary_file
-    return classify(
-        path, kind, 0 if binary else patched.added, 0 if binary else patched.removed,
-        binary=binary, boundary=boundary, old_path=old_path,
-    )
-
-
-def _extended_header(patched: PatchedFile) -> dict[str, str]:
-    """git's `rename from X` / `copy to Y` lines: the exact paths, never split on spaces."""
-    out: dict[str, str] = {}
-    for line in patched.patch_info or ():
-        for key in ("rename from", "rename to", "copy from", "copy to"):
-            if line.startswith(key + " "):
-                out[key] = _unquote(line[len(key) + 1:].rstrip("\n"))
-    return out
-
-
-def _diff_lines(patched: PatchedFile, path: str) -> Iterator[DiffLine]:
-    for hunk in patched:
-        for line in hunk:
-            if line.is_added or line.is_removed:
-                yield DiffLine(
-                    path=path,
-                    line_number=line.target_line_no if line.is_added else line.source_line_no,
-                    added=line.is_added,
-                    text=line.value.removesuffix("\n").removesuffix("\r"),
-                )
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 
 
 def _unquote(name: str) -> str:
     """git C-quotes a path holding `"`, `\\` or control characters (octal escapes for bytes)."""
-    if not (len(name) >= 2 and name.startswith('"') and name.endswith('"')):
-        return name
     raw, body, i = bytearray(), name[1:-1], 0
     while i < len(body):
         char = body[i]
@@ -180,30 +180,24 @@ def _unquote(name: str) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def check_applies(
-    repository_git_dir: Path, base_commit: str, diff_path: Path,
-) -> tuple[bool, str | None]:
-    """Whether the diff applies cleanly to the base commit, checked in a throw-away index.
-
-    `repository_git_dir` is a `.git` directory or a work tree holding the base commit's objects;
-    no work tree and no real index is touched. Returns (False, git's first error line) on conflict;
-    raises InfrastructureFailure when the base commit is not in that repository.
-    """
+def apply_to_base(git: WorkspaceGit, base_commit: str, diff_path: Path,
+                  scratch: Path) -> tuple[str | None, str | None]:
+    """The tree the base commit plus the diff gives (what is verified and what `pr create`
+    commits), in a throw-away index of agentctl's own repository: (tree, None), or
+    (None, git's first error line) when the diff does not apply cleanly."""
     require_sha(base_commit)
-    if diff_path.stat().st_size == 0:
-        return True, None
-    where = (["-C", str(repository_git_dir)] if (repository_git_dir / ".git").exists()
-             else ["--git-dir", str(repository_git_dir)])
-    with tempfile.TemporaryDirectory(prefix="agentctl-apply-") as scratch:
-        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-        run_git([*where, "read-tree", base_commit], env=env, cwd=Path(scratch),
+    index = scratch / "apply.index"
+    index.unlink(missing_ok=True)
+    try:
+        git.run("read-tree", base_commit, index=index,
                 what=f"cannot read the tree of {base_commit}")
-        result = run_git(
-            [*where, "apply", "--cached", "--check", "--whitespace=nowarn",
-             str(diff_path.resolve())],
-            env=env, cwd=Path(scratch), check=False, what="git apply --check",
-        )
-    if result.returncode == 0:
-        return True, None
-    first = next((line.strip() for line in result.stderr.splitlines() if line.strip()), "")
-    return False, one_line(first) or f"git apply exited {result.returncode}"
+        result = git.run("apply", "--cached", "--allow-empty", "--whitespace=nowarn",
+                         str(diff_path.resolve()), index=index, check=False, what="git apply")
+        if result.returncode != 0:
+            first = next((line.strip() for line in result.stderr.splitlines() if line.strip()),
+                         "")
+            return None, one_line(first) or f"git apply exited {result.returncode}"
+        tree = git.run("write-tree", index=index, what="cannot write the patched tree")
+        return tree.stdout.strip(), None
+    finally:
+        index.unlink(missing_ok=True)

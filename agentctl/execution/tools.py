@@ -23,6 +23,7 @@ from agentctl.domain.globs import first_match
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import PatchBoundary, ToolPolicy
 from agentctl.domain.step import ToolResult
+from agentctl.execution.git import WorkspaceGit, hardened_argv
 from agentctl.execution.guards import PathCheck, check_path, diff_paths, git_apply_paths
 from agentctl.execution.process import ProcessResult, run_to_file
 
@@ -54,6 +55,7 @@ class ToolContext:
     env: Mapping[str, str]  # already scrubbed
     redactor: Redactor
     scratch: Path  # private, outside the workspace: shell output lands here, not in the diff
+    git: WorkspaceGit  # agentctl's own git over the workspace: never the agent's .git config
     should_stop: Callable[[], bool] | None = None
 
 
@@ -110,8 +112,7 @@ def guard(tool: str, arguments: Mapping[str, object], context: ToolContext) -> G
         diff = str(args["diff"])
         try:
             paths = diff_paths(diff) + git_apply_paths(
-                diff, workspace=context.workspace, env=context.env, scratch=context.scratch,
-                should_stop=context.should_stop)
+                diff, git=context.git, scratch=context.scratch, should_stop=context.should_stop)
         except (ValueError, OSError) as error:
             return GuardDecision(ToolDecision.DENIED_BY_PATH_GUARD, "path guard: unreadable diff",
                                  f"patch.apply: {error}")
@@ -245,8 +246,9 @@ def _require_file(path: Path, relative: str, tool: str, *, regular: bool = True)
 
 def _patch_apply(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     diff = str(args["diff"]).encode("utf-8", "surrogateescape")
-    result, text, truncated = _run(["git", "apply", "-"], context,
-                                   timeout=GIT_APPLY_TIMEOUT_SECONDS, stdin=diff)
+    result, text, truncated = _run(hardened_argv("apply", "-"), context,
+                                   timeout=GIT_APPLY_TIMEOUT_SECONDS, stdin=diff,
+                                   env=context.git.env())
     if result.outcome is ToolOutcome.OK:
         return ToolResult(outcome=ToolOutcome.OK, output="patch applied\n" + text, exit_code=0,
                           truncated=truncated, output_bytes=result.output_bytes,
@@ -270,13 +272,14 @@ def _shell_run(args: Mapping[str, object], context: ToolContext) -> ToolResult:
 
 def _run(
     command: list[str] | str, context: ToolContext, *, timeout: float, stdin: bytes | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[ProcessResult, str, bool]:
     """Run with output to a private scratch file; keep only its redacted, bounded head."""
     descriptor, name = tempfile.mkstemp(prefix="tool-", suffix=".log", dir=context.scratch)
     os.close(descriptor)
     output = Path(name)
     try:
-        result = run_to_file(command, cwd=context.workspace, env=context.env, output=output,
+        result = run_to_file(command, cwd=context.workspace, env=env or context.env, output=output,
                              timeout=timeout, should_stop=context.should_stop, stdin=stdin)
         with output.open("rb") as stream:
             head = stream.read(context.policy.max_result_bytes + _REDACTION_SLACK)

@@ -1,9 +1,12 @@
-"""Throw-away git workspaces: a private clone of the repository, checked out at the base commit.
+"""Throw-away git workspaces: a private directory per attempt, holding agentctl's own bare copy
+of the base commit, the agent's work tree cloned from it, and (after the agent) a fresh
+checkout where the patch alone is verified.
 
-Writing the files dominates preparing a workspace, so a local repository is cloned without a
-checkout (git hardlinks its immutable objects, which outlive the user's gc, where `--shared`
-alternates would not) and then checked out in parallel (`checkout.workers=0`: one worker per
-core). The user's repository is only ever read.
+Writing the files dominates preparing a workspace, so clones copy objects without a checkout
+and the work tree is then checked out in parallel (`checkout.workers=0`: one worker per core).
+The user's repository is only ever read, once, into the bare copy; nothing of the agent's can
+reach it or the bare copy through git (`--no-hardlinks`, and agentctl's git never runs in the
+agent's `.git`: see `git.WorkspaceGit`).
 """
 
 from __future__ import annotations
@@ -11,58 +14,68 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import stat
-import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from agentctl.domain.errors import InfrastructureFailure
-
-# `git rev-parse --local-env-vars`: variables that would point git at another repository, index or
-# configuration than the one named on its command line (e.g. when agentctl runs inside a git hook).
-_REPOSITORY_ENV = (
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
-    "GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE", "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE",
-    "GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_PREFIX",
-    "GIT_SHALLOW_FILE", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+from agentctl.execution.git import (
+    GitCancelled,
+    WorkspaceGit,
+    hardened_argv,
+    hardened_env,
+    one_line,
+    run_git_process,
+    trusted_git,
 )
+
 _SHA = re.compile(r"[0-9a-fA-F]{7,64}")
-_POLL_SECONDS = 0.1
-_MESSAGE_LIMIT = 400
+BASE_REF = "refs/heads/agentctl-base"
 
+__all__ = ["AttemptDirs", "CloneCancelled", "checkout_patched", "clone_at", "create_attempt_dirs",
+           "one_line", "remove_workspace", "require_sha"]
 
-class CloneCancelled(InfrastructureFailure):
-    """Preparing the workspace was cancelled; the git process was killed."""
+CloneCancelled = GitCancelled
 
 
 @dataclass(frozen=True, slots=True)
-class GitResult:
-    returncode: int
-    stdout: str
-    stderr: str
+class AttemptDirs:
+    """An attempt's private (0700) directory and what it holds."""
 
+    root: Path
 
-def git_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The caller's environment minus anything that would redirect git, plus `extra`."""
-    env = {
-        name: value for name, value in os.environ.items()
-        if name not in _REPOSITORY_ENV
-        and not name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
-    }
-    env["GIT_TERMINAL_PROMPT"] = "0"  # a URL needing credentials fails instead of hanging the run
-    env.update(extra or {})
-    return env
+    @property
+    def tree(self) -> Path:
+        """The agent's work tree (a git clone of the base commit)."""
+        return self.root / "repo"
 
+    @property
+    def scratch(self) -> Path:
+        """Logs, the task file, tool output: outside the work tree, never in a patch."""
+        return self.root / "scratch"
 
-def one_line(text: str) -> str:
-    """git's stderr folded onto one line, bounded, for error messages and failure reports."""
-    folded = " ".join(text.split())
-    return folded if len(folded) <= _MESSAGE_LIMIT else folded[: _MESSAGE_LIMIT - 1] + "…"
+    @property
+    def base(self) -> Path:
+        """agentctl's bare copy of the base commit: the GIT_DIR of its own git calls."""
+        return self.root / "base.git"
+
+    @property
+    def index(self) -> Path:
+        """agentctl's index of the work tree, written right after the checkout (its stat
+        cache spares re-hashing unchanged files when the patch is collected)."""
+        return self.root / "index"
+
+    @property
+    def verify(self) -> Path:
+        """A fresh checkout of the base commit with the patch applied: what is verified."""
+        return self.root / "verify"
+
+    @property
+    def git(self) -> WorkspaceGit:
+        return WorkspaceGit(git_dir=self.base, work_tree=self.tree, home=self.root / "git-home")
 
 
 def require_sha(commit: str) -> str:
@@ -72,112 +85,81 @@ def require_sha(commit: str) -> str:
     return commit
 
 
-def run_git(
-    args: Sequence[str], *, what: str, env: Mapping[str, str] | None = None,
-    stdout: IO[bytes] | None = None, cwd: Path | None = None, check: bool = True,
-    should_stop: Callable[[], bool] | None = None,
-) -> GitResult:
-    """Run `git ARGS` (no shell); raise InfrastructureFailure naming `what` and git's stderr.
-
-    `stdout`, when given, receives git's output directly (a diff never passes through Python).
-    `should_stop` is polled while git runs; when it turns true the whole process group is killed.
-    """
-    try:
-        process = subprocess.Popen(
-            ["git", *args], stdin=subprocess.DEVNULL,
-            stdout=stdout if stdout is not None else subprocess.PIPE, stderr=subprocess.PIPE,
-            env=git_environment(env), cwd=cwd, start_new_session=True,
-        )
-    except OSError as error:
-        raise InfrastructureFailure(f"{what}: cannot run git: {error}") from None
-    out, err = _communicate(process, should_stop)
-    result = GitResult(
-        process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
-    )
-    if check and result.returncode != 0:
-        detail = one_line(result.stderr) or f"git exited {result.returncode}"
-        raise InfrastructureFailure(f"{what}: {detail}")
-    return result
+def create_attempt_dirs(parent: Path | None = None) -> AttemptDirs:
+    """A new private (0700) directory under `parent` (default: the system temp dir), symlinks
+    resolved."""
+    dirs = AttemptDirs(Path(tempfile.mkdtemp(prefix="agentctl-ws-", dir=parent)).resolve())
+    dirs.scratch.mkdir()
+    (dirs.root / "git-home").mkdir()
+    return dirs
 
 
-def _communicate(
-    process: subprocess.Popen[bytes], should_stop: Callable[[], bool] | None,
-) -> tuple[bytes, bytes]:
-    try:
-        while True:
-            try:
-                out, err = process.communicate(timeout=_POLL_SECONDS if should_stop else None)
-                return out or b"", err or b""
-            except subprocess.TimeoutExpired:
-                if should_stop is not None and should_stop():
-                    raise CloneCancelled("workspace preparation cancelled; git stopped") from None
-    except BaseException:
-        _kill_group(process)  # cancelled or Ctrl-C: in its own session, git would outlive us
-        raise
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """git clone forks helpers (index-pack, remote helpers): stop the whole group, then reap."""
-    for sig, grace in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
-        if process.returncode is not None:
-            return
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.communicate(timeout=grace)
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def create_workspace_dir() -> Path:
-    """A new private (0700) directory under the system temp dir, symlinks resolved."""
-    return Path(tempfile.mkdtemp(prefix="agentctl-ws-")).resolve()
-
-
-def clone_at(
-    source: str, commit: str, dest: Path, *, is_url: bool,
-    should_stop: Callable[[], bool] | None = None,
-) -> None:
-    """Make `dest` (absent or empty) a git work tree with HEAD detached at `commit`.
-
-    The clone keeps no remote: an agent's `git push` or `git fetch` in the workspace cannot reach
-    the user's repository. Raises InfrastructureFailure (CloneCancelled when `should_stop` fired).
-    """
+def clone_at(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool,
+             should_stop: Callable[[], bool] | None = None) -> None:
+    """The bare copy of `source` at `commit`, and the work tree checked out (HEAD detached) from
+    it. The work tree keeps no remote: an agent's `git push` or `git fetch` reaches nothing.
+    Raises InfrastructureFailure (CloneCancelled when `should_stop` fired)."""
     require_sha(commit)
     if is_url:
-        _fetch_commit(source, commit, dest, should_stop)
+        _fetch_commit(source, commit, dirs.base, should_stop)
     else:
         if not Path(source).exists():
             raise InfrastructureFailure(f"cannot clone {source}: the repository does not exist")
-        # --no-hardlinks: the workspace gets its own copy of the objects, so nothing a command in
-        # it does (chmod, write) can reach the user's repository; copying packs is cheap next to
-        # writing the work tree.
-        run_git(["clone", "--quiet", "--no-checkout", "--no-hardlinks", "--", source, str(dest)],
-                what=f"cannot clone {source}", should_stop=should_stop)
-        run_git(["-C", str(dest), "remote", "remove", "origin"],
-                what=f"cannot detach the workspace from {source}")
-    # The user's global hooks (core.hooksPath) have no business in a throw-away checkout.
-    run_git(["-C", str(dest), "-c", "checkout.workers=0", "-c", "advice.detachedHead=false",
-             "-c", "core.hooksPath=/dev/null", "checkout", "--quiet", "--detach", commit],
-            what=f"cannot check out commit {commit} of {source}", should_stop=should_stop)
+        trusted_git(["clone", "--quiet", "--bare", "--no-hardlinks", "--", source,
+                     str(dirs.base)], what=f"cannot clone {source}", should_stop=should_stop)
+    # A branch of agentctl's own, so clones of the copy carry the base even when no branch of
+    # the source points at it (a fetched commit, a tag, a reflog entry).
+    base = WorkspaceGit(git_dir=dirs.base, work_tree=dirs.root, home=dirs.root / "git-home")
+    base.run("update-ref", BASE_REF, commit, what=f"cannot check out commit {commit} of {source}")
+    checkout = _clone_base(dirs, dirs.tree, should_stop)
+    checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
+                 what=f"cannot check out commit {commit} of {source}", should_stop=should_stop)
+    shutil.copyfile(dirs.tree / ".git" / "index", dirs.index)
 
 
-def _fetch_commit(
-    url: str, commit: str, dest: Path, should_stop: Callable[[], bool] | None,
-) -> None:
+def checkout_patched(dirs: AttemptDirs, commit: str, diff: Path, *,
+                     should_stop: Callable[[], bool] | None = None) -> str:
+    """A fresh checkout of `commit` from agentctl's own copy, with the patch applied to its
+    work tree and index, and nothing else of the agent's: where verification runs. The id of
+    the tree it holds, for the caller to compare with the patch's."""
+    require_sha(commit)
+    checkout = _clone_base(dirs, dirs.verify, should_stop)
+    checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
+                 what=f"cannot check out commit {commit} for verification",
+                 should_stop=should_stop)
+    if diff.stat().st_size:
+        checkout.run("apply", "--index", "--whitespace=nowarn", str(diff.resolve()),
+                     what="cannot apply the patch to a fresh checkout", should_stop=should_stop)
+    return checkout.run("write-tree", what="cannot write the verified tree").stdout.strip()
+
+
+def _clone_base(dirs: AttemptDirs, dest: Path,
+                should_stop: Callable[[], bool] | None) -> WorkspaceGit:
+    """A clone of agentctl's bare copy at `dest` (objects copied, not linked), without a
+    remote, and git for it that reads nothing but its own fresh config."""
+    home = dirs.root / "git-home"
+    # The one transport agentctl's own git may use: a local clone of its own copy.
+    run_git_process(hardened_argv("-c", "protocol.file.allow=always", "clone", "--quiet",
+                                  "--no-checkout", "--no-hardlinks", "--", str(dirs.base),
+                                  str(dest)), env=hardened_env(home),
+                    what=f"cannot clone the base into {dest}", should_stop=should_stop)
+    clone = WorkspaceGit(git_dir=dest / ".git", work_tree=dest, home=home)
+    clone.run("remote", "remove", "origin", what=f"cannot detach {dest} from its origin")
+    return clone
+
+
+def _fetch_commit(url: str, commit: str, base: Path,
+                  should_stop: Callable[[], bool] | None) -> None:
     """Just the commit when the server lets us ask for it by id; else every branch and tag."""
-    run_git(["init", "--quiet", str(dest)], what=f"cannot create a workspace in {dest}")
-    shallow = run_git(
-        ["-C", str(dest), "fetch", "--quiet", "--no-tags", "--depth=1", "--", url, commit],
-        what=f"cannot fetch {commit} from {url}", check=False, should_stop=should_stop,
-    )
+    trusted_git(["init", "--quiet", "--bare", str(base)], what=f"cannot create {base}")
+    shallow = trusted_git(["-C", str(base), "fetch", "--quiet", "--no-tags", "--depth=1", "--",
+                           url, commit], what=f"cannot fetch {commit} from {url}", check=False,
+                          should_stop=should_stop)
     if shallow.returncode == 0:
         return
-    run_git(["-C", str(dest), "fetch", "--quiet", "--", url,
-             "+refs/heads/*:refs/remotes/source/*", "+refs/tags/*:refs/tags/*"],
-            what=f"cannot fetch {url}", should_stop=should_stop)
+    trusted_git(["-C", str(base), "fetch", "--quiet", "--", url,
+                 "+refs/heads/*:refs/remotes/source/*", "+refs/tags/*:refs/tags/*"],
+                what=f"cannot fetch {url}", should_stop=should_stop)
 
 
 def remove_workspace(path: Path) -> None:

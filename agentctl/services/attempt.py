@@ -15,6 +15,8 @@ from agentctl.domain.errors import LeaseLost
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import ExecutionSpec
 from agentctl.domain.step import Step
+from agentctl.execution.reaper import Process, sweep
+from agentctl.execution.workspace import AttemptDirs
 from agentctl.services.ports import Approver, AttemptLedger, NewArtifact, Produced, StepEnd
 
 
@@ -45,14 +47,29 @@ Progress = Callable[[str], None]
 class AttemptContext:
     ledger: AttemptLedger
     spec: ExecutionSpec
-    workspace: Path  # the clone
-    scratch: Path  # private, outside the workspace: logs, task file
+    dirs: AttemptDirs  # the attempt's private directory: work tree, scratch, agentctl's git
     env: Mapping[str, str]
     redactor: Redactor
     stop: StopSignal
     progress: Progress
     redact_logs_up_to: int
     approver: Approver | None = None
+    spared: frozenset[Process] = frozenset()  # processes that ran before the attempt began
+
+    def reap(self) -> int:
+        """Kill whatever the attempt's processes left running (a `setsid` daemon included);
+        how many there were."""
+        return sweep(self.spared)
+
+    @property
+    def workspace(self) -> Path:
+        """The agent's work tree."""
+        return self.dirs.tree
+
+    @property
+    def scratch(self) -> Path:
+        """Private, outside the work tree: logs, the task file, tool output."""
+        return self.dirs.scratch
 
     @contextmanager
     def step(self, type_: StepType, title: str, *, live: bool = False) -> Iterator[StepRecord]:

@@ -15,7 +15,7 @@ from agentctl.domain.enums import (
 )
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import Patch, check_boundary, compute_stats
-from agentctl.execution.patch_collector import check_applies, collect_patch
+from agentctl.execution.patch_collector import apply_to_base, collect_patch
 from agentctl.execution.redact_stream import redact_file
 from agentctl.services.attempt import AttemptContext
 from agentctl.services.evidence import file_artifact, json_artifact
@@ -26,14 +26,19 @@ class CollectedEvidence:
     patch: Patch | None
     diff_lines: tuple[DiffLine, ...]  # redacted: what the judge may see
     evidence: tuple[str, ...]  # artifact ids: patch.diff, touched-files.json
+    diff: Path | None = None  # the patch, as collected (what is applied for verification)
     safe_diff: Path | None = None  # the diff file, when it is SAFE_FOR_PR (no secrets found)
 
 
 def collect(ctx: AttemptContext) -> CollectedEvidence:
     spec = ctx.spec
     with ctx.step(StepType.COLLECT_ARTIFACTS, "collect the patch") as step:
+        leftover = ctx.reap()  # nothing the agent started may touch the files from here on
+        if leftover:
+            step.note(leftoverProcessesKilled=leftover)
         diff_path = ctx.scratch / "patch.diff"
-        collected = collect_patch(ctx.workspace, spec.base_commit, diff_path, spec.patch_boundary)
+        collected = collect_patch(ctx.dirs, spec.base_commit, diff_path, spec.patch_boundary,
+                                  should_stop=ctx.stop)
         if collected.empty:
             step.note(empty=True)
             return CollectedEvidence(None, (), ())
@@ -62,20 +67,26 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
             "baseCommit": spec.base_commit, "files": changes, "stats": stats,
             "boundaryCheck": boundary,
         }, name="touched-files.json", type_=ArtifactType.TOUCHED_FILES, redactor=ctx.redactor))
-        applies, apply_error = check_applies(ctx.workspace / ".git", spec.base_commit, diff_path)
+        tree, apply_error = apply_to_base(ctx.dirs.git, spec.base_commit, diff_path,
+                                          ctx.scratch)
+        if tree is not None and tree != collected.tree:
+            apply_error = (f"applied to its base the patch gives tree {tree[:12]}, not the "
+                           f"work tree's {collected.tree[:12]}")
+            tree = None
         step.note(files=stats.files_changed, additions=stats.additions,
-                  deletions=stats.deletions, boundaryPassed=boundary.passed, secrets=secrets)
+                  deletions=stats.deletions, boundaryPassed=boundary.passed, secrets=secrets,
+                  tree=tree)
         patch = Patch(
             patch_id=ids.new_id("patch"), run_id=ctx.ledger.lease.run_id,
             attempt_id=ctx.ledger.lease.attempt_id, base_commit=spec.base_commit,
             unified_diff_artifact=diff.artifact_id, file_changes=changes, stats=stats,
             boundary_check=boundary,
-            apply_status=PatchApplyStatus.APPLIES_CLEANLY if applies
+            apply_status=PatchApplyStatus.APPLIES_CLEANLY if tree is not None
             else PatchApplyStatus.DOES_NOT_APPLY,
-            apply_error=apply_error, created_at=ctx.ledger.now(),
+            apply_error=apply_error, created_at=ctx.ledger.now(), tree_id=tree,
         )
         step.record(patch)
     diff_lines = tuple(replace(line, text=ctx.redactor.clean(line.text))
                        for line in collected.diff_lines)
     return CollectedEvidence(patch, diff_lines, tuple(a.artifact_id for a in step.artifacts),
-                             safe_diff=None if secrets else diff_path)
+                             diff=diff_path, safe_diff=None if secrets else diff_path)

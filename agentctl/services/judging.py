@@ -39,6 +39,7 @@ def judge(ctx: AttemptContext, collected: CollectedEvidence,
             judgement = combine(judgement, run_external_judge(
                 command, judge_case(spec, collected, verification), cwd=ctx.scratch,
                 env=ctx.env, timeout=spec.judge_policy.timeout_seconds, should_stop=ctx.stop))
+            ctx.reap()
             name = f"{RULES_JUDGE} + command"
         report = JudgeReport(
             judge_report_id=ids.new_id("judge"), run_id=ctx.ledger.lease.run_id,

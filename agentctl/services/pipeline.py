@@ -8,6 +8,7 @@ a fresh attempt, or a lost lease that writes nothing), handed to `ledger.end`.
 from __future__ import annotations
 
 import json
+import traceback
 from dataclasses import dataclass, replace
 
 from agentctl.domain.ending import AttemptEnd, Cancelled, Completed, InfraFailed, LostLease
@@ -15,6 +16,7 @@ from agentctl.domain.enums import (
     ArtifactType,
     ArtifactVisibility,
     EventType,
+    PatchApplyStatus,
     RunStatus,
     StepType,
     VerdictStatus,
@@ -34,6 +36,7 @@ from agentctl.execution import workspace as workspaces
 from agentctl.execution.agents import AgentOutcome, AgentSession, build_agent
 from agentctl.execution.environment import scrubbed_env, secret_values
 from agentctl.execution.guards import BudgetGuard
+from agentctl.execution.reaper import become_subreaper, descendants
 from agentctl.execution.repository import is_url
 from agentctl.execution.tools import ToolContext
 from agentctl.services.attempt import AttemptContext, Progress, StopSignal
@@ -61,28 +64,30 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
     """Run one attempt to its end; the run as it stands afterwards, None if the lease was lost."""
     spec = run.execution_spec
     policy = spec.tool_policy
-    root = workspaces.create_workspace_dir()
+    become_subreaper()  # so that a process the attempt starts cannot leave agentctl's tree
+    dirs = workspaces.create_attempt_dirs()
     ctx = AttemptContext(
-        ledger=ledger, spec=spec, workspace=root / "repo", scratch=root / "scratch",
+        ledger=ledger, spec=spec, dirs=dirs,
         env=scrubbed_env(policy.env_allowlist, policy.env_passthrough),
         redactor=Redactor(literals=secret_values(policy.env_passthrough)),
         stop=stop, progress=options.progress, redact_logs_up_to=options.redact_logs_up_to,
-        approver=options.approver,
+        approver=options.approver, spared=frozenset(descendants()),
     )
-    ctx.scratch.mkdir()
     try:
         ledger.activate()
         end = _attempt(ctx, run)
     except LeaseLost as lost:
         end = LostLease(str(lost))
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: end the attempt on record, then stop
+        ctx.reap()
         ledger.end(_interrupted(options))
         raise
     finally:
+        ctx.reap()
         if options.keep_workspace:
             options.progress(f"workspace kept at {ctx.workspace}")
         else:
-            workspaces.remove_workspace(root)
+            workspaces.remove_workspace(dirs.root)
     return ledger.end(end)
 
 
@@ -98,24 +103,49 @@ def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
     outcome = _run_agent(ctx)
     if stopped := _stopped(ctx):
         return stopped
+    phase = Phase("collect")
+    try:
+        return _judge_the_evidence(ctx, run, outcome, phase)
+    except (LeaseLost, KeyboardInterrupt):
+        raise
+    except Exception as error:  # noqa: BLE001 - whatever broke, the run ends on record
+        return _phase_failed(ctx, phase.name, error)
+
+
+@dataclass
+class Phase:
+    """The evidence phase under way, for the failure report if it breaks."""
+
+    name: str
+
+
+def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
+                        phase: Phase) -> AttemptEnd:
+    """COLLECT, VERIFY (the patch alone, on a fresh checkout), JUDGE, and the verdict."""
+    spec, ledger = ctx.spec, ctx.ledger
     collected = collect(ctx)
+    patch = collected.patch
     verified: VerificationEvidence | None = None
     judged: JudgeEvidence | None = None
-    if collected.patch is not None and outcome.error is None:
+    applies = patch is not None and patch.apply_status is PatchApplyStatus.APPLIES_CLEANLY
+    if patch is not None and collected.diff is not None and applies and outcome.error is None:
+        phase.name = "verify"
         ledger.advance(RunStatus.VERIFYING, EventType.VERIFIER_STARTED,
                        checks=[c.name for c in spec.verification_plan.checks])
-        verified = verify(ctx)
+        verified = verify(ctx, patch, collected.diff)
         if verified is None:
             return _stopped(ctx) or LostLease("stopped while verifying")
         report = verified.report
         ledger.advance(RunStatus.JUDGING, EventType.VERIFIER_COMPLETED,
                        verificationReportId=report.verification_report_id,
                        status=report.status.value, failures=report.failure_reasons())
+        phase.name = "judge"
         ctx.progress("judging the diff")
         judged = judge(ctx, collected, report)
+    phase.name = "decide"
     decision = _summarized(ctx, run, collected, verified, judged, outcome, decide_verdict(
         VerdictInputs(
-            autonomy=spec.autonomy_level, judge_policy=spec.judge_policy, patch=collected.patch,
+            autonomy=spec.autonomy_level, judge_policy=spec.judge_policy, patch=patch,
             verification=verified.report if verified else None,
             judge=judged.report if judged else None, agent_error=outcome.error,
             evidence=Evidence(patch=collected.evidence,
@@ -126,6 +156,26 @@ def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
         return InfraFailed(code="verifier_infra_failure", reason=decision.reasons[0],
                            final=decision)
     return Completed(decision)
+
+
+def _phase_failed(ctx: AttemptContext, phase: str, error: Exception) -> AttemptEnd:
+    """A phase broke (git failed, the disk filled, a bug): a FAILURE_REPORT, and an end that
+    retries while attempts remain, else FAILED_INFRASTRUCTURE citing the report."""
+    if stopped := _stopped(ctx):
+        return stopped
+    reason = f"{phase} failed: {ctx.redactor.clean(str(error)) or type(error).__name__}"
+    ctx.progress(reason)
+    with ctx.step(StepType.FINALIZE, f"{phase} failed") as step:
+        report = json_artifact(
+            ctx.ledger.blobs, {"phase": phase, "error": reason, "type": type(error).__name__,
+                               "trace": traceback.format_exception(error)[-6:]},
+            name="failure-report.json", type_=ArtifactType.FAILURE_REPORT,
+            redactor=ctx.redactor, visibility=ArtifactVisibility.INTERNAL_ONLY)
+        step.add(report)
+        step.fail(f"{phase}_failed", reason)
+    final = infrastructure_failed(reason, ctx.spec.autonomy_level,
+                                  Evidence(failure=(report.artifact_id,)))
+    return InfraFailed(code=f"{phase}_failed", reason=reason, final=final)
 
 
 def _stopped(ctx: AttemptContext) -> Cancelled | LostLease | None:
@@ -153,7 +203,7 @@ def _prepare_workspace(ctx: AttemptContext) -> AttemptEnd | None:
                   live=True) as step:
         step.note(repository=spec.repository, baseCommit=spec.base_commit)
         try:
-            workspaces.clone_at(spec.repository, spec.base_commit, ctx.workspace,
+            workspaces.clone_at(spec.repository, spec.base_commit, ctx.dirs,
                                 is_url=is_url(spec.repository), should_stop=ctx.stop)
         except InfrastructureFailure as error:
             if ctx.stop():  # cancelled, or the lease was lost: not a fault of the clone
@@ -183,9 +233,11 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
         step.note(taskFile=str(task_file), agent=spec.agent)
     tool_context = ToolContext(
         workspace=ctx.workspace, policy=spec.tool_policy, boundary=spec.patch_boundary,
-        env=ctx.env, redactor=ctx.redactor, scratch=ctx.scratch, should_stop=ctx.stop,
+        env=ctx.env, redactor=ctx.redactor, scratch=ctx.scratch, git=ctx.dirs.git,
+        should_stop=ctx.stop,
     )
     runtime = ToolRuntime(ctx.ledger, tool_context, BudgetGuard(spec.budget),
+                          base_index=ctx.dirs.index,
                           approver=ctx.approver, agent_timeout=spec.budget.wall_seconds,
                           redact_logs_up_to=ctx.redact_logs_up_to)
     session = AgentSession(

@@ -6,8 +6,8 @@ import json
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from agentctl.domain import globs
 from agentctl.domain.enums import AutonomyLevel, TaskSource, TaskType, choices

@@ -19,7 +19,6 @@ from agentctl.execution import tools
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.process import run_to_file
 from agentctl.execution.tools import ToolContext
-from agentctl.execution.workspace import run_git
 from agentctl.services.evidence import json_artifact, log_artifact
 from agentctl.services.ports import Approver, AttemptLedger, CallRequest, NewArtifact
 from agentctl.services.recording import arguments_json
@@ -31,9 +30,10 @@ RECORDED_BEFORE_RUNNING = {"shell.run", AGENT_EXEC}
 
 class ToolRuntime:
     def __init__(self, ledger: AttemptLedger, context: ToolContext, budget: BudgetGuard, *,
-                 approver: Approver | None = None, agent_timeout: float,
+                 base_index: Path, approver: Approver | None = None, agent_timeout: float,
                  redact_logs_up_to: int) -> None:
         self.ledger = ledger
+        self.base_index = base_index
         self.context = context
         self.budget = budget
         self.approver = approver
@@ -133,8 +133,9 @@ class ToolRuntime:
                              visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER)
 
     def _tracked(self, name: str) -> bool:
-        listed = run_git(["ls-files", "--", name], what="cannot list tracked files",
-                         cwd=self.context.workspace, check=False)
+        """Whether the base commit tracks `name` (agentctl's own index of the checkout)."""
+        listed = self.context.git.run("ls-files", "--cached", "--", name, index=self.base_index,
+                                      what="cannot list tracked files", check=False)
         return bool(listed.stdout.strip())
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from agentctl.domain import ids
 from agentctl.domain.enums import (
@@ -11,6 +12,8 @@ from agentctl.domain.enums import (
     StepType,
     VerificationCheckStatus,
 )
+from agentctl.domain.errors import InfrastructureFailure
+from agentctl.domain.patch import Patch
 from agentctl.domain.run import PlannedCheck
 from agentctl.domain.verification import (
     VerificationCheck,
@@ -18,6 +21,7 @@ from agentctl.domain.verification import (
     overall_status,
 )
 from agentctl.execution.verifier import run_check
+from agentctl.execution.workspace import checkout_patched
 from agentctl.services.attempt import AttemptContext
 from agentctl.services.evidence import json_artifact, log_artifact, text_artifact
 
@@ -34,9 +38,11 @@ class VerificationEvidence:
     evidence: tuple[str, ...]  # verifier-report.json first, then the logs and test reports
 
 
-def verify(ctx: AttemptContext) -> VerificationEvidence | None:
-    """Every planned check, then the report; None when the run was stopped on the way."""
+def verify(ctx: AttemptContext, patch: Patch, diff: Path) -> VerificationEvidence | None:
+    """The patch alone, applied to a fresh checkout of the base commit, then every planned
+    check there, then the report; None when the run was stopped on the way."""
     started = ctx.ledger.now()
+    _checkout(ctx, patch, diff)
     checks: list[VerificationCheck] = []
     evidence: list[str] = []
     for planned in ctx.spec.verification_plan.checks:
@@ -64,13 +70,25 @@ def verify(ctx: AttemptContext) -> VerificationEvidence | None:
     return VerificationEvidence(report, (document.artifact_id, *evidence))
 
 
+def _checkout(ctx: AttemptContext, patch: Patch, diff: Path) -> None:
+    """What the agent left behind is not what is verified: the patch is, on its base."""
+    base = ctx.spec.base_commit
+    with ctx.step(StepType.APPLY_PATCH, f"apply the patch to a fresh checkout of {base[:12]}",
+                  live=True) as step:
+        tree = checkout_patched(ctx.dirs, base, diff, should_stop=ctx.stop)
+        step.note(path=str(ctx.dirs.verify), tree=tree)
+        if tree != patch.tree_id:
+            raise InfrastructureFailure(f"the patch applied to a fresh checkout gives tree "
+                                        f"{tree[:12]}, not {str(patch.tree_id)[:12]}")
+
+
 def _run_one(ctx: AttemptContext, planned: PlannedCheck) -> tuple[VerificationCheck, list[str]]:
     ctx.progress(f"verifying: {planned.command}")
     log = ctx.scratch / f"{planned.name}.log"
     with ctx.step(StepType.RUN_VERIFIER, planned.name, live=True) as step:
         step.note(command=planned.command, required=planned.required)
         outcome = run_check(
-            planned, workspace=ctx.workspace, env=ctx.env, log_path=log,
+            planned, workspace=ctx.dirs.verify, env=ctx.env, log_path=log,
             infra_patterns=ctx.spec.verification_plan.infra_patterns,
             should_stop=ctx.stop,
         )
@@ -93,6 +111,9 @@ def _run_one(ctx: AttemptContext, planned: PlannedCheck) -> tuple[VerificationCh
         if outcome.status is not VerificationCheckStatus.PASSED:
             step.fail(outcome.status.value.lower(), summary or outcome.status.value,
                       _STEP_STATUS.get(outcome.status, StepStatus.FAILED))
+        leftover = ctx.reap()
+        if leftover:
+            step.note(leftoverProcessesKilled=leftover)
     ctx.progress(f"check {planned.name}: {outcome.status.value} in "
                  f"{outcome.duration_seconds:.1f}s" + (f" ({summary})" if summary else ""))
     check = VerificationCheck(

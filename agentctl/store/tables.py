@@ -171,6 +171,7 @@ class PatchRow(SQLModel, table=True):
     apply_status: str
     apply_error: str | None = _text()
     created_at: str
+    tree_id: str | None = None
 
 
 class VerificationReportRow(SQLModel, table=True):

@@ -162,7 +162,9 @@ def test_patch_touching_forbidden_path_produces_failed_policy(seed: dict[str, An
 
 def test_a_forbidden_patch_fails_policy_even_though_its_tests_pass(seed: dict[str, Any]) -> None:
     tree = tree_of(seed, "policy-patch")
-    assert step_of(tree, "APPLY_PATCH")["status"] == "SUCCEEDED"
+    applied, verified_on = [s for s in steps(tree) if s["type"] == "APPLY_PATCH"]
+    assert applied["title"].startswith("apply ") and applied["status"] == "SUCCEEDED"
+    assert verified_on["title"].startswith("apply the patch to a fresh checkout")
     assert step_of(tree, "COLLECT_ARTIFACTS")["attributes"]["boundaryPassed"] is False
     verifier = step_of(tree, "RUN_VERIFIER")
     assert verifier["attributes"]["status"] == "PASSED"

@@ -11,8 +11,8 @@ from agentctl.domain.enums import ChangeType
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, check_boundary
 from agentctl.domain.run import PatchBoundary
-from agentctl.execution.patch_collector import CollectedPatch, check_applies, collect_patch
-from agentctl.execution.workspace import clone_at
+from agentctl.execution.patch_collector import CollectedPatch, apply_to_base, collect_patch
+from agentctl.execution.workspace import AttemptDirs, clone_at, create_attempt_dirs
 from tests.conftest import git
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4
@@ -29,13 +29,24 @@ def base(repo: Path) -> str:
 
 @pytest.fixture
 def workspace(repo: Path, base: str, tmp_path: Path) -> Path:
-    dest = tmp_path / "ws"
-    clone_at(str(repo), base, dest, is_url=False)
-    return dest
+    """The work tree of a fresh attempt (its private directory is the work tree's parent)."""
+    dirs = create_attempt_dirs(tmp_path)
+    clone_at(str(repo), base, dirs, is_url=False)
+    return dirs.tree
+
+
+def dirs_of(workspace: Path) -> AttemptDirs:
+    return AttemptDirs(workspace.parent)
 
 
 def collect(workspace: Path, base: str, boundary: PatchBoundary = BOUNDARY) -> CollectedPatch:
-    return collect_patch(workspace, base, workspace.parent / "out" / "patch.diff", boundary)
+    return collect_patch(dirs_of(workspace), base, workspace.parent / "out" / "patch.diff",
+                         boundary)
+
+
+def applies(workspace: Path, base: str, diff: Path) -> tuple[bool, str | None]:
+    tree, error = apply_to_base(dirs_of(workspace).git, base, diff, workspace.parent)
+    return tree is not None, error
 
 
 def only(patch: CollectedPatch) -> FileChange:
@@ -116,7 +127,7 @@ def test_a_binary_file_is_flagged_without_line_counts(workspace: Path, base: str
         "logo.png", True, 0, 0)
     assert patch.diff_lines == ()
     assert b"GIT binary patch" in patch.diff_path.read_bytes()
-    assert check_applies(workspace, base, patch.diff_path) == (True, None)
+    assert applies(workspace, base, patch.diff_path) == (True, None)
 
 
 def test_text_that_is_not_utf8_is_parsed_with_replacement_characters(
@@ -150,7 +161,7 @@ def test_no_changes_give_an_empty_patch_that_applies(workspace: Path, base: str)
     patch = collect(workspace, base)
     assert patch.empty and patch.changes == () and patch.diff_lines == ()
     assert patch.diff_path.read_bytes() == b""
-    assert check_applies(workspace, base, patch.diff_path) == (True, None)
+    assert applies(workspace, base, patch.diff_path) == (True, None)
 
 
 def test_stats_equal_git_numstat(workspace: Path, base: str) -> None:
@@ -194,7 +205,7 @@ def test_a_fresh_patch_applies_to_its_base(workspace: Path, base: str) -> None:
     (workspace / "src/app.py").write_text("def greet(name):\n    return f'hi {name}'\n")
     (workspace / "src/extra.py").write_text("X = 1\n")
     patch = collect(workspace, base)
-    assert check_applies(workspace / ".git", base, patch.diff_path) == (True, None)
+    assert applies(workspace, base, patch.diff_path) == (True, None)
     assert git(workspace, "status", "--porcelain") == "M src/app.py\n?? src/extra.py"
 
 
@@ -205,8 +216,9 @@ def test_a_patch_whose_context_does_not_match_the_base_does_not_apply(
     patch = collect(workspace, base)
     (repo / "src/app.py").write_text("def welcome(person):\n    return person\n")
     git(repo, "commit", "-q", "-am", "rewrite app")
-    git(workspace, "fetch", "-q", str(repo), "HEAD")
-    moved = git(workspace, "rev-parse", "FETCH_HEAD")
-    applies, error = check_applies(workspace, moved, patch.diff_path)
-    assert not applies
+    base_copy = dirs_of(workspace).base
+    git(base_copy, "fetch", "-q", str(repo), "HEAD")
+    moved = git(base_copy, "rev-parse", "FETCH_HEAD")
+    applied, error = applies(workspace, moved, patch.diff_path)
+    assert not applied
     assert error is not None and "src/app.py" in error and "\n" not in error

@@ -18,6 +18,7 @@ from agentctl.domain.errors import BadInput
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import CommandRules, PatchBoundary, ToolPolicy
 from agentctl.domain.step import ToolResult
+from agentctl.execution.git import WorkspaceGit
 from agentctl.execution.tools import (
     TOOL_NAMES,
     ToolContext,
@@ -46,7 +47,9 @@ def make_context(workspace: Path, scratch: Path, *, allow_shell: bool = False,
                             os.environ.get("PATH", "/usr/bin:/bin")])
     return ToolContext(workspace=workspace, policy=policy, boundary=boundary,
                        env={"PATH": path, "HOME": str(scratch)},
-                       redactor=Redactor(literals=(LITERAL_SECRET,)), scratch=scratch)
+                       redactor=Redactor(literals=(LITERAL_SECRET,)), scratch=scratch,
+                       git=WorkspaceGit(git_dir=workspace / ".git", work_tree=workspace,
+                                        home=scratch))
 
 
 @pytest.fixture

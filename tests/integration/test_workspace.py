@@ -12,7 +12,7 @@ from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution.workspace import (
     CloneCancelled,
     clone_at,
-    create_workspace_dir,
+    create_attempt_dirs,
     remove_workspace,
 )
 from tests.conftest import git, make_repo
@@ -28,6 +28,13 @@ def user_repo(tmp_path: Path) -> Path:
     (repo / "app.py").write_text("VERSION = 3  # uncommitted\n")
     (repo / "notes.txt").write_text("untracked\n")
     return repo
+
+
+def clone_into(tmp_path: Path, source: str, commit: str, **options: object) -> Path:
+    """A fresh attempt's work tree, cloned at `commit`."""
+    dirs = create_attempt_dirs(tmp_path)
+    clone_at(source, commit, dirs, **options)  # type: ignore[arg-type]
+    return dirs.tree
 
 
 def _snapshot(repo: Path) -> dict[str, object]:
@@ -55,8 +62,7 @@ def test_clone_is_checked_out_at_the_given_commit_not_the_branch_tip(
     user_repo: Path, tmp_path: Path,
 ) -> None:
     base = git(user_repo, "rev-parse", "base")
-    dest = tmp_path / "ws"
-    clone_at(str(user_repo), base, dest, is_url=False)
+    dest = clone_into(tmp_path, str(user_repo), base, is_url=False)
     assert git(dest, "rev-parse", "HEAD") == base
     assert (dest / "app.py").read_text() == "VERSION = 1\n"
     assert git(dest, "status", "--porcelain") == ""
@@ -67,8 +73,7 @@ def test_clone_is_checked_out_at_the_given_commit_not_the_branch_tip(
 def test_cloned_files_are_not_hardlinks_of_the_users_work_tree(
     user_repo: Path, tmp_path: Path,
 ) -> None:
-    dest = tmp_path / "ws"
-    clone_at(str(user_repo), git(user_repo, "rev-parse", "HEAD"), dest, is_url=False)
+    dest = clone_into(tmp_path, str(user_repo), git(user_repo, "rev-parse", "HEAD"), is_url=False)
     for name in ("app.py", "docs/guide.md"):
         assert (dest / name).stat().st_ino != (user_repo / name).stat().st_ino
         assert (dest / name).stat().st_nlink == 1
@@ -79,7 +84,7 @@ def test_clone_leaves_the_users_repository_untouched(user_repo: Path, tmp_path: 
     git(user_repo, "stash", "push", "-q", "docs/guide.md")
     described = _describe(user_repo)  # `git status` may refresh the index: look before snapshotting
     before = _snapshot(user_repo)
-    clone_at(str(user_repo), git(user_repo, "rev-parse", "base"), tmp_path / "ws", is_url=False)
+    clone_into(tmp_path, str(user_repo), git(user_repo, "rev-parse", "base"), is_url=False)
     assert _snapshot(user_repo) == before
     assert _describe(user_repo) == described
 
@@ -87,8 +92,7 @@ def test_clone_leaves_the_users_repository_untouched(user_repo: Path, tmp_path: 
 def test_clone_uses_no_alternates_and_keeps_no_remote_to_the_users_repository(
     user_repo: Path, tmp_path: Path,
 ) -> None:
-    dest = tmp_path / "ws"
-    clone_at(str(user_repo), git(user_repo, "rev-parse", "HEAD"), dest, is_url=False)
+    dest = clone_into(tmp_path, str(user_repo), git(user_repo, "rev-parse", "HEAD"), is_url=False)
     assert not (dest / ".git" / "objects" / "info" / "alternates").exists()
     assert git(dest, "remote") == ""
     assert git(dest, "fsck", "--connectivity-only", "--no-dangling") == ""
@@ -101,9 +105,8 @@ def test_git_variables_in_the_environment_do_not_redirect_the_clone(
     monkeypatch.setenv("GIT_WORK_TREE", str(user_repo))
     monkeypatch.setenv("GIT_INDEX_FILE", str(user_repo / ".git" / "index"))
     before = _snapshot(user_repo)
-    dest = tmp_path / "ws"
     base = git(user_repo, "rev-parse", "base")
-    clone_at(str(user_repo), base, dest, is_url=False)
+    dest = clone_into(tmp_path, str(user_repo), base, is_url=False)
     monkeypatch.delenv("GIT_DIR")
     monkeypatch.delenv("GIT_WORK_TREE")
     monkeypatch.delenv("GIT_INDEX_FILE")
@@ -120,7 +123,7 @@ def test_the_users_global_hooks_do_not_run_in_the_workspace(
     (hooks / "post-checkout").chmod(0o755)
     (tmp_path / "gitconfig").write_text(f"[core]\n\thooksPath = {hooks}\n")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
-    clone_at(str(user_repo), git(user_repo, "rev-parse", "HEAD"), tmp_path / "ws", is_url=False)
+    clone_into(tmp_path, str(user_repo), git(user_repo, "rev-parse", "HEAD"), is_url=False)
     assert not marker.exists()
 
 
@@ -129,33 +132,32 @@ def test_missing_commit_raises_infrastructure_failure_naming_it(
 ) -> None:
     missing = "0123456789abcdef0123456789abcdef01234567"
     with pytest.raises(InfrastructureFailure, match=f"cannot check out commit {missing}") as error:
-        clone_at(str(user_repo), missing, tmp_path / "ws", is_url=False)
+        clone_into(tmp_path, str(user_repo), missing, is_url=False)
     assert "\n" not in str(error.value)
 
 
 def test_missing_source_raises_infrastructure_failure(tmp_path: Path) -> None:
     with pytest.raises(InfrastructureFailure, match="does not exist"):
-        clone_at(str(tmp_path / "nowhere"), "0" * 40, tmp_path / "ws", is_url=False)
+        clone_into(tmp_path, str(tmp_path / "nowhere"), "0" * 40, is_url=False)
 
 
 def test_a_source_that_is_not_a_repository_fails_with_gits_message(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
     with pytest.raises(InfrastructureFailure, match="cannot clone .*plain: fatal: "):
-        clone_at(str(tmp_path / "plain"), "0" * 40, tmp_path / "ws", is_url=False)
+        clone_into(tmp_path, str(tmp_path / "plain"), "0" * 40, is_url=False)
 
 
 def test_a_commit_that_is_not_a_sha_is_refused_before_git_runs(
     user_repo: Path, tmp_path: Path,
 ) -> None:
     with pytest.raises(InfrastructureFailure, match="invalid commit id '--upload-pack=x'"):
-        clone_at(str(user_repo), "--upload-pack=x", tmp_path / "ws", is_url=False)
+        clone_into(tmp_path, str(user_repo), "--upload-pack=x", is_url=False)
     assert not (tmp_path / "ws").exists()
 
 
 def test_url_clone_fetches_the_commit(user_repo: Path, tmp_path: Path) -> None:
     base = git(user_repo, "rev-parse", "base")
-    dest = tmp_path / "ws"
-    clone_at(f"file://{user_repo}", base, dest, is_url=True)
+    dest = clone_into(tmp_path, f"file://{user_repo}", base, is_url=True)
     assert git(dest, "rev-parse", "HEAD") == base
     assert git(dest, "rev-parse", "--is-shallow-repository") == "true"  # just that commit
     assert (dest / "app.py").read_text() == "VERSION = 1\n"
@@ -163,7 +165,7 @@ def test_url_clone_fetches_the_commit(user_repo: Path, tmp_path: Path) -> None:
 
 def test_url_clone_of_an_unknown_commit_fails(user_repo: Path, tmp_path: Path) -> None:
     with pytest.raises(InfrastructureFailure, match="cannot check out commit"):
-        clone_at(f"file://{user_repo}", "ab" * 20, tmp_path / "ws", is_url=True)
+        clone_into(tmp_path, f"file://{user_repo}", "ab" * 20, is_url=True)
 
 
 def test_cancelling_stops_a_clone_that_is_still_running(user_repo: Path, tmp_path: Path,
@@ -173,11 +175,11 @@ def test_cancelling_stops_a_clone_that_is_still_running(user_repo: Path, tmp_pat
     os.mkfifo(fifo)
     monkeypatch.setenv("GIT_TRACE", str(fifo))  # git blocks opening a fifo nobody reads
     with pytest.raises(CloneCancelled):
-        clone_at(str(user_repo), head, tmp_path / "ws", is_url=False, should_stop=lambda: True)
+        clone_into(tmp_path, str(user_repo), head, is_url=False, should_stop=lambda: True)
 
 
 def test_workspace_dir_is_private(tmp_path: Path) -> None:
-    path = create_workspace_dir()
+    path = create_attempt_dirs().root
     try:
         assert stat.S_IMODE(path.stat().st_mode) == 0o700
         assert path.name.startswith("agentctl-ws-")
@@ -186,8 +188,7 @@ def test_workspace_dir_is_private(tmp_path: Path) -> None:
 
 
 def test_remove_workspace_removes_read_only_trees(user_repo: Path, tmp_path: Path) -> None:
-    dest = tmp_path / "ws"
-    clone_at(str(user_repo), git(user_repo, "rev-parse", "HEAD"), dest, is_url=False)
+    dest = clone_into(tmp_path, str(user_repo), git(user_repo, "rev-parse", "HEAD"), is_url=False)
     locked = dest / "locked"
     (locked / "deeper").mkdir(parents=True)
     (locked / "deeper" / "file.txt").write_text("x")

@@ -1,0 +1,81 @@
+"""Nothing an agent started outlives its phase: not a process group, a whole process tree.
+
+A child that calls `setsid` (or double-forks a daemon) leaves its process group, so killing the
+group is not enough. agentctl makes its own process a child subreaper (Linux
+`PR_SET_CHILD_SUBREAPER`): an orphaned descendant is re-parented to agentctl instead of init,
+so every process a run started stays in agentctl's process tree, where `sweep` finds and kills
+it. (The OS sandbox adds a PID namespace on top; this holds without it.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+from pathlib import Path
+
+_PR_SET_CHILD_SUBREAPER = 36
+_ROUNDS = 50  # a fork loop may make new children between a scan and its kills
+
+
+def become_subreaper() -> bool:
+    """Adopt orphaned descendants; False where the kernel has no such thing (not Linux)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+Process = tuple[int, int]  # (pid, start time in clock ticks): a pid alone may be reused
+
+
+def descendants(pid: int | None = None) -> set[Process]:
+    """Every live process below `pid` (default: this one), from /proc."""
+    root = os.getpid() if pid is None else pid
+    children: dict[int, list[Process]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat[stat.rfind(")") + 2:].split()
+        if fields[0] == "Z":
+            continue  # a zombie runs nothing; its parent (we, for adopted ones) reaps it
+        children.setdefault(int(fields[1]), []).append((int(entry.name), int(fields[19])))
+    found: set[Process] = set()
+    pending = list(children.get(root, ()))
+    while pending:
+        current = pending.pop()
+        found.add(current)
+        pending.extend(children.get(current[0], ()))
+    return found
+
+
+def sweep(spared: set[Process] | frozenset[Process] = frozenset()) -> int:
+    """Kill every descendant of this process that was not already running when `spared` was
+    taken (`descendants()` at the start of the phase), and reap the orphans it adopted; the
+    number killed."""
+    killed: set[int] = set()
+    for _ in range(_ROUNDS):
+        alive = descendants() - spared
+        if not alive:
+            break
+        for child, _started in alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(child, signal.SIGKILL)
+                killed.add(child)
+        _reap(killed)
+    _reap(killed)
+    return len(killed)
+
+
+def _reap(pids: set[int]) -> None:
+    """Collect the exit status of killed processes that are (now) our children: orphans we
+    adopted have no one else to. Other children of ours are none of this function's business."""
+    for pid in list(pids):
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
