@@ -22,8 +22,9 @@ from agentctl.domain import ids
 from agentctl.domain.agent import AgentSpec
 from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import AutonomyLevel, TaskSource, TaskStatus, TaskType
+from agentctl.domain.errors import PolicyDenied
 from agentctl.domain.run import Run
-from agentctl.domain.task import Task
+from agentctl.domain.task import Task, policy_denial_reasons
 from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.execution.repository import commit_of
 from agentctl.services.memory import MemoryRunQueue
@@ -33,7 +34,7 @@ from agentctl.services.requests import TaskRequest
 from agentctl.services.runs import create_run
 from agentctl.services.spec import build_spec
 from agentctl.services.sql_ledger import StoreRunQueue
-from agentctl.services.tasks import submit_task
+from agentctl.services.tasks import submit_task, task_policy
 from agentctl.services.worker import run_inline
 from agentctl.store import Store
 from agentctl.store.location import resolve_home
@@ -107,6 +108,11 @@ class Harness:
                     status=TaskStatus.READY_FOR_RUN, created_at=now, updated_at=now,
                     allowed_paths=allowed, forbidden_paths=forbidden,
                     verification_commands=verify)
+        denials = policy_denial_reasons(autonomy=task.autonomy_level, allowed_paths=allowed,
+                                        repository=str(self.repo),
+                                        policy=task_policy(self.settings))
+        if denials:
+            raise PolicyDenied("; ".join(denials))
         spec = build_spec(task, self.settings, base_commit=commit_of(str(self.repo), "main"),
                           agent=agent.describe(), agent_digest=agent.digest)
         return self.queue.create(task, spec)
