@@ -11,6 +11,10 @@ forms of the command: the program's basename (`/usr/bin/git push`), the tail aft
 (`git -C . push`). Allow rules match only the command as written: `/usr/bin/python` or
 `env python` needs a rule that says so. Denying what no rule vouches for is the safe default.
 
+A git command line an allow rule matches is also held to `git_rules`: options that write files
+or run programs (`-c`, `--output`, `--exec`, ...), aliases and `-C` outside the workspace are
+denied unless the allow rule names them itself.
+
 Without `allow_shell` the command runs as argv, never through a shell, and any character sh
 would act on (unquoted `| & ; < > ( )` or newline, `$` and backticks outside single quotes) is
 refused before any rule: the agent asked for a shell it will not get. Globs and `~` are
@@ -30,6 +34,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from agentctl.domain.enums import ToolDecision
+from agentctl.domain.git_rules import GLOBAL_WITH_VALUE, git_risks, named_by
 from agentctl.domain.run import CommandRules
 
 NO_MATCH_RULE = "default: deny (no rule matched)"
@@ -45,8 +50,6 @@ _WRAPPERS = frozenset({
     "xargs", "ionice", "chrt", "taskset", "sudo", "doas", "su", "busybox", "flock", "watch", "find",
     "sh", "bash", "dash", "zsh", "ksh", "fish", "eval",
 })
-_GIT_OPTIONS_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                                     "--config-env", "--super-prefix"})
 # Shell words that are syntax rather than a program (only meaningful with allow_shell).
 _SHELL_KEYWORDS = frozenset({"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done",
                              "while", "until", "time"})
@@ -129,13 +132,35 @@ def _judge(argv: Sequence[str], rules: CommandRules) -> GuardDecision:
         if any(rule_matches(rule, view) for view in views):
             return GuardDecision(ToolDecision.REQUIRES_APPROVAL, f"ask: {rule}",
                                  f"`{shown}` needs a human's approval (rule `{rule}`)")
+    refused: tuple[str, str] | None = None  # (risk, the first rule that allowed it blindly)
     for rule in rules.allow:
         if rule_matches(rule, argv):
-            return GuardDecision(ToolDecision.ALLOWED, f"allow: {rule}", None)
+            risk = _git_risk(argv, views, rule)
+            if risk is None:
+                return GuardDecision(ToolDecision.ALLOWED, f"allow: {rule}", None)
+            refused = refused or (risk, rule)
+    if refused is not None:
+        risk, rule = refused
+        return _denied(f"git: {risk}", f"`{shown}`: {risk}, which `allow: {rule}` does not "
+                                       "name; only a rule that names it may allow it")
     hint = ""
     if "/" in argv[0]:
         hint = "; a path-qualified program is allowed only by a rule that names it as written"
     return _denied(NO_MATCH_RULE, f"no rule allows `{shown}`{hint}")
+
+
+def _git_risk(argv: Sequence[str], views: Sequence[tuple[str, ...]], rule: str) -> str | None:
+    """The first thing a git command line can do that the allow rule does not name (see
+    git_rules): checked on the command as written and on every git inside a wrapper."""
+    parsed = _rule_tokens(rule)
+    tokens = parsed[0] if parsed else ()
+    for view in views:
+        if PurePosixPath(view[0]).name != "git":
+            continue
+        for risk in git_risks(view):
+            if tuple(view) != tuple(argv) or not named_by(tokens, risk):
+                return risk.reason
+    return None
 
 
 def combine(decisions: list[GuardDecision]) -> GuardDecision:
@@ -191,7 +216,7 @@ def _command_lines(arg: str) -> list[list[str]]:
 def _without_git_options(argv: tuple[str, ...]) -> tuple[str, ...]:
     index = 1
     while index < len(argv) and argv[index].startswith("-"):
-        index += 2 if argv[index] in _GIT_OPTIONS_WITH_VALUE else 1
+        index += 2 if argv[index] in GLOBAL_WITH_VALUE else 1
     return ("git", *argv[index:])
 
 

@@ -48,6 +48,26 @@ HARDENED_CONFIG = (
 )
 
 
+# What the agent's own git (run by its tool calls) may not take from a `.git/config` it wrote:
+# given through GIT_CONFIG_COUNT, which wins over every config file. (`diff.external` cannot be
+# switched off this way, an empty value is run as a command; the command guard denies the ways
+# to write `.git/config` that the default rules would otherwise allow, `git log --output`.)
+AGENT_GIT_OVERRIDES = (
+    ("core.fsmonitor", "false"), ("core.hooksPath", "/dev/null"), ("core.pager", "cat"), ("core.sshCommand", "false"), ("core.editor", "false"),
+    ("sequence.editor", "false"), ("credential.helper", ""), ("protocol.allow", "never"),
+)
+
+
+def agent_git_env() -> dict[str, str]:
+    """Environment that pins the settings above for any git a tool call runs."""
+    env = {"GIT_CONFIG_COUNT": str(len(AGENT_GIT_OVERRIDES)), "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_TERMINAL_PROMPT": "0"}
+    for number, (key, value) in enumerate(AGENT_GIT_OVERRIDES):
+        env[f"GIT_CONFIG_KEY_{number}"] = key
+        env[f"GIT_CONFIG_VALUE_{number}"] = value
+    return env
+
+
 @dataclass(frozen=True, slots=True)
 class GitResult:
     returncode: int

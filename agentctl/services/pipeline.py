@@ -35,6 +35,7 @@ from agentctl.domain.verdict import (
 from agentctl.execution import workspace as workspaces
 from agentctl.execution.agents import AgentOutcome, AgentSession, build_agent
 from agentctl.execution.environment import scrubbed_env, secret_values
+from agentctl.execution.git import agent_git_env
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.reaper import become_subreaper, descendants
 from agentctl.execution.repository import is_url
@@ -233,7 +234,7 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
         step.note(taskFile=str(task_file), agent=spec.agent)
     tool_context = ToolContext(
         workspace=ctx.workspace, policy=spec.tool_policy, boundary=spec.patch_boundary,
-        env=ctx.env, redactor=ctx.redactor, scratch=ctx.scratch, git=ctx.dirs.git,
+        env={**ctx.env, **agent_git_env()}, redactor=ctx.redactor, scratch=ctx.scratch, git=ctx.dirs.git,
         should_stop=ctx.stop,
     )
     runtime = ToolRuntime(ctx.ledger, tool_context, BudgetGuard(spec.budget),
@@ -242,7 +243,7 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
                           redact_logs_up_to=ctx.redact_logs_up_to)
     session = AgentSession(
         instruction=spec.instruction, workspace=ctx.workspace, task_file=task_file,
-        tools=runtime, step=ctx.step, should_stop=ctx.stop, env=ctx.env,
+        tools=runtime, step=ctx.step, should_stop=ctx.stop, env=tool_context.env,
     )
     return build_agent(spec.agent_spec).run(session)
 

@@ -136,3 +136,44 @@ def test_what_is_verified_is_the_tree_the_patch_gives_on_its_base(harness: Harne
     assert patch.tree_id is not None and len(patch.tree_id) == 40
     checkout = next(s for s in record.steps if s.title.startswith("apply the patch to a fresh"))
     assert checkout.attributes["tree"] == patch.tree_id
+
+
+def test_git_options_that_write_files_or_smuggle_a_push_are_denied_and_never_run(
+        harness: Harness, tmp_path: Path) -> None:
+    harness.configure('[tools.commands]\nallow = ["git *", "git log *"]\n')
+    outside, pushed = tmp_path / "written-outside", tmp_path / "pushed.git"
+    record = harness.run(harness.plan(
+        {"tool": "shell.run", "command": f"git log --output={outside} -1"},
+        {"tool": "shell.run", "command": f"git -c alias.p=push p {pushed} HEAD"},
+        {"tool": "shell.run", "command": "git -c alias.c=!touch c x"},
+        {"tool": "fs.replace", "path": "calc/__init__.py", "old": "a + b", "new": "b + a"},
+    ))
+
+    decisions = [(call.decision.value, call.matched_rule) for call in record.tool_calls[:3]]
+    assert decisions == [
+        ("DENIED_BY_COMMAND_GUARD", "git: `--output` writes files or runs a program"),
+        ("DENIED_BY_COMMAND_GUARD", "git: `-c` sets configuration (aliases, pagers, hooks, "
+                                    "fsmonitor)"),
+        ("DENIED_BY_COMMAND_GUARD", "git: `-c` sets configuration (aliases, pagers, hooks, "
+                                    "fsmonitor)"),
+    ]
+    assert not outside.exists() and not pushed.exists()
+
+
+def test_git_log_cannot_write_an_external_diff_into_the_workspace_git_config(
+        harness: Harness, tmp_path: Path) -> None:
+    """The attack: `git log --format=... --output=.git/config` plants `diff.external`, and the
+    next plain `git diff` runs it. The write is denied; the diff runs git's own diff."""
+    ran = tmp_path / "external-diff-ran"
+    record = harness.run(harness.plan(
+        {"tool": "fs.replace", "path": "calc/__init__.py", "old": "a + b", "new": "b + a"},
+        {"tool": "shell.run", "command": f"git log -1 --format=[diff]%nexternal=touch {ran}"
+                                         " --output=.git/config"},
+        {"tool": "shell.run", "command": "git diff"},
+    ))
+
+    planted, diff = record.tool_calls[-2:]
+    assert planted.decision.value == "DENIED_BY_COMMAND_GUARD"
+    assert diff.result is not None and diff.result.ok
+    assert "-    return a + b" in diff.result.output
+    assert not ran.exists()
