@@ -10,7 +10,10 @@ literal anchor (`AKIA`, `ghp_`, `@`, `password`, a known value...) occurs.
 
 from __future__ import annotations
 
+import base64
 import re
+import urllib.parse
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -74,6 +77,24 @@ class Redactor:
 
     def clean(self, text: str) -> str:
         return self.redact(text)[0]
+
+    def knowing(self, values: Iterable[str]) -> Redactor:
+        """This redactor, also hiding `values` and the encoded forms a command could print
+        them in (base64, URL encoding)."""
+        return Redactor(literals=tuple(dict.fromkeys((*self.literals, *encoded_forms(values)))))
+
+
+def encoded_forms(values: Iterable[str]) -> list[str]:
+    """Each value, its base64 (standard and URL-safe, padded or not) and its URL encoding."""
+    out: list[str] = []
+    for value in values:
+        if len(value) < MIN_LITERAL_CHARS:
+            continue
+        raw = value.encode("utf-8", "surrogateescape")
+        standard, urlsafe = base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()
+        out += [value, standard, standard.rstrip("="), urlsafe, urlsafe.rstrip("="),
+                urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value)]
+    return list(dict.fromkeys(out))
 
 
 @lru_cache(maxsize=32)

@@ -6,8 +6,8 @@ be overridden by a later, softer link, and eligibility never exceeds what the ch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from agentctl.domain.enums import (
@@ -102,6 +102,12 @@ class Decision:
     reasons: tuple[str, ...]
     evidence: tuple[str, ...]
     chain: tuple[ChainLink, ...]
+
+    def redacted(self, clean: Callable[[str], str]) -> Decision:
+        """Reasons and details as stored: they quote paths, commands and errors an agent chose."""
+        return replace(self, reasons=tuple(clean(reason) for reason in self.reasons),
+                       chain=tuple(replace(link, detail=clean(link.detail))
+                                   for link in self.chain))
 
 
 def cancelled(reason: str, autonomy: AutonomyLevel) -> Decision:

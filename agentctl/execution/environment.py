@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
+from pathlib import Path
 
 MIN_SECRET_CHARS = 8
 
@@ -60,3 +61,27 @@ def secret_values(
         and (name in passed or looks_secret(name))
     }
     return tuple(sorted(values, key=lambda value: (-len(value), value)))
+
+
+_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][\w.-]*\s*[=:]\s*(.+?)\s*$")
+MAX_SECRET_FILE_BYTES = 1 << 20
+
+
+def secret_file_values(files: Iterable[Path]) -> tuple[str, ...]:
+    """The values assigned in secret files (`.env`: `NAME=value` lines), to redact wherever they
+    show up: a command may print a file no tool may read (`grep -r PASS .`)."""
+    values: list[str] = []
+    for path in files:
+        try:
+            if path.is_symlink() or path.stat().st_size > MAX_SECRET_FILE_BYTES:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            match = _ASSIGNMENT.match(line)
+            if match and not line.lstrip().startswith("#"):
+                value = match.group(1).strip("'\"")
+                if len(value) >= MIN_SECRET_CHARS:
+                    values.append(value)
+    return tuple(dict.fromkeys(values))

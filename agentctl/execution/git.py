@@ -53,7 +53,8 @@ HARDENED_CONFIG = (
 # switched off this way, an empty value is run as a command; the command guard denies the ways
 # to write `.git/config` that the default rules would otherwise allow, `git log --output`.)
 AGENT_GIT_OVERRIDES = (
-    ("core.fsmonitor", "false"), ("core.hooksPath", "/dev/null"), ("core.pager", "cat"), ("core.sshCommand", "false"), ("core.editor", "false"),
+    ("core.fsmonitor", "false"), ("core.hooksPath", "/dev/null"), ("core.pager", "cat"),
+    ("core.sshCommand", "false"), ("core.editor", "false"),
     ("sequence.editor", "false"), ("credential.helper", ""), ("protocol.allow", "never"),
 )
 

@@ -33,6 +33,7 @@ DEFAULT_TIMEOUT_SECONDS = 120.0
 GIT_APPLY_TIMEOUT_SECONDS = 120.0
 # Read a little past the limit, so a secret that straddles the cut is still recognised whole.
 _REDACTION_SLACK = 1024
+_TOKEN_CHARS = 256  # longer than any token the patterns know (keys are matched by BEGIN)
 
 # tool -> (required arguments, optional arguments)
 _ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -290,8 +291,14 @@ def _run(
 
 
 def _bounded(head: bytes, total: int, context: ToolContext) -> tuple[str, bool]:
-    """Redact first, then cut to the limit on a character boundary."""
+    """Redact first, then cut to the limit on a character boundary. When there was more than
+    was read, the read ends at its last whitespace: a token cut by the read would not be
+    recognised as one, and must not leak its first half."""
     limit = context.policy.max_result_bytes
+    if total > len(head):
+        tail = max(len(head) - _TOKEN_CHARS, 0)
+        cut = max(head.rfind(b" ", tail), head.rfind(b"\n", tail), head.rfind(b"\t", tail))
+        head = head[:cut + 1] if cut >= 0 else head[:tail]
     text = context.redactor.clean(head.decode("utf-8", "replace"))
     data = text.encode("utf-8")
     if len(data) > limit:

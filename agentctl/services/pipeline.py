@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import traceback
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from agentctl.domain.ending import AttemptEnd, Cancelled, Completed, InfraFailed, LostLease
 from agentctl.domain.enums import (
@@ -22,6 +23,7 @@ from agentctl.domain.enums import (
     VerdictStatus,
 )
 from agentctl.domain.errors import InfrastructureFailure, LeaseLost
+from agentctl.domain.globs import first_match
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import Run
 from agentctl.domain.serialize import to_json
@@ -34,7 +36,7 @@ from agentctl.domain.verdict import (
 )
 from agentctl.execution import workspace as workspaces
 from agentctl.execution.agents import AgentOutcome, AgentSession, build_agent
-from agentctl.execution.environment import scrubbed_env, secret_values
+from agentctl.execution.environment import scrubbed_env, secret_file_values, secret_values
 from agentctl.execution.git import agent_git_env
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.reaper import become_subreaper, descendants
@@ -70,7 +72,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
     ctx = AttemptContext(
         ledger=ledger, spec=spec, dirs=dirs,
         env=scrubbed_env(policy.env_allowlist, policy.env_passthrough),
-        redactor=Redactor(literals=secret_values(policy.env_passthrough)),
+        redactor=Redactor().knowing(secret_values(policy.env_passthrough)),
         stop=stop, progress=options.progress, redact_logs_up_to=options.redact_logs_up_to,
         approver=options.approver, spared=frozenset(descendants()),
     )
@@ -153,6 +155,7 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
                               verification=verified.evidence if verified else (),
                               judge=judged.evidence if judged else ()),
         )))
+    decision = decision.redacted(ctx.redactor.clean)
     if decision.status is VerdictStatus.FAILED_INFRASTRUCTURE:
         return InfraFailed(code="verifier_infra_failure", reason=decision.reasons[0],
                            final=decision)
@@ -221,7 +224,17 @@ def _prepare_workspace(ctx: AttemptContext) -> AttemptEnd | None:
             ctx.progress(failure)
             return InfraFailed(code="clone_failed", reason=failure, final=infrastructure_failed(
                 failure, spec.autonomy_level, Evidence(failure=(report.artifact_id,))))
+    ctx.redactor = ctx.redactor.knowing(secret_file_values(_secret_files(ctx)))
     return None
+
+
+def _secret_files(ctx: AttemptContext) -> list[Path]:
+    """The base's tracked files that match the secret-file globs (`.env`, `*.pem`...)."""
+    listed = ctx.dirs.git.run("ls-files", "-z", index=ctx.dirs.index, should_stop=ctx.stop,
+                              what="cannot list the tracked files").stdout
+    globs = ctx.spec.tool_policy.secret_files
+    return [ctx.workspace / name for name in listed.split("\0")
+            if name and first_match(globs, name) is not None]
 
 
 def _run_agent(ctx: AttemptContext) -> AgentOutcome:

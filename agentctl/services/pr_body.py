@@ -6,9 +6,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentctl.domain.artifact import Artifact
+from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import Run
 from agentctl.domain.task import Task
 from agentctl.domain.verdict import Approval, Verdict
+from agentctl.execution.environment import secret_values
 
 Document = Mapping[str, Any]
 
@@ -46,6 +48,8 @@ def pr_body(*, task: Task, run: Run, verdict: Verdict, approvals: Sequence[Appro
 
 
 def commit_message(*, task: Task, run: Run, verdict: Verdict) -> str:
-    return (f"{task.title}\n\n{task.task_type.value}: {task.instruction}\n\n"
+    """Redacted again: the task was stored before this machine's secrets were known."""
+    text = (f"{task.title}\n\n{task.task_type.value}: {task.instruction}\n\n"
             f"Verdict: {verdict.status.value} ({verdict.pr_eligibility.value})\n"
             f"agentctl-run: {run.run_id}\nagentctl-spec: {run.spec_digest}\n")
+    return Redactor().knowing(secret_values()).clean(text)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from agentctl.domain.command_rules import GuardDecision
@@ -53,29 +54,39 @@ class ToolRuntime:
             else:
                 decision = GuardDecision(ToolDecision.REQUIRES_APPROVAL, decision.matched_rule,
                                          "declined at the approval prompt")
+        clean = self.context.redactor.clean
         request = CallRequest(
-            tool=tool, arguments_json=arguments_json(arguments, self.context.redactor.clean),
+            tool=tool, arguments_json=arguments_json(arguments, clean),
             decision=decision.decision, matched_rule=decision.matched_rule,
-            denial_reason=decision.reason, requested_at=requested_at, approved_by=approved_by)
+            denial_reason=clean(decision.reason) if decision.reason else None,
+            requested_at=requested_at, approved_by=approved_by)
         if not decision.allowed:
             self.budget.charge(0)
             self.ledger.finished_call(request, None)
-            return ToolResult.denied(decision.decision, decision.reason or "denied")
+            return ToolResult.denied(decision.decision, request.denial_reason or "denied")
         if tool in RECORDED_BEFORE_RUNNING:
             self.ledger.flush()  # batched calls are on record before anything leaves the workspace
             step, call = self.ledger.begin_call(request)
             try:
-                result, artifacts = self._execute(tool, arguments)
+                result, artifacts = self._executed(tool, arguments)
             except BaseException:  # Ctrl-C or SIGTERM mid-command: close the step, then stop
                 self.ledger.end_call(step, call, ToolResult(outcome=ToolOutcome.CANCELLED,
                                                             error="interrupted"))
                 raise
             self.ledger.end_call(step, call, result, artifacts)
         else:
-            result, _ = self._execute(tool, arguments)
+            result, _ = self._executed(tool, arguments)
             self.ledger.finished_call(request, result)
         self.budget.charge(result.output_bytes)
         return result
+
+    def _executed(self, tool: str, arguments: Mapping[str, object],
+                  ) -> tuple[ToolResult, list[NewArtifact]]:
+        """Execute, with the error text redacted too (it may quote a path or a command)."""
+        result, artifacts = self._execute(tool, arguments)
+        if result.error:
+            result = replace(result, error=self.context.redactor.clean(result.error))
+        return result, artifacts
 
     def _decide(self, tool: str, arguments: Mapping[str, object]) -> GuardDecision:
         over_budget = self.budget.check()

@@ -15,7 +15,9 @@ from agentctl.domain.enums import (
 )
 from agentctl.domain.errors import BadInput
 from agentctl.domain.events import NewEvent
+from agentctl.domain.redaction import Redactor
 from agentctl.domain.task import Session, SessionMessage
+from agentctl.execution.environment import secret_values
 from agentctl.store import Store
 
 
@@ -47,7 +49,7 @@ def add_message(store: Store, session_text: str, *, role: str, content: str,
         session = uow.sessions.get(session_id)
         message = SessionMessage(
             message_id=ids.new_id("message"), session_id=session.session_id, role=message_role,
-            content=content, created_at=now,
+            content=Redactor().knowing(secret_values()).clean(content), created_at=now,
         )
         uow.messages.add(message)
         uow.sessions.save(replace(session, last_activity_at=now))

@@ -11,7 +11,9 @@ from agentctl.config import Config
 from agentctl.domain import ids
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.enums import EventType, TaskStatus
+from agentctl.domain.errors import BadInput
 from agentctl.domain.events import NewEvent
+from agentctl.domain.redaction import Redactor
 from agentctl.domain.task import (
     Task,
     TaskPolicy,
@@ -20,6 +22,7 @@ from agentctl.domain.task import (
     policy_denial_reasons,
 )
 from agentctl.execution import repository as repos
+from agentctl.execution.environment import secret_values
 from agentctl.services.requests import TaskRequest, validate
 from agentctl.services.runs import request_cancellation
 from agentctl.store import Store
@@ -47,9 +50,17 @@ def submit_task(
     and returned, for the caller to report.
     """
     valid = validate(request, config.policy.default_autonomy)
-    title = (request.title or "").strip() or default_title(valid.instruction)
-    labels = dict(request.labels)
-    check_task_fields(instruction=valid.instruction, title=title, labels=labels)
+    redactor = Redactor().knowing(secret_values())
+    instruction = redactor.clean(valid.instruction)
+    title = redactor.clean((request.title or "").strip() or default_title(valid.instruction))
+    labels = {key: redactor.clean(value) for key, value in request.labels.items()}
+    check_task_fields(instruction=instruction, title=title, labels=labels)
+    commands = tuple(c for c in request.verification_commands if c.strip())
+    for command in commands:
+        if redactor.redact(command)[1]:
+            raise BadInput(f"verification command {redactor.clean(command)!r} holds what looks "
+                           "like a secret; list the variable under [env] passthrough and refer "
+                           "to it instead (its value is redacted everywhere)")
     repository = repos.resolve_repository(request.repository or "", config.repositories, cwd)
     base_ref = (request.base_ref or "").strip() or repos.default_base_ref(repository)
     repos.check_base_ref(repository, base_ref)
@@ -58,11 +69,11 @@ def submit_task(
     task = Task(
         task_id=ids.new_id("task"), source=valid.source,
         created_by=request.created_by or current_user(), task_type=valid.task_type, title=title,
-        instruction=valid.instruction, repository=repository.location, base_ref=base_ref,
+        instruction=instruction, repository=repository.location, base_ref=base_ref,
         autonomy_level=valid.autonomy_level, status=TaskStatus.DRAFT, created_at=now,
         updated_at=now, labels=labels, allowed_paths=valid.allowed_paths,
         forbidden_paths=valid.forbidden_paths,
-        verification_commands=tuple(c for c in request.verification_commands if c.strip()),
+        verification_commands=commands,
         session_id=request.session_id,
     ).with_status(TaskStatus.ACCEPTED, now)
     denials = policy_denial_reasons(

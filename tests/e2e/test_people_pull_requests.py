@@ -184,13 +184,11 @@ class Scenarios:
     def quoted_secret(self) -> dict[str, Any]:
         """The brief's own example: the verifier command spells the token in double quotes."""
         repo = self.repo("quoted")
-        run = self.run(repo, verify=("--verify", UNITTEST, "--verify", QUOTED_ECHO))
-        self.approve(run["runId"])
-        pr = self.pr(run["runId"])
-        body = ""
-        if pr["exitCode"] == 0:
-            body = self.bench.artifact_text(json.loads(pr["stdout"])["bodyArtifact"])
-        return {"repo": repo, "run": run, "pr": pr, "body": body}
+        refused = self.bench.cli("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                                 "--instruction", "check the token", "--verify", QUOTED_ECHO,
+                                 expect=(2,))
+        return {"repo": repo, "refused": refused,
+                "tasks": self.bench.json("task", "list")}
 
     def secret_in_patch(self) -> dict[str, Any]:
         """The agent writes a token into a source file; a person approves anyway."""
@@ -406,13 +404,13 @@ def test_the_pr_commit_message_names_the_run_and_no_secret(people: dict[str, Any
     assert GITHUB_TOKEN not in message and API_KEY not in message
 
 
-def test_a_token_spelled_in_a_quoted_verifier_command_never_reaches_the_pr_body(
-        people: dict[str, Any]) -> None:
+def test_a_token_spelled_in_a_verifier_command_is_refused_at_submission_without_echoing_it(
+        people: dict[str, Any], error_line: Callable[[str], str]) -> None:
     quoted = people["quoted_secret"]
-    assert quoted["run"]["status"] == "NEEDS_APPROVAL"
-    assert quoted["pr"]["exitCode"] == 0, quoted["pr"]["stderr"]
-    assert "echo" in quoted["body"] and "PASSED" in quoted["body"]
-    assert GITHUB_TOKEN not in quoted["body"]
+    line = error_line(quoted["refused"].stderr)
+    assert "holds what looks like a secret" in line and "[env] passthrough" in line
+    assert GITHUB_TOKEN not in quoted["refused"].stderr + quoted["refused"].stdout
+    assert all(task["instruction"] != "check the token" for task in quoted["tasks"])
 
 
 def test_a_patch_holding_a_secret_is_never_committed_or_pushed(

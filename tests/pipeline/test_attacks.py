@@ -177,3 +177,71 @@ def test_git_log_cannot_write_an_external_diff_into_the_workspace_git_config(
     assert diff.result is not None and diff.result.ok
     assert "-    return a + b" in diff.result.output
     assert not ran.exists()
+
+
+GITHUB_TOKEN = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+
+
+def stored_text(record: RunRecord) -> str:
+    """Every record and event of the run, as the JSON it is shown as."""
+    from agentctl.domain.serialize import dumps
+
+    return dumps([record.run, record.attempts, record.steps, record.tool_calls, record.verdict,
+                  record.patches, record.verifications, record.judgements,
+                  [event.payload for event in record.events]])
+
+
+def test_a_token_in_a_denied_command_is_redacted_in_the_denial_its_events_and_the_verdict(
+        harness: Harness) -> None:
+    record = harness.run(harness.plan(
+        {"tool": "shell.run", "command": f"curl -H 'Authorization: token {GITHUB_TOKEN}' x"},
+        {"tool": "fs.read", "path": f"{GITHUB_TOKEN}.txt", "on_error": "continue"},
+    ))
+
+    (denied, failed) = record.tool_calls
+    assert denied.denial_reason is not None and "[REDACTED:github-token]" in denied.denial_reason
+    assert failed.result is not None and failed.result.error is not None
+    assert GITHUB_TOKEN not in stored_text(record)
+
+
+def test_values_of_tracked_secret_files_and_encoded_passthrough_values_are_redacted(
+        harness: Harness, tmp_path: Path, monkeypatch) -> None:
+    from tests.conftest import git
+
+    (harness.repo / ".env").write_text("MAGIC_VALUE=Zq8s9dKx2mVvPlain\n")
+    git(harness.repo, "add", "-f", ".env")
+    git(harness.repo, "commit", "-qm", "a committed env file")
+    monkeypatch.setenv("SERVICE_VALUE", "Pk2Lm9Qz7Ws3Passthrough")
+    harness.configure('[env]\npassthrough = ["SERVICE_VALUE"]\n')
+    encode = helper(tmp_path, "encode.py", """
+        import base64, os
+        print(base64.b64encode(os.environ["SERVICE_VALUE"].encode()).decode())
+        """)
+    record = harness.run(harness.plan(
+        {"tool": "shell.run", "command": "grep -r MAGIC ."},
+        {"tool": "shell.run", "command": encode},
+    ))
+
+    grep, encoded = record.tool_calls
+    assert grep.result is not None and "[REDACTED:secret-value]" in grep.result.output
+    assert encoded.result is not None and "[REDACTED:secret-value]" in encoded.result.output
+    text = stored_text(record)
+    assert "Zq8s9dKx2mVvPlain" not in text
+    assert "UGsyTG05UXo3V3MzUGFzc3Rocm91Z2g" not in text  # base64 of the passthrough value
+
+
+def test_a_token_cut_in_half_at_the_output_bound_leaks_neither_half(
+        harness: Harness, tmp_path: Path) -> None:
+    """Redacting shortens what was read, so without care the half of a token the read cut off
+    (unrecognisable as a token) would land inside the bound."""
+    harness.configure("[tools]\nmax_result_bytes = 4096\n")
+    printer = helper(tmp_path, "print.py", f"""
+        import sys
+        # 20 + 124 * 41 + 16: the read (bound + 1 KiB) stops 15 characters into a token
+        sys.stdout.write("x" * 20 + " {GITHUB_TOKEN}" * 400)
+        """)
+    record = harness.run(harness.plan({"tool": "shell.run", "command": printer}))
+
+    (call,) = record.tool_calls
+    assert call.result is not None and call.result.truncated
+    assert GITHUB_TOKEN[:12] not in stored_text(record)
