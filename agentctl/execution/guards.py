@@ -240,6 +240,14 @@ class BudgetGuard:
                          f"the budget is {budget.max_output_bytes}")
         return None
 
+    def seconds_left(self) -> float:
+        """Of the wall budget: a call may not run past it."""
+        return max(self._budget.wall_seconds - (self._clock() - self._started), 0.0)
+
+    def output_left(self) -> int:
+        """Of the output budget: a call is killed once its output goes past it."""
+        return max(self._budget.max_output_bytes - self.output_bytes, 0)
+
     def charge(self, output_bytes: int) -> None:
         """Count one call and the bytes of output it produced."""
         self.calls += 1

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from subprocess import DEVNULL, PIPE, STDOUT, Popen, TimeoutExpired
 from typing import BinaryIO
@@ -35,6 +36,7 @@ class ProcessResult:
     cancelled: bool
     duration_seconds: float
     output_bytes: int  # size of the output file afterwards
+    output_exceeded: bool = False  # killed for writing more output than it was allowed
 
     @property
     def outcome(self) -> ToolOutcome:
@@ -48,7 +50,7 @@ class ProcessResult:
 def run_to_file(
     command: Sequence[str] | str, *, cwd: Path, env: Mapping[str, str], output: Path,
     timeout: float | None, should_stop: Callable[[], bool] | None = None,
-    stdin: bytes | None = None, append: bool = False,
+    stdin: bytes | None = None, append: bool = False, max_output_bytes: int | None = None,
 ) -> ProcessResult:
     """Run `command` in `cwd` with exactly `env`, stdout and stderr both written to `output`.
 
@@ -57,6 +59,9 @@ def run_to_file(
     the whole process group: SIGTERM, about a second of grace, then SIGKILL. A failing command
     never raises: an argv that cannot be found exits 127 (126 if not executable) and a missing
     `cwd` gives exit code None, each with a line in the output file saying why.
+
+    With `max_output_bytes`, the output is measured as it grows (at each poll) and the group is
+    killed once it is over; the file is then cut back to the bound.
     """
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     started = time.monotonic()
@@ -74,37 +79,52 @@ def run_to_file(
         except OSError as error:
             return _start_failed(sink, output, started, argv[0], cwd, error)
         feeder = _feed_stdin(process, stdin) if stdin is not None else None
+        limit = None if max_output_bytes is None else (output, max_output_bytes)
         try:
-            timed_out, cancelled = _wait(process, started, timeout, should_stop)
+            ended = _wait(process, started, timeout, should_stop, limit)
         finally:
             if process.returncode is None:  # Ctrl-C, or should_stop raised: still leave nothing
                 _terminate_group(process)
-        _kill_group(process.pid, process, signal_first=not (timed_out or cancelled))
+        _kill_group(process.pid, process, signal_first=ended is _Ended.EXITED)
         if feeder is not None:
             feeder.join(timeout=GRACE_SECONDS)
+    if ended is _Ended.OUTPUT and max_output_bytes is not None:
+        os.truncate(output, min(_size(output), max_output_bytes))
     return ProcessResult(
-        exit_code=process.returncode, timed_out=timed_out, cancelled=cancelled,
-        duration_seconds=time.monotonic() - started, output_bytes=_size(output),
+        exit_code=process.returncode, timed_out=ended is _Ended.TIMED_OUT,
+        cancelled=ended is _Ended.STOPPED, duration_seconds=time.monotonic() - started,
+        output_bytes=_size(output), output_exceeded=ended is _Ended.OUTPUT,
     )
+
+
+class _Ended(Enum):
+    EXITED = "exited"
+    TIMED_OUT = "timed out"
+    STOPPED = "stopped"
+    OUTPUT = "output over its bound"
 
 
 def _wait(
     process: Popen[bytes], started: float, timeout: float | None,
-    should_stop: Callable[[], bool] | None,
-) -> tuple[bool, bool]:
-    """Wait for the leader; on timeout or a stop request kill its group. (timed_out, cancelled)"""
+    should_stop: Callable[[], bool] | None, limit: tuple[Path, int] | None,
+) -> _Ended:
+    """Wait for the leader; on timeout, a stop request or too much output kill its group."""
     deadline = started + timeout if timeout is not None else None
     while True:
         remaining = deadline - time.monotonic() if deadline is not None else POLL_SECONDS
         if remaining <= 0:
             _terminate_group(process)
-            return True, False
+            return _Ended.TIMED_OUT
         with contextlib.suppress(TimeoutExpired):
             process.wait(timeout=min(POLL_SECONDS, remaining))
-            return False, False
+            return _Ended.EXITED
         if should_stop is not None and should_stop():
             _terminate_group(process)
-            return False, True
+            return _Ended.STOPPED
+        if limit is not None and _size(limit[0]) > limit[1]:
+            _signal_group(process.pid, signal.SIGKILL)  # no grace: it is still writing
+            process.wait()
+            return _Ended.OUTPUT
 
 
 def _terminate_group(process: Popen[bytes]) -> None:

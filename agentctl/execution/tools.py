@@ -24,7 +24,13 @@ from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import PatchBoundary, ToolPolicy
 from agentctl.domain.step import ToolResult
 from agentctl.execution.git import WorkspaceGit, hardened_argv
-from agentctl.execution.guards import PathCheck, check_path, diff_paths, git_apply_paths
+from agentctl.execution.guards import (
+    BudgetGuard,
+    PathCheck,
+    check_path,
+    diff_paths,
+    git_apply_paths,
+)
 from agentctl.execution.process import ProcessResult, run_to_file
 
 TOOL_NAMES = ("fs.read", "fs.write", "fs.replace", "fs.delete", "fs.rename", "patch.apply",
@@ -58,6 +64,7 @@ class ToolContext:
     scratch: Path  # private, outside the workspace: shell output lands here, not in the diff
     git: WorkspaceGit  # agentctl's own git over the workspace: never the agent's .git config
     should_stop: Callable[[], bool] | None = None
+    budget: BudgetGuard | None = None  # the wall and output budget a call may not run past
 
 
 class _Failure(Exception):
@@ -264,9 +271,13 @@ def _shell_run(args: Mapping[str, object], context: ToolContext) -> ToolResult:
         runnable: list[str] | str = command if context.policy.allow_shell else shlex.split(command)
     except ValueError as problem:
         raise _Failure(f"shell.run: `{command}` cannot be split: {problem}") from None
-    timeout = float(args["timeout"])  # type: ignore[arg-type]
+    asked = float(args["timeout"])  # type: ignore[arg-type]
+    left = context.budget.seconds_left() if context.budget else asked
+    timeout = min(asked, left)
     result, text, truncated = _run(runnable, context, timeout=timeout)
-    error = {ToolOutcome.OK: None, ToolOutcome.TIMED_OUT: f"timed out after {timeout:g} s",
+    waited = f"timed out after {timeout:g} s" + (
+        "" if asked <= left else " (what was left of the run's wall budget)")
+    error = {ToolOutcome.OK: None, ToolOutcome.TIMED_OUT: waited,
              ToolOutcome.CANCELLED: "cancelled"}.get(result.outcome, _failure_word(result))
     return _process_result(result, text, truncated, error=error)
 
@@ -281,7 +292,9 @@ def _run(
     output = Path(name)
     try:
         result = run_to_file(command, cwd=context.workspace, env=env or context.env, output=output,
-                             timeout=timeout, should_stop=context.should_stop, stdin=stdin)
+                             timeout=timeout, should_stop=context.should_stop, stdin=stdin,
+                             max_output_bytes=context.budget.output_left() if context.budget
+                             else None)
         with output.open("rb") as stream:
             head = stream.read(context.policy.max_result_bytes + _REDACTION_SLACK)
     finally:
@@ -317,6 +330,9 @@ def _process_result(result: ProcessResult, text: str, truncated: bool, *,
 
 
 def _failure_word(result: ProcessResult) -> str:
+    if result.output_exceeded:
+        return (f"killed after {result.output_bytes} bytes of output: the run's output budget "
+                "(budget.max_output_bytes) is spent")
     if result.exit_code is None:
         return "the command could not be started"
     if result.exit_code < 0:

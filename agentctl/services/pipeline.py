@@ -245,15 +245,14 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
         task_file.write_text(json.dumps({"instruction": spec.instruction,
                                          "executionSpec": to_json(spec)}, indent=2))
         step.note(taskFile=str(task_file), agent=spec.agent)
+    budget = BudgetGuard(spec.budget)
     tool_context = ToolContext(
         workspace=ctx.workspace, policy=spec.tool_policy, boundary=spec.patch_boundary,
-        env={**ctx.env, **agent_git_env()}, redactor=ctx.redactor, scratch=ctx.scratch, git=ctx.dirs.git,
-        should_stop=ctx.stop,
+        env={**ctx.env, **agent_git_env()}, redactor=ctx.redactor, scratch=ctx.scratch,
+        git=ctx.dirs.git, should_stop=ctx.stop, budget=budget,
     )
-    runtime = ToolRuntime(ctx.ledger, tool_context, BudgetGuard(spec.budget),
-                          base_index=ctx.dirs.index,
-                          approver=ctx.approver, agent_timeout=spec.budget.wall_seconds,
-                          redact_logs_up_to=ctx.redact_logs_up_to)
+    runtime = ToolRuntime(ctx.ledger, tool_context, budget, base_index=ctx.dirs.index,
+                          approver=ctx.approver, redact_logs_up_to=ctx.redact_logs_up_to)
     session = AgentSession(
         instruction=spec.instruction, workspace=ctx.workspace, task_file=task_file,
         tools=runtime, step=ctx.step, should_stop=ctx.stop, env=tool_context.env,

@@ -31,14 +31,13 @@ RECORDED_BEFORE_RUNNING = {"shell.run", AGENT_EXEC}
 
 class ToolRuntime:
     def __init__(self, ledger: AttemptLedger, context: ToolContext, budget: BudgetGuard, *,
-                 base_index: Path, approver: Approver | None = None, agent_timeout: float,
+                 base_index: Path, approver: Approver | None = None,
                  redact_logs_up_to: int) -> None:
         self.ledger = ledger
         self.base_index = base_index
         self.context = context
         self.budget = budget
         self.approver = approver
-        self.agent_timeout = agent_timeout
         self.redact_logs_up_to = redact_logs_up_to
         self._transcripts = 0
 
@@ -104,17 +103,21 @@ class ToolRuntime:
             return tools.execute(tool, arguments, self.context), []
         self._transcripts += 1
         transcript = self.context.scratch / f"agent-transcript-{self._transcripts}.log"
+        timeout = self.budget.seconds_left()
         process = run_to_file(str(arguments["command"]), cwd=self.context.workspace,
-                              env=self.context.env, output=transcript,
-                              timeout=self.agent_timeout, should_stop=self.context.should_stop)
+                              env=self.context.env, output=transcript, timeout=timeout,
+                              should_stop=self.context.should_stop,
+                              max_output_bytes=self.budget.output_left())
         head = _head(transcript, self.context.policy.max_result_bytes)
         outcome = process.outcome
         result = ToolResult(
             outcome=outcome, output=self.context.redactor.clean(head),
             exit_code=process.exit_code, truncated=process.output_bytes > len(head.encode()),
             output_bytes=process.output_bytes, duration_ms=int(process.duration_seconds * 1000),
-            error={ToolOutcome.TIMED_OUT: f"timed out after {self.agent_timeout:g} s",
-                   ToolOutcome.CANCELLED: "cancelled"}.get(outcome),
+            error={ToolOutcome.TIMED_OUT: f"stopped when the run's wall budget ran out "
+                                          f"({timeout:g} s were left)",
+                   ToolOutcome.CANCELLED: "cancelled"}.get(outcome,
+                   "the run's output budget is spent" if process.output_exceeded else None),
         )
         artifacts = [log_artifact(self.ledger.blobs, transcript, name="agent-transcript.log",
                                   type_=ArtifactType.MODEL_TRANSCRIPT_SUMMARY,

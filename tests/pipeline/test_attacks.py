@@ -245,3 +245,45 @@ def test_a_token_cut_in_half_at_the_output_bound_leaks_neither_half(
     (call,) = record.tool_calls
     assert call.result is not None and call.result.truncated
     assert GITHUB_TOKEN[:12] not in stored_text(record)
+
+
+def test_a_call_writing_past_the_output_budget_is_killed_and_the_next_call_is_denied(
+        harness: Harness, tmp_path: Path) -> None:
+    harness.configure("[budget]\nmax_output_bytes = 1000000\n")
+    flood = helper(tmp_path, "flood.py", """
+        import sys
+        while True:
+            sys.stdout.write("x" * 65536)
+        """)
+    record = harness.run(harness.plan(
+        {"tool": "shell.run", "command": flood, "on_error": "continue"},
+        {"tool": "shell.run", "command": "true"},
+    ))
+
+    flooded, after = record.tool_calls
+    assert flooded.result is not None and not flooded.result.ok
+    assert flooded.result.output_bytes <= 1_000_000
+    assert "output budget" in str(flooded.result.error)
+    assert after.decision.value == "DENIED_BY_BUDGET"
+    assert after.matched_rule == "budget: max_output_bytes 1000000"
+
+
+def test_a_call_still_running_when_the_wall_budget_runs_out_is_stopped_then(
+        harness: Harness, tmp_path: Path) -> None:
+    harness.configure("[budget]\nwall_seconds = 2\n")
+    marker = tmp_path / "finished"
+    sleeper = helper(tmp_path, "sleeper.py", f"""
+        import time
+        time.sleep(60)
+        open({str(marker)!r}, "w").write("finished")
+        """)
+    record = harness.run(harness.plan(
+        {"tool": "shell.run", "command": sleeper, "timeout": 600, "on_error": "continue"},
+        {"tool": "shell.run", "command": "true"},
+    ))
+
+    stopped, after = record.tool_calls
+    assert stopped.result is not None and stopped.result.outcome.value == "timed_out"
+    assert "wall budget" in str(stopped.result.error)
+    assert after.decision.value == "DENIED_BY_BUDGET"
+    assert not marker.exists()
