@@ -199,7 +199,7 @@ def _fs_write(args: Mapping[str, object], context: ToolContext) -> ToolResult:
         raise _Failure(f"fs.write: `{relative}` is not a regular file")
     data = str(args["content"]).encode("utf-8", "surrogateescape")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    _write_new_inode(path, data)
     return _done(f"wrote {len(data)} bytes to {relative}")
 
 
@@ -220,7 +220,7 @@ def _fs_replace(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     if wanted is not None and found != wanted:
         raise _Failure(f"fs.replace: the old text occurs {found} times in `{relative}`, "
                        f"not {wanted}")
-    path.write_bytes(text.replace(old, new).encode("utf-8"))
+    _write_new_inode(path, text.replace(old, new).encode("utf-8"))
     return _done(f"replaced {found} occurrence{'s' if found > 1 else ''} in {relative}")
 
 
@@ -240,6 +240,24 @@ def _fs_rename(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     target.parent.mkdir(parents=True, exist_ok=True)
     os.rename(source, target)
     return _done(f"renamed {old} to {new}")
+
+
+def _write_new_inode(path: Path, data: bytes) -> None:
+    """Write by renaming a fresh file over the name: a hard link the agent made to a file
+    outside the workspace is replaced, never written through. The mode is kept."""
+    if not path.exists():
+        path.write_bytes(data)  # a new name: no other link to write through
+        return
+    mode = path.stat().st_mode & 0o7777
+    descriptor, staging = tempfile.mkstemp(prefix=".agentctl-", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as stream:
+            stream.write(data)
+        os.chmod(staging, mode)
+        os.replace(staging, path)
+    except BaseException:
+        Path(staging).unlink(missing_ok=True)
+        raise
 
 
 def _require_file(path: Path, relative: str, tool: str, *, regular: bool = True) -> None:

@@ -222,3 +222,27 @@ def test_a_patch_whose_context_does_not_match_the_base_does_not_apply(
     applied, error = applies(workspace, moved, patch.diff_path)
     assert not applied
     assert error is not None and "src/app.py" in error and "\n" not in error
+
+
+@pytest.mark.parametrize(("target", "why"), [
+    ("../../../etc/passwd", "points outside the workspace"),
+    ("/etc/passwd", "points outside the workspace"),
+    ("../.github/workflows/deploy.yml", "points into forbidden .github/**"),
+    ("../.git/config", "points into .git"),
+])
+def test_a_symlink_whose_target_leaves_the_boundary_fails_it(
+        workspace: Path, base: str, target: str, why: str) -> None:
+    (workspace / "src/link").symlink_to(target)
+    patch = collect(workspace, base)
+    change = only(patch)
+    assert change.link_target is not None
+    check = check_boundary(patch.changes, BOUNDARY)
+    assert check.forbidden_path_violations == ("src/link",)
+    assert why in check.reasons()[0]
+
+
+def test_a_symlink_inside_the_workspace_passes_the_boundary(workspace: Path, base: str) -> None:
+    (workspace / "src/alias.py").symlink_to("app.py")
+    patch = collect(workspace, base)
+    assert only(patch).link_target == "src/app.py"
+    assert check_boundary(patch.changes, BOUNDARY).passed

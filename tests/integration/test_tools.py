@@ -337,3 +337,18 @@ def test_patch_apply_renames_a_file_and_judges_both_sides(context: ToolContext) 
     assert ran("patch.apply", {"diff": plain}, context).ok
     assert (context.workspace / "docs/README.md").exists()
     assert not (context.workspace / "README.md").exists()
+
+
+def test_a_hard_link_to_a_file_outside_is_replaced_never_written_through(
+        context: ToolContext, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("the user's file\n")
+    os.link(outside, context.workspace / "linked.txt")
+
+    for tool, arguments in (("fs.write", {"path": "linked.txt", "content": "agent\n"}),
+                            ("fs.replace", {"path": "linked.txt", "old": "agent", "new": "x"})):
+        assert ran(tool, arguments, context).ok
+
+    assert outside.read_text() == "the user's file\n"
+    assert (context.workspace / "linked.txt").read_text() == "x\n"
+    assert (context.workspace / "linked.txt").stat().st_nlink == 1
