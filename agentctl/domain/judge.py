@@ -11,6 +11,7 @@ from agentctl.domain import globs
 from agentctl.domain.enums import ChangeType, JudgeStatus, Severity
 from agentctl.domain.patch import FileChange, PatchBoundaryCheck
 from agentctl.domain.run import JudgePolicy
+from agentctl.domain.verification import VerificationReport
 
 RULES_JUDGE = "rules"
 
@@ -84,10 +85,12 @@ def judge_by_rules(
     diff_lines: Sequence[DiffLine],
     boundary: PatchBoundaryCheck,
     policy: JudgePolicy,
+    verification: VerificationReport | None = None,
 ) -> Judgement:
     """Findings a reviewer would want first; the rules see only the redacted diff."""
     findings: list[JudgeFinding] = []
     findings += _test_findings(changes, diff_lines)
+    findings += _vanished_test_findings(changes, verification)
     findings += _config_findings(changes, policy)
     findings += _size_findings(changes, policy)
     findings += _special_file_findings(changes)
@@ -129,6 +132,26 @@ def _test_findings(changes: Sequence[FileChange], lines: Sequence[DiffLine]) -> 
                 severity=Severity.WARNING, category="assertions-removed", file_path=path,
                 message=f"{removed - added} assertion(s) removed from {path}", blocks_auto_pr=True,
             ))
+    return out
+
+
+def _vanished_test_findings(changes: Sequence[FileChange],
+                            verification: VerificationReport | None) -> list[JudgeFinding]:
+    """Green checks that prove nothing: a runner that found no test to run (a test file renamed
+    out of its pattern: "Ran 0 tests ... OK"), or a test file moved where it may not be found."""
+    out: list[JudgeFinding] = []
+    for check in verification.checks if verification is not None else ():
+        if check.tests_ran == 0:
+            out.append(JudgeFinding(
+                severity=Severity.ERROR, category="no-tests-ran", blocks_auto_pr=True,
+                message=f"`{check.command}` ran 0 tests: its success proves nothing"))
+    for change in changes:
+        if change.test_file and change.change_type is ChangeType.RENAMED and change.old_path:
+            out.append(JudgeFinding(
+                severity=Severity.ERROR, category="tests-moved", file_path=change.path,
+                blocks_auto_pr=True,
+                message=f"test file {change.old_path} was renamed to {change.path}; the test "
+                        "runner may no longer find it"))
     return out
 
 

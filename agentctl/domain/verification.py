@@ -47,6 +47,7 @@ class VerificationCheck:
     required: bool
     test_report_artifact: str | None = None
     failing_tests: tuple[str, ...] = ()
+    tests_ran: int | None = None  # as the runner reported it; None when it named no count
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -42,6 +42,26 @@ _NOISE = re.compile(
 )
 
 
+# How many tests ran, as the common runners say it at the end of their output.
+_UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ")
+_PYTEST_SUMMARY = re.compile(r"^=+ (.+) in [\d.]+s\b.*=+$")
+_PYTEST_COUNT = re.compile(r"(\d+) (?:passed|failed|errors?|xfailed|xpassed)\b")
+_SUREFIRE_RAN = re.compile(r"^(?:\[\w+\] )?Tests run: (\d+), Failures")
+
+
+def tests_ran(log_tail: str) -> int | None:
+    """The number of tests the runner reports having run (0 for "Ran 0 tests" or pytest's "no
+    tests ran"), or None when the output names no runner it knows; the last report wins."""
+    found: int | None = None
+    for line in log_tail.splitlines():
+        text = line.strip()
+        if match := _UNITTEST_RAN.match(text) or _SUREFIRE_RAN.match(text):
+            found = int(match.group(1))
+        elif match := _PYTEST_SUMMARY.match(text):
+            found = sum(int(count) for count in _PYTEST_COUNT.findall(match.group(1)))
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class CheckOutcome:
     status: VerificationCheckStatus
@@ -51,6 +71,7 @@ class CheckOutcome:
     failing_tests: tuple[str, ...]
     junit_report: Path | None  # absolute path of the JUnit XML the command wrote, if any
     output_bytes: int
+    tests_ran: int | None = None  # as the runner reported it; None when no runner was seen
 
 
 def run_check(
@@ -93,7 +114,7 @@ def run_check(
     return CheckOutcome(
         status=status, exit_code=result.exit_code, duration_seconds=result.duration_seconds,
         summarized_failure=summary, failing_tests=failing, junit_report=junit_report,
-        output_bytes=result.output_bytes,
+        output_bytes=result.output_bytes, tests_ran=tests_ran(tail),
     )
 
 

@@ -122,6 +122,7 @@ def _run_one(ctx: AttemptContext, planned: PlannedCheck) -> tuple[VerificationCh
         log_artifact=log_draft.artifact_id, summarized_failure=summary, required=planned.required,
         test_report_artifact=report_draft.artifact_id if report_draft else None,
         failing_tests=tuple(ctx.redactor.clean(t) for t in outcome.failing_tests),
+        tests_ran=outcome.tests_ran,
     )
     produced = [log_draft.artifact_id] + ([report_draft.artifact_id] if report_draft else [])
     return check, produced

@@ -287,3 +287,21 @@ def test_a_call_still_running_when_the_wall_budget_runs_out_is_stopped_then(
     assert "wall budget" in str(stopped.result.error)
     assert after.decision.value == "DENIED_BY_BUDGET"
     assert not marker.exists()
+
+
+def test_renaming_the_tests_away_so_that_none_runs_is_a_blocking_finding(
+        harness: Harness) -> None:
+    harness.configure('[policy]\nmax_autonomy = "auto_pr"\n')
+    record = harness.run(harness.plan(
+        {"tool": "fs.write", "path": "calc/__init__.py", "content": BROKEN_ADD},
+        {"tool": "fs.rename", "path": "test_calc.py", "to": "calc_checks.py"},
+    ), autonomy="auto_pr")
+
+    (report,) = record.verifications
+    assert [(c.status.value, c.tests_ran) for c in report.checks] == [("PASSED", 0)]
+    (judgement,) = record.judgements
+    categories = {f.category: f.blocks_auto_pr for f in judgement.findings}
+    assert categories.get("no-tests-ran") is True
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
+    assert record.verdict.pr_eligibility.value == "ELIGIBLE_AFTER_HUMAN_APPROVAL"
