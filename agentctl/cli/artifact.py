@@ -22,6 +22,7 @@ def list_(
 ) -> None:
     """List a run's artifacts."""
     from agentctl.cli.output import emit_json, out
+    from agentctl.cli.render.style import escape
 
     with state(ctx).views() as views:
         run = views.run(run_id)
@@ -35,7 +36,7 @@ def list_(
     for column in ("ARTIFACT", "NAME", "TYPE", "SIZE", "VISIBILITY", "REDACTION", "SHA256"):
         table.add_column(column, no_wrap=True)
     for a in artifacts:
-        table.add_row(a.artifact_id, a.name, a.type.value, str(a.size_bytes), a.visibility.value,
+        table.add_row(a.artifact_id, escape(a.name), a.type.value, str(a.size_bytes), a.visibility.value,
                       a.redaction_status.value, a.sha256[:16])
     out().print(table)
 

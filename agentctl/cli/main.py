@@ -54,5 +54,9 @@ def _usage_error(error: Exception) -> None:
 
 
 def _fail(message: str, code: int) -> None:
-    sys.stderr.write(f"agentctl: error: {message}\n")
+    """One line on stderr: newlines folded, control characters shown rather than obeyed."""
+    from agentctl.cli.render.style import printable
+
+    line = " ".join(printable(message).splitlines())
+    sys.stderr.write(f"agentctl: error: {line}\n")
     sys.exit(code)

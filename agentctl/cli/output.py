@@ -59,9 +59,13 @@ class LiveStatus:
 
     def __call__(self, text: str) -> None:
         if self._status is not None:
-            self._status.update(f"{self.message}: {text}")
+            from agentctl.cli.render.style import escape
+
+            self._status.update(f"{escape(self.message)}: {escape(text)}")
         else:
-            note(f"agentctl: {text}")
+            from agentctl.cli.render.style import printable
+
+            note(f"agentctl: {printable(text)}")
 
     @contextmanager
     def paused(self) -> Iterator[None]:

@@ -30,6 +30,7 @@ def create(
     """Create a branch whose one commit is the run's patch on its base commit, with pr-body.md;
     refused (exit 2, with the verdict's reasons) unless the verdict allows it."""
     from agentctl.cli.output import emit_json, out
+    from agentctl.cli.render.style import escape
     from agentctl.services.pull_requests import PrRequest, create_pull_request
     from agentctl.services.tasks import current_user
 
@@ -38,8 +39,8 @@ def create(
     if as_json:
         emit_json(pull_request)
         return
-    out().print(f"branch {pull_request.branch} at {pull_request.commit_sha[:12]} in "
-                f"{pull_request.repository}" + (" (draft)" if pull_request.draft else ""))
+    out().print(f"branch {escape(pull_request.branch)} at {pull_request.commit_sha[:12]} in "
+                f"{escape(pull_request.repository)}" + (" (draft)" if pull_request.draft else ""))
     if pull_request.remote:
-        out().print(f"pushed to {pull_request.remote}")
+        out().print(f"pushed to {escape(pull_request.remote)}")
     out().print(f"body: agentctl artifact show {pull_request.body_artifact}")

@@ -56,6 +56,7 @@ def explain(ctx: typer.Context, run_id: RunArgument = None, as_json: JsonOption 
 def _decide(ctx: typer.Context, run_id: str, decision: str, by: str, reason: str,
             as_json: bool) -> None:
     from agentctl.cli.output import emit_json, out
+    from agentctl.cli.render.style import escape
     from agentctl.domain.enums import ApprovalDecision
     from agentctl.services.approvals import record_approval
 
@@ -64,7 +65,7 @@ def _decide(ctx: typer.Context, run_id: str, decision: str, by: str, reason: str
     if as_json:
         emit_json(approval)
     else:
-        out().print(f"{approval.decision.value} {approval.run_id} by {approval.by}")
+        out().print(f"{approval.decision.value} {approval.run_id} by {escape(approval.by)}")
 
 
 ByOption = Annotated[str, typer.Option("--by", metavar="WHO", help="Who decides.")]

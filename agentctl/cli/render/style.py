@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 _GOOD = {"READY_FOR_RUN", "COMPLETED", "SUCCEEDED", "ALLOWED", "PASSED", "SUCCESS", "ACTIVE",
@@ -48,5 +49,16 @@ def duration(start: datetime | None, end: datetime | None) -> str:
 
 
 def escape(text: object) -> str:
-    """Text that Rich must not read as markup (paths with [brackets], user input)."""
-    return str(text).replace("[", r"\[")
+    """Text that Rich must not read as markup (paths with [brackets], user input), and that
+    the terminal must not obey: control characters are shown, not sent."""
+    return printable(str(text)).replace("[", r"\[")
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` with every control character (escape sequences, carriage returns, backspaces;
+    all but tab and newline) written as `\\xNN`: an agent-chosen path or a task's instruction
+    cannot move the cursor, recolour or erase what agentctl prints."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
