@@ -7,6 +7,7 @@ for the traceback).
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -35,12 +36,43 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         sys.stderr.close()
         sys.exit(0)
-    except Exception as error:  # noqa: BLE001 - the last line of defence: no traceback for users
-        if os.environ.get("AGENTCTL_DEBUG"):
-            raise
-        _fail(f"internal error: {type(error).__name__}: {error} "
-              "(this is a bug; rerun with AGENTCTL_DEBUG=1 for the traceback)", INTERNAL_ERROR)
+    except OSError as error:
+        if error.errno not in _ENVIRONMENT_ERRORS:
+            _bug(error)
+        where = f" {error.filename}" if error.filename else ""
+        _fail(f"cannot write{where}: {error.strerror}", 2)
+    except Exception as error:  # noqa: BLE001 - anything else is a bug, or the database's fault
+        database = _database_error(error)
+        if database is None:
+            _bug(error)
+        _fail(f"the state database cannot be used: {database} (a corrupt or foreign file? "
+              "--home points at another home)", 2)
     sys.exit(result if isinstance(result, int) else 0)
+
+
+# What the machine refused, not what agentctl got wrong: a read-only home, a full disk.
+_ENVIRONMENT_ERRORS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
+                                 errno.EDQUOT})
+
+
+def _database_error(error: Exception) -> str | None:
+    """The driver's own words when the database, not agentctl, is the problem."""
+    import sqlite3
+
+    if isinstance(error, sqlite3.DatabaseError):
+        return str(error)
+    driver = getattr(error, "orig", None)  # SQLAlchemy wraps the driver's error
+    if isinstance(driver, sqlite3.DatabaseError):
+        return str(driver)
+    return None
+
+
+def _bug(error: Exception) -> None:
+    """The last line of defence: no traceback reaches a user unless they ask for it."""
+    if os.environ.get("AGENTCTL_DEBUG"):
+        raise error
+    _fail(f"internal error: {type(error).__name__}: {error} "
+          "(this is a bug; rerun with AGENTCTL_DEBUG=1 for the traceback)", INTERNAL_ERROR)
 
 
 def _usage_error(error: Exception) -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentctl.cli.context import State, state
-from agentctl.cli.options import Flag, JsonOption, RunArgument
+from agentctl.cli.options import MAX_LIMIT, Flag, JsonOption, RunArgument
 from agentctl.domain.enums import VerdictStatus
 
 if TYPE_CHECKING:
@@ -109,8 +109,8 @@ def list_(
                     "task.")] = None,
     status: Annotated[str | None, typer.Option("--status", metavar="S", help="Only runs in this "
                       "status, e.g. QUEUED.")] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many, newest first."
-                     )] = 50,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=MAX_LIMIT,
+                                       help="At most this many, newest first.")] = 50,
     as_json: JsonOption = False,
 ) -> None:
     """List runs, newest first, with their verdicts."""

@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
-from agentctl.cli.options import JsonOption
+from agentctl.cli.options import MAX_LIMIT, JsonOption
 
 app = typer.Typer(help="Sessions: messy conversations that lead to structured tasks.",
                   no_args_is_help=True)
@@ -76,7 +76,7 @@ def show(
 @app.command("list")
 def list_(
     ctx: typer.Context,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 50,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=MAX_LIMIT, help="At most this many.")] = 50,
     as_json: JsonOption = False,
 ) -> None:
     """List sessions, newest first."""

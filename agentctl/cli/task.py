@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
-from agentctl.cli.options import Flag, JsonOption
+from agentctl.cli.options import MAX_LIMIT, Flag, JsonOption
 
 app = typer.Typer(help="Submit and inspect tasks: structured, executable intent.",
                   no_args_is_help=True)
@@ -107,8 +107,8 @@ def list_(
                       help="Only tasks in this status.")] = None,
     session: Annotated[str | None, typer.Option("--session", metavar="ID",
                        help="Only tasks of this session.")] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many, newest first."
-                     )] = 50,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=MAX_LIMIT,
+                                       help="At most this many, newest first.")] = 50,
     as_json: JsonOption = False,
 ) -> None:
     """List tasks, newest first."""

@@ -100,6 +100,19 @@ def _typed(path: Path, key: str, name: str, value: object) -> object:
     return value
 
 
+def _ensure_text(request: TaskRequest) -> None:
+    """Every string a request holds is text (a shell passes arbitrary bytes as arguments)."""
+    for item in fields(TaskRequest):
+        value = getattr(request, item.name)
+        strings = value if isinstance(value, tuple) else dict(value).values() \
+            if isinstance(value, Mapping) else (value,) if isinstance(value, str) else ()
+        for text in strings:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise BadInput(f"{item.name.replace('_', ' ')} is not valid UTF-8 text") from None
+
+
 def overridden(request: TaskRequest, flags: TaskRequest) -> TaskRequest:
     """`request` with every field the flags set (not None, not empty) taken from the flags."""
     given = {item.name: getattr(flags, item.name) for item in fields(TaskRequest)
@@ -128,6 +141,7 @@ class ValidRequest:
 
 
 def validate(request: TaskRequest, default_autonomy: AutonomyLevel) -> ValidRequest:
+    _ensure_text(request)
     if request.instruction is None or not request.instruction.strip():
         raise BadInput("instruction is empty; describe the change with --instruction TEXT")
     if not request.task_type:

@@ -78,6 +78,8 @@ def load_plan(path: Path, data: bytes | None = None) -> tuple[PlanStep, ...]:
     steps = []
     for number, entry in enumerate(entries, start=1):
         where = f"plan {path}, step {number}"
+        if not isinstance(entry, dict):
+            raise BadInput(f"{where}: expected a [[step]] table, got {type(entry).__name__}")
         tool = entry.get("tool")
         if tool not in TOOL_NAMES:
             raise BadInput(f"{where}: unknown tool {tool!r}; expected one of: "
