@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agentctl.domain import ids
+from agentctl.domain.audit import digest
 from agentctl.domain.enums import (
     AttemptStatus,
     EventType,
@@ -116,7 +117,7 @@ def _decided(situation: Situation, decision: Decision, now: datetime, *, decided
         verdict_id=ids.new_id("verdict"), run_id=run.run_id, status=decision.status,
         pr_eligibility=decision.pr_eligibility, reasons=decision.reasons,
         evidence=decision.evidence, chain=decision.chain, decided_at=now, decided_by=decided_by,
-        spec_digest=run.spec_digest,
+        spec_digest=run.spec_digest, tree_id=decision.tree_id,
     )
     ended = run.concluded(verdict, now)
     if attempt is not None and attempt.status in _LIVE:
@@ -130,7 +131,7 @@ def _decided(situation: Situation, decision: Decision, now: datetime, *, decided
                verdictId=verdict.verdict_id, status=verdict.status.value,
                prEligibility=verdict.pr_eligibility.value, reasons=list(verdict.reasons),
                evidence=list(verdict.evidence), decidedBy=decided_by,
-               specDigest=run.spec_digest),
+               specDigest=run.spec_digest, treeId=verdict.tree_id, verdictDigest=digest(verdict)),
         _event(run, EventType.RUN_COMPLETED, now, status=ended.status.value),
     )
     return Conclusion(run=ended, attempt=attempt, verdict=verdict, closed_steps=closed,
@@ -140,8 +141,10 @@ def _decided(situation: Situation, decision: Decision, now: datetime, *, decided
 def _cancelled(situation: Situation, end: Cancelled, now: datetime) -> Conclusion:
     run = situation.run
     if situation.verdict is not None:  # NEEDS_APPROVAL: the verdict stands, the run just ends
-        return Conclusion(run=run.closed(situation.verdict, now, cancelled=True),
-                          task=_settled(situation, VerdictStatus.CANCELLED, now))
+        ended = run.closed(situation.verdict, now, cancelled=True)
+        return Conclusion(run=ended, task=_settled(situation, VerdictStatus.CANCELLED, now),
+                          events=(_event(run, EventType.RUN_COMPLETED, now,
+                                         status=ended.status.value, by=end.by),))
     closed = _closed_steps(situation, now, code="cancelled")
     return _decided(situation, cancelled(end.text, run.execution_spec.autonomy_level), now,
                     decided_by=f"cancelled by {end.by}", closed=closed,

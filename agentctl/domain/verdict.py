@@ -51,6 +51,7 @@ class Verdict:
     decided_at: datetime
     decided_by: str
     spec_digest: str
+    tree_id: str | None = None  # the tree that was verified: what `pr create` must commit
 
     def __post_init__(self) -> None:
         if not self.reasons:
@@ -102,6 +103,7 @@ class Decision:
     reasons: tuple[str, ...]
     evidence: tuple[str, ...]
     chain: tuple[ChainLink, ...]
+    tree_id: str | None = None  # the patch's tree, verified on a fresh checkout of its base
 
     def redacted(self, clean: Callable[[str], str]) -> Decision:
         """Reasons and details as stored: they quote paths, commands and errors an agent chose."""
@@ -133,7 +135,7 @@ def decide_verdict(inputs: VerdictInputs) -> Decision:
     evidence = tuple(dict.fromkeys(a for link in chain for a in link.evidence))
     return Decision(
         status=status, pr_eligibility=eligibility, reasons=tuple(reasons), evidence=evidence,
-        chain=tuple(chain),
+        chain=tuple(chain), tree_id=inputs.patch.tree_id if inputs.patch else None,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agentctl.domain import ids
+from agentctl.domain.audit import digest
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.enums import ApprovalDecision, EventType, PrEligibility, RunStatus
 from agentctl.domain.errors import BadInput, NotFound, PolicyDenied
@@ -46,7 +47,8 @@ def record_approval(store: Store, run_text: str, *, decision: ApprovalDecision, 
                                "approvalId": approval.approval_id, "decision": decision.value,
                                "by": approval.by, "reason": approval.reason,
                                "verdictId": verdict.verdict_id,
-                               "verdictStatus": verdict.status.value})]
+                               "verdictStatus": verdict.status.value,
+                               "approvalDigest": digest(approval)})]
         if awaiting:
             uow.runs.save(run.closed(verdict, now), expected_status=run.status.value)
             events.append(NewEvent(type=EventType.RUN_COMPLETED, created_at=now,

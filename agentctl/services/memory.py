@@ -388,7 +388,7 @@ class MemoryLedger:
         self.queue.steps[step.step_id] = done
         self.queue.tool_calls[call.tool_call_id] = finished
         self._store(stored)
-        self.queue.append([self._records.call_completed(finished, now)])
+        self.queue.append([self._records.call_completed(finished, now, stored)])
         return finished
 
     def _store(self, artifacts: list[Artifact]) -> None:

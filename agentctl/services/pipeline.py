@@ -12,6 +12,7 @@ import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from agentctl.domain.audit import digest
 from agentctl.domain.ending import AttemptEnd, Cancelled, Completed, InfraFailed, LostLease
 from agentctl.domain.enums import (
     ArtifactType,
@@ -141,7 +142,8 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
         report = verified.report
         ledger.advance(RunStatus.JUDGING, EventType.VERIFIER_COMPLETED,
                        verificationReportId=report.verification_report_id,
-                       status=report.status.value, failures=report.failure_reasons())
+                       status=report.status.value, failures=report.failure_reasons(),
+                       verificationDigest=digest(report))
         phase.name = "judge"
         ctx.progress("judging the diff")
         judged = judge(ctx, collected, report)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from agentctl.domain import ids
 from agentctl.domain.artifact import Artifact, is_safe_for_pr
+from agentctl.domain.audit import digest
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.enums import (
     ArtifactType,
@@ -101,7 +102,10 @@ def create_pull_request(store: Store, request: PrRequest, *, clock: Clock = utcn
             run_id=run.run_id, payload={"prId": pr_id, "branch": branch, "commit": commit,
                                         "remote": request.remote, "draft": draft,
                                         "bodyArtifact": body_artifact.artifact_id,
-                                        "bodySha256": body_artifact.sha256}))
+                                        "bodySha256": body_artifact.sha256,
+                                        "artifactDigests": {
+                                            body_artifact.artifact_id: digest(body_artifact)},
+                                        "pullRequestDigest": digest(pull_request)}))
     return pull_request
 
 

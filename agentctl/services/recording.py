@@ -14,6 +14,7 @@ from datetime import datetime
 
 from agentctl.domain import ids
 from agentctl.domain.artifact import Artifact
+from agentctl.domain.audit import call_digest, digest
 from agentctl.domain.enums import EventType, StepStatus, StepType, ToolDecision
 from agentctl.domain.events import NewEvent
 from agentctl.domain.judge import JudgeReport
@@ -59,7 +60,8 @@ class AttemptEvents:
         events.append(self.event(EventType.STEP_COMPLETED, now, step.step_id,
                                  type=step.type.value, status=end.status.value,
                                  failureCode=end.failure_code,
-                                 artifacts=[a.artifact_id for a in stored]))
+                                 artifacts=[a.artifact_id for a in stored],
+                                 artifactDigests={a.artifact_id: digest(a) for a in stored}))
         return done, stored, events
 
     def produced(self, record: Produced, step_id: str) -> list[NewEvent]:
@@ -73,13 +75,14 @@ class AttemptEvents:
                     patchId=record.patch_id, files=stats.files_changed,
                     additions=stats.additions, deletions=stats.deletions,
                     boundaryPassed=boundary.passed, applyStatus=record.apply_status.value,
-                    forbiddenPathViolations=list(boundary.forbidden_path_violations))]
+                    forbiddenPathViolations=list(boundary.forbidden_path_violations),
+                    treeId=record.tree_id, patchDigest=digest(record))]
             case JudgeReport():
                 return [self.event(
                     EventType.JUDGE_COMPLETED, record.created_at, step_id,
                     judgeReportId=record.judge_report_id, judge=record.judge,
                     status=record.status.value, confidence=record.confidence,
-                    findings=len(record.findings))]
+                    findings=len(record.findings), judgeDigest=digest(record))]
             case _:
                 return []
 
@@ -130,18 +133,23 @@ class AttemptEvents:
         if call.decision is not ToolDecision.ALLOWED:
             events.append(self.event(EventType.TOOL_CALL_DENIED, now, call.step_id,
                                      toolCallId=call.tool_call_id, tool=call.tool_name,
-                                     decision=call.decision.value, reason=call.denial_reason))
+                                     decision=call.decision.value, reason=call.denial_reason,
+                                     toolCallDigest=call_digest(call)))
         elif finished:
             events.append(self.call_completed(call, now))
         return events
 
-    def call_completed(self, call: ToolCall, now: datetime) -> NewEvent:
+    def call_completed(self, call: ToolCall, now: datetime,
+                       artifacts: Sequence[Artifact] = ()) -> NewEvent:
         result = call.result
+        extra = {"artifactDigests": {a.artifact_id: digest(a) for a in artifacts}} \
+            if artifacts else {}
         return self.event(EventType.TOOL_CALL_COMPLETED, now, call.step_id,
                           toolCallId=call.tool_call_id, tool=call.tool_name,
                           ok=bool(result and result.ok),
                           outcome=result.outcome.value if result else None,
-                          exitCode=result.exit_code if result else None)
+                          exitCode=result.exit_code if result else None,
+                          toolCallDigest=call_digest(call), **extra)
 
 
 def _call_status(decision: ToolDecision, result: ToolResult | None) -> tuple[StepStatus, str | None]:

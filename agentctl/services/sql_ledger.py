@@ -224,7 +224,7 @@ class StoreLedger:
             uow.artifacts.add_many(stored)
             uow.steps.save(done, expected_status=step.status.value)
             uow.tool_calls.save(finished)
-            uow.events.append(self._records.call_completed(finished, now))
+            uow.events.append(self._records.call_completed(finished, now, stored))
         return finished
 
 

@@ -212,6 +212,7 @@ class VerdictRow(SQLModel, table=True):
     decided_at: str
     decided_by: str
     spec_digest: str
+    tree_id: str | None = None
 
 
 class ApprovalRow(SQLModel, table=True):
