@@ -24,7 +24,7 @@ from agentctl.config.checks import (
     Strings,
     Text,
 )
-from agentctl.domain.enums import AutonomyLevel
+from agentctl.domain.enums import AutonomyLevel, BaselineMode
 
 LOCKFILES = (
     "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "Pipfile.lock", "uv.lock",
@@ -76,6 +76,9 @@ class VerificationSettings:
     timeout_seconds: Seconds = 600.0
     infra_patterns: Regexes = ()
     redact_logs_up_to_bytes: Count = 64 * 1024 * 1024
+    baseline: BaselineMode = BaselineMode.AUTO
+    reruns: Count = 2
+    allow_preexisting_failures: Flag = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -279,3 +279,34 @@ def visibility_rank(visibility: ArtifactVisibility) -> int:
 def choices(enum: type[StrEnum]) -> str:
     """The valid values of an enum, for error messages that list them."""
     return ", ".join(member.value for member in enum)
+
+
+class TestOutcome(StrEnum):
+    """One test's result in one run of a runner (JUnit's vocabulary)."""
+
+    __test__ = False  # not a pytest test class, whatever its name says
+    PASSED = "PASSED"
+    FAILED = "FAILED"
+    ERROR = "ERROR"
+    SKIPPED = "SKIPPED"
+
+
+class TestClassification(StrEnum):
+    """A test (or a whole check) on the patch compared with the base commit: SWE-bench's words,
+    and FLAKY for one whose result changed between runs of the same code."""
+
+    __test__ = False
+    FAIL_TO_PASS = "FAIL_TO_PASS"
+    PASS_TO_PASS = "PASS_TO_PASS"
+    PASS_TO_FAIL = "PASS_TO_FAIL"
+    FAIL_TO_FAIL = "FAIL_TO_FAIL"
+    FLAKY = "FLAKY"
+
+
+class BaselineMode(StrEnum):
+    """When the plan also runs on the base commit: `auto` when a required check fails or the
+    task is a fix, `always`, or `never`."""
+
+    AUTO = "auto"
+    ALWAYS = "always"
+    NEVER = "never"

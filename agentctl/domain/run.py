@@ -13,6 +13,7 @@ from agentctl.domain.agent import AgentSpec
 from agentctl.domain.enums import (
     AttemptStatus,
     AutonomyLevel,
+    BaselineMode,
     EventType,
     PrEligibility,
     RunStatus,
@@ -75,6 +76,9 @@ class PlannedCheck:
 class VerificationPlan:
     checks: tuple[PlannedCheck, ...]
     infra_patterns: tuple[str, ...]
+    baseline: BaselineMode = BaselineMode.AUTO
+    reruns: int = 2
+    allow_preexisting_failures: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,6 +23,7 @@ from agentctl.domain.errors import InvariantViolation
 from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch
 from agentctl.domain.run import JudgePolicy
+from agentctl.domain.verdict_baseline import baseline_link
 from agentctl.domain.verification import VerificationReport
 
 V = VerdictStatus
@@ -94,6 +95,7 @@ class VerdictInputs:
     agent_error: str | None = None
     infrastructure_failure: str | None = None
     cancelled: str | None = None
+    allow_preexisting_failures: bool = True  # [verification] allow_preexisting_failures
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,6 +170,7 @@ def _decide_status(inputs: VerdictInputs, chain: list[ChainLink]) -> tuple[Verdi
         chain.append(ChainLink(check="agent", passed=False, detail=detail, evidence=ev.failure))
     evaluated = patch is not None and inputs.agent_error is None and infrastructure is None
     verification_verdict = _verification_link(inputs, chain) if evaluated else None
+    excused = baseline_link(inputs, chain) if evaluated else None
     review = _judge_link(inputs, chain) if evaluated else []
 
     if patch is not None and not patch.boundary_check.passed:
@@ -181,10 +184,16 @@ def _decide_status(inputs: VerdictInputs, chain: list[ChainLink]) -> tuple[Verdi
     if patch.apply_status is not PatchApplyStatus.APPLIES_CLEANLY:
         return V.INCONCLUSIVE, [f"patch does not apply cleanly to base commit "
                                 f"{patch.base_commit[:12]}"]
-    if verification_verdict is not None:
+    if excused is not None and excused.failed is not None:
+        return V.FAILED_VERIFICATION, excused.failed
+    if verification_verdict is not None and (excused is None or not excused.review
+                                             or verification_verdict[0] is not
+                                             V.FAILED_VERIFICATION):
         return verification_verdict
     verification = inputs.verification
-    if verification is None or verification.status is not VerificationStatus.PASSED:
+    if excused is not None and excused.review:
+        review[:0] = excused.review
+    elif verification is None or verification.status is not VerificationStatus.PASSED:
         state = verification.status.value if verification else "NOT_RUN"
         review.append(f"verification {state}: not every deterministic check passed")
     if review:

@@ -7,7 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from agentctl.domain.enums import VerificationCheckStatus, VerificationStatus
+from agentctl.domain.ansi import strip_ansi
+from agentctl.domain.enums import (
+    TestClassification,
+    TestOutcome,
+    VerificationCheckStatus,
+    VerificationStatus,
+)
 
 C = VerificationCheckStatus
 
@@ -36,6 +42,80 @@ DEFAULT_INFRA_PATTERNS = (
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TestCounts:
+    """How many tests of a check passed, failed, were skipped or erred (`tests` in JSON)."""
+
+    __test__ = False
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    errors: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.skipped + self.errors
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TestResult:
+    """One test in one run: its id as its runner reruns it (a pytest node id, a unittest id,
+    `Class.method` from JUnit XML), its outcome, and the first line of its failure."""
+
+    __test__ = False
+    test_id: str
+    outcome: TestOutcome
+    message: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome in (TestOutcome.FAILED, TestOutcome.ERROR)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TestReport:
+    """Per-test results of one check, as parsed from what its runner wrote (the TEST_REPORT)."""
+
+    __test__ = False
+    runner: str  # pytest, unittest, junit, go
+    results: tuple[TestResult, ...]
+    unnamed_passed: int = 0  # counted by the runner but not named (unittest without -v)
+    unnamed_skipped: int = 0
+
+    @property
+    def counts(self) -> TestCounts:
+        outcomes = [r.outcome for r in self.results]
+        return TestCounts(passed=outcomes.count(TestOutcome.PASSED) + self.unnamed_passed,
+                          failed=outcomes.count(TestOutcome.FAILED),
+                          skipped=outcomes.count(TestOutcome.SKIPPED) + self.unnamed_skipped,
+                          errors=outcomes.count(TestOutcome.ERROR))
+
+    @property
+    def complete(self) -> bool:
+        """Whether every test is named, so a test missing here did not run."""
+        return not (self.unnamed_passed or self.unnamed_skipped)
+
+    def outcome_of(self, test_id: str) -> TestOutcome | None:
+        return next((r.outcome for r in self.results if r.test_id == test_id), None)
+
+    @property
+    def failing(self) -> tuple[TestResult, ...]:
+        return tuple(r for r in self.results if r.failed)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClassifiedTest:
+    """A test of the patch compared with the base commit. `base` is None for a test the base
+    does not have; `runs` are every outcome seen on the patch (the first run, then reruns)."""
+
+    __test__ = False
+    test_id: str
+    classification: TestClassification
+    candidate: TestOutcome
+    base: TestOutcome | None
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class VerificationCheck:
     name: str
     command: str
@@ -48,6 +128,13 @@ class VerificationCheck:
     test_report_artifact: str | None = None
     failing_tests: tuple[str, ...] = ()
     tests_ran: int | None = None  # as the runner reported it; None when it named no count
+    tests: TestCounts | None = None  # per-test results, where the runner's report was read
+    failing_test_ids: tuple[str, ...] = ()
+    # With a baseline on the base commit: the whole check's class, and each test's.
+    classification: TestClassification | None = None
+    classified_tests: tuple[ClassifiedTest, ...] = ()
+    baseline_commit: str | None = None
+    baseline_cached: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,7 +149,8 @@ class VerificationReport:
     ended_at: datetime
 
     def failure_reasons(self) -> list[str]:
-        return [c.summarized_failure or f"{c.name} {c.status.value}" for c in self.checks
+        return [strip_ansi(c.summarized_failure or f"{c.name} {c.status.value}")
+                for c in self.checks
                 if c.status not in (C.PASSED, C.SKIPPED)]
 
 

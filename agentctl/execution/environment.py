@@ -44,6 +44,15 @@ def scrubbed_env(
     return env
 
 
+VERIFICATION_COLUMNS = "200"
+
+
+def verification_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a verification command: the scrubbed one, with a wide terminal
+    (`COLUMNS`), else runners cut their summary lines, and the failing test's name, at 80."""
+    return {"COLUMNS": VERIFICATION_COLUMNS, **env}
+
+
 def secret_values(
     passthrough: Sequence[str] = (), *, source: Mapping[str, str] | None = None,
 ) -> tuple[str, ...]:

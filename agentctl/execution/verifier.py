@@ -7,15 +7,18 @@ redacts the summary like anything else it stores.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from junitparser import Error, Failure, JUnitXml, JUnitXmlError
 
+from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import VerificationCheckStatus
 from agentctl.domain.run import PlannedCheck
-from agentctl.domain.verification import DEFAULT_INFRA_PATTERNS, classify_exit
+from agentctl.domain.verification import DEFAULT_INFRA_PATTERNS, TestReport, classify_exit
+from agentctl.execution import test_reports
 from agentctl.execution.process import run_to_file
 from agentctl.execution.redact_stream import read_tail
 
@@ -72,29 +75,45 @@ class CheckOutcome:
     junit_report: Path | None  # absolute path of the JUnit XML the command wrote, if any
     output_bytes: int
     tests_ran: int | None = None  # as the runner reported it; None when no runner was seen
+    test_report: TestReport | None = None  # per-test results, when a runner's report was read
 
 
 def run_check(
     check: PlannedCheck, *, workspace: Path, env: Mapping[str, str], log_path: Path,
     infra_patterns: Sequence[str], should_stop: Callable[[], bool] | None = None,
+    reports: test_reports.ReportDir | None = None, select: tuple[str, ...] = (),
+    command: str | None = None,
 ) -> CheckOutcome:
-    """Run `check.command` through `sh -c` in `workspace`, its output going to `log_path`.
+    """Run `check.command` (or `command`, a rerun's) through `sh -c` in `workspace`, its output
+    going to `log_path`.
 
     A check stopped by `should_stop` comes back CANCELLED, not as a failure of the code or of
     the machine. A JUnit report counts only if the command wrote or
     rewrote it: a stale one committed in the repository proves nothing about this run.
+    With `reports`, pytest is asked for a report there and per-test results are read from
+    whatever the runner left (`test_reports.collect`); `select` reruns only those pytest tests.
     """
     report_path = (workspace / check.junit_xml).absolute() if check.junit_xml else None
     before = _stat(report_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    if reports is not None:
+        reports.prepare()
+        env = test_reports.injected_env(env, reports, select)
+    since_ns = time.time_ns() - 1_000_000  # coarse file times: a report written at once counts
     result = run_to_file(
-        check.command, cwd=workspace, env=env, output=log_path,
+        command or check.command, cwd=workspace, env=env, output=log_path,
         timeout=check.timeout_seconds, should_stop=should_stop,
     )
-    tail = read_tail(log_path)
+    tail = strip_ansi(read_tail(log_path))
     junit_report = report_path if report_path and _stat(report_path) not in (None, before) else None
     failing: tuple[str, ...] = ()
-    if junit_report is not None:
+    tests: TestReport | None = None
+    if reports is not None and not result.cancelled:
+        tests = test_reports.collect(workspace=workspace, reports=reports, log=log_path,
+                                     since_ns=since_ns, junit_xml=check.junit_xml)
+        failing = _bounded([_with_message(t.test_id, t.message) for t in tests.failing]) \
+            if tests else ()
+    if junit_report is not None and not failing:
         try:
             failing = parse_junit(junit_report)
         except (JUnitXmlError, SyntaxError, OSError, ValueError):
@@ -114,8 +133,14 @@ def run_check(
     return CheckOutcome(
         status=status, exit_code=result.exit_code, duration_seconds=result.duration_seconds,
         summarized_failure=summary, failing_tests=failing, junit_report=junit_report,
-        output_bytes=result.output_bytes, tests_ran=tests_ran(tail),
+        output_bytes=result.output_bytes, test_report=tests,
+        tests_ran=_ran(tests) if tests is not None and tests.complete else tests_ran(tail),
     )
+
+
+def _ran(report: TestReport) -> int:
+    counts = report.counts
+    return counts.passed + counts.failed + counts.errors
 
 
 def summarize_failure(
@@ -158,7 +183,7 @@ def parse_junit(path: Path) -> tuple[str, ...]:
                 continue
             name = f"{case.classname}.{case.name}" if case.classname else str(case.name)
             message = problems[0].message or problems[0].text or type(problems[0]).__name__
-            failing.append(f"{name} - {_first_line(message)}")
+            failing.append(f"{name} - {test_reports.first_assertion(message) or ''}")
     return _bounded(failing)
 
 
@@ -225,10 +250,6 @@ def _last_line(text: str) -> str | None:
         if line.strip():
             return line.strip()
     return None
-
-
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
 def _cmd(check: PlannedCheck) -> str:

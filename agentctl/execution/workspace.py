@@ -35,8 +35,8 @@ from agentctl.execution.git import (
 _SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 BASE_REF = "refs/heads/agentctl-base"
 
-__all__ = ["AttemptDirs", "CloneCancelled", "checkout_patched", "clone_at", "create_attempt_dirs",
-           "one_line", "remove_workspace", "require_sha"]
+__all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched", "clone_at",
+           "create_attempt_dirs", "one_line", "remove_workspace", "require_sha"]
 
 CloneCancelled = GitCancelled
 
@@ -72,6 +72,11 @@ class AttemptDirs:
     def verify(self) -> Path:
         """A fresh checkout of the base commit with the patch applied: what is verified."""
         return self.root / "verify"
+
+    @property
+    def base_verify(self) -> Path:
+        """A clean checkout of the base commit, where the plan runs for the baseline."""
+        return self.root / "base-verify"
 
     @property
     def git(self) -> WorkspaceGit:
@@ -131,6 +136,19 @@ def checkout_patched(dirs: AttemptDirs, commit: str, diff: Path, *,
         checkout.run("apply", "--index", "--whitespace=nowarn", str(diff.resolve()),
                      what="cannot apply the patch to a fresh checkout", should_stop=should_stop)
     return checkout.run("write-tree", what="cannot write the verified tree").stdout.strip()
+
+
+def checkout_base(dirs: AttemptDirs, commit: str, *,
+                  should_stop: Callable[[], bool] | None = None) -> Path:
+    """A clean checkout of `commit` from agentctl's own copy (made once per attempt): the
+    baseline runs there, as the patch's checks run on `checkout_patched`."""
+    require_sha(commit)
+    if not dirs.base_verify.exists():
+        checkout = _clone_base(dirs, dirs.base_verify, should_stop)
+        checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
+                     what=f"cannot check out commit {commit} for the baseline",
+                     should_stop=should_stop)
+    return dirs.base_verify
 
 
 def _clone_base(dirs: AttemptDirs, dest: Path,

@@ -55,6 +55,7 @@ class AttemptContext:
     redact_logs_up_to: int
     approver: Approver | None = None
     spared: frozenset[Process] = frozenset()  # processes that ran before the attempt began
+    baseline_cache: Path | None = None  # where baselines on a base commit are kept across runs
 
     def reap(self) -> int:
         """Kill whatever the attempt's processes left running (a `setsid` daemon included);

@@ -61,6 +61,7 @@ class RunOptions:
     redact_logs_up_to: int = 64 * 1024 * 1024
     # Ctrl-C/SIGTERM: an inline run ends CANCELLED; a worker releases the run to the queue.
     release_on_interrupt: bool = False
+    baseline_cache: Path | None = None  # the state home's baselines; None: none kept
 
 
 def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
@@ -76,6 +77,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
         redactor=Redactor().knowing(secret_values(policy.env_passthrough)),
         stop=stop, progress=options.progress, redact_logs_up_to=options.redact_logs_up_to,
         approver=options.approver, spared=frozenset(descendants()),
+        baseline_cache=options.baseline_cache,
     )
     try:
         ledger.activate()
@@ -153,6 +155,7 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
             autonomy=spec.autonomy_level, judge_policy=spec.judge_policy, patch=patch,
             verification=verified.report if verified else None,
             judge=judged.report if judged else None, agent_error=outcome.error,
+            allow_preexisting_failures=spec.verification_plan.allow_preexisting_failures,
             evidence=Evidence(patch=collected.evidence,
                               verification=verified.evidence if verified else (),
                               judge=judged.evidence if judged else ()),

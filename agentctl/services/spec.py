@@ -58,6 +58,9 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
         verification_plan=VerificationPlan(
             checks=_checks(config, task),
             infra_patterns=config.verification.infra_patterns,
+            baseline=config.verification.baseline,
+            reruns=config.verification.reruns,
+            allow_preexisting_failures=config.verification.allow_preexisting_failures,
         ),
         budget=Budget(
             max_attempts=config.budget.max_attempts,
@@ -105,7 +108,15 @@ def check_name(command: str) -> str:
         words = command.split()
     kept = [re.sub(r"[^A-Za-z0-9_.-]", "", w.rsplit("/", 1)[-1]) for w in words
             if not w.startswith("-") and "=" not in w]
-    return "-".join(w for w in kept if w)[:40].strip("-.") or "check"
+    return _cut("-".join(w for w in kept if w), 40).strip("-.") or "check"
+
+
+def _cut(name: str, limit: int) -> str:
+    """At most `limit` characters, cut after a whole word (`-`) where one fits."""
+    if len(name) <= limit:
+        return name
+    head = name[: limit + 1]
+    return head[: head.rfind("-")] if "-" in head[1:] else name[:limit]
 
 
 def _unique(name: str, taken: set[str]) -> str:

@@ -16,13 +16,17 @@ from agentctl.domain.errors import InfrastructureFailure
 from agentctl.domain.patch import Patch
 from agentctl.domain.run import PlannedCheck
 from agentctl.domain.verification import (
+    TestReport,
     VerificationCheck,
     VerificationReport,
     overall_status,
 )
-from agentctl.execution.verifier import run_check
+from agentctl.execution.environment import verification_env
+from agentctl.execution.test_reports import ReportDir
+from agentctl.execution.verifier import CheckOutcome, run_check
 from agentctl.execution.workspace import checkout_patched
 from agentctl.services.attempt import AttemptContext
+from agentctl.services.baseline import CheckRun, compare_with_base
 from agentctl.services.evidence import json_artifact, log_artifact, text_artifact
 
 _STEP_STATUS = {
@@ -43,16 +47,21 @@ def verify(ctx: AttemptContext, patch: Patch, diff: Path) -> VerificationEvidenc
     check there, then the report; None when the run was stopped on the way."""
     started = ctx.ledger.now()
     _checkout(ctx, patch, diff)
-    checks: list[VerificationCheck] = []
+    runs: list[CheckRun] = []
     evidence: list[str] = []
     for planned in ctx.spec.verification_plan.checks:
         if ctx.stop():
             return None
-        check, produced = _run_one(ctx, planned)
-        checks.append(check)
+        check, produced, tests = _run_one(ctx, planned)
+        runs.append(CheckRun(planned, check, tests))
         evidence += produced
     if ctx.stop():
         return None
+    compared = compare_with_base(ctx, runs)
+    if compared is None or ctx.stop():
+        return None
+    checks, produced = compared
+    evidence += produced
     report_id = ids.new_id("verification")
     with ctx.step(StepType.SUMMARIZE_LOG, "verification report") as step:
         report = VerificationReport(
@@ -82,15 +91,16 @@ def _checkout(ctx: AttemptContext, patch: Patch, diff: Path) -> None:
                                         f"{tree[:12]}, not {str(patch.tree_id)[:12]}")
 
 
-def _run_one(ctx: AttemptContext, planned: PlannedCheck) -> tuple[VerificationCheck, list[str]]:
+def _run_one(ctx: AttemptContext, planned: PlannedCheck,
+             ) -> tuple[VerificationCheck, list[str], TestReport | None]:
     ctx.progress(f"verifying: {planned.command}")
     log = ctx.scratch / f"{planned.name}.log"
     with ctx.step(StepType.RUN_VERIFIER, planned.name, live=True) as step:
         step.note(command=planned.command, required=planned.required)
         outcome = run_check(
-            planned, workspace=ctx.dirs.verify, env=ctx.env, log_path=log,
+            planned, workspace=ctx.dirs.verify, env=verification_env(ctx.env), log_path=log,
             infra_patterns=ctx.spec.verification_plan.infra_patterns,
-            should_stop=ctx.stop,
+            should_stop=ctx.stop, reports=report_dir(ctx, planned.name),
         )
         summary = ctx.redactor.clean(outcome.summarized_failure) if outcome.summarized_failure \
             else None
@@ -106,6 +116,12 @@ def _run_one(ctx: AttemptContext, planned: PlannedCheck) -> tuple[VerificationCh
                 name=outcome.junit_report.name, type_=ArtifactType.TEST_REPORT,
                 redactor=ctx.redactor)
             step.add(report_draft)
+        if outcome.test_report is not None:  # the parsed one is what the check cites
+            report_draft = json_artifact(
+                ctx.ledger.blobs, outcome.test_report, name=f"{planned.name}.tests.json",
+                type_=ArtifactType.TEST_REPORT, redactor=ctx.redactor)
+            step.add(report_draft)
+            step.note(tests=_counts(outcome))
         step.note(status=outcome.status.value, exitCode=outcome.exit_code,
                   durationSeconds=round(outcome.duration_seconds, 3), summary=summary)
         if outcome.status is not VerificationCheckStatus.PASSED:
@@ -123,6 +139,21 @@ def _run_one(ctx: AttemptContext, planned: PlannedCheck) -> tuple[VerificationCh
         test_report_artifact=report_draft.artifact_id if report_draft else None,
         failing_tests=tuple(ctx.redactor.clean(t) for t in outcome.failing_tests),
         tests_ran=outcome.tests_ran,
+        tests=outcome.test_report.counts if outcome.test_report else None,
+        failing_test_ids=tuple(ctx.redactor.clean(t.test_id)
+                               for t in outcome.test_report.failing)
+        if outcome.test_report else (),
     )
-    produced = [log_draft.artifact_id] + ([report_draft.artifact_id] if report_draft else [])
-    return check, produced
+    produced = [a.artifact_id for a in step.artifacts]
+    return check, produced, outcome.test_report
+
+
+def report_dir(ctx: AttemptContext, name: str) -> ReportDir:
+    """A check's private report directory: in the attempt's scratch, outside every checkout."""
+    return ReportDir(ctx.scratch / "reports" / name)
+
+
+def _counts(outcome: CheckOutcome) -> dict[str, int]:
+    counts = outcome.test_report.counts if outcome.test_report else None
+    return {} if counts is None else {"passed": counts.passed, "failed": counts.failed,
+                                      "skipped": counts.skipped, "errors": counts.errors}

@@ -1,0 +1,134 @@
+"""The patch's checks against the same checks on the base commit: which failures the agent
+caused (PASS_TO_FAIL), which were there before (FAIL_TO_FAIL), which it fixed (FAIL_TO_PASS),
+and which tests cannot be trusted either way (FLAKY: their result changed between runs of the
+same code). Pure: the runs are observed elsewhere and handed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from agentctl.domain.enums import (
+    BaselineMode,
+    TaskType,
+    TestClassification,
+    TestOutcome,
+    VerificationCheckStatus,
+)
+from agentctl.domain.verification import ClassifiedTest, TestReport, VerificationCheck
+
+K = TestClassification
+T = TestOutcome
+C = VerificationCheckStatus
+FIX_TASKS = frozenset({TaskType.BUG_FIX, TaskType.TEST_FIX})
+# Statuses that say something about the code; a timeout or a broken machine says nothing.
+COMPARABLE = frozenset({C.PASSED, C.FAILED})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Observed:
+    """One check's runs on one tree: the first run's status and tests, then what reruns saw."""
+
+    status: VerificationCheckStatus
+    report: TestReport | None = None
+    rerun_statuses: tuple[VerificationCheckStatus, ...] = ()
+    rerun_outcomes: Mapping[str, tuple[TestOutcome, ...]] = field(default_factory=dict)
+
+    def runs_of(self, test_id: str) -> tuple[TestOutcome, ...]:
+        """Every outcome seen for `test_id`: the first run's, then its reruns'."""
+        first = self.report.outcome_of(test_id) if self.report else None
+        return ((first,) if first is not None else ()) + tuple(self.rerun_outcomes.get(test_id, ()))
+
+    @property
+    def failing_ids(self) -> tuple[str, ...]:
+        return tuple(r.test_id for r in self.report.failing) if self.report else ()
+
+
+def baseline_wanted(mode: BaselineMode, task_type: TaskType,
+                    checks: Sequence[VerificationCheck]) -> bool:
+    """`auto` runs the base only where it can change the verdict or show the fix: a required
+    check failed, or the task is a fix. Passing checks of other tasks cost nothing."""
+    if mode is BaselineMode.NEVER:
+        return False
+    if mode is BaselineMode.ALWAYS or task_type in FIX_TASKS:
+        return True
+    return any(c.required and c.status is C.FAILED for c in checks)
+
+
+def classify(candidate: Observed, base: Observed | None) -> tuple[
+        TestClassification | None, tuple[ClassifiedTest, ...]]:
+    """The check's class and each test's. Without a base only FLAKY can be told; a test the
+    base does not have counts as failing there (SWE-bench's rule for new tests)."""
+    tests: list[ClassifiedTest] = []
+    if candidate.report is not None:
+        for result in candidate.report.results:
+            runs = candidate.runs_of(result.test_id)
+            if result.outcome is T.SKIPPED:
+                continue
+            base_runs = base.runs_of(result.test_id) if base is not None else ()
+            kind = _classify_test(runs, base_runs, has_base=base is not None)
+            if kind is not None:
+                tests.append(ClassifiedTest(
+                    test_id=result.test_id, classification=kind, candidate=result.outcome,
+                    base=next(iter(base_runs), None), message=result.message))
+    return _classify_check(candidate, base, tests), tuple(tests)
+
+
+def _classify_test(runs: Sequence[TestOutcome], base_runs: Sequence[TestOutcome], *,
+                   has_base: bool) -> TestClassification | None:
+    if _mixed(runs) or _mixed(base_runs):
+        return K.FLAKY
+    if not has_base:
+        return None
+    failed = _failed(runs[0])
+    passed_on_base = bool(base_runs) and base_runs[0] is T.PASSED
+    if failed:
+        return K.PASS_TO_FAIL if passed_on_base else K.FAIL_TO_FAIL
+    return K.PASS_TO_PASS if passed_on_base else K.FAIL_TO_PASS
+
+
+def _classify_check(candidate: Observed, base: Observed | None,
+                    tests: Sequence[ClassifiedTest]) -> TestClassification | None:
+    """Per-test classes sum up (the worst first); a check without them is classed whole."""
+    if candidate.status not in COMPARABLE:
+        return None
+    kinds = {t.classification for t in tests}
+    for kind in (K.PASS_TO_FAIL, K.FLAKY, K.FAIL_TO_FAIL):
+        if kind in kinds:
+            return kind
+    if candidate.status is C.FAILED and candidate.report is not None and candidate.report.failing:
+        # failing tests with no class yet: there is no base to compare with
+        return None
+    statuses = (candidate.status, *candidate.rerun_statuses)
+    if len(set(statuses) & COMPARABLE) > 1:
+        return K.FLAKY
+    if base is None or base.status not in COMPARABLE:
+        return None
+    base_statuses = {base.status, *base.rerun_statuses} & COMPARABLE
+    if len(base_statuses) > 1:
+        return K.FLAKY
+    if kinds and candidate.status is C.PASSED:
+        return K.FAIL_TO_PASS if K.FAIL_TO_PASS in kinds else K.PASS_TO_PASS
+    failed, failed_on_base = candidate.status is C.FAILED, base.status is C.FAILED
+    if failed:
+        return K.FAIL_TO_FAIL if failed_on_base else K.PASS_TO_FAIL
+    return K.FAIL_TO_PASS if failed_on_base else K.PASS_TO_PASS
+
+
+def classified(check: VerificationCheck, candidate: Observed, base: Observed | None,
+               base_commit: str | None, cached: bool | None) -> VerificationCheck:
+    """The check with its classes, and where they came from."""
+    kind, tests = classify(candidate, base)
+    return replace(check, classification=kind, classified_tests=tests,
+                   baseline_commit=base_commit if base is not None else None,
+                   baseline_cached=cached if base is not None else None)
+
+
+def _mixed(runs: Sequence[TestOutcome]) -> bool:
+    seen = {_failed(outcome) for outcome in runs if outcome is not T.SKIPPED}
+    return len(seen) > 1
+
+
+def _failed(outcome: TestOutcome) -> bool:
+    return outcome in (T.FAILED, T.ERROR)

@@ -1,0 +1,318 @@
+"""Per-test results of a verification command, without asking anyone to change the command.
+
+pytest is asked for a JUnit report through `PYTEST_ADDOPTS` (into a private directory outside
+the workspace, so it can never end up in a patch or be mistaken for the project's own); JUnit
+XML that Maven Surefire, Gradle or any other tool wrote during the run is read where those tools
+put it; `go test -json` and unittest are read from the command's log. Everything is parsed into
+one `TestReport` of test ids a runner can rerun: pytest node ids, unittest ids, `Class.method`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from junitparser import Error, Failure, JUnitXml, JUnitXmlError, Skipped, TestCase, TestSuite
+
+from agentctl.domain.ansi import strip_ansi
+from agentctl.domain.enums import TestOutcome
+from agentctl.domain.verification import TestReport, TestResult
+
+T = TestOutcome
+MAX_REPORT_BYTES = 64 << 20
+MAX_LOG_LINE = 1 << 16
+PYTEST_REPORT = "pytest-junit.xml"
+SELECT_PLUGIN = "agentctl_select_tests"
+SELECT_ENV = "AGENTCTL_SELECT_TESTS"
+# Where build tools write JUnit XML, relative to the workspace (and one module level down).
+JUNIT_GLOBS = (
+    "target/surefire-reports/*.xml", "target/failsafe-reports/*.xml",
+    "build/test-results/**/*.xml", "*/target/surefire-reports/*.xml",
+    "*/build/test-results/**/*.xml", "*.xml", "reports/**/*.xml", "test-results/**/*.xml",
+    "test-reports/**/*.xml", "junit/**/*.xml",
+)
+
+_PLUGIN_SOURCE = f'''"""agentctl: run only the tests named in ${SELECT_ENV} (pytest node ids, one a line)."""
+import os
+
+
+def pytest_collection_modifyitems(config, items):
+    wanted = set(filter(None, os.environ.get("{SELECT_ENV}", "").splitlines()))
+    if not wanted:
+        return
+    kept = [item for item in items if item.nodeid in wanted]
+    config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in wanted])
+    items[:] = kept
+'''
+
+_UNITTEST_START = re.compile(r"^(\w+) \(([\w.]+)\)(?: \.\.\. (.*))?$")
+_UNITTEST_END = re.compile(
+    r"(ok|FAIL|ERROR|skipped '.*'|skipped \".*\"|expected failure|unexpected success)$")
+_UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ")
+_UNITTEST_SKIPPED = re.compile(r"^(?:OK|FAILED) \(.*\bskipped=(\d+)")
+_UNITTEST_PROBLEM = re.compile(r"^(FAIL|ERROR): (\w+) \(([\w.]+)\)")
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Failure|Exit)\b")
+_SEPARATOR = re.compile(r"^(?:={20,}|-{20,})$")
+_UNITTEST_VERDICTS = {"ok": T.PASSED, "FAIL": T.FAILED, "ERROR": T.ERROR,
+                      "expected failure": T.PASSED, "unexpected success": T.FAILED}
+_GO_ACTIONS = {"pass": T.PASSED, "fail": T.FAILED, "skip": T.SKIPPED}
+_GO_MESSAGE = re.compile(r"^\s+\S+\.go:\d+: (.*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class ReportDir:
+    """A check's private directory for what its runner reports (outside the workspace)."""
+
+    path: Path
+
+    @property
+    def pytest_report(self) -> Path:
+        return self.path / PYTEST_REPORT
+
+    def prepare(self) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.pytest_report.unlink(missing_ok=True)
+        (self.path / f"{SELECT_PLUGIN}.py").write_text(_PLUGIN_SOURCE)
+
+
+def injected_env(env: Mapping[str, str], reports: ReportDir,
+                 select: tuple[str, ...] = ()) -> dict[str, str]:
+    """`env` with pytest asked for its JUnit report (xunit1, which names each test's file, so
+    node ids can be rebuilt), and, for a rerun, only the `select`ed node ids collected."""
+    options = [f"--junitxml={reports.pytest_report}", "-o", "junit_family=xunit1"]
+    result = dict(env)
+    if select:
+        options += ["-p", SELECT_PLUGIN]
+        result[SELECT_ENV] = "\n".join(select)
+        result["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(reports.path), env.get("PYTHONPATH", "")) if p)
+    result["PYTEST_ADDOPTS"] = " ".join(p for p in (env.get("PYTEST_ADDOPTS", ""),
+                                                    *(_quoted(o) for o in options)) if p)
+    return result
+
+
+def collect(*, workspace: Path, reports: ReportDir, log: Path, since_ns: int,
+            junit_xml: str | None = None) -> TestReport | None:
+    """Every per-test result the run left: pytest's injected report, JUnit XML written since
+    `since_ns` where build tools put it (and `junit_xml`, the plan's own path), go test -json
+    and unittest from the log. None when no runner said anything per test."""
+    found: dict[str, TestResult] = {}
+    runners: list[str] = []
+
+    def add(runner: str, results: list[TestResult]) -> None:
+        if results:
+            runners.append(runner)
+            for result in results:
+                found.setdefault(result.test_id, result)
+
+    if reports.pytest_report.is_file():
+        add("pytest", _readable(reports.pytest_report, pytest_ids=True))
+    for path in _written_junit(workspace, since_ns, junit_xml):
+        add("junit", _readable(path, pytest_ids=False))
+    unnamed = UnittestRun([])
+    if not found:
+        go, unnamed = _from_log(log)
+        add("go", go)
+        add("unittest", unnamed.results)
+        if not found and unnamed.unnamed_passed + unnamed.unnamed_skipped:
+            runners.append("unittest")
+    if not runners:
+        return None
+    return TestReport(runner="+".join(dict.fromkeys(runners)), results=tuple(found.values()),
+                      unnamed_passed=unnamed.unnamed_passed,
+                      unnamed_skipped=unnamed.unnamed_skipped)
+
+
+def parse_junit(path: Path, *, pytest_ids: bool = False) -> list[TestResult]:
+    """Every test case of a JUnit XML file. With `pytest_ids`, ids are pytest node ids (from
+    the xunit1 `file` attribute), else `classname.name`. Raises JUnitXmlError or SyntaxError
+    for a malformed file, ValueError for one over 64 MiB."""
+    if path.stat().st_size > MAX_REPORT_BYTES:
+        raise ValueError(f"{path} is larger than {MAX_REPORT_BYTES} bytes")
+    xml = JUnitXml.fromfile(str(path))
+    suites = [xml] if isinstance(xml, TestSuite) else list(xml)
+    results: list[TestResult] = []
+    for suite in suites:
+        for case in suite:
+            if not isinstance(case, TestCase):
+                continue
+            outcome, message = T.PASSED, None
+            for result in case.result:
+                if isinstance(result, (Failure, Error)):
+                    outcome = T.FAILED if isinstance(result, Failure) else T.ERROR
+                    message = first_assertion(result.message or result.text or "")
+                    break
+                if isinstance(result, Skipped):
+                    outcome = T.SKIPPED
+            test_id = _pytest_node_id(case) if pytest_ids else None
+            if test_id is None:
+                test_id = f"{case.classname}.{case.name}" if case.classname else str(case.name)
+            results.append(TestResult(test_id=test_id, outcome=outcome, message=message))
+    return results
+
+
+@dataclass(frozen=True, slots=True)
+class UnittestRun:
+    results: list[TestResult]
+    unnamed_passed: int = 0  # without -v, unittest names only the tests that failed
+    unnamed_skipped: int = 0
+
+
+def parse_unittest(lines: Iterator[str]) -> UnittestRun:
+    """unittest's `-v` lines (`test_x (mod.Class.test_x) ... ok`) and the FAIL:/ERROR: sections
+    any verbosity prints; without `-v` only the failing tests are named, the rest counted from
+    `Ran N tests` and `OK (skipped=N)`."""
+    outcomes: dict[str, TestOutcome] = {}
+    messages: dict[str, str] = {}
+    pending: str | None = None
+    section: str | None = None
+    ran = skipped = 0
+    for line in lines:
+        if match := _UNITTEST_PROBLEM.match(line):
+            section = _unittest_id(match.group(2), match.group(3))
+            outcomes[section] = T.FAILED if match.group(1) == "FAIL" else T.ERROR
+            continue
+        if match := _UNITTEST_RAN.match(line):
+            ran, section = ran + int(match.group(1)), None
+            continue
+        if match := _UNITTEST_SKIPPED.match(line):
+            skipped += int(match.group(1))
+            continue
+        if section is not None:
+            if _SEPARATOR.match(line) and section in messages:
+                section = None
+            elif section not in messages and _EXCEPTION_LINE.match(line):
+                messages[section] = line.strip()
+            continue
+        if match := _UNITTEST_START.match(line):
+            pending = _unittest_id(match.group(1), match.group(2))
+            rest = match.group(3)
+            if rest is None:
+                continue
+            line = rest
+        if pending is not None and (end := _UNITTEST_END.search(line.strip())):
+            word = end.group(1)
+            outcomes[pending] = T.SKIPPED if word.startswith("skipped") else _UNITTEST_VERDICTS[word]
+            pending = None
+    results = [TestResult(test_id=test_id, outcome=outcome, message=messages.get(test_id))
+               for test_id, outcome in outcomes.items()]
+    named_skipped = sum(1 for r in results if r.outcome is T.SKIPPED)
+    unnamed_skipped = max(skipped - named_skipped, 0)
+    unnamed_passed = max(ran - len(results) - unnamed_skipped, 0)
+    return UnittestRun(results, unnamed_passed, unnamed_skipped)
+
+
+def parse_go_json(lines: Iterator[str]) -> list[TestResult]:
+    """`go test -json` events: each test's last pass/fail/skip, and its first `file.go:N:` line."""
+    outcomes: dict[str, TestOutcome] = {}
+    messages: dict[str, str] = {}
+    for line in lines:
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict) or not event.get("Test"):
+            continue
+        test_id = f"{event.get('Package', '')}::{event['Test']}"
+        action = event.get("Action")
+        if action in _GO_ACTIONS:
+            outcomes[test_id] = _GO_ACTIONS[action]
+        elif action == "output" and test_id not in messages:
+            if match := _GO_MESSAGE.match(str(event.get("Output", "")).rstrip("\n")):
+                messages[test_id] = match.group(1).strip()
+    return [TestResult(test_id=test_id, outcome=outcome,
+                       message=messages.get(test_id) if outcome is T.FAILED else None)
+            for test_id, outcome in outcomes.items()]
+
+
+def first_assertion(message: str) -> str | None:
+    """The line a reviewer needs: the first line of a failure, and the first `assert` line
+    when the first one is only the assertion's own message."""
+    lines = [line.strip() for line in strip_ansi(message).splitlines() if line.strip()]
+    if not lines:
+        return None
+    first = lines[0]
+    if "assert" not in first.lower():
+        for line in lines[1:6]:
+            if line.startswith("assert ") or line.startswith("E       assert "):
+                return f"{first}: {line.removeprefix('E').strip()}"
+    return first
+
+
+def _readable(path: Path, *, pytest_ids: bool) -> list[TestResult]:
+    try:
+        return parse_junit(path, pytest_ids=pytest_ids)
+    except (JUnitXmlError, SyntaxError, OSError, ValueError, AttributeError):
+        return []  # not a JUnit report (any other XML), or a broken one: the log still counts
+
+
+def _written_junit(workspace: Path, since_ns: int, junit_xml: str | None) -> list[Path]:
+    """JUnit-looking XML files written (or rewritten) during the run; a stale one committed in
+    the repository proves nothing about this run."""
+    candidates: dict[Path, None] = {}
+    if junit_xml:
+        candidates[(workspace / junit_xml).absolute()] = None
+    for pattern in JUNIT_GLOBS:
+        for path in sorted(workspace.glob(pattern)):
+            candidates.setdefault(path, None)
+    written: list[Path] = []
+    for path in candidates:
+        try:
+            stat = path.lstat()
+        except OSError:
+            continue
+        if path.is_file() and not path.is_symlink() and stat.st_mtime_ns >= since_ns \
+                and _looks_junit(path):
+            written.append(path)
+    return written
+
+
+def _looks_junit(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(512)
+    except OSError:
+        return False
+    return b"<testsuite" in head
+
+
+def _from_log(log: Path) -> tuple[list[TestResult], UnittestRun]:
+    def lines() -> Iterator[str]:
+        with open(log, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                yield strip_ansi(line[:MAX_LOG_LINE].rstrip("\n"))
+
+    try:
+        return parse_go_json(lines()), parse_unittest(lines())
+    except OSError:
+        return [], UnittestRun([])
+
+
+def _pytest_node_id(case: object) -> str | None:
+    """`tests/test_x.py::Class::test_y[1]` from xunit1's file, classname and name."""
+    file = getattr(case, "_elem").attrib.get("file")  # noqa: B009 - junitparser keeps it raw
+    classname, name = getattr(case, "classname", None), getattr(case, "name", None)
+    if not file or not name:
+        return None
+    module = file.removesuffix(".py").replace("/", ".").replace("\\", ".")
+    inner = classname[len(module):].lstrip(".") if classname and classname.startswith(module) \
+        else ""
+    parts = [file, *(inner.split(".") if inner else ()), name]
+    return "::".join(part for part in parts if part)
+
+
+def _unittest_id(name: str, where: str) -> str:
+    return where if where.endswith(f".{name}") else f"{where}.{name}"
+
+
+def _quoted(option: str) -> str:
+    """PYTEST_ADDOPTS is split shell-style: a path with a space must stay one word."""
+    import shlex
+
+    return shlex.quote(option)

@@ -1,0 +1,197 @@
+"""After the patch's checks: rerun what failed, run the plan on the base commit where the
+verdict needs it, and classify every test (FAIL_TO_PASS ... FLAKY).
+
+The base runs on a clean checkout of the base commit in the same environment as the patch's
+checks, and its result is cached in the state home, so a second run on the same base only
+reads a file. Reruns pick out the failing tests where the runner allows (pytest node ids,
+unittest ids on a plain `python -m unittest` command), else repeat the whole command.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from agentctl.domain.baseline import Observed, baseline_wanted, classified
+from agentctl.domain.enums import ArtifactType, StepType, TestOutcome, VerificationCheckStatus
+from agentctl.domain.run import PlannedCheck
+from agentctl.domain.verification import TestReport, VerificationCheck
+from agentctl.execution.environment import verification_env
+from agentctl.execution.test_reports import ReportDir
+from agentctl.execution.verifier import CheckOutcome, run_check
+from agentctl.execution.workspace import checkout_base
+from agentctl.services.attempt import AttemptContext
+from agentctl.services.baseline_cache import BaselineCache, BaselineEntry, baseline_key
+from agentctl.services.evidence import log_artifact
+
+C = VerificationCheckStatus
+_PYTHON = re.compile(r"(?:.*/)?python[\d.]*")
+_SHELL_SYNTAX = re.compile(r"[;&|<>$`(){}\n*?\[\]~]")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRun:
+    """One planned check as it ran on the patch."""
+
+    planned: PlannedCheck
+    check: VerificationCheck
+    report: TestReport | None
+
+
+def compare_with_base(ctx: AttemptContext, runs: list[CheckRun],
+                      ) -> tuple[list[VerificationCheck], list[str]] | None:
+    """The checks with their classes, and the logs of reruns and of the base as evidence;
+    None when the run was stopped on the way."""
+    plan = ctx.spec.verification_plan
+    evidence: list[str] = []
+    candidates: list[Observed] = []
+    for run in runs:
+        observed = Observed(status=run.check.status, report=run.report)
+        if run.check.status is C.FAILED and plan.reruns:
+            observed = _rerun(ctx, run.planned, observed, ctx.dirs.verify, "rerun", evidence)
+        candidates.append(observed)
+        if ctx.stop():
+            return None
+    base_commit = ctx.spec.base_commit
+    if not baseline_wanted(plan.baseline, ctx.spec.task_type, [r.check for r in runs]):
+        return [_clean(ctx, classified(r.check, c, None, None, None))
+                for r, c in zip(runs, candidates, strict=True)], evidence
+    checks: list[VerificationCheck] = []
+    for run, candidate in zip(runs, candidates, strict=True):
+        if ctx.stop():
+            return None
+        base, cached = _baseline(ctx, run.planned, evidence)
+        checks.append(_clean(ctx, classified(run.check, candidate, base, base_commit, cached)))
+    return checks, evidence
+
+
+def _baseline(ctx: AttemptContext, planned: PlannedCheck,
+              evidence: list[str]) -> tuple[Observed | None, bool]:
+    """The check on the base commit: from the cache, else run (and rerun) there and kept."""
+    env = verification_env(ctx.env)
+    key = baseline_key(ctx.spec, planned, env)
+    cache = BaselineCache(ctx.baseline_cache) if ctx.baseline_cache is not None else None
+    entry = cache.get(key) if cache is not None else None
+    if entry is not None:
+        with ctx.step(StepType.RUN_VERIFIER, f"baseline: {planned.name} (cached)") as step:
+            step.note(command=planned.command, baseline=True, cached=True, cacheKey=key,
+                      status=entry.observed.status.value, paidByRun=entry.run_id)
+        return entry.observed, True
+    workspace = _base_checkout(ctx)
+    outcome, _ = _execute(ctx, planned, workspace, "baseline", evidence)
+    if outcome.status not in (C.PASSED, C.FAILED):
+        return None, False  # a base that timed out or broke says nothing about the patch
+    observed = Observed(status=outcome.status, report=outcome.test_report)
+    if outcome.status is C.FAILED and ctx.spec.verification_plan.reruns:
+        observed = _rerun(ctx, planned, observed, workspace, "baseline rerun", evidence)
+    if cache is not None and not ctx.stop():
+        cache.put(BaselineEntry(key=key, repository=ctx.spec.repository,
+                                base_commit=ctx.spec.base_commit, command=planned.command,
+                                observed=observed, run_id=ctx.ledger.lease.run_id,
+                                created_at=ctx.ledger.now()))
+    return observed, False
+
+
+def _base_checkout(ctx: AttemptContext) -> Path:
+    base = ctx.spec.base_commit
+    if ctx.dirs.base_verify.exists():
+        return ctx.dirs.base_verify
+    with ctx.step(StepType.PREPARE_WORKSPACE, f"check out {base[:12]} for the baseline",
+                  live=True) as step:
+        path = checkout_base(ctx.dirs, base, should_stop=ctx.stop)
+        step.note(path=str(path), baseCommit=base)
+    return path
+
+
+def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, workspace: Path,
+           role: str, evidence: list[str]) -> Observed:
+    """Run the failing tests (or the check) again, up to `reruns` times, until each passed once."""
+    statuses: list[VerificationCheckStatus] = []
+    outcomes: dict[str, list[TestOutcome]] = {}
+    waiting = list(observed.failing_ids)
+    for _ in range(ctx.spec.verification_plan.reruns):
+        if ctx.stop():
+            break
+        select, command = _selection(planned.command, observed.report, waiting)
+        outcome, _ = _execute(ctx, planned, workspace, role, evidence, select=select,
+                              command=command)
+        statuses.append(outcome.status)
+        if not waiting:
+            if outcome.status is C.PASSED:
+                break
+            continue
+        for test_id in waiting:
+            seen = outcome.test_report.outcome_of(test_id) if outcome.test_report else None
+            if seen is not None:
+                outcomes.setdefault(test_id, []).append(seen)
+        waiting = [t for t in waiting if outcomes.get(t, [None])[-1] not in (TestOutcome.PASSED,
+                                                                          TestOutcome.SKIPPED)]
+        if not waiting:
+            break
+    return replace(observed, rerun_statuses=tuple(statuses),
+                   rerun_outcomes={t: tuple(o) for t, o in outcomes.items()})
+
+
+def _selection(command: str, report: TestReport | None,
+               failing: list[str]) -> tuple[tuple[str, ...], str | None]:
+    """How to rerun only `failing`: pytest node ids through the selecting plugin, `-k` for a
+    plain `python -m unittest` command; else the whole command again."""
+    if report is None or not failing:
+        return (), None
+    if "pytest" in report.runner:
+        return tuple(failing), None
+    if report.runner == "unittest":
+        words = _plain_unittest(command)
+        if words is not None:
+            return (), shlex.join([*words, *(arg for t in failing for arg in ("-k", t))])
+    return (), None
+
+
+def _plain_unittest(command: str) -> list[str] | None:
+    if _SHELL_SYNTAX.search(command):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) >= 3 and _PYTHON.fullmatch(words[0]) and words[1:3] == ["-m", "unittest"]:
+        return words
+    return None
+
+
+def _execute(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: str,
+             evidence: list[str], *, select: tuple[str, ...] = (),
+             command: str | None = None) -> tuple[CheckOutcome, str]:
+    """One run of a check for the baseline or a rerun: a RUN_VERIFIER step with its log."""
+    title = f"{role}: {planned.name}"
+    ctx.progress(f"{role}: {command or planned.command}")
+    log = ctx.scratch / f"{planned.name}.{role.replace(' ', '-')}.log"
+    with ctx.step(StepType.RUN_VERIFIER, title, live=True) as step:
+        step.note(command=command or planned.command, baseline=role.startswith("baseline"),
+                  rerun=role.endswith("rerun"), selected=list(select))
+        outcome = run_check(planned, workspace=workspace, env=verification_env(ctx.env),
+                            log_path=log, infra_patterns=ctx.spec.verification_plan.infra_patterns,
+                            should_stop=ctx.stop, reports=ReportDir(
+                                ctx.scratch / "reports" / f"{planned.name}.{role}"),
+                            select=select, command=command)
+        draft = log_artifact(ctx.ledger.blobs, log, name=log.name,
+                             type_=ArtifactType.COMMAND_LOG, redactor=ctx.redactor,
+                             redact_up_to=ctx.redact_logs_up_to,
+                             metadata={"command": ctx.redactor.clean(command or planned.command),
+                                       "role": role})
+        step.add(draft)
+        step.note(status=outcome.status.value, exitCode=outcome.exit_code,
+                  durationSeconds=round(outcome.duration_seconds, 3))
+        ctx.reap()
+    evidence.append(draft.artifact_id)
+    return outcome, draft.artifact_id
+
+
+def _clean(ctx: AttemptContext, check: VerificationCheck) -> VerificationCheck:
+    """Test ids and messages come from the code under test: redacted like any output."""
+    clean = ctx.redactor.clean
+    return replace(check, classified_tests=tuple(
+        replace(t, test_id=clean(t.test_id), message=clean(t.message) if t.message else None)
+        for t in check.classified_tests))
