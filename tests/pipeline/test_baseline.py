@@ -1,0 +1,330 @@
+"""The patch's checks against the base commit: real repositories, real pytest and unittest, a
+real Maven project; each test classified FAIL_TO_PASS, PASS_TO_PASS, PASS_TO_FAIL, FAIL_TO_FAIL
+or FLAKY, and the verdict following from it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentctl.domain.enums import (
+    JudgeStatus,
+    StepType,
+    TestClassification,
+    TestOutcome,
+    VerdictStatus,
+)
+from agentctl.domain.verification import VerificationCheck
+from agentctl.services.ports import RunRecord
+from tests.conftest import make_repo
+from tests.pipeline.conftest import Harness
+
+K = TestClassification
+PYTEST = f"{sys.executable} -m pytest -q"
+UNITTEST = f"{sys.executable} -m unittest -v"
+CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n\n\n" \
+       "def answer():\n    return 41\n"
+FIX_ADD = {"tool": "fs.replace", "path": "calc.py", "old": "a - b", "new": "a + b"}
+BREAK_MUL = {"tool": "fs.replace", "path": "calc.py", "old": "a * b", "new": "a + b"}
+
+
+def flaky_test(counter: Path) -> str:
+    """A test that fails on every other run, counting its runs in a file outside any checkout."""
+    return (f"from pathlib import Path\n\nCOUNTER = Path({str(counter)!r})\n\n\n"
+            "def runs():\n"
+            "    count = int(COUNTER.read_text()) + 1 if COUNTER.exists() else 1\n"
+            "    COUNTER.write_text(str(count))\n"
+            "    return count\n")
+
+
+def pytest_repo(root: Path, *, flaky: Path | None = None) -> Path:
+    """A coloured pytest project (`--color=yes` in its config): add is broken on the base,
+    answer() is wrong on the base and stays wrong, mul works."""
+    tests = ("from calc import add, answer, mul\n\n\n"
+             "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+             "def test_mul():\n    assert mul(2, 3) == 6\n\n\n"
+             "def test_answer():\n    assert answer() == 42\n")
+    files = {"calc.py": CALC, "pytest.ini": "[pytest]\naddopts = --color=yes -p no:cacheprovider\n",
+             "tests/__init__.py": "", "tests/test_calc.py": tests}
+    if flaky is not None:
+        files["tests/counter.py"] = flaky_test(flaky)
+        files["tests/test_flaky.py"] = ("from tests.counter import runs\n\n\n"
+                                        "def test_flaky():\n    assert runs() % 2 == 0\n")
+        files["tests/test_calc.py"] = tests.replace(
+            "\n\n\ndef test_answer():\n    assert answer() == 42\n", "\n")
+    return make_repo(root / "pyproj", files)
+
+
+def unittest_repo(root: Path) -> Path:
+    tests = ("import unittest\n\nfrom calc import add, answer, mul\n\n\n"
+             "class CalcTest(unittest.TestCase):\n"
+             "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n"
+             "    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n\n"
+             "    def test_answer(self):\n        self.assertEqual(answer(), 42)\n")
+    return make_repo(root / "unitproj", {"calc.py": CALC, "test_calc.py": tests})
+
+
+def check_of(record: RunRecord) -> VerificationCheck:
+    (report,) = record.verifications
+    (check,) = report.checks
+    return check
+
+
+def classes(record: RunRecord) -> dict[str, TestClassification]:
+    return {t.test_id: t.classification for t in check_of(record).classified_tests}
+
+
+def base_steps(record: RunRecord) -> list[str]:
+    return [s.title for s in record.steps
+            if s.type is StepType.RUN_VERIFIER and s.title.startswith("baseline")]
+
+
+def test_a_fix_with_a_failure_already_on_base_needs_review_and_names_each_class(
+        harness: Harness, tmp_path: Path) -> None:
+    harness.repo = pytest_repo(tmp_path)
+    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,), task_type="bug_fix")
+
+    base = record.run.base_commit
+    assert classes(record) == {"tests/test_calc.py::test_add": K.FAIL_TO_PASS,
+                               "tests/test_calc.py::test_mul": K.PASS_TO_PASS,
+                               "tests/test_calc.py::test_answer": K.FAIL_TO_FAIL}
+    check = check_of(record)
+    assert check.classification is K.FAIL_TO_FAIL
+    assert check.baseline_commit == base and check.baseline_cached is False
+    assert check.tests is not None and (check.tests.passed, check.tests.failed) == (2, 1)
+    assert check.failing_test_ids == ("tests/test_calc.py::test_answer",)
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
+    assert record.verdict.reasons[0] == (f"1 test already failed on base {base[:12]}: "
+                                         "tests/test_calc.py::test_answer")
+    (judgement,) = record.judgements
+    assert not [f for f in judgement.findings if f.category == "no-fix-shown"]
+
+
+def test_a_patch_that_breaks_a_passing_test_fails_naming_it_and_the_base(
+        harness: Harness, tmp_path: Path) -> None:
+    harness.repo = pytest_repo(tmp_path)
+    record = harness.run(harness.plan(FIX_ADD, BREAK_MUL), verify=(PYTEST,))
+
+    assert classes(record)["tests/test_calc.py::test_mul"] is K.PASS_TO_FAIL
+    assert check_of(record).classification is K.PASS_TO_FAIL
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    base = record.run.base_commit[:12]
+    assert record.verdict.reasons == (
+        f"tests/test_calc.py::test_mul (assert 5 == 6) failed; it passed on base {base}",)
+
+
+def test_a_coloured_pytest_failure_summary_names_the_test_and_its_assertion(
+        harness: Harness, tmp_path: Path) -> None:
+    harness.repo = pytest_repo(tmp_path)
+    harness.configure('[verification]\nbaseline = "never"\nreruns = 0\n')
+    record = harness.run(harness.plan(FIX_ADD, BREAK_MUL), verify=(PYTEST,))
+
+    summary = check_of(record).summarized_failure
+    assert summary is not None and "\x1b" not in summary
+    assert summary.startswith(f"`{PYTEST}` failed (exit 1): ")
+    assert "tests/test_calc.py::test_mul - assert 5 == 6 (+1 more)" in summary
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    assert record.verdict.reasons[0] == summary
+
+
+def test_preexisting_failures_fail_the_run_when_config_does_not_allow_them(
+        harness: Harness, tmp_path: Path) -> None:
+    harness.repo = pytest_repo(tmp_path)
+    harness.configure("[verification]\nallow_preexisting_failures = false\n")
+    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,))
+
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    assert "1 test already failed on base" in record.verdict.reasons[0]
+    assert "allow_preexisting_failures is false" in record.verdict.reasons[0]
+
+
+def test_a_test_that_fails_every_other_run_is_flaky_and_needs_review(
+        harness: Harness, tmp_path: Path) -> None:
+    counter = tmp_path / "flaky.count"
+    harness.repo = pytest_repo(tmp_path, flaky=counter)
+    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,))
+
+    assert classes(record) == {"tests/test_calc.py::test_add": K.FAIL_TO_PASS,
+                               "tests/test_calc.py::test_mul": K.PASS_TO_PASS,
+                               "tests/test_flaky.py::test_flaky": K.FLAKY}
+    assert check_of(record).classification is K.FLAKY
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
+    assert record.verdict.reasons[0].startswith("flaky: tests/test_flaky.py::test_flaky")
+    # the rerun ran only the failing test: one count for it, none for the other tests
+    reruns = [s for s in record.steps if s.title.startswith("rerun:")]
+    assert len(reruns) == 1 and reruns[0].attributes["selected"] == [
+        "tests/test_flaky.py::test_flaky"]
+
+
+def test_unittest_tests_are_classified_and_the_broken_one_fails_the_run(
+        harness: Harness, tmp_path: Path) -> None:
+    harness.repo = unittest_repo(tmp_path)
+    record = harness.run(harness.plan(FIX_ADD, BREAK_MUL), verify=(UNITTEST,))
+
+    assert classes(record) == {"test_calc.CalcTest.test_add": K.FAIL_TO_PASS,
+                               "test_calc.CalcTest.test_mul": K.PASS_TO_FAIL,
+                               "test_calc.CalcTest.test_answer": K.FAIL_TO_FAIL}
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    assert record.verdict.reasons[0].startswith(
+        "test_calc.CalcTest.test_mul (AssertionError: 5 != 6) failed; it passed on base ")
+    rerun = next(s for s in record.steps if s.title.startswith("rerun:"))
+    command = str(rerun.attributes["command"])  # only the failing tests run again
+    assert "-k test_calc.CalcTest.test_mul" in command
+    assert "-k test_calc.CalcTest.test_answer" in command and "test_add" not in command
+
+
+def test_unittest_fix_with_a_preexisting_failure_needs_review(
+        harness: Harness, tmp_path: Path) -> None:
+    harness.repo = unittest_repo(tmp_path)
+    record = harness.run(harness.plan(FIX_ADD), verify=(UNITTEST,))
+
+    assert classes(record)["test_calc.CalcTest.test_answer"] is K.FAIL_TO_FAIL
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
+    assert record.verdict.reasons[0].startswith("1 test already failed on base ")
+
+
+def test_a_fix_no_test_shows_gets_a_judge_warning(harness: Harness, tmp_path: Path) -> None:
+    harness.repo = make_repo(tmp_path / "plain", {
+        "calc.py": "def add(a, b):\n    return a + b\n",
+        "test_calc.py": "import unittest\nfrom calc import add\n\n\n"
+                        "class T(unittest.TestCase):\n    def test_add(self):\n"
+                        "        self.assertEqual(add(2, 3), 5)\n"})
+    record = harness.run(harness.plan(
+        {"tool": "fs.replace", "path": "calc.py", "old": "a + b", "new": "b + a"}),
+        verify=(UNITTEST,), task_type="bug_fix")
+
+    assert classes(record) == {"test_calc.T.test_add": K.PASS_TO_PASS}
+    (judgement,) = record.judgements
+    (finding,) = [f for f in judgement.findings if f.category == "no-fix-shown"]
+    assert finding.message.startswith("no test shows the fix")
+    assert judgement.status is JudgeStatus.PASSED_WITH_WARNINGS
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
+
+
+def test_passing_checks_of_a_task_that_is_not_a_fix_run_no_baseline(
+        harness: Harness, tmp_path: Path) -> None:
+    record = harness.run(harness.plan(
+        {"tool": "fs.replace", "path": "calc/__init__.py", "old": "a + b", "new": "b + a"}),
+        task_type="refactor")
+
+    assert base_steps(record) == []
+    assert check_of(record).baseline_commit is None
+    assert record.verdict is not None and record.verdict.status is VerdictStatus.SUCCESS
+
+
+def test_a_second_run_on_the_same_base_reads_the_baseline_from_the_cache(
+        harness: Harness, tmp_path: Path) -> None:
+    harness.repo = pytest_repo(tmp_path)
+    harness.configure("[verification]\nreruns = 0\n")
+    marker = tmp_path / "ran.txt"
+    command = f"echo ran >> {marker} && {PYTEST}"
+    cache = tmp_path / "baselines"
+    first = harness.record(harness.execute(
+        harness.submit(harness.plan(FIX_ADD), verify=(command,)), baseline_cache=cache))
+    assert marker.read_text().splitlines() == ["ran", "ran"]  # the patch, then the base
+
+    second = harness.record(harness.execute(
+        harness.submit(harness.plan(FIX_ADD), verify=(command,)), baseline_cache=cache))
+
+    assert marker.read_text().splitlines() == ["ran"] * 3  # the patch only: no base again
+    assert base_steps(second) == [f"baseline: {check_of(second).name} (cached)"]
+    assert check_of(second).baseline_cached is True
+    assert classes(second) == classes(first)
+    assert second.verdict is not None and first.verdict is not None
+    assert second.verdict.reasons == first.verdict.reasons
+
+
+MAVEN_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>demo</groupId><artifactId>calc</artifactId><version>1.0</version>
+  <properties>
+    <maven.compiler.release>17</maven.compiler.release>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+  </properties>
+  <dependencies>
+    <dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter</artifactId>
+      <version>5.10.2</version><scope>test</scope></dependency>
+  </dependencies>
+  <build><plugins>
+    <plugin><groupId>org.apache.maven.plugins</groupId>
+      <artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version></plugin>
+    <plugin><groupId>org.apache.maven.plugins</groupId>
+      <artifactId>maven-compiler-plugin</artifactId><version>3.11.0</version></plugin>
+    <plugin><groupId>org.apache.maven.plugins</groupId>
+      <artifactId>maven-resources-plugin</artifactId><version>3.3.1</version></plugin>
+  </plugins></build>
+</project>
+"""
+
+
+@pytest.fixture(scope="session")
+def maven() -> str:
+    """mvn, working offline with the plugins and JUnit this project needs (the machine's
+    local repository); the tests that need it are for machines that have it."""
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        pytest.skip("mvn is not installed")
+    return mvn
+
+
+def test_maven_surefire_reports_classify_a_two_test_project(
+        harness: Harness, tmp_path: Path, maven: str) -> None:
+    harness.repo = make_repo(tmp_path / "mvnproj", {
+        "pom.xml": MAVEN_POM,
+        "src/main/java/demo/Calc.java": (
+            "package demo;\npublic class Calc {\n"
+            "  public static int add(int a, int b) { return a - b; }\n"
+            "  public static int mul(int a, int b) { return a * b; }\n}\n"),
+        "src/test/java/demo/CalcTest.java": (
+            "package demo;\nimport org.junit.jupiter.api.Test;\n"
+            "import static org.junit.jupiter.api.Assertions.assertEquals;\n"
+            "class CalcTest {\n  @Test void adds() { assertEquals(5, Calc.add(2, 3)); }\n"
+            "  @Test void multiplies() { assertEquals(6, Calc.mul(2, 3)); }\n}\n"),
+    })
+    record = harness.run(harness.plan(
+        {"tool": "fs.replace", "path": "src/main/java/demo/Calc.java", "old": "a - b",
+         "new": "a + b"},
+        {"tool": "fs.replace", "path": "src/main/java/demo/Calc.java", "old": "a * b",
+         "new": "a + b"}), verify=(f"{maven} -o -q test",))
+
+    assert classes(record) == {"demo.CalcTest.adds": K.FAIL_TO_PASS,
+                               "demo.CalcTest.multiplies": K.PASS_TO_FAIL}
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    assert record.verdict.reasons[0].startswith("demo.CalcTest.multiplies (expected: <6> but "
+                                                "was: <5>) failed; it passed on base ")
+
+
+def test_pytest_outcomes_are_read_from_the_injected_report_not_the_project(
+        tmp_path: Path) -> None:
+    """The report goes to a private directory; nothing lands in the checkout."""
+    from agentctl.domain.run import PlannedCheck
+    from agentctl.execution.test_reports import ReportDir
+    from agentctl.execution.verifier import run_check
+
+    repo = pytest_repo(tmp_path)
+    reports = ReportDir(tmp_path / "private")
+    outcome = run_check(PlannedCheck(name="t", command=PYTEST), workspace=repo,
+                        env={"PATH": "/usr/bin:/bin"}, log_path=tmp_path / "t.log",
+                        infra_patterns=(), reports=reports)
+
+    assert outcome.test_report is not None and outcome.test_report.runner == "pytest"
+    assert {r.test_id: r.outcome for r in outcome.test_report.results} == {
+        "tests/test_calc.py::test_add": TestOutcome.FAILED,
+        "tests/test_calc.py::test_mul": TestOutcome.PASSED,
+        "tests/test_calc.py::test_answer": TestOutcome.FAILED}
+    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--ignored"],
+                            capture_output=True, text=True, check=True).stdout
+    assert "xml" not in status
