@@ -102,4 +102,20 @@ def verdict_document(views: Views, run: Run, *, explain: bool = False) -> Docume
         document["chain"].append({"check": link.check, "passed": link.passed,
                                   "detail": link.detail, "evidence": []})
         document["task"] = to_json(views.task(run.task_id))
+        document["classification"] = classification_table(views.verification(run.run_id))
     return document
+
+
+def classification_table(report: Any) -> list[Document]:
+    """Each check's class against the base and each test's, for `verdict explain`."""
+    if report is None:
+        return []
+    return [{"check": c.name, "command": c.command, "status": c.status.value,
+             "classification": c.classification.value if c.classification else None,
+             "baselineCommit": c.baseline_commit, "baselineCached": c.baseline_cached,
+             "tests": to_json(c.tests),
+             "classifiedTests": [{"testId": t.test_id, "classification": t.classification.value,
+                                  "candidate": t.candidate.value,
+                                  "base": t.base.value if t.base else None}
+                                 for t in c.classified_tests]}
+            for c in report.checks]

@@ -74,7 +74,8 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
 
             approver = terminal_approver(progress.paused)
         options = RunOptions(keep_workspace=keep_workspace, approver=approver, progress=progress,
-                             redact_logs_up_to=current.config.verification.redact_logs_up_to_bytes)
+                             redact_logs_up_to=current.config.verification.redact_logs_up_to_bytes,
+                             baseline_cache=current.home.root / "baselines")
         run = start_run(current.store, current.config, task_id, agent=agent, detach=detach,
                         options=options)
     document = _document(current, run)
@@ -180,3 +181,31 @@ def cancel(
     else:
         out().print(f"cancellation requested for {run.run_id} ({run.status.value}); its worker "
                     "stops it within seconds")
+
+
+@app.command()
+def report(
+    ctx: typer.Context,
+    run_id: RunArgument = None,
+    fmt: Annotated[str, typer.Option("--format", metavar="FORMAT", help="swebench (SWE-bench's "
+                   "report.json) or junit (JUnit XML of every check).")] = "swebench",
+    output: Annotated[Path | None, typer.Option("--output", metavar="FILE", help="Write it "
+                      "here instead of stdout.")] = None,
+) -> None:
+    """A run's verification for other tools: SWE-bench's report.json (tests by FAIL_TO_PASS,
+    PASS_TO_PASS, FAIL_TO_FAIL, PASS_TO_FAIL) or JUnit XML of every check."""
+    from agentctl.services.run_reports import run_report
+    from agentctl.store.blobs import BlobStore
+
+    current = state(ctx)
+    with current.views() as views:
+        text = run_report(views, BlobStore(current.home.artifacts), run_id, fmt.lower())
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    from agentctl.domain.errors import BadInput
+
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise BadInput(f"cannot write {output}: {error.strerror or error}") from None

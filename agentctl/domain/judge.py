@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agentctl.domain import globs
-from agentctl.domain.enums import ChangeType, JudgeStatus, Severity
+from agentctl.domain.enums import ChangeType, JudgeStatus, Severity, TaskType
+from agentctl.domain.judge_intent import intent_findings
 from agentctl.domain.patch import FileChange, PatchBoundaryCheck
 from agentctl.domain.run import JudgePolicy
 from agentctl.domain.verification import VerificationReport
@@ -86,11 +87,13 @@ def judge_by_rules(
     boundary: PatchBoundaryCheck,
     policy: JudgePolicy,
     verification: VerificationReport | None = None,
+    task_type: TaskType | None = None,
 ) -> Judgement:
     """Findings a reviewer would want first; the rules see only the redacted diff."""
     findings: list[JudgeFinding] = []
     findings += _test_findings(changes, diff_lines)
     findings += _vanished_test_findings(changes, verification)
+    findings += intent_findings(task_type, changes, verification)
     findings += _config_findings(changes, policy)
     findings += _size_findings(changes, policy)
     findings += _special_file_findings(changes)

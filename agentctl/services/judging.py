@@ -31,7 +31,7 @@ def judge(ctx: AttemptContext, collected: CollectedEvidence,
         judgement = judge_by_rules(
             instruction=spec.instruction, changes=patch.file_changes,
             diff_lines=collected.diff_lines, boundary=patch.boundary_check,
-            policy=spec.judge_policy, verification=verification,
+            policy=spec.judge_policy, verification=verification, task_type=spec.task_type,
         )
         name = RULES_JUDGE
         if command:

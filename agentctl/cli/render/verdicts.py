@@ -42,8 +42,40 @@ def explanation(verdict: Document, *, home: str) -> RenderableType:
         mark = "[green]✓[/]" if link["passed"] else "[red]✗[/]"
         lines.append(f"{number}. {mark} [bold]{link['check']}[/]  {escape(link['detail'])}")
         lines += [f"   {_artifact_line(a, home)}" for a in link["evidence"]]
+    lines += _classification(verdict.get("classification") or [])
     lines += ["", "[bold]reasons[/]", *(f"  - {escape(r)}" for r in verdict["reasons"])]
     return Group(*(Text.from_markup(line, emoji=False) for line in lines))
+
+
+_CLASS_STYLE = {"FAIL_TO_PASS": "green", "PASS_TO_PASS": "dim", "PASS_TO_FAIL": "red",
+                "FAIL_TO_FAIL": "yellow", "FLAKY": "magenta"}
+
+
+def _classification(checks: list[Document]) -> list[str]:
+    """The tests against the base commit: one line per test that is not PASS_TO_PASS, and the
+    count of those that are."""
+    if not any(c["classification"] or c["classifiedTests"] for c in checks):
+        return []
+    lines = ["", "[bold]classification[/]"]
+    for check in checks:
+        base = check["baselineCommit"]
+        where = (f"base {base[:12]}" + (" (cached)" if check["baselineCached"] else "")
+                 if base else "no baseline")
+        kind = check["classification"] or "-"
+        lines.append(f"  [bold]{escape(check['check'])}[/]  "
+                     f"[{_CLASS_STYLE.get(kind, 'white')}]{kind}[/]  [dim]{where}[/]")
+        steady = 0
+        for test in check["classifiedTests"]:
+            if test["classification"] == "PASS_TO_PASS":
+                steady += 1
+                continue
+            style = _CLASS_STYLE.get(test["classification"], "white")
+            lines.append(f"    [{style}]{test['classification']:<12}[/] "
+                         f"{escape(test['testId'])}  [dim]base {test['base'] or 'absent'}, "
+                         f"patch {test['candidate']}[/]")
+        if steady:
+            lines.append(f"    [dim]PASS_TO_PASS {steady} test(s)[/]")
+    return lines
 
 
 def _artifact_line(artifact: Document, home: str) -> str:

@@ -1,0 +1,111 @@
+"""`run report`: a run's verification as other tools read it, SWE-bench's report.json or JUnit
+XML of every check, built from the stored records and the parsed TEST_REPORT artifacts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
+
+from agentctl.domain.enums import TestOutcome, VerificationCheckStatus
+from agentctl.domain.errors import BadInput
+from agentctl.domain.serialize import from_json
+from agentctl.domain.swebench import swebench_report
+from agentctl.domain.verification import TestReport, VerificationCheck, VerificationReport
+from agentctl.store.blobs import BlobStore
+from agentctl.store.views import Views
+
+FORMATS = ("swebench", "junit")
+
+
+def run_report(views: Views, blobs: BlobStore, run_text: str | None, fmt: str) -> str:
+    """The report of the run (newest without an id) in `fmt`, as text to write."""
+    if fmt not in FORMATS:
+        raise BadInput(f"unknown report format {fmt!r}; expected one of: {', '.join(FORMATS)}")
+    run = views.run(run_text)
+    verification = views.verification(run.run_id)
+    if fmt == "swebench":
+        document = swebench_report(run.run_id, views.patch(run.run_id), verification)
+        return json.dumps(document, indent=2) + "\n"
+    reports = _test_reports(views, blobs, verification)
+    return junit_xml(run.run_id, verification, reports)
+
+
+def junit_xml(run_id: str, verification: VerificationReport | None,
+              reports: Mapping[str, TestReport]) -> str:
+    """One testsuite per check: its tests where the runner reported them, else the check as one
+    test case; each failure carries its first assertion line."""
+    xml = JUnitXml(name=run_id)
+    for check in verification.checks if verification is not None else ():
+        suite = TestSuite(check.name)
+        suite.add_property("command", check.command)
+        suite.add_property("status", check.status.value)
+        if check.classification is not None:
+            suite.add_property("classification", check.classification.value)
+        classes = {t.test_id: t.classification.value for t in check.classified_tests}
+        report = reports.get(check.name)
+        if report is not None:
+            for result in report.results:
+                suite.add_testcase(_case(result.test_id, result.outcome, result.message,
+                                         classes.get(result.test_id)))
+        else:
+            suite.add_testcase(_whole_check(check))
+        suite.time = check.duration_seconds
+        xml.add_testsuite(suite)
+    xml.update_statistics()
+    return xml.tostring().decode("utf-8") + "\n"
+
+
+def _case(test_id: str, outcome: TestOutcome, message: str | None,
+          classification: str | None) -> TestCase:
+    classname, _, name = test_id.rpartition("::") if "::" in test_id \
+        else test_id.rpartition(".")
+    case = TestCase(name or test_id, classname=classname or None)
+    if outcome is TestOutcome.FAILED:
+        case.result = [Failure(message or "failed")]
+    elif outcome is TestOutcome.ERROR:
+        case.result = [Error(message or "error")]
+    elif outcome is TestOutcome.SKIPPED:
+        case.result = [Skipped()]
+    if classification is not None:
+        case.system_out = f"classification: {classification}"
+    return case
+
+
+def _whole_check(check: VerificationCheck) -> TestCase:
+    case = TestCase(check.name, classname="agentctl.check")
+    case.time = check.duration_seconds
+    if check.status is VerificationCheckStatus.SKIPPED:
+        case.result = [Skipped()]
+    elif check.status is VerificationCheckStatus.FAILED:
+        case.result = [Failure(check.summarized_failure or "failed")]
+    elif check.status is not VerificationCheckStatus.PASSED:
+        case.result = [Error(check.summarized_failure or check.status.value)]
+    return case
+
+
+def _test_reports(views: Views, blobs: BlobStore,
+                  verification: VerificationReport | None) -> dict[str, TestReport]:
+    """The parsed per-test reports of the checks, each checked against its hash first."""
+    if verification is None:
+        return {}
+    wanted = {c.name: c.test_report_artifact for c in verification.checks
+              if c.test_report_artifact}
+    artifacts = views.artifacts_by_id(sorted(a for a in wanted.values() if a))
+    out: dict[str, TestReport] = {}
+    for name, artifact_id in wanted.items():
+        artifact = artifacts.get(artifact_id or "")
+        if artifact is None or not artifact.name.endswith(".tests.json"):
+            continue
+        if blobs.verify(artifact.uri, artifact.sha256) is not None:
+            continue
+        try:
+            data = json.loads(Path(blobs.path_for(artifact.uri)).read_text(encoding="utf-8"))
+            report = from_json(TestReport, data)
+        except (OSError, ValueError, KeyError, TypeError, AssertionError):
+            continue  # a raw JUnit file the command wrote, not the parsed report
+        if isinstance(report, TestReport):
+            out[name] = report
+    return out
