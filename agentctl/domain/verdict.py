@@ -184,11 +184,11 @@ def _decide_status(inputs: VerdictInputs, chain: list[ChainLink]) -> tuple[Verdi
     if patch.apply_status is not PatchApplyStatus.APPLIES_CLEANLY:
         return V.INCONCLUSIVE, [f"patch does not apply cleanly to base commit "
                                 f"{patch.base_commit[:12]}"]
+    if verification_verdict is not None and verification_verdict[0] is not V.FAILED_VERIFICATION:
+        return verification_verdict  # the machine failed: the baseline cannot say whose fault
     if excused is not None and excused.failed is not None:
         return V.FAILED_VERIFICATION, excused.failed
-    if verification_verdict is not None and (excused is None or not excused.review
-                                             or verification_verdict[0] is not
-                                             V.FAILED_VERIFICATION):
+    if verification_verdict is not None and (excused is None or not excused.review):
         return verification_verdict
     verification = inputs.verification
     if excused is not None and excused.review:
