@@ -60,6 +60,7 @@ _SEPARATOR = re.compile(r"^(?:={20,}|-{20,})$")
 _UNITTEST_VERDICTS = {"ok": T.PASSED, "FAIL": T.FAILED, "ERROR": T.ERROR,
                       "expected failure": T.PASSED, "unexpected success": T.FAILED}
 _GO_ACTIONS = {"pass": T.PASSED, "fail": T.FAILED, "skip": T.SKIPPED}
+_ASSERT_EXPRESSION = re.compile(r"\bassert\s")
 _GO_MESSAGE = re.compile(r"^\s+\S+\.go:\d+: (.*)$")
 
 
@@ -238,7 +239,7 @@ def first_assertion(message: str) -> str | None:
     if not lines:
         return None
     first = lines[0]
-    if "assert" not in first.lower():
+    if not _ASSERT_EXPRESSION.search(first):
         for line in lines[1:6]:
             if line.startswith("assert ") or line.startswith("E       assert "):
                 return f"{first}: {line.removeprefix('E').strip()}"

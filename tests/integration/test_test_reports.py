@@ -1,0 +1,173 @@
+"""Per-test results read from what real runners write: pytest's injected JUnit report (coloured
+output included), unittest's output with and without -v, JUnit XML a build tool left, and
+`go test -json` events (go is not on every machine: its event format is fixed by its docs)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from agentctl.domain.ansi import strip_ansi
+from agentctl.domain.enums import TestOutcome
+from agentctl.domain.run import PlannedCheck
+from agentctl.execution.test_reports import (
+    ReportDir,
+    collect,
+    first_assertion,
+    injected_env,
+    parse_go_json,
+    parse_unittest,
+)
+from agentctl.execution.verifier import run_check
+from agentctl.services.spec import check_name
+
+T = TestOutcome
+UNITTEST_TESTS = """import unittest
+
+
+class T(unittest.TestCase):
+    def test_fails(self):
+        self.assertEqual(1, 2)
+
+    def test_passes(self):
+        \"\"\"A docstring unittest prints on its own line.\"\"\"
+        print("noise", end="")
+
+    def test_errs(self):
+        raise RuntimeError("boom")
+
+    @unittest.skip("not today")
+    def test_skipped(self):
+        pass
+"""
+
+
+def run_unittest(tmp_path: Path, *flags: str) -> list[str]:
+    (tmp_path / "test_u.py").write_text(UNITTEST_TESTS)
+    result = subprocess.run([sys.executable, "-m", "unittest", *flags, "test_u"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            timeout=60)  # one stream, as a command log has it
+    return result.stdout.splitlines()
+
+
+def test_unittest_verbose_output_names_every_test_and_its_first_error_line(
+        tmp_path: Path) -> None:
+    run = parse_unittest(iter(run_unittest(tmp_path, "-v")))
+    assert {r.test_id: (r.outcome, r.message) for r in run.results} == {
+        "test_u.T.test_fails": (T.FAILED, "AssertionError: 1 != 2"),
+        "test_u.T.test_passes": (T.PASSED, None),
+        "test_u.T.test_errs": (T.ERROR, "RuntimeError: boom"),
+        "test_u.T.test_skipped": (T.SKIPPED, None)}
+    assert (run.unnamed_passed, run.unnamed_skipped) == (0, 0)
+
+
+def test_quiet_unittest_names_the_failures_and_counts_the_rest(tmp_path: Path) -> None:
+    run = parse_unittest(iter(run_unittest(tmp_path)))
+    assert {r.test_id: r.outcome for r in run.results} == {
+        "test_u.T.test_fails": T.FAILED, "test_u.T.test_errs": T.ERROR}
+    assert (run.unnamed_passed, run.unnamed_skipped) == (1, 1)
+
+
+def test_go_test_json_events_give_each_tests_last_outcome_and_message() -> None:
+    lines = [
+        '{"Action":"run","Package":"example.com/calc","Test":"TestAdd"}',
+        '{"Action":"output","Package":"example.com/calc","Test":"TestAdd",'
+        '"Output":"    calc_test.go:9: add(2, 3) = -1, want 5\\n"}',
+        '{"Action":"fail","Package":"example.com/calc","Test":"TestAdd","Elapsed":0}',
+        '{"Action":"pass","Package":"example.com/calc","Test":"TestMul","Elapsed":0}',
+        '{"Action":"skip","Package":"example.com/calc","Test":"TestSlow","Elapsed":0}',
+        '{"Action":"fail","Package":"example.com/calc","Elapsed":0.01}',
+        "FAIL\texample.com/calc\t0.01s",
+    ]
+    assert {(r.test_id, r.outcome, r.message) for r in parse_go_json(iter(lines))} == {
+        ("example.com/calc::TestAdd", T.FAILED, "add(2, 3) = -1, want 5"),
+        ("example.com/calc::TestMul", T.PASSED, None),
+        ("example.com/calc::TestSlow", T.SKIPPED, None)}
+
+
+def test_a_junit_file_a_build_tool_writes_during_the_run_is_read_and_a_stale_one_is_not(
+        tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    reports_dir = workspace / "target" / "surefire-reports"
+    reports_dir.mkdir(parents=True)
+    stale = reports_dir / "TEST-old.xml"
+    stale.write_text('<testsuite name="old"><testcase classname="demo.Old" name="gone">'
+                     '<failure message="stale"/></testcase></testsuite>')
+    since = time.time_ns() + 10_000_000
+    time.sleep(0.05)
+    fresh = reports_dir / "TEST-demo.CalcTest.xml"
+    fresh.write_text('<?xml version="1.0"?><testsuite name="demo.CalcTest" tests="2">'
+                     '<testcase classname="demo.CalcTest" name="adds">'
+                     '<failure message="expected: &lt;5&gt; but was: &lt;-1&gt;"/></testcase>'
+                     '<testcase classname="demo.CalcTest" name="multiplies"/></testsuite>')
+    log = tmp_path / "log"
+    log.write_text("")
+    report = collect(workspace=workspace, reports=ReportDir(tmp_path / "private"), log=log,
+                     since_ns=since)
+    assert report is not None and report.runner == "junit"
+    assert {(r.test_id, r.outcome, r.message) for r in report.results} == {
+        ("demo.CalcTest.adds", T.FAILED, "expected: <5> but was: <-1>"),
+        ("demo.CalcTest.multiplies", T.PASSED, None)}
+
+
+def test_a_coloured_pytest_run_is_read_from_the_injected_report_with_node_ids(
+        tmp_path: Path) -> None:
+    workspace = tmp_path / "proj"
+    (workspace / "tests").mkdir(parents=True)
+    (workspace / "pytest.ini").write_text("[pytest]\naddopts = --color=yes\n")
+    (workspace / "tests" / "test_time.py").write_text(
+        "import pytest\n\n\nclass TestDates:\n    @pytest.mark.parametrize('v', [1, 2])\n"
+        "    def test_naturaldate(self, v):\n        assert v == 1, 'dates differ'\n")
+    reports = ReportDir(tmp_path / "private")
+    outcome = run_check(PlannedCheck(name="t", command=f"{sys.executable} -m pytest -q"),
+                        workspace=workspace, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200"},
+                        log_path=tmp_path / "t.log", infra_patterns=(), reports=reports)
+
+    assert outcome.test_report is not None
+    assert [(r.test_id, r.outcome) for r in outcome.test_report.results] == [
+        ("tests/test_time.py::TestDates::test_naturaldate[1]", T.PASSED),
+        ("tests/test_time.py::TestDates::test_naturaldate[2]", T.FAILED)]
+    assert outcome.failing_tests == (
+        "tests/test_time.py::TestDates::test_naturaldate[2] - AssertionError: dates differ: "
+        "assert 2 == 1",)
+    assert outcome.summarized_failure is not None and "\x1b" not in outcome.summarized_failure
+    assert outcome.tests_ran == 2
+
+
+def test_a_rerun_selects_only_the_named_pytest_tests(tmp_path: Path) -> None:
+    workspace = tmp_path / "proj"
+    workspace.mkdir()
+    (workspace / "test_a.py").write_text("def test_one():\n    assert False\n\n\n"
+                                         "def test_two():\n    assert True\n")
+    outcome = run_check(PlannedCheck(name="t", command=f"{sys.executable} -m pytest -q"),
+                        workspace=workspace, env={"PATH": "/usr/bin:/bin"},
+                        log_path=tmp_path / "t.log", infra_patterns=(),
+                        reports=ReportDir(tmp_path / "private"), select=("test_a.py::test_one",))
+    assert outcome.test_report is not None
+    assert [r.test_id for r in outcome.test_report.results] == ["test_a.py::test_one"]
+
+
+def test_the_injected_options_keep_what_the_environment_already_asks_of_pytest(
+        tmp_path: Path) -> None:
+    env = injected_env({"PYTEST_ADDOPTS": "-x", "PYTHONPATH": "/lib"},
+                       ReportDir(tmp_path / "my reports"), select=("a.py::t",))
+    assert env["PYTEST_ADDOPTS"] == (f"-x '--junitxml={tmp_path / 'my reports'}/pytest-junit.xml'"
+                                     " -o junit_family=xunit1 -p agentctl_select_tests")
+    assert env["PYTHONPATH"] == f"{tmp_path / 'my reports'}:/lib"
+    assert env["AGENTCTL_SELECT_TESTS"] == "a.py::t"
+
+
+def test_escape_codes_are_stripped_from_logs_and_from_junit_messages() -> None:
+    assert strip_ansi("\x1b[31mFAILED\x1b[0m tests/t.py::\x1b[1mtest_x\x1b[0m - boom") == \
+        "FAILED tests/t.py::test_x - boom"
+    assert strip_ansi("#x1B[91m- Apr 30#x1B[39;49;00m") == "- Apr 30"
+    assert first_assertion("AssertionError: dates differ\nassert 'May 1' == 'Apr 30'") == \
+        "AssertionError: dates differ: assert 'May 1' == 'Apr 30'"
+
+
+def test_log_names_are_cut_after_a_whole_word() -> None:
+    name = check_name("python -m pytest tests/test_something_long.py tests/test_other_thing.py")
+    assert name == "python-pytest-test_something_long.py"
+    assert len(check_name("a" * 60)) == 40
