@@ -79,8 +79,9 @@ def _baseline(ctx: AttemptContext, planned: PlannedCheck,
             step.note(command=planned.command, baseline=True, cached=True, cacheKey=key,
                       status=entry.observed.status.value, paidByRun=entry.run_id)
         return entry.observed, True
-    workspace = _base_checkout(ctx)
-    outcome, _ = _execute(ctx, planned, workspace, "baseline", evidence)
+    outcome, _ = _execute(ctx, planned, ctx.dirs.base_verify, "baseline", evidence,
+                          checkout=True)
+    workspace = ctx.dirs.base_verify
     if outcome.status not in (C.PASSED, C.FAILED):
         return None, False  # a base that timed out or broke says nothing about the patch
     observed = Observed(status=outcome.status, report=outcome.test_report)
@@ -94,15 +95,6 @@ def _baseline(ctx: AttemptContext, planned: PlannedCheck,
     return observed, False
 
 
-def _base_checkout(ctx: AttemptContext) -> Path:
-    base = ctx.spec.base_commit
-    if ctx.dirs.base_verify.exists():
-        return ctx.dirs.base_verify
-    with ctx.step(StepType.PREPARE_WORKSPACE, f"check out {base[:12]} for the baseline",
-                  live=True) as step:
-        path = checkout_base(ctx.dirs, base, should_stop=ctx.stop)
-        step.note(path=str(path), baseCommit=base)
-    return path
 
 
 def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, workspace: Path,
@@ -163,14 +155,18 @@ def _plain_unittest(command: str) -> list[str] | None:
 
 def _execute(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: str,
              evidence: list[str], *, select: tuple[str, ...] = (),
-             command: str | None = None) -> tuple[CheckOutcome, str]:
-    """One run of a check for the baseline or a rerun: a RUN_VERIFIER step with its log."""
+             command: str | None = None, checkout: bool = False) -> tuple[CheckOutcome, str]:
+    """One run of a check for the baseline or a rerun: a RUN_VERIFIER step with its log; with
+    `checkout`, the clean checkout of the base is made first (once per attempt) in that step."""
     title = f"{role}: {planned.name}"
     ctx.progress(f"{role}: {command or planned.command}")
     log = ctx.scratch / f"{planned.name}.{role.replace(' ', '-')}.log"
     with ctx.step(StepType.RUN_VERIFIER, title, live=True) as step:
         step.note(command=command or planned.command, baseline=role.startswith("baseline"),
                   rerun=role.endswith("rerun"), selected=list(select))
+        if checkout:
+            checkout_base(ctx.dirs, ctx.spec.base_commit, should_stop=ctx.stop)
+            step.note(path=str(workspace), baseCommit=ctx.spec.base_commit)
         outcome = run_check(planned, workspace=workspace, env=verification_env(ctx.env),
                             log_path=log, infra_patterns=ctx.spec.verification_plan.infra_patterns,
                             should_stop=ctx.stop, reports=ReportDir(

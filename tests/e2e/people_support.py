@@ -180,7 +180,7 @@ def submit_and_run(bench: Bench, repo: Path, *flags: str, agent: str, instructio
     """`task submit --run --json` (one process for both: a second's start-up saved): the run
     document with its exit code under `exitCode`."""
     options = ("--config", str(config)) if config else ()
-    result = bench.cli(*options, "task", "submit", "--repo", str(repo), "--type", "bug_fix",
+    result = bench.cli(*options, "task", "submit", "--repo", str(repo), "--type", "refactor",
                        "--instruction", instruction, *flags, "--run", "--agent", agent, "--json",
                        expect=(0, 1), env=env)
     document: Doc = result.json()

@@ -104,7 +104,7 @@ class Bench:
     def submit(self, repo: Path, *flags: str, instruction: str = "fix the thing",
                env: Mapping[str, str] | None = None) -> str:
         """A READY_FOR_RUN task's id."""
-        task = self.cli("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+        task = self.cli("task", "submit", "--repo", str(repo), "--type", "refactor",
                         "--instruction", instruction, *flags, "--json", env=env).json()
         assert task["status"] == "READY_FOR_RUN", task
         return str(task["taskId"])

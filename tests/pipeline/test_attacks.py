@@ -96,7 +96,7 @@ def test_a_clean_filter_planted_in_the_workspace_git_never_runs_in_agentctls_git
     record = harness.run(harness.plan(
         {"tool": "shell.run", "command": plant},
         {"tool": "fs.replace", "path": "calc/__init__.py", "old": "a + b", "new": "b + a"},
-    ))
+    ), task_type="refactor")  # a fix no test shows would need review
 
     assert not ran.exists()
     (patch,) = record.patches

@@ -82,7 +82,8 @@ def test_a_test_that_passed_on_base_and_fails_now_fails_verification_naming_it()
 
 def test_only_preexisting_failures_need_review_and_say_how_many() -> None:
     decision = decide(verification=report(check(
-        classified_test(K.FAIL_TO_FAIL, "a"), classified_test(K.FAIL_TO_FAIL, "b"), classified_test(K.FAIL_TO_PASS, "c"),
+        classified_test(K.FAIL_TO_FAIL, "a"), classified_test(K.FAIL_TO_FAIL, "b"),
+        classified_test(K.FAIL_TO_PASS, "c"),
         classification=K.FAIL_TO_FAIL)))
     assert decision.status is V.SUCCESS_NEEDS_REVIEW
     assert decision.pr_eligibility is PrEligibility.ELIGIBLE_AFTER_HUMAN_APPROVAL

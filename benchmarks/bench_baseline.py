@@ -1,0 +1,153 @@
+"""The costs of per-test reports and of the baseline, beside baselines measured in the same run
+(issue 13 targets).
+
+    .venv/bin/python benchmarks/bench_baseline.py [--tests 1000] [--repeat 5]
+
+1. Per-test report injection: a 1,000-test pytest suite run as a verification check with the
+   JUnit report injected through PYTEST_ADDOPTS and parsed, vs the same check without it.
+   Target overhead <= 5%.
+2. A cached baseline: a whole run (in process, memory store) with `baseline = "always"` and the
+   base's result already in the cache, vs the same run with `baseline = "never"`. Target: adds
+   < 200 ms.
+3. `baseline = "auto"` when the checks pass (a refactor), vs `baseline = "never"`. Target: adds
+   nothing (within noise).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
+       "GIT_COMMITTER_EMAIL": "b@x"}
+
+
+def line(name: str, value: float, baseline: float, unit: str, target: str) -> None:
+    print(f"{name:<48} {value:8.3f} {unit}  baseline {baseline:8.3f} {unit}  "
+          f"{value / baseline:5.2f}x  target {target}")
+
+
+def git_repo(path: Path, files: dict[str, str]) -> Path:
+    path.mkdir(parents=True)
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    subprocess.run("git init -q -b main && git add -A && git commit -qm init", shell=True,
+                   cwd=path, check=True, env=ENV)
+    return path
+
+
+def medians(first: Callable[[], float], second: Callable[[], float],
+            repeat: int) -> tuple[float, float]:
+    """Interleaved, so that a machine busy for a while slows both alike."""
+    a, b = [], []
+    for _ in range(repeat):
+        a.append(first())
+        b.append(second())
+    return statistics.median(a), statistics.median(b)
+
+
+def bench_injection(root: Path, tests: int, repeat: int) -> None:
+    from agentctl.domain.run import PlannedCheck
+    from agentctl.execution.environment import verification_env
+    from agentctl.execution.test_reports import ReportDir
+    from agentctl.execution.verifier import run_check
+
+    per_file = 100
+    files = {f"tests/test_m{n}.py": "".join(
+        f"def test_{i}():\n    assert {i} == {i}\n\n\n" for i in range(per_file))
+        for n in range(tests // per_file)}
+    files["tests/__init__.py"] = ""
+    repo = git_repo(root / "suite", files)
+    check = PlannedCheck(name="pytest", command=f"{sys.executable} -m pytest -q -p no:cacheprovider")
+    env = verification_env({k: v for k, v in os.environ.items() if k in ("PATH", "HOME")})
+    counted: list[int] = []
+
+    def run(reports: bool) -> float:
+        started = time.perf_counter()
+        outcome = run_check(check, workspace=repo, env=env, log_path=root / "suite.log",
+                            infra_patterns=(),
+                            reports=ReportDir(root / "reports") if reports else None)
+        elapsed = time.perf_counter() - started
+        if reports:
+            assert outcome.test_report is not None
+            counted.append(outcome.test_report.counts.passed)
+        return elapsed
+
+    run(True)  # warm the file cache and the byte-code
+    plain, injected = medians(lambda: run(False), lambda: run(True), repeat)
+    assert counted and counted[-1] == tests, counted
+    line(f"pytest, {tests} tests, report injected + parsed", injected, plain, "s ", "<= 1.05x")
+
+
+def bench_cached_baseline(root: Path, repeat: int) -> None:
+    from agentctl import config as configuration
+    from agentctl.domain import ids
+    from agentctl.domain.clock import utcnow
+    from agentctl.domain.enums import AutonomyLevel, TaskSource, TaskStatus, TaskType
+    from agentctl.domain.task import Task
+    from agentctl.execution.agents.spec import parse_agent_spec
+    from agentctl.execution.repository import commit_of
+    from agentctl.services.memory import MemoryRunQueue
+    from agentctl.services.pipeline import RunOptions
+    from agentctl.services.spec import build_spec
+    from agentctl.services.worker import run_inline
+
+    repo = git_repo(root / "small", {"calc.py": "def add(a, b):\n    return a + b\n",
+                                     "test_calc.py": "import unittest\nfrom calc import add\n\n"
+                                     "class T(unittest.TestCase):\n    def test_add(self):\n"
+                                     "        self.assertEqual(add(2, 3), 5)\n"})
+    commit = commit_of(str(repo), "main")
+    cache = root / "baselines"
+    queue = MemoryRunQueue()
+    agent = parse_agent_spec("noop", root)
+
+    def run(mode: str, task_type: TaskType) -> float:
+        path = root / f"{mode}.toml"
+        path.write_text(f'[verification]\nbaseline = "{mode}"\n')
+        settings = configuration.load(path)
+        now = utcnow()
+        task = Task(task_id=ids.new_id("task"), source=TaskSource.CLI, created_by="bench",
+                    task_type=task_type, title="t", instruction="t", repository=str(repo),
+                    base_ref="main", autonomy_level=AutonomyLevel.DRY_RUN,
+                    status=TaskStatus.READY_FOR_RUN, created_at=now, updated_at=now,
+                    verification_commands=(f"{sys.executable} -m unittest -q",))
+        spec = build_spec(task, settings, base_commit=commit, agent=agent.describe(),
+                          agent_digest=agent.digest)
+        created = queue.create(task, spec)
+        started = time.perf_counter()
+        run_inline(queue, created.run_id, ttl_seconds=30,
+                   options=RunOptions(baseline_cache=cache))
+        return time.perf_counter() - started
+
+    run("always", TaskType.CUSTOM)  # pays for the baseline once: the cache is warm after it
+    run("never", TaskType.CUSTOM)
+    never, cached = medians(lambda: run("never", TaskType.CUSTOM),
+                            lambda: run("always", TaskType.CUSTOM), repeat)
+    line("run with a cached baseline (always)", cached, never, "s ", "adds < 0.200 s")
+    print(f"{'  added by the cached baseline':<48} {cached - never:8.3f} s")
+    never, auto = medians(lambda: run("never", TaskType.REFACTOR),
+                          lambda: run("auto", TaskType.REFACTOR), repeat)
+    line("run with baseline auto, checks passing", auto, never, "s ", "adds ~0 s")
+    print(f"{'  added by baseline auto':<48} {auto - never:8.3f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tests", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="agentctl-bench-baseline-"))
+    bench_injection(root, args.tests, args.repeat)
+    bench_cached_baseline(root, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
