@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch
 from agentctl.domain.run import ExecutionSpec
 from agentctl.domain.verdict import Decision
-from agentctl.domain.verification import VerificationReport
+from agentctl.domain.verification import VerificationCheck, VerificationReport
 
 
 def final_summary(*, run_id: str, run_number: int, spec: ExecutionSpec, patch: Patch | None,
@@ -47,9 +48,11 @@ def final_summary(*, run_id: str, run_number: int, spec: ExecutionSpec, patch: P
         lines.append("No verification command ran.")
     else:
         for check in verification.checks:
-            detail = f" — {check.summarized_failure}" if check.summarized_failure else ""
+            detail = f" — {strip_ansi(check.summarized_failure)}" if check.summarized_failure \
+                else ""
             optional = "" if check.required else " (optional)"
             lines.append(f"- `{check.command}`{optional}: {check.status.value.lower()}{detail}")
+            lines += _test_lines(check)
     lines += ["", "## Judge", ""]
     if judge is None:
         lines.append("The judge did not run.")
@@ -63,3 +66,19 @@ def final_summary(*, run_id: str, run_number: int, spec: ExecutionSpec, patch: P
               f"**{decision.pr_eligibility.value}**", ""]
     lines += [f"- {reason}" for reason in decision.reasons]
     return "\n".join(lines) + "\n"
+
+
+def _test_lines(check: VerificationCheck) -> list[str]:
+    """The check's test counts and, against the base, every test that is not PASS_TO_PASS."""
+    lines: list[str] = []
+    if check.tests is not None:
+        t = check.tests
+        lines.append(f"  - tests: {t.passed} passed, {t.failed} failed, {t.skipped} skipped, "
+                     f"{t.errors} errors")
+    if check.baseline_commit:
+        cached = " (cached)" if check.baseline_cached else ""
+        kind = check.classification.value if check.classification else "unclassified"
+        lines.append(f"  - against base `{check.baseline_commit[:12]}`{cached}: {kind}")
+    lines += [f"  - {t.classification.value}: `{t.test_id}`" for t in check.classified_tests
+              if t.classification.value != "PASS_TO_PASS"]
+    return lines
