@@ -33,11 +33,35 @@ def call_digest(call: ToolCall) -> str:
     """A tool call's digest from what it decided and answered; cheaper than `digest` (a busy
     agent makes thousands) and covering what matters: a denial cannot be edited away."""
     result = call.result
-    material = "\x1f".join((
-        call.tool_call_id, call.tool_name, call.arguments_json, call.decision.value,
-        call.matched_rule or "", call.denial_reason or "", call.approved_by or "",
-        "" if result is None else
-        f"{result.outcome.value}\x1e{result.exit_code}\x1e{result.error}\x1e{result.output}"))
+    answered = "" if result is None else \
+        f"{result.outcome.value}\x1e{result.exit_code}\x1e{result.error}\x1e{result.output}"
+    return _call_digest(call.tool_call_id, call.tool_name, call.arguments_json,
+                        call.decision.value, call.matched_rule, call.denial_reason,
+                        call.approved_by, answered)
+
+
+def call_row_digest(row: Mapping[str, object]) -> str:
+    """`call_digest` of a stored tool_call row, without decoding the whole record: `audit
+    verify` digests every call of every run."""
+    answered = ""
+    if row["result"] is not None:
+        result = json.loads(str(row["result"]))
+        answered = f"{result['outcome']}\x1e{result['exitCode']}\x1e{result['error']}\x1e" \
+                   f"{result['output']}"
+    return _call_digest(str(row["tool_call_id"]), str(row["tool_name"]),
+                        str(row["arguments_json"]), str(row["decision"]),
+                        _text(row["matched_rule"]), _text(row["denial_reason"]),
+                        _text(row["approved_by"]), answered)
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _call_digest(call_id: str, tool: str, arguments: str, decision: str, rule: str | None,
+                 denial: str | None, approver: str | None, answered: str) -> str:
+    material = "\x1f".join((call_id, tool, arguments, decision, rule or "", denial or "",
+                            approver or "", answered))
     return "sha256:" + hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
 
 
@@ -114,8 +138,9 @@ class CheckpointState(Enum):
 
 
 def checkpoint_state(key: bytes | None, checkpoint: Checkpoint | None,
-                     hash_at: Mapping[int, str], head_seq: int) -> CheckpointState:
-    """The signed checkpoint against the stored chain (`hash_at`: seq -> stored hash).
+                     stored_hash: str | None, head_seq: int) -> CheckpointState:
+    """The signed checkpoint against the stored chain (`stored_hash`: the hash stored for the
+    event at the checkpoint's seq, None if there is none).
 
     With events but no key or no checkpoint, nothing vouches for the log's end: unsound too,
     since deleting the checkpoint is how one would hide a truncation.
@@ -128,7 +153,7 @@ def checkpoint_state(key: bytes | None, checkpoint: Checkpoint | None,
         return CheckpointState.FORGED
     if checkpoint.seq > head_seq:
         return CheckpointState.TRUNCATED
-    if checkpoint.seq and hash_at.get(checkpoint.seq) != checkpoint.hash:
+    if checkpoint.seq and stored_hash != checkpoint.hash:
         return CheckpointState.REWRITTEN
     return CheckpointState.VERIFIED
 

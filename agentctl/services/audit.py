@@ -9,7 +9,7 @@ and the chain's end checked against the signed checkpoint.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +18,7 @@ from agentctl.domain.audit import (
     CheckpointState,
     Claim,
     Problem,
-    call_digest,
+    call_row_digest,
     checkpoint_problem,
     checkpoint_state,
     claims_of,
@@ -71,23 +71,38 @@ def verify_store(store: Store) -> AuditReport:
         raise IntegrityError(f"the database {database} is gone, but the signed checkpoint "
                              f"records {checkpoint.seq} events")
     claims: list[Claim] = []
+    requested: list[str] = []  # parsed only if a call has no later claim (it never finished)
     completed: dict[str, str] = {}
-    hash_at: dict[int, str] = {}
-    with Views(home) as views:
-        rows = []
-        for row in views.event_chain():
-            rows.append(row)
+    signed_seq = checkpoint.seq if checkpoint else -1
+    signed_hash: str | None = None
+    count = last_seq = 0
+
+    def reading(chain: Iterable[tuple]) -> Iterator[tuple]:  # type: ignore[type-arg]
+        nonlocal signed_hash, count, last_seq
+        for row in chain:
+            yield row
             seq, type_, _task, run_id, _attempt, _step, payload_json, *_rest, stored_hash = row
-            hash_at[seq] = stored_hash
+            count, last_seq = count + 1, seq
+            if seq == signed_seq:
+                signed_hash = stored_hash
+            if type_ == "ToolCallRequested":
+                requested.append(payload_json)
+                continue
             payload = json.loads(payload_json)
             claims.extend(claims_of(type_, payload))
             if type_ == "RunCompleted" and run_id is not None:
                 completed[run_id] = str(payload.get("status"))
+
+    with Views(home) as views:
         head = views.event_head()
-        breaks = find_chain_breaks(rows, head)
+        breaks = find_chain_breaks(reading(views.event_chain()), head)
         stored = _stored_records(store, views)
-    head_seq = rows[-1][0] if rows else 0
-    state = checkpoint_state(signer.key(), checkpoint, hash_at, head_seq)
+    claimed = {(c.kind, c.record_id) for c in claims}
+    if any(key[0] == "tool call" and key not in claimed for key in stored.digests):
+        claims[:0] = [c for text in requested
+                      for c in claims_of("ToolCallRequested", json.loads(text))]
+    head_seq = last_seq
+    state = checkpoint_state(signer.key(), checkpoint, signed_hash, head_seq)
     problem = checkpoint_problem(state, checkpoint, head_seq)
     problems = [
         *([problem] if problem else []),
@@ -96,7 +111,7 @@ def verify_store(store: Store) -> AuditReport:
         *run_status_problems(stored.statuses, completed,
                              frozenset(s.value for s in TERMINAL_RUN)),
     ]
-    return AuditReport(events=len(rows), head=head, checkpoint=checkpoint,
+    return AuditReport(events=count, head=head, checkpoint=checkpoint,
                        checkpoint_state=state, breaks=breaks, problems=problems,
                        records=len(stored.digests))
 
@@ -116,7 +131,6 @@ def _stored_records(store: Store, views: Views) -> _Stored:
     from agentctl.domain.judge import JudgeReport
     from agentctl.domain.patch import Patch
     from agentctl.domain.pull_request import PullRequest
-    from agentctl.domain.step import ToolCall
     from agentctl.domain.verdict import Approval, Verdict
     from agentctl.domain.verification import VerificationReport
 
@@ -129,7 +143,6 @@ def _stored_records(store: Store, views: Views) -> _Stored:
         ("judgement", JudgeReport, "judge_report", "judge_report_id", digest),
         ("approval", Approval, "approval", "approval_id", digest),
         ("pull request", PullRequest, "pull_request", "pr_id", digest),
-        ("tool call", ToolCall, "tool_call", "tool_call_id", call_digest),
         ("artifact", Artifact, "artifact", "artifact_id", digest),
     )
     for kind, cls, table, key, digest_of in tables:
@@ -148,6 +161,13 @@ def _stored_records(store: Store, views: Views) -> _Stored:
                 if problem:
                     stored.problems.append(Problem(f"artifact {record_id} ({record.name})",
                                                    problem))
+    for row in views.rows("SELECT tool_call_id, tool_name, arguments_json, decision, "
+                          "matched_rule, denial_reason, approved_by, result FROM tool_call"):
+        try:
+            stored.digests[("tool call", str(row["tool_call_id"]))] = call_row_digest(row)
+        except (ValueError, KeyError, TypeError) as error:
+            stored.problems.append(Problem(f"tool call {row['tool_call_id']}",
+                                           f"does not decode (edited): {error}"))
     stored.statuses = {str(row["run_id"]): str(row["status"])
                        for row in views.rows("SELECT run_id, status FROM run")}
     return stored
