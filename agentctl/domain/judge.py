@@ -93,12 +93,12 @@ def judge_by_rules(
     findings: list[JudgeFinding] = []
     findings += _test_findings(changes, diff_lines)
     findings += _vanished_test_findings(changes, verification)
-    findings += intent_findings(task_type, changes, verification)
     findings += _config_findings(changes, policy)
     findings += _size_findings(changes, policy)
     findings += _special_file_findings(changes)
     findings += _secret_findings(diff_lines)
     findings += _unrelated_findings(instruction, changes, diff_lines)
+    findings += intent_findings(task_type, changes, verification)  # after the file-level ones
     if not boundary.passed:
         findings.append(JudgeFinding(
             severity=Severity.CRITICAL, category="boundary",

@@ -79,8 +79,7 @@ def _baseline(ctx: AttemptContext, planned: PlannedCheck,
             step.note(command=planned.command, baseline=True, cached=True, cacheKey=key,
                       status=entry.observed.status.value, paidByRun=entry.run_id)
         return entry.observed, True
-    outcome, _ = _execute(ctx, planned, ctx.dirs.base_verify, "baseline", evidence,
-                          checkout=True)
+    outcome = _execute(ctx, planned, ctx.dirs.base_verify, "baseline", evidence, checkout=True)
     workspace = ctx.dirs.base_verify
     if outcome.status not in (C.PASSED, C.FAILED):
         return None, False  # a base that timed out or broke says nothing about the patch
@@ -107,8 +106,8 @@ def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, works
         if ctx.stop():
             break
         select, command = _selection(planned.command, observed.report, waiting)
-        outcome, _ = _execute(ctx, planned, workspace, role, evidence, select=select,
-                              command=command)
+        outcome = _execute(ctx, planned, workspace, role, evidence, select=select,
+                           command=command)
         statuses.append(outcome.status)
         if not waiting:
             if outcome.status is C.PASSED:
@@ -155,7 +154,7 @@ def _plain_unittest(command: str) -> list[str] | None:
 
 def _execute(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: str,
              evidence: list[str], *, select: tuple[str, ...] = (),
-             command: str | None = None, checkout: bool = False) -> tuple[CheckOutcome, str]:
+             command: str | None = None, checkout: bool = False) -> CheckOutcome:
     """One run of a check for the baseline or a rerun: a RUN_VERIFIER step with its log; with
     `checkout`, the clean checkout of the base is made first (once per attempt) in that step."""
     title = f"{role}: {planned.name}"
@@ -182,7 +181,7 @@ def _execute(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: 
                   durationSeconds=round(outcome.duration_seconds, 3))
         ctx.reap()
     evidence.append(draft.artifact_id)
-    return outcome, draft.artifact_id
+    return outcome
 
 
 def _clean(ctx: AttemptContext, check: VerificationCheck) -> VerificationCheck:

@@ -83,6 +83,8 @@ def judged(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl) -
         mode, settings, leak_args = MODES[name]
         config = bench.config(
             '[policy]\nmax_autonomy = "auto_pr"\n[env]\npassthrough = ["MY_API_KEY"]\n'
+            # `leak.py --fail` fails on the base as well: judged here as the agent's failure
+            '[verification]\nbaseline = "never"\n'
             f'[judge]\ncommand = "python3 {root / "judge.py"} {mode} {out}"\n{settings}',
             name=f"{name}.toml")
         run = submit_and_run(bench, repo, "--autonomy", "auto_pr", "--verify", UNITTEST,

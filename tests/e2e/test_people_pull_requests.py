@@ -268,7 +268,7 @@ def test_pr_create_names_the_default_branch_after_the_task_type_and_run_id(
     approved = people["approved"]
     assert approved["pr"]["exitCode"] == 0, approved["pr"]["stderr"]
     run_id = approved["run"]["runId"]
-    assert approved["created"]["branch"] == f"agentctl/bug-fix-{run_id[-8:].lower()}"
+    assert approved["created"]["branch"] == f"agentctl/refactor-{run_id[-8:].lower()}"
     assert approved["created"]["runId"] == run_id
 
 

@@ -243,7 +243,9 @@ class Fleet:
             "lease_ttl_seconds = 2\n"
             "poll_seconds = 0.1\n"
             "[verification]\n"
-            f"commands = [{commands}]\n")
+            f"commands = [{commands}]\n"
+            # each attempt runs the (counting) verifier once: no reruns, no baseline
+            'baseline = "never"\nreruns = 0\n')
 
     def script(self, name: str, text: str) -> Path:
         path = self.outside / name
