@@ -96,6 +96,7 @@ def run_check(
     report_path = (workspace / check.junit_xml).absolute() if check.junit_xml else None
     before = _stat(report_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    base_env = env
     if reports is not None:
         reports.prepare()
         env = test_reports.injected_env(env, reports, select)
@@ -105,6 +106,14 @@ def run_check(
         timeout=check.timeout_seconds, should_stop=should_stop,
     )
     tail = strip_ansi(read_tail(log_path))
+    if reports is not None and result.exit_code != 0 and test_reports.plugin_missing(tail):
+        # the command's pytest could not load agentctl's plugin: again with pytest's own report
+        env = test_reports.injected_env(base_env, reports, select, junit=True)
+        result = run_to_file(
+            command or check.command, cwd=workspace, env=env, output=log_path,
+            timeout=check.timeout_seconds, should_stop=should_stop,
+        )
+        tail = strip_ansi(read_tail(log_path))
     junit_report = report_path if report_path and _stat(report_path) not in (None, before) else None
     failing: tuple[str, ...] = ()
     tests: TestReport | None = None

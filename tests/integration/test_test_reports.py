@@ -151,12 +151,33 @@ def test_a_rerun_selects_only_the_named_pytest_tests(tmp_path: Path) -> None:
 
 def test_the_injected_options_keep_what_the_environment_already_asks_of_pytest(
         tmp_path: Path) -> None:
-    env = injected_env({"PYTEST_ADDOPTS": "-x", "PYTHONPATH": "/lib"},
-                       ReportDir(tmp_path / "my reports"), select=("a.py::t",))
-    assert env["PYTEST_ADDOPTS"] == (f"-x '--junitxml={tmp_path / 'my reports'}/pytest-junit.xml'"
-                                     " -o junit_family=xunit1 -p agentctl_select_tests")
+    reports = ReportDir(tmp_path / "my reports")
+    env = injected_env({"PYTEST_ADDOPTS": "-x", "PYTHONPATH": "/lib"}, reports,
+                       select=("a.py::t",))
+    assert env["PYTEST_ADDOPTS"] == "-x -p agentctl_test_report -p agentctl_select_tests"
     assert env["PYTHONPATH"] == f"{tmp_path / 'my reports'}:/lib"
     assert env["AGENTCTL_SELECT_TESTS"] == "a.py::t"
+    assert env["AGENTCTL_TEST_REPORT"] == str(reports.pytest_json)
+    junit = injected_env({}, reports, junit=True)
+    assert junit["PYTEST_ADDOPTS"] == (
+        f"'--junitxml={tmp_path / 'my reports'}/pytest-junit.xml' -o junit_family=xunit1")
+    assert "PYTHONPATH" not in junit
+
+
+def test_a_pytest_that_cannot_load_the_plugin_is_run_again_with_its_own_junit_report(
+        tmp_path: Path) -> None:
+    """`python -E` ignores PYTHONPATH but still reads PYTEST_ADDOPTS, as some wrappers do."""
+    workspace = tmp_path / "proj"
+    workspace.mkdir()
+    (workspace / "test_a.py").write_text("def test_one():\n    assert 1 == 2\n")
+    outcome = run_check(PlannedCheck(name="t", command=f"{sys.executable} -E -m pytest -q"),
+                        workspace=workspace, env={"PATH": "/usr/bin:/bin"},
+                        log_path=tmp_path / "t.log", infra_patterns=(),
+                        reports=ReportDir(tmp_path / "private"))
+    assert outcome.test_report is not None
+    assert [(r.test_id, r.outcome, r.message) for r in outcome.test_report.results] == [
+        ("test_a.py::test_one", T.FAILED, "assert 1 == 2")]
+    assert "agentctl_test_report" not in (tmp_path / "t.log").read_text()
 
 
 def test_escape_codes_are_stripped_from_logs_and_from_junit_messages() -> None:
