@@ -127,7 +127,11 @@ def bench_cached_baseline(root: Path, repeat: int) -> None:
     commit = commit_of(str(repo), "main")
     cache = root / "baselines"
     queue = MemoryRunQueue()
-    agent = parse_agent_spec("noop", root)
+    plan = root / "plan.toml"
+    plan.write_text('[[step]]\ntool = "fs.replace"\npath = "calc.py"\nold = "a + b"\n'
+                    'new = "b + a"\n')
+    agent = parse_agent_spec(f"script:{plan}", root)
+    seen: list[object] = []
 
     def run(mode: str, task_type: TaskType) -> float:
         path = root / f"{mode}.toml"
@@ -145,12 +149,16 @@ def bench_cached_baseline(root: Path, repeat: int) -> None:
         started = time.perf_counter()
         run_inline(queue, created.run_id, ttl_seconds=30,
                    options=RunOptions(baseline_cache=cache))
-        return time.perf_counter() - started
+        elapsed = time.perf_counter() - started
+        (report,) = queue.record(created.run_id).verifications  # the check did run
+        seen.append(report.checks[0].baseline_cached)
+        return elapsed
 
     run("always", TaskType.CUSTOM)  # pays for the baseline once: the cache is warm after it
     run("never", TaskType.CUSTOM)
     never, cached = fastest(lambda: run("never", TaskType.CUSTOM),
                             lambda: run("always", TaskType.CUSTOM), repeat)
+    assert seen[-1] is True, seen  # the last "always" run read its baseline from the cache
     line("run with a cached baseline (always)", cached, never, "s ", "adds < 0.200 s")
     print(f"{'  added by the cached baseline':<48} {cached - never:8.3f} s")
     never, auto = fastest(lambda: run("never", TaskType.REFACTOR),
