@@ -168,7 +168,10 @@ def collect(*, workspace: Path, reports: ReportDir, log: Path, since_ns: int,
                 found.setdefault(result.test_id, result)
 
     if reports.pytest_json.is_file():
-        add("pytest", _pytest_results(reports.pytest_json))
+        pytest_results = _pytest_results(reports.pytest_json)
+        add("pytest", pytest_results or [])
+        if pytest_results == []:
+            runners.append("pytest")  # pytest ran and found no test: 0 is a count too
     elif reports.pytest_report.is_file():
         add("pytest", _readable(reports.pytest_report, pytest_ids=True))
     for path in _written_junit(workspace, since_ns, junit_xml):
@@ -311,16 +314,17 @@ def plugin_missing(log_tail: str) -> bool:
     return bool(_PLUGIN_MISSING.search(log_tail))
 
 
-def _pytest_results(path: Path) -> list[TestResult]:
+def _pytest_results(path: Path) -> list[TestResult] | None:
+    """The plugin's records; None for a file that is not one."""
     try:
         if path.stat().st_size > MAX_REPORT_BYTES:
-            return []
+            return None
         rows = json.loads(path.read_text(encoding="utf-8"))
         return [TestResult(test_id=str(nodeid), outcome=TestOutcome(outcome),
                            message=first_assertion(message) if message else None)
                 for nodeid, outcome, message in rows]
     except (OSError, ValueError, TypeError):
-        return []
+        return None
 
 
 def _readable(path: Path, *, pytest_ids: bool) -> list[TestResult]:

@@ -149,6 +149,18 @@ def test_a_rerun_selects_only_the_named_pytest_tests(tmp_path: Path) -> None:
     assert [r.test_id for r in outcome.test_report.results] == ["test_a.py::test_one"]
 
 
+def test_a_pytest_that_collects_no_test_reports_zero_tests_ran(tmp_path: Path) -> None:
+    workspace = tmp_path / "empty"
+    workspace.mkdir()
+    (workspace / "check_nothing.py").write_text("def test_hidden():\n    pass\n")
+    outcome = run_check(PlannedCheck(name="t", command=f"{sys.executable} -m pytest -q"),
+                        workspace=workspace, env={"PATH": "/usr/bin:/bin"},
+                        log_path=tmp_path / "t.log", infra_patterns=(),
+                        reports=ReportDir(tmp_path / "private"))
+    assert outcome.test_report is not None and outcome.test_report.results == ()
+    assert outcome.tests_ran == 0
+
+
 def test_the_injected_options_keep_what_the_environment_already_asks_of_pytest(
         tmp_path: Path) -> None:
     reports = ReportDir(tmp_path / "my reports")
