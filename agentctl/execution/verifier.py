@@ -18,6 +18,7 @@ from agentctl.domain.run import PlannedCheck
 from agentctl.domain.verification import DEFAULT_INFRA_PATTERNS, classify_exit
 from agentctl.execution.process import run_to_file
 from agentctl.execution.redact_stream import read_tail
+from agentctl.execution.sandbox import Jail
 
 C = VerificationCheckStatus
 MAX_SUMMARY_CHARS = 300
@@ -77,19 +78,22 @@ class CheckOutcome:
 def run_check(
     check: PlannedCheck, *, workspace: Path, env: Mapping[str, str], log_path: Path,
     infra_patterns: Sequence[str], should_stop: Callable[[], bool] | None = None,
+    confine: Jail | None = None,
 ) -> CheckOutcome:
     """Run `check.command` through `sh -c` in `workspace`, its output going to `log_path`.
 
     A check stopped by `should_stop` comes back CANCELLED, not as a failure of the code or of
     the machine. A JUnit report counts only if the command wrote or
     rewrote it: a stale one committed in the repository proves nothing about this run.
+    A check that failed after the sandbox refused it a connection is an INFRA_FAILURE naming
+    the host: the machine, not the code, kept it from passing.
     """
     report_path = (workspace / check.junit_xml).absolute() if check.junit_xml else None
     before = _stat(report_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     result = run_to_file(
         check.command, cwd=workspace, env=env, output=log_path,
-        timeout=check.timeout_seconds, should_stop=should_stop,
+        timeout=check.timeout_seconds, should_stop=should_stop, confine=confine,
     )
     tail = read_tail(log_path)
     junit_report = report_path if report_path and _stat(report_path) not in (None, before) else None
@@ -106,8 +110,14 @@ def run_check(
         infra_patterns=[*DEFAULT_INFRA_PATTERNS, *infra_patterns], failing_tests=failing,
     )
     summary: str | None
+    blocked = sorted({f"{c.host}:{c.port}" for c in confine.denied}) if confine else []
     if result.cancelled:
         status, summary = C.CANCELLED, f"{_cmd(check)} was cancelled"
+    elif blocked and status is not C.PASSED and status is not C.TIMED_OUT:
+        status = C.INFRA_FAILURE
+        summary = _one_line(f"{_cmd(check)} infrastructure failure: the sandbox blocked network "
+                            f"access to {', '.join(blocked)} (allow it in [sandbox.network] "
+                            "allow)")
     else:
         summary = None if status is C.PASSED else summarize_failure(
             check, status, result.exit_code, tail, failing, evidence)
