@@ -145,6 +145,7 @@ class NetworkSettings:
 class SandboxSettings:
     mode: SandboxMode = SandboxMode.ON
     read_only: Strings = ()
+    writable: Strings = ()
     max_processes: PositiveCount = MAX_PROCESSES
     max_memory_mb: PositiveCount = MAX_MEMORY_MB
     max_file_size_mb: PositiveCount = MAX_FILE_SIZE_MB

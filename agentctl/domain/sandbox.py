@@ -39,6 +39,7 @@ class SandboxProfile:
 
     mode: SandboxMode = SandboxMode.ON
     read_only: tuple[str, ...] = ()  # extra dirs visible read-only (`~/.m2`), `~` = the home
+    writable: tuple[str, ...] = ()  # dirs every process may write besides its workspace
     network_allow: tuple[str, ...] = ()  # `host[:port]` globs the proxy lets through
     limits: SandboxLimits = SandboxLimits()
 

@@ -15,6 +15,8 @@ import asyncio
 import contextlib
 import ipaddress
 import itertools
+import shutil
+import tempfile
 import threading
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from agentctl.domain.clock import utcnow
 from agentctl.domain.sandbox import matching_rule
 
 MAX_HEAD_BYTES = 64 * 1024
+MAX_SOCKET_DIR_CHARS = 90
 CONNECT_TIMEOUT_SECONDS = 30.0
 _LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
 
@@ -92,7 +95,10 @@ class EgressProxy:
     """The proxy of one attempt: an event loop on a daemon thread, started on first use."""
 
     def __init__(self, directory: Path) -> None:
-        self.directory = directory
+        # A unix socket path has room for 107 bytes: a deep TMPDIR gets a short private dir.
+        self._own_directory = len(str(directory)) > MAX_SOCKET_DIR_CHARS
+        self.directory = Path(tempfile.mkdtemp(prefix="agentctl-net-", dir="/tmp")) \
+            if self._own_directory else directory
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._numbers = itertools.count(1)
@@ -111,6 +117,8 @@ class EgressProxy:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=5)
             self._loop = self._thread = None
+        if self._own_directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:

@@ -238,6 +238,7 @@ class Sandbox:
     toolchains: tuple[Path, ...]
     proxy: EgressProxy
     home: Path
+    writable: tuple[Path, ...] = ()
 
     @classmethod
     def for_attempt(cls, profile: SandboxProfile, *, env: Mapping[str, str],
@@ -252,14 +253,17 @@ class Sandbox:
                       *configured_dirs(profile.read_only, homes[0] if homes else Path("/root")))
         return cls(profile=profile, binary=status.bubblewrap.path, hidden=hidden_paths,
                    toolchains=tuple(dict.fromkeys(toolchains)), proxy=EgressProxy(proxy_dir),
-                   home=Path(env.get("HOME") or (homes[0] if homes else "/tmp/home")))
+                   home=Path(env.get("HOME") or (homes[0] if homes else "/tmp/home")),
+                   writable=configured_dirs(profile.writable,
+                                            homes[0] if homes else Path("/root")))
 
     def jail(self, workspace: Path, *, allow: Sequence[str] = (), home: Path | None = None,
              read_only: Sequence[Path] = (), writable: Sequence[Path] = ()) -> Jail:
         """One process's confinement: `workspace` read-write, its own gate to the proxy with
         the profile's rules plus `allow`; `home` (a host dir) as its HOME, else a fresh one."""
         view = View(hidden=self.hidden, home=self.home, home_source=home,
-                    read_only=(*self.toolchains, *read_only), writable=tuple(writable),
+                    read_only=(*self.toolchains, *read_only),
+                    writable=(*self.writable, *writable),
                     workspace=workspace)
         return Jail(self, view, (*self.profile.network_allow, *allow))
 
@@ -267,6 +271,7 @@ class Sandbox:
         """What the attempt's processes run under on this machine, for the record."""
         return {"bubblewrap": str(self.binary), "hidden": [str(p) for p in self.hidden],
                 "toolchains": [str(p) for p in self.toolchains],
+                "writable": [str(p) for p in self.writable],
                 "cgroups": layout().describe, "networkAllow": list(self.profile.network_allow)}
 
     def close(self) -> None:

@@ -47,7 +47,7 @@ from agentctl.execution.reaper import become_subreaper, descendants
 from agentctl.execution.repository import is_url
 from agentctl.execution.sandbox import Sandbox
 from agentctl.execution.tools import ToolContext
-from agentctl.services.attempt import AttemptContext, Progress, StopSignal
+from agentctl.services.attempt import AttemptContext, Progress, StepRecord, StopSignal
 from agentctl.services.collect import CollectedEvidence, collect
 from agentctl.services.evidence import json_artifact, text_artifact
 from agentctl.services.judging import JudgeEvidence, judge
@@ -107,7 +107,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
 
 def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
     spec, ledger = ctx.spec, ctx.ledger
-    failed = _prepare_sandbox(ctx) or _prepare_workspace(ctx)
+    failed = _prepare_workspace(ctx)
     if failed is not None:
         return failed
     ledger.advance(RunStatus.RUNNING_AGENT, EventType.WORKSPACE_PREPARED,
@@ -223,28 +223,27 @@ def protected_paths(spec: ExecutionSpec, attempt_root: Path,
     return tuple(dict.fromkeys(Path(os.path.abspath(p)) for p in paths))
 
 
-def _prepare_sandbox(ctx: AttemptContext) -> AttemptEnd | None:
-    """The attempt's sandbox (its proxy, what it hides, the toolchains it binds back), on
-    record; a machine where it cannot start ends the attempt as an infrastructure failure."""
+def _prepare_sandbox(ctx: AttemptContext, step: StepRecord) -> AttemptEnd | None:
+    """The attempt's sandbox (its proxy, what it hides, the toolchains it binds back), noted on
+    the step; a machine where it cannot start ends the attempt as an infrastructure failure."""
     profile = ctx.spec.sandbox
-    with ctx.step(StepType.PREPARE_WORKSPACE, "sandbox the run's processes") as step:
-        if not profile.enabled:
-            ctx.progress("WARNING: the sandbox is OFF for this run: its processes run with your "
-                         "permissions")
-            step.note(sandbox="off")
-            return None
-        net = ctx.dirs.root / "net"
-        net.mkdir(exist_ok=True)
-        try:
-            ctx.sandbox = Sandbox.for_attempt(profile, env=ctx.env, hidden=ctx.protected,
-                                              proxy_dir=net)
-        except OSError as error:
-            reason = ctx.redactor.clean(str(error))
-            step.fail("sandbox_unavailable", reason)
-            return InfraFailed(code="sandbox_unavailable", reason=reason,
-                               final=infrastructure_failed(reason, ctx.spec.autonomy_level,
-                                                           Evidence()))
-        step.note(sandbox=ctx.sandbox.describe())
+    if not profile.enabled:
+        ctx.progress("WARNING: the sandbox is OFF for this run: its processes run with your "
+                     "permissions")
+        step.note(sandbox="off")
+        return None
+    net = ctx.dirs.root / "net"
+    net.mkdir(exist_ok=True)
+    try:
+        ctx.sandbox = Sandbox.for_attempt(profile, env=ctx.env, hidden=ctx.protected,
+                                          proxy_dir=net)
+    except OSError as error:
+        reason = ctx.redactor.clean(str(error))
+        step.fail("sandbox_unavailable", reason)
+        return InfraFailed(code="sandbox_unavailable", reason=reason,
+                           final=infrastructure_failed(reason, ctx.spec.autonomy_level,
+                                                       Evidence()))
+    step.note(sandbox=ctx.sandbox.describe())
     return None
 
 
@@ -253,6 +252,9 @@ def _prepare_workspace(ctx: AttemptContext) -> AttemptEnd | None:
     spec = ctx.spec
     with ctx.step(StepType.PREPARE_WORKSPACE, "create a private workspace") as step:
         step.note(path=str(ctx.workspace.parent))
+        failed = _prepare_sandbox(ctx, step)
+    if failed is not None:
+        return failed
     ctx.progress(f"cloning {spec.repository} at {spec.base_commit[:12]}")
     with ctx.step(StepType.CLONE_REPOSITORY, f"clone at {spec.base_commit[:12]}",
                   live=True) as step:

@@ -83,7 +83,8 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
 def _sandbox(config: Config) -> SandboxProfile:
     settings = config.sandbox
     return SandboxProfile(
-        mode=settings.mode, read_only=settings.read_only, network_allow=settings.network.allow,
+        mode=settings.mode, read_only=settings.read_only, writable=settings.writable,
+        network_allow=settings.network.allow,
         limits=SandboxLimits(max_processes=settings.max_processes,
                              max_memory_mb=settings.max_memory_mb,
                              max_file_size_mb=settings.max_file_size_mb),

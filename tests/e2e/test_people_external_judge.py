@@ -83,6 +83,10 @@ def judged(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl) -
         mode, settings, leak_args = MODES[name]
         config = bench.config(
             '[policy]\nmax_autonomy = "auto_pr"\n[env]\npassthrough = ["MY_API_KEY"]\n'
+            # The judge reports its stdin to a dir it may write; the hanging one its host pid,
+            # which only an unsandboxed judge (no pid namespace) has.
+            + (f'[sandbox]\nwritable = ["{out}"]\n' if name != "hangs" else
+               '[sandbox]\nmode = "off"\n') +
             f'[judge]\ncommand = "python3 {root / "judge.py"} {mode} {out}"\n{settings}',
             name=f"{name}.toml")
         started = time.monotonic()
