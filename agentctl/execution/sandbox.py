@@ -224,7 +224,7 @@ def model_endpoints(env: Mapping[str, str]) -> tuple[str, ...]:
     vendors' default API hosts."""
     found = []
     for name in MODEL_URL_VARIABLES:
-        value = env.get(name) or os.environ.get(name)
+        value = env.get(name)
         if value:
             parts = urlsplit(value)
             if parts.hostname:

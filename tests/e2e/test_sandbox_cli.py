@@ -98,3 +98,26 @@ def test_a_sandboxed_run_shows_its_profile_and_its_denied_connections(bench: Ben
     assert [c["decision"] for c in denied] == ["DENIED_BY_POLICY"]
     assert "blocked.test:80" in denied[0]["denialReason"]
     assert "sandbox on" in bench.cli("verdict", "explain", run["runId"]).stdout
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ('[sandbox.network]\nallow = ["https://pypi.org"]\n', "sandbox.network"),
+    ('[sandbox]\nmode = "sometimes"\n', "mode"),
+    ('[sandbox]\nmax_processes = 0\n', "max_processes"),
+])
+def test_a_bad_sandbox_setting_is_one_line_and_exit_2(bench: Bench, text: str, named: str,
+                                                      error_line: Any) -> None:
+    bench.config(text)
+    result = bench.cli("sandbox", "check", expect=(2,))
+    assert named in error_line(result.stderr)
+
+
+def test_task_submit_run_is_refused_before_the_task_is_stored(bench: Bench, tmp_path: Path,
+                                                               error_line: Any,
+                                                               state_of: Any) -> None:
+    result = bench.cli("task", "submit", "--repo", str(bench.repo),  # type: ignore[attr-defined]
+                       "--type", "bug_fix", "--instruction", "x", "--run", expect=(2,),
+                       env=broken_bwrap(tmp_path))
+    assert "the sandbox cannot start" in error_line(result.stderr)
+    state = state_of(bench.home)
+    assert state is None or state.get("task", 0) == 0

@@ -381,6 +381,7 @@ def test_the_model_endpoint_is_open_to_the_agent_only(harness: Harness, web: int
                                                       monkeypatch: pytest.MonkeyPatch,
                                                       tmp_path: Path) -> None:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://localhost:{web}")
+    harness.configure('[env]\npassthrough = ["ANTHROPIC_BASE_URL"]\n')
     url = f"http://localhost:{web}/v1"
     agent = parse_agent_spec(f"command:{fetch(url)}", harness.root)
     record = harness.run(agent, verify=(fetch(url),))
@@ -438,3 +439,24 @@ def test_hooks_planted_in_the_workspace_git_never_run_on_the_host(harness: Harne
     assert not ran.exists()
     (patch,) = record.patches
     assert sorted(c.path for c in patch.file_changes) == [".gitattributes", "calc/__init__.py"]
+
+
+def test_a_connect_tunnel_to_an_allowed_host_passes_and_one_to_another_is_refused(
+        harness: Harness, web: int) -> None:
+    harness.configure(f'[sandbox.network]\nallow = ["localhost:{web}"]\n')
+
+    def tunnel(host: str) -> str:  # what HTTPS clients do: CONNECT host:port, then talk
+        return ("python3 -c \"import http.client as h, os; "
+                "c = h.HTTPConnection('127.0.0.1', 3128, timeout=10); "
+                f"c.set_tunnel('{host}', {web}); c.request('GET', '/'); "
+                "print(c.getresponse().read().decode())\"")
+
+    record = harness.run(harness.plan(
+        {"tool": "shell.run", "command": tunnel("localhost"), "on_error": "continue"},
+        {"tool": "shell.run", "command": tunnel("elsewhere.example"), "on_error": "continue"}))
+
+    through, refused = [c for c in record.tool_calls if c.tool_name == "shell.run"]
+    assert through.result is not None and "hello from the allowed host" in through.result.output
+    assert refused.result is not None and "403" in refused.result.output
+    assert [(h, d) for h, d, _r, _m in net_calls(record)] == [
+        ("localhost", "ALLOWED"), ("elsewhere.example", "DENIED_BY_POLICY")]
