@@ -14,6 +14,7 @@ from agentctl.cli import (
     init,
     pr,
     run,
+    sandbox,
     session,
     task,
     verdict,
@@ -68,3 +69,4 @@ app.add_typer(pr.app, name="pr")
 app.command("events")(events.events)
 app.add_typer(audit.app, name="audit")
 app.command("demo")(demo.demo)
+app.add_typer(sandbox.app, name="sandbox")

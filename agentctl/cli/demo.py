@@ -16,6 +16,8 @@ def demo(
                     "demo. (default: a new folder beside the sample repository)")] = None,
     keep: Annotated[bool, Flag("--keep", help="Keep the sample repository and plans "
                     "(to rerun, or to try `pr create`).")] = False,
+    no_sandbox: Annotated[bool, Flag("--no-sandbox", help="Run the scenarios unconfined "
+                          "(where bubblewrap cannot start).")] = False,
 ) -> None:
     """Run the seed's four scenarios on a bundled payments-service: a migration that needs
     review, a forbidden workflow edit, a dependency mirror timeout, a broken assertion."""
@@ -23,12 +25,15 @@ def demo(
 
     from agentctl.cli.output import live_status, out
     from agentctl.cli.render.style import badge, escape
+    from agentctl.cli.sandbox import unsandboxed
+    from agentctl.config import defaults
     from agentctl.services.demo import new_demo_root, run_demo
     from agentctl.store import Store
     from agentctl.store.location import resolve_home
     from agentctl.store.views import Views
 
     current = state(ctx)
+    sandboxed = unsandboxed(defaults(), no_sandbox).sandbox.mode.value == "on"
     root = new_demo_root()
     chosen = home or current.home_option
     if chosen is None:
@@ -36,7 +41,7 @@ def demo(
     store = Store(resolve_home(chosen))
     try:
         with live_status("agentctl demo") as progress:
-            results = run_demo(store, root, progress=progress)
+            results = run_demo(store, root, progress=progress, sandboxed=sandboxed)
     finally:
         if not keep:
             shutil.rmtree(root / "payments-service", ignore_errors=True)

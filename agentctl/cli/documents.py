@@ -89,6 +89,7 @@ def verdict_document(views: Views, run: Run, *, explain: bool = False) -> Docume
         "evidence": [artifact_document(artifacts[a]) for a in verdict.evidence if a in artifacts],
         "decidedAt": to_json(verdict.decided_at), "decidedBy": verdict.decided_by,
         "specDigest": verdict.spec_digest,
+        "sandbox": to_json(run.execution_spec.sandbox),
         "approvals": [to_json(a) for a in approvals],
     }
     if explain:

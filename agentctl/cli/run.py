@@ -32,6 +32,9 @@ def start(
                            "running a tool call that matches an `ask` rule.")] = False,
     keep_workspace: Annotated[bool, Flag("--keep-workspace", help="Keep the workspace "
                               "after the run, for inspection.")] = False,
+    no_sandbox: Annotated[bool, Flag("--no-sandbox", help="Run the agent, tools, checks and "
+                          "judge unconfined (recorded; the verdict then needs a human "
+                          "approval).")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Run a task: workspace, agent, patch, verification, judge, verdict. Exit 1 unless the
@@ -42,16 +45,18 @@ def start(
     spec = parse_agent_spec(agent or current.config.agent.default, Path.cwd())
     raise typer.Exit(execute_and_report(current, task_id, spec, detach=detach,
                                         keep_workspace=keep_workspace, as_json=as_json,
-                                        interactive=interactive))
+                                        interactive=interactive, no_sandbox=no_sandbox))
 
 
 def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, detach: bool,
                        keep_workspace: bool, as_json: bool, interactive: bool = False,
-                       before: "Callable[[], None]" = lambda: None) -> int:
+                       before: "Callable[[], None]" = lambda: None,
+                       no_sandbox: bool = False) -> int:
     """`run start` and `task submit --run`: call the start_run use case, render what it did,
     and answer the exit code its verdict calls for. `before` prints what goes first (the task
     card of `task submit`, in its final state)."""
     from agentctl.cli.output import emit_json, live_status, note, out
+    from agentctl.cli.sandbox import unsandboxed
     from agentctl.domain.errors import BadInput
     from agentctl.domain.verdict import exit_code_for
     from agentctl.services.pipeline import RunOptions
@@ -63,6 +68,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
         if detach:
             raise BadInput("--interactive needs the run to execute here; drop --detach")
         check_terminal()
+    config = unsandboxed(current.config, no_sandbox)
     if not detach:  # SIGTERM stops a run here as Ctrl-C does: it ends CANCELLED, on record
         import signal
 
@@ -74,9 +80,10 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
 
             approver = terminal_approver(progress.paused)
         options = RunOptions(keep_workspace=keep_workspace, approver=approver, progress=progress,
-                             redact_logs_up_to=current.config.verification.redact_logs_up_to_bytes,
-                             baseline_cache=current.home.root / "baselines")
-        run = start_run(current.store, current.config, task_id, agent=agent, detach=detach,
+                             redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
+                             baseline_cache=current.home.root / "baselines",
+                             protected=(current.home.root,))
+        run = start_run(current.store, config, task_id, agent=agent, detach=detach,
                         options=options)
     document = _document(current, run)
     if as_json:

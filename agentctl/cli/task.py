@@ -79,6 +79,11 @@ def submit(
         from agentctl.execution.agents.spec import parse_agent_spec
 
         agent_spec = parse_agent_spec(agent or current.config.agent.default, Path.cwd())
+        if not detach:  # nor is a run this machine could not sandbox
+            from agentctl.domain.sandbox import SandboxProfile
+            from agentctl.execution.sandbox import require
+
+            require(SandboxProfile(mode=current.config.sandbox.mode))
     task = submit_task(current.store, current.config, request, cwd=Path.cwd())
     if task.status is TaskStatus.POLICY_DENIED or agent_spec is None:
         if as_json:

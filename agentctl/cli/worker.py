@@ -37,7 +37,8 @@ def worker(
     worker_id = new_worker_id()
     options = RunOptions(redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
                          release_on_interrupt=True, progress=lambda text: note(f"  {text}"),
-                         baseline_cache=current.home.root / "baselines")
+                         baseline_cache=current.home.root / "baselines",
+                         protected=(current.home.root,))
     # SIGTERM stops the worker like Ctrl-C: the current attempt is released to the queue.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     note(f"worker {worker_id} started")

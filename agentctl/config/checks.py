@@ -101,6 +101,15 @@ def regex_list(value: object) -> tuple[str, ...]:
     return items
 
 
+def network_rules(value: object) -> tuple[str, ...]:
+    from agentctl.domain.sandbox import validate_rule
+
+    try:
+        return tuple(validate_rule(item) for item in strings(value))
+    except BadInput as error:
+        raise TypeError(f"a list of host[:port] globs ({error})") from None
+
+
 def aliases(value: object) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise TypeError('a table of name = "path or URL"')
@@ -119,3 +128,4 @@ Globs = Annotated[tuple[str, ...], glob_list]
 Commands = Annotated[tuple[str, ...], command_list]
 Regexes = Annotated[tuple[str, ...], regex_list]
 Aliases = Annotated[dict[str, str], aliases]
+NetworkRules = Annotated[tuple[str, ...], network_rules]

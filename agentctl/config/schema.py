@@ -17,6 +17,7 @@ from agentctl.config.checks import (
     Flag,
     Fraction,
     Globs,
+    NetworkRules,
     Number,
     PositiveCount,
     Regexes,
@@ -25,6 +26,7 @@ from agentctl.config.checks import (
     Text,
 )
 from agentctl.domain.enums import AutonomyLevel, BaselineMode
+from agentctl.domain.sandbox import MAX_FILE_SIZE_MB, MAX_MEMORY_MB, MAX_PROCESSES, SandboxMode
 
 LOCKFILES = (
     "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "Pipfile.lock", "uv.lock",
@@ -138,6 +140,22 @@ class WorkerSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class NetworkSettings:
+    allow: NetworkRules = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxSettings:
+    mode: SandboxMode = SandboxMode.ON
+    read_only: Strings = ()
+    writable: Strings = ()
+    max_processes: PositiveCount = MAX_PROCESSES
+    max_memory_mb: PositiveCount = MAX_MEMORY_MB
+    max_file_size_mb: PositiveCount = MAX_FILE_SIZE_MB
+    network: NetworkSettings = field(default_factory=NetworkSettings)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """Validated settings: every key present, the file's value or the default."""
 
@@ -151,4 +169,5 @@ class Config:
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     agent: AgentSettings = field(default_factory=AgentSettings)
     worker: WorkerSettings = field(default_factory=WorkerSettings)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     source: Path | None = field(default=None, metadata={"section": False})

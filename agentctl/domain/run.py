@@ -23,6 +23,7 @@ from agentctl.domain.enums import (
 )
 from agentctl.domain.errors import InvariantViolation, LeaseLost
 from agentctl.domain.events import NewEvent
+from agentctl.domain.sandbox import SandboxProfile
 from agentctl.domain.serialize import to_json
 from agentctl.domain.transitions import advance
 
@@ -133,6 +134,7 @@ class ExecutionSpec:
     verification_plan: VerificationPlan
     budget: Budget
     judge_policy: JudgePolicy
+    sandbox: SandboxProfile = SandboxProfile()
 
     @property
     def agent_spec(self) -> AgentSpec:

@@ -96,6 +96,7 @@ class VerdictInputs:
     infrastructure_failure: str | None = None
     cancelled: str | None = None
     allow_preexisting_failures: bool = True  # [verification] allow_preexisting_failures
+    sandbox_off: str | None = None  # why the run's processes were not sandboxed, if they were not
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,6 +132,10 @@ def decide_verdict(inputs: VerdictInputs) -> Decision:
     status, reasons = _decide_status(inputs, chain)
     eligibility, why = _eligibility(status, inputs.autonomy)
     chain.append(ChainLink(check="autonomy", passed=True, detail=f"autonomy level {inputs.autonomy.value}"))
+    if inputs.sandbox_off is not None:
+        eligibility, why = unsandboxed_cap(eligibility, why)
+        chain.append(ChainLink(check="sandbox", passed=False, detail=inputs.sandbox_off))
+        reasons.append(inputs.sandbox_off)
     chain.append(ChainLink(check="eligibility", passed=eligibility is not E.NOT_ELIGIBLE, detail=why))
     if status in SUCCESSFUL:
         reasons.append(why)
@@ -264,6 +269,14 @@ def _eligibility(status: VerdictStatus, autonomy: AutonomyLevel) -> tuple[PrElig
     if autonomy is AutonomyLevel.SUPERVISED_PR or status is V.SUCCESS_NEEDS_REVIEW:
         return E.ELIGIBLE_AFTER_HUMAN_APPROVAL, "a PR may be opened after a human approves"
     return E.ELIGIBLE_FOR_AUTO_PR, "every check passed and the judge is confident: auto-PR allowed"
+
+
+def unsandboxed_cap(eligibility: PrEligibility, why: str) -> tuple[PrEligibility, str]:
+    """A run whose processes ran outside the sandbox is at best ELIGIBLE_AFTER_HUMAN_APPROVAL:
+    nothing confined what they did beyond the workspace."""
+    if eligibility is E.ELIGIBLE_FOR_AUTO_PR:
+        return E.ELIGIBLE_AFTER_HUMAN_APPROVAL, "unsandboxed: a PR may be opened after a human approves"
+    return eligibility, why
 
 
 def may_open_pr(eligibility: PrEligibility, approvals: Sequence[Approval]) -> tuple[bool, str]:

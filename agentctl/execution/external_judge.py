@@ -20,7 +20,7 @@ from pathlib import Path
 
 from agentctl.domain.enums import JudgeStatus, Severity, choices
 from agentctl.domain.judge import JudgeFinding, Judgement
-from agentctl.execution.process import run_to_file
+from agentctl.execution.process import Confiner, run_to_file
 
 MAX_OUTPUT_BYTES = 1024 * 1024
 
@@ -31,11 +31,13 @@ class InvalidJudgement(ValueError):
 
 def run_external_judge(command: str, case: Mapping[str, object], *, cwd: Path,
                        env: Mapping[str, str], timeout: float,
-                       should_stop: Callable[[], bool] | None = None) -> Judgement:
+                       should_stop: Callable[[], bool] | None = None,
+                       confine: Confiner | None = None) -> Judgement:
     with tempfile.TemporaryDirectory(prefix="agentctl-judge-") as scratch:
         output = Path(scratch) / "judge.out"
         result = run_to_file(command, cwd=cwd, env=env, output=output, timeout=timeout,
-                             should_stop=should_stop, stdin=json.dumps(case).encode())
+                             should_stop=should_stop, stdin=json.dumps(case).encode(),
+                             confine=confine)
         with output.open("rb") as reader:
             text = reader.read(MAX_OUTPUT_BYTES).decode("utf-8", errors="replace")
     if result.timed_out:

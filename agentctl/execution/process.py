@@ -11,15 +11,17 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import select
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from subprocess import DEVNULL, PIPE, STDOUT, Popen, TimeoutExpired
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from agentctl.domain.enums import ToolOutcome
 
@@ -47,10 +49,19 @@ class ProcessResult:
         return ToolOutcome.OK if self.exit_code == 0 else ToolOutcome.FAILED
 
 
+class Confiner(Protocol):
+    """Where a process runs when not plainly on the host (the OS sandbox): the command line and
+    environment that run `argv` confined, valid for the block (which cleans up after it)."""
+
+    def confined(self, argv: Sequence[str], env: Mapping[str, str], cwd: Path,
+                 ) -> AbstractContextManager[tuple[list[str], dict[str, str]]]: ...
+
+
 def run_to_file(
     command: Sequence[str] | str, *, cwd: Path, env: Mapping[str, str], output: Path,
     timeout: float | None, should_stop: Callable[[], bool] | None = None,
     stdin: bytes | None = None, append: bool = False, max_output_bytes: int | None = None,
+    confine: Confiner | None = None,
 ) -> ProcessResult:
     """Run `command` in `cwd` with exactly `env`, stdout and stderr both written to `output`.
 
@@ -62,6 +73,9 @@ def run_to_file(
 
     With `max_output_bytes`, the output is measured as it grows (at each poll) and the group is
     killed once it is over; the file is then cut back to the bound.
+
+    With `confine`, the command runs inside what it makes of it (the sandbox); a command that
+    cannot be found there exits 127 the same way.
     """
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     started = time.monotonic()
@@ -71,23 +85,37 @@ def run_to_file(
                 sink, output, started, None, f"working directory {cwd} does not exist")
         if not argv:
             return _not_started(sink, output, started, NOT_FOUND_EXIT, "empty command")
-        try:
-            process = Popen(
-                argv, cwd=cwd, env=dict(env), stdin=PIPE if stdin is not None else DEVNULL,
-                stdout=sink, stderr=STDOUT, start_new_session=True, close_fds=True,
-            )
-        except OSError as error:
-            return _start_failed(sink, output, started, argv[0], cwd, error)
-        feeder = _feed_stdin(process, stdin) if stdin is not None else None
-        limit = None if max_output_bytes is None else (output, max_output_bytes)
-        try:
-            ended = _wait(process, started, timeout, should_stop, limit)
-        finally:
-            if process.returncode is None:  # Ctrl-C, or should_stop raised: still leave nothing
-                _terminate_group(process)
-        _kill_group(process.pid, process, signal_first=ended is _Ended.EXITED)
-        if feeder is not None:
-            feeder.join(timeout=GRACE_SECONDS)
+        if confine is None:
+            return _run(argv, cwd, env, sink, output, started, timeout, should_stop, stdin,
+                        max_output_bytes)
+        with confine.confined(argv, env, cwd) as (confined_argv, confined_env):
+            return _run(confined_argv, cwd, confined_env, sink, output, started, timeout,
+                        should_stop, stdin, max_output_bytes, program=argv[0])
+
+
+def _run(
+    argv: list[str], cwd: Path, env: Mapping[str, str], sink: BinaryIO, output: Path,
+    started: float, timeout: float | None, should_stop: Callable[[], bool] | None,
+    stdin: bytes | None, max_output_bytes: int | None, program: str | None = None,
+) -> ProcessResult:
+    """Start `argv` with its output on `sink` and see it to its end, group and all."""
+    try:
+        process = Popen(
+            argv, cwd=cwd, env=dict(env), stdin=PIPE if stdin is not None else DEVNULL,
+            stdout=sink, stderr=STDOUT, start_new_session=True, close_fds=True,
+        )
+    except OSError as error:
+        return _start_failed(sink, output, started, program or argv[0], cwd, error)
+    feeder = _feed_stdin(process, stdin) if stdin is not None else None
+    limit = None if max_output_bytes is None else (output, max_output_bytes)
+    try:
+        ended = _wait(process, started, timeout, should_stop, limit)
+    finally:
+        if process.returncode is None:  # Ctrl-C, or should_stop raised: still leave nothing
+            _terminate_group(process)
+    _kill_group(process.pid, process, signal_first=ended is _Ended.EXITED)
+    if feeder is not None:
+        feeder.join(timeout=GRACE_SECONDS)
     if ended is _Ended.OUTPUT and max_output_bytes is not None:
         os.truncate(output, min(_size(output), max_output_bytes))
     return ProcessResult(
@@ -110,21 +138,47 @@ def _wait(
 ) -> _Ended:
     """Wait for the leader; on timeout, a stop request or too much output kill its group."""
     deadline = started + timeout if timeout is not None else None
-    while True:
-        remaining = deadline - time.monotonic() if deadline is not None else POLL_SECONDS
-        if remaining <= 0:
-            _terminate_group(process)
-            return _Ended.TIMED_OUT
-        with contextlib.suppress(TimeoutExpired):
-            process.wait(timeout=min(POLL_SECONDS, remaining))
-            return _Ended.EXITED
-        if should_stop is not None and should_stop():
-            _terminate_group(process)
-            return _Ended.STOPPED
-        if limit is not None and _size(limit[0]) > limit[1]:
-            _signal_group(process.pid, signal.SIGKILL)  # no grace: it is still writing
-            process.wait()
-            return _Ended.OUTPUT
+    with _exit_notice(process) as exited:
+        while True:
+            remaining = deadline - time.monotonic() if deadline is not None else POLL_SECONDS
+            if remaining <= 0:
+                _terminate_group(process)
+                return _Ended.TIMED_OUT
+            if exited(min(POLL_SECONDS, remaining)):
+                return _Ended.EXITED
+            if should_stop is not None and should_stop():
+                _terminate_group(process)
+                return _Ended.STOPPED
+            if limit is not None and _size(limit[0]) > limit[1]:
+                _signal_group(process.pid, signal.SIGKILL)  # no grace: it is still writing
+                process.wait()
+                return _Ended.OUTPUT
+
+
+@contextlib.contextmanager
+def _exit_notice(process: Popen[bytes]) -> Iterator[Callable[[float], bool]]:
+    """`exited(seconds)`: wait up to that long for the leader to exit. A pidfd wakes the wait
+    the moment it does (Popen.wait's sleep loop oversleeps a short command by up to 2x)."""
+    try:
+        descriptor = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):
+        descriptor = None
+
+    def exited(seconds: float) -> bool:
+        if descriptor is not None:
+            select.select([descriptor], [], [], seconds)
+            return process.poll() is not None
+        try:
+            process.wait(timeout=seconds)
+        except TimeoutExpired:
+            return False
+        return True
+
+    try:
+        yield exited
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)
 
 
 def _terminate_group(process: Popen[bytes]) -> None:

@@ -31,7 +31,7 @@ from agentctl.execution.guards import (
     diff_paths,
     git_apply_paths,
 )
-from agentctl.execution.process import ProcessResult, run_to_file
+from agentctl.execution.process import Confiner, ProcessResult, run_to_file
 
 TOOL_NAMES = ("fs.read", "fs.write", "fs.replace", "fs.delete", "fs.rename", "patch.apply",
               "shell.run")
@@ -65,6 +65,7 @@ class ToolContext:
     git: WorkspaceGit  # agentctl's own git over the workspace: never the agent's .git config
     should_stop: Callable[[], bool] | None = None
     budget: BudgetGuard | None = None  # the wall and output budget a call may not run past
+    confine: Confiner | None = None  # where shell.run runs: the sandbox (None: on the host)
 
 
 class _Failure(Exception):
@@ -292,7 +293,7 @@ def _shell_run(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     asked = float(args["timeout"])  # type: ignore[arg-type]
     left = context.budget.seconds_left() if context.budget else asked
     timeout = min(asked, left)
-    result, text, truncated = _run(runnable, context, timeout=timeout)
+    result, text, truncated = _run(runnable, context, timeout=timeout, confine=context.confine)
     waited = f"timed out after {timeout:g} s" + (
         "" if asked <= left else " (what was left of the run's wall budget)")
     error = {ToolOutcome.OK: None, ToolOutcome.TIMED_OUT: waited,
@@ -302,7 +303,7 @@ def _shell_run(args: Mapping[str, object], context: ToolContext) -> ToolResult:
 
 def _run(
     command: list[str] | str, context: ToolContext, *, timeout: float, stdin: bytes | None = None,
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None, confine: Confiner | None = None,
 ) -> tuple[ProcessResult, str, bool]:
     """Run with output to a private scratch file; keep only its redacted, bounded head."""
     descriptor, name = tempfile.mkstemp(prefix="tool-", suffix=".log", dir=context.scratch)
@@ -312,7 +313,7 @@ def _run(
         result = run_to_file(command, cwd=context.workspace, env=env or context.env, output=output,
                              timeout=timeout, should_stop=context.should_stop, stdin=stdin,
                              max_output_bytes=context.budget.output_left() if context.budget
-                             else None)
+                             else None, confine=confine)
         with output.open("rb") as stream:
             head = stream.read(context.policy.max_result_bytes + _REDACTION_SLACK)
     finally:

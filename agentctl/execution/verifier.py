@@ -21,6 +21,7 @@ from agentctl.domain.verification import DEFAULT_INFRA_PATTERNS, TestReport, cla
 from agentctl.execution import test_reports
 from agentctl.execution.process import run_to_file
 from agentctl.execution.redact_stream import read_tail
+from agentctl.execution.sandbox import Jail
 
 C = VerificationCheckStatus
 MAX_SUMMARY_CHARS = 300
@@ -82,7 +83,7 @@ def run_check(
     check: PlannedCheck, *, workspace: Path, env: Mapping[str, str], log_path: Path,
     infra_patterns: Sequence[str], should_stop: Callable[[], bool] | None = None,
     reports: test_reports.ReportDir | None = None, select: tuple[str, ...] = (),
-    command: str | None = None,
+    command: str | None = None, confine: Jail | None = None,
 ) -> CheckOutcome:
     """Run `check.command` (or `command`, a rerun's) through `sh -c` in `workspace`, its output
     going to `log_path`.
@@ -92,6 +93,8 @@ def run_check(
     rewrote it: a stale one committed in the repository proves nothing about this run.
     With `reports`, pytest is asked for a report there and per-test results are read from
     whatever the runner left (`test_reports.collect`); `select` reruns only those pytest tests.
+    A check that failed after the sandbox refused it a connection is an INFRA_FAILURE naming
+    the host: the machine, not the code, kept it from passing.
     """
     report_path = (workspace / check.junit_xml).absolute() if check.junit_xml else None
     before = _stat(report_path)
@@ -103,7 +106,7 @@ def run_check(
     since_ns = time.time_ns() - 1_000_000  # coarse file times: a report written at once counts
     result = run_to_file(
         command or check.command, cwd=workspace, env=env, output=log_path,
-        timeout=check.timeout_seconds, should_stop=should_stop,
+        timeout=check.timeout_seconds, should_stop=should_stop, confine=confine,
     )
     tail = strip_ansi(read_tail(log_path))
     if reports is not None and result.exit_code != 0 and test_reports.plugin_missing(tail):
@@ -111,7 +114,7 @@ def run_check(
         env = test_reports.injected_env(base_env, reports, select, junit=True)
         result = run_to_file(
             command or check.command, cwd=workspace, env=env, output=log_path,
-            timeout=check.timeout_seconds, should_stop=should_stop,
+            timeout=check.timeout_seconds, should_stop=should_stop, confine=confine,
         )
         tail = strip_ansi(read_tail(log_path))
     junit_report = report_path if report_path and _stat(report_path) not in (None, before) else None
@@ -134,8 +137,14 @@ def run_check(
         infra_patterns=[*DEFAULT_INFRA_PATTERNS, *infra_patterns], failing_tests=failing,
     )
     summary: str | None
+    blocked = sorted({f"{c.host}:{c.port}" for c in confine.denied}) if confine else []
     if result.cancelled:
         status, summary = C.CANCELLED, f"{_cmd(check)} was cancelled"
+    elif blocked and status is not C.PASSED and status is not C.TIMED_OUT:
+        status = C.INFRA_FAILURE
+        summary = _one_line(f"{_cmd(check)} infrastructure failure: the sandbox blocked network "
+                            f"access to {', '.join(blocked)} (allow it in [sandbox.network] "
+                            "allow)")
     else:
         summary = None if status is C.PASSED else summarize_failure(
             check, status, result.exit_code, tail, failing, evidence)

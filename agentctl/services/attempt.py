@@ -16,6 +16,7 @@ from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import ExecutionSpec
 from agentctl.domain.step import Step
 from agentctl.execution.reaper import Process, sweep
+from agentctl.execution.sandbox import Sandbox
 from agentctl.execution.workspace import AttemptDirs
 from agentctl.services.ports import Approver, AttemptLedger, NewArtifact, Produced, StepEnd
 
@@ -56,6 +57,8 @@ class AttemptContext:
     approver: Approver | None = None
     spared: frozenset[Process] = frozenset()  # processes that ran before the attempt began
     baseline_cache: Path | None = None  # where baselines on a base commit are kept across runs
+    sandbox: Sandbox | None = None  # None: the run's processes run unconfined (mode off)
+    protected: tuple[Path, ...] = ()  # hidden from them: state home, original repository
 
     def reap(self) -> int:
         """Kill whatever the attempt's processes left running (a `setsid` daemon included);

@@ -21,6 +21,7 @@ from agentctl.domain.verification import TestReport, VerificationCheck
 from agentctl.execution.environment import verification_env
 from agentctl.execution.test_reports import ReportDir
 from agentctl.execution.verifier import CheckOutcome, run_check
+from agentctl.services.confinement import named_paths, record_connections
 from agentctl.execution.workspace import checkout_base
 from agentctl.services.attempt import AttemptContext
 from agentctl.services.baseline_cache import BaselineCache, BaselineEntry, baseline_key
@@ -166,11 +167,16 @@ def _execute(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: 
         if checkout:
             checkout_base(ctx.dirs, ctx.spec.base_commit, should_stop=ctx.stop)
             step.note(path=str(workspace), baseCommit=ctx.spec.base_commit)
+        # the same sandbox as the candidate's checks: a baseline differs in its code alone
+        jail = ctx.sandbox.jail(workspace, read_only=named_paths(
+            command or planned.command, ctx.protected)) if ctx.sandbox else None
         outcome = run_check(planned, workspace=workspace, env=verification_env(ctx.env),
                             log_path=log, infra_patterns=ctx.spec.verification_plan.infra_patterns,
                             should_stop=ctx.stop, reports=ReportDir(
                                 ctx.scratch / "reports" / f"{planned.name}.{role}"),
-                            select=select, command=command)
+                            select=select, command=command, confine=jail)
+        record_connections(ctx.ledger, jail, made_by=step.step.step_id,
+                           process=command or planned.command, redactor=ctx.redactor)
         draft = log_artifact(ctx.ledger.blobs, log, name=log.name,
                              type_=ArtifactType.COMMAND_LOG, redactor=ctx.redactor,
                              redact_up_to=ctx.redact_logs_up_to,

@@ -9,12 +9,13 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.resources import as_file, files
 from pathlib import Path
 
 from agentctl import config
 from agentctl.domain.run import Run
+from agentctl.domain.sandbox import SandboxMode
 from agentctl.domain.task import Task
 from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.services.pipeline import RunOptions
@@ -97,12 +98,15 @@ def prepare(root: Path) -> tuple[Path, Path, Path]:
     return repository, plans, settings
 
 
-def run_demo(store: Store, root: Path, *,
-             progress: Callable[[str], None] = lambda _text: None) -> list[DemoResult]:
+def run_demo(store: Store, root: Path, *, progress: Callable[[str], None] = lambda _text: None,
+             sandboxed: bool = True) -> list[DemoResult]:
     repository, plans, settings_path = prepare(root)
     settings = config.load(settings_path)
+    if not sandboxed:
+        settings = replace(settings, sandbox=replace(settings.sandbox, mode=SandboxMode.OFF))
     options = RunOptions(progress=progress,
-                         redact_logs_up_to=settings.verification.redact_logs_up_to_bytes)
+                         redact_logs_up_to=settings.verification.redact_logs_up_to_bytes,
+                         protected=(store.home.root,))
     results = []
     for scenario in SCENARIOS:
         progress(scenario.name)

@@ -13,6 +13,7 @@ from agentctl.domain.verification import VerificationReport
 from agentctl.execution.external_judge import run_external_judge
 from agentctl.services.attempt import AttemptContext
 from agentctl.services.collect import CollectedEvidence
+from agentctl.services.confinement import named_paths, record_connections
 from agentctl.services.evidence import json_artifact
 
 
@@ -36,9 +37,16 @@ def judge(ctx: AttemptContext, collected: CollectedEvidence,
         name = RULES_JUDGE
         if command:
             ctx.progress(f"judge: {command}")
+            place = ctx.dirs.root / "judge"
+            place.mkdir(exist_ok=True)
+            jail = ctx.sandbox.jail(place, read_only=named_paths(command, ctx.protected)) \
+                if ctx.sandbox else None
             judgement = combine(judgement, run_external_judge(
-                command, judge_case(spec, collected, verification), cwd=ctx.scratch,
-                env=ctx.env, timeout=spec.judge_policy.timeout_seconds, should_stop=ctx.stop))
+                command, judge_case(spec, collected, verification), cwd=place,
+                env=ctx.env, timeout=spec.judge_policy.timeout_seconds, should_stop=ctx.stop,
+                confine=jail))
+            record_connections(ctx.ledger, jail, made_by=step.step.step_id, process=command,
+                               redactor=ctx.redactor)
             ctx.reap()
             name = f"{RULES_JUDGE} + command"
         report = JudgeReport(

@@ -8,10 +8,12 @@ a fresh attempt, or a lost lease that writes nothing), handed to `ledger.end`.
 from __future__ import annotations
 
 import json
+import os
 import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from agentctl.domain.agent import AgentKind
 from agentctl.domain.audit import digest
 from agentctl.domain.ending import AttemptEnd, Cancelled, Completed, InfraFailed, LostLease
 from agentctl.domain.enums import (
@@ -26,7 +28,8 @@ from agentctl.domain.enums import (
 from agentctl.domain.errors import InfrastructureFailure, LeaseLost
 from agentctl.domain.globs import first_match
 from agentctl.domain.redaction import Redactor
-from agentctl.domain.run import Run
+from agentctl.domain.run import ExecutionSpec, Run
+from agentctl.domain.sandbox import sandbox_reason
 from agentctl.domain.serialize import to_json
 from agentctl.domain.verdict import (
     Decision,
@@ -42,8 +45,9 @@ from agentctl.execution.git import agent_git_env
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.reaper import become_subreaper, descendants
 from agentctl.execution.repository import is_url
+from agentctl.execution.sandbox import Sandbox
 from agentctl.execution.tools import ToolContext
-from agentctl.services.attempt import AttemptContext, Progress, StopSignal
+from agentctl.services.attempt import AttemptContext, Progress, StepRecord, StopSignal
 from agentctl.services.collect import CollectedEvidence, collect
 from agentctl.services.evidence import json_artifact, text_artifact
 from agentctl.services.judging import JudgeEvidence, judge
@@ -51,6 +55,7 @@ from agentctl.services.ports import Approver, AttemptLedger
 from agentctl.services.runtime import ToolRuntime
 from agentctl.services.summary import final_summary
 from agentctl.services.verify import VerificationEvidence, verify
+from agentctl.store.location import resolve_home
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +67,8 @@ class RunOptions:
     # Ctrl-C/SIGTERM: an inline run ends CANCELLED; a worker releases the run to the queue.
     release_on_interrupt: bool = False
     baseline_cache: Path | None = None  # the state home's baselines; None: none kept
+    # Hidden from the run's processes besides the defaults: the state home agentctl writes to.
+    protected: tuple[Path, ...] = ()
 
 
 def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
@@ -78,6 +85,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
         stop=stop, progress=options.progress, redact_logs_up_to=options.redact_logs_up_to,
         approver=options.approver, spared=frozenset(descendants()),
         baseline_cache=options.baseline_cache,
+        protected=protected_paths(spec, dirs.root, options.protected),
     )
     try:
         ledger.activate()
@@ -90,6 +98,8 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
         raise
     finally:
         ctx.reap()
+        if ctx.sandbox is not None:
+            ctx.sandbox.close()
         if options.keep_workspace:
             options.progress(f"workspace kept at {ctx.workspace}")
         else:
@@ -152,6 +162,7 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
     phase.name = "decide"
     decision = _summarized(ctx, run, collected, verified, judged, outcome, decide_verdict(
         VerdictInputs(
+            sandbox_off=sandbox_reason(spec.sandbox),
             autonomy=spec.autonomy_level, judge_policy=spec.judge_policy, patch=patch,
             verification=verified.report if verified else None,
             judge=judged.report if judged else None, agent_error=outcome.error,
@@ -202,11 +213,51 @@ def _interrupted(options: RunOptions) -> AttemptEnd:
     return Cancelled(by="the user", reason="interrupted (Ctrl-C or SIGTERM)")
 
 
+def protected_paths(spec: ExecutionSpec, attempt_root: Path,
+                    extra: tuple[Path, ...]) -> tuple[Path, ...]:
+    """What no process of the run may see: the attempt's own directory (agentctl's git, the
+    logs), the state home, and the repository the workspace was cloned from."""
+    homes = [Path(os.environ["AGENTCTL_HOME"])] if os.environ.get("AGENTCTL_HOME") else []
+    if not homes and not extra:
+        homes.append(resolve_home(None).root)
+    paths = [attempt_root, *extra, *homes]
+    if not is_url(spec.repository) and spec.repository:
+        paths.append(Path(spec.repository))
+    return tuple(dict.fromkeys(Path(os.path.abspath(p)) for p in paths))
+
+
+def _prepare_sandbox(ctx: AttemptContext, step: StepRecord) -> AttemptEnd | None:
+    """The attempt's sandbox (its proxy, what it hides, the toolchains it binds back), noted on
+    the step; a machine where it cannot start ends the attempt as an infrastructure failure."""
+    profile = ctx.spec.sandbox
+    if not profile.enabled:
+        ctx.progress("WARNING: the sandbox is OFF for this run: its processes run with your "
+                     "permissions")
+        step.note(sandbox="off")
+        return None
+    net = ctx.dirs.root / "net"
+    net.mkdir(exist_ok=True)
+    try:
+        ctx.sandbox = Sandbox.for_attempt(profile, env=ctx.env, hidden=ctx.protected,
+                                          proxy_dir=net)
+    except OSError as error:
+        reason = ctx.redactor.clean(str(error))
+        step.fail("sandbox_unavailable", reason)
+        return InfraFailed(code="sandbox_unavailable", reason=reason,
+                           final=infrastructure_failed(reason, ctx.spec.autonomy_level,
+                                                       Evidence()))
+    step.note(sandbox=ctx.sandbox.describe())
+    return None
+
+
 def _prepare_workspace(ctx: AttemptContext) -> AttemptEnd | None:
     """PREPARE_WORKSPACE and CLONE_REPOSITORY; a clone that fails ends the attempt."""
     spec = ctx.spec
     with ctx.step(StepType.PREPARE_WORKSPACE, "create a private workspace") as step:
         step.note(path=str(ctx.workspace.parent))
+        failed = _prepare_sandbox(ctx, step)
+    if failed is not None:
+        return failed
     ctx.progress(f"cloning {spec.repository} at {spec.base_commit[:12]}")
     with ctx.step(StepType.CLONE_REPOSITORY, f"clone at {spec.base_commit[:12]}",
                   live=True) as step:
@@ -257,7 +308,10 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
         git=ctx.dirs.git, should_stop=ctx.stop, budget=budget,
     )
     runtime = ToolRuntime(ctx.ledger, tool_context, budget, base_index=ctx.dirs.index,
-                          approver=ctx.approver, redact_logs_up_to=ctx.redact_logs_up_to)
+                          approver=ctx.approver, redact_logs_up_to=ctx.redact_logs_up_to,
+                          sandbox=ctx.sandbox, agent_home=ctx.dirs.root / "agent-home",
+                          task_file=task_file, protected=ctx.protected,
+                          plan_is_trusted=spec.agent_spec.kind is AgentKind.SCRIPT)
     session = AgentSession(
         instruction=spec.instruction, workspace=ctx.workspace, task_file=task_file,
         tools=runtime, step=ctx.step, should_stop=ctx.stop, env=tool_context.env,

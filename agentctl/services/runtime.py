@@ -19,7 +19,9 @@ from agentctl.domain.step import ToolResult
 from agentctl.execution import tools
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.process import run_to_file
+from agentctl.execution.sandbox import Jail, Sandbox
 from agentctl.execution.tools import ToolContext
+from agentctl.services.confinement import agent_jail, named_paths, record_connections
 from agentctl.services.evidence import json_artifact, log_artifact
 from agentctl.services.ports import Approver, AttemptLedger, CallRequest, NewArtifact
 from agentctl.services.recording import arguments_json
@@ -32,8 +34,15 @@ RECORDED_BEFORE_RUNNING = {"shell.run", AGENT_EXEC}
 class ToolRuntime:
     def __init__(self, ledger: AttemptLedger, context: ToolContext, budget: BudgetGuard, *,
                  base_index: Path, approver: Approver | None = None,
-                 redact_logs_up_to: int) -> None:
+                 redact_logs_up_to: int, sandbox: Sandbox | None = None,
+                 agent_home: Path | None = None, task_file: Path | None = None,
+                 protected: tuple[Path, ...] = (), plan_is_trusted: bool = False) -> None:
         self.ledger = ledger
+        self.plan_is_trusted = plan_is_trusted  # a script plan: the requester wrote its commands
+        self.sandbox = sandbox
+        self.agent_home = agent_home
+        self.task_file = task_file
+        self.protected = protected
         self.base_index = base_index
         self.context = context
         self.budget = budget
@@ -66,23 +75,49 @@ class ToolRuntime:
         if tool in RECORDED_BEFORE_RUNNING:
             self.ledger.flush()  # batched calls are on record before anything leaves the workspace
             step, call = self.ledger.begin_call(request)
+            jail = self._jail(tool, arguments)
             try:
-                result, artifacts = self._executed(tool, arguments)
+                result, artifacts = self._executed(tool, arguments, jail)
             except BaseException:  # Ctrl-C or SIGTERM mid-command: close the step, then stop
                 self.ledger.end_call(step, call, ToolResult(outcome=ToolOutcome.CANCELLED,
                                                             error="interrupted"))
+                record_connections(self.ledger, jail, made_by=step.step_id,
+                                   process=str(arguments.get("command", tool)),
+                                   redactor=self.context.redactor)
                 raise
             self.ledger.end_call(step, call, result, artifacts)
+            record_connections(self.ledger, jail, made_by=step.step_id,
+                               process=str(arguments.get("command", tool)),
+                               redactor=self.context.redactor)
         else:
             result, _ = self._executed(tool, arguments)
             self.ledger.finished_call(request, result)
         self.budget.charge(result.output_bytes)
         return result
 
-    def _executed(self, tool: str, arguments: Mapping[str, object],
+    def _jail(self, tool: str, arguments: Mapping[str, object]) -> Jail | None:
+        """The sandbox of a call that spawns a process (None: unconfined, or no process)."""
+        if self.sandbox is None:
+            return None
+        if tool == AGENT_EXEC:
+            assert self.agent_home is not None and self.task_file is not None
+            return agent_jail(self.sandbox, workspace=self.context.workspace,
+                              command=str(arguments["command"]), env=self.context.env,
+                              home=self.agent_home, task_file=self.task_file,
+                              protected=self.protected)
+        if tool == "shell.run":  # nothing but its workspace and the attempt's agent home, and
+            assert self.agent_home is not None  # the programs a requester's plan names
+            self.agent_home.mkdir(exist_ok=True)
+            named = named_paths(str(arguments["command"]), self.protected) \
+                if self.plan_is_trusted else ()
+            return self.sandbox.jail(self.context.workspace, home=self.agent_home,
+                                     read_only=named)
+        return None
+
+    def _executed(self, tool: str, arguments: Mapping[str, object], jail: Jail | None = None,
                   ) -> tuple[ToolResult, list[NewArtifact]]:
         """Execute, with the error text redacted too (it may quote a path or a command)."""
-        result, artifacts = self._execute(tool, arguments)
+        result, artifacts = self._execute(tool, arguments, jail)
         if result.error:
             result = replace(result, error=self.context.redactor.clean(result.error))
         return result, artifacts
@@ -97,17 +132,18 @@ class ToolRuntime:
             return GuardDecision(ToolDecision.DENIED_BY_POLICY, None, f"unknown tool {tool!r}")
         return tools.guard(tool, arguments, self.context)
 
-    def _execute(self, tool: str, arguments: Mapping[str, object],
+    def _execute(self, tool: str, arguments: Mapping[str, object], jail: Jail | None,
                  ) -> tuple[ToolResult, list[NewArtifact]]:
         if tool != AGENT_EXEC:
-            return tools.execute(tool, arguments, self.context), []
+            context = replace(self.context, confine=jail) if jail is not None else self.context
+            return tools.execute(tool, arguments, context), []
         self._transcripts += 1
         transcript = self.context.scratch / f"agent-transcript-{self._transcripts}.log"
         timeout = self.budget.seconds_left()
         process = run_to_file(str(arguments["command"]), cwd=self.context.workspace,
                               env=self.context.env, output=transcript, timeout=timeout,
                               should_stop=self.context.should_stop,
-                              max_output_bytes=self.budget.output_left())
+                              max_output_bytes=self.budget.output_left(), confine=jail)
         head = _head(transcript, self.context.policy.max_result_bytes)
         outcome = process.outcome
         result = ToolResult(

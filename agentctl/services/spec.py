@@ -18,6 +18,7 @@ from agentctl.domain.run import (
     ToolPolicy,
     VerificationPlan,
 )
+from agentctl.domain.sandbox import SandboxLimits, SandboxProfile
 from agentctl.domain.task import Task
 
 
@@ -78,6 +79,18 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
             max_diff_lines=config.judge.max_diff_lines,
             production_config_patterns=config.judge.production_config,
         ),
+        sandbox=_sandbox(config),
+    )
+
+
+def _sandbox(config: Config) -> SandboxProfile:
+    settings = config.sandbox
+    return SandboxProfile(
+        mode=settings.mode, read_only=settings.read_only, writable=settings.writable,
+        network_allow=settings.network.allow,
+        limits=SandboxLimits(max_processes=settings.max_processes,
+                             max_memory_mb=settings.max_memory_mb,
+                             max_file_size_mb=settings.max_file_size_mb),
     )
 
 

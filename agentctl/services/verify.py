@@ -27,6 +27,7 @@ from agentctl.execution.verifier import CheckOutcome, run_check
 from agentctl.execution.workspace import checkout_patched
 from agentctl.services.attempt import AttemptContext
 from agentctl.services.baseline import CheckRun, compare_with_base
+from agentctl.services.confinement import named_paths, record_connections
 from agentctl.services.evidence import json_artifact, log_artifact, text_artifact
 
 _STEP_STATUS = {
@@ -97,11 +98,15 @@ def _run_one(ctx: AttemptContext, planned: PlannedCheck,
     log = ctx.scratch / f"{planned.name}.log"
     with ctx.step(StepType.RUN_VERIFIER, planned.name, live=True) as step:
         step.note(command=planned.command, required=planned.required)
+        jail = ctx.sandbox.jail(ctx.dirs.verify, read_only=named_paths(
+            planned.command, ctx.protected)) if ctx.sandbox else None
         outcome = run_check(
             planned, workspace=ctx.dirs.verify, env=verification_env(ctx.env), log_path=log,
             infra_patterns=ctx.spec.verification_plan.infra_patterns,
-            should_stop=ctx.stop, reports=report_dir(ctx, planned.name),
+            should_stop=ctx.stop, reports=report_dir(ctx, planned.name), confine=jail,
         )
+        record_connections(ctx.ledger, jail, made_by=step.step.step_id, process=planned.command,
+                           redactor=ctx.redactor)
         summary = ctx.redactor.clean(outcome.summarized_failure) if outcome.summarized_failure \
             else None
         log_draft = log_artifact(ctx.ledger.blobs, log, name=f"{planned.name}.log",

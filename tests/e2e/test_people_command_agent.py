@@ -56,8 +56,11 @@ def agents(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl
            ) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("people-agent")
     bench = Bench(root, run_agentctl)
-    bench.config('[env]\npassthrough = ["MY_API_KEY"]\n')
-    slow_config = bench.config('[budget]\nwall_seconds = 2\n', name="slow.toml")
+    # Unsandboxed: the agents report what they saw, and their host pids, to files outside the
+    # workspace (tests/pipeline/test_sandbox.py runs a command agent sandboxed).
+    bench.config('[sandbox]\nmode = "off"\n[env]\npassthrough = ["MY_API_KEY"]\n')
+    slow_config = bench.config('[sandbox]\nmode = "off"\n[budget]\nwall_seconds = 2\n',
+                               name="slow.toml")
     (root / "agent.py").write_text(AGENT)
     (root / "slow.sh").write_text(SLOW_AGENT)
     (root / "edit.sh").write_text(EDIT_ONLY)

@@ -85,6 +85,10 @@ def judged(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl) -
             '[policy]\nmax_autonomy = "auto_pr"\n[env]\npassthrough = ["MY_API_KEY"]\n'
             # `leak.py --fail` fails on the base as well: judged here as the agent's failure
             '[verification]\nbaseline = "never"\n'
+            # The judge reports its stdin to a dir it may write; the hanging one its host pid,
+            # which only an unsandboxed judge (no pid namespace) has.
+            + (f'[sandbox]\nwritable = ["{out}"]\n' if name != "hangs" else
+               '[sandbox]\nmode = "off"\n') +
             f'[judge]\ncommand = "python3 {root / "judge.py"} {mode} {out}"\n{settings}',
             name=f"{name}.toml")
         run = submit_and_run(bench, repo, "--autonomy", "auto_pr", "--verify", UNITTEST,

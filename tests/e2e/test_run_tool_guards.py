@@ -23,8 +23,13 @@ from tests.e2e.runs_support import (
     tool_steps,
 )
 
-# The defaults, plus one rule denying a script that would leave a marker file behind.
+# The defaults, plus one rule denying a script that would leave a marker file behind. The guard
+# is tested on its own: unsandboxed, the allowed control script can leave its marker outside the
+# workspace, so the absence of the denied ones means the guard stopped them (test_sandbox covers
+# what the sandbox stops).
 CONFIG = """\
+[sandbox]
+mode = "off"
 [tools.commands]
 deny = ["git push *", "git remote *", "git config *", "curl *", "wget *", "ssh *", "scp *",
         "sudo *", "rm -rf /*", "python3 mark.py *"]

@@ -233,9 +233,15 @@ class Fleet:
     # --- configuration, tasks and runs --------------------------------------------------------
     def configure(self, *, max_attempts: int = 2, verify: Sequence[str] = ("true",),
                   backoff: float = 0) -> None:
-        """`.agentctl.toml`: short leases, quick polls, `verify` as the verification plan."""
+        """`.agentctl.toml`: short leases, quick polls, `verify` as the verification plan.
+
+        Unsandboxed: these tests watch the agent's host pids and keep a verifier's call count
+        outside the workspace across attempts, both of which the sandbox forbids by design
+        (tests/pipeline/test_sandbox.py covers the sandboxed equivalents)."""
         commands = ", ".join(f"'{command}'" for command in verify)
         self.bench.config(
+            "[sandbox]\n"
+            "mode = \"off\"\n"
             "[budget]\n"
             f"max_attempts = {max_attempts}\n"
             f"backoff_initial_seconds = {backoff}\n"

@@ -51,7 +51,9 @@ def test_a_detached_process_that_would_rewrite_files_after_collection_is_gone_fi
         harness: Harness, tmp_path: Path) -> None:
     """A daemon the agent started with setsid, rewriting a file again and again: it is killed
     before the patch is collected, so nothing can change between collection and verification
-    (which runs on a fresh checkout anyway)."""
+    (which runs on a fresh checkout anyway). Unsandboxed: the subreaper holds without the
+    sandbox's pid namespace (test_sandbox covers it sandboxed)."""
+    harness.configure('[sandbox]\nmode = "off"\n')
     pid_file = tmp_path / "daemon.pid"
     rewriter = tmp_path / "rewriter.py"
     rewriter.write_text(textwrap.dedent(f"""

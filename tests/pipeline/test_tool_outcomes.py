@@ -43,6 +43,8 @@ def group_is_gone(pgid: int, within: float = 30.0) -> bool:
 
 def test_a_shell_run_past_its_timeout_is_recorded_timed_out_and_leaves_nothing_running(
         harness: Harness, tmp_path: Path) -> None:
+    # Unsandboxed, so the group id it prints is the host's (test_sandbox covers it sandboxed).
+    harness.configure('[sandbox]\nmode = "off"\n')
     marker = tmp_path / "marker"
     record = harness.run(harness.plan({
         "tool": "shell.run", "command": f'python3 -c "{SLEEPER}" {marker}', "timeout": 0.5,

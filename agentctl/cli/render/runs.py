@@ -65,6 +65,7 @@ def run_detail(run: Document) -> RenderableType:
         ("base", f"{escape(spec['baseRef'])} at {run['baseCommit']}"),
         ("agent", escape(spec["agent"])),
         ("spec", run["specDigest"]),
+        ("sandbox", sandbox_line(spec.get("sandbox") or {})),
         ("started", run["startedAt"] or "-"),
         ("completed", run["completedAt"] or "-"),
     ]
@@ -78,6 +79,19 @@ def run_detail(run: Document) -> RenderableType:
     for key, value in rows:
         grid.add_row(key, value)
     return grid
+
+
+def sandbox_line(profile: Document) -> str:
+    """The sandbox a run's processes ran in, in one line (OFF stands out)."""
+    if profile.get("mode") == "off":
+        return "[bold red]OFF[/] (unsandboxed: the verdict needs a human approval)"
+    limits = profile.get("limits") or {}
+    allowed = ", ".join(profile.get("networkAllow") or []) or "none"
+    extra = ", ".join(profile.get("readOnly") or [])
+    return escape(f"on: network {allowed}; read-only {extra + ' + ' if extra else ''}"
+                  f"PATH toolchains; limits {limits.get('maxProcesses')} processes, "
+                  f"{limits.get('maxMemoryMb')} MB memory, {limits.get('maxFileSizeMb')} MB "
+                  "files")
 
 
 def run_tree(run: Document) -> RenderableType:

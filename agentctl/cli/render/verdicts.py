@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from agentctl.cli.render.runs import sandbox_line
 from agentctl.cli.render.style import badge, escape
 
 Document = dict[str, Any]
@@ -36,6 +37,7 @@ def explanation(verdict: Document, *, home: str) -> RenderableType:
         f"{escape(task['instruction'])}",
         f"[bold]verdict[/] {badge(verdict['status'])}  {badge(verdict['prEligibility'])}  "
         f"[dim]by {escape(verdict['decidedBy'])}[/]",
+        f"[bold]sandbox[/] {sandbox_line(verdict.get('sandbox') or {})}",
         "",
     ]
     for number, link in enumerate(verdict["chain"], start=1):

