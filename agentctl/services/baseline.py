@@ -21,10 +21,10 @@ from agentctl.domain.verification import TestReport, VerificationCheck
 from agentctl.execution.environment import verification_env
 from agentctl.execution.test_reports import ReportDir
 from agentctl.execution.verifier import CheckOutcome, run_check
-from agentctl.services.confinement import named_paths, record_connections
 from agentctl.execution.workspace import checkout_base
 from agentctl.services.attempt import AttemptContext
 from agentctl.services.baseline_cache import BaselineCache, BaselineEntry, baseline_key
+from agentctl.services.confinement import named_paths, record_connections
 from agentctl.services.evidence import log_artifact
 
 C = VerificationCheckStatus
