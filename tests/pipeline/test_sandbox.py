@@ -185,7 +185,7 @@ def test_a_verification_command_gets_nowhere_outside_its_workspace(
         harness: Harness, host: dict[str, object]) -> None:
     record = harness.run(harness.plan(
         {"tool": "fs.replace", "path": "calc/__init__.py", "old": "a + b", "new": "b + a"}),
-        verify=(UNITTEST, probe_command(host, harness.repo)))
+        verify=(UNITTEST, probe_command(host, harness.repo)), task_type="refactor")
 
     assert record.verdict is not None
     assert record.verdict.status is VerdictStatus.SUCCESS, record.verdict.reasons
@@ -196,7 +196,8 @@ def test_the_profile_is_frozen_in_the_spec_and_the_workspace_is_noted(harness: H
     harness.configure('[sandbox]\nread_only = ["~/.m2"]\n[sandbox.network]\n'
                       'allow = ["pypi.org:443"]\n')
     record = harness.run(harness.plan(
-        {"tool": "fs.replace", "path": "calc/__init__.py", "old": "a + b", "new": "b + a"}))
+        {"tool": "fs.replace", "path": "calc/__init__.py", "old": "a + b", "new": "b + a"}),
+        task_type="refactor")
 
     profile = record.run.execution_spec.sandbox
     assert profile.enabled and profile.read_only == ("~/.m2",)
@@ -403,7 +404,7 @@ def test_git_pytest_and_unittest_work_inside(harness: Harness, tmp_path: Path) -
         {"tool": "shell.run", "command": "git status --short"},
         {"tool": "shell.run", "command": "git log -1 --format=%an"}),
         verify=(UNITTEST, f"{sys.executable} -m pytest -q -p no:cacheprovider {test_file}",
-                "git status --short"))
+                "git status --short"), task_type="refactor")
 
     statuses = [c.result.outcome for c in record.tool_calls
                 if c.tool_name == "shell.run" and c.result]
