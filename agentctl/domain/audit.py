@@ -59,8 +59,8 @@ def unmatched(records: Mapping[tuple[str, str], str], claims: Iterable[Claim]) -
     record whose content is not what its event says, an event whose record is gone."""
     problems: list[Problem] = []
     claimed: dict[tuple[str, str], Claim] = {}
-    for claim in claims:
-        claimed[(claim.kind, claim.record_id)] = claim
+    for made in claims:
+        claimed[(made.kind, made.record_id)] = made
     for key, actual in records.items():
         claim = claimed.get(key)
         if claim is None:

@@ -14,12 +14,12 @@ import time
 from functools import lru_cache
 
 from sqlalchemy import Engine, create_engine, delete, event, insert, inspect
-from sqlmodel import SQLModel
 
 from agentctl.store import tables
 from agentctl.store.location import Home
 
 BUSY_TIMEOUT_SECONDS = 120
+SCHEMA_VERSION = "1"
 
 
 @lru_cache(maxsize=8)
@@ -70,21 +70,21 @@ def ensure_schema(home: Home) -> Engine:
     """Create the home and the tables on first use; one cheap query when they exist."""
     home.root.mkdir(parents=True, exist_ok=True)
     engine = engine_for(home.database_url)
-    if _schema_version(engine) != str(tables.SCHEMA_VERSION):
+    if _schema_version(engine) != SCHEMA_VERSION:
         # In one write transaction: when several processes start on a fresh home at once, one
         # creates the tables and the others, waiting for the lock, find them there.
         with engine.begin() as connection:
-            SQLModel.metadata.create_all(connection)
-            meta = tables.MetaRow.__table__
+            tables.metadata.create_all(connection)
+            meta = tables.meta
             connection.execute(delete(meta).where(meta.c.key == "schema_version"))
             connection.execute(insert(meta).values(key="schema_version",
-                                                   value=str(tables.SCHEMA_VERSION)))
+                                                   value=SCHEMA_VERSION))
     return engine
 
 
 def _schema_version(engine: Engine) -> str | None:
     with engine.connect() as connection:
-        if not inspect(connection).has_table(tables.MetaRow.__tablename__):
+        if not inspect(connection).has_table("meta"):
             return None
         row = connection.exec_driver_sql(
             "SELECT value FROM meta WHERE key = 'schema_version'").first()

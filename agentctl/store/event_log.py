@@ -8,11 +8,11 @@ from sqlalchemy import Connection, insert, select, update
 
 from agentctl.domain.errors import IllegalTransition
 from agentctl.domain.events import GENESIS_HASH, NewEvent, hash_new_event
+from agentctl.store import tables
 from agentctl.store.repository import insert_rows
-from agentctl.store.tables import EventHeadRow, EventRow
 
-_EVENT = EventRow.__table__
-_HEAD = EventHeadRow.__table__
+_EVENT = tables.event
+_HEAD = tables.event_head
 _FIELDS = ("seq", "type", "task_id", "run_id", "attempt_id", "step_id", "payload", "created_at",
            "prev_hash", "hash")
 

@@ -11,26 +11,17 @@ from types import TracebackType
 
 from sqlalchemy import Connection, Engine, Update, func, or_, select, update
 
-from agentctl.domain.artifact import Artifact
 from agentctl.domain.clock import to_iso
 from agentctl.domain.enums import AttemptStatus
 from agentctl.domain.errors import IllegalTransition, LeaseLost, NotFound
-from agentctl.domain.judge import JudgeReport
-from agentctl.domain.patch import Patch
-from agentctl.domain.pull_request import PullRequest
-from agentctl.domain.run import Attempt, Run
-from agentctl.domain.step import Step, ToolCall
-from agentctl.domain.task import Session, SessionMessage, Task
 from agentctl.domain.transitions import UNFINISHED_RUN
-from agentctl.domain.verdict import Approval, Verdict
-from agentctl.domain.verification import VerificationReport
-from agentctl.store import tables
+from agentctl.store import rows, tables
 from agentctl.store.event_log import EventLog
 from agentctl.store.repository import Repository
 
-_ATTEMPT = tables.AttemptRow.__table__
-_RUN = tables.RunRow.__table__
-_TASK = tables.TaskRow.__table__
+_ATTEMPT = tables.attempt
+_RUN = tables.run
+_TASK = tables.task
 _LIVE = [AttemptStatus.STARTING.value, AttemptStatus.ACTIVE.value]
 
 
@@ -53,30 +44,21 @@ class UnitOfWork:
         connection = self._engine.connect()
         connection.begin()
         self._connection = connection
-        self.tasks = Repository(connection, tables.TaskRow.__table__, Task, "task_id", "task")
-        self.sessions = Repository(connection, tables.SessionRow.__table__, Session, "session_id",
-                                   "session")
-        self.messages = Repository(connection, tables.SessionMessageRow.__table__, SessionMessage,
-                                   "message_id", "message")
-        self.runs = Repository(connection, tables.RunRow.__table__, Run, "run_id", "run")
-        self.attempts = Repository(connection, _ATTEMPT, Attempt, "attempt_id", "attempt")
-        self.steps = Repository(connection, tables.StepRow.__table__, Step, "step_id", "step")
-        self.tool_calls = Repository(connection, tables.ToolCallRow.__table__, ToolCall,
-                                     "tool_call_id", "toolcall")
-        self.artifacts = Repository(connection, tables.ArtifactRow.__table__, Artifact,
-                                    "artifact_id", "artifact")
-        self.patches = Repository(connection, tables.PatchRow.__table__, Patch, "patch_id", "patch")
-        self.verifications = Repository(connection, tables.VerificationReportRow.__table__,
-                                        VerificationReport, "verification_report_id",
-                                        "verification")
-        self.judgements = Repository(connection, tables.JudgeReportRow.__table__, JudgeReport,
-                                     "judge_report_id", "judge")
-        self.verdicts = Repository(connection, tables.VerdictRow.__table__, Verdict, "verdict_id",
-                                   "verdict")
-        self.approvals = Repository(connection, tables.ApprovalRow.__table__, Approval,
-                                    "approval_id", "approval")
-        self.pull_requests = Repository(connection, tables.PullRequestRow.__table__, PullRequest,
-                                        "pr_id", "pr")
+        self.tasks = Repository(connection, tables.task, rows.TASKS)
+        self.sessions = Repository(connection, tables.session, rows.SESSIONS)
+        self.messages = Repository(connection, tables.session_message, rows.MESSAGES)
+        self.runs = Repository(connection, tables.run, rows.RUNS)
+        self.attempts = Repository(connection, tables.attempt, rows.ATTEMPTS)
+        self.steps = Repository(connection, tables.step, rows.STEPS)
+        self.tool_calls = Repository(connection, tables.tool_call, rows.TOOL_CALLS)
+        self.artifacts = Repository(connection, tables.artifact, rows.ARTIFACTS)
+        self.patches = Repository(connection, tables.patch, rows.PATCHES)
+        self.verifications = Repository(connection, tables.verification_report,
+                                        rows.VERIFICATIONS)
+        self.judgements = Repository(connection, tables.judge_report, rows.JUDGEMENTS)
+        self.verdicts = Repository(connection, tables.verdict, rows.VERDICTS)
+        self.approvals = Repository(connection, tables.approval, rows.APPROVALS)
+        self.pull_requests = Repository(connection, tables.pull_request, rows.PULL_REQUESTS)
         self.events = EventLog(connection)
         return self
 
