@@ -43,7 +43,7 @@ from agentctl.services.ports import (
 )
 from agentctl.services.recording import AttemptEvents
 from agentctl.store import Store
-from agentctl.store.rows import event_from_row
+from agentctl.store.rows.runs import event_from_row
 from agentctl.store.uow import UnitOfWork
 from agentctl.store.views import Views
 

@@ -15,9 +15,11 @@ from agentctl.domain.clock import to_iso
 from agentctl.domain.enums import AttemptStatus
 from agentctl.domain.errors import IllegalTransition, LeaseLost, NotFound
 from agentctl.domain.transitions import UNFINISHED_RUN
-from agentctl.store import rows, tables
+from agentctl.store import tables
 from agentctl.store.event_log import EventLog
 from agentctl.store.repository import Repository
+from agentctl.store.rows import runs as run_rows
+from agentctl.store.rows import tasks as task_rows
 
 _ATTEMPT = tables.attempt
 _RUN = tables.run
@@ -44,21 +46,21 @@ class UnitOfWork:
         connection = self._engine.connect()
         connection.begin()
         self._connection = connection
-        self.tasks = Repository(connection, tables.task, rows.TASKS)
-        self.sessions = Repository(connection, tables.session, rows.SESSIONS)
-        self.messages = Repository(connection, tables.session_message, rows.MESSAGES)
-        self.runs = Repository(connection, tables.run, rows.RUNS)
-        self.attempts = Repository(connection, tables.attempt, rows.ATTEMPTS)
-        self.steps = Repository(connection, tables.step, rows.STEPS)
-        self.tool_calls = Repository(connection, tables.tool_call, rows.TOOL_CALLS)
-        self.artifacts = Repository(connection, tables.artifact, rows.ARTIFACTS)
-        self.patches = Repository(connection, tables.patch, rows.PATCHES)
+        self.tasks = Repository(connection, tables.task, task_rows.TASKS)
+        self.sessions = Repository(connection, tables.session, task_rows.SESSIONS)
+        self.messages = Repository(connection, tables.session_message, task_rows.MESSAGES)
+        self.runs = Repository(connection, tables.run, run_rows.RUNS)
+        self.attempts = Repository(connection, tables.attempt, run_rows.ATTEMPTS)
+        self.steps = Repository(connection, tables.step, run_rows.STEPS)
+        self.tool_calls = Repository(connection, tables.tool_call, run_rows.TOOL_CALLS)
+        self.artifacts = Repository(connection, tables.artifact, run_rows.ARTIFACTS)
+        self.patches = Repository(connection, tables.patch, run_rows.PATCHES)
         self.verifications = Repository(connection, tables.verification_report,
-                                        rows.VERIFICATIONS)
-        self.judgements = Repository(connection, tables.judge_report, rows.JUDGEMENTS)
-        self.verdicts = Repository(connection, tables.verdict, rows.VERDICTS)
-        self.approvals = Repository(connection, tables.approval, rows.APPROVALS)
-        self.pull_requests = Repository(connection, tables.pull_request, rows.PULL_REQUESTS)
+                                        run_rows.VERIFICATIONS)
+        self.judgements = Repository(connection, tables.judge_report, run_rows.JUDGEMENTS)
+        self.verdicts = Repository(connection, tables.verdict, run_rows.VERDICTS)
+        self.approvals = Repository(connection, tables.approval, run_rows.APPROVALS)
+        self.pull_requests = Repository(connection, tables.pull_request, run_rows.PULL_REQUESTS)
         self.events = EventLog(connection)
         return self
 

@@ -16,8 +16,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agentctl.domain.errors import NotFound
-from agentctl.store import ids, rows
+from agentctl.store import ids
 from agentctl.store.location import Home
+from agentctl.store.rows import tasks as task_rows
 
 if TYPE_CHECKING:
     from agentctl.domain.artifact import Artifact
@@ -104,25 +105,25 @@ class Views:
     def tasks(self, *, limit: int, status: str | None = None, session_id: str | None = None,
               ) -> list[Task]:
         where, params = _filters(status=status, session_id=session_id)
-        return self.records(rows.task_from_row,
+        return self.records(task_rows.task_from_row,
                             f"SELECT * FROM task{where} ORDER BY task_id DESC LIMIT ?",
                             [*params, limit])
 
     def task(self, text: str) -> Task:
         task_id = self.resolve("task", text)
-        return self._one(rows.task_from_row, "SELECT * FROM task WHERE task_id = ?", (task_id,),
+        return self._one(task_rows.task_from_row, "SELECT * FROM task WHERE task_id = ?", (task_id,),
                          f"no task {task_id}")
 
     def sessions(self, *, limit: int) -> list[Session]:
         return [self._with_tasks(s) for s in self.records(
-            rows.session_from_row, "SELECT * FROM session ORDER BY session_id DESC LIMIT ?",
+            task_rows.session_from_row, "SELECT * FROM session ORDER BY session_id DESC LIMIT ?",
             (limit,))]
 
     def session(self, text: str) -> tuple[Session, list[SessionMessage]]:
         session_id = self.resolve("session", text)
-        session = self._one(rows.session_from_row, "SELECT * FROM session WHERE session_id = ?",
+        session = self._one(task_rows.session_from_row, "SELECT * FROM session WHERE session_id = ?",
                             (session_id,), f"no session {session_id}")
-        messages = self.records(rows.session_message_from_row, "SELECT * FROM session_message "
+        messages = self.records(task_rows.session_message_from_row, "SELECT * FROM session_message "
                                 "WHERE session_id = ? ORDER BY message_id", (session_id,))
         return self._with_tasks(session), messages
 
@@ -135,21 +136,25 @@ class Views:
     # --- runs -------------------------------------------------------------------------------
     def runs(self, *, limit: int, task_id: str | None = None, status: str | None = None,
              ) -> list[Run]:
+        from agentctl.store.rows import runs as run_rows
+
         where, params = _filters(task_id=task_id, status=status)
-        return self.records(rows.run_from_row,
+        return self.records(run_rows.run_from_row,
                             f"SELECT * FROM run{where} ORDER BY run_id DESC LIMIT ?",
                             [*params, limit])
 
     def run(self, text: str | None) -> Run:
         """A run by id prefix, or the newest run when `text` is None."""
+        from agentctl.store.rows import runs as run_rows
+
         if text is None:
-            newest = self.records(rows.run_from_row,
+            newest = self.records(run_rows.run_from_row,
                                   "SELECT * FROM run ORDER BY run_id DESC LIMIT 1")
             if not newest:
                 raise NotFound("there are no runs yet; start one with 'agentctl run start TASK'")
             return newest[0]
         run_id = self.resolve("run", text)
-        return self._one(rows.run_from_row, "SELECT * FROM run WHERE run_id = ?", (run_id,),
+        return self._one(run_rows.run_from_row, "SELECT * FROM run WHERE run_id = ?", (run_id,),
                          f"no run {run_id}")
 
     def cancel_request(self, run_id: str) -> tuple[str, str] | None:
@@ -161,47 +166,63 @@ class Views:
         return str(found[0]["cancel_requested_by"]), str(found[0]["cancel_reason"])
 
     def attempts(self, run_id: str) -> list[Attempt]:
-        return self.records(rows.attempt_from_row, "SELECT * FROM attempt WHERE run_id = ? "
+        from agentctl.store.rows import runs as run_rows
+
+        return self.records(run_rows.attempt_from_row, "SELECT * FROM attempt WHERE run_id = ? "
                             "ORDER BY attempt_number", (run_id,))
 
     def steps(self, run_id: str) -> list[Step]:
-        return self.records(rows.step_from_row, "SELECT * FROM step WHERE run_id = ? "
+        from agentctl.store.rows import runs as run_rows
+
+        return self.records(run_rows.step_from_row, "SELECT * FROM step WHERE run_id = ? "
                             "ORDER BY attempt_id, sequence_number", (run_id,))
 
     def tool_calls(self, run_id: str) -> list[ToolCall]:
-        return self.records(rows.tool_call_from_row, "SELECT * FROM tool_call WHERE run_id = ?",
+        from agentctl.store.rows import runs as run_rows
+
+        return self.records(run_rows.tool_call_from_row, "SELECT * FROM tool_call WHERE run_id = ?",
                             (run_id,))
 
     def artifacts(self, run_id: str | None = None) -> list[Artifact]:
+        from agentctl.store.rows import runs as run_rows
+
         if run_id is None:
-            return self.records(rows.artifact_from_row,
+            return self.records(run_rows.artifact_from_row,
                                 "SELECT * FROM artifact ORDER BY artifact_id")
-        return self.records(rows.artifact_from_row, "SELECT * FROM artifact WHERE run_id = ? "
+        return self.records(run_rows.artifact_from_row, "SELECT * FROM artifact WHERE run_id = ? "
                             "ORDER BY artifact_id", (run_id,))
 
     def artifact(self, text: str) -> Artifact:
+        from agentctl.store.rows import runs as run_rows
+
         artifact_id = self.resolve("artifact", text)
-        return self._one(rows.artifact_from_row, "SELECT * FROM artifact WHERE artifact_id = ?",
+        return self._one(run_rows.artifact_from_row, "SELECT * FROM artifact WHERE artifact_id = ?",
                          (artifact_id,), f"no artifact {artifact_id}")
 
     def artifacts_by_id(self, artifact_ids: Sequence[str]) -> dict[str, Artifact]:
+        from agentctl.store.rows import runs as run_rows
+
         if not artifact_ids:
             return {}
         marks = ", ".join("?" for _ in artifact_ids)
-        found = self.records(rows.artifact_from_row,
+        found = self.records(run_rows.artifact_from_row,
                              f"SELECT * FROM artifact WHERE artifact_id IN ({marks})",
                              list(artifact_ids))
         return {a.artifact_id: a for a in found}
 
     def patches(self, run_id: str) -> list[Patch]:
-        return self.records(rows.patch_from_row,
+        from agentctl.store.rows import runs as run_rows
+
+        return self.records(run_rows.patch_from_row,
                             "SELECT * FROM patch WHERE run_id = ? ORDER BY patch_id", (run_id,))
 
     def patch(self, run_id: str) -> Patch | None:
         return _last(self.patches(run_id))
 
     def verifications(self, run_id: str) -> list[VerificationReport]:
-        return self.records(rows.verification_report_from_row,
+        from agentctl.store.rows import runs as run_rows
+
+        return self.records(run_rows.verification_report_from_row,
                             "SELECT * FROM verification_report WHERE run_id = ? "
                             "ORDER BY verification_report_id", (run_id,))
 
@@ -209,22 +230,30 @@ class Views:
         return _last(self.verifications(run_id))
 
     def judgements(self, run_id: str) -> list[JudgeReport]:
-        return self.records(rows.judge_report_from_row, "SELECT * FROM judge_report "
+        from agentctl.store.rows import runs as run_rows
+
+        return self.records(run_rows.judge_report_from_row, "SELECT * FROM judge_report "
                             "WHERE run_id = ? ORDER BY judge_report_id", (run_id,))
 
     def judgement(self, run_id: str) -> JudgeReport | None:
         return _last(self.judgements(run_id))
 
     def verdict(self, run_id: str) -> Verdict | None:
-        return _last(self.records(rows.verdict_from_row, "SELECT * FROM verdict WHERE run_id = ?",
+        from agentctl.store.rows import runs as run_rows
+
+        return _last(self.records(run_rows.verdict_from_row, "SELECT * FROM verdict WHERE run_id = ?",
                                   (run_id,)))
 
     def approvals(self, run_id: str) -> list[Approval]:
-        return self.records(rows.approval_from_row, "SELECT * FROM approval WHERE run_id = ? "
+        from agentctl.store.rows import runs as run_rows
+
+        return self.records(run_rows.approval_from_row, "SELECT * FROM approval WHERE run_id = ? "
                             "ORDER BY approval_id", (run_id,))
 
     def pull_requests(self, run_id: str) -> list[PullRequest]:
-        return self.records(rows.pull_request_from_row, "SELECT * FROM pull_request "
+        from agentctl.store.rows import runs as run_rows
+
+        return self.records(run_rows.pull_request_from_row, "SELECT * FROM pull_request "
                             "WHERE run_id = ? ORDER BY pr_id", (run_id,))
 
     def run_summaries(self, run_ids: Sequence[str]) -> dict[str, Row]:

@@ -29,13 +29,16 @@ from agentctl.domain.step import Step, ToolCall, ToolResult
 from agentctl.domain.task import Session, SessionMessage, Task
 from agentctl.domain.verdict import Approval, ChainLink, Verdict
 from agentctl.domain.verification import VerificationCheck, VerificationReport
-from agentctl.store import json_columns, rows
+from agentctl.store import json_columns
+from agentctl.store.rows import runs as rows
+from agentctl.store.rows import tasks as task_rows
 
 T0 = datetime(2025, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 
 NAMES = ["Task", "Session", "SessionMessage", "Run", "Attempt", "Step", "ToolCall", "Artifact",
          "Patch", "VerificationReport", "JudgeReport", "Verdict", "Approval", "Event"]
-MAPPINGS = {"Task": rows.TASKS, "Session": rows.SESSIONS, "SessionMessage": rows.MESSAGES,
+MAPPINGS = {"Task": task_rows.TASKS, "Session": task_rows.SESSIONS,
+            "SessionMessage": task_rows.MESSAGES,
             "Run": rows.RUNS, "Attempt": rows.ATTEMPTS, "Step": rows.STEPS,
             "ToolCall": rows.TOOL_CALLS, "Artifact": rows.ARTIFACTS, "Patch": rows.PATCHES,
             "VerificationReport": rows.VERIFICATIONS, "JudgeReport": rows.JUDGEMENTS,

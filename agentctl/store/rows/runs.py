@@ -1,19 +1,6 @@
-"""Rows to records and back: one explicit pair of functions per record, as procrastinate does.
-
-Column names are the records' field names; enum columns hold their value, time columns ISO text,
-nested values compact JSON text (camelCase keys, as the JSON the CLI shows). `*_to_row` gives
-the record's own columns (a column it lacks, like `attempt.fenced_writes`, keeps its default or
-stored value); `*_from_row` takes any row that can be indexed by column name (sqlite3.Row, a
-SQLAlchemy RowMapping, a dict). No SQLAlchemy import: the lean read path uses these too.
-"""
+"""Rows of runs and of everything an attempt records: steps, tool calls, evidence, verdicts."""
 
 from __future__ import annotations
-
-import json
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Generic, Protocol, TypeVar
 
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.clock import to_iso
@@ -22,20 +9,14 @@ from agentctl.domain.enums import (
     ArtifactType,
     ArtifactVisibility,
     AttemptStatus,
-    AutonomyLevel,
     EventType,
     JudgeStatus,
-    MessageRole,
     PatchApplyStatus,
     PrEligibility,
     RedactionStatus,
     RunStatus,
-    SessionStatus,
     StepStatus,
     StepType,
-    TaskSource,
-    TaskStatus,
-    TaskType,
     ToolDecision,
     VerdictStatus,
     VerificationStatus,
@@ -45,133 +26,11 @@ from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch
 from agentctl.domain.pull_request import PullRequest
 from agentctl.domain.run import Attempt, Run
-from agentctl.domain.serialize import to_json
 from agentctl.domain.step import Step, ToolCall
-from agentctl.domain.task import Session, SessionMessage, Task
 from agentctl.domain.verdict import Approval, Verdict
 from agentctl.domain.verification import VerificationReport
 from agentctl.store import json_columns as nested
-
-R = TypeVar("R")
-RowValues = dict[str, str | int | float | bool | None]
-"""A record's columns as the driver takes them."""
-
-
-class Row(Protocol):
-    """A stored row, indexed by column name; values are the driver's (str, int, float, None)."""
-
-    def __getitem__(self, key: str, /) -> Any: ...
-
-
-def _iso(moment: datetime) -> str:
-    return to_iso(moment) or ""
-
-
-def _at(text: str) -> datetime:
-    return datetime.fromisoformat(text)
-
-
-def _dump(value: object) -> str:
-    """Nested values as compact JSON text; empty ones as `{}`/`[]` without the encoder."""
-    if not value and isinstance(value, (dict, tuple, list)):
-        return "{}" if isinstance(value, dict) else "[]"
-    return json.dumps(to_json(value), separators=(",", ":"), ensure_ascii=False)
-
-
-def _load(text: str) -> Any:
-    return json.loads(text)
-
-
-def task_to_row(r: Task) -> RowValues:
-    return {
-        "task_id": r.task_id,
-        "source": r.source.value,
-        "created_by": r.created_by,
-        "task_type": r.task_type.value,
-        "title": r.title,
-        "instruction": r.instruction,
-        "repository": r.repository,
-        "base_ref": r.base_ref,
-        "autonomy_level": r.autonomy_level.value,
-        "status": r.status.value,
-        "created_at": _iso(r.created_at),
-        "updated_at": _iso(r.updated_at),
-        "labels": _dump(r.labels),
-        "allowed_paths": _dump(r.allowed_paths),
-        "forbidden_paths": _dump(r.forbidden_paths),
-        "verification_commands": _dump(r.verification_commands),
-        "session_id": r.session_id,
-        "status_reason": r.status_reason,
-    }
-
-
-def task_from_row(row: Row) -> Task:
-    return Task(
-        task_id=row["task_id"],
-        source=TaskSource(row["source"]),
-        created_by=row["created_by"],
-        task_type=TaskType(row["task_type"]),
-        title=row["title"],
-        instruction=row["instruction"],
-        repository=row["repository"],
-        base_ref=row["base_ref"],
-        autonomy_level=AutonomyLevel(row["autonomy_level"]),
-        status=TaskStatus(row["status"]),
-        created_at=_at(row["created_at"]),
-        updated_at=_at(row["updated_at"]),
-        labels=_load(row["labels"]),
-        allowed_paths=tuple(_load(row["allowed_paths"])),
-        forbidden_paths=tuple(_load(row["forbidden_paths"])),
-        verification_commands=tuple(_load(row["verification_commands"])),
-        session_id=row["session_id"],
-        status_reason=row["status_reason"],
-    )
-
-
-def session_to_row(r: Session) -> RowValues:
-    return {
-        "session_id": r.session_id,
-        "owner": r.owner,
-        "source": r.source.value,
-        "title": r.title,
-        "status": r.status.value,
-        "created_at": _iso(r.created_at),
-        "last_activity_at": _iso(r.last_activity_at),
-    }
-
-
-def session_from_row(row: Row) -> Session:
-    return Session(
-        session_id=row["session_id"],
-        owner=row["owner"],
-        source=TaskSource(row["source"]),
-        title=row["title"],
-        status=SessionStatus(row["status"]),
-        created_at=_at(row["created_at"]),
-        last_activity_at=_at(row["last_activity_at"]),
-    )
-
-
-def session_message_to_row(r: SessionMessage) -> RowValues:
-    return {
-        "message_id": r.message_id,
-        "session_id": r.session_id,
-        "role": r.role.value,
-        "content": r.content,
-        "created_at": _iso(r.created_at),
-        "metadata": _dump(r.metadata),
-    }
-
-
-def session_message_from_row(row: Row) -> SessionMessage:
-    return SessionMessage(
-        message_id=row["message_id"],
-        session_id=row["session_id"],
-        role=MessageRole(row["role"]),
-        content=row["content"],
-        created_at=_at(row["created_at"]),
-        metadata=_load(row["metadata"]),
-    )
+from agentctl.store.rows import Row, RowMapping, RowValues, at, dump, iso, load
 
 
 def run_to_row(r: Run) -> RowValues:
@@ -180,12 +39,12 @@ def run_to_row(r: Run) -> RowValues:
         "task_id": r.task_id,
         "number": r.number,
         "status": r.status.value,
-        "execution_spec": _dump(r.execution_spec),
+        "execution_spec": dump(r.execution_spec),
         "spec_digest": r.spec_digest,
-        "policy_decision": _dump(r.policy_decision),
+        "policy_decision": dump(r.policy_decision),
         "base_commit": r.base_commit,
-        "budget": _dump(r.budget),
-        "created_at": _iso(r.created_at),
+        "budget": dump(r.budget),
+        "created_at": iso(r.created_at),
         "started_at": to_iso(r.started_at),
         "completed_at": to_iso(r.completed_at),
         "failure_summary": r.failure_summary,
@@ -202,17 +61,17 @@ def run_from_row(row: Row) -> Run:
         task_id=row["task_id"],
         number=row["number"],
         status=RunStatus(row["status"]),
-        execution_spec=nested.execution_spec(_load(row["execution_spec"])),
+        execution_spec=nested.execution_spec(load(row["execution_spec"])),
         spec_digest=row["spec_digest"],
-        policy_decision=_load(row["policy_decision"]),
+        policy_decision=load(row["policy_decision"]),
         base_commit=row["base_commit"],
-        budget=nested.budget(_load(row["budget"])),
-        created_at=_at(row["created_at"]),
-        started_at=None if (v := row["started_at"]) is None else _at(v),
-        completed_at=None if (v := row["completed_at"]) is None else _at(v),
+        budget=nested.budget(load(row["budget"])),
+        created_at=at(row["created_at"]),
+        started_at=None if (v := row["started_at"]) is None else at(v),
+        completed_at=None if (v := row["completed_at"]) is None else at(v),
         failure_summary=row["failure_summary"],
         active_attempt_id=row["active_attempt_id"],
-        not_before=None if (v := row["not_before"]) is None else _at(v),
+        not_before=None if (v := row["not_before"]) is None else at(v),
         cancel_requested_by=row["cancel_requested_by"],
         cancel_reason=row["cancel_reason"],
     )
@@ -226,9 +85,9 @@ def attempt_to_row(r: Attempt) -> RowValues:
         "worker_id": r.worker_id,
         "lease_id": r.lease_id,
         "status": r.status.value,
-        "started_at": _iso(r.started_at),
-        "last_heartbeat_at": _iso(r.last_heartbeat_at),
-        "lease_expires_at": _iso(r.lease_expires_at),
+        "started_at": iso(r.started_at),
+        "last_heartbeat_at": iso(r.last_heartbeat_at),
+        "lease_expires_at": iso(r.lease_expires_at),
         "ended_at": to_iso(r.ended_at),
         "failure_code": r.failure_code,
         "end_reason": r.end_reason,
@@ -243,10 +102,10 @@ def attempt_from_row(row: Row) -> Attempt:
         worker_id=row["worker_id"],
         lease_id=row["lease_id"],
         status=AttemptStatus(row["status"]),
-        started_at=_at(row["started_at"]),
-        last_heartbeat_at=_at(row["last_heartbeat_at"]),
-        lease_expires_at=_at(row["lease_expires_at"]),
-        ended_at=None if (v := row["ended_at"]) is None else _at(v),
+        started_at=at(row["started_at"]),
+        last_heartbeat_at=at(row["last_heartbeat_at"]),
+        lease_expires_at=at(row["lease_expires_at"]),
+        ended_at=None if (v := row["ended_at"]) is None else at(v),
         failure_code=row["failure_code"],
         end_reason=row["end_reason"],
     )
@@ -261,10 +120,10 @@ def step_to_row(r: Step) -> RowValues:
         "type": r.type.value,
         "status": r.status.value,
         "title": r.title,
-        "started_at": _iso(r.started_at),
+        "started_at": iso(r.started_at),
         "ended_at": to_iso(r.ended_at),
-        "attributes": _dump(r.attributes),
-        "artifacts": _dump(r.artifacts),
+        "attributes": dump(r.attributes),
+        "artifacts": dump(r.artifacts),
         "failure_code": r.failure_code,
         "tool_call_id": r.tool_call_id,
     }
@@ -279,10 +138,10 @@ def step_from_row(row: Row) -> Step:
         type=StepType(row["type"]),
         status=StepStatus(row["status"]),
         title=row["title"],
-        started_at=_at(row["started_at"]),
-        ended_at=None if (v := row["ended_at"]) is None else _at(v),
-        attributes=_load(row["attributes"]),
-        artifacts=tuple(_load(row["artifacts"])),
+        started_at=at(row["started_at"]),
+        ended_at=None if (v := row["ended_at"]) is None else at(v),
+        attributes=load(row["attributes"]),
+        artifacts=tuple(load(row["artifacts"])),
         failure_code=row["failure_code"],
         tool_call_id=row["tool_call_id"],
     )
@@ -299,9 +158,9 @@ def tool_call_to_row(r: ToolCall) -> RowValues:
         "decision": r.decision.value,
         "matched_rule": r.matched_rule,
         "denial_reason": r.denial_reason,
-        "requested_at": _iso(r.requested_at),
+        "requested_at": iso(r.requested_at),
         "spec_digest": r.spec_digest,
-        "result": None if (v := r.result) is None else _dump(v),
+        "result": None if (v := r.result) is None else dump(v),
         "completed_at": to_iso(r.completed_at),
         "approved_by": r.approved_by,
     }
@@ -318,10 +177,10 @@ def tool_call_from_row(row: Row) -> ToolCall:
         decision=ToolDecision(row["decision"]),
         matched_rule=row["matched_rule"],
         denial_reason=row["denial_reason"],
-        requested_at=_at(row["requested_at"]),
+        requested_at=at(row["requested_at"]),
         spec_digest=row["spec_digest"],
-        result=None if (v := row["result"]) is None else nested.tool_result(_load(v)),
-        completed_at=None if (v := row["completed_at"]) is None else _at(v),
+        result=None if (v := row["result"]) is None else nested.tool_result(load(v)),
+        completed_at=None if (v := row["completed_at"]) is None else at(v),
         approved_by=row["approved_by"],
     )
 
@@ -339,9 +198,9 @@ def artifact_to_row(r: Artifact) -> RowValues:
         "size_bytes": r.size_bytes,
         "redaction_status": r.redaction_status.value,
         "visibility": r.visibility.value,
-        "created_at": _iso(r.created_at),
+        "created_at": iso(r.created_at),
         "spec_digest": r.spec_digest,
-        "metadata": _dump(r.metadata),
+        "metadata": dump(r.metadata),
     }
 
 
@@ -358,9 +217,9 @@ def artifact_from_row(row: Row) -> Artifact:
         size_bytes=row["size_bytes"],
         redaction_status=RedactionStatus(row["redaction_status"]),
         visibility=ArtifactVisibility(row["visibility"]),
-        created_at=_at(row["created_at"]),
+        created_at=at(row["created_at"]),
         spec_digest=row["spec_digest"],
-        metadata=_load(row["metadata"]),
+        metadata=load(row["metadata"]),
     )
 
 
@@ -371,11 +230,11 @@ def patch_to_row(r: Patch) -> RowValues:
         "attempt_id": r.attempt_id,
         "base_commit": r.base_commit,
         "unified_diff_artifact": r.unified_diff_artifact,
-        "file_changes": _dump(r.file_changes),
-        "stats": _dump(r.stats),
-        "boundary_check": _dump(r.boundary_check),
+        "file_changes": dump(r.file_changes),
+        "stats": dump(r.stats),
+        "boundary_check": dump(r.boundary_check),
         "apply_status": r.apply_status.value,
-        "created_at": _iso(r.created_at),
+        "created_at": iso(r.created_at),
         "apply_error": r.apply_error,
         "tree_id": r.tree_id,
     }
@@ -388,11 +247,11 @@ def patch_from_row(row: Row) -> Patch:
         attempt_id=row["attempt_id"],
         base_commit=row["base_commit"],
         unified_diff_artifact=row["unified_diff_artifact"],
-        file_changes=tuple(nested.file_change(x) for x in _load(row["file_changes"])),
-        stats=nested.patch_stats(_load(row["stats"])),
-        boundary_check=nested.patch_boundary_check(_load(row["boundary_check"])),
+        file_changes=tuple(nested.file_change(x) for x in load(row["file_changes"])),
+        stats=nested.patch_stats(load(row["stats"])),
+        boundary_check=nested.patch_boundary_check(load(row["boundary_check"])),
         apply_status=PatchApplyStatus(row["apply_status"]),
-        created_at=_at(row["created_at"]),
+        created_at=at(row["created_at"]),
         apply_error=row["apply_error"],
         tree_id=row["tree_id"],
     )
@@ -404,10 +263,10 @@ def verification_report_to_row(r: VerificationReport) -> RowValues:
         "run_id": r.run_id,
         "attempt_id": r.attempt_id,
         "status": r.status.value,
-        "checks": _dump(r.checks),
+        "checks": dump(r.checks),
         "full_report_artifact": r.full_report_artifact,
-        "started_at": _iso(r.started_at),
-        "ended_at": _iso(r.ended_at),
+        "started_at": iso(r.started_at),
+        "ended_at": iso(r.ended_at),
     }
 
 
@@ -417,10 +276,10 @@ def verification_report_from_row(row: Row) -> VerificationReport:
         run_id=row["run_id"],
         attempt_id=row["attempt_id"],
         status=VerificationStatus(row["status"]),
-        checks=tuple(nested.verification_check(x) for x in _load(row["checks"])),
+        checks=tuple(nested.verification_check(x) for x in load(row["checks"])),
         full_report_artifact=row["full_report_artifact"],
-        started_at=_at(row["started_at"]),
-        ended_at=_at(row["ended_at"]),
+        started_at=at(row["started_at"]),
+        ended_at=at(row["ended_at"]),
     )
 
 
@@ -431,10 +290,10 @@ def judge_report_to_row(r: JudgeReport) -> RowValues:
         "attempt_id": r.attempt_id,
         "judge": r.judge,
         "status": r.status.value,
-        "findings": _dump(r.findings),
+        "findings": dump(r.findings),
         "confidence": r.confidence,
         "report_artifact": r.report_artifact,
-        "created_at": _iso(r.created_at),
+        "created_at": iso(r.created_at),
         "summary": r.summary,
     }
 
@@ -446,10 +305,10 @@ def judge_report_from_row(row: Row) -> JudgeReport:
         attempt_id=row["attempt_id"],
         judge=row["judge"],
         status=JudgeStatus(row["status"]),
-        findings=tuple(nested.judge_finding(x) for x in _load(row["findings"])),
+        findings=tuple(nested.judge_finding(x) for x in load(row["findings"])),
         confidence=float(row["confidence"]),
         report_artifact=row["report_artifact"],
-        created_at=_at(row["created_at"]),
+        created_at=at(row["created_at"]),
         summary=row["summary"],
     )
 
@@ -460,10 +319,10 @@ def verdict_to_row(r: Verdict) -> RowValues:
         "run_id": r.run_id,
         "status": r.status.value,
         "pr_eligibility": r.pr_eligibility.value,
-        "reasons": _dump(r.reasons),
-        "evidence": _dump(r.evidence),
-        "chain": _dump(r.chain),
-        "decided_at": _iso(r.decided_at),
+        "reasons": dump(r.reasons),
+        "evidence": dump(r.evidence),
+        "chain": dump(r.chain),
+        "decided_at": iso(r.decided_at),
         "decided_by": r.decided_by,
         "spec_digest": r.spec_digest,
         "tree_id": r.tree_id,
@@ -476,10 +335,10 @@ def verdict_from_row(row: Row) -> Verdict:
         run_id=row["run_id"],
         status=VerdictStatus(row["status"]),
         pr_eligibility=PrEligibility(row["pr_eligibility"]),
-        reasons=tuple(_load(row["reasons"])),
-        evidence=tuple(_load(row["evidence"])),
-        chain=tuple(nested.chain_link(x) for x in _load(row["chain"])),
-        decided_at=_at(row["decided_at"]),
+        reasons=tuple(load(row["reasons"])),
+        evidence=tuple(load(row["evidence"])),
+        chain=tuple(nested.chain_link(x) for x in load(row["chain"])),
+        decided_at=at(row["decided_at"]),
         decided_by=row["decided_by"],
         spec_digest=row["spec_digest"],
         tree_id=row["tree_id"],
@@ -494,7 +353,7 @@ def approval_to_row(r: Approval) -> RowValues:
         "decision": r.decision.value,
         "by": r.by,
         "reason": r.reason,
-        "created_at": _iso(r.created_at),
+        "created_at": iso(r.created_at),
     }
 
 
@@ -506,7 +365,7 @@ def approval_from_row(row: Row) -> Approval:
         decision=ApprovalDecision(row["decision"]),
         by=row["by"],
         reason=row["reason"],
-        created_at=_at(row["created_at"]),
+        created_at=at(row["created_at"]),
     )
 
 
@@ -523,7 +382,7 @@ def pull_request_to_row(r: PullRequest) -> RowValues:
         "body_artifact": r.body_artifact,
         "url": r.url,
         "created_by": r.created_by,
-        "created_at": _iso(r.created_at),
+        "created_at": iso(r.created_at),
     }
 
 
@@ -540,7 +399,7 @@ def pull_request_from_row(row: Row) -> PullRequest:
         body_artifact=row["body_artifact"],
         url=row["url"],
         created_by=row["created_by"],
-        created_at=_at(row["created_at"]),
+        created_at=at(row["created_at"]),
     )
 
 
@@ -553,28 +412,13 @@ def event_from_row(row: Row) -> Event:
         run_id=row["run_id"],
         attempt_id=row["attempt_id"],
         step_id=row["step_id"],
-        payload=_load(row["payload"]),
-        created_at=_at(row["created_at"]),
+        payload=load(row["payload"]),
+        created_at=at(row["created_at"]),
         prev_hash=row["prev_hash"],
         hash=row["hash"],
     )
 
 
-@dataclass(frozen=True, slots=True)
-class RowMapping(Generic[R]):
-    """How one record type is stored: its table, key column and the two mapping functions."""
-
-    table: str
-    key: str
-    kind: str  # the record's name in messages ("no run ...")
-    to_row: Callable[[R], RowValues]
-    from_row: Callable[[Row], R]
-
-
-TASKS = RowMapping("task", "task_id", "task", task_to_row, task_from_row)
-SESSIONS = RowMapping("session", "session_id", "session", session_to_row, session_from_row)
-MESSAGES = RowMapping("session_message", "message_id", "message", session_message_to_row,
-                      session_message_from_row)
 RUNS = RowMapping("run", "run_id", "run", run_to_row, run_from_row)
 ATTEMPTS = RowMapping("attempt", "attempt_id", "attempt", attempt_to_row, attempt_from_row)
 STEPS = RowMapping("step", "step_id", "step", step_to_row, step_from_row)
