@@ -13,13 +13,12 @@ import sqlite3
 import time
 from functools import lru_cache
 
-from sqlalchemy import Engine, create_engine, delete, event, insert, inspect
+from sqlalchemy import Connection, Engine, create_engine, event
 
-from agentctl.store import tables
 from agentctl.store.location import Home
+from agentctl.store.revision import HEAD, stored_revision
 
 BUSY_TIMEOUT_SECONDS = 120
-SCHEMA_VERSION = "1"
 
 
 @lru_cache(maxsize=8)
@@ -67,25 +66,23 @@ def begin_immediate(connection: sqlite3.Connection) -> None:
 
 
 def ensure_schema(home: Home) -> Engine:
-    """Create the home and the tables on first use; one cheap query when they exist."""
+    """Create the home on first use and bring its database to the schema this agentctl needs;
+    one cheap query when it is there already (Alembic is imported only when it is not)."""
     home.root.mkdir(parents=True, exist_ok=True)
     engine = engine_for(home.database_url)
-    if _schema_version(engine) != SCHEMA_VERSION:
-        # In one write transaction: when several processes start on a fresh home at once, one
-        # creates the tables and the others, waiting for the lock, find them there.
-        with engine.begin() as connection:
-            tables.metadata.create_all(connection)
-            meta = tables.meta
-            connection.execute(delete(meta).where(meta.c.key == "schema_version"))
-            connection.execute(insert(meta).values(key="schema_version",
-                                                   value=SCHEMA_VERSION))
+    with engine.connect() as connection:
+        revision = revision_of(connection)
+    if revision != HEAD:
+        from agentctl.store.migrate import upgrade
+
+        upgrade(engine, home, automatic=True)
     return engine
 
 
-def _schema_version(engine: Engine) -> str | None:
-    with engine.connect() as connection:
-        if not inspect(connection).has_table("meta"):
-            return None
-        row = connection.exec_driver_sql(
-            "SELECT value FROM meta WHERE key = 'schema_version'").first()
-    return row[0] if row else None
+def revision_of(connection: Connection) -> str | None:
+    """The schema revision the connection's database records, read with the driver alone."""
+    cursor = connection.connection.cursor()
+    try:
+        return stored_revision(cursor, connection.dialect.name)
+    finally:
+        cursor.close()

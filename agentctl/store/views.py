@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from agentctl.domain.errors import NotFound
 from agentctl.store import ids
 from agentctl.store.location import Home
+from agentctl.store.revision import HEAD, stored_revision
 from agentctl.store.rows import tasks as task_rows
 
 if TYPE_CHECKING:
@@ -302,6 +303,26 @@ def _last(items: list[R]) -> R | None:
 
 
 def _connect(home: Home) -> tuple[_Connection | None, str]:
+    """A read connection to a database at the schema this agentctl needs: one that is behind
+    is upgraded first (the write path's migrations), so old homes read like new ones."""
+    connection, paramstyle = _open(home)
+    if connection is None:
+        return None, paramstyle
+    cursor = connection.cursor()
+    try:
+        current = stored_revision(cursor, "sqlite" if paramstyle == "qmark" else "postgresql")
+    finally:
+        cursor.close()
+    if current == HEAD:
+        return connection, paramstyle
+    connection.close()
+    from agentctl.store.engine import ensure_schema
+
+    ensure_schema(home)
+    return _open(home)
+
+
+def _open(home: Home) -> tuple[_Connection | None, str]:
     path = home.sqlite_path
     if path is not None:
         if not path.exists():
