@@ -7,11 +7,17 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+from tests.pg_server import PostgresServer
+
+if TYPE_CHECKING:
+    from agentctl.store.location import Home as StoreHome
 
 AGENTCTL = shutil.which("agentctl", path=str(Path(sys.executable).parent)) or "agentctl"
 GIT_IDENTITY = {
@@ -128,3 +134,24 @@ def run_agentctl() -> Callable[..., Result]:
 def agentctl_executable() -> str:
     """The path of the installed `agentctl`, for tests that start it with Popen."""
     return AGENTCTL
+
+
+# --- stores: every store-touching test runs on SQLite and on PostgreSQL ---------------------
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL 15 server for this test process (started here, never skipped)."""
+    server = PostgresServer().start()
+    yield server
+    server.destroy()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_home(request: pytest.FixtureRequest, tmp_path: Path) -> StoreHome:
+    """A state home on each store: the embedded SQLite file, or a new PostgreSQL database."""
+    from agentctl.store.location import Home, resolve_home
+
+    if request.param == "sqlite":
+        return resolve_home(str(tmp_path / "home"))
+    url = request.getfixturevalue("postgres").database()
+    return Home(root=tmp_path / "home", database_url=url)

@@ -11,14 +11,19 @@ from __future__ import annotations
 import random
 import sqlite3
 import time
+from collections.abc import Callable
 from functools import lru_cache
+from typing import TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.exc import OperationalError
 
+from agentctl.domain.errors import StoreUnavailable
 from agentctl.store.location import Home
 from agentctl.store.revision import HEAD, stored_revision
 
 BUSY_TIMEOUT_SECONDS = 120
+RECONNECT_SECONDS = 30.0  # how long a lost shared database is retried before giving up
 
 
 @lru_cache(maxsize=8)
@@ -46,6 +51,30 @@ def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(connection) -> None:  # type: ignore[no-untyped-def]
         begin_immediate(connection.connection.driver_connection)
+
+
+T = TypeVar("T")
+
+
+def reconnecting(engine: Engine, connect: Callable[[], T], *,
+                 patience: float = RECONNECT_SECONDS) -> T:
+    """`connect()`, retried with backoff while a shared database cannot be reached (it restarts,
+    the network drops); StoreUnavailable once `patience` runs out. Only connecting is retried:
+    a transaction cut half-way is rolled back and its caller decides, so nothing is written
+    twice and every retried write passes its lease fence again."""
+    if engine.dialect.name == "sqlite":
+        return connect()  # a file: nothing to wait for (locks are begin_immediate's)
+    deadline = time.monotonic() + patience
+    delay = 0.1
+    while True:
+        try:
+            return connect()
+        except OperationalError as error:
+            if time.monotonic() + delay > deadline:
+                raise StoreUnavailable(f"the database cannot be reached: "
+                                       f"{str(error.orig).strip().splitlines()[0]}") from error
+        time.sleep(delay * random.uniform(0.5, 1.5))
+        delay = min(delay * 2, 2.0)
 
 
 def begin_immediate(connection: sqlite3.Connection) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from sqlalchemy import Connection, Dialect, Table, insert, select, update
+from sqlalchemy import Connection, Dialect, Select, Table, insert, select, update
 
 from agentctl.domain.errors import IllegalTransition, NotFound
 from agentctl.store.rows import Row, RowMapping, RowValues
@@ -92,6 +92,13 @@ class Repository(Generic[R]):
         if order_by:
             query = query.order_by(self._table.c[order_by])
         return [self._remember(row) for row in self._connection.execute(query).mappings()]
+
+    def claim(self, query: Select[Any]) -> list[R]:
+        """The rows of `query` (a SELECT of this table), locked for this transaction; rows that
+        another transaction holds are skipped, not waited for (FOR UPDATE SKIP LOCKED on
+        PostgreSQL; SQLite's write transaction already keeps every other writer out)."""
+        locked = query.with_for_update(skip_locked=True)
+        return [self._remember(row) for row in self._connection.execute(locked).mappings()]
 
     def _remember(self, row: Row) -> R:
         record = self._mapping.from_row(row)

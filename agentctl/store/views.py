@@ -306,20 +306,25 @@ def _connect(home: Home) -> tuple[_Connection | None, str]:
     """A read connection to a database at the schema this agentctl needs: one that is behind
     is upgraded first (the write path's migrations), so old homes read like new ones."""
     connection, paramstyle = _open(home)
-    if connection is None:
-        return None, paramstyle
+    if connection is None or home.database_url in _CURRENT:
+        return connection, paramstyle
     cursor = connection.cursor()
     try:
         current = stored_revision(cursor, "sqlite" if paramstyle == "qmark" else "postgresql")
     finally:
         cursor.close()
     if current == HEAD:
+        _CURRENT.add(home.database_url)
         return connection, paramstyle
     connection.close()
     from agentctl.store.engine import ensure_schema
 
     ensure_schema(home)
     return _open(home)
+
+
+_CURRENT: set[str] = set()
+"""Databases this process found at HEAD already: a worker's frequent reads check once."""
 
 
 def _open(home: Home) -> tuple[_Connection | None, str]:
@@ -330,9 +335,7 @@ def _open(home: Home) -> tuple[_Connection | None, str]:
         connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
         connection.row_factory = sqlite3.Row
         return connection, "qmark"
-    from agentctl.store.engine import (
-        engine_for,  # another database: its driver via SQLAlchemy
-    )
+    from agentctl.store.engine import engine_for, reconnecting  # another database: via SQLAlchemy
 
-    raw = engine_for(home.database_url).raw_connection()
-    return raw, "format"
+    engine = engine_for(home.database_url)
+    return reconnecting(engine, engine.raw_connection), "format"
