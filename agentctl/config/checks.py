@@ -101,6 +101,17 @@ def regex_list(value: object) -> tuple[str, ...]:
     return items
 
 
+DATABASE_SCHEMES = ("sqlite:///", "postgresql+psycopg://")
+
+
+def database_url(value: object) -> str:
+    """Empty (the embedded SQLite file in the home), or a URL of a store agentctl supports."""
+    url = text(value)
+    if url and not url.startswith(DATABASE_SCHEMES):
+        raise TypeError("a database URL starting with sqlite:/// or postgresql+psycopg://")
+    return url
+
+
 def aliases(value: object) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise TypeError('a table of name = "path or URL"')
@@ -108,6 +119,7 @@ def aliases(value: object) -> dict[str, str]:
 
 
 Text = Annotated[str, text]
+DatabaseUrl = Annotated[str, database_url]
 Flag = Annotated[bool, flag]
 Count = Annotated[int, count]
 PositiveCount = Annotated[int, positive_count]

@@ -14,6 +14,7 @@ from agentctl.config.checks import (
     Aliases,
     Commands,
     Count,
+    DatabaseUrl,
     Flag,
     Fraction,
     Globs,
@@ -135,6 +136,12 @@ class WorkerSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StoreSettings:
+    url: DatabaseUrl = ""  # empty: the SQLite file in the home; AGENTCTL_DATABASE_URL wins
+    artifacts: Text = ""  # empty: `artifacts/` in the home
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """Validated settings: every key present, the file's value or the default."""
 
@@ -148,4 +155,5 @@ class Config:
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     agent: AgentSettings = field(default_factory=AgentSettings)
     worker: WorkerSettings = field(default_factory=WorkerSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
     source: Path | None = field(default=None, metadata={"section": False})
