@@ -191,3 +191,39 @@ def test_a_host_cut_off_mid_run_waits_for_the_database_and_finishes_its_attempt(
     assert steps[0][0] > cut_off[0][0]  # its later steps landed once it was back
     assert rows(fleet, "SELECT fenced_writes FROM attempt")[0][0] > 0
     fleet.audit_ok()
+
+
+def test_a_frozen_host_worker_that_wakes_after_its_lease_expired_writes_nothing(
+        fleet: Fleet, network: Network) -> None:
+    configure(fleet, ttl=2)
+    run_id = fleet.queue(fleet.submit(), fleet.hanging_plan(first=60, later=0))
+    frozen = start_worker(fleet, network.namespaces[0], "--once")
+    frozen_id = frozen.worker_id()
+    agent_pid = wait_for(lambda: fleet.agent_pids() and fleet.agent_pids()[0], timeout=60,
+                         what="the agent of attempt 1")
+    frozen.signal_group(signal.SIGSTOP)
+    try:
+        rescuer = start_worker(fleet, network.namespaces[1], "--once")
+        assert rescuer.wait(timeout=120) == 0, rescuer.stderr()
+        before = rows(fleet, "SELECT a.attempt_number, a.fenced_writes, count(s.step_id) "
+                             "FROM attempt a LEFT JOIN step s ON s.attempt_id = a.attempt_id "
+                             "GROUP BY a.attempt_number, a.fenced_writes ORDER BY 1")
+        events_before = rows(fleet, "SELECT count(*) FROM event")
+    finally:
+        frozen.signal_group(signal.SIGCONT)
+    frozen.wait(timeout=120)
+    wait_for(lambda: not os.path.exists(f"/proc/{agent_pid}") or
+             open(f"/proc/{agent_pid}/stat").read().split()[2] == "Z", timeout=30,
+             what="the frozen worker's agent to be stopped")
+
+    after = rows(fleet, "SELECT a.attempt_number, a.fenced_writes, count(s.step_id) "
+                        "FROM attempt a LEFT JOIN step s ON s.attempt_id = a.attempt_id "
+                        "GROUP BY a.attempt_number, a.fenced_writes ORDER BY 1")
+    assert after == before  # not a step, not a fenced write more from the woken worker
+    assert rows(fleet, "SELECT count(*) FROM event") == events_before
+    tree = fleet.tree(run_id)
+    assert tree["status"] == "COMPLETED"
+    assert attempt_summary(tree) == [(1, "LEASE_EXPIRED", "lease_expired"),
+                                     (2, "COMPLETED", None)]
+    assert tree["attempts"][0]["workerId"] == frozen_id
+    fleet.audit_ok()
