@@ -146,6 +146,21 @@ def postgres() -> Iterator[PostgresServer]:
     server.destroy()
 
 
+def _needs_postgres(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params.values() if callspec is not None else ()
+    return "postgres" in getattr(item, "fixturenames", ()) or "postgresql" in params
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _postgres_before_any_test(request: pytest.FixtureRequest) -> None:
+    """Start the server before the first test when any selected test needs it: a pipeline run
+    makes this process a child subreaper and kills the new descendants of its phases, and a
+    server started after that would be one (its backends killed mid-query)."""
+    if any(_needs_postgres(item) for item in request.session.items):
+        request.getfixturevalue("postgres")
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_home(request: pytest.FixtureRequest, tmp_path: Path) -> StoreHome:
     """A state home on each store: the embedded SQLite file, or a new PostgreSQL database."""

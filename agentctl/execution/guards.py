@@ -240,6 +240,10 @@ class BudgetGuard:
                          f"the budget is {budget.max_output_bytes}")
         return None
 
+    @property
+    def wall_seconds(self) -> float:
+        return self._budget.wall_seconds
+
     def seconds_left(self) -> float:
         """Of the wall budget: a call may not run past it."""
         return max(self._budget.wall_seconds - (self._clock() - self._started), 0.0)

@@ -115,3 +115,8 @@ def revision_of(connection: Connection) -> str | None:
         return stored_revision(cursor, connection.dialect.name)
     finally:
         cursor.close()
+
+
+def event_count(engine: Engine) -> int:
+    with engine.connect() as connection:
+        return int(connection.exec_driver_sql("SELECT count(*) FROM event").scalar() or 0)

@@ -29,6 +29,7 @@ class EventLog:
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
         self._pending: list[NewEvent] = []
+        self.appended: tuple[int, str] | None = None  # the head after this transaction's appends
 
     def append(self, *events: NewEvent) -> None:
         self.append_many(events)
@@ -57,6 +58,7 @@ class EventLog:
             raise IllegalTransition("event log", str(old_seq), str(seq),
                                     "another writer appended concurrently")
         self._pending.clear()
+        self.appended = (seq, prev_hash)
 
     def _lock_head(self) -> tuple[int, str]:
         locked = select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update()
