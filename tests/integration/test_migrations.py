@@ -161,3 +161,39 @@ def test_processes_starting_together_on_an_old_home_upgrade_it_once(
     assert all(len(json.loads(stdout)) == 4 for stdout, _ in outputs)
     assert sorted(p.name for p in home.glob("agentctl.db.pre-*")) == [f"agentctl.db.pre-{HEAD}.bak"]
     assert dump(home / "agentctl.db")["alembic_version"] == [(HEAD,)]
+
+
+def test_a_shared_database_that_is_behind_waits_for_db_upgrade(
+        tmp_path: Path, run_agentctl: Callable[..., object], postgres: object) -> None:
+    url = postgres.database(empty=True)  # type: ignore[attr-defined]
+    engine = create_engine(url)
+    cfg = migrate.config()
+    with engine.begin() as connection:
+        cfg.attributes["connection"] = connection
+        command.upgrade(cfg, "0001")
+    engine.dispose()
+    env = {"AGENTCTL_DATABASE_URL": url}
+    home = tmp_path / "home"
+
+    refused = run_agentctl("task", "list", home=home, cwd=tmp_path, env=env)
+    assert refused.returncode == 2  # type: ignore[attr-defined]
+    assert refused.stderr.strip().splitlines() == [  # type: ignore[attr-defined]
+        f"agentctl: error: the database is at schema revision 0001, this agentctl needs {HEAD}: "
+        "run 'agentctl db upgrade'"]
+    behind = run_agentctl("db", "current", "--json", home=home, cwd=tmp_path, env=env)
+    assert behind.json()["revision"] == "0001"  # type: ignore[attr-defined]
+
+    done = run_agentctl("db", "upgrade", "--json", home=home, cwd=tmp_path, env=env).json()  # type: ignore[attr-defined]
+    assert done == {"fromRevision": "0001", "toRevision": HEAD, "upgraded": True, "backup": None}
+    listed = run_agentctl("task", "list", home=home, cwd=tmp_path, env=env)
+    assert listed.returncode == 0, listed.stderr  # type: ignore[attr-defined]
+
+
+def test_a_new_empty_shared_database_is_set_up_on_first_use(
+        tmp_path: Path, run_agentctl: Callable[..., object], postgres: object) -> None:
+    url = postgres.database(empty=True)  # type: ignore[attr-defined]
+    env = {"AGENTCTL_DATABASE_URL": url}
+    first = run_agentctl("task", "list", home=tmp_path / "home", cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stderr  # type: ignore[attr-defined]
+    now = run_agentctl("db", "current", "--json", home=tmp_path / "home", cwd=tmp_path, env=env)
+    assert now.json() == {"revision": HEAD, "head": HEAD, "upToDate": True}  # type: ignore[attr-defined]
