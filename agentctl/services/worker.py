@@ -126,8 +126,8 @@ def work(queue: RunQueue, *, worker_id: str, ttl_seconds: float, poll_seconds: f
          sleep: Callable[[float], None] = time.sleep) -> int:
     """Lease and execute queued runs until told to stop; the number of attempts executed.
 
-    Every claim first reclaims expired leases, so a run whose worker died is picked up again;
-    an idle pass reaps the rest. `sleep` is how an idle worker waits (the store's wake-ups).
+    Every claim first reclaims expired leases, so a run whose worker died is picked up again.
+    `sleep` is how an idle worker waits (the store's wake-ups).
     With `once`, return when nothing is queued any more (runs waiting out a backoff count as
     queued, and so do runs other workers hold: they may come back).
     """
@@ -140,8 +140,6 @@ def work(queue: RunQueue, *, worker_id: str, ttl_seconds: float, poll_seconds: f
                 on_run(execute_leased(queue, lease, options))
                 executed += 1
                 unreachable = 0
-                continue
-            if queue.reap_expired():
                 continue
             if once and not queue.waiting():
                 return executed
