@@ -189,8 +189,8 @@ def main() -> None:
             "agentctl verdict explain RUN": ([agentctl, "verdict", "explain", run_id], 2.0),
             "agentctl artifact list RUN": ([agentctl, "artifact", "list", run_id], 2.0),
             "agentctl events --run RUN": ([agentctl, "events", "--run", run_id], 2.0),
-            "(reference) python -c 'import sqlmodel'": (
-                [sys.executable, "-c", "import sqlmodel"], None),
+            "(reference) python -c 'import sqlalchemy'": (
+                [sys.executable, "-c", "import sqlalchemy"], None),
         }
         for argv, _ in commands.values():  # warm the file cache and byte-code
             time_once(argv, env, workdir)

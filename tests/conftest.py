@@ -7,11 +7,17 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+from tests.pg_server import PostgresServer
+
+if TYPE_CHECKING:
+    from agentctl.store.location import Home as StoreHome
 
 AGENTCTL = shutil.which("agentctl", path=str(Path(sys.executable).parent)) or "agentctl"
 GIT_IDENTITY = {
@@ -128,3 +134,39 @@ def run_agentctl() -> Callable[..., Result]:
 def agentctl_executable() -> str:
     """The path of the installed `agentctl`, for tests that start it with Popen."""
     return AGENTCTL
+
+
+# --- stores: every store-touching test runs on SQLite and on PostgreSQL ---------------------
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL 15 server for this test process (started here, never skipped)."""
+    server = PostgresServer().start()
+    yield server
+    server.destroy()
+
+
+def _needs_postgres(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params.values() if callspec is not None else ()
+    return "postgres" in getattr(item, "fixturenames", ()) or "postgresql" in params
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _postgres_before_any_test(request: pytest.FixtureRequest) -> None:
+    """Start the server before the first test when any selected test needs it: a pipeline run
+    makes this process a child subreaper and kills the new descendants of its phases, and a
+    server started after that would be one (its backends killed mid-query)."""
+    if any(_needs_postgres(item) for item in request.session.items):
+        request.getfixturevalue("postgres")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_home(request: pytest.FixtureRequest, tmp_path: Path) -> StoreHome:
+    """A state home on each store: the embedded SQLite file, or a new PostgreSQL database."""
+    from agentctl.store.location import Home, resolve_home
+
+    if request.param == "sqlite":
+        return resolve_home(str(tmp_path / "home"))
+    url = request.getfixturevalue("postgres").database()
+    return Home(root=tmp_path / "home", database_url=url)

@@ -9,6 +9,7 @@ from agentctl import __version__
 from agentctl.cli import (
     artifact,
     audit,
+    db,
     demo,
     events,
     init,
@@ -68,5 +69,6 @@ app.add_typer(artifact.app, name="artifact")
 app.add_typer(pr.app, name="pr")
 app.command("events")(events.events)
 app.add_typer(audit.app, name="audit")
+app.add_typer(db.app, name="db")
 app.command("demo")(demo.demo)
 app.add_typer(sandbox.app, name="sandbox")

@@ -26,9 +26,15 @@ class State:
     @property
     def home(self) -> Home:
         if self._home is None:
+            from agentctl.config_file import config_path
             from agentctl.store.location import resolve_home
 
-            self._home = resolve_home(self.home_option)
+            if self._config is None and config_path(self.config_option, Path.cwd()) is None:
+                self._home = resolve_home(self.home_option)  # no file: no [store] to read
+            else:
+                store = self.config.store
+                self._home = resolve_home(self.home_option, url=store.url,
+                                          artifacts=store.artifacts)
         return self._home
 
     @property

@@ -31,6 +31,7 @@ def worker(
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.sql_ledger import StoreRunQueue
     from agentctl.services.worker import new_worker_id, work
+    from agentctl.store.wakeup import WakeUps
 
     current = state(ctx)
     config = current.config
@@ -47,12 +48,16 @@ def worker(
         if run is not None:
             note(f"{run.run_id}: {run.status.value}")  # type: ignore[attr-defined]
 
+    wakeups = WakeUps(current.store.home)
     try:
         executed = work(StoreRunQueue(current.store), worker_id=worker_id,
                         ttl_seconds=lease_ttl or config.worker.lease_ttl_seconds,
                         poll_seconds=poll or config.worker.poll_seconds,
-                        options=options, once=once, max_runs=max_runs, on_run=report)
+                        options=options, once=once, max_runs=max_runs, on_run=report,
+                        sleep=wakeups.wait)
     except KeyboardInterrupt:
         note(f"worker {worker_id} stopped")
         raise typer.Exit(130) from None
+    finally:
+        wakeups.close()
     note(f"worker {worker_id} done: {executed} attempt(s)")

@@ -6,7 +6,6 @@ and the key; call sites read attributes (`config.budget.max_attempts`), which my
 
 from __future__ import annotations
 
-import os
 import tomllib
 import types
 import typing
@@ -18,13 +17,13 @@ from typing import Any, TypeGuard, TypeVar
 
 from agentctl.config.checks import Check
 from agentctl.config.schema import CheckSettings, Config
+from agentctl.config_file import CONFIG_FILENAME, config_path, user_config_path
 from agentctl.domain.enums import choices
 from agentctl.domain.errors import ConfigError
 
 __all__ = ["CONFIG_FILENAME", "Config", "ConfigError", "defaults", "discover", "load",
            "sections", "user_config_path"]
 
-CONFIG_FILENAME = ".agentctl.toml"
 _CHECK_KEYS = tuple(f.name for f in fields(CheckSettings))
 S = TypeVar("S")
 
@@ -49,24 +48,8 @@ def load(path: Path) -> Config:
 
 def discover(explicit: str | None, cwd: Path) -> Config:
     """--config / AGENTCTL_CONFIG, else the nearest .agentctl.toml upwards, else the user's."""
-    chosen = explicit or os.environ.get("AGENTCTL_CONFIG")
-    if chosen:
-        path = Path(chosen).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"{path}: config file not found")
-        return load(path)
-    for folder in (cwd, *cwd.parents):
-        candidate = folder / CONFIG_FILENAME
-        if candidate.is_file():
-            return load(candidate)
-    user_file = user_config_path()
-    return load(user_file) if user_file.is_file() else defaults()
-
-
-def user_config_path() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("agentctl")) / "config.toml"
+    path = config_path(explicit, cwd)
+    return defaults() if path is None else load(path)
 
 
 def sections(cls: type = Config, prefix: str = "") -> dict[str, tuple[str, ...]]:

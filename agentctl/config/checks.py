@@ -108,6 +108,15 @@ def network_rules(value: object) -> tuple[str, ...]:
         return tuple(validate_rule(item) for item in strings(value))
     except BadInput as error:
         raise TypeError(f"a list of host[:port] globs ({error})") from None
+DATABASE_SCHEMES = ("sqlite:///", "postgresql+psycopg://")
+
+
+def database_url(value: object) -> str:
+    """Empty (the embedded SQLite file in the home), or a URL of a store agentctl supports."""
+    url = text(value)
+    if url and not url.startswith(DATABASE_SCHEMES):
+        raise TypeError("a database URL starting with sqlite:/// or postgresql+psycopg://")
+    return url
 
 
 def aliases(value: object) -> dict[str, str]:
@@ -117,6 +126,7 @@ def aliases(value: object) -> dict[str, str]:
 
 
 Text = Annotated[str, text]
+DatabaseUrl = Annotated[str, database_url]
 Flag = Annotated[bool, flag]
 Count = Annotated[int, count]
 PositiveCount = Annotated[int, positive_count]

@@ -14,6 +14,7 @@ from agentctl.config.checks import (
     Aliases,
     Commands,
     Count,
+    DatabaseUrl,
     Flag,
     Fraction,
     Globs,
@@ -156,6 +157,12 @@ class SandboxSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StoreSettings:
+    url: DatabaseUrl = ""  # empty: the SQLite file in the home; AGENTCTL_DATABASE_URL wins
+    artifacts: Text = ""  # empty: `artifacts/` in the home
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """Validated settings: every key present, the file's value or the default."""
 
@@ -170,4 +177,5 @@ class Config:
     agent: AgentSettings = field(default_factory=AgentSettings)
     worker: WorkerSettings = field(default_factory=WorkerSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
     source: Path | None = field(default=None, metadata={"section": False})

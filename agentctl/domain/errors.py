@@ -59,3 +59,7 @@ class InfrastructureFailure(AgentctlError):
     """Something outside the agent's control failed (clone, disk, network); worth a new attempt."""
 
     exit_code = 1
+
+
+class StoreUnavailable(InfrastructureFailure):
+    """The shared database could not be reached, after retrying with backoff."""

@@ -113,6 +113,7 @@ def _run(
     finally:
         if process.returncode is None:  # Ctrl-C, or should_stop raised: still leave nothing
             _terminate_group(process)
+            _reap_adopted(process.pid, leader=process.pid)  # no zombie keeps the group
     _kill_group(process.pid, process, signal_first=ended is _Ended.EXITED)
     if feeder is not None:
         feeder.join(timeout=GRACE_SECONDS)

@@ -128,28 +128,23 @@ def _stored_records(store: Store, views: Views) -> _Stored:
     """The digest of every record an event vouches for, run statuses, and what does not even
     decode, or whose blob is not the content its row names."""
     from agentctl.domain.artifact import Artifact
-    from agentctl.domain.judge import JudgeReport
-    from agentctl.domain.patch import Patch
-    from agentctl.domain.pull_request import PullRequest
-    from agentctl.domain.verdict import Approval, Verdict
-    from agentctl.domain.verification import VerificationReport
+    from agentctl.store.rows import runs as rows
 
     stored = _Stored()
-    tables: tuple[tuple[str, type, str, str, Callable[[Any], str]], ...] = (
-        ("verdict", Verdict, "verdict", "verdict_id", digest),
-        ("patch", Patch, "patch", "patch_id", digest),
-        ("verification", VerificationReport, "verification_report", "verification_report_id",
-         digest),
-        ("judgement", JudgeReport, "judge_report", "judge_report_id", digest),
-        ("approval", Approval, "approval", "approval_id", digest),
-        ("pull request", PullRequest, "pull_request", "pr_id", digest),
-        ("artifact", Artifact, "artifact", "artifact_id", digest),
+    tables: tuple[tuple[str, rows.RowMapping[Any], Callable[[Any], str]], ...] = (
+        ("verdict", rows.VERDICTS, digest),
+        ("patch", rows.PATCHES, digest),
+        ("verification", rows.VERIFICATIONS, digest),
+        ("judgement", rows.JUDGEMENTS, digest),
+        ("approval", rows.APPROVALS, digest),
+        ("pull request", rows.PULL_REQUESTS, digest),
+        ("artifact", rows.ARTIFACTS, digest),
     )
-    for kind, cls, table, key, digest_of in tables:
-        for row in views.rows(f"SELECT * FROM {table}"):
-            record_id = str(row[key])
+    for kind, mapping, digest_of in tables:
+        for row in views.rows(f"SELECT * FROM {mapping.table}"):
+            record_id = str(row[mapping.key])
             try:
-                record: Any = views.decode(cls, row)
+                record: Any = mapping.from_row(row)
             except (AgentctlError, ValueError, KeyError, TypeError) as error:
                 stored.problems.append(Problem(f"{kind} {record_id}", f"does not decode (edited): "
                                                                       f"{error}"))

@@ -165,6 +165,7 @@ class MemoryRunQueue:
     @_locked
     def lease(self, *, worker_id: str, ttl_seconds: float,
               run_id: str | None = None) -> Lease | None:
+        self.reap_expired()  # as the store's claim does: expired leases first
         now = self.clock()
         candidates = [run_id] if run_id else sorted(self.runs)
         for candidate in candidates:

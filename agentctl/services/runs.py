@@ -73,6 +73,7 @@ def create_run(store: Store, config: Config, task_text: str, *, agent: AgentSpec
             NewEvent(type=EventType.RUN_QUEUED, created_at=now, task_id=task.task_id,
                      run_id=run.run_id, payload={"reason": "created"}),
         )
+        uow.wake_workers()
     return queued
 
 
@@ -86,25 +87,33 @@ def _resolve_base_commit(task: Task) -> str:
     return repos.commit_of(location, task.base_ref)
 
 
+RECLAIM_PER_CLAIM = 4  # expired leases a claim takes back before it looks for work
+
+
 def lease_run(store: Store, *, worker_id: str, ttl_seconds: float, run_id: str | None = None,
               clock: Clock = utcnow) -> Lease | None:
-    """Take one queued run (that one, or the oldest ready) for this worker: compare-and-set."""
+    """Take one queued run (that one, or the oldest ready) for this worker, in one short
+    transaction that first reclaims expired leases (their runs go back to the queue or end).
+
+    The run is locked as it is picked (SKIP LOCKED on PostgreSQL: concurrent workers pick
+    different runs instead of queueing behind one another); the domain leases it, and the write
+    is a compare-and-set on QUEUED.
+    """
     now = clock()
     with store.unit_of_work() as uow:
-        candidates = [run_id] if run_id else uow.queued_run_ids(now, limit=16)
-        for candidate in candidates:
-            run = uow.runs.get(candidate)
-            if run.status is not RunStatus.QUEUED or (run.not_before and run.not_before > now):
-                continue
-            leased, attempt = lease_attempt(
-                run, number=len(uow.attempts.find(run_id=run.run_id)) + 1, worker_id=worker_id,
-                ttl_seconds=ttl_seconds, now=now)
-            uow.runs.save(leased, expected_status=RunStatus.QUEUED.value)
-            uow.attempts.add(attempt)
-            uow.events.append(lease_acquired(leased, attempt))
-            return Lease(run.run_id, run.task_id, attempt.attempt_id, attempt.attempt_number,
-                         attempt.lease_id, worker_id, ttl_seconds)
-    return None
+        _reclaim_expired(uow, now, limit=RECLAIM_PER_CLAIM)
+        run = uow.runs.get(run_id) if run_id else uow.next_queued_run(now)
+        if run is None or run.status is not RunStatus.QUEUED or (
+                run.not_before and run.not_before > now):
+            return None
+        leased, attempt = lease_attempt(
+            run, number=len(uow.attempts.find(run_id=run.run_id)) + 1, worker_id=worker_id,
+            ttl_seconds=ttl_seconds, now=now)
+        uow.runs.save(leased, expected_status=RunStatus.QUEUED.value)
+        uow.attempts.add(attempt)
+        uow.events.append(lease_acquired(leased, attempt))
+        return Lease(run.run_id, run.task_id, attempt.attempt_id, attempt.attempt_number,
+                     attempt.lease_id, worker_id, ttl_seconds)
 
 
 def heartbeat(store: Store, lease: Lease, *, clock: Clock = utcnow) -> Heartbeat:
@@ -187,10 +196,16 @@ def reap_expired(store: Store, *, clock: Clock = utcnow) -> list[Run]:
     """Attempts whose lease ran out (their worker died or hangs) become LEASE_EXPIRED; their runs
     get a fresh attempt while the budget allows, else end FAILED_INFRASTRUCTURE."""
     now = clock()
-    reaped: list[Run] = []
     with store.unit_of_work() as uow:
-        for attempt_id in uow.expired_attempt_ids(now):
-            attempt = uow.attempts.get(attempt_id)
-            reaped.append(conclude_attempt(uow, attempt.run_id, lease_expired(attempt), now,
-                                           attempt_id=attempt_id))
+        return _reclaim_expired(uow, now)
+
+
+def _reclaim_expired(uow: UnitOfWork, now: datetime, *, limit: int | None = None) -> list[Run]:
+    reaped = []
+    for attempt in uow.expired_attempts(now, limit=limit):
+        run = conclude_attempt(uow, attempt.run_id, lease_expired(attempt), now,
+                               attempt_id=attempt.attempt_id)
+        if run.status is RunStatus.QUEUED:
+            uow.wake_workers()
+        reaped.append(run)
     return reaped

@@ -13,9 +13,8 @@ lock. Long steps (a clone, a verifier command) are written when they start, so t
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,7 +25,7 @@ from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.ending import AttemptEnd, LostLease
 from agentctl.domain.enums import AttemptStatus, EventType, RunStatus, StepType
 from agentctl.domain.errors import LeaseLost
-from agentctl.domain.events import Event, NewEvent
+from agentctl.domain.events import NewEvent
 from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch
 from agentctl.domain.run import Run
@@ -44,6 +43,7 @@ from agentctl.services.ports import (
 )
 from agentctl.services.recording import AttemptEvents
 from agentctl.store import Store
+from agentctl.store.rows.runs import event_from_row
 from agentctl.store.uow import UnitOfWork
 from agentctl.store.views import Views
 
@@ -272,25 +272,8 @@ class StoreRunQueue:
                 run=views.run(run_id), attempts=tuple(views.attempts(run_id)),
                 steps=tuple(views.steps(run_id)), tool_calls=tuple(views.tool_calls(run_id)),
                 artifacts=tuple(views.artifacts(run_id)), verdict=views.verdict(run_id),
-                patches=tuple(views.records(Patch, "SELECT * FROM patch WHERE run_id = ? "
-                                            "ORDER BY patch_id", (run_id,))),
-                verifications=tuple(views.records(
-                    VerificationReport, "SELECT * FROM verification_report WHERE run_id = ? "
-                    "ORDER BY verification_report_id", (run_id,))),
-                judgements=tuple(views.records(JudgeReport, "SELECT * FROM judge_report WHERE "
-                                               "run_id = ? ORDER BY judge_report_id", (run_id,))),
-                events=tuple(_event(row) for row in views.events(run_id=run_id)),
+                patches=tuple(views.patches(run_id)),
+                verifications=tuple(views.verifications(run_id)),
+                judgements=tuple(views.judgements(run_id)),
+                events=tuple(event_from_row(row) for row in views.events(run_id=run_id)),
             )
-
-
-def _event(row: Mapping[str, object]) -> Event:
-    return Event(seq=int(str(row["seq"])), type=EventType(str(row["type"])),
-                 task_id=_text(row["task_id"]), run_id=_text(row["run_id"]),
-                 attempt_id=_text(row["attempt_id"]), step_id=_text(row["step_id"]),
-                 payload=json.loads(str(row["payload"])),
-                 created_at=datetime.fromisoformat(str(row["created_at"])),
-                 prev_hash=str(row["prev_hash"]), hash=str(row["hash"]))
-
-
-def _text(value: object) -> str | None:
-    return None if value is None else str(value)

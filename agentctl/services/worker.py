@@ -15,7 +15,7 @@ from agentctl.config import Config
 from agentctl.domain import ids
 from agentctl.domain.agent import AgentSpec
 from agentctl.domain.enums import RunStatus
-from agentctl.domain.errors import LeaseLost
+from agentctl.domain.errors import LeaseLost, StoreUnavailable
 from agentctl.domain.run import Run
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.services.attempt import StopSignal
@@ -54,6 +54,7 @@ class LeaseKeeper:
     def __init__(self, queue: RunQueue, lease: Lease, stop: StopSignal) -> None:
         self.queue, self.lease, self.stop = queue, lease, stop
         self._done = threading.Event()
+        self._expires = time.monotonic() + lease.ttl_seconds  # as far as we know
         self._thread = threading.Thread(target=self._loop, name="agentctl-heartbeat", daemon=True)
 
     def __enter__(self) -> LeaseKeeper:
@@ -78,6 +79,12 @@ class LeaseKeeper:
             except LeaseLost:
                 self.stop.lose_lease()
                 return
+            except StoreUnavailable:  # the database is away: every write stays fenced
+                if time.monotonic() >= self._expires:
+                    self.stop.lose_lease()  # we cannot know we still hold it: stop working
+                    return
+                continue
+            self._expires = time.monotonic() + self.lease.ttl_seconds
             if cancel is not None and self.stop.cancellation is None:
                 self.stop.cancel(*cancel)
 
@@ -119,19 +126,30 @@ def work(queue: RunQueue, *, worker_id: str, ttl_seconds: float, poll_seconds: f
          sleep: Callable[[float], None] = time.sleep) -> int:
     """Lease and execute queued runs until told to stop; the number of attempts executed.
 
-    Every pass first reaps expired leases, so a run whose worker died is picked up again.
+    Every claim first reclaims expired leases, so a run whose worker died is picked up again.
+    `sleep` is how an idle worker waits (the store's wake-ups).
     With `once`, return when nothing is queued any more (runs waiting out a backoff count as
     queued, and so do runs other workers hold: they may come back).
     """
     executed = 0
+    unreachable = 0  # consecutive passes the store could not be reached
     while max_runs is None or executed < max_runs:
-        queue.reap_expired()
-        lease = queue.lease(worker_id=worker_id, ttl_seconds=ttl_seconds)
-        if lease is not None:
-            on_run(execute_leased(queue, lease, options))
-            executed += 1
+        try:
+            lease = queue.lease(worker_id=worker_id, ttl_seconds=ttl_seconds)
+            if lease is not None:
+                on_run(execute_leased(queue, lease, options))
+                executed += 1
+                unreachable = 0
+                continue
+            if once and not queue.waiting():
+                return executed
+            unreachable = 0
+        except StoreUnavailable as error:
+            # The database went away (restart, network): wait and try again. An attempt cut
+            # short by it was fenced throughout; its lease expires and it is reclaimed.
+            unreachable += 1
+            options.progress(f"store unavailable, retrying: {error}")
+            sleep(min(poll_seconds * 2 ** unreachable, 10.0))
             continue
-        if once and not queue.waiting():
-            return executed
         sleep(poll_seconds)
     return executed

@@ -1,7 +1,7 @@
 """Persistence. `Store` opens the database and the blob store; the schema is created by the
 first write, so a command refused before it writes leaves no trace (not even an empty database).
 
-Only this package imports SQLModel/SQLAlchemy; read-only commands use `views`, which does not.
+Only this package imports SQLAlchemy; read-only commands use `views`, which does not.
 """
 
 from __future__ import annotations

@@ -20,15 +20,15 @@ CHUNK = 1024 * 1024
 class StoredBlob:
     sha256: str
     size_bytes: int
-    uri: str  # relative to the home: artifacts/sha256/ab/<hash>
+    uri: str  # artifacts/sha256/ab/<hash>: under the artifact folder, wherever it is
 
 
 class BlobStore:
     def __init__(self, root: Path) -> None:
-        self.root = root  # the home's artifacts/ folder
+        self.root = root  # the home's artifacts/ folder, or `[store] artifacts` (shared)
 
     def path_for(self, uri: str) -> Path:
-        return self.root.parent / uri
+        return self.root / uri.removeprefix(_PREFIX)
 
     def put_bytes(self, data: bytes) -> StoredBlob:
         digest = hashlib.sha256(data).hexdigest()
@@ -81,7 +81,7 @@ class BlobStore:
         return self.root / "sha256" / digest[:2] / digest
 
     def _uri(self, digest: str) -> str:
-        return f"artifacts/sha256/{digest[:2]}/{digest}"
+        return f"{_PREFIX}sha256/{digest[:2]}/{digest}"
 
     def _write_atomically(self, target: Path, write) -> None:  # type: ignore[no-untyped-def]
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -94,6 +94,9 @@ class BlobStore:
         except BaseException:
             Path(name).unlink(missing_ok=True)
             raise
+
+
+_PREFIX = "artifacts/"
 
 
 def hash_file(path: Path) -> tuple[str, int]:

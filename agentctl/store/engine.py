@@ -11,15 +11,19 @@ from __future__ import annotations
 import random
 import sqlite3
 import time
+from collections.abc import Callable
 from functools import lru_cache
+from typing import TypeVar
 
-from sqlalchemy import Engine, create_engine, delete, event, insert, inspect
-from sqlmodel import SQLModel
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.exc import OperationalError
 
-from agentctl.store import tables
+from agentctl.domain.errors import StoreUnavailable
 from agentctl.store.location import Home
+from agentctl.store.revision import HEAD, stored_revision
 
 BUSY_TIMEOUT_SECONDS = 120
+RECONNECT_SECONDS = 30.0  # how long a lost shared database is retried before giving up
 
 
 @lru_cache(maxsize=8)
@@ -49,6 +53,30 @@ def _configure_sqlite(engine: Engine) -> None:
         begin_immediate(connection.connection.driver_connection)
 
 
+T = TypeVar("T")
+
+
+def reconnecting(engine: Engine, connect: Callable[[], T], *,
+                 patience: float = RECONNECT_SECONDS) -> T:
+    """`connect()`, retried with backoff while a shared database cannot be reached (it restarts,
+    the network drops); StoreUnavailable once `patience` runs out. Only connecting is retried:
+    a transaction cut half-way is rolled back and its caller decides, so nothing is written
+    twice and every retried write passes its lease fence again."""
+    if engine.dialect.name == "sqlite":
+        return connect()  # a file: nothing to wait for (locks are begin_immediate's)
+    deadline = time.monotonic() + patience
+    delay = 0.1
+    while True:
+        try:
+            return connect()
+        except OperationalError as error:
+            if time.monotonic() + delay > deadline:
+                raise StoreUnavailable(f"the database cannot be reached: "
+                                       f"{str(error.orig).strip().splitlines()[0]}") from error
+        time.sleep(delay * random.uniform(0.5, 1.5))
+        delay = min(delay * 2, 2.0)
+
+
 def begin_immediate(connection: sqlite3.Connection) -> None:
     """Take the write lock, waiting for it up to BUSY_TIMEOUT_SECONDS in short steps."""
     deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
@@ -67,28 +95,26 @@ def begin_immediate(connection: sqlite3.Connection) -> None:
 
 
 def ensure_schema(home: Home) -> Engine:
-    """Create the home and the tables on first use; one cheap query when they exist."""
+    """Create the home on first use and bring its database to the schema this agentctl needs;
+    one cheap query when it is there already (Alembic is imported only when it is not)."""
     home.root.mkdir(parents=True, exist_ok=True)
     engine = engine_for(home.database_url)
-    if _schema_version(engine) != str(tables.SCHEMA_VERSION):
-        # In one write transaction: when several processes start on a fresh home at once, one
-        # creates the tables and the others, waiting for the lock, find them there.
-        with engine.begin() as connection:
-            SQLModel.metadata.create_all(connection)
-            meta = tables.MetaRow.__table__
-            connection.execute(delete(meta).where(meta.c.key == "schema_version"))
-            connection.execute(insert(meta).values(key="schema_version",
-                                                   value=str(tables.SCHEMA_VERSION)))
+    with engine.connect() as connection:
+        revision = revision_of(connection)
+    if revision != HEAD:
+        from agentctl.store.migrate import upgrade
+
+        upgrade(engine, home, automatic=True)
     return engine
 
 
-def _schema_version(engine: Engine) -> str | None:
-    with engine.connect() as connection:
-        if not inspect(connection).has_table(tables.MetaRow.__tablename__):
-            return None
-        row = connection.exec_driver_sql(
-            "SELECT value FROM meta WHERE key = 'schema_version'").first()
-    return row[0] if row else None
+def revision_of(connection: Connection) -> str | None:
+    """The schema revision the connection's database records, read with the driver alone."""
+    cursor = connection.connection.cursor()
+    try:
+        return stored_revision(cursor, connection.dialect.name)
+    finally:
+        cursor.close()
 
 
 def event_count(engine: Engine) -> int:

@@ -1,18 +1,26 @@
-"""Appending to the hash-chained event log inside the caller's transaction."""
+"""Appending to the hash-chained event log inside the caller's transaction.
+
+Appended events wait in the unit of work and are written when it commits (`flush_head`): then
+the chain head's one row is locked (`SELECT ... FOR UPDATE`; on SQLite the transaction already
+holds the write lock), the events numbered and hashed after it, and the head moved. With many
+workers on PostgreSQL, appends are therefore in one total order and the chain has no gaps, and
+because the head lock is the last lock a transaction takes, holding it never waits on another.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from agentctl.domain.errors import IllegalTransition
 from agentctl.domain.events import GENESIS_HASH, NewEvent, hash_new_event
+from agentctl.store import tables
 from agentctl.store.repository import insert_rows
-from agentctl.store.tables import EventHeadRow, EventRow
 
-_EVENT = EventRow.__table__
-_HEAD = EventHeadRow.__table__
+_EVENT = tables.event
+_HEAD = tables.event_head
 _FIELDS = ("seq", "type", "task_id", "run_id", "attempt_id", "step_id", "payload", "created_at",
            "prev_hash", "hash")
 
@@ -20,51 +28,46 @@ _FIELDS = ("seq", "type", "task_id", "run_id", "attempt_id", "step_id", "payload
 class EventLog:
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
-        self._head: tuple[int, str] | None = None
-        self._head_stored: tuple[int, str] | None = None
+        self._pending: list[NewEvent] = []
         self.appended: tuple[int, str] | None = None  # the head after this transaction's appends
 
     def append(self, *events: NewEvent) -> None:
         self.append_many(events)
 
     def append_many(self, events: Sequence[NewEvent]) -> None:
-        if not events:
+        self._pending.extend(events)
+
+    def flush_head(self) -> None:
+        """Write the appended events after the locked head and move the head to the last."""
+        if not self._pending:
             return
-        seq, prev_hash = self._read_head()
+        old_seq, prev_hash = self._lock_head()
+        seq = old_seq
         rows = []
-        for event in events:
+        for event in self._pending:
             seq += 1
             payload_json, created_at, digest = hash_new_event(event, seq=seq, prev_hash=prev_hash)
             rows.append((seq, event.type.value, event.task_id, event.run_id, event.attempt_id,
                          event.step_id, payload_json, created_at, prev_hash, digest))
             prev_hash = digest
         insert_rows(self._connection, _EVENT, _FIELDS, rows)
-        self._head = self.appended = (seq, prev_hash)
-
-    def flush_head(self) -> None:
-        """Move the stored head to the last appended event (compare-and-set on the old head)."""
-        if self._head is None or self._head == self._head_stored:
-            return
-        if self._head_stored is None or self._head_stored[0] == 0:
-            exists = self._connection.execute(select(_HEAD.c.id)).first()
-            if exists is None:
-                self._connection.execute(insert(_HEAD), [{"id": 1, "seq": self._head[0],
-                                                          "hash": self._head[1]}])
-                self._head_stored = self._head
-                return
-        old_seq = self._head_stored[0] if self._head_stored else 0
         result = self._connection.execute(
             update(_HEAD).where(_HEAD.c.id == 1, _HEAD.c.seq == old_seq)
-            .values(seq=self._head[0], hash=self._head[1])
-        )
-        if result.rowcount != 1:
-            raise IllegalTransition("event log", str(old_seq), str(self._head[0]),
+            .values(seq=seq, hash=prev_hash))
+        if result.rowcount != 1:  # cannot happen while the row is locked: fail closed
+            raise IllegalTransition("event log", str(old_seq), str(seq),
                                     "another writer appended concurrently")
-        self._head_stored = self._head
+        self._pending.clear()
+        self.appended = (seq, prev_hash)
 
-    def _read_head(self) -> tuple[int, str]:
-        if self._head is None:
-            row = self._connection.execute(select(_HEAD.c.seq, _HEAD.c.hash)).first()
-            self._head = (row[0], row[1]) if row else (0, GENESIS_HASH)
-            self._head_stored = self._head
-        return self._head
+    def _lock_head(self) -> tuple[int, str]:
+        locked = select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update()
+        row = self._connection.execute(locked).first()
+        if row is None:  # the first event ever: make the head row, whoever comes first
+            dialect = postgresql if self._connection.dialect.name == "postgresql" else sqlite
+            self._connection.execute(
+                dialect.insert(_HEAD).values(id=1, seq=0, hash=GENESIS_HASH)
+                .on_conflict_do_nothing())
+            row = self._connection.execute(locked).first()
+            assert row is not None
+        return int(row[0]), str(row[1])

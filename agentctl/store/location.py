@@ -13,10 +13,11 @@ DATABASE_FILENAME = "agentctl.db"
 class Home:
     root: Path
     database_url: str
+    artifacts_dir: Path | None = None  # `[store] artifacts`: a shared folder for several hosts
 
     @property
     def artifacts(self) -> Path:
-        return self.root / "artifacts"
+        return self.artifacts_dir or self.root / "artifacts"
 
     @property
     def sqlite_path(self) -> Path | None:
@@ -27,8 +28,10 @@ class Home:
         return None
 
 
-def resolve_home(explicit: str | None) -> Home:
-    """--home, else AGENTCTL_HOME, else the user data dir; the URL from AGENTCTL_DATABASE_URL."""
+def resolve_home(explicit: str | None, *, url: str = "", artifacts: str = "") -> Home:
+    """--home, else AGENTCTL_HOME, else the user data dir. The database: AGENTCTL_DATABASE_URL,
+    else `url` (`[store] url`), else the SQLite file in the home; the artifact store `artifacts`
+    (`[store] artifacts`, relative to the home) or the home's `artifacts/`."""
     chosen = explicit or os.environ.get("AGENTCTL_HOME")
     if chosen:
         root = Path(chosen).expanduser().resolve()
@@ -36,5 +39,7 @@ def resolve_home(explicit: str | None) -> Home:
         import platformdirs
 
         root = Path(platformdirs.user_data_dir("agentctl"))
-    url = os.environ.get("AGENTCTL_DATABASE_URL") or f"sqlite:///{root / DATABASE_FILENAME}"
-    return Home(root=root, database_url=url)
+    database = os.environ.get("AGENTCTL_DATABASE_URL") or url or \
+        f"sqlite:///{root / DATABASE_FILENAME}"
+    shared = (root / Path(artifacts).expanduser()).resolve() if artifacts else None
+    return Home(root=root, database_url=database, artifacts_dir=shared)

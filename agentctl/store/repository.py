@@ -1,37 +1,34 @@
-"""Generic repository over one table: add, get, find, and compare-and-set status updates."""
+"""Repository over one table: add, get, find, and compare-and-set updates of changed columns."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from sqlalchemy import Connection, Dialect, Table, insert, select, update
+from sqlalchemy import Connection, Dialect, Select, Table, insert, select, update
 
 from agentctl.domain.errors import IllegalTransition, NotFound
-from agentctl.store.codec import from_row, row_encoder, to_row
+from agentctl.store.rows import Row, RowMapping, RowValues
 
 R = TypeVar("R")
-
-
-@lru_cache(maxsize=64)
-def _columns(table: Table) -> tuple[tuple[str, object], ...]:
-    """(name, default) per column; the default of columns the records do not carry."""
-    return tuple((column.name, getattr(column.default, "arg", None)) for column in table.columns)
 
 
 def insert_rows(connection: Connection, table: Table, fields: tuple[str, ...],
                 rows: Sequence[tuple[object, ...]]) -> None:
     """One driver-level executemany of `rows` (values in `fields` order), skipping the ORM's
-    per-row parameter processing."""
+    per-row parameter processing: the hot path of a busy agent."""
+    if not rows:
+        return
     sql, names, positional = _insert_statement(table, connection.dialect)
     if positional and names == fields:
-        params: list[object] = list(rows)
-    else:
-        params = [dict(zip(fields, row, strict=True)) for row in rows]
-        if positional:
-            params = [tuple(row[name] for name in names) for row in params]  # type: ignore[index]
-    connection.exec_driver_sql(sql, params)  # type: ignore[arg-type]
+        connection.exec_driver_sql(sql, list(rows))
+        return
+    if positional:
+        order = [fields.index(name) for name in names]
+        connection.exec_driver_sql(sql, [tuple(row[i] for i in order) for row in rows])
+        return
+    connection.exec_driver_sql(sql, [dict(zip(fields, row, strict=True)) for row in rows])
 
 
 @lru_cache(maxsize=64)
@@ -43,37 +40,50 @@ def _insert_statement(table: Table, dialect: Dialect) -> tuple[str, tuple[str, .
     return str(compiled), names, bool(compiled.positional)
 
 
+@lru_cache(maxsize=64)
+def _defaults(table: Table) -> dict[str, object]:
+    """The value of each column a record does not carry (e.g. `attempt.fenced_writes`)."""
+    return {column.name: getattr(column.default, "arg", None) for column in table.columns}
+
+
 class Repository(Generic[R]):
-    def __init__(self, connection: Connection, table: Table, record_type: type[R], key: str,
-                 kind: str) -> None:
+    """Rows of one record type inside the unit of work's transaction.
+
+    The rows it read are kept, so `save` writes only the columns that changed: a status change
+    does not rewrite a run's spec, and two writers touching different columns do not undo each
+    other's work.
+    """
+
+    def __init__(self, connection: Connection, table: Table, mapping: RowMapping[R]) -> None:
         self._connection = connection
         self._table = table
-        self._type = record_type
-        self._key = table.c[key]
-        self._key_name = key
-        self._kind = kind
+        self._mapping = mapping
+        self._key = table.c[mapping.key]
+        self._loaded: dict[str, RowValues] = {}
 
     def add(self, record: R) -> None:
         self.add_many([record])
 
     def add_many(self, records: Sequence[R]) -> None:
-        """Many rows in one driver-level executemany: the hot path of a busy agent."""
+        """Many rows in one driver-level executemany."""
         if not records:
             return
-        sql, names, positional = _insert_statement(self._table, self._connection.dialect)
-        defaults = dict(_columns(self._table))
-        encode = row_encoder(self._type, tuple((name, defaults[name]) for name in names))
-        rows = [encode(r) for r in records]
-        params = rows if positional else [dict(zip(names, row, strict=True)) for row in rows]
-        self._connection.exec_driver_sql(sql, params)  # type: ignore[arg-type]
+        _, names, _ = _insert_statement(self._table, self._connection.dialect)
+        defaults = _defaults(self._table)
+        to_row = self._mapping.to_row
+        rows = []
+        for record in records:
+            row = to_row(record)
+            rows.append(tuple(row[name] if name in row else defaults[name] for name in names))
+        insert_rows(self._connection, self._table, names, rows)
 
     def get(self, identifier: str) -> R:
         row = self._connection.execute(
             select(self._table).where(self._key == identifier)
         ).mappings().first()
         if row is None:
-            raise NotFound(f"no {self._kind} {identifier}")
-        return from_row(self._type, row)
+            raise NotFound(f"no {self._mapping.kind} {identifier}")
+        return self._remember(row)
 
     def find(self, order_by: str | None = None, **equals: object) -> list[R]:
         query = select(self._table)
@@ -81,27 +91,47 @@ class Repository(Generic[R]):
             query = query.where(self._table.c[column] == value)
         if order_by:
             query = query.order_by(self._table.c[order_by])
-        rows = self._connection.execute(query).mappings().all()
-        return [from_row(self._type, row) for row in rows]
+        return [self._remember(row) for row in self._connection.execute(query).mappings()]
+
+    def claim(self, query: Select[Any]) -> list[R]:
+        """The rows of `query` (a SELECT of this table), locked for this transaction; rows that
+        another transaction holds are skipped, not waited for (FOR UPDATE SKIP LOCKED on
+        PostgreSQL; SQLite's write transaction already keeps every other writer out)."""
+        locked = query.with_for_update(skip_locked=True)
+        return [self._remember(row) for row in self._connection.execute(locked).mappings()]
+
+    def _remember(self, row: Row) -> R:
+        record = self._mapping.from_row(row)
+        self._loaded[str(getattr(record, self._mapping.key))] = self._mapping.to_row(record)
+        return record
 
     def save(self, record: R, *, expected_status: str | None = None) -> None:
-        """Write `record` over its row; with `expected_status`, only if the row still has it.
+        """Write the columns of `record` that differ from the row as read (all of them when it
+        was not read here); with `expected_status`, only if the row still has that status.
 
         The compare-and-set repeats the transition rule in the database, so two processes that
         both think they may move a record cannot both succeed.
         """
-        row = to_row(record)  # only the record's own fields: columns it lacks keep their values
-        row = {name: row[name] for name, _ in _columns(self._table) if name in row}
-        identifier = row.pop(self._key_name)
+        row = self._mapping.to_row(record)
+        identifier = str(row[self._mapping.key])
+        before = self._loaded.get(identifier)
+        changed = {name: value for name, value in row.items()
+                   if name != self._mapping.key and (before is None or before.get(name) != value)}
         query = update(self._table).where(self._key == identifier)
         if expected_status is not None:
             query = query.where(self._table.c.status == expected_status)
-        result = self._connection.execute(query.values(**row))
+        if not changed:  # nothing to write, but the compare-and-set must still hold
+            query = query.values({self._mapping.key: identifier})
+        else:
+            query = query.values(changed)
+        result = self._connection.execute(query)
         if result.rowcount != 1:
             current = self._connection.execute(
                 select(self._table.c.status).where(self._key == identifier)
             ).scalar()
             if current is None:
-                raise NotFound(f"no {self._kind} {identifier}")
-            raise IllegalTransition(self._kind, str(current), str(row.get("status")),
-                                    f"{identifier} changed concurrently (expected {expected_status})")
+                raise NotFound(f"no {self._mapping.kind} {identifier}")
+            raise IllegalTransition(self._mapping.kind, str(current), str(row.get("status")),
+                                    f"{identifier} changed concurrently "
+                                    f"(expected {expected_status})")
+        self._loaded[identifier] = row

@@ -1,271 +1,179 @@
-"""The schema: one SQLModel table per record; column names are the domain field names.
+"""The schema: one SQLAlchemy Core table per record; column names are the domain field names.
 
 Rows carry no rules. Nested values (specs, file changes, reasons) are JSON text so that the lean
 read path can decode them with the standard library alone. Times are ISO 8601 UTC text, which
-sorts correctly and reads the same on SQLite and PostgreSQL.
+sorts correctly and reads the same on SQLite and PostgreSQL. Changes to this file need a
+migration under `migrations/versions` (the test of the migrations compares both).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Index, Text, UniqueConstraint
-from sqlmodel import Field, SQLModel
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 
-SCHEMA_VERSION = 1
-
-
-def _json() -> object:
-    return Field(default="{}", sa_column=Column(Text, nullable=False))
-
-
-def _text(nullable: bool = True) -> object:
-    return Field(default=None, sa_column=Column(Text, nullable=nullable))
-
-
-class TaskRow(SQLModel, table=True):
-    __tablename__ = "task"
-    task_id: str = Field(primary_key=True)
-    source: str
-    created_by: str
-    task_type: str
-    title: str
-    instruction: str = _text(nullable=False)
-    repository: str | None = None
-    base_ref: str
-    autonomy_level: str
-    status: str = Field(index=True)
-    status_reason: str | None = _text()
-    created_at: str = Field(index=True)
-    updated_at: str
-    labels: str = _json()
-    allowed_paths: str = _json()
-    forbidden_paths: str = _json()
-    verification_commands: str = _json()
-    session_id: str | None = Field(default=None, index=True)
+metadata = MetaData()
 
 
-class SessionRow(SQLModel, table=True):
-    __tablename__ = "session"
-    session_id: str = Field(primary_key=True)
-    owner: str
-    source: str
-    title: str
-    status: str
-    created_at: str = Field(index=True)
-    last_activity_at: str
+def _key(name: str) -> Column[str]:
+    return Column(name, String, primary_key=True)
 
 
-class SessionMessageRow(SQLModel, table=True):
-    __tablename__ = "session_message"
-    message_id: str = Field(primary_key=True)
-    session_id: str = Field(index=True)
-    role: str
-    content: str = _text(nullable=False)
-    created_at: str
-    metadata_: str = Field(default="{}", sa_column=Column("metadata", Text, nullable=False))
+def _str(name: str, *, index: bool = False, unique: bool = False) -> Column[str]:
+    return Column(name, String, nullable=False, index=index, unique=unique)
 
 
-class RunRow(SQLModel, table=True):
-    __tablename__ = "run"
-    __table_args__ = (UniqueConstraint("task_id", "number"),)
-    run_id: str = Field(primary_key=True)
-    task_id: str = Field(index=True)
-    number: int
-    status: str = Field(index=True)
-    execution_spec: str = _json()
-    spec_digest: str
-    policy_decision: str = _json()
-    base_commit: str
-    budget: str = _json()
-    created_at: str = Field(index=True)
-    started_at: str | None = None
-    completed_at: str | None = None
-    failure_summary: str | None = _text()
-    active_attempt_id: str | None = None
-    not_before: str | None = None
-    cancel_requested_by: str | None = None
-    cancel_reason: str | None = _text()
+def _opt(name: str, *, index: bool = False) -> Column[str]:
+    return Column(name, String, nullable=True, index=index)
 
 
-class AttemptRow(SQLModel, table=True):
-    __tablename__ = "attempt"
-    __table_args__ = (UniqueConstraint("run_id", "attempt_number"),)
-    attempt_id: str = Field(primary_key=True)
-    run_id: str = Field(index=True)
-    attempt_number: int
-    worker_id: str
-    lease_id: str
-    status: str = Field(index=True)
-    started_at: str
-    last_heartbeat_at: str
-    lease_expires_at: str
-    ended_at: str | None = None
-    failure_code: str | None = None
-    end_reason: str | None = _text()
-    fenced_writes: int = 0
+def _text(name: str) -> Column[str]:
+    return Column(name, Text, nullable=False)
 
 
-class StepRow(SQLModel, table=True):
-    __tablename__ = "step"
-    __table_args__ = (Index("ix_step_attempt_seq", "attempt_id", "sequence_number"),)
-    step_id: str = Field(primary_key=True)
-    run_id: str = Field(index=True)
-    attempt_id: str
-    sequence_number: int
-    type: str
-    status: str
-    title: str = _text(nullable=False)
-    started_at: str
-    ended_at: str | None = None
-    attributes: str = _json()
-    artifacts: str = _json()
-    failure_code: str | None = None
-    tool_call_id: str | None = None
+def _opt_text(name: str) -> Column[str]:
+    return Column(name, Text, nullable=True)
 
 
-class ToolCallRow(SQLModel, table=True):
-    __tablename__ = "tool_call"
-    tool_call_id: str = Field(primary_key=True)
-    step_id: str = Field(index=True)
-    run_id: str = Field(index=True)
-    attempt_id: str
-    tool_name: str
-    arguments_json: str = _text(nullable=False)
-    decision: str
-    matched_rule: str | None = _text()
-    denial_reason: str | None = _text()
-    result: str | None = _text()
-    requested_at: str
-    completed_at: str | None = None
-    spec_digest: str
-    approved_by: str | None = None
+def _json(name: str) -> Column[str]:
+    return Column(name, Text, nullable=False, default="{}")
 
 
-class ArtifactRow(SQLModel, table=True):
-    __tablename__ = "artifact"
-    artifact_id: str = Field(primary_key=True)
-    run_id: str = Field(index=True)
-    attempt_id: str
-    produced_by_step: str
-    type: str
-    name: str
-    uri: str
-    sha256: str
-    size_bytes: int
-    redaction_status: str
-    visibility: str
-    created_at: str
-    spec_digest: str
-    metadata_: str = Field(default="{}", sa_column=Column("metadata", Text, nullable=False))
+def _int(name: str, default: int | None = None) -> Column[int]:
+    return Column(name, Integer, nullable=False, default=default)
 
 
-class PatchRow(SQLModel, table=True):
-    __tablename__ = "patch"
-    patch_id: str = Field(primary_key=True)
-    run_id: str = Field(index=True)
-    attempt_id: str
-    base_commit: str
-    unified_diff_artifact: str
-    file_changes: str = _json()
-    stats: str = _json()
-    boundary_check: str = _json()
-    apply_status: str
-    apply_error: str | None = _text()
-    created_at: str
-    tree_id: str | None = None
+task = Table(
+    "task", metadata,
+    _key("task_id"), _str("source"), _str("created_by"), _str("task_type"), _str("title"),
+    _text("instruction"), _opt("repository"), _str("base_ref"), _str("autonomy_level"),
+    _str("status", index=True), _opt_text("status_reason"), _str("created_at", index=True),
+    _str("updated_at"), _json("labels"), _json("allowed_paths"), _json("forbidden_paths"),
+    _json("verification_commands"), _opt("session_id", index=True),
+)
 
+session = Table(
+    "session", metadata,
+    _key("session_id"), _str("owner"), _str("source"), _str("title"), _str("status"),
+    _str("created_at", index=True), _str("last_activity_at"),
+)
 
-class VerificationReportRow(SQLModel, table=True):
-    __tablename__ = "verification_report"
-    verification_report_id: str = Field(primary_key=True)
-    run_id: str = Field(index=True)
-    attempt_id: str
-    status: str
-    checks: str = _json()
-    full_report_artifact: str | None = None
-    started_at: str
-    ended_at: str
+session_message = Table(
+    "session_message", metadata,
+    _key("message_id"), _str("session_id", index=True), _str("role"), _text("content"),
+    _str("created_at"), _json("metadata"),
+)
 
+run = Table(
+    "run", metadata,
+    _key("run_id"), _str("task_id", index=True), _int("number"), _str("status", index=True),
+    _json("execution_spec"), _str("spec_digest"), _json("policy_decision"), _str("base_commit"),
+    _json("budget"), _str("created_at", index=True), _opt("started_at"), _opt("completed_at"),
+    _opt_text("failure_summary"), _opt("active_attempt_id"), _opt("not_before"),
+    _opt("cancel_requested_by"), _opt_text("cancel_reason"),
+    UniqueConstraint("task_id", "number"),
+)
 
-class JudgeReportRow(SQLModel, table=True):
-    __tablename__ = "judge_report"
-    judge_report_id: str = Field(primary_key=True)
-    run_id: str = Field(index=True)
-    attempt_id: str
-    judge: str
-    status: str
-    findings: str = _json()
-    confidence: float
-    report_artifact: str | None = None
-    created_at: str
-    summary: str | None = _text()
+attempt = Table(
+    "attempt", metadata,
+    _key("attempt_id"), _str("run_id", index=True), _int("attempt_number"), _str("worker_id"),
+    _str("lease_id"), _str("status", index=True), _str("started_at"), _str("last_heartbeat_at"),
+    _str("lease_expires_at"), _opt("ended_at"), _opt("failure_code"), _opt_text("end_reason"),
+    _int("fenced_writes", default=0),
+    UniqueConstraint("run_id", "attempt_number"),
+)
 
+step = Table(
+    "step", metadata,
+    _key("step_id"), _str("run_id", index=True), _str("attempt_id"), _int("sequence_number"),
+    _str("type"), _str("status"), _text("title"), _str("started_at"), _opt("ended_at"),
+    _json("attributes"), _json("artifacts"), _opt("failure_code"), _opt("tool_call_id"),
+    Index("ix_step_attempt_seq", "attempt_id", "sequence_number"),
+)
 
-class VerdictRow(SQLModel, table=True):
-    __tablename__ = "verdict"
-    verdict_id: str = Field(primary_key=True)
-    run_id: str = Field(unique=True)
-    status: str
-    pr_eligibility: str
-    reasons: str = _json()
-    evidence: str = _json()
-    chain: str = _json()
-    decided_at: str
-    decided_by: str
-    spec_digest: str
-    tree_id: str | None = None
+tool_call = Table(
+    "tool_call", metadata,
+    _key("tool_call_id"), _str("step_id", index=True), _str("run_id", index=True),
+    _str("attempt_id"), _str("tool_name"), _text("arguments_json"), _str("decision"),
+    _opt_text("matched_rule"), _opt_text("denial_reason"), _opt_text("result"),
+    _str("requested_at"), _opt("completed_at"), _str("spec_digest"), _opt("approved_by"),
+)
 
+artifact = Table(
+    "artifact", metadata,
+    _key("artifact_id"), _str("run_id", index=True), _str("attempt_id"), _str("produced_by_step"),
+    _str("type"), _str("name"), _str("uri"), _str("sha256"), _int("size_bytes"),
+    _str("redaction_status"), _str("visibility"), _str("created_at"), _str("spec_digest"),
+    _json("metadata"),
+)
 
-class ApprovalRow(SQLModel, table=True):
-    __tablename__ = "approval"
-    approval_id: str = Field(primary_key=True)
-    run_id: str = Field(index=True)
-    verdict_id: str
-    decision: str
-    by: str
-    reason: str = _text(nullable=False)
-    created_at: str
+patch = Table(
+    "patch", metadata,
+    _key("patch_id"), _str("run_id", index=True), _str("attempt_id"), _str("base_commit"),
+    _str("unified_diff_artifact"), _json("file_changes"), _json("stats"),
+    _json("boundary_check"), _str("apply_status"), _opt_text("apply_error"), _str("created_at"),
+    _opt("tree_id"),
+)
 
+verification_report = Table(
+    "verification_report", metadata,
+    _key("verification_report_id"), _str("run_id", index=True), _str("attempt_id"),
+    _str("status"), _json("checks"), _opt("full_report_artifact"), _str("started_at"),
+    _str("ended_at"),
+)
 
-class PullRequestRow(SQLModel, table=True):
-    __tablename__ = "pull_request"
-    pr_id: str = Field(primary_key=True)
-    run_id: str = Field(index=True)
-    repository: str
-    branch: str
-    commit_sha: str
-    base_commit: str
-    remote: str | None = None
-    draft: bool = False
-    body_artifact: str
-    url: str | None = None
-    created_by: str
-    created_at: str
+judge_report = Table(
+    "judge_report", metadata,
+    _key("judge_report_id"), _str("run_id", index=True), _str("attempt_id"), _str("judge"),
+    _str("status"), _json("findings"), Column("confidence", Float, nullable=False),
+    _opt("report_artifact"), _str("created_at"), _opt_text("summary"),
+)
 
+verdict = Table(
+    "verdict", metadata,
+    _key("verdict_id"), _str("run_id", unique=True), _str("status"), _str("pr_eligibility"),
+    _json("reasons"), _json("evidence"), _json("chain"), _str("decided_at"), _str("decided_by"),
+    _str("spec_digest"), _opt("tree_id"),
+)
 
-class EventRow(SQLModel, table=True):
-    __tablename__ = "event"
-    seq: int = Field(primary_key=True)
-    type: str
-    task_id: str | None = Field(default=None, index=True)
-    run_id: str | None = Field(default=None, index=True)
-    attempt_id: str | None = None
-    step_id: str | None = None
-    payload: str = _json()
-    created_at: str
-    prev_hash: str
-    hash: str
+approval = Table(
+    "approval", metadata,
+    _key("approval_id"), _str("run_id", index=True), _str("verdict_id"), _str("decision"),
+    _str("by"), _text("reason"), _str("created_at"),
+)
 
+pull_request = Table(
+    "pull_request", metadata,
+    _key("pr_id"), _str("run_id", index=True), _str("repository"), _str("branch"),
+    _str("commit_sha"), _str("base_commit"), _opt("remote"),
+    Column("draft", Boolean, nullable=False, default=False), _str("body_artifact"), _opt("url"),
+    _str("created_by"), _str("created_at"),
+)
 
-class EventHeadRow(SQLModel, table=True):
-    """The chain's last (seq, hash), so that deleting the newest events is detected too."""
+event = Table(
+    "event", metadata,
+    Column("seq", Integer, primary_key=True), _str("type"), _opt("task_id", index=True),
+    _opt("run_id", index=True), _opt("attempt_id"), _opt("step_id"), _json("payload"),
+    _str("created_at"), _str("prev_hash"), _str("hash"),
+)
 
-    __tablename__ = "event_head"
-    id: int = Field(primary_key=True)
-    seq: int
-    hash: str
+# The chain's last (seq, hash), so that deleting the newest events is detected too; its one row
+# is also the lock that orders appends from concurrent writers.
+event_head = Table(
+    "event_head", metadata,
+    Column("id", Integer, primary_key=True), _int("seq"), _str("hash"),
+)
 
-
-class MetaRow(SQLModel, table=True):
-    __tablename__ = "meta"
-    key: str = Field(primary_key=True)
-    value: str
+meta = Table(
+    "meta", metadata,
+    _key("key"), _str("value"),
+)

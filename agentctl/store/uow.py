@@ -10,28 +10,24 @@ from collections.abc import Callable
 from datetime import datetime
 from types import TracebackType
 
-from sqlalchemy import Connection, Engine, Update, func, or_, select, update
+from sqlalchemy import Connection, Engine, Update, func, or_, select, text, update
 
-from agentctl.domain.artifact import Artifact
 from agentctl.domain.clock import to_iso
-from agentctl.domain.enums import AttemptStatus
+from agentctl.domain.enums import AttemptStatus, RunStatus
 from agentctl.domain.errors import IllegalTransition, LeaseLost, NotFound
-from agentctl.domain.judge import JudgeReport
-from agentctl.domain.patch import Patch
-from agentctl.domain.pull_request import PullRequest
 from agentctl.domain.run import Attempt, Run
-from agentctl.domain.step import Step, ToolCall
-from agentctl.domain.task import Session, SessionMessage, Task
 from agentctl.domain.transitions import UNFINISHED_RUN
-from agentctl.domain.verdict import Approval, Verdict
-from agentctl.domain.verification import VerificationReport
 from agentctl.store import tables
+from agentctl.store.engine import reconnecting
 from agentctl.store.event_log import EventLog
 from agentctl.store.repository import Repository
+from agentctl.store.rows import runs as run_rows
+from agentctl.store.rows import tasks as task_rows
 
-_ATTEMPT = tables.AttemptRow.__table__
-_RUN = tables.RunRow.__table__
-_TASK = tables.TaskRow.__table__
+_ATTEMPT = tables.attempt
+_RUN = tables.run
+_TASK = tables.task
+WAKE_CHANNEL = "agentctl_work"
 _LIVE = [AttemptStatus.STARTING.value, AttemptStatus.ACTIVE.value]
 
 
@@ -53,35 +49,34 @@ class UnitOfWork:
         self._on_commit = on_commit  # told the event head after a commit that appended
 
     def __enter__(self) -> UnitOfWork:
-        connection = self._engine.connect()
-        connection.begin()
+        connection = reconnecting(self._engine, self._begin)
         self._connection = connection
-        self.tasks = Repository(connection, tables.TaskRow.__table__, Task, "task_id", "task")
-        self.sessions = Repository(connection, tables.SessionRow.__table__, Session, "session_id",
-                                   "session")
-        self.messages = Repository(connection, tables.SessionMessageRow.__table__, SessionMessage,
-                                   "message_id", "message")
-        self.runs = Repository(connection, tables.RunRow.__table__, Run, "run_id", "run")
-        self.attempts = Repository(connection, _ATTEMPT, Attempt, "attempt_id", "attempt")
-        self.steps = Repository(connection, tables.StepRow.__table__, Step, "step_id", "step")
-        self.tool_calls = Repository(connection, tables.ToolCallRow.__table__, ToolCall,
-                                     "tool_call_id", "toolcall")
-        self.artifacts = Repository(connection, tables.ArtifactRow.__table__, Artifact,
-                                    "artifact_id", "artifact")
-        self.patches = Repository(connection, tables.PatchRow.__table__, Patch, "patch_id", "patch")
-        self.verifications = Repository(connection, tables.VerificationReportRow.__table__,
-                                        VerificationReport, "verification_report_id",
-                                        "verification")
-        self.judgements = Repository(connection, tables.JudgeReportRow.__table__, JudgeReport,
-                                     "judge_report_id", "judge")
-        self.verdicts = Repository(connection, tables.VerdictRow.__table__, Verdict, "verdict_id",
-                                   "verdict")
-        self.approvals = Repository(connection, tables.ApprovalRow.__table__, Approval,
-                                    "approval_id", "approval")
-        self.pull_requests = Repository(connection, tables.PullRequestRow.__table__, PullRequest,
-                                        "pr_id", "pr")
+        self.tasks = Repository(connection, tables.task, task_rows.TASKS)
+        self.sessions = Repository(connection, tables.session, task_rows.SESSIONS)
+        self.messages = Repository(connection, tables.session_message, task_rows.MESSAGES)
+        self.runs = Repository(connection, tables.run, run_rows.RUNS)
+        self.attempts = Repository(connection, tables.attempt, run_rows.ATTEMPTS)
+        self.steps = Repository(connection, tables.step, run_rows.STEPS)
+        self.tool_calls = Repository(connection, tables.tool_call, run_rows.TOOL_CALLS)
+        self.artifacts = Repository(connection, tables.artifact, run_rows.ARTIFACTS)
+        self.patches = Repository(connection, tables.patch, run_rows.PATCHES)
+        self.verifications = Repository(connection, tables.verification_report,
+                                        run_rows.VERIFICATIONS)
+        self.judgements = Repository(connection, tables.judge_report, run_rows.JUDGEMENTS)
+        self.verdicts = Repository(connection, tables.verdict, run_rows.VERDICTS)
+        self.approvals = Repository(connection, tables.approval, run_rows.APPROVALS)
+        self.pull_requests = Repository(connection, tables.pull_request, run_rows.PULL_REQUESTS)
         self.events = EventLog(connection)
         return self
+
+    def _begin(self) -> Connection:
+        connection = self._engine.connect()
+        try:
+            connection.begin()
+        except BaseException:
+            connection.close()
+            raise
+        return connection
 
     @property
     def connection(self) -> Connection:
@@ -109,22 +104,33 @@ class UnitOfWork:
         )
         return result.rowcount == 1
 
-    def queued_run_ids(self, now: datetime, limit: int) -> list[str]:
-        """Runs waiting for a worker whose backoff has passed, oldest first."""
+    def next_queued_run(self, now: datetime) -> Run | None:
+        """The oldest queued run whose backoff has passed and that no other claimer holds,
+        locked until this transaction ends: concurrent workers each get a different one."""
         query = (
-            select(_RUN.c.run_id)
-            .where(_RUN.c.status == "QUEUED",
+            select(_RUN)
+            .where(_RUN.c.status == RunStatus.QUEUED.value,
                    or_(_RUN.c.not_before.is_(None), _RUN.c.not_before <= to_iso(now)))
             .order_by(_RUN.c.run_id)
-            .limit(limit)
+            .limit(1)
         )
-        return list(self.connection.execute(query).scalars())
+        found = self.runs.claim(query)
+        return found[0] if found else None
 
-    def expired_attempt_ids(self, now: datetime) -> list[str]:
-        """Live attempts whose lease ran out: their worker died or hangs."""
-        query = select(_ATTEMPT.c.attempt_id).where(
-            _ATTEMPT.c.status.in_(_LIVE), _ATTEMPT.c.lease_expires_at <= to_iso(now))
-        return list(self.connection.execute(query).scalars())
+    def expired_attempts(self, now: datetime, *, limit: int | None = None) -> list[Attempt]:
+        """Live attempts whose lease ran out (their worker died or hangs), locked; those another
+        worker is reclaiming right now are skipped."""
+        query = select(_ATTEMPT).where(
+            _ATTEMPT.c.status.in_(_LIVE), _ATTEMPT.c.lease_expires_at <= to_iso(now),
+        ).order_by(_ATTEMPT.c.lease_expires_at, _ATTEMPT.c.attempt_id)
+        return self.attempts.claim(query if limit is None else query.limit(limit))
+
+    def wake_workers(self) -> None:
+        """A hint to idle workers that a run was queued, sent when this transaction commits
+        (PostgreSQL NOTIFY); workers poll anyway, so nothing depends on it arriving."""
+        if self.connection.dialect.name == "postgresql":
+            self.connection.execute(text("SELECT pg_notify(:channel, '')"),
+                                    {"channel": WAKE_CHANNEL})
 
     def unfinished_runs(self, task_id: str, *, besides: str) -> int:
         query = select(func.count()).select_from(_RUN).where(

@@ -11,15 +11,15 @@ The SQL is plain and portable: `?` placeholders are rewritten for drivers that w
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agentctl.domain.errors import NotFound
-from agentctl.domain.task import Session, SessionMessage, Task
 from agentctl.store import ids
-from agentctl.store.codec import from_row
 from agentctl.store.location import Home
+from agentctl.store.revision import HEAD, stored_revision
+from agentctl.store.rows import tasks as task_rows
 
 if TYPE_CHECKING:
     from agentctl.domain.artifact import Artifact
@@ -28,14 +28,31 @@ if TYPE_CHECKING:
     from agentctl.domain.pull_request import PullRequest
     from agentctl.domain.run import Attempt, Run
     from agentctl.domain.step import Step, ToolCall
+    from agentctl.domain.task import Session, SessionMessage, Task
     from agentctl.domain.verdict import Approval, Verdict
     from agentctl.domain.verification import VerificationReport
 
 R = TypeVar("R")
-Row = Mapping[str, object]
+Row = Mapping[str, Any]
+ChainRow = tuple[int, str, str | None, str | None, str | None, str | None, str, str, str, str]
 
 _KEYS = {"task": "task_id", "session": "session_id", "run": "run_id", "artifact": "artifact_id",
          "attempt": "attempt_id", "step": "step_id", "verdict": "verdict_id"}
+
+
+class _Cursor(Protocol):
+    description: Sequence[Sequence[object]] | None
+
+    def execute(self, sql: str, params: Sequence[object] = ..., /) -> object: ...
+    def fetchall(self) -> list[Any]: ...
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class _Connection(Protocol):
+    """The DB-API connection the views need: stdlib sqlite3, or another driver's."""
+
+    def cursor(self) -> Any: ...
+    def close(self) -> None: ...
 
 
 class Views:
@@ -58,20 +75,16 @@ class Views:
             return []
         if self._paramstyle != "qmark":
             sql = sql.replace("?", "%s")
-        cursor = self._connection.cursor()
+        cursor: _Cursor = self._connection.cursor()
         cursor.execute(sql, tuple(params))
         if self._paramstyle == "qmark":
             return cursor.fetchall()
-        names = [column[0] for column in cursor.description]
+        names = [str(column[0]) for column in cursor.description or ()]
         return [dict(zip(names, row, strict=False)) for row in cursor.fetchall()]
 
-    def records(self, cls: type[R], sql: str, params: Sequence[object] = ()) -> list[R]:
-        return [from_row(cls, row) for row in self.rows(sql, params)]
-
-    @staticmethod
-    def decode(cls: type[R], row: Row) -> R:
-        """One row as its record (for callers that handle a row that does not decode)."""
-        return from_row(cls, row)
+    def records(self, from_row: Callable[[Row], R], sql: str, params: Sequence[object] = (),
+                ) -> list[R]:
+        return [from_row(row) for row in self.rows(sql, params)]
 
     def resolve(self, kind: str, text: str) -> str:
         table, key = ("tool_call" if kind == "toolcall" else kind), _KEYS.get(kind, f"{kind}_id")
@@ -82,8 +95,9 @@ class Views:
             (low, high))]
         return ids.pick_unique(kind, text, found)
 
-    def _one(self, cls: type[R], sql: str, params: Sequence[object], missing: str) -> R:
-        found = self.records(cls, sql, params)
+    def _one(self, from_row: Callable[[Row], R], sql: str, params: Sequence[object],
+             missing: str) -> R:
+        found = self.records(from_row, sql, params)
         if not found:
             raise NotFound(missing)
         return found[0]
@@ -92,23 +106,25 @@ class Views:
     def tasks(self, *, limit: int, status: str | None = None, session_id: str | None = None,
               ) -> list[Task]:
         where, params = _filters(status=status, session_id=session_id)
-        return self.records(Task, f"SELECT * FROM task{where} ORDER BY task_id DESC LIMIT ?",
+        return self.records(task_rows.task_from_row,
+                            f"SELECT * FROM task{where} ORDER BY task_id DESC LIMIT ?",
                             [*params, limit])
 
     def task(self, text: str) -> Task:
         task_id = self.resolve("task", text)
-        return self._one(Task, "SELECT * FROM task WHERE task_id = ?", (task_id,),
+        return self._one(task_rows.task_from_row, "SELECT * FROM task WHERE task_id = ?", (task_id,),
                          f"no task {task_id}")
 
     def sessions(self, *, limit: int) -> list[Session]:
         return [self._with_tasks(s) for s in self.records(
-            Session, "SELECT * FROM session ORDER BY session_id DESC LIMIT ?", (limit,))]
+            task_rows.session_from_row, "SELECT * FROM session ORDER BY session_id DESC LIMIT ?",
+            (limit,))]
 
     def session(self, text: str) -> tuple[Session, list[SessionMessage]]:
         session_id = self.resolve("session", text)
-        session = self._one(Session, "SELECT * FROM session WHERE session_id = ?", (session_id,),
-                            f"no session {session_id}")
-        messages = self.records(SessionMessage, "SELECT * FROM session_message "
+        session = self._one(task_rows.session_from_row, "SELECT * FROM session WHERE session_id = ?",
+                            (session_id,), f"no session {session_id}")
+        messages = self.records(task_rows.session_message_from_row, "SELECT * FROM session_message "
                                 "WHERE session_id = ? ORDER BY message_id", (session_id,))
         return self._with_tasks(session), messages
 
@@ -121,117 +137,134 @@ class Views:
     # --- runs -------------------------------------------------------------------------------
     def runs(self, *, limit: int, task_id: str | None = None, status: str | None = None,
              ) -> list[Run]:
-        from agentctl.domain.run import Run
+        from agentctl.store.rows import runs as run_rows
 
         where, params = _filters(task_id=task_id, status=status)
-        return self.records(Run, f"SELECT * FROM run{where} ORDER BY run_id DESC LIMIT ?",
+        return self.records(run_rows.run_from_row,
+                            f"SELECT * FROM run{where} ORDER BY run_id DESC LIMIT ?",
                             [*params, limit])
 
     def run(self, text: str | None) -> Run:
         """A run by id prefix, or the newest run when `text` is None."""
-        from agentctl.domain.run import Run
+        from agentctl.store.rows import runs as run_rows
 
         if text is None:
-            newest = self.records(Run, "SELECT * FROM run ORDER BY run_id DESC LIMIT 1")
+            newest = self.records(run_rows.run_from_row,
+                                  "SELECT * FROM run ORDER BY run_id DESC LIMIT 1")
             if not newest:
                 raise NotFound("there are no runs yet; start one with 'agentctl run start TASK'")
             return newest[0]
         run_id = self.resolve("run", text)
-        return self._one(Run, "SELECT * FROM run WHERE run_id = ?", (run_id,), f"no run {run_id}")
+        return self._one(run_rows.run_from_row, "SELECT * FROM run WHERE run_id = ?", (run_id,),
+                         f"no run {run_id}")
 
     def cancel_request(self, run_id: str) -> tuple[str, str] | None:
         """(who, why) when someone asked to cancel the run; a narrow read, polled often."""
-        rows = self.rows("SELECT cancel_requested_by, cancel_reason FROM run WHERE run_id = ?",
-                         (run_id,))
-        if not rows or rows[0]["cancel_requested_by"] is None:
+        found = self.rows("SELECT cancel_requested_by, cancel_reason FROM run WHERE run_id = ?",
+                          (run_id,))
+        if not found or found[0]["cancel_requested_by"] is None:
             return None
-        return str(rows[0]["cancel_requested_by"]), str(rows[0]["cancel_reason"])
+        return str(found[0]["cancel_requested_by"]), str(found[0]["cancel_reason"])
 
     def attempts(self, run_id: str) -> list[Attempt]:
-        from agentctl.domain.run import Attempt
+        from agentctl.store.rows import runs as run_rows
 
-        return self.records(Attempt, "SELECT * FROM attempt WHERE run_id = ? "
+        return self.records(run_rows.attempt_from_row, "SELECT * FROM attempt WHERE run_id = ? "
                             "ORDER BY attempt_number", (run_id,))
 
     def steps(self, run_id: str) -> list[Step]:
-        from agentctl.domain.step import Step
+        from agentctl.store.rows import runs as run_rows
 
-        return self.records(Step, "SELECT * FROM step WHERE run_id = ? "
+        return self.records(run_rows.step_from_row, "SELECT * FROM step WHERE run_id = ? "
                             "ORDER BY attempt_id, sequence_number", (run_id,))
 
     def tool_calls(self, run_id: str) -> list[ToolCall]:
-        from agentctl.domain.step import ToolCall
+        from agentctl.store.rows import runs as run_rows
 
-        return self.records(ToolCall, "SELECT * FROM tool_call WHERE run_id = ?", (run_id,))
+        return self.records(run_rows.tool_call_from_row, "SELECT * FROM tool_call WHERE run_id = ?",
+                            (run_id,))
 
     def artifacts(self, run_id: str | None = None) -> list[Artifact]:
-        from agentctl.domain.artifact import Artifact
+        from agentctl.store.rows import runs as run_rows
 
         if run_id is None:
-            return self.records(Artifact, "SELECT * FROM artifact ORDER BY artifact_id")
-        return self.records(Artifact, "SELECT * FROM artifact WHERE run_id = ? "
+            return self.records(run_rows.artifact_from_row,
+                                "SELECT * FROM artifact ORDER BY artifact_id")
+        return self.records(run_rows.artifact_from_row, "SELECT * FROM artifact WHERE run_id = ? "
                             "ORDER BY artifact_id", (run_id,))
 
     def artifact(self, text: str) -> Artifact:
-        from agentctl.domain.artifact import Artifact
+        from agentctl.store.rows import runs as run_rows
 
         artifact_id = self.resolve("artifact", text)
-        return self._one(Artifact, "SELECT * FROM artifact WHERE artifact_id = ?", (artifact_id,),
-                         f"no artifact {artifact_id}")
+        return self._one(run_rows.artifact_from_row, "SELECT * FROM artifact WHERE artifact_id = ?",
+                         (artifact_id,), f"no artifact {artifact_id}")
 
     def artifacts_by_id(self, artifact_ids: Sequence[str]) -> dict[str, Artifact]:
-        from agentctl.domain.artifact import Artifact
+        from agentctl.store.rows import runs as run_rows
 
         if not artifact_ids:
             return {}
         marks = ", ".join("?" for _ in artifact_ids)
-        found = self.records(Artifact, f"SELECT * FROM artifact WHERE artifact_id IN ({marks})",
+        found = self.records(run_rows.artifact_from_row,
+                             f"SELECT * FROM artifact WHERE artifact_id IN ({marks})",
                              list(artifact_ids))
         return {a.artifact_id: a for a in found}
 
-    def patch(self, run_id: str) -> Patch | None:
-        from agentctl.domain.patch import Patch
+    def patches(self, run_id: str) -> list[Patch]:
+        from agentctl.store.rows import runs as run_rows
 
-        return _last(self.records(Patch, "SELECT * FROM patch WHERE run_id = ? ORDER BY patch_id",
-                                  (run_id,)))
+        return self.records(run_rows.patch_from_row,
+                            "SELECT * FROM patch WHERE run_id = ? ORDER BY patch_id", (run_id,))
+
+    def patch(self, run_id: str) -> Patch | None:
+        return _last(self.patches(run_id))
+
+    def verifications(self, run_id: str) -> list[VerificationReport]:
+        from agentctl.store.rows import runs as run_rows
+
+        return self.records(run_rows.verification_report_from_row,
+                            "SELECT * FROM verification_report WHERE run_id = ? "
+                            "ORDER BY verification_report_id", (run_id,))
 
     def verification(self, run_id: str) -> VerificationReport | None:
-        from agentctl.domain.verification import VerificationReport
+        return _last(self.verifications(run_id))
 
-        return _last(self.records(VerificationReport, "SELECT * FROM verification_report "
-                                  "WHERE run_id = ? ORDER BY verification_report_id", (run_id,)))
+    def judgements(self, run_id: str) -> list[JudgeReport]:
+        from agentctl.store.rows import runs as run_rows
+
+        return self.records(run_rows.judge_report_from_row, "SELECT * FROM judge_report "
+                            "WHERE run_id = ? ORDER BY judge_report_id", (run_id,))
 
     def judgement(self, run_id: str) -> JudgeReport | None:
-        from agentctl.domain.judge import JudgeReport
-
-        return _last(self.records(JudgeReport, "SELECT * FROM judge_report WHERE run_id = ? "
-                                  "ORDER BY judge_report_id", (run_id,)))
+        return _last(self.judgements(run_id))
 
     def verdict(self, run_id: str) -> Verdict | None:
-        from agentctl.domain.verdict import Verdict
+        from agentctl.store.rows import runs as run_rows
 
-        return _last(self.records(Verdict, "SELECT * FROM verdict WHERE run_id = ?", (run_id,)))
+        return _last(self.records(run_rows.verdict_from_row, "SELECT * FROM verdict WHERE run_id = ?",
+                                  (run_id,)))
 
     def approvals(self, run_id: str) -> list[Approval]:
-        from agentctl.domain.verdict import Approval
+        from agentctl.store.rows import runs as run_rows
 
-        return self.records(Approval, "SELECT * FROM approval WHERE run_id = ? "
+        return self.records(run_rows.approval_from_row, "SELECT * FROM approval WHERE run_id = ? "
                             "ORDER BY approval_id", (run_id,))
 
     def pull_requests(self, run_id: str) -> list[PullRequest]:
-        from agentctl.domain.pull_request import PullRequest
+        from agentctl.store.rows import runs as run_rows
 
-        return self.records(PullRequest, "SELECT * FROM pull_request WHERE run_id = ? "
-                            "ORDER BY pr_id", (run_id,))
+        return self.records(run_rows.pull_request_from_row, "SELECT * FROM pull_request "
+                            "WHERE run_id = ? ORDER BY pr_id", (run_id,))
 
     def run_summaries(self, run_ids: Sequence[str]) -> dict[str, Row]:
         """Verdict status and eligibility per run, for listings."""
         if not run_ids:
             return {}
         marks = ", ".join("?" for _ in run_ids)
-        rows = self.rows(f"SELECT run_id, status, pr_eligibility, reasons FROM verdict "
-                         f"WHERE run_id IN ({marks})", list(run_ids))
-        return {str(r["run_id"]): r for r in rows}
+        found = self.rows(f"SELECT run_id, status, pr_eligibility, reasons FROM verdict "
+                          f"WHERE run_id IN ({marks})", list(run_ids))
+        return {str(r["run_id"]): r for r in found}
 
     # --- events -----------------------------------------------------------------------------
     def events(self, *, run_id: str | None = None, task_id: str | None = None,
@@ -245,7 +278,7 @@ class Views:
             params.append(limit)
         return self.rows(sql, params)
 
-    def event_chain(self) -> Iterator[tuple]:
+    def event_chain(self) -> Iterator[ChainRow]:
         """Every event as the tuple `find_chain_breaks` checks, in order, streamed."""
         if self._connection is None:
             return iter(())
@@ -255,8 +288,8 @@ class Views:
         return (tuple(row) for row in cursor)
 
     def event_head(self) -> tuple[int, str] | None:
-        rows = self.rows("SELECT seq, hash FROM event_head WHERE id = 1")
-        return (int(rows[0]["seq"]), str(rows[0]["hash"])) if rows else None  # type: ignore[arg-type]
+        found = self.rows("SELECT seq, hash FROM event_head WHERE id = 1")
+        return (int(found[0]["seq"]), str(found[0]["hash"])) if found else None
 
 
 def _filters(**equals: object) -> tuple[str, list[object]]:
@@ -269,7 +302,32 @@ def _last(items: list[R]) -> R | None:
     return items[-1] if items else None
 
 
-def _connect(home: Home) -> tuple[object | None, str]:
+def _connect(home: Home) -> tuple[_Connection | None, str]:
+    """A read connection to a database at the schema this agentctl needs: one that is behind
+    is upgraded first (the write path's migrations), so old homes read like new ones."""
+    connection, paramstyle = _open(home)
+    if connection is None or home.database_url in _CURRENT:
+        return connection, paramstyle
+    cursor = connection.cursor()
+    try:
+        current = stored_revision(cursor, "sqlite" if paramstyle == "qmark" else "postgresql")
+    finally:
+        cursor.close()
+    if current == HEAD:
+        _CURRENT.add(home.database_url)
+        return connection, paramstyle
+    connection.close()
+    from agentctl.store.engine import ensure_schema
+
+    ensure_schema(home)
+    return _open(home)
+
+
+_CURRENT: set[str] = set()
+"""Databases this process found at HEAD already: a worker's frequent reads check once."""
+
+
+def _open(home: Home) -> tuple[_Connection | None, str]:
     path = home.sqlite_path
     if path is not None:
         if not path.exists():
@@ -277,9 +335,7 @@ def _connect(home: Home) -> tuple[object | None, str]:
         connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
         connection.row_factory = sqlite3.Row
         return connection, "qmark"
-    from agentctl.store.engine import (
-        engine_for,  # another database: its driver via SQLAlchemy
-    )
+    from agentctl.store.engine import engine_for, reconnecting  # another database: via SQLAlchemy
 
-    raw = engine_for(home.database_url).raw_connection()
-    return raw, "format"
+    engine = engine_for(home.database_url)
+    return reconnecting(engine, engine.raw_connection), "format"

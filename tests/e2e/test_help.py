@@ -13,7 +13,7 @@ import typer
 
 from agentctl.cli.app import app
 
-HEAVY = ("sqlmodel", "sqlalchemy", "git", "unidiff")
+HEAVY = ("sqlalchemy", "alembic", "git", "unidiff")
 
 # Runs commands in one interpreter and reports, after each, which heavy packages are loaded: the
 # first command that reports one is the one that imported it.

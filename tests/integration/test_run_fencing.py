@@ -32,7 +32,7 @@ from agentctl.services.runs import create_run, lease_run, reap_expired
 from agentctl.services.sql_ledger import StoreLedger
 from agentctl.services.tasks import submit_task
 from agentctl.store import Store
-from agentctl.store.location import resolve_home
+from agentctl.store.location import Home
 
 TTL = 1.0  # seconds of lease without a heartbeat
 SUCCESS = Decision(
@@ -61,8 +61,8 @@ def clock() -> MovableClock:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(resolve_home(str(tmp_path / "home")))
+def store(store_home: Home) -> Store:
+    return Store(store_home)
 
 
 @pytest.fixture

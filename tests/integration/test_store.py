@@ -1,4 +1,5 @@
-"""The store on a throw-away SQLite file: WAL, the unit of work, the event chain, id prefixes."""
+"""The store on a throw-away SQLite file and a PostgreSQL database: the unit of work, the event
+chain, id prefixes; WAL on SQLite."""
 
 from __future__ import annotations
 
@@ -30,7 +31,12 @@ T0 = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Home:
+def home(store_home: Home) -> Home:
+    return store_home
+
+
+@pytest.fixture
+def sqlite_home(tmp_path: Path) -> Home:
     return resolve_home(str(tmp_path / "home"))
 
 
@@ -61,12 +67,13 @@ def event(task: Task, kind: EventType = EventType.TASK_SUBMITTED) -> NewEvent:
 
 
 def count(home: Home, table: str) -> int:
-    with sqlite3.connect(home.sqlite_path) as connection:  # type: ignore[arg-type]
-        return connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    with Views(home) as views:
+        return int(views.rows(f"SELECT count(*) AS n FROM {table}")[0]["n"])
 
 
-def test_database_is_sqlite_in_wal_mode_under_the_home(home: Home, store: Store) -> None:
-    with store.unit_of_work() as uow:
+def test_database_is_sqlite_in_wal_mode_under_the_home(sqlite_home: Home) -> None:
+    home = sqlite_home
+    with Store(home).unit_of_work() as uow:
         uow.tasks.add(new_task())
     assert home.sqlite_path == home.root / "agentctl.db"
     with sqlite3.connect(home.sqlite_path) as connection:  # type: ignore[arg-type]
@@ -180,7 +187,9 @@ def test_id_prefixes_resolve_like_git_hash_prefixes(home: Home, store: Store) ->
                 resolve("  ")
 
 
-def test_views_on_a_home_without_a_database_show_nothing_and_create_nothing(home: Home) -> None:
+def test_views_on_a_home_without_a_database_show_nothing_and_create_nothing(
+        sqlite_home: Home) -> None:
+    home = sqlite_home
     with Views(home) as views:
         assert views.tasks(limit=10) == []
         assert list(views.event_chain()) == []

@@ -37,7 +37,7 @@ from agentctl.services.sql_ledger import StoreRunQueue
 from agentctl.services.tasks import submit_task, task_policy
 from agentctl.services.worker import run_inline
 from agentctl.store import Store
-from agentctl.store.location import resolve_home
+from agentctl.store.location import Home, resolve_home
 from tests.conftest import make_repo
 
 # A small Python project whose tests are stdlib unittest, so the verifier needs no pytest.
@@ -137,11 +137,14 @@ class Harness:
         return self.queue.cancel(run_id, by=by, reason=reason)
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgresql"])
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
     repo = make_repo(tmp_path / "calc", CALC)
     if request.param == "memory":
         yield Harness("memory", tmp_path, MemoryRunQueue(), None, repo)
         return
-    store = Store(resolve_home(str(tmp_path / "home")))
-    yield Harness("sqlite", tmp_path, StoreRunQueue(store), store, repo)
+    home = resolve_home(str(tmp_path / "home"))
+    if request.param == "postgresql":
+        home = Home(root=home.root, database_url=request.getfixturevalue("postgres").database())
+    store = Store(home)
+    yield Harness(request.param, tmp_path, StoreRunQueue(store), store, repo)

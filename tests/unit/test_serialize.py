@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import is_dataclass, replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -24,33 +24,65 @@ from agentctl.domain.run import (
     ToolPolicy,
     VerificationPlan,
 )
-from agentctl.domain.serialize import camel, dumps, from_json, to_json
+from agentctl.domain.serialize import camel, dumps, to_json
 from agentctl.domain.step import Step, ToolCall, ToolResult
 from agentctl.domain.task import Session, SessionMessage, Task
 from agentctl.domain.verdict import Approval, ChainLink, Verdict
 from agentctl.domain.verification import VerificationCheck, VerificationReport
-from agentctl.store.codec import from_row, to_row
+from agentctl.store import json_columns
+from agentctl.store.rows import runs as rows
+from agentctl.store.rows import tasks as task_rows
 
 T0 = datetime(2025, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 
 NAMES = ["Task", "Session", "SessionMessage", "Run", "Attempt", "Step", "ToolCall", "Artifact",
          "Patch", "VerificationReport", "JudgeReport", "Verdict", "Approval", "Event"]
+MAPPINGS = {"Task": task_rows.TASKS, "Session": task_rows.SESSIONS,
+            "SessionMessage": task_rows.MESSAGES,
+            "Run": rows.RUNS, "Attempt": rows.ATTEMPTS, "Step": rows.STEPS,
+            "ToolCall": rows.TOOL_CALLS, "Artifact": rows.ARTIFACTS, "Patch": rows.PATCHES,
+            "VerificationReport": rows.VERIFICATIONS, "JudgeReport": rows.JUDGEMENTS,
+            "Verdict": rows.VERDICTS, "Approval": rows.APPROVALS}
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_record_round_trips_through_json_text(samples: dict[str, object], name: str) -> None:
-    record = samples[name]
-    text = json.dumps(to_json(record))
-    assert from_json(type(record), json.loads(text)) == record
-
-
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", list(MAPPINGS))
 def test_record_round_trips_through_a_database_row(samples: dict[str, object], name: str) -> None:
     record = samples[name]
-    row = to_row(record)
+    mapping = MAPPINGS[name]
+    row = mapping.to_row(record)  # type: ignore[arg-type]
     assert all(value is None or isinstance(value, (str, int, float, bool))
                for value in row.values())
-    assert from_row(type(record), row) == record
+    decoded = mapping.from_row(row)
+    if name == "Session":  # related tasks are not a column: the views add them
+        decoded = replace(decoded, related_tasks=record.related_tasks)  # type: ignore[arg-type,attr-defined]
+    assert decoded == record
+
+
+@pytest.mark.parametrize("name", list(MAPPINGS))
+def test_row_columns_are_the_tables_columns(samples: dict[str, object], name: str) -> None:
+    from agentctl.store import tables
+
+    mapping = MAPPINGS[name]
+    columns = {column.name for column in tables.metadata.tables[mapping.table].columns}
+    row = mapping.to_row(samples[name])  # type: ignore[arg-type]
+    assert set(row) <= columns and mapping.key in row
+    assert columns - set(row) <= {"fenced_writes"}
+
+
+def test_nested_json_columns_decode_what_to_json_wrote(samples: dict[str, object]) -> None:
+    run = samples["Run"]
+    document = json.loads(json.dumps(to_json(run.execution_spec)))  # type: ignore[attr-defined]
+    assert json_columns.execution_spec(document) == run.execution_spec  # type: ignore[attr-defined]
+
+
+def test_event_row_decodes_with_its_stored_payload(samples: dict[str, object]) -> None:
+    event = samples["Event"]
+    row = {"seq": event.seq, "type": event.type.value, "task_id": event.task_id,  # type: ignore[attr-defined]
+           "run_id": event.run_id, "attempt_id": event.attempt_id,  # type: ignore[attr-defined]
+           "step_id": event.step_id, "payload": json.dumps(event.payload),  # type: ignore[attr-defined]
+           "created_at": to_json(event.created_at), "prev_hash": event.prev_hash,  # type: ignore[attr-defined]
+           "hash": event.hash}  # type: ignore[attr-defined]
+    assert rows.event_from_row(row) == event
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -111,28 +143,24 @@ def test_enum_values_are_spelled_as_the_seed_spells_them(samples: dict[str, obje
 def test_times_are_utc_iso_with_z_whatever_the_zone_given() -> None:
     elsewhere = T0.astimezone(timezone(timedelta(hours=7)))
     assert to_json(elsewhere) == "2025-01-02T03:04:05.678901Z"
-    assert from_json(datetime, "2025-01-02T03:04:05.678901Z") == T0
+    assert datetime.fromisoformat("2025-01-02T03:04:05.678901Z") == T0
 
 
-def test_decoding_accepts_snake_case_keys_too(samples: dict[str, object]) -> None:
-    task = samples["Task"]
-    document = {f.name: value for f, value in zip(fields(Task), to_json(task).values(), strict=True)}  # type: ignore[union-attr]
-    assert from_json(Task, document) == task
+def test_rows_written_before_a_field_existed_decode_with_its_default(
+        samples: dict[str, object]) -> None:
+    report = samples["VerificationReport"]
+    document = to_json(report.checks[0])  # type: ignore[attr-defined]
+    for key in ("failingTests", "testsRan", "testReportArtifact"):
+        document.pop(key, None)  # type: ignore[union-attr]
+    check = json_columns.verification_check(document)  # type: ignore[arg-type]
+    assert check.failing_tests == () and check.tests_ran is None
 
 
-def test_decoding_without_a_required_key_names_it(samples: dict[str, object]) -> None:
-    document = to_json(samples["Task"])
-    del document["baseRef"]  # type: ignore[union-attr]
-    with pytest.raises(KeyError, match="baseRef"):
-        from_json(Task, document)
-
-
-def test_decoding_fills_defaults_for_optional_keys(samples: dict[str, object]) -> None:
-    document = to_json(samples["Task"])
-    for key in ("labels", "allowedPaths", "sessionId", "statusReason"):
-        del document[key]  # type: ignore[union-attr]
-    decoded = from_json(Task, document)
-    assert decoded.labels == {} and decoded.allowed_paths == () and decoded.session_id is None
+def test_a_nested_document_without_a_required_key_names_it(samples: dict[str, object]) -> None:
+    document = to_json(samples["Patch"].stats)  # type: ignore[attr-defined]
+    del document["filesChanged"]  # type: ignore[union-attr]
+    with pytest.raises(KeyError, match="filesChanged"):
+        json_columns.patch_stats(document)  # type: ignore[arg-type]
 
 
 def test_spec_digest_is_stable_and_depends_on_the_policy(samples: dict[str, object]) -> None:

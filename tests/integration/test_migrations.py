@@ -1,0 +1,199 @@
+"""Schema migrations: the baseline is the schema before migrations, the head is tables.py, and a
+home made by the previous schema is upgraded on first use with its data intact."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import create_engine
+
+from agentctl.store import migrate, tables
+from agentctl.store.location import resolve_home
+from agentctl.store.revision import HEAD
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "home-e7985e3"
+OLD_RUN = "run_01M8X6V0NE0929D05VSC1AVNQ7"  # the demo's migration that needs review
+
+
+def old_home(tmp_path: Path) -> Path:
+    target = tmp_path / "old-home"
+    shutil.copytree(FIXTURE, target)
+    return target
+
+
+def columns(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Per table: (name, type, not null, default, pk) per column, and its indexes."""
+    with sqlite3.connect(db) as connection:
+        names = [r[0] for r in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'alembic_version' "
+            "ORDER BY name")]
+        shape: dict[str, list[tuple[object, ...]]] = {}
+        for name in names:
+            shape[name] = [tuple(r[1:]) for r in connection.execute(f"PRAGMA table_info({name})")]
+            shape[name] += sorted((r[1], r[2]) for r in connection.execute(
+                f"PRAGMA index_list({name})"))
+    return shape
+
+
+def dump(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    with sqlite3.connect(db) as connection:
+        names = [r[0] for r in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {name: sorted(connection.execute(f"SELECT * FROM {name}").fetchall(), key=repr)
+                for name in names}
+
+
+def test_the_revision_agentctl_checks_is_alembics_head() -> None:
+    assert migrate.script_head() == HEAD
+
+
+def test_migrations_build_exactly_the_tables_of_tables_py(tmp_path: Path) -> None:
+    home = resolve_home(str(tmp_path / "home"))
+    home.root.mkdir()
+    engine = create_engine(home.database_url)
+    done = migrate.upgrade(engine, home)
+    assert (done.from_revision, done.to_revision, done.backup) == (None, HEAD, None)
+    with engine.connect() as connection:
+        assert compare_metadata(MigrationContext.configure(connection), tables.metadata) == []
+
+
+def test_the_baseline_is_the_schema_before_migrations(tmp_path: Path) -> None:
+    db = tmp_path / "baseline.db"
+    engine = create_engine(f"sqlite:///{db}")
+    cfg = migrate.config()
+    with engine.begin() as connection:
+        cfg.attributes["connection"] = connection
+        command.upgrade(cfg, "0001")
+    assert columns(db) == columns(FIXTURE / "agentctl.db")
+
+
+def test_an_old_home_is_upgraded_on_first_use_with_its_data_intact(
+        tmp_path: Path, run_agentctl: Callable[..., object]) -> None:
+    home = old_home(tmp_path)
+    before = dump(home / "agentctl.db")
+
+    shown = run_agentctl("run", "show", OLD_RUN, "--json", home=home, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr  # type: ignore[attr-defined]
+    document = shown.json()  # type: ignore[attr-defined]
+    assert document["runId"] == OLD_RUN and document["status"] == "NEEDS_APPROVAL"
+
+    backup = home / f"agentctl.db.pre-{HEAD}.bak"
+    assert dump(backup) == before  # the copy is the database as it was
+    after = dump(home / "agentctl.db")
+    assert after["alembic_version"] == [(HEAD,)]
+    for table in before:
+        if table == "tool_call":
+            continue
+        widened = {"patch", "verdict"}  # they gained `tree_id`, NULL for old rows
+        rows = [row[:-1] for row in after[table]] if table in widened else after[table]
+        assert rows == before[table], table
+        if table in widened:
+            assert {row[-1] for row in after[table]} <= {None}
+    assert len(after["tool_call"]) == len(before["tool_call"])
+    outcomes = {}
+    for row in after["tool_call"]:
+        result = row[9]
+        if result is not None:
+            decoded = json.loads(result)
+            assert "ok" not in decoded
+            outcomes[decoded["outcome"]] = outcomes.get(decoded["outcome"], 0) + 1
+    assert outcomes.get("ok", 0) > 0
+
+
+def test_the_upgrade_leaves_the_audit_trail_intact(
+        tmp_path: Path, run_agentctl: Callable[..., object]) -> None:
+    """The chain still verifies, and no record changed under its event. What the audit finds
+    besides is the old era's: no signed checkpoint, artifacts made before they had events."""
+    home = old_home(tmp_path)
+    report = run_agentctl("audit", "verify", "--json", home=home, cwd=tmp_path).json()  # type: ignore[attr-defined]
+    assert report["breaks"] == [] and report["events"] == 180
+    assert report["head"]["seq"] == 180
+    assert report["checkpoint"]["state"] == "unsigned"
+    kinds = {(p["what"].split()[0], p["problem"]) for p in report["problems"]}
+    assert kinds <= {("checkpoint", next(p["problem"] for p in report["problems"]
+                                         if p["what"] == "checkpoint")),
+                     ("artifact", "no event records its creation")}
+
+
+@pytest.mark.parametrize("command_line", [
+    ("run", "show", "--tree", OLD_RUN), ("verdict", "explain", OLD_RUN), ("events", "--run",
+    OLD_RUN), ("artifact", "list", OLD_RUN), ("verdict", "show", OLD_RUN), ("run", "list")])
+def test_every_read_command_works_on_an_upgraded_old_home(
+        tmp_path: Path, run_agentctl: Callable[..., object], command_line: tuple[str, ...]) -> None:
+    home = old_home(tmp_path)
+    result = run_agentctl(*command_line, home=home, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr  # type: ignore[attr-defined]
+
+
+def test_db_current_and_upgrade_report_the_revision(
+        tmp_path: Path, run_agentctl: Callable[..., object]) -> None:
+    home = old_home(tmp_path)
+    behind = run_agentctl("db", "current", "--json", home=home, cwd=tmp_path)
+    assert behind.json() == {"revision": "0001", "head": HEAD, "upToDate": False}  # type: ignore[attr-defined]
+    assert not (home / f"agentctl.db.pre-{HEAD}.bak").exists()  # reading changed nothing
+
+    done = run_agentctl("db", "upgrade", "--json", home=home, cwd=tmp_path).json()  # type: ignore[attr-defined]
+    assert done == {"fromRevision": "0001", "toRevision": HEAD, "upgraded": True,
+                    "backup": str(home / f"agentctl.db.pre-{HEAD}.bak")}
+    again = run_agentctl("db", "upgrade", "--json", home=home, cwd=tmp_path).json()  # type: ignore[attr-defined]
+    assert again["upgraded"] is False and again["fromRevision"] == HEAD
+    now = run_agentctl("db", "current", home=home, cwd=tmp_path)
+    assert now.stdout.strip() == f"revision {HEAD}, head {HEAD}: up to date"  # type: ignore[attr-defined]
+
+
+def test_processes_starting_together_on_an_old_home_upgrade_it_once(
+        tmp_path: Path, agentctl_executable: str) -> None:
+    home = old_home(tmp_path)
+    processes = [subprocess.Popen([agentctl_executable, "--home", str(home), "run", "list",
+                                   "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(4)]
+    outputs = [process.communicate(timeout=120) for process in processes]
+    assert [process.returncode for process in processes] == [0, 0, 0, 0], outputs
+    assert all(len(json.loads(stdout)) == 4 for stdout, _ in outputs)
+    assert sorted(p.name for p in home.glob("agentctl.db.pre-*")) == [f"agentctl.db.pre-{HEAD}.bak"]
+    assert dump(home / "agentctl.db")["alembic_version"] == [(HEAD,)]
+
+
+def test_a_shared_database_that_is_behind_waits_for_db_upgrade(
+        tmp_path: Path, run_agentctl: Callable[..., object], postgres: object) -> None:
+    url = postgres.database(empty=True)  # type: ignore[attr-defined]
+    engine = create_engine(url)
+    cfg = migrate.config()
+    with engine.begin() as connection:
+        cfg.attributes["connection"] = connection
+        command.upgrade(cfg, "0001")
+    engine.dispose()
+    env = {"AGENTCTL_DATABASE_URL": url}
+    home = tmp_path / "home"
+
+    refused = run_agentctl("task", "list", home=home, cwd=tmp_path, env=env)
+    assert refused.returncode == 2  # type: ignore[attr-defined]
+    assert refused.stderr.strip().splitlines() == [  # type: ignore[attr-defined]
+        f"agentctl: error: the database is at schema revision 0001, this agentctl needs {HEAD}: "
+        "run 'agentctl db upgrade'"]
+    behind = run_agentctl("db", "current", "--json", home=home, cwd=tmp_path, env=env)
+    assert behind.json()["revision"] == "0001"  # type: ignore[attr-defined]
+
+    done = run_agentctl("db", "upgrade", "--json", home=home, cwd=tmp_path, env=env).json()  # type: ignore[attr-defined]
+    assert done == {"fromRevision": "0001", "toRevision": HEAD, "upgraded": True, "backup": None}
+    listed = run_agentctl("task", "list", home=home, cwd=tmp_path, env=env)
+    assert listed.returncode == 0, listed.stderr  # type: ignore[attr-defined]
+
+
+def test_a_new_empty_shared_database_is_set_up_on_first_use(
+        tmp_path: Path, run_agentctl: Callable[..., object], postgres: object) -> None:
+    url = postgres.database(empty=True)  # type: ignore[attr-defined]
+    env = {"AGENTCTL_DATABASE_URL": url}
+    first = run_agentctl("task", "list", home=tmp_path / "home", cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stderr  # type: ignore[attr-defined]
+    now = run_agentctl("db", "current", "--json", home=tmp_path / "home", cwd=tmp_path, env=env)
+    assert now.json() == {"revision": HEAD, "head": HEAD, "upToDate": True}  # type: ignore[attr-defined]

@@ -1,0 +1,106 @@
+"""Many writers at once, on SQLite and PostgreSQL: appends keep one unbroken hash chain, and
+concurrent claims lease every queued run exactly once."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agentctl.config import load
+from agentctl.domain import ids
+from agentctl.domain.enums import AutonomyLevel, EventType, TaskSource, TaskStatus, TaskType
+from agentctl.domain.events import NewEvent, find_chain_breaks
+from agentctl.domain.task import Task
+from agentctl.execution.agents.spec import parse_agent_spec
+from agentctl.services.requests import TaskRequest
+from agentctl.services.runs import create_run, lease_run
+from agentctl.services.tasks import submit_task
+from agentctl.store import Store
+from agentctl.store.location import Home
+from agentctl.store.views import Views
+
+T0 = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+def together(count: int, work: object) -> list[BaseException]:
+    """Run `work(i)` in `count` threads started at once; the errors they raised."""
+    start = threading.Barrier(count)
+    errors: list[BaseException] = []
+
+    def each(index: int) -> None:
+        start.wait()
+        try:
+            work(index)  # type: ignore[operator]
+        except BaseException as error:  # noqa: BLE001 - reported by the test
+            errors.append(error)
+
+    threads = [threading.Thread(target=each, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    return errors
+
+
+def new_task() -> Task:
+    return Task(task_id=ids.new_id("task"), source=TaskSource.CLI, created_by="alice",
+                task_type=TaskType.BUG_FIX, title="t", instruction="t", repository="/srv/r",
+                base_ref="main", autonomy_level=AutonomyLevel.DRY_RUN,
+                status=TaskStatus.READY_FOR_RUN, created_at=T0, updated_at=T0)
+
+
+def test_concurrent_appends_keep_one_order_and_an_unbroken_chain(store_home: Home) -> None:
+    writers, rounds = 6, 25
+
+    def append(index: int) -> None:
+        store = Store(store_home)
+        for number in range(rounds):
+            task = new_task()
+            with store.unit_of_work() as uow:
+                uow.tasks.add(task)
+                uow.events.append(*(NewEvent(type=EventType.TASK_SUBMITTED, created_at=T0,
+                                             task_id=task.task_id,
+                                             payload={"writer": index, "n": number, "k": k})
+                                    for k in range(3)))
+
+    assert together(writers, append) == []
+    with Views(store_home) as views:
+        chain = list(views.event_chain())
+        head = views.event_head()
+        events = views.events()
+    assert [row[0] for row in chain] == list(range(1, writers * rounds * 3 + 1))
+    assert find_chain_breaks(chain, head) == []
+    # each transaction's events are consecutive: nobody else's appends land in between
+    by_task: dict[str, list[int]] = {}
+    for event in events:
+        by_task.setdefault(str(event["task_id"]), []).append(int(event["seq"]))
+    assert all(seqs == list(range(seqs[0], seqs[0] + 3)) for seqs in by_task.values())
+
+
+def test_concurrent_claims_lease_every_run_exactly_once(
+        store_home: Home, repo: Path, tmp_path: Path) -> None:
+    store = Store(store_home)
+    settings = tmp_path / "agentctl.toml"
+    settings.write_text("[budget]\nmax_attempts = 1\n")
+    config = load(settings)
+    task = submit_task(store, config, TaskRequest(repository=str(repo), task_type="bug_fix",
+                                                  instruction="fix the greeting"), cwd=tmp_path)
+    agent = parse_agent_spec("noop", tmp_path)
+    queued = {create_run(store, config, task.task_id, agent=agent).run_id for _ in range(30)}
+    leased: list[str] = []
+
+    def claim(index: int) -> None:
+        mine = Store(store_home)
+        while (lease := lease_run(mine, worker_id=f"w{index}", ttl_seconds=300)) is not None:
+            leased.append(lease.run_id)
+
+    assert together(6, claim) == []
+    assert Counter(leased) == Counter(queued)  # every run once, none twice
+    with Views(store_home) as views:
+        attempts = [a for run_id in queued for a in views.attempts(run_id)]
+        chain = list(views.event_chain())
+        head = views.event_head()
+    assert len(attempts) == len(queued)
+    assert find_chain_breaks(chain, head) == []
