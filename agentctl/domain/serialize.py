@@ -1,20 +1,29 @@
 """Records to the JSON documents of DESIGN.md §4: camelCase keys, enum values, ISO times.
 
-One generic walk: the documents are, by design, every field of a record under its camelCase
-name, so a per-record list would only repeat the dataclass. Decoding is explicit per record, in
-`agentctl.store.rows` and `agentctl.store.json_columns`.
+One generic walk each way: the documents are, by design, every field of a record under its
+camelCase name, so a per-record list would only repeat the dataclass. Table rows are decoded
+explicitly per record (`agentctl.store.rows`); the nested JSON documents that grow with the
+product (the frozen spec, a verification check with its per-test results, cached baselines)
+decode through `from_json`, built from the type hints once per type (closures, no generated
+code), so a field added to a record needs no second edit here.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import fields, is_dataclass
+import types
+import typing
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import MISSING, fields, is_dataclass
 from datetime import datetime
 from enum import Enum
 from functools import cache, lru_cache
+from typing import TypeVar, cast
 
-from agentctl.domain.clock import to_iso
+from agentctl.domain.clock import from_iso, to_iso
+
+T = TypeVar("T")
+Decoder = Callable[[object], object]
 
 _PLAIN = (str, int, bool, type(None))
 
@@ -54,3 +63,69 @@ def _keys(cls: type) -> tuple[tuple[str, str], ...]:
 
 def dumps(value: object) -> str:
     return json.dumps(to_json(value), indent=2, ensure_ascii=False)
+
+
+def from_json(cls: type[T], data: object) -> T:
+    """The record `to_json` made `data` from; a missing key takes the field's default, so
+    documents written before a field existed still decode. KeyError/TypeError/ValueError on a
+    document that is not one."""
+    return cast(T, _decoder(cast(Hashable, cls))(data))
+
+
+@cache
+def _decoder(tp: object) -> Decoder:
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        choice = _decoder(inner[0]) if len(inner) == 1 else _as_is
+        return lambda v: None if v is None else choice(v)
+    if origin is tuple:
+        item = _decoder(args[0])
+        return lambda v: tuple(item(x) for x in _sequence(v))
+    if origin in (dict, Mapping) or tp in (dict, Mapping):
+        value_of = _decoder(args[1]) if len(args) == 2 else _as_is
+        return lambda v: {str(k): value_of(x) for k, x in _mapping(v).items()}
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return tp
+    if tp is datetime:
+        return lambda v: v if isinstance(v, datetime) else from_iso(str(v))
+    if tp is float:
+        return lambda v: float(cast(float, v))
+    if isinstance(tp, type) and is_dataclass(tp):
+        return _dataclass_decoder(tp)
+    return _as_is
+
+
+def _dataclass_decoder(cls: type) -> Decoder:
+    hints = typing.get_type_hints(cls)
+    plan = [(f.name, camel(f.name), _decoder(hints[f.name]),
+             f.default is not MISSING or f.default_factory is not MISSING)
+            for f in fields(cls) if f.init]
+
+    def decode(data: object) -> object:
+        document = _mapping(data)
+        values = {}
+        for name, key, decode_field, has_default in plan:
+            if key in document:
+                values[name] = decode_field(document[key])
+            elif not has_default:
+                raise KeyError(f"{cls.__name__} needs {key!r}")
+        return cls(**values)
+
+    return decode
+
+
+def _as_is(value: object) -> object:
+    return value
+
+
+def _sequence(value: object) -> list[object]:
+    if not isinstance(value, list | tuple):
+        raise TypeError(f"expected a list, not {type(value).__name__}")
+    return list(value)
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"expected an object, not {type(value).__name__}")
+    return value

@@ -10,13 +10,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentctl.domain.enums import (
-    AutonomyLevel,
     ChangeType,
     Severity,
-    TaskType,
     ToolDecision,
     ToolOutcome,
-    VerificationCheckStatus,
 )
 from agentctl.domain.judge import JudgeFinding
 from agentctl.domain.patch import FileChange, PatchBoundaryCheck, PatchStats
@@ -30,6 +27,7 @@ from agentctl.domain.run import (
     ToolPolicy,
     VerificationPlan,
 )
+from agentctl.domain.serialize import from_json
 from agentctl.domain.step import ToolResult
 from agentctl.domain.verdict import ChainLink
 from agentctl.domain.verification import VerificationCheck
@@ -39,21 +37,9 @@ JsonObject = Mapping[str, Any]
 
 
 def execution_spec(d: JsonObject) -> ExecutionSpec:
-    return ExecutionSpec(
-        repository=d["repository"],
-        base_ref=d["baseRef"],
-        base_commit=d["baseCommit"],
-        task_type=TaskType(d["taskType"]),
-        instruction=d["instruction"],
-        autonomy_level=AutonomyLevel(d["autonomyLevel"]),
-        agent=d["agent"],
-        agent_digest=d["agentDigest"],
-        patch_boundary=patch_boundary(d["patchBoundary"]),
-        tool_policy=tool_policy(d["toolPolicy"]),
-        verification_plan=verification_plan(d["verificationPlan"]),
-        budget=budget(d["budget"]),
-        judge_policy=judge_policy(d["judgePolicy"]),
-    )
+    """The frozen spec: a document that grows with the product (sandbox, agent settings,
+    baseline), so it decodes field by field from its type."""
+    return from_json(ExecutionSpec, d)
 
 
 def budget(d: JsonObject) -> Budget:
@@ -116,19 +102,8 @@ def patch_boundary_check(d: JsonObject) -> PatchBoundaryCheck:
 
 
 def verification_check(d: JsonObject) -> VerificationCheck:
-    return VerificationCheck(
-        name=d["name"],
-        command=d["command"],
-        status=VerificationCheckStatus(d["status"]),
-        exit_code=d["exitCode"],
-        duration_seconds=float(d["durationSeconds"]),
-        log_artifact=d["logArtifact"],
-        summarized_failure=d["summarizedFailure"],
-        required=bool(d["required"]),
-        test_report_artifact=d.get("testReportArtifact"),
-        failing_tests=tuple(d.get("failingTests", ())),
-        tests_ran=d.get("testsRan"),
-    )
+    """A check with its per-test results and classification: decoded from its type."""
+    return from_json(VerificationCheck, d)
 
 
 def judge_finding(d: JsonObject) -> JudgeFinding:
