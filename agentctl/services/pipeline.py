@@ -47,6 +47,7 @@ from agentctl.services.attempt import AttemptContext, Progress, StopSignal
 from agentctl.services.collect import CollectedEvidence, collect
 from agentctl.services.evidence import json_artifact, text_artifact
 from agentctl.services.judging import JudgeEvidence, judge
+from agentctl.services.native_calls import native_session
 from agentctl.services.ports import Approver, AttemptLedger
 from agentctl.services.runtime import ToolRuntime
 from agentctl.services.summary import final_summary
@@ -259,6 +260,8 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
         instruction=spec.instruction, workspace=ctx.workspace, task_file=task_file,
         tools=runtime, step=ctx.step, should_stop=ctx.stop, env=tool_context.env,
     )
+    if spec.agent_settings is not None:
+        session = native_session(ctx, runtime, session)
     return build_agent(spec.agent_spec).run(session)
 
 

@@ -40,6 +40,7 @@ class ToolRuntime:
         self.approver = approver
         self.redact_logs_up_to = redact_logs_up_to
         self._transcripts = 0
+        self.last_call_id: str | None = None  # the ToolCall of the latest `call`
 
     def call(self, tool: str, arguments: Mapping[str, object], *,
              title: str | None = None) -> ToolResult:
@@ -61,11 +62,12 @@ class ToolRuntime:
             requested_at=requested_at, approved_by=approved_by)
         if not decision.allowed:
             self.budget.charge(0)
-            self.ledger.finished_call(request, None)
+            self.last_call_id = self.ledger.finished_call(request, None).tool_call_id
             return ToolResult.denied(decision.decision, request.denial_reason or "denied")
         if tool in RECORDED_BEFORE_RUNNING:
             self.ledger.flush()  # batched calls are on record before anything leaves the workspace
             step, call = self.ledger.begin_call(request)
+            self.last_call_id = call.tool_call_id
             try:
                 result, artifacts = self._executed(tool, arguments)
             except BaseException:  # Ctrl-C or SIGTERM mid-command: close the step, then stop
@@ -75,7 +77,7 @@ class ToolRuntime:
             self.ledger.end_call(step, call, result, artifacts)
         else:
             result, _ = self._executed(tool, arguments)
-            self.ledger.finished_call(request, result)
+            self.last_call_id = self.ledger.finished_call(request, result).tool_call_id
         self.budget.charge(result.output_bytes)
         return result
 

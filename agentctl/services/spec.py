@@ -7,6 +7,7 @@ import shlex
 
 from agentctl.config import Config
 from agentctl.config.schema import CheckSettings
+from agentctl.domain.agent import AgentKind, AgentSpec, NativeAgentSettings
 from agentctl.domain.enums import TaskType
 from agentctl.domain.run import (
     Budget,
@@ -66,6 +67,8 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
             max_output_bytes=config.budget.max_output_bytes,
             backoff_initial_seconds=config.budget.backoff_initial_seconds,
             backoff_max_seconds=config.budget.backoff_max_seconds,
+            max_cost_usd=config.budget.max_cost_usd or None,
+            max_tokens=config.budget.max_tokens or None,
         ),
         judge_policy=JudgePolicy(
             strict=config.judge.strict,
@@ -75,7 +78,22 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
             max_diff_lines=config.judge.max_diff_lines,
             production_config_patterns=config.judge.production_config,
         ),
+        agent_settings=native_settings(config, AgentSpec.frozen(agent, agent_digest)),
     )
+
+
+def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | None:
+    """`[agents.claude|codex]` frozen for a native agent; the spec's model wins over config's."""
+    if agent.kind is AgentKind.CLAUDE:
+        claude = config.agents.claude
+        return NativeAgentSettings(command=claude.command, model=agent.value or claude.model,
+                                   max_turns=claude.max_turns, extra_args=claude.extra_args)
+    if agent.kind is AgentKind.CODEX:
+        codex = config.agents.codex
+        return NativeAgentSettings(command=codex.command, model=agent.value or codex.model,
+                                   extra_args=codex.extra_args, base_url=codex.base_url,
+                                   env_key=codex.env_key)
+    return None
 
 
 def _checks(config: Config, task: Task) -> tuple[PlannedCheck, ...]:

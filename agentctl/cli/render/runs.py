@@ -126,7 +126,8 @@ def _add_steps(node: Tree, steps: Sequence[Document]) -> None:
         folded.clear()
 
     for step in steps:
-        ordinary = step["status"] == "SUCCEEDED" and step["type"] == "TOOL_CALL"
+        ordinary = step["status"] == "SUCCEEDED" and step["type"] == "TOOL_CALL" \
+            and not step.get("changedFiles")
         if ordinary and shown >= SHOWN_STEPS // 2:
             folded.append(step)
             continue
@@ -161,6 +162,11 @@ def _add_step(node: Tree, step: Document) -> None:
         branch.add(f"[red]{escape(attributes['failure'])}[/]")
     elif attributes.get("summary"):
         branch.add(escape(attributes["summary"]))
+    for change in step.get("changedFiles") or ():
+        branch.add(f"[yellow]edited:[/] {escape(str(change['path']))} "
+                   f"([green]+{change['additions']}[/] [red]−{change['deletions']}[/])"
+                   + ("" if change.get("changeType") == "MODIFIED"
+                      else f" [dim]{change.get('changeType')}[/]"))
     for artifact in step["artifacts"]:
         branch.add(f"[cyan]{escape(artifact['name'])}[/]  {artifact['type']}  "
                    f"{artifact['sizeBytes']} B  sha256 {artifact['sha256'][:12]}  "
