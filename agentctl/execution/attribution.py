@@ -9,6 +9,7 @@ prints as `edited: path (+a −d)` and `--json` carries as `changedFiles`.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,25 +37,39 @@ class ChangedFile:
 
 
 class ChangeTracker:
-    """The work tree as of the last call; `changes()` says what changed since and moves on."""
+    """The work tree as of the last snapshot. A tracked call (a command, a patch, a native
+    agent's tool) is bracketed: `prepare()` before it, `changes()` after it. File tools are
+    attributed without snapshots (`file_tool_changes`) and only `mark_stale()` the last one."""
 
     def __init__(self, git: WorkspaceGit, base_index: Path, scratch: Path) -> None:
         self.git = git
         self.index = scratch / "attribution.index"
         shutil.copyfile(base_index, self.index)  # its stat cache spares re-hashing
-        self.tree = self._snapshot()
+        self.tree: str | None = None  # None: take one before the next tracked call
+
+    def mark_stale(self) -> None:
+        self.tree = None
+
+    def prepare(self) -> None:
+        """Snapshot now unless the last snapshot is still the work tree as it is."""
+        if self.tree is None:
+            try:
+                self.tree = self._snapshot()
+            except InfrastructureFailure:
+                self.tree = None
 
     def changes(self) -> list[ChangedFile]:
-        """Files changed since the previous snapshot (or the start); empty if none. An error
+        """Files changed since `prepare()` (empty if none), and the snapshot moves on. An error
         of git's is no reason to stop the agent: it is reported as no attribution."""
+        before = self.tree
         try:
-            tree = self._snapshot()
+            self.tree = self._snapshot()
         except InfrastructureFailure:
+            self.tree = None
             return []
-        if tree == self.tree:
+        if before is None or before == self.tree:
             return []
-        before, self.tree = self.tree, tree
-        return self._diff(before, tree)
+        return self._diff(before, self.tree)
 
     def _snapshot(self) -> str:
         self.git.run("add", "-A", "--", ".", index=self.index, what="cannot snapshot the work tree")
@@ -105,3 +120,65 @@ def _numstat(text: str) -> dict[str, tuple[int, int]]:
         counts[path] = (int(added) if added.isdigit() else 0,
                         int(deleted) if deleted.isdigit() else 0)
     return counts
+
+
+# --- agentctl's own file tools: attributed in-process, without a snapshot -------------------
+MAX_COMPARED_BYTES = 1 << 20
+FILE_TOOLS = frozenset({"fs.write", "fs.replace", "fs.delete", "fs.rename"})
+
+
+def touched_paths(tool: str, arguments: Mapping[str, object]) -> list[str]:
+    """The workspace paths an agentctl file tool names (both sides of a rename)."""
+    names = [arguments.get("path"), arguments.get("to")] if tool == "fs.rename" \
+        else [arguments.get("path")]
+    return [str(name) for name in names if isinstance(name, str)]
+
+
+def read_state(workspace: Path, paths: list[str]) -> dict[str, bytes | None]:
+    """Each path's bytes (None: absent, or too large to compare)."""
+    state: dict[str, bytes | None] = {}
+    for name in paths:
+        path = workspace / name
+        try:
+            state[name] = path.read_bytes() if path.is_file() and not path.is_symlink() \
+                and path.stat().st_size <= MAX_COMPARED_BYTES else None
+        except OSError:
+            state[name] = None
+    return state
+
+
+def file_tool_changes(tool: str, arguments: Mapping[str, object],
+                      before: Mapping[str, bytes | None],
+                      after: Mapping[str, bytes | None]) -> list[ChangedFile]:
+    """What one fs.* call changed, from the files' contents before and after it."""
+    if tool == "fs.rename":
+        source, target = touched_paths(tool, arguments)
+        lines = _lines(before.get(source))
+        return [ChangedFile(target, "RENAMED", 0, 0, source)] if after.get(target) is not None \
+            or lines is not None else []
+    changed: list[ChangedFile] = []
+    for name in touched_paths(tool, arguments):
+        old, new = before.get(name), after.get(name)
+        if old == new:
+            continue
+        kind = "ADDED" if old is None else "DELETED" if new is None else "MODIFIED"
+        additions, deletions = line_counts(_lines(old) or [], _lines(new) or [])
+        changed.append(ChangedFile(name, kind, additions, deletions))
+    return changed
+
+
+def line_counts(old: list[str], new: list[str]) -> tuple[int, int]:
+    """Lines added and removed, as a unified diff counts them."""
+    import difflib
+
+    additions = deletions = 0
+    for line in difflib.unified_diff(old, new, lineterm="", n=0):
+        if line.startswith("+") and not line.startswith("+++"):
+            additions += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            deletions += 1
+    return additions, deletions
+
+
+def _lines(data: bytes | None) -> list[str] | None:
+    return None if data is None else data.decode("utf-8", "replace").splitlines()

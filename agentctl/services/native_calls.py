@@ -56,9 +56,8 @@ class NativeCalls:
     calls: int = 0
 
     @classmethod
-    def for_runtime(cls, runtime: ToolRuntime, base_index: Path) -> NativeCalls:
-        context = runtime.context
-        return cls(runtime, ChangeTracker(context.git, base_index, context.scratch))
+    def for_runtime(cls, runtime: ToolRuntime) -> NativeCalls:
+        return cls(runtime, runtime.tracker)
 
     # --- PreToolUse -------------------------------------------------------------------------
     def before(self, agent: str, payload: Mapping[str, object]) -> NativeDecision:
@@ -97,6 +96,8 @@ class NativeCalls:
                                    f"{request.denial_reason}"
             return NativeDecision(False, _reason(decision, request.denial_reason))
         ledger.flush()  # what is batched is on record before the agent acts
+        if self.tracker is not None and native.writes:
+            self.tracker.prepare()
         step, call = ledger.begin_call(request)
         key = _call_key(payload)
         if key in self.pending:  # a reused id: close the older one rather than lose it
@@ -152,11 +153,6 @@ class NativeCalls:
         self.runtime.ledger.end_call(pending.step, pending.call, result, attributes=attributes)
         self.runtime.budget.add_output(result.output_bytes)
 
-    def attribute_changes(self) -> None:
-        """Take the snapshot forward without a step (a call the hook never saw, e.g. a denied
-        one), so the next call is not credited with changes it did not make."""
-        if self.tracker is not None:
-            self.tracker.changes()
 
     def close_pending(self) -> None:
         """The agent ended with calls it never reported back on: closed, not left STARTED."""
@@ -210,14 +206,15 @@ class NativeCalls:
             "summary": f"${report.get('costUsd')}, {tokens} tokens, {self.calls} tool calls"}))
 
     # --- agentctl's own tools, over MCP -----------------------------------------------------
-    def run_tool(self, tool: str, arguments: Mapping[str, object]) -> tuple[ToolResult, str]:
-        """A guarded tool call over MCP; the result and the id of its ToolCall."""
+    def run_tool(self, tool: str, arguments: Mapping[str, object],
+                 ) -> tuple[ToolResult, str, str | None]:
+        """A guarded tool call over MCP; the result, its ToolCall's id and the deciding rule."""
         runtime = self.runtime
         result = runtime.call(tool, arguments, title=f"mcp {tool}")
         self.calls += 1
         if result.decision is ToolDecision.DENIED_BY_BUDGET:
             self.stop_reason = f"stopped by its budget: {result.error}"
-        return result, runtime.last_call_id or ""
+        return result, runtime.last_call_id or "", runtime.last_rule
 
 
 def _call_key(payload: Mapping[str, object]) -> str:
@@ -268,6 +265,6 @@ def native_session(ctx: AttemptContext, runtime: ToolRuntime,
     """A claude/codex session: the hook's counterpart, where the hook reaches the attempt,
     the frozen launch settings, the wall clock."""
     lease = ctx.ledger.lease
-    return replace(session, native=NativeCalls.for_runtime(runtime, ctx.dirs.index),
+    return replace(session, native=NativeCalls.for_runtime(runtime),
                    identity=AttemptIdentity(ctx.dirs.root, lease.attempt_id, lease.lease_id),
                    settings=ctx.spec.agent_settings, wall_seconds=runtime.budget.seconds_left)

@@ -37,6 +37,7 @@ from agentctl.domain.verdict import (
 )
 from agentctl.execution import workspace as workspaces
 from agentctl.execution.agents import AgentOutcome, AgentSession, build_agent
+from agentctl.execution.attribution import ChangeTracker
 from agentctl.execution.environment import scrubbed_env, secret_file_values, secret_values
 from agentctl.execution.git import agent_git_env
 from agentctl.execution.guards import BudgetGuard
@@ -255,7 +256,8 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
         git=ctx.dirs.git, should_stop=ctx.stop, budget=budget,
     )
     runtime = ToolRuntime(ctx.ledger, tool_context, budget, base_index=ctx.dirs.index,
-                          approver=ctx.approver, redact_logs_up_to=ctx.redact_logs_up_to)
+                          approver=ctx.approver, redact_logs_up_to=ctx.redact_logs_up_to,
+                          tracker=ChangeTracker(ctx.dirs.git, ctx.dirs.index, ctx.scratch))
     session = AgentSession(
         instruction=spec.instruction, workspace=ctx.workspace, task_file=task_file,
         tools=runtime, step=ctx.step, should_stop=ctx.stop, env=tool_context.env,

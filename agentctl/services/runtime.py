@@ -17,6 +17,14 @@ from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.enums import ArtifactType, ArtifactVisibility, ToolDecision, ToolOutcome
 from agentctl.domain.step import ToolResult
 from agentctl.execution import tools
+from agentctl.execution.attribution import (
+    FILE_TOOLS,
+    ChangedFile,
+    ChangeTracker,
+    file_tool_changes,
+    read_state,
+    touched_paths,
+)
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.process import run_to_file
 from agentctl.execution.tools import ToolContext
@@ -32,8 +40,9 @@ RECORDED_BEFORE_RUNNING = {"shell.run", AGENT_EXEC}
 class ToolRuntime:
     def __init__(self, ledger: AttemptLedger, context: ToolContext, budget: BudgetGuard, *,
                  base_index: Path, approver: Approver | None = None,
-                 redact_logs_up_to: int) -> None:
+                 redact_logs_up_to: int, tracker: ChangeTracker | None = None) -> None:
         self.ledger = ledger
+        self.tracker = tracker  # which files each call changed (`changedFiles` on its step)
         self.base_index = base_index
         self.context = context
         self.budget = budget
@@ -41,6 +50,7 @@ class ToolRuntime:
         self.redact_logs_up_to = redact_logs_up_to
         self._transcripts = 0
         self.last_call_id: str | None = None  # the ToolCall of the latest `call`
+        self.last_rule: str | None = None  # and the rule that decided it
 
     def call(self, tool: str, arguments: Mapping[str, object], *,
              title: str | None = None) -> ToolResult:
@@ -55,6 +65,7 @@ class ToolRuntime:
                 decision = GuardDecision(ToolDecision.REQUIRES_APPROVAL, decision.matched_rule,
                                          "declined at the approval prompt")
         clean = self.context.redactor.clean
+        self.last_rule = decision.matched_rule
         request = CallRequest(
             tool=tool, arguments_json=arguments_json(arguments, clean),
             decision=decision.decision, matched_rule=decision.matched_rule,
@@ -68,18 +79,36 @@ class ToolRuntime:
             self.ledger.flush()  # batched calls are on record before anything leaves the workspace
             step, call = self.ledger.begin_call(request)
             self.last_call_id = call.tool_call_id
+            if self.tracker is not None:
+                self.tracker.prepare()
             try:
                 result, artifacts = self._executed(tool, arguments)
             except BaseException:  # Ctrl-C or SIGTERM mid-command: close the step, then stop
                 self.ledger.end_call(step, call, ToolResult(outcome=ToolOutcome.CANCELLED,
                                                             error="interrupted"))
                 raise
-            self.ledger.end_call(step, call, result, artifacts)
+            self.ledger.end_call(step, call, result, artifacts,
+                                 attributes=self._tracked_changes())
+        elif tool in FILE_TOOLS and self.tracker is not None:
+            paths = touched_paths(tool, arguments)
+            before = read_state(self.context.workspace, paths)
+            result, _ = self._executed(tool, arguments)
+            changed = file_tool_changes(tool, arguments, before,
+                                        read_state(self.context.workspace, paths))
+            if changed:
+                self.tracker.mark_stale()
+            self.last_call_id = self.ledger.finished_call(
+                request, result, attributes=_changed(changed)).tool_call_id
         else:
             result, _ = self._executed(tool, arguments)
+            if tool == "patch.apply" and self.tracker is not None:
+                self.tracker.mark_stale()
             self.last_call_id = self.ledger.finished_call(request, result).tool_call_id
         self.budget.charge(result.output_bytes)
         return result
+
+    def _tracked_changes(self) -> dict[str, object]:
+        return _changed(self.tracker.changes()) if self.tracker is not None else {}
 
     def _executed(self, tool: str, arguments: Mapping[str, object],
                   ) -> tuple[ToolResult, list[NewArtifact]]:
@@ -153,6 +182,10 @@ class ToolRuntime:
         listed = self.context.git.run("ls-files", "--cached", "--", name, index=self.base_index,
                                       what="cannot list tracked files", check=False)
         return bool(listed.stdout.strip())
+
+
+def _changed(changed: list[ChangedFile]) -> dict[str, object]:
+    return {"changedFiles": [entry.to_json() for entry in changed]} if changed else {}
 
 
 def _head(path: Path, limit: int) -> str:

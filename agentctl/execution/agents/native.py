@@ -161,8 +161,9 @@ class NativeAgent:
                 tool, arguments = message.get("tool"), message.get("arguments")
                 if not isinstance(tool, str) or not isinstance(arguments, dict):
                     return refused("a tool request needs a tool name and arguments")
-                result, call_id = native.run_tool(tool, arguments)
-                return {"ok": True, "result": _result_json(result), "toolCallId": call_id}
+                result, call_id, rule = native.run_tool(tool, arguments)
+                return {"ok": True, "result": _result_json(result), "toolCallId": call_id,
+                        "matchedRule": rule}
             if not isinstance(payload, dict):
                 return refused("the hook sent no tool call")
             if event == "PreToolUse":
