@@ -54,6 +54,8 @@ def _main(argv: list[str]) -> int:
     reply = _ask(options["--socket"], {
         "attempt": options["--attempt"], "lease": options["--lease"], "agent": agent,
         "event": event, "input": payload})
+    if reply.get("refused"):  # not a decision on the call: the request itself was refused
+        raise HookError(str(reply.get("reason") or "the attempt refused the request"))
     if event != "PreToolUse":
         if reply.get("ok") is not True:
             raise HookError(str(reply.get("reason") or "the attempt refused the result"))

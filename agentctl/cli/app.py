@@ -9,6 +9,7 @@ from agentctl import __version__
 from agentctl.cli import (
     artifact,
     audit,
+    bridge,
     demo,
     events,
     init,
@@ -68,3 +69,5 @@ app.add_typer(pr.app, name="pr")
 app.command("events")(events.events)
 app.add_typer(audit.app, name="audit")
 app.command("demo")(demo.demo)
+app.command("hook", context_settings=bridge.CONTEXT)(bridge.hook)
+app.add_typer(bridge.mcp_app, name="mcp")

@@ -167,3 +167,51 @@ def test_a_curl_is_denied_by_the_command_guard_and_never_runs(
     assert shell["decision"] == "DENIED_BY_COMMAND_GUARD"  # `>` is a shell metacharacter
     verdict = bench.json("verdict", "show", forbidden["run"]["runId"])
     assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE"  # nothing changed
+
+
+TEN_CALLS = [[Call("Bash", {"command": f"echo call {n}", "description": "count"})]
+             for n in range(10)] + [[Text("all ten done")]]
+
+
+@pytest.fixture(scope="module")
+def budgeted(bench: AgentBench, anthropic: FakeModel, claude_cli: Path) -> dict[str, Any]:
+    bench.config(claude_config(claude_cli, "max_tool_calls = 3\n"))
+    try:
+        anthropic.script = Script(TEN_CALLS)
+        run = bench.start(bench.submit("Make ten calls"), "claude")
+    finally:
+        bench.config(claude_config(claude_cli))
+    return {"run": run, "requests": list(anthropic.script.requests)}
+
+
+def test_max_tool_calls_stops_an_agent_that_wants_ten(bench: AgentBench,
+                                                      budgeted: dict[str, Any]) -> None:
+    calls = bench.calls(budgeted["run"]["runId"])
+    assert [call["decision"] for call in calls] == ["ALLOWED"] * 3 + ["DENIED_BY_BUDGET"]
+    assert calls[-1]["matchedRule"] == "budget: max_tool_calls 3"
+    verdict = bench.json("verdict", "show", budgeted["run"]["runId"])
+    assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE"
+    assert "max_tool_calls 3" in verdict["reasons"][0]
+    assert len(budgeted["requests"]) <= 5  # stopped: it never got to ask for the rest
+
+
+@pytest.fixture(scope="module")
+def token_budget(bench: AgentBench, anthropic: FakeModel, claude_cli: Path) -> dict[str, Any]:
+    bench.config(claude_config(claude_cli, "max_tokens = 2000\n"))
+    try:
+        anthropic.script = Script(TEN_CALLS)
+        run = bench.start(bench.submit("Spend tokens"), "claude")
+    finally:
+        bench.config(claude_config(claude_cli))
+    return {"run": run}
+
+
+def test_max_tokens_denies_once_spent_and_the_verdict_names_the_spend(
+        bench: AgentBench, token_budget: dict[str, Any]) -> None:
+    calls = bench.calls(token_budget["run"]["runId"])
+    assert len(calls) < 10  # stopped, at a denied call or as soon as the spend was read
+    assert all(call["matchedRule"] == "budget: max_tokens 2000" for call in calls
+               if call["decision"] == "DENIED_BY_BUDGET")
+    verdict = bench.json("verdict", "show", token_budget["run"]["runId"])
+    assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE"
+    assert "max_tokens 2000" in verdict["reasons"][0] and "tokens" in verdict["reasons"][0]

@@ -78,7 +78,7 @@ class BridgeServer:
 
 
 def _refused(reason: str) -> dict[str, object]:
-    return {"decision": wire.DENY, "ok": False, "reason": reason}
+    return {"decision": wire.DENY, "ok": False, "refused": True, "reason": reason}
 
 
 def refused(reason: str) -> dict[str, object]:
