@@ -137,10 +137,10 @@ def payments(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root, repository
 
 
-def claude_config(claude: Path, extra: str = "") -> str:
+def claude_config(claude: Path, extra: str = "", attempts: int = 1) -> str:
     return (f'[agents.claude]\ncommand = "{claude}"\nmax_turns = 30\n\n'
             '[env]\npassthrough = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]\n\n'
             '[verification]\ncommands = ["python3 -m unittest discover -s tests -t ."]\n'
             'timeout_seconds = 120\n\n'
             '[policy]\nmax_autonomy = "supervised_pr"\n\n'
-            f'[budget]\nmax_attempts = 1\nwall_seconds = 300\n{extra}')
+            f"[budget]\nmax_attempts = {attempts}\nbackoff_initial_seconds = 0\nwall_seconds = 300\n{extra}")
