@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -52,6 +53,9 @@ class NativeCalls:
     runtime: ToolRuntime
     tracker: ChangeTracker | None
     pending: dict[str, _Pending] = field(default_factory=dict)
+    # Codex tells a command's exit code only in its stream: its result waits for that line.
+    awaiting: list[tuple[_Pending, ToolResult]] = field(default_factory=list)
+    exits: list[tuple[str, int | None]] = field(default_factory=list)  # seen, not yet matched
     stop_reason: str | None = None  # set once a budget is spent: the agent must stop
     calls: int = 0
 
@@ -61,6 +65,7 @@ class NativeCalls:
 
     # --- PreToolUse -------------------------------------------------------------------------
     def before(self, agent: str, payload: Mapping[str, object]) -> NativeDecision:
+        self._close_awaiting()
         runtime, ledger = self.runtime, self.runtime.ledger
         native = self._native(agent, payload)
         if native.action is NativeAction.GUARDED_ELSEWHERE:
@@ -123,7 +128,31 @@ class NativeCalls:
         pending = self.pending.pop(_call_key(payload), None)
         if pending is None:  # ours guarded elsewhere, or denied (a denied call has no result)
             return
-        self._close(pending, self._result(payload, failed=failed))
+        result = self._result(payload, failed=failed)
+        if agent == "codex" and pending.native.action is NativeAction.COMMAND \
+                and result.exit_code is None:
+            for index, (command, code) in enumerate(self.exits):
+                if _same_command(pending.native.command, command):
+                    del self.exits[index]
+                    self._close(pending, _with_exit(result, code))
+                    return
+            self.awaiting.append((pending, result))
+            return
+        self._close(pending, result)
+
+    def command_finished(self, command: str, exit_code: int | None) -> None:
+        """The agent's stream says how a command ended: the call waiting for it is closed."""
+        for index, (pending, result) in enumerate(self.awaiting):
+            if _same_command(pending.native.command, command):
+                del self.awaiting[index]
+                self._close(pending, _with_exit(result, exit_code))
+                return
+        self.exits.append((command, exit_code))
+
+    def _close_awaiting(self) -> None:
+        while self.awaiting:
+            pending, result = self.awaiting.pop(0)
+            self._close(pending, result)
 
     def _result(self, payload: Mapping[str, object], *, failed: bool) -> ToolResult:
         response = payload.get("tool_response", payload.get("error", ""))
@@ -156,6 +185,7 @@ class NativeCalls:
 
     def close_pending(self) -> None:
         """The agent ended with calls it never reported back on: closed, not left STARTED."""
+        self._close_awaiting()
         for key in list(self.pending):
             self._close(self.pending.pop(key), _no_result("the agent reported no result"))
 
@@ -254,6 +284,24 @@ def _first_line(text: str) -> str:
         if line.strip():
             return line.strip()[:300]
     return ""
+
+
+def _same_command(asked: str, ran: str) -> bool:
+    """Whether the stream's command (`/bin/bash -lc '...'`) is the one the hook saw."""
+    if asked == ran or asked in ran:
+        return True
+    try:
+        words = shlex.split(ran)
+    except ValueError:
+        return False
+    return bool(words) and words[-1] == asked
+
+
+def _with_exit(result: ToolResult, exit_code: int | None) -> ToolResult:
+    if exit_code is None or exit_code == 0:
+        return replace(result, exit_code=exit_code)
+    return replace(result, outcome=ToolOutcome.FAILED, exit_code=exit_code,
+                   error=f"exited with code {exit_code}")
 
 
 def _no_result(why: str) -> ToolResult:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import sys
 import threading
 from collections.abc import Mapping, Sequence
@@ -45,6 +46,7 @@ class StreamState:
     finished: bool = False  # a final result was seen
     denials: list[str] = field(default_factory=list)  # the agent's own permission denials
     turns: int = 0
+    commands: list[tuple[str, int | None]] = field(default_factory=list)  # (command, exit code)
     extra: dict[str, object] = field(default_factory=dict)
 
     @property
@@ -143,6 +145,8 @@ class NativeAgent:
             raise
         finally:
             server.close()
+            if not home.is_relative_to(identity.private):  # the attempt's dir goes anyway
+                shutil.rmtree(home, ignore_errors=True)
         thread.join()
         self._follow(reader, state, native, session)
         native.close_pending()
@@ -181,11 +185,13 @@ class NativeAgent:
 
     def _follow(self, reader: StreamReader, state: StreamState, native: NativeTools,
                 session: AgentSession) -> None:
-        before = len(state.texts)
+        before, ran = len(state.texts), len(state.commands)
         for event in reader.lines():
             self.read(event, state)
         for text in state.texts[before:]:
             native.planning(text[:PLANNING_CHARS])
+        for command, exit_code in state.commands[ran:]:
+            native.command_finished(command, exit_code)
         native.spent(cost_usd=state.cost_usd, tokens=state.tokens)
 
     def report(self, state: StreamState) -> dict[str, object]:
