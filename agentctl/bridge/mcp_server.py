@@ -7,7 +7,6 @@ ToolCall. A denial comes back as `isError` with `structuredContent` {decision, m
 toolCallId}. MCP tool names cannot hold dots for the model APIs, so `fs.read` is `fs_read`.
 """
 
-from __future__ import annotations
 
 import socket
 import sys
@@ -55,10 +54,11 @@ def build_server(forward: Forward) -> Any:
         structured = {"decision": decision, "matchedRule": reply.get("matchedRule"),
                       "toolCallId": reply.get("toolCallId"), "outcome": result.get("outcome"),
                       "exitCode": result.get("exitCode")}
-        text = str(result.get("error") or "") if decision != "ALLOWED" else (
+        rule = f" (rule: {reply.get('matchedRule')})" if reply.get("matchedRule") else ""
+        text = f"{result.get('error') or 'denied'}{rule}" if decision != "ALLOWED" else (
             str(result.get("output") or "") + (f"\n{result['error']}" if result.get("error")
                                                else ""))
-        failed = decision != "ALLOWED" or result.get("outcome") != "OK"
+        failed = decision != "ALLOWED" or result.get("outcome") != "ok"
         return CallToolResult(content=[TextContent(type="text", text=text or "done")],
                               structured_content=structured, is_error=failed)
 
