@@ -150,8 +150,12 @@ class NativeAgent:
         thread.join()
         self._follow(reader, state, native, session)
         native.close_pending()
+        last = _last_plain_line(stream)
         native.report(stream, self.report(state))
-        return self.outcome(outcome[0] if outcome else None, state, native, timeout)
+        ended = self.outcome(outcome[0] if outcome else None, state, native, timeout)
+        if ended.error and last and outcome and outcome[0].exit_code not in (0, None):
+            return AgentOutcome(error=f"{ended.error}: {last}")
+        return ended
 
     def home_dir(self, identity: AttemptIdentity) -> Path:
         return identity.private / "agent-home"
@@ -220,6 +224,19 @@ class NativeAgent:
         if not state.finished:
             return AgentOutcome(error=f"{self.name} ended without a final result")
         return AgentOutcome()
+
+
+def _last_plain_line(stream: Path) -> str:
+    """The CLI's last word that is not part of its JSON stream (an error on stderr)."""
+    try:
+        with stream.open("rb") as reader:
+            reader.seek(max(stream.stat().st_size - 4096, 0))
+            tail = reader.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [line.strip() for line in tail.splitlines()
+             if line.strip() and not line.lstrip().startswith("{")]
+    return lines[-1][:300] if lines else ""
 
 
 def hook_command(agent: str, identity: AttemptIdentity) -> str:
