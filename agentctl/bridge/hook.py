@@ -1,12 +1,14 @@
-"""`python -I -m agentctl.bridge.hook claude|codex --socket S --attempt A --lease L`: the
-PreToolUse/PostToolUse hook agentctl installs into a native agent's private configuration.
+"""`python -E -s -S .../agentctl/bridge/hook.py claude|codex --socket S --attempt A --lease L`
+(or `python -m agentctl.bridge.hook`, `agentctl hook`): the PreToolUse/PostToolUse hook agentctl
+installs into a native agent's private configuration.
 
 It decides nothing itself and writes nothing: it forwards the hook's input to the attempt's own
 process over the socket (the attempt's one writer records and decides, and refuses a stale
 lease) and prints the decision in the agent's native format. It fails closed: any error
 (bad input, no attempt listening, a lost lease, a crash) is one line on stderr and exit 2,
 which both Claude Code and Codex take as "block"; any other non-zero code would fail open.
-Imports stay within the standard library: this process starts once per tool call.
+Imports stay within the standard library: this process starts twice per tool call, so the
+adapters run it as a plain script without `site` (`-S`), which saves most of Python's start.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ import json
 import socket
 import sys
 
-from agentctl.bridge import wire
+try:
+    from agentctl.bridge import wire
+except ImportError:  # run as a script without site-packages: its own folder is on the path
+    import wire  # type: ignore[no-redef,import-not-found]
 
 AGENTS = ("claude", "codex")
 CONNECT_SECONDS = 10.0

@@ -136,6 +136,7 @@ class ClaudeSettings:
     model: Text = ""  # --model when set (`--agent claude:MODEL` overrides it)
     max_turns: PositiveCount = 50
     extra_args: Strings = ()
+    mcp: Flag = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,6 +146,7 @@ class CodexSettings:
     base_url: Text = ""  # an OpenAI-compatible Responses endpoint, written into CODEX_HOME
     env_key: Text = "OPENAI_API_KEY"
     extra_args: Strings = ()
+    mcp: Flag = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -30,6 +30,7 @@ class NativeAgentSettings:
     extra_args: tuple[str, ...] = ()
     base_url: str = ""  # codex: an OpenAI-compatible Responses endpoint
     env_key: str = "OPENAI_API_KEY"  # codex: the variable holding its API key
+    mcp: bool = False  # offer agentctl's guarded tools as the MCP server `agentctl`
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,6 +46,7 @@ class ChangeTracker:
         self.index = scratch / "attribution.index"
         shutil.copyfile(base_index, self.index)  # its stat cache spares re-hashing
         self.tree: str | None = None  # None: take one before the next tracked call
+        self._checksum = b""  # the index's own trailing hash as of `self.tree`
 
     def mark_stale(self) -> None:
         self.tree = None
@@ -73,6 +74,10 @@ class ChangeTracker:
 
     def _snapshot(self) -> str:
         self.git.run("add", "-A", "--", ".", index=self.index, what="cannot snapshot the work tree")
+        checksum = _trailer(self.index)
+        if self.tree is not None and checksum == self._checksum:
+            return self.tree  # the index did not change, so neither did the tree
+        self._checksum = checksum
         return self.git.run("write-tree", index=self.index,
                             what="cannot snapshot the work tree").stdout.strip()
 
@@ -97,6 +102,16 @@ class ChangeTracker:
             additions, deletions = counts.get(path, (0, 0))
             changed.append(ChangedFile(path, kind, additions, deletions, old))
         return changed
+
+
+def _trailer(index: Path) -> bytes:
+    """The index file's trailing checksum (the hash of everything before it)."""
+    try:
+        with index.open("rb") as reader:
+            reader.seek(-32, 2)
+            return reader.read()
+    except OSError:
+        return b""
 
 
 def _numstat(text: str) -> dict[str, tuple[int, int]]:

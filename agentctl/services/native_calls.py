@@ -56,6 +56,8 @@ class NativeCalls:
     # Codex tells a command's exit code only in its stream: its result waits for that line.
     awaiting: list[tuple[_Pending, ToolResult]] = field(default_factory=list)
     exits: list[tuple[str, int | None]] = field(default_factory=list)  # seen, not yet matched
+    # Results are recorded after the hook has its answer: the agent goes on meanwhile.
+    deferred: list[tuple[_Pending, ToolResult]] = field(default_factory=list)
     stop_reason: str | None = None  # set once a budget is spent: the agent must stop
     calls: int = 0
 
@@ -65,6 +67,7 @@ class NativeCalls:
 
     # --- PreToolUse -------------------------------------------------------------------------
     def before(self, agent: str, payload: Mapping[str, object]) -> NativeDecision:
+        self.settle()
         self._close_awaiting()
         runtime, ledger = self.runtime, self.runtime.ledger
         native = self._native(agent, payload)
@@ -138,7 +141,13 @@ class NativeCalls:
                     return
             self.awaiting.append((pending, result))
             return
-        self._close(pending, result)
+        self.deferred.append((pending, result))
+
+    def settle(self) -> None:
+        """Record the results the hook has already answered for (with their changed files)."""
+        while self.deferred:
+            pending, result = self.deferred.pop(0)
+            self._close(pending, result)
 
     def command_finished(self, command: str, exit_code: int | None) -> None:
         """The agent's stream says how a command ended: the call waiting for it is closed."""
@@ -185,6 +194,7 @@ class NativeCalls:
 
     def close_pending(self) -> None:
         """The agent ended with calls it never reported back on: closed, not left STARTED."""
+        self.settle()
         self._close_awaiting()
         for key in list(self.pending):
             self._close(self.pending.pop(key), _no_result("the agent reported no result"))

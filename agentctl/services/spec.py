@@ -87,12 +87,13 @@ def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | N
     if agent.kind is AgentKind.CLAUDE:
         claude = config.agents.claude
         return NativeAgentSettings(command=claude.command, model=agent.value or claude.model,
-                                   max_turns=claude.max_turns, extra_args=claude.extra_args)
+                                   max_turns=claude.max_turns, extra_args=claude.extra_args,
+                                   mcp=claude.mcp)
     if agent.kind is AgentKind.CODEX:
         codex = config.agents.codex
         return NativeAgentSettings(command=codex.command, model=agent.value or codex.model,
                                    extra_args=codex.extra_args, base_url=codex.base_url,
-                                   env_key=codex.env_key)
+                                   env_key=codex.env_key, mcp=codex.mcp)
     return None
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -41,6 +42,7 @@ class Script:
     turns: Sequence[Turn]
     usage: tuple[int, int] = (1200, 300)  # input and output tokens reported per turn
     requests: list[dict[str, Any]] = field(default_factory=list)
+    arrivals: list[float] = field(default_factory=list)  # time.monotonic() of each request
 
     def turn(self, number: int) -> Turn:
         return self.turns[number] if number < len(self.turns) else [Text("done")]
@@ -75,6 +77,7 @@ class FakeModel:
                                "application/json")
                     return
                 owner.script.requests.append(body)
+                owner.script.arrivals.append(time.monotonic())
                 chunks = list(owner._render(owner.script, body))
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")

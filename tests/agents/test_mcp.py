@@ -25,7 +25,8 @@ def bench(payments: tuple[Path, Path], claude_cli: Path, anthropic: FakeModel,
     bench = AgentBench(root, repository, run_agentctl, {
         "ANTHROPIC_BASE_URL": anthropic.url, "ANTHROPIC_API_KEY": "sk-ant-fake-key-0123456789",
         "MCP_CONNECTION_NONBLOCKING": "0", "MCP_CONNECT_TIMEOUT_MS": "60000"})
-    config = claude_config(claude_cli).replace(
+    config = claude_config(claude_cli).replace("max_turns = 30\n", "max_turns = 30\nmcp = true\n")
+    config = config.replace(
         'passthrough = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]',
         'passthrough = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "MCP_CONNECTION_NONBLOCKING", '
         '"MCP_CONNECT_TIMEOUT_MS"]')

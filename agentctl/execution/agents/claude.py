@@ -15,7 +15,9 @@ from agentctl.domain.agent import NativeAgentSettings
 from agentctl.execution.agents import AgentSession
 from agentctl.execution.agents.native import Launch, NativeAgent, StreamState
 
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+# Results come from the stream (its `tool_result` blocks carry what PostToolUse would): one
+# hook process per tool call instead of two.
+HOOK_EVENTS = ("PreToolUse",)
 QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
          "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"}
 
@@ -32,12 +34,14 @@ class ClaudeAgent(NativeAgent):
                  for event in HOOK_EVENTS}
         settings_file = config / "settings.json"
         settings_file.write_text(json.dumps({"hooks": hooks}, indent=2))
-        mcp_file = config / "mcp.json"
-        mcp_file.write_text(json.dumps({"mcpServers": {"agentctl": {
-            "type": "stdio", "command": mcp[0], "args": mcp[1:]}}}, indent=2))
         argv = [settings.command, "-p", prompt, "--output-format", "stream-json", "--verbose",
-                "--settings", str(settings_file), "--mcp-config", str(mcp_file),
-                "--strict-mcp-config", "--max-turns", str(settings.max_turns)]
+                "--settings", str(settings_file), "--strict-mcp-config",
+                "--max-turns", str(settings.max_turns)]
+        if settings.mcp:
+            mcp_file = config / "mcp.json"
+            mcp_file.write_text(json.dumps({"mcpServers": {"agentctl": {
+                "type": "stdio", "command": mcp[0], "args": mcp[1:]}}}, indent=2))
+            argv += ["--mcp-config", str(mcp_file)]
         if settings.model:
             argv += ["--model", settings.model]
         argv += list(settings.extra_args)
@@ -61,6 +65,18 @@ class ClaudeAgent(NativeAgent):
                 seen[str(message.get("id"))] = _tokens(usage)
                 state.input_tokens = sum(pair[0] for pair in seen.values())
                 state.output_tokens = sum(pair[1] for pair in seen.values())
+        elif kind == "user":
+            message = event.get("message")
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    structured = event.get("tool_use_result")
+                    response = structured if isinstance(structured, dict) and len(content) == 1 \
+                        else block.get("content")
+                    state.results.append(({"tool_use_id": block.get("tool_use_id"),
+                                           "tool_response": _text_of(response)
+                                           if not isinstance(response, dict) else response},
+                                          block.get("is_error") is True))
         elif kind == "result":
             state.finished = True
             turns = event.get("num_turns")
@@ -84,6 +100,13 @@ class ClaudeAgent(NativeAgent):
             state.extra.pop("_usage", None)
             state.extra["sessionId"] = event.get("session_id")
             state.extra["subtype"] = subtype
+
+
+def _text_of(content: object) -> object:
+    """A tool_result's content as text (it may be a list of text blocks)."""
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return content if content is not None else ""
 
 
 def _tokens(usage: Mapping[str, object]) -> tuple[int, int]:

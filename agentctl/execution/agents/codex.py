@@ -43,9 +43,10 @@ class CodexAgent(NativeAgent):
             lines += ['model_provider = "agentctl"', "", "[model_providers.agentctl]",
                       'name = "agentctl"', f"base_url = {_toml(settings.base_url)}",
                       'wire_api = "responses"', f"env_key = {_toml(settings.env_key)}"]
-        lines += ["", "[mcp_servers.agentctl]", f"command = {_toml(mcp[0])}",
-                  f"args = {_toml(mcp[1:])}", "startup_timeout_sec = 60",
-                  'default_tools_approval_mode = "approve"']
+        if settings.mcp:
+            lines += ["", "[mcp_servers.agentctl]", f"command = {_toml(mcp[0])}",
+                      f"args = {_toml(mcp[1:])}", "startup_timeout_sec = 60",
+                      'default_tools_approval_mode = "approve"']
         for event in HOOK_EVENTS:
             lines += ["", f"[[hooks.{event}]]", 'matcher = "*"', f"[[hooks.{event}.hooks]]",
                       'type = "command"', f"command = {_toml(hook)}", "timeout = 3600"]

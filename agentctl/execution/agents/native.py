@@ -47,6 +47,9 @@ class StreamState:
     denials: list[str] = field(default_factory=list)  # the agent's own permission denials
     turns: int = 0
     commands: list[tuple[str, int | None]] = field(default_factory=list)  # (command, exit code)
+    # tool results as the stream reports them, in the PostToolUse hook's shape, and whether
+    # the tool failed (Claude Code: read here instead of starting a hook process per result)
+    results: list[tuple[dict[str, object], bool]] = field(default_factory=list)
     extra: dict[str, object] = field(default_factory=dict)
 
     @property
@@ -136,6 +139,7 @@ class NativeAgent:
             thread.start()
             while thread.is_alive():
                 server.serve(SERVE_SECONDS)
+                native.settle()
                 self._follow(reader, state, native, session)
                 if native.over_budget() is not None:
                     stop.set()
@@ -189,11 +193,13 @@ class NativeAgent:
 
     def _follow(self, reader: StreamReader, state: StreamState, native: NativeTools,
                 session: AgentSession) -> None:
-        before, ran = len(state.texts), len(state.commands)
+        before, ran, answered = len(state.texts), len(state.commands), len(state.results)
         for event in reader.lines():
             self.read(event, state)
         for text in state.texts[before:]:
             native.planning(text[:PLANNING_CHARS])
+        for payload, failed in state.results[answered:]:
+            native.after(self.name, payload, failed=failed)
         for command, exit_code in state.commands[ran:]:
             native.command_finished(command, exit_code)
         native.spent(cost_usd=state.cost_usd, tokens=state.tokens)
@@ -242,7 +248,9 @@ def _last_plain_line(stream: Path) -> str:
 def hook_command(agent: str, identity: AttemptIdentity) -> str:
     """The hook as the agent runs it (through sh): any failure to start becomes exit 2, which
     blocks; `-I` keeps the workspace (the cwd) off Python's path."""
-    argv = [sys.executable, "-I", "-m", "agentctl.bridge.hook", agent,
+    from agentctl.bridge import hook
+
+    argv = [sys.executable, "-E", "-s", "-S", hook.__file__, agent,
             "--socket", str(identity.private / wire.SOCKET_NAME),
             "--attempt", identity.attempt_id, "--lease", identity.lease_id]
     return f"{shlex.join(argv)} || exit 2"
