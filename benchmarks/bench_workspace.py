@@ -1,11 +1,13 @@
-"""Workspace preparation and patch collection, each beside a plain-git baseline run alongside it.
+"""Workspace preparation, patch collection and the fresh verification checkout, each beside a
+plain-git baseline run alongside it.
 
     python benchmarks/bench_workspace.py              # 20,000 files, ~150 MB, 200 commits
     python benchmarks/bench_workspace.py --files 2000 # a quick run
 
 The repository is generated once with `git fast-import` and cached (see --dir). Each round
 removes the previous clones, then times the baseline and agentctl in alternating order, each
-after a `sync`. Target: `clone_at` within 0.3x of a plain `git clone`.
+after a `sync`. Targets: `clone_at` within 0.3x of a plain `git clone`; the fresh checkout of
+base + patch that verification runs on (`checkout_patched`) at most one local clone (issue 10).
 """
 
 from __future__ import annotations
@@ -23,7 +25,13 @@ from pathlib import Path
 
 from agentctl.domain.run import PatchBoundary
 from agentctl.execution.patch_collector import collect_patch
-from agentctl.execution.workspace import clone_at, remove_workspace
+from agentctl.execution.workspace import (
+    AttemptDirs,
+    checkout_patched,
+    clone_at,
+    create_attempt_dirs,
+    remove_workspace,
+)
 
 COMMITS = 200
 EDITED_FILES = 50
@@ -124,20 +132,29 @@ def main() -> None:
     print(f"repository: {options.files} files, {size / 1e6:.1f} MB, {COMMITS} commits, "
           f"{os.cpu_count()} cores, {source}")
 
-    plain, ours = options.dir / "clone-plain", options.dir / "clone-agentctl"
+    plain = options.dir / "clone-plain"
+    dirs: list[AttemptDirs] = []
+
     def remove_clones() -> None:
         remove_workspace(plain)
-        remove_workspace(ours)
+        while dirs:
+            remove_workspace(dirs.pop().root)
+
+    def ours() -> None:
+        dirs.append(create_attempt_dirs(options.dir))
+        clone_at(str(source), commit, dirs[-1], is_url=False)
 
     clones = side_by_side(options.runs, {
         "git clone (baseline)": (
             lambda: None, lambda: git(options.dir, "clone", "-q", str(source), str(plain))),
-        "clone_at": (lambda: None, lambda: clone_at(str(source), commit, ours, is_url=False)),
+        "clone_at": (lambda: None, ours),
     }, new_round=remove_clones)
     remove_workspace(plain)
     report(f"workspace preparation (median of {options.runs})", clones, TARGET_RATIO)
+    workspace = dirs[-1]
+    tree = workspace.tree
 
-    edited = sorted(p for p in ours.rglob("*.py"))[:: max(1, options.files // EDITED_FILES)]
+    edited = sorted(p for p in tree.rglob("*.py"))[:: max(1, options.files // EDITED_FILES)]
     for path in edited[:EDITED_FILES]:
         with path.open("a") as handle:
             handle.write("# edited by the benchmark\n")
@@ -146,23 +163,37 @@ def main() -> None:
     raw_diff, diff = options.dir / "raw.diff", options.dir / "patch.diff"
 
     def raw() -> None:
-        git(ours, "add", "-A")
+        git(tree, "add", "-A")
         with raw_diff.open("wb") as out:
-            git(ours, "diff", "--cached", "--binary", "--full-index", "-M", commit,
+            git(tree, "diff", "--cached", "--binary", "--full-index", "-M", commit,
                 stdout=out.fileno())
 
-    collected = collect_patch(ours, commit, diff, boundary)
+    collected = collect_patch(workspace, commit, diff, boundary)
     assert len(collected.changes) == len(edited[:EDITED_FILES]), "edits missing from the patch"
     def unstage() -> None:
-        git(ours, "reset", "-q")  # the baseline stages the edits; start each run without them
+        git(tree, "reset", "-q")  # the baseline stages the edits; start each run without them
 
     patches = side_by_side(options.runs, {
         "git add -A && git diff --cached (baseline)": (unstage, raw),
-        "collect_patch": (unstage, lambda: collect_patch(ours, commit, diff, boundary)),
+        "collect_patch": (unstage, lambda: collect_patch(workspace, commit, diff, boundary)),
     })
     report(f"patch collection after editing {EDITED_FILES} files (median of {options.runs})",
            patches)
-    remove_workspace(ours)
+
+    def fresh_checkout() -> None:
+        remove_workspace(workspace.verify)
+        checkout_patched(workspace, commit, diff)
+
+    checkouts = side_by_side(options.runs, {
+        "git clone (baseline)": (
+            lambda: remove_workspace(plain),
+            lambda: git(options.dir, "clone", "-q", str(source), str(plain))),
+        "checkout_patched (base + patch)": (lambda: None, fresh_checkout),
+    })
+    report(f"the fresh checkout verification runs on (median of {options.runs})", checkouts,
+           1.0)
+    remove_workspace(plain)
+    remove_clones()
 
 
 if __name__ == "__main__":

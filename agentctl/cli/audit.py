@@ -1,4 +1,5 @@
-"""`agentctl audit verify`: prove the event log has not been edited or cut."""
+"""`agentctl audit verify|sign`: prove the records and the event log have not been edited,
+cut or rewritten."""
 
 
 import typer
@@ -11,24 +12,40 @@ app = typer.Typer(help="Integrity checks over the audit trail.", no_args_is_help
 
 @app.command()
 def verify(ctx: typer.Context, as_json: JsonOption = False) -> None:
-    """Re-hash the event chain; exit 3 naming the first broken event."""
+    """Re-hash the event chain, check every record and artifact against the event that created
+    it and the chain's end against its signed checkpoint; exit 3 naming what does not verify."""
     from agentctl.cli.output import emit_json, out
     from agentctl.domain.errors import IntegrityError
-    from agentctl.domain.events import find_chain_breaks
+    from agentctl.services.audit import verify_store
 
-    with state(ctx).views() as views:
-        rows = list(views.event_chain())
-        head = views.event_head()
-    breaks = find_chain_breaks(rows, head)
+    report = verify_store(state(ctx).store)
     if as_json:
-        emit_json({"ok": not breaks, "events": len(rows),
-                   "head": {"seq": head[0], "hash": head[1]} if head else None,
-                   "breaks": [{"seq": b.seq, "problem": b.problem} for b in breaks]})
-    if breaks:
-        first = breaks[0]
-        raise IntegrityError(f"event log broken at event {first.seq}: {first.problem}"
-                             + (f" (and {len(breaks) - 1} more)" if len(breaks) > 1 else ""))
+        checkpoint = report.checkpoint
+        emit_json({
+            "ok": report.ok, "events": report.events, "records": report.records,
+            "head": {"seq": report.head[0], "hash": report.head[1]} if report.head else None,
+            "checkpoint": {"state": report.checkpoint_state.value,
+                           "seq": checkpoint.seq if checkpoint else None},
+            "breaks": [{"seq": b.seq, "problem": b.problem} for b in report.breaks],
+            "problems": [{"what": p.what, "problem": p.detail} for p in report.problems],
+        })
+    if not report.ok:
+        raise IntegrityError(report.failure())
     if not as_json:
-        last = rows[-1] if rows else None
-        out().print(f"ok: {len(rows)} events, chain intact"
-                    + (f", head {last[0]} {last[-1][:16]}" if last else ""))
+        head = f", head {report.head[0]} {report.head[1][:16]}" if report.head else ""
+        out().print(f"ok: {report.events} events, chain intact{head}; {report.records} records "
+                    f"match their events; checkpoint {report.checkpoint_state.value}")
+
+
+@app.command()
+def sign(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Sign the current head of a log that verifies: for a home that predates signing, or whose
+    checkpoint was lost. Refuses (exit 3) over a log that does not verify."""
+    from agentctl.cli.output import emit_json, out
+    from agentctl.services.audit import sign_store
+
+    signed = sign_store(state(ctx).store)
+    if as_json:
+        emit_json({"seq": signed.seq, "hash": signed.hash})
+    else:
+        out().print(f"signed: checkpoint at event {signed.seq}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -79,12 +79,14 @@ class ChainBreak:
 
 
 def find_chain_breaks(
-    rows: list[tuple[int, str, str | None, str | None, str | None, str | None, str, str, str, str]],
+    rows: Iterable[tuple[int, str, str | None, str | None, str | None, str | None, str, str, str,
+                         str]],
     head: tuple[int, str] | None,
 ) -> list[ChainBreak]:
-    """Check stored rows (seq, type, task, run, attempt, step, payload, created, prev, hash)."""
+    """Check stored rows (seq, type, task, run, attempt, step, payload, created, prev, hash),
+    streamed: one pass, nothing kept."""
     breaks: list[ChainBreak] = []
-    prev_hash, prev_seq = GENESIS_HASH, 0
+    prev_hash, prev_seq, any_rows = GENESIS_HASH, 0, False
     for seq, type_, task, run, attempt, step, payload, created, stored_prev, stored_hash in rows:
         if seq != prev_seq + 1:
             breaks.append(ChainBreak(seq, f"events {prev_seq + 1}..{seq - 1} are missing"))
@@ -96,8 +98,8 @@ def find_chain_breaks(
         )
         if expected != stored_hash:
             breaks.append(ChainBreak(seq, "content does not match its hash (edited)"))
-        prev_hash, prev_seq = stored_hash, seq
-    if head is None and rows:
+        prev_hash, prev_seq, any_rows = stored_hash, seq, True
+    if head is None and any_rows:
         breaks.append(ChainBreak(prev_seq, "the log's head record is missing (deleted)"))
     elif head is not None and head != (prev_seq, prev_hash):
         breaks.append(ChainBreak(head[0], f"the log ends at event {prev_seq} but its head "

@@ -259,6 +259,10 @@ class BudgetGuard:
         self.cost_usd = max(self.cost_usd, cost_usd)
         self.tokens = max(self.tokens, tokens)
 
+    @property
+    def wall_seconds(self) -> float:
+        return self._budget.wall_seconds
+
     def seconds_left(self) -> float:
         """Of the wall budget: a call may not run past it."""
         return max(self._budget.wall_seconds - (self._clock() - self._started), 0.0)

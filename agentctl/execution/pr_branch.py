@@ -55,6 +55,10 @@ def build_commit(repo: git.Repo, *, base_commit: str, patch: Path, message: str)
             raise BadInput(f"cannot build the PR commit: {_first_line(error)}") from None
 
 
+def tree_of(repo: git.Repo, commit: str) -> str:
+    return str(repo.git.rev_parse(f"{commit}^{{tree}}"))
+
+
 def push_commit(repo: git.Repo, remote: str, commit: str, branch: str) -> None:
     import git
 

@@ -146,8 +146,26 @@ def _kill_group(pgid: int, process: Popen[bytes], *, signal_first: bool) -> None
         deadline = time.monotonic() + GRACE_SECONDS
         while time.monotonic() < deadline and _group_exists(pgid):
             time.sleep(0.05)
-    _signal_group(pgid, signal.SIGKILL)
+    if _signal_group(pgid, signal.SIGKILL):
+        _reap_adopted(pgid, leader=process.pid)
     process.wait()
+
+
+def _reap_adopted(pgid: int, *, leader: int) -> None:
+    """Collect members of the killed group that were re-parented to us (we may be a child
+    subreaper, see `reaper`): unreaped, they would stay zombies, and the group would never end."""
+    own = os.getpid()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == leader:
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if int(fields[1]) == own and int(fields[2]) == pgid:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(int(entry.name), 0)  # SIGKILLed: it is ending
 
 
 def _signal_group(pgid: int, signum: signal.Signals) -> bool:

@@ -21,7 +21,14 @@ from agentctl.domain.events import NewEvent
 from agentctl.domain.pull_request import PullRequest, default_branch
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.verdict import may_open_pr
-from agentctl.execution.pr_branch import build_commit, create_branch, open_repository, push_commit
+from agentctl.execution.pr_branch import (
+    build_commit,
+    create_branch,
+    open_repository,
+    push_commit,
+    tree_of,
+)
+from agentctl.services.audit import verify_store
 from agentctl.services.pr_body import commit_message, pr_body
 from agentctl.store import Store
 from agentctl.store.views import Views
@@ -37,6 +44,10 @@ class PrRequest:
 
 
 def create_pull_request(store: Store, request: PrRequest, *, clock: Clock = utcnow) -> PullRequest:
+    audit = verify_store(store)  # nothing is built on records that do not verify
+    if not audit.ok:
+        raise IntegrityError(f"refusing to open a PR: the audit trail does not verify: "
+                             f"{audit.failure()}")
     with Views(store.home) as views:
         run = views.run(request.run)
         verdict = views.verdict(run.run_id)
@@ -77,6 +88,10 @@ def create_pull_request(store: Store, request: PrRequest, *, clock: Clock = utcn
                                             "remote": request.remote, "by": request.by}))
     commit = build_commit(repo, base_commit=run.base_commit, patch=store.blobs.path_for(patch.uri),
                           message=commit_message(task=task, run=run, verdict=verdict))
+    tree = tree_of(repo, commit)
+    if verdict.tree_id is not None and tree != verdict.tree_id:
+        raise IntegrityError(f"refusing to open a PR: the commit's tree {tree[:12]} is not the "
+                             f"tree {verdict.tree_id[:12]} the verdict verified")
     if request.remote:
         push_commit(repo, request.remote, commit, branch)
     create_branch(repo, branch, commit)
@@ -120,6 +135,9 @@ def _json(store: Store, safe: list[Artifact], name: str) -> dict | None:  # type
     """The newest SAFE_FOR_PR artifact of that name, parsed; nothing else reaches a PR body."""
     for artifact in reversed(safe):
         if artifact.name == name:
+            problem = store.blobs.verify(artifact.uri, artifact.sha256)
+            if problem:
+                raise IntegrityError(f"artifact {artifact.artifact_id} ({name}): {problem}")
             try:
                 return json.loads(b"".join(store.blobs.open_chunks(artifact.uri)))
             except (json.JSONDecodeError, UnicodeDecodeError):

@@ -145,8 +145,8 @@ class ToolRuntime:
             outcome=outcome, output=self.context.redactor.clean(head),
             exit_code=process.exit_code, truncated=process.output_bytes > len(head.encode()),
             output_bytes=process.output_bytes, duration_ms=int(process.duration_seconds * 1000),
-            error={ToolOutcome.TIMED_OUT: f"stopped when the run's wall budget ran out "
-                                          f"({timeout:g} s were left)",
+            error={ToolOutcome.TIMED_OUT: f"timed out: stopped when the run's wall-clock "
+                                          f"budget of {self.budget.wall_seconds:g} s ran out",
                    ToolOutcome.CANCELLED: "cancelled"}.get(outcome,
                    "the run's output budget is spent" if process.output_exceeded else None),
         )

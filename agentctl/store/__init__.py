@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentctl.store.blobs import BlobStore
+from agentctl.store.checkpoint import AuditSigner
 from agentctl.store.location import Home
 
 if TYPE_CHECKING:
@@ -21,20 +22,23 @@ class Store:
     def __init__(self, home: Home) -> None:
         self.home = home
         self.blobs = BlobStore(home.artifacts)
+        self.signer = AuditSigner(home.root)
         self._engine: Engine | None = None
 
     def ensure_schema(self) -> None:
         if self._engine is None:
-            from agentctl.store.engine import ensure_schema
+            from agentctl.store.engine import ensure_schema, event_count
 
             self._engine = ensure_schema(self.home)
+            if self.signer.key() is None and event_count(self._engine) == 0:
+                self.signer.create_key()  # a new log is signed from its first event
 
     def unit_of_work(self) -> UnitOfWork:
         from agentctl.store.uow import UnitOfWork
 
         self.ensure_schema()
         assert self._engine is not None
-        return UnitOfWork(self._engine)
+        return UnitOfWork(self._engine, on_commit=self.signer.advance)
 
     def resolve(self, kind: str, text: str) -> str:
         """The full id for a unique prefix, read without creating anything (NotFound if none)."""

@@ -89,3 +89,8 @@ def _schema_version(engine: Engine) -> str | None:
         row = connection.exec_driver_sql(
             "SELECT value FROM meta WHERE key = 'schema_version'").first()
     return row[0] if row else None
+
+
+def event_count(engine: Engine) -> int:
+    with engine.connect() as connection:
+        return int(connection.exec_driver_sql("SELECT count(*) FROM event").scalar() or 0)

@@ -22,6 +22,7 @@ class EventLog:
         self._connection = connection
         self._head: tuple[int, str] | None = None
         self._head_stored: tuple[int, str] | None = None
+        self.appended: tuple[int, str] | None = None  # the head after this transaction's appends
 
     def append(self, *events: NewEvent) -> None:
         self.append_many(events)
@@ -38,7 +39,7 @@ class EventLog:
                          event.step_id, payload_json, created_at, prev_hash, digest))
             prev_hash = digest
         insert_rows(self._connection, _EVENT, _FIELDS, rows)
-        self._head = (seq, prev_hash)
+        self._head = self.appended = (seq, prev_hash)
 
     def flush_head(self) -> None:
         """Move the stored head to the last appended event (compare-and-set on the old head)."""

@@ -6,6 +6,7 @@ raises, so a command's records and the events that describe them land together o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from types import TracebackType
 
@@ -45,9 +46,11 @@ def _while_held(attempt_id: str, lease_id: str, now: datetime) -> Update:
 
 
 class UnitOfWork:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine,
+                 on_commit: Callable[[int, str], None] | None = None) -> None:
         self._engine = engine
         self._connection: Connection | None = None
+        self._on_commit = on_commit  # told the event head after a commit that appended
 
     def __enter__(self) -> UnitOfWork:
         connection = self._engine.connect()
@@ -165,6 +168,8 @@ class UnitOfWork:
             if exc_type is None:
                 self.events.flush_head()
                 connection.commit()
+                if self._on_commit is not None and self.events.appended is not None:
+                    self._on_commit(*self.events.appended)
             else:
                 connection.rollback()
         finally:

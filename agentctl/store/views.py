@@ -68,6 +68,11 @@ class Views:
     def records(self, cls: type[R], sql: str, params: Sequence[object] = ()) -> list[R]:
         return [from_row(cls, row) for row in self.rows(sql, params)]
 
+    @staticmethod
+    def decode(cls: type[R], row: Row) -> R:
+        """One row as its record (for callers that handle a row that does not decode)."""
+        return from_row(cls, row)
+
     def resolve(self, kind: str, text: str) -> str:
         table, key = ("tool_call" if kind == "toolcall" else kind), _KEYS.get(kind, f"{kind}_id")
         prefix = ids.full_prefix(kind, text)

@@ -53,7 +53,8 @@ FORBIDDEN = [
     [Call("Bash", {"command": "curl -s https://example.com/install.sh -o /tmp/x",
                    "description": "fetch"})],
     [Call("Bash", {"command": "echo hi > marker.txt", "description": "write via shell"})],
-    [Text("Both were denied.")],
+    [Call("WebFetch", {"url": "https://example.com/docs", "prompt": "summarise"})],
+    [Text("All were denied.")],
 ]
 
 
@@ -165,6 +166,10 @@ def test_a_curl_is_denied_by_the_command_guard_and_never_runs(
     assert curl["result"] is None
     shell = calls[3]
     assert shell["decision"] == "DENIED_BY_COMMAND_GUARD"  # `>` is a shell metacharacter
+    web = calls[4]
+    assert web["toolName"] == "claude.WebFetch"
+    assert web["decision"] == "DENIED_BY_COMMAND_GUARD"
+    assert web["matchedRule"] == "default: deny (no rule matched)"
     verdict = bench.json("verdict", "show", forbidden["run"]["runId"])
     assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE"  # nothing changed
 
@@ -215,3 +220,27 @@ def test_max_tokens_denies_once_spent_and_the_verdict_names_the_spend(
     verdict = bench.json("verdict", "show", token_budget["run"]["runId"])
     assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE"
     assert "max_tokens 2000" in verdict["reasons"][0] and "tokens" in verdict["reasons"][0]
+
+
+def test_the_audit_trail_of_agent_runs_verifies(bench: AgentBench, migration: dict[str, Any],
+                                                forbidden: dict[str, Any]) -> None:
+    assert bench.cli("audit", "verify").returncode == 0
+    assert bench.cli("artifact", "verify").returncode == 0
+
+
+@pytest.fixture(scope="module")
+def turn_limited(bench: AgentBench, anthropic: FakeModel, claude_cli: Path) -> dict[str, Any]:
+    bench.config(claude_config(claude_cli).replace("max_turns = 30", "max_turns = 2"))
+    try:
+        anthropic.script = Script(TEN_CALLS)
+        run = bench.start(bench.submit("Run out of turns"), "claude")
+    finally:
+        bench.config(claude_config(claude_cli))
+    return {"run": run}
+
+
+def test_an_agent_that_hits_its_turn_limit_could_not_complete(
+        bench: AgentBench, turn_limited: dict[str, Any]) -> None:
+    verdict = bench.json("verdict", "show", turn_limited["run"]["runId"])
+    assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE"
+    assert "turn limit" in verdict["reasons"][0]

@@ -7,7 +7,6 @@ from what it left in the workspace.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -75,11 +74,8 @@ def agents(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl
                   f"{{instruction}} {report}", instruction=INSTRUCTION, env=env)
 
     def slow() -> dict[str, Any]:
-        started = time.monotonic()
-        run = submit_and_run(bench, repo, agent=f"command:sh {root / 'slow.sh'} {child}",
-                             instruction="take forever", config=slow_config)
-        run["elapsed"] = time.monotonic() - started
-        return run
+        return submit_and_run(bench, repo, agent=f"command:sh {root / 'slow.sh'} {child}",
+                              instruction="take forever", config=slow_config)
 
     def tracked_cost() -> dict[str, Any]:
         return submit_and_run(bench, tracked, agent=f"command:sh {root / 'edit.sh'}",
@@ -177,8 +173,8 @@ def test_an_agent_running_past_the_wall_clock_budget_is_stopped(agents: dict[str
     slow = agents["runs"]["slow"]
     assert slow["exitCode"] == 1
     assert slow["verdict"]["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE"
-    assert any("timed out" in reason for reason in slow["verdict"]["reasons"])
-    assert slow["elapsed"] < 20  # the agent would sleep 30 s
+    assert any("timed out" in reason and "budget of 2 s" in reason
+               for reason in slow["verdict"]["reasons"])
 
 
 def test_nothing_the_stopped_agent_started_is_left_running(agents: dict[str, Any]) -> None:

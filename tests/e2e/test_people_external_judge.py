@@ -6,7 +6,6 @@ it never sees a secret the verifier printed.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +53,7 @@ elif mode == "hangs":
     child = subprocess.Popen(["sleep", "30"])
     (out / "child-hangs").write_text(str(child.pid))
     time.sleep(30)
+    (out / "judge-hangs-finished").write_text("it was never stopped")
 print(json.dumps(report))
 '''
 DOCSTRING = {"tool": "fs.replace", "path": "calc/__init__.py", "old": "def add(a, b):\n",
@@ -85,11 +85,9 @@ def judged(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl) -
             '[policy]\nmax_autonomy = "auto_pr"\n[env]\npassthrough = ["MY_API_KEY"]\n'
             f'[judge]\ncommand = "python3 {root / "judge.py"} {mode} {out}"\n{settings}',
             name=f"{name}.toml")
-        started = time.monotonic()
         run = submit_and_run(bench, repo, "--autonomy", "auto_pr", "--verify", UNITTEST,
                              "--verify", f"python3 leak.py{leak_args}", agent=f"script:{plan}",
                              instruction=INSTRUCTION, env=API_KEY_ENV, config=config)
-        run["elapsed"] = time.monotonic() - started
         run["judgeReport"] = json.loads(
             stored_text(bench, bench.artifacts(run["runId"]), "judge-report.json"))
         return run
@@ -146,7 +144,9 @@ def test_a_judge_that_fails_to_answer_is_inconclusive_and_the_run_needs_review(
 
 
 def test_a_hanging_judge_is_stopped_at_its_timeout(judged: dict[str, Any]) -> None:
-    assert judged["runs"]["hangs"]["elapsed"] < 20  # the judge would sleep 30 s
+    out = judged["out"]
+    assert (out / "pid-hangs").exists()  # it did start
+    assert not (out / "judge-hangs-finished").exists()  # and was stopped before its sleep ended
 
 
 def test_nothing_a_hanging_judge_started_is_left_running(judged: dict[str, Any]) -> None:

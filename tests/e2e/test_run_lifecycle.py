@@ -271,9 +271,7 @@ def test_a_run_cancelled_from_another_shell_ends_cancelled_with_a_verdict(
         assert run_id and sleeping, "the run never reached RUNNING_AGENT with its sleep started"
         cancelled = agentctl("run", "cancel", run_id)
         assert cancelled.returncode == 0, cancelled.stderr
-        asked = time.monotonic()
-        stdout, stderr = started.communicate(timeout=15)
-        assert time.monotonic() - asked < 10
+        stdout, stderr = started.communicate(timeout=120)  # a hang guard, not a deadline
     finally:
         if started.poll() is None:
             started.kill()

@@ -40,7 +40,8 @@ def leaky(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl) ->
         return bench.start(task, f"script:{plan}")
 
     commands = {"passing": "python3 leak.py", "failing": "python3 leak.py --fail",
-                "echoed": f"echo password={PASSWORD}"}
+                # A command that spells a secret is refused at submit; this one assembles it.
+                "echoed": "python3 -c \"print('pass' + 'word=' + 'hunter2' * 2)\""}
     runs = dict(zip(commands, in_parallel(play, commands.values()), strict=True))
     artifacts = {name: bench.artifacts(run["runId"]) for name, run in runs.items()}
     # What `artifact show` prints, for the artifacts a PR or a requester may see.

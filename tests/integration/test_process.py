@@ -54,33 +54,35 @@ def test_stdout_and_stderr_both_land_in_the_output_file(tmp_path: Path) -> None:
 
 
 def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
-    result, output = run("echo $$; sleep 30 & sleep 30", tmp_path, timeout=0.5)
+    result, output = run("echo $$; (sleep 30; touch late) & sleep 30; touch late", tmp_path,
+                         timeout=0.5)
     assert result.timed_out and not result.cancelled
-    assert result.duration_seconds < 5
+    assert not (tmp_path / "late").exists()
     assert result.exit_code is not None and result.exit_code < 0
     assert group_is_gone(first_line_pid(output))
 
 
 def test_children_ignoring_sigterm_are_killed_after_the_grace_period(tmp_path: Path) -> None:
-    result, output = run("trap '' TERM; echo $$; sleep 30 & sleep 30", tmp_path, timeout=0.3)
+    result, output = run("trap '' TERM; echo $$; sleep 30 & sleep 30; touch late", tmp_path,
+                         timeout=0.3)
     assert result.timed_out
-    assert result.duration_seconds < 5
+    assert not (tmp_path / "late").exists()
     assert group_is_gone(first_line_pid(output))
 
 
 def test_background_child_left_after_a_normal_exit_is_killed(tmp_path: Path) -> None:
-    result, output = run("echo $$; sleep 30 &", tmp_path)
+    result, output = run("echo $$; (sleep 30; touch late) &", tmp_path)
     assert result.exit_code == 0 and not result.timed_out
-    assert result.duration_seconds < 5
+    assert not (tmp_path / "late").exists()
     assert group_is_gone(first_line_pid(output))
 
 
-def test_should_stop_cancels_within_about_a_second(tmp_path: Path) -> None:
+def test_should_stop_cancels_the_whole_group(tmp_path: Path) -> None:
     stop_at = time.monotonic() + 0.3
-    result, output = run("echo $$; sleep 30", tmp_path,
+    result, output = run("echo $$; sleep 30; touch late", tmp_path,
                          should_stop=lambda: time.monotonic() > stop_at)
     assert result.cancelled and not result.timed_out
-    assert result.duration_seconds < 1.5
+    assert not (tmp_path / "late").exists()
     assert group_is_gone(first_line_pid(output))
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 
 from agentctl.config import defaults
 from agentctl.config.schema import SECRET_FILES
-from agentctl.domain.enums import ToolDecision
+from agentctl.domain.enums import ToolDecision, ToolOutcome
 from agentctl.domain.errors import BadInput
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import CommandRules, PatchBoundary, ToolPolicy
@@ -224,10 +223,8 @@ def test_shell_run_output_is_redacted(context: ToolContext) -> None:
 
 
 def test_shell_run_stops_a_command_at_its_timeout(context: ToolContext) -> None:
-    started = time.monotonic()
     result = ran("shell.run", {"command": "sleep 30", "timeout": 0.5}, context)
-    assert time.monotonic() - started < 10
-    assert not result.ok and result.error == "timed out after 0.5 s"
+    assert result.outcome is ToolOutcome.TIMED_OUT and result.error == "timed out after 0.5 s"
 
 
 def test_shell_run_of_a_missing_program_is_a_failed_result(repo: Path, tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from agentctl.services.memory import MemoryRunQueue
 from agentctl.services.pipeline import RunOptions
 from agentctl.services.ports import RunQueue, RunRecord
 from agentctl.services.requests import TaskRequest
-from agentctl.services.runs import create_run
+from agentctl.services.runs import cancel_run, create_run
 from agentctl.services.spec import build_spec
 from agentctl.services.sql_ledger import StoreRunQueue
 from agentctl.services.tasks import submit_task, task_policy
@@ -128,6 +128,13 @@ class Harness:
 
     def record(self, run: Run) -> RunRecord:
         return self.queue.record(run.run_id)
+
+    def cancel(self, run_id: str, *, by: str, reason: str) -> Run:
+        """What `run cancel` does, on either store."""
+        if self.store is not None:
+            return cancel_run(self.store, run_id, by=by, reason=reason)
+        assert isinstance(self.queue, MemoryRunQueue)
+        return self.queue.cancel(run_id, by=by, reason=reason)
 
 
 @pytest.fixture(params=["memory", "sqlite"])

@@ -68,10 +68,11 @@ class ClaudeAgent(NativeAgent):
         elif kind == "user":
             message = event.get("message")
             content = message.get("content") if isinstance(message, dict) else None
-            for block in content if isinstance(content, list) else []:
+            blocks: list[object] = content if isinstance(content, list) else []
+            for block in blocks:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     structured = event.get("tool_use_result")
-                    response = structured if isinstance(structured, dict) and len(content) == 1 \
+                    response = structured if isinstance(structured, dict) and len(blocks) == 1 \
                         else block.get("content")
                     state.results.append(({"tool_use_id": block.get("tool_use_id"),
                                            "tool_response": _text_of(response)

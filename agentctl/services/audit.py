@@ -1,0 +1,192 @@
+"""`audit verify` and `audit sign`: prove that the records, the event log and its signed
+checkpoint still say the same thing, or name what differs.
+
+One pass over the chain re-hashes every event and collects what each says about the records it
+created; then every stored record is digested and compared, every artifact's blob re-hashed,
+and the chain's end checked against the signed checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentctl.domain.audit import (
+    Checkpoint,
+    CheckpointState,
+    Claim,
+    Problem,
+    call_row_digest,
+    checkpoint_problem,
+    checkpoint_state,
+    claims_of,
+    digest,
+    run_status_problems,
+    unmatched,
+)
+from agentctl.domain.errors import AgentctlError, BadInput, IntegrityError
+from agentctl.domain.events import ChainBreak, find_chain_breaks
+from agentctl.domain.transitions import TERMINAL_RUN
+from agentctl.store import Store
+from agentctl.store.views import Views
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    events: int
+    head: tuple[int, str] | None
+    checkpoint: Checkpoint | None
+    checkpoint_state: CheckpointState
+    breaks: list[ChainBreak] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    records: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.breaks and not self.problems
+
+    def failure(self) -> str:
+        """One line naming the first thing that does not verify."""
+        if self.breaks:
+            first = self.breaks[0]
+            text = f"event log broken at event {first.seq}: {first.problem}"
+        else:
+            problem = self.problems[0]
+            text = f"{problem.what}: {problem.detail}"
+        more = len(self.breaks) + len(self.problems) - 1
+        return text + (f" (and {more} more)" if more else "")
+
+
+def verify_store(store: Store) -> AuditReport:
+    """Everything `audit verify` checks. BadInput when there is no store at all to check."""
+    home, signer = store.home, store.signer
+    database = home.sqlite_path
+    checkpoint = signer.read()
+    if database is not None and not database.exists():
+        if checkpoint is None:
+            raise BadInput(f"no agentctl store at {home.root}: nothing to verify (expected a "
+                           "home agentctl has used; pass --home or set AGENTCTL_HOME)")
+        raise IntegrityError(f"the database {database} is gone, but the signed checkpoint "
+                             f"records {checkpoint.seq} events")
+    claims: list[Claim] = []
+    requested: list[str] = []  # parsed only if a call has no later claim (it never finished)
+    completed: dict[str, str] = {}
+    signed_seq = checkpoint.seq if checkpoint else -1
+    signed_hash: str | None = None
+    count = last_seq = 0
+
+    def reading(chain: Iterable[tuple]) -> Iterator[tuple]:  # type: ignore[type-arg]
+        nonlocal signed_hash, count, last_seq
+        for row in chain:
+            yield row
+            seq, type_, _task, run_id, _attempt, _step, payload_json, *_rest, stored_hash = row
+            count, last_seq = count + 1, seq
+            if seq == signed_seq:
+                signed_hash = stored_hash
+            if type_ == "ToolCallRequested":
+                requested.append(payload_json)
+                continue
+            payload = json.loads(payload_json)
+            claims.extend(claims_of(type_, payload))
+            if type_ == "RunCompleted" and run_id is not None:
+                completed[run_id] = str(payload.get("status"))
+
+    with Views(home) as views:
+        head = views.event_head()
+        breaks = find_chain_breaks(reading(views.event_chain()), head)
+        stored = _stored_records(store, views)
+    claimed = {(c.kind, c.record_id) for c in claims}
+    if any(key[0] == "tool call" and key not in claimed for key in stored.digests):
+        claims[:0] = [c for text in requested
+                      for c in claims_of("ToolCallRequested", json.loads(text))]
+    head_seq = last_seq
+    state = checkpoint_state(signer.key(), checkpoint, signed_hash, head_seq)
+    problem = checkpoint_problem(state, checkpoint, head_seq)
+    problems = [
+        *([problem] if problem else []),
+        *stored.problems,
+        *unmatched(stored.digests, claims, stored.labels),
+        *run_status_problems(stored.statuses, completed,
+                             frozenset(s.value for s in TERMINAL_RUN)),
+    ]
+    return AuditReport(events=count, head=head, checkpoint=checkpoint,
+                       checkpoint_state=state, breaks=breaks, problems=problems,
+                       records=len(stored.digests))
+
+
+@dataclass(slots=True)
+class _Stored:
+    digests: dict[tuple[str, str], str] = field(default_factory=dict)
+    labels: dict[tuple[str, str], str] = field(default_factory=dict)
+    statuses: dict[str, str] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _stored_records(store: Store, views: Views) -> _Stored:
+    """The digest of every record an event vouches for, run statuses, and what does not even
+    decode, or whose blob is not the content its row names."""
+    from agentctl.domain.artifact import Artifact
+    from agentctl.domain.judge import JudgeReport
+    from agentctl.domain.patch import Patch
+    from agentctl.domain.pull_request import PullRequest
+    from agentctl.domain.verdict import Approval, Verdict
+    from agentctl.domain.verification import VerificationReport
+
+    stored = _Stored()
+    tables: tuple[tuple[str, type, str, str, Callable[[Any], str]], ...] = (
+        ("verdict", Verdict, "verdict", "verdict_id", digest),
+        ("patch", Patch, "patch", "patch_id", digest),
+        ("verification", VerificationReport, "verification_report", "verification_report_id",
+         digest),
+        ("judgement", JudgeReport, "judge_report", "judge_report_id", digest),
+        ("approval", Approval, "approval", "approval_id", digest),
+        ("pull request", PullRequest, "pull_request", "pr_id", digest),
+        ("artifact", Artifact, "artifact", "artifact_id", digest),
+    )
+    for kind, cls, table, key, digest_of in tables:
+        for row in views.rows(f"SELECT * FROM {table}"):
+            record_id = str(row[key])
+            try:
+                record: Any = views.decode(cls, row)
+            except (AgentctlError, ValueError, KeyError, TypeError) as error:
+                stored.problems.append(Problem(f"{kind} {record_id}", f"does not decode (edited): "
+                                                                      f"{error}"))
+                continue
+            stored.digests[(kind, record_id)] = digest_of(record)
+            if isinstance(record, Artifact):
+                stored.labels[(kind, record_id)] = record.name
+                problem = store.blobs.verify(record.uri, record.sha256)
+                if problem:
+                    stored.problems.append(Problem(f"artifact {record_id} ({record.name})",
+                                                   problem))
+    for row in views.rows("SELECT tool_call_id, tool_name, arguments_json, decision, "
+                          "matched_rule, denial_reason, approved_by, result FROM tool_call"):
+        try:
+            stored.digests[("tool call", str(row["tool_call_id"]))] = call_row_digest(row)
+        except (ValueError, KeyError, TypeError) as error:
+            stored.problems.append(Problem(f"tool call {row['tool_call_id']}",
+                                           f"does not decode (edited): {error}"))
+    stored.statuses = {str(row["run_id"]): str(row["status"])
+                       for row in views.rows("SELECT run_id, status FROM run")}
+    return stored
+
+
+def sign_store(store: Store) -> Checkpoint:
+    """Start signing a home that predates it (or whose checkpoint file was lost): only over a
+    log that otherwise verifies, so a forgery is never signed. An explicit act of the user."""
+    report = verify_store(store)
+    state = report.checkpoint_state
+    others = [p for p in report.problems if p.what != "checkpoint"]
+    if report.breaks or others or state not in _SIGNABLE:
+        raise IntegrityError(f"not signing a log that does not verify: {report.failure()}")
+    store.signer.create_key()
+    seq, head_hash = report.head or (0, "")
+    store.signer.advance(seq, head_hash, force=True)
+    signed = store.signer.read()
+    assert signed is not None
+    return signed
+
+
+_SIGNABLE = frozenset({CheckpointState.UNSIGNED, CheckpointState.EMPTY, CheckpointState.VERIFIED})
