@@ -93,6 +93,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=50)
     args = parser.parse_args()
     claude = install_cli(*CLAUDE)
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (figures scale "
+          "with it: both sides run the same CLI)")
     server = anthropic_server()
     root = Path(tempfile.mkdtemp(prefix="bench-agents-"))
     try:

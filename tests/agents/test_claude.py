@@ -54,6 +54,7 @@ FORBIDDEN = [
                    "description": "fetch"})],
     [Call("Bash", {"command": "echo hi > marker.txt", "description": "write via shell"})],
     [Call("WebFetch", {"url": "https://example.com/docs", "prompt": "summarise"})],
+    [Call("Bash", {"command": "pip install requests", "description": "needs a person"})],
     [Text("All were denied.")],
 ]
 
@@ -170,6 +171,9 @@ def test_a_curl_is_denied_by_the_command_guard_and_never_runs(
     assert web["toolName"] == "claude.WebFetch"
     assert web["decision"] == "DENIED_BY_COMMAND_GUARD"
     assert web["matchedRule"] == "default: deny (no rule matched)"
+    ask = calls[5]
+    assert (ask["decision"], ask["matchedRule"]) == ("REQUIRES_APPROVAL", "ask: pip install *")
+    assert "not interactive" in ask["denialReason"]
     verdict = bench.json("verdict", "show", forbidden["run"]["runId"])
     assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE"  # nothing changed
 

@@ -56,7 +56,7 @@ class BridgeServer:
             message = wire.receive(connection)
         except (OSError, ValueError) as error:
             with contextlib.suppress(OSError):
-                wire.send(connection, _refused(f"unreadable request: {error}"))
+                wire.send(connection, refused(f"unreadable request: {error}"))
             return
         reply = self._checked(message)
         with contextlib.suppress(OSError):  # the hook gave up waiting: nothing to tell it
@@ -64,10 +64,10 @@ class BridgeServer:
 
     def _checked(self, message: dict[str, object]) -> dict[str, object]:
         if message.get("attempt") != self.identity.attempt_id:
-            return _refused(f"attempt {message.get('attempt')!r} is not the attempt running "
+            return refused(f"attempt {message.get('attempt')!r} is not the attempt running "
                             "here")
         if message.get("lease") != self.identity.lease_id or self.stale:
-            return _refused("stale lease: this attempt no longer holds the run")
+            return refused("stale lease: this attempt no longer holds the run")
         return self.handler(message)
 
     def close(self) -> None:
@@ -77,9 +77,6 @@ class BridgeServer:
             self.path.unlink()
 
 
-def _refused(reason: str) -> dict[str, object]:
-    return {"decision": wire.DENY, "ok": False, "refused": True, "reason": reason}
-
-
 def refused(reason: str) -> dict[str, object]:
-    return _refused(reason)
+    """Not a decision on a call: the request itself is refused (the hook exits 2)."""
+    return {"decision": wire.DENY, "ok": False, "refused": True, "reason": reason}

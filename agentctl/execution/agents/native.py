@@ -9,17 +9,17 @@ budget spent, the wall clock out or a cancellation stops the CLI's whole process
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import shutil
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentctl.bridge import wire
 from agentctl.domain.agent import AgentSpec, NativeAgentSettings
+from agentctl.domain.errors import LeaseLost
 from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
 from agentctl.execution.agents.bridge import BridgeServer, refused
 from agentctl.execution.process import ProcessResult, run_to_file
@@ -87,12 +87,12 @@ class StreamReader:
 
 
 def launch_agent(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, output: Path,
-                 timeout: float, should_stop: object) -> ProcessResult:
+                 timeout: float, should_stop: Callable[[], bool]) -> ProcessResult:
     """Start the agent CLI (under the guardian, so a `kill -9` of agentctl leaves no orphan)
     and wait for it. The one place that launches an agent CLI: a sandbox wraps this argv."""
     guarded = [sys.executable, "-I", "-m", "agentctl.bridge.guardian", "--", *argv]
     return run_to_file(guarded, cwd=cwd, env=env, output=output, timeout=timeout,
-                       should_stop=should_stop)  # type: ignore[arg-type]
+                       should_stop=should_stop)
 
 
 class NativeAgent:
@@ -186,9 +186,9 @@ class NativeAgent:
                 native.after(self.name, payload, failed=event == "PostToolUseFailure")
                 return {"ok": True}
             return refused(f"unknown hook event {event!r}")
+        except LeaseLost:
+            raise  # the attempt is over: the hook gets no answer, which denies
         except Exception as error:  # noqa: BLE001 - a hook's problem is a denial, not a crash
-            if type(error).__name__ == "LeaseLost":
-                raise
             return refused(f"{type(error).__name__}: {error}")
 
     def _follow(self, reader: StreamReader, state: StreamState, native: NativeTools,
@@ -247,7 +247,8 @@ def _last_plain_line(stream: Path) -> str:
 
 def hook_command(agent: str, identity: AttemptIdentity) -> str:
     """The hook as the agent runs it (through sh): any failure to start becomes exit 2, which
-    blocks; `-I` keeps the workspace (the cwd) off Python's path."""
+    blocks. Run as a script of agentctl's own folder without site, user site or PYTHON*
+    variables: the workspace (the cwd) is never on its path, and it starts in a few ms."""
     from agentctl.bridge import hook
 
     argv = [sys.executable, "-E", "-s", "-S", hook.__file__, agent,
@@ -294,9 +295,3 @@ def _result_json(result: object) -> dict[str, object]:
     value = to_json(result)
     return value if isinstance(value, dict) else {}
 
-
-def private_environment(base: Mapping[str, str], **extra: str) -> dict[str, str]:
-    env = dict(base)
-    env.update(extra)
-    env.setdefault("PATH", os.defpath)
-    return env
