@@ -177,7 +177,11 @@ def _arguments(arguments_json: str) -> str:
     import json
 
     arguments = json.loads(arguments_json)
-    main = arguments.get("command") or arguments.get("path") or ""
+    paths = arguments.get("paths")
+    main = arguments.get("command") or arguments.get("path") or arguments.get("file_path") \
+        or arguments.get("url") or (", ".join(map(str, paths)) if isinstance(paths, list) else "")
+    if isinstance(arguments.get("command"), str) and isinstance(paths, list):
+        main = ", ".join(map(str, paths))  # apply_patch: the paths, not the patch text
     extra = f" → {arguments['to']}" if "to" in arguments else ""
     text = f"{main}{extra}"
     return text if len(text) <= 80 else text[:77] + "..."
