@@ -88,7 +88,7 @@ class NativeCalls:
                                      "interactive, so it is denied")
         clean = runtime.context.redactor.clean
         recorded = dict(native.arguments)
-        if native.action is NativeAction.WRITE and native.paths:
+        if native.action in (NativeAction.WRITE, NativeAction.READ) and native.paths:
             recorded["paths"] = list(native.paths)  # every path judged (apply_patch: all)
         request = CallRequest(
             tool=native.tool_name, arguments_json=arguments_json(recorded, clean),

@@ -160,7 +160,7 @@ def _add_step(node: Tree, step: Document) -> None:
     attributes = step["attributes"]
     if step["status"] not in ("SUCCEEDED", "STARTED") and attributes.get("failure"):
         branch.add(f"[red]{escape(attributes['failure'])}[/]")
-    elif attributes.get("summary"):
+    elif attributes.get("summary") and attributes["summary"] != step["title"]:
         branch.add(escape(attributes["summary"]))
     for change in step.get("changedFiles") or ():
         branch.add(f"[yellow]edited:[/] {escape(str(change['path']))} "
@@ -178,10 +178,11 @@ def _arguments(arguments_json: str) -> str:
 
     arguments = json.loads(arguments_json)
     paths = arguments.get("paths")
-    main = arguments.get("command") or arguments.get("path") or arguments.get("file_path") \
-        or arguments.get("url") or (", ".join(map(str, paths)) if isinstance(paths, list) else "")
-    if isinstance(arguments.get("command"), str) and isinstance(paths, list):
-        main = ", ".join(map(str, paths))  # apply_patch: the paths, not the patch text
+    if isinstance(paths, list) and paths:  # a native call's paths, workspace-relative
+        main = ", ".join(map(str, paths))
+    else:
+        main = arguments.get("command") or arguments.get("path") \
+            or arguments.get("file_path") or arguments.get("url") or ""
     extra = f" → {arguments['to']}" if "to" in arguments else ""
     text = f"{main}{extra}"
     return text if len(text) <= 80 else text[:77] + "..."

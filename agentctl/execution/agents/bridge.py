@@ -34,7 +34,6 @@ class BridgeServer:
         self._socket.setblocking(False)
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._socket, selectors.EVENT_READ)
-        self.stale = False  # set when the lease was lost: every request is refused
 
     def serve(self, timeout: float) -> int:
         """Answer what is waiting (up to `timeout` seconds for the first); how many."""
@@ -66,7 +65,7 @@ class BridgeServer:
         if message.get("attempt") != self.identity.attempt_id:
             return refused(f"attempt {message.get('attempt')!r} is not the attempt running "
                             "here")
-        if message.get("lease") != self.identity.lease_id or self.stale:
+        if message.get("lease") != self.identity.lease_id:
             return refused("stale lease: this attempt no longer holds the run")
         return self.handler(message)
 
