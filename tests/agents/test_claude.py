@@ -250,3 +250,22 @@ def test_an_agent_that_hits_its_turn_limit_could_not_complete(
     verdict = bench.json("verdict", "show", turn_limited["run"]["runId"])
     assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE"
     assert "turn limit" in verdict["reasons"][0]
+
+
+@pytest.fixture(scope="module")
+def cost_budget(bench: AgentBench, anthropic: FakeModel, claude_cli: Path) -> dict[str, Any]:
+    bench.config(claude_config(claude_cli, "max_cost_usd = 0.02\n"))
+    try:
+        anthropic.script = Script(TEN_CALLS)
+        run = bench.start(bench.submit("Spend money"), "claude")
+    finally:
+        bench.config(claude_config(claude_cli))
+    return {"run": run, "requests": list(anthropic.script.requests)}
+
+
+def test_max_cost_usd_stops_the_agent_and_the_verdict_names_the_spend(
+        bench: AgentBench, cost_budget: dict[str, Any]) -> None:
+    verdict = bench.json("verdict", "show", cost_budget["run"]["runId"])
+    assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE"
+    assert "max_cost_usd 0.02" in verdict["reasons"][0] and "$" in verdict["reasons"][0]
+    assert len(cost_budget["requests"]) < 10

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agentctl.domain.agent import NativeAgentSettings
 from agentctl.execution.agents import AgentSession
-from agentctl.execution.agents.native import Launch, NativeAgent, StreamState
+from agentctl.execution.agents.native import Launch, NativeAgent, StreamState, frozen_spec
 
 # Results come from the stream (its `tool_result` blocks carry what PostToolUse would): one
 # hook process per tool call instead of two.
@@ -44,6 +44,10 @@ class ClaudeAgent(NativeAgent):
             argv += ["--mcp-config", str(mcp_file)]
         if settings.model:
             argv += ["--model", settings.model]
+        cost = frozen_spec(session).get("budget", {}).get("maxCostUsd")
+        if isinstance(cost, (int, float)) and cost > 0:
+            # Claude Code reports its cost only when it ends: let it keep the bound itself too
+            argv += ["--max-budget-usd", f"{cost:g}"]
         argv += list(settings.extra_args)
         return Launch(argv, {**session.env, **QUIET, "HOME": str(home)})
 

@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agentctl.bridge import wire
 from agentctl.domain.agent import AgentSpec, NativeAgentSettings
@@ -263,12 +264,18 @@ def mcp_command(identity: AttemptIdentity) -> list[str]:
             "--attempt", identity.attempt_id, "--lease", identity.lease_id]
 
 
-def prompt_for(session: AgentSession) -> str:
-    """The task's instruction and the frozen spec's rules, as the agent is told them."""
+def frozen_spec(session: AgentSession) -> dict[str, Any]:
+    """The frozen ExecutionSpec as the task file gives it to the agent."""
     try:
         spec = json.loads(session.task_file.read_text()).get("executionSpec", {})
     except (OSError, ValueError):
-        spec = {}
+        return {}
+    return spec if isinstance(spec, dict) else {}
+
+
+def prompt_for(session: AgentSession) -> str:
+    """The task's instruction and the frozen spec's rules, as the agent is told them."""
+    spec = frozen_spec(session)
     boundary = spec.get("patchBoundary", {})
     checks = [check.get("command") for check in spec.get("verificationPlan", {}).get("checks", [])]
     budget = spec.get("budget", {})
