@@ -9,6 +9,7 @@ from agentctl import __version__
 from agentctl.cli import (
     artifact,
     audit,
+    bridge,
     db,
     demo,
     events,
@@ -72,3 +73,5 @@ app.add_typer(audit.app, name="audit")
 app.add_typer(db.app, name="db")
 app.command("demo")(demo.demo)
 app.add_typer(sandbox.app, name="sandbox")
+app.command("hook", context_settings=bridge.CONTEXT)(bridge.hook)
+app.add_typer(bridge.mcp_app, name="mcp")

@@ -11,7 +11,7 @@ from typing import Any
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.run import Run
 from agentctl.domain.serialize import to_json
-from agentctl.domain.step import ToolResult
+from agentctl.domain.step import Step, ToolResult
 from agentctl.domain.verdict import approvals_link
 from agentctl.store.views import Views
 
@@ -48,6 +48,7 @@ def _attempts(views: Views, run_id: str) -> list[Document]:
             "type": step.type.value, "status": step.status.value, "title": step.title,
             "startedAt": to_json(step.started_at), "endedAt": to_json(step.ended_at),
             "failureCode": step.failure_code, "attributes": dict(step.attributes),
+            "changedFiles": changed_files(step),
             "artifacts": artifacts.get(step.step_id, []),
             "toolCall": None if call is None else {
                 "toolCallId": call.tool_call_id, "toolName": call.tool_name,
@@ -104,6 +105,7 @@ def verdict_document(views: Views, run: Run, *, explain: bool = False) -> Docume
                                   "detail": link.detail, "evidence": []})
         document["task"] = to_json(views.task(run.task_id))
         document["classification"] = classification_table(views.verification(run.run_id))
+        document["editedBy"] = edited_by(views, run.run_id)
     return document
 
 
@@ -120,3 +122,33 @@ def classification_table(report: Any) -> list[Document]:
                                   "base": t.base.value if t.base else None}
                                  for t in c.classified_tests]}
             for c in report.checks]
+
+
+def changed_files(step: Step) -> list[Document]:
+    """Which files the step changed (`changedFiles`), as the attempt recorded them."""
+    value = step.attributes.get("changedFiles")
+    return [dict(entry) for entry in value if isinstance(entry, dict)] \
+        if isinstance(value, list) else []
+
+
+def edited_by(views: Views, run_id: str) -> dict[str, list[Document]]:
+    """Every file the last attempt changed, and the steps (with their tools) that changed it:
+    "which step edited `pom.xml`"."""
+    attempts = views.attempts(run_id)
+    if not attempts:
+        return {}
+    last = max(attempts, key=lambda attempt: attempt.attempt_number).attempt_id
+    calls = {call.step_id: call for call in views.tool_calls(run_id)}
+    edits: dict[str, list[Document]] = {}
+    for step in views.steps(run_id):
+        if step.attempt_id != last:
+            continue
+        call = calls.get(step.step_id)
+        for entry in changed_files(step):
+            edits.setdefault(str(entry.get("path")), []).append({
+                "stepId": step.step_id, "sequenceNumber": step.sequence_number,
+                "toolName": call.tool_name if call else step.type.value,
+                "toolCallId": call.tool_call_id if call else None,
+                "changeType": entry.get("changeType"), "additions": entry.get("additions"),
+                "deletions": entry.get("deletions")})
+    return edits

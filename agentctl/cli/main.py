@@ -20,6 +20,10 @@ def main(argv: list[str] | None = None) -> None:
     from agentctl.domain.errors import AgentctlError
 
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["hook"] and not {"-h", "--help"} & set(args):
+        from agentctl.bridge.hook import main as hook  # once per tool call: no Typer
+
+        sys.exit(hook(args[1:]))
     try:
         from agentctl.cli.app import app
 

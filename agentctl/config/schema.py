@@ -117,6 +117,8 @@ class BudgetSettings:
     max_output_bytes: PositiveCount = 100 * 1024 * 1024
     backoff_initial_seconds: Number = 1.0
     backoff_max_seconds: Number = 60.0
+    max_cost_usd: Number = 0.0  # native agents' reported spend in USD; 0: no bound
+    max_tokens: Count = 0  # native agents' reported input + output tokens; 0: no bound
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,6 +134,33 @@ class JudgeSettings:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentSettings:
     default: Text = "noop"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClaudeSettings:
+    command: Text = "claude"  # a name on PATH or a path
+    model: Text = ""  # --model when set (`--agent claude:MODEL` overrides it)
+    max_turns: PositiveCount = 50
+    extra_args: Strings = ()
+    mcp: Flag = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CodexSettings:
+    command: Text = "codex"
+    model: Text = ""
+    base_url: Text = ""  # an OpenAI-compatible Responses endpoint, written into CODEX_HOME
+    env_key: Text = "OPENAI_API_KEY"
+    extra_args: Strings = ()
+    mcp: Flag = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentsSettings:
+    """`[agents.claude]`, `[agents.codex]`: how the native agent CLIs are launched."""
+
+    claude: ClaudeSettings = field(default_factory=ClaudeSettings)
+    codex: CodexSettings = field(default_factory=CodexSettings)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -175,6 +204,7 @@ class Config:
     budget: BudgetSettings = field(default_factory=BudgetSettings)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     agent: AgentSettings = field(default_factory=AgentSettings)
+    agents: AgentsSettings = field(default_factory=AgentsSettings)
     worker: WorkerSettings = field(default_factory=WorkerSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     store: StoreSettings = field(default_factory=StoreSettings)

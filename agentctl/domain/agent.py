@@ -12,16 +12,37 @@ class AgentKind(StrEnum):
     PATCH = "patch"
     COMMAND = "command"
     NOOP = "noop"
+    CLAUDE = "claude"  # Claude Code, each native tool call guarded through its hooks
+    CODEX = "codex"  # the Codex CLI, likewise
+
+
+NATIVE_KINDS = frozenset({AgentKind.CLAUDE, AgentKind.CODEX})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NativeAgentSettings:
+    """How a native agent CLI is launched, frozen into the spec from `[agents.claude|codex]`
+    (the model from `--agent claude:MODEL` when given)."""
+
+    command: str
+    model: str = ""
+    max_turns: int = 50
+    extra_args: tuple[str, ...] = ()
+    base_url: str = ""  # codex: an OpenAI-compatible Responses endpoint
+    env_key: str = "OPENAI_API_KEY"  # codex: the variable holding its API key
+    mcp: bool = False  # offer agentctl's guarded tools as the MCP server `agentctl`
 
 
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
     kind: AgentKind
-    value: str = ""  # the plan or diff file (absolute), or the command line
+    value: str = ""  # the plan or diff file (absolute), the command line, or the model
     digest: str | None = None  # sha256 of the file the run was given, so a changed one is refused
 
     def describe(self) -> str:
-        return self.kind.value if self.kind is AgentKind.NOOP else f"{self.kind.value}:{self.value}"
+        if self.kind is AgentKind.NOOP or (self.kind in NATIVE_KINDS and not self.value):
+            return self.kind.value
+        return f"{self.kind.value}:{self.value}"
 
     @classmethod
     def frozen(cls, described: str, digest: str | None) -> AgentSpec:

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from agentctl.domain import ids
-from agentctl.domain.agent import AgentSpec
+from agentctl.domain.agent import AgentSpec, NativeAgentSettings
 from agentctl.domain.enums import (
     AttemptStatus,
     AutonomyLevel,
@@ -90,6 +90,8 @@ class Budget:
     max_output_bytes: int
     backoff_initial_seconds: float
     backoff_max_seconds: float
+    max_cost_usd: float | None = None  # what a native agent reports spending; None: no bound
+    max_tokens: int | None = None  # input + output tokens a native agent reports
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -135,6 +137,7 @@ class ExecutionSpec:
     budget: Budget
     judge_policy: JudgePolicy
     sandbox: SandboxProfile = SandboxProfile()
+    agent_settings: NativeAgentSettings | None = None  # claude/codex: how the CLI is launched
 
     @property
     def agent_spec(self) -> AgentSpec:

@@ -223,6 +223,8 @@ class BudgetGuard:
         self._started = clock()
         self.calls = 0
         self.output_bytes = 0
+        self.cost_usd = 0.0  # what a native agent reported spending so far
+        self.tokens = 0
 
     def check(self) -> GuardDecision | None:
         """A DENIED_BY_BUDGET decision if the next call would go over budget, else None."""
@@ -238,7 +240,24 @@ class BudgetGuard:
             return _over(f"max_output_bytes {budget.max_output_bytes}",
                          f"tool calls have produced {self.output_bytes} bytes of output, "
                          f"the budget is {budget.max_output_bytes}")
+        if budget.max_cost_usd is not None and self.cost_usd >= budget.max_cost_usd:
+            return _over(f"max_cost_usd {budget.max_cost_usd:g}",
+                         f"the agent reported spending ${self.cost_usd:.4f}, the budget is "
+                         f"${budget.max_cost_usd:g}")
+        if budget.max_tokens is not None and self.tokens >= budget.max_tokens:
+            return _over(f"max_tokens {budget.max_tokens}",
+                         f"the agent reported {self.tokens} tokens, the budget is "
+                         f"{budget.max_tokens}")
         return None
+
+    def add_output(self, output_bytes: int) -> None:
+        """Output of a call already counted (a native call's result arrives after its start)."""
+        self.output_bytes += max(0, output_bytes)
+
+    def spent(self, *, cost_usd: float, tokens: int) -> None:
+        """What a native agent reports having spent so far (totals, not increments)."""
+        self.cost_usd = max(self.cost_usd, cost_usd)
+        self.tokens = max(self.tokens, tokens)
 
     @property
     def wall_seconds(self) -> float:

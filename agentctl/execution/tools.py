@@ -20,6 +20,7 @@ from agentctl.domain.command_rules import GuardDecision, check_command, combine
 from agentctl.domain.enums import ToolDecision, ToolOutcome
 from agentctl.domain.errors import BadInput
 from agentctl.domain.globs import first_match
+from agentctl.domain.native_tools import NativeAction, NativeCall
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import PatchBoundary, ToolPolicy
 from agentctl.domain.step import ToolResult
@@ -130,6 +131,33 @@ def guard(tool: str, arguments: Mapping[str, object], context: ToolContext) -> G
     names = [args["path"], args["to"]] if tool == "fs.rename" else [args["path"]]
     write = tool != "fs.read"
     return combine([_check(context, str(name), write=write).decision for name in names])
+
+
+def guard_native(call: NativeCall, context: ToolContext) -> GuardDecision:
+    """A native agent's call judged by the same guards as the tool it maps to: the command
+    guard for a shell command, the path guard on every path it writes or reads, the command
+    rules on its name for web and MCP tools; an unknown tool is denied."""
+    match call.action:
+        case NativeAction.COMMAND:
+            if not call.command.strip():
+                return GuardDecision(ToolDecision.DENIED_BY_POLICY, "invalid arguments",
+                                     f"{call.tool_name}: no command given")
+            return _guard_command(call.command, context)
+        case NativeAction.WRITE | NativeAction.READ:
+            write = call.action is NativeAction.WRITE
+            if not call.paths:
+                return GuardDecision(ToolDecision.ALLOWED, "workspace", None)
+            return combine([_check(context, path, write=write).decision for path in call.paths])
+        case NativeAction.NAMED:
+            return check_command(call.command, context.policy.commands, allow_shell=False)
+        case NativeAction.GUARDED_ELSEWHERE:
+            return GuardDecision(ToolDecision.ALLOWED, "mcp: agentctl guards it", None)
+        case NativeAction.INTERNAL:
+            return GuardDecision(ToolDecision.ALLOWED, "native: no side effect", None)
+        case _:
+            return GuardDecision(ToolDecision.DENIED_BY_POLICY, "native: unknown tool",
+                                 f"{call.tool_name} is a tool agentctl does not know how to "
+                                 "check, so it is denied")
 
 
 def _guard_command(command: str, context: ToolContext) -> GuardDecision:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from functools import wraps
@@ -361,10 +361,12 @@ class MemoryLedger:
         return stored
 
     @_locked
-    def finished_call(self, request: CallRequest, result: ToolResult | None) -> ToolCall:
+    def finished_call(self, request: CallRequest, result: ToolResult | None, *,
+                      attributes: Mapping[str, object] | None = None) -> ToolCall:
         self._fence()
         now = self.now()
-        step, call = self._records.call(request, result, completed_at=now)
+        step, call = self._records.call(request, result, completed_at=now,
+                                        attributes=attributes)
         self.queue.steps[step.step_id] = step
         self.queue.tool_calls[call.tool_call_id] = call
         self.queue.append(self._records.call_events(call, now, finished=True))
@@ -381,11 +383,13 @@ class MemoryLedger:
 
     @_locked
     def end_call(self, step: Step, call: ToolCall, result: ToolResult,
-                 artifacts: Sequence[NewArtifact] = ()) -> ToolCall:
+                 artifacts: Sequence[NewArtifact] = (), *,
+                 attributes: Mapping[str, object] | None = None) -> ToolCall:
         self._fence()
         now = self.now()
         stored = [self._records.artifact(step, draft, now) for draft in artifacts]
-        done, finished = self._records.call_ended(step, call, result, now, stored)
+        done, finished = self._records.call_ended(step, call, result, now, stored,
+                                                  attributes=attributes)
         self.queue.steps[step.step_id] = done
         self.queue.tool_calls[call.tool_call_id] = finished
         self._store(stored)

@@ -40,6 +40,7 @@ from agentctl.domain.verdict import (
 )
 from agentctl.execution import workspace as workspaces
 from agentctl.execution.agents import AgentOutcome, AgentSession, build_agent
+from agentctl.execution.attribution import ChangeTracker
 from agentctl.execution.environment import scrubbed_env, secret_file_values, secret_values
 from agentctl.execution.git import agent_git_env
 from agentctl.execution.guards import BudgetGuard
@@ -51,6 +52,7 @@ from agentctl.services.attempt import AttemptContext, Progress, StepRecord, Stop
 from agentctl.services.collect import CollectedEvidence, collect
 from agentctl.services.evidence import json_artifact, text_artifact
 from agentctl.services.judging import JudgeEvidence, judge
+from agentctl.services.native_calls import native_session
 from agentctl.services.ports import Approver, AttemptLedger
 from agentctl.services.runtime import ToolRuntime
 from agentctl.services.summary import final_summary
@@ -311,11 +313,14 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
                           approver=ctx.approver, redact_logs_up_to=ctx.redact_logs_up_to,
                           sandbox=ctx.sandbox, agent_home=ctx.dirs.root / "agent-home",
                           task_file=task_file, protected=ctx.protected,
-                          plan_is_trusted=spec.agent_spec.kind is AgentKind.SCRIPT)
+                          plan_is_trusted=spec.agent_spec.kind is AgentKind.SCRIPT,
+                          tracker=ChangeTracker(ctx.dirs.git, ctx.dirs.index, ctx.scratch))
     session = AgentSession(
         instruction=spec.instruction, workspace=ctx.workspace, task_file=task_file,
         tools=runtime, step=ctx.step, should_stop=ctx.stop, env=tool_context.env,
     )
+    if spec.agent_settings is not None:
+        session = native_session(ctx, runtime, session)
     return build_agent(spec.agent_spec).run(session)
 
 

@@ -97,7 +97,8 @@ class AttemptEvents:
         )
 
     def call(self, request: CallRequest, result: ToolResult | None = None,
-             completed_at: datetime | None = None) -> tuple[Step, ToolCall]:
+             completed_at: datetime | None = None, *,
+             attributes: Mapping[str, object] | None = None) -> tuple[Step, ToolCall]:
         """A TOOL_CALL step and its ToolCall: STARTED, or finished when `completed_at` is given
         (built in their final state at once: this is the hot path of a busy agent)."""
         self._sequence += 1
@@ -108,7 +109,7 @@ class AttemptEvents:
         step = Step(step_id=step_id, run_id=self.lease.run_id, attempt_id=self.lease.attempt_id,
                     sequence_number=self._sequence, type=StepType.TOOL_CALL, status=status,
                     title=request.tool, started_at=request.requested_at, ended_at=completed_at,
-                    failure_code=code, tool_call_id=call_id)
+                    failure_code=code, tool_call_id=call_id, attributes=attributes or {})
         call = ToolCall(tool_call_id=call_id, step_id=step_id, run_id=self.lease.run_id,
                         attempt_id=self.lease.attempt_id, tool_name=request.tool,
                         arguments_json=request.arguments_json, decision=request.decision,
@@ -119,9 +120,10 @@ class AttemptEvents:
         return step, call
 
     def call_ended(self, step: Step, call: ToolCall, result: ToolResult | None,
-                   now: datetime, artifacts: Sequence[Artifact] = ()) -> tuple[Step, ToolCall]:
+                   now: datetime, artifacts: Sequence[Artifact] = (), *,
+                   attributes: Mapping[str, object] | None = None) -> tuple[Step, ToolCall]:
         status, code = _call_status(call.decision, result)
-        return (step.finished(status, now, failure_code=code,
+        return (step.finished(status, now, failure_code=code, attributes=attributes,
                               artifacts=tuple(a.artifact_id for a in artifacts)),
                 replace(call, result=result, completed_at=now))
 

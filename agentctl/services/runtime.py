@@ -17,6 +17,14 @@ from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.enums import ArtifactType, ArtifactVisibility, ToolDecision, ToolOutcome
 from agentctl.domain.step import ToolResult
 from agentctl.execution import tools
+from agentctl.execution.attribution import (
+    FILE_TOOLS,
+    ChangedFile,
+    ChangeTracker,
+    file_tool_changes,
+    read_state,
+    touched_paths,
+)
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.process import run_to_file
 from agentctl.execution.sandbox import Jail, Sandbox
@@ -36,19 +44,23 @@ class ToolRuntime:
                  base_index: Path, approver: Approver | None = None,
                  redact_logs_up_to: int, sandbox: Sandbox | None = None,
                  agent_home: Path | None = None, task_file: Path | None = None,
-                 protected: tuple[Path, ...] = (), plan_is_trusted: bool = False) -> None:
+                 protected: tuple[Path, ...] = (), plan_is_trusted: bool = False,
+                 tracker: ChangeTracker | None = None) -> None:
         self.ledger = ledger
         self.plan_is_trusted = plan_is_trusted  # a script plan: the requester wrote its commands
         self.sandbox = sandbox
         self.agent_home = agent_home
         self.task_file = task_file
         self.protected = protected
+        self.tracker = tracker  # which files each call changed (`changedFiles` on its step)
         self.base_index = base_index
         self.context = context
         self.budget = budget
         self.approver = approver
         self.redact_logs_up_to = redact_logs_up_to
         self._transcripts = 0
+        self.last_call_id: str | None = None  # the ToolCall of the latest `call`
+        self.last_rule: str | None = None  # and the rule that decided it
 
     def call(self, tool: str, arguments: Mapping[str, object], *,
              title: str | None = None) -> ToolResult:
@@ -63,6 +75,7 @@ class ToolRuntime:
                 decision = GuardDecision(ToolDecision.REQUIRES_APPROVAL, decision.matched_rule,
                                          "declined at the approval prompt")
         clean = self.context.redactor.clean
+        self.last_rule = decision.matched_rule
         request = CallRequest(
             tool=tool, arguments_json=arguments_json(arguments, clean),
             decision=decision.decision, matched_rule=decision.matched_rule,
@@ -70,12 +83,15 @@ class ToolRuntime:
             requested_at=requested_at, approved_by=approved_by)
         if not decision.allowed:
             self.budget.charge(0)
-            self.ledger.finished_call(request, None)
+            self.last_call_id = self.ledger.finished_call(request, None).tool_call_id
             return ToolResult.denied(decision.decision, request.denial_reason or "denied")
         if tool in RECORDED_BEFORE_RUNNING:
             self.ledger.flush()  # batched calls are on record before anything leaves the workspace
             step, call = self.ledger.begin_call(request)
             jail = self._jail(tool, arguments)
+            self.last_call_id = call.tool_call_id
+            if self.tracker is not None:
+                self.tracker.prepare()
             try:
                 result, artifacts = self._executed(tool, arguments, jail)
             except BaseException:  # Ctrl-C or SIGTERM mid-command: close the step, then stop
@@ -85,13 +101,26 @@ class ToolRuntime:
                                    process=str(arguments.get("command", tool)),
                                    redactor=self.context.redactor)
                 raise
-            self.ledger.end_call(step, call, result, artifacts)
+            self.ledger.end_call(step, call, result, artifacts,
+                                 attributes=self._tracked_changes())
             record_connections(self.ledger, jail, made_by=step.step_id,
                                process=str(arguments.get("command", tool)),
                                redactor=self.context.redactor)
+        elif tool in FILE_TOOLS and self.tracker is not None:
+            paths = touched_paths(tool, arguments)
+            before = read_state(self.context.workspace, paths)
+            result, _ = self._executed(tool, arguments)
+            changed = file_tool_changes(tool, arguments, before,
+                                        read_state(self.context.workspace, paths))
+            if changed:
+                self.tracker.mark_stale()
+            self.last_call_id = self.ledger.finished_call(
+                request, result, attributes=_changed(changed)).tool_call_id
         else:
             result, _ = self._executed(tool, arguments)
-            self.ledger.finished_call(request, result)
+            if tool == "patch.apply" and self.tracker is not None:
+                self.tracker.mark_stale()
+            self.last_call_id = self.ledger.finished_call(request, result).tool_call_id
         self.budget.charge(result.output_bytes)
         return result
 
@@ -113,6 +142,9 @@ class ToolRuntime:
             return self.sandbox.jail(self.context.workspace, home=self.agent_home,
                                      read_only=named)
         return None
+
+    def _tracked_changes(self) -> dict[str, object]:
+        return _changed(self.tracker.changes()) if self.tracker is not None else {}
 
     def _executed(self, tool: str, arguments: Mapping[str, object], jail: Jail | None = None,
                   ) -> tuple[ToolResult, list[NewArtifact]]:
@@ -187,6 +219,10 @@ class ToolRuntime:
         listed = self.context.git.run("ls-files", "--cached", "--", name, index=self.base_index,
                                       what="cannot list tracked files", check=False)
         return bool(listed.stdout.strip())
+
+
+def _changed(changed: list[ChangedFile]) -> dict[str, object]:
+    return {"changedFiles": [entry.to_json() for entry in changed]} if changed else {}
 
 
 def _head(path: Path, limit: int) -> str:

@@ -7,6 +7,7 @@ import shlex
 
 from agentctl.config import Config
 from agentctl.config.schema import CheckSettings
+from agentctl.domain.agent import AgentKind, AgentSpec, NativeAgentSettings
 from agentctl.domain.enums import TaskType
 from agentctl.domain.run import (
     Budget,
@@ -70,6 +71,8 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
             max_output_bytes=config.budget.max_output_bytes,
             backoff_initial_seconds=config.budget.backoff_initial_seconds,
             backoff_max_seconds=config.budget.backoff_max_seconds,
+            max_cost_usd=config.budget.max_cost_usd or None,
+            max_tokens=config.budget.max_tokens or None,
         ),
         judge_policy=JudgePolicy(
             strict=config.judge.strict,
@@ -79,6 +82,7 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
             max_diff_lines=config.judge.max_diff_lines,
             production_config_patterns=config.judge.production_config,
         ),
+        agent_settings=native_settings(config, AgentSpec.frozen(agent, agent_digest)),
         sandbox=_sandbox(config),
     )
 
@@ -92,6 +96,21 @@ def _sandbox(config: Config) -> SandboxProfile:
                              max_memory_mb=settings.max_memory_mb,
                              max_file_size_mb=settings.max_file_size_mb),
     )
+
+
+def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | None:
+    """`[agents.claude|codex]` frozen for a native agent; the spec's model wins over config's."""
+    if agent.kind is AgentKind.CLAUDE:
+        claude = config.agents.claude
+        return NativeAgentSettings(command=claude.command, model=agent.value or claude.model,
+                                   max_turns=claude.max_turns, extra_args=claude.extra_args,
+                                   mcp=claude.mcp)
+    if agent.kind is AgentKind.CODEX:
+        codex = config.agents.codex
+        return NativeAgentSettings(command=codex.command, model=agent.value or codex.model,
+                                   extra_args=codex.extra_args, base_url=codex.base_url,
+                                   env_key=codex.env_key, mcp=codex.mcp)
+    return None
 
 
 def _checks(config: Config, task: Task) -> tuple[PlannedCheck, ...]:

@@ -14,7 +14,7 @@ lock. Long steps (a clone, a verifier command) are written when they start, so t
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -194,10 +194,12 @@ class StoreLedger:
         return stored
 
     # --- tool calls -------------------------------------------------------------------------
-    def finished_call(self, request: CallRequest, result: ToolResult | None) -> ToolCall:
+    def finished_call(self, request: CallRequest, result: ToolResult | None, *,
+                      attributes: Mapping[str, object] | None = None) -> ToolCall:
         """A finished (or denied) workspace-only tool call, as one step; batched."""
         now = self.now()
-        step, call = self._records.call(request, result, completed_at=now)
+        step, call = self._records.call(request, result, completed_at=now,
+                                        attributes=attributes)
         batch = self._batched()
         batch.steps.append(step)
         batch.calls.append(call)
@@ -216,10 +218,12 @@ class StoreLedger:
         return step, call
 
     def end_call(self, step: Step, call: ToolCall, result: ToolResult,
-                 artifacts: Sequence[NewArtifact] = ()) -> ToolCall:
+                 artifacts: Sequence[NewArtifact] = (), *,
+                 attributes: Mapping[str, object] | None = None) -> ToolCall:
         now = self.now()
         stored = [self._records.artifact(step, draft, now) for draft in artifacts]
-        done, finished = self._records.call_ended(step, call, result, now, stored)
+        done, finished = self._records.call_ended(step, call, result, now, stored,
+                                                  attributes=attributes)
         with self.write() as uow:
             uow.artifacts.add_many(stored)
             uow.steps.save(done, expected_status=step.status.value)

@@ -140,7 +140,8 @@ def _add_steps(node: Tree, steps: Sequence[Document]) -> None:
         folded.clear()
 
     for step in steps:
-        ordinary = step["status"] == "SUCCEEDED" and step["type"] == "TOOL_CALL"
+        ordinary = step["status"] == "SUCCEEDED" and step["type"] == "TOOL_CALL" \
+            and not step.get("changedFiles")
         if ordinary and shown >= SHOWN_STEPS // 2:
             folded.append(step)
             continue
@@ -173,8 +174,13 @@ def _add_step(node: Tree, step: Document) -> None:
     attributes = step["attributes"]
     if step["status"] not in ("SUCCEEDED", "STARTED") and attributes.get("failure"):
         branch.add(f"[red]{escape(attributes['failure'])}[/]")
-    elif attributes.get("summary"):
+    elif attributes.get("summary") and attributes["summary"] != step["title"]:
         branch.add(escape(attributes["summary"]))
+    for change in step.get("changedFiles") or ():
+        branch.add(f"[yellow]edited:[/] {escape(str(change['path']))} "
+                   f"([green]+{change['additions']}[/] [red]−{change['deletions']}[/])"
+                   + ("" if change.get("changeType") == "MODIFIED"
+                      else f" [dim]{change.get('changeType')}[/]"))
     for artifact in step["artifacts"]:
         branch.add(f"[cyan]{escape(artifact['name'])}[/]  {artifact['type']}  "
                    f"{artifact['sizeBytes']} B  sha256 {artifact['sha256'][:12]}  "
@@ -185,7 +191,12 @@ def _arguments(arguments_json: str) -> str:
     import json
 
     arguments = json.loads(arguments_json)
-    main = arguments.get("command") or arguments.get("path") or ""
+    paths = arguments.get("paths")
+    if isinstance(paths, list) and paths:  # a native call's paths, workspace-relative
+        main = ", ".join(map(str, paths))
+    else:
+        main = arguments.get("command") or arguments.get("path") \
+            or arguments.get("file_path") or arguments.get("url") or ""
     extra = f" → {arguments['to']}" if "to" in arguments else ""
     text = f"{main}{extra}"
     return text if len(text) <= 80 else text[:77] + "..."

@@ -46,6 +46,12 @@ def explanation(verdict: Document, *, home: str) -> RenderableType:
         lines += [f"   {_artifact_line(a, home)}" for a in link["evidence"]]
     lines += _classification(verdict.get("classification") or [])
     lines += ["", "[bold]reasons[/]", *(f"  - {escape(r)}" for r in verdict["reasons"])]
+    if verdict.get("editedBy"):
+        lines += ["", "[bold]edits[/] (which step changed which file)"]
+        for path, edits in verdict["editedBy"].items():
+            lines += [f"  {escape(path)} ← step {edit['sequenceNumber']} "
+                      f"[bold]{escape(str(edit['toolName']))}[/] "
+                      f"(+{edit['additions']} −{edit['deletions']})" for edit in edits]
     return Group(*(Text.from_markup(line, emoji=False) for line in lines))
 
 

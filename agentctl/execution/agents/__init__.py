@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from agentctl.domain.agent import AgentKind, AgentSpec
+from agentctl.domain.agent import AgentKind, AgentSpec, NativeAgentSettings
 from agentctl.domain.enums import StepType
 from agentctl.domain.step import ToolResult
 
@@ -29,6 +29,37 @@ class StepHandle(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class NativeDecision:
+    allow: bool
+    reason: str
+
+
+class NativeTools(Protocol):
+    """The attempt's side of a native agent's hooks (services.native_calls.NativeCalls)."""
+
+    def before(self, agent: str, payload: Mapping[str, object]) -> NativeDecision: ...
+    def after(self, agent: str, payload: Mapping[str, object], *, failed: bool) -> None: ...
+    def close_pending(self) -> None: ...
+    def settle(self) -> None: ...
+    def spent(self, *, cost_usd: float, tokens: int) -> None: ...
+    def over_budget(self) -> str | None: ...
+    def run_tool(self, tool: str, arguments: Mapping[str, object],
+                 ) -> tuple[ToolResult, str, str | None]: ...
+    def planning(self, text: str) -> None: ...
+    def command_finished(self, command: str, exit_code: int | None) -> None: ...
+    def report(self, transcript: Path, report: Mapping[str, object]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptIdentity:
+    """Where a native agent's hooks reach the attempt, and what every message must carry."""
+
+    private: Path  # the attempt's private directory (holds the socket and the agent's home)
+    attempt_id: str
+    lease_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class AgentSession:
     instruction: str
     workspace: Path
@@ -37,6 +68,10 @@ class AgentSession:
     step: Callable[[StepType, str], AbstractContextManager[StepHandle]]
     should_stop: Callable[[], bool]
     env: Mapping[str, str] = field(default_factory=dict)
+    native: NativeTools | None = None  # for claude/codex: the hook's counterpart
+    identity: AttemptIdentity | None = None
+    settings: NativeAgentSettings | None = None
+    wall_seconds: Callable[[], float] = lambda: 3600.0  # what is left of the wall budget
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +91,8 @@ class NoopAgent:
 
 
 def build_agent(spec: AgentSpec) -> Agent:
+    from agentctl.execution.agents.claude import ClaudeAgent
+    from agentctl.execution.agents.codex import CodexAgent
     from agentctl.execution.agents.command import CommandAgent
     from agentctl.execution.agents.patch import PatchAgent
     from agentctl.execution.agents.script import ScriptAgent
@@ -67,5 +104,9 @@ def build_agent(spec: AgentSpec) -> Agent:
             return PatchAgent(spec)
         case AgentKind.COMMAND:
             return CommandAgent(spec)
+        case AgentKind.CLAUDE:
+            return ClaudeAgent(spec)
+        case AgentKind.CODEX:
+            return CodexAgent(spec)
         case AgentKind.NOOP:
             return NoopAgent()

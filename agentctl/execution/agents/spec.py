@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentctl.domain.agent import AgentKind, AgentSpec
+from agentctl.domain.agent import NATIVE_KINDS, AgentKind, AgentSpec
 from agentctl.domain.errors import BadInput
 
 STEP_KEYS = {"tool", "title", "on_error"}
@@ -32,9 +32,14 @@ def parse_agent_spec(text: str, cwd: Path) -> AgentSpec:
     name, sep, value = text.strip().partition(":")
     if name == AgentKind.NOOP and not sep:
         return AgentSpec(AgentKind.NOOP)
+    if name in NATIVE_KINDS:
+        model = value.strip()
+        if (sep and not model) or any(c.isspace() for c in model):
+            raise BadInput(f"invalid agent spec {text!r}; expected {name} or {name}:MODEL")
+        return AgentSpec(AgentKind(name), model)
     if name not in set(AgentKind) or not sep or not value.strip():
         raise BadInput(f"invalid agent spec {text!r}; expected script:PLAN.toml, patch:FILE.diff, "
-                       "command:CMD or noop")
+                       "command:CMD, claude[:MODEL], codex[:MODEL] or noop")
     kind = AgentKind(name)
     if kind is AgentKind.COMMAND:
         return AgentSpec(kind, value.strip())

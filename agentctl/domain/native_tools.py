@@ -1,0 +1,121 @@
+"""What a native agent's tool call asks for, in agentctl's terms: a command for the command
+guard, paths for the path guard (written or read), a name for the rules, or nothing to judge.
+
+Pure: the hook's input goes in (the agent, its tool name and input, the workspace), a
+`NativeCall` comes out; the runtime judges it with the same guards as a script plan.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import PurePosixPath
+
+
+class NativeAction(StrEnum):
+    COMMAND = "command"  # a shell command: the command guard
+    WRITE = "write"  # creates, changes or removes paths: path guard + forbidden globs
+    READ = "read"  # reads paths: the secret-file rule
+    NAMED = "named"  # judged by the command rules on its name (`WebFetch URL`, `mcp__x__y`)
+    GUARDED_ELSEWHERE = "guarded elsewhere"  # agentctl's own MCP tools: the server guards them
+    INTERNAL = "internal"  # the agent's own bookkeeping (a todo list): no side effect
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class NativeCall:
+    tool_name: str  # `claude.Bash`, `codex.apply_patch`
+    action: NativeAction
+    arguments: Mapping[str, object]  # what is recorded (the native input, as given)
+    command: str = ""
+    paths: tuple[str, ...] = ()  # workspace-relative where they could be made so
+
+    @property
+    def writes(self) -> bool:
+        """Whether the call may change the workspace (so its changed files are looked for)."""
+        return self.action in (NativeAction.COMMAND, NativeAction.WRITE, NativeAction.NAMED,
+                               NativeAction.UNKNOWN)
+
+
+OWN_MCP_PREFIX = "mcp__agentctl__"
+_CLAUDE_WRITE = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
+                 "NotebookEdit": "notebook_path"}
+_CLAUDE_READ = {"Read": "file_path", "Grep": "path", "Glob": "path", "LS": "path",
+                "NotebookRead": "notebook_path"}
+_CLAUDE_INTERNAL = frozenset({"TodoWrite", "Task", "Agent", "ExitPlanMode", "BashOutput",
+                              "KillShell", "KillBash", "ToolSearch", "ListMcpResourcesTool",
+                              "ReadMcpResourceTool", "TaskOutput", "TaskStop"})
+_WEB = frozenset({"WebFetch", "WebSearch", "web_search", "web_fetch"})
+_PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$",
+                         re.MULTILINE)
+
+
+def native_call(agent: str, tool: str, tool_input: Mapping[str, object],
+                workspace: str) -> NativeCall:
+    """The agentctl view of one native tool call of `agent` (claude or codex)."""
+    name = f"{agent}.{tool}"
+    arguments = dict(tool_input)
+    if tool.startswith(OWN_MCP_PREFIX):
+        return NativeCall(name, NativeAction.GUARDED_ELSEWHERE, arguments)
+    if tool.startswith("mcp__"):
+        return NativeCall(name, NativeAction.NAMED, arguments, command=tool)
+    if tool in _WEB:
+        target = tool_input.get("url") or tool_input.get("query") or ""
+        return NativeCall(name, NativeAction.NAMED, arguments,
+                          command=f"{tool} {_quoted(str(target))}".strip())
+    if tool in ("Bash", "exec_command", "shell", "local_shell", "unified_exec"):
+        return NativeCall(name, NativeAction.COMMAND, arguments, command=_command(tool_input))
+    if tool == "apply_patch":
+        text = tool_input.get("command") or tool_input.get("input") or tool_input.get("patch")
+        patch = text if isinstance(text, str) else ""
+        paths = tuple(dict.fromkeys(relative(path, workspace)
+                                    for path in _PATCH_PATH.findall(patch)))
+        return NativeCall(name, NativeAction.WRITE, arguments, paths=paths or ("",))
+    if tool in _CLAUDE_WRITE:
+        return NativeCall(name, NativeAction.WRITE, arguments,
+                          paths=(relative(_text(tool_input, _CLAUDE_WRITE[tool]), workspace),))
+    if tool in _CLAUDE_READ:
+        # a file glob may name a secret file too (`.env`)
+        read = (_text(tool_input, _CLAUDE_READ[tool]),
+                _text(tool_input, {"Grep": "glob", "Glob": "pattern"}.get(tool, "")))
+        return NativeCall(name, NativeAction.READ, arguments,
+                          paths=tuple(relative(p, workspace) for p in read if p))
+    if tool in _CLAUDE_INTERNAL:
+        return NativeCall(name, NativeAction.INTERNAL, arguments)
+    return NativeCall(name, NativeAction.UNKNOWN, arguments)
+
+
+def relative(path: str, workspace: str) -> str:
+    """An absolute path inside the workspace made relative to it; anything else as given (the
+    path guard then refuses it as absolute or outside)."""
+    if not path.startswith("/"):
+        return path
+    root = PurePosixPath(workspace)
+    candidate = PurePosixPath(path)
+    if candidate == root:
+        return "."
+    if candidate.is_relative_to(root):
+        return candidate.relative_to(root).as_posix()
+    return path
+
+
+def _command(tool_input: Mapping[str, object]) -> str:
+    value = tool_input.get("command", tool_input.get("cmd", ""))
+    if isinstance(value, list):  # codex may give argv
+        import shlex
+
+        return shlex.join(str(part) for part in value)
+    return str(value)
+
+
+def _text(tool_input: Mapping[str, object], key: str) -> str:
+    value = tool_input.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _quoted(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text) if text else ""

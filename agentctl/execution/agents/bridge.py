@@ -1,0 +1,81 @@
+"""The attempt's end of the hook socket: a unix socket in the attempt's private directory,
+served from the attempt's own thread (the one writer), one request per connection.
+
+Every request must name this attempt and its lease; anything else (a stale attempt's hook, a
+malformed message) is answered with a denial and records nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import socket
+from collections.abc import Callable
+
+from agentctl.bridge import wire
+from agentctl.execution.agents import AttemptIdentity
+
+Handler = Callable[[dict[str, object]], dict[str, object]]
+READ_SECONDS = 10.0
+
+
+class BridgeServer:
+    def __init__(self, identity: AttemptIdentity, handler: Handler) -> None:
+        self.identity = identity
+        self.handler = handler
+        self.path = identity.private / wire.SOCKET_NAME
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._socket.bind(str(self.path))
+        os.chmod(self.path, 0o600)
+        self._socket.listen(16)
+        self._socket.setblocking(False)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._socket, selectors.EVENT_READ)
+
+    def serve(self, timeout: float) -> int:
+        """Answer what is waiting (up to `timeout` seconds for the first); how many."""
+        served = 0
+        while self._selector.select(timeout if served == 0 else 0):
+            try:
+                connection, _ = self._socket.accept()
+            except BlockingIOError:
+                break
+            with connection:
+                self._answer(connection)
+            served += 1
+        return served
+
+    def _answer(self, connection: socket.socket) -> None:
+        connection.setblocking(True)
+        connection.settimeout(READ_SECONDS)
+        try:
+            message = wire.receive(connection)
+        except (OSError, ValueError) as error:
+            with contextlib.suppress(OSError):
+                wire.send(connection, refused(f"unreadable request: {error}"))
+            return
+        reply = self._checked(message)
+        with contextlib.suppress(OSError):  # the hook gave up waiting: nothing to tell it
+            wire.send(connection, reply)
+
+    def _checked(self, message: dict[str, object]) -> dict[str, object]:
+        if message.get("attempt") != self.identity.attempt_id:
+            return refused(f"attempt {message.get('attempt')!r} is not the attempt running "
+                            "here")
+        if message.get("lease") != self.identity.lease_id:
+            return refused("stale lease: this attempt no longer holds the run")
+        return self.handler(message)
+
+    def close(self) -> None:
+        self._selector.close()
+        self._socket.close()
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+def refused(reason: str) -> dict[str, object]:
+    """Not a decision on a call: the request itself is refused (the hook exits 2)."""
+    return {"decision": wire.DENY, "ok": False, "refused": True, "reason": reason}

@@ -1,0 +1,304 @@
+"""What Claude Code and Codex share as agents of agentctl: a private home per attempt, hooks that
+reach the attempt over its socket, the prompt, a headless launch, the stream read as evidence.
+
+The CLI runs on a thread of its own (`launch_agent`, the one place a sandbox may wrap); this
+thread serves the hook socket, so every record is written by the attempt's one writer. A
+budget spent, the wall clock out or a cancellation stops the CLI's whole process tree.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentctl.bridge import wire
+from agentctl.domain.agent import AgentSpec, NativeAgentSettings
+from agentctl.domain.errors import LeaseLost
+from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
+from agentctl.execution.agents.bridge import BridgeServer, refused
+from agentctl.execution.process import ProcessResult, run_to_file
+
+SERVE_SECONDS = 0.02
+PLANNING_CHARS = 1500
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    argv: Sequence[str]
+    env: Mapping[str, str]
+
+
+@dataclass
+class StreamState:
+    """What the agent's own stream said, read as it grows."""
+
+    texts: list[str] = field(default_factory=list)  # assistant text, in order
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    error: str | None = None  # how the agent said it ended, when it did not finish its work
+    finished: bool = False  # a final result was seen
+    denials: list[str] = field(default_factory=list)  # the agent's own permission denials
+    turns: int = 0
+    commands: list[tuple[str, int | None]] = field(default_factory=list)  # (command, exit code)
+    # tool results as the stream reports them, in the PostToolUse hook's shape, and whether
+    # the tool failed (Claude Code: read here instead of starting a hook process per result)
+    results: list[tuple[dict[str, object], bool]] = field(default_factory=list)
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class StreamReader:
+    """Reads complete JSON lines appended to the stream file since the last poll."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+        self._partial = b""
+
+    def lines(self) -> list[dict[str, object]]:
+        try:
+            with self.path.open("rb") as stream:
+                stream.seek(self._offset)
+                data = stream.read()
+        except FileNotFoundError:
+            return []
+        self._offset += len(data)
+        data = self._partial + data
+        *complete, self._partial = data.split(b"\n")
+        events = []
+        for line in complete:
+            try:
+                value = json.loads(line)
+            except (ValueError, UnicodeDecodeError):
+                continue  # the CLI's own stderr shares the file
+            if isinstance(value, dict):
+                events.append(value)
+        return events
+
+
+def launch_agent(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, output: Path,
+                 timeout: float, should_stop: Callable[[], bool]) -> ProcessResult:
+    """Start the agent CLI (under the guardian, so a `kill -9` of agentctl leaves no orphan)
+    and wait for it. The one place that launches an agent CLI: a sandbox wraps this argv."""
+    guarded = [sys.executable, "-I", "-m", "agentctl.bridge.guardian", "--", *argv]
+    return run_to_file(guarded, cwd=cwd, env=env, output=output, timeout=timeout,
+                       should_stop=should_stop)
+
+
+class NativeAgent:
+    """The shared run loop; `ClaudeAgent` and `CodexAgent` say how to launch and read."""
+
+    name = "native"
+
+    def __init__(self, spec: AgentSpec) -> None:
+        self.spec = spec
+
+    # --- what each agent says ---------------------------------------------------------------
+    def launch(self, session: AgentSession, settings: NativeAgentSettings, home: Path,
+               prompt: str, hook: str, mcp: list[str]) -> Launch:
+        raise NotImplementedError
+
+    def read(self, event: Mapping[str, object], state: StreamState) -> None:
+        raise NotImplementedError
+
+    # --- the run ----------------------------------------------------------------------------
+    def run(self, session: AgentSession) -> AgentOutcome:
+        native, identity, settings = session.native, session.identity, session.settings
+        if native is None or identity is None or settings is None:
+            return AgentOutcome(error=f"{self.name} needs a native tool bridge")
+        home = self.home_dir(identity)
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        stream = session.task_file.parent / f"{self.name}-stream.jsonl"
+        launch = self.launch(session, settings, home, prompt_for(session),
+                             hook_command(self.name, identity), mcp_command(identity))
+        state = StreamState()
+        reader = StreamReader(stream)
+        stop = threading.Event()
+        server = BridgeServer(identity, lambda message: self._handle(message, native, reader,
+                                                                     state, session))
+        outcome: list[ProcessResult] = []
+        timeout = session.wall_seconds()
+
+        def work() -> None:
+            outcome.append(launch_agent(
+                launch.argv, env=launch.env, cwd=session.workspace, output=stream,
+                timeout=timeout, should_stop=lambda: stop.is_set() or session.should_stop()))
+
+        thread = threading.Thread(target=work, name=f"agentctl-{self.name}", daemon=True)
+        try:
+            thread.start()
+            while thread.is_alive():
+                server.serve(SERVE_SECONDS)
+                native.settle()
+                self._follow(reader, state, native, session)
+                if native.over_budget() is not None:
+                    stop.set()
+        except BaseException:
+            stop.set()
+            thread.join()
+            raise
+        finally:
+            server.close()
+            if not home.is_relative_to(identity.private):  # the attempt's dir goes anyway
+                shutil.rmtree(home, ignore_errors=True)
+        thread.join()
+        self._follow(reader, state, native, session)
+        native.close_pending()
+        last = _last_plain_line(stream)
+        native.report(stream, self.report(state))
+        ended = self.outcome(outcome[0] if outcome else None, state, native, timeout)
+        if ended.error and last and outcome and outcome[0].exit_code not in (0, None):
+            return AgentOutcome(error=f"{ended.error}: {last}")
+        return ended
+
+    def home_dir(self, identity: AttemptIdentity) -> Path:
+        return identity.private / "agent-home"
+
+    def _handle(self, message: dict[str, object], native: NativeTools, reader: StreamReader,
+                state: StreamState, session: AgentSession) -> dict[str, object]:
+        self._follow(reader, state, native, session)  # its reasoning is on record first
+        event, payload = message.get("event"), message.get("input")
+        try:
+            if event == "tool":
+                tool, arguments = message.get("tool"), message.get("arguments")
+                if not isinstance(tool, str) or not isinstance(arguments, dict):
+                    return refused("a tool request needs a tool name and arguments")
+                result, call_id, rule = native.run_tool(tool, arguments)
+                return {"ok": True, "result": _result_json(result), "toolCallId": call_id,
+                        "matchedRule": rule}
+            if not isinstance(payload, dict):
+                return refused("the hook sent no tool call")
+            if event == "PreToolUse":
+                decision = native.before(self.name, payload)
+                return {"decision": wire.ALLOW if decision.allow else wire.DENY,
+                        "reason": decision.reason}
+            if event in ("PostToolUse", "PostToolUseFailure"):
+                native.after(self.name, payload, failed=event == "PostToolUseFailure")
+                return {"ok": True}
+            return refused(f"unknown hook event {event!r}")
+        except LeaseLost:
+            raise  # the attempt is over: the hook gets no answer, which denies
+        except Exception as error:  # noqa: BLE001 - a hook's problem is a denial, not a crash
+            return refused(f"{type(error).__name__}: {error}")
+
+    def _follow(self, reader: StreamReader, state: StreamState, native: NativeTools,
+                session: AgentSession) -> None:
+        before, ran, answered = len(state.texts), len(state.commands), len(state.results)
+        for event in reader.lines():
+            self.read(event, state)
+        for text in state.texts[before:]:
+            native.planning(text[:PLANNING_CHARS])
+        for payload, failed in state.results[answered:]:
+            native.after(self.name, payload, failed=failed)
+        for command, exit_code in state.commands[ran:]:
+            native.command_finished(command, exit_code)
+        native.spent(cost_usd=state.cost_usd, tokens=state.tokens)
+
+    def report(self, state: StreamState) -> dict[str, object]:
+        return {"agent": self.name, "model": self.spec.value or None,
+                "costUsd": round(state.cost_usd, 6), "inputTokens": state.input_tokens,
+                "outputTokens": state.output_tokens, "totalTokens": state.tokens,
+                "turns": state.turns, "permissionDenials": state.denials,
+                "error": state.error, **state.extra}
+
+    def outcome(self, process: ProcessResult | None, state: StreamState, native: NativeTools,
+                timeout: float) -> AgentOutcome:
+        stopped = native.over_budget()
+        if stopped is not None:
+            return AgentOutcome(error=f"the agent was {stopped}")
+        if process is None:
+            return AgentOutcome(error=f"{self.name} did not start")
+        if process.timed_out:
+            return AgentOutcome(error=f"{self.name} was stopped when the run's wall budget ran "
+                                      f"out ({timeout:g} s)")
+        if process.cancelled:
+            return AgentOutcome(error=f"{self.name} was stopped: the run was cancelled")
+        if state.error is not None:
+            return AgentOutcome(error=f"{self.name} could not complete: {state.error}")
+        if process.exit_code != 0:
+            return AgentOutcome(error=f"{self.name} exited with {process.exit_code}")
+        if not state.finished:
+            return AgentOutcome(error=f"{self.name} ended without a final result")
+        return AgentOutcome()
+
+
+def _last_plain_line(stream: Path) -> str:
+    """The CLI's last word that is not part of its JSON stream (an error on stderr)."""
+    try:
+        with stream.open("rb") as reader:
+            reader.seek(max(stream.stat().st_size - 4096, 0))
+            tail = reader.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [line.strip() for line in tail.splitlines()
+             if line.strip() and not line.lstrip().startswith("{")]
+    return lines[-1][:300] if lines else ""
+
+
+def hook_command(agent: str, identity: AttemptIdentity) -> str:
+    """The hook as the agent runs it (through sh): any failure to start becomes exit 2, which
+    blocks. Run as a script of agentctl's own folder without site, user site or PYTHON*
+    variables: the workspace (the cwd) is never on its path, and it starts in a few ms."""
+    from agentctl.bridge import hook
+
+    argv = [sys.executable, "-E", "-s", "-S", hook.__file__, agent,
+            "--socket", str(identity.private / wire.SOCKET_NAME),
+            "--attempt", identity.attempt_id, "--lease", identity.lease_id]
+    return f"{shlex.join(argv)} || exit 2"
+
+
+def mcp_command(identity: AttemptIdentity) -> list[str]:
+    return [sys.executable, "-I", "-m", "agentctl.bridge.mcp_server",
+            "--socket", str(identity.private / wire.SOCKET_NAME),
+            "--attempt", identity.attempt_id, "--lease", identity.lease_id]
+
+
+def frozen_spec(session: AgentSession) -> dict[str, Any]:
+    """The frozen ExecutionSpec as the task file gives it to the agent."""
+    try:
+        spec = json.loads(session.task_file.read_text()).get("executionSpec", {})
+    except (OSError, ValueError):
+        return {}
+    return spec if isinstance(spec, dict) else {}
+
+
+def prompt_for(session: AgentSession) -> str:
+    """The task's instruction and the frozen spec's rules, as the agent is told them."""
+    spec = frozen_spec(session)
+    boundary = spec.get("patchBoundary", {})
+    checks = [check.get("command") for check in spec.get("verificationPlan", {}).get("checks", [])]
+    budget = spec.get("budget", {})
+    lines = [session.instruction.strip(), "",
+             "You work inside agentctl, which checks and records every tool call.",
+             f"Workspace: {session.workspace}"]
+    if boundary.get("allowedPaths"):
+        lines.append(f"Allowed paths: {', '.join(boundary['allowedPaths'])}")
+    if boundary.get("forbiddenPaths"):
+        lines.append(f"Forbidden paths (never write them): {', '.join(boundary['forbiddenPaths'])}")
+    if checks:
+        lines.append(f"Verification commands agentctl runs afterwards: {'; '.join(map(str, checks))}")
+    lines.append(f"Budget: {budget.get('maxToolCalls')} tool calls, "
+                 f"{budget.get('wallSeconds')} s" + (
+                     f", ${budget['maxCostUsd']}" if budget.get("maxCostUsd") else "") + (
+                     f", {budget['maxTokens']} tokens" if budget.get("maxTokens") else ""))
+    lines.append("A denied call says which rule denied it; do not try to work around it.")
+    return "\n".join(lines)
+
+
+def _result_json(result: object) -> dict[str, object]:
+    from agentctl.domain.serialize import to_json
+
+    value = to_json(result)
+    return value if isinstance(value, dict) else {}
+

@@ -1,0 +1,199 @@
+"""Which files a step changed: the work tree snapshotted into agentctl's own git after each
+call, and the snapshot compared with the one before.
+
+The snapshots live in a private index and agentctl's bare copy (never the agent's `.git`), so
+what the agent does to its repository cannot fake them. Each entry is what `run show --tree`
+prints as `edited: path (+a −d)` and `--json` carries as `changedFiles`.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentctl.domain.errors import InfrastructureFailure
+from agentctl.execution.git import WorkspaceGit
+
+_CHANGE_TYPES = {"A": "ADDED", "M": "MODIFIED", "D": "DELETED", "R": "RENAMED", "C": "COPIED",
+                 "T": "MODIFIED"}
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedFile:
+    path: str
+    change_type: str  # ChangeType's spelling
+    additions: int
+    deletions: int
+    old_path: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        document: dict[str, object] = {"path": self.path, "changeType": self.change_type,
+                                       "additions": self.additions, "deletions": self.deletions}
+        if self.old_path:
+            document["oldPath"] = self.old_path
+        return document
+
+
+class ChangeTracker:
+    """The work tree as of the last snapshot. A tracked call (a command, a patch, a native
+    agent's tool) is bracketed: `prepare()` before it, `changes()` after it. File tools are
+    attributed without snapshots (`file_tool_changes`) and only `mark_stale()` the last one."""
+
+    def __init__(self, git: WorkspaceGit, base_index: Path, scratch: Path) -> None:
+        self.git = git
+        self.index = scratch / "attribution.index"
+        shutil.copyfile(base_index, self.index)  # its stat cache spares re-hashing
+        self.tree: str | None = None  # None: take one before the next tracked call
+        self._checksum = b""  # the index's own trailing hash as of `self.tree`
+
+    def mark_stale(self) -> None:
+        self.tree = None
+
+    def prepare(self) -> None:
+        """Snapshot now unless the last snapshot is still the work tree as it is."""
+        if self.tree is None:
+            try:
+                self.tree = self._snapshot()
+            except InfrastructureFailure:
+                self.tree = None
+
+    def changes(self) -> list[ChangedFile]:
+        """Files changed since `prepare()` (empty if none), and the snapshot moves on. An error
+        of git's is no reason to stop the agent: it is reported as no attribution."""
+        before = self.tree
+        try:
+            self.tree = self._snapshot()
+        except InfrastructureFailure:
+            self.tree = None
+            return []
+        if before is None or before == self.tree:
+            return []
+        return self._diff(before, self.tree)
+
+    def _snapshot(self) -> str:
+        self.git.run("add", "-A", "--", ".", index=self.index, what="cannot snapshot the work tree")
+        checksum = _trailer(self.index)
+        if self.tree is not None and checksum == self._checksum:
+            return self.tree  # the index did not change, so neither did the tree
+        self._checksum = checksum
+        return self.git.run("write-tree", index=self.index,
+                            what="cannot snapshot the work tree").stdout.strip()
+
+    def _diff(self, before: str, after: str) -> list[ChangedFile]:
+        listing = self.git.run("diff-tree", "-r", "-M", "-z", "--numstat", before, after,
+                               what="cannot compare snapshots").stdout
+        statuses = self.git.run("diff-tree", "-r", "-M", "-z", "--name-status", before, after,
+                                what="cannot compare snapshots").stdout
+        counts = _numstat(listing)
+        changed: list[ChangedFile] = []
+        fields = statuses.split("\0")
+        position = 0
+        while position < len(fields) and fields[position]:
+            status = fields[position]
+            kind = _CHANGE_TYPES.get(status[:1], "MODIFIED")
+            if status[:1] in ("R", "C"):
+                old, path = fields[position + 1], fields[position + 2]
+                position += 3
+            else:
+                old, path = None, fields[position + 1]
+                position += 2
+            additions, deletions = counts.get(path, (0, 0))
+            changed.append(ChangedFile(path, kind, additions, deletions, old))
+        return changed
+
+
+def _trailer(index: Path) -> bytes:
+    """The index file's trailing checksum (the hash of everything before it)."""
+    try:
+        with index.open("rb") as reader:
+            reader.seek(-32, 2)
+            return reader.read()
+    except OSError:
+        return b""
+
+
+def _numstat(text: str) -> dict[str, tuple[int, int]]:
+    """`git diff-tree --numstat -z`: `a<TAB>d<TAB>path\\0`, or for a rename `a<TAB>d<TAB>\\0old\\0new\\0`;
+    binary files count `-` (0 here)."""
+    counts: dict[str, tuple[int, int]] = {}
+    fields = text.split("\0")
+    position = 0
+    while position < len(fields):
+        record = fields[position]
+        position += 1
+        if not record:
+            continue
+        parts = record.split("\t", 2)
+        if len(parts) != 3:
+            continue
+        added, deleted, path = parts
+        if not path:  # a rename: the names follow
+            path = fields[position + 1] if position + 1 < len(fields) else ""
+            position += 2
+        counts[path] = (int(added) if added.isdigit() else 0,
+                        int(deleted) if deleted.isdigit() else 0)
+    return counts
+
+
+# --- agentctl's own file tools: attributed in-process, without a snapshot -------------------
+MAX_COMPARED_BYTES = 1 << 20
+FILE_TOOLS = frozenset({"fs.write", "fs.replace", "fs.delete", "fs.rename"})
+
+
+def touched_paths(tool: str, arguments: Mapping[str, object]) -> list[str]:
+    """The workspace paths an agentctl file tool names (both sides of a rename)."""
+    names = [arguments.get("path"), arguments.get("to")] if tool == "fs.rename" \
+        else [arguments.get("path")]
+    return [str(name) for name in names if isinstance(name, str)]
+
+
+def read_state(workspace: Path, paths: list[str]) -> dict[str, bytes | None]:
+    """Each path's bytes (None: absent, or too large to compare)."""
+    state: dict[str, bytes | None] = {}
+    for name in paths:
+        path = workspace / name
+        try:
+            state[name] = path.read_bytes() if path.is_file() and not path.is_symlink() \
+                and path.stat().st_size <= MAX_COMPARED_BYTES else None
+        except OSError:
+            state[name] = None
+    return state
+
+
+def file_tool_changes(tool: str, arguments: Mapping[str, object],
+                      before: Mapping[str, bytes | None],
+                      after: Mapping[str, bytes | None]) -> list[ChangedFile]:
+    """What one fs.* call changed, from the files' contents before and after it."""
+    if tool == "fs.rename":
+        source, target = touched_paths(tool, arguments)
+        lines = _lines(before.get(source))
+        return [ChangedFile(target, "RENAMED", 0, 0, source)] if after.get(target) is not None \
+            or lines is not None else []
+    changed: list[ChangedFile] = []
+    for name in touched_paths(tool, arguments):
+        old, new = before.get(name), after.get(name)
+        if old == new:
+            continue
+        kind = "ADDED" if old is None else "DELETED" if new is None else "MODIFIED"
+        additions, deletions = line_counts(_lines(old) or [], _lines(new) or [])
+        changed.append(ChangedFile(name, kind, additions, deletions))
+    return changed
+
+
+def line_counts(old: list[str], new: list[str]) -> tuple[int, int]:
+    """Lines added and removed, as a unified diff counts them."""
+    import difflib
+
+    additions = deletions = 0
+    for line in difflib.unified_diff(old, new, lineterm="", n=0):
+        if line.startswith("+") and not line.startswith("+++"):
+            additions += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            deletions += 1
+    return additions, deletions
+
+
+def _lines(data: bytes | None) -> list[str] | None:
+    return None if data is None else data.decode("utf-8", "replace").splitlines()

@@ -1,0 +1,130 @@
+"""What agentctl adds to a native agent, beside the agent alone, measured in the same run
+(issue 12 targets). Real Claude Code (npm, pinned, installed into the test cache), the scripted
+fake Anthropic API of tests/agents/fake_models.py (the one fake: the model vendor).
+
+    .venv/bin/python benchmarks/bench_agents.py [--calls 50]
+
+1. Hook overhead per tool call: a session of CALLS `Bash true` calls, run by `claude` alone
+   (`--allowedTools Bash`, no hook) and under `agentctl run start --agent claude` (every call
+   through the PreToolUse and PostToolUse hooks, the attempt's socket, the guards and the
+   ledger). Per call: the time between the model requests on either side of it. Target: the
+   median added <= 50 ms.
+2. A whole `--agent claude` run of the feature-flag migration (clone, agent, collect, verify,
+   judge, verdict), beside the same scripted session run by `claude` alone in a clone. Target:
+   everything besides the agent's own time <= 1.5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agentctl.services.demo import prepare  # noqa: E402
+from tests.agents.conftest import CLAUDE, install_cli  # noqa: E402
+from tests.agents.fake_models import Call, FakeModel, Script, Text, anthropic_server  # noqa: E402
+from tests.agents.test_claude import MIGRATION  # noqa: E402
+
+AGENTCTL = str(Path(sys.executable).parent / "agentctl")
+IDENTITY = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
+            "GIT_COMMITTER_EMAIL": "b@x"}
+QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+         "DISABLE_AUTOUPDATER": "1"}
+
+
+def line(name: str, value: float, baseline: float, unit: str, target: str) -> None:
+    ratio = f"{value / baseline:5.2f}x" if baseline else "      "
+    print(f"{name:<52} {value:9.3f} {unit}  baseline {baseline:9.3f} {unit}  {ratio}  "
+          f"target {target}")
+
+
+def alone(claude: Path, server: FakeModel, script: Script, repo: Path, root: Path) -> float:
+    """The scripted session by `claude` alone in a fresh clone: the agent's own time."""
+    work = Path(tempfile.mkdtemp(dir=root))
+    subprocess.run(["git", "clone", "-q", str(repo), str(work / "repo")], check=True)
+    (work / "home").mkdir()
+    server.script = script
+    env = {"PATH": os.environ["PATH"], "HOME": str(work / "home"), **QUIET,
+           "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-ant-bench-0123456789"}
+    started = time.perf_counter()
+    subprocess.run([str(claude), "-p", "bench", "--output-format", "stream-json", "--verbose",
+                    "--allowedTools", "Read Edit Write Bash", "--max-turns", "200"],
+                   cwd=work / "repo", env=env, stdin=subprocess.DEVNULL, check=True,
+                   capture_output=True, timeout=600)
+    return time.perf_counter() - started
+
+
+def under_agentctl(root: Path, server: FakeModel, script: Script, repo: Path,
+                   home: Path) -> float:
+    server.script = script
+    env = {**os.environ, **IDENTITY, "AGENTCTL_HOME": str(home), "ANTHROPIC_BASE_URL": server.url,
+           "ANTHROPIC_API_KEY": "sk-ant-bench-0123456789"}
+    env.pop("AGENTCTL_CONFIG", None)
+    task = json.loads(subprocess.run(
+        [AGENTCTL, "task", "submit", "--repo", str(repo), "--type", "api_migration",
+         "--instruction", "bench", "--json"], cwd=root, env=env, check=True,
+        capture_output=True, text=True).stdout)["taskId"]
+    started = time.perf_counter()
+    finished = subprocess.run([AGENTCTL, "run", "start", task, "--agent", "claude", "--json"],
+                              cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    elapsed = time.perf_counter() - started
+    if finished.returncode not in (0, 1):
+        sys.exit(f"agentctl run failed: {finished.stderr}")
+    return elapsed
+
+
+def per_call(script: Script) -> list[float]:
+    """Seconds between consecutive model requests: one tool call and its turn each."""
+    arrivals = script.arrivals
+    return [later - earlier for earlier, later in zip(arrivals, arrivals[1:], strict=False)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=50)
+    args = parser.parse_args()
+    claude = install_cli(*CLAUDE)
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (figures scale "
+          "with it: both sides run the same CLI)")
+    server = anthropic_server()
+    root = Path(tempfile.mkdtemp(prefix="bench-agents-"))
+    try:
+        repo, _plans, _settings = prepare(root)
+        (root / ".agentctl.toml").write_text(
+            f'[agents.claude]\ncommand = "{claude}"\nmax_turns = {args.calls + 10}\n\n'
+            '[env]\npassthrough = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]\n\n'
+            '[verification]\ncommands = ["python3 -m unittest discover -s tests -t ."]\n\n'
+            '[policy]\nmax_autonomy = "supervised_pr"\n\n'
+            f'[budget]\nmax_attempts = 1\nmax_tool_calls = {args.calls + 10}\n')
+        calls = [[Call("Bash", {"command": "true", "description": "n"})]
+                 for _ in range(args.calls)] + [[Text("done")]]
+        without = Script(calls)
+        alone(claude, server, without, repo, root)
+        with_hook = Script(calls)
+        under_agentctl(root, server, with_hook, repo, root / "home")
+        base, hooked = statistics.median(per_call(without)), statistics.median(per_call(with_hook))
+        line(f"per tool call, {args.calls} calls: hook vs no hook (median)", hooked * 1000,
+             base * 1000, "ms", f"added {1000 * (hooked - base):.1f} ms <= 50 ms")
+
+        own = statistics.median(alone(claude, server, Script(MIGRATION), repo, root)
+                                for _ in range(3))
+        total = statistics.median(under_agentctl(root, server, Script(MIGRATION), repo,
+                                                 root / "home") for _ in range(3))
+        line("--agent claude migration run vs claude alone", total, own, "s ",
+             f"besides the agent {total - own:.2f} s <= 1.5 s")
+    finally:
+        server.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""Codex under agentctl, end to end: the real CLI, a real repository, the installed `agentctl`;
+only the model (an OpenAI Responses API) is the scripted fake of `fake_models`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agents.conftest import AgentBench
+from tests.agents.fake_models import Call, FakeModel, Script, Text, function_outputs
+
+CATALOG = Path(__file__).with_name("codex-catalog.json")  # lets Codex offer apply_patch
+
+BOTH = """*** Begin Patch
+*** Update File: payments/refunds.py
+@@
+-from payments import old_feature_flag_client
++from payments import new_feature_flags
+*** Add File: .github/workflows/extra.yml
++name: extra
+*** End Patch
+"""
+REFUNDS = """*** Begin Patch
+*** Update File: payments/refunds.py
+@@
+-from payments import old_feature_flag_client
++from payments import new_feature_flags
+@@
+ def refund_mode(context):
+-    if old_feature_flag_client.is_enabled("instant_refunds"):
++    if new_feature_flags.evaluate("instant_refunds", context):
+*** End Patch
+"""
+SCRIPT = [
+    [Text("Patching refunds and the workflow."), Call("apply_patch", BOTH)],
+    [Call("exec_command", {"cmd": "python3 -c \"import sys; print('checked'); sys.exit(3)\""})],
+    [Call("apply_patch", REFUNDS)],
+    [Text("Refunds migrated.")],
+]
+
+
+def codex_config(codex: Path, url: str) -> str:
+    return (f'[agents.codex]\ncommand = "{codex}"\nmodel = "fake-model"\n'
+            f'base_url = "{url}/v1"\nenv_key = "FAKE_API_KEY"\n'
+            f'extra_args = ["-c", {json.dumps("model_catalog_json=" + json.dumps(str(CATALOG)))}]\n\n'
+            '[env]\npassthrough = ["FAKE_API_KEY"]\n\n'
+            '[verification]\ncommands = ["python3 -m unittest discover -s tests -t ."]\n\n'
+            '[policy]\nmax_autonomy = "supervised_pr"\n\n'
+            '[budget]\nmax_attempts = 1\nwall_seconds = 300\n')
+
+
+@pytest.fixture(scope="module")
+def bench(payments: tuple[Path, Path], codex_cli: Path, openai: FakeModel,
+          run_agentctl: Any) -> AgentBench:
+    root, repository = payments
+    bench = AgentBench(root, repository, run_agentctl, {"FAKE_API_KEY": "sk-fake-openai-0123456789"})
+    bench.config(codex_config(codex_cli, openai.url))
+    return bench
+
+
+@pytest.fixture(scope="module")
+def codex_run(bench: AgentBench, openai: FakeModel) -> dict[str, Any]:
+    openai.script = Script(SCRIPT)
+    run = bench.start(bench.submit("Migrate refunds to new_feature_flags"), "codex")
+    return {"run": run, "requests": list(openai.script.requests)}
+
+
+def test_an_apply_patch_touching_a_forbidden_path_is_denied_with_both_paths(
+        bench: AgentBench, codex_run: dict[str, Any]) -> None:
+    calls = bench.calls(codex_run["run"]["runId"])
+    patch = calls[0]
+    assert patch["toolName"] == "codex.apply_patch"
+    assert patch["decision"] == "DENIED_BY_POLICY"
+    assert patch["matchedRule"] == "forbidden: .github/**"
+    assert json.loads(patch["argumentsJson"])["paths"] == ["payments/refunds.py",
+                                                          ".github/workflows/extra.yml"]
+    told = " ".join(function_outputs(codex_run["requests"][1]))
+    assert "forbidden: .github/**" in told
+
+
+def test_a_shell_call_runs_and_is_recorded_with_its_exit_code(
+        bench: AgentBench, codex_run: dict[str, Any]) -> None:
+    shell = bench.calls(codex_run["run"]["runId"])[1]
+    assert shell["toolName"] == "codex.Bash"
+    assert shell["decision"] == "ALLOWED" and shell["matchedRule"] == "allow: python3 *"
+    assert shell["result"]["exitCode"] == 3 and "checked" in shell["result"]["output"]
+
+
+def test_the_allowed_patch_is_applied_and_attributed_to_its_step(
+        bench: AgentBench, codex_run: dict[str, Any]) -> None:
+    steps = [s for s in bench.steps(codex_run["run"]["runId"]) if s["toolCall"]]
+    assert steps[2]["toolCall"]["toolName"] == "codex.apply_patch"
+    assert steps[2]["toolCall"]["decision"] == "ALLOWED"
+    assert steps[2]["changedFiles"] == [{"path": "payments/refunds.py", "changeType": "MODIFIED",
+                                         "additions": 2, "deletions": 2}]
+    verdict = bench.json("verdict", "show", codex_run["run"]["runId"])
+    assert verdict["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW"), verdict
+
+
+def test_the_codex_stream_is_evidence(bench: AgentBench, codex_run: dict[str, Any]) -> None:
+    run_id = codex_run["run"]["runId"]
+    planning = [s for s in bench.steps(run_id) if s["type"] == "MODEL_PLANNING"]
+    assert [p["attributes"]["summary"] for p in planning][:1] == [
+        "Patching refunds and the workflow."]
+    artifacts = {a["type"]: a for a in bench.json("artifact", "list", run_id)}
+    cost = json.loads(bench.cli("artifact", "show", artifacts["COST_REPORT"]["artifactId"]).stdout)
+    assert cost["agent"] == "codex" and cost["totalTokens"] > 0

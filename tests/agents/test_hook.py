@@ -1,0 +1,105 @@
+"""The hook fails closed: bad input, no run behind it, another attempt's or a stale lease all
+deny with exit 2 and one line, and reach nothing that records."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from agentctl.execution.agents import AttemptIdentity
+from agentctl.execution.agents.bridge import BridgeServer
+from tests.conftest import AGENTCTL
+
+PRE = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+       "tool_input": {"command": "echo hi"}, "tool_use_id": "toolu_1"}
+
+
+def hook(stdin: str, *args: str, via_cli: bool = False) -> subprocess.CompletedProcess[str]:
+    command = [AGENTCTL, "hook"] if via_cli else [sys.executable, "-I", "-m",
+                                                  "agentctl.bridge.hook"]
+    return subprocess.run([*command, *args], input=stdin, capture_output=True, text=True,
+                          timeout=60)
+
+
+@pytest.mark.parametrize("via_cli", [False, True])
+@pytest.mark.parametrize("stdin", ["not json", "[]", '{"tool_name": "Bash"}', ""])
+def test_malformed_hook_input_denies_with_exit_2_and_one_line(stdin: str, via_cli: bool,
+                                                              tmp_path: Path) -> None:
+    result = hook(stdin, "claude", "--socket", str(tmp_path / "s"), "--attempt", "a",
+                  "--lease", "l", via_cli=via_cli)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("agentctl: denied:")
+
+
+@pytest.mark.parametrize("args", [(), ("codex",), ("claude", "--socket"),
+                                  ("aider", "--socket", "x", "--attempt", "a", "--lease", "l")])
+def test_a_hook_without_its_run_denies(args: tuple[str, ...]) -> None:
+    result = hook(json.dumps(PRE), *args)
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
+
+
+def test_a_hook_whose_attempt_is_gone_denies(tmp_path: Path) -> None:
+    result = hook(json.dumps(PRE), "claude", "--socket", str(tmp_path / "bridge.sock"),
+                  "--attempt", "attempt_1", "--lease", "lease_1")
+    assert result.returncode == 2
+    assert "cannot reach the attempt" in result.stderr and "killed" in result.stderr
+
+
+class Attempt:
+    """A real attempt-side socket; what reached its handler is kept."""
+
+    def __init__(self, root: Path) -> None:
+        self.reached: list[dict[str, object]] = []
+        self.server = BridgeServer(AttemptIdentity(root, "attempt_A", "lease_current"),
+                                   self._handle)
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _handle(self, message: dict[str, object]) -> dict[str, object]:
+        self.reached.append(message)
+        return {"decision": "allow", "reason": "ok"}
+
+    def _loop(self) -> None:
+        while not self._done.is_set():
+            self.server.serve(0.05)
+
+    def close(self) -> None:
+        self._done.set()
+        self._thread.join()
+        self.server.close()
+
+
+@pytest.fixture
+def attempt(tmp_path: Path):  # type: ignore[no-untyped-def]
+    live = Attempt(tmp_path)
+    yield live
+    live.close()
+
+
+@pytest.mark.parametrize(("attempt_id", "lease", "why"), [
+    ("attempt_A", "lease_old", "stale lease"),
+    ("attempt_B", "lease_current", "is not the attempt running here"),
+])
+def test_a_stale_lease_or_another_attempt_is_refused_and_reaches_nothing(
+        attempt: Attempt, attempt_id: str, lease: str, why: str) -> None:
+    result = hook(json.dumps(PRE), "claude", "--socket", str(attempt.server.path),
+                  "--attempt", attempt_id, "--lease", lease)
+    assert result.returncode == 2 and why in result.stderr
+    assert attempt.reached == []
+
+
+def test_the_current_lease_gets_a_native_decision(attempt: Attempt) -> None:
+    result = hook(json.dumps(PRE), "claude", "--socket", str(attempt.server.path),
+                  "--attempt", "attempt_A", "--lease", "lease_current")
+    assert result.returncode == 0
+    answer = json.loads(result.stdout)["hookSpecificOutput"]
+    assert answer == {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                      "permissionDecisionReason": "ok"}
+    assert attempt.reached[0]["input"] == PRE

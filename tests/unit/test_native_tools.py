@@ -1,0 +1,47 @@
+"""A native agent's tool call in agentctl's terms: which guard judges it, on which paths."""
+
+from __future__ import annotations
+
+from agentctl.domain.native_tools import NativeAction, native_call
+
+WS = "/tmp/ws/repo"
+
+
+def test_claude_file_tools_are_judged_on_the_workspace_relative_path() -> None:
+    call = native_call("claude", "Edit", {"file_path": f"{WS}/src/app.py", "old_string": "a",
+                                          "new_string": "b"}, WS)
+    assert (call.tool_name, call.action, call.paths) == ("claude.Edit", NativeAction.WRITE,
+                                                         ("src/app.py",))
+    outside = native_call("claude", "Write", {"file_path": "/etc/passwd", "content": ""}, WS)
+    assert outside.paths == ("/etc/passwd",)  # left absolute: the path guard refuses it
+
+
+def test_reads_name_every_path_a_secret_rule_must_see() -> None:
+    grep = native_call("claude", "Grep", {"pattern": "KEY", "path": f"{WS}/cfg", "glob": ".env"},
+                       WS)
+    assert grep.action is NativeAction.READ and grep.paths == ("cfg", ".env")
+    assert native_call("claude", "Glob", {"pattern": "**/*.pem"}, WS).paths == ("**/*.pem",)
+
+
+def test_apply_patch_names_every_path_it_touches_both_sides_of_a_move() -> None:
+    patch = ("*** Begin Patch\n*** Update File: a.py\n*** Move to: b/a.py\n@@\n-x\n+y\n"
+             "*** Delete File: old.txt\n*** Add File: .github/x.yml\n+k\n*** End Patch\n")
+    call = native_call("codex", "apply_patch", {"command": patch}, WS)
+    assert call.action is NativeAction.WRITE
+    assert call.paths == ("a.py", "b/a.py", "old.txt", ".github/x.yml")
+
+
+def test_commands_web_and_mcp_tools_are_judged_by_the_rules() -> None:
+    assert native_call("codex", "Bash", {"command": "pytest -q"}, WS).command == "pytest -q"
+    assert native_call("codex", "exec_command", {"cmd": ["ls", "-a b"]}, WS).command == "ls '-a b'"
+    web = native_call("claude", "WebFetch", {"url": "https://x.test/a?b&c"}, WS)
+    assert web.action is NativeAction.NAMED and web.command == "WebFetch 'https://x.test/a?b&c'"
+    other = native_call("claude", "mcp__github__create_pr", {}, WS)
+    assert other.action is NativeAction.NAMED and other.command == "mcp__github__create_pr"
+    assert native_call("claude", "mcp__agentctl__fs_write", {}, WS).action \
+        is NativeAction.GUARDED_ELSEWHERE
+
+
+def test_an_unknown_tool_is_unknown_and_bookkeeping_is_internal() -> None:
+    assert native_call("claude", "Teleport", {}, WS).action is NativeAction.UNKNOWN
+    assert native_call("claude", "TodoWrite", {"todos": []}, WS).action is NativeAction.INTERNAL
