@@ -168,12 +168,14 @@ def _execute(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: 
             checkout_base(ctx.dirs, ctx.spec.base_commit, should_stop=ctx.stop)
             step.note(path=str(workspace), baseCommit=ctx.spec.base_commit)
         # the same sandbox as the candidate's checks: a baseline differs in its code alone
+        reports = ReportDir(ctx.scratch / "reports" / f"{planned.name}.{role}")
+        reports.path.mkdir(parents=True, exist_ok=True)
         jail = ctx.sandbox.jail(workspace, read_only=named_paths(
-            command or planned.command, ctx.protected)) if ctx.sandbox else None
+            command or planned.command, ctx.protected), writable=(reports.path,)) \
+            if ctx.sandbox else None
         outcome = run_check(planned, workspace=workspace, env=verification_env(ctx.env),
                             log_path=log, infra_patterns=ctx.spec.verification_plan.infra_patterns,
-                            should_stop=ctx.stop, reports=ReportDir(
-                                ctx.scratch / "reports" / f"{planned.name}.{role}"),
+                            should_stop=ctx.stop, reports=reports,
                             select=select, command=command, confine=jail)
         record_connections(ctx.ledger, jail, made_by=step.step.step_id,
                            process=command or planned.command, redactor=ctx.redactor)

@@ -98,12 +98,13 @@ def _run_one(ctx: AttemptContext, planned: PlannedCheck,
     log = ctx.scratch / f"{planned.name}.log"
     with ctx.step(StepType.RUN_VERIFIER, planned.name, live=True) as step:
         step.note(command=planned.command, required=planned.required)
+        reports = report_dir(ctx, planned.name)
         jail = ctx.sandbox.jail(ctx.dirs.verify, read_only=named_paths(
-            planned.command, ctx.protected)) if ctx.sandbox else None
+            planned.command, ctx.protected), writable=(reports.path,)) if ctx.sandbox else None
         outcome = run_check(
             planned, workspace=ctx.dirs.verify, env=verification_env(ctx.env), log_path=log,
             infra_patterns=ctx.spec.verification_plan.infra_patterns,
-            should_stop=ctx.stop, reports=report_dir(ctx, planned.name), confine=jail,
+            should_stop=ctx.stop, reports=reports, confine=jail,
         )
         record_connections(ctx.ledger, jail, made_by=step.step.step_id, process=planned.command,
                            redactor=ctx.redactor)
@@ -155,7 +156,9 @@ def _run_one(ctx: AttemptContext, planned: PlannedCheck,
 
 def report_dir(ctx: AttemptContext, name: str) -> ReportDir:
     """A check's private report directory: in the attempt's scratch, outside every checkout."""
-    return ReportDir(ctx.scratch / "reports" / name)
+    reports = ReportDir(ctx.scratch / "reports" / name)
+    reports.path.mkdir(parents=True, exist_ok=True)  # bound into the check's sandbox
+    return reports
 
 
 def _counts(outcome: CheckOutcome) -> dict[str, int]:
