@@ -69,6 +69,7 @@ def unittest_repo(root: Path) -> Path:
 
 
 def check_of(record: RunRecord) -> VerificationCheck:
+    assert len(record.verifications) == 1, (record.run.status, record.verdict)
     (report,) = record.verifications
     (check,) = report.checks
     return check
