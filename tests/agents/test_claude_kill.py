@@ -4,6 +4,7 @@ and the next attempt starts clean on a fresh workspace."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -76,3 +77,7 @@ def test_kill_9_of_the_worker_leaves_no_orphan_and_the_next_attempt_starts_clean
     assert not any(step["toolCall"] and SLEEP in step["toolCall"]["argumentsJson"]
                    for step in second)
     assert tree["verdict"] is not None
+    # The dead worker could not remove its attempt's private directory: the test does.
+    first = tree["attempts"][0]["steps"][0]
+    assert first["type"] == "PREPARE_WORKSPACE"
+    shutil.rmtree(first["attributes"]["path"], ignore_errors=True)

@@ -33,6 +33,9 @@ def leaky(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl) ->
     root = tmp_path_factory.mktemp("secrets")
     repo = repo_maker(root / "calc", {**CALC_FILES, "leak.py": LEAK})
     bench = Bench(root, run_agentctl)
+    # `leak.py --fail` fails on the base too; here it is the agent's failure, run once (the
+    # logs of reruns and of the base are redacted alike: tests/pipeline/test_baseline.py)
+    bench.config('[verification]\nbaseline = "never"\nreruns = 0\n')
     plan = bench.plan("docstring.toml", DOCSTRING)
 
     def play(verify: str) -> dict[str, Any]:

@@ -69,6 +69,7 @@ def unittest_repo(root: Path) -> Path:
 
 
 def check_of(record: RunRecord) -> VerificationCheck:
+    assert len(record.verifications) == 1, (record.run.status, record.verdict)
     (report,) = record.verifications
     (check,) = report.checks
     return check
@@ -328,3 +329,27 @@ def test_pytest_outcomes_are_read_from_the_injected_report_not_the_project(
     status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--ignored"],
                             capture_output=True, text=True, check=True).stdout
     assert "xml" not in status
+
+
+def test_the_logs_of_reruns_and_of_the_base_are_redacted_like_the_checks_own(
+        harness: Harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentctl.domain.enums import ArtifactType, RedactionStatus
+
+    secret = "s3cr3t-token-value-123"
+    monkeypatch.setenv("BENCH_TOKEN", secret)
+    harness.configure('[env]\npassthrough = ["BENCH_TOKEN"]\n[verification]\nreruns = 1\n')
+    command = (f"{sys.executable} -c \"import os; print('token', os.environ['BENCH_TOKEN']); "
+               "raise SystemExit(1)\"")
+    record = harness.run(harness.plan(
+        {"tool": "fs.replace", "path": "calc/__init__.py", "old": "a + b", "new": "b + a"}),
+        verify=(command,))
+
+    logs = [a for a in record.artifacts if a.type is ArtifactType.COMMAND_LOG]
+    assert len(logs) == 4  # the check, its rerun, the base, the base's rerun
+    assert {a.redaction_status for a in logs} == {RedactionStatus.REDACTED}
+    for artifact in logs:
+        if harness.store is not None:
+            content = harness.store.blobs.path_for(artifact.uri).read_bytes()
+        else:
+            content = harness.queue.blobs.read(artifact.uri)  # type: ignore[attr-defined]
+        assert secret.encode() not in content and b"token [REDACTED" in content
