@@ -26,15 +26,12 @@ class State:
     @property
     def home(self) -> Home:
         if self._home is None:
-            from agentctl.config_file import config_path
+            from agentctl.config_file import config_path, store_keys
             from agentctl.store.location import resolve_home
 
-            if self._config is None and config_path(self.config_option, Path.cwd()) is None:
-                self._home = resolve_home(self.home_option)  # no file: no [store] to read
-            else:
-                store = self.config.store
-                self._home = resolve_home(self.home_option, url=store.url,
-                                          artifacts=store.artifacts)
+            path = config_path(self.config_option, Path.cwd())
+            url, artifacts = store_keys(path) if path is not None else ("", "")
+            self._home = resolve_home(self.home_option, url=url, artifacts=artifacts)
         return self._home
 
     @property
