@@ -65,7 +65,7 @@ def warn_unsandboxed(config: "Config") -> None:
     if config.sandbox.mode is SandboxMode.OFF:
         err().print("agentctl: WARNING: the sandbox is OFF: the run's processes (agent, tools, "
                     "verification, judge) run with your permissions, and its verdict needs a "
-                    "human approval", highlight=False, markup=False)
+                    "human approval", highlight=False, markup=False, soft_wrap=True)
 
 
 def unsandboxed(config: "Config", no_sandbox: bool) -> "Config":
