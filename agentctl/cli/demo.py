@@ -25,7 +25,7 @@ def demo(
 
     from agentctl.cli.output import live_status, out
     from agentctl.cli.render.style import badge, escape
-    from agentctl.cli.sandbox import unsandboxed
+    from agentctl.cli.sandbox import unsandboxed, warn_unsandboxed
     from agentctl.config import defaults
     from agentctl.services.demo import new_demo_root, run_demo
     from agentctl.store import Store
@@ -33,7 +33,9 @@ def demo(
     from agentctl.store.views import Views
 
     current = state(ctx)
-    sandboxed = unsandboxed(defaults(), no_sandbox).sandbox.mode.value == "on"
+    chosen_config = unsandboxed(defaults(), no_sandbox)
+    warn_unsandboxed(chosen_config)
+    sandboxed = chosen_config.sandbox.mode.value == "on"
     root = new_demo_root()
     chosen = home or current.home_option
     if chosen is None:

@@ -56,7 +56,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
     and answer the exit code its verdict calls for. `before` prints what goes first (the task
     card of `task submit`, in its final state)."""
     from agentctl.cli.output import emit_json, live_status, note, out
-    from agentctl.cli.sandbox import unsandboxed
+    from agentctl.cli.sandbox import unsandboxed, warn_unsandboxed
     from agentctl.domain.errors import BadInput
     from agentctl.domain.verdict import exit_code_for
     from agentctl.services.pipeline import RunOptions
@@ -85,6 +85,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
                              protected=(current.home.root,))
         run = start_run(current.store, config, task_id, agent=agent, detach=detach,
                         options=options)
+    warn_unsandboxed(config)
     document = _document(current, run)
     if as_json:
         emit_json(document)

@@ -57,21 +57,28 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
     raise typer.Exit(0 if status.works else 1)
 
 
+def warn_unsandboxed(config: "Config") -> None:
+    """Say it loudly on stderr when a run went (or will go) unsandboxed."""
+    from agentctl.cli.output import err
+    from agentctl.domain.sandbox import SandboxMode
+
+    if config.sandbox.mode is SandboxMode.OFF:
+        err().print("agentctl: WARNING: the sandbox is OFF: the run's processes (agent, tools, "
+                    "verification, judge) run with your permissions, and its verdict needs a "
+                    "human approval", highlight=False, markup=False, soft_wrap=True)
+
+
 def unsandboxed(config: "Config", no_sandbox: bool) -> "Config":
     """The config a run is created under: `--no-sandbox` turns the sandbox off; a sandbox that
-    cannot start here refuses the run (one line, exit 2); off is said loudly either way."""
+    cannot start here refuses the run (one line, exit 2)."""
     from dataclasses import replace
 
-    from agentctl.cli.output import err
     from agentctl.domain.sandbox import SandboxMode
     from agentctl.execution import sandbox
 
     if no_sandbox:
         config = replace(config, sandbox=replace(config.sandbox, mode=SandboxMode.OFF))
     if config.sandbox.mode is SandboxMode.OFF:
-        err().print("agentctl: WARNING: the sandbox is OFF: the run's processes (agent, tools, "
-                    "verification, judge) run with your permissions, and its verdict needs a "
-                    "human approval", highlight=False, markup=False)
         return config
     status = sandbox.check()
     if not status.works:

@@ -114,8 +114,8 @@ def limited(limits: SandboxLimits) -> Iterator[tuple[list[str], Cgroup | None]]:
 
 def launcher(limits: SandboxLimits, group: Cgroup | None) -> list[str]:
     """`/bin/sh -c '<join the cgroup>; ulimit ...; exec "$@"' agentctl-limits`."""
-    lines = [f"echo $$ > {shlex.quote(str(f))} || exit 125" for f in
-             (group.procs_files() if group else ())]
+    lines = [f"echo $$ > {shlex.quote(str(f))} || {{ echo 'agentctl: cannot join the cgroup "
+             f"{f.parent.name}' >&2; exit 125; }}" for f in (group.procs_files() if group else ())]
     lines.append(f"ulimit -f {limits.max_file_size_mb * 2048}")  # 512-byte blocks
     if group is None or not group.memory_limited:
         lines.append(f"ulimit -v {limits.max_memory_mb * 1024} 2>/dev/null")

@@ -278,6 +278,10 @@ def test_a_daemon_waiting_to_forge_the_verdict_is_gone_before_there_is_one(
     stands; had it survived, `audit verify` and `pr create` would refuse (tests above)."""
     repo = repo_maker(tmp_path / "calc", CALC_FILES)
     bench = Bench(tmp_path, run_agentctl)
+    # Unsandboxed: the daemon reports its host pid outside the workspace and reaches the state
+    # home, which the sandbox forbids outright (tests/pipeline/test_sandbox.py); this proves the
+    # reaper holds without it.
+    bench.config('[sandbox]\nmode = "off"\n')
     forger, marker, pid_file = tmp_path / "forger.py", tmp_path / "forged", tmp_path / "pid"
     forger.write_text(FORGER)
     start = {"tool": "shell.run", "command": f"python3 {forger} {bench.home / 'agentctl.db'} "

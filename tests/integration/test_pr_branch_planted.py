@@ -1,0 +1,48 @@
+"""`pr create` builds its commit in the user's own repository from the patch alone: a
+`.gitattributes` filter the patch adds never runs while it does (the agent's workspace `.git`,
+where it could have planted hooks or an fsmonitor, is never involved at all; the user's own
+repository is out of the sandbox's reach)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import git
+
+from agentctl.execution.pr_branch import build_commit, create_branch
+from tests.conftest import git as run_git
+from tests.conftest import make_repo
+
+PATCH = """\
+diff --git a/.gitattributes b/.gitattributes
+new file mode 100644
+--- /dev/null
++++ b/.gitattributes
+@@ -0,0 +1 @@
++* filter=x
+diff --git a/f.txt b/f.txt
+--- a/f.txt
++++ b/f.txt
+@@ -1 +1 @@
+-a
++b
+"""
+
+
+def test_a_filter_the_patch_names_never_runs(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "user", {"f.txt": "a\n"})
+    ran = tmp_path / "ran"
+    # The user's repository happens to define the filter the patch asks for.
+    run_git(repo, "config", "filter.x.clean", f"sh -c 'touch {ran}; cat'")
+    run_git(repo, "config", "filter.x.smudge", f"sh -c 'touch {ran}; cat'")
+    patch = tmp_path / "run.diff"
+    patch.write_text(PATCH)
+    base = run_git(repo, "rev-parse", "HEAD").strip()
+
+    handle = git.Repo(repo)
+    commit = build_commit(handle, base_commit=base, patch=patch, message="agentctl: run")
+    create_branch(handle, "agentctl/run", commit)
+
+    assert not ran.exists()
+    assert run_git(repo, "show", f"{commit}:f.txt") == "b"
+    assert run_git(repo, "show", f"{commit}:.gitattributes") == "* filter=x"
