@@ -154,7 +154,7 @@ def test_a_forbidden_write_is_denied_by_the_hook_and_the_file_is_unchanged(
     told = " ".join(tool_results(forbidden["requests"][-1]))
     assert "forbidden: .github/**" in told
     verdict = bench.json("verdict", "show", forbidden["run"]["runId"])
-    assert verdict["reasons"] == ["the agent produced no patch"]  # the workspace is untouched
+    assert verdict["reasons"][0] == "the agent produced no patch"  # the workspace is untouched
 
 
 def test_a_curl_is_denied_by_the_command_guard_and_never_runs(

@@ -26,8 +26,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory, run_agentctl) -> Iterator[dic
     repo = pytest_repo(root)
     home, cwd = root / "home", root / "cwd"
     cwd.mkdir()
-    marker = root / "ran.txt"
-    (cwd / ".agentctl.toml").write_text("[verification]\nreruns = 0\n")
+    state = root / "state"  # outside the checkouts: the sandbox lets the checks write it
+    state.mkdir()
+    marker = state / "ran.txt"
+    (cwd / ".agentctl.toml").write_text(f'[verification]\nreruns = 0\n'
+                                        f'[sandbox]\nwritable = ["{state}"]\n')
     (cwd / "fix.toml").write_text(toml_plan(FIX_ADD))
     (cwd / "break.toml").write_text(toml_plan(FIX_ADD, BREAK_MUL))
 

@@ -95,6 +95,8 @@ def configure(fleet: Fleet, *, ttl: float) -> None:
         "[budget]\nmax_attempts = 2\nbackoff_initial_seconds = 0\n"
         f"[worker]\nlease_ttl_seconds = {ttl:g}\npoll_seconds = 0.2\n"
         "[verification]\ncommands = ['true']\n"
+        # The test watches each agent's pid on the host, which a sandbox's pid namespace hides.
+        "[sandbox]\nmode = 'off'\n"
         f"[store]\nurl = '{fleet.database_url}'\n")  # type: ignore[attr-defined]
 
 
