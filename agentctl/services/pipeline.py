@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -315,7 +316,8 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
                           sandbox=ctx.sandbox, agent_home=ctx.dirs.root / "agent-home",
                           task_file=task_file, protected=ctx.protected,
                           plan_is_trusted=spec.agent_spec.kind is AgentKind.SCRIPT,
-                          tracker=ChangeTracker(ctx.dirs.git, ctx.dirs.index, ctx.scratch))
+                          tracker=ChangeTracker(ctx.dirs.git, _own_copy(ctx.dirs.index),
+                                                ctx.scratch))
     session = AgentSession(
         instruction=spec.instruction, workspace=ctx.workspace, task_file=task_file,
         tools=runtime, step=ctx.step, should_stop=ctx.stop, env=tool_context.env,
@@ -339,3 +341,11 @@ def _summarized(ctx: AttemptContext, run: Run, collected: CollectedEvidence,
                                 type_=ArtifactType.PATCH_SUMMARY, redactor=ctx.redactor)
         step.add(summary)
     return replace(decision, evidence=(summary.artifact_id, *decision.evidence))
+
+
+def _own_copy(index: Path) -> Path:
+    """Attribution snapshots in an index of their own: the checkout's index (and its stat
+    cache) stays as the clone left it, for the patch collector alone."""
+    copy = index.with_name("attribution.index")
+    shutil.copyfile(index, copy)
+    return copy
