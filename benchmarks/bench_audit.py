@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -23,6 +22,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from calls import record_fs_writes
 
 AGENTCTL = str(Path(sys.executable).parent / "agentctl")
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
@@ -39,10 +40,6 @@ def record(root: Path, calls: int, *, signed: bool) -> tuple[Path, float]:
     """A home holding one run of `calls` recorded tool calls, and how long recording took."""
     from agentctl import config
     from agentctl.domain.agent import AgentKind, AgentSpec
-    from agentctl.domain.clock import utcnow
-    from agentctl.domain.enums import ToolDecision, ToolOutcome
-    from agentctl.domain.step import ToolResult
-    from agentctl.services.ports import CallRequest
     from agentctl.services.requests import TaskRequest
     from agentctl.services.runs import create_run, lease_run
     from agentctl.services.sql_ledger import StoreLedger
@@ -69,18 +66,8 @@ def record(root: Path, calls: int, *, signed: bool) -> tuple[Path, float]:
     lease = lease_run(store, worker_id="bench", ttl_seconds=3600, run_id=run.run_id)
     assert lease is not None
     ledger = StoreLedger(store, lease, spec_digest=run.spec_digest)
-    result = ToolResult(outcome=ToolOutcome.OK, output="ok", exit_code=0, output_bytes=2,
-                        duration_ms=1)
-    started = time.perf_counter()
-    for index in range(calls):
-        ledger.finished_call(CallRequest(
-            tool="fs.write", arguments_json=json.dumps({"path": f"f{index}.txt"}),
-            decision=ToolDecision.ALLOWED, matched_rule="workspace", denial_reason=None,
-            requested_at=utcnow()), result)
-        if index % 50 == 49:
-            ledger.flush()  # a commit, as a busy agent's batches make
-    ledger.flush()
-    return root / "home", time.perf_counter() - started
+    # a commit every 50 calls, as a busy agent's batches make
+    return root / "home", record_fs_writes(ledger, calls, flush_every=50)
 
 
 def chain_only(home: Path) -> tuple[float, int]:

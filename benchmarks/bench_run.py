@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from calls import record_fs_writes
+
 AGENTCTL = str(Path(sys.executable).parent / "agentctl")
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
        "GIT_COMMITTER_EMAIL": "b@x"}
@@ -50,10 +52,6 @@ def make_repo(root: Path) -> Path:
 def bench_records(root: Path, calls: int) -> tuple[str, str]:
     from agentctl import config
     from agentctl.domain.agent import AgentKind, AgentSpec
-    from agentctl.domain.clock import utcnow
-    from agentctl.domain.enums import ToolDecision, ToolOutcome
-    from agentctl.domain.step import ToolResult
-    from agentctl.services.ports import CallRequest
     from agentctl.services.requests import TaskRequest
     from agentctl.services.runs import create_run, lease_run
     from agentctl.services.sql_ledger import StoreLedger
@@ -70,16 +68,7 @@ def bench_records(root: Path, calls: int) -> tuple[str, str]:
     lease = lease_run(store, worker_id="bench", ttl_seconds=3600, run_id=run.run_id)
     assert lease is not None
     ledger = StoreLedger(store, lease, spec_digest=run.spec_digest)
-    result = ToolResult(outcome=ToolOutcome.OK, output="ok", exit_code=0, output_bytes=2,
-                        duration_ms=1)
-    started = time.perf_counter()
-    for index in range(calls):
-        ledger.finished_call(CallRequest(
-            tool="fs.write", arguments_json=json.dumps({"path": f"f{index}.txt"}),
-            decision=ToolDecision.ALLOWED, matched_rule="workspace", denial_reason=None,
-            requested_at=utcnow()), result)
-    ledger.flush()
-    ours = time.perf_counter() - started
+    ours = record_fs_writes(ledger, calls)
 
     database = home.sqlite_path
     assert database is not None

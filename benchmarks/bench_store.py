@@ -16,7 +16,6 @@ PostgreSQL 15 is started for the run (initdb + pg_ctl in a temporary folder, as 
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
 import shutil
@@ -27,6 +26,8 @@ import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
+
+from calls import record_fs_writes
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -159,10 +160,6 @@ def claim_latency(home, repo: Path, claimers: int, runs: int) -> tuple[float, fl
 
 # --- 3. recording -------------------------------------------------------------------------------
 def record_calls(home, repo: Path, calls: int) -> float:  # type: ignore[no-untyped-def]
-    from agentctl.domain.clock import utcnow
-    from agentctl.domain.enums import ToolDecision, ToolOutcome
-    from agentctl.domain.step import ToolResult
-    from agentctl.services.ports import CallRequest
     from agentctl.services.runs import lease_run
     from agentctl.services.sql_ledger import StoreLedger
     from agentctl.store import Store
@@ -175,16 +172,7 @@ def record_calls(home, repo: Path, calls: int) -> float:  # type: ignore[no-unty
     with Views(home) as views:
         spec_digest = views.run(run_id).spec_digest
     ledger = StoreLedger(store, lease, spec_digest=spec_digest)
-    result = ToolResult(outcome=ToolOutcome.OK, output="ok", exit_code=0, output_bytes=2,
-                        duration_ms=1)
-    started = time.perf_counter()
-    for index in range(calls):
-        ledger.finished_call(CallRequest(
-            tool="fs.write", arguments_json=json.dumps({"path": f"f{index}.txt"}),
-            decision=ToolDecision.ALLOWED, matched_rule="workspace", denial_reason=None,
-            requested_at=utcnow()), result)
-    ledger.flush()
-    return time.perf_counter() - started
+    return record_fs_writes(ledger, calls)
 
 
 def main() -> None:

@@ -56,7 +56,7 @@ def _main(argv: list[str]) -> int:
         raise HookError("hook input lacks hook_event_name or tool_name; expected the agent's "
                         "PreToolUse or PostToolUse object on stdin")
     event = payload["hook_event_name"]
-    reply = _ask(options["--socket"], {
+    reply = ask(options["--socket"], {
         "attempt": options["--attempt"], "lease": options["--lease"], "agent": agent,
         "event": event, "input": payload})
     if reply.get("refused"):  # not a decision on the call: the request itself was refused
@@ -93,7 +93,9 @@ def _arguments(argv: list[str]) -> tuple[str, dict[str, str]]:
     return argv[0], options
 
 
-def _ask(path: str, message: dict[str, object]) -> dict[str, object]:
+def ask(path: str, message: dict[str, object]) -> dict[str, object]:
+    """One request to the attempt over its unix socket, one answer (the hook's and the MCP
+    server's only way to reach the attempt's one writer)."""
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         connection.settimeout(CONNECT_SECONDS)

@@ -8,13 +8,11 @@ toolCallId}. MCP tool names cannot hold dots for the model APIs, so `fs.read` is
 """
 
 
-import socket
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from agentctl.bridge import wire
-from agentctl.bridge.hook import CONNECT_SECONDS, REPLY_SECONDS, HookError, _arguments
+from agentctl.bridge.hook import HookError, _arguments, ask
 
 Forward = Callable[[str, dict[str, object]], dict[str, object]]
 TOOLS = ("fs.read", "fs.write", "fs.replace", "fs.delete", "fs.rename", "patch.apply",
@@ -97,20 +95,8 @@ def build_server(forward: Forward) -> Any:
 
 def socket_forward(path: str, attempt: str, lease: str) -> Forward:
     def forward(tool: str, arguments: dict[str, object]) -> dict[str, object]:
-        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            connection.settimeout(CONNECT_SECONDS)
-            try:
-                connection.connect(path)
-            except OSError as error:
-                raise HookError(f"cannot reach the attempt at {path}: "
-                                f"{error.strerror or error}") from None
-            connection.settimeout(REPLY_SECONDS)
-            wire.send(connection, {"attempt": attempt, "lease": lease, "event": "tool",
-                                   "tool": tool, "arguments": arguments})
-            return wire.receive(connection)
-        finally:
-            connection.close()
+        return ask(path, {"attempt": attempt, "lease": lease, "event": "tool", "tool": tool,
+                          "arguments": arguments})
 
     return forward
 
