@@ -74,16 +74,9 @@ def matching_rule(rules: tuple[str, ...], host: str, port: int) -> str | None:
     return None
 
 
-def sandbox_reason(profile: SandboxProfile, native_agent: str | None = None) -> str | None:
-    """The verdict reason an unsandboxed run carries (None when it was sandboxed). A native
-    agent CLI (claude, codex) is not yet started inside the sandbox: its every tool call is
-    guarded through the hook, but the CLI process itself is not confined, and the verdict says
-    so rather than claim a sandbox it did not have."""
+def sandbox_reason(profile: SandboxProfile) -> str | None:
+    """The verdict reason an unsandboxed run carries (None when it was sandboxed)."""
     if not profile.enabled:
         return ("the sandbox was off for this run (--no-sandbox or [sandbox] mode = \"off\"): "
                 "a human must approve before a PR")
-    if native_agent is not None:
-        return (f"the {native_agent} CLI ran outside the OS sandbox (its tool calls were guarded "
-                "by the hook; the process itself was not confined): a human must approve "
-                "before a PR")
     return None

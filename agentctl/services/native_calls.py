@@ -29,7 +29,9 @@ from agentctl.domain.step import Step, ToolCall, ToolResult
 from agentctl.execution import tools
 from agentctl.execution.agents import AgentSession, AttemptIdentity, NativeDecision
 from agentctl.execution.attribution import ChangeTracker
+from agentctl.execution.sandbox import Jail
 from agentctl.services.attempt import AttemptContext
+from agentctl.services.confinement import record_connections
 from agentctl.services.evidence import json_artifact, log_artifact
 from agentctl.services.ports import CallRequest, StepEnd
 from agentctl.services.recording import arguments_json
@@ -245,6 +247,12 @@ class NativeCalls:
             "permissionDenials": len(report.get("permissionDenials") or []),  # type: ignore[arg-type]
             "summary": f"${report.get('costUsd')}, {tokens} tokens, {self.calls} tool calls"}))
 
+    def network(self, jail: Jail, *, agent: str, command: str) -> None:
+        """Every connection the CLI process tried (its model endpoint, anything else), as
+        `net.connect` ToolCalls made by the agent process."""
+        record_connections(self.runtime.ledger, jail, made_by=f"agent:{agent}", process=command,
+                           redactor=self.runtime.context.redactor)
+
     # --- agentctl's own tools, over MCP -----------------------------------------------------
     def run_tool(self, tool: str, arguments: Mapping[str, object],
                  ) -> tuple[ToolResult, str, str | None]:
@@ -325,4 +333,5 @@ def native_session(ctx: AttemptContext, runtime: ToolRuntime,
     lease = ctx.ledger.lease
     return replace(session, native=NativeCalls.for_runtime(runtime),
                    identity=AttemptIdentity(ctx.dirs.root, lease.attempt_id, lease.lease_id),
-                   settings=ctx.spec.agent_settings, wall_seconds=runtime.budget.seconds_left)
+                   settings=ctx.spec.agent_settings, wall_seconds=runtime.budget.seconds_left,
+                   sandbox=runtime.sandbox)

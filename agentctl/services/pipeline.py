@@ -165,8 +165,7 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
     phase.name = "decide"
     decision = _summarized(ctx, run, collected, verified, judged, outcome, decide_verdict(
         VerdictInputs(
-            sandbox_off=sandbox_reason(
-                spec.sandbox, spec.agent_spec.kind.value if spec.agent_settings else None),
+            sandbox_off=sandbox_reason(spec.sandbox),
             autonomy=spec.autonomy_level, judge_policy=spec.judge_policy, patch=patch,
             verification=verified.report if verified else None,
             judge=judged.report if judged else None, agent_error=outcome.error,

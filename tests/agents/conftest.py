@@ -10,9 +10,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shlex
+import socket
 import subprocess
+import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +129,73 @@ class AgentBench:
         return [step for attempt in self.tree(run_id)["attempts"] for step in attempt["steps"]]
 
     def calls(self, run_id: str) -> list[dict[str, Any]]:
+        """The agent's own tool calls (the sandbox's `net.connect` records are `connections`)."""
+        return [call for call in self.all_calls(run_id) if call["toolName"] != "net.connect"]
+
+    def connections(self, run_id: str) -> list[dict[str, Any]]:
+        return [call for call in self.all_calls(run_id) if call["toolName"] == "net.connect"]
+
+    def all_calls(self, run_id: str) -> list[dict[str, Any]]:
         return [step["toolCall"] for step in self.steps(run_id) if step["toolCall"]]
+
+
+@dataclass
+class EscapeProbe:
+    """A command the guard allows (`python3 *`) that tries to leave the sandbox from inside the
+    agent CLI's own process tree: write the original repository, the state home and the host's
+    /tmp, read a planted key in the user's home, reach a listener on the host's loopback. Each
+    attempt prints what happened; the host is checked afterwards."""
+
+    bench: AgentBench
+    user_home: Path
+    listener: socket.socket
+    tag: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+
+    @property
+    def targets(self) -> list[Path]:
+        return [self.bench.repo / f"escaped-{self.tag}.txt",
+                self.bench.home / f"escaped-{self.tag}.txt",
+                Path("/tmp") / f"agentctl-escaped-{self.tag}.txt"]
+
+    @property
+    def secret(self) -> Path:
+        return self.user_home / ".ssh" / "id_rsa"
+
+    def command(self) -> str:
+        port = self.listener.getsockname()[1]
+        script = ("import socket,sys\n"
+                  "for p in sys.argv[2:]:\n"
+                  " try: open(p,'w').write('x'); print('WROTE',p)\n"
+                  " except OSError as e: print('BLOCKED',p,e.errno)\n"
+                  "try: print('READ', open(sys.argv[1]+'/.s'+'sh/id'+'_rsa').read())\n"
+                  "except OSError as e: print('UNREADABLE', e.errno)\n"
+                  f"try: socket.create_connection(('127.0.0.1',{port}),timeout=5); print('REACHED')\n"
+                  "except OSError as e: print('UNREACHABLE', e.errno)\n")
+        # the key's path is put together inside: the command guard would refuse a command that
+        # names it, and this probes the sandbox, not the guard
+        return shlex.join(["python3", "-c", script, str(self.user_home),
+                           *map(str, self.targets)])
+
+    def assert_nothing_escaped(self, output: str) -> None:
+        assert "UNREADABLE" in output and "SECRET-KEY" not in output, output
+        assert "UNREACHABLE" in output and "REACHED" not in output.replace("UNREACHABLE", "")
+        for target in self.targets:
+            assert not target.exists(), f"{target} was written from inside the sandbox"
+        self.listener.settimeout(0)
+        with pytest.raises(BlockingIOError):
+            self.listener.accept()
+
+
+@pytest.fixture
+def escape_probe(tmp_path: Path, bench: AgentBench) -> Iterator[EscapeProbe]:
+    user_home = tmp_path / "user-home"
+    (user_home / ".ssh").mkdir(parents=True)
+    (user_home / ".ssh" / "id_rsa").write_text("SECRET-KEY\n")
+    listener = socket.create_server(("127.0.0.1", 0))
+    try:
+        yield EscapeProbe(bench, user_home, listener)
+    finally:
+        listener.close()
 
 
 @pytest.fixture(scope="module")

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.agents.conftest import AgentBench, claude_config
+from tests.agents.conftest import AgentBench, EscapeProbe, claude_config
 from tests.agents.fake_models import Call, FakeModel, Script, Text, tool_results
 
 REFUNDS = '''from payments import new_feature_flags
@@ -269,3 +270,25 @@ def test_max_cost_usd_stops_the_agent_and_the_verdict_names_the_spend(
     assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE"
     assert "max_cost_usd 0.02" in verdict["reasons"][0] and "$" in verdict["reasons"][0]
     assert len(cost_budget["requests"]) < 10
+
+
+def test_claude_runs_inside_the_sandbox_and_only_its_model_endpoint_is_reachable(
+        bench: AgentBench, anthropic: FakeModel, escape_probe: EscapeProbe) -> None:
+    anthropic.script = Script([
+        [Call("Bash", {"command": escape_probe.command(), "description": "try to get out"})],
+        [Text("done")]])
+    task = bench.submit("Try to leave the sandbox")
+    result = bench.cli("run", "start", task, "--agent", "claude", "--json", expect=(0, 1),
+                       env={"HOME": str(escape_probe.user_home)})
+    run_id = result.json()["runId"]
+    probe = bench.calls(run_id)[0]
+    assert probe["toolName"] == "claude.Bash" and probe["decision"] == "ALLOWED", probe
+    escape_probe.assert_nothing_escaped(probe["result"]["output"])
+    # the CLI reached its (fake) model through the attempt's proxy, and that is on record
+    connections = bench.connections(run_id)
+    port = anthropic.url.rsplit(":", 1)[1]
+    assert connections and all(
+        c["decision"] == "ALLOWED" and c["matchedRule"] == f"127.0.0.1:{port}"
+        and json.loads(c["argumentsJson"])["madeBy"] == "agent:claude" for c in connections)
+    reasons = bench.json("verdict", "show", run_id)["reasons"]
+    assert not any("sandbox" in reason for reason in reasons), reasons

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.agents.conftest import AgentBench
+from tests.agents.conftest import AgentBench, EscapeProbe
 from tests.agents.fake_models import Call, FakeModel, Script, Text, function_outputs
 
 CATALOG = Path(__file__).with_name("codex-catalog.json")  # lets Codex offer apply_patch
@@ -108,3 +108,29 @@ def test_the_codex_stream_is_evidence(bench: AgentBench, codex_run: dict[str, An
     artifacts = {a["type"]: a for a in bench.json("artifact", "list", run_id)}
     cost = json.loads(bench.cli("artifact", "show", artifacts["COST_REPORT"]["artifactId"]).stdout)
     assert cost["agent"] == "codex" and cost["totalTokens"] > 0
+
+
+def test_codex_runs_inside_the_sandbox_and_only_its_model_endpoint_is_reachable(
+        bench: AgentBench, openai: FakeModel, escape_probe: EscapeProbe) -> None:
+    openai.script = Script([[Call("exec_command", {"cmd": escape_probe.command()})],
+                            [Text("done")]])
+    task = bench.submit("Try to leave the sandbox")
+    result = bench.cli("run", "start", task, "--agent", "codex", "--json", expect=(0, 1),
+                       env={"HOME": str(escape_probe.user_home)})
+    run_id = result.json()["runId"]
+    probe = bench.calls(run_id)[0]
+    assert probe["toolName"] == "codex.Bash" and probe["decision"] == "ALLOWED", probe
+    told = " ".join(function_outputs(openai.script.requests[-1]))
+    escape_probe.assert_nothing_escaped(told)
+    connections = bench.connections(run_id)
+    port = openai.url.rsplit(":", 1)[1]
+    assert all(json.loads(c["argumentsJson"])["madeBy"] == "agent:codex" for c in connections)
+    model = [c for c in connections if json.loads(c["argumentsJson"])["host"] == "127.0.0.1"]
+    assert model and all(c["decision"] == "ALLOWED" and c["matchedRule"] == f"127.0.0.1:{port}"
+                         for c in model)
+    # Codex also calls home (github.com, chatgpt.com...): each is blocked and on record
+    others = [c for c in connections if c not in model]
+    assert all(c["decision"] == "DENIED_BY_POLICY" and "not in [sandbox.network] allow"
+               in c["denialReason"] for c in others)
+    reasons = bench.json("verdict", "show", run_id)["reasons"]
+    assert not any("sandbox" in reason for reason in reasons), reasons

@@ -76,7 +76,8 @@ def claude_mcp_run(bench: AgentBench, anthropic: FakeModel) -> dict[str, Any]:
 def test_claude_uses_agentctl_tools_through_its_mcp_config(
         bench: AgentBench, claude_mcp_run: dict[str, Any]) -> None:
     run_id = claude_mcp_run["run"]["runId"]
-    steps = [s for s in bench.steps(run_id) if s["toolCall"]]
+    steps = [s for s in bench.steps(run_id)
+             if s["toolCall"] and s["toolCall"]["toolName"] != "net.connect"]
     assert [(s["toolCall"]["toolName"], s["toolCall"]["decision"]) for s in steps] == [
         ("fs.write", "ALLOWED"), ("fs.write", "DENIED_BY_POLICY")]
     assert steps[0]["changedFiles"] == [{"path": "payments/notes.md", "changeType": "ADDED",

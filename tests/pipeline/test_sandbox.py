@@ -393,6 +393,21 @@ def test_the_model_endpoint_is_open_to_the_agent_only(harness: Harness, web: int
     assert [d for step, d in decisions if step != agent_step] in ([], ["DENIED_BY_POLICY"])
 
 
+def test_a_local_model_server_is_reached_even_by_a_client_that_skips_the_proxy(
+        harness: Harness, web: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loopback base URL means the host's loopback: inside, its port is tunnelled through
+    the attempt's proxy, so it is reached, decided and recorded like any other connection."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{web}")
+    harness.configure('[env]\npassthrough = ["ANTHROPIC_BASE_URL"]\n')
+    direct = ("python3 -c \"import urllib.request as u; o = u.build_opener(u.ProxyHandler({})); "
+              f"print(o.open('http://127.0.0.1:{web}/v1', timeout=10).read().decode())\"")
+    record = harness.run(parse_agent_spec(f"command:{direct}", harness.root))
+
+    agent = next(c for c in record.tool_calls if c.tool_name == "agent.exec")
+    assert agent.result is not None and "hello from the allowed host" in agent.result.output
+    assert net_calls(record) == [("127.0.0.1", "ALLOWED", f"127.0.0.1:{web}", agent.step_id)]
+
+
 # --- real workloads still pass inside -------------------------------------------------------
 
 def test_git_pytest_and_unittest_work_inside(harness: Harness, tmp_path: Path) -> None:

@@ -11,11 +11,14 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from agentctl.domain.agent import AgentKind, AgentSpec, NativeAgentSettings
 from agentctl.domain.enums import StepType
 from agentctl.domain.step import ToolResult
+
+if TYPE_CHECKING:
+    from agentctl.execution.sandbox import Jail, Sandbox
 
 
 class Tools(Protocol):
@@ -48,6 +51,7 @@ class NativeTools(Protocol):
     def planning(self, text: str) -> None: ...
     def command_finished(self, command: str, exit_code: int | None) -> None: ...
     def report(self, transcript: Path, report: Mapping[str, object]) -> None: ...
+    def network(self, jail: Jail, *, agent: str, command: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +76,7 @@ class AgentSession:
     identity: AttemptIdentity | None = None
     settings: NativeAgentSettings | None = None
     wall_seconds: Callable[[], float] = lambda: 3600.0  # what is left of the wall budget
+    sandbox: Sandbox | None = None  # the attempt's; None when the run is unsandboxed
 
 
 @dataclass(frozen=True, slots=True)

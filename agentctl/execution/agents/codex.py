@@ -51,12 +51,22 @@ class CodexAgent(NativeAgent):
             lines += ["", f"[[hooks.{event}]]", 'matcher = "*"', f"[[hooks.{event}.hooks]]",
                       'type = "command"', f"command = {_toml(hook)}", "timeout = 3600"]
         (home / "config.toml").write_text("\n".join(lines) + "\n")
-        argv = [settings.command, "exec", "--json", "-s", "workspace-write",
+        # Inside agentctl's sandbox Codex cannot start its own (no nested user namespaces):
+        # agentctl's is the confinement then, and Codex is told not to try.
+        mode = "danger-full-access" if session.sandbox is not None else "workspace-write"
+        argv = [settings.command, "exec", "--json", "-s", mode,
                 "--dangerously-bypass-hook-trust", "--skip-git-repo-check"]
         if settings.model:
             argv += ["-m", settings.model]
         argv += [*settings.extra_args, prompt]
         return Launch(argv, {**session.env, "CODEX_HOME": str(home), "HOME": str(home)})
+
+    def endpoints(self, session: AgentSession, settings: NativeAgentSettings) -> tuple[str, ...]:
+        from agentctl.execution.sandbox import model_endpoints
+
+        env = {**session.env, "CODEX_BASE_URL": settings.base_url} if settings.base_url \
+            else session.env
+        return model_endpoints(env)
 
     def read(self, event: Mapping[str, object], state: StreamState) -> None:
         kind = event.get("type")

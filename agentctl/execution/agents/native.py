@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentctl.bridge import wire
 from agentctl.domain.agent import AgentSpec, NativeAgentSettings
@@ -24,6 +24,9 @@ from agentctl.domain.errors import LeaseLost
 from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
 from agentctl.execution.agents.bridge import BridgeServer, refused
 from agentctl.execution.process import ProcessResult, run_to_file
+
+if TYPE_CHECKING:
+    from agentctl.execution.sandbox import Jail
 
 SERVE_SECONDS = 0.02
 PLANNING_CHARS = 1500
@@ -88,12 +91,33 @@ class StreamReader:
 
 
 def launch_agent(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, output: Path,
-                 timeout: float, should_stop: Callable[[], bool]) -> ProcessResult:
-    """Start the agent CLI (under the guardian, so a `kill -9` of agentctl leaves no orphan)
-    and wait for it. The one place that launches an agent CLI: a sandbox wraps this argv."""
-    guarded = [sys.executable, "-I", "-m", "agentctl.bridge.guardian", "--", *argv]
-    return run_to_file(guarded, cwd=cwd, env=env, output=output, timeout=timeout,
-                       should_stop=should_stop)
+                 timeout: float, should_stop: Callable[[], bool],
+                 jail: Jail | None = None) -> ProcessResult:
+    """Start the agent CLI and wait for it: the one place that launches an agent CLI. In its
+    jail, bubblewrap's pid namespace dies with agentctl, so a `kill -9` of agentctl leaves no
+    orphan; unsandboxed, the guardian does that."""
+    if jail is None:
+        argv = [sys.executable, "-I", "-m", "agentctl.bridge.guardian", "--", *argv]
+    return run_to_file(argv, cwd=cwd, env=env, output=output, timeout=timeout,
+                       should_stop=should_stop, confine=jail)
+
+
+def agent_jail(session: AgentSession, launch: Launch, home: Path,
+               endpoints: Sequence[str]) -> Jail | None:
+    """The CLI's sandbox: the workspace, its private home (HOME, and CODEX_HOME where it
+    lives) read-write, the hook socket, its program, agentctl (for the hook and the MCP server)
+    and the task file read-only, and only its model endpoints reachable."""
+    import agentctl
+    from agentctl.execution.sandbox import loopback_forwards, program_dirs
+
+    sandbox, identity = session.sandbox, session.identity
+    if sandbox is None or identity is None:
+        return None
+    program = program_dirs(str(launch.argv[0]), launch.env.get("PATH", ""))
+    return sandbox.jail(
+        session.workspace, allow=endpoints, home=home, forward=loopback_forwards(endpoints),
+        read_only=(session.task_file, *program, Path(agentctl.__file__).parent),
+        writable=(home, identity.private / wire.SOCKET_NAME))
 
 
 class NativeAgent:
@@ -109,6 +133,12 @@ class NativeAgent:
                prompt: str, hook: str, mcp: list[str]) -> Launch:
         raise NotImplementedError
 
+    def endpoints(self, session: AgentSession, settings: NativeAgentSettings) -> tuple[str, ...]:
+        """The model API hosts (`host:port`) its process may reach."""
+        from agentctl.execution.sandbox import model_endpoints
+
+        return model_endpoints(session.env)
+
     def read(self, event: Mapping[str, object], state: StreamState) -> None:
         raise NotImplementedError
 
@@ -117,6 +147,9 @@ class NativeAgent:
         native, identity, settings = session.native, session.identity, session.settings
         if native is None or identity is None or settings is None:
             return AgentOutcome(error=f"{self.name} needs a native tool bridge")
+        if shutil.which(settings.command, path=session.env.get("PATH") or None) is None:
+            return AgentOutcome(error=f"{self.name} cannot start: {settings.command}: no such "
+                                      f"executable (set [agents.{self.name}] command)")
         home = self.home_dir(identity)
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
         stream = session.task_file.parent / f"{self.name}-stream.jsonl"
@@ -129,11 +162,13 @@ class NativeAgent:
                                                                      state, session))
         outcome: list[ProcessResult] = []
         timeout = session.wall_seconds()
+        jail = agent_jail(session, launch, home, self.endpoints(session, settings))
 
         def work() -> None:
             outcome.append(launch_agent(
                 launch.argv, env=launch.env, cwd=session.workspace, output=stream,
-                timeout=timeout, should_stop=lambda: stop.is_set() or session.should_stop()))
+                timeout=timeout, should_stop=lambda: stop.is_set() or session.should_stop(),
+                jail=jail))
 
         thread = threading.Thread(target=work, name=f"agentctl-{self.name}", daemon=True)
         try:
@@ -155,6 +190,8 @@ class NativeAgent:
         thread.join()
         self._follow(reader, state, native, session)
         native.close_pending()
+        if jail is not None:
+            native.network(jail, agent=self.name, command=shlex.join(launch.argv[:1]))
         last = _last_plain_line(stream)
         native.report(stream, self.report(state))
         ended = self.outcome(outcome[0] if outcome else None, state, native, timeout)
