@@ -287,9 +287,9 @@ def maven() -> str:
 
 def test_maven_surefire_reports_classify_a_two_test_project(
         harness: Harness, tmp_path: Path, maven: str) -> None:
-    # Maven reads its offline repository at $HOME/.m2, and the sandbox gives a private HOME:
-    # this test is about Surefire's reports, so it runs unsandboxed (see the issue 11 note).
-    harness.configure('[sandbox]\nmode = "off"\n')
+    # Maven reads its offline repository at $HOME/.m2 and the sandbox gives a private HOME:
+    # bound back read-only, as the README says to
+    harness.configure('[sandbox]\nread_only = ["~/.m2"]\n')
     harness.repo = make_repo(tmp_path / "mvnproj", {
         "pom.xml": MAVEN_POM,
         "src/main/java/demo/Calc.java": (
