@@ -69,7 +69,8 @@ def unittest_repo(root: Path) -> Path:
 
 
 def check_of(record: RunRecord) -> VerificationCheck:
-    assert len(record.verifications) == 1, (record.run.status, record.verdict)
+    assert len(record.verifications) == 1, (record.run.status, record.run.failure_summary,
+                                            record.verdict and record.verdict.reasons)
     (report,) = record.verifications
     (check,) = report.checks
     return check
