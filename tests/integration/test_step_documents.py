@@ -106,3 +106,14 @@ def test_times_in_another_form_are_normalised_like_the_records() -> None:
     assert _time(moment.isoformat()) == canonical
     assert _time(moment.astimezone(timezone(timedelta(hours=2))).isoformat()) == canonical
     assert _time(None) is None
+
+
+@pytest.mark.parametrize("result", [
+    ToolResult(outcome=ToolOutcome.OK, output="ok ünï\n", exit_code=0, output_bytes=2),
+    ToolResult(outcome=ToolOutcome.TIMED_OUT, error="timed out after 0.5 s", truncated=True,
+               duration_ms=500),
+    ToolResult.denied(ToolDecision.DENIED_BY_COMMAND_GUARD, "rm"),
+])
+def test_tool_result_json_is_the_generic_walk(result: ToolResult) -> None:
+    assert json_columns.tool_result_json(result) == to_json(result)
+    assert list(json_columns.tool_result_json(result)) == list(to_json(result))  # type: ignore[call-overload]
