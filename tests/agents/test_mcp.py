@@ -30,7 +30,9 @@ def bench(payments: tuple[Path, Path], claude_cli: Path, anthropic: FakeModel,
         'passthrough = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]',
         'passthrough = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "MCP_CONNECTION_NONBLOCKING", '
         '"MCP_CONNECT_TIMEOUT_MS"]')
-    bench.config(config + f"\n[tools.commands]\nallow = {json.dumps(ALLOW)}\n")
+    # the client script lives with the tests, which the sandbox hides: bound back read-only
+    bench.config(config + f"\n[tools.commands]\nallow = {json.dumps(ALLOW)}\n"
+                 f"\n[sandbox]\nread_only = {json.dumps([str(CLIENT.parent)])}\n")
     return bench
 
 

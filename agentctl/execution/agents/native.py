@@ -116,8 +116,23 @@ def agent_jail(session: AgentSession, launch: Launch, home: Path,
     program = program_dirs(str(launch.argv[0]), launch.env.get("PATH", ""))
     return sandbox.jail(
         session.workspace, allow=endpoints, home=home, forward=loopback_forwards(endpoints),
-        read_only=(session.task_file, *program, Path(agentctl.__file__).parent),
+        read_only=(session.task_file, *program, Path(agentctl.__file__).parent,
+                   *named_files(launch.argv[1:])),
         writable=(home, identity.private / wire.SOCKET_NAME))
+
+
+def named_files(words: Sequence[str]) -> tuple[Path, ...]:
+    """Files the operator's launch settings name by absolute path (`extra_args` such as
+    `-c model_catalog_json="/path"`), to be visible read-only; never a dotfile."""
+    out = []
+    for word in words:
+        text = word.rpartition("=")[2].strip("\"'")
+        if not text.startswith("/") or "\n" in text:
+            continue
+        path = Path(text)
+        if path.is_file() and not any(part.startswith(".") for part in path.parts[1:]):
+            out.append(path)
+    return tuple(dict.fromkeys(out))
 
 
 class NativeAgent:
