@@ -15,6 +15,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
+import secrets
 import shlex
 import signal
 import time
@@ -27,6 +29,7 @@ from agentctl.domain.sandbox import SandboxLimits
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 _numbers = itertools.count(1)
+_GROUP_NAME = re.compile(r"agentctl-(\d+)-\d+(?:-[0-9a-f]+)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,11 +57,37 @@ def layout() -> CgroupLayout:
     unified = CGROUP_ROOT / own.get("", "/").lstrip("/")
     controllers = _read(unified / "cgroup.controllers").split()
     if "pids" in controllers and "memory" in controllers and _can_make_child(unified):
+        _remove_stale(unified)
         return CgroupLayout(pids=unified, memory=unified, unified=True)
     pids = CGROUP_ROOT / "pids" / own.get("pids", "/").lstrip("/")
     memory = CGROUP_ROOT / "memory" / own.get("memory", "/").lstrip("/")
-    return CgroupLayout(pids=pids if _can_make_child(pids) else None,
-                        memory=memory if _can_make_child(memory) else None, unified=False)
+    where = CgroupLayout(pids=pids if _can_make_child(pids) else None,
+                         memory=memory if _can_make_child(memory) else None, unified=False)
+    for parent in (where.pids, where.memory):
+        if parent is not None:
+            _remove_stale(parent)
+    return where
+
+
+def _remove_stale(parent: Path) -> None:
+    """Remove the empty groups of agentctl processes that are gone (killed before their
+    `finally`): they would pile up, one per killed worker."""
+    with contextlib.suppress(OSError):
+        for entry in parent.iterdir():
+            match = _GROUP_NAME.fullmatch(entry.name)
+            if match and not _alive(int(match.group(1))):
+                with contextlib.suppress(OSError):
+                    entry.rmdir()  # refused while a process is still in it
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @dataclass
@@ -127,7 +156,8 @@ def launcher(limits: SandboxLimits, group: Cgroup | None) -> list[str]:
 
 def _make_group(limits: SandboxLimits) -> Cgroup | None:
     where = layout()
-    name = f"agentctl-{os.getpid()}-{next(_numbers)}"
+    # The token: a group a killed agentctl left behind keeps its name, and pids are reused
+    name = f"agentctl-{os.getpid()}-{next(_numbers)}-{secrets.token_hex(4)}"
     made: list[Path] = []
     pids_limited = memory_limited = False
     try:

@@ -45,6 +45,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory, run_agentctl) -> Iterator[dic
     after_first = len(marker.read_text().splitlines())
     broken = cli("run", "start", task["taskId"], "--agent", "script:break.toml", "--json",
                  expect=(1,)).json()
+    # a run that ended without checking says why, up front
+    for run, verdict in ((fixed, "SUCCESS_NEEDS_REVIEW"), (broken, "FAILED_VERIFICATION")):
+        assert run["verdict"]["status"] == verdict, json.dumps(run, indent=1)
     yield {"cli": cli, "fixed": fixed, "broken": broken, "root": root, "cwd": cwd,
            "after_first": after_first, "after_second": len(marker.read_text().splitlines())}
 

@@ -31,6 +31,11 @@ CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n
 FIX_ADD = {"tool": "fs.replace", "path": "calc.py", "old": "a - b", "new": "a + b"}
 BREAK_MUL = {"tool": "fs.replace", "path": "calc.py", "old": "a * b", "new": "a + b"}
 
+# What these tests are about (reruns, the base, classes) happens before anything is stored, and
+# the checks they run take seconds: one store each. The first test, whose classes cover every
+# kind, runs on all three, which is where the stores could differ (how a check is kept).
+on_sqlite = pytest.mark.parametrize("harness", ["sqlite"], indirect=True)
+
 
 def flaky_test(counter: Path) -> str:
     """A test that fails on every other run, counting its runs in a file outside any checkout."""
@@ -107,6 +112,7 @@ def test_a_fix_with_a_failure_already_on_base_needs_review_and_names_each_class(
     assert not [f for f in judgement.findings if f.category == "no-fix-shown"]
 
 
+@on_sqlite
 def test_a_patch_that_breaks_a_passing_test_fails_naming_it_and_the_base(
         harness: Harness, tmp_path: Path) -> None:
     harness.repo = pytest_repo(tmp_path)
@@ -121,6 +127,7 @@ def test_a_patch_that_breaks_a_passing_test_fails_naming_it_and_the_base(
         f"tests/test_calc.py::test_mul (assert 5 == 6) failed; it passed on base {base}",)
 
 
+@on_sqlite
 def test_a_coloured_pytest_failure_summary_names_the_test_and_its_assertion(
         harness: Harness, tmp_path: Path) -> None:
     harness.repo = pytest_repo(tmp_path)
@@ -136,6 +143,7 @@ def test_a_coloured_pytest_failure_summary_names_the_test_and_its_assertion(
     assert record.verdict.reasons[0] == summary
 
 
+@on_sqlite
 def test_preexisting_failures_fail_the_run_when_config_does_not_allow_them(
         harness: Harness, tmp_path: Path) -> None:
     harness.repo = pytest_repo(tmp_path)
@@ -148,6 +156,7 @@ def test_preexisting_failures_fail_the_run_when_config_does_not_allow_them(
     assert "allow_preexisting_failures is false" in record.verdict.reasons[0]
 
 
+@on_sqlite
 def test_a_test_that_fails_every_other_run_is_flaky_and_needs_review(
         harness: Harness, tmp_path: Path) -> None:
     state = tmp_path / "state"  # outside every checkout, so the counter outlives each run
@@ -170,6 +179,7 @@ def test_a_test_that_fails_every_other_run_is_flaky_and_needs_review(
         "tests/test_flaky.py::test_flaky"]
 
 
+@on_sqlite
 def test_unittest_tests_are_classified_and_the_broken_one_fails_the_run(
         harness: Harness, tmp_path: Path) -> None:
     harness.repo = unittest_repo(tmp_path)
@@ -188,6 +198,7 @@ def test_unittest_tests_are_classified_and_the_broken_one_fails_the_run(
     assert "-k test_calc.CalcTest.test_answer" in command and "test_add" not in command
 
 
+@on_sqlite
 def test_unittest_fix_with_a_preexisting_failure_needs_review(
         harness: Harness, tmp_path: Path) -> None:
     harness.repo = unittest_repo(tmp_path)
@@ -199,6 +210,7 @@ def test_unittest_fix_with_a_preexisting_failure_needs_review(
     assert record.verdict.reasons[0].startswith("1 test already failed on base ")
 
 
+@on_sqlite
 def test_a_fix_no_test_shows_gets_a_judge_warning(harness: Harness, tmp_path: Path) -> None:
     harness.repo = make_repo(tmp_path / "plain", {
         "calc.py": "def add(a, b):\n    return a + b\n",
@@ -218,6 +230,7 @@ def test_a_fix_no_test_shows_gets_a_judge_warning(harness: Harness, tmp_path: Pa
     assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
 
 
+@on_sqlite
 def test_passing_checks_of_a_task_that_is_not_a_fix_run_no_baseline(
         harness: Harness, tmp_path: Path) -> None:
     record = harness.run(harness.plan(
@@ -229,6 +242,7 @@ def test_passing_checks_of_a_task_that_is_not_a_fix_run_no_baseline(
     assert record.verdict is not None and record.verdict.status is VerdictStatus.SUCCESS
 
 
+@on_sqlite
 def test_a_second_run_on_the_same_base_reads_the_baseline_from_the_cache(
         harness: Harness, tmp_path: Path) -> None:
     harness.repo = pytest_repo(tmp_path)
@@ -286,6 +300,7 @@ def maven() -> str:
     return mvn
 
 
+@on_sqlite
 def test_maven_surefire_reports_classify_a_two_test_project(
         harness: Harness, tmp_path: Path, maven: str) -> None:
     # Maven reads its offline repository at $HOME/.m2 and the sandbox gives a private HOME:
@@ -340,6 +355,7 @@ def test_pytest_outcomes_are_read_from_the_injected_report_not_the_project(
     assert "xml" not in status
 
 
+@on_sqlite
 def test_the_logs_of_reruns_and_of_the_base_are_redacted_like_the_checks_own(
         harness: Harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from agentctl.domain.enums import ArtifactType, RedactionStatus

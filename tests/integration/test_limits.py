@@ -1,0 +1,65 @@
+"""The cgroups a sandboxed tree runs in, on this machine's real /sys/fs/cgroup: a group a killed
+agentctl left behind is cleaned up, and it never stops a new group from being made (a reused pid
+once made agentctl fall back to an address-space rlimit, which breaks the JVM)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentctl.domain.sandbox import SandboxLimits
+from agentctl.execution.limits import layout, limited
+
+
+def parents() -> list[Path]:
+    where = layout()
+    found = {p for p in (where.pids, where.memory) if p is not None}
+    if not found:
+        pytest.skip("no writable cgroup on this machine")
+    return sorted(found)
+
+
+def dead_pid() -> int:
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
+def test_every_tree_gets_its_own_group_with_its_limits() -> None:
+    parents()
+    with limited(SandboxLimits()) as (_, first), limited(SandboxLimits()) as (_, second):
+        assert first is not None and second is not None
+        assert first.pids_limited and first.memory_limited
+        assert set(first.directories).isdisjoint(second.directories)
+        assert all(d.is_dir() for d in first.directories)
+    assert not any(d.exists() for d in (*first.directories, *second.directories))
+
+
+def test_the_empty_groups_of_a_killed_agentctl_are_removed_by_the_next_one() -> None:
+    stale = [parent / f"agentctl-{dead_pid()}-1" for parent in parents()]
+    for directory in stale:
+        directory.mkdir()
+    try:
+        subprocess.run([sys.executable, "-c",
+                        "from agentctl.execution.limits import layout; layout()"], check=True)
+        assert not any(d.exists() for d in stale)
+    finally:
+        for directory in stale:
+            if directory.exists():
+                directory.rmdir()
+
+
+def test_a_group_of_a_live_process_is_left_alone() -> None:
+    live = [parent / f"agentctl-{1}-1" for parent in parents()]  # pid 1 never ends
+    for directory in live:
+        directory.mkdir()
+    try:
+        subprocess.run([sys.executable, "-c",
+                        "from agentctl.execution.limits import layout; layout()"], check=True)
+        assert all(d.is_dir() for d in live)
+    finally:
+        for directory in live:
+            directory.rmdir()
