@@ -87,6 +87,9 @@ def agents(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl
     runs = dict(zip(["external", "slow", "tracked"],
                     in_parallel(lambda play: play(), [external, slow, tracked_cost]),
                     strict=True))
+    tracked_id = runs["tracked"]["runId"]  # a run that kept no patch says why, up front
+    assert "patch.diff" in [a["name"] for a in bench.artifacts(tracked_id)], \
+        bench.cli("run", "show", tracked_id, "--tree").stdout
     run_id = runs["external"]["runId"]
     listed = bench.artifacts(run_id)
     return {
