@@ -44,13 +44,8 @@ class Event:
     hash: str
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
-"""What `json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)` builds per
-call, built once: every event's payload goes through it."""
-
-
 def canonical_payload(payload: Mapping[str, object]) -> str:
-    return _CANONICAL.encode(payload)
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def event_hash(
