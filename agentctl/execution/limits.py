@@ -57,15 +57,14 @@ def layout() -> CgroupLayout:
     unified = CGROUP_ROOT / own.get("", "/").lstrip("/")
     controllers = _read(unified / "cgroup.controllers").split()
     if "pids" in controllers and "memory" in controllers and _can_make_child(unified):
-        _remove_stale(unified)
-        return CgroupLayout(pids=unified, memory=unified, unified=True)
-    pids = CGROUP_ROOT / "pids" / own.get("pids", "/").lstrip("/")
-    memory = CGROUP_ROOT / "memory" / own.get("memory", "/").lstrip("/")
-    where = CgroupLayout(pids=pids if _can_make_child(pids) else None,
-                         memory=memory if _can_make_child(memory) else None, unified=False)
-    for parent in (where.pids, where.memory):
-        if parent is not None:
-            _remove_stale(parent)
+        where = CgroupLayout(pids=unified, memory=unified, unified=True)
+    else:
+        pids = CGROUP_ROOT / "pids" / own.get("pids", "/").lstrip("/")
+        memory = CGROUP_ROOT / "memory" / own.get("memory", "/").lstrip("/")
+        where = CgroupLayout(pids=pids if _can_make_child(pids) else None,
+                             memory=memory if _can_make_child(memory) else None, unified=False)
+    for parent in {p for p in (where.pids, where.memory) if p is not None}:
+        _remove_stale(parent)
     return where
 
 
@@ -85,8 +84,8 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
+    except PermissionError:  # someone else's process
+        pass
     return True
 
 
