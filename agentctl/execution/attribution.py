@@ -8,13 +8,12 @@ prints as `edited: path (+a −d)` and `--json` carries as `changedFiles`.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.errors import InfrastructureFailure
-from agentctl.execution.git import WorkspaceGit
+from agentctl.execution.git import WorkspaceGit, copy_index
 
 _CHANGE_TYPES = {"A": "ADDED", "M": "MODIFIED", "D": "DELETED", "R": "RENAMED", "C": "COPIED",
                  "T": "MODIFIED"}
@@ -44,7 +43,7 @@ class ChangeTracker:
     def __init__(self, git: WorkspaceGit, base_index: Path, scratch: Path) -> None:
         self.git = git
         self.index = scratch / "attribution.index"
-        shutil.copyfile(base_index, self.index)  # its stat cache spares re-hashing
+        copy_index(base_index, self.index)  # its stat cache spares re-hashing
         self.tree: str | None = None  # None: take one before the next tracked call
         self._checksum = b""  # the index's own trailing hash as of `self.tree`
 

@@ -14,6 +14,7 @@ Two ways, for two kinds of repository:
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -67,6 +68,16 @@ def agent_git_env() -> dict[str, str]:
         env[f"GIT_CONFIG_KEY_{number}"] = key
         env[f"GIT_CONFIG_VALUE_{number}"] = value
     return env
+
+
+def copy_index(source: Path, target: Path) -> None:
+    """A copy of a git index that git reads as it reads the original: the file's mtime is kept.
+
+    git trusts an entry's stat data only when the file is older than the index itself ("racy
+    git"); a copy with a fresh mtime would make an edit of the same size in the checkout's own
+    second look unchanged, and the patch would silently miss it.
+    """
+    shutil.copy2(source, target)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ from agentctl.domain.enums import ChangeType
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, classify
 from agentctl.domain.run import PatchBoundary
-from agentctl.execution.git import WorkspaceGit, one_line
+from agentctl.execution.git import WorkspaceGit, copy_index, one_line
 from agentctl.execution.workspace import AttemptDirs, require_sha
 
 MAX_DIFF_LINES = 20_000  # lines the judge reads; the stats count every line regardless
@@ -53,7 +52,7 @@ def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
     git = dirs.git
     diff_path.parent.mkdir(parents=True, exist_ok=True)
     index = dirs.scratch / "collect.index"
-    shutil.copyfile(dirs.index, index)  # collecting twice gives the same patch
+    copy_index(dirs.index, index)  # collecting twice gives the same patch
     git.run("add", "--all", "--", ".", index=index, should_stop=should_stop,
             what=f"cannot stage the changes in {dirs.tree}")
     tree = git.run("write-tree", index=index, what="cannot write the staged tree").stdout.strip()

@@ -25,6 +25,7 @@ from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution.git import (
     GitCancelled,
     WorkspaceGit,
+    copy_index,
     hardened_argv,
     hardened_env,
     one_line,
@@ -119,7 +120,7 @@ def clone_at(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool,
     checkout = _clone_base(dirs, dirs.tree, should_stop)
     checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
                  what=f"cannot check out commit {commit} of {source}", should_stop=should_stop)
-    shutil.copyfile(dirs.tree / ".git" / "index", dirs.index)
+    copy_index(dirs.tree / ".git" / "index", dirs.index)
 
 
 def checkout_patched(dirs: AttemptDirs, commit: str, diff: Path, *,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -43,7 +42,7 @@ from agentctl.execution import workspace as workspaces
 from agentctl.execution.agents import AgentOutcome, AgentSession, build_agent
 from agentctl.execution.attribution import ChangeTracker
 from agentctl.execution.environment import scrubbed_env, secret_file_values, secret_values
-from agentctl.execution.git import agent_git_env
+from agentctl.execution.git import agent_git_env, copy_index
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.reaper import become_subreaper, descendants
 from agentctl.execution.repository import is_url
@@ -346,5 +345,5 @@ def _own_copy(index: Path) -> Path:
     """Attribution snapshots in an index of their own: the checkout's index (and its stat
     cache) stays as the clone left it, for the patch collector alone."""
     copy = index.with_name("attribution.index")
-    shutil.copyfile(index, copy)
+    copy_index(index, copy)
     return copy

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from agentctl.domain.enums import ChangeType
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, check_boundary
 from agentctl.domain.run import PatchBoundary
+from agentctl.execution.git import copy_index
 from agentctl.execution.patch_collector import CollectedPatch, apply_to_base, collect_patch
 from agentctl.execution.workspace import AttemptDirs, clone_at, create_attempt_dirs
 from tests.conftest import git
@@ -65,6 +67,33 @@ def test_a_modified_file_has_its_counts_and_line_numbers(workspace: Path, base: 
         DiffLine(path="src/app.py", line_number=2, added=True, text="    return f'hi {name}'"),
     )
     assert not patch.empty and patch.diff_path.read_text().startswith("diff --git a/src/app.py")
+
+
+def test_a_same_size_edit_in_the_checkouts_own_second_is_in_the_patch(
+        repo: Path, base: str, tmp_path: Path) -> None:
+    """git trusts stat data only for files older than the index: an edit in the checkout's own
+    second, of the same size, is found only if agentctl's copies of the index keep its mtime (a
+    fast agent once produced "no patch" this way)."""
+    for _ in range(5):  # until clone and edit share a second (the first try, normally)
+        time.sleep(1 - time.time() % 1)
+        second = int(time.time())
+        dirs = create_attempt_dirs(tmp_path)
+        clone_at(str(repo), base, dirs, is_url=False)
+        (dirs.tree / "src/app.py").write_text("def greet(name):\n    return f'howdy {name}'\n")
+        if int(os.stat(dirs.tree / "src/app.py").st_ctime) == second:
+            break
+    else:
+        pytest.fail("five clones each took more than a second: the race was never set up")
+    time.sleep(1 - time.time() % 1)  # collect in a later second than the edit
+    patch = collect(dirs.tree, base)
+    assert [(c.path, c.additions, c.deletions) for c in patch.changes] == [("src/app.py", 1, 1)]
+
+
+def test_a_copied_index_keeps_the_mtime_git_reads_its_stat_cache_against(
+        workspace: Path) -> None:
+    copy = workspace.parent / "copied.index"
+    copy_index(workspace / ".git" / "index", copy)
+    assert copy.stat().st_mtime_ns == (workspace / ".git" / "index").stat().st_mtime_ns
 
 
 def test_an_untracked_file_is_added(workspace: Path, base: str) -> None:
