@@ -11,8 +11,8 @@ from typing import Any
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.run import Run
 from agentctl.domain.serialize import to_json
-from agentctl.domain.step import Step, ToolResult
 from agentctl.domain.verdict import approvals_link
+from agentctl.store.step_documents import changed_files, step_documents
 from agentctl.store.views import Views
 
 Document = dict[str, Any]
@@ -39,37 +39,11 @@ def _attempts(views: Views, run_id: str) -> list[Document]:
     artifacts: dict[str, list[Document]] = {}
     for artifact in views.artifacts(run_id):
         artifacts.setdefault(artifact.produced_by_step, []).append(artifact_document(artifact))
-    calls = {call.step_id: call for call in views.tool_calls(run_id)}
-    steps_by_attempt: dict[str, list[Document]] = {}
-    for step in views.steps(run_id):
-        call = calls.get(step.step_id)
-        steps_by_attempt.setdefault(step.attempt_id, []).append({
-            "stepId": step.step_id, "sequenceNumber": step.sequence_number,
-            "type": step.type.value, "status": step.status.value, "title": step.title,
-            "startedAt": to_json(step.started_at), "endedAt": to_json(step.ended_at),
-            "failureCode": step.failure_code, "attributes": dict(step.attributes),
-            "changedFiles": changed_files(step),
-            "artifacts": artifacts.get(step.step_id, []),
-            "toolCall": None if call is None else {
-                "toolCallId": call.tool_call_id, "toolName": call.tool_name,
-                "argumentsJson": call.arguments_json, "decision": call.decision.value,
-                "matchedRule": call.matched_rule, "denialReason": call.denial_reason,
-                "result": _result(call.result), "approvedBy": call.approved_by,
-                "requestedAt": to_json(call.requested_at),
-                "completedAt": to_json(call.completed_at), "specDigest": call.spec_digest,
-            },
-        })
+    steps_by_attempt = step_documents(views, run_id, artifacts)
     return [
         {**to_json(attempt), "steps": steps_by_attempt.get(attempt.attempt_id, [])}  # type: ignore[dict-item]
         for attempt in views.attempts(run_id)
     ]
-
-
-def _result(result: ToolResult | None) -> Document | None:
-    """The tool result, with `ok` beside its outcome as scripts have always read it."""
-    if result is None:
-        return None
-    return {"ok": result.ok, **to_json(result)}  # type: ignore[dict-item]
 
 
 def artifact_document(artifact: Artifact) -> Document:
@@ -124,13 +98,6 @@ def classification_table(report: Any) -> list[Document]:
             for c in report.checks]
 
 
-def changed_files(step: Step) -> list[Document]:
-    """Which files the step changed (`changedFiles`), as the attempt recorded them."""
-    value = step.attributes.get("changedFiles")
-    return [dict(entry) for entry in value if isinstance(entry, dict)] \
-        if isinstance(value, list) else []
-
-
 def edited_by(views: Views, run_id: str) -> dict[str, list[Document]]:
     """Every file the last attempt changed, and the steps (with their tools) that changed it:
     "which step edited `pom.xml`"."""
@@ -144,7 +111,7 @@ def edited_by(views: Views, run_id: str) -> dict[str, list[Document]]:
         if step.attempt_id != last:
             continue
         call = calls.get(step.step_id)
-        for entry in changed_files(step):
+        for entry in changed_files(step.attributes):
             edits.setdefault(str(entry.get("path")), []).append({
                 "stepId": step.step_id, "sequenceNumber": step.sequence_number,
                 "toolName": call.tool_name if call else step.type.value,

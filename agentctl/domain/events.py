@@ -44,8 +44,13 @@ class Event:
     hash: str
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+"""What `json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)` builds per
+call, built once: every event's payload goes through it."""
+
+
 def canonical_payload(payload: Mapping[str, object]) -> str:
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return _CANONICAL.encode(payload)
 
 
 def event_hash(

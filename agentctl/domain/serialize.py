@@ -46,7 +46,9 @@ def to_json(value: object) -> object:
         out: dict[str, object] = {}
         for name, key in _keys(type(value)):
             item = getattr(value, name)
-            out[key] = item if type(item) in _PLAIN else to_json(item)
+            kind = type(item)
+            out[key] = item if kind in _PLAIN else \
+                item.value if issubclass(kind, Enum) else to_json(item)
         return out
     if isinstance(value, Mapping):
         return {str(k): to_json(v) for k, v in value.items()}

@@ -1,6 +1,8 @@
 """Resolving what a task names: a local git work tree or a URL, a base ref and its commit.
 
-Uses GitPython's object model; `git` itself is only run through it.
+Uses GitPython's object model, except for the base commit a run starts from: that is two
+`rev-parse` calls through `trusted_git` (the user's repository, as they run git), which every run
+makes and which should not pay for importing GitPython (~0.1 s).
 """
 
 from __future__ import annotations
@@ -69,19 +71,20 @@ def check_base_ref(repository: ResolvedRepository, ref: str) -> None:
 
 def commit_of(location: str, ref: str) -> str:
     """The commit sha `ref` names in a local repository, or BadInput."""
-    import git
+    from agentctl.execution.git import trusted_git
 
     if not ref.strip() or ref.startswith("-"):
         raise BadInput(f"invalid base ref {ref!r}")
-    repo = git.Repo(location)
-    try:
-        # git's own parser, so every revision syntax works (reflogs, `:/message`, ...); the
-        # second step insists the object is (or peels to) a commit.
-        sha = repo.git.rev_parse("--verify", "--quiet", "--end-of-options", ref)
-        return str(repo.git.rev_parse("--verify", "--quiet", f"{sha}^{{commit}}"))
-    except git.GitCommandError:
-        raise BadInput(f"base ref {ref!r} does not exist in {location} (or is not a commit)"
-                       ) from None
+    # git's own parser, so every revision syntax works (reflogs, `:/message`, ...); the second
+    # step insists the object is (or peels to) a commit.
+    found = trusted_git(["rev-parse", "--verify", "--quiet", "--end-of-options", ref],
+                        what="resolve the base ref", cwd=Path(location), check=False)
+    if found.returncode == 0:
+        found = trusted_git(["rev-parse", "--verify", "--quiet", f"{found.stdout.strip()}^{{commit}}"],
+                            what="resolve the base ref", cwd=Path(location), check=False)
+    if found.returncode != 0:
+        raise BadInput(f"base ref {ref!r} does not exist in {location} (or is not a commit)")
+    return found.stdout.strip()
 
 
 def remote_commit_of(url: str, ref: str) -> str:

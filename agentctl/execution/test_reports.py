@@ -16,8 +16,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from junitparser import Error, Failure, JUnitXml, JUnitXmlError, Skipped, TestCase, TestSuite
-
 from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import TestOutcome
 from agentctl.domain.verification import TestReport, TestResult
@@ -194,6 +192,8 @@ def parse_junit(path: Path, *, pytest_ids: bool = False) -> list[TestResult]:
     """Every test case of a JUnit XML file. With `pytest_ids`, ids are pytest node ids (from
     the xunit1 `file` attribute), else `classname.name`. Raises JUnitXmlError or SyntaxError
     for a malformed file, ValueError for one over 64 MiB."""
+    from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite  # ~20 ms: late
+
     if path.stat().st_size > MAX_REPORT_BYTES:
         raise ValueError(f"{path} is larger than {MAX_REPORT_BYTES} bytes")
     xml = JUnitXml.fromfile(str(path))
@@ -328,6 +328,8 @@ def _pytest_results(path: Path) -> list[TestResult] | None:
 
 
 def _readable(path: Path, *, pytest_ids: bool) -> list[TestResult]:
+    from junitparser import JUnitXmlError
+
     try:
         return parse_junit(path, pytest_ids=pytest_ids)
     except (JUnitXmlError, SyntaxError, OSError, ValueError, AttributeError):

@@ -47,8 +47,8 @@ from agentctl.store.rows.runs import event_from_row
 from agentctl.store.uow import UnitOfWork
 from agentctl.store.views import Views
 
-BATCH_CALLS = 1000
-BATCH_SECONDS = 0.25
+BATCH_CALLS = 2500  # each commit rewrites the tables' index pages: 1000 cost ~10% more (issue 9)
+BATCH_SECONDS = 0.25  # what bounds how late a watcher sees a call, whatever the count
 
 
 @dataclass

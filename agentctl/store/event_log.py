@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy import Connection, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from agentctl.domain.errors import IllegalTransition
 from agentctl.domain.events import GENESIS_HASH, NewEvent, hash_new_event
@@ -64,6 +63,8 @@ class EventLog:
         locked = select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update()
         row = self._connection.execute(locked).first()
         if row is None:  # the first event ever: make the head row, whoever comes first
+            from sqlalchemy.dialects import postgresql, sqlite  # once per database: import late
+
             dialect = postgresql if self._connection.dialect.name == "postgresql" else sqlite
             self._connection.execute(
                 dialect.insert(_HEAD).values(id=1, seq=0, hash=GENESIS_HASH)

@@ -66,6 +66,39 @@ def tool_result(d: JsonObject) -> ToolResult:
     )
 
 
+def tool_result_json(r: ToolResult) -> dict[str, Any]:
+    """`to_json(r)` spelt out: every tool call stores one, so it skips the generic walk (a unit
+    test holds the two together)."""
+    return {
+        "outcome": r.outcome.value,
+        "decision": r.decision.value,
+        "output": r.output,
+        "exitCode": r.exit_code,
+        "truncated": r.truncated,
+        "outputBytes": r.output_bytes,
+        "durationMs": r.duration_ms,
+        "error": r.error,
+    }
+
+
+def tool_result_document(d: JsonObject) -> dict[str, Any]:
+    """The run tree's document of a stored tool result without the record between: what
+    `{"ok": r.ok, **to_json(r)}` gives for `r = tool_result(d)`, with the same defaults for keys
+    older rows lack (a unit test holds the two together)."""
+    outcome = d["outcome"]
+    return {
+        "ok": outcome == ToolOutcome.OK.value,
+        "outcome": outcome,
+        "decision": d.get("decision", ToolDecision.ALLOWED.value),
+        "output": d.get("output", ""),
+        "exitCode": d.get("exitCode"),
+        "truncated": bool(d.get("truncated", False)),
+        "outputBytes": d.get("outputBytes", 0),
+        "durationMs": d.get("durationMs", 0),
+        "error": d.get("error"),
+    }
+
+
 def file_change(d: JsonObject) -> FileChange:
     return FileChange(
         path=d["path"],

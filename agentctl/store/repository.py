@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, Dialect, Select, Table, insert, select, update
@@ -69,12 +70,15 @@ class Repository(Generic[R]):
         if not records:
             return
         _, names, _ = _insert_statement(self._table, self._connection.dialect)
-        defaults = _defaults(self._table)
         to_row = self._mapping.to_row
-        rows = []
-        for record in records:
-            row = to_row(record)
-            rows.append(tuple(row[name] if name in row else defaults[name] for name in names))
+        values = itemgetter(*names)  # a record type's rows all have the same columns
+        first = to_row(records[0])
+        missing = {name: value for name, value in _defaults(self._table).items()
+                   if name not in first}
+        if missing:
+            rows = [values({**missing, **to_row(record)}) for record in records]
+        else:
+            rows = [values(first), *(values(to_row(record)) for record in records[1:])]
         insert_rows(self._connection, self._table, names, rows)
 
     def get(self, identifier: str) -> R:

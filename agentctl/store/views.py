@@ -82,6 +82,20 @@ class Views:
         names = [str(column[0]) for column in cursor.description or ()]
         return [dict(zip(names, row, strict=False)) for row in cursor.fetchall()]
 
+    def tuples(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        """Rows as plain tuples in the order of the selected columns: for reads of many rows
+        that name their columns, without the per-row name lookup."""
+        if self._connection is None:
+            return []
+        if self._paramstyle != "qmark":
+            sql = sql.replace("?", "%s")
+        cursor = self._connection.cursor()
+        if self._paramstyle == "qmark":
+            cursor.row_factory = None
+        cursor.execute(sql, tuple(params))
+        return [tuple(row) for row in cursor.fetchall()] if self._paramstyle != "qmark" \
+            else cursor.fetchall()
+
     def records(self, from_row: Callable[[Row], R], sql: str, params: Sequence[object] = (),
                 ) -> list[R]:
         return [from_row(row) for row in self.rows(sql, params)]

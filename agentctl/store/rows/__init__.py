@@ -38,11 +38,20 @@ def at(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""`json.dumps(..., separators=(",", ":"), ensure_ascii=False)`'s encoder, built once."""
+
+
 def dump(value: object) -> str:
     """Nested values as compact JSON text; empty ones as `{}`/`[]` without the encoder."""
     if not value and isinstance(value, (dict, tuple, list)):
         return "{}" if isinstance(value, dict) else "[]"
-    return json.dumps(to_json(value), separators=(",", ":"), ensure_ascii=False)
+    return _COMPACT.encode(to_json(value))
+
+
+def dump_plain(document: object) -> str:
+    """`dump` of a value that already is plain JSON (no records, enums or times in it)."""
+    return _COMPACT.encode(document)
 
 
 def load(text: str) -> Any:

@@ -30,7 +30,7 @@ from agentctl.domain.step import Step, ToolCall
 from agentctl.domain.verdict import Approval, Verdict
 from agentctl.domain.verification import VerificationReport
 from agentctl.store import json_columns as nested
-from agentctl.store.rows import Row, RowMapping, RowValues, at, dump, iso, load
+from agentctl.store.rows import Row, RowMapping, RowValues, at, dump, dump_plain, iso, load
 
 
 def run_to_row(r: Run) -> RowValues:
@@ -160,7 +160,7 @@ def tool_call_to_row(r: ToolCall) -> RowValues:
         "denial_reason": r.denial_reason,
         "requested_at": iso(r.requested_at),
         "spec_digest": r.spec_digest,
-        "result": None if (v := r.result) is None else dump(v),
+        "result": None if (v := r.result) is None else dump_plain(nested.tool_result_json(v)),
         "completed_at": to_iso(r.completed_at),
         "approved_by": r.approved_by,
     }

@@ -1,0 +1,119 @@
+"""The run tree's step documents, read straight from the rows, are exactly the documents of the
+typed records (`to_json` of the steps and tool calls the views decode), on both stores."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from agentctl import config
+from agentctl.domain.agent import AgentKind, AgentSpec
+from agentctl.domain.clock import utcnow
+from agentctl.domain.enums import ToolDecision, ToolOutcome
+from agentctl.domain.serialize import to_json
+from agentctl.domain.step import ToolResult
+from agentctl.services.ports import CallRequest
+from agentctl.services.requests import TaskRequest
+from agentctl.services.runs import create_run, lease_run
+from agentctl.services.sql_ledger import StoreLedger
+from agentctl.services.tasks import submit_task
+from agentctl.store import Store, json_columns
+from agentctl.store.location import Home
+from agentctl.store.step_documents import _time, changed_files, step_documents
+from agentctl.store.views import Views
+
+
+def record_documents(views: Views, run_id: str) -> dict[str, list[dict[str, object]]]:
+    """The documents as the records give them: the reference the fast read must equal."""
+    calls = {call.step_id: call for call in views.tool_calls(run_id)}
+    out: dict[str, list[dict[str, object]]] = {}
+    for step in views.steps(run_id):
+        call = calls.get(step.step_id)
+        call_document = None
+        if call is not None:
+            call_document = {
+                "toolCallId": call.tool_call_id, "toolName": call.tool_name,
+                "argumentsJson": call.arguments_json, "decision": call.decision.value,
+                "matchedRule": call.matched_rule, "denialReason": call.denial_reason,
+                "result": None if call.result is None else {"ok": call.result.ok,
+                                                            **to_json(call.result)},  # type: ignore[dict-item]
+                "approvedBy": call.approved_by, "requestedAt": to_json(call.requested_at),
+                "completedAt": to_json(call.completed_at), "specDigest": call.spec_digest}
+        out.setdefault(step.attempt_id, []).append({
+            "stepId": step.step_id, "sequenceNumber": step.sequence_number,
+            "type": step.type.value, "status": step.status.value, "title": step.title,
+            "startedAt": to_json(step.started_at), "endedAt": to_json(step.ended_at),
+            "failureCode": step.failure_code, "attributes": dict(step.attributes),
+            "changedFiles": changed_files(step.attributes), "artifacts": [],
+            "toolCall": call_document})
+    return out
+
+
+def test_step_documents_equal_the_records_documents(store_home: Home, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@x",
+                    "commit", "-q", "--allow-empty", "-m", "init"], check=True)
+    store = Store(store_home)
+    settings = config.defaults()
+    task = submit_task(store, settings, TaskRequest(repository=str(repo), task_type="custom",
+                                                    instruction="t"), cwd=tmp_path)
+    run = create_run(store, settings, task.task_id, agent=AgentSpec(AgentKind.NOOP))
+    lease = lease_run(store, worker_id="t", ttl_seconds=600, run_id=run.run_id)
+    assert lease is not None
+    ledger = StoreLedger(store, lease, spec_digest=run.spec_digest)
+    results = [
+        ToolResult(outcome=ToolOutcome.OK, output="ok", exit_code=0, output_bytes=2),
+        ToolResult(outcome=ToolOutcome.TIMED_OUT, error="timed out after 0.5 s", truncated=True),
+        ToolResult.denied(ToolDecision.DENIED_BY_POLICY, "rm is denied"),
+        None,
+    ]
+    for index, result in enumerate(results):
+        denied = result is not None and result.outcome is ToolOutcome.DENIED
+        ledger.finished_call(CallRequest(
+            tool="shell.run", arguments_json=json.dumps({"command": f"c{index} ünï"}),
+            decision=result.decision if result is not None else ToolDecision.ALLOWED,
+            matched_rule="rule", denial_reason="rm is denied" if denied else None,
+            requested_at=utcnow()), result,
+            attributes={"changedFiles": [{"path": "a.py", "changeType": "MODIFIED"}], "n": index})
+    ledger.flush()
+    with Views(store_home) as views:
+        expected = record_documents(views, run.run_id)
+        assert sum(len(steps) for steps in expected.values()) == len(results)
+        assert step_documents(views, run.run_id, {}) == expected
+
+
+@pytest.mark.parametrize("stored", [
+    {"outcome": "ok"},
+    {"outcome": "failed", "decision": "ALLOWED", "output": "x", "exitCode": 1, "truncated": True,
+     "outputBytes": 1, "durationMs": 5, "error": "exit 1"},
+    {"outcome": "denied", "decision": "DENIED_BY_POLICY", "error": "denied (DENIED_BY_POLICY)"},
+])
+def test_tool_result_document_is_the_records_document(stored: dict[str, object]) -> None:
+    result = json_columns.tool_result(stored)
+    assert json_columns.tool_result_document(stored) == {"ok": result.ok, **to_json(result)}  # type: ignore[dict-item]
+
+
+def test_times_in_another_form_are_normalised_like_the_records() -> None:
+    moment = datetime(2025, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+    canonical = to_json(moment)
+    assert _time(str(canonical)) == canonical
+    assert _time(moment.isoformat()) == canonical
+    assert _time(moment.astimezone(timezone(timedelta(hours=2))).isoformat()) == canonical
+    assert _time(None) is None
+
+
+@pytest.mark.parametrize("result", [
+    ToolResult(outcome=ToolOutcome.OK, output="ok ünï\n", exit_code=0, output_bytes=2),
+    ToolResult(outcome=ToolOutcome.TIMED_OUT, error="timed out after 0.5 s", truncated=True,
+               duration_ms=500),
+    ToolResult.denied(ToolDecision.DENIED_BY_COMMAND_GUARD, "rm"),
+])
+def test_tool_result_json_is_the_generic_walk(result: ToolResult) -> None:
+    assert json_columns.tool_result_json(result) == to_json(result)
+    assert list(json_columns.tool_result_json(result)) == list(to_json(result))  # type: ignore[call-overload]
