@@ -6,9 +6,10 @@ fake Anthropic API of tests/agents/fake_models.py (the one fake: the model vendo
 
 1. Hook overhead per tool call: a session of CALLS `Bash true` calls, run by `claude` alone
    (`--allowedTools Bash`, no hook) and under `agentctl run start --agent claude` (every call
-   through the PreToolUse and PostToolUse hooks, the attempt's socket, the guards and the
-   ledger). Per call: the time between the model requests on either side of it. Target: the
-   median added <= 50 ms.
+   through the PreToolUse hook, the attempt's socket, the guards and the ledger), once with
+   `[sandbox] mode = "off"` (the hook's own cost) and once in the sandbox (its model requests
+   also cross the netbridge and the egress proxy). Per call: the time between the model
+   requests on either side of it. Target: the median added <= 50 ms.
 2. A whole `--agent claude` run of the feature-flag migration (clone, agent, collect, verify,
    judge, verdict), beside the same scripted session run by `claude` alone in a clone. Target:
    everything besides the agent's own time <= 1.5 s.
@@ -99,28 +100,35 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="bench-agents-"))
     try:
         repo, _plans, _settings = prepare(root)
-        (root / ".agentctl.toml").write_text(
+        config = (
             f'[agents.claude]\ncommand = "{claude}"\nmax_turns = {args.calls + 10}\n\n'
             '[env]\npassthrough = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]\n\n'
             '[verification]\ncommands = ["python3 -m unittest discover -s tests -t ."]\n\n'
             '[policy]\nmax_autonomy = "supervised_pr"\n\n'
             f'[budget]\nmax_attempts = 1\nmax_tool_calls = {args.calls + 10}\n')
+        sandboxed, unsandboxed = root / "sandboxed", root / "unsandboxed"
+        for where, extra in ((sandboxed, ""), (unsandboxed, '\n[sandbox]\nmode = "off"\n')):
+            where.mkdir()
+            (where / ".agentctl.toml").write_text(config + extra)
         calls = [[Call("Bash", {"command": "true", "description": "n"})]
                  for _ in range(args.calls)] + [[Text("done")]]
         without = Script(calls)
         alone(claude, server, without, repo, root)
-        with_hook = Script(calls)
-        under_agentctl(root, server, with_hook, repo, root / "home")
-        base, hooked = statistics.median(per_call(without)), statistics.median(per_call(with_hook))
-        line(f"per tool call, {args.calls} calls: hook vs no hook (median)", hooked * 1000,
-             base * 1000, "ms", f"added {1000 * (hooked - base):.1f} ms <= 50 ms")
+        base = statistics.median(per_call(without))
+        for where, label in ((unsandboxed, "sandbox off"), (sandboxed, "in the sandbox")):
+            with_hook = Script(calls)
+            under_agentctl(where, server, with_hook, repo, where / "home")
+            hooked = statistics.median(per_call(with_hook))
+            line(f"per tool call, {args.calls} calls, {label} (median)", hooked * 1000,
+                 base * 1000, "ms", f"added {1000 * (hooked - base):.1f} ms <= 50 ms")
 
         own = statistics.median(alone(claude, server, Script(MIGRATION), repo, root)
                                 for _ in range(3))
-        total = statistics.median(under_agentctl(root, server, Script(MIGRATION), repo,
-                                                 root / "home") for _ in range(3))
-        line("--agent claude migration run vs claude alone", total, own, "s ",
-             f"besides the agent {total - own:.2f} s <= 1.5 s")
+        for where, label in ((unsandboxed, "sandbox off"), (sandboxed, "in the sandbox")):
+            total = statistics.median(under_agentctl(where, server, Script(MIGRATION), repo,
+                                                     where / "home") for _ in range(3))
+            line(f"--agent claude migration run, {label}", total, own, "s ",
+                 f"besides the agent {total - own:.2f} s <= 1.5 s")
     finally:
         server.close()
         shutil.rmtree(root, ignore_errors=True)

@@ -15,15 +15,15 @@ INTERNAL_ERROR = 70
 
 
 def main(argv: list[str] | None = None) -> None:
-    import typer
-
-    from agentctl.domain.errors import AgentctlError
-
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["hook"] and not {"-h", "--help"} & set(args):
         from agentctl.bridge.hook import main as hook  # once per tool call: no Typer
 
         sys.exit(hook(args[1:]))
+    import typer
+
+    from agentctl.domain.errors import AgentctlError
+
     try:
         from agentctl.cli.app import app
 

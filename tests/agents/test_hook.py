@@ -27,7 +27,9 @@ def hook(stdin: str, *args: str, via_cli: bool = False) -> subprocess.CompletedP
 
 
 @pytest.mark.parametrize("via_cli", [False, True])
-@pytest.mark.parametrize("stdin", ["not json", "[]", '{"tool_name": "Bash"}', ""])
+@pytest.mark.parametrize("stdin", ["not json", "[]", '{"tool_name": "Bash"}', "",
+                                   json.dumps(PRE) + " {}", json.dumps(PRE)[:-1],
+                                   json.dumps({**PRE, "n": float("nan")})])
 def test_malformed_hook_input_denies_with_exit_2_and_one_line(stdin: str, via_cli: bool,
                                                               tmp_path: Path) -> None:
     result = hook(stdin, "claude", "--socket", str(tmp_path / "s"), "--attempt", "a",
@@ -102,4 +104,11 @@ def test_the_current_lease_gets_a_native_decision(attempt: Attempt) -> None:
     answer = json.loads(result.stdout)["hookSpecificOutput"]
     assert answer == {"hookEventName": "PreToolUse", "permissionDecision": "allow",
                       "permissionDecisionReason": "ok"}
+    assert attempt.reached[0]["input"] == PRE
+
+
+def test_an_input_written_over_several_lines_reaches_the_attempt_whole(attempt: Attempt) -> None:
+    result = hook(json.dumps(PRE, indent=2) + "\r\n", "claude", "--socket",
+                  str(attempt.server.path), "--attempt", "attempt_A", "--lease", "lease_current")
+    assert result.returncode == 0, result.stderr
     assert attempt.reached[0]["input"] == PRE

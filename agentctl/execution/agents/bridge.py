@@ -8,6 +8,7 @@ malformed message) is answered with a denial and records nothing.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import selectors
 import socket
@@ -52,14 +53,14 @@ class BridgeServer:
         connection.setblocking(True)
         connection.settimeout(READ_SECONDS)
         try:
-            message = wire.receive(connection)
+            message = receive(connection)
         except (OSError, ValueError) as error:
             with contextlib.suppress(OSError):
-                wire.send(connection, refused(f"unreadable request: {error}"))
+                send(connection, refused(f"unreadable request: {error}"))
             return
         reply = self._checked(message)
         with contextlib.suppress(OSError):  # the hook gave up waiting: nothing to tell it
-            wire.send(connection, reply)
+            send(connection, reply)
 
     def _checked(self, message: dict[str, object]) -> dict[str, object]:
         if message.get("attempt") != self.identity.attempt_id:
@@ -79,3 +80,30 @@ class BridgeServer:
 def refused(reason: str) -> dict[str, object]:
     """Not a decision on a call: the request itself is refused (the hook exits 2)."""
     return {"decision": wire.DENY, "ok": False, "refused": True, "reason": reason}
+
+
+def send(connection: socket.socket, message: dict[str, object]) -> None:
+    connection.sendall(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+
+
+def receive(connection: socket.socket) -> dict[str, object]:
+    """One JSON object line; ValueError if the peer sent anything else."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = connection.recv(65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if chunk.endswith(b"\n"):
+            break
+        if size > wire.MAX_MESSAGE_BYTES:
+            raise ValueError("message too large")
+    data = b"".join(chunks)
+    if not data.strip():
+        raise ValueError("empty message")
+    value = json.loads(data)
+    if not isinstance(value, dict):
+        raise ValueError("message is not a JSON object")
+    return value
