@@ -134,19 +134,14 @@ def exchange(path: str, request: bytes) -> bytes:
             raise HookError(f"cannot reach the attempt at {path}: "
                             f"{error.strerror or error} (the run is over or was killed)") from None
         connection.settimeout(REPLY_SECONDS)
-        chunks: list[bytes] = []
         try:
             connection.sendall(request)
-            while not chunks or not chunks[-1].endswith(b"\n"):
-                chunk = connection.recv(65536)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-        except OSError as error:
+            answer = wire.read_line(connection)
+        except (OSError, ValueError) as error:
             raise HookError(f"the attempt gave no answer: {error}") from None
-        if not chunks:
+        if not answer:
             raise HookError("the attempt gave no answer: it closed the connection")
-        return b"".join(chunks)
+        return answer
     finally:
         connection.close()
 

@@ -88,19 +88,7 @@ def send(connection: socket.socket, message: dict[str, object]) -> None:
 
 def receive(connection: socket.socket) -> dict[str, object]:
     """One JSON object line; ValueError if the peer sent anything else."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        chunk = connection.recv(65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-        if chunk.endswith(b"\n"):
-            break
-        if size > wire.MAX_MESSAGE_BYTES:
-            raise ValueError("message too large")
-    data = b"".join(chunks)
+    data = wire.read_line(connection)
     if not data.strip():
         raise ValueError("empty message")
     value = json.loads(data)
