@@ -8,17 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from agentctl.domain.sandbox import SandboxLimits
 from agentctl.execution.limits import layout, limited
+from tests.machine import unavailable
 
 
 def parents() -> list[Path]:
     where = layout()
     found = {p for p in (where.pids, where.memory) if p is not None}
     if not found:
-        pytest.skip("no writable cgroup on this machine")
+        unavailable("no writable cgroup on this machine")
     return sorted(found)
 
 

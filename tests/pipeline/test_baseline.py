@@ -21,6 +21,7 @@ from agentctl.domain.enums import (
 from agentctl.domain.verification import VerificationCheck
 from agentctl.services.ports import RunRecord
 from tests.conftest import make_repo
+from tests.machine import unavailable
 from tests.pipeline.conftest import Harness
 
 K = TestClassification
@@ -296,7 +297,7 @@ def maven() -> str:
     local repository); the tests that need it are for machines that have it."""
     mvn = shutil.which("mvn")
     if mvn is None:
-        pytest.skip("mvn is not installed")
+        unavailable("mvn is not installed")
     return mvn
 
 
