@@ -4,12 +4,14 @@ fake Anthropic API of tests/agents/fake_models.py (the one fake: the model vendo
 
     .venv/bin/python benchmarks/bench_agents.py [--calls 50]
 
-1. Hook overhead per tool call: a session of CALLS `Bash true` calls, run by `claude` alone
-   (`--allowedTools Bash`, no hook) and under `agentctl run start --agent claude` (every call
-   through the PreToolUse hook, the attempt's socket, the guards and the ledger), once with
-   `[sandbox] mode = "off"` (the hook's own cost) and once in the sandbox (its model requests
-   also cross the netbridge and the egress proxy). Per call: the time between the model
-   requests on either side of it. Target: the median added <= 50 ms.
+1. Hook overhead per tool call: a session of CALLS `Bash true` calls under `agentctl run start
+   --agent claude` (every call through the PreToolUse hook, the attempt's socket, the guards and
+   the ledger), beside the very same run with the hook taken out (a wrapper empties the hook
+   settings agentctl wrote, then runs claude with agentctl's argv, env, home and workspace), and
+   `claude` alone for reference. With `[sandbox] mode = "off"` (the hook's own cost) and in the
+   sandbox (its model requests also cross the netbridge and the egress proxy; the baseline is
+   then sandboxed too). Per call: the time between the model requests on either side of it.
+   Target: the median added <= 50 ms.
 2. A whole `--agent claude` run of the feature-flag migration (clone, agent, collect, verify,
    judge, verdict), beside the same scripted session run by `claude` alone in a clone. Target:
    everything besides the agent's own time <= 1.5 s.
@@ -30,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agentctl.execution.sandbox import program_dirs  # noqa: E402
 from agentctl.services.demo import prepare  # noqa: E402
 from tests.agents.conftest import CLAUDE, install_cli  # noqa: E402
 from tests.agents.fake_models import Call, FakeModel, Script, Text, anthropic_server  # noqa: E402
@@ -83,6 +86,23 @@ def under_agentctl(root: Path, server: FakeModel, script: Script, repo: Path,
     return elapsed
 
 
+def without_hook(claude: Path, root: Path) -> Path:
+    """`claude` as agentctl launches it, but with the hook settings agentctl wrote emptied."""
+    wrapper = root / "claude-without-hook"
+    wrapper.write_text(f'#!/bin/sh\nprevious=""\nfor word in "$@"; do\n'
+                       f'  [ "$previous" = "--settings" ] && echo "{{}}" > "$word"\n'
+                       f'  previous="$word"\ndone\nexec {claude} "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def median_call(where: Path, server: FakeModel, script: Script, repo: Path, home: Path) -> float:
+    under_agentctl(where, server, script, repo, home)
+    if len(script.arrivals) != len(script.turns):
+        sys.exit(f"the session in {where} stopped after {len(script.arrivals)} model requests")
+    return statistics.median(per_call(script))
+
+
 def per_call(script: Script) -> list[float]:
     """Seconds between consecutive model requests: one tool call and its turn each."""
     arrivals = script.arrivals
@@ -100,6 +120,9 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="bench-agents-"))
     try:
         repo, _plans, _settings = prepare(root)
+        hookless = without_hook(claude, root)
+        # the jail shows the configured program's own install; the wrapper's is elsewhere
+        visible = json.dumps([str(d) for d in program_dirs(str(claude), os.environ["PATH"])])
         config = (
             f'[agents.claude]\ncommand = "{claude}"\nmax_turns = {args.calls + 10}\n\n'
             '[env]\npassthrough = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]\n\n'
@@ -112,13 +135,18 @@ def main() -> None:
             (where / ".agentctl.toml").write_text(config + extra)
         calls = [[Call("Bash", {"command": "true", "description": "n"})]
                  for _ in range(args.calls)] + [[Text("done")]]
-        without = Script(calls)
-        alone(claude, server, without, repo, root)
-        base = statistics.median(per_call(without))
+        reference = Script(calls)
+        alone(claude, server, reference, repo, root)
+        print(f"{'(reference) claude alone, per tool call (median)':<52} "
+              f"{1000 * statistics.median(per_call(reference)):9.3f} ms")
         for where, label in ((unsandboxed, "sandbox off"), (sandboxed, "in the sandbox")):
-            with_hook = Script(calls)
-            under_agentctl(where, server, with_hook, repo, where / "home")
-            hooked = statistics.median(per_call(with_hook))
+            hooked = median_call(where, server, Script(calls), repo, where / "home")
+            unhooked_dir = where.parent / f"{where.name}-nohook"
+            unhooked_dir.mkdir()
+            (unhooked_dir / ".agentctl.toml").write_text(
+                (where / ".agentctl.toml").read_text().replace(str(claude), str(hookless))
+                + ("" if where is unsandboxed else f"\n[sandbox]\nread_only = {visible}\n"))
+            base = median_call(unhooked_dir, server, Script(calls), repo, unhooked_dir / "home")
             line(f"per tool call, {args.calls} calls, {label} (median)", hooked * 1000,
                  base * 1000, "ms", f"added {1000 * (hooked - base):.1f} ms <= 50 ms")
 
