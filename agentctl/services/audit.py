@@ -128,16 +128,17 @@ def _stored_records(store: Store, views: Views) -> _Stored:
     """The digest of every record an event vouches for, run statuses, and what does not even
     decode, or whose blob is not the content its row names."""
     from agentctl.domain.artifact import Artifact
+    from agentctl.store.rows import evidence
     from agentctl.store.rows import runs as rows
 
     stored = _Stored()
     tables: tuple[tuple[str, rows.RowMapping[Any], Callable[[Any], str]], ...] = (
-        ("verdict", rows.VERDICTS, digest),
-        ("patch", rows.PATCHES, digest),
-        ("verification", rows.VERIFICATIONS, digest),
-        ("judgement", rows.JUDGEMENTS, digest),
-        ("approval", rows.APPROVALS, digest),
-        ("pull request", rows.PULL_REQUESTS, digest),
+        ("verdict", evidence.VERDICTS, digest),
+        ("patch", evidence.PATCHES, digest),
+        ("verification", evidence.VERIFICATIONS, digest),
+        ("judgement", evidence.JUDGEMENTS, digest),
+        ("approval", evidence.APPROVALS, digest),
+        ("pull request", evidence.PULL_REQUESTS, digest),
         ("artifact", rows.ARTIFACTS, digest),
     )
     for kind, mapping, digest_of in tables:

@@ -21,6 +21,7 @@ from agentctl.store import tables
 from agentctl.store.engine import reconnecting
 from agentctl.store.event_log import EventLog
 from agentctl.store.repository import Repository
+from agentctl.store.rows import evidence as evidence_rows
 from agentctl.store.rows import runs as run_rows
 from agentctl.store.rows import tasks as task_rows
 
@@ -59,13 +60,13 @@ class UnitOfWork:
         self.steps = Repository(connection, tables.step, run_rows.STEPS)
         self.tool_calls = Repository(connection, tables.tool_call, run_rows.TOOL_CALLS)
         self.artifacts = Repository(connection, tables.artifact, run_rows.ARTIFACTS)
-        self.patches = Repository(connection, tables.patch, run_rows.PATCHES)
+        self.patches = Repository(connection, tables.patch, evidence_rows.PATCHES)
         self.verifications = Repository(connection, tables.verification_report,
-                                        run_rows.VERIFICATIONS)
-        self.judgements = Repository(connection, tables.judge_report, run_rows.JUDGEMENTS)
-        self.verdicts = Repository(connection, tables.verdict, run_rows.VERDICTS)
-        self.approvals = Repository(connection, tables.approval, run_rows.APPROVALS)
-        self.pull_requests = Repository(connection, tables.pull_request, run_rows.PULL_REQUESTS)
+                                        evidence_rows.VERIFICATIONS)
+        self.judgements = Repository(connection, tables.judge_report, evidence_rows.JUDGEMENTS)
+        self.verdicts = Repository(connection, tables.verdict, evidence_rows.VERDICTS)
+        self.approvals = Repository(connection, tables.approval, evidence_rows.APPROVALS)
+        self.pull_requests = Repository(connection, tables.pull_request, evidence_rows.PULL_REQUESTS)
         self.events = EventLog(connection)
         return self
 

@@ -226,18 +226,18 @@ class Views:
         return {a.artifact_id: a for a in found}
 
     def patches(self, run_id: str) -> list[Patch]:
-        from agentctl.store.rows import runs as run_rows
+        from agentctl.store.rows import evidence as evidence_rows
 
-        return self.records(run_rows.patch_from_row,
+        return self.records(evidence_rows.patch_from_row,
                             "SELECT * FROM patch WHERE run_id = ? ORDER BY patch_id", (run_id,))
 
     def patch(self, run_id: str) -> Patch | None:
         return _last(self.patches(run_id))
 
     def verifications(self, run_id: str) -> list[VerificationReport]:
-        from agentctl.store.rows import runs as run_rows
+        from agentctl.store.rows import evidence as evidence_rows
 
-        return self.records(run_rows.verification_report_from_row,
+        return self.records(evidence_rows.verification_report_from_row,
                             "SELECT * FROM verification_report WHERE run_id = ? "
                             "ORDER BY verification_report_id", (run_id,))
 
@@ -245,30 +245,30 @@ class Views:
         return _last(self.verifications(run_id))
 
     def judgements(self, run_id: str) -> list[JudgeReport]:
-        from agentctl.store.rows import runs as run_rows
+        from agentctl.store.rows import evidence as evidence_rows
 
-        return self.records(run_rows.judge_report_from_row, "SELECT * FROM judge_report "
+        return self.records(evidence_rows.judge_report_from_row, "SELECT * FROM judge_report "
                             "WHERE run_id = ? ORDER BY judge_report_id", (run_id,))
 
     def judgement(self, run_id: str) -> JudgeReport | None:
         return _last(self.judgements(run_id))
 
     def verdict(self, run_id: str) -> Verdict | None:
-        from agentctl.store.rows import runs as run_rows
+        from agentctl.store.rows import evidence as evidence_rows
 
-        return _last(self.records(run_rows.verdict_from_row, "SELECT * FROM verdict WHERE run_id = ?",
+        return _last(self.records(evidence_rows.verdict_from_row, "SELECT * FROM verdict WHERE run_id = ?",
                                   (run_id,)))
 
     def approvals(self, run_id: str) -> list[Approval]:
-        from agentctl.store.rows import runs as run_rows
+        from agentctl.store.rows import evidence as evidence_rows
 
-        return self.records(run_rows.approval_from_row, "SELECT * FROM approval WHERE run_id = ? "
+        return self.records(evidence_rows.approval_from_row, "SELECT * FROM approval WHERE run_id = ? "
                             "ORDER BY approval_id", (run_id,))
 
     def pull_requests(self, run_id: str) -> list[PullRequest]:
-        from agentctl.store.rows import runs as run_rows
+        from agentctl.store.rows import evidence as evidence_rows
 
-        return self.records(run_rows.pull_request_from_row, "SELECT * FROM pull_request "
+        return self.records(evidence_rows.pull_request_from_row, "SELECT * FROM pull_request "
                             "WHERE run_id = ? ORDER BY pr_id", (run_id,))
 
     def run_summaries(self, run_ids: Sequence[str]) -> dict[str, Row]:

@@ -30,6 +30,7 @@ from agentctl.domain.task import Session, SessionMessage, Task
 from agentctl.domain.verdict import Approval, ChainLink, Verdict
 from agentctl.domain.verification import VerificationCheck, VerificationReport
 from agentctl.store import json_columns
+from agentctl.store.rows import evidence
 from agentctl.store.rows import runs as rows
 from agentctl.store.rows import tasks as task_rows
 
@@ -40,9 +41,9 @@ NAMES = ["Task", "Session", "SessionMessage", "Run", "Attempt", "Step", "ToolCal
 MAPPINGS = {"Task": task_rows.TASKS, "Session": task_rows.SESSIONS,
             "SessionMessage": task_rows.MESSAGES,
             "Run": rows.RUNS, "Attempt": rows.ATTEMPTS, "Step": rows.STEPS,
-            "ToolCall": rows.TOOL_CALLS, "Artifact": rows.ARTIFACTS, "Patch": rows.PATCHES,
-            "VerificationReport": rows.VERIFICATIONS, "JudgeReport": rows.JUDGEMENTS,
-            "Verdict": rows.VERDICTS, "Approval": rows.APPROVALS}
+            "ToolCall": rows.TOOL_CALLS, "Artifact": rows.ARTIFACTS, "Patch": evidence.PATCHES,
+            "VerificationReport": evidence.VERIFICATIONS, "JudgeReport": evidence.JUDGEMENTS,
+            "Verdict": evidence.VERDICTS, "Approval": evidence.APPROVALS}
 
 
 @pytest.mark.parametrize("name", list(MAPPINGS))
