@@ -13,7 +13,7 @@ import shlex
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from agentctl.domain.command_rules import GuardDecision, check_command, combine
@@ -21,26 +21,29 @@ from agentctl.domain.enums import ToolDecision, ToolOutcome
 from agentctl.domain.errors import BadInput
 from agentctl.domain.globs import first_match
 from agentctl.domain.native_tools import NativeAction, NativeCall
-from agentctl.domain.redaction import Redactor
-from agentctl.domain.run import PatchBoundary, ToolPolicy
 from agentctl.domain.step import ToolResult
-from agentctl.execution.git import WorkspaceGit, hardened_argv
+from agentctl.execution.git import hardened_argv
 from agentctl.execution.guards import (
-    BudgetGuard,
     PathCheck,
     check_path,
     diff_paths,
     git_apply_paths,
 )
-from agentctl.execution.process import Confiner, ProcessResult, run_to_file
+from agentctl.execution.shell_tool import (
+    _REDACTION_SLACK,
+    _bounded,
+    _failure_word,
+    _ms,
+    _process_result,
+    _run,
+    _shell_run,
+)
+from agentctl.execution.tool_context import ToolContext, _Failure
 
 TOOL_NAMES = ("fs.read", "fs.write", "fs.replace", "fs.delete", "fs.rename", "patch.apply",
               "shell.run")
 DEFAULT_TIMEOUT_SECONDS = 120.0
 GIT_APPLY_TIMEOUT_SECONDS = 120.0
-# Read a little past the limit, so a secret that straddles the cut is still recognised whole.
-_REDACTION_SLACK = 1024
-_TOKEN_CHARS = 256  # longer than any token the patterns know (keys are matched by BEGIN)
 
 # tool -> (required arguments, optional arguments)
 _ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -53,24 +56,6 @@ _ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "shell.run": (("command",), ("timeout",)),
 }
 _MAY_BE_EMPTY = frozenset({"content", "new"})
-
-
-@dataclass(frozen=True, slots=True)
-class ToolContext:
-    workspace: Path
-    policy: ToolPolicy
-    boundary: PatchBoundary
-    env: Mapping[str, str]  # already scrubbed
-    redactor: Redactor
-    scratch: Path  # private, outside the workspace: shell output lands here, not in the diff
-    git: WorkspaceGit  # agentctl's own git over the workspace: never the agent's .git config
-    should_stop: Callable[[], bool] | None = None
-    budget: BudgetGuard | None = None  # the wall and output budget a call may not run past
-    confine: Confiner | None = None  # where shell.run runs: the sandbox (None: on the host)
-
-
-class _Failure(Exception):
-    """An ordinary tool failure; `execute` answers it as ok=False."""
 
 
 def validate_arguments(tool: str, arguments: Mapping[str, object]) -> dict[str, object]:
@@ -310,85 +295,6 @@ def _patch_apply(args: Mapping[str, object], context: ToolContext) -> ToolResult
                           duration_ms=_ms(result))
     first_line = text.strip().splitlines()[0] if text.strip() else _failure_word(result)
     return _process_result(result, text, truncated, error=f"git apply failed: {first_line}")
-
-
-def _shell_run(args: Mapping[str, object], context: ToolContext) -> ToolResult:
-    command = str(args["command"])
-    try:
-        runnable: list[str] | str = command if context.policy.allow_shell else shlex.split(command)
-    except ValueError as problem:
-        raise _Failure(f"shell.run: `{command}` cannot be split: {problem}") from None
-    asked = float(args["timeout"])  # type: ignore[arg-type]
-    left = context.budget.seconds_left() if context.budget else asked
-    timeout = min(asked, left)
-    result, text, truncated = _run(runnable, context, timeout=timeout, confine=context.confine)
-    waited = f"timed out after {timeout:g} s" + (
-        "" if asked <= left else " (what was left of the run's wall budget)")
-    error = {ToolOutcome.OK: None, ToolOutcome.TIMED_OUT: waited,
-             ToolOutcome.CANCELLED: "cancelled"}.get(result.outcome, _failure_word(result))
-    return _process_result(result, text, truncated, error=error)
-
-
-def _run(
-    command: list[str] | str, context: ToolContext, *, timeout: float, stdin: bytes | None = None,
-    env: Mapping[str, str] | None = None, confine: Confiner | None = None,
-) -> tuple[ProcessResult, str, bool]:
-    """Run with output to a private scratch file; keep only its redacted, bounded head."""
-    descriptor, name = tempfile.mkstemp(prefix="tool-", suffix=".log", dir=context.scratch)
-    os.close(descriptor)
-    output = Path(name)
-    try:
-        result = run_to_file(command, cwd=context.workspace, env=env or context.env, output=output,
-                             timeout=timeout, should_stop=context.should_stop, stdin=stdin,
-                             max_output_bytes=context.budget.output_left() if context.budget
-                             else None, confine=confine)
-        with output.open("rb") as stream:
-            head = stream.read(context.policy.max_result_bytes + _REDACTION_SLACK)
-    finally:
-        output.unlink(missing_ok=True)
-    text, truncated = _bounded(head, result.output_bytes, context)
-    return result, text, truncated
-
-
-def _bounded(head: bytes, total: int, context: ToolContext) -> tuple[str, bool]:
-    """Redact first, then cut to the limit on a character boundary. When there was more than
-    was read, the read ends at its last whitespace: a token cut by the read would not be
-    recognised as one, and must not leak its first half."""
-    limit = context.policy.max_result_bytes
-    if total > len(head):
-        tail = max(len(head) - _TOKEN_CHARS, 0)
-        cut = max(head.rfind(b" ", tail), head.rfind(b"\n", tail), head.rfind(b"\t", tail))
-        head = head[:cut + 1] if cut >= 0 else head[:tail]
-    text = context.redactor.clean(head.decode("utf-8", "replace"))
-    data = text.encode("utf-8")
-    if len(data) > limit:
-        text = data[:limit].decode("utf-8", "ignore")
-    return text, total > limit or len(data) > limit
-
-
-def _process_result(result: ProcessResult, text: str, truncated: bool, *,
-                    error: str | None) -> ToolResult:
-    outcome = result.outcome
-    if outcome is ToolOutcome.OK and error is not None:
-        outcome = ToolOutcome.FAILED
-    return ToolResult(outcome=outcome, output=text, exit_code=result.exit_code,
-                      truncated=truncated, output_bytes=result.output_bytes,
-                      duration_ms=_ms(result), error=error)
-
-
-def _failure_word(result: ProcessResult) -> str:
-    if result.output_exceeded:
-        return (f"killed after {result.output_bytes} bytes of output: the run's output budget "
-                "(budget.max_output_bytes) is spent")
-    if result.exit_code is None:
-        return "the command could not be started"
-    if result.exit_code < 0:
-        return f"killed by signal {-result.exit_code}"
-    return f"exited with code {result.exit_code}"
-
-
-def _ms(result: ProcessResult) -> int:
-    return max(1, round(result.duration_seconds * 1000))
 
 
 def _done(message: str) -> ToolResult:
