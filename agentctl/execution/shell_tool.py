@@ -12,31 +12,31 @@ from pathlib import Path
 from agentctl.domain.enums import ToolOutcome
 from agentctl.domain.step import ToolResult
 from agentctl.execution.process import Confiner, ProcessResult, run_to_file
-from agentctl.execution.tool_context import ToolContext, _Failure
+from agentctl.execution.tool_context import ToolContext, ToolFailure
 
 # Read a little past the limit, so a secret that straddles the cut is still recognised whole.
-_REDACTION_SLACK = 1024
+REDACTION_SLACK = 1024
 _TOKEN_CHARS = 256  # longer than any token the patterns know (keys are matched by BEGIN)
 
 
-def _shell_run(args: Mapping[str, object], context: ToolContext) -> ToolResult:
+def shell_run(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     command = str(args["command"])
     try:
         runnable: list[str] | str = command if context.policy.allow_shell else shlex.split(command)
     except ValueError as problem:
-        raise _Failure(f"shell.run: `{command}` cannot be split: {problem}") from None
+        raise ToolFailure(f"shell.run: `{command}` cannot be split: {problem}") from None
     asked = float(args["timeout"])  # type: ignore[arg-type]
     left = context.budget.seconds_left() if context.budget else asked
     timeout = min(asked, left)
-    result, text, truncated = _run(runnable, context, timeout=timeout, confine=context.confine)
+    result, text, truncated = run_tool_process(runnable, context, timeout=timeout, confine=context.confine)
     waited = f"timed out after {timeout:g} s" + (
         "" if asked <= left else " (what was left of the run's wall budget)")
     error = {ToolOutcome.OK: None, ToolOutcome.TIMED_OUT: waited,
-             ToolOutcome.CANCELLED: "cancelled"}.get(result.outcome, _failure_word(result))
-    return _process_result(result, text, truncated, error=error)
+             ToolOutcome.CANCELLED: "cancelled"}.get(result.outcome, failure_word(result))
+    return process_result(result, text, truncated, error=error)
 
 
-def _run(
+def run_tool_process(
     command: list[str] | str, context: ToolContext, *, timeout: float, stdin: bytes | None = None,
     env: Mapping[str, str] | None = None, confine: Confiner | None = None,
 ) -> tuple[ProcessResult, str, bool]:
@@ -50,14 +50,14 @@ def _run(
                              max_output_bytes=context.budget.output_left() if context.budget
                              else None, confine=confine)
         with output.open("rb") as stream:
-            head = stream.read(context.policy.max_result_bytes + _REDACTION_SLACK)
+            head = stream.read(context.policy.max_result_bytes + REDACTION_SLACK)
     finally:
         output.unlink(missing_ok=True)
-    text, truncated = _bounded(head, result.output_bytes, context)
+    text, truncated = bounded_output(head, result.output_bytes, context)
     return result, text, truncated
 
 
-def _bounded(head: bytes, total: int, context: ToolContext) -> tuple[str, bool]:
+def bounded_output(head: bytes, total: int, context: ToolContext) -> tuple[str, bool]:
     """Redact first, then cut to the limit on a character boundary. When there was more than
     was read, the read ends at its last whitespace: a token cut by the read would not be
     recognised as one, and must not leak its first half."""
@@ -73,17 +73,17 @@ def _bounded(head: bytes, total: int, context: ToolContext) -> tuple[str, bool]:
     return text, total > limit or len(data) > limit
 
 
-def _process_result(result: ProcessResult, text: str, truncated: bool, *,
+def process_result(result: ProcessResult, text: str, truncated: bool, *,
                     error: str | None) -> ToolResult:
     outcome = result.outcome
     if outcome is ToolOutcome.OK and error is not None:
         outcome = ToolOutcome.FAILED
     return ToolResult(outcome=outcome, output=text, exit_code=result.exit_code,
                       truncated=truncated, output_bytes=result.output_bytes,
-                      duration_ms=_ms(result), error=error)
+                      duration_ms=elapsed_ms(result), error=error)
 
 
-def _failure_word(result: ProcessResult) -> str:
+def failure_word(result: ProcessResult) -> str:
     if result.output_exceeded:
         return (f"killed after {result.output_bytes} bytes of output: the run's output budget "
                 "(budget.max_output_bytes) is spent")
@@ -94,5 +94,5 @@ def _failure_word(result: ProcessResult) -> str:
     return f"exited with code {result.exit_code}"
 
 
-def _ms(result: ProcessResult) -> int:
+def elapsed_ms(result: ProcessResult) -> int:
     return max(1, round(result.duration_seconds * 1000))

@@ -28,5 +28,5 @@ class ToolContext:
     confine: Confiner | None = None  # where shell.run runs: the sandbox (None: on the host)
 
 
-class _Failure(Exception):
+class ToolFailure(Exception):
     """An ordinary tool failure; `execute` answers it as ok=False."""

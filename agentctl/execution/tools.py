@@ -30,15 +30,15 @@ from agentctl.execution.guards import (
     git_apply_paths,
 )
 from agentctl.execution.shell_tool import (
-    _REDACTION_SLACK,
-    _bounded,
-    _failure_word,
-    _ms,
-    _process_result,
-    _run,
-    _shell_run,
+    REDACTION_SLACK,
+    bounded_output,
+    elapsed_ms,
+    failure_word,
+    process_result,
+    run_tool_process,
+    shell_run,
 )
-from agentctl.execution.tool_context import ToolContext, _Failure
+from agentctl.execution.tool_context import ToolContext, ToolFailure
 
 TOOL_NAMES = ("fs.read", "fs.write", "fs.replace", "fs.delete", "fs.rename", "patch.apply",
               "shell.run")
@@ -179,7 +179,7 @@ def execute(tool: str, arguments: Mapping[str, object], context: ToolContext) ->
     try:
         args = validate_arguments(tool, arguments)
         result = _EXECUTORS[tool](args, context)
-    except (BadInput, _Failure) as error:
+    except (BadInput, ToolFailure) as error:
         result = ToolResult(outcome=ToolOutcome.FAILED, error=str(error))
     except OSError as error:
         result = ToolResult(outcome=ToolOutcome.FAILED, error=f"{tool}: {error.strerror or error}")
@@ -192,7 +192,7 @@ def _path(context: ToolContext, raw: object, *, write: bool) -> tuple[Path, str]
     """Re-check at execution time: the guard's answer may be stale, the workspace may have moved."""
     check = _check(context, str(raw), write=write)
     if not check.decision.allowed or check.absolute is None or check.relative is None:
-        raise _Failure(f"refused: {check.decision.reason}")
+        raise ToolFailure(f"refused: {check.decision.reason}")
     return check.absolute, check.relative
 
 
@@ -201,8 +201,8 @@ def _fs_read(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     _require_file(path, relative, "fs.read")
     size = path.stat().st_size
     with path.open("rb") as stream:
-        head = stream.read(context.policy.max_result_bytes + _REDACTION_SLACK)
-    text, truncated = _bounded(head, size, context)
+        head = stream.read(context.policy.max_result_bytes + REDACTION_SLACK)
+    text, truncated = bounded_output(head, size, context)
     return ToolResult(outcome=ToolOutcome.OK, output=text, truncated=truncated,
                       output_bytes=size)
 
@@ -210,7 +210,7 @@ def _fs_read(args: Mapping[str, object], context: ToolContext) -> ToolResult:
 def _fs_write(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     path, relative = _path(context, args["path"], write=True)
     if path.exists() and not path.is_file():
-        raise _Failure(f"fs.write: `{relative}` is not a regular file")
+        raise ToolFailure(f"fs.write: `{relative}` is not a regular file")
     data = str(args["content"]).encode("utf-8", "surrogateescape")
     path.parent.mkdir(parents=True, exist_ok=True)
     _write_new_inode(path, data)
@@ -223,16 +223,16 @@ def _fs_replace(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
-        raise _Failure(f"fs.replace: `{relative}` is not UTF-8 text") from None
+        raise ToolFailure(f"fs.replace: `{relative}` is not UTF-8 text") from None
     old, new, wanted = str(args["old"]), str(args["new"]), args["count"]
     found = text.count(old)
     if found == 0:
-        raise _Failure(f"fs.replace: the old text was not found in `{relative}`")
+        raise ToolFailure(f"fs.replace: the old text was not found in `{relative}`")
     if wanted is None and found > 1:
-        raise _Failure(f"fs.replace: the old text occurs {found} times in `{relative}`; include "
+        raise ToolFailure(f"fs.replace: the old text occurs {found} times in `{relative}`; include "
                        f"more surrounding text to make it unique, or pass count = {found}")
     if wanted is not None and found != wanted:
-        raise _Failure(f"fs.replace: the old text occurs {found} times in `{relative}`, "
+        raise ToolFailure(f"fs.replace: the old text occurs {found} times in `{relative}`, "
                        f"not {wanted}")
     _write_new_inode(path, text.replace(old, new).encode("utf-8"))
     return _done(f"replaced {found} occurrence{'s' if found > 1 else ''} in {relative}")
@@ -250,7 +250,7 @@ def _fs_rename(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     target, new = _path(context, args["to"], write=True)
     _require_file(source, old, "fs.rename", regular=False)
     if target.exists() or target.is_symlink():
-        raise _Failure(f"fs.rename: `{new}` already exists")
+        raise ToolFailure(f"fs.rename: `{new}` already exists")
     target.parent.mkdir(parents=True, exist_ok=True)
     os.rename(source, target)
     return _done(f"renamed {old} to {new}")
@@ -277,24 +277,24 @@ def _write_new_inode(path: Path, data: bytes) -> None:
 def _require_file(path: Path, relative: str, tool: str, *, regular: bool = True) -> None:
     """Files only: a directory would take unjudged files along; a FIFO would block a read."""
     if not (path.exists() or path.is_symlink()):
-        raise _Failure(f"{tool}: `{relative}` does not exist")
+        raise ToolFailure(f"{tool}: `{relative}` does not exist")
     if path.is_dir() and not path.is_symlink():
-        raise _Failure(f"{tool}: `{relative}` is a directory; {tool} works on files only")
+        raise ToolFailure(f"{tool}: `{relative}` is a directory; {tool} works on files only")
     if regular and not path.is_file():
-        raise _Failure(f"{tool}: `{relative}` is not a regular file")
+        raise ToolFailure(f"{tool}: `{relative}` is not a regular file")
 
 
 def _patch_apply(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     diff = str(args["diff"]).encode("utf-8", "surrogateescape")
-    result, text, truncated = _run(hardened_argv("apply", "-"), context,
+    result, text, truncated = run_tool_process(hardened_argv("apply", "-"), context,
                                    timeout=GIT_APPLY_TIMEOUT_SECONDS, stdin=diff,
                                    env=context.git.env())
     if result.outcome is ToolOutcome.OK:
         return ToolResult(outcome=ToolOutcome.OK, output="patch applied\n" + text, exit_code=0,
                           truncated=truncated, output_bytes=result.output_bytes,
-                          duration_ms=_ms(result))
-    first_line = text.strip().splitlines()[0] if text.strip() else _failure_word(result)
-    return _process_result(result, text, truncated, error=f"git apply failed: {first_line}")
+                          duration_ms=elapsed_ms(result))
+    first_line = text.strip().splitlines()[0] if text.strip() else failure_word(result)
+    return process_result(result, text, truncated, error=f"git apply failed: {first_line}")
 
 
 def _done(message: str) -> ToolResult:
@@ -305,5 +305,5 @@ def _done(message: str) -> ToolResult:
 _EXECUTORS: dict[str, Callable[[Mapping[str, object], ToolContext], ToolResult]] = {
     "fs.read": _fs_read, "fs.write": _fs_write, "fs.replace": _fs_replace,
     "fs.delete": _fs_delete, "fs.rename": _fs_rename, "patch.apply": _patch_apply,
-    "shell.run": _shell_run,
+    "shell.run": shell_run,
 }

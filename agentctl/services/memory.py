@@ -46,7 +46,7 @@ from agentctl.domain.transitions import ACTIVE_RUN, TERMINAL_RUN, UNFINISHED_RUN
 from agentctl.domain.verdict import Verdict
 from agentctl.domain.verification import VerificationReport
 from agentctl.services.memory_ledger import MemoryLedger
-from agentctl.services.memory_lock import Locked, _locked
+from agentctl.services.memory_lock import Locked, locked
 from agentctl.services.ports import (
     Heartbeat,
     Lease,
@@ -97,7 +97,7 @@ class MemoryRunQueue(Locked):
         self.events: list[Event] = []
 
     # --- what the store's use cases do before a run executes ---------------------------------
-    @_locked
+    @locked
     def create(self, task: Task, spec: ExecutionSpec) -> Run:
         """A QUEUED run of `task` under `spec` (create_run, without resolving the repository)."""
         now = self.clock()
@@ -120,7 +120,7 @@ class MemoryRunQueue(Locked):
                      run_id=run.run_id, payload={"reason": "created"})])
         return queued
 
-    @_locked
+    @locked
     def cancel(self, run_id: str, *, by: str, reason: str) -> Run:
         now = self.clock()
         run = self.run(run_id)
@@ -141,7 +141,7 @@ class MemoryRunQueue(Locked):
     def now(self) -> datetime:
         return self.clock()
 
-    @_locked
+    @locked
     def lease(self, *, worker_id: str, ttl_seconds: float,
               run_id: str | None = None) -> Lease | None:
         self.reap_expired()  # as the store's claim does: expired leases first
@@ -161,7 +161,7 @@ class MemoryRunQueue(Locked):
                          worker_id, ttl_seconds)
         return None
 
-    @_locked
+    @locked
     def heartbeat(self, lease: Lease) -> Heartbeat:
         now = self.clock()
         attempt = self.attempts[lease.attempt_id]
@@ -172,7 +172,7 @@ class MemoryRunQueue(Locked):
             lease_expires_at=now + timedelta(seconds=lease.ttl_seconds))
         return Heartbeat(self.cancel_request(lease.run_id))
 
-    @_locked
+    @locked
     def reap_expired(self) -> list[Run]:
         now = self.clock()
         expired = [a for a in self.attempts.values()
@@ -229,7 +229,7 @@ class MemoryRunQueue(Locked):
                 attempt_id=event.attempt_id, step_id=event.step_id, payload=dict(event.payload),
                 created_at=from_iso(created) or event.created_at, prev_hash=prev, hash=digest))
 
-    @_locked
+    @locked
     def conclude(self, run_id: str, end: Completed | Cancelled | InfraFailed, now: datetime, *,
                  attempt_id: str | None = None) -> Run:
         """`runs.conclude_attempt`, on the dicts: the same rule, the same compare-and-sets."""

@@ -15,7 +15,7 @@ from agentctl.domain.enums import AttemptStatus, EventType, RunStatus, StepType
 from agentctl.domain.errors import LeaseLost
 from agentctl.domain.run import Run
 from agentctl.domain.step import Step, ToolCall, ToolResult
-from agentctl.services.memory_lock import Locked, _locked
+from agentctl.services.memory_lock import Locked, locked
 from agentctl.services.ports import CallRequest, Lease, NewArtifact, StepEnd
 from agentctl.services.recording import AttemptEvents
 
@@ -44,7 +44,7 @@ class MemoryLedger(Locked):
     def flush(self) -> None:
         """Nothing is batched here."""
 
-    @_locked
+    @locked
     def activate(self) -> Run:
         self._fence()
         now = self.now()
@@ -58,7 +58,7 @@ class MemoryLedger(Locked):
             workerId=self.lease.worker_id, runStatus=run.status.value)])
         return run
 
-    @_locked
+    @locked
     def advance(self, target: RunStatus, event: EventType, **payload: object) -> None:
         self._fence()
         run = self.queue.run(self.lease.run_id)
@@ -67,7 +67,7 @@ class MemoryLedger(Locked):
         self.queue.append([self._records.event(event, self.now(), runStatus=target.value,
                                                **payload)])
 
-    @_locked
+    @locked
     def end(self, end: AttemptEnd) -> Run | None:
         if isinstance(end, LostLease):
             return None
@@ -78,7 +78,7 @@ class MemoryLedger(Locked):
         return self.queue.conclude(self.lease.run_id, end, self.now(),
                                    attempt_id=self.lease.attempt_id)
 
-    @_locked
+    @locked
     def begin_step(self, type_: StepType, title: str, *, live: bool) -> Step:
         step = self._records.step(type_, title, self.now())
         if live:
@@ -87,7 +87,7 @@ class MemoryLedger(Locked):
             self.queue.append([self._records.started(step)])
         return step
 
-    @_locked
+    @locked
     def end_step(self, step: Step, end: StepEnd) -> list[Artifact]:
         self._fence()
         done, stored, events = self._records.finished(step, end, self.now())
@@ -98,7 +98,7 @@ class MemoryLedger(Locked):
         self.queue.append(events if live else [self._records.started(step), *events])
         return stored
 
-    @_locked
+    @locked
     def finished_call(self, request: CallRequest, result: ToolResult | None, *,
                       attributes: Mapping[str, object] | None = None) -> ToolCall:
         self._fence()
@@ -110,7 +110,7 @@ class MemoryLedger(Locked):
         self.queue.append(self._records.call_events(call, now, finished=True))
         return call
 
-    @_locked
+    @locked
     def begin_call(self, request: CallRequest) -> tuple[Step, ToolCall]:
         self._fence()
         step, call = self._records.call(request)
@@ -119,7 +119,7 @@ class MemoryLedger(Locked):
         self.queue.append(self._records.call_events(call, request.requested_at, finished=False))
         return step, call
 
-    @_locked
+    @locked
     def end_call(self, step: Step, call: ToolCall, result: ToolResult,
                  artifacts: Sequence[NewArtifact] = (), *,
                  attributes: Mapping[str, object] | None = None) -> ToolCall:

@@ -13,12 +13,12 @@ T = TypeVar("T")
 
 
 class Locked:
-    """What `_locked` may guard: the queue, and each of its ledgers, which hold the queue's lock."""
+    """What `locked` may guard: the queue, and each of its ledgers, which hold the queue's lock."""
 
     lock: threading.RLock
 
 
-def _locked(method: Callable[P, T]) -> Callable[P, T]:
+def locked(method: Callable[P, T]) -> Callable[P, T]:
     """One writer at a time, as the store's transactions are."""
     @wraps(method)
     def locked(*args: P.args, **kwargs: P.kwargs) -> T:
