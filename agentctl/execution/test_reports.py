@@ -19,9 +19,15 @@ from pathlib import Path
 from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import TestOutcome
 from agentctl.domain.verification import TestReport, TestResult
+from agentctl.execution.report_formats import (
+    MAX_REPORT_BYTES,
+    UnittestRun,
+    first_assertion,
+    parse_go_json,
+    parse_junit,
+    parse_unittest,
+)
 
-T = TestOutcome
-MAX_REPORT_BYTES = 64 << 20
 MAX_LOG_LINE = 1 << 16
 PYTEST_REPORT = "pytest-junit.xml"
 PYTEST_JSON = "pytest-results.json"
@@ -90,20 +96,6 @@ def pytest_sessionfinish(session):
 # What pytest prints when our plugin cannot be imported (PYTHONPATH dropped by a wrapper).
 _PLUGIN_MISSING = re.compile(r"Error importing plugin .?" + REPORT_PLUGIN
                              + r"|No module named .?" + REPORT_PLUGIN)
-
-_UNITTEST_START = re.compile(r"^(\w+) \(([\w.]+)\)(?: \.\.\. (.*))?$")
-_UNITTEST_END = re.compile(
-    r"(ok|FAIL|ERROR|skipped '.*'|skipped \".*\"|expected failure|unexpected success)$")
-_UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ")
-_UNITTEST_SKIPPED = re.compile(r"^(?:OK|FAILED) \(.*\bskipped=(\d+)")
-_UNITTEST_PROBLEM = re.compile(r"^(FAIL|ERROR): (\w+) \(([\w.]+)\)")
-_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Failure|Exit)\b")
-_SEPARATOR = re.compile(r"^(?:={20,}|-{20,})$")
-_UNITTEST_VERDICTS = {"ok": T.PASSED, "FAIL": T.FAILED, "ERROR": T.ERROR,
-                      "expected failure": T.PASSED, "unexpected success": T.FAILED}
-_GO_ACTIONS = {"pass": T.PASSED, "fail": T.FAILED, "skip": T.SKIPPED}
-_ASSERT_EXPRESSION = re.compile(r"\bassert\s")
-_GO_MESSAGE = re.compile(r"^\s+\S+\.go:\d+: (.*)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,126 +180,6 @@ def collect(*, workspace: Path, reports: ReportDir, log: Path, since_ns: int,
                       unnamed_skipped=unnamed.unnamed_skipped)
 
 
-def parse_junit(path: Path, *, pytest_ids: bool = False) -> list[TestResult]:
-    """Every test case of a JUnit XML file. With `pytest_ids`, ids are pytest node ids (from
-    the xunit1 `file` attribute), else `classname.name`. Raises JUnitXmlError or SyntaxError
-    for a malformed file, ValueError for one over 64 MiB."""
-    from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite  # ~20 ms: late
-
-    if path.stat().st_size > MAX_REPORT_BYTES:
-        raise ValueError(f"{path} is larger than {MAX_REPORT_BYTES} bytes")
-    xml = JUnitXml.fromfile(str(path))
-    suites = [xml] if isinstance(xml, TestSuite) else list(xml)
-    results: list[TestResult] = []
-    for suite in suites:
-        for case in suite:
-            if not isinstance(case, TestCase):
-                continue
-            outcome, message = T.PASSED, None
-            for result in case.result:
-                if isinstance(result, (Failure, Error)):
-                    outcome = T.FAILED if isinstance(result, Failure) else T.ERROR
-                    message = first_assertion(result.message or result.text or "")
-                    break
-                if isinstance(result, Skipped):
-                    outcome = T.SKIPPED
-            test_id = _pytest_node_id(case) if pytest_ids else None
-            if test_id is None:
-                test_id = f"{case.classname}.{case.name}" if case.classname else str(case.name)
-            results.append(TestResult(test_id=test_id, outcome=outcome, message=message))
-    return results
-
-
-@dataclass(frozen=True, slots=True)
-class UnittestRun:
-    results: list[TestResult]
-    unnamed_passed: int = 0  # without -v, unittest names only the tests that failed
-    unnamed_skipped: int = 0
-
-
-def parse_unittest(lines: Iterator[str]) -> UnittestRun:
-    """unittest's `-v` lines (`test_x (mod.Class.test_x) ... ok`) and the FAIL:/ERROR: sections
-    any verbosity prints; without `-v` only the failing tests are named, the rest counted from
-    `Ran N tests` and `OK (skipped=N)`."""
-    outcomes: dict[str, TestOutcome] = {}
-    messages: dict[str, str] = {}
-    pending: str | None = None
-    section: str | None = None
-    ran = skipped = 0
-    for line in lines:
-        if match := _UNITTEST_PROBLEM.match(line):
-            section = _unittest_id(match.group(2), match.group(3))
-            outcomes[section] = T.FAILED if match.group(1) == "FAIL" else T.ERROR
-            continue
-        if match := _UNITTEST_RAN.match(line):
-            ran, section = ran + int(match.group(1)), None
-            continue
-        if match := _UNITTEST_SKIPPED.match(line):
-            skipped += int(match.group(1))
-            continue
-        if section is not None:
-            if _SEPARATOR.match(line) and section in messages:
-                section = None
-            elif section not in messages and _EXCEPTION_LINE.match(line):
-                messages[section] = line.strip()
-            continue
-        if match := _UNITTEST_START.match(line):
-            pending = _unittest_id(match.group(1), match.group(2))
-            rest = match.group(3)
-            if rest is None:
-                continue
-            line = rest
-        if pending is not None and (end := _UNITTEST_END.search(line.strip())):
-            word = end.group(1)
-            outcomes[pending] = T.SKIPPED if word.startswith("skipped") else _UNITTEST_VERDICTS[word]
-            pending = None
-    results = [TestResult(test_id=test_id, outcome=outcome, message=messages.get(test_id))
-               for test_id, outcome in outcomes.items()]
-    named_skipped = sum(1 for r in results if r.outcome is T.SKIPPED)
-    unnamed_skipped = max(skipped - named_skipped, 0)
-    unnamed_passed = max(ran - len(results) - unnamed_skipped, 0)
-    return UnittestRun(results, unnamed_passed, unnamed_skipped)
-
-
-def parse_go_json(lines: Iterator[str]) -> list[TestResult]:
-    """`go test -json` events: each test's last pass/fail/skip, and its first `file.go:N:` line."""
-    outcomes: dict[str, TestOutcome] = {}
-    messages: dict[str, str] = {}
-    for line in lines:
-        if not line.startswith("{"):
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict) or not event.get("Test"):
-            continue
-        test_id = f"{event.get('Package', '')}::{event['Test']}"
-        action = event.get("Action")
-        if action in _GO_ACTIONS:
-            outcomes[test_id] = _GO_ACTIONS[action]
-        elif action == "output" and test_id not in messages:
-            if match := _GO_MESSAGE.match(str(event.get("Output", "")).rstrip("\n")):
-                messages[test_id] = match.group(1).strip()
-    return [TestResult(test_id=test_id, outcome=outcome,
-                       message=messages.get(test_id) if outcome is T.FAILED else None)
-            for test_id, outcome in outcomes.items()]
-
-
-def first_assertion(message: str) -> str | None:
-    """The line a reviewer needs: the first line of a failure, and the first `assert` line
-    when the first one is only the assertion's own message."""
-    lines = [line.strip() for line in strip_ansi(message).splitlines() if line.strip()]
-    if not lines:
-        return None
-    first = lines[0]
-    if not _ASSERT_EXPRESSION.search(first):
-        for line in lines[1:6]:
-            if line.startswith("assert ") or line.startswith("E       assert "):
-                return f"{first}: {line.removeprefix('E').strip()}"
-    return first
-
-
 def plugin_missing(log_tail: str) -> bool:
     """Whether pytest failed to load agentctl's report plugin (a wrapper dropped PYTHONPATH but
     kept PYTEST_ADDOPTS): the run then says nothing about the code and is made again."""
@@ -376,23 +248,6 @@ def _from_log(log: Path) -> tuple[list[TestResult], UnittestRun]:
         return parse_go_json(lines()), parse_unittest(lines())
     except OSError:
         return [], UnittestRun([])
-
-
-def _pytest_node_id(case: object) -> str | None:
-    """`tests/test_x.py::Class::test_y[1]` from xunit1's file, classname and name."""
-    file = getattr(case, "_elem").attrib.get("file")  # noqa: B009 - junitparser keeps it raw
-    classname, name = getattr(case, "classname", None), getattr(case, "name", None)
-    if not file or not name:
-        return None
-    module = file.removesuffix(".py").replace("/", ".").replace("\\", ".")
-    inner = classname[len(module):].lstrip(".") if classname and classname.startswith(module) \
-        else ""
-    parts = [file, *(inner.split(".") if inner else ()), name]
-    return "::".join(part for part in parts if part)
-
-
-def _unittest_id(name: str, where: str) -> str:
-    return where if where.endswith(f".{name}") else f"{where}.{name}"
 
 
 def _quoted(option: str) -> str:

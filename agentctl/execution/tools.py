@@ -13,7 +13,7 @@ import shlex
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from agentctl.domain.command_rules import GuardDecision, check_command, combine
@@ -21,26 +21,29 @@ from agentctl.domain.enums import ToolDecision, ToolOutcome
 from agentctl.domain.errors import BadInput
 from agentctl.domain.globs import first_match
 from agentctl.domain.native_tools import NativeAction, NativeCall
-from agentctl.domain.redaction import Redactor
-from agentctl.domain.run import PatchBoundary, ToolPolicy
 from agentctl.domain.step import ToolResult
-from agentctl.execution.git import WorkspaceGit, hardened_argv
+from agentctl.execution.git import hardened_argv
 from agentctl.execution.guards import (
-    BudgetGuard,
     PathCheck,
     check_path,
     diff_paths,
     git_apply_paths,
 )
-from agentctl.execution.process import Confiner, ProcessResult, run_to_file
+from agentctl.execution.shell_tool import (
+    REDACTION_SLACK,
+    bounded_output,
+    elapsed_ms,
+    failure_word,
+    process_result,
+    run_tool_process,
+    shell_run,
+)
+from agentctl.execution.tool_context import ToolContext, ToolFailure
 
 TOOL_NAMES = ("fs.read", "fs.write", "fs.replace", "fs.delete", "fs.rename", "patch.apply",
               "shell.run")
 DEFAULT_TIMEOUT_SECONDS = 120.0
 GIT_APPLY_TIMEOUT_SECONDS = 120.0
-# Read a little past the limit, so a secret that straddles the cut is still recognised whole.
-_REDACTION_SLACK = 1024
-_TOKEN_CHARS = 256  # longer than any token the patterns know (keys are matched by BEGIN)
 
 # tool -> (required arguments, optional arguments)
 _ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -53,24 +56,6 @@ _ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "shell.run": (("command",), ("timeout",)),
 }
 _MAY_BE_EMPTY = frozenset({"content", "new"})
-
-
-@dataclass(frozen=True, slots=True)
-class ToolContext:
-    workspace: Path
-    policy: ToolPolicy
-    boundary: PatchBoundary
-    env: Mapping[str, str]  # already scrubbed
-    redactor: Redactor
-    scratch: Path  # private, outside the workspace: shell output lands here, not in the diff
-    git: WorkspaceGit  # agentctl's own git over the workspace: never the agent's .git config
-    should_stop: Callable[[], bool] | None = None
-    budget: BudgetGuard | None = None  # the wall and output budget a call may not run past
-    confine: Confiner | None = None  # where shell.run runs: the sandbox (None: on the host)
-
-
-class _Failure(Exception):
-    """An ordinary tool failure; `execute` answers it as ok=False."""
 
 
 def validate_arguments(tool: str, arguments: Mapping[str, object]) -> dict[str, object]:
@@ -194,7 +179,7 @@ def execute(tool: str, arguments: Mapping[str, object], context: ToolContext) ->
     try:
         args = validate_arguments(tool, arguments)
         result = _EXECUTORS[tool](args, context)
-    except (BadInput, _Failure) as error:
+    except (BadInput, ToolFailure) as error:
         result = ToolResult(outcome=ToolOutcome.FAILED, error=str(error))
     except OSError as error:
         result = ToolResult(outcome=ToolOutcome.FAILED, error=f"{tool}: {error.strerror or error}")
@@ -207,7 +192,7 @@ def _path(context: ToolContext, raw: object, *, write: bool) -> tuple[Path, str]
     """Re-check at execution time: the guard's answer may be stale, the workspace may have moved."""
     check = _check(context, str(raw), write=write)
     if not check.decision.allowed or check.absolute is None or check.relative is None:
-        raise _Failure(f"refused: {check.decision.reason}")
+        raise ToolFailure(f"refused: {check.decision.reason}")
     return check.absolute, check.relative
 
 
@@ -216,8 +201,8 @@ def _fs_read(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     _require_file(path, relative, "fs.read")
     size = path.stat().st_size
     with path.open("rb") as stream:
-        head = stream.read(context.policy.max_result_bytes + _REDACTION_SLACK)
-    text, truncated = _bounded(head, size, context)
+        head = stream.read(context.policy.max_result_bytes + REDACTION_SLACK)
+    text, truncated = bounded_output(head, size, context)
     return ToolResult(outcome=ToolOutcome.OK, output=text, truncated=truncated,
                       output_bytes=size)
 
@@ -225,7 +210,7 @@ def _fs_read(args: Mapping[str, object], context: ToolContext) -> ToolResult:
 def _fs_write(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     path, relative = _path(context, args["path"], write=True)
     if path.exists() and not path.is_file():
-        raise _Failure(f"fs.write: `{relative}` is not a regular file")
+        raise ToolFailure(f"fs.write: `{relative}` is not a regular file")
     data = str(args["content"]).encode("utf-8", "surrogateescape")
     path.parent.mkdir(parents=True, exist_ok=True)
     _write_new_inode(path, data)
@@ -238,16 +223,16 @@ def _fs_replace(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
-        raise _Failure(f"fs.replace: `{relative}` is not UTF-8 text") from None
+        raise ToolFailure(f"fs.replace: `{relative}` is not UTF-8 text") from None
     old, new, wanted = str(args["old"]), str(args["new"]), args["count"]
     found = text.count(old)
     if found == 0:
-        raise _Failure(f"fs.replace: the old text was not found in `{relative}`")
+        raise ToolFailure(f"fs.replace: the old text was not found in `{relative}`")
     if wanted is None and found > 1:
-        raise _Failure(f"fs.replace: the old text occurs {found} times in `{relative}`; include "
+        raise ToolFailure(f"fs.replace: the old text occurs {found} times in `{relative}`; include "
                        f"more surrounding text to make it unique, or pass count = {found}")
     if wanted is not None and found != wanted:
-        raise _Failure(f"fs.replace: the old text occurs {found} times in `{relative}`, "
+        raise ToolFailure(f"fs.replace: the old text occurs {found} times in `{relative}`, "
                        f"not {wanted}")
     _write_new_inode(path, text.replace(old, new).encode("utf-8"))
     return _done(f"replaced {found} occurrence{'s' if found > 1 else ''} in {relative}")
@@ -265,7 +250,7 @@ def _fs_rename(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     target, new = _path(context, args["to"], write=True)
     _require_file(source, old, "fs.rename", regular=False)
     if target.exists() or target.is_symlink():
-        raise _Failure(f"fs.rename: `{new}` already exists")
+        raise ToolFailure(f"fs.rename: `{new}` already exists")
     target.parent.mkdir(parents=True, exist_ok=True)
     os.rename(source, target)
     return _done(f"renamed {old} to {new}")
@@ -292,103 +277,24 @@ def _write_new_inode(path: Path, data: bytes) -> None:
 def _require_file(path: Path, relative: str, tool: str, *, regular: bool = True) -> None:
     """Files only: a directory would take unjudged files along; a FIFO would block a read."""
     if not (path.exists() or path.is_symlink()):
-        raise _Failure(f"{tool}: `{relative}` does not exist")
+        raise ToolFailure(f"{tool}: `{relative}` does not exist")
     if path.is_dir() and not path.is_symlink():
-        raise _Failure(f"{tool}: `{relative}` is a directory; {tool} works on files only")
+        raise ToolFailure(f"{tool}: `{relative}` is a directory; {tool} works on files only")
     if regular and not path.is_file():
-        raise _Failure(f"{tool}: `{relative}` is not a regular file")
+        raise ToolFailure(f"{tool}: `{relative}` is not a regular file")
 
 
 def _patch_apply(args: Mapping[str, object], context: ToolContext) -> ToolResult:
     diff = str(args["diff"]).encode("utf-8", "surrogateescape")
-    result, text, truncated = _run(hardened_argv("apply", "-"), context,
+    result, text, truncated = run_tool_process(hardened_argv("apply", "-"), context,
                                    timeout=GIT_APPLY_TIMEOUT_SECONDS, stdin=diff,
                                    env=context.git.env())
     if result.outcome is ToolOutcome.OK:
         return ToolResult(outcome=ToolOutcome.OK, output="patch applied\n" + text, exit_code=0,
                           truncated=truncated, output_bytes=result.output_bytes,
-                          duration_ms=_ms(result))
-    first_line = text.strip().splitlines()[0] if text.strip() else _failure_word(result)
-    return _process_result(result, text, truncated, error=f"git apply failed: {first_line}")
-
-
-def _shell_run(args: Mapping[str, object], context: ToolContext) -> ToolResult:
-    command = str(args["command"])
-    try:
-        runnable: list[str] | str = command if context.policy.allow_shell else shlex.split(command)
-    except ValueError as problem:
-        raise _Failure(f"shell.run: `{command}` cannot be split: {problem}") from None
-    asked = float(args["timeout"])  # type: ignore[arg-type]
-    left = context.budget.seconds_left() if context.budget else asked
-    timeout = min(asked, left)
-    result, text, truncated = _run(runnable, context, timeout=timeout, confine=context.confine)
-    waited = f"timed out after {timeout:g} s" + (
-        "" if asked <= left else " (what was left of the run's wall budget)")
-    error = {ToolOutcome.OK: None, ToolOutcome.TIMED_OUT: waited,
-             ToolOutcome.CANCELLED: "cancelled"}.get(result.outcome, _failure_word(result))
-    return _process_result(result, text, truncated, error=error)
-
-
-def _run(
-    command: list[str] | str, context: ToolContext, *, timeout: float, stdin: bytes | None = None,
-    env: Mapping[str, str] | None = None, confine: Confiner | None = None,
-) -> tuple[ProcessResult, str, bool]:
-    """Run with output to a private scratch file; keep only its redacted, bounded head."""
-    descriptor, name = tempfile.mkstemp(prefix="tool-", suffix=".log", dir=context.scratch)
-    os.close(descriptor)
-    output = Path(name)
-    try:
-        result = run_to_file(command, cwd=context.workspace, env=env or context.env, output=output,
-                             timeout=timeout, should_stop=context.should_stop, stdin=stdin,
-                             max_output_bytes=context.budget.output_left() if context.budget
-                             else None, confine=confine)
-        with output.open("rb") as stream:
-            head = stream.read(context.policy.max_result_bytes + _REDACTION_SLACK)
-    finally:
-        output.unlink(missing_ok=True)
-    text, truncated = _bounded(head, result.output_bytes, context)
-    return result, text, truncated
-
-
-def _bounded(head: bytes, total: int, context: ToolContext) -> tuple[str, bool]:
-    """Redact first, then cut to the limit on a character boundary. When there was more than
-    was read, the read ends at its last whitespace: a token cut by the read would not be
-    recognised as one, and must not leak its first half."""
-    limit = context.policy.max_result_bytes
-    if total > len(head):
-        tail = max(len(head) - _TOKEN_CHARS, 0)
-        cut = max(head.rfind(b" ", tail), head.rfind(b"\n", tail), head.rfind(b"\t", tail))
-        head = head[:cut + 1] if cut >= 0 else head[:tail]
-    text = context.redactor.clean(head.decode("utf-8", "replace"))
-    data = text.encode("utf-8")
-    if len(data) > limit:
-        text = data[:limit].decode("utf-8", "ignore")
-    return text, total > limit or len(data) > limit
-
-
-def _process_result(result: ProcessResult, text: str, truncated: bool, *,
-                    error: str | None) -> ToolResult:
-    outcome = result.outcome
-    if outcome is ToolOutcome.OK and error is not None:
-        outcome = ToolOutcome.FAILED
-    return ToolResult(outcome=outcome, output=text, exit_code=result.exit_code,
-                      truncated=truncated, output_bytes=result.output_bytes,
-                      duration_ms=_ms(result), error=error)
-
-
-def _failure_word(result: ProcessResult) -> str:
-    if result.output_exceeded:
-        return (f"killed after {result.output_bytes} bytes of output: the run's output budget "
-                "(budget.max_output_bytes) is spent")
-    if result.exit_code is None:
-        return "the command could not be started"
-    if result.exit_code < 0:
-        return f"killed by signal {-result.exit_code}"
-    return f"exited with code {result.exit_code}"
-
-
-def _ms(result: ProcessResult) -> int:
-    return max(1, round(result.duration_seconds * 1000))
+                          duration_ms=elapsed_ms(result))
+    first_line = text.strip().splitlines()[0] if text.strip() else failure_word(result)
+    return process_result(result, text, truncated, error=f"git apply failed: {first_line}")
 
 
 def _done(message: str) -> ToolResult:
@@ -399,5 +305,5 @@ def _done(message: str) -> ToolResult:
 _EXECUTORS: dict[str, Callable[[Mapping[str, object], ToolContext], ToolResult]] = {
     "fs.read": _fs_read, "fs.write": _fs_write, "fs.replace": _fs_replace,
     "fs.delete": _fs_delete, "fs.rename": _fs_rename, "patch.apply": _patch_apply,
-    "shell.run": _shell_run,
+    "shell.run": shell_run,
 }

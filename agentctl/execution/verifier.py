@@ -16,7 +16,7 @@ from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import VerificationCheckStatus
 from agentctl.domain.run import PlannedCheck
 from agentctl.domain.verification import DEFAULT_INFRA_PATTERNS, TestReport, classify_exit
-from agentctl.execution import test_reports
+from agentctl.execution import report_formats, test_reports
 from agentctl.execution.process import run_to_file
 from agentctl.execution.redact_stream import read_tail
 from agentctl.execution.sandbox import Jail
@@ -203,7 +203,7 @@ def parse_junit(path: Path) -> tuple[str, ...]:
                 continue
             name = f"{case.classname}.{case.name}" if case.classname else str(case.name)
             message = problems[0].message or problems[0].text or type(problems[0]).__name__
-            failing.append(f"{name} - {test_reports.first_assertion(message) or ''}")
+            failing.append(f"{name} - {report_formats.first_assertion(message) or ''}")
     return _bounded(failing)
 
 

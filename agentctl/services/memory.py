@@ -11,22 +11,18 @@ from __future__ import annotations
 import hashlib
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from functools import wraps
 from pathlib import Path
-from typing import ParamSpec, TypeVar
 
-from agentctl.domain import ids, transitions
+from agentctl.domain import ids
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.clock import Clock, from_iso, utcnow
 from agentctl.domain.ending import (
-    AttemptEnd,
     Cancelled,
     Completed,
     InfraFailed,
-    LostLease,
     Situation,
     conclude,
     lease_expired,
@@ -37,7 +33,6 @@ from agentctl.domain.enums import (
     EventType,
     RunStatus,
     StepStatus,
-    StepType,
     TaskStatus,
 )
 from agentctl.domain.errors import IllegalTransition, LeaseLost, NotFound
@@ -45,36 +40,20 @@ from agentctl.domain.events import GENESIS_HASH, Event, NewEvent, hash_new_event
 from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch
 from agentctl.domain.run import Attempt, ExecutionSpec, Run, lease_acquired, lease_attempt
-from agentctl.domain.step import Step, ToolCall, ToolResult
+from agentctl.domain.step import Step, ToolCall
 from agentctl.domain.task import Task
 from agentctl.domain.transitions import ACTIVE_RUN, TERMINAL_RUN, UNFINISHED_RUN
 from agentctl.domain.verdict import Verdict
 from agentctl.domain.verification import VerificationReport
+from agentctl.services.memory_ledger import MemoryLedger
+from agentctl.services.memory_lock import Locked, locked
 from agentctl.services.ports import (
-    CallRequest,
     Heartbeat,
     Lease,
-    NewArtifact,
     Produced,
     RunRecord,
-    StepEnd,
 )
-from agentctl.services.recording import AttemptEvents
 from agentctl.store.blobs import StoredBlob
-
-P = ParamSpec("P")
-T = TypeVar("T")
-
-
-def _locked(method: Callable[P, T]) -> Callable[P, T]:
-    """One writer at a time, as the store's transactions are."""
-    @wraps(method)
-    def locked(*args: P.args, **kwargs: P.kwargs) -> T:
-        owner = args[0]
-        assert isinstance(owner, MemoryRunQueue | MemoryLedger)
-        with owner.lock:
-            return method(*args, **kwargs)
-    return locked
 
 
 class MemoryBlobs:
@@ -102,7 +81,7 @@ class MemoryBlobs:
         return self.content[uri.rsplit("/", 1)[-1]]
 
 
-class MemoryRunQueue:
+class MemoryRunQueue(Locked):
     def __init__(self, clock: Clock = utcnow) -> None:
         self.clock = clock
         self.lock = threading.RLock()  # the heartbeat thread writes beside the attempt
@@ -118,7 +97,7 @@ class MemoryRunQueue:
         self.events: list[Event] = []
 
     # --- what the store's use cases do before a run executes ---------------------------------
-    @_locked
+    @locked
     def create(self, task: Task, spec: ExecutionSpec) -> Run:
         """A QUEUED run of `task` under `spec` (create_run, without resolving the repository)."""
         now = self.clock()
@@ -141,7 +120,7 @@ class MemoryRunQueue:
                      run_id=run.run_id, payload={"reason": "created"})])
         return queued
 
-    @_locked
+    @locked
     def cancel(self, run_id: str, *, by: str, reason: str) -> Run:
         now = self.clock()
         run = self.run(run_id)
@@ -162,7 +141,7 @@ class MemoryRunQueue:
     def now(self) -> datetime:
         return self.clock()
 
-    @_locked
+    @locked
     def lease(self, *, worker_id: str, ttl_seconds: float,
               run_id: str | None = None) -> Lease | None:
         self.reap_expired()  # as the store's claim does: expired leases first
@@ -182,7 +161,7 @@ class MemoryRunQueue:
                          worker_id, ttl_seconds)
         return None
 
-    @_locked
+    @locked
     def heartbeat(self, lease: Lease) -> Heartbeat:
         now = self.clock()
         attempt = self.attempts[lease.attempt_id]
@@ -193,7 +172,7 @@ class MemoryRunQueue:
             lease_expires_at=now + timedelta(seconds=lease.ttl_seconds))
         return Heartbeat(self.cancel_request(lease.run_id))
 
-    @_locked
+    @locked
     def reap_expired(self) -> list[Run]:
         now = self.clock()
         expired = [a for a in self.attempts.values()
@@ -250,7 +229,7 @@ class MemoryRunQueue:
                 attempt_id=event.attempt_id, step_id=event.step_id, payload=dict(event.payload),
                 created_at=from_iso(created) or event.created_at, prev_hash=prev, hash=digest))
 
-    @_locked
+    @locked
     def conclude(self, run_id: str, end: Completed | Cancelled | InfraFailed, now: datetime, *,
                  attempt_id: str | None = None) -> Run:
         """`runs.conclude_attempt`, on the dicts: the same rule, the same compare-and-sets."""
@@ -282,120 +261,3 @@ class MemoryRunQueue:
             self.tasks[done.task.task_id] = done.task
         self.append(done.events)
         return done.run or run
-
-
-
-class MemoryLedger:
-    """The AttemptLedger on a MemoryRunQueue: every write checks the lease first."""
-
-    def __init__(self, queue: MemoryRunQueue, lease: Lease, spec_digest: str) -> None:
-        self.queue = queue
-        self.lease = lease
-        self.spec_digest = spec_digest
-        self.blobs = queue.blobs
-        self.lock = queue.lock
-        self._records = AttemptEvents(lease, spec_digest)
-
-    def now(self) -> datetime:
-        return self.queue.clock()
-
-    def _fence(self) -> None:
-        attempt = self.queue.attempts[self.lease.attempt_id]
-        attempt.ensure_may_write(self.lease.lease_id, self.now())
-
-    def flush(self) -> None:
-        """Nothing is batched here."""
-
-    @_locked
-    def activate(self) -> Run:
-        self._fence()
-        now = self.now()
-        queue = self.queue
-        attempt = queue.attempts[self.lease.attempt_id]
-        queue.attempts[attempt.attempt_id] = attempt.with_status(AttemptStatus.ACTIVE, now)
-        run = queue.runs[self.lease.run_id] = queue.run(self.lease.run_id).advanced(
-            RunStatus.PREPARING_WORKSPACE, now)
-        queue.append([self._records.event(
-            EventType.ATTEMPT_STARTED, now, attemptNumber=self.lease.attempt_number,
-            workerId=self.lease.worker_id, runStatus=run.status.value)])
-        return run
-
-    @_locked
-    def advance(self, target: RunStatus, event: EventType, **payload: object) -> None:
-        self._fence()
-        run = self.queue.run(self.lease.run_id)
-        transitions.advance(run.status, target, f"run {run.run_id}")
-        self.queue.runs[run.run_id] = replace(run, status=target)
-        self.queue.append([self._records.event(event, self.now(), runStatus=target.value,
-                                               **payload)])
-
-    @_locked
-    def end(self, end: AttemptEnd) -> Run | None:
-        if isinstance(end, LostLease):
-            return None
-        try:
-            self._fence()
-        except LeaseLost:
-            return None
-        return self.queue.conclude(self.lease.run_id, end, self.now(),
-                                   attempt_id=self.lease.attempt_id)
-
-    @_locked
-    def begin_step(self, type_: StepType, title: str, *, live: bool) -> Step:
-        step = self._records.step(type_, title, self.now())
-        if live:
-            self._fence()
-            self.queue.steps[step.step_id] = step
-            self.queue.append([self._records.started(step)])
-        return step
-
-    @_locked
-    def end_step(self, step: Step, end: StepEnd) -> list[Artifact]:
-        self._fence()
-        done, stored, events = self._records.finished(step, end, self.now())
-        live = step.step_id in self.queue.steps
-        self.queue.steps[step.step_id] = done
-        self._store(stored)
-        self.queue.produced += end.produced
-        self.queue.append(events if live else [self._records.started(step), *events])
-        return stored
-
-    @_locked
-    def finished_call(self, request: CallRequest, result: ToolResult | None, *,
-                      attributes: Mapping[str, object] | None = None) -> ToolCall:
-        self._fence()
-        now = self.now()
-        step, call = self._records.call(request, result, completed_at=now,
-                                        attributes=attributes)
-        self.queue.steps[step.step_id] = step
-        self.queue.tool_calls[call.tool_call_id] = call
-        self.queue.append(self._records.call_events(call, now, finished=True))
-        return call
-
-    @_locked
-    def begin_call(self, request: CallRequest) -> tuple[Step, ToolCall]:
-        self._fence()
-        step, call = self._records.call(request)
-        self.queue.steps[step.step_id] = step
-        self.queue.tool_calls[call.tool_call_id] = call
-        self.queue.append(self._records.call_events(call, request.requested_at, finished=False))
-        return step, call
-
-    @_locked
-    def end_call(self, step: Step, call: ToolCall, result: ToolResult,
-                 artifacts: Sequence[NewArtifact] = (), *,
-                 attributes: Mapping[str, object] | None = None) -> ToolCall:
-        self._fence()
-        now = self.now()
-        stored = [self._records.artifact(step, draft, now) for draft in artifacts]
-        done, finished = self._records.call_ended(step, call, result, now, stored,
-                                                  attributes=attributes)
-        self.queue.steps[step.step_id] = done
-        self.queue.tool_calls[call.tool_call_id] = finished
-        self._store(stored)
-        self.queue.append([self._records.call_completed(finished, now, stored)])
-        return finished
-
-    def _store(self, artifacts: list[Artifact]) -> None:
-        for artifact in artifacts:
-            self.queue.artifacts[artifact.artifact_id] = artifact

@@ -47,7 +47,7 @@ from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.reaper import become_subreaper, descendants
 from agentctl.execution.repository import is_url
 from agentctl.execution.sandbox import Sandbox
-from agentctl.execution.tools import ToolContext
+from agentctl.execution.tool_context import ToolContext
 from agentctl.services.attempt import AttemptContext, Progress, StepRecord, StopSignal
 from agentctl.services.collect import CollectedEvidence, collect
 from agentctl.services.evidence import json_artifact, text_artifact

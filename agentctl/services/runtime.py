@@ -28,7 +28,7 @@ from agentctl.execution.attribution import (
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.process import run_to_file
 from agentctl.execution.sandbox import Jail, Sandbox
-from agentctl.execution.tools import ToolContext
+from agentctl.execution.tool_context import ToolContext
 from agentctl.services.confinement import agent_jail, named_paths, record_connections
 from agentctl.services.evidence import json_artifact, log_artifact
 from agentctl.services.ports import Approver, AttemptLedger, CallRequest, NewArtifact

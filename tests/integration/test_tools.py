@@ -18,9 +18,9 @@ from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import CommandRules, PatchBoundary, ToolPolicy
 from agentctl.domain.step import ToolResult
 from agentctl.execution.git import WorkspaceGit
+from agentctl.execution.tool_context import ToolContext
 from agentctl.execution.tools import (
     TOOL_NAMES,
-    ToolContext,
     execute,
     guard,
     validate_arguments,
