@@ -19,16 +19,16 @@ MAX_REPORT_BYTES = 64 << 20
 _UNITTEST_START = re.compile(r"^(\w+) \(([\w.]+)\)(?: \.\.\. (.*))?$")
 _UNITTEST_END = re.compile(
     r"(ok|FAIL|ERROR|skipped '.*'|skipped \".*\"|expected failure|unexpected success)$")
-_UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ")
+UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ")
 _UNITTEST_SKIPPED = re.compile(r"^(?:OK|FAILED) \(.*\bskipped=(\d+)")
 _UNITTEST_PROBLEM = re.compile(r"^(FAIL|ERROR): (\w+) \(([\w.]+)\)")
-_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Failure|Exit)\b")
-_SEPARATOR = re.compile(r"^(?:={20,}|-{20,})$")
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Failure|Exit)\b")
+SEPARATOR = re.compile(r"^(?:={20,}|-{20,})$")
 _UNITTEST_VERDICTS = {"ok": T.PASSED, "FAIL": T.FAILED, "ERROR": T.ERROR,
                       "expected failure": T.PASSED, "unexpected success": T.FAILED}
 _GO_ACTIONS = {"pass": T.PASSED, "fail": T.FAILED, "skip": T.SKIPPED}
 _ASSERT_EXPRESSION = re.compile(r"\bassert\s")
-_GO_MESSAGE = re.compile(r"^\s+\S+\.go:\d+: (.*)$")
+GO_MESSAGE = re.compile(r"^\s+\S+\.go:\d+: (.*)$")
 
 
 def parse_junit(path: Path, *, pytest_ids: bool = False) -> list[TestResult]:
@@ -82,16 +82,16 @@ def parse_unittest(lines: Iterator[str]) -> UnittestRun:
             section = _unittest_id(match.group(2), match.group(3))
             outcomes[section] = T.FAILED if match.group(1) == "FAIL" else T.ERROR
             continue
-        if match := _UNITTEST_RAN.match(line):
+        if match := UNITTEST_RAN.match(line):
             ran, section = ran + int(match.group(1)), None
             continue
         if match := _UNITTEST_SKIPPED.match(line):
             skipped += int(match.group(1))
             continue
         if section is not None:
-            if _SEPARATOR.match(line) and section in messages:
+            if SEPARATOR.match(line) and section in messages:
                 section = None
-            elif section not in messages and _EXCEPTION_LINE.match(line):
+            elif section not in messages and EXCEPTION_LINE.match(line):
                 messages[section] = line.strip()
             continue
         if match := _UNITTEST_START.match(line):
@@ -130,7 +130,7 @@ def parse_go_json(lines: Iterator[str]) -> list[TestResult]:
         if action in _GO_ACTIONS:
             outcomes[test_id] = _GO_ACTIONS[action]
         elif action == "output" and test_id not in messages:
-            if match := _GO_MESSAGE.match(str(event.get("Output", "")).rstrip("\n")):
+            if match := GO_MESSAGE.match(str(event.get("Output", "")).rstrip("\n")):
                 messages[test_id] = match.group(1).strip()
     return [TestResult(test_id=test_id, outcome=outcome,
                        message=messages.get(test_id) if outcome is T.FAILED else None)

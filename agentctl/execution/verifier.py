@@ -24,16 +24,12 @@ from agentctl.execution.sandbox import Jail
 C = VerificationCheckStatus
 MAX_SUMMARY_CHARS = 300
 MAX_FAILING_TESTS = 50
-MAX_JUNIT_BYTES = 64 << 20
 
 _PYTEST = re.compile(r"^(?:FAILED|ERROR) (.+?(?:::|\.py).*?)(?: - (.*))?$")
 _UNITTEST = re.compile(r"^(?:FAIL|ERROR): (\S+) \(([^)\s]+)\)")
-_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Failure|Exit)\b")
-_SEPARATOR = re.compile(r"^(?:={20,}|-{20,})$")
 _SUREFIRE = re.compile(r"^\[ERROR\]\s{2,}([\w$]+(?:\.[\w$]+)+(?::\d+)?(?:->\S+)*)\s+(.*)$")
 _SUREFIRE_TOTALS = re.compile(r"Tests run: \d+, Failures: (\d+), Errors: (\d+)")
 _GO = re.compile(r"^\s*--- FAIL: (\S+)")
-_GO_MESSAGE = re.compile(r"^\s+\S+\.go:\d+: (.*)$")
 _JEST = re.compile(r"^\s*● (.+ › .+)$")
 _ERRORISH = re.compile(r"error|FAILED|Exception|assert", re.IGNORECASE)
 # Wrapper lines that say a build failed without saying what: Maven's help footer and its
@@ -45,7 +41,6 @@ _NOISE = re.compile(
 
 
 # How many tests ran, as the common runners say it at the end of their output.
-_UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ")
 _PYTEST_SUMMARY = re.compile(r"^=+ (.+) in [\d.]+s\b.*=+$")
 _PYTEST_COUNT = re.compile(r"(\d+) (?:passed|failed|errors?|xfailed|xpassed)\b")
 _SUREFIRE_RAN = re.compile(r"^(?:\[\w+\] )?Tests run: (\d+), Failures")
@@ -57,7 +52,7 @@ def tests_ran(log_tail: str) -> int | None:
     found: int | None = None
     for line in log_tail.splitlines():
         text = line.strip()
-        if match := _UNITTEST_RAN.match(text) or _SUREFIRE_RAN.match(text):
+        if match := report_formats.UNITTEST_RAN.match(text) or _SUREFIRE_RAN.match(text):
             found = int(match.group(1))
         elif match := _PYTEST_SUMMARY.match(text):
             found = sum(int(count) for count in _PYTEST_COUNT.findall(match.group(1)))
@@ -193,8 +188,8 @@ def parse_junit(path: Path) -> tuple[str, ...]:
     """
     from junitparser import Error, Failure, JUnitXml
 
-    if path.stat().st_size > MAX_JUNIT_BYTES:
-        raise ValueError(f"{path} is larger than {MAX_JUNIT_BYTES} bytes")
+    if path.stat().st_size > report_formats.MAX_REPORT_BYTES:
+        raise ValueError(f"{path} is larger than {report_formats.MAX_REPORT_BYTES} bytes")
     failing: list[str] = []
     for suite in JUnitXml.fromfile(str(path)):
         for case in suite:
@@ -217,11 +212,12 @@ def failing_tests_from_log(log_tail: str) -> tuple[str, ...]:
         elif match := _UNITTEST.match(line):
             name, where = match.groups()
             qualified = where if where.endswith(f".{name}") else f"{where}.{name}"
-            failing.append(_with_message(qualified, _following(lines, index + 2, _EXCEPTION_LINE)))
+            exception = _following(lines, index + 2, report_formats.EXCEPTION_LINE)
+            failing.append(_with_message(qualified, exception))
         elif match := _SUREFIRE.match(line):
             failing.append(_with_message(match.group(1), match.group(2)))
         elif match := _GO.match(line):
-            message = _following(lines, index + 1, _GO_MESSAGE, within=3)
+            message = _following(lines, index + 1, report_formats.GO_MESSAGE, within=3)
             failing.append(_with_message(match.group(1), message))
         elif match := _JEST.match(line):
             failing.append(match.group(1).strip())
@@ -233,7 +229,7 @@ def _following(
 ) -> str | None:
     """The first line after `start` matching `pattern`, before a separator line."""
     for line in lines[start : start + within]:
-        if _SEPARATOR.match(line):
+        if report_formats.SEPARATOR.match(line):
             return None
         if match := pattern.match(line):
             return match.group(1) if pattern.groups else line.strip()
