@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 from subprocess import DEVNULL, PIPE, STDOUT, Popen, TimeoutExpired
@@ -72,7 +72,8 @@ def run_to_file(
     `cwd` gives exit code None, each with a line in the output file saying why.
 
     With `max_output_bytes`, the output is measured as it grows (at each poll) and the group is
-    killed once it is over; the file is then cut back to the bound.
+    killed once it is over; once the confinement has killed what it holds too, the file is cut
+    back to the bound, and the bound is what the result reports.
 
     With `confine`, the command runs inside what it makes of it (the sandbox); a command that
     cannot be found there exits 127 the same way.
@@ -86,11 +87,23 @@ def run_to_file(
         if not argv:
             return _not_started(sink, output, started, NOT_FOUND_EXIT, "empty command")
         if confine is None:
-            return _run(argv, cwd, env, sink, output, started, timeout, should_stop, stdin,
-                        max_output_bytes)
-        with confine.confined(argv, env, cwd) as (confined_argv, confined_env):
-            return _run(confined_argv, cwd, confined_env, sink, output, started, timeout,
-                        should_stop, stdin, max_output_bytes, program=argv[0])
+            result = _run(argv, cwd, env, sink, output, started, timeout, should_stop, stdin,
+                          max_output_bytes)
+        else:
+            with confine.confined(argv, env, cwd) as (confined_argv, confined_env):
+                result = _run(confined_argv, cwd, confined_env, sink, output, started, timeout,
+                              should_stop, stdin, max_output_bytes, program=argv[0])
+    if result.output_exceeded and max_output_bytes is not None:
+        return _cut(result, output, max_output_bytes)
+    return result
+
+
+def _cut(result: ProcessResult, output: Path, bound: int) -> ProcessResult:
+    """Cut the output of a tree killed for writing too much back to its bound. Only now: a
+    sandboxed tree is in its own session, out of reach of the leader's group, and its writer
+    can outlive the leader until the confinement kills what it holds."""
+    os.truncate(output, min(_size(output), bound))
+    return replace(result, output_bytes=min(_size(output), bound))
 
 
 def _run(
@@ -117,8 +130,6 @@ def _run(
     _kill_group(process.pid, process, signal_first=ended is _Ended.EXITED)
     if feeder is not None:
         feeder.join(timeout=GRACE_SECONDS)
-    if ended is _Ended.OUTPUT and max_output_bytes is not None:
-        os.truncate(output, min(_size(output), max_output_bytes))
     return ProcessResult(
         exit_code=process.returncode, timed_out=ended is _Ended.TIMED_OUT,
         cancelled=ended is _Ended.STOPPED, duration_seconds=time.monotonic() - started,

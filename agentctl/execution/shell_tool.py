@@ -85,8 +85,8 @@ def process_result(result: ProcessResult, text: str, truncated: bool, *,
 
 def failure_word(result: ProcessResult) -> str:
     if result.output_exceeded:
-        return (f"killed after {result.output_bytes} bytes of output: the run's output budget "
-                "(budget.max_output_bytes) is spent")
+        return (f"killed for writing past the run's output budget (budget.max_output_bytes): "
+                f"its output is cut at {result.output_bytes} bytes")
     if result.exit_code is None:
         return "the command could not be started"
     if result.exit_code < 0:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import sys
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -154,3 +158,66 @@ def test_an_exception_from_should_stop_still_kills_the_group(tmp_path: Path) -> 
     with pytest.raises(KeyboardInterrupt):
         run("echo $$; sleep 30", tmp_path, should_stop=should_stop)
     assert group_is_gone(first_line_pid(tmp_path / "out.log"))
+
+
+def test_a_flood_is_cut_at_the_output_bound(tmp_path: Path) -> None:
+    result, output = run([sys.executable, "-c", FLOOD], tmp_path, max_output_bytes=1_000_000)
+    assert result.output_exceeded and result.exit_code == -9
+    assert result.output_bytes == output.stat().st_size == 1_000_000
+
+
+FLOOD = "import sys\nwhile True:\n    sys.stdout.buffer.write(b'x' * 65536)"
+# The leader puts its command in a session of its own (as bubblewrap's --new-session does),
+# writes the command's pid, and waits: killing the leader's group leaves the command running.
+SESSION_LEADER = """
+import os, sys, time
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    os.execvp(sys.argv[2], sys.argv[2:])
+open(sys.argv[1], "w").write(str(pid))
+time.sleep(60)
+"""
+
+
+class OwnSession:
+    """A Confiner that, like the sandbox, runs the command out of reach of the leader's group
+    and kills it only as the block ends (the sandbox's cgroup kill), once it has written more."""
+
+    def __init__(self, output: Path) -> None:
+        self.output = output
+
+    @contextlib.contextmanager
+    def confined(self, argv: Sequence[str], env: Mapping[str, str],
+                 cwd: Path) -> Iterator[tuple[list[str], dict[str, str]]]:
+        pidfile = cwd / "command.pid"
+        yield [sys.executable, "-c", SESSION_LEADER, str(pidfile), *argv], dict(env)
+        size = self.output.stat().st_size
+        while self.output.stat().st_size == size:  # the command outlived its leader
+            time.sleep(0.01)
+        pid = int(pidfile.read_text())
+        os.kill(pid, signal.SIGKILL)
+        assert process_is_gone(pid)
+
+
+def process_is_gone(pid: int, within: float = 5.0) -> bool:
+    """Gone, or a zombie (its files are closed): an orphan's reaper may be slow or absent."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_a_flood_that_outlives_its_leader_is_cut_only_once_the_confinement_killed_it(
+        tmp_path: Path) -> None:
+    output = tmp_path / "out.log"
+    result, _ = run([sys.executable, "-c", FLOOD], tmp_path, max_output_bytes=1_000_000,
+                    confine=OwnSession(output))
+    assert result.output_exceeded
+    assert result.output_bytes == output.stat().st_size == 1_000_000

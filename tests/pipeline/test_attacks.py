@@ -264,7 +264,7 @@ def test_a_call_writing_past_the_output_budget_is_killed_and_the_next_call_is_de
 
     flooded, after = record.tool_calls
     assert flooded.result is not None and not flooded.result.ok
-    assert flooded.result.output_bytes <= 1_000_000
+    assert flooded.result.output_bytes == 1_000_000  # cut at the bound, never past it
     assert "output budget" in str(flooded.result.error)
     assert after.decision.value == "DENIED_BY_BUDGET"
     assert after.matched_rule == "budget: max_output_bytes 1000000"
