@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.ansi import strip_ansi
-from agentctl.domain.enums import VerificationCheckStatus
+from agentctl.domain.enums import TestOutcome, VerificationCheckStatus
 from agentctl.domain.run import PlannedCheck
 from agentctl.domain.verification import DEFAULT_INFRA_PATTERNS, TestReport, classify_exit
 from agentctl.execution import report_formats, test_reports
@@ -122,7 +122,7 @@ def run_check(
         from junitparser import JUnitXmlError  # only with a report to read: ~20 ms
 
         try:
-            failing = parse_junit(junit_report)
+            failing = failing_in_junit(junit_report)
         except (JUnitXmlError, SyntaxError, OSError, ValueError):
             junit_report = None  # not a readable report: the log is the evidence
     if not failing and result.exit_code != 0:
@@ -180,26 +180,15 @@ def summarize_failure(
     return _one_line(f"{command} failed (exit {exit_code}): {cited or 'no output'}")
 
 
-def parse_junit(path: Path) -> tuple[str, ...]:
+def failing_in_junit(path: Path) -> tuple[str, ...]:
     """Failing and erroring tests of a JUnit XML report, each `class.name - first message line`.
 
     Raises JUnitXmlError or SyntaxError (ElementTree's ParseError) for a malformed report, and
     ValueError for one over 64 MiB (parsing builds the whole tree in memory).
     """
-    from junitparser import Error, Failure, JUnitXml
-
-    if path.stat().st_size > report_formats.MAX_REPORT_BYTES:
-        raise ValueError(f"{path} is larger than {report_formats.MAX_REPORT_BYTES} bytes")
-    failing: list[str] = []
-    for suite in JUnitXml.fromfile(str(path)):
-        for case in suite:
-            problems = [r for r in case.result if isinstance(r, (Failure, Error))]
-            if not problems:
-                continue
-            name = f"{case.classname}.{case.name}" if case.classname else str(case.name)
-            message = problems[0].message or problems[0].text or type(problems[0]).__name__
-            failing.append(f"{name} - {report_formats.first_assertion(message) or ''}")
-    return _bounded(failing)
+    return _bounded([_with_message(t.test_id, t.message)
+                     for t in report_formats.parse_junit(path)
+                     if t.outcome in (TestOutcome.FAILED, TestOutcome.ERROR)])
 
 
 def failing_tests_from_log(log_tail: str) -> tuple[str, ...]:

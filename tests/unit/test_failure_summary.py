@@ -8,7 +8,7 @@ import pytest
 
 from agentctl.domain.enums import VerificationCheckStatus as C
 from agentctl.domain.run import PlannedCheck
-from agentctl.execution.verifier import failing_tests_from_log, parse_junit, summarize_failure
+from agentctl.execution.verifier import failing_in_junit, failing_tests_from_log, summarize_failure
 
 MAVEN_TEST_FAILURE = """\
 [INFO] Running com.example.AppTest
@@ -161,7 +161,7 @@ def test_a_long_command_is_shortened_in_the_summary() -> None:
     assert len(line) <= 300 and line.endswith("failed (exit 1): boom error")
 
 
-def test_parse_junit_reads_a_single_testsuite_root(tmp_path: Path) -> None:
+def test_failing_in_junit_reads_a_single_testsuite_root(tmp_path: Path) -> None:
     report = tmp_path / "TEST-AppTest.xml"
     report.write_text(
         '<testsuite name="com.example.AppTest" tests="2" failures="1">'
@@ -170,11 +170,20 @@ def test_parse_junit_reads_a_single_testsuite_root(tmp_path: Path) -> None:
         '</testcase><testcase classname="com.example.AppTest" name="testOk"/>'
         '<testcase classname="com.example.AppTest" name="testSkip"><skipped/></testcase>'
         '</testsuite>')
-    assert parse_junit(report) == ("com.example.AppTest.testGreet - expected:<hello>",)
+    assert failing_in_junit(report) == ("com.example.AppTest.testGreet - expected:<hello>",)
 
 
-def test_parse_junit_rejects_a_malformed_report(tmp_path: Path) -> None:
+def test_failing_in_junit_rejects_a_malformed_report(tmp_path: Path) -> None:
     report = tmp_path / "junit.xml"
     report.write_text("<testsuites><testsuite>")
     with pytest.raises(SyntaxError):
-        parse_junit(report)
+        failing_in_junit(report)
+
+
+def test_failing_in_junit_names_a_failure_without_a_message_alone(tmp_path: Path) -> None:
+    report = tmp_path / "junit.xml"
+    report.write_text(
+        '<testsuites><testsuite name="s"><testcase classname="pkg.T" name="test_a">'
+        '<error/></testcase><testcase classname="pkg.T" name="test_b"/></testsuite>'
+        '</testsuites>')
+    assert failing_in_junit(report) == ("pkg.T.test_a",)
