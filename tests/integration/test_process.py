@@ -192,9 +192,9 @@ class OwnSession:
                  cwd: Path) -> Iterator[tuple[list[str], dict[str, str]]]:
         pidfile = cwd / "command.pid"
         yield [sys.executable, "-c", SESSION_LEADER, str(pidfile), *argv], dict(env)
-        size = self.output.stat().st_size
-        while self.output.stat().st_size == size:  # the command outlived its leader
-            time.sleep(0.01)
+        size, deadline = self.output.stat().st_size, time.monotonic() + 30
+        while self.output.stat().st_size == size and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the command, which outlived its leader, writes again
         pid = int(pidfile.read_text())
         os.kill(pid, signal.SIGKILL)
         assert process_is_gone(pid)
