@@ -93,7 +93,7 @@ def verify_store(store: Store) -> AuditReport:
             if type_ == "RunCompleted" and run_id is not None:
                 completed[run_id] = str(payload.get("status"))
 
-    with Views(home) as views:
+    with Views(home) as views, views.snapshot():  # the checkpoint, read first, never leads it
         head = views.event_head()
         breaks = find_chain_breaks(reading(views.event_chain()), head)
         stored = _stored_records(store, views)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -52,6 +53,7 @@ class _Connection(Protocol):
     """The DB-API connection the views need: stdlib sqlite3, or another driver's."""
 
     def cursor(self) -> Any: ...
+    def rollback(self) -> None: ...
     def close(self) -> None: ...
 
 
@@ -68,6 +70,25 @@ class Views:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Every read inside sees the database as of one moment. Without it each query sees
+        the latest commit: a check that reads the log and then the records would find a record
+        whose event was committed in between, and call the trail broken."""
+        if self._connection is None:
+            yield
+            return
+        cursor = self._connection.cursor()
+        if self._paramstyle == "qmark":  # SQLite in WAL: a read transaction keeps its snapshot
+            cursor.execute("BEGIN")
+        else:  # PostgreSQL: READ COMMITTED would take a new snapshot per statement
+            self._connection.rollback()  # the schema check's implicit transaction
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        try:
+            yield
+        finally:
+            self._connection.rollback()
 
     # --- plumbing ---------------------------------------------------------------------------
     def rows(self, sql: str, params: Sequence[object] = ()) -> list[Row]:

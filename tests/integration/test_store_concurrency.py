@@ -10,12 +10,25 @@ from pathlib import Path
 
 from agentctl.config import load
 from agentctl.domain import ids
-from agentctl.domain.enums import AutonomyLevel, EventType, TaskSource, TaskStatus, TaskType
+from agentctl.domain.clock import utcnow
+from agentctl.domain.enums import (
+    AutonomyLevel,
+    EventType,
+    TaskSource,
+    TaskStatus,
+    TaskType,
+    ToolDecision,
+    ToolOutcome,
+)
 from agentctl.domain.events import NewEvent, find_chain_breaks
+from agentctl.domain.step import ToolResult
 from agentctl.domain.task import Task
 from agentctl.execution.agents.spec import parse_agent_spec
+from agentctl.services.audit import verify_store
+from agentctl.services.ports import CallRequest
 from agentctl.services.requests import TaskRequest
 from agentctl.services.runs import create_run, lease_run
+from agentctl.services.sql_ledger import StoreLedger
 from agentctl.services.tasks import submit_task
 from agentctl.store import Store
 from agentctl.store.location import Home
@@ -104,3 +117,42 @@ def test_concurrent_claims_lease_every_run_exactly_once(
         head = views.event_head()
     assert len(attempts) == len(queued)
     assert find_chain_breaks(chain, head) == []
+
+
+def test_audit_verify_beside_a_busy_writer_sees_each_record_with_its_event(
+        store_home: Home, repo: Path, tmp_path: Path) -> None:
+    """The audit reads the log, then the records: each commit of the writer in between would
+    be a record no event vouches for, unless the audit reads one snapshot."""
+    store = Store(store_home)
+    (tmp_path / "agentctl.toml").write_text("")
+    config = load(tmp_path / "agentctl.toml")
+    task = submit_task(store, config, TaskRequest(repository=str(repo), task_type="bug_fix",
+                                                  instruction="fix the greeting"), cwd=tmp_path)
+    run = create_run(store, config, task.task_id, agent=parse_agent_spec("noop", tmp_path))
+    lease = lease_run(store, worker_id="writer", ttl_seconds=300, run_id=run.run_id)
+    assert lease is not None
+    ledger = StoreLedger(Store(store_home), lease, spec_digest=run.spec_digest)
+    result = ToolResult(outcome=ToolOutcome.OK, output="ok", exit_code=0)
+    writing = threading.Event()
+    writing.set()
+
+    def write() -> None:
+        try:
+            for index in range(300):
+                ledger.finished_call(CallRequest(
+                    tool="fs.write", arguments_json=f'{{"path": "f{index}"}}',
+                    decision=ToolDecision.ALLOWED, matched_rule="workspace", denial_reason=None,
+                    requested_at=utcnow()), result)
+                ledger.flush()  # a commit per call: as many chances to land mid-audit
+        finally:
+            writing.clear()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    reports = []
+    while writing.is_set() or not reports:
+        reports.append(verify_store(Store(store_home)))
+    writer.join()
+    after = verify_store(Store(store_home))
+    assert [report.failure() for report in [*reports, after] if not report.ok] == []
+    assert after.records >= 300  # what the writer wrote is what the audits read
