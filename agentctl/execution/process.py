@@ -102,8 +102,9 @@ def _cut(result: ProcessResult, output: Path, bound: int) -> ProcessResult:
     """Cut the output of a tree killed for writing too much back to its bound. Only now: a
     sandboxed tree is in its own session, out of reach of the leader's group, and its writer
     can outlive the leader until the confinement kills what it holds."""
-    os.truncate(output, min(_size(output), bound))
-    return replace(result, output_bytes=min(_size(output), bound))
+    kept = min(_size(output), bound)
+    os.truncate(output, kept)
+    return replace(result, output_bytes=kept)
 
 
 def _run(
