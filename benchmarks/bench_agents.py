@@ -7,7 +7,8 @@ fake Anthropic API of tests/agents/fake_models.py (the one fake: the model vendo
 1. Hook overhead per tool call: a session of CALLS `Bash true` calls under `agentctl run start
    --agent claude` (every call through the PreToolUse hook, the attempt's socket, the guards and
    the ledger), beside the very same run with the hook taken out (a wrapper empties the hook
-   settings agentctl wrote, then runs claude with agentctl's argv, env, home and workspace), and
+   settings agentctl wrote, then runs claude with agentctl's argv, env, home and workspace, and
+   grants the tools itself with --allowedTools so that the very same calls run), and
    `claude` alone for reference. With `[sandbox] mode = "off"` (the hook's own cost) and in the
    sandbox (its model requests also cross the netbridge and the egress proxy; the baseline is
    then sandboxed too). Per call: the time between the model requests on either side of it.
@@ -87,11 +88,14 @@ def under_agentctl(root: Path, server: FakeModel, script: Script, repo: Path,
 
 
 def without_hook(claude: Path, root: Path) -> Path:
-    """`claude` as agentctl launches it, but with the hook settings agentctl wrote emptied."""
+    """`claude` as agentctl launches it, but with the hook settings agentctl wrote emptied and
+    the tools granted on the command line instead (without a hook that allows them, Claude Code
+    run as root would skip every call as unpermitted)."""
     wrapper = root / "claude-without-hook"
     wrapper.write_text(f'#!/bin/sh\nprevious=""\nfor word in "$@"; do\n'
                        f'  [ "$previous" = "--settings" ] && echo "{{}}" > "$word"\n'
-                       f'  previous="$word"\ndone\nexec {claude} "$@"\n')
+                       f'  previous="$word"\ndone\n'
+                       f'exec {claude} "$@" --allowedTools "Read Edit Write Bash"\n')
     wrapper.chmod(0o755)
     return wrapper
 
