@@ -86,12 +86,20 @@ def begin_immediate(connection: sqlite3.Connection) -> None:
             connection.execute("BEGIN IMMEDIATE")
             return
         except sqlite3.OperationalError as error:
-            if "locked" not in str(error) and "busy" not in str(error):
+            if _primary_code(error) not in _LOCKED:
                 raise
             if time.monotonic() >= deadline:
                 raise
         time.sleep(delay * random.uniform(0.5, 1.5))
         delay = min(delay * 1.5, 0.005)
+
+
+_LOCKED = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _primary_code(error: sqlite3.Error) -> int:
+    """SQLite's primary result code (the low byte of the extended one the error carries)."""
+    return getattr(error, "sqlite_errorcode", 0) & 0xFF
 
 
 def ensure_schema(home: Home) -> Engine:
