@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from agentctl.domain.enums import AttemptStatus, RunStatus, StepStatus, TaskStatus
 from agentctl.domain.errors import IllegalTransition
@@ -66,7 +66,7 @@ STEP: Mapping[StepStatus, frozenset[StepStatus]] = {
     St.TIMED_OUT: frozenset(),
 }
 
-_TABLES: Mapping[type[StrEnum], tuple[str, Mapping]] = {
+_TABLES: Mapping[type[StrEnum], tuple[str, Mapping[Any, frozenset[Any]]]] = {
     TaskStatus: ("task", TASK),
     RunStatus: ("run", RUN),
     AttemptStatus: ("attempt", ATTEMPT),
