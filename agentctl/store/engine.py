@@ -77,6 +77,9 @@ def reconnecting(engine: Engine, connect: Callable[[], T], *,
         delay = min(delay * 2, 2.0)
 
 
+_LOCKED = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 def begin_immediate(connection: sqlite3.Connection) -> None:
     """Take the write lock, waiting for it up to BUSY_TIMEOUT_SECONDS in short steps."""
     deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
@@ -86,20 +89,13 @@ def begin_immediate(connection: sqlite3.Connection) -> None:
             connection.execute("BEGIN IMMEDIATE")
             return
         except sqlite3.OperationalError as error:
-            if _primary_code(error) not in _LOCKED:
+            # the low byte of the extended result code is the primary one
+            if error.sqlite_errorcode & 0xFF not in _LOCKED:
                 raise
             if time.monotonic() >= deadline:
                 raise
         time.sleep(delay * random.uniform(0.5, 1.5))
         delay = min(delay * 1.5, 0.005)
-
-
-_LOCKED = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-
-
-def _primary_code(error: sqlite3.Error) -> int:
-    """SQLite's primary result code (the low byte of the extended one the error carries)."""
-    return getattr(error, "sqlite_errorcode", 0) & 0xFF
 
 
 def ensure_schema(home: Home) -> Engine:
