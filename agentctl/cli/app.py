@@ -8,6 +8,7 @@ import typer
 from agentctl import __version__
 from agentctl.cli import (
     artifact,
+    attest,
     audit,
     bridge,
     db,
@@ -70,6 +71,7 @@ app.add_typer(artifact.app, name="artifact")
 app.add_typer(pr.app, name="pr")
 app.command("events")(events.events)
 app.add_typer(audit.app, name="audit")
+app.add_typer(attest.app, name="attest")
 app.add_typer(db.app, name="db")
 app.command("demo")(demo.demo)
 app.add_typer(sandbox.app, name="sandbox")

@@ -26,7 +26,7 @@ from agentctl.config.checks import (
     Strings,
     Text,
 )
-from agentctl.domain.enums import AutonomyLevel, BaselineMode
+from agentctl.domain.enums import AutonomyLevel, BaselineMode, Forge
 from agentctl.domain.sandbox import MAX_FILE_SIZE_MB, MAX_MEMORY_MB, MAX_PROCESSES, SandboxMode
 
 LOCKFILES = (
@@ -192,6 +192,18 @@ class StoreSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PrSettings:
+    """`[pr]`: where `pr create` opens the pull request, and what it asks for."""
+
+    forge: Forge = Forge.AUTO
+    api_url: Text = ""  # empty: api.github.com, or https://<host>/api/v4 for GitLab
+    repository: Text = ""  # "owner/name"; empty: read from the remote's URL
+    labels: Strings = ()
+    reviewers: Strings = ()
+    base: Text = ""  # empty: the task's base ref
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """Validated settings: every key present, the file's value or the default."""
 
@@ -208,4 +220,5 @@ class Config:
     worker: WorkerSettings = field(default_factory=WorkerSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
+    pr: PrSettings = field(default_factory=PrSettings)
     source: Path | None = field(default=None, metadata={"section": False})

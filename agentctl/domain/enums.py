@@ -260,6 +260,9 @@ class EventType(StrEnum):
     APPROVAL_RECORDED = "ApprovalRecorded"
     PR_REQUESTED = "PrRequested"
     PR_CREATED = "PrCreated"
+    PR_UPDATED = "PrUpdated"
+    PR_FAILED = "PrFailed"
+    PR_STATE_CHANGED = "PrStateChanged"
     RUN_COMPLETED = "RunCompleted"
     RUN_CANCELLED = "RunCancelled"
 
@@ -279,6 +282,25 @@ def visibility_rank(visibility: ArtifactVisibility) -> int:
 def choices(enum: type[StrEnum]) -> str:
     """The valid values of an enum, for error messages that list them."""
     return ", ".join(member.value for member in enum)
+
+
+class Forge(StrEnum):
+    """Where `pr create` opens the pull request: `auto` reads it from the remote's URL; `none`
+    only pushes the branch."""
+
+    AUTO = "auto"
+    GITHUB = "github"
+    GITLAB = "gitlab"
+    NONE = "none"
+
+
+class PrState(StrEnum):
+    """A pull request as its forge last reported it; BRANCH when no forge holds one."""
+
+    BRANCH = "BRANCH"
+    OPEN = "OPEN"
+    MERGED = "MERGED"
+    CLOSED = "CLOSED"
 
 
 class TestOutcome(StrEnum):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from agentctl.domain.enums import TaskType
+from agentctl.domain.enums import Forge, PrState, TaskType
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -22,6 +22,10 @@ class PullRequest:
     url: str | None
     created_by: str
     created_at: datetime
+    forge: Forge = Forge.NONE
+    number: int | None = None
+    base: str | None = None  # the branch it merges into; None when no forge holds it
+    state: PrState = PrState.BRANCH
 
 
 def default_branch(task_type: TaskType, run_id: str) -> str:

@@ -1,55 +1,211 @@
-"""pr-body.md and the commit message, built only from SAFE_FOR_PR artifacts and the records."""
+"""pr-body.md and the commit message, built only from SAFE_FOR_PR artifacts and the records.
+
+The body is what a reviewer reads first: the verdict and its reasons, the per-test table against
+the base, which step and tool changed each file, what was denied and by which rule, the sandbox,
+the spend, the approvals, and an AI disclosure that says "unavailable" rather than guessing. It
+fits GitHub's 65,536-character limit: a long section is cut with a pointer to the full record.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from agentctl import __version__
 from agentctl.domain.artifact import Artifact
+from agentctl.domain.enums import TestClassification
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import Run
 from agentctl.domain.task import Task
 from agentctl.domain.verdict import Approval, Verdict
+from agentctl.domain.verification import VerificationReport
 from agentctl.execution.environment import secret_values
 
 Document = Mapping[str, Any]
+MAX_BODY_CHARS = 65_536  # GitHub's limit on a PR body (GitLab's is larger)
+MAX_SECTION_LINES = 200
+UNAVAILABLE = "unavailable"
 
 
-def pr_body(*, task: Task, run: Run, verdict: Verdict, approvals: Sequence[Approval],
-            touched: Document | None, verification: Document | None, judge: Document | None,
-            evidence: Sequence[Artifact]) -> str:
-    lines = [f"## {task.title}", "", "### Intent", "",
-             f"{task.task_type.value}: {task.instruction}", "", "### What changed", ""]
-    if touched:
-        stats = touched["stats"]
-        lines.append(f"{stats['filesChanged']} file(s), +{stats['additions']} / "
-                     f"-{stats['deletions']}")
-        lines += [f"- `{f['path']}` ({f['changeType'].lower()}, +{f['additions']} / "
-                  f"-{f['deletions']})" for f in touched["files"]]
-    lines += ["", "### Verification", ""]
-    checks = (verification or {}).get("checks") or []
-    lines += [f"- `{c['command']}`: {c['status']}"
-              + (f" — {c['summarizedFailure']}" if c.get("summarizedFailure") else "")
-              for c in checks] or ["No verification command ran."]
-    lines += ["", "### Judge", ""]
-    if judge:
-        lines.append(f"{judge['status']} (confidence {judge['confidence']:.2f})")
-        lines += [f"- {f['severity']}: {f['message']}" for f in judge.get("findings", [])]
-    else:
-        lines.append("The judge did not run.")
-    lines += ["", "### Verdict", "", f"**{verdict.status.value}**, "
-              f"{verdict.pr_eligibility.value}", ""]
-    lines += [f"- {reason}" for reason in verdict.reasons]
-    lines += [f"- {a.decision.value} by {a.by}: {a.reason}" for a in approvals]
-    lines += ["", "### Evidence", "", f"Run `{run.run_id}` (#{run.number}) on `{run.base_commit}`, "
-              f"spec `{run.spec_digest}`.", ""]
-    lines += [f"- `{a.name}` {a.type.value} sha256 `{a.sha256}`" for a in evidence]
-    return "\n".join(lines) + "\n"
+@dataclass(frozen=True, slots=True)
+class FileEdit:
+    path: str
+    step: int
+    tool: str
 
 
-def commit_message(*, task: Task, run: Run, verdict: Verdict) -> str:
+@dataclass(frozen=True, slots=True)
+class DeniedCall:
+    tool: str
+    rule: str | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Disclosure:
+    """Who wrote the patch, exactly as recorded; "unavailable" where the run did not record it."""
+
+    agent: str
+    model: str = UNAVAILABLE
+    cli_version: str = UNAVAILABLE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrFacts:
+    """Everything a body may say, gathered from records and SAFE_FOR_PR artifacts only."""
+
+    task: Task
+    run: Run
+    verdict: Verdict
+    approvals: Sequence[Approval]
+    touched: Document | None
+    verification: Document | None
+    report: VerificationReport | None
+    judge: Document | None
+    evidence: Sequence[Artifact]
+    edits: Sequence[FileEdit] = ()
+    denied: Sequence[DeniedCall] = ()
+    cost_usd: float | None = None
+    tokens: int | None = None
+    disclosure: Disclosure = field(default_factory=lambda: Disclosure(agent=UNAVAILABLE))
+
+
+def pr_title(task: Task) -> str:
+    return task.title
+
+
+def pr_body(facts: PrFacts, *, attestation: str | None = None) -> str:
+    """The body, redacted and cut to MAX_BODY_CHARS; `attestation` (a details block of signed,
+    already safe statements, not redacted lest a signature break) goes last if it fits."""
+    run, verdict = facts.run, facts.verdict
+    sections = [
+        [f"## {facts.task.title}", "", f"{facts.task.task_type.value}: {facts.task.instruction}"],
+        ["### Verdict", "", f"**{verdict.status.value}**, {verdict.pr_eligibility.value}", "",
+         *[f"- {reason}" for reason in verdict.reasons]],
+        _tests(facts), _changes(facts), _checks(facts), _judge(facts.judge), _denied(facts),
+        _sandbox(run), _spend(facts),
+        ["### Approvals", "", *([f"- {a.decision.value} by {a.by}: {a.reason}"
+                                 for a in facts.approvals] or ["None recorded."])],
+        _disclosure(facts.disclosure),
+        ["### Evidence", "", f"Run `{run.run_id}` (#{run.number}) on `{run.base_commit}`, spec "
+         f"`{run.spec_digest}`.", "", *[f"- `{a.name}` {a.type.value} sha256 `{a.sha256}`"
+                                        for a in facts.evidence]],
+    ]
+    redactor = Redactor().knowing(secret_values())
+    body = redactor.clean("\n\n".join("\n".join(_cut(lines, run.run_id))
+                                      for lines in sections) + "\n")
+    trailers = redactor.clean("\n" + "\n".join(trailers_of(facts)) + "\n")
+    tail = f"\n{attestation}\n" if attestation else ""
+    room = MAX_BODY_CHARS - len(trailers)
+    if len(body) + len(tail) > room:
+        tail = ""  # `pr create --attest` then posts the bundle as a comment instead
+    if len(body) > room:
+        pointer = (f"\n\n… cut at {MAX_BODY_CHARS} characters: the full record is "
+                   f"`agentctl verdict explain {run.run_id}`\n")
+        body = body[:room - len(pointer)] + pointer
+    return body + tail + trailers
+
+
+def trailers_of(facts: PrFacts) -> list[str]:
+    """The `Generated-by:` / `agentctl-run:` trailers a commit and a body both carry."""
+    d = facts.disclosure
+    return [f"Generated-by: {d.agent} (model {d.model}, CLI {d.cli_version}) via agentctl "
+            f"{__version__}", f"agentctl-run: {facts.run.run_id}",
+            f"agentctl-spec: {facts.run.spec_digest}"]
+
+
+def _cut(lines: list[str], run_id: str) -> list[str]:
+    if len(lines) <= MAX_SECTION_LINES:
+        return lines
+    return [*lines[:MAX_SECTION_LINES],
+            f"- … {len(lines) - MAX_SECTION_LINES} more: `agentctl verdict explain {run_id}`"]
+
+
+def _tests(facts: PrFacts) -> list[str]:
+    """Each test's class against the base, counted per class; classes come from the enum, so a
+    new one shows up without an edit here."""
+    report = facts.report
+    tests = [(check.name, t) for check in (report.checks if report else ())
+             for t in check.classified_tests]
+    lines = ["### Tests against the base", ""]
+    if not tests:
+        lines.append("No per-test comparison with the base commit was made.")
+        return lines
+    counts = {c: sum(1 for _, t in tests if t.classification is c) for c in TestClassification}
+    lines.append(", ".join(f"{c.value} {n}" for c, n in counts.items() if n))
+    shown = [(name, t) for name, t in tests
+             if t.classification is not TestClassification.PASS_TO_PASS]
+    if shown:
+        lines += ["", "| check | test | class | base | patch |", "|---|---|---|---|---|"]
+        lines += [f"| {name} | `{t.test_id}` | {t.classification.value} | "
+                  f"{t.base.value if t.base else '—'} | {t.candidate.value} |" for name, t in shown]
+    return lines
+
+
+def _changes(facts: PrFacts) -> list[str]:
+    lines = ["### What changed", ""]
+    touched = facts.touched
+    if not touched:
+        return [*lines, "No file list was recorded."]
+    stats = touched["stats"]
+    lines.append(f"{stats['filesChanged']} file(s), +{stats['additions']} / -{stats['deletions']}")
+    by_path: dict[str, list[FileEdit]] = {}
+    for edit in facts.edits:
+        by_path.setdefault(edit.path, []).append(edit)
+    for f in touched["files"]:
+        made = "; ".join(f"step {e.step} `{e.tool}`" for e in by_path.get(f["path"], []))
+        lines.append(f"- `{f['path']}` ({f['changeType'].lower()}, +{f['additions']} / "
+                     f"-{f['deletions']})" + (f", by {made}" if made else ""))
+    return lines
+
+
+def _checks(facts: PrFacts) -> list[str]:
+    checks = (facts.verification or {}).get("checks") or []
+    return ["### Verification", "", *([f"- `{c['command']}`: {c['status']}"
+                                       + (f" — {c['summarizedFailure']}"
+                                          if c.get("summarizedFailure") else "")
+                                       for c in checks] or ["No verification command ran."])]
+
+
+def _judge(judge: Document | None) -> list[str]:
+    if not judge:
+        return ["### Judge", "", "The judge did not run."]
+    return ["### Judge", "", f"{judge['status']} (confidence {judge['confidence']:.2f})",
+            *[f"- {f['severity']}: {f['message']}" for f in judge.get("findings", [])]]
+
+
+def _denied(facts: PrFacts) -> list[str]:
+    return ["### Denied tool calls", "", *([f"- `{d.tool}`: {d.reason}"
+                                           + (f" (rule `{d.rule}`)" if d.rule else "")
+                                           for d in facts.denied] or ["None."])]
+
+
+def _sandbox(run: Run) -> list[str]:
+    profile = run.execution_spec.sandbox
+    limits = profile.limits
+    network = ", ".join(profile.network_allow) or "none"
+    return ["### Sandbox", "", f"mode {profile.mode.value}; network allowed: {network}; "
+            f"limits: {limits.max_processes} processes, {limits.max_memory_mb} MB memory, "
+            f"{limits.max_file_size_mb} MB per file"]
+
+
+def _spend(facts: PrFacts) -> list[str]:
+    cost = UNAVAILABLE if facts.cost_usd is None else f"${facts.cost_usd:.4f}"
+    tokens = UNAVAILABLE if facts.tokens is None else str(facts.tokens)
+    return ["### Spend", "", f"cost {cost}, tokens {tokens}"]
+
+
+def _disclosure(d: Disclosure) -> list[str]:
+    return ["### AI disclosure", "", "This change was written by an AI coding agent, run and "
+            "checked by agentctl.", "", f"- agent: {d.agent}", f"- model: {d.model}",
+            f"- agent CLI version: {d.cli_version}", f"- agentctl: {__version__}"]
+
+
+def commit_message(facts: PrFacts) -> str:
     """Redacted again: the task was stored before this machine's secrets were known."""
+    task, verdict = facts.task, facts.verdict
     text = (f"{task.title}\n\n{task.task_type.value}: {task.instruction}\n\n"
-            f"Verdict: {verdict.status.value} ({verdict.pr_eligibility.value})\n"
-            f"agentctl-run: {run.run_id}\nagentctl-spec: {run.spec_digest}\n")
+            f"Verdict: {verdict.status.value} ({verdict.pr_eligibility.value})\n\n"
+            + "\n".join(trailers_of(facts)) + "\n")
     return Redactor().knowing(secret_values()).clean(text)

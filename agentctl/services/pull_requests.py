@@ -1,10 +1,16 @@
-"""`pr create`: a downstream action on an eligible (or approved) verdict, never part of the run."""
+"""`pr create`: a downstream action on an eligible (or approved) verdict, never part of the run.
+
+The branch is pushed, then the forge is asked to open the PR (or to update the one this run
+opened, or to adopt the open one the branch already has), and only then is the PR recorded. A
+forge error leaves `PrRequested` and `PrFailed` in the log and no PR record; the commit is dated
+by the verdict, so a retry pushes the same commit and asks again.
+"""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
+from agentctl.config.schema import PrSettings
 from agentctl.domain import ids
 from agentctl.domain.artifact import Artifact, is_safe_for_pr
 from agentctl.domain.audit import digest
@@ -13,25 +19,41 @@ from agentctl.domain.enums import (
     ArtifactType,
     ArtifactVisibility,
     EventType,
+    Forge,
     PrEligibility,
+    PrState,
     RedactionStatus,
 )
 from agentctl.domain.errors import IntegrityError, NotFound, PolicyDenied
 from agentctl.domain.events import NewEvent
 from agentctl.domain.pull_request import PullRequest, default_branch
-from agentctl.domain.redaction import Redactor
 from agentctl.domain.verdict import may_open_pr
+from agentctl.execution.forge import (
+    TIMEOUT_SECONDS,
+    ForgeClient,
+    ForgeError,
+    ForgeTarget,
+    PrFields,
+    RemotePr,
+    client,
+    detect,
+    token_for,
+)
 from agentctl.execution.pr_branch import (
     build_commit,
     create_branch,
     open_repository,
     push_commit,
+    remote_url,
     tree_of,
 )
 from agentctl.services.audit import verify_store
-from agentctl.services.pr_body import commit_message, pr_body
+from agentctl.services.pr_body import commit_message, pr_body, pr_title
+from agentctl.services.pr_facts import gather
 from agentctl.store import Store
 from agentctl.store.views import Views
+
+MAX_COMMENT_CHARS = 65_536
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,22 +63,22 @@ class PrRequest:
     remote: str | None
     draft: bool
     by: str
+    attest: bool = False
 
 
-def create_pull_request(store: Store, request: PrRequest, *, clock: Clock = utcnow) -> PullRequest:
+def create_pull_request(store: Store, request: PrRequest, settings: PrSettings = PrSettings(),
+                        *, clock: Clock = utcnow,
+                        timeout: float = TIMEOUT_SECONDS) -> PullRequest:
     audit = verify_store(store)  # nothing is built on records that do not verify
     if not audit.ok:
         raise IntegrityError(f"refusing to open a PR: the audit trail does not verify: "
                              f"{audit.failure()}")
     with Views(store.home) as views:
         run = views.run(request.run)
-        verdict = views.verdict(run.run_id)
-        if verdict is None:
-            raise NotFound(f"run {run.run_id} has no verdict yet (status {run.status.value})")
-        approvals = views.approvals(run.run_id)
-        task = views.task(run.task_id)
-        artifacts = views.artifacts(run.run_id)
-    allowed, why = may_open_pr(verdict.pr_eligibility, approvals)
+        facts, artifacts = gather(store, views, run)
+        prior_records = views.pull_requests(run.run_id)
+    verdict, task = facts.verdict, facts.task
+    allowed, why = may_open_pr(verdict.pr_eligibility, facts.approvals)
     if not allowed:
         raise PolicyDenied(f"run {run.run_id} may not open a PR: {why} (verdict "
                            f"{verdict.status.value}: {'; '.join(verdict.reasons)})")
@@ -68,32 +90,51 @@ def create_pull_request(store: Store, request: PrRequest, *, clock: Clock = utcn
     problem = store.blobs.verify(patch.uri, patch.sha256)
     if problem:
         raise IntegrityError(f"patch artifact {patch.artifact_id}: {problem}")
-    safe = [a for a in artifacts if is_safe_for_pr(a)]
-    body = Redactor().clean(pr_body(
-        task=task, run=run, verdict=verdict, approvals=approvals,
-        touched=_json(store, safe, "touched-files.json"),
-        verification=_json(store, safe, "verifier-report.json"),
-        judge=_json(store, safe, "judge-report.json"),
-        evidence=[a for a in safe if a.artifact_id in verdict.evidence],
-    ))
-    branch = request.branch or default_branch(task.task_type, run.run_id)
+    branch = request.branch or (prior_records[-1].branch if prior_records else
+                                default_branch(task.task_type, run.run_id))
+    prior = next((p for p in reversed(prior_records) if p.branch == branch), None)
+    remote = request.remote or (prior.remote if prior else None)
     repository = task.repository or ""
-    repo = open_repository(repository, branch)
-    pr_id = ids.new_id("pr")
-    now = clock()
+    repo = open_repository(repository, branch, reuse=prior is not None)
+    target = detect(remote_url(repo, remote) if remote else None, forge=settings.forge,
+                    api_url=settings.api_url, repository=settings.repository) \
+        if remote else ForgeTarget(Forge.NONE, "", "")
+    forge = client(target, token_for(target.kind), timeout=timeout) \
+        if target.kind is not Forge.NONE else None
+    attestation = _bundle(store, run.run_id) if request.attest else None
+    body = pr_body(facts, attestation=_details(attestation))
+    base = settings.base or task.base_ref
+    pr_id = prior.pr_id if prior else ids.new_id("pr")
     with store.unit_of_work() as uow:
-        uow.events.append(NewEvent(type=EventType.PR_REQUESTED, created_at=now,
+        uow.events.append(NewEvent(type=EventType.PR_REQUESTED, created_at=clock(),
                                    task_id=run.task_id, run_id=run.run_id,
                                    payload={"prId": pr_id, "branch": branch, "draft": draft,
-                                            "remote": request.remote, "by": request.by}))
+                                            "remote": remote, "forge": target.kind.value,
+                                            "by": request.by}))
     commit = build_commit(repo, base_commit=run.base_commit, patch=store.blobs.path_for(patch.uri),
-                          message=commit_message(task=task, run=run, verdict=verdict))
+                          message=commit_message(facts), date=f"@{int(verdict.decided_at.timestamp())} +0000")
     tree = tree_of(repo, commit)
     if verdict.tree_id is not None and tree != verdict.tree_id:
         raise IntegrityError(f"refusing to open a PR: the commit's tree {tree[:12]} is not the "
                              f"tree {verdict.tree_id[:12]} the verdict verified")
-    if request.remote:
-        push_commit(repo, request.remote, commit, branch)
+    if remote:
+        push_commit(repo, remote, commit, branch)
+    fields = PrFields(title=pr_title(task), head=branch, base=base, body=body, draft=draft,
+                      labels=settings.labels, reviewers=settings.reviewers)
+    remote_pr, adopted = None, False
+    if forge is not None:
+        try:
+            remote_pr, adopted = _open_or_update(forge, fields, prior)
+            details = _details(attestation)
+            if attestation is not None and details is not None and details not in body:
+                forge.comment(remote_pr.number, _comment(attestation))
+        except ForgeError as error:
+            with store.unit_of_work() as uow:
+                uow.events.append(NewEvent(
+                    type=EventType.PR_FAILED, created_at=clock(), task_id=run.task_id,
+                    run_id=run.run_id, payload={"prId": pr_id, "forge": target.kind.value,
+                                                "error": str(error)}))
+            raise
     create_branch(repo, branch, commit)
     blob = store.blobs.put_bytes(body.encode())
     body_artifact = Artifact(
@@ -105,23 +146,64 @@ def create_pull_request(store: Store, request: PrRequest, *, clock: Clock = utcn
     )
     pull_request = PullRequest(
         pr_id=pr_id, run_id=run.run_id, repository=repository, branch=branch, commit_sha=commit,
-        base_commit=run.base_commit, remote=request.remote, draft=draft,
-        body_artifact=body_artifact.artifact_id, url=None, created_by=request.by,
-        created_at=clock(),
+        base_commit=run.base_commit, remote=remote, draft=remote_pr.draft if remote_pr else draft,
+        body_artifact=body_artifact.artifact_id, url=remote_pr.url if remote_pr else None,
+        created_by=prior.created_by if prior else request.by,
+        created_at=prior.created_at if prior else clock(), forge=target.kind,
+        number=remote_pr.number if remote_pr else None, base=base if remote_pr else None,
+        state=remote_pr.state if remote_pr else PrState.BRANCH,
     )
     with store.unit_of_work() as uow:
         uow.artifacts.add(body_artifact)
-        uow.pull_requests.add(pull_request)
+        if prior is None:
+            uow.pull_requests.add(pull_request)
+        else:
+            uow.pull_requests.get(prior.pr_id)
+            uow.pull_requests.save(pull_request)
         uow.events.append(NewEvent(
-            type=EventType.PR_CREATED, created_at=pull_request.created_at, task_id=run.task_id,
-            run_id=run.run_id, payload={"prId": pr_id, "branch": branch, "commit": commit,
-                                        "remote": request.remote, "draft": draft,
-                                        "bodyArtifact": body_artifact.artifact_id,
-                                        "bodySha256": body_artifact.sha256,
-                                        "artifactDigests": {
-                                            body_artifact.artifact_id: digest(body_artifact)},
-                                        "pullRequestDigest": digest(pull_request)}))
+            type=EventType.PR_UPDATED if prior else EventType.PR_CREATED, created_at=clock(),
+            task_id=run.task_id, run_id=run.run_id,
+            payload={"prId": pr_id, "branch": branch, "commit": commit, "remote": remote,
+                     "draft": pull_request.draft, "forge": target.kind.value,
+                     "number": pull_request.number, "url": pull_request.url,
+                     "adopted": adopted, "bodyArtifact": body_artifact.artifact_id,
+                     "bodySha256": body_artifact.sha256,
+                     "artifactDigests": {body_artifact.artifact_id: digest(body_artifact)},
+                     "pullRequestDigest": digest(pull_request)}))
     return pull_request
+
+
+def _open_or_update(forge: ForgeClient, fields: PrFields,
+                    prior: PullRequest | None) -> tuple[RemotePr, bool]:
+    """The PR this run opened, updated; else the branch's open one, adopted; else a new one."""
+    if prior is not None and prior.number is not None and prior.forge is forge.kind:
+        return forge.update(prior.number, fields), False
+    found = forge.find_open(fields.head)
+    if found is not None:
+        return forge.update(found.number, fields), True
+    return forge.create(fields), False
+
+
+def _bundle(store: Store, run_id: str) -> str:
+    from agentctl.services.attest import attest_run
+
+    return attest_run(store, run_id)
+
+
+def _details(bundle: str | None) -> str | None:
+    if bundle is None:
+        return None
+    return ("<details><summary>in-toto attestation (DSSE, verify with "
+            "<code>agentctl attest verify</code>)</summary>\n\n```jsonl\n" + bundle + "```\n"
+            "</details>")
+
+
+def _comment(bundle: str) -> str:
+    text = _details(bundle) or ""
+    if len(text) > MAX_COMMENT_CHARS:
+        return ("The in-toto attestation bundle is larger than a comment may be; produce it with "
+                "`agentctl run attest`.")
+    return text
 
 
 def _patch_artifact(artifacts: list[Artifact]) -> Artifact:
@@ -130,17 +212,3 @@ def _patch_artifact(artifacts: list[Artifact]) -> Artifact:
             return artifact
     raise NotFound("the run has no patch.diff artifact")
 
-
-def _json(store: Store, safe: list[Artifact], name: str) -> dict | None:  # type: ignore[type-arg]
-    """The newest SAFE_FOR_PR artifact of that name, parsed; nothing else reaches a PR body."""
-    for artifact in reversed(safe):
-        if artifact.name == name:
-            problem = store.blobs.verify(artifact.uri, artifact.sha256)
-            if problem:
-                raise IntegrityError(f"artifact {artifact.artifact_id} ({name}): {problem}")
-            try:
-                return json.loads(b"".join(store.blobs.open_chunks(artifact.uri)))
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                raise IntegrityError(f"artifact {artifact.artifact_id} ({name}) is not valid "
-                                     "JSON") from None
-    return None

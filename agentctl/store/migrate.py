@@ -6,7 +6,7 @@ or new database upgrade it once and the others find it done. An embedded SQLite 
 data is copied beside itself first (`agentctl.db.pre-0002.bak`).
 
 Homes made before migrations record no revision: a database with tables is stamped with the
-revision its columns show (0001, or 0002 once `patch.tree_id` exists) and upgraded from there.
+revision its columns show (0001; 0002 once `patch.tree_id` exists; 0003 once `pull_request.forge` does) and upgraded from there.
 """
 
 from __future__ import annotations
@@ -99,6 +99,9 @@ def _legacy_revision(connection: Connection) -> str | None:
     if not inspector.has_table("task"):
         return None
     patch_columns = {column["name"] for column in inspector.get_columns("patch")}
+    pr_columns = {column["name"] for column in inspector.get_columns("pull_request")}
+    if "forge" in pr_columns:
+        return "0003"
     return "0002" if "tree_id" in patch_columns else "0001"
 
 

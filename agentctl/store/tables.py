@@ -156,7 +156,8 @@ pull_request = Table(
     _key("pr_id"), _str("run_id", index=True), _str("repository"), _str("branch"),
     _str("commit_sha"), _str("base_commit"), _opt("remote"),
     Column("draft", Boolean, nullable=False, default=False), _str("body_artifact"), _opt("url"),
-    _str("created_by"), _str("created_at"),
+    _str("created_by"), _str("created_at"), _str("forge"), Column("number", Integer),
+    _opt("base"), _str("state"),
 )
 
 event = Table(

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from agentctl.domain.enums import (
     ApprovalDecision,
+    Forge,
     JudgeStatus,
     PatchApplyStatus,
     PrEligibility,
+    PrState,
     VerdictStatus,
     VerificationStatus,
 )
@@ -180,6 +182,10 @@ def pull_request_to_row(r: PullRequest) -> RowValues:
         "url": r.url,
         "created_by": r.created_by,
         "created_at": iso(r.created_at),
+        "forge": r.forge.value,
+        "number": r.number,
+        "base": r.base,
+        "state": r.state.value,
     }
 
 
@@ -197,6 +203,10 @@ def pull_request_from_row(row: Row) -> PullRequest:
         url=row["url"],
         created_by=row["created_by"],
         created_at=at(row["created_at"]),
+        forge=Forge(row["forge"]),
+        number=row["number"],
+        base=row["base"],
+        state=PrState(row["state"]),
     )
 
 

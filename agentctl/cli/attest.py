@@ -1,0 +1,88 @@
+"""`agentctl attest`: the key that signs run attestations, and checking a bundle."""
+
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentctl.cli.context import state
+from agentctl.cli.options import Flag
+
+app = typer.Typer(help="Attestations: the signing key, and verifying a bundle.",
+                  no_args_is_help=True)
+
+
+@app.command()
+def pubkey(
+    ctx: typer.Context,
+    key: Annotated[Path | None, typer.Option("--key", metavar="FILE", help="The private key "
+                   "whose public half to print. (default: the state home's, made on first "
+                   "use)")] = None,
+    as_json: Annotated[bool, Flag("--json", help="Print JSON: keyid, public key (hex, PEM).")]
+    = False,
+) -> None:
+    """Print the public key that `run attest` signs with (PEM), for verifiers."""
+    from agentctl.cli.output import emit_json
+    from agentctl.execution.signing import load_signer
+    from agentctl.services.attest import signing_key_path
+
+    path = signing_key_path(state(ctx).home.root, key)
+    public = load_signer(path, create=key is None).public
+    if as_json:
+        emit_json({"keyid": public.keyid, "keytype": "ed25519", "scheme": "ed25519",
+                   "public": public.hex, "pem": public.pem()})
+        return
+    typer.echo(public.pem(), nl=False)
+
+
+@app.command()
+def verify(
+    ctx: typer.Context,
+    bundle: Annotated[Path, typer.Argument(metavar="FILE", help="A bundle from `run attest`.")],
+    key: Annotated[Path | None, typer.Option("--key", metavar="PUB", help="The signer's PEM "
+                   "public key. (default: this state home's key)")] = None,
+    patch: Annotated[Path | None, typer.Option("--patch", metavar="FILE", help="Check the "
+                     "statements are about this patch file.")] = None,
+    commit: Annotated[str | None, typer.Option("--commit", metavar="REV", help="Check the "
+                      "statements are about this commit's tree (in --repo).")] = None,
+    repo: Annotated[Path, typer.Option("--repo", metavar="DIR", help="The repository holding "
+                    "--commit.")] = Path("."),
+    as_json: Annotated[bool, Flag("--json", help="Print JSON.")] = False,
+) -> None:
+    """Check every envelope's signature and, with --patch or --commit, its subjects. Exit 3 on
+    the first that fails, naming it."""
+    from agentctl.cli.output import emit_json, out
+    from agentctl.domain.errors import BadInput
+    from agentctl.execution.signing import load_public_key, load_signer
+    from agentctl.services.attest import signing_key_path, verify_bundle
+
+    try:
+        text = bundle.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise BadInput(f"cannot read bundle {bundle}: {error}") from None
+    if patch is not None and not patch.is_file():
+        raise BadInput(f"--patch {patch} is not a file")
+    public = load_public_key(key) if key is not None else \
+        load_signer(signing_key_path(state(ctx).home.root, None), create=False).public
+    tree = _tree(repo, commit) if commit else None
+    verified = verify_bundle(text, public, patch=patch, tree=tree)
+    if as_json:
+        emit_json({"ok": True, "keyid": verified.keyid,
+                   "predicateTypes": list(verified.predicate_types),
+                   "subjects": [s.as_json() for s in verified.subjects]})
+        return
+    out().print(f"{len(verified.predicate_types)} statement(s) verified, signed by "
+                f"{verified.keyid[:16]}")
+
+
+def _tree(repo: Path, commit: str) -> str:
+    import subprocess
+
+    from agentctl.domain.errors import BadInput
+
+    found = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "-q",
+                            f"{commit}^{{tree}}"], capture_output=True, text=True, check=False)
+    if found.returncode != 0:
+        raise BadInput(f"--commit {commit} is not a commit in {repo}")
+    return found.stdout.strip()

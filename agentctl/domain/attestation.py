@@ -1,0 +1,90 @@
+"""in-toto Statements about a run, and the DSSE envelope that carries each one signed.
+
+Standard predicates where one fits (SLSA provenance v1, in-toto test-result v0.1) and agentctl's
+own run predicate for what none covers (verdict, approvals, the audit chain head), so that any
+in-toto tool can check the signatures and subjects without agentctl.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+PAYLOAD_TYPE = "application/vnd.in-toto+json"
+SLSA_PROVENANCE = "https://slsa.dev/provenance/v1"
+TEST_RESULT = "https://in-toto.io/attestation/test-result/v0.1"
+RUN_PREDICATE = "https://agentctl.dev/attestation/run/v1"
+BUILD_TYPE = "https://agentctl.dev/build/agent-run/v1"
+BUILDER_ID = "https://agentctl.dev/agentctl"
+
+Json = Mapping[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    name: str
+    digest: Mapping[str, str]  # algorithm -> hex: sha256 of the patch, gitTree of its tree
+
+    def as_json(self) -> Json:
+        return {"name": self.name, "digest": dict(self.digest)}
+
+
+def pae(payload_type: str, payload: bytes) -> bytes:
+    """DSSE's pre-authentication encoding: what is signed, binding the type to the payload."""
+    kind = payload_type.encode()
+    return b"DSSEv1 %d %s %d %s" % (len(kind), kind, len(payload), payload)
+
+
+def statement(subjects: Sequence[Subject], predicate_type: str, predicate: Json) -> bytes:
+    """One in-toto Statement v1, serialized once: these bytes are what gets signed."""
+    return json.dumps({"_type": STATEMENT_TYPE, "subject": [s.as_json() for s in subjects],
+                       "predicateType": predicate_type, "predicate": predicate},
+                      sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def envelope(payload: bytes, keyid: str, sign: Callable[[bytes], bytes]) -> str:
+    """A DSSE envelope as one JSON line."""
+    signature = sign(pae(PAYLOAD_TYPE, payload))
+    return json.dumps({"payload": base64.b64encode(payload).decode(), "payloadType": PAYLOAD_TYPE,
+                       "signatures": [{"keyid": keyid,
+                                       "sig": base64.b64encode(signature).decode()}]},
+                      separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """An envelope whose signature checked, and the Statement it carries."""
+
+    predicate_type: str
+    subjects: tuple[Subject, ...]
+    statement: Json
+
+
+def open_envelope(line: str, keyid: str, verify: Callable[[bytes, bytes], bool]) -> Opened:
+    """The Statement of an envelope signed by `keyid`; ValueError naming what is wrong."""
+    try:
+        document = json.loads(line)
+        payload = base64.b64decode(document["payload"], validate=True)
+        payload_type = str(document["payloadType"])
+        signatures = [(str(s.get("keyid", "")), base64.b64decode(s["sig"], validate=True))
+                      for s in document["signatures"]]
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"not a DSSE envelope ({error})") from None
+    if payload_type != PAYLOAD_TYPE:
+        raise ValueError(f"payloadType is {payload_type!r}, not {PAYLOAD_TYPE}")
+    signed = pae(payload_type, payload)
+    if not any(k == keyid and verify(signed, sig) for k, sig in signatures):
+        raise ValueError(f"no valid signature by key {keyid}")
+    try:
+        body = json.loads(payload)
+        subjects = tuple(Subject(str(s["name"]), {str(k): str(v) for k, v in s["digest"].items()})
+                         for s in body["subject"])
+        predicate_type = str(body["predicateType"])
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"the payload is not an in-toto Statement ({error})") from None
+    if body.get("_type") != STATEMENT_TYPE:
+        raise ValueError(f"the payload's _type is {body.get('_type')!r}, not {STATEMENT_TYPE}")
+    return Opened(predicate_type, subjects, body)

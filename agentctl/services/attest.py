@@ -1,0 +1,166 @@
+"""`run attest` and `attest verify`: what a run proved, as signed in-toto Statements.
+
+One bundle (JSON lines, one DSSE envelope each) per run: SLSA provenance, one test-result per
+verification check, and agentctl's run predicate. Every Statement names the same subjects: the
+patch (sha256) and the tree it gives on the base commit (gitTree), so a reviewer can check the
+bundle against the diff they read or the commit they merge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentctl import __version__
+from agentctl.domain.attestation import (
+    BUILD_TYPE,
+    BUILDER_ID,
+    RUN_PREDICATE,
+    SLSA_PROVENANCE,
+    TEST_RESULT,
+    Json,
+    Subject,
+    envelope,
+    open_envelope,
+    statement,
+)
+from agentctl.domain.clock import to_iso
+from agentctl.domain.enums import ArtifactType, TestOutcome, VerificationCheckStatus
+from agentctl.domain.errors import BadInput, IntegrityError, NotFound
+from agentctl.domain.run import Run
+from agentctl.domain.verdict import Approval, Verdict
+from agentctl.domain.verification import VerificationCheck
+from agentctl.execution.signing import PublicKey, default_key_path, load_signer
+from agentctl.services.audit import verify_store
+from agentctl.store import Store
+from agentctl.store.views import Views
+
+
+def signing_key_path(home: Path, key: Path | None) -> Path:
+    return key or default_key_path(home)
+
+
+def attest_run(store: Store, run_ref: str | None, *, key: Path | None = None) -> str:
+    """The run's bundle, signed with `key` (default: the state home's key, made on first use)."""
+    audit = verify_store(store)
+    if not audit.ok:
+        raise IntegrityError(f"refusing to attest: the audit trail does not verify: "
+                             f"{audit.failure()}")
+    with Views(store.home) as views:
+        run = views.run(run_ref)
+        verdict = views.verdict(run.run_id)
+        if verdict is None:
+            raise NotFound(f"run {run.run_id} has no verdict yet (status {run.status.value})")
+        approvals = views.approvals(run.run_id)
+        patch = next((a for a in views.artifacts(run.run_id)
+                      if a.type is ArtifactType.PATCH_UNIFIED_DIFF and a.name == "patch.diff"),
+                     None)
+        recorded = views.patch(run.run_id)
+        report = views.verification(run.run_id)
+        task = views.task(run.task_id)
+        head = views.event_head()
+    if patch is None:
+        raise NotFound(f"run {run.run_id} has no patch.diff: there is nothing to attest")
+    tree = verdict.tree_id or (recorded.tree_id if recorded else None)
+    subjects = [Subject("patch.diff", {"sha256": patch.sha256})]
+    if tree:
+        subjects.append(Subject("tree", {"gitTree": tree}))
+    spec = run.execution_spec
+    settings = spec.agent_settings
+    provenance: Json = {
+        "buildDefinition": {
+            "buildType": BUILD_TYPE,
+            "externalParameters": {
+                "task": {"taskId": task.task_id, "type": task.task_type.value,
+                         "instruction": task.instruction, "baseRef": task.base_ref},
+                "specDigest": run.spec_digest},
+            "internalParameters": {"runId": run.run_id, "autonomy": spec.autonomy_level.value},
+            "resolvedDependencies": [
+                {"uri": f"git+file://{spec.repository}", "digest": {"gitCommit": run.base_commit}},
+                {"name": "agent", "uri": f"agentctl-agent:{spec.agent}",
+                 **({"digest": {"sha256": spec.agent_digest.removeprefix("sha256:")}}
+                    if spec.agent_digest else {}),
+                 "annotations": {"model": (settings.model if settings and settings.model
+                                           else "unavailable")}},
+            ]},
+        "runDetails": {
+            "builder": {"id": BUILDER_ID, "version": {"agentctl": __version__}},
+            "metadata": {"invocationId": run.run_id, "startedOn": to_iso(run.created_at),
+                         "finishedOn": to_iso(verdict.decided_at)}},
+    }
+    statements = [statement(subjects, SLSA_PROVENANCE, provenance)]
+    statements += [statement(subjects, TEST_RESULT, _test_result(check))
+                   for check in (report.checks if report else ())]
+    checkpoint = store.signer.read()
+    statements.append(statement(subjects, RUN_PREDICATE, _run_predicate(
+        run, verdict, approvals, head, None if checkpoint is None else
+        {"seq": checkpoint.seq, "hash": checkpoint.hash})))
+    signer = load_signer(signing_key_path(store.home.root, key), create=key is None)
+    return "".join(envelope(payload, signer.public.keyid, signer.sign) + "\n"
+                   for payload in statements)
+
+
+def _test_result(check: VerificationCheck) -> Json:
+    passed = sorted(t.test_id for t in check.classified_tests
+                    if t.candidate is TestOutcome.PASSED)
+    failed = sorted(set(check.failing_test_ids) | {
+        t.test_id for t in check.classified_tests
+        if t.candidate in (TestOutcome.FAILED, TestOutcome.ERROR)})
+    ok = check.status is VerificationCheckStatus.PASSED
+    return {"result": "pass" if ok else "fail",
+            "configuration": [{"name": check.name, "digest": {
+                "sha256": hashlib.sha256(check.command.encode()).hexdigest()},
+                "annotations": {"command": check.command, "required": check.required}}],
+            "passedTests": passed, "warnedTests": [], "failedTests": failed}
+
+
+def _run_predicate(run: Run, verdict: Verdict, approvals: Sequence[Approval],
+                   head: tuple[int, str] | None, checkpoint: Json | None) -> Json:
+    return {"runId": run.run_id, "taskId": run.task_id, "specDigest": run.spec_digest,
+            "baseCommit": run.base_commit,
+            "verdict": {"status": verdict.status.value,
+                        "prEligibility": verdict.pr_eligibility.value,
+                        "reasons": list(verdict.reasons), "decidedAt": to_iso(verdict.decided_at),
+                        "decidedBy": verdict.decided_by,
+                        "chain": [{"check": link.check, "passed": link.passed,
+                                   "detail": link.detail} for link in verdict.chain]},
+            "approvals": [{"decision": a.decision.value, "by": a.by, "reason": a.reason,
+                           "at": to_iso(a.created_at)} for a in approvals],
+            "audit": {"head": None if head is None else {"seq": head[0], "hash": head[1]},
+                      "checkpoint": checkpoint}}
+
+
+@dataclass(frozen=True, slots=True)
+class Verified:
+    keyid: str
+    predicate_types: tuple[str, ...]
+    subjects: tuple[Subject, ...]
+
+
+def verify_bundle(text: str, key: PublicKey, *, patch: Path | None = None,
+                  tree: str | None = None) -> Verified:
+    """Every envelope signed by `key`, and (when given) the patch's sha256 and the commit's tree
+    among every Statement's subjects; IntegrityError naming the first line that fails."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        raise BadInput("the bundle holds no envelope")
+    patch_digest = hashlib.sha256(patch.read_bytes()).hexdigest() if patch else None
+    types: list[str] = []
+    subjects: tuple[Subject, ...] = ()
+    for number, line in enumerate(lines, start=1):
+        try:
+            opened = open_envelope(line, key.keyid, key.verify)
+        except ValueError as error:
+            raise IntegrityError(f"envelope {number}: {error}") from None
+        digests = {(k, v) for s in opened.subjects for k, v in s.digest.items()}
+        if patch_digest and ("sha256", patch_digest) not in digests:
+            raise IntegrityError(f"envelope {number} ({opened.predicate_type}) is not about "
+                                 f"this patch (sha256 {patch_digest[:12]})")
+        if tree and ("gitTree", tree) not in digests:
+            raise IntegrityError(f"envelope {number} ({opened.predicate_type}) is not about "
+                                 f"this commit's tree {tree[:12]}")
+        types.append(opened.predicate_type)
+        subjects = opened.subjects
+    return Verified(key.keyid, tuple(types), subjects)
