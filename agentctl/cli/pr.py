@@ -42,7 +42,8 @@ def create(
     current = state(ctx)
     pull_request = create_pull_request(current.store, PrRequest(
         run=run_id, branch=branch, remote=remote, draft=draft, by=by or current_user(),
-        attest=attest), current.config.pr)
+        attest=attest), current.config.pr,
+        timeout=current.config.pr.timeout_seconds)
     if as_json:
         emit_json(pull_request)
         return
@@ -69,7 +70,8 @@ def status(
     from agentctl.services.pr_status import refresh_pull_request
 
     current = state(ctx)
-    pull_request = refresh_pull_request(current.store, run_id, current.config.pr)
+    pull_request = refresh_pull_request(current.store, run_id, current.config.pr,
+                                        timeout=current.config.pr.timeout_seconds)
     if as_json:
         emit_json(pull_request)
         return

@@ -201,6 +201,7 @@ class PrSettings:
     labels: Strings = ()
     reviewers: Strings = ()
     base: Text = ""  # empty: the task's base ref
+    timeout_seconds: Seconds = 30.0  # each forge API call
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

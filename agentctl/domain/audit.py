@@ -184,6 +184,8 @@ _RECORDS: Mapping[str, tuple[tuple[str, str, str | None], ...]] = {
     "JudgeCompleted": (("judgement", "judgeReportId", "judgeDigest"),),
     "ApprovalRecorded": (("approval", "approvalId", "approvalDigest"),),
     "PrCreated": (("pull request", "prId", "pullRequestDigest"),),
+    "PrUpdated": (("pull request", "prId", "pullRequestDigest"),),
+    "PrStateChanged": (("pull request", "prId", "pullRequestDigest"),),
     "ToolCallRequested": (("tool call", "toolCallId", None),),
     "ToolCallDenied": (("tool call", "toolCallId", "toolCallDigest"),),
     "ToolCallCompleted": (("tool call", "toolCallId", "toolCallDigest"),),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from agentctl.config.schema import PrSettings
+from agentctl.domain.audit import digest
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.enums import EventType, Forge
 from agentctl.domain.errors import NotFound
@@ -41,5 +42,6 @@ def refresh_pull_request(store: Store, run: str | None, settings: PrSettings = P
             type=EventType.PR_STATE_CHANGED, created_at=clock(), task_id=record.task_id,
             run_id=record.run_id, payload={"prId": current.pr_id, "number": current.number,
                                            "from": current.state.value, "to": remote.state.value,
-                                           "draft": remote.draft}))
+                                           "draft": remote.draft,
+                                           "pullRequestDigest": digest(updated)}))
     return updated

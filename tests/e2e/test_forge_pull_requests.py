@@ -1,0 +1,446 @@
+"""`pr create` opens the PR on a (fake) GitHub or GitLab, updates or adopts it, survives forge
+errors; `pr status` follows it; `run attest` signs what the run proved.
+
+The forges are fakes on 127.0.0.1 (tests/forge_fake.py): a boundary we do not own, so the tests
+assert the exact requests. Pushes go to real local bare repositories; the attestation is checked
+with securesystemslib, not with agentctl's own code.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.people_support import cli_result, submit_and_run
+from tests.e2e.runs_support import CALC_FILES, UNITTEST, Bench
+from tests.forge_fake import FakeForge
+
+TOKEN = "ghp_" + "b" * 36  # what the forge sees; never in a record, a body or an output
+LAB_TOKEN = "glpat-" + "c" * 20
+GH_ENV = {"GITHUB_TOKEN": TOKEN}
+LAB_ENV = {"GITLAB_TOKEN": LAB_TOKEN}
+# The base is broken (add subtracts); the plan fixes it: one FAIL_TO_PASS, one PASS_TO_PASS.
+FILES = {**CALC_FILES, "calc/__init__.py": "def add(a, b):\n    return a - b\n"}
+PLAN = [{"tool": "fs.replace", "path": "calc/__init__.py", "old": "return a - b",
+         "new": "return a + b"}]
+
+
+class Forges:
+    def __init__(self, root: Path, run_agentctl: Callable[..., Any],
+                 repo_maker: Callable[..., Path], github: FakeForge, gitlab: FakeForge) -> None:
+        self.root, self.repo_maker = root, repo_maker
+        self.bench = Bench(root, run_agentctl)
+        self.plan = self.bench.plan("fix.toml", *PLAN)
+        self.github, self.gitlab = github, gitlab
+        self.gh_config = self.bench.config(
+            '[verification]\nbaseline = "always"\n[pr]\nforge = "github"\n'
+            f'api_url = "{github.url}"\nrepository = "octo/calc"\nlabels = ["agentctl"]\n'
+            'reviewers = ["alice"]\ntimeout_seconds = 1\n', name="github.toml")
+        self.lab_config = self.bench.config(
+            '[verification]\nbaseline = "always"\n[pr]\nforge = "gitlab"\n'
+            f'api_url = "{gitlab.url}/api/v4"\nrepository = "octo/calc"\nlabels = ["agentctl"]\n',
+            name="gitlab.toml")
+
+    def approved_run(self, name: str, autonomy: str = "supervised_pr",
+                     config: Path | None = None) -> tuple[Path, Path, dict[str, Any]]:
+        repo = self.repo_maker(self.root / "repos" / name, FILES)
+        remote = self.root / "remotes" / f"{name}.git"
+        subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+        run = submit_and_run(self.bench, repo, "--autonomy", autonomy, "--verify", UNITTEST,
+                             agent=f"script:{self.plan}", instruction="make add add",
+                             config=config or self.gh_config)
+        if autonomy == "supervised_pr":
+            self.bench.cli("verdict", "approve", run["runId"], "--by", "alice", "--reason",
+                           "read the diff")
+        return repo, remote, run
+
+    def pr(self, run_id: str, remote: Path, *flags: str, lab: bool = False) -> dict[str, Any]:
+        config = self.lab_config if lab else self.gh_config
+        result = cli_result(self.bench, "--config", str(config), "pr", "create", run_id,
+                            "--remote", str(remote), *flags, "--json",
+                            env=LAB_ENV if lab else GH_ENV)
+        if result["exitCode"] == 0:
+            result["json"] = json.loads(result["stdout"])
+        return result
+
+    def status(self, run_id: str, lab: bool = False) -> dict[str, Any]:
+        config = self.lab_config if lab else self.gh_config
+        return cli_result(self.bench, "--config", str(config), "pr", "status", run_id, "--json",
+                          env=LAB_ENV if lab else GH_ENV)
+
+    def events(self, run_id: str) -> list[str]:
+        return [e["type"] for e in self.bench.events(run_id)]
+
+
+def branch_of(run_id: str) -> str:
+    return f"agentctl/refactor-{run_id[-8:].lower()}"
+
+
+@pytest.fixture(scope="module")
+def forges(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl
+           ) -> Iterator[Forges]:
+    github, gitlab = FakeForge("github").start(), FakeForge("gitlab").start()
+    try:
+        yield Forges(tmp_path_factory.mktemp("forges"), run_agentctl, repo_maker, github, gitlab)
+    finally:
+        github.stop()
+        gitlab.stop()
+
+
+@pytest.fixture(scope="module")
+def opened(forges: Forges) -> dict[str, Any]:
+    """A PR opened on GitHub, then `pr create` again, then merged and read back."""
+    repo, remote, run = forges.approved_run("opened")
+    run_id = run["runId"]
+    start = len(forges.github.requests)
+    first = forges.pr(run_id, remote)
+    first_requests = forges.github.requests[start:]
+    second = forges.pr(run_id, remote)
+    second_requests = forges.github.requests[start + len(first_requests):]
+    forges.github.set_state(first["json"]["number"], "merged")
+    status = forges.status(run_id)
+    return {"repo": repo, "remote": remote, "run": run, "first": first, "second": second,
+            "firstRequests": first_requests, "secondRequests": second_requests,
+            "status": status, "events": forges.events(run_id),
+            "show": forges.bench.json("run", "show", run_id),
+            "body": forges.bench.artifact_text(second["json"]["bodyArtifact"]),
+            "eventsRaw": json.dumps(forges.bench.events(run_id))}
+
+
+def test_pr_create_opens_the_pr_on_github_with_title_head_base_body_and_draft(
+        opened: dict[str, Any]) -> None:
+    assert opened["first"]["exitCode"] == 0, opened["first"]["stderr"]
+    posts = [r for r in opened["firstRequests"]
+             if r.method == "POST" and r.path == "/repos/octo/calc/pulls"]
+    assert len(posts) == 1
+    sent = posts[0].json
+    assert set(sent) == {"title", "head", "base", "body", "draft"}
+    assert sent["head"] == branch_of(opened["run"]["runId"])
+    assert sent["base"] == "main"
+    assert sent["title"] == "make add add"
+    assert sent["draft"] is False
+    assert sent["body"] == opened["body"] or "### AI disclosure" in sent["body"]
+
+
+def test_every_forge_request_carries_the_token_as_a_bearer_header(opened: dict[str, Any]) -> None:
+    for request in opened["firstRequests"] + opened["secondRequests"]:
+        assert request.headers["Authorization"] == f"Bearer {TOKEN}"
+        assert request.headers["Accept"] == "application/vnd.github+json"
+
+
+def test_pr_create_asks_for_the_configured_labels_and_reviewers(opened: dict[str, Any]) -> None:
+    number = opened["first"]["json"]["number"]
+    labels = [r for r in opened["firstRequests"]
+              if r.path == f"/repos/octo/calc/issues/{number}/labels"]
+    reviewers = [r for r in opened["firstRequests"]
+                 if r.path == f"/repos/octo/calc/pulls/{number}/requested_reviewers"]
+    assert [r.json for r in labels] == [{"labels": ["agentctl"]}]
+    assert [r.json for r in reviewers] == [{"reviewers": ["alice"]}]
+
+
+def test_the_pr_record_holds_forge_number_url_head_base_and_state(opened: dict[str, Any]) -> None:
+    record = opened["first"]["json"]
+    assert record["forge"] == "github"
+    assert record["number"] == 1
+    assert record["url"] == "https://github.example/octo/calc/pull/1"
+    assert record["branch"] == branch_of(opened["run"]["runId"])
+    assert record["base"] == "main"
+    assert record["state"] == "OPEN"
+
+
+def test_the_branch_is_pushed_before_the_pr_is_opened(opened: dict[str, Any], run_git) -> None:
+    branch = opened["first"]["json"]["branch"]
+    assert run_git(opened["remote"], "rev-parse", f"refs/heads/{branch}") == \
+        opened["first"]["json"]["commitSha"]
+
+
+def test_a_second_pr_create_updates_the_pr_instead_of_opening_another(
+        opened: dict[str, Any]) -> None:
+    assert opened["second"]["exitCode"] == 0, opened["second"]["stderr"]
+    methods = [(r.method, r.path) for r in opened["secondRequests"]]
+    assert ("POST", "/repos/octo/calc/pulls") not in methods
+    assert ("PATCH", "/repos/octo/calc/pulls/1") in methods
+    assert opened["second"]["json"]["prId"] == opened["first"]["json"]["prId"]
+    assert opened["second"]["json"]["commitSha"] == opened["first"]["json"]["commitSha"]
+    assert len(opened["show"]["pullRequests"]) == 1
+
+
+def test_pr_create_records_requested_created_then_updated(opened: dict[str, Any]) -> None:
+    pr_events = [t for t in opened["events"] if t.startswith("Pr")]
+    assert pr_events == ["PrRequested", "PrCreated", "PrRequested", "PrUpdated",
+                         "PrStateChanged"]
+
+
+def test_pr_status_reads_a_merge_back_and_records_it(opened: dict[str, Any]) -> None:
+    assert opened["status"]["exitCode"] == 0, opened["status"]["stderr"]
+    assert json.loads(opened["status"]["stdout"])["state"] == "MERGED"
+    assert opened["show"]["pullRequests"][0]["state"] == "MERGED"
+
+
+def test_the_body_holds_the_per_test_table_and_the_ai_disclosure(opened: dict[str, Any]) -> None:
+    body = opened["body"]
+    assert "### Tests against the base" in body
+    assert "FAIL_TO_PASS 1" in body
+    assert "test_adds_two_numbers" in body and "| FAIL_TO_PASS |" in body
+    assert "### AI disclosure" in body
+    assert "- model: unavailable" in body
+    assert "- agent CLI version: unavailable" in body
+    assert f"agentctl-run: {opened['run']['runId']}" in body
+    assert "Generated-by: script:" in body
+    assert "by step " in body and "`fs.replace`" in body
+
+
+def test_the_token_is_never_recorded_or_shown(opened: dict[str, Any]) -> None:
+    for text in (opened["body"], opened["eventsRaw"], opened["first"]["stdout"],
+                 opened["first"]["stderr"], opened["second"]["stdout"],
+                 json.dumps(opened["show"])):
+        assert TOKEN not in text
+
+
+# --- adoption, failures, retries ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def adopted(forges: Forges) -> dict[str, Any]:
+    _, remote, run = forges.approved_run("adopt")
+    number = forges.github.add_open(branch_of(run["runId"]))
+    start = len(forges.github.requests)
+    result = forges.pr(run["runId"], remote)
+    return {"number": number, "result": result, "requests": forges.github.requests[start:]}
+
+
+def test_an_open_pr_of_the_branch_is_adopted_not_duplicated(adopted: dict[str, Any]) -> None:
+    assert adopted["result"]["exitCode"] == 0, adopted["result"]["stderr"]
+    methods = [(r.method, r.path) for r in adopted["requests"]]
+    assert ("POST", "/repos/octo/calc/pulls") not in methods
+    lookup = [r for r in adopted["requests"] if r.method == "GET"]
+    assert lookup[0].query["state"] == "open"
+    assert lookup[0].query["head"].endswith(":" + adopted["result"]["json"]["branch"])
+    assert ("PATCH", f"/repos/octo/calc/pulls/{adopted['number']}") in methods
+    assert adopted["result"]["json"]["number"] == adopted["number"]
+
+
+@pytest.fixture(scope="module")
+def refused(forges: Forges) -> dict[str, Any]:
+    """A 422 from the forge, then a retry."""
+    _, remote, run = forges.approved_run("refused")
+    forges.github.fail_next("POST", "/repos/octo/calc/pulls", 422, {
+        "message": "Validation Failed", "errors": [{"message": "No commits between main and x"}]})
+    failed = forges.pr(run["runId"], remote)
+    after_failure = forges.bench.json("run", "show", run["runId"])
+    events_after_failure = forges.events(run["runId"])
+    retry = forges.pr(run["runId"], remote)
+    return {"failed": failed, "afterFailure": after_failure, "eventsAfterFailure":
+            events_after_failure, "retry": retry, "events": forges.events(run["runId"])}
+
+
+def test_a_forge_422_is_one_line_naming_the_forges_message(refused: dict[str, Any]) -> None:
+    failed = refused["failed"]
+    assert failed["exitCode"] == 1
+    lines = failed["stderr"].strip().splitlines()
+    assert len(lines) == 1
+    assert "422" in lines[0] and "No commits between main and x" in lines[0]
+    assert "github" in lines[0]
+
+
+def test_a_forge_error_records_pr_requested_and_failed_without_created(
+        refused: dict[str, Any]) -> None:
+    pr_events = [t for t in refused["eventsAfterFailure"] if t.startswith("Pr")]
+    assert pr_events == ["PrRequested", "PrFailed"]
+    assert refused["afterFailure"]["pullRequests"] == []
+
+
+def test_retrying_after_a_forge_error_opens_the_pr(refused: dict[str, Any]) -> None:
+    assert refused["retry"]["exitCode"] == 0, refused["retry"]["stderr"]
+    assert refused["retry"]["json"]["state"] == "OPEN"
+    assert [t for t in refused["events"] if t.startswith("Pr")][-1] == "PrCreated"
+
+
+@pytest.fixture(scope="module")
+def timed_out(forges: Forges) -> dict[str, Any]:
+    _, remote, run = forges.approved_run("slow")
+    forges.github.delay_next("GET", "/repos/octo/calc/pulls", 3.0)
+    failed = forges.pr(run["runId"], remote)
+    retry = forges.pr(run["runId"], remote)
+    return {"failed": failed, "retry": retry, "events": forges.events(run["runId"])}
+
+
+def test_a_forge_timeout_is_recorded_and_retrying_is_safe(timed_out: dict[str, Any]) -> None:
+    failed = timed_out["failed"]
+    assert failed["exitCode"] == 1
+    assert "timed out" in failed["stderr"] and len(failed["stderr"].strip().splitlines()) == 1
+    assert timed_out["retry"]["exitCode"] == 0, timed_out["retry"]["stderr"]
+    assert [t for t in timed_out["events"] if t.startswith("Pr")] == [
+        "PrRequested", "PrFailed", "PrRequested", "PrCreated"]
+
+
+def test_no_token_is_one_clear_line_and_changes_nothing(forges: Forges) -> None:
+    _, remote, run = forges.approved_run("notoken")
+    result = cli_result(forges.bench, "--config", str(forges.gh_config), "pr", "create",
+                        run["runId"], "--remote", str(remote), env={"GITHUB_TOKEN": "",
+                                                                    "GH_TOKEN": "", "PATH": "/usr/bin:/bin"})
+    assert result["exitCode"] == 2
+    assert "GITHUB_TOKEN" in result["stderr"]
+    assert not [t for t in forges.events(run["runId"]) if t.startswith("Pr")]
+
+
+# --- GitLab -----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def merge_request(forges: Forges) -> dict[str, Any]:
+    _, remote, run = forges.approved_run("lab", autonomy="draft_pr", config=forges.lab_config)
+    start = len(forges.gitlab.requests)
+    first = forges.pr(run["runId"], remote, lab=True)
+    second = forges.pr(run["runId"], remote, lab=True)
+    forges.gitlab.set_state(1, "closed")
+    status = forges.status(run["runId"], lab=True)
+    return {"run": run, "first": first, "second": second, "status": status,
+            "requests": forges.gitlab.requests[start:]}
+
+
+def test_pr_create_opens_a_draft_merge_request_on_gitlab(merge_request: dict[str, Any]) -> None:
+    assert merge_request["first"]["exitCode"] == 0, merge_request["first"]["stderr"]
+    posts = [r for r in merge_request["requests"] if r.method == "POST"]
+    assert posts[0].path == "/api/v4/projects/octo%2Fcalc/merge_requests"
+    sent = posts[0].json
+    assert sent["source_branch"] == branch_of(merge_request["run"]["runId"])
+    assert sent["target_branch"] == "main"
+    assert sent["title"] == "Draft: make add add"
+    assert sent["labels"] == "agentctl"
+    assert "### AI disclosure" in sent["description"]
+    assert all(r.headers.get("Private-Token") == LAB_TOKEN for r in merge_request["requests"])
+    assert merge_request["first"]["json"]["draft"] is True
+    assert merge_request["first"]["json"]["forge"] == "gitlab"
+
+
+def test_a_second_gitlab_pr_create_updates_the_merge_request(
+        merge_request: dict[str, Any]) -> None:
+    puts = [r for r in merge_request["requests"] if r.method == "PUT"]
+    assert [r.path for r in puts] == ["/api/v4/projects/octo%2Fcalc/merge_requests/1"]
+    assert len([r for r in merge_request["requests"] if r.method == "POST"]) == 1
+
+
+def test_pr_status_reads_a_closed_merge_request_back(merge_request: dict[str, Any]) -> None:
+    assert json.loads(merge_request["status"]["stdout"])["state"] == "CLOSED"
+
+
+# --- attestation --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def attested(forges: Forges, opened: dict[str, Any]) -> dict[str, Any]:
+    run_id = opened["run"]["runId"]
+    bundle = forges.root / "bundle.jsonl"
+    forges.bench.cli("run", "attest", run_id, "--output", str(bundle))
+    key = forges.bench.json("attest", "pubkey")
+    pem = forges.root / "attest.pub"
+    pem.write_text(forges.bench.cli("attest", "pubkey").stdout)
+    patch = forges.root / "run.diff"
+    artifacts = forges.bench.artifacts(run_id)
+    uri = next(a["uri"] for a in artifacts if a["name"] == "patch.diff")
+    patch.write_bytes((forges.bench.home / uri).read_bytes())
+    return {"bundle": bundle, "key": key, "pem": pem, "patch": patch, "run": opened["run"],
+            "branch": opened["first"]["json"]["branch"], "repo": opened["repo"]}
+
+
+def _securesystemslib_verify(line: str, key: dict[str, Any]) -> dict[str, Any]:
+    from securesystemslib.dsse import Envelope
+    from securesystemslib.signer import SSlibKey
+
+    public = SSlibKey(key["keyid"], "ed25519", "ed25519", {"public": key["public"]})
+    envelope = Envelope.from_dict(json.loads(line))
+    envelope.verify([public], 1)
+    return dict(json.loads(envelope.payload))
+
+
+def test_every_envelope_verifies_with_securesystemslib(attested: dict[str, Any]) -> None:
+    lines = attested["bundle"].read_text().splitlines()
+    statements = [_securesystemslib_verify(line, attested["key"]) for line in lines]
+    types = [s["predicateType"] for s in statements]
+    assert types[0] == "https://slsa.dev/provenance/v1"
+    assert "https://in-toto.io/attestation/test-result/v0.1" in types
+    assert types[-1] == "https://agentctl.dev/attestation/run/v1"
+    for line in lines:
+        assert json.loads(line)["payloadType"] == "application/vnd.in-toto+json"
+    for statement in statements:
+        assert statement["_type"] == "https://in-toto.io/Statement/v1"
+
+
+def test_the_subjects_are_the_patch_and_its_tree(attested: dict[str, Any], run_git) -> None:
+    import hashlib
+
+    line = attested["bundle"].read_text().splitlines()[0]
+    statement = _securesystemslib_verify(line, attested["key"])
+    digests = {k: v for s in statement["subject"] for k, v in s["digest"].items()}
+    assert digests["sha256"] == hashlib.sha256(attested["patch"].read_bytes()).hexdigest()
+    assert digests["gitTree"] == run_git(attested["repo"], "rev-parse",
+                                         f"{attested['branch']}^{{tree}}")
+
+
+def test_the_test_result_lists_passed_and_failed_tests(attested: dict[str, Any]) -> None:
+    lines = attested["bundle"].read_text().splitlines()
+    results = [s["predicate"] for s in (_securesystemslib_verify(x, attested["key"])
+                                        for x in lines)
+               if s["predicateType"].endswith("test-result/v0.1")]
+    assert results[0]["result"] == "pass"
+    assert any("test_adds_two_numbers" in t for t in results[0]["passedTests"])
+    assert results[0]["failedTests"] == []
+
+
+def test_the_run_predicate_holds_verdict_approvals_and_audit_head(
+        attested: dict[str, Any]) -> None:
+    last = attested["bundle"].read_text().splitlines()[-1]
+    predicate = _securesystemslib_verify(last, attested["key"])["predicate"]
+    assert predicate["runId"] == attested["run"]["runId"]
+    assert predicate["verdict"]["reasons"]
+    assert predicate["approvals"][0]["by"] == "alice"
+    assert predicate["audit"]["head"]["seq"] > 0
+    assert predicate["audit"]["checkpoint"]["hash"]
+
+
+def test_a_changed_payload_byte_fails_verification(attested: dict[str, Any], forges: Forges
+                                                   ) -> None:
+    from securesystemslib.dsse import Envelope
+    from securesystemslib.exceptions import VerificationError
+    from securesystemslib.signer import SSlibKey
+
+    line = json.loads(attested["bundle"].read_text().splitlines()[0])
+    payload = bytearray(base64.b64decode(line["payload"]))
+    payload[10] ^= 0x01
+    line["payload"] = base64.b64encode(bytes(payload)).decode()
+    key = attested["key"]
+    public = SSlibKey(key["keyid"], "ed25519", "ed25519", {"public": key["public"]})
+    with pytest.raises(VerificationError):
+        Envelope.from_dict(json.loads(json.dumps(line))).verify([public], 1)  # it pops keys
+    tampered = forges.root / "tampered.jsonl"
+    tampered.write_text(json.dumps(line) + "\n")
+    result = cli_result(forges.bench, "attest", "verify", str(tampered), "--key",
+                        str(attested["pem"]))
+    assert result["exitCode"] == 3
+    assert "envelope 1: no valid signature" in result["stderr"]
+
+
+def test_attest_verify_checks_subjects_against_a_patch_and_a_commit(
+        attested: dict[str, Any], forges: Forges) -> None:
+    ok = cli_result(forges.bench, "attest", "verify", str(attested["bundle"]), "--key",
+                    str(attested["pem"]), "--patch", str(attested["patch"]), "--commit",
+                    attested["branch"], "--repo", str(attested["repo"]))
+    assert ok["exitCode"] == 0, ok["stderr"]
+    other = forges.root / "other.diff"
+    other.write_text("not the patch\n")
+    wrong = cli_result(forges.bench, "attest", "verify", str(attested["bundle"]), "--patch",
+                       str(other))
+    assert wrong["exitCode"] == 3 and "not about this patch" in wrong["stderr"]
+
+
+def test_pr_create_attest_attaches_the_bundle(forges: Forges) -> None:
+    _, remote, run = forges.approved_run("attach")
+    result = forges.pr(run["runId"], remote, "--attest")
+    assert result["exitCode"] == 0, result["stderr"]
+    number = result["json"]["number"]
+    pr = forges.github.prs[number]
+    assert "application/vnd.in-toto+json" in pr["body"] or forges.github.comments.get(number)
