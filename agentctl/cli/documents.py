@@ -80,6 +80,7 @@ def verdict_document(views: Views, run: Run, *, explain: bool = False) -> Docume
         document["task"] = to_json(views.task(run.task_id))
         document["classification"] = classification_table(views.verification(run.run_id))
         document["editedBy"] = edited_by(views, run.run_id)
+        document["pullRequests"] = to_json(views.pull_requests(run.run_id))
     return document
 
 

@@ -153,20 +153,33 @@ def show(
         task = views.task(task_id)
         runs = views.runs(limit=1000, task_id=task.task_id)
         verdicts = views.run_summaries([r.run_id for r in runs])
+        prs = {r.run_id: views.pull_requests(r.run_id) for r in runs}
     run_rows = [{"runId": r.run_id, "number": r.number, "status": r.status.value,
-                 "verdict": verdicts[r.run_id]["status"] if r.run_id in verdicts else None}
+                 "verdict": verdicts[r.run_id]["status"] if r.run_id in verdicts else None,
+                 "prState": prs[r.run_id][-1].state.value if prs[r.run_id] else None}
                 for r in sorted(runs, key=lambda r: r.number)]
+    # The task's status follows its newest PR: a task whose PR merged reads so.
+    newest = max((p for found in prs.values() for p in found), key=lambda p: p.created_at,
+                 default=None)
+    pull_request = None if newest is None else {
+        "state": newest.state.value, "forge": newest.forge.value, "number": newest.number,
+        "url": newest.url, "runId": newest.run_id}
     if as_json:
         document = to_json(task)
         document["runs"] = run_rows  # type: ignore[index]
+        document["pullRequest"] = pull_request  # type: ignore[index]
         emit_json(document)
         return
     from agentctl.cli.render.tasks import task_detail
 
     out().print(task_detail(task))
+    if pull_request is not None:
+        out().print(f"  PR {pull_request['state']}" + (f"  {pull_request['url']}"
+                                                       if pull_request["url"] else ""))
     for row in run_rows:
         out().print(f"  run #{row['number']}  {row['runId']}  {row['status']}  "
-                    f"{row['verdict'] or ''}".rstrip())
+                    f"{row['verdict'] or ''}".rstrip() + (f"  PR {row['prState']}"
+                                                          if row["prState"] else ""))
 
 
 @app.command()

@@ -444,3 +444,16 @@ def test_pr_create_attest_attaches_the_bundle(forges: Forges) -> None:
     number = result["json"]["number"]
     pr = forges.github.prs[number]
     assert "application/vnd.in-toto+json" in pr["body"] or forges.github.comments.get(number)
+
+
+def test_a_task_whose_pr_merged_reads_so(opened: dict[str, Any], forges: Forges) -> None:
+    task = forges.bench.json("task", "show", opened["run"]["taskId"])
+    assert task["pullRequest"]["state"] == "MERGED"
+    assert task["runs"][-1]["prState"] == "MERGED"
+    assert "PR MERGED" in forges.bench.cli("task", "show", opened["run"]["taskId"]).stdout
+
+
+def test_verdict_explain_shows_the_pr_record(opened: dict[str, Any], forges: Forges) -> None:
+    explained = forges.bench.explain(opened["run"]["runId"])
+    assert explained["pullRequests"][0]["number"] == 1
+    assert explained["pullRequests"][0]["forge"] == "github"
