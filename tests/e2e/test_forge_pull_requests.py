@@ -457,3 +457,32 @@ def test_verdict_explain_shows_the_pr_record(opened: dict[str, Any], forges: For
     explained = forges.bench.explain(opened["run"]["runId"])
     assert explained["pullRequests"][0]["number"] == 1
     assert explained["pullRequests"][0]["forge"] == "github"
+
+
+def test_pr_status_of_a_run_without_a_pr_is_one_line_exit_2(forges: Forges) -> None:
+    _, _, run = forges.approved_run("nopr")
+    result = forges.status(run["runId"])
+    assert result["exitCode"] == 2
+    assert result["stderr"].strip().splitlines() == [
+        f"agentctl: error: run {run['runId']} has no pull request; open one with "
+        f"`agentctl pr create {run['runId']}`"]
+
+
+def test_attest_verify_of_a_missing_bundle_is_exit_2(forges: Forges) -> None:
+    result = cli_result(forges.bench, "attest", "verify", str(forges.root / "nope.jsonl"))
+    assert result["exitCode"] == 2
+    assert "cannot read bundle" in result["stderr"] and "Traceback" not in result["stderr"]
+
+
+def test_attest_verify_with_another_key_fails(attested: dict[str, Any], forges: Forges,
+                                              tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    other = tmp_path / "other.pub"
+    other.write_bytes(Ed25519PrivateKey.generate().public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    result = cli_result(forges.bench, "attest", "verify", str(attested["bundle"]), "--key",
+                        str(other))
+    assert result["exitCode"] == 3
+    assert "envelope 1: no valid signature by key" in result["stderr"]
