@@ -1,0 +1,84 @@
+"""The PR body: every section, the 65,536-character limit, classes rendered from the enum."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from agentctl.domain.enums import TestClassification, TestOutcome
+from agentctl.domain.verification import ClassifiedTest
+from agentctl.services.pr_body import (
+    MAX_BODY_CHARS,
+    DeniedCall,
+    Disclosure,
+    FileEdit,
+    PrFacts,
+    pr_body,
+)
+
+
+def facts(samples: dict[str, object], **overrides: object) -> PrFacts:
+    fields: dict[str, object] = dict(
+        task=samples["Task"], run=samples["Run"], verdict=samples["Verdict"],
+        approvals=[samples["Approval"]], touched=None, verification=None,
+        report=samples["VerificationReport"], judge=None, evidence=[],
+        edits=[FileEdit("pom.xml", 3, "fs.replace")],
+        denied=[DeniedCall("shell.run", "deny: git push *", "git push is denied")],
+        cost_usd=0.125, tokens=1200,
+        disclosure=Disclosure(agent="claude", model="claude-x", cli_version="unavailable"))
+    fields.update(overrides)
+    return PrFacts(**fields)  # type: ignore[arg-type]
+
+
+def with_tests(samples: dict[str, object], tests: list[ClassifiedTest]) -> object:
+    report = samples["VerificationReport"]
+    check = replace(report.checks[0], classified_tests=tuple(tests))  # type: ignore[attr-defined]
+    return replace(report, checks=(check,))  # type: ignore[type-var]
+
+
+def test_the_body_names_verdict_denials_spend_approvals_disclosure_and_trailers(
+        samples: dict[str, object]) -> None:
+    body = pr_body(facts(samples))
+    for expected in ("**SUCCESS_NEEDS_REVIEW**", "- judge NEEDS_HUMAN_REVIEW: test file deleted",
+                     "- `shell.run`: git push is denied (rule `deny: git push *`)",
+                     "cost $0.1250, tokens 1200", "- APPROVED by bob: reviewed the diff",
+                     "- model: claude-x", "- agent CLI version: unavailable", "### Sandbox",
+                     "agentctl-run: run_1", "Generated-by: claude (model claude-x"):
+        assert expected in body, expected
+
+
+def test_every_test_class_is_counted_including_ones_added_later(
+        samples: dict[str, object]) -> None:
+    tests = [ClassifiedTest(test_id=f"t{c.value}", classification=c,
+                            candidate=TestOutcome.PASSED, base=TestOutcome.FAILED)
+             for c in TestClassification]
+    body = pr_body(facts(samples, report=with_tests(samples, tests)))
+    for c in TestClassification:
+        assert f"{c.value} 1" in body
+        if c is not TestClassification.PASS_TO_PASS:
+            assert f"`t{c.value}` | {c.value} |" in body
+
+
+def test_a_huge_body_is_cut_to_githubs_limit_with_a_pointer_and_keeps_its_trailers(
+        samples: dict[str, object]) -> None:
+    tests = [ClassifiedTest(test_id="t" + "x" * 300 + str(i),
+                            classification=TestClassification.PASS_TO_FAIL,
+                            candidate=TestOutcome.FAILED, base=TestOutcome.PASSED)
+             for i in range(150)]
+    edits = [FileEdit("p" * 200 + str(i), i, "fs.write") for i in range(150)]
+    touched = {"stats": {"filesChanged": 150, "additions": 1, "deletions": 0},
+               "files": [{"path": e.path, "changeType": "ADDED", "additions": 1, "deletions": 0}
+                         for e in edits]}
+    denied = [DeniedCall("shell.run", "r" * 300, "d" * 300) for _ in range(150)]
+    body = pr_body(facts(samples, report=with_tests(samples, tests), edits=edits,
+                         touched=touched, denied=denied))
+    assert len(body) <= MAX_BODY_CHARS
+    assert "cut at 65536 characters" in body and "agentctl verdict explain run_1" in body
+    assert body.rstrip().endswith("agentctl-spec: " + samples["Run"].spec_digest)  # type: ignore[attr-defined]
+
+
+def test_an_attestation_that_does_not_fit_is_left_out_of_the_body(
+        samples: dict[str, object]) -> None:
+    small = pr_body(facts(samples), attestation="<details>bundle</details>")
+    assert "<details>bundle</details>" in small
+    big = pr_body(facts(samples), attestation="x" * MAX_BODY_CHARS)
+    assert "x" * 100 not in big and len(big) <= MAX_BODY_CHARS
