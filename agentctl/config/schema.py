@@ -204,6 +204,9 @@ class PrSettings:
     timeout_seconds: Seconds = 30.0  # each forge API call
 
 
+DEFAULT_PR = PrSettings()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """Validated settings: every key present, the file's value or the default."""

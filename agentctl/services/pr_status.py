@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from agentctl.config.schema import PrSettings
+from agentctl.config.schema import DEFAULT_PR, PrSettings
 from agentctl.domain.audit import digest
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.enums import EventType, Forge
@@ -17,7 +17,7 @@ from agentctl.store import Store
 from agentctl.store.views import Views
 
 
-def refresh_pull_request(store: Store, run: str | None, settings: PrSettings = PrSettings(), *,
+def refresh_pull_request(store: Store, run: str | None, settings: PrSettings = DEFAULT_PR, *,
                          clock: Clock = utcnow, timeout: float = TIMEOUT_SECONDS) -> PullRequest:
     with Views(store.home) as views:
         record = views.run(run)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentctl.config.schema import PrSettings
+from agentctl.config.schema import DEFAULT_PR, PrSettings
 from agentctl.domain import ids
 from agentctl.domain.artifact import Artifact, is_safe_for_pr
 from agentctl.domain.audit import digest
@@ -66,7 +66,7 @@ class PrRequest:
     attest: bool = False
 
 
-def create_pull_request(store: Store, request: PrRequest, settings: PrSettings = PrSettings(),
+def create_pull_request(store: Store, request: PrRequest, settings: PrSettings = DEFAULT_PR,
                         *, clock: Clock = utcnow,
                         timeout: float = TIMEOUT_SECONDS) -> PullRequest:
     audit = verify_store(store)  # nothing is built on records that do not verify

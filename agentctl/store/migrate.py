@@ -6,7 +6,8 @@ or new database upgrade it once and the others find it done. An embedded SQLite 
 data is copied beside itself first (`agentctl.db.pre-0002.bak`).
 
 Homes made before migrations record no revision: a database with tables is stamped with the
-revision its columns show (0001; 0002 once `patch.tree_id` exists; 0003 once `pull_request.forge` does) and upgraded from there.
+revision its columns show (0001; 0002 once `patch.tree_id` exists; 0003 once
+`pull_request.forge` does) and upgraded from there.
 """
 
 from __future__ import annotations

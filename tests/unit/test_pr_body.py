@@ -73,7 +73,8 @@ def test_a_huge_body_is_cut_to_githubs_limit_with_a_pointer_and_keeps_its_traile
                          touched=touched, denied=denied))
     assert len(body) <= MAX_BODY_CHARS
     assert "cut at 65536 characters" in body and "agentctl verdict explain run_1" in body
-    assert body.rstrip().endswith("agentctl-spec: " + samples["Run"].spec_digest)  # type: ignore[attr-defined]
+    spec = samples["Run"].spec_digest  # type: ignore[attr-defined]
+    assert body.rstrip().endswith(f"agentctl-spec: {spec}")
 
 
 def test_an_attestation_that_does_not_fit_is_left_out_of_the_body(
