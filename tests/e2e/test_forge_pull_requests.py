@@ -486,3 +486,11 @@ def test_attest_verify_with_another_key_fails(attested: dict[str, Any], forges: 
                         str(other))
     assert result["exitCode"] == 3
     assert "envelope 1: no valid signature by key" in result["stderr"]
+
+
+def test_run_show_and_verdict_explain_print_the_pr_for_people(opened: dict[str, Any],
+                                                               forges: Forges) -> None:
+    run_id = opened["run"]["runId"]
+    for args in (("run", "show", run_id), ("verdict", "explain", run_id)):
+        text = " ".join(forges.bench.cli(*args).stdout.split())
+        assert "github #1 MERGED https://github.example/octo/calc/pull/1" in text, args

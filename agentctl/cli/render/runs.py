@@ -74,11 +74,19 @@ def run_detail(run: Document) -> RenderableType:
     for reason in (verdict.get("reasons") or [])[:5]:
         rows.append(("reason", escape(reason)))
     for pr in run.get("pullRequests") or []:
-        rows.append(("pr", f"branch {escape(pr['branch'])} commit {pr['commitSha'][:12]}"
-                           + (f" pushed to {escape(pr['remote'])}" if pr.get("remote") else "")))
+        rows.append(("pr", pr_line(pr)))
     for key, value in rows:
         grid.add_row(key, value)
     return grid
+
+
+def pr_line(pr: Document) -> str:
+    """A PR record in one line: its forge, number, state and URL, or the pushed branch."""
+    where = (f"{escape(pr['forge'])} #{pr['number']} {escape(pr['state'])}"
+             + (f" {escape(pr['url'])}" if pr.get("url") else "")) if pr.get("number") \
+        else "no forge"
+    return (f"{where}; branch {escape(pr['branch'])} commit {pr['commitSha'][:12]}"
+            + (f" pushed to {escape(pr['remote'])}" if pr.get("remote") else ""))
 
 
 def sandbox_line(profile: Document) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from agentctl.cli.render.runs import sandbox_line
+from agentctl.cli.render.runs import pr_line, sandbox_line
 from agentctl.cli.render.style import badge, escape
 
 Document = dict[str, Any]
@@ -52,6 +52,8 @@ def explanation(verdict: Document, *, home: str) -> RenderableType:
             lines += [f"  {escape(path)} ← step {edit['sequenceNumber']} "
                       f"[bold]{escape(str(edit['toolName']))}[/] "
                       f"(+{edit['additions']} −{edit['deletions']})" for edit in edits]
+    for pr in verdict.get("pullRequests") or []:
+        lines += ["", f"[bold]pull request[/] {pr_line(pr)}"]
     return Group(*(Text.from_markup(line, emoji=False) for line in lines))
 
 
