@@ -494,3 +494,25 @@ def test_run_show_and_verdict_explain_print_the_pr_for_people(opened: dict[str, 
     for args in (("run", "show", run_id), ("verdict", "explain", run_id)):
         text = " ".join(forges.bench.cli(*args).stdout.split())
         assert "github #1 MERGED https://github.example/octo/calc/pull/1" in text, args
+
+
+def test_the_token_can_come_from_gh_auth_token_and_draft_forces_a_draft(
+        forges: Forges, tmp_path: Path) -> None:
+    # `gh` is a CLI we do not own: a stand-in that answers `gh auth token` like the real one.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    gh = bin_dir / "gh"
+    gh.write_text('#!/bin/sh\n[ "$1 $2" = "auth token" ] && echo gho_fromgh && exit 0\nexit 1\n')
+    gh.chmod(0o755)
+    _, remote, run = forges.approved_run("gh")
+    start = len(forges.github.requests)
+    result = cli_result(forges.bench, "--config", str(forges.gh_config), "pr", "create",
+                        run["runId"], "--remote", str(remote), "--draft", "--json",
+                        env={"GITHUB_TOKEN": "", "GH_TOKEN": "",
+                             "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"})
+    assert result["exitCode"] == 0, result["stderr"]
+    requests = forges.github.requests[start:]
+    assert {r.headers["Authorization"] for r in requests} == {"Bearer gho_fromgh"}
+    post = next(r for r in requests if r.method == "POST" and r.path.endswith("/pulls"))
+    assert post.json["draft"] is True
+    assert json.loads(result["stdout"])["draft"] is True
