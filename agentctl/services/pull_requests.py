@@ -9,6 +9,7 @@ by the verdict, so a retry pushes the same commit and asks again.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agentctl.config.schema import DEFAULT_PR, PrSettings
 from agentctl.domain import ids
@@ -47,11 +48,15 @@ from agentctl.execution.pr_branch import (
     remote_url,
     tree_of,
 )
+from agentctl.services.attest import attest_run
 from agentctl.services.audit import verify_store
-from agentctl.services.pr_body import commit_message, pr_body, pr_title
+from agentctl.services.pr_body import PrFacts, commit_message, pr_body, pr_title
 from agentctl.services.pr_facts import gather
 from agentctl.store import Store
 from agentctl.store.views import Views
+
+if TYPE_CHECKING:
+    import git
 
 MAX_COMMENT_CHARS = 65_536
 
@@ -66,91 +71,62 @@ class PrRequest:
     attest: bool = False
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Plan:
+    """Everything `pr create` decided before writing anything: checked, nothing changed yet."""
+
+    facts: PrFacts
+    patch: Artifact
+    branch: str
+    prior: PullRequest | None  # the record this run's earlier `pr create` left on this branch
+    remote: str | None
+    target: ForgeTarget
+    forge: ForgeClient | None
+    fields: PrFields
+    attestation: str | None
+    pr_id: str
+    repo: git.Repo
+
+
 def create_pull_request(store: Store, request: PrRequest, settings: PrSettings = DEFAULT_PR,
                         *, clock: Clock = utcnow,
                         timeout: float = TIMEOUT_SECONDS) -> PullRequest:
-    audit = verify_store(store)  # nothing is built on records that do not verify
-    if not audit.ok:
-        raise IntegrityError(f"refusing to open a PR: the audit trail does not verify: "
-                             f"{audit.failure()}")
-    with Views(store.home) as views:
-        run = views.run(request.run)
-        facts, artifacts = gather(store, views, run)
-        prior_records = views.pull_requests(run.run_id)
-    verdict, task = facts.verdict, facts.task
-    allowed, why = may_open_pr(verdict.pr_eligibility, facts.approvals)
-    if not allowed:
-        raise PolicyDenied(f"run {run.run_id} may not open a PR: {why} (verdict "
-                           f"{verdict.status.value}: {'; '.join(verdict.reasons)})")
-    draft = request.draft or verdict.pr_eligibility is PrEligibility.DRAFT_ONLY
-    patch = _patch_artifact(artifacts)
-    if not is_safe_for_pr(patch):
-        raise PolicyDenied(f"run {run.run_id} may not open a PR: its patch holds what looks like "
-                           "a secret (patch.diff is kept INTERNAL_ONLY); a PR would publish it")
-    problem = store.blobs.verify(patch.uri, patch.sha256)
-    if problem:
-        raise IntegrityError(f"patch artifact {patch.artifact_id}: {problem}")
-    branch = request.branch or (prior_records[-1].branch if prior_records else
-                                default_branch(task.task_type, run.run_id))
-    prior = next((p for p in reversed(prior_records) if p.branch == branch), None)
-    remote = request.remote or (prior.remote if prior else None)
-    repository = task.repository or ""
-    repo = open_repository(repository, branch, reuse=prior is not None)
-    target = detect(remote_url(repo, remote) if remote else None, forge=settings.forge,
-                    api_url=settings.api_url, repository=settings.repository) \
-        if remote else ForgeTarget(Forge.NONE, "", "")
-    forge = client(target, token_for(target.kind), timeout=timeout) \
-        if target.kind is not Forge.NONE else None
-    attestation = _bundle(store, run.run_id) if request.attest else None
-    body = pr_body(facts, attestation=_details(attestation))
-    base = settings.base or task.base_ref
-    pr_id = prior.pr_id if prior else ids.new_id("pr")
-    with store.unit_of_work() as uow:
-        uow.events.append(NewEvent(type=EventType.PR_REQUESTED, created_at=clock(),
-                                   task_id=run.task_id, run_id=run.run_id,
-                                   payload={"prId": pr_id, "branch": branch, "draft": draft,
-                                            "remote": remote, "forge": target.kind.value,
-                                            "by": request.by}))
-    commit = build_commit(repo, base_commit=run.base_commit, patch=store.blobs.path_for(patch.uri),
-                          message=commit_message(facts), date=f"@{int(verdict.decided_at.timestamp())} +0000")
-    tree = tree_of(repo, commit)
-    if verdict.tree_id is not None and tree != verdict.tree_id:
-        raise IntegrityError(f"refusing to open a PR: the commit's tree {tree[:12]} is not the "
-                             f"tree {verdict.tree_id[:12]} the verdict verified")
-    if remote:
-        push_commit(repo, remote, commit, branch)
-    fields = PrFields(title=pr_title(task), head=branch, base=base, body=body, draft=draft,
-                      labels=settings.labels, reviewers=settings.reviewers)
+    plan = _plan(store, request, settings, timeout)
+    run = plan.facts.run
+    _append(store, plan, EventType.PR_REQUESTED, clock, {
+        "branch": plan.branch, "draft": plan.fields.draft, "remote": plan.remote,
+        "forge": plan.target.kind.value, "by": request.by})
+    commit = _commit_and_push(store, plan)
     remote_pr, adopted = None, False
-    if forge is not None:
+    if plan.forge is not None:
         try:
-            remote_pr, adopted = _open_or_update(forge, fields, prior)
-            details = _details(attestation)
-            if attestation is not None and details is not None and details not in body:
-                forge.comment(remote_pr.number, _comment(attestation))
+            remote_pr, adopted = _open_or_update(plan.forge, plan.fields, plan.prior)
+            if plan.attestation is not None and plan.attestation not in plan.fields.body:
+                plan.forge.comment(remote_pr.number, _comment(plan.attestation))
         except ForgeError as error:
-            with store.unit_of_work() as uow:
-                uow.events.append(NewEvent(
-                    type=EventType.PR_FAILED, created_at=clock(), task_id=run.task_id,
-                    run_id=run.run_id, payload={"prId": pr_id, "forge": target.kind.value,
-                                                "error": str(error)}))
+            _append(store, plan, EventType.PR_FAILED, clock, {
+                "forge": plan.target.kind.value, "error": str(error)})
             raise
-    create_branch(repo, branch, commit)
-    blob = store.blobs.put_bytes(body.encode())
+    create_branch(plan.repo, plan.branch, commit)
+    blob = store.blobs.put_bytes(plan.fields.body.encode())
     body_artifact = Artifact(
-        artifact_id=ids.new_id("artifact"), run_id=run.run_id, attempt_id=patch.attempt_id,
-        produced_by_step=pr_id, type=ArtifactType.PR_BODY_DRAFT, name="pr-body.md", uri=blob.uri,
-        sha256=blob.sha256, size_bytes=blob.size_bytes, redaction_status=RedactionStatus.CLEAN,
-        visibility=ArtifactVisibility.SAFE_FOR_PR, created_at=clock(),
-        spec_digest=run.spec_digest, metadata={"producer": "pr create", "branch": branch},
+        artifact_id=ids.new_id("artifact"), run_id=run.run_id, attempt_id=plan.patch.attempt_id,
+        produced_by_step=plan.pr_id, type=ArtifactType.PR_BODY_DRAFT, name="pr-body.md",
+        uri=blob.uri, sha256=blob.sha256, size_bytes=blob.size_bytes,
+        redaction_status=RedactionStatus.CLEAN, visibility=ArtifactVisibility.SAFE_FOR_PR,
+        created_at=clock(), spec_digest=run.spec_digest,
+        metadata={"producer": "pr create", "branch": plan.branch},
     )
+    prior = plan.prior
     pull_request = PullRequest(
-        pr_id=pr_id, run_id=run.run_id, repository=repository, branch=branch, commit_sha=commit,
-        base_commit=run.base_commit, remote=remote, draft=remote_pr.draft if remote_pr else draft,
+        pr_id=plan.pr_id, run_id=run.run_id, repository=plan.facts.task.repository or "",
+        branch=plan.branch, commit_sha=commit, base_commit=run.base_commit, remote=plan.remote,
+        draft=remote_pr.draft if remote_pr else plan.fields.draft,
         body_artifact=body_artifact.artifact_id, url=remote_pr.url if remote_pr else None,
         created_by=prior.created_by if prior else request.by,
-        created_at=prior.created_at if prior else clock(), forge=target.kind,
-        number=remote_pr.number if remote_pr else None, base=base if remote_pr else None,
+        created_at=prior.created_at if prior else clock(), forge=plan.target.kind,
+        number=remote_pr.number if remote_pr else None,
+        base=plan.fields.base if remote_pr else None,
         state=remote_pr.state if remote_pr else PrState.BRANCH,
     )
     with store.unit_of_work() as uow:
@@ -160,17 +136,86 @@ def create_pull_request(store: Store, request: PrRequest, settings: PrSettings =
         else:
             uow.pull_requests.get(prior.pr_id)
             uow.pull_requests.save(pull_request)
-        uow.events.append(NewEvent(
-            type=EventType.PR_UPDATED if prior else EventType.PR_CREATED, created_at=clock(),
-            task_id=run.task_id, run_id=run.run_id,
-            payload={"prId": pr_id, "branch": branch, "commit": commit, "remote": remote,
-                     "draft": pull_request.draft, "forge": target.kind.value,
-                     "number": pull_request.number, "url": pull_request.url,
-                     "adopted": adopted, "bodyArtifact": body_artifact.artifact_id,
-                     "bodySha256": body_artifact.sha256,
-                     "artifactDigests": {body_artifact.artifact_id: digest(body_artifact)},
-                     "pullRequestDigest": digest(pull_request)}))
+        uow.events.append(_event(plan, EventType.PR_UPDATED if prior else EventType.PR_CREATED,
+                                 clock, {
+            "branch": plan.branch, "commit": commit, "remote": plan.remote,
+            "draft": pull_request.draft, "forge": plan.target.kind.value,
+            "number": pull_request.number, "url": pull_request.url, "adopted": adopted,
+            "bodyArtifact": body_artifact.artifact_id, "bodySha256": body_artifact.sha256,
+            "artifactDigests": {body_artifact.artifact_id: digest(body_artifact)},
+            "pullRequestDigest": digest(pull_request)}))
     return pull_request
+
+
+def _plan(store: Store, request: PrRequest, settings: PrSettings, timeout: float) -> _Plan:
+    """Every check before anything is written: the audit, the verdict, the patch, the branch,
+    the forge and its token."""
+    audit = verify_store(store)  # nothing is built on records that do not verify
+    if not audit.ok:
+        raise IntegrityError(f"refusing to open a PR: the audit trail does not verify: "
+                             f"{audit.failure()}")
+    with Views(store.home) as views:
+        run = views.run(request.run)
+        facts, artifacts = gather(store, views, run)
+        earlier = views.pull_requests(run.run_id)
+    verdict, task = facts.verdict, facts.task
+    allowed, why = may_open_pr(verdict.pr_eligibility, facts.approvals)
+    if not allowed:
+        raise PolicyDenied(f"run {run.run_id} may not open a PR: {why} (verdict "
+                           f"{verdict.status.value}: {'; '.join(verdict.reasons)})")
+    patch = _patch_artifact(artifacts)
+    if not is_safe_for_pr(patch):
+        raise PolicyDenied(f"run {run.run_id} may not open a PR: its patch holds what looks like "
+                           "a secret (patch.diff is kept INTERNAL_ONLY); a PR would publish it")
+    problem = store.blobs.verify(patch.uri, patch.sha256)
+    if problem:
+        raise IntegrityError(f"patch artifact {patch.artifact_id}: {problem}")
+    branch = request.branch or (earlier[-1].branch if earlier else
+                                default_branch(task.task_type, run.run_id))
+    prior = next((p for p in reversed(earlier) if p.branch == branch), None)
+    remote = request.remote or (prior.remote if prior else None)
+    repo = open_repository(task.repository or "", branch, reuse=prior is not None)
+    target = detect(remote_url(repo, remote), forge=settings.forge, api_url=settings.api_url,
+                    repository=settings.repository) if remote else ForgeTarget(Forge.NONE, "", "")
+    forge = client(target, token_for(target.kind), timeout=timeout) \
+        if target.kind is not Forge.NONE else None
+    attestation = _details(attest_run(store, run.run_id)) if request.attest else None
+    fields = PrFields(title=pr_title(task), head=branch, base=settings.base or task.base_ref,
+                      body=pr_body(facts, attestation=attestation),
+                      draft=request.draft or verdict.pr_eligibility is PrEligibility.DRAFT_ONLY,
+                      labels=settings.labels, reviewers=settings.reviewers)
+    return _Plan(facts=facts, patch=patch, branch=branch, prior=prior, remote=remote,
+                 target=target, forge=forge, fields=fields, attestation=attestation,
+                 pr_id=prior.pr_id if prior else ids.new_id("pr"), repo=repo)
+
+
+def _commit_and_push(store: Store, plan: _Plan) -> str:
+    """The commit (dated by the verdict, so a retry rebuilds the very same one), checked against
+    the tree the verdict verified, pushed when a remote is given."""
+    run, verdict = plan.facts.run, plan.facts.verdict
+    commit = build_commit(plan.repo, base_commit=run.base_commit,
+                          patch=store.blobs.path_for(plan.patch.uri),
+                          message=commit_message(plan.facts),
+                          date=f"@{int(verdict.decided_at.timestamp())} +0000")
+    tree = tree_of(plan.repo, commit)
+    if verdict.tree_id is not None and tree != verdict.tree_id:
+        raise IntegrityError(f"refusing to open a PR: the commit's tree {tree[:12]} is not the "
+                             f"tree {verdict.tree_id[:12]} the verdict verified")
+    if plan.remote:
+        push_commit(plan.repo, plan.remote, commit, plan.branch)
+    return commit
+
+
+def _event(plan: _Plan, type_: EventType, clock: Clock, payload: dict[str, object]) -> NewEvent:
+    run = plan.facts.run
+    return NewEvent(type=type_, created_at=clock(), task_id=run.task_id, run_id=run.run_id,
+                    payload={"prId": plan.pr_id, **payload})
+
+
+def _append(store: Store, plan: _Plan, type_: EventType, clock: Clock,
+            payload: dict[str, object]) -> None:
+    with store.unit_of_work() as uow:
+        uow.events.append(_event(plan, type_, clock, payload))
 
 
 def _open_or_update(forge: ForgeClient, fields: PrFields,
@@ -184,22 +229,14 @@ def _open_or_update(forge: ForgeClient, fields: PrFields,
     return forge.create(fields), False
 
 
-def _bundle(store: Store, run_id: str) -> str:
-    from agentctl.services.attest import attest_run
-
-    return attest_run(store, run_id)
-
-
-def _details(bundle: str | None) -> str | None:
-    if bundle is None:
-        return None
+def _details(bundle: str) -> str:
+    """The bundle as a collapsed block: in the body when it fits, else as a comment."""
     return ("<details><summary>in-toto attestation (DSSE, verify with "
             "<code>agentctl attest verify</code>)</summary>\n\n```jsonl\n" + bundle + "```\n"
             "</details>")
 
 
-def _comment(bundle: str) -> str:
-    text = _details(bundle) or ""
+def _comment(text: str) -> str:
     if len(text) > MAX_COMMENT_CHARS:
         return ("The in-toto attestation bundle is larger than a comment may be; produce it with "
                 "`agentctl run attest`.")
