@@ -179,7 +179,8 @@ def _plan(store: Store, request: PrRequest, settings: PrSettings, timeout: float
                     repository=settings.repository) if remote else ForgeTarget(Forge.NONE, "", "")
     forge = client(target, token_for(target.kind), timeout=timeout) \
         if target.kind is not Forge.NONE else None
-    attestation = _details(attest_run(store, run.run_id)) if request.attest else None
+    attestation = _details(attest_run(store, run.run_id, audited=True)) \
+        if request.attest else None
     fields = PrFields(title=pr_title(task), head=branch, base=settings.base or task.base_ref,
                       body=pr_body(facts, attestation=attestation),
                       draft=request.draft or verdict.pr_eligibility is PrEligibility.DRAFT_ONLY,

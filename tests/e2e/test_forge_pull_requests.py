@@ -516,3 +516,10 @@ def test_the_token_can_come_from_gh_auth_token_and_draft_forces_a_draft(
     post = next(r for r in requests if r.method == "POST" and r.path.endswith("/pulls"))
     assert post.json["draft"] is True
     assert json.loads(result["stdout"])["draft"] is True
+
+
+def test_the_signing_key_is_made_once_in_the_state_home_readable_only_by_its_owner(
+        attested: dict[str, Any], forges: Forges) -> None:
+    key = forges.bench.home / "attest-ed25519.pem"
+    assert key.stat().st_mode & 0o777 == 0o600
+    assert forges.bench.json("attest", "pubkey")["keyid"] == attested["key"]["keyid"]
