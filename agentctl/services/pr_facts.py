@@ -49,7 +49,7 @@ def gather(store: Store, views: Views, run: Run) -> tuple[PrFacts, list[Artifact
         judge=_json(store, safe, "judge-report.json"),
         evidence=[a for a in safe if a.artifact_id in verdict.evidence],
         edits=edits, denied=denied, cost_usd=cost, tokens=tokens,
-        disclosure=_disclosure(run, steps),
+        disclosure=_disclosure(run),
     )
     return facts, artifacts
 
@@ -68,13 +68,13 @@ def _spend(steps: Sequence[Step]) -> tuple[float | None, int | None]:
     return cost, tokens
 
 
-def _disclosure(run: Run, steps: Sequence[Step]) -> Disclosure:
+def _disclosure(run: Run) -> Disclosure:
+    """The agent and model as the spec froze them; runs do not record the agent CLI's version
+    yet, so it reads "unavailable" rather than a guess."""
     spec = run.execution_spec
     settings = spec.agent_settings
-    version = next((str(step.attributes["cliVersion"]) for step in steps
-                    if step.attributes.get("cliVersion")), UNAVAILABLE)
     return Disclosure(agent=spec.agent, model=(settings.model if settings and settings.model
-                                               else UNAVAILABLE), cli_version=version)
+                                               else UNAVAILABLE), cli_version=UNAVAILABLE)
 
 
 def _json(store: Store, safe: list[Artifact], name: str) -> dict | None:  # type: ignore[type-arg]
