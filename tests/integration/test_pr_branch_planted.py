@@ -40,9 +40,25 @@ def test_a_filter_the_patch_names_never_runs(tmp_path: Path) -> None:
     base = run_git(repo, "rev-parse", "HEAD").strip()
 
     handle = git.Repo(repo)
-    commit = build_commit(handle, base_commit=base, patch=patch, message="agentctl: run")
+    commit = build_commit(handle, base_commit=base, patch=patch, message="agentctl: run",
+                          date="@1700000000 +0000")
     create_branch(handle, "agentctl/run", commit)
 
     assert not ran.exists()
     assert run_git(repo, "show", f"{commit}:f.txt") == "b"
     assert run_git(repo, "show", f"{commit}:.gitattributes") == "* filter=x"
+
+
+def test_building_the_pr_commit_again_gives_the_same_commit(tmp_path: Path) -> None:
+    """A retried `pr create` pushes the commit that is already there, not a rival one."""
+    repo = make_repo(tmp_path / "user", {"f.txt": "a\n"})
+    patch = tmp_path / "run.diff"
+    patch.write_text("--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-a\n+b\n")
+    base = run_git(repo, "rev-parse", "HEAD").strip()
+    handle = git.Repo(repo)
+    first, second = (build_commit(handle, base_commit=base, patch=patch, message="m",
+                                  date="@1700000000 +0000") for _ in range(2))
+    assert first == second
+    create_branch(handle, "agentctl/run", first)
+    create_branch(handle, "agentctl/run", second)  # already there: left alone
+    assert run_git(repo, "rev-parse", "agentctl/run").strip() == first
