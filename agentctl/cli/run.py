@@ -242,3 +242,25 @@ def open_(
     with current.views() as views:
         path = open_page(views, current.home.artifacts, run_id, public=public)
     typer.echo(str(path))
+
+
+@app.command()
+def trace(
+    ctx: typer.Context,
+    run_id: RunArgument = None,
+    endpoint: Annotated[str | None, typer.Option("--endpoint", metavar="URL", help="OTLP/HTTP "
+                        "endpoint. (default: OTEL_EXPORTER_OTLP_ENDPOINT, then "
+                        "[telemetry] otlp_endpoint)")] = None,
+) -> None:
+    """Export a finished run as one OpenTelemetry trace over OTLP/HTTP."""
+    from agentctl.cli.output import note
+    from agentctl.services.telemetry import export_finished_run
+
+    current = state(ctx)
+    result = export_finished_run(current.store, current.config, run_id, endpoint=endpoint)
+    if result.error:
+        from agentctl.domain.errors import InfrastructureFailure
+
+        raise InfrastructureFailure(f"trace {result.trace_id} not sent: {result.error}")
+    note(f"trace {result.trace_id}: {result.exported} spans sent to {result.endpoint}"
+         + (f", {result.dropped} dropped" if result.dropped else ""))

@@ -192,6 +192,13 @@ class StoreSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TelemetrySettings:
+    otlp_endpoint: Text = ""  # empty: no trace; OTEL_EXPORTER_OTLP_ENDPOINT wins
+    max_spans: PositiveCount = 20000  # a run's trace holds at most this many; the rest dropped
+    timeout_seconds: Seconds = 5.0  # for the whole export; a collector that is down costs this
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """Validated settings: every key present, the file's value or the default."""
 
@@ -208,4 +215,5 @@ class Config:
     worker: WorkerSettings = field(default_factory=WorkerSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
     source: Path | None = field(default=None, metadata={"section": False})

@@ -262,6 +262,7 @@ class EventType(StrEnum):
     PR_CREATED = "PrCreated"
     RUN_COMPLETED = "RunCompleted"
     RUN_CANCELLED = "RunCancelled"
+    TRACE_EXPORTED = "TraceExported"  # a run's trace sent over OTLP, with what was dropped
 
 
 _AUTONOMY_ORDER = list(AutonomyLevel)

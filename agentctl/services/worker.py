@@ -40,8 +40,12 @@ def start_run(store: Store, config: Config, task_text: str, *, agent: AgentSpec,
     run = create_run(store, config, task_text, agent=agent)
     if detach:
         return run
-    return run_inline(StoreRunQueue(store), run.run_id,
-                      ttl_seconds=config.worker.lease_ttl_seconds, options=options)
+    ended = run_inline(StoreRunQueue(store), run.run_id,
+                       ttl_seconds=config.worker.lease_ttl_seconds, options=options)
+    from agentctl.services.telemetry import trace_after_run
+
+    trace_after_run(store, config, ended)  # after the verdict: never on the run's path
+    return ended
 
 
 class LeaseKeeper:
