@@ -39,6 +39,7 @@ class Receiver:
     port: int = 0
     spans: list[ReceivedSpan] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    bodies: list[tuple[str, bytes]] = field(default_factory=list)  # (content type, body)
 
     @property
     def endpoint(self) -> str:
@@ -86,11 +87,12 @@ def otlp_receiver() -> Iterator[Receiver]:
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = self._body()
             if self.headers.get("Content-Encoding") == "gzip":
                 body = gzip.decompress(body)
             with lock:
                 receiver.paths.append(self.path)
+                receiver.bodies.append((self.headers.get("Content-Type", ""), body))
                 if self.path.endswith("/v1/traces"):
                     receiver.spans += _decode(body, self.headers.get("Content-Type", ""))
             answer = ExportTraceServiceResponse().SerializeToString()
@@ -99,6 +101,18 @@ def otlp_receiver() -> Iterator[Receiver]:
             self.send_header("Content-Length", str(len(answer)))
             self.end_headers()
             self.wfile.write(answer)
+
+        def _body(self) -> bytes:
+            if self.headers.get("Transfer-Encoding", "").lower() != "chunked":
+                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            chunks = []  # Node's exporter streams its body in chunks
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return b"".join(chunks)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
 
         def log_message(self, *_: object) -> None:
             pass

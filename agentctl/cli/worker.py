@@ -33,7 +33,7 @@ def worker(
     from agentctl.cli.output import note
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.sql_ledger import StoreRunQueue
-    from agentctl.services.telemetry import trace_after_run
+    from agentctl.services.telemetry import configured_endpoint, trace_after_run
     from agentctl.services.worker import new_worker_id, work
     from agentctl.store.wakeup import WakeUps
 
@@ -43,7 +43,8 @@ def worker(
     options = RunOptions(redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
                          release_on_interrupt=True, progress=lambda text: note(f"  {text}"),
                          baseline_cache=current.home.root / "baselines",
-                         protected=(current.home.root,))
+                         protected=(current.home.root,),
+                         trace_endpoint=configured_endpoint(config))
     # SIGTERM stops the worker like Ctrl-C: the current attempt is released to the queue.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     note(f"worker {worker_id} started")

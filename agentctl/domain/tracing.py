@@ -77,6 +77,17 @@ def traceparent(run_id: str, attempt_id: str) -> str:
     return f"00-{trace_id(run_id):032x}-{agent_span_id(attempt_id):016x}-01"
 
 
+def agent_trace_env(endpoint: str, run_id: str, attempt_id: str) -> dict[str, str]:
+    """What Claude Code (and any OTel SDK honouring the standard variables) needs to send its
+    own spans to the same collector as children of the attempt's `invoke_agent` span. Traces
+    only: the CLIs' metrics and logs stay off."""
+    return {"TRACEPARENT": traceparent(run_id, attempt_id),
+            "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+            "OTEL_TRACES_EXPORTER": "otlp", "OTEL_METRICS_EXPORTER": "none",
+            "OTEL_LOGS_EXPORTER": "none",
+            "CLAUDE_CODE_ENABLE_TELEMETRY": "1", "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA": "1"}
+
+
 def _ns(moment: datetime) -> int:
     return int(moment.timestamp() * 1_000_000_000)
 

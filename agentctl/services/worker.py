@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from types import TracebackType
 
 from agentctl.config import Config
@@ -40,6 +41,9 @@ def start_run(store: Store, config: Config, task_text: str, *, agent: AgentSpec,
     run = create_run(store, config, task_text, agent=agent)
     if detach:
         return run
+    from agentctl.services.telemetry import configured_endpoint
+
+    options = replace(options, trace_endpoint=configured_endpoint(config))
     ended = run_inline(StoreRunQueue(store), run.run_id,
                        ttl_seconds=config.worker.lease_ttl_seconds, options=options)
     from agentctl.services.telemetry import trace_after_run
