@@ -32,9 +32,10 @@ def write_report(output: Path, text: str) -> None:
         raise BadInput(f"cannot write {output}: {error.strerror or error}") from None
 
 
-def open_page(views: Views, artifacts: Path, run_text: str | None, *, public: bool) -> Path:
-    """The page in a private temporary file, handed to the desktop's browser when there is
-    one (`webbrowser` finds none on a server: the path is still printed)."""
+def open_page(views: Views, artifacts: Path, run_text: str | None, *,
+              public: bool) -> tuple[Path, bool]:
+    """The page in a private temporary file, and whether a browser took it (`webbrowser`
+    finds none on a server without one: the caller prints the path either way)."""
     import webbrowser
 
     text = page_report(views, BlobStore(artifacts), run_text, "html", public=public)
@@ -42,5 +43,4 @@ def open_page(views: Views, artifacts: Path, run_text: str | None, *, public: bo
     path = Path(name)
     with open(handle, "w", encoding="utf-8") as file:
         file.write(text)
-    webbrowser.open(path.as_uri())
-    return path
+    return path, webbrowser.open(path.as_uri())

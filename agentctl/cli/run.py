@@ -240,8 +240,12 @@ def open_(
 
     current = state(ctx)
     with current.views() as views:
-        path = open_page(views, current.home.artifacts, run_id, public=public)
+        path, opened = open_page(views, current.home.artifacts, run_id, public=public)
     typer.echo(str(path))
+    if not opened:
+        from agentctl.cli.output import note
+
+        note("no browser found here; open the file above in one")
 
 
 @app.command()

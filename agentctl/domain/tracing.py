@@ -165,16 +165,15 @@ def _step_span(step: Step, call: ToolCall | None, parent: int,
                common: Mapping[str, AttributeValue]) -> PlannedSpan:
     start = _ns(step.started_at)
     end = max(_ns(step.ended_at or step.started_at), start)
-    attributes: dict[str, AttributeValue] = {
-        **common, "agentctl.step.id": step.step_id, "agentctl.step.type": step.type.value,
-        "agentctl.step.status": step.status.value,
-        "agentctl.step.sequence": step.sequence_number}
+    # A tool span carries what identifies and explains the call, no more: a run may hold tens
+    # of thousands, and each attribute is encoded once per span.
+    attributes: dict[str, AttributeValue] = {**common, "agentctl.step.id": step.step_id}
     error = step.failure_code if step.status in (StepStatus.FAILED, StepStatus.TIMED_OUT) \
         else None
     if call is not None:
         attributes.update({
             "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.tool_name,
-            "gen_ai.tool.call.id": call.tool_call_id, "gen_ai.tool.type": "function",
+            "gen_ai.tool.call.id": call.tool_call_id,
             "agentctl.decision": call.decision.value,
             "agentctl.policy.rule": call.matched_rule or "",
             "agentctl.spec.digest": call.spec_digest})
@@ -196,5 +195,7 @@ def _step_span(step: Step, call: ToolCall | None, parent: int,
                 attributes[name] = value
         return PlannedSpan(f"chat {model}", _id(64, "step", step.step_id), parent, start, end,
                            attributes, error=error)
+    attributes.update({"agentctl.step.type": step.type.value,
+                       "agentctl.step.status": step.status.value})
     return PlannedSpan(f"agentctl.step {step.type.value}", _id(64, "step", step.step_id),
                        parent, start, end, attributes, error=error)
