@@ -49,7 +49,7 @@ def worker(
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     note(f"worker {worker_id} started")
 
-    def report(run: Run | None) -> None:
+    def report(run: "Run | None") -> None:
         if run is not None:
             note(f"{run.run_id}: {run.status.value}")
             trace_after_run(current.store, config, run)  # when configured and the run ended

@@ -169,6 +169,10 @@ def test_public_page_omits_the_internal_only_log(made: dict[str, Any]) -> None:
     assert all(a["sha256"][:12] not in public.dom for a in internal)
     assert made["run"]["verdict"]["status"] in public.dom
     assert public.urls == [] and public.console == []
+    atif = json.loads(made["bench"].cli("run", "report", made["run"]["runId"], "--format",
+                                        "atif", "--public").stdout)
+    assert all(call["arguments"] == {} for step in atif["steps"]
+               for call in step.get("tool_calls", []))
 
 
 def test_ctrf_and_atif_documents(made: dict[str, Any]) -> None:

@@ -164,3 +164,17 @@ def test_run_trace_without_endpoint_or_with_collector_down(traced, bench: Any,
     down = bench.cli("run", "trace", run["runId"], "--endpoint", "http://127.0.0.1:9",
                      expect=(1,))
     assert "not sent" in error_line(down.stderr)
+
+
+def test_a_worker_traces_the_runs_it_finishes(bench: Any) -> None:
+    with otlp_receiver() as receiver:
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint}
+        task = bench.submit(bench.repo)
+        queued = bench.cli("run", "start", task, "--agent", bench.agent, "--detach", "--json",
+                           env=env).json()
+        assert receiver.spans == []  # queued: nothing ended, nothing sent
+        bench.cli("worker", "--once", "--poll", "0.1", env=env)
+    roots = receiver.named("agentctl.run")
+    assert [r.attributes["agentctl.run.id"] for r in roots] == [queued["runId"]]
+    assert receiver.named("execute_tool shell.run")[0].attributes["agentctl.decision"] == \
+        "DENIED_BY_COMMAND_GUARD"
