@@ -136,6 +136,16 @@ def test_denied_call_is_marked_in_the_timeline_and_the_tree(made: dict[str, Any]
         assert step["toolCall"]["matchedRule"] in rows[step["stepId"]]
 
 
+def test_spend_and_sandbox_are_on_the_page(made: dict[str, Any], rendered: Rendered) -> None:
+    calls = [s for a in made["tree"]["attempts"] for s in a["steps"] if s["toolCall"]]
+    budget = made["run"]["budget"]
+    text = re.sub(r"<[^>]+>", " ", rendered.dom)
+    denied = sum(s["toolCall"]["decision"] != "ALLOWED" for s in calls)
+    assert f"{len(calls)} of {budget['maxToolCalls']} ({denied} denied)" in text
+    assert f"2 of {budget['maxAttempts']}" in text
+    assert "OFF" in text and "unsandboxed" in text  # this module's runs are unsandboxed
+
+
 def test_page_requests_nothing_and_logs_no_console_error(rendered: Rendered) -> None:
     assert rendered.urls == []
     assert rendered.console == []
