@@ -2,12 +2,15 @@
 
 
 import signal
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentctl.cli.context import state
 from agentctl.cli.options import Flag
+
+if TYPE_CHECKING:
+    from agentctl.domain.run import Run
 
 
 def worker(
@@ -30,6 +33,7 @@ def worker(
     from agentctl.cli.output import note
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.sql_ledger import StoreRunQueue
+    from agentctl.services.telemetry import configured_endpoint, trace_after_run
     from agentctl.services.worker import new_worker_id, work
     from agentctl.store.wakeup import WakeUps
 
@@ -39,14 +43,16 @@ def worker(
     options = RunOptions(redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
                          release_on_interrupt=True, progress=lambda text: note(f"  {text}"),
                          baseline_cache=current.home.root / "baselines",
-                         protected=(current.home.root,))
+                         protected=(current.home.root,),
+                         trace_endpoint=configured_endpoint(config))
     # SIGTERM stops the worker like Ctrl-C: the current attempt is released to the queue.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     note(f"worker {worker_id} started")
 
-    def report(run: object) -> None:
+    def report(run: "Run | None") -> None:
         if run is not None:
-            note(f"{run.run_id}: {run.status.value}")  # type: ignore[attr-defined]
+            note(f"{run.run_id}: {run.status.value}")
+            trace_after_run(current.store, config, run)  # when configured and the run ended
 
     wakeups = WakeUps(current.store.home)
     try:

@@ -208,6 +208,15 @@ DEFAULT_PR = PrSettings()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TelemetrySettings:
+    """`[telemetry]`: where a run's OpenTelemetry trace goes, and how much of it."""
+
+    otlp_endpoint: Text = ""  # empty: no trace; OTEL_EXPORTER_OTLP_ENDPOINT wins
+    max_spans: PositiveCount = 20000  # a run's trace holds at most this many; the rest dropped
+    timeout_seconds: Seconds = 5.0  # for the whole export; a collector that is down costs this
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """Validated settings: every key present, the file's value or the default."""
 
@@ -225,4 +234,5 @@ class Config:
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
     pr: PrSettings = field(default_factory=PrSettings)
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
     source: Path | None = field(default=None, metadata={"section": False})

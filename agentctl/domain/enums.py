@@ -265,6 +265,7 @@ class EventType(StrEnum):
     PR_STATE_CHANGED = "PrStateChanged"
     RUN_COMPLETED = "RunCompleted"
     RUN_CANCELLED = "RunCancelled"
+    TRACE_EXPORTED = "TraceExported"  # a run's trace sent over OTLP, with what was dropped
 
 
 _AUTONOMY_ORDER = list(AutonomyLevel)

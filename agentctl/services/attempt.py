@@ -59,6 +59,7 @@ class AttemptContext:
     baseline_cache: Path | None = None  # where baselines on a base commit are kept across runs
     sandbox: Sandbox | None = None  # None: the run's processes run unconfined (mode off)
     protected: tuple[Path, ...] = ()  # hidden from them: state home, original repository
+    trace_endpoint: str | None = None  # OTLP endpoint: native agents nest their spans in ours
 
     def reap(self) -> int:
         """Kill whatever the attempt's processes left running (a `setsid` daemon included);

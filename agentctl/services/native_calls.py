@@ -329,8 +329,13 @@ def _no_result(why: str) -> ToolResult:
 def native_session(ctx: AttemptContext, runtime: ToolRuntime,
                    session: AgentSession) -> AgentSession:
     """A claude/codex session: the hook's counterpart, where the hook reaches the attempt,
-    the frozen launch settings, the wall clock."""
+    the frozen launch settings, the wall clock; with a trace configured, the trace context."""
     lease = ctx.ledger.lease
+    if ctx.trace_endpoint:
+        from agentctl.domain.tracing import agent_trace_env
+
+        session = replace(session, env={**session.env, **agent_trace_env(
+            ctx.trace_endpoint, lease.run_id, lease.attempt_id)})
     return replace(session, native=NativeCalls.for_runtime(runtime),
                    identity=AttemptIdentity(ctx.dirs.root, lease.attempt_id, lease.lease_id),
                    settings=ctx.spec.agent_settings, wall_seconds=runtime.budget.seconds_left,

@@ -71,6 +71,8 @@ class RunOptions:
     baseline_cache: Path | None = None  # the state home's baselines; None: none kept
     # Hidden from the run's processes besides the defaults: the state home agentctl writes to.
     protected: tuple[Path, ...] = ()
+    # Where the run's trace goes ([telemetry]): claude/codex get the trace context to nest under.
+    trace_endpoint: str | None = None
 
 
 def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
@@ -88,6 +90,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
         approver=options.approver, spared=frozenset(descendants()),
         baseline_cache=options.baseline_cache,
         protected=protected_paths(spec, dirs.root, options.protected),
+        trace_endpoint=options.trace_endpoint,
     )
     try:
         ledger.activate()

@@ -18,12 +18,13 @@ from agentctl.store.blobs import BlobStore
 from agentctl.store.views import Views
 
 FORMATS = ("swebench", "junit")
+NAMED = (*FORMATS, "html", "ctrf", "atif")  # the others are the run page's (cli/reports.py)
 
 
 def run_report(views: Views, blobs: BlobStore, run_text: str | None, fmt: str) -> str:
     """The report of the run (newest without an id) in `fmt`, as text to write."""
     if fmt not in FORMATS:
-        raise BadInput(f"unknown report format {fmt!r}; expected one of: {', '.join(FORMATS)}")
+        raise BadInput(f"unknown report format {fmt!r}; expected one of: {', '.join(NAMED)}")
     run = views.run(run_text)
     verification = views.verification(run.run_id)
     if fmt == "swebench":

@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from types import TracebackType
 
 from agentctl.config import Config
@@ -40,8 +41,15 @@ def start_run(store: Store, config: Config, task_text: str, *, agent: AgentSpec,
     run = create_run(store, config, task_text, agent=agent)
     if detach:
         return run
-    return run_inline(StoreRunQueue(store), run.run_id,
-                      ttl_seconds=config.worker.lease_ttl_seconds, options=options)
+    from agentctl.services.telemetry import configured_endpoint
+
+    options = replace(options, trace_endpoint=configured_endpoint(config))
+    ended = run_inline(StoreRunQueue(store), run.run_id,
+                       ttl_seconds=config.worker.lease_ttl_seconds, options=options)
+    from agentctl.services.telemetry import trace_after_run
+
+    trace_after_run(store, config, ended)  # after the verdict: never on the run's path
+    return ended
 
 
 class LeaseKeeper:

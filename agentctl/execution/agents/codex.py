@@ -15,7 +15,12 @@ from pathlib import Path
 
 from agentctl.domain.agent import NativeAgentSettings
 from agentctl.execution.agents import AgentSession, AttemptIdentity
-from agentctl.execution.agents.native import Launch, NativeAgent, StreamState
+from agentctl.execution.agents.native import (
+    Launch,
+    NativeAgent,
+    StreamState,
+    collector_endpoints,
+)
 
 HOOK_EVENTS = ("PreToolUse", "PostToolUse")
 
@@ -47,6 +52,11 @@ class CodexAgent(NativeAgent):
             lines += ["", "[mcp_servers.agentctl]", f"command = {_toml(mcp[0])}",
                       f"args = {_toml(mcp[1:])}", "startup_timeout_sec = 60",
                       'default_tools_approval_mode = "approve"']
+        collector = session.env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        if collector:  # the run is traced: Codex's own spans go to the same collector
+            traces = _toml(collector.rstrip("/") + "/v1/traces")
+            lines += ["", "[otel]", "trace_exporter = { otlp-http = { endpoint = "
+                      f'{traces}, protocol = "binary" }} }}']
         for event in HOOK_EVENTS:
             lines += ["", f"[[hooks.{event}]]", 'matcher = "*"', f"[[hooks.{event}.hooks]]",
                       'type = "command"', f"command = {_toml(hook)}", "timeout = 3600"]
@@ -66,7 +76,7 @@ class CodexAgent(NativeAgent):
 
         env = {**session.env, "CODEX_BASE_URL": settings.base_url} if settings.base_url \
             else session.env
-        return model_endpoints(env)
+        return model_endpoints(env) + collector_endpoints(session.env)
 
     def read(self, event: Mapping[str, object], state: StreamState) -> None:
         kind = event.get("type")

@@ -149,10 +149,11 @@ class NativeAgent:
         raise NotImplementedError
 
     def endpoints(self, session: AgentSession, settings: NativeAgentSettings) -> tuple[str, ...]:
-        """The model API hosts (`host:port`) its process may reach."""
+        """The model API hosts (`host:port`) its process may reach, and the trace collector
+        when the run is traced."""
         from agentctl.execution.sandbox import model_endpoints
 
-        return model_endpoints(session.env)
+        return model_endpoints(session.env) + collector_endpoints(session.env)
 
     def read(self, event: Mapping[str, object], state: StreamState) -> None:
         raise NotImplementedError
@@ -354,3 +355,13 @@ def _result_json(result: object) -> dict[str, object]:
     value = to_json(result)
     return value if isinstance(value, dict) else {}
 
+
+def collector_endpoints(env: Mapping[str, str]) -> tuple[str, ...]:
+    """`host:port` of the OTLP collector the run's trace goes to (set only when it is traced):
+    the agent sends its own spans there."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(env.get("OTEL_EXPORTER_OTLP_ENDPOINT", ""))
+    if not parts.hostname:
+        return ()
+    return (f"{parts.hostname}:{parts.port or (80 if parts.scheme == 'http' else 443)}",)
