@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentctl.cli.context import State, state
-from agentctl.cli.options import MAX_LIMIT, Flag, JsonOption, RunArgument
+from agentctl.cli.options import (
+    MAX_LIMIT,
+    Flag,
+    FullOption,
+    JsonOption,
+    NoPagerOption,
+    RepoOption,
+    RunArgument,
+)
 from agentctl.domain.enums import VerdictStatus
 
 if TYPE_CHECKING:
@@ -118,8 +126,10 @@ def list_(
                     "task.")] = None,
     status: Annotated[str | None, typer.Option("--status", metavar="S", help="Only runs in this "
                       "status, e.g. QUEUED.")] = None,
+    repo: RepoOption = None,
     limit: Annotated[int, typer.Option("--limit", min=1, max=MAX_LIMIT,
                                        help="At most this many, newest first.")] = 50,
+    full: FullOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """List runs, newest first, with their verdicts."""
@@ -131,18 +141,28 @@ def list_(
     if status is not None and status.upper() not in RunStatus.__members__:
         raise BadInput(f"unknown run status {status!r}; expected one of: "
                        f"{', '.join(RunStatus.__members__)}")
-    with state(ctx).views() as views:
+    current = state(ctx)
+    repository = current.repository_filter(repo)
+    with current.views() as views:
         task_id = views.resolve("task", task) if task else None
-        runs = views.runs(limit=limit, task_id=task_id, status=status.upper() if status else None)
+        runs = views.runs(limit=limit, task_id=task_id, status=status.upper() if status else None,
+                          repository=repository)
         documents = [run_document(views, run) for run in runs]
+        task_ids = sorted({run.task_id for run in runs})
+        repositories = views.repositories(task_ids)
+        short = {} if full or as_json else {
+            **views.short_ids("run", [run.run_id for run in runs]),
+            **views.short_ids("task", task_ids)}
     if as_json:
         emit_json(documents)
     elif not documents:
-        out().print("no runs yet; start one with 'agentctl run start TASK'")
+        out().print(f"no runs of {repository} yet" if repository else
+                    "no runs yet; start one with 'agentctl run start TASK'")
     else:
         from agentctl.cli.render.runs import run_table
 
-        out().print(run_table(documents))
+        out().print(run_table(documents, short=short, repositories=repositories,
+                              width=out().width))
 
 
 @app.command()
@@ -165,6 +185,34 @@ def show(
     from agentctl.cli.render import runs as render
 
     out().print(render.run_tree(document) if tree else render.run_detail(document))
+
+
+@app.command()
+def diff(
+    ctx: typer.Context,
+    run_id: RunArgument = None,
+    no_pager: NoPagerOption = False,
+) -> None:
+    """Print a run's patch (patch.diff, verified by its hash), coloured on a terminal."""
+    from agentctl.cli.artifact import artifact_content, named_artifact, print_artifact
+    from agentctl.cli.output import out
+
+    current = state(ctx)
+    with current.views() as views:
+        artifact = named_artifact(views, run_id, "patch.diff")
+    console = out()
+    if not console.is_terminal:
+        print_artifact(current.home.artifacts, artifact)
+        return
+    from agentctl.cli.pager import page
+    from agentctl.cli.render.diff import coloured
+    from agentctl.cli.render.style import printable
+
+    content = b"".join(artifact_content(current.home.artifacts, artifact))
+    text = content.decode("utf-8", errors="replace")
+    page(printable(text) if console.no_color or console.color_system is None
+         else coloured(text),
+         enabled=not no_pager)
 
 
 @app.command()

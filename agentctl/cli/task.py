@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
-from agentctl.cli.options import MAX_LIMIT, Flag, JsonOption
+from agentctl.cli.options import MAX_LIMIT, Flag, FullOption, JsonOption, RepoOption
 
 app = typer.Typer(help="Submit and inspect tasks: structured, executable intent.",
                   no_args_is_help=True)
@@ -112,8 +112,10 @@ def list_(
                       help="Only tasks in this status.")] = None,
     session: Annotated[str | None, typer.Option("--session", metavar="ID",
                        help="Only tasks of this session.")] = None,
+    repo: RepoOption = None,
     limit: Annotated[int, typer.Option("--limit", min=1, max=MAX_LIMIT,
                                        help="At most this many, newest first.")] = 50,
+    full: FullOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """List tasks, newest first."""
@@ -124,19 +126,23 @@ def list_(
     if status is not None and status.upper() not in TaskStatus.__members__:
         raise BadInput(f"unknown task status {status!r}; expected one of: "
                        f"{', '.join(TaskStatus.__members__)}")
-    with state(ctx).views() as views:
+    current = state(ctx)
+    repository = current.repository_filter(repo)
+    with current.views() as views:
         session_id = views.resolve("session", session) if session else None
         tasks = views.tasks(limit=limit, status=status.upper() if status else None,
-                            session_id=session_id)
+                            session_id=session_id, repository=repository)
+        short = {} if full or as_json else views.short_ids("task", [t.task_id for t in tasks])
     if as_json:
         emit_json(tasks)
         return
     if not tasks:
-        out().print("no tasks yet; submit one with 'agentctl task submit'")
+        out().print(f"no tasks of {repository} yet" if repository else
+                    "no tasks yet; submit one with 'agentctl task submit'")
         return
     from agentctl.cli.render.tasks import task_table
 
-    out().print(task_table(tasks))
+    out().print(task_table(tasks, short=short, width=out().width))
 
 
 @app.command()

@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
-from agentctl.cli.options import JsonOption, RunArgument
+from agentctl.cli.options import FullOption, JsonOption, NoPagerOption, RunArgument
 
 app = typer.Typer(help="Verdicts: whether a run's patch is fit for a PR, and why.",
                   no_args_is_help=True)
@@ -39,18 +39,27 @@ def show(ctx: typer.Context, run_id: RunArgument = None, as_json: JsonOption = F
 
 
 @app.command()
-def explain(ctx: typer.Context, run_id: RunArgument = None, as_json: JsonOption = False) -> None:
+def explain(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = False,
+            no_pager: NoPagerOption = False, as_json: JsonOption = False) -> None:
     """Walk the decision chain (boundary, apply, verification, judge, autonomy, eligibility,
-    approvals) with the evidence artifact behind each link."""
+    approvals) with the evidence artifact behind each link (`agentctl artifact show RUN NAME`
+    prints one)."""
     from agentctl.cli.output import emit_json, out
 
     document = _load(ctx, run_id, explain=True)
     if as_json:
         emit_json(document)
         return
+    from agentctl.cli.pager import page, pager_command
     from agentctl.cli.render.verdicts import explanation
 
-    out().print(explanation(document, home=str(state(ctx).home.root)))
+    shown = explanation(document, home=str(state(ctx).home.root), full=full)
+    if pager_command(not no_pager) is None:
+        out().print(shown)
+        return
+    with out().capture() as captured:
+        out().print(shown)
+    page(captured.get())
 
 
 def _decide(ctx: typer.Context, run_id: str, decision: str, by: str, reason: str,

@@ -54,8 +54,9 @@ def test_the_demo_exits_cleanly_and_prints_the_table_and_the_next_commands(demo:
     assert shown.returncode == 0, shown.stderr
     for scenario in EXPECTED:
         assert scenario in shown.stdout
-    assert re.search(r"agentctl --home \S+ run show --tree run_\w+", shown.stdout)
-    assert re.search(r"agentctl --home \S+ verdict explain run_\w+", shown.stdout)
+    assert re.search(r"^  agentctl run show --tree run_\w+$", shown.stdout, re.MULTILINE)
+    assert re.search(r"^  agentctl verdict explain run_\w+$", shown.stdout, re.MULTILINE)
+    assert "export AGENTCTL_HOME" not in shown.stdout  # this shell's AGENTCTL_HOME is the home
 
 
 @pytest.mark.parametrize("scenario", EXPECTED)
