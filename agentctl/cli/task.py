@@ -2,12 +2,15 @@
 
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentctl.cli.context import state
+from agentctl.cli.context import State, state
 from agentctl.cli.options import MAX_LIMIT, Flag, FullOption, JsonOption, RepoOption
+
+if TYPE_CHECKING:
+    from agentctl.services.requests import TaskRequest
 
 app = typer.Typer(help="Submit and inspect tasks: structured, executable intent.",
                   no_args_is_help=True)
@@ -50,9 +53,14 @@ def submit(
                       "worker and return at once.")] = False,
     keep_workspace: Annotated[bool, Flag("--keep-workspace", help="With --run: keep the "
                               "workspace after the run.")] = False,
+    no_input: Annotated[bool, Flag("--no-input", help="Never ask: what is missing is an "
+                        "error, as when stdin is not a terminal.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Submit a task; policy decides READY_FOR_RUN or POLICY_DENIED (exit 2 with the reason)."""
+    """Submit a task; policy decides READY_FOR_RUN or POLICY_DENIED (exit 2 with the reason).
+
+    On a terminal it asks for what the flags leave out (the repository defaults to the one you
+    stand in) and keeps the questions and answers in a session linked to the task."""
     from agentctl.cli.output import emit_json, note, out
     from agentctl.cli.render.tasks import task_detail
     from agentctl.domain.enums import TaskStatus
@@ -74,6 +82,7 @@ def submit(
         forbidden_paths=tuple(forbid or ()), verification_commands=tuple(verify or ()),
         labels=parse_labels(label) if label else {}))
     current = state(ctx)
+    request = _completed(current, request, ask=not no_input and _at_terminal())
     agent_spec = None
     if run_now:  # a bad agent spec is refused before anything is stored
         from agentctl.execution.agents.spec import parse_agent_spec
@@ -103,6 +112,54 @@ def submit(
                                             keep_workspace=keep_workspace, as_json=as_json,
                                             before=card))
     note(f"next: agentctl run start {task.task_id}")
+
+
+def _at_terminal() -> bool:
+    import sys
+
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _completed(current: State, request: "TaskRequest", *, ask: bool) -> "TaskRequest":
+    """The request with what `--session` settled, then (at a terminal) what the person answers;
+    the repository you stand in when none is named."""
+    from dataclasses import replace
+
+    from agentctl.cli import dialog
+    from agentctl.services.requests import overridden
+
+    if request.session_id:
+        with current.views() as views:
+            _, messages = views.session(request.session_id)
+        request = overridden(dialog.settled(messages), request)
+    if not ask:
+        if not request.repository and (here := dialog.here(Path.cwd())):
+            request = replace(request, repository=here)
+        return request
+    from agentctl.execution.test_detection import detect_test_commands
+
+    config = current.config
+    here = dialog.here(Path.cwd())
+    detected = detect_test_commands(Path(here)) if here and not config.verification.commands \
+        else ()
+    request, exchange = dialog.converse(
+        request, here=here, forbidden=config.boundary.forbidden,
+        allowed=config.boundary.allowed, detected=detected)
+    from agentctl.services.sessions import add_message, start_session
+    from agentctl.services.tasks import current_user
+
+    store = current.store
+    session_id = request.session_id or start_session(
+        store, title=dialog.title_of(request), owner=current_user()).session_id
+    for said in exchange:
+        add_message(store, session_id, role="system", content=said.question)
+        add_message(store, session_id, role="user", content=said.answer)
+    if exchange[-1].answer != "yes":
+        from agentctl.cli.output import note
+
+        note(f"not submitted; the questions and answers are in session {session_id}")
+        raise typer.Exit(1)
+    return replace(request, session_id=session_id)
 
 
 @app.command("list")

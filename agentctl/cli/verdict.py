@@ -77,21 +77,37 @@ def _decide(ctx: typer.Context, run_id: str, decision: str, by: str, reason: str
         out().print(f"{approval.decision.value} {approval.run_id} by {escape(approval.by)}")
 
 
-ByOption = Annotated[str, typer.Option("--by", metavar="WHO", help="Who decides.")]
+ByOption = Annotated[str | None, typer.Option("--by", metavar="WHO", help="Who decides. "
+                     "(default: git's user.name, else the current user)")]
+
+
+def _decider(by: str | None) -> str:
+    if by is not None:
+        return by
+    import subprocess
+
+    from agentctl.services.tasks import current_user
+
+    try:
+        named = subprocess.run(["git", "config", "user.name"], capture_output=True, text=True,
+                               timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        named = ""
+    return named or current_user()
 ReasonOption = Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why.")]
 
 
 @app.command()
 def approve(ctx: typer.Context,
             run_id: Annotated[str, typer.Argument(metavar="RUN", help="Run id or prefix.")],
-            by: ByOption, reason: ReasonOption, as_json: JsonOption = False) -> None:
+            reason: ReasonOption, by: ByOption = None, as_json: JsonOption = False) -> None:
     """Approve a verdict that awaits a human (NEEDS_APPROVAL); its reasons stay as they are."""
-    _decide(ctx, run_id, "APPROVED", by, reason, as_json)
+    _decide(ctx, run_id, "APPROVED", _decider(by), reason, as_json)
 
 
 @app.command()
 def reject(ctx: typer.Context,
            run_id: Annotated[str, typer.Argument(metavar="RUN", help="Run id or prefix.")],
-           by: ByOption, reason: ReasonOption, as_json: JsonOption = False) -> None:
+           reason: ReasonOption, by: ByOption = None, as_json: JsonOption = False) -> None:
     """Reject a verdict: no PR will be opened from this run."""
-    _decide(ctx, run_id, "REJECTED", by, reason, as_json)
+    _decide(ctx, run_id, "REJECTED", _decider(by), reason, as_json)
