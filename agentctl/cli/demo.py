@@ -67,13 +67,14 @@ def demo(
     first = short[results[0].run.run_id]
     out().print("\nExplore what happened:")
     if not _in_use(store.home.root):
-        out().print(f"  export AGENTCTL_HOME={escape(shlex.quote(str(store.home.root)))}")
+        out().print(f"  export AGENTCTL_HOME={escape(shlex.quote(str(store.home.root)))}",
+                    soft_wrap=True)
     out().print(f"  agentctl run show --tree {first}")
     out().print(f"  agentctl verdict explain {first}")
     out().print("  agentctl run list")
     out().print(f"  agentctl events --run {short[results[1].run.run_id]}")
     if keep:
-        out().print(f"  sample repository: {root / 'payments-service'}")
+        out().print(f"  sample repository: {escape(root / 'payments-service')}", soft_wrap=True)
 
 
 def _in_use(home: Path) -> bool:
