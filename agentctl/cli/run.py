@@ -90,9 +90,13 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
         options = RunOptions(keep_workspace=keep_workspace, approver=approver, progress=progress,
                              redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
                              baseline_cache=current.home.root / "baselines",
-                             protected=(current.home.root,))
-        run = start_run(current.store, config, task_id, agent=agent, detach=detach,
-                        options=options)
+                             protected=(current.home.root,), observer=progress)
+        try:
+            run = start_run(current.store, config, task_id, agent=agent, detach=detach,
+                            options=options)
+        except KeyboardInterrupt:  # the run ended CANCELLED on record; say which, then 130
+            _say_cancelled(current, task_id)
+            raise typer.Exit(130) from None
     warn_unsandboxed(config)
     document = _document(current, run)
     if as_json:
@@ -110,6 +114,16 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
         return 0
     verdict = document["verdict"]
     return exit_code_for(VerdictStatus(verdict["status"]) if verdict else None)
+
+
+def _say_cancelled(current: State, task_text: str) -> None:
+    from agentctl.cli.output import note
+
+    with current.views() as views:
+        task = views.task(task_text)
+        runs = views.runs(limit=1, task_id=task.task_id)
+    what = f"run {runs[0].run_id}" if runs else f"the run of {task.task_id}"
+    note(f"agentctl: {what} cancelled")
 
 
 def _document(current: State, run: "Run", *, tree: bool = False) -> dict:  # type: ignore[type-arg]
