@@ -37,9 +37,19 @@ def err() -> Console:
     return Console(stderr=True, highlight=False, emoji=False)
 
 
+# -q: no progress and no hints; -v: every progress update kept as a line. Set by the root.
+verbosity = 0
+
+
 def note(message: str) -> None:
     """A diagnostic line on stderr (plain, so scripts can read it)."""
     sys.stderr.write(message + "\n")
+
+
+def hint(message: str) -> None:
+    """What to type next: a note that -q leaves out."""
+    if verbosity >= 0:
+        note(message)
 
 
 class LiveStatus:
@@ -54,7 +64,9 @@ class LiveStatus:
         self.text = ""
         self.attempt_number = 1
         self.started = time.monotonic()
-        self._status = err().status(_Elapsed(self)) if sys.stderr.isatty() else None
+        self.quiet = verbosity < 0
+        self._status = err().status(_Elapsed(self)) \
+            if sys.stderr.isatty() and not self.quiet else None
 
     def __enter__(self) -> LiveStatus:
         if self._status is not None:
@@ -66,8 +78,14 @@ class LiveStatus:
             self._status.stop()
 
     def __call__(self, text: str) -> None:
+        if self.quiet:
+            return
         if self._status is not None:
             self.text = text
+            if verbosity > 0:
+                from agentctl.cli.render.style import escape
+
+                self._keep(f"[dim]· {escape(text)}[/]")
         else:
             from agentctl.cli.render.style import printable
 

@@ -33,7 +33,8 @@ def start(
     ctx: typer.Context,
     task_id: Annotated[str, typer.Argument(metavar="TASK", help="Task id or unique prefix.")],
     agent: Annotated[str | None, typer.Option("--agent", metavar="SPEC", help=(
-        "script:PLAN.toml, patch:FILE.diff, command:CMD or noop. (default: agent.default)"))] = None,
+        "claude[:MODEL], codex[:MODEL], script:PLAN.toml, patch:FILE.diff, command:CMD or "
+        "noop. (default: agent.default)"))] = None,
     detach: Annotated[bool, Flag("--detach", help="Queue the run for `agentctl worker` "
                       "and return at once.")] = False,
     interactive: Annotated[bool, Flag("--interactive", help="Ask at the terminal before "
@@ -63,7 +64,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
     """`run start` and `task submit --run`: call the start_run use case, render what it did,
     and answer the exit code its verdict calls for. `before` prints what goes first (the task
     card of `task submit`, in its final state)."""
-    from agentctl.cli.output import emit_json, live_status, note, out
+    from agentctl.cli.output import emit_json, hint, live_status, out
     from agentctl.cli.sandbox import unsandboxed, warn_unsandboxed
     from agentctl.domain.errors import BadInput
     from agentctl.domain.verdict import exit_code_for
@@ -110,7 +111,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
 
             out().print(run_outcome(document))
     if detach:
-        note("a worker executes it: agentctl worker --once")
+        hint("a worker executes it: agentctl worker --once")
         return 0
     verdict = document["verdict"]
     return exit_code_for(VerdictStatus(verdict["status"]) if verdict else None)

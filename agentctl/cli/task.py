@@ -48,7 +48,8 @@ def submit(
         "Read the request from a file (the seed's request JSON as is); flags override it."))] = None,
     run_now: Annotated[bool, Flag("--run", help="Start a run right away.")] = False,
     agent: Annotated[str | None, typer.Option("--agent", metavar="SPEC", help=(
-        "With --run: script:PLAN.toml, patch:FILE.diff, command:CMD or noop."))] = None,
+        "With --run: claude[:MODEL], codex[:MODEL], script:PLAN.toml, patch:FILE.diff, "
+        "command:CMD or noop."))] = None,
     detach: Annotated[bool, Flag("--detach", help="With --run: queue the run for a "
                       "worker and return at once.")] = False,
     keep_workspace: Annotated[bool, Flag("--keep-workspace", help="With --run: keep the "
@@ -61,7 +62,7 @@ def submit(
 
     On a terminal it asks for what the flags leave out (the repository defaults to the one you
     stand in) and keeps the questions and answers in a session linked to the task."""
-    from agentctl.cli.output import emit_json, note, out
+    from agentctl.cli.output import emit_json, hint, out
     from agentctl.cli.render.tasks import task_detail
     from agentctl.domain.enums import TaskStatus
     from agentctl.domain.errors import BadInput, PolicyDenied
@@ -111,7 +112,7 @@ def submit(
         raise typer.Exit(execute_and_report(current, task.task_id, agent_spec, detach=detach,
                                             keep_workspace=keep_workspace, as_json=as_json,
                                             before=card))
-    note(f"next: agentctl run start {task.task_id}")
+    hint(f"next: agentctl run start {task.task_id}")
 
 
 def _at_terminal() -> bool:
