@@ -12,6 +12,7 @@ from agentctl.cli import (
     bridge,
     db,
     demo,
+    doctor,
     events,
     init,
     pr,
@@ -91,5 +92,6 @@ app.add_typer(audit.app, name="audit")
 app.add_typer(db.app, name="db")
 app.command("demo")(demo.demo)
 app.add_typer(sandbox.app, name="sandbox")
+app.command("doctor")(doctor.doctor)
 app.command("hook", context_settings=bridge.CONTEXT)(bridge.hook)
 app.add_typer(bridge.mcp_app, name="mcp")

@@ -81,9 +81,12 @@ def _bug(error: Exception) -> None:
 
 def _usage_error(error: Exception) -> None:
     if type(error).__name__ == "NoArgsIsHelpError":  # a group called bare: show its help
-        error.show()  # type: ignore[attr-defined]
         ctx = getattr(error, "ctx", None)
-        sys.exit(0 if ctx is not None and ctx.parent is None else 2)  # bare `agentctl`: 0
+        if ctx is not None and ctx.parent is None:  # bare `agentctl`: help as asked for, 0
+            sys.stdout.write(ctx.get_help() + "\n")
+            sys.exit(0)
+        error.show()  # type: ignore[attr-defined]
+        sys.exit(2)
     message = error.format_message()  # type: ignore[attr-defined]
     ctx = getattr(error, "ctx", None)
     hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""

@@ -78,6 +78,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
             raise BadInput("--interactive needs the run to execute here; drop --detach")
         check_terminal()
     config = unsandboxed(current.config, no_sandbox)
+    _warn_uncommitted(current, task_id)
     if not detach:  # SIGTERM stops a run here as Ctrl-C does: it ends CANCELLED, on record
         import signal
 
@@ -115,6 +116,31 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
         return 0
     verdict = document["verdict"]
     return exit_code_for(VerdictStatus(verdict["status"]) if verdict else None)
+
+
+def _warn_uncommitted(current: State, task_text: str) -> None:
+    """A run starts from the base ref's commit: say so when the checkout holds changes to
+    tracked files that the run will not see."""
+    from agentctl.cli.output import note
+    from agentctl.execution.repository import is_url
+
+    with current.views() as views:
+        task = views.task(task_text)
+    if not task.repository or is_url(task.repository) or not Path(task.repository).is_dir():
+        return
+    import subprocess
+
+    try:
+        changed = subprocess.run(
+            ["git", "-C", task.repository, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return
+    if changed:
+        count = len(changed.splitlines())
+        note(f"agentctl: warning: {task.repository} has uncommitted changes ({count} "
+             f"file{'s' if count != 1 else ''}); the run works on {task.base_ref} as committed "
+             "and will not see them")
 
 
 def _say_cancelled(current: State, task_text: str) -> None:
