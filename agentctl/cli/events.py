@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
-from agentctl.cli.options import Flag
+from agentctl.cli.options import Flag, FullOption
 
 
 def events(
@@ -17,6 +17,7 @@ def events(
     task: Annotated[str | None, typer.Option("--task", metavar="ID", help="Only this task.")] = None,
     follow: Annotated[bool, Flag("--follow", "-f", help="Keep printing new events "
                       "until interrupted.")] = False,
+    full: FullOption = False,
     as_json: Annotated[bool, Flag("--json", help="Print a JSON array (with --follow: "
                        "one JSON object per line).")] = False,
 ) -> None:
@@ -27,7 +28,7 @@ def events(
         run_id = views.resolve("run", run) if run else None
         task_id = views.resolve("task", task) if task else None
         rows = [_event(r) for r in views.events(run_id=run_id, task_id=task_id)]
-        short = {} if as_json else {
+        short = {} if as_json or full else {
             **views.short_ids("run", sorted({str(r["runId"]) for r in rows if r["runId"]})),
             **views.short_ids("task", sorted({str(r["taskId"]) for r in rows if r["taskId"]}))}
     if as_json and not follow:
