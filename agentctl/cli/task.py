@@ -54,6 +54,8 @@ def submit(
                       "worker and return at once.")] = False,
     keep_workspace: Annotated[bool, Flag("--keep-workspace", help="With --run: keep the "
                               "workspace after the run.")] = False,
+    interactive: Annotated[bool, Flag("--interactive", help="With --run: ask at the terminal "
+                           "before a tool call that matches an `ask` rule.")] = False,
     no_input: Annotated[bool, Flag("--no-input", help="Never ask: what is missing is an "
                         "error, as when stdin is not a terminal.")] = False,
     as_json: JsonOption = False,
@@ -74,8 +76,8 @@ def submit(
     )
     from agentctl.services.tasks import submit_task
 
-    if (agent or detach or keep_workspace) and not run_now:
-        raise BadInput("--agent, --detach and --keep-workspace need --run")
+    if (agent or detach or keep_workspace or interactive) and not run_now:
+        raise BadInput("--agent, --detach, --keep-workspace and --interactive need --run")
     request = overridden(read_request_file(file) if file is not None else TaskRequest(),
                          TaskRequest(
         repository=repo, base_ref=base, task_type=type_, instruction=instruction, title=title,
@@ -89,6 +91,12 @@ def submit(
         from agentctl.execution.agents.spec import parse_agent_spec
 
         agent_spec = parse_agent_spec(agent or current.config.agent.default, Path.cwd())
+        if interactive:  # nor one that would ask with no one to answer
+            from agentctl.cli.prompt import check_terminal
+
+            if detach:
+                raise BadInput("--interactive needs the run to execute here; drop --detach")
+            check_terminal()
         if not detach:  # nor is a run this machine could not sandbox
             from agentctl.domain.sandbox import SandboxProfile
             from agentctl.execution.sandbox import require
@@ -111,6 +119,7 @@ def submit(
 
         raise typer.Exit(execute_and_report(current, task.task_id, agent_spec, detach=detach,
                                             keep_workspace=keep_workspace, as_json=as_json,
+                                            interactive=interactive,
                                             before=card))
     hint(f"next: agentctl run start {task.task_id}")
 

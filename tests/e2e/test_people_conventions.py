@@ -127,3 +127,15 @@ def test_a_run_warns_of_uncommitted_changes_and_events_say_who_did_what(
     subprocess.run(["git", "-C", str(repo), "checkout", "--", "."], check=True)
     again = agentctl("run", "start", task["taskId"], "--agent", "noop", "--json")  # type: ignore[index]
     assert "uncommitted" not in again.stderr
+
+
+def test_task_submit_run_takes_interactive(agentctl: Cli, repo: Path, home: Path,
+                                           error_line: Callable[[str], str],
+                                           state_of: Callable[[Path], object]) -> None:
+    args = ("task", "submit", "--repo", str(repo), "--type", "bug_fix", "--instruction", "x")
+    alone = agentctl(*args, "--interactive")
+    assert alone.returncode == 2 and "need --run" in error_line(alone.stderr)
+    unattended = agentctl(*args, "--run", "--agent", "noop", "--interactive", input="")
+    assert unattended.returncode == 2
+    assert "--interactive needs a terminal" in error_line(unattended.stderr)
+    assert state_of(home) is None  # refused before anything was stored
