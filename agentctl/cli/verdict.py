@@ -25,8 +25,10 @@ def _load(ctx: typer.Context, run_id: str | None, *, explain: bool) -> dict:  # 
 
 
 @app.command()
-def show(ctx: typer.Context, run_id: RunArgument = None, as_json: JsonOption = False) -> None:
-    """Show a run's verdict: status, PR eligibility, reasons, evidence."""
+def show(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = False,
+         as_json: JsonOption = False) -> None:
+    """Show a run's verdict: status, PR eligibility, reasons, evidence (by name and short hash;
+    --full for whole hashes and paths)."""
     from agentctl.cli.output import emit_json, out
 
     document = _load(ctx, run_id, explain=False)
@@ -35,7 +37,7 @@ def show(ctx: typer.Context, run_id: RunArgument = None, as_json: JsonOption = F
         return
     from agentctl.cli.render.verdicts import verdict_panel
 
-    out().print(verdict_panel(document, home=str(state(ctx).home.root)))
+    out().print(verdict_panel(document, home=str(state(ctx).home.root), full=full))
 
 
 @app.command()

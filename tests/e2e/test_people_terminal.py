@@ -117,6 +117,8 @@ def test_verdict_explain_is_short_by_default_and_paged_only_on_a_terminal(
     unpaged, _ = at(shown, 80, "agentctl verdict explain --no-pager", AGENTCTL_PAGER=pager)
     assert "PAGER-RAN" not in unpaged and "verifier-report.json" in unpaged
     assert HEX64.search(cli(shown, "verdict", "explain", "--full").stdout)
+    assert not HEX64.search(cli(shown, "verdict", "show").stdout)
+    assert HEX64.search(cli(shown, "verdict", "show", "--full").stdout)
 
 
 def test_artifact_show_takes_a_run_and_a_name(shown: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ from agentctl.cli.render.style import badge, escape
 Document = dict[str, Any]
 
 
-def verdict_panel(verdict: Document, *, home: str, full: bool = True) -> RenderableType:
+def verdict_panel(verdict: Document, *, home: str, full: bool = False) -> RenderableType:
     lines = [
         f"[bold]{verdict['runId']}[/]  {badge(verdict['status'])}  {badge(verdict['prEligibility'])}",
         f"[dim]decided {verdict['decidedAt'][:19].replace('T', ' ')} by "
