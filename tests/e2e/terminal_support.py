@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -21,7 +22,7 @@ class Terminal:
 
     def _tmux(self, *args: str) -> str:
         assert TMUX is not None
-        done = subprocess.run([TMUX, "-L", self.socket, "-f", "/dev/null", *args],
+        done = subprocess.run([TMUX, "-S", self.socket, "-f", "/dev/null", *args],
                               capture_output=True, text=True, env=dict(self.env), timeout=30)
         return done.stdout
 
@@ -62,7 +63,8 @@ class Terminal:
 def terminal(width: int, cwd: Path, env: Mapping[str, str], height: int = 60,
              ) -> Iterator[Terminal]:
     """A `width` x `height` terminal running bash in `cwd` with `env`."""
-    socket = f"agentctl-test-{uuid.uuid4().hex[:10]}"
+    folder = tempfile.mkdtemp(prefix="agentctl-tmux-")  # short: a socket path has a limit
+    socket = str(Path(folder) / "socket")
     environment = {**os.environ, **env, "PS1": "$ ", "TERM": "xterm-256color"}
     environment.pop("TMUX", None)
     term = Terminal(socket, cwd, environment)
@@ -73,3 +75,4 @@ def terminal(width: int, cwd: Path, env: Mapping[str, str], height: int = 60,
         yield term
     finally:
         term._tmux("kill-server")
+        shutil.rmtree(folder, ignore_errors=True)
