@@ -13,6 +13,7 @@ from agentctl.cli import (
     bridge,
     db,
     demo,
+    doctor,
     events,
     init,
     pr,
@@ -24,6 +25,7 @@ from agentctl.cli import (
     worker,
 )
 from agentctl.cli.context import state
+from agentctl.cli.help import SectionedGroup
 from agentctl.cli.options import Flag
 
 app = typer.Typer(
@@ -31,8 +33,8 @@ app = typer.Typer(
     help="The execution plane and audit trail for autonomous coding agents.\n\n"
     "Turn a request into a Task, run an agent on a pinned commit in a throw-away workspace, "
     "verify and judge the patch, and decide one explainable Verdict.",
-    no_args_is_help=True,
-    add_completion=False,
+    cls=SectionedGroup,  # plumbing commands in a help section of their own
+    no_args_is_help=True,  # bare `agentctl` prints help (and exits 0: see main)
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain text: one paragraph per docstring paragraph, brackets literal
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -56,9 +58,26 @@ def root(
         ".agentctl.toml upwards, then the user config dir)")] = None,
     version: Annotated[bool, Flag(
         "--version", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
+    quiet: Annotated[bool, Flag("-q", "--quiet", help="No progress and no hints on stderr "
+                                "(errors and warnings stay).")] = False,
+    verbose: Annotated[bool, Flag("-v", "--verbose", help="Keep every progress update as a "
+                                  "line.")] = False,
+    no_color: Annotated[bool, Flag("--no-color", help="No colours. (env: NO_COLOR)")] = False,
 ) -> None:
     current = state(ctx)
     current.home_option, current.config_option = home, config
+    if quiet or verbose or no_color:
+        _presentation(quiet=quiet, verbose=verbose, no_color=no_color)
+
+
+def _presentation(*, quiet: bool, verbose: bool, no_color: bool) -> None:
+    import os
+
+    from agentctl.cli import output
+
+    output.verbosity = -1 if quiet else 1 if verbose else 0
+    if no_color:
+        os.environ["NO_COLOR"] = "1"  # read by Rich, and by the tools a run starts
 
 
 app.command("init")(init.init)
@@ -75,5 +94,6 @@ app.add_typer(attest.app, name="attest")
 app.add_typer(db.app, name="db")
 app.command("demo")(demo.demo)
 app.add_typer(sandbox.app, name="sandbox")
+app.command("doctor")(doctor.doctor)
 app.command("hook", context_settings=bridge.CONTEXT)(bridge.hook)
 app.add_typer(bridge.mcp_app, name="mcp")

@@ -2,12 +2,19 @@
 
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentctl.cli.context import state
-from agentctl.cli.options import Flag, JsonOption
+from agentctl.cli.options import Flag, FullOption, JsonOption
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from agentctl.domain.artifact import Artifact
+    from agentctl.store.views import Views
 
 app = typer.Typer(help="Artifacts: content-addressed evidence, verified by sha256.",
                   no_args_is_help=True)
@@ -18,6 +25,7 @@ def list_(
     ctx: typer.Context,
     run_id: Annotated[str | None, typer.Argument(metavar="[RUN]", help="Run id or prefix. "
                       "(default: the newest run)")] = None,
+    full: FullOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """List a run's artifacts."""
@@ -27,40 +35,65 @@ def list_(
     with state(ctx).views() as views:
         run = views.run(run_id)
         artifacts = views.artifacts(run.run_id)
+        short = {} if full or as_json else views.short_ids(
+            "artifact", [a.artifact_id for a in artifacts])
     if as_json:
         emit_json(artifacts)
         return
-    from rich.table import Table
+    from agentctl.cli.render.fit import Column, fitted
 
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("ARTIFACT", "NAME", "TYPE", "SIZE", "VISIBILITY", "REDACTION", "SHA256"):
-        table.add_column(column, no_wrap=True)
-    for a in artifacts:
-        table.add_row(a.artifact_id, escape(a.name), a.type.value, str(a.size_bytes), a.visibility.value,
-                      a.redaction_status.value, a.sha256[:16])
-    out().print(table)
+    columns = [Column("NAME", 3), Column("SIZE", 2), Column("ARTIFACT", 1), Column("TYPE"),
+               Column("VISIBILITY"), Column("REDACTION"), Column("SHA256")]
+    rows = [[escape(a.name), str(a.size_bytes), short.get(a.artifact_id, a.artifact_id),
+             a.type.value, a.visibility.value, a.redaction_status.value,
+             a.sha256 if full else a.sha256[:12]] for a in artifacts]
+    out().print(fitted(columns, rows, out().width))
 
 
 @app.command()
 def show(
     ctx: typer.Context,
-    artifact_id: Annotated[str, typer.Argument(metavar="ARTIFACT", help="Artifact id or prefix.")],
+    target: Annotated[str, typer.Argument(metavar="ARTIFACT|RUN", help="Artifact id or prefix; "
+                      "or a run id or prefix, followed by NAME.")],
+    name: Annotated[str | None, typer.Argument(metavar="[NAME]", help="With a run: the "
+                    "artifact's name (patch.diff, verifier-report.json, a check's log).")] = None,
     as_json: Annotated[bool, Flag("--json", help="Print the artifact's record as JSON "
                        "instead of its content.")] = False,
 ) -> None:
-    """Print an artifact's content (verified against its hash; secrets redacted on the way)."""
+    """Print an artifact's content (verified against its hash; secrets redacted on the way):
+    `artifact show ARTIFACT` or `artifact show RUN NAME`."""
     from agentctl.cli.output import emit_json
+
+    current = state(ctx)
+    with current.views() as views:
+        artifact = views.artifact(target) if name is None else named_artifact(views, target, name)
+    if as_json:
+        emit_json(artifact)
+        return
+    print_artifact(current.home.artifacts, artifact)
+
+
+def named_artifact(views: "Views", run_text: str | None, name: str) -> "Artifact":
+    """The artifact of a run called `name` (the newest of that name when a retry made two)."""
+    from agentctl.domain.errors import NotFound
+
+    run = views.run(run_text)
+    found = [a for a in views.artifacts(run.run_id) if a.name == name]
+    if not found:
+        names = sorted({a.name for a in views.artifacts(run.run_id)})
+        raise NotFound(f"run {run.run_id} has no artifact named {name!r}; it has: "
+                       f"{', '.join(names) or 'none'}")
+    return found[-1]
+
+
+def artifact_content(root: "Path", artifact: "Artifact") -> "Iterator[bytes]":
+    """The verified content, chunk by chunk; secrets redacted when it was stored RAW.
+    IntegrityError (exit 3) when it does not match its hash."""
     from agentctl.domain.enums import RedactionStatus
     from agentctl.domain.errors import IntegrityError
     from agentctl.store.blobs import BlobStore
 
-    current = state(ctx)
-    with current.views() as views:
-        artifact = views.artifact(artifact_id)
-    if as_json:
-        emit_json(artifact)
-        return
-    blobs = BlobStore(current.home.artifacts)
+    blobs = BlobStore(root)
     problem = blobs.verify(artifact.uri, artifact.sha256)
     if problem:
         raise IntegrityError(f"artifact {artifact.artifact_id} ({artifact.name}): {problem}")
@@ -69,10 +102,14 @@ def show(
 
         redactor = Redactor()
         for chunk in blobs.open_chunks(artifact.uri):
-            sys.stdout.write(redactor.clean(chunk.decode("utf-8", errors="replace")))
+            yield redactor.clean(chunk.decode("utf-8", errors="replace")).encode("utf-8")
     else:
-        for chunk in blobs.open_chunks(artifact.uri):
-            sys.stdout.buffer.write(chunk)
+        yield from blobs.open_chunks(artifact.uri)
+
+
+def print_artifact(root: "Path", artifact: "Artifact") -> None:
+    for chunk in artifact_content(root, artifact):
+        sys.stdout.buffer.write(chunk)
     sys.stdout.flush()
 
 

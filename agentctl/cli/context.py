@@ -52,9 +52,19 @@ class State:
         return self._store
 
     def views(self) -> Views:
+        """Read views where "the newest run" means the newest of the repository you stand in."""
+        from agentctl.execution.repository import enclosing_work_tree
         from agentctl.store.views import Views
 
-        return Views(self.home)
+        return Views(self.home, repository=enclosing_work_tree(Path.cwd()))
+
+    def repository_filter(self, text: str | None) -> str | None:
+        """A listing's `--repo`, as tasks record it (aliases from config work too)."""
+        if text is None:
+            return None
+        from agentctl.execution.repository import named_repository
+
+        return named_repository(text, self.config.repositories, Path.cwd())
 
 
 def state(ctx: typer.Context) -> State:

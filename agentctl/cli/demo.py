@@ -1,7 +1,10 @@
 """`agentctl demo`: a full dry-run on a bundled sample repository, in under a minute."""
 
 
+import os
+import shlex
 import shutil
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -21,9 +24,8 @@ def demo(
 ) -> None:
     """Run the seed's four scenarios on a bundled payments-service: a migration that needs
     review, a forbidden workflow edit, a dependency mirror timeout, a broken assertion."""
-    from rich.table import Table
-
     from agentctl.cli.output import live_status, out
+    from agentctl.cli.render.fit import Column, fitted
     from agentctl.cli.render.style import badge, escape
     from agentctl.cli.sandbox import unsandboxed, warn_unsandboxed
     from agentctl.config import defaults
@@ -48,23 +50,34 @@ def demo(
         if not keep:
             shutil.rmtree(root / "payments-service", ignore_errors=True)
             shutil.rmtree(root / "plans", ignore_errors=True)
-    table = Table(title="agentctl demo: payments-service", header_style="bold")
-    for column in ("SCENARIO", "TASK", "RUN", "VERDICT", "ELIGIBILITY", "FIRST REASON"):
-        table.add_column(column, overflow="fold", no_wrap=column in ("TASK", "RUN"))
+    columns = [Column("SCENARIO", 3), Column("RUN", 2), Column("VERDICT", 3),
+               Column("ELIGIBILITY", 3), Column("TASK"), Column("FIRST REASON", text=True)]
+    rows = []
     with Views(store.home) as views:
+        short = views.short_ids("run", [r.run.run_id for r in results])
+        short.update(views.short_ids("task", [r.task.task_id for r in results]))
         for result in results:
             verdict = views.verdict(result.run.run_id)
             assert verdict is not None, "every demo run ends with a verdict"
-            table.add_row(result.scenario.name, result.task.task_id, result.run.run_id,
-                          badge(verdict.status), badge(verdict.pr_eligibility),
-                          escape(verdict.reasons[0]))
-    out().print(table)
-    prefix = f"agentctl --home {store.home.root}"
-    first = results[0].run.run_id
+            rows.append([escape(result.scenario.name), short[result.run.run_id],
+                         badge(verdict.status), badge(verdict.pr_eligibility),
+                         short[result.task.task_id], escape(verdict.reasons[0])])
+    out().print("[bold]agentctl demo: payments-service[/]\n")
+    out().print(fitted(columns, rows, out().width))
+    first = short[results[0].run.run_id]
     out().print("\nExplore what happened:")
-    out().print(f"  {prefix} run show --tree {first}")
-    out().print(f"  {prefix} verdict explain {first}")
-    out().print(f"  {prefix} run list")
-    out().print(f"  {prefix} events --run {results[1].run.run_id}")
+    if not _in_use(store.home.root):
+        out().print(f"  export AGENTCTL_HOME={escape(shlex.quote(str(store.home.root)))}",
+                    soft_wrap=True)
+    out().print(f"  agentctl run show --tree {first}")
+    out().print(f"  agentctl verdict explain {first}")
+    out().print("  agentctl run list")
+    out().print(f"  agentctl events --run {short[results[1].run.run_id]}")
     if keep:
-        out().print(f"  sample repository: {root / 'payments-service'}")
+        out().print(f"  sample repository: {escape(root / 'payments-service')}", soft_wrap=True)
+
+
+def _in_use(home: Path) -> bool:
+    """Whether later commands in this shell already find `home` (AGENTCTL_HOME names it)."""
+    named = os.environ.get("AGENTCTL_HOME", "").strip()
+    return bool(named) and Path(named).expanduser().resolve() == home.resolve()

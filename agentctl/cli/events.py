@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
-from agentctl.cli.options import Flag
+from agentctl.cli.options import Flag, FullOption
 
 
 def events(
@@ -17,6 +17,7 @@ def events(
     task: Annotated[str | None, typer.Option("--task", metavar="ID", help="Only this task.")] = None,
     follow: Annotated[bool, Flag("--follow", "-f", help="Keep printing new events "
                       "until interrupted.")] = False,
+    full: FullOption = False,
     as_json: Annotated[bool, Flag("--json", help="Print a JSON array (with --follow: "
                        "one JSON object per line).")] = False,
 ) -> None:
@@ -27,11 +28,14 @@ def events(
         run_id = views.resolve("run", run) if run else None
         task_id = views.resolve("task", task) if task else None
         rows = [_event(r) for r in views.events(run_id=run_id, task_id=task_id)]
+        short = {} if as_json or full else {
+            **views.short_ids("run", sorted({str(r["runId"]) for r in rows if r["runId"]})),
+            **views.short_ids("task", sorted({str(r["taskId"]) for r in rows if r["taskId"]}))}
     if as_json and not follow:
         emit_json(rows)
         return
     for row in rows:
-        _print(row, as_json)
+        _print(row, as_json, short)
     if not follow:
         if not rows and not as_json:
             out().print("no events")
@@ -44,7 +48,7 @@ def events(
                 fresh = [_event(r) for r in views.events(run_id=run_id, task_id=task_id,
                                                           after_seq=last)]
             for row in fresh:
-                _print(row, as_json)
+                _print(row, as_json, {})
                 last = _seq(row)
     except KeyboardInterrupt:
         return
@@ -66,13 +70,36 @@ def _seq(event: dict[str, object]) -> int:
     return seq
 
 
-def _print(event: dict[str, object], as_json: bool) -> None:
+def _print(event: dict[str, object], as_json: bool, short: dict[str, str]) -> None:
     import sys
 
     if as_json:
         sys.stdout.write(json.dumps(event) + "\n")
     else:
-        ids = " ".join(str(event[k]) for k in ("taskId", "runId", "attemptId", "stepId")
-                       if event[k])
-        sys.stdout.write(f"{event['seq']:>6}  {event['createdAt']}  {event['type']:<20} {ids}\n")
+        from agentctl.cli.render.style import printable
+
+        about = str(event["runId"] or event["taskId"] or "")
+        when = str(event["createdAt"])[:19].replace("T", " ")
+        told = describe(event["payload"])  # type: ignore[arg-type]
+        sys.stdout.write(printable(f"{event['seq']:>6}  {when}  {event['type']:<19} "
+                                   f"{short.get(about, about)}{'  ' + told if told else ''}")
+                         + "\n")
     sys.stdout.flush()
+
+
+# Who acted, in the words of each event's payload.
+_ACTORS = ("by", "createdBy", "decidedBy", "approvedBy", "requestedBy", "owner")
+
+
+def describe(payload: dict[str, object]) -> str:
+    """Who did it and to what: `by dana: APPROVED (read it)`, `fs.replace DENIED_BY_POLICY:
+    ...`; empty when the payload names neither."""
+    actor = next((str(payload[k]) for k in _ACTORS if payload.get(k)), None)
+    subject = " ".join(str(payload[k]) for k in ("tool", "decision", "outcome", "status", "title")
+                       if payload.get(k))
+    why = payload.get("reason")
+    parts = [f"by {actor}" if actor else "", subject]
+    text = ": ".join(p for p in parts if p)
+    if why:
+        text += f" ({why})" if text else str(why)
+    return text

@@ -28,6 +28,36 @@ def init(
     example = files("agentctl.resources").joinpath("agentctl.example.toml").read_text("utf-8")
     current = state(ctx)
     current.store.ensure_schema()
+    commands = _proposed_checks(Path.cwd())
+    if commands:
+        import json
+
+        example = example.replace("\ncommands = []\n", "\ncommands = "
+                                  f"{json.dumps(list(commands))}\n", 1)
     target.write_text(example, encoding="utf-8")
     out().print(f"wrote {target}")
     out().print(f"state home: {current.home.root}")
+
+
+def _proposed_checks(cwd: Path) -> tuple[str, ...]:
+    """The test commands this repository's files imply, if the person takes them: asked at a
+    terminal, named as a hint otherwise (the file then lists none)."""
+    import sys
+
+    from agentctl.cli.output import err, hint
+    from agentctl.execution.repository import enclosing_work_tree
+    from agentctl.execution.test_detection import detect_test_commands
+
+    detected = detect_test_commands(Path(enclosing_work_tree(cwd) or cwd))
+    if not detected:
+        return ()
+    shown = "; ".join(detected)
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        hint(f"detected test command: {shown}; list it under [verification] commands")
+        return ()
+    from rich.prompt import Confirm
+
+    from agentctl.cli.render.style import escape
+
+    return detected if Confirm.ask(f"Verify every run with [bold]{escape(shown)}[/]?",
+                                   console=err(), default=True) else ()

@@ -81,6 +81,10 @@ def _bug(error: Exception) -> None:
 
 def _usage_error(error: Exception) -> None:
     if type(error).__name__ == "NoArgsIsHelpError":  # a group called bare: show its help
+        ctx = getattr(error, "ctx", None)
+        if ctx is not None and ctx.parent is None:  # bare `agentctl`: help as asked for, 0
+            sys.stdout.write(ctx.get_help() + "\n")
+            sys.exit(0)
         error.show()  # type: ignore[attr-defined]
         sys.exit(2)
     message = error.format_message()  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -11,6 +12,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from agentctl.services.ports import StepDone
 
 
 def emit_json(data: object) -> None:
@@ -34,19 +37,36 @@ def err() -> Console:
     return Console(stderr=True, highlight=False, emoji=False)
 
 
+# -q: no progress and no hints; -v: every progress update kept as a line. Set by the root.
+verbosity = 0
+
+
 def note(message: str) -> None:
     """A diagnostic line on stderr (plain, so scripts can read it)."""
     sys.stderr.write(message + "\n")
 
 
+def hint(message: str) -> None:
+    """What to type next: a note that -q leaves out."""
+    if verbosity >= 0:
+        note(message)
+
+
 class LiveStatus:
-    """A status line on stderr while long work runs, updated by calling it; `paused()` clears
-    it while a prompt waits for an answer. When stderr is not a terminal (a CI log), each
+    """A status line on stderr while long work runs, updated by calling it, with the time
+    since it began; `paused()` clears it while a prompt waits for an answer. On a terminal,
+    each phase or check that ends leaves a line with its result and duration (`step_done`),
+    and a retry says which attempt it is. When stderr is not a terminal (a CI log), each
     update is a plain line instead, so long work is never silent."""
 
     def __init__(self, message: str) -> None:
         self.message = message
-        self._status = err().status(message) if sys.stderr.isatty() else None
+        self.text = ""
+        self.attempt_number = 1
+        self.started = time.monotonic()
+        self.quiet = verbosity < 0
+        self._status = err().status(_Elapsed(self)) \
+            if sys.stderr.isatty() and not self.quiet else None
 
     def __enter__(self) -> LiveStatus:
         if self._status is not None:
@@ -58,14 +78,38 @@ class LiveStatus:
             self._status.stop()
 
     def __call__(self, text: str) -> None:
+        if self.quiet:
+            return
         if self._status is not None:
-            from agentctl.cli.render.style import escape
+            self.text = text
+            if verbosity > 0:
+                from agentctl.cli.render.style import escape
 
-            self._status.update(f"{escape(self.message)}: {escape(text)}")
+                self._keep(f"[dim]· {escape(text)}[/]")
         else:
             from agentctl.cli.render.style import printable
 
             note(f"agentctl: {printable(text)}")
+
+    def attempt(self, number: int) -> None:
+        self.attempt_number = number
+        if number > 1:
+            self._keep(f"[yellow]↻[/] attempt {number}")
+
+    def step_done(self, done: StepDone) -> None:
+        if done.type.value not in _KEPT_STEPS:
+            return
+        from agentctl.cli.render.style import escape
+
+        mark = {"SUCCEEDED": "[green]✓[/]", "SKIPPED": "[dim]-[/]"}.get(done.status.value,
+                                                                      "[red]✗[/]")
+        what = _KEPT_STEPS[done.type.value] or done.title
+        detail = f"  {escape(done.detail)}" if done.detail else ""
+        self._keep(f"{mark} {escape(what)}{detail}  [dim]{_seconds(done.seconds)}[/]")
+
+    def _keep(self, line: str) -> None:
+        if self._status is not None:
+            err().print(line, highlight=False)
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -77,6 +121,31 @@ class LiveStatus:
             yield
         finally:
             self._status.start()
+
+
+# The steps worth a line of their own (by their title where it says more: a check's name).
+_KEPT_STEPS = {"CLONE_REPOSITORY": "workspace", "MODEL_PLANNING": "agent",
+               "APPLY_PATCH": "patch applies", "RUN_VERIFIER": None, "JUDGE_DIFF": "judge"}
+
+
+def _seconds(seconds: float) -> str:
+    return f"{seconds:.1f}s" if seconds < 120 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+
+
+class _Elapsed:
+    """The live line, drawn afresh on every refresh so the elapsed time keeps counting."""
+
+    def __init__(self, live: LiveStatus) -> None:
+        self.live = live
+
+    def __rich__(self) -> str:
+        from agentctl.cli.render.style import escape
+
+        live = self.live
+        attempt = f"attempt {live.attempt_number} · " if live.attempt_number > 1 else ""
+        text = f": {escape(live.text)}" if live.text else ""
+        return (f"{escape(live.message)}{text}  [dim]{attempt}"
+                f"{_seconds(time.monotonic() - live.started)}[/]")
 
 
 def live_status(message: str) -> LiveStatus:

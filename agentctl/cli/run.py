@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentctl.cli.context import State, state
-from agentctl.cli.options import MAX_LIMIT, Flag, JsonOption, RunArgument
+from agentctl.cli.options import (
+    MAX_LIMIT,
+    Flag,
+    FullOption,
+    JsonOption,
+    NoPagerOption,
+    RepoOption,
+    RunArgument,
+)
 from agentctl.domain.enums import VerdictStatus
 
 if TYPE_CHECKING:
@@ -25,7 +33,8 @@ def start(
     ctx: typer.Context,
     task_id: Annotated[str, typer.Argument(metavar="TASK", help="Task id or unique prefix.")],
     agent: Annotated[str | None, typer.Option("--agent", metavar="SPEC", help=(
-        "script:PLAN.toml, patch:FILE.diff, command:CMD or noop. (default: agent.default)"))] = None,
+        "claude[:MODEL], codex[:MODEL], script:PLAN.toml, patch:FILE.diff, command:CMD or "
+        "noop. (default: agent.default)"))] = None,
     detach: Annotated[bool, Flag("--detach", help="Queue the run for `agentctl worker` "
                       "and return at once.")] = False,
     interactive: Annotated[bool, Flag("--interactive", help="Ask at the terminal before "
@@ -55,7 +64,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
     """`run start` and `task submit --run`: call the start_run use case, render what it did,
     and answer the exit code its verdict calls for. `before` prints what goes first (the task
     card of `task submit`, in its final state)."""
-    from agentctl.cli.output import emit_json, live_status, note, out
+    from agentctl.cli.output import emit_json, hint, live_status, out
     from agentctl.cli.sandbox import unsandboxed, warn_unsandboxed
     from agentctl.domain.errors import BadInput
     from agentctl.domain.verdict import exit_code_for
@@ -69,6 +78,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
             raise BadInput("--interactive needs the run to execute here; drop --detach")
         check_terminal()
     config = unsandboxed(current.config, no_sandbox)
+    _warn_uncommitted(current, task_id)
     if not detach:  # SIGTERM stops a run here as Ctrl-C does: it ends CANCELLED, on record
         import signal
 
@@ -82,9 +92,13 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
         options = RunOptions(keep_workspace=keep_workspace, approver=approver, progress=progress,
                              redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
                              baseline_cache=current.home.root / "baselines",
-                             protected=(current.home.root,))
-        run = start_run(current.store, config, task_id, agent=agent, detach=detach,
-                        options=options)
+                             protected=(current.home.root,), observer=progress)
+        try:
+            run = start_run(current.store, config, task_id, agent=agent, detach=detach,
+                            options=options)
+        except KeyboardInterrupt:  # the run ended CANCELLED on record; say which, then 130
+            _say_cancelled(current, task_id)
+            raise typer.Exit(130) from None
     warn_unsandboxed(config)
     document = _document(current, run)
     if as_json:
@@ -98,10 +112,45 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
 
             out().print(run_outcome(document))
     if detach:
-        note("a worker executes it: agentctl worker --once")
+        hint("a worker executes it: agentctl worker --once")
         return 0
     verdict = document["verdict"]
     return exit_code_for(VerdictStatus(verdict["status"]) if verdict else None)
+
+
+def _warn_uncommitted(current: State, task_text: str) -> None:
+    """A run starts from the base ref's commit: say so when the checkout holds changes to
+    tracked files that the run will not see."""
+    from agentctl.cli.output import note
+    from agentctl.execution.repository import is_url
+
+    with current.views() as views:
+        task = views.task(task_text)
+    if not task.repository or is_url(task.repository) or not Path(task.repository).is_dir():
+        return
+    import subprocess
+
+    try:
+        changed = subprocess.run(
+            ["git", "-C", task.repository, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return
+    if changed:
+        count = len(changed.splitlines())
+        note(f"agentctl: warning: {task.repository} has uncommitted changes ({count} "
+             f"file{'s' if count != 1 else ''}); the run works on {task.base_ref} as committed "
+             "and will not see them")
+
+
+def _say_cancelled(current: State, task_text: str) -> None:
+    from agentctl.cli.output import note
+
+    with current.views() as views:
+        task = views.task(task_text)
+        runs = views.runs(limit=1, task_id=task.task_id)
+    what = f"run {runs[0].run_id}" if runs else f"the run of {task.task_id}"
+    note(f"agentctl: {what} cancelled")
 
 
 def _document(current: State, run: "Run", *, tree: bool = False) -> dict:  # type: ignore[type-arg]
@@ -118,8 +167,10 @@ def list_(
                     "task.")] = None,
     status: Annotated[str | None, typer.Option("--status", metavar="S", help="Only runs in this "
                       "status, e.g. QUEUED.")] = None,
+    repo: RepoOption = None,
     limit: Annotated[int, typer.Option("--limit", min=1, max=MAX_LIMIT,
                                        help="At most this many, newest first.")] = 50,
+    full: FullOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """List runs, newest first, with their verdicts."""
@@ -131,18 +182,28 @@ def list_(
     if status is not None and status.upper() not in RunStatus.__members__:
         raise BadInput(f"unknown run status {status!r}; expected one of: "
                        f"{', '.join(RunStatus.__members__)}")
-    with state(ctx).views() as views:
+    current = state(ctx)
+    repository = current.repository_filter(repo)
+    with current.views() as views:
         task_id = views.resolve("task", task) if task else None
-        runs = views.runs(limit=limit, task_id=task_id, status=status.upper() if status else None)
+        runs = views.runs(limit=limit, task_id=task_id, status=status.upper() if status else None,
+                          repository=repository)
         documents = [run_document(views, run) for run in runs]
+        task_ids = sorted({run.task_id for run in runs})
+        repositories = views.repositories(task_ids)
+        short = {} if full or as_json else {
+            **views.short_ids("run", [run.run_id for run in runs]),
+            **views.short_ids("task", task_ids)}
     if as_json:
         emit_json(documents)
     elif not documents:
-        out().print("no runs yet; start one with 'agentctl run start TASK'")
+        out().print(f"no runs of {repository} yet" if repository else
+                    "no runs yet; start one with 'agentctl run start TASK'")
     else:
         from agentctl.cli.render.runs import run_table
 
-        out().print(run_table(documents))
+        out().print(run_table(documents, short=short, repositories=repositories,
+                              width=out().width))
 
 
 @app.command()
@@ -165,6 +226,34 @@ def show(
     from agentctl.cli.render import runs as render
 
     out().print(render.run_tree(document) if tree else render.run_detail(document))
+
+
+@app.command()
+def diff(
+    ctx: typer.Context,
+    run_id: RunArgument = None,
+    no_pager: NoPagerOption = False,
+) -> None:
+    """Print a run's patch (patch.diff, verified by its hash), coloured on a terminal."""
+    from agentctl.cli.artifact import artifact_content, named_artifact, print_artifact
+    from agentctl.cli.output import out
+
+    current = state(ctx)
+    with current.views() as views:
+        artifact = named_artifact(views, run_id, "patch.diff")
+    console = out()
+    if not console.is_terminal:
+        print_artifact(current.home.artifacts, artifact)
+        return
+    from agentctl.cli.pager import page
+    from agentctl.cli.render.diff import coloured
+    from agentctl.cli.render.style import printable
+
+    content = b"".join(artifact_content(current.home.artifacts, artifact))
+    text = content.decode("utf-8", errors="replace")
+    page(printable(text) if console.no_color or console.color_system is None
+         else coloured(text),
+         enabled=not no_pager)
 
 
 @app.command()

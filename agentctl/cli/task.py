@@ -2,12 +2,15 @@
 
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentctl.cli.context import state
-from agentctl.cli.options import MAX_LIMIT, Flag, JsonOption
+from agentctl.cli.context import State, state
+from agentctl.cli.options import MAX_LIMIT, Flag, FullOption, JsonOption, RepoOption
+
+if TYPE_CHECKING:
+    from agentctl.services.requests import TaskRequest
 
 app = typer.Typer(help="Submit and inspect tasks: structured, executable intent.",
                   no_args_is_help=True)
@@ -45,15 +48,23 @@ def submit(
         "Read the request from a file (the seed's request JSON as is); flags override it."))] = None,
     run_now: Annotated[bool, Flag("--run", help="Start a run right away.")] = False,
     agent: Annotated[str | None, typer.Option("--agent", metavar="SPEC", help=(
-        "With --run: script:PLAN.toml, patch:FILE.diff, command:CMD or noop."))] = None,
+        "With --run: claude[:MODEL], codex[:MODEL], script:PLAN.toml, patch:FILE.diff, "
+        "command:CMD or noop."))] = None,
     detach: Annotated[bool, Flag("--detach", help="With --run: queue the run for a "
                       "worker and return at once.")] = False,
     keep_workspace: Annotated[bool, Flag("--keep-workspace", help="With --run: keep the "
                               "workspace after the run.")] = False,
+    interactive: Annotated[bool, Flag("--interactive", help="With --run: ask at the terminal "
+                           "before a tool call that matches an `ask` rule.")] = False,
+    no_input: Annotated[bool, Flag("--no-input", help="Never ask: what is missing is an "
+                        "error, as when stdin is not a terminal.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Submit a task; policy decides READY_FOR_RUN or POLICY_DENIED (exit 2 with the reason)."""
-    from agentctl.cli.output import emit_json, note, out
+    """Submit a task; policy decides READY_FOR_RUN or POLICY_DENIED (exit 2 with the reason).
+
+    On a terminal it asks for what the flags leave out (the repository defaults to the one you
+    stand in) and keeps the questions and answers in a session linked to the task."""
+    from agentctl.cli.output import emit_json, hint, out
     from agentctl.cli.render.tasks import task_detail
     from agentctl.domain.enums import TaskStatus
     from agentctl.domain.errors import BadInput, PolicyDenied
@@ -65,8 +76,8 @@ def submit(
     )
     from agentctl.services.tasks import submit_task
 
-    if (agent or detach or keep_workspace) and not run_now:
-        raise BadInput("--agent, --detach and --keep-workspace need --run")
+    if (agent or detach or keep_workspace or interactive) and not run_now:
+        raise BadInput("--agent, --detach, --keep-workspace and --interactive need --run")
     request = overridden(read_request_file(file) if file is not None else TaskRequest(),
                          TaskRequest(
         repository=repo, base_ref=base, task_type=type_, instruction=instruction, title=title,
@@ -74,11 +85,18 @@ def submit(
         forbidden_paths=tuple(forbid or ()), verification_commands=tuple(verify or ()),
         labels=parse_labels(label) if label else {}))
     current = state(ctx)
+    request = _completed(current, request, ask=not no_input and _at_terminal())
     agent_spec = None
     if run_now:  # a bad agent spec is refused before anything is stored
         from agentctl.execution.agents.spec import parse_agent_spec
 
         agent_spec = parse_agent_spec(agent or current.config.agent.default, Path.cwd())
+        if interactive:  # nor one that would ask with no one to answer
+            from agentctl.cli.prompt import check_terminal
+
+            if detach:
+                raise BadInput("--interactive needs the run to execute here; drop --detach")
+            check_terminal()
         if not detach:  # nor is a run this machine could not sandbox
             from agentctl.domain.sandbox import SandboxProfile
             from agentctl.execution.sandbox import require
@@ -101,8 +119,57 @@ def submit(
 
         raise typer.Exit(execute_and_report(current, task.task_id, agent_spec, detach=detach,
                                             keep_workspace=keep_workspace, as_json=as_json,
+                                            interactive=interactive,
                                             before=card))
-    note(f"next: agentctl run start {task.task_id}")
+    hint(f"next: agentctl run start {task.task_id}")
+
+
+def _at_terminal() -> bool:
+    import sys
+
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _completed(current: State, request: "TaskRequest", *, ask: bool) -> "TaskRequest":
+    """The request with what `--session` settled, then (at a terminal) what the person answers;
+    the repository you stand in when none is named."""
+    from dataclasses import replace
+
+    from agentctl.cli import dialog
+    from agentctl.services.requests import overridden
+
+    if request.session_id:
+        with current.views() as views:
+            _, messages = views.session(request.session_id)
+        request = overridden(dialog.settled(messages), request)
+    if not ask:
+        if not request.repository and (here := dialog.here(Path.cwd())):
+            request = replace(request, repository=here)
+        return request
+    from agentctl.execution.test_detection import detect_test_commands
+
+    config = current.config
+    here = dialog.here(Path.cwd())
+    detected = detect_test_commands(Path(here)) if here and not config.verification.commands \
+        else ()
+    request, exchange = dialog.converse(
+        request, here=here, forbidden=config.boundary.forbidden,
+        allowed=config.boundary.allowed, detected=detected)
+    from agentctl.services.sessions import add_message, start_session
+    from agentctl.services.tasks import current_user
+
+    store = current.store
+    session_id = request.session_id or start_session(
+        store, title=dialog.title_of(request), owner=current_user()).session_id
+    for said in exchange:
+        add_message(store, session_id, role="system", content=said.question)
+        add_message(store, session_id, role="user", content=said.answer)
+    if exchange[-1].answer != "yes":
+        from agentctl.cli.output import note
+
+        note(f"not submitted; the questions and answers are in session {session_id}")
+        raise typer.Exit(1)
+    return replace(request, session_id=session_id)
 
 
 @app.command("list")
@@ -112,8 +179,10 @@ def list_(
                       help="Only tasks in this status.")] = None,
     session: Annotated[str | None, typer.Option("--session", metavar="ID",
                        help="Only tasks of this session.")] = None,
+    repo: RepoOption = None,
     limit: Annotated[int, typer.Option("--limit", min=1, max=MAX_LIMIT,
                                        help="At most this many, newest first.")] = 50,
+    full: FullOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """List tasks, newest first."""
@@ -124,19 +193,23 @@ def list_(
     if status is not None and status.upper() not in TaskStatus.__members__:
         raise BadInput(f"unknown task status {status!r}; expected one of: "
                        f"{', '.join(TaskStatus.__members__)}")
-    with state(ctx).views() as views:
+    current = state(ctx)
+    repository = current.repository_filter(repo)
+    with current.views() as views:
         session_id = views.resolve("session", session) if session else None
         tasks = views.tasks(limit=limit, status=status.upper() if status else None,
-                            session_id=session_id)
+                            session_id=session_id, repository=repository)
+        short = {} if full or as_json else views.short_ids("task", [t.task_id for t in tasks])
     if as_json:
         emit_json(tasks)
         return
     if not tasks:
-        out().print("no tasks yet; submit one with 'agentctl task submit'")
+        out().print(f"no tasks of {repository} yet" if repository else
+                    "no tasks yet; submit one with 'agentctl task submit'")
         return
     from agentctl.cli.render.tasks import task_table
 
-    out().print(task_table(tasks))
+    out().print(task_table(tasks, short=short, width=out().width))
 
 
 @app.command()

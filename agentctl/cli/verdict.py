@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
-from agentctl.cli.options import JsonOption, RunArgument
+from agentctl.cli.options import FullOption, JsonOption, NoPagerOption, RunArgument
 
 app = typer.Typer(help="Verdicts: whether a run's patch is fit for a PR, and why.",
                   no_args_is_help=True)
@@ -25,8 +25,10 @@ def _load(ctx: typer.Context, run_id: str | None, *, explain: bool) -> dict:  # 
 
 
 @app.command()
-def show(ctx: typer.Context, run_id: RunArgument = None, as_json: JsonOption = False) -> None:
-    """Show a run's verdict: status, PR eligibility, reasons, evidence."""
+def show(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = False,
+         as_json: JsonOption = False) -> None:
+    """Show a run's verdict: status, PR eligibility, reasons, evidence (by name and short hash;
+    --full for whole hashes and paths)."""
     from agentctl.cli.output import emit_json, out
 
     document = _load(ctx, run_id, explain=False)
@@ -35,22 +37,31 @@ def show(ctx: typer.Context, run_id: RunArgument = None, as_json: JsonOption = F
         return
     from agentctl.cli.render.verdicts import verdict_panel
 
-    out().print(verdict_panel(document, home=str(state(ctx).home.root)))
+    out().print(verdict_panel(document, home=str(state(ctx).home.root), full=full))
 
 
 @app.command()
-def explain(ctx: typer.Context, run_id: RunArgument = None, as_json: JsonOption = False) -> None:
+def explain(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = False,
+            no_pager: NoPagerOption = False, as_json: JsonOption = False) -> None:
     """Walk the decision chain (boundary, apply, verification, judge, autonomy, eligibility,
-    approvals) with the evidence artifact behind each link."""
+    approvals) with the evidence artifact behind each link (`agentctl artifact show RUN NAME`
+    prints one)."""
     from agentctl.cli.output import emit_json, out
 
     document = _load(ctx, run_id, explain=True)
     if as_json:
         emit_json(document)
         return
+    from agentctl.cli.pager import page, pager_command
     from agentctl.cli.render.verdicts import explanation
 
-    out().print(explanation(document, home=str(state(ctx).home.root)))
+    shown = explanation(document, home=str(state(ctx).home.root), full=full)
+    if pager_command(not no_pager) is None:
+        out().print(shown)
+        return
+    with out().capture() as captured:
+        out().print(shown)
+    page(captured.get())
 
 
 def _decide(ctx: typer.Context, run_id: str, decision: str, by: str, reason: str,
@@ -68,21 +79,37 @@ def _decide(ctx: typer.Context, run_id: str, decision: str, by: str, reason: str
         out().print(f"{approval.decision.value} {approval.run_id} by {escape(approval.by)}")
 
 
-ByOption = Annotated[str, typer.Option("--by", metavar="WHO", help="Who decides.")]
+ByOption = Annotated[str | None, typer.Option("--by", metavar="WHO", help="Who decides. "
+                     "(default: git's user.name, else the current user)")]
+
+
+def _decider(by: str | None) -> str:
+    if by is not None:
+        return by
+    import subprocess
+
+    from agentctl.services.tasks import current_user
+
+    try:
+        named = subprocess.run(["git", "config", "user.name"], capture_output=True, text=True,
+                               timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        named = ""
+    return named or current_user()
 ReasonOption = Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why.")]
 
 
 @app.command()
 def approve(ctx: typer.Context,
             run_id: Annotated[str, typer.Argument(metavar="RUN", help="Run id or prefix.")],
-            by: ByOption, reason: ReasonOption, as_json: JsonOption = False) -> None:
+            reason: ReasonOption, by: ByOption = None, as_json: JsonOption = False) -> None:
     """Approve a verdict that awaits a human (NEEDS_APPROVAL); its reasons stay as they are."""
-    _decide(ctx, run_id, "APPROVED", by, reason, as_json)
+    _decide(ctx, run_id, "APPROVED", _decider(by), reason, as_json)
 
 
 @app.command()
 def reject(ctx: typer.Context,
            run_id: Annotated[str, typer.Argument(metavar="RUN", help="Run id or prefix.")],
-           by: ByOption, reason: ReasonOption, as_json: JsonOption = False) -> None:
+           reason: ReasonOption, by: ByOption = None, as_json: JsonOption = False) -> None:
     """Reject a verdict: no PR will be opened from this run."""
-    _decide(ctx, run_id, "REJECTED", by, reason, as_json)
+    _decide(ctx, run_id, "REJECTED", _decider(by), reason, as_json)

@@ -27,6 +27,27 @@ def is_url(text: str) -> bool:
     return bool(_URL.match(text))
 
 
+def enclosing_work_tree(start: Path) -> str | None:
+    """The git work tree `start` is in, found by looking for `.git` upwards (no git process,
+    no GitPython: every read command asks), or None outside any repository."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return str(folder)
+    return None
+
+
+def named_repository(text: str, aliases: Mapping[str, str], cwd: Path) -> str:
+    """What a `--repo` filter names, as tasks store it: a URL as given, a path as the work tree
+    it is in (the path itself when it is in none)."""
+    spec = aliases.get(text, text).strip()
+    if is_url(spec) and not spec.startswith("file://"):
+        return spec
+    path = Path(spec.removeprefix("file://")).expanduser()
+    path = (cwd / path).resolve()
+    return enclosing_work_tree(path) or str(path)
+
+
 def resolve_repository(text: str, aliases: Mapping[str, str], cwd: Path) -> ResolvedRepository:
     """An alias from config, a URL, or a path to (anywhere inside) a git work tree."""
     spec = aliases.get(text, text).strip()

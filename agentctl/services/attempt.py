@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,7 +19,15 @@ from agentctl.domain.step import Step
 from agentctl.execution.reaper import Process, sweep
 from agentctl.execution.sandbox import Sandbox
 from agentctl.execution.workspace import AttemptDirs
-from agentctl.services.ports import Approver, AttemptLedger, NewArtifact, Produced, StepEnd
+from agentctl.services.ports import (
+    Approver,
+    AttemptLedger,
+    NewArtifact,
+    Produced,
+    RunObserver,
+    StepDone,
+    StepEnd,
+)
 
 
 class StopSignal:
@@ -60,6 +69,7 @@ class AttemptContext:
     sandbox: Sandbox | None = None  # None: the run's processes run unconfined (mode off)
     protected: tuple[Path, ...] = ()  # hidden from them: state home, original repository
     trace_endpoint: str | None = None  # OTLP endpoint: native agents nest their spans in ours
+    observer: RunObserver | None = None  # told when each step ends
 
     def reap(self) -> int:
         """Kill whatever the attempt's processes left running (a `setsid` daemon included);
@@ -85,6 +95,7 @@ class AttemptContext:
         starts; a short one is recorded, with its start, when it ends.
         """
         record = StepRecord(self.ledger.begin_step(type_, title, live=live))
+        started = time.monotonic()
         try:
             yield record
         except LeaseLost:
@@ -94,6 +105,9 @@ class AttemptContext:
             record.close(self.ledger)
             raise
         record.close(self.ledger)
+        if self.observer is not None:
+            self.observer.step_done(StepDone(type_, title, record.status,
+                                             time.monotonic() - started, record.detail()))
 
 
 class StepRecord:
@@ -114,6 +128,16 @@ class StepRecord:
 
     def note(self, **attributes: object) -> None:
         self.attributes.update(attributes)
+
+    def detail(self) -> str | None:
+        """In a few words: the failure, else a check's test counts."""
+        failure = self.attributes.get("failure")
+        if failure:
+            return str(failure).splitlines()[0][:120]
+        tests = self.attributes.get("tests")
+        if isinstance(tests, dict) and tests:
+            return ", ".join(f"{count} {name}" for name, count in tests.items() if count)
+        return None
 
     def add(self, artifact: NewArtifact) -> None:
         self.artifacts.append(artifact)

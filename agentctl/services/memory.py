@@ -9,8 +9,10 @@ compare-and-set does it; the event log is hash-chained as the store's is.
 from __future__ import annotations
 
 import hashlib
+import shutil
 import tempfile
 import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -62,6 +64,8 @@ class MemoryBlobs:
     def __init__(self) -> None:
         self.content: dict[str, bytes] = {}
         self._staging = Path(tempfile.mkdtemp(prefix="agentctl-memory-blobs-"))
+        # gone with the fake (or at exit): a test suite must not leave one folder per store
+        weakref.finalize(self, shutil.rmtree, self._staging, ignore_errors=True)
 
     def put_bytes(self, data: bytes) -> StoredBlob:
         digest = hashlib.sha256(data).hexdigest()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,6 +23,7 @@ from agentctl.domain.enums import (
     EventType,
     PatchApplyStatus,
     RunStatus,
+    StepStatus,
     StepType,
     VerdictStatus,
 )
@@ -53,7 +55,7 @@ from agentctl.services.collect import CollectedEvidence, collect
 from agentctl.services.evidence import json_artifact, text_artifact
 from agentctl.services.judging import JudgeEvidence, judge
 from agentctl.services.native_calls import native_session
-from agentctl.services.ports import Approver, AttemptLedger
+from agentctl.services.ports import Approver, AttemptLedger, RunObserver, StepDone
 from agentctl.services.runtime import ToolRuntime
 from agentctl.services.summary import final_summary
 from agentctl.services.verify import VerificationEvidence, verify
@@ -73,6 +75,7 @@ class RunOptions:
     protected: tuple[Path, ...] = ()
     # Where the run's trace goes ([telemetry]): claude/codex get the trace context to nest under.
     trace_endpoint: str | None = None
+    observer: RunObserver | None = None  # told when each attempt starts and each step ends
 
 
 def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
@@ -91,6 +94,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
         baseline_cache=options.baseline_cache,
         protected=protected_paths(spec, dirs.root, options.protected),
         trace_endpoint=options.trace_endpoint,
+        observer=options.observer,
     )
     try:
         ledger.activate()
@@ -121,7 +125,13 @@ def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
                    baseCommit=spec.base_commit, workspace=str(ctx.workspace))
     if stopped := _stopped(ctx):
         return stopped
+    started = time.monotonic()
     outcome = _run_agent(ctx)
+    if ctx.observer is not None:  # the agent's whole turn, as one line for a person watching
+        ctx.observer.step_done(StepDone(
+            StepType.MODEL_PLANNING, spec.agent,
+            StepStatus.FAILED if outcome.error else StepStatus.SUCCEEDED,
+            time.monotonic() - started, outcome.error))
     if stopped := _stopped(ctx):
         return stopped
     phase = Phase("collect")

@@ -161,3 +161,21 @@ class RunQueue(Protocol):
     def waiting(self) -> bool: ...
     def ledger(self, lease: Lease, spec_digest: str) -> AttemptLedger: ...
     def record(self, run_id: str) -> RunRecord: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StepDone:
+    """A step that ended, for a person watching: what it was, how it ended, how long it took."""
+
+    type: StepType
+    title: str
+    status: StepStatus
+    seconds: float
+    detail: str | None = None  # a failure's summary, a check's test counts
+
+
+class RunObserver(Protocol):
+    """Who watches a run as it goes (the terminal's progress lines)."""
+
+    def attempt(self, number: int) -> None: ...
+    def step_done(self, done: StepDone) -> None: ...

@@ -101,6 +101,8 @@ def execute_leased(queue: RunQueue, lease: Lease, options: RunOptions) -> Run | 
     """One attempt under a held lease; None if the lease was lost on the way."""
     run = queue.run(lease.run_id)
     stop = StopSignal()
+    if options.observer is not None:
+        options.observer.attempt(lease.attempt_number)
     with LeaseKeeper(queue, lease, stop):
         return execute_attempt(queue.ledger(lease, run.spec_digest), run, stop, options)
 

@@ -58,8 +58,10 @@ class _Connection(Protocol):
 
 
 class Views:
-    def __init__(self, home: Home) -> None:
+    def __init__(self, home: Home, *, repository: str | None = None) -> None:
+        """`repository`: where the person stands; "the newest run" then means its newest."""
         self._connection, self._paramstyle = _connect(home)
+        self.repository = repository
 
     def close(self) -> None:
         if self._connection is not None:
@@ -130,6 +132,20 @@ class Views:
             (low, high))]
         return ids.pick_unique(kind, text, found)
 
+    def short_ids(self, kind: str, full: Sequence[str]) -> dict[str, str]:
+        """Each id cut to the shortest prefix no other stored id of its kind shares (as git
+        abbreviates hashes), one length for all so a column stays aligned."""
+        table, key = ("tool_call" if kind == "toolcall" else kind), _KEYS.get(kind, f"{kind}_id")
+        needed = len(kind) + 1 + ids.MIN_PREFIX_CHARS
+        for one in full:
+            for sql in (f"SELECT max({key}) FROM {table} WHERE {key} < ?",
+                        f"SELECT min({key}) FROM {table} WHERE {key} > ?"):
+                found = self.tuples(sql, (one,))
+                neighbour = found[0][0] if found else None
+                if neighbour:
+                    needed = max(needed, _shared(one, str(neighbour)) + 1)
+        return {one: one[:needed] for one in full}
+
     def _one(self, from_row: Callable[[Row], R], sql: str, params: Sequence[object],
              missing: str) -> R:
         found = self.records(from_row, sql, params)
@@ -139,8 +155,8 @@ class Views:
 
     # --- tasks and sessions -------------------------------------------------------------------
     def tasks(self, *, limit: int, status: str | None = None, session_id: str | None = None,
-              ) -> list[Task]:
-        where, params = _filters(status=status, session_id=session_id)
+              repository: str | None = None) -> list[Task]:
+        where, params = _filters(status=status, session_id=session_id, repository=repository)
         return self.records(task_rows.task_from_row,
                             f"SELECT * FROM task{where} ORDER BY task_id DESC LIMIT ?",
                             [*params, limit])
@@ -171,10 +187,14 @@ class Views:
 
     # --- runs -------------------------------------------------------------------------------
     def runs(self, *, limit: int, task_id: str | None = None, status: str | None = None,
-             ) -> list[Run]:
+             repository: str | None = None) -> list[Run]:
         from agentctl.store.rows import runs as run_rows
 
         where, params = _filters(task_id=task_id, status=status)
+        if repository is not None:
+            where += (" AND" if where else " WHERE") + \
+                " task_id IN (SELECT task_id FROM task WHERE repository = ?)"
+            params.append(repository)
         return self.records(run_rows.run_from_row,
                             f"SELECT * FROM run{where} ORDER BY run_id DESC LIMIT ?",
                             [*params, limit])
@@ -184,6 +204,12 @@ class Views:
         from agentctl.store.rows import runs as run_rows
 
         if text is None:
+            if self.repository is not None:
+                newest = self.runs(limit=1, repository=self.repository)
+                if not newest:
+                    raise NotFound(f"there are no runs of {self.repository} yet; start one with "
+                                   "'agentctl run start TASK', or name a run")
+                return newest[0]
             newest = self.records(run_rows.run_from_row,
                                   "SELECT * FROM run ORDER BY run_id DESC LIMIT 1")
             if not newest:
@@ -292,6 +318,14 @@ class Views:
         return self.records(evidence_rows.pull_request_from_row, "SELECT * FROM pull_request "
                             "WHERE run_id = ? ORDER BY pr_id", (run_id,))
 
+    def repositories(self, task_ids: Sequence[str]) -> dict[str, str | None]:
+        """The repository of each task, for listings that show where a run worked."""
+        if not task_ids:
+            return {}
+        marks = ", ".join("?" for _ in task_ids)
+        return {str(task_id): repository for task_id, repository in self.tuples(
+            f"SELECT task_id, repository FROM task WHERE task_id IN ({marks})", list(task_ids))}
+
     def run_summaries(self, run_ids: Sequence[str]) -> dict[str, Row]:
         """Verdict status and eligibility per run, for listings."""
         if not run_ids:
@@ -331,6 +365,16 @@ def _filters(**equals: object) -> tuple[str, list[object]]:
     clauses = [f"{column} = ?" for column, value in equals.items() if value is not None]
     params = [value for value in equals.values() if value is not None]
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+def _shared(a: str, b: str) -> int:
+    """How many leading characters `a` and `b` have in common."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _last(items: list[R]) -> R | None:

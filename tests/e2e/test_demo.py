@@ -54,8 +54,9 @@ def test_the_demo_exits_cleanly_and_prints_the_table_and_the_next_commands(demo:
     assert shown.returncode == 0, shown.stderr
     for scenario in EXPECTED:
         assert scenario in shown.stdout
-    assert re.search(r"agentctl --home \S+ run show --tree run_\w+", shown.stdout)
-    assert re.search(r"agentctl --home \S+ verdict explain run_\w+", shown.stdout)
+    assert re.search(r"^  agentctl run show --tree run_\w+$", shown.stdout, re.MULTILINE)
+    assert re.search(r"^  agentctl verdict explain run_\w+$", shown.stdout, re.MULTILINE)
+    assert "export AGENTCTL_HOME" not in shown.stdout  # this shell's AGENTCTL_HOME is the home
 
 
 @pytest.mark.parametrize("scenario", EXPECTED)
@@ -125,11 +126,15 @@ def test_every_demo_run_s_artifacts_verify_and_the_audit_log_is_intact(demo: dic
 
 
 def test_with_keep_the_sample_repository_stays_for_a_pr_and_its_path_is_printed(
-        agentctl: Cli, home: Path) -> None:
-    shown = agentctl("demo", "--keep")
+        agentctl: Cli, home: Path, tmp_path: Path) -> None:
+    scratch = tmp_path / "tmp"  # the kept sample lands in the test's own folder, not /tmp
+    scratch.mkdir()
+    shown = agentctl("demo", "--keep", env={"TMPDIR": str(scratch)})
     assert shown.returncode == 0, shown.stderr
     match = re.search(r"sample repository: (\S+)", shown.stdout)
     assert match, shown.stdout
     repository = Path(match.group(1))
+    assert repository.is_relative_to(scratch)
+    assert re.search(r"^  export AGENTCTL_HOME=\S+$", shown.stdout, re.MULTILINE)  # not $HOME's
     assert (repository / ".git").is_dir()
     assert (repository / "payments" / "refunds.py").is_file()

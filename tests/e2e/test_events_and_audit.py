@@ -90,7 +90,11 @@ def test_events_for_people_show_seq_type_and_ids(logged: dict, run_agentctl) -> 
     lines = result.stdout.splitlines()
     assert len(lines) == 2
     assert lines[1].split()[0] == "5" and "TaskPolicyDenied" in lines[1]
-    assert logged["tasks"][1] in lines[1]
+    assert logged["tasks"][1].startswith(lines[1].split()[4])  # a unique prefix of the task id
+    assert "exceeds max_autonomy" in lines[1]  # and what happened to it
+    full = run_agentctl("events", "--task", logged["tasks"][1], "--full", home=logged["home"],
+                        cwd=logged["cwd"])
+    assert logged["tasks"][1] in full.stdout.splitlines()[1]
 
 
 def test_events_on_an_empty_home(agentctl, state_of, home: Path) -> None:

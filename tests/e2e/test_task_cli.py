@@ -46,7 +46,9 @@ def test_submit_list_show_cancel(agentctl, repo: Path, home: Path, error_line) -
 
     table = agentctl("task", "list")
     assert table.returncode == 0
-    assert task_id in table.stdout and "READY_FOR_RUN" in table.stdout
+    shown_id = table.stdout.splitlines()[1].split()[0]  # a unique prefix; --full: the whole id
+    assert task_id.startswith(shown_id) and "READY_FOR_RUN" in table.stdout
+    assert task_id in agentctl("task", "list", "--full").stdout
     assert "Fix the greeting" in table.stdout
 
     shown = agentctl("task", "show", task_id[5:14], "--json")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -12,7 +12,8 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from agentctl.cli.render.style import badge, colour, duration, escape
+from agentctl.cli.render.fit import Column, fitted
+from agentctl.cli.render.style import badge, colour, duration, escape, repository_name
 
 Document = dict[str, Any]
 # Steps shown in full per attempt; longer runs of ordinary successful tool calls are folded.
@@ -38,17 +39,22 @@ def run_outcome(run: Document) -> RenderableType:
     return Group(*(Text.from_markup(line, emoji=False) for line in lines))
 
 
-def run_table(runs: Sequence[Document]) -> Table:
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("RUN", "TASK", "#", "STATUS", "VERDICT", "ELIGIBILITY", "BASE", "CREATED"):
-        table.add_column(column, no_wrap=True)
+def run_table(runs: Sequence[Document], *, short: Mapping[str, str],
+              repositories: Mapping[str, str | None], width: int) -> RenderableType:
+    """One row per run; what does not fit `width` goes on an indented line below it."""
+    columns = [Column("RUN", 3), Column("#", 2), Column("STATUS", 1), Column("VERDICT", 3),
+               Column("ELIGIBILITY", 3), Column("REPO"), Column("CREATED"), Column("TASK"),
+               Column("BASE")]
+    rows = []
     for run in runs:
         verdict = run["verdict"] or {}
-        table.add_row(run["runId"], run["taskId"], str(run["number"]), badge(run["status"]),
-                      badge(verdict["status"]) if verdict else "-",
-                      badge(verdict["prEligibility"]) if verdict else "-",
-                      run["baseCommit"][:12], run["createdAt"][:19].replace("T", " "))
-    return table
+        rows.append([short.get(run["runId"], run["runId"]), str(run["number"]),
+                     badge(run["status"]), badge(verdict["status"]) if verdict else "-",
+                     badge(verdict["prEligibility"]) if verdict else "-",
+                     escape(repository_name(repositories.get(run["taskId"]))),
+                     run["createdAt"][:16].replace("T", " "),
+                     short.get(run["taskId"], run["taskId"]), run["baseCommit"][:12]])
+    return fitted(columns, rows, width)
 
 
 def run_detail(run: Document) -> RenderableType:

@@ -62,3 +62,11 @@ def printable(text: str) -> str:
     all but tab and newline) written as `\\xNN`: an agent-chosen path or a task's instruction
     cannot move the cursor, recolour or erase what agentctl prints."""
     return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
+def repository_name(repository: str | None) -> str:
+    """A repository as a person names it: its folder or the last part of its URL."""
+    if not repository:
+        return "-"
+    name = repository.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    return name.removesuffix(".git") or repository

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from rich.console import RenderableType
 from rich.table import Table
 
-from agentctl.cli.render.style import badge, escape, when
+from agentctl.cli.render.fit import Column, fitted
+from agentctl.cli.render.style import badge, escape, repository_name, when
 from agentctl.domain.task import Session, SessionMessage, Task
 
 
-def task_table(tasks: Sequence[Task]) -> Table:
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("TASK", "STATUS", "TYPE", "AUTONOMY", "TITLE", "CREATED"):
-        table.add_column(column, no_wrap=column != "TITLE", overflow="fold")
-    for task in tasks:
-        table.add_row(task.task_id, badge(task.status), task.task_type.value,
-                      task.autonomy_level.value, escape(task.title), when(task.created_at))
-    return table
+def task_table(tasks: Sequence[Task], *, short: Mapping[str, str], width: int,
+               ) -> RenderableType:
+    """One row per task; the title and what else does not fit go on an indented line."""
+    columns = [Column("TASK", 3), Column("STATUS", 3), Column("TYPE", 1), Column("AUTONOMY", 1),
+               Column("REPO"), Column("CREATED"), Column("TITLE", text=True)]
+    rows = [[short.get(t.task_id, t.task_id), badge(t.status), t.task_type.value,
+             t.autonomy_level.value, escape(repository_name(t.repository)),
+             when(t.created_at)[:16], escape(t.title)] for t in tasks]
+    return fitted(columns, rows, width)
 
 
 def task_detail(task: Task) -> Table:

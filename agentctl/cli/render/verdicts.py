@@ -14,7 +14,7 @@ from agentctl.cli.render.style import badge, escape
 Document = dict[str, Any]
 
 
-def verdict_panel(verdict: Document, *, home: str) -> RenderableType:
+def verdict_panel(verdict: Document, *, home: str, full: bool = False) -> RenderableType:
     lines = [
         f"[bold]{verdict['runId']}[/]  {badge(verdict['status'])}  {badge(verdict['prEligibility'])}",
         f"[dim]decided {verdict['decidedAt'][:19].replace('T', ' ')} by "
@@ -24,13 +24,13 @@ def verdict_panel(verdict: Document, *, home: str) -> RenderableType:
         *(f"  - {escape(reason)}" for reason in verdict["reasons"]),
         "",
         "[bold]evidence[/]",
-        *(_artifact_line(a, home) for a in verdict["evidence"]),
+        *(_artifact_line(a, home, full) for a in verdict["evidence"]),
     ]
     lines += _approvals(verdict)
     return Group(*(Text.from_markup(line, emoji=False) for line in lines))
 
 
-def explanation(verdict: Document, *, home: str) -> RenderableType:
+def explanation(verdict: Document, *, home: str, full: bool = False) -> RenderableType:
     task = verdict["task"]
     lines = [
         f"[bold]intent[/]  {escape(task['taskType'])} ({escape(task['autonomyLevel'])}): "
@@ -43,7 +43,7 @@ def explanation(verdict: Document, *, home: str) -> RenderableType:
     for number, link in enumerate(verdict["chain"], start=1):
         mark = "[green]✓[/]" if link["passed"] else "[red]✗[/]"
         lines.append(f"{number}. {mark} [bold]{link['check']}[/]  {escape(link['detail'])}")
-        lines += [f"   {_artifact_line(a, home)}" for a in link["evidence"]]
+        lines += [f"   {_artifact_line(a, home, full)}" for a in link["evidence"]]
     lines += _classification(verdict.get("classification") or [])
     lines += ["", "[bold]reasons[/]", *(f"  - {escape(r)}" for r in verdict["reasons"])]
     if verdict.get("editedBy"):
@@ -88,7 +88,12 @@ def _classification(checks: list[Document]) -> list[str]:
     return lines
 
 
-def _artifact_line(artifact: Document, home: str) -> str:
+def _artifact_line(artifact: Document, home: str, full: bool = True) -> str:
+    """An evidence artifact: its name and short hash (`artifact show RUN NAME` shows it), or
+    with `full` the whole hash and where it is stored."""
+    if not full:
+        return (f"  [cyan]{escape(artifact['name'])}[/] [dim]{artifact['type'].lower()} "
+                f"{artifact['sha256'][:12]}[/]")
     path = Path(home) / artifact["uri"]
     return (f"  [cyan]{escape(artifact['name'])}[/] {artifact['type']} sha256 "
             f"{artifact['sha256']}  [dim]{escape(path)}[/]")

@@ -1,0 +1,152 @@
+"""The dialog of `task submit` at a terminal: ask for what the flags left out, as `gh pr create`
+does, and keep the exchange (questions as `system` messages, answers as `user` messages) in a
+Session linked to the task, so the trail shows what was asked and what was answered.
+
+`settled` reads such an exchange back, so `task submit --session S` reuses its answers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from agentctl.domain.enums import AutonomyLevel, MessageRole, TaskType
+from agentctl.domain.task import SessionMessage
+from agentctl.services.requests import TaskRequest
+
+REPOSITORY = "Which repository?"
+TASK_TYPE = "What kind of change is it?"
+INSTRUCTION = "What should change?"
+ALLOWED = "Which paths may change? (globs, comma-separated; none: any path)"
+FORBIDDEN = "Which paths must not change? (globs, comma-separated)"
+VERIFY = "Which commands verify the change? (separated by ';')"
+AUTONOMY = "How far may agentctl go?"
+CONFIRM = "Submit this task?"
+NONE = "none"
+
+AUTONOMY_HELP = {
+    AutonomyLevel.DRY_RUN: "a patch and a verdict, nothing is pushed",
+    AutonomyLevel.DRAFT_PR: "at most a draft PR",
+    AutonomyLevel.SUPERVISED_PR: "a PR after a person approves",
+    AutonomyLevel.AUTO_PR: "a PR on its own when every check passes",
+}
+
+
+@dataclass(frozen=True)
+class Exchange:
+    question: str
+    answer: str
+
+
+def _split(text: str, separator: str) -> tuple[str, ...]:
+    if text.strip().lower() == NONE:
+        return ()
+    return tuple(part.strip() for part in text.split(separator) if part.strip())
+
+
+def settled(messages: Sequence[SessionMessage]) -> TaskRequest:
+    """What a session already answered: each dialog question with the user message after it;
+    the first user message that answers no question is the instruction ("Upgrade Jackson")."""
+    fields: dict[str, object] = {}
+    loose: list[str] = []
+    question: str | None = None
+    for message in messages:
+        if message.role is MessageRole.SYSTEM:
+            question = message.content
+            continue
+        if message.role is not MessageRole.USER:
+            continue
+        answer = message.content.strip()
+        if question == REPOSITORY:
+            fields["repository"] = answer
+        elif question == TASK_TYPE:
+            fields["task_type"] = answer
+        elif question == INSTRUCTION:
+            fields["instruction"] = answer
+        elif question == ALLOWED:
+            fields["allowed_paths"] = _split(answer, ",")
+        elif question == FORBIDDEN:
+            fields["forbidden_paths"] = _split(answer, ",")
+        elif question == VERIFY:
+            fields["verification_commands"] = _split(answer, ";")
+        elif question == AUTONOMY:
+            fields["autonomy_level"] = answer
+        else:
+            loose.append(answer)
+        question = None
+    if "instruction" not in fields and loose:
+        fields["instruction"] = loose[0]
+    return TaskRequest(**fields)  # type: ignore[arg-type]
+
+
+def converse(request: TaskRequest, *, here: str | None, forbidden: Sequence[str],
+             allowed: Sequence[str], detected: Sequence[str]) -> tuple[TaskRequest, list[Exchange]]:
+    """Ask for each field `request` lacks; the answers, and what was asked, in order. The
+    last exchange is the confirmation ("yes" or "no")."""
+    from rich.prompt import Confirm, Prompt
+
+    from agentctl.cli.output import err
+    from agentctl.cli.render.style import escape
+
+    console = err()
+    asked: list[Exchange] = []
+
+    def ask(question: str, default: str | None = None, choices: list[str] | None = None) -> str:
+        while True:
+            answer = (Prompt.ask(escape(question), console=console, default=default,
+                                 choices=choices, show_default=default is not None) or "").strip()
+            if answer:
+                asked.append(Exchange(question, answer))
+                return answer
+            console.print("[red]an answer is needed[/]")
+
+    if not request.repository:
+        request = replace(request, repository=ask(REPOSITORY, here))
+    if not request.task_type:
+        request = replace(request, task_type=ask(TASK_TYPE, None, [t.value for t in TaskType]))
+    if not request.instruction:
+        request = replace(request, instruction=ask(INSTRUCTION))
+    if not request.allowed_paths:
+        request = replace(request, allowed_paths=_split(
+            ask(ALLOWED, ", ".join(allowed) or NONE), ","))
+    if not request.forbidden_paths:
+        request = replace(request, forbidden_paths=_split(
+            ask(FORBIDDEN, ", ".join(forbidden) or NONE), ","))
+    if not request.verification_commands:
+        request = replace(request, verification_commands=_split(
+            ask(VERIFY, "; ".join(detected) or NONE), ";"))
+    if not request.autonomy_level:
+        for level, meaning in AUTONOMY_HELP.items():
+            console.print(f"  [bold]{level.value}[/]: {meaning}")
+        request = replace(request, autonomy_level=ask(
+            AUTONOMY, AutonomyLevel.SUPERVISED_PR.value, [a.value for a in AutonomyLevel]))
+    console.print(summary(request))
+    confirmed = Confirm.ask(CONFIRM, console=console, default=True)
+    asked.append(Exchange(CONFIRM, "yes" if confirmed else "no"))
+    return request, asked
+
+
+def summary(request: TaskRequest) -> str:
+    from agentctl.cli.render.style import escape
+
+    rows = [("repository", request.repository), ("type", request.task_type),
+            ("instruction", request.instruction),
+            ("allowed", ", ".join(request.allowed_paths) or "any path"),
+            ("forbidden", ", ".join(request.forbidden_paths) or "-"),
+            ("verify", "; ".join(request.verification_commands) or "config's checks"),
+            ("autonomy", request.autonomy_level)]
+    return "\n" + "\n".join(f"  [bold]{key:<12}[/]{escape(value or '-')}" for key, value in rows)
+
+
+def title_of(request: TaskRequest) -> str:
+    """The session's title: the instruction's first line, short."""
+    line = re.split(r"[\n.]", (request.instruction or "task").strip(), maxsplit=1)[0]
+    return line[:60]
+
+
+def here(cwd: Path) -> str | None:
+    from agentctl.execution.repository import enclosing_work_tree
+
+    return enclosing_work_tree(cwd)
