@@ -16,9 +16,12 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
     from agentctl.store.uow import UnitOfWork
+    from agentctl.store.views import Views
 
 
 class Store:
+    """The storage port (`services.unit_of_work.Storage`) on SQLite or PostgreSQL."""
+
     def __init__(self, home: Home) -> None:
         self.home = home
         self.blobs = BlobStore(home.artifacts)
@@ -39,6 +42,12 @@ class Store:
         self.ensure_schema()
         assert self._engine is not None
         return UnitOfWork(self._engine, on_commit=self.signer.advance)
+
+    def reads(self) -> Views:
+        """Reads without a write transaction (and without importing SQLAlchemy)."""
+        from agentctl.store.views import Views
+
+        return Views(self.home)
 
     def resolve(self, kind: str, text: str) -> str:
         """The full id for a unique prefix, read without creating anything (NotFound if none)."""
