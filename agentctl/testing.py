@@ -233,7 +233,7 @@ class InMemoryUnitOfWork:
                                    self.attempts, self.steps, self.tool_calls, self.artifacts,
                                    self.patches, self.verifications, self.judgements,
                                    self.verdicts, self.approvals, self.pull_requests):
-                    repository.commit()  # type: ignore[attr-defined]
+                    repository.commit()
                 self.events.commit()
         finally:
             self._storage.lock.release()
@@ -301,7 +301,7 @@ class InMemoryReads:
         with self._storage.lock:
             found: Iterable[R] = [r for r in table.rows.values()
                                   if getattr(r, "run_id") == run_id]
-        return tuple(sorted(found, key=order) if order else found)  # type: ignore[type-var, arg-type]
+        return tuple(sorted(found, key=order) if order else found)  # type: ignore[arg-type]
 
     def task(self, text: str) -> Task:
         return self._storage.tasks.rows[self._storage.resolve("task", text)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any, cast
 
 from agentctl.domain import ids
 from agentctl.domain.artifact import Artifact, is_safe_for_pr
@@ -131,7 +132,7 @@ def _patch_artifact(artifacts: list[Artifact]) -> Artifact:
     raise NotFound("the run has no patch.diff artifact")
 
 
-def _json(store: Store, safe: list[Artifact], name: str) -> dict | None:  # type: ignore[type-arg]
+def _json(store: Store, safe: list[Artifact], name: str) -> dict[str, Any] | None:
     """The newest SAFE_FOR_PR artifact of that name, parsed; nothing else reaches a PR body."""
     for artifact in reversed(safe):
         if artifact.name == name:
@@ -139,7 +140,7 @@ def _json(store: Store, safe: list[Artifact], name: str) -> dict | None:  # type
             if problem:
                 raise IntegrityError(f"artifact {artifact.artifact_id} ({name}): {problem}")
             try:
-                return json.loads(b"".join(store.blobs.open_chunks(artifact.uri)))
+                return cast("dict[str, Any]", json.loads(b"".join(store.blobs.open_chunks(artifact.uri))))
             except (json.JSONDecodeError, UnicodeDecodeError):
                 raise IntegrityError(f"artifact {artifact.artifact_id} ({name}) is not valid "
                                      "JSON") from None

@@ -54,8 +54,9 @@ def junit_xml(run_id: str, verification: VerificationReport | None,
             suite.add_testcase(_whole_check(check))
         suite.time = check.duration_seconds
         xml.add_testsuite(suite)
-    xml.update_statistics()
-    return xml.tostring().decode("utf-8") + "\n"
+    xml.update_statistics()  # type: ignore[no-untyped-call]  # junitparser has no annotations
+    encoded: bytes = xml.tostring()  # type: ignore[no-untyped-call]
+    return encoded.decode("utf-8") + "\n"
 
 
 def _case(test_id: str, outcome: TestOutcome, message: str | None,
