@@ -300,7 +300,7 @@ class InMemoryReads:
                ) -> tuple[R, ...]:
         with self._storage.lock:
             found: Iterable[R] = [r for r in table.rows.values()
-                                  if getattr(r, "run_id") == run_id]
+                                  if _value(r, "run_id") == run_id]
         return tuple(sorted(found, key=order) if order else found)  # type: ignore[arg-type]
 
     def task(self, text: str) -> Task:

@@ -52,9 +52,9 @@ def make_repo(root: Path) -> Path:
 def bench_records(root: Path, calls: int) -> tuple[str, str]:
     from agentctl import config
     from agentctl.domain.agent import AgentKind, AgentSpec
+    from agentctl.services.ledger import Ledger
     from agentctl.services.requests import TaskRequest
     from agentctl.services.runs import create_run, lease_run
-    from agentctl.services.ledger import Ledger
     from agentctl.services.tasks import submit_task
     from agentctl.store import Store
     from agentctl.store.location import resolve_home

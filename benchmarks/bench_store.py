@@ -160,8 +160,8 @@ def claim_latency(home, repo: Path, claimers: int, runs: int) -> tuple[float, fl
 
 # --- 3. recording -------------------------------------------------------------------------------
 def record_calls(home, repo: Path, calls: int) -> float:  # type: ignore[no-untyped-def]
-    from agentctl.services.runs import lease_run
     from agentctl.services.ledger import Ledger
+    from agentctl.services.runs import lease_run
     from agentctl.store import Store
     from agentctl.store.views import Views
 

@@ -21,8 +21,8 @@ from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.services.attempt import StopSignal
 from agentctl.services.pipeline import RunOptions, execute_attempt
 from agentctl.services.ports import Lease, RunQueue
-from agentctl.services.runs import create_run
 from agentctl.services.queue import Queue
+from agentctl.services.runs import create_run
 from agentctl.services.unit_of_work import Storage
 
 CANCEL_POLL_SECONDS = 0.5

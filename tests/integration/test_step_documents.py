@@ -16,10 +16,10 @@ from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import ToolDecision, ToolOutcome
 from agentctl.domain.serialize import to_json
 from agentctl.domain.step import ToolResult
+from agentctl.services.ledger import Ledger
 from agentctl.services.ports import CallRequest
 from agentctl.services.requests import TaskRequest
 from agentctl.services.runs import create_run, lease_run
-from agentctl.services.ledger import Ledger
 from agentctl.services.tasks import submit_task
 from agentctl.store import Store, json_columns
 from agentctl.store.location import Home

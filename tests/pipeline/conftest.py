@@ -1,10 +1,10 @@
-"""The run pipeline in-process, on both implementations of its storage ports.
+"""The run pipeline in-process, on each implementation of the storage port.
 
-Every test here runs three times, on each implementation of the storage port: in memory
-(`agentctl.testing.InMemoryStorage`), SQLite and PostgreSQL; the use cases are the same code. Everything else is real: git repositories in temporary directories, the
-workspace clone, the guarded tools, agents, subprocesses, the verifier and the judge. A test
-drives a `Harness`, which submits a task and runs it the way `run start` does, and reads back
-the `RunRecord` (the same typed records from either store).
+Every test here runs three times: in memory (`agentctl.testing.InMemoryStorage`), on SQLite and
+on PostgreSQL; the use cases are the same code on each. Everything else is real: git repositories
+in temporary directories, the workspace clone, the guarded tools, agents, subprocesses, the
+verifier and the judge. A test drives a `Harness`, which submits a task and runs it the way
+`run start` does, and reads back the `RunRecord` (the same typed records from any store).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from agentctl.domain.run import Run
 from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.services.pipeline import RunOptions
 from agentctl.services.ports import RunQueue, RunRecord
-from agentctl.services.requests import TaskRequest
 from agentctl.services.queue import Queue
+from agentctl.services.requests import TaskRequest
 from agentctl.services.runs import cancel_run, create_run
 from agentctl.services.tasks import submit_task
 from agentctl.services.unit_of_work import Storage
