@@ -30,7 +30,8 @@ class Store:
 
     def ensure_schema(self) -> None:
         if self._engine is None:
-            from agentctl.store.engine import ensure_schema, event_count
+            from agentctl.store.engine import event_count
+            from agentctl.store.schema import ensure_schema
 
             self._engine = ensure_schema(self.home)
             if self.signer.key() is None and event_count(self._engine) == 0:

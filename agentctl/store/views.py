@@ -377,7 +377,7 @@ def _connect(home: Home) -> tuple[_Connection | None, str]:
         _CURRENT.add(home.database_url)
         return connection, paramstyle
     connection.close()
-    from agentctl.store.engine import ensure_schema
+    from agentctl.store.schema import ensure_schema
 
     ensure_schema(home)
     return _open(home)
