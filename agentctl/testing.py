@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from enum import Enum
+from enum import Enum, StrEnum
 from pathlib import Path
 from types import TracebackType
 from typing import Generic, TypeVar
@@ -25,7 +25,7 @@ from typing import Generic, TypeVar
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.blob import StoredBlob
 from agentctl.domain.clock import from_iso
-from agentctl.domain.enums import AttemptStatus, RunStatus
+from agentctl.domain.enums import AttemptStatus, RunStatus, TaskStatus
 from agentctl.domain.errors import IllegalTransition, LeaseLost, NotFound
 from agentctl.domain.events import GENESIS_HASH, Event, NewEvent, hash_new_event
 from agentctl.domain.judge import JudgeReport
@@ -98,10 +98,10 @@ class MemoryRepository(Generic[R]):
             found.sort(key=lambda record: getattr(record, order_by))
         return found
 
-    def save(self, record: R, *, expected_status: str | None = None) -> None:
+    def save(self, record: R, *, expected_status: StrEnum | None = None) -> None:
         identifier = str(getattr(record, self._table.key))
         current = self.get(identifier)
-        if expected_status is not None and _value(current, "status") != expected_status:
+        if expected_status is not None and _value(current, "status") != expected_status.value:
             raise IllegalTransition(self._table.kind, str(_value(current, "status")),
                                     str(_value(record, "status")),
                                     f"{identifier} changed concurrently "
@@ -268,17 +268,18 @@ class InMemoryUnitOfWork:
         return sum(1 for run in self.runs.find(task_id=task_id)
                    if run.run_id != besides and run.status in UNFINISHED_RUN)
 
-    def run_status(self, run_id: str) -> str:
-        return self.runs.get(run_id).status.value
+    def run_status(self, run_id: str) -> RunStatus:
+        return self.runs.get(run_id).status
 
-    def task_status(self, task_id: str) -> str:
-        return self.tasks.get(task_id).status.value
+    def task_status(self, task_id: str) -> TaskStatus:
+        return self.tasks.get(task_id).status
 
-    def set_run_status(self, run_id: str, *, expected: str, target: str) -> None:
+    def set_run_status(self, run_id: str, *, expected: RunStatus, target: RunStatus) -> None:
         run = self.runs.get(run_id)
-        if run.status.value != expected:
-            raise IllegalTransition("run", expected, target, f"{run_id} changed concurrently")
-        self.runs.save(replace(run, status=RunStatus(target)))
+        if run.status is not expected:
+            raise IllegalTransition("run", expected.value, target.value,
+                                    f"{run_id} changed concurrently")
+        self.runs.save(replace(run, status=target))
 
     def next_run_number(self, task_id: str) -> int:
         return 1 + max((run.number for run in self.runs.find(task_id=task_id)), default=0)

@@ -50,7 +50,7 @@ def record_approval(storage: Storage, run_text: str, *, decision: ApprovalDecisi
                                "verdictStatus": verdict.status.value,
                                "approvalDigest": digest(approval)})]
         if awaiting:
-            uow.runs.save(run.closed(verdict, now), expected_status=run.status.value)
+            uow.runs.save(run.closed(verdict, now), expected_status=run.status)
             events.append(NewEvent(type=EventType.RUN_COMPLETED, created_at=now,
                                    task_id=run.task_id, run_id=run.run_id,
                                    payload={"status": RunStatus.COMPLETED.value,

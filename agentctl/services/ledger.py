@@ -130,10 +130,10 @@ class Ledger:
         with self.write() as uow:
             attempt = uow.attempts.get(self.lease.attempt_id)
             uow.attempts.save(attempt.with_status(AttemptStatus.ACTIVE, now),
-                              expected_status=attempt.status.value)
+                              expected_status=attempt.status)
             run = uow.runs.get(self.lease.run_id)
             preparing = run.advanced(RunStatus.PREPARING_WORKSPACE, now)
-            uow.runs.save(preparing, expected_status=run.status.value)
+            uow.runs.save(preparing, expected_status=run.status)
             uow.events.append(self._records.event(
                 EventType.ATTEMPT_STARTED, now, attemptNumber=self.lease.attempt_number,
                 workerId=self.lease.worker_id, runStatus=preparing.status.value))
@@ -143,9 +143,9 @@ class Ledger:
         """Move the run along its working states (its end goes through `end`)."""
         now = self.now()
         with self.write() as uow:
-            current = RunStatus(uow.run_status(self.lease.run_id))
+            current = uow.run_status(self.lease.run_id)
             transitions.advance(current, target, f"run {self.lease.run_id}")
-            uow.set_run_status(self.lease.run_id, expected=current.value, target=target.value)
+            uow.set_run_status(self.lease.run_id, expected=current, target=target)
             uow.events.append(self._records.event(event, now, runStatus=target.value, **payload))
 
     def end(self, end: AttemptEnd) -> Run | None:
@@ -185,7 +185,7 @@ class Ledger:
             return stored
         with self.write() as uow:
             uow.artifacts.add_many(stored)
-            uow.steps.save(done, expected_status=step.status.value)
+            uow.steps.save(done, expected_status=step.status)
             for record in end.produced:
                 add_produced(uow, record)
             uow.events.append_many(events)
@@ -224,7 +224,7 @@ class Ledger:
                                                   attributes=attributes)
         with self.write() as uow:
             uow.artifacts.add_many(stored)
-            uow.steps.save(done, expected_status=step.status.value)
+            uow.steps.save(done, expected_status=step.status)
             uow.tool_calls.save(finished)
             uow.events.append(self._records.call_completed(finished, now, stored))
         return finished

@@ -48,7 +48,7 @@ def create_run(storage: Storage, config: Config, task_text: str, *, agent: Agent
     with storage.unit_of_work() as uow:
         # Read once, above, so that git runs outside the write lock; here only its status is
         # checked again, in case the task was cancelled meanwhile.
-        task = replace(task, status=TaskStatus(uow.task_status(task.task_id)))
+        task = replace(task, status=uow.task_status(task.task_id))
         task.ensure_runnable()
         run = Run(
             run_id=ids.new_id("run"), task_id=task.task_id,
@@ -61,7 +61,7 @@ def create_run(storage: Storage, config: Config, task_text: str, *, agent: Agent
         uow.runs.add(queued)
         if task.status is not TaskStatus.RUNNING:
             uow.tasks.save(task.with_status(TaskStatus.RUNNING, now),
-                           expected_status=task.status.value)
+                           expected_status=task.status)
         uow.events.append(
             NewEvent(type=EventType.RUN_CREATED, created_at=now, task_id=task.task_id,
                      run_id=run.run_id, payload={
@@ -107,7 +107,7 @@ def lease_run(storage: Storage, *, worker_id: str, ttl_seconds: float, run_id: s
         leased, attempt = lease_attempt(
             run, number=len(uow.attempts.find(run_id=run.run_id)) + 1, worker_id=worker_id,
             ttl_seconds=ttl_seconds, now=now)
-        uow.runs.save(leased, expected_status=RunStatus.QUEUED.value)
+        uow.runs.save(leased, expected_status=RunStatus.QUEUED)
         uow.attempts.add(attempt)
         uow.events.append(lease_acquired(leased, attempt))
         return Lease(run.run_id, run.task_id, attempt.attempt_id, attempt.attempt_number,
@@ -148,7 +148,7 @@ def request_cancellation(uow: UnitOfWork, run: Run, *, by: str, reason: str,
         payload={"by": by, "reason": reason, "phase": "requested", "status": run.status.value},
     ))
     uow.runs.save(replace(run, cancel_requested_by=by, cancel_reason=reason),
-                  expected_status=run.status.value)
+                  expected_status=run.status)
     attempt = uow.attempts.get(run.active_attempt_id) if run.active_attempt_id else None
     end = on_cancel_request(run, attempt, by=by, reason=reason, now=now)
     if end is None:
@@ -164,15 +164,15 @@ def conclude_attempt(uow: UnitOfWork, run_id: str, end: Completed | Cancelled | 
     situation = _situation(uow, run_id, attempt_id)
     done = conclude(end, now, situation)
     if done.attempt is not None and situation.attempt is not None:
-        uow.attempts.save(done.attempt, expected_status=situation.attempt.status.value)
+        uow.attempts.save(done.attempt, expected_status=situation.attempt.status)
     for step in done.closed_steps:
-        uow.steps.save(step, expected_status=StepStatus.STARTED.value)
+        uow.steps.save(step, expected_status=StepStatus.STARTED)
     if done.verdict is not None:
         uow.verdicts.add(done.verdict)
     if done.run is not None:
-        uow.runs.save(done.run, expected_status=situation.run.status.value)
+        uow.runs.save(done.run, expected_status=situation.run.status)
     if done.task is not None:
-        uow.tasks.save(done.task, expected_status=situation.task.status.value)
+        uow.tasks.save(done.task, expected_status=situation.task.status)
     uow.events.append_many(done.events)
     return done.run or situation.run
 
@@ -181,7 +181,7 @@ def _situation(uow: UnitOfWork, run_id: str, attempt_id: str | None) -> Situatio
     run = uow.runs.get(run_id)
     attempt = uow.attempts.get(attempt_id) if attempt_id else None
     verdicts = uow.verdicts.find(run_id=run_id) if run.status is RunStatus.NEEDS_APPROVAL else []
-    open_steps = uow.steps.find(attempt_id=attempt_id, status=StepStatus.STARTED.value,
+    open_steps = uow.steps.find(attempt_id=attempt_id, status=StepStatus.STARTED,
                                 order_by="sequence_number") if attempt_id else []
     return Situation(
         run=run, task=uow.tasks.get(run.task_id), attempt=attempt,

@@ -115,7 +115,7 @@ def cancel_task(storage: Storage, task_text: str, *, by: str, reason: str,
     with storage.unit_of_work() as uow:
         task = uow.tasks.get(task_id)
         cancelled = task.with_status(TaskStatus.CANCELLED, now, reason)
-        uow.tasks.save(cancelled, expected_status=task.status.value)
+        uow.tasks.save(cancelled, expected_status=task.status)
         uow.events.append(NewEvent(
             type=EventType.TASK_CANCELLED, created_at=now, task_id=task.task_id,
             payload={"by": by, "reason": reason, "previousStatus": task.status.value},

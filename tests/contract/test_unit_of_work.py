@@ -55,10 +55,10 @@ def test_save_is_a_compare_and_set_on_the_status_it_was_read_with(
     task = a_task(storage, repo, tmp_path)
     with storage.unit_of_work() as uow:
         uow.tasks.save(task.with_status(TaskStatus.CANCELLED, utcnow()),
-                       expected_status=task.status.value)
+                       expected_status=task.status)
     with pytest.raises(IllegalTransition), storage.unit_of_work() as uow:
         uow.tasks.save(task.with_status(TaskStatus.RUNNING, utcnow()),
-                       expected_status=task.status.value)  # stale: it is cancelled now
+                       expected_status=task.status)  # stale: it is cancelled now
     with storage.unit_of_work() as uow:
         assert uow.tasks.get(task.task_id).status is TaskStatus.CANCELLED
         with pytest.raises(NotFound):
@@ -75,7 +75,7 @@ def test_the_claim_takes_the_oldest_ready_run_and_skips_one_waiting_out_a_backof
         assert uow.next_run_number(task.task_id) == 3
         assert uow.unfinished_runs(task.task_id, besides=first.run_id) == 1
         uow.runs.save(replace(first, not_before=now + timedelta(minutes=5)),
-                      expected_status=RunStatus.QUEUED.value)
+                      expected_status=RunStatus.QUEUED)
     with storage.unit_of_work() as uow:
         claimed = uow.next_queued_run(now)
         assert claimed is not None and claimed.run_id == second.run_id
@@ -92,7 +92,7 @@ def test_a_lease_extends_only_while_held_and_then_expires_into_the_reapers_hands
                       clock=lambda: now)
     assert lease is not None
     with storage.unit_of_work() as uow:
-        assert uow.run_status(run.run_id) == RunStatus.LEASED.value
+        assert uow.run_status(run.run_id) is RunStatus.LEASED
         assert not uow.extend_lease(lease.attempt_id, "lease_not_mine", now, now)
         assert uow.extend_lease(lease.attempt_id, lease.lease_id, now,
                                 now + timedelta(seconds=20))
