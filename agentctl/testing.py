@@ -38,6 +38,7 @@ from agentctl.domain.transitions import ACTIVE_RUN, UNFINISHED_RUN
 from agentctl.domain.verdict import Approval, Verdict
 from agentctl.domain.verification import VerificationReport
 from agentctl.services.ports import RunRecord
+from agentctl.services.unit_of_work import IdKind
 from agentctl.store import ids
 
 R = TypeVar("R")
@@ -191,7 +192,7 @@ class InMemoryStorage:
     def reads(self) -> InMemoryReads:
         return InMemoryReads(self)
 
-    def resolve(self, kind: str, text: str) -> str:
+    def resolve(self, kind: IdKind, text: str) -> str:
         prefix = ids.full_prefix(kind, text)
         table: _Table[object] = getattr(self, f"{kind}s")
         with self.lock:

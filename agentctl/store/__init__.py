@@ -15,6 +15,7 @@ from agentctl.store.location import Home
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
+    from agentctl.services.unit_of_work import IdKind
     from agentctl.store.uow import UnitOfWork
     from agentctl.store.views import Views
 
@@ -50,7 +51,7 @@ class Store:
 
         return Views(self.home)
 
-    def resolve(self, kind: str, text: str) -> str:
+    def resolve(self, kind: IdKind, text: str) -> str:
         """The full id for a unique prefix, read without creating anything (NotFound if none)."""
         from agentctl.store.views import Views
 
