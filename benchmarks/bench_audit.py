@@ -40,9 +40,9 @@ def record(root: Path, calls: int, *, signed: bool) -> tuple[Path, float]:
     """A home holding one run of `calls` recorded tool calls, and how long recording took."""
     from agentctl import config
     from agentctl.domain.agent import AgentKind, AgentSpec
+    from agentctl.services.ledger import Ledger
     from agentctl.services.requests import TaskRequest
     from agentctl.services.runs import create_run, lease_run
-    from agentctl.services.sql_ledger import StoreLedger
     from agentctl.services.tasks import submit_task
     from agentctl.store import Store
     from agentctl.store.location import resolve_home
@@ -65,7 +65,7 @@ def record(root: Path, calls: int, *, signed: bool) -> tuple[Path, float]:
     run = create_run(store, settings, task.task_id, agent=AgentSpec(AgentKind.NOOP))
     lease = lease_run(store, worker_id="bench", ttl_seconds=3600, run_id=run.run_id)
     assert lease is not None
-    ledger = StoreLedger(store, lease, spec_digest=run.spec_digest)
+    ledger = Ledger(store, lease, spec_digest=run.spec_digest)
     # a commit every 50 calls, as a busy agent's batches make
     return root / "home", record_fs_writes(ledger, calls, flush_every=50)
 

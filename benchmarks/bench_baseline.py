@@ -114,19 +114,19 @@ def bench_cached_baseline(root: Path, repeat: int) -> None:
     from agentctl.domain.enums import AutonomyLevel, TaskSource, TaskStatus, TaskType
     from agentctl.domain.task import Task
     from agentctl.execution.agents.spec import parse_agent_spec
-    from agentctl.execution.repository import commit_of
-    from agentctl.services.memory import MemoryRunQueue
     from agentctl.services.pipeline import RunOptions
-    from agentctl.services.spec import build_spec
+    from agentctl.services.queue import Queue
+    from agentctl.services.runs import create_run
     from agentctl.services.worker import run_inline
+    from agentctl.testing import InMemoryStorage
 
     repo = git_repo(root / "small", {"calc.py": "def add(a, b):\n    return a + b\n",
                                      "test_calc.py": "import unittest\nfrom calc import add\n\n"
                                      "class T(unittest.TestCase):\n    def test_add(self):\n"
                                      "        self.assertEqual(add(2, 3), 5)\n"})
-    commit = commit_of(str(repo), "main")
     cache = root / "baselines"
-    queue = MemoryRunQueue()
+    storage = InMemoryStorage()
+    queue = Queue(storage)
     plan = root / "plan.toml"
     plan.write_text('[[step]]\ntool = "fs.replace"\npath = "calc.py"\nold = "a + b"\n'
                     'new = "b + a"\n')
@@ -143,9 +143,9 @@ def bench_cached_baseline(root: Path, repeat: int) -> None:
                     base_ref="main", autonomy_level=AutonomyLevel.DRY_RUN,
                     status=TaskStatus.READY_FOR_RUN, created_at=now, updated_at=now,
                     verification_commands=(f"{sys.executable} -m unittest -q",))
-        spec = build_spec(task, settings, base_commit=commit, agent=agent.describe(),
-                          agent_digest=agent.digest)
-        created = queue.create(task, spec)
+        with storage.unit_of_work() as uow:
+            uow.tasks.add(task)
+        created = create_run(storage, settings, task.task_id, agent=agent)
         started = time.perf_counter()
         run_inline(queue, created.run_id, ttl_seconds=30,
                    options=RunOptions(baseline_cache=cache))

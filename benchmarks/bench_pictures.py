@@ -44,7 +44,7 @@ def recorded(root: Path, calls: int):  # type: ignore[no-untyped-def]
     from agentctl.domain.agent import AgentKind, AgentSpec
     from agentctl.services.requests import TaskRequest
     from agentctl.services.runs import create_run, lease_run
-    from agentctl.services.sql_ledger import StoreLedger
+    from agentctl.services.ledger import Ledger
     from agentctl.services.tasks import submit_task
     from agentctl.store import Store
     from agentctl.store.location import resolve_home
@@ -62,7 +62,7 @@ def recorded(root: Path, calls: int):  # type: ignore[no-untyped-def]
     run = create_run(store, settings, task.task_id, agent=AgentSpec(AgentKind.NOOP))
     lease = lease_run(store, worker_id="bench", ttl_seconds=3600, run_id=run.run_id)
     assert lease is not None
-    ledger = StoreLedger(store, lease, spec_digest=run.spec_digest)
+    ledger = Ledger(store, lease, spec_digest=run.spec_digest)
     return store, run.run_id, record_fs_writes(ledger, calls, flush_every=50)
 
 

@@ -52,9 +52,9 @@ def make_repo(root: Path) -> Path:
 def bench_records(root: Path, calls: int) -> tuple[str, str]:
     from agentctl import config
     from agentctl.domain.agent import AgentKind, AgentSpec
+    from agentctl.services.ledger import Ledger
     from agentctl.services.requests import TaskRequest
     from agentctl.services.runs import create_run, lease_run
-    from agentctl.services.sql_ledger import StoreLedger
     from agentctl.services.tasks import submit_task
     from agentctl.store import Store
     from agentctl.store.location import resolve_home
@@ -67,7 +67,7 @@ def bench_records(root: Path, calls: int) -> tuple[str, str]:
     run = create_run(store, settings, task.task_id, agent=AgentSpec(AgentKind.NOOP))
     lease = lease_run(store, worker_id="bench", ttl_seconds=3600, run_id=run.run_id)
     assert lease is not None
-    ledger = StoreLedger(store, lease, spec_digest=run.spec_digest)
+    ledger = Ledger(store, lease, spec_digest=run.spec_digest)
     ours = record_fs_writes(ledger, calls)
 
     database = home.sqlite_path

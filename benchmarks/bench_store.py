@@ -160,8 +160,8 @@ def claim_latency(home, repo: Path, claimers: int, runs: int) -> tuple[float, fl
 
 # --- 3. recording -------------------------------------------------------------------------------
 def record_calls(home, repo: Path, calls: int) -> float:  # type: ignore[no-untyped-def]
+    from agentctl.services.ledger import Ledger
     from agentctl.services.runs import lease_run
-    from agentctl.services.sql_ledger import StoreLedger
     from agentctl.store import Store
     from agentctl.store.views import Views
 
@@ -171,7 +171,7 @@ def record_calls(home, repo: Path, calls: int) -> float:  # type: ignore[no-unty
     assert lease is not None
     with Views(home) as views:
         spec_digest = views.run(run_id).spec_digest
-    ledger = StoreLedger(store, lease, spec_digest=spec_digest)
+    ledger = Ledger(store, lease, spec_digest=spec_digest)
     return record_fs_writes(ledger, calls)
 
 

@@ -26,7 +26,7 @@ try:
     from _json import encode_basestring_ascii as _quoted
     from _json import make_scanner
 except ImportError:  # pragma: no cover - not CPython
-    from json.encoder import encode_basestring_ascii as _quoted  # type: ignore[attr-defined]
+    from json.encoder import encode_basestring_ascii as _quoted
     from json.scanner import make_scanner
 try:
     import _socket as sockets

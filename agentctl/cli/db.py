@@ -13,7 +13,7 @@ app = typer.Typer(help="The database schema: its revision and upgrades.", no_arg
 def current(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Show the schema revision of the database and the one this agentctl needs."""
     from agentctl.cli.output import emit_json, out
-    from agentctl.services import database
+    from agentctl.store import database
 
     found = database.current(state(ctx).store)
     if as_json:
@@ -31,7 +31,7 @@ def upgrade(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Migrate the database to this agentctl's schema (an embedded SQLite home is backed up
     beside itself first); nothing to do when it is current."""
     from agentctl.cli.output import emit_json, out
-    from agentctl.services import database
+    from agentctl.store import database
 
     done = database.upgrade(state(ctx).store)
     if as_json:

@@ -45,7 +45,8 @@ def demo(
     store = Store(resolve_home(chosen))
     try:
         with live_status("agentctl demo") as progress:
-            results = run_demo(store, root, progress=progress, sandboxed=sandboxed)
+            results = run_demo(store, root, home=store.home.root, progress=progress,
+                               sandboxed=sandboxed)
     finally:
         if not keep:
             shutil.rmtree(root / "payments-service", ignore_errors=True)

@@ -61,7 +61,7 @@ def _agents() -> list[Finding]:
 
 
 def _store(current: State) -> Finding:
-    from agentctl.services import database
+    from agentctl.store import database
 
     try:
         found = database.current(current.store)

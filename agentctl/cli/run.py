@@ -70,6 +70,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
     from agentctl.domain.verdict import exit_code_for
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.worker import start_run
+    from agentctl.services.telemetry import configured_endpoint, trace_after_run
 
     if interactive:
         from agentctl.cli.prompt import check_terminal
@@ -92,7 +93,8 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
         options = RunOptions(keep_workspace=keep_workspace, approver=approver, progress=progress,
                              redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
                              baseline_cache=current.home.root / "baselines",
-                             protected=(current.home.root,), observer=progress)
+                             protected=(current.home.root,), observer=progress,
+                             trace_endpoint=configured_endpoint(config))
         try:
             run = start_run(current.store, config, task_id, agent=agent, detach=detach,
                             options=options)
@@ -100,6 +102,8 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
             _say_cancelled(current, task_id)
             raise typer.Exit(130) from None
     warn_unsandboxed(config)
+    if not detach:
+        trace_after_run(current.store, config, run)  # after the verdict: never on the run's path
     document = _document(current, run)
     if as_json:
         emit_json(document)

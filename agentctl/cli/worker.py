@@ -32,7 +32,7 @@ def worker(
     """
     from agentctl.cli.output import note
     from agentctl.services.pipeline import RunOptions
-    from agentctl.services.sql_ledger import StoreRunQueue
+    from agentctl.services.queue import Queue
     from agentctl.services.telemetry import configured_endpoint, trace_after_run
     from agentctl.services.worker import new_worker_id, work
     from agentctl.store.wakeup import WakeUps
@@ -56,7 +56,7 @@ def worker(
 
     wakeups = WakeUps(current.store.home)
     try:
-        executed = work(StoreRunQueue(current.store), worker_id=worker_id,
+        executed = work(Queue(current.store), worker_id=worker_id,
                         ttl_seconds=lease_ttl or config.worker.lease_ttl_seconds,
                         poll_seconds=poll or config.worker.poll_seconds,
                         options=options, once=once, max_runs=max_runs, on_run=report,

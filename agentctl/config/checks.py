@@ -39,9 +39,10 @@ def count(value: object) -> int:
 
 
 def positive_count(value: object) -> int:
-    if count(value) == 0:
+    number = count(value)
+    if number == 0:
         raise TypeError("a positive integer")
-    return int(value)  # type: ignore[call-overload]
+    return number
 
 
 def number(value: object) -> float:

@@ -9,22 +9,13 @@ from datetime import datetime
 
 from agentctl.domain import globs
 from agentctl.domain.enums import ChangeType, JudgeStatus, Severity, TaskType
+from agentctl.domain.findings import JudgeFinding as JudgeFinding  # its home is `findings`
 from agentctl.domain.judge_intent import intent_findings
 from agentctl.domain.patch import FileChange, PatchBoundaryCheck
-from agentctl.domain.run import JudgePolicy
+from agentctl.domain.spec import JudgePolicy
 from agentctl.domain.verification import VerificationReport
 
 RULES_JUDGE = "rules"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class JudgeFinding:
-    severity: Severity
-    category: str
-    message: str
-    file_path: str | None = None
-    line_number: int | None = None
-    blocks_auto_pr: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,16 +4,13 @@ in a test, and only a dependency upgrade should touch what the project depends o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from agentctl.domain import globs
 from agentctl.domain.baseline import FIX_TASKS
 from agentctl.domain.enums import Severity, TaskType, TestClassification
+from agentctl.domain.findings import JudgeFinding
 from agentctl.domain.patch import FileChange
 from agentctl.domain.verification import VerificationReport
-
-if TYPE_CHECKING:
-    from agentctl.domain.judge import JudgeFinding
 
 # Dependency manifests and lockfiles of the common ecosystems, anywhere in the tree.
 DEPENDENCY_FILES = (
@@ -28,8 +25,6 @@ DEPENDENCY_FILES = (
 
 def intent_findings(task_type: TaskType | None, changes: Sequence[FileChange],
                     verification: VerificationReport | None) -> list[JudgeFinding]:
-    from agentctl.domain.judge import JudgeFinding
-
     out: list[JudgeFinding] = []
     if task_type is not None and task_type is not TaskType.DEPENDENCY_UPGRADE:
         for change in changes:

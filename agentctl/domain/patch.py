@@ -8,7 +8,7 @@ from datetime import datetime
 
 from agentctl.domain import globs
 from agentctl.domain.enums import ChangeType, PatchApplyStatus
-from agentctl.domain.run import PatchBoundary
+from agentctl.domain.spec import PatchBoundary
 
 # Test files by the conventions of the common ecosystems; not configurable because the judge's
 # "tests deleted" rule must not be switched off by the project under review.

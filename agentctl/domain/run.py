@@ -2,150 +2,41 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from agentctl.domain import ids
-from agentctl.domain.agent import AgentSpec, NativeAgentSettings
 from agentctl.domain.enums import (
     AttemptStatus,
-    AutonomyLevel,
-    BaselineMode,
     EventType,
     PrEligibility,
     RunStatus,
     TaskStatus,
-    TaskType,
     VerdictStatus,
 )
 from agentctl.domain.errors import InvariantViolation, LeaseLost
 from agentctl.domain.events import NewEvent
-from agentctl.domain.sandbox import SandboxProfile
-from agentctl.domain.serialize import to_json
+from agentctl.domain.spec import (
+    Budget,
+    CommandRules,
+    ExecutionSpec,
+    JudgePolicy,
+    PatchBoundary,
+    PlannedCheck,
+    ToolPolicy,
+    VerificationPlan,
+)
 from agentctl.domain.transitions import advance
+from agentctl.domain.verdict import Verdict
 
-if TYPE_CHECKING:
-    from agentctl.domain.verdict import Verdict
+# The policy value objects live in `spec`; named here too, where callers have always found them.
+__all__ = ["Attempt", "Budget", "CommandRules", "ENDED_BY_VERDICT", "ExecutionSpec", "JudgePolicy",
+           "PatchBoundary", "PlannedCheck", "Run", "ToolPolicy", "VerificationPlan",
+           "lease_acquired", "lease_attempt", "run_status_for", "task_status_after"]
 
 # Ends a run reaches only with a verdict in hand (DESIGN.md §1: never terminal without one).
 ENDED_BY_VERDICT = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED,
                               RunStatus.EXPIRED, RunStatus.NEEDS_APPROVAL})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PatchBoundary:
-    allowed_paths: tuple[str, ...]
-    forbidden_paths: tuple[str, ...]
-    lockfile_patterns: tuple[str, ...]
-    generated_patterns: tuple[str, ...]
-    allow_lockfile_changes: bool = False
-    allow_generated_changes: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CommandRules:
-    """Command lines split shell-style; a trailing `*` matches any further arguments."""
-
-    deny: tuple[str, ...]
-    ask: tuple[str, ...]
-    allow: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolPolicy:
-    commands: CommandRules
-    allow_shell: bool
-    secret_files: tuple[str, ...]
-    env_allowlist: tuple[str, ...]
-    env_passthrough: tuple[str, ...]
-    max_result_bytes: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlannedCheck:
-    name: str
-    command: str
-    required: bool = True
-    timeout_seconds: float = 600.0
-    junit_xml: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VerificationPlan:
-    checks: tuple[PlannedCheck, ...]
-    infra_patterns: tuple[str, ...]
-    baseline: BaselineMode = BaselineMode.AUTO
-    reruns: int = 2
-    allow_preexisting_failures: bool = True
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Budget:
-    max_attempts: int
-    wall_seconds: float
-    max_tool_calls: int
-    max_output_bytes: int
-    backoff_initial_seconds: float
-    backoff_max_seconds: float
-    max_cost_usd: float | None = None  # what a native agent reports spending; None: no bound
-    max_tokens: int | None = None  # input + output tokens a native agent reports
-
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise InvariantViolation("budget.max_attempts must be at least 1")
-
-    def backoff_before(self, attempt_number: int) -> timedelta:
-        """Exponential backoff before `attempt_number` (2, 3, ...), capped."""
-        if attempt_number <= 1 or self.backoff_initial_seconds <= 0:
-            return timedelta(0)
-        seconds = self.backoff_initial_seconds * 2 ** (attempt_number - 2)
-        return timedelta(seconds=min(seconds, self.backoff_max_seconds))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class JudgePolicy:
-    strict: bool
-    min_confidence: float
-    command: str | None
-    timeout_seconds: float
-    max_diff_lines: int
-    production_config_patterns: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ExecutionSpec:
-    """Everything that governs a run, frozen at creation; its digest is stamped on the evidence.
-
-    The seed's record also names the run id; it is left out here so that two runs under the same
-    policy share one digest and anyone can see they were governed alike.
-    """
-
-    repository: str
-    base_ref: str
-    base_commit: str
-    task_type: TaskType
-    instruction: str
-    autonomy_level: AutonomyLevel
-    agent: str
-    agent_digest: str | None
-    patch_boundary: PatchBoundary
-    tool_policy: ToolPolicy
-    verification_plan: VerificationPlan
-    budget: Budget
-    judge_policy: JudgePolicy
-    sandbox: SandboxProfile = SandboxProfile()
-    agent_settings: NativeAgentSettings | None = None  # claude/codex: how the CLI is launched
-
-    @property
-    def agent_spec(self) -> AgentSpec:
-        return AgentSpec.frozen(self.agent, self.agent_digest)
-
-    def digest(self) -> str:
-        canonical = json.dumps(to_json(self), sort_keys=True, separators=(",", ":"))
-        return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

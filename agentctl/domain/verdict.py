@@ -20,24 +20,15 @@ from agentctl.domain.enums import (
     VerificationStatus,
 )
 from agentctl.domain.errors import InvariantViolation
-from agentctl.domain.judge import JudgeReport
-from agentctl.domain.patch import Patch
-from agentctl.domain.run import JudgePolicy
 from agentctl.domain.verdict_baseline import baseline_link
-from agentctl.domain.verification import VerificationReport
+from agentctl.domain.verdict_types import ChainLink as ChainLink
+from agentctl.domain.verdict_types import Evidence as Evidence
+from agentctl.domain.verdict_types import VerdictInputs as VerdictInputs
 
 V = VerdictStatus
 E = PrEligibility
 # Verdicts whose patch may go on towards a PR (with review or approval as eligibility says).
 SUCCESSFUL = frozenset({V.SUCCESS, V.SUCCESS_NEEDS_REVIEW})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ChainLink:
-    check: str
-    passed: bool
-    detail: str
-    evidence: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,31 +63,6 @@ class Approval:
     def __post_init__(self) -> None:
         if not self.by.strip() or not self.reason.strip():
             raise InvariantViolation("an approval must say who decided and why")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Evidence:
-    """Artifact ids grouped by the link of the chain they support."""
-
-    patch: tuple[str, ...] = ()
-    verification: tuple[str, ...] = ()
-    judge: tuple[str, ...] = ()
-    failure: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VerdictInputs:
-    autonomy: AutonomyLevel
-    evidence: Evidence
-    judge_policy: JudgePolicy | None = None  # needed once a patch is judged
-    patch: Patch | None = None
-    verification: VerificationReport | None = None
-    judge: JudgeReport | None = None
-    agent_error: str | None = None
-    infrastructure_failure: str | None = None
-    cancelled: str | None = None
-    allow_preexisting_failures: bool = True  # [verification] allow_preexisting_failures
-    sandbox_off: str | None = None  # why the run's processes were not sandboxed, if they were not
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

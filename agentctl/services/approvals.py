@@ -9,18 +9,18 @@ from agentctl.domain.enums import ApprovalDecision, EventType, PrEligibility, Ru
 from agentctl.domain.errors import BadInput, NotFound, PolicyDenied
 from agentctl.domain.events import NewEvent
 from agentctl.domain.verdict import Approval
-from agentctl.store import Store
+from agentctl.services.unit_of_work import Storage
 
 
-def record_approval(store: Store, run_text: str, *, decision: ApprovalDecision, by: str,
+def record_approval(storage: Storage, run_text: str, *, decision: ApprovalDecision, by: str,
                     reason: str, clock: Clock = utcnow) -> Approval:
     """Approve or reject a run's verdict. Approving needs a verdict that awaits a human;
     rejecting may also veto one that is eligible without a human."""
     if not by.strip() or not reason.strip():
         raise BadInput("an approval needs --by WHO and --reason TEXT")
-    run_id = store.resolve("run", run_text)
+    run_id = storage.resolve("run", run_text)
     now = clock()
-    with store.unit_of_work() as uow:
+    with storage.unit_of_work() as uow:
         run = uow.runs.get(run_id)
         verdicts = uow.verdicts.find(run_id=run.run_id)
         if not verdicts:
@@ -50,7 +50,7 @@ def record_approval(store: Store, run_text: str, *, decision: ApprovalDecision, 
                                "verdictStatus": verdict.status.value,
                                "approvalDigest": digest(approval)})]
         if awaiting:
-            uow.runs.save(run.closed(verdict, now), expected_status=run.status.value)
+            uow.runs.save(run.closed(verdict, now), expected_status=run.status)
             events.append(NewEvent(type=EventType.RUN_COMPLETED, created_at=now,
                                    task_id=run.task_id, run_id=run.run_id,
                                    payload={"status": RunStatus.COMPLETED.value,

@@ -128,11 +128,11 @@ def _stored_records(store: Store, views: Views) -> _Stored:
     """The digest of every record an event vouches for, run statuses, and what does not even
     decode, or whose blob is not the content its row names."""
     from agentctl.domain.artifact import Artifact
-    from agentctl.store.rows import evidence
+    from agentctl.store.rows import RowMapping, evidence
     from agentctl.store.rows import runs as rows
 
     stored = _Stored()
-    tables: tuple[tuple[str, rows.RowMapping[Any], Callable[[Any], str]], ...] = (
+    tables: tuple[tuple[str, RowMapping[Any], Callable[[Any], str]], ...] = (
         ("verdict", evidence.VERDICTS, digest),
         ("patch", evidence.PATCHES, digest),
         ("verification", evidence.VERIFICATIONS, digest),

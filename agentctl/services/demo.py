@@ -21,8 +21,8 @@ from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.services.pipeline import RunOptions
 from agentctl.services.requests import TaskRequest
 from agentctl.services.tasks import submit_task
+from agentctl.services.unit_of_work import Storage
 from agentctl.services.worker import start_run
-from agentctl.store import Store
 
 IDENTITY = {"GIT_AUTHOR_NAME": "agentctl demo", "GIT_AUTHOR_EMAIL": "demo@agentctl.invalid",
             "GIT_COMMITTER_NAME": "agentctl demo", "GIT_COMMITTER_EMAIL": "demo@agentctl.invalid"}
@@ -98,26 +98,28 @@ def prepare(root: Path) -> tuple[Path, Path, Path]:
     return repository, plans, settings
 
 
-def run_demo(store: Store, root: Path, *, progress: Callable[[str], None] = lambda _text: None,
+def run_demo(storage: Storage, root: Path, *, home: Path,
+             progress: Callable[[str], None] = lambda _text: None,
              sandboxed: bool = True) -> list[DemoResult]:
+    """The four scenarios on `storage`, whose state home (`home`) no agent may see."""
     repository, plans, settings_path = prepare(root)
     settings = config.load(settings_path)
     if not sandboxed:
         settings = replace(settings, sandbox=replace(settings.sandbox, mode=SandboxMode.OFF))
     options = RunOptions(progress=progress,
                          redact_logs_up_to=settings.verification.redact_logs_up_to_bytes,
-                         protected=(store.home.root,))
+                         protected=(home,))
     results = []
     for scenario in SCENARIOS:
         progress(scenario.name)
-        task = submit_task(store, settings, TaskRequest(
+        task = submit_task(storage, settings, TaskRequest(
             repository=str(repository), task_type=scenario.task_type, title=scenario.title,
             instruction=scenario.instruction, created_by="agentctl demo",
             verification_commands=tuple(c.format(python=demo_python())
                                         for c in scenario.extra_checks),
             labels={"demo": scenario.name}), cwd=root)
         agent = parse_agent_spec(f"script:{plans / scenario.plan}", root)
-        final = start_run(store, settings, task.task_id, agent=agent, detach=False,
+        final = start_run(storage, settings, task.task_id, agent=agent, detach=False,
                           options=options)
         results.append(DemoResult(scenario, task, final))
     return results

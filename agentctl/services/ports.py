@@ -3,8 +3,8 @@
 `AttemptLedger` is the one writer of an attempt: every step, tool call, artifact, record and the
 attempt's end go through it, fenced by the attempt's lease. `RunQueue` is the rest of a run's
 life around its attempts: leasing, heartbeats, reaping, cancellation requests, reading.
-`sql_ledger` implements both on the real store; `memory` is an in-memory fake of the same
-Protocols (shipped for fast tests, and tested against the same scenarios as the real one).
+`services.ledger` and `services.queue` implement both on the storage port (`unit_of_work`),
+so they run unchanged on the real store and on the in-memory one (`agentctl.testing`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Protocol
 
 from agentctl.domain import ids
 from agentctl.domain.artifact import Artifact
+from agentctl.domain.blob import StoredBlob
 from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.ending import AttemptEnd
 from agentctl.domain.enums import (
@@ -36,7 +37,6 @@ from agentctl.domain.run import Attempt, Run
 from agentctl.domain.step import Step, ToolCall, ToolResult
 from agentctl.domain.verdict import Verdict
 from agentctl.domain.verification import VerificationReport
-from agentctl.store.blobs import StoredBlob
 
 # The records a step may produce besides its artifacts; each is stored with its event.
 Produced = Patch | VerificationReport | JudgeReport

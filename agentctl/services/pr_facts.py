@@ -77,7 +77,7 @@ def _disclosure(run: Run) -> Disclosure:
                                                else UNAVAILABLE), cli_version=UNAVAILABLE)
 
 
-def _json(store: Store, safe: list[Artifact], name: str) -> dict | None:  # type: ignore[type-arg]
+def _json(store: Store, safe: list[Artifact], name: str) -> dict[str, object] | None:
     """The newest SAFE_FOR_PR artifact of that name, parsed; nothing else reaches a PR body."""
     for artifact in reversed(safe):
         if artifact.name == name:
@@ -85,7 +85,8 @@ def _json(store: Store, safe: list[Artifact], name: str) -> dict | None:  # type
             if problem:
                 raise IntegrityError(f"artifact {artifact.artifact_id} ({name}): {problem}")
             try:
-                return json.loads(b"".join(store.blobs.open_chunks(artifact.uri)))
+                parsed: dict[str, object] = json.loads(b"".join(store.blobs.open_chunks(artifact.uri)))
+                return parsed
             except (json.JSONDecodeError, UnicodeDecodeError):
                 raise IntegrityError(f"artifact {artifact.artifact_id} ({name}) is not valid "
                                      "JSON") from None

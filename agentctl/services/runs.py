@@ -32,25 +32,23 @@ from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.execution import repository as repos
 from agentctl.services.ports import Heartbeat, Lease
 from agentctl.services.spec import build_spec
-from agentctl.store import Store
-from agentctl.store.uow import UnitOfWork
-from agentctl.store.views import Views
+from agentctl.services.unit_of_work import Storage, UnitOfWork
 
 
-def create_run(store: Store, config: Config, task_text: str, *, agent: AgentSpec,
+def create_run(storage: Storage, config: Config, task_text: str, *, agent: AgentSpec,
                clock: Clock = utcnow) -> Run:
     """A QUEUED run bound to the base ref's current commit under a frozen ExecutionSpec."""
-    with Views(store.home) as views:
-        task = views.task(task_text)
+    with storage.reads() as reads:
+        task = reads.task(task_text)
     task.ensure_runnable()
     base_commit = _resolve_base_commit(task)
     spec = build_spec(task, config, base_commit=base_commit, agent=agent.describe(),
                       agent_digest=agent.digest)
     now = clock()
-    with store.unit_of_work() as uow:
+    with storage.unit_of_work() as uow:
         # Read once, above, so that git runs outside the write lock; here only its status is
         # checked again, in case the task was cancelled meanwhile.
-        task = replace(task, status=TaskStatus(uow.task_status(task.task_id)))
+        task = replace(task, status=uow.task_status(task.task_id))
         task.ensure_runnable()
         run = Run(
             run_id=ids.new_id("run"), task_id=task.task_id,
@@ -63,7 +61,7 @@ def create_run(store: Store, config: Config, task_text: str, *, agent: AgentSpec
         uow.runs.add(queued)
         if task.status is not TaskStatus.RUNNING:
             uow.tasks.save(task.with_status(TaskStatus.RUNNING, now),
-                           expected_status=task.status.value)
+                           expected_status=task.status)
         uow.events.append(
             NewEvent(type=EventType.RUN_CREATED, created_at=now, task_id=task.task_id,
                      run_id=run.run_id, payload={
@@ -90,7 +88,7 @@ def _resolve_base_commit(task: Task) -> str:
 RECLAIM_PER_CLAIM = 4  # expired leases a claim takes back before it looks for work
 
 
-def lease_run(store: Store, *, worker_id: str, ttl_seconds: float, run_id: str | None = None,
+def lease_run(storage: Storage, *, worker_id: str, ttl_seconds: float, run_id: str | None = None,
               clock: Clock = utcnow) -> Lease | None:
     """Take one queued run (that one, or the oldest ready) for this worker, in one short
     transaction that first reclaims expired leases (their runs go back to the queue or end).
@@ -100,7 +98,7 @@ def lease_run(store: Store, *, worker_id: str, ttl_seconds: float, run_id: str |
     is a compare-and-set on QUEUED.
     """
     now = clock()
-    with store.unit_of_work() as uow:
+    with storage.unit_of_work() as uow:
         _reclaim_expired(uow, now, limit=RECLAIM_PER_CLAIM)
         run = uow.runs.get(run_id) if run_id else uow.next_queued_run(now)
         if run is None or run.status is not RunStatus.QUEUED or (
@@ -109,17 +107,17 @@ def lease_run(store: Store, *, worker_id: str, ttl_seconds: float, run_id: str |
         leased, attempt = lease_attempt(
             run, number=len(uow.attempts.find(run_id=run.run_id)) + 1, worker_id=worker_id,
             ttl_seconds=ttl_seconds, now=now)
-        uow.runs.save(leased, expected_status=RunStatus.QUEUED.value)
+        uow.runs.save(leased, expected_status=RunStatus.QUEUED)
         uow.attempts.add(attempt)
         uow.events.append(lease_acquired(leased, attempt))
         return Lease(run.run_id, run.task_id, attempt.attempt_id, attempt.attempt_number,
                      attempt.lease_id, worker_id, ttl_seconds)
 
 
-def heartbeat(store: Store, lease: Lease, *, clock: Clock = utcnow) -> Heartbeat:
+def heartbeat(storage: Storage, lease: Lease, *, clock: Clock = utcnow) -> Heartbeat:
     """Extend the lease; raise LeaseLost if it is gone; report a requested cancellation."""
     now = clock()
-    with store.unit_of_work() as uow:
+    with storage.unit_of_work() as uow:
         if not uow.extend_lease(lease.attempt_id, lease.lease_id, now,
                                 now + timedelta(seconds=lease.ttl_seconds)):
             raise LeaseLost(f"attempt {lease.attempt_id} lost its lease")
@@ -129,11 +127,11 @@ def heartbeat(store: Store, lease: Lease, *, clock: Clock = utcnow) -> Heartbeat
     return Heartbeat(None)
 
 
-def cancel_run(store: Store, run_text: str, *, by: str, reason: str,
+def cancel_run(storage: Storage, run_text: str, *, by: str, reason: str,
                clock: Clock = utcnow) -> Run:
-    run_id = store.resolve("run", run_text)
+    run_id = storage.resolve("run", run_text)
     now = clock()
-    with store.unit_of_work() as uow:
+    with storage.unit_of_work() as uow:
         run = uow.runs.get(run_id)
         if run.status in TERMINAL_RUN:
             raise BadInput(f"run {run.run_id} already ended {run.status.value}")
@@ -150,7 +148,7 @@ def request_cancellation(uow: UnitOfWork, run: Run, *, by: str, reason: str,
         payload={"by": by, "reason": reason, "phase": "requested", "status": run.status.value},
     ))
     uow.runs.save(replace(run, cancel_requested_by=by, cancel_reason=reason),
-                  expected_status=run.status.value)
+                  expected_status=run.status)
     attempt = uow.attempts.get(run.active_attempt_id) if run.active_attempt_id else None
     end = on_cancel_request(run, attempt, by=by, reason=reason, now=now)
     if end is None:
@@ -166,15 +164,15 @@ def conclude_attempt(uow: UnitOfWork, run_id: str, end: Completed | Cancelled | 
     situation = _situation(uow, run_id, attempt_id)
     done = conclude(end, now, situation)
     if done.attempt is not None and situation.attempt is not None:
-        uow.attempts.save(done.attempt, expected_status=situation.attempt.status.value)
+        uow.attempts.save(done.attempt, expected_status=situation.attempt.status)
     for step in done.closed_steps:
-        uow.steps.save(step, expected_status=StepStatus.STARTED.value)
+        uow.steps.save(step, expected_status=StepStatus.STARTED)
     if done.verdict is not None:
         uow.verdicts.add(done.verdict)
     if done.run is not None:
-        uow.runs.save(done.run, expected_status=situation.run.status.value)
+        uow.runs.save(done.run, expected_status=situation.run.status)
     if done.task is not None:
-        uow.tasks.save(done.task, expected_status=situation.task.status.value)
+        uow.tasks.save(done.task, expected_status=situation.task.status)
     uow.events.append_many(done.events)
     return done.run or situation.run
 
@@ -183,7 +181,7 @@ def _situation(uow: UnitOfWork, run_id: str, attempt_id: str | None) -> Situatio
     run = uow.runs.get(run_id)
     attempt = uow.attempts.get(attempt_id) if attempt_id else None
     verdicts = uow.verdicts.find(run_id=run_id) if run.status is RunStatus.NEEDS_APPROVAL else []
-    open_steps = uow.steps.find(attempt_id=attempt_id, status=StepStatus.STARTED.value,
+    open_steps = uow.steps.find(attempt_id=attempt_id, status=StepStatus.STARTED,
                                 order_by="sequence_number") if attempt_id else []
     return Situation(
         run=run, task=uow.tasks.get(run.task_id), attempt=attempt,
@@ -192,11 +190,11 @@ def _situation(uow: UnitOfWork, run_id: str, attempt_id: str | None) -> Situatio
     )
 
 
-def reap_expired(store: Store, *, clock: Clock = utcnow) -> list[Run]:
+def reap_expired(storage: Storage, *, clock: Clock = utcnow) -> list[Run]:
     """Attempts whose lease ran out (their worker died or hangs) become LEASE_EXPIRED; their runs
     get a fresh attempt while the budget allows, else end FAILED_INFRASTRUCTURE."""
     now = clock()
-    with store.unit_of_work() as uow:
+    with storage.unit_of_work() as uow:
         return _reclaim_expired(uow, now)
 
 

@@ -18,16 +18,16 @@ from agentctl.domain.events import NewEvent
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.task import Session, SessionMessage
 from agentctl.execution.environment import secret_values
-from agentctl.store import Store
+from agentctl.services.unit_of_work import Storage
 
 
-def start_session(store: Store, *, title: str, owner: str, clock: Clock = utcnow) -> Session:
+def start_session(storage: Storage, *, title: str, owner: str, clock: Clock = utcnow) -> Session:
     now = clock()
     session = Session(
         session_id=ids.new_id("session"), owner=owner, source=TaskSource.CLI,
         title=title.strip(), status=SessionStatus.OPEN, created_at=now, last_activity_at=now,
     )
-    with store.unit_of_work() as uow:
+    with storage.unit_of_work() as uow:
         uow.sessions.add(session)
         uow.events.append(NewEvent(type=EventType.SESSION_STARTED, created_at=now,
                                    payload={"sessionId": session.session_id, "owner": owner,
@@ -35,7 +35,7 @@ def start_session(store: Store, *, title: str, owner: str, clock: Clock = utcnow
     return session
 
 
-def add_message(store: Store, session_text: str, *, role: str, content: str,
+def add_message(storage: Storage, session_text: str, *, role: str, content: str,
                 clock: Clock = utcnow) -> SessionMessage:
     try:
         message_role = MessageRole(role)
@@ -43,9 +43,9 @@ def add_message(store: Store, session_text: str, *, role: str, content: str,
         raise BadInput(f"unknown role {role!r}; expected one of: {choices(MessageRole)}") from None
     if not content.strip():
         raise BadInput("message text is empty")
-    session_id = store.resolve("session", session_text)
+    session_id = storage.resolve("session", session_text)
     now = clock()
-    with store.unit_of_work() as uow:
+    with storage.unit_of_work() as uow:
         session = uow.sessions.get(session_id)
         message = SessionMessage(
             message_id=ids.new_id("message"), session_id=session.session_id, role=message_role,

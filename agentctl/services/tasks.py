@@ -25,7 +25,7 @@ from agentctl.execution import repository as repos
 from agentctl.execution.environment import secret_values
 from agentctl.services.requests import TaskRequest, validate
 from agentctl.services.runs import request_cancellation
-from agentctl.store import Store
+from agentctl.services.unit_of_work import Storage
 
 
 def current_user() -> str:
@@ -42,7 +42,7 @@ def task_policy(config: Config) -> TaskPolicy:
 
 
 def submit_task(
-    store: Store, config: Config, request: TaskRequest, *, cwd: Path, clock: Clock = utcnow,
+    storage: Storage, config: Config, request: TaskRequest, *, cwd: Path, clock: Clock = utcnow,
 ) -> Task:
     """Validate, resolve the repository and base ref, apply policy, store the task.
 
@@ -85,8 +85,8 @@ def submit_task(
     else:
         task = task.with_status(TaskStatus.READY_FOR_RUN, now)
 
-    session_id = store.resolve("session", request.session_id) if request.session_id else None
-    with store.unit_of_work() as uow:
+    session_id = storage.resolve("session", request.session_id) if request.session_id else None
+    with storage.unit_of_work() as uow:
         if session_id:
             session = uow.sessions.get(session_id)
             task = replace(task, session_id=session_id)
@@ -107,15 +107,15 @@ def submit_task(
     return task
 
 
-def cancel_task(store: Store, task_text: str, *, by: str, reason: str,
+def cancel_task(storage: Storage, task_text: str, *, by: str, reason: str,
                 clock: Clock = utcnow) -> Task:
     """Cancel a task: no new run is scheduled for it; its unfinished runs are cancelled."""
-    task_id = store.resolve("task", task_text)
+    task_id = storage.resolve("task", task_text)
     now = clock()
-    with store.unit_of_work() as uow:
+    with storage.unit_of_work() as uow:
         task = uow.tasks.get(task_id)
         cancelled = task.with_status(TaskStatus.CANCELLED, now, reason)
-        uow.tasks.save(cancelled, expected_status=task.status.value)
+        uow.tasks.save(cancelled, expected_status=task.status)
         uow.events.append(NewEvent(
             type=EventType.TASK_CANCELLED, created_at=now, task_id=task.task_id,
             payload={"by": by, "reason": reason, "previousStatus": task.status.value},

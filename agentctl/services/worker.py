@@ -22,9 +22,9 @@ from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.services.attempt import StopSignal
 from agentctl.services.pipeline import RunOptions, execute_attempt
 from agentctl.services.ports import Lease, RunQueue
+from agentctl.services.queue import Queue
 from agentctl.services.runs import create_run
-from agentctl.services.sql_ledger import StoreRunQueue
-from agentctl.store import Store
+from agentctl.services.unit_of_work import Storage
 
 CANCEL_POLL_SECONDS = 0.5
 BUSY_POLL_SECONDS = 0.2
@@ -34,22 +34,15 @@ def new_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{ids.new_id('worker')[-6:]}"
 
 
-def start_run(store: Store, config: Config, task_text: str, *, agent: AgentSpec, detach: bool,
+def start_run(storage: Storage, config: Config, task_text: str, *, agent: AgentSpec, detach: bool,
               options: RunOptions) -> Run:
     """`run start`: a queued run under a frozen spec and, unless detached, executed here until
     it ends (or waits for a human)."""
-    run = create_run(store, config, task_text, agent=agent)
+    run = create_run(storage, config, task_text, agent=agent)
     if detach:
         return run
-    from agentctl.services.telemetry import configured_endpoint
-
-    options = replace(options, trace_endpoint=configured_endpoint(config))
-    ended = run_inline(StoreRunQueue(store), run.run_id,
-                       ttl_seconds=config.worker.lease_ttl_seconds, options=options)
-    from agentctl.services.telemetry import trace_after_run
-
-    trace_after_run(store, config, ended)  # after the verdict: never on the run's path
-    return ended
+    return run_inline(Queue(storage), run.run_id,
+                      ttl_seconds=config.worker.lease_ttl_seconds, options=options)
 
 
 class LeaseKeeper:

@@ -15,10 +15,14 @@ from agentctl.store.location import Home
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
+    from agentctl.services.unit_of_work import IdKind
     from agentctl.store.uow import UnitOfWork
+    from agentctl.store.views import Views
 
 
 class Store:
+    """The storage port (`services.unit_of_work.Storage`) on SQLite or PostgreSQL."""
+
     def __init__(self, home: Home) -> None:
         self.home = home
         self.blobs = BlobStore(home.artifacts)
@@ -27,7 +31,8 @@ class Store:
 
     def ensure_schema(self) -> None:
         if self._engine is None:
-            from agentctl.store.engine import ensure_schema, event_count
+            from agentctl.store.engine import event_count
+            from agentctl.store.schema import ensure_schema
 
             self._engine = ensure_schema(self.home)
             if self.signer.key() is None and event_count(self._engine) == 0:
@@ -40,7 +45,13 @@ class Store:
         assert self._engine is not None
         return UnitOfWork(self._engine, on_commit=self.signer.advance)
 
-    def resolve(self, kind: str, text: str) -> str:
+    def reads(self) -> Views:
+        """Reads without a write transaction (and without importing SQLAlchemy)."""
+        from agentctl.store.views import Views
+
+        return Views(self.home)
+
+    def resolve(self, kind: IdKind, text: str) -> str:
         """The full id for a unique prefix, read without creating anything (NotFound if none)."""
         from agentctl.store.views import Views
 

@@ -10,17 +10,12 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
+from agentctl.domain.blob import StoredBlob
+
 CHUNK = 1024 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class StoredBlob:
-    sha256: str
-    size_bytes: int
-    uri: str  # artifacts/sha256/ab/<hash>: under the artifact folder, wherever it is
+__all__ = ["CHUNK", "BlobStore", "StoredBlob", "hash_file"]
 
 
 class BlobStore:

@@ -15,12 +15,10 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TypeVar
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import OperationalError
 
 from agentctl.domain.errors import StoreUnavailable
-from agentctl.store.location import Home
-from agentctl.store.revision import HEAD, stored_revision
 
 BUSY_TIMEOUT_SECONDS = 120
 RECONNECT_SECONDS = 30.0  # how long a lost shared database is retried before giving up
@@ -96,29 +94,6 @@ def begin_immediate(connection: sqlite3.Connection) -> None:
                 raise
         time.sleep(delay * random.uniform(0.5, 1.5))
         delay = min(delay * 1.5, 0.005)
-
-
-def ensure_schema(home: Home) -> Engine:
-    """Create the home on first use and bring its database to the schema this agentctl needs;
-    one cheap query when it is there already (Alembic is imported only when it is not)."""
-    home.root.mkdir(parents=True, exist_ok=True)
-    engine = engine_for(home.database_url)
-    with engine.connect() as connection:
-        revision = revision_of(connection)
-    if revision != HEAD:
-        from agentctl.store.migrate import upgrade
-
-        upgrade(engine, home, automatic=True)
-    return engine
-
-
-def revision_of(connection: Connection) -> str | None:
-    """The schema revision the connection's database records, read with the driver alone."""
-    cursor = connection.connection.cursor()
-    try:
-        return stored_revision(cursor, connection.dialect.name)
-    finally:
-        cursor.close()
 
 
 def event_count(engine: Engine) -> int:

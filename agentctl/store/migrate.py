@@ -22,9 +22,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, inspect, text
 
 from agentctl.domain.errors import AgentctlError
-from agentctl.store.engine import revision_of as _revision
 from agentctl.store.location import Home
 from agentctl.store.revision import HEAD
+from agentctl.store.revision import revision_of as _revision
 
 _LOCK_KEY = 0x61676E74  # "agnt": the advisory lock that serializes upgrades on PostgreSQL
 

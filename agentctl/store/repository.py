@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 from functools import lru_cache
 from operator import itemgetter
 from typing import Any, Generic, TypeVar
@@ -91,8 +92,9 @@ class Repository(Generic[R]):
 
     def find(self, order_by: str | None = None, **equals: object) -> list[R]:
         query = select(self._table)
-        for column, value in equals.items():
-            query = query.where(self._table.c[column] == value)
+        for column, value in equals.items():  # a status may come as its enum
+            query = query.where(self._table.c[column] ==
+                                (value.value if isinstance(value, StrEnum) else value))
         if order_by:
             query = query.order_by(self._table.c[order_by])
         return [self._remember(row) for row in self._connection.execute(query).mappings()]
@@ -109,7 +111,7 @@ class Repository(Generic[R]):
         self._loaded[str(getattr(record, self._mapping.key))] = self._mapping.to_row(record)
         return record
 
-    def save(self, record: R, *, expected_status: str | None = None) -> None:
+    def save(self, record: R, *, expected_status: StrEnum | None = None) -> None:
         """Write the columns of `record` that differ from the row as read (all of them when it
         was not read here); with `expected_status`, only if the row still has that status.
 
@@ -123,7 +125,7 @@ class Repository(Generic[R]):
                    if name != self._mapping.key and (before is None or before.get(name) != value)}
         query = update(self._table).where(self._key == identifier)
         if expected_status is not None:
-            query = query.where(self._table.c.status == expected_status)
+            query = query.where(self._table.c.status == expected_status.value)
         if not changed:  # nothing to write, but the compare-and-set must still hold
             query = query.values({self._mapping.key: identifier})
         else:

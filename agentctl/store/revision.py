@@ -7,7 +7,10 @@ only a database that is behind pays for importing the migration machinery
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 HEAD = "0003"
 """The newest migration under `migrations/versions`; a test checks it is Alembic's head."""
@@ -28,3 +31,12 @@ def stored_revision(cursor: Any, dialect: str) -> str | None:
     cursor.execute("SELECT version_num FROM alembic_version")
     row = cursor.fetchone()
     return None if row is None else str(row[0])
+
+
+def revision_of(connection: Connection) -> str | None:
+    """The schema revision the connection's database records, read with the driver alone."""
+    cursor = connection.connection.cursor()
+    try:
+        return stored_revision(cursor, connection.dialect.name)
+    finally:
+        cursor.close()

@@ -13,7 +13,7 @@ from types import TracebackType
 from sqlalchemy import Connection, Engine, Update, func, or_, select, text, update
 
 from agentctl.domain.clock import to_iso
-from agentctl.domain.enums import AttemptStatus, RunStatus
+from agentctl.domain.enums import AttemptStatus, RunStatus, TaskStatus
 from agentctl.domain.errors import IllegalTransition, LeaseLost, NotFound
 from agentctl.domain.run import Attempt, Run
 from agentctl.domain.transitions import UNFINISHED_RUN
@@ -139,28 +139,29 @@ class UnitOfWork:
             _RUN.c.status.in_([status.value for status in UNFINISHED_RUN]))
         return int(self.connection.execute(query).scalar() or 0)
 
-    def run_status(self, run_id: str) -> str:
+    def run_status(self, run_id: str) -> RunStatus:
         """Just the status: moving a run along does not need its whole spec decoded."""
         status = self.connection.execute(
             select(_RUN.c.status).where(_RUN.c.run_id == run_id)).scalar()
         if status is None:
             raise NotFound(f"no run {run_id}")
-        return str(status)
+        return RunStatus(status)
 
-    def task_status(self, task_id: str) -> str:
+    def task_status(self, task_id: str) -> TaskStatus:
         status = self.connection.execute(
             select(_TASK.c.status).where(_TASK.c.task_id == task_id)).scalar()
         if status is None:
             raise NotFound(f"no task {task_id}")
-        return str(status)
+        return TaskStatus(status)
 
-    def set_run_status(self, run_id: str, *, expected: str, target: str) -> None:
+    def set_run_status(self, run_id: str, *, expected: RunStatus, target: RunStatus) -> None:
         """Compare-and-set of a run's status (the transition rule was checked by the caller)."""
         result = self.connection.execute(
-            update(_RUN).where(_RUN.c.run_id == run_id, _RUN.c.status == expected)
-            .values(status=target))
+            update(_RUN).where(_RUN.c.run_id == run_id, _RUN.c.status == expected.value)
+            .values(status=target.value))
         if result.rowcount != 1:
-            raise IllegalTransition("run", expected, target, f"{run_id} changed concurrently")
+            raise IllegalTransition("run", expected.value, target.value,
+                                    f"{run_id} changed concurrently")
 
     def next_run_number(self, task_id: str) -> int:
         query = select(func.max(_RUN.c.number)).where(_RUN.c.task_id == task_id)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from agentctl.domain.task import Session, SessionMessage, Task
     from agentctl.domain.verdict import Approval, Verdict
     from agentctl.domain.verification import VerificationReport
+    from agentctl.services.ports import RunRecord
 
 R = TypeVar("R")
 Row = Mapping[str, Any]
@@ -360,6 +361,30 @@ class Views:
         found = self.rows("SELECT seq, hash FROM event_head WHERE id = 1")
         return (int(found[0]["seq"]), str(found[0]["hash"])) if found else None
 
+    # --- the storage port's reads (services.unit_of_work.Reads) --------------------------------
+    def waiting(self) -> bool:
+        """Queued runs, or runs a worker holds (they may come back to the queue)."""
+        from agentctl.domain.enums import RunStatus
+        from agentctl.domain.transitions import ACTIVE_RUN
+
+        return any(self.runs(limit=1, status=status.value)
+                   for status in (RunStatus.QUEUED, *ACTIVE_RUN))
+
+    def record(self, run_id: str) -> RunRecord:
+        """Everything stored about one run, as typed records."""
+        from agentctl.services.ports import RunRecord
+        from agentctl.store.rows.runs import event_from_row
+
+        return RunRecord(
+            run=self.run(run_id), attempts=tuple(self.attempts(run_id)),
+            steps=tuple(self.steps(run_id)), tool_calls=tuple(self.tool_calls(run_id)),
+            artifacts=tuple(self.artifacts(run_id)), verdict=self.verdict(run_id),
+            patches=tuple(self.patches(run_id)),
+            verifications=tuple(self.verifications(run_id)),
+            judgements=tuple(self.judgements(run_id)),
+            events=tuple(event_from_row(row) for row in self.events(run_id=run_id)),
+        )
+
 
 def _filters(**equals: object) -> tuple[str, list[object]]:
     clauses = [f"{column} = ?" for column, value in equals.items() if value is not None]
@@ -396,7 +421,7 @@ def _connect(home: Home) -> tuple[_Connection | None, str]:
         _CURRENT.add(home.database_url)
         return connection, paramstyle
     connection.close()
-    from agentctl.store.engine import ensure_schema
+    from agentctl.store.schema import ensure_schema
 
     ensure_schema(home)
     return _open(home)

@@ -16,10 +16,10 @@ from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import ToolDecision, ToolOutcome
 from agentctl.domain.serialize import to_json
 from agentctl.domain.step import ToolResult
+from agentctl.services.ledger import Ledger
 from agentctl.services.ports import CallRequest
 from agentctl.services.requests import TaskRequest
 from agentctl.services.runs import create_run, lease_run
-from agentctl.services.sql_ledger import StoreLedger
 from agentctl.services.tasks import submit_task
 from agentctl.store import Store, json_columns
 from agentctl.store.location import Home
@@ -66,7 +66,7 @@ def test_step_documents_equal_the_records_documents(store_home: Home, tmp_path: 
     run = create_run(store, settings, task.task_id, agent=AgentSpec(AgentKind.NOOP))
     lease = lease_run(store, worker_id="t", ttl_seconds=600, run_id=run.run_id)
     assert lease is not None
-    ledger = StoreLedger(store, lease, spec_digest=run.spec_digest)
+    ledger = Ledger(store, lease, spec_digest=run.spec_digest)
     results = [
         ToolResult(outcome=ToolOutcome.OK, output="ok", exit_code=0, output_bytes=2),
         ToolResult(outcome=ToolOutcome.TIMED_OUT, error="timed out after 0.5 s", truncated=True),

@@ -130,11 +130,11 @@ def test_task_round_trips_and_status_update_is_compare_and_set(store: Store) -> 
         uow.tasks.add(task)
     cancelled = task.with_status(TaskStatus.CANCELLED, T0 + timedelta(1), "no longer needed")
     with store.unit_of_work() as uow:
-        uow.tasks.save(cancelled, expected_status="READY_FOR_RUN")
+        uow.tasks.save(cancelled, expected_status=TaskStatus.READY_FOR_RUN)
     with store.unit_of_work() as uow:
         assert uow.tasks.get(task.task_id) == cancelled
     with pytest.raises(IllegalTransition, match="CANCELLED"), store.unit_of_work() as uow:
-        uow.tasks.save(cancelled, expected_status="READY_FOR_RUN")
+        uow.tasks.save(cancelled, expected_status=TaskStatus.READY_FOR_RUN)
 
 
 def test_session_and_message_round_trip(store: Store) -> None:

@@ -25,10 +25,10 @@ from agentctl.domain.step import ToolResult
 from agentctl.domain.task import Task
 from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.services.audit import verify_store
+from agentctl.services.ledger import Ledger
 from agentctl.services.ports import CallRequest
 from agentctl.services.requests import TaskRequest
 from agentctl.services.runs import create_run, lease_run
-from agentctl.services.sql_ledger import StoreLedger
 from agentctl.services.tasks import submit_task
 from agentctl.store import Store
 from agentctl.store.location import Home
@@ -131,7 +131,7 @@ def test_audit_verify_beside_a_busy_writer_sees_each_record_with_its_event(
     run = create_run(store, config, task.task_id, agent=parse_agent_spec("noop", tmp_path))
     lease = lease_run(store, worker_id="writer", ttl_seconds=300, run_id=run.run_id)
     assert lease is not None
-    ledger = StoreLedger(Store(store_home), lease, spec_digest=run.spec_digest)
+    ledger = Ledger(Store(store_home), lease, spec_digest=run.spec_digest)
     result = ToolResult(outcome=ToolOutcome.OK, output="ok", exit_code=0)
     writing = threading.Event()
     writing.set()

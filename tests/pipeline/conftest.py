@@ -1,10 +1,10 @@
-"""The run pipeline in-process, on both implementations of its storage ports.
+"""The run pipeline in-process, on each implementation of the storage port.
 
-Every test here runs twice: on the in-memory fake (`MemoryRunQueue`) and on a real SQLite store
-(`StoreRunQueue`). Everything else is real: git repositories in temporary directories, the
-workspace clone, the guarded tools, agents, subprocesses, the verifier and the judge. A test
-drives a `Harness`, which submits a task and runs it the way `run start` does, and reads back
-the `RunRecord` (the same typed records from either store).
+Every test here runs three times: in memory (`agentctl.testing.InMemoryStorage`), on SQLite and
+on PostgreSQL; the use cases are the same code on each. Everything else is real: git repositories
+in temporary directories, the workspace clone, the guarded tools, agents, subprocesses, the
+verifier and the judge. A test drives a `Harness`, which submits a task and runs it the way
+`run start` does, and reads back the `RunRecord` (the same typed records from any store).
 """
 
 from __future__ import annotations
@@ -18,26 +18,20 @@ import pytest
 
 from agentctl import config as configuration
 from agentctl.config import Config
-from agentctl.domain import ids
 from agentctl.domain.agent import AgentSpec
-from agentctl.domain.clock import utcnow
-from agentctl.domain.enums import AutonomyLevel, TaskSource, TaskStatus, TaskType
-from agentctl.domain.errors import PolicyDenied
 from agentctl.domain.run import Run
-from agentctl.domain.task import Task, policy_denial_reasons
 from agentctl.execution.agents.spec import parse_agent_spec
-from agentctl.execution.repository import commit_of
-from agentctl.services.memory import MemoryRunQueue
 from agentctl.services.pipeline import RunOptions
 from agentctl.services.ports import RunQueue, RunRecord
+from agentctl.services.queue import Queue
 from agentctl.services.requests import TaskRequest
 from agentctl.services.runs import cancel_run, create_run
-from agentctl.services.spec import build_spec
-from agentctl.services.sql_ledger import StoreRunQueue
-from agentctl.services.tasks import submit_task, task_policy
+from agentctl.services.tasks import submit_task
+from agentctl.services.unit_of_work import Storage
 from agentctl.services.worker import run_inline
 from agentctl.store import Store
 from agentctl.store.location import Home, resolve_home
+from agentctl.testing import InMemoryStorage
 from tests.conftest import make_repo
 
 # A small Python project whose tests are stdlib unittest, so the verifier needs no pytest.
@@ -70,8 +64,9 @@ class Harness:
 
     kind: str
     root: Path
+    storage: Storage
     queue: RunQueue
-    store: Store | None  # the real store behind a StoreRunQueue
+    store: Store | None  # the real store, when it is one
     repo: Path
     settings: Config = field(default_factory=configuration.defaults)
     progress: list[str] = field(default_factory=list)
@@ -92,30 +87,11 @@ class Harness:
                autonomy: str | None = None, allowed: tuple[str, ...] = (),
                forbidden: tuple[str, ...] = ()) -> Run:
         """A queued run of a new task, as `task submit` and `run start --detach` make it."""
-        if self.store is not None:
-            task = submit_task(self.store, self.settings, TaskRequest(
-                repository=str(self.repo), task_type=task_type, instruction=instruction,
-                verification_commands=verify, autonomy_level=autonomy, allowed_paths=allowed,
-                forbidden_paths=forbidden), cwd=self.root)
-            return create_run(self.store, self.settings, task.task_id, agent=agent)
-        assert isinstance(self.queue, MemoryRunQueue)
-        now = utcnow()
-        task = Task(task_id=ids.new_id("task"), source=TaskSource.CLI, created_by="test",
-                    task_type=TaskType(task_type), title=instruction, instruction=instruction,
-                    repository=str(self.repo), base_ref="main",
-                    autonomy_level=AutonomyLevel(autonomy) if autonomy
-                    else self.settings.policy.default_autonomy,
-                    status=TaskStatus.READY_FOR_RUN, created_at=now, updated_at=now,
-                    allowed_paths=allowed, forbidden_paths=forbidden,
-                    verification_commands=verify)
-        denials = policy_denial_reasons(autonomy=task.autonomy_level, allowed_paths=allowed,
-                                        repository=str(self.repo),
-                                        policy=task_policy(self.settings))
-        if denials:
-            raise PolicyDenied("; ".join(denials))
-        spec = build_spec(task, self.settings, base_commit=commit_of(str(self.repo), "main"),
-                          agent=agent.describe(), agent_digest=agent.digest)
-        return self.queue.create(task, spec)
+        task = submit_task(self.storage, self.settings, TaskRequest(
+            repository=str(self.repo), task_type=task_type, instruction=instruction,
+            verification_commands=verify, autonomy_level=autonomy, allowed_paths=allowed,
+            forbidden_paths=forbidden), cwd=self.root)
+        return create_run(self.storage, self.settings, task.task_id, agent=agent)
 
     def execute(self, run: Run, **options: object) -> Run:
         """Run it here, attempt after attempt, as `run start` does."""
@@ -130,21 +106,19 @@ class Harness:
         return self.queue.record(run.run_id)
 
     def cancel(self, run_id: str, *, by: str, reason: str) -> Run:
-        """What `run cancel` does, on either store."""
-        if self.store is not None:
-            return cancel_run(self.store, run_id, by=by, reason=reason)
-        assert isinstance(self.queue, MemoryRunQueue)
-        return self.queue.cancel(run_id, by=by, reason=reason)
+        """What `run cancel` does."""
+        return cancel_run(self.storage, run_id, by=by, reason=reason)
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgresql"])
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
     repo = make_repo(tmp_path / "calc", CALC)
     if request.param == "memory":
-        yield Harness("memory", tmp_path, MemoryRunQueue(), None, repo)
+        memory = InMemoryStorage()
+        yield Harness("memory", tmp_path, memory, Queue(memory), None, repo)
         return
     home = resolve_home(str(tmp_path / "home"))
     if request.param == "postgresql":
         home = Home(root=home.root, database_url=request.getfixturevalue("postgres").database())
     store = Store(home)
-    yield Harness(request.param, tmp_path, StoreRunQueue(store), store, repo)
+    yield Harness(request.param, tmp_path, store, Queue(store), store, repo)

@@ -377,5 +377,5 @@ def test_the_logs_of_reruns_and_of_the_base_are_redacted_like_the_checks_own(
         if harness.store is not None:
             content = harness.store.blobs.path_for(artifact.uri).read_bytes()
         else:
-            content = harness.queue.blobs.read(artifact.uri)  # type: ignore[attr-defined]
+            content = harness.storage.blobs.read(artifact.uri)  # type: ignore[attr-defined]
         assert secret.encode() not in content and b"token [REDACTED" in content

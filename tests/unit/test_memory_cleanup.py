@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import gc
 
-from agentctl.services.memory import MemoryRunQueue
+from agentctl.testing import InMemoryStorage
 
 
 def test_a_dropped_memory_store_removes_its_staging_folder() -> None:
-    queue = MemoryRunQueue()
+    queue = InMemoryStorage()
     staging = queue.blobs.staging_file().parent
     assert staging.is_dir() and staging.name.startswith("agentctl-memory-blobs-")
     del queue

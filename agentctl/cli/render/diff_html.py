@@ -12,7 +12,7 @@ import json
 from html import escape
 from typing import Any
 
-from unidiff import PatchSet
+from unidiff.patch import PatchSet
 from unidiff.errors import UnidiffParseError
 
 Document = dict[str, Any]

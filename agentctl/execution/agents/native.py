@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentctl.bridge import wire
 from agentctl.domain.agent import AgentSpec, NativeAgentSettings
-from agentctl.domain.errors import LeaseLost
+from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
 from agentctl.execution.agents.bridge import BridgeServer, refused
 from agentctl.execution.process import ProcessResult, run_to_file
@@ -242,7 +242,9 @@ class NativeAgent:
             return refused(f"unknown hook event {event!r}")
         except LeaseLost:
             raise  # the attempt is over: the hook gets no answer, which denies
-        except Exception as error:  # noqa: BLE001 - a hook's problem is a denial, not a crash
+        except (AgentctlError, OSError, ValueError, KeyError, TypeError) as error:
+            # What the agent asked for was refused or malformed: a denial it can read. Anything
+            # else is a bug of ours and ends the attempt with its traceback (FAILURE_REPORT).
             return refused(f"{type(error).__name__}: {error}")
 
     def _follow(self, reader: StreamReader, state: StreamState, native: NativeTools,

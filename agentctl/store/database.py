@@ -1,4 +1,5 @@
-"""The `db` use cases: which schema revision a store is at, and bringing it to this agentctl's."""
+"""The `db` commands' work: which schema revision a store is at, and bringing it to this
+agentctl's. Administration of the store itself, so it lives with the store."""
 
 from __future__ import annotations
 

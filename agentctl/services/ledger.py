@@ -1,4 +1,5 @@
-"""The one writer of an attempt on the real store: every write fenced by the attempt's lease.
+"""The one writer of an attempt, on any store (the storage port): every write fenced by the
+attempt's lease.
 
 Each transaction first proves (compare-and-set on the attempt row) that this attempt still holds
 the run's unexpired lease; a stale attempt's writes raise LeaseLost and change nothing.
@@ -34,18 +35,13 @@ from agentctl.domain.verification import VerificationReport
 from agentctl.services import runs
 from agentctl.services.ports import (
     CallRequest,
-    Heartbeat,
     Lease,
     NewArtifact,
     Produced,
-    RunRecord,
     StepEnd,
 )
 from agentctl.services.recording import AttemptEvents
-from agentctl.store import Store
-from agentctl.store.rows.runs import event_from_row
-from agentctl.store.uow import UnitOfWork
-from agentctl.store.views import Views
+from agentctl.services.unit_of_work import Storage, UnitOfWork
 
 BATCH_CALLS = 2500  # each commit rewrites the tables' index pages: 1000 cost ~10% more (issue 9)
 BATCH_SECONDS = 0.25  # what bounds how late a watcher sees a call, whatever the count
@@ -84,13 +80,15 @@ def add_produced(uow: UnitOfWork, record: Produced) -> None:
             uow.judgements.add(record)
 
 
-class StoreLedger:
-    def __init__(self, store: Store, lease: Lease, *, spec_digest: str,
+class Ledger:
+    """The AttemptLedger: one attempt's writes, batched where a crash can lose nothing real."""
+
+    def __init__(self, storage: Storage, lease: Lease, *, spec_digest: str,
                  clock: Clock = utcnow) -> None:
-        self.store = store
+        self.storage = storage
         self.lease = lease
         self.spec_digest = spec_digest
-        self.blobs = store.blobs
+        self.blobs = storage.blobs
         self._clock = clock
         self._records = AttemptEvents(lease, spec_digest)
         self._batch = _Batch()
@@ -103,7 +101,7 @@ class StoreLedger:
     @contextmanager
     def write(self) -> Iterator[UnitOfWork]:
         """A fenced transaction for this attempt; what was batched lands first, in order."""
-        with self.store.unit_of_work() as uow:
+        with self.storage.unit_of_work() as uow:
             uow.fence(self.lease.attempt_id, self.lease.lease_id, self.now())
             self._batch.store(uow)
             yield uow
@@ -132,10 +130,10 @@ class StoreLedger:
         with self.write() as uow:
             attempt = uow.attempts.get(self.lease.attempt_id)
             uow.attempts.save(attempt.with_status(AttemptStatus.ACTIVE, now),
-                              expected_status=attempt.status.value)
+                              expected_status=attempt.status)
             run = uow.runs.get(self.lease.run_id)
             preparing = run.advanced(RunStatus.PREPARING_WORKSPACE, now)
-            uow.runs.save(preparing, expected_status=run.status.value)
+            uow.runs.save(preparing, expected_status=run.status)
             uow.events.append(self._records.event(
                 EventType.ATTEMPT_STARTED, now, attemptNumber=self.lease.attempt_number,
                 workerId=self.lease.worker_id, runStatus=preparing.status.value))
@@ -145,9 +143,9 @@ class StoreLedger:
         """Move the run along its working states (its end goes through `end`)."""
         now = self.now()
         with self.write() as uow:
-            current = RunStatus(uow.run_status(self.lease.run_id))
+            current = uow.run_status(self.lease.run_id)
             transitions.advance(current, target, f"run {self.lease.run_id}")
-            uow.set_run_status(self.lease.run_id, expected=current.value, target=target.value)
+            uow.set_run_status(self.lease.run_id, expected=current, target=target)
             uow.events.append(self._records.event(event, now, runStatus=target.value, **payload))
 
     def end(self, end: AttemptEnd) -> Run | None:
@@ -187,7 +185,7 @@ class StoreLedger:
             return stored
         with self.write() as uow:
             uow.artifacts.add_many(stored)
-            uow.steps.save(done, expected_status=step.status.value)
+            uow.steps.save(done, expected_status=step.status)
             for record in end.produced:
                 add_produced(uow, record)
             uow.events.append_many(events)
@@ -226,58 +224,7 @@ class StoreLedger:
                                                   attributes=attributes)
         with self.write() as uow:
             uow.artifacts.add_many(stored)
-            uow.steps.save(done, expected_status=step.status.value)
+            uow.steps.save(done, expected_status=step.status)
             uow.tool_calls.save(finished)
             uow.events.append(self._records.call_completed(finished, now, stored))
         return finished
-
-
-class StoreRunQueue:
-    """The RunQueue on the real store: the run use cases of `runs`, reads through the views."""
-
-    def __init__(self, store: Store, *, clock: Clock = utcnow) -> None:
-        self.store = store
-        self.clock = clock
-
-    def now(self) -> datetime:
-        return self.clock()
-
-    def lease(self, *, worker_id: str, ttl_seconds: float,
-              run_id: str | None = None) -> Lease | None:
-        return runs.lease_run(self.store, worker_id=worker_id, ttl_seconds=ttl_seconds,
-                              run_id=run_id, clock=self.clock)
-
-    def heartbeat(self, lease: Lease) -> Heartbeat:
-        return runs.heartbeat(self.store, lease, clock=self.clock)
-
-    def reap_expired(self) -> list[Run]:
-        return runs.reap_expired(self.store, clock=self.clock)
-
-    def run(self, run_id: str) -> Run:
-        with Views(self.store.home) as views:
-            return views.run(run_id)
-
-    def cancel_request(self, run_id: str) -> tuple[str, str] | None:
-        with Views(self.store.home) as views:
-            return views.cancel_request(run_id)
-
-    def waiting(self) -> bool:
-        """Queued runs, or runs another worker holds (they may come back to the queue)."""
-        with Views(self.store.home) as views:
-            return any(views.runs(limit=1, status=status.value)
-                       for status in (RunStatus.QUEUED, *transitions.ACTIVE_RUN))
-
-    def ledger(self, lease: Lease, spec_digest: str) -> StoreLedger:
-        return StoreLedger(self.store, lease, spec_digest=spec_digest, clock=self.clock)
-
-    def record(self, run_id: str) -> RunRecord:
-        with Views(self.store.home) as views:
-            return RunRecord(
-                run=views.run(run_id), attempts=tuple(views.attempts(run_id)),
-                steps=tuple(views.steps(run_id)), tool_calls=tuple(views.tool_calls(run_id)),
-                artifacts=tuple(views.artifacts(run_id)), verdict=views.verdict(run_id),
-                patches=tuple(views.patches(run_id)),
-                verifications=tuple(views.verifications(run_id)),
-                judgements=tuple(views.judgements(run_id)),
-                events=tuple(event_from_row(row) for row in views.events(run_id=run_id)),
-            )

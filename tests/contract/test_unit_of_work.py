@@ -1,0 +1,133 @@
+"""The storage port's contract, on each implementation: what the use cases rely on a store for.
+
+A unit of work lands whole or not at all; `save` is a compare-and-set on the status; claims
+take the oldest ready run; leases extend only while held and expire into the reaper's hands;
+the event log is numbered and hash-chained; ids resolve by unique prefix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from agentctl.config import defaults
+from agentctl.domain.clock import utcnow
+from agentctl.domain.enums import EventType, RunStatus, TaskStatus
+from agentctl.domain.errors import IllegalTransition, NotFound
+from agentctl.domain.events import GENESIS_HASH, NewEvent
+from agentctl.domain.run import Run
+from agentctl.domain.task import Task
+from agentctl.execution.agents.spec import parse_agent_spec
+from agentctl.services.requests import TaskRequest
+from agentctl.services.runs import cancel_run, create_run, heartbeat, lease_run
+from agentctl.services.tasks import submit_task
+from agentctl.services.unit_of_work import Storage
+
+
+def a_task(storage: Storage, repo: Path, tmp_path: Path) -> Task:
+    return submit_task(storage, defaults(), TaskRequest(
+        repository=str(repo), task_type="bug_fix", instruction="fix the greeting"), cwd=tmp_path)
+
+
+def a_run(storage: Storage, task: Task, tmp_path: Path) -> Run:
+    return create_run(storage, defaults(), task.task_id, agent=parse_agent_spec("noop", tmp_path))
+
+
+def test_a_unit_of_work_that_raises_lands_nothing(storage: Storage, repo: Path,
+                                                  tmp_path: Path) -> None:
+    task = a_task(storage, repo, tmp_path)
+    with pytest.raises(RuntimeError), storage.unit_of_work() as uow:
+        uow.tasks.save(task.with_status(TaskStatus.CANCELLED, utcnow()))
+        uow.events.append(NewEvent(type=EventType.TASK_CANCELLED, created_at=utcnow(),
+                                   task_id=task.task_id, payload={}))
+        raise RuntimeError("the use case failed half way")
+    with storage.unit_of_work() as uow:
+        assert uow.tasks.get(task.task_id).status is task.status
+    with storage.reads() as reads:
+        assert reads.task(task.task_id).status is task.status
+
+
+def test_save_is_a_compare_and_set_on_the_status_it_was_read_with(
+        storage: Storage, repo: Path, tmp_path: Path) -> None:
+    task = a_task(storage, repo, tmp_path)
+    with storage.unit_of_work() as uow:
+        uow.tasks.save(task.with_status(TaskStatus.CANCELLED, utcnow()),
+                       expected_status=task.status)
+    with pytest.raises(IllegalTransition), storage.unit_of_work() as uow:
+        uow.tasks.save(task.with_status(TaskStatus.RUNNING, utcnow()),
+                       expected_status=task.status)  # stale: it is cancelled now
+    with storage.unit_of_work() as uow:
+        assert uow.tasks.get(task.task_id).status is TaskStatus.CANCELLED
+        with pytest.raises(NotFound):
+            uow.tasks.get("task_01ZZZZZZZZZZZZZZZZZZZZZZZZ")
+
+
+def test_the_claim_takes_the_oldest_ready_run_and_skips_one_waiting_out_a_backoff(
+        storage: Storage, repo: Path, tmp_path: Path) -> None:
+    task = a_task(storage, repo, tmp_path)
+    first, second = a_run(storage, task, tmp_path), a_run(storage, task, tmp_path)
+    assert (first.number, second.number) == (1, 2)
+    now = utcnow()
+    with storage.unit_of_work() as uow:
+        assert uow.next_run_number(task.task_id) == 3
+        assert uow.unfinished_runs(task.task_id, besides=first.run_id) == 1
+        uow.runs.save(replace(first, not_before=now + timedelta(minutes=5)),
+                      expected_status=RunStatus.QUEUED)
+    with storage.unit_of_work() as uow:
+        claimed = uow.next_queued_run(now)
+        assert claimed is not None and claimed.run_id == second.run_id
+    with storage.unit_of_work() as uow:
+        later = uow.next_queued_run(now + timedelta(minutes=6))
+        assert later is not None and later.run_id == first.run_id
+
+
+def test_a_lease_extends_only_while_held_and_then_expires_into_the_reapers_hands(
+        storage: Storage, repo: Path, tmp_path: Path) -> None:
+    run = a_run(storage, a_task(storage, repo, tmp_path), tmp_path)
+    now = utcnow()
+    lease = lease_run(storage, worker_id="w", ttl_seconds=10, run_id=run.run_id,
+                      clock=lambda: now)
+    assert lease is not None
+    with storage.unit_of_work() as uow:
+        assert uow.run_status(run.run_id) is RunStatus.LEASED
+        assert not uow.extend_lease(lease.attempt_id, "lease_not_mine", now, now)
+        assert uow.extend_lease(lease.attempt_id, lease.lease_id, now,
+                                now + timedelta(seconds=20))
+        assert uow.expired_attempts(now + timedelta(seconds=15)) == []
+    with storage.unit_of_work() as uow:
+        (expired,) = uow.expired_attempts(now + timedelta(seconds=21))
+        assert expired.attempt_id == lease.attempt_id
+    assert heartbeat(storage, lease, clock=lambda: now).cancel is None
+
+
+def test_events_are_numbered_and_hash_chained_in_commit_order(
+        storage: Storage, repo: Path, tmp_path: Path) -> None:
+    run = a_run(storage, a_task(storage, repo, tmp_path), tmp_path)
+    cancel_run(storage, run.run_id, by="alice", reason="not needed")
+    with storage.reads() as reads:
+        record = reads.record(run.run_id)
+    assert record.run.status is RunStatus.CANCELLED
+    types = [event.type for event in record.events]
+    assert types[:2] == [EventType.RUN_CREATED, EventType.RUN_QUEUED]
+    assert EventType.RUN_CANCELLED in types
+    created = record.events[0]
+    assert dict(created.payload).keys() >= {"number", "baseRef", "baseCommit", "specDigest",
+                                            "agent", "agentDigest"}
+    seqs = [event.seq for event in record.events]
+    assert seqs == sorted(seqs)
+    for before, after in zip(record.events, record.events[1:], strict=False):
+        if after.seq == before.seq + 1:
+            assert after.prev_hash == before.hash
+    assert record.events[0].prev_hash != GENESIS_HASH  # the task's events came first
+
+
+def test_ids_resolve_by_unique_prefix(storage: Storage, repo: Path, tmp_path: Path) -> None:
+    task = a_task(storage, repo, tmp_path)
+    assert storage.resolve("task", task.task_id[len("task_"):][:12]) == task.task_id
+    with storage.reads() as reads:
+        assert reads.task(task.task_id[:16]).task_id == task.task_id
+    with pytest.raises(NotFound):
+        storage.resolve("task", "ZZZZZZZZ")
