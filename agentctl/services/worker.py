@@ -24,6 +24,7 @@ from agentctl.services.ports import Lease, RunQueue
 from agentctl.services.runs import create_run
 from agentctl.services.sql_ledger import StoreRunQueue
 from agentctl.store import Store
+from agentctl.store.engine import outage_errors
 
 CANCEL_POLL_SECONDS = 0.5
 BUSY_POLL_SECONDS = 0.2
@@ -68,6 +69,7 @@ class LeaseKeeper:
 
     def _loop(self) -> None:
         interval = self.lease.ttl_seconds / 3
+        outage = outage_errors()
         due = time.monotonic() + interval
         while not self._done.wait(min(CANCEL_POLL_SECONDS, interval)):
             try:
@@ -79,7 +81,7 @@ class LeaseKeeper:
             except LeaseLost:
                 self.stop.lose_lease()
                 return
-            except StoreUnavailable:  # the database is away: every write stays fenced
+            except outage:  # the database or its disk is away: every write stays fenced
                 if time.monotonic() >= self._expires:
                     self.stop.lose_lease()  # we cannot know we still hold it: stop working
                     return
