@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
+from typing import NoReturn
 
 INTERNAL_ERROR = 70
 
@@ -49,8 +50,10 @@ def main(argv: list[str] | None = None) -> None:
         database = _database_error(error)
         if database is None:
             _bug(error)
-        _fail(f"the state database cannot be used: {database} (a corrupt or foreign file? "
-              "--home points at another home)", 2)
+        words, environment = database
+        hint = (" (is the disk holding it full or read-only?)" if environment
+                else " (a corrupt or foreign file? --home points at another home)")
+        _fail(f"the state database cannot be used: {words}{hint}", 2)
     sys.exit(result if isinstance(result, int) else 0)
 
 
@@ -59,19 +62,24 @@ _ENVIRONMENT_ERRORS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.E
                                  errno.EDQUOT})
 
 
-def _database_error(error: Exception) -> str | None:
-    """The driver's own words when the database, not agentctl, is the problem."""
+def _database_error(error: Exception) -> tuple[str, bool] | None:
+    """The driver's own words when the database, not agentctl, is the problem, and whether
+    the machine refused (a full disk, a read-only file) rather than the file being wrong."""
     import sqlite3
 
-    if isinstance(error, sqlite3.DatabaseError):
-        return str(error)
-    driver = getattr(error, "orig", None)  # SQLAlchemy wraps the driver's error
-    if isinstance(driver, sqlite3.DatabaseError):
-        return str(driver)
-    return None
+    driver = error if isinstance(error, sqlite3.DatabaseError) else getattr(error, "orig", None)
+    if not isinstance(driver, sqlite3.DatabaseError):  # SQLAlchemy wraps the driver's error
+        return None
+    code = getattr(driver, "sqlite_errorcode", 0) & 0xFF
+    return str(driver), code in _SQLITE_ENVIRONMENT
 
 
-def _bug(error: Exception) -> None:
+# SQLite's primary result codes for a machine that refuses: PERM, READONLY, IOERR, FULL,
+# CANTOPEN (their file is fine; the disk or its permissions are not).
+_SQLITE_ENVIRONMENT = frozenset({3, 8, 10, 13, 14})
+
+
+def _bug(error: Exception) -> NoReturn:
     """The last line of defence: no traceback reaches a user unless they ask for it."""
     if os.environ.get("AGENTCTL_DEBUG"):
         raise error
@@ -89,7 +97,7 @@ def _usage_error(error: Exception) -> None:
     _fail(f"{message}{hint}", getattr(error, "exit_code", 2))
 
 
-def _fail(message: str, code: int) -> None:
+def _fail(message: str, code: int) -> NoReturn:
     """One line on stderr: newlines folded, control characters shown rather than obeyed."""
     from agentctl.cli.render.style import printable
 

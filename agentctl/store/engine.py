@@ -72,10 +72,8 @@ def reconnecting(engine: Engine, connect: Callable[[], T], *,
         except (OperationalError, engine.dialect.loaded_dbapi.OperationalError) as error:
             # SQLAlchemy wraps the driver's error, but a raw connection (the views) raises it bare
             if time.monotonic() + delay > deadline:
-                driver = getattr(error, "orig", None) or error
-                words = str(driver).strip() or type(driver).__name__
                 raise StoreUnavailable(f"the database cannot be reached: "
-                                       f"{words.splitlines()[0]}") from error
+                                       f"{outage_text(error)}") from error
         time.sleep(delay * random.uniform(0.5, 1.5))
         delay = min(delay * 2, 2.0)
 
@@ -94,6 +92,17 @@ def outage_errors() -> tuple[type[BaseException], ...]:
     else:
         errors.append(psycopg.Error)
     return tuple(errors)
+
+
+def outage_text(error: BaseException) -> str:
+    """One line naming what failed, in the driver's or the system's words (not SQLAlchemy's
+    wrapper, whose text carries the statement and a link)."""
+    driver = getattr(error, "orig", None) or error
+    if isinstance(driver, OSError) and driver.strerror:
+        where = f" {driver.filename}" if driver.filename else ""
+        return f"cannot write{where}: {driver.strerror}"
+    words = str(driver).strip() or type(driver).__name__
+    return words.splitlines()[0]
 
 
 _LOCKED = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
