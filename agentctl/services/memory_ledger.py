@@ -45,7 +45,9 @@ class MemoryLedger(Locked):
         """Nothing is batched here."""
 
     @locked
-    def activate(self) -> Run:
+    def activate(self, directory: str) -> Run:
+        """As the store's; the in-memory queue has no leftovers to sweep, so `directory` only
+        reaches the event."""
         self._fence()
         now = self.now()
         queue = self.queue
@@ -55,7 +57,7 @@ class MemoryLedger(Locked):
             RunStatus.PREPARING_WORKSPACE, now)
         queue.append([self._records.event(
             EventType.ATTEMPT_STARTED, now, attemptNumber=self.lease.attempt_number,
-            workerId=self.lease.worker_id, runStatus=run.status.value)])
+            workerId=self.lease.worker_id, runStatus=run.status.value, directory=directory)])
         return run
 
     @locked

@@ -90,7 +90,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
         protected=protected_paths(spec, dirs.root, options.protected),
     )
     try:
-        ledger.activate()
+        ledger.activate(str(dirs.root))
         end = _attempt(ctx, run)
     except LeaseLost as lost:
         end = LostLease(str(lost))
