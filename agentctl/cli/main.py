@@ -21,6 +21,8 @@ def main(argv: list[str] | None = None) -> None:
         from agentctl.bridge.hook import main as hook  # once per tool call: no Typer
 
         sys.exit(hook(args[1:]))
+    if (bad := _bad_argument(args)) is not None:
+        _fail(bad, 2)
     import typer
 
     from agentctl.domain.errors import AgentctlError
@@ -42,6 +44,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.stderr.close()
         sys.exit(0)
     except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:
+            _fail(f"a path is too long for the file system ({len(str(error.filename or ''))} "
+                  "characters)", 2)
         if error.errno not in _ENVIRONMENT_ERRORS:
             _bug(error)
         where = f" {error.filename}" if error.filename else ""
@@ -55,6 +60,26 @@ def main(argv: list[str] | None = None) -> None:
                 else " (a corrupt or foreign file? --home points at another home)")
         _fail(f"the state database cannot be used: {words}{hint}", 2)
     sys.exit(result if isinstance(result, int) else 0)
+
+
+MAX_ARGUMENT_CHARS = 100_000
+"""Longer text belongs in a file (`task submit --file`); no argument is stored unbounded."""
+
+
+def _bad_argument(args: list[str]) -> str | None:
+    """What is wrong with an argument as a shell passed it, before anything reads it: bytes
+    that are not UTF-8 (Python hands them over as lone surrogates) or an unbounded length."""
+    for position, argument in enumerate(args):
+        previous = args[position - 1] if position else ""
+        name = previous if previous.startswith("-") else f"argument {position + 1}"
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{name}: not valid UTF-8 text; pass text in UTF-8"
+        if len(argument) > MAX_ARGUMENT_CHARS:
+            return (f"{name}: {len(argument):,} characters is too long; at most "
+                    f"{MAX_ARGUMENT_CHARS:,} (put long text in a file: task submit --file)")
+    return None
 
 
 # What the machine refused, not what agentctl got wrong: a read-only home, a full disk.
