@@ -10,7 +10,6 @@ from pathlib import Path
 
 from agentctl.domain.clock import Clock, to_iso, utcnow
 from agentctl.domain.enums import AttemptStatus
-from agentctl.execution.workspace import ATTEMPT_DIR_PREFIX, remove_leftovers
 from agentctl.store import Store
 from agentctl.store.location import Home
 from agentctl.store.views import Views
@@ -27,6 +26,9 @@ def sweep_attempt_directories(home: Home, parent: Path | None = None) -> int:
     attempt still runs, nor one the store does not know (another home's, or not ours at all).
     A judge's scratch folder lives inside its attempt's directory and goes with it.
     """
+    # here, not above: the commands that only call notice_expired need none of the workspace code
+    from agentctl.execution.workspace import ATTEMPT_DIR_PREFIX, remove_leftovers
+
     folder = (parent or Path(tempfile.gettempdir())).resolve()
     try:
         with os.scandir(folder) as entries:
