@@ -28,7 +28,7 @@ def worker(
     lease expires. SIGTERM or Ctrl-C hands the current run back to the queue.
     """
     from agentctl.cli.output import note
-    from agentctl.services.leftovers import sweep_attempt_directories
+    from agentctl.services.leftovers import sweep_in_background
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.sql_ledger import StoreRunQueue
     from agentctl.services.worker import new_worker_id, work
@@ -44,8 +44,7 @@ def worker(
     # SIGTERM stops the worker like Ctrl-C: the current attempt is released to the queue.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     note(f"worker {worker_id} started")
-    if swept := sweep_attempt_directories(current.store.home):
-        note(f"removed {swept} directories of attempts that had ended")
+    sweeper = sweep_in_background(current.store.home, report=lambda text: note(f"  {text}"))
 
     def report(run: object) -> None:
         if run is not None:
@@ -63,4 +62,5 @@ def worker(
         raise typer.Exit(130) from None
     finally:
         wakeups.close()
+    sweeper.join()  # not when interrupted: what is left is swept at the next start
     note(f"worker {worker_id} done: {executed} attempt(s)")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from agentctl.domain.clock import Clock, to_iso, utcnow
@@ -46,6 +48,28 @@ def sweep_attempt_directories(home: Home, parent: Path | None = None) -> int:
                 f"({', '.join('?' * len(chunk))}) AND status NOT IN (?, ?)", (*chunk, *_LIVE))]
     remove_leftovers(ended)
     return len(ended)
+
+
+def sweep_in_background(home: Home, report: Callable[[str], None]) -> threading.Thread:
+    """The sweep in a thread of its own, so a worker starts working at once however many
+    directories there are (removing a thousand clones takes minutes on a slow disk); `report`
+    hears how many were removed, or why the sweep could not look. A daemon: join it to wait."""
+    def sweep() -> None:
+        from agentctl.domain.errors import AgentctlError
+        from agentctl.store.engine import outage_errors, outage_text
+
+        faults: tuple[type[BaseException], ...] = (AgentctlError, *outage_errors())
+        try:
+            swept = sweep_attempt_directories(home)
+        except faults as error:  # the next worker start tries again
+            report(f"sweep of ended attempts' directories skipped: {outage_text(error)}")
+            return
+        if swept:
+            report(f"removed {swept} directories of attempts that had ended")
+
+    thread = threading.Thread(target=sweep, name="agentctl-sweep", daemon=True)
+    thread.start()
+    return thread
 
 
 def notice_expired(store: Store, *, clock: Clock = utcnow) -> bool:
