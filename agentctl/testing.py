@@ -189,6 +189,7 @@ class InMemoryStorage:
         self.verdicts: _Table[Verdict] = _Table("verdict", "verdict_id", [("run_id",)])
         self.approvals: _Table[Approval] = _Table("approval", "approval_id")
         self.pull_requests: _Table[PullRequest] = _Table("pr", "pr_id")
+        self.attempt_directories: dict[str, str] = {}
 
     def unit_of_work(self) -> InMemoryUnitOfWork:
         return InMemoryUnitOfWork(self)
@@ -268,6 +269,13 @@ class InMemoryUnitOfWork:
 
     def wake_workers(self) -> None:
         """Nothing waits on a notification here: workers poll."""
+
+    def record_directory(self, attempt_id: str, directory: str) -> None:
+        self._storage.attempt_directories[attempt_id] = directory
+
+    def directories(self, attempt_ids: list[str]) -> list[str]:
+        known = self._storage.attempt_directories
+        return [known[attempt_id] for attempt_id in attempt_ids if attempt_id in known]
 
     def unfinished_runs(self, task_id: str, *, besides: str) -> int:
         return sum(1 for run in self.runs.find(task_id=task_id)

@@ -26,11 +26,14 @@ class State:
     @property
     def home(self) -> Home:
         if self._home is None:
-            from agentctl.config_file import config_path, store_keys
+            from agentctl.config_file import config_path
             from agentctl.store.location import resolve_home
 
+            # A config file is loaded whole even by commands that only read: one that does not
+            # load is an error, never a silent fall back to another store.
             path = config_path(self.config_option, Path.cwd())
-            url, artifacts = store_keys(path) if path is not None else ("", "")
+            store = self.config.store if path is not None else None
+            url, artifacts = (store.url, store.artifacts) if store is not None else ("", "")
             self._home = resolve_home(self.home_option, url=url, artifacts=artifacts)
         return self._home
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
+from typing import NoReturn
 
 INTERNAL_ERROR = 70
 
@@ -20,6 +21,8 @@ def main(argv: list[str] | None = None) -> None:
         from agentctl.bridge.hook import main as hook  # once per tool call: no Typer
 
         sys.exit(hook(args[1:]))
+    if (bad := _bad_argument(args)) is not None:
+        _fail(bad, 2)
     import typer
 
     from agentctl.domain.errors import AgentctlError
@@ -41,6 +44,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.stderr.close()
         sys.exit(0)
     except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:
+            _fail(f"a path is too long for the file system ({len(str(error.filename or ''))} "
+                  "characters)", 2)
         if error.errno not in _ENVIRONMENT_ERRORS:
             _bug(error)
         where = f" {error.filename}" if error.filename else ""
@@ -49,9 +55,31 @@ def main(argv: list[str] | None = None) -> None:
         database = _database_error(error)
         if database is None:
             _bug(error)
-        _fail(f"the state database cannot be used: {database} (a corrupt or foreign file? "
-              "--home points at another home)", 2)
+        words, environment = database
+        hint = (" (is the disk holding it full or read-only?)" if environment
+                else " (a corrupt or foreign file? --home points at another home)")
+        _fail(f"the state database cannot be used: {words}{hint}", 2)
     sys.exit(result if isinstance(result, int) else 0)
+
+
+MAX_ARGUMENT_CHARS = 100_000
+"""Longer text belongs in a file (`task submit --file`); no argument is stored unbounded."""
+
+
+def _bad_argument(args: list[str]) -> str | None:
+    """What is wrong with an argument as a shell passed it, before anything reads it: bytes
+    that are not UTF-8 (Python hands them over as lone surrogates) or an unbounded length."""
+    for position, argument in enumerate(args):
+        previous = args[position - 1] if position else ""
+        name = previous if previous.startswith("-") else f"argument {position + 1}"
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{name}: not valid UTF-8 text; pass text in UTF-8"
+        if len(argument) > MAX_ARGUMENT_CHARS:
+            return (f"{name}: {len(argument):,} characters is too long; at most "
+                    f"{MAX_ARGUMENT_CHARS:,} (put long text in a file: task submit --file)")
+    return None
 
 
 # What the machine refused, not what agentctl got wrong: a read-only home, a full disk.
@@ -59,19 +87,24 @@ _ENVIRONMENT_ERRORS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.E
                                  errno.EDQUOT})
 
 
-def _database_error(error: Exception) -> str | None:
-    """The driver's own words when the database, not agentctl, is the problem."""
+def _database_error(error: Exception) -> tuple[str, bool] | None:
+    """The driver's own words when the database, not agentctl, is the problem, and whether
+    the machine refused (a full disk, a read-only file) rather than the file being wrong."""
     import sqlite3
 
-    if isinstance(error, sqlite3.DatabaseError):
-        return str(error)
-    driver = getattr(error, "orig", None)  # SQLAlchemy wraps the driver's error
-    if isinstance(driver, sqlite3.DatabaseError):
-        return str(driver)
-    return None
+    driver = error if isinstance(error, sqlite3.DatabaseError) else getattr(error, "orig", None)
+    if not isinstance(driver, sqlite3.DatabaseError):  # SQLAlchemy wraps the driver's error
+        return None
+    code = getattr(driver, "sqlite_errorcode", 0) & 0xFF
+    return str(driver), code in _SQLITE_ENVIRONMENT
 
 
-def _bug(error: Exception) -> None:
+# SQLite's primary result codes for a machine that refuses: PERM, READONLY, IOERR, FULL,
+# CANTOPEN (their file is fine; the disk or its permissions are not).
+_SQLITE_ENVIRONMENT = frozenset({3, 8, 10, 13, 14})
+
+
+def _bug(error: Exception) -> NoReturn:
     """The last line of defence: no traceback reaches a user unless they ask for it."""
     if os.environ.get("AGENTCTL_DEBUG"):
         raise error
@@ -93,7 +126,7 @@ def _usage_error(error: Exception) -> None:
     _fail(f"{message}{hint}", getattr(error, "exit_code", 2))
 
 
-def _fail(message: str, code: int) -> None:
+def _fail(message: str, code: int) -> NoReturn:
     """One line on stderr: newlines folded, control characters shown rather than obeyed."""
     from agentctl.cli.render.style import printable
 

@@ -68,6 +68,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
     from agentctl.cli.sandbox import unsandboxed, warn_unsandboxed
     from agentctl.domain.errors import BadInput
     from agentctl.domain.verdict import exit_code_for
+    from agentctl.services.leftovers import notice_expired
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.worker import start_run
     from agentctl.services.telemetry import configured_endpoint, trace_after_run
@@ -80,6 +81,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
         check_terminal()
     config = unsandboxed(current.config, no_sandbox)
     _warn_uncommitted(current, task_id)
+    notice_expired(current.store)  # a run of the task whose `run start` died ends first
     if not detach:  # SIGTERM stops a run here as Ctrl-C does: it ends CANCELLED, on record
         import signal
 
@@ -182,11 +184,13 @@ def list_(
     from agentctl.cli.output import emit_json, out
     from agentctl.domain.enums import RunStatus
     from agentctl.domain.errors import BadInput
+    from agentctl.services.leftovers import notice_expired
 
     if status is not None and status.upper() not in RunStatus.__members__:
         raise BadInput(f"unknown run status {status!r}; expected one of: "
                        f"{', '.join(RunStatus.__members__)}")
     current = state(ctx)
+    notice_expired(current.store)
     repository = current.repository_filter(repo)
     with current.views() as views:
         task_id = views.resolve("task", task) if task else None
@@ -221,7 +225,9 @@ def show(
     """Show a run (the newest without an id); --tree draws everything it did."""
     from agentctl.cli.documents import run_document
     from agentctl.cli.output import emit_json, out
+    from agentctl.services.leftovers import notice_expired
 
+    notice_expired(state(ctx).store)
     with state(ctx).views() as views:
         document = run_document(views, views.run(run_id), tree=tree)
     if as_json:

@@ -31,6 +31,7 @@ def worker(
     lease expires. SIGTERM or Ctrl-C hands the current run back to the queue.
     """
     from agentctl.cli.output import note
+    from agentctl.services.leftovers import sweep_in_background
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.queue import Queue
     from agentctl.services.telemetry import configured_endpoint, trace_after_run
@@ -48,6 +49,7 @@ def worker(
     # SIGTERM stops the worker like Ctrl-C: the current attempt is released to the queue.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     note(f"worker {worker_id} started")
+    sweeper = sweep_in_background(current.store.home, report=lambda text: note(f"  {text}"))
 
     def report(run: "Run | None") -> None:
         if run is not None:
@@ -66,4 +68,5 @@ def worker(
         raise typer.Exit(130) from None
     finally:
         wakeups.close()
+    sweeper.join()  # not when interrupted: what is left is swept at the next start
     note(f"worker {worker_id} done: {executed} attempt(s)")

@@ -43,6 +43,8 @@ def load(path: Path) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
     return replace(_section(Config, data, str(path), ""), source=path)
 
 

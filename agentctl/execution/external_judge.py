@@ -32,9 +32,13 @@ class InvalidJudgement(ValueError):
 def run_external_judge(command: str, case: Mapping[str, object], *, cwd: Path,
                        env: Mapping[str, str], timeout: float,
                        should_stop: Callable[[], bool] | None = None,
-                       confine: Confiner | None = None) -> Judgement:
-    with tempfile.TemporaryDirectory(prefix="agentctl-judge-") as scratch:
-        output = Path(scratch) / "judge.out"
+                       confine: Confiner | None = None, scratch: Path | None = None
+                       ) -> Judgement:
+    """The judge's verdict on `case`; its output is kept in a folder under `scratch` (the
+    attempt's own, so a worker killed mid-judgement leaves nothing the sweep does not find)."""
+    with tempfile.TemporaryDirectory(prefix="agentctl-judge-", dir=scratch) as scratch_dir:
+        scratch = Path(scratch_dir)
+        output = scratch / "judge.out"
         result = run_to_file(command, cwd=cwd, env=env, output=output, timeout=timeout,
                              should_stop=should_stop, stdin=json.dumps(case).encode(),
                              confine=confine)

@@ -17,7 +17,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,9 +37,11 @@ _SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 BASE_REF = "refs/heads/agentctl-base"
 
 __all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched", "clone_at",
-           "create_attempt_dirs", "one_line", "remove_workspace", "require_sha"]
+           "create_attempt_dirs", "one_line", "remove_leftovers", "remove_workspace",
+           "require_sha", "ATTEMPT_DIR_PREFIX"]
 
 CloneCancelled = GitCancelled
+ATTEMPT_DIR_PREFIX = "agentctl-ws-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +96,7 @@ def require_sha(commit: str) -> str:
 def create_attempt_dirs(parent: Path | None = None) -> AttemptDirs:
     """A new private (0700) directory under `parent` (default: the system temp dir), symlinks
     resolved."""
-    dirs = AttemptDirs(Path(tempfile.mkdtemp(prefix="agentctl-ws-", dir=parent)).resolve())
+    dirs = AttemptDirs(Path(tempfile.mkdtemp(prefix=ATTEMPT_DIR_PREFIX, dir=parent)).resolve())
     dirs.scratch.mkdir()
     (dirs.root / "git-home").mkdir()
     return dirs
@@ -189,6 +191,16 @@ def remove_workspace(path: Path) -> None:
         _rmtree(str(path))
     except OSError as error:
         raise InfrastructureFailure(f"cannot remove workspace {path}: {error}") from None
+
+
+def remove_leftovers(directories: Iterable[str]) -> None:
+    """Remove dead attempts' directories that are on this machine; one that cannot be removed
+    is left for the next sweep (a sweep never stops a worker)."""
+    for directory in directories:
+        try:
+            remove_workspace(Path(directory))
+        except InfrastructureFailure:
+            continue
 
 
 def _rmtree(path: str) -> None:

@@ -44,7 +44,7 @@ def judge(ctx: AttemptContext, collected: CollectedEvidence,
             judgement = combine(judgement, run_external_judge(
                 command, judge_case(spec, collected, verification), cwd=place,
                 env=ctx.env, timeout=spec.judge_policy.timeout_seconds, should_stop=ctx.stop,
-                confine=jail))
+                confine=jail, scratch=ctx.dirs.scratch))
             record_connections(ctx.ledger, jail, made_by=step.step.step_id, process=command,
                                redactor=ctx.redactor)
             ctx.reap()

@@ -124,19 +124,22 @@ class Ledger:
             self.flush()
 
     # --- run and attempt --------------------------------------------------------------------
-    def activate(self) -> Run:
-        """The worker starts: attempt ACTIVE, run PREPARING_WORKSPACE."""
+    def activate(self, directory: str) -> Run:
+        """The worker starts: attempt ACTIVE, run PREPARING_WORKSPACE, its directory on record
+        (whoever finds the attempt dead removes it)."""
         now = self.now()
         with self.write() as uow:
             attempt = uow.attempts.get(self.lease.attempt_id)
             uow.attempts.save(attempt.with_status(AttemptStatus.ACTIVE, now),
                               expected_status=attempt.status)
+            uow.record_directory(attempt.attempt_id, directory)
             run = uow.runs.get(self.lease.run_id)
             preparing = run.advanced(RunStatus.PREPARING_WORKSPACE, now)
             uow.runs.save(preparing, expected_status=run.status)
             uow.events.append(self._records.event(
                 EventType.ATTEMPT_STARTED, now, attemptNumber=self.lease.attempt_number,
-                workerId=self.lease.worker_id, runStatus=preparing.status.value))
+                workerId=self.lease.worker_id, runStatus=preparing.status.value,
+                directory=directory))
         return preparing
 
     def advance(self, target: RunStatus, event: EventType, **payload: object) -> None:

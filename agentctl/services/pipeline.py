@@ -97,7 +97,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
         observer=options.observer,
     )
     try:
-        ledger.activate()
+        ledger.activate(str(dirs.root))
         end = _attempt(ctx, run)
     except LeaseLost as lost:
         end = LostLease(str(lost))
@@ -105,6 +105,8 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
         ctx.reap()
         ledger.end(_interrupted(options))
         raise
+    except Exception as error:  # noqa: BLE001 - a fault ends the attempt, never the worker
+        end = _faulted(ctx, error)
     finally:
         ctx.reap()
         if ctx.sandbox is not None:
@@ -141,6 +143,21 @@ def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
         raise
     except Exception as error:  # noqa: BLE001 - whatever broke, the run ends on record
         return _phase_failed(ctx, phase.name, error)
+
+
+def _faulted(ctx: AttemptContext, error: Exception) -> AttemptEnd:
+    """The end of an attempt that broke outside its evidence phases (the disk filled, the
+    artifact store went read-only): on record with a failure report when the store takes one,
+    else without it; when nothing can be written, `ledger.end` raises and the lease expires."""
+    try:
+        return _phase_failed(ctx, "attempt", error)
+    except LeaseLost as lost:
+        return LostLease(str(lost))
+    except Exception:  # noqa: BLE001 - the report cannot be stored either: end without it
+        reason = f"attempt failed: {ctx.redactor.clean(str(error)) or type(error).__name__}"
+        ctx.progress(reason)
+        return InfraFailed(code="attempt_failed", reason=reason,
+                           final=infrastructure_failed(reason, ctx.spec.autonomy_level))
 
 
 @dataclass

@@ -63,12 +63,16 @@ def read_request_file(path: Path) -> TaskRequest:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
             raise BadInput(f"task file {path} is not valid TOML: {error}") from None
+        except RecursionError:
+            raise BadInput(f"task file {path} nests arrays or tables too deeply") from None
     else:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:
             raise BadInput(f"task file {path} is not valid JSON: {error.msg} at line "
                            f"{error.lineno}, column {error.colno}") from None
+        except RecursionError:
+            raise BadInput(f"task file {path} nests arrays or objects too deeply") from None
     if not isinstance(data, dict):
         raise BadInput(f"task file {path} must hold one object with the task's fields")
     out: dict[str, Any] = {}  # checked value by value against TaskRequest's fields below
@@ -113,6 +117,46 @@ def _ensure_text(request: TaskRequest) -> None:
                 raise BadInput(f"{item.name.replace('_', ' ')} is not valid UTF-8 text") from None
 
 
+# Bounds on what a request stores: a path the file system could take, a label map that stays a
+# handful of tags, commands and globs of a sensible size.
+MAX_PATH_CHARS = 4096
+MAX_REF_CHARS = 255
+MAX_TITLE_CHARS = 500
+MAX_LABELS = 64
+MAX_LABEL_KEY_CHARS = 100
+MAX_LABEL_VALUE_CHARS = 1000
+MAX_ITEMS = 200
+MAX_ITEM_CHARS = 4096
+
+
+def _ensure_bounded(request: TaskRequest) -> None:
+    singles = {"repository": (request.repository, MAX_PATH_CHARS),
+               "base ref": (request.base_ref, MAX_REF_CHARS),
+               "title": (request.title, MAX_TITLE_CHARS),
+               "created by": (request.created_by, MAX_LABEL_VALUE_CHARS)}
+    for name, (value, limit) in singles.items():
+        if value is not None and len(value) > limit:
+            raise BadInput(f"{name} is {len(value):,} characters long; at most {limit:,}")
+    lists = {"allowed path": request.allowed_paths, "forbidden path": request.forbidden_paths,
+             "verification command": request.verification_commands}
+    for name, items in lists.items():
+        if len(items) > MAX_ITEMS:
+            raise BadInput(f"{len(items):,} {name}s; at most {MAX_ITEMS}")
+        for item in items:
+            if len(item) > MAX_ITEM_CHARS:
+                raise BadInput(f"a {name} is {len(item):,} characters long; at most "
+                               f"{MAX_ITEM_CHARS:,}")
+    if any(not command.strip() for command in request.verification_commands):
+        raise BadInput("a verification command is empty; pass --verify CMD with a command")
+    labels = request.labels
+    if len(labels) > MAX_LABELS:
+        raise BadInput(f"{len(labels):,} labels; at most {MAX_LABELS}")
+    for key, value in labels.items():
+        if len(key) > MAX_LABEL_KEY_CHARS or len(value) > MAX_LABEL_VALUE_CHARS:
+            raise BadInput(f"label {key[:40]!r} is too long; at most {MAX_LABEL_KEY_CHARS} "
+                           f"characters for a key and {MAX_LABEL_VALUE_CHARS} for a value")
+
+
 def overridden(request: TaskRequest, flags: TaskRequest) -> TaskRequest:
     """`request` with every field the flags set (not None, not empty) taken from the flags."""
     given = {item.name: getattr(flags, item.name) for item in fields(TaskRequest)
@@ -122,6 +166,8 @@ def overridden(request: TaskRequest, flags: TaskRequest) -> TaskRequest:
 
 def parse_labels(items: list[str]) -> dict[str, str]:
     labels: dict[str, str] = {}
+    if len(items) > MAX_LABELS:
+        raise BadInput(f"{len(items):,} labels; at most {MAX_LABELS}")
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
@@ -142,6 +188,7 @@ class ValidRequest:
 
 def validate(request: TaskRequest, default_autonomy: AutonomyLevel) -> ValidRequest:
     _ensure_text(request)
+    _ensure_bounded(request)
     if request.instruction is None or not request.instruction.strip():
         raise BadInput("instruction is empty; describe the change with --instruction TEXT")
     if not request.task_type:

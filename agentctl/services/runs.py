@@ -30,6 +30,7 @@ from agentctl.domain.run import Run, lease_acquired, lease_attempt
 from agentctl.domain.task import Task
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.execution import repository as repos
+from agentctl.execution.workspace import remove_leftovers
 from agentctl.services.ports import Heartbeat, Lease
 from agentctl.services.spec import build_spec
 from agentctl.services.unit_of_work import Storage, UnitOfWork
@@ -99,19 +100,26 @@ def lease_run(storage: Storage, *, worker_id: str, ttl_seconds: float, run_id: s
     """
     now = clock()
     with storage.unit_of_work() as uow:
-        _reclaim_expired(uow, now, limit=RECLAIM_PER_CLAIM)
-        run = uow.runs.get(run_id) if run_id else uow.next_queued_run(now)
-        if run is None or run.status is not RunStatus.QUEUED or (
-                run.not_before and run.not_before > now):
-            return None
-        leased, attempt = lease_attempt(
-            run, number=len(uow.attempts.find(run_id=run.run_id)) + 1, worker_id=worker_id,
-            ttl_seconds=ttl_seconds, now=now)
-        uow.runs.save(leased, expected_status=RunStatus.QUEUED)
-        uow.attempts.add(attempt)
-        uow.events.append(lease_acquired(leased, attempt))
-        return Lease(run.run_id, run.task_id, attempt.attempt_id, attempt.attempt_number,
-                     attempt.lease_id, worker_id, ttl_seconds)
+        leftovers = _reclaim_expired(uow, now, limit=RECLAIM_PER_CLAIM)[1]
+        lease = _claim(uow, run_id, worker_id=worker_id, ttl_seconds=ttl_seconds, now=now)
+    remove_leftovers(leftovers)  # once the reclaim is on record
+    return lease
+
+
+def _claim(uow: UnitOfWork, run_id: str | None, *, worker_id: str, ttl_seconds: float,
+           now: datetime) -> Lease | None:
+    run = uow.runs.get(run_id) if run_id else uow.next_queued_run(now)
+    if run is None or run.status is not RunStatus.QUEUED or (
+            run.not_before and run.not_before > now):
+        return None
+    leased, attempt = lease_attempt(
+        run, number=len(uow.attempts.find(run_id=run.run_id)) + 1, worker_id=worker_id,
+        ttl_seconds=ttl_seconds, now=now)
+    uow.runs.save(leased, expected_status=RunStatus.QUEUED)
+    uow.attempts.add(attempt)
+    uow.events.append(lease_acquired(leased, attempt))
+    return Lease(run.run_id, run.task_id, attempt.attempt_id, attempt.attempt_number,
+                 attempt.lease_id, worker_id, ttl_seconds)
 
 
 def heartbeat(storage: Storage, lease: Lease, *, clock: Clock = utcnow) -> Heartbeat:
@@ -195,15 +203,20 @@ def reap_expired(storage: Storage, *, clock: Clock = utcnow) -> list[Run]:
     get a fresh attempt while the budget allows, else end FAILED_INFRASTRUCTURE."""
     now = clock()
     with storage.unit_of_work() as uow:
-        return _reclaim_expired(uow, now)
+        reaped, leftovers = _reclaim_expired(uow, now)
+    remove_leftovers(leftovers)  # once the reclaim is on record
+    return reaped
 
 
-def _reclaim_expired(uow: UnitOfWork, now: datetime, *, limit: int | None = None) -> list[Run]:
+def _reclaim_expired(uow: UnitOfWork, now: datetime, *,
+                     limit: int | None = None) -> tuple[list[Run], list[str]]:
+    """The runs of the attempts reclaimed, and those attempts' recorded directories."""
     reaped = []
-    for attempt in uow.expired_attempts(now, limit=limit):
+    expired = uow.expired_attempts(now, limit=limit)
+    for attempt in expired:
         run = conclude_attempt(uow, attempt.run_id, lease_expired(attempt), now,
                                attempt_id=attempt.attempt_id)
         if run.status is RunStatus.QUEUED:
             uow.wake_workers()
         reaped.append(run)
-    return reaped
+    return reaped, uow.directories([attempt.attempt_id for attempt in expired])

@@ -16,7 +16,7 @@ from agentctl.config import Config
 from agentctl.domain import ids
 from agentctl.domain.agent import AgentSpec
 from agentctl.domain.enums import RunStatus
-from agentctl.domain.errors import LeaseLost, StoreUnavailable
+from agentctl.domain.errors import LeaseLost
 from agentctl.domain.run import Run
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.services.attempt import StopSignal
@@ -25,6 +25,7 @@ from agentctl.services.ports import Lease, RunQueue
 from agentctl.services.queue import Queue
 from agentctl.services.runs import create_run
 from agentctl.services.unit_of_work import Storage
+from agentctl.store.engine import outage_errors, outage_text
 
 CANCEL_POLL_SECONDS = 0.5
 BUSY_POLL_SECONDS = 0.2
@@ -69,6 +70,7 @@ class LeaseKeeper:
 
     def _loop(self) -> None:
         interval = self.lease.ttl_seconds / 3
+        outage = outage_errors()
         due = time.monotonic() + interval
         while not self._done.wait(min(CANCEL_POLL_SECONDS, interval)):
             try:
@@ -80,7 +82,7 @@ class LeaseKeeper:
             except LeaseLost:
                 self.stop.lose_lease()
                 return
-            except StoreUnavailable:  # the database is away: every write stays fenced
+            except outage:  # the database or its disk is away: every write stays fenced
                 if time.monotonic() >= self._expires:
                     self.stop.lose_lease()  # we cannot know we still hold it: stop working
                     return
@@ -135,7 +137,8 @@ def work(queue: RunQueue, *, worker_id: str, ttl_seconds: float, poll_seconds: f
     queued, and so do runs other workers hold: they may come back).
     """
     executed = 0
-    unreachable = 0  # consecutive passes the store could not be reached
+    unreachable = 0  # consecutive passes the store could not be reached or written
+    outage = outage_errors()
     while max_runs is None or executed < max_runs:
         try:
             lease = queue.lease(worker_id=worker_id, ttl_seconds=ttl_seconds)
@@ -147,11 +150,12 @@ def work(queue: RunQueue, *, worker_id: str, ttl_seconds: float, poll_seconds: f
             if once and not queue.waiting():
                 return executed
             unreachable = 0
-        except StoreUnavailable as error:
-            # The database went away (restart, network): wait and try again. An attempt cut
-            # short by it was fenced throughout; its lease expires and it is reclaimed.
+        except outage as error:
+            # The database went away (restart, network) or cannot be written (a full disk, a
+            # read-only artifact store): wait and try again. An attempt cut short by it was
+            # fenced throughout; its lease expires and it is reclaimed.
             unreachable += 1
-            options.progress(f"store unavailable, retrying: {error}")
+            options.progress(f"store unavailable, retrying: {outage_text(error)}")
             sleep(min(poll_seconds * 2 ** unreachable, 10.0))
             continue
         sleep(poll_seconds)

@@ -67,12 +67,40 @@ def reconnecting(engine: Engine, connect: Callable[[], T], *,
     while True:
         try:
             return connect()
-        except OperationalError as error:
+        except (OperationalError, engine.dialect.loaded_dbapi.OperationalError) as error:
+            # SQLAlchemy wraps the driver's error, but a raw connection (the views) raises it bare
             if time.monotonic() + delay > deadline:
                 raise StoreUnavailable(f"the database cannot be reached: "
-                                       f"{str(error.orig).strip().splitlines()[0]}") from error
+                                       f"{outage_text(error)}") from error
         time.sleep(delay * random.uniform(0.5, 1.5))
         delay = min(delay * 2, 2.0)
+
+
+def outage_errors() -> tuple[type[BaseException], ...]:
+    """Every error a store raises when it, not the request, fails: both drivers' own classes
+    (the views' raw connections raise them unwrapped), SQLAlchemy's wrappers, StoreUnavailable,
+    and the disk's OSErrors (full, read-only). Whoever must outlive an outage catches these."""
+    from sqlalchemy.exc import DBAPIError
+
+    errors: list[type[BaseException]] = [StoreUnavailable, DBAPIError, sqlite3.Error, OSError]
+    try:
+        import psycopg
+    except ImportError:  # no PostgreSQL driver: no PostgreSQL store either
+        pass
+    else:
+        errors.append(psycopg.Error)
+    return tuple(errors)
+
+
+def outage_text(error: BaseException) -> str:
+    """One line naming what failed, in the driver's or the system's words (not SQLAlchemy's
+    wrapper, whose text carries the statement and a link)."""
+    driver = getattr(error, "orig", None) or error
+    if isinstance(driver, OSError) and driver.strerror:
+        where = f" {driver.filename}" if driver.filename else ""
+        return f"cannot write{where}: {driver.strerror}"
+    words = str(driver).strip() or type(driver).__name__
+    return words.splitlines()[0]
 
 
 _LOCKED = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)

@@ -39,6 +39,11 @@ def resolve_home(explicit: str | None, *, url: str = "", artifacts: str = "") ->
         import platformdirs
 
         root = Path(platformdirs.user_data_dir("agentctl"))
+    if root.exists() and not root.is_dir():
+        from agentctl.domain.errors import BadInput
+
+        raise BadInput(f"the state home {root} is not a directory; pass --home DIR "
+                       "(or AGENTCTL_HOME) naming a folder")
     database = os.environ.get("AGENTCTL_DATABASE_URL") or url or \
         f"sqlite:///{root / DATABASE_FILENAME}"
     shared = (root / Path(artifacts).expanduser()).resolve() if artifacts else None

@@ -89,6 +89,7 @@ attempt = Table(
     _str("lease_id"), _str("status", index=True), _str("started_at"), _str("last_heartbeat_at"),
     _str("lease_expires_at"), _opt("ended_at"), _opt("failure_code"), _opt_text("end_reason"),
     _int("fenced_writes", default=0),
+    Column("directory", Text, nullable=True, index=True),  # its private directory, to sweep
     UniqueConstraint("run_id", "attempt_number"),
 )
 

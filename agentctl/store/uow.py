@@ -126,6 +126,19 @@ class UnitOfWork:
         ).order_by(_ATTEMPT.c.lease_expires_at, _ATTEMPT.c.attempt_id)
         return self.attempts.claim(query if limit is None else query.limit(limit))
 
+    def record_directory(self, attempt_id: str, directory: str) -> None:
+        """Whose directory this is: what the sweep of a dead attempt's leftovers goes by."""
+        self.connection.execute(update(_ATTEMPT).where(_ATTEMPT.c.attempt_id == attempt_id)
+                                .values(directory=directory))
+
+    def directories(self, attempt_ids: list[str]) -> list[str]:
+        """The recorded directories of these attempts."""
+        if not attempt_ids:
+            return []
+        query = select(_ATTEMPT.c.directory).where(_ATTEMPT.c.attempt_id.in_(attempt_ids),
+                                                   _ATTEMPT.c.directory.is_not(None))
+        return [str(directory) for directory in self.connection.execute(query).scalars()]
+
     def wake_workers(self) -> None:
         """A hint to idle workers that a run was queued, sent when this transaction commits
         (PostgreSQL NOTIFY); workers poll anyway, so nothing depends on it arriving."""

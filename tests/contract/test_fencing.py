@@ -72,7 +72,7 @@ def queued(storage: Storage, repo: Path, tmp_path: Path) -> Run:
 
 def worked_up_to_judging(recorder: Ledger) -> None:
     """Everything but the verdict: a finish() now is legal, if the lease still holds."""
-    recorder.activate()
+    recorder.activate("/nonexistent/attempt")
     recorder.advance(RunStatus.RUNNING_AGENT, EventType.WORKSPACE_PREPARED)
     recorder.advance(RunStatus.VERIFYING, EventType.VERIFIER_STARTED)
     recorder.advance(RunStatus.JUDGING, EventType.VERIFIER_COMPLETED)
@@ -106,7 +106,7 @@ def test_an_expired_attempt_can_write_nothing_else_either(
                       clock=clock)
     assert lease is not None
     recorder = Ledger(storage, lease, spec_digest=queued.spec_digest, clock=clock)
-    recorder.activate()
+    recorder.activate("/nonexistent/attempt")
     clock.sleep(TTL * 2)
 
     with pytest.raises(LeaseLost):

@@ -69,9 +69,13 @@ def test_explicit_config_option_and_variable(agentctl, repo: Path, project: Path
     assert f"{tmp_path / 'missing.toml'}: config file not found" in error_line(missing.stderr)
 
 
-def test_read_only_commands_do_not_need_a_valid_config(agentctl, project: Path) -> None:
+def test_read_only_commands_refuse_a_config_that_does_not_load(agentctl, project: Path,
+                                                               error_line) -> None:
+    """Its `[store]` may name another store: reading the default one instead would mislead."""
     (project / ".agentctl.toml").write_text("[policy\n")
-    assert agentctl("task", "list", cwd=project).returncode == 0
+    result = agentctl("task", "list", cwd=project)
+    assert result.returncode == 2
+    assert "invalid TOML" in error_line(result.stderr)
 
 
 def test_init_writes_the_documented_config_and_creates_the_home(

@@ -104,7 +104,7 @@ def test_a_writer_whose_lease_expired_is_refused_and_writes_nothing(harness: Har
     lease = harness.queue.lease(worker_id="w1", ttl_seconds=1, run_id=run.run_id)
     assert lease is not None
     ledger = harness.queue.ledger(lease, run.spec_digest)
-    ledger.activate()
+    ledger.activate("/nonexistent/attempt")
     reaped = []
     for _ in range(600):  # until the lease has expired and been reaped, however long that takes
         reaped = harness.queue.reap_expired()

@@ -53,6 +53,8 @@ def parse_agent_spec(text: str, cwd: Path) -> AgentSpec:
         load_plan(path, data)
     elif not data.strip():
         raise BadInput(f"patch file {path} is empty")
+    elif b"\0" in data:  # git writes even binary changes as text (base85): this is no diff
+        raise BadInput(f"patch file {path} is binary; expected a diff (git diff --binary)")
     return AgentSpec(kind, str(path.resolve()), "sha256:" + hashlib.sha256(data).hexdigest())
 
 
@@ -73,6 +75,8 @@ def load_plan(path: Path, data: bytes | None = None) -> tuple[PlanStep, ...]:
         document = tomllib.loads((data if data is not None else path.read_bytes()).decode())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise BadInput(f"plan {path} is not valid TOML: {error}") from None
+    except RecursionError:
+        raise BadInput(f"plan {path} nests arrays or tables too deeply") from None
     unknown = set(document) - {"step"}
     if unknown:
         raise BadInput(f"plan {path}: unknown top-level key {sorted(unknown)[0]!r}; expected "

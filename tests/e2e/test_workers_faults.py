@@ -1,0 +1,153 @@
+"""Faults a worker outlives: a PostgreSQL blip under a held lease, a full disk, a read-only
+artifact store. Real `agentctl worker` processes, the session's own PostgreSQL server (stopped
+and restarted here: a test process runs one test at a time, so no other test sees the gap), and
+a real tmpfs for the disk that fills up (the tests run as root)."""
+
+from __future__ import annotations
+
+import errno
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.workers_support import Fleet, Worker, attempt_summary, clean_stderr, wait_until
+from tests.pg_server import PostgresServer
+
+
+def test_a_3_s_postgresql_outage_under_a_held_lease_is_outlived_by_the_same_attempt(
+        fleet: Fleet, postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTCTL_DATABASE_URL", raising=False)
+    fleet.bench.config(
+        "[sandbox]\nmode = 'off'\n[budget]\nmax_attempts = 2\nbackoff_initial_seconds = 0\n"
+        "[worker]\nlease_ttl_seconds = 12\npoll_seconds = 0.1\n"
+        "[verification]\ncommands = ['true']\nbaseline = 'never'\nreruns = 0\n"
+        f"[store]\nurl = '{postgres.database()}'\n")
+    run_id = fleet.queue(fleet.submit(), fleet.hanging_plan(first=16, later=0))
+    worker = fleet.start_worker("--once")
+    wait_until(fleet.agent_pids, timeout=60, what="the agent to start")
+    time.sleep(0.5)  # a heartbeat and some cancel polls on the way
+    postgres.stop("fast")
+    try:
+        time.sleep(3)
+    finally:
+        postgres.restart()
+
+    assert worker.wait(timeout=120) == 0, worker.stderr()
+    clean_stderr(worker.stderr())
+    tree = fleet.tree(run_id)
+    assert tree["status"] == "COMPLETED"
+    assert attempt_summary(tree) == [(1, "COMPLETED", None)]  # no second attempt
+    assert len(fleet.agent_pids()) == 1
+
+
+@contextmanager
+def tmpfs(path: Path, size: str) -> Iterator[Path]:
+    """A small tmpfs mounted on `path` for the test (unmounted after, pass or fail)."""
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+                   check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def fill(folder: Path) -> Path:
+    """A file taking every free byte of `folder`'s file system; delete it to make room."""
+    filler = folder / "filler"
+    with open(filler, "wb", buffering=0) as out:
+        for chunk in (1 << 20, 4096, 1):
+            try:
+                while True:
+                    out.write(b"\0" * chunk)
+            except OSError as error:
+                assert error.errno == errno.ENOSPC, error
+    return filler
+
+
+def meets_fault(worker: Worker, *words: str) -> None:
+    """Wait until the worker's stderr names the fault, then check it is still alive."""
+    wait_until(lambda: any(word in worker.stderr() for word in words), timeout=60,
+               what=f"the worker to meet {words}")
+    time.sleep(1)
+    assert worker.process.poll() is None, worker.stderr()
+
+
+def queue(fleet: Fleet, task_id: str, agent: str) -> str:
+    """`run start --detach` beside a running worker (which may lease it at once)."""
+    return str(fleet.json("run", "start", task_id, "--agent", agent, "--detach")["runId"])
+
+
+def finishes(fleet: Fleet, run_id: str) -> str:
+    return str(wait_until(lambda: fleet.status(run_id) in ("COMPLETED", "FAILED")
+                          and fleet.status(run_id), timeout=120, what=f"{run_id} to end"))
+
+
+def test_a_full_disk_ends_the_attempt_and_the_worker_runs_the_next_run_once_space_is_back(
+        fleet: Fleet) -> None:
+    with tmpfs(fleet.bench.home, "16m") as home:
+        fleet.configure(max_attempts=3)
+        task_id = fleet.submit()
+        first = fleet.queue(task_id, fleet.hanging_plan(first=3, later=0))
+        worker = fleet.start_worker()
+        fleet.wait_for_agent(run_id=first)
+        filler = fill(home)
+
+        meets_fault(worker, "No space left on device", "database or disk is full")
+        filler.unlink()
+        second = queue(fleet, task_id, fleet.writing_plan())
+
+        assert finishes(fleet, second) == "COMPLETED"
+        assert finishes(fleet, first) in ("COMPLETED", "FAILED")
+        assert worker.process.poll() is None, worker.stderr()
+        clean_stderr(worker.stderr())
+        assert "corrupt" not in worker.stderr()
+        fleet.audit_ok()
+
+
+def test_a_read_only_artifact_store_fails_the_attempt_and_the_worker_runs_the_next_run(
+        fleet: Fleet) -> None:
+    artifacts = fleet.bench.root / "artifacts"
+    with tmpfs(artifacts, "64m"):
+        fleet.configure(max_attempts=1)
+        config = fleet.bench.cwd / ".agentctl.toml"
+        config.write_text(config.read_text() + f"[store]\nartifacts = '{artifacts}'\n")
+        task_id = fleet.submit()
+        first = fleet.queue(task_id, fleet.hanging_plan(first=3, later=0))
+        worker = fleet.start_worker()
+        fleet.wait_for_agent(run_id=first)
+        subprocess.run(["mount", "-o", "remount,ro", str(artifacts)], check=True)
+
+        meets_fault(worker, "Read-only file system")
+        assert finishes(fleet, first) == "FAILED"
+        subprocess.run(["mount", "-o", "remount,rw", str(artifacts)], check=True)
+        second = queue(fleet, task_id, fleet.writing_plan())
+
+        assert finishes(fleet, second) == "COMPLETED"
+        assert worker.process.poll() is None, worker.stderr()
+        clean_stderr(worker.stderr())
+        tree = fleet.tree(first)
+        assert tree["verdict"]["status"] == "FAILED_INFRASTRUCTURE"
+        assert "Read-only file system" in tree["attempts"][0]["endReason"]
+
+
+def test_a_command_on_a_full_disk_names_the_full_disk_not_a_corrupt_file(fleet: Fleet) -> None:
+    with tmpfs(fleet.bench.home, "8m") as home:
+        fleet.configure()
+        fleet.submit()
+        filler = fill(home)
+        for _ in range(100):  # the first few may still fit in the log's free pages
+            result = fleet.cli("task", "submit", "--repo", str(fleet.repo), "--type",
+                               "refactor", "--instruction", "y" * 4000, expect=(0, 2))
+            if result.returncode:
+                break
+        filler.unlink()
+    assert result.returncode == 2
+    line = result.stderr.strip()
+    assert len(line.splitlines()) == 1 and "Traceback" not in line, result.stderr
+    assert "full" in line or "No space left" in line, line
+    assert "corrupt" not in line
