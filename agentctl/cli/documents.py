@@ -93,7 +93,8 @@ def classification_table(report: Any) -> list[Document]:
              "tests": to_json(c.tests),
              "classifiedTests": [{"testId": t.test_id, "classification": t.classification.value,
                                   "candidate": t.candidate.value,
-                                  "base": t.base.value if t.base else None}
+                                  "base": t.base.value if t.base else None,
+                                  "baseKnown": t.base is not None or not t.base_unknown}
                                  for t in c.classified_tests]}
             for c in report.checks]
 

@@ -71,7 +71,8 @@ def classify(candidate: Observed, base: Observed | None) -> tuple[
             if kind is not None:
                 tests.append(ClassifiedTest(
                     test_id=result.test_id, classification=kind, candidate=result.outcome,
-                    base=next(iter(base_runs), None), message=result.message))
+                    base=next(iter(base_runs), None), message=result.message,
+                    base_unknown=not base_runs and not _knows_collection(base)))
     return _classify_check(candidate, base, tests), tuple(tests)
 
 
@@ -123,6 +124,12 @@ def classified(check: VerificationCheck, candidate: Observed, base: Observed | N
     return replace(check, classification=kind, classified_tests=tests,
                    baseline_commit=base_commit if base is not None else None,
                    baseline_cached=cached if base is not None else None)
+
+
+def _knows_collection(base: Observed | None) -> bool:
+    """Whether a test missing from the base's report did not run there: only when the base's
+    runner named every test it ran."""
+    return base is not None and base.report is not None and base.report.complete
 
 
 def _mixed(runs: Sequence[TestOutcome]) -> bool:

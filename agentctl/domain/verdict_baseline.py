@@ -80,7 +80,10 @@ def _agents_failures(check: VerificationCheck, on_base: str) -> list[str]:
     out = [f"{_test(t)} failed; it passed on {on_base}" for t in check.classified_tests
            if t.classification is K.PASS_TO_FAIL]
     out += [f"{_test(t)} fails, and {on_base} does not have it" for t in check.classified_tests
-            if t.classification is K.FAIL_TO_FAIL and t.base is None]
+            if t.classification is K.FAIL_TO_FAIL and t.base is None and not t.base_unknown]
+    out += [f"{_test(t)} fails; its result on {on_base} is not known (the runner did not name "
+            "it)" for t in check.classified_tests
+            if t.classification is K.FAIL_TO_FAIL and t.base is None and t.base_unknown]
     classified = {t.test_id for t in check.classified_tests}
     unexplained = [t for t in check.failing_test_ids if t not in classified]
     if unexplained:

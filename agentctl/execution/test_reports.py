@@ -1,7 +1,8 @@
 """Per-test results of a verification command, without asking anyone to change the command.
 
 pytest is asked for a JUnit report through `PYTEST_ADDOPTS` (into a private directory outside
-the workspace, so it can never end up in a patch or be mistaken for the project's own); JUnit
+the workspace, so it can never end up in a patch or be mistaken for the project's own), and
+unittest names every test through a `sitecustomize` on PYTHONPATH (`unittest_report`); JUnit
 XML that Maven Surefire, Gradle or any other tool wrote during the run is read where those tools
 put it; `go test -json` and unittest are read from the command's log. Everything is parsed into
 one `TestReport` of test ids a runner can rerun: pytest node ids, unittest ids, `Class.method`.
@@ -27,6 +28,7 @@ from agentctl.execution.report_formats import (
     parse_junit,
     parse_unittest,
 )
+from agentctl.execution.unittest_report import REPORT_ENV as UNITTEST_ENV
 
 MAX_LOG_LINE = 1 << 16
 PYTEST_REPORT = "pytest-junit.xml"
@@ -35,6 +37,7 @@ SELECT_PLUGIN = "agentctl_select_tests"
 SELECT_ENV = "AGENTCTL_SELECT_TESTS"
 REPORT_PLUGIN = "agentctl_test_report"
 REPORT_ENV = "AGENTCTL_TEST_REPORT"
+UNITTEST_HOOK = Path(__file__).with_name("unittest_report.py")
 # Where build tools write JUnit XML, relative to the workspace (and one module level down).
 JUNIT_GLOBS = (
     "target/surefire-reports/*.xml", "target/failsafe-reports/*.xml",
@@ -118,6 +121,13 @@ class ReportDir:
         self.pytest_json.unlink(missing_ok=True)
         (self.path / f"{SELECT_PLUGIN}.py").write_text(_PLUGIN_SOURCE)
         (self.path / f"{REPORT_PLUGIN}.py").write_text(_REPORT_SOURCE)
+        for stale in self.unittest_reports():
+            stale.unlink(missing_ok=True)
+        (self.path / "sitecustomize.py").write_text(UNITTEST_HOOK.read_text(encoding="utf-8"))
+
+    def unittest_reports(self) -> list[Path]:
+        """What the unittest hook wrote: one file per Python process that ran tests."""
+        return sorted(self.path.glob("unittest-*.json"))
 
 
 def injected_env(env: Mapping[str, str], reports: ReportDir,
@@ -132,6 +142,7 @@ def injected_env(env: Mapping[str, str], reports: ReportDir,
     else:
         options = ["-p", REPORT_PLUGIN]
         result[REPORT_ENV] = str(reports.pytest_json)
+        result[UNITTEST_ENV] = str(reports.path)
     if select:
         options += ["-p", SELECT_PLUGIN]
         result[SELECT_ENV] = "\n".join(select)
@@ -166,6 +177,9 @@ def collect(*, workspace: Path, reports: ReportDir, log: Path, since_ns: int,
         add("pytest", _readable(reports.pytest_report, pytest_ids=True))
     for path in _written_junit(workspace, since_ns, junit_xml):
         add("junit", _readable(path, pytest_ids=False))
+    if not found:
+        add("unittest", [r for path in reports.unittest_reports()
+                         for r in _pytest_results(path) or []])
     unnamed = UnittestRun([])
     if not found:
         go, unnamed = _from_log(log)
@@ -187,7 +201,7 @@ def plugin_missing(log_tail: str) -> bool:
 
 
 def _pytest_results(path: Path) -> list[TestResult] | None:
-    """The plugin's records; None for a file that is not one."""
+    """The pytest plugin's (or the unittest hook's) records; None for a file that is not one."""
     try:
         if path.stat().st_size > MAX_REPORT_BYTES:
             return None

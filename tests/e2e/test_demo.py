@@ -133,3 +133,17 @@ def test_with_keep_the_sample_repository_stays_for_a_pr_and_its_path_is_printed(
     repository = Path(match.group(1))
     assert (repository / ".git").is_dir()
     assert (repository / "payments" / "refunds.py").is_file()
+
+
+def test_the_refund_regression_is_pass_to_fail_because_the_test_passed_on_base(
+        demo: dict) -> None:
+    """unittest without -v names its passes through the injected hook: the broken test is known
+    to have passed on the base, not "absent" there."""
+    run = demo["runs"]["refund rounding"]
+    reason = run["verdict"]["reasons"][0]
+    assert "failed; it passed on base" in reason and "does not have it" not in reason
+    explained = demo["cli"]("verdict", "explain", run["runId"], "--json").json()
+    (check,) = explained["classification"]
+    tests = {t["testId"]: (t["classification"], t["base"]) for t in check["classifiedTests"]}
+    assert tests["tests.test_refunds.RefundsTest.test_refund_subtracts_the_fee"] == (
+        "PASS_TO_FAIL", "PASSED")

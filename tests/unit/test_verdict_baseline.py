@@ -265,3 +265,19 @@ def check_with(status: C, required: bool = True) -> VerificationCheck:
 def test_auto_runs_the_baseline_only_where_it_can_change_the_verdict(
         mode: BaselineMode, task: TaskType, status: C, required: bool, wanted: bool) -> None:
     assert baseline_wanted(mode, task, [check_with(status, required)]) is wanted
+
+
+def test_a_test_the_base_counted_but_did_not_name_is_not_known_there_never_absent() -> None:
+    """unittest without its hook counts passes it does not name: a failing test missing from
+    such a base report may well have passed there."""
+    candidate = observed(C.FAILED, ("t.A.test_x", T.FAILED))
+    counted = Observed(status=C.PASSED, report=TestReport(runner="unittest", results=(),
+                                                          unnamed_passed=4))
+    _, (unknown,) = classify(candidate, counted)
+    assert (unknown.base, unknown.base_unknown) == (None, True)
+    _, (absent,) = classify(candidate, observed(C.PASSED, ("t.A.test_y", T.PASSED)))
+    assert (absent.base, absent.base_unknown) == (None, False)
+    decision = decide(verification=report(check(unknown, classification=K.FAIL_TO_FAIL)))
+    assert decision.status is V.FAILED_VERIFICATION
+    assert decision.reasons == (f"t.A.test_x fails; its result on base {BASE[:12]} is not known "
+                                "(the runner did not name it)",)

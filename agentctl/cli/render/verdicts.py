@@ -79,11 +79,17 @@ def _classification(checks: list[Document]) -> list[str]:
                 continue
             style = _CLASS_STYLE.get(test["classification"], "white")
             lines.append(f"    [{style}]{test['classification']:<12}[/] "
-                         f"{escape(test['testId'])}  [dim]base {test['base'] or 'absent'}, "
+                         f"{escape(test['testId'])}  [dim]base {_base_result(test)}, "
                          f"patch {test['candidate']}[/]")
         if steady:
             lines.append(f"    [dim]PASS_TO_PASS {steady} test(s)[/]")
     return lines
+
+
+def _base_result(test: Document) -> str:
+    if test["base"]:
+        return str(test["base"])
+    return "absent" if test.get("baseKnown", True) else "not known"
 
 
 def _artifact_line(artifact: Document, home: str) -> str:
