@@ -80,6 +80,8 @@ class VerificationPlan:
     baseline: BaselineMode = BaselineMode.AUTO
     reruns: int = 2
     allow_preexisting_failures: bool = True
+    must_pass: tuple[str, ...] = ()  # the task's tests that must pass (runner ids)
+    allow_removed_tests: bool = False  # the task's: tests passing on the base may vanish
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

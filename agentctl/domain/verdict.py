@@ -23,7 +23,7 @@ from agentctl.domain.errors import InvariantViolation
 from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch
 from agentctl.domain.run import JudgePolicy
-from agentctl.domain.verdict_baseline import baseline_link
+from agentctl.domain.verdict_baseline import Intent, baseline_link
 from agentctl.domain.verification import VerificationReport
 
 V = VerdictStatus
@@ -96,6 +96,7 @@ class VerdictInputs:
     infrastructure_failure: str | None = None
     cancelled: str | None = None
     allow_preexisting_failures: bool = True  # [verification] allow_preexisting_failures
+    intent: Intent = Intent()  # what the task asked the checks to show
     sandbox_off: str | None = None  # why the run's processes were not sandboxed, if they were not
 
 

@@ -185,8 +185,8 @@ def collect(*, workspace: Path, reports: ReportDir, log: Path, since_ns: int,
         go, unnamed = _from_log(log)
         add("go", go)
         add("unittest", unnamed.results)
-        if not found and unnamed.unnamed_passed + unnamed.unnamed_skipped:
-            runners.append("unittest")
+        if not found and unnamed.counted:
+            runners.append("unittest")  # unittest ran and named no test: 0 is a count too
     if not runners:
         return None
     return TestReport(runner="+".join(dict.fromkeys(runners)), results=tuple(found.values()),

@@ -56,7 +56,8 @@ def compare_with_base(ctx: AttemptContext, runs: list[CheckRun],
         if ctx.stop():
             return None
     base_commit = ctx.spec.base_commit
-    if not baseline_wanted(plan.baseline, ctx.spec.task_type, [r.check for r in runs]):
+    if not baseline_wanted(plan.baseline, ctx.spec.task_type, [r.check for r in runs],
+                           must_pass=bool(plan.must_pass)):
         return [_clean(ctx, classified(r.check, c, None, None, None))
                 for r, c in zip(runs, candidates, strict=True)], evidence
     checks: list[VerificationCheck] = []

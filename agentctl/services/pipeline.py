@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agentctl.domain.agent import AgentKind
 from agentctl.domain.audit import digest
+from agentctl.domain.baseline import FIX_TASKS
 from agentctl.domain.ending import AttemptEnd, Cancelled, Completed, InfraFailed, LostLease
 from agentctl.domain.enums import (
     ArtifactType,
@@ -38,6 +39,7 @@ from agentctl.domain.verdict import (
     decide_verdict,
     infrastructure_failed,
 )
+from agentctl.domain.verdict_baseline import Intent
 from agentctl.execution import workspace as workspaces
 from agentctl.execution.agents import AgentOutcome, AgentSession, build_agent
 from agentctl.execution.attribution import ChangeTracker
@@ -169,6 +171,9 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
             verification=verified.report if verified else None,
             judge=judged.report if judged else None, agent_error=outcome.error,
             allow_preexisting_failures=spec.verification_plan.allow_preexisting_failures,
+            intent=Intent(fix=spec.task_type in FIX_TASKS,
+                          must_pass=spec.verification_plan.must_pass,
+                          allow_removed_tests=spec.verification_plan.allow_removed_tests),
             evidence=Evidence(patch=collected.evidence,
                               verification=verified.evidence if verified else (),
                               judge=judged.evidence if judged else ()),

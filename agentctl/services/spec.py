@@ -63,6 +63,8 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
             baseline=config.verification.baseline,
             reruns=config.verification.reruns,
             allow_preexisting_failures=config.verification.allow_preexisting_failures,
+            must_pass=task.must_pass,
+            allow_removed_tests=task.allow_removed_tests,
         ),
         budget=Budget(
             max_attempts=config.budget.max_attempts,

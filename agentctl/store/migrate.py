@@ -99,6 +99,8 @@ def _legacy_revision(connection: Connection) -> str | None:
     if not inspector.has_table("task"):
         return None
     patch_columns = {column["name"] for column in inspector.get_columns("patch")}
+    if "intent" in {column["name"] for column in inspector.get_columns("task")}:
+        return "0003"
     return "0002" if "tree_id" in patch_columns else "0001"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-HEAD = "0002"
+HEAD = "0003"
 """The newest migration under `migrations/versions`; a test checks it is Alembic's head."""
 
 _TABLE_EXISTS = {

@@ -93,7 +93,8 @@ def test_an_old_home_is_upgraded_on_first_use_with_its_data_intact(
     for table in before:
         if table == "tool_call":
             continue
-        widened = {"patch", "verdict"}  # they gained `tree_id`, NULL for old rows
+        # patch and verdict gained `tree_id`, task its `intent`: NULL for old rows
+        widened = {"patch", "verdict", "task"}
         rows = [row[:-1] for row in after[table]] if table in widened else after[table]
         assert rows == before[table], table
         if table in widened:

@@ -90,13 +90,15 @@ class Harness:
     def submit(self, agent: AgentSpec, *, task_type: str = "bug_fix",
                instruction: str = "fix the thing", verify: tuple[str, ...] = (UNITTEST,),
                autonomy: str | None = None, allowed: tuple[str, ...] = (),
-               forbidden: tuple[str, ...] = ()) -> Run:
+               forbidden: tuple[str, ...] = (), must_pass: tuple[str, ...] = (),
+               allow_removed_tests: bool = False) -> Run:
         """A queued run of a new task, as `task submit` and `run start --detach` make it."""
         if self.store is not None:
             task = submit_task(self.store, self.settings, TaskRequest(
                 repository=str(self.repo), task_type=task_type, instruction=instruction,
                 verification_commands=verify, autonomy_level=autonomy, allowed_paths=allowed,
-                forbidden_paths=forbidden), cwd=self.root)
+                forbidden_paths=forbidden, must_pass=must_pass,
+                allow_removed_tests=allow_removed_tests or None), cwd=self.root)
             return create_run(self.store, self.settings, task.task_id, agent=agent)
         assert isinstance(self.queue, MemoryRunQueue)
         now = utcnow()
@@ -107,7 +109,8 @@ class Harness:
                     else self.settings.policy.default_autonomy,
                     status=TaskStatus.READY_FOR_RUN, created_at=now, updated_at=now,
                     allowed_paths=allowed, forbidden_paths=forbidden,
-                    verification_commands=verify)
+                    verification_commands=verify, must_pass=must_pass,
+                    allow_removed_tests=allow_removed_tests)
         denials = policy_denial_reasons(autonomy=task.autonomy_level, allowed_paths=allowed,
                                         repository=str(self.repo),
                                         policy=task_policy(self.settings))

@@ -93,8 +93,11 @@ def base_steps(record: RunRecord) -> list[str]:
 
 def test_a_fix_with_a_failure_already_on_base_needs_review_and_names_each_class(
         harness: Harness, tmp_path: Path) -> None:
+    """The task names the test its fix must make pass: an unrelated test failing on the base
+    too is then a human's call, as for any task."""
     harness.repo = pytest_repo(tmp_path)
-    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,), task_type="bug_fix")
+    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,), task_type="bug_fix",
+                         must_pass=("tests/test_calc.py::test_add",))
 
     base = record.run.base_commit
     assert classes(record) == {"tests/test_calc.py::test_add": K.FAIL_TO_PASS,
@@ -114,6 +117,36 @@ def test_a_fix_with_a_failure_already_on_base_needs_review_and_names_each_class(
 
 
 @on_sqlite
+def test_a_bug_fix_whose_test_still_fails_is_failed_verification_naming_it(
+        harness: Harness, tmp_path: Path) -> None:
+    """A patch that fixes nothing the task's test checks: the fix is not shown."""
+    harness.repo = pytest_repo(tmp_path)
+    record = harness.run(harness.plan({"tool": "fs.write", "path": "NOTES.md",
+                                       "content": "a note\n"}), verify=(PYTEST,))
+    base = record.run.base_commit[:12]
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    assert record.verdict.reasons[:2] == (
+        f"the fix is not shown: tests/test_calc.py::test_add failed on base {base} and still "
+        "fails",
+        f"the fix is not shown: tests/test_calc.py::test_answer failed on base {base} and still "
+        "fails")
+
+
+@on_sqlite
+def test_a_must_pass_test_that_still_fails_is_failed_verification(
+        harness: Harness, tmp_path: Path) -> None:
+    harness.repo = pytest_repo(tmp_path)
+    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,), task_type="refactor",
+                         must_pass=("tests/test_calc.py::test_add",
+                                    "tests/test_calc.py::test_answer"))
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    assert "must-pass test tests/test_calc.py::test_answer does not pass (FAIL_TO_FAIL, FAILED " \
+        "with the patch)" in record.verdict.reasons
+
+
+@on_sqlite
 def test_a_patch_that_breaks_a_passing_test_fails_naming_it_and_the_base(
         harness: Harness, tmp_path: Path) -> None:
     harness.repo = pytest_repo(tmp_path)
@@ -125,7 +158,9 @@ def test_a_patch_that_breaks_a_passing_test_fails_naming_it_and_the_base(
     assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
     base = record.run.base_commit[:12]
     assert record.verdict.reasons == (
-        f"tests/test_calc.py::test_mul (assert 5 == 6) failed; it passed on base {base}",)
+        f"tests/test_calc.py::test_mul (assert 5 == 6) failed; it passed on base {base}",
+        f"the fix is not shown: tests/test_calc.py::test_answer failed on base {base} and "
+        "still fails")
 
 
 @on_sqlite
@@ -149,7 +184,7 @@ def test_preexisting_failures_fail_the_run_when_config_does_not_allow_them(
         harness: Harness, tmp_path: Path) -> None:
     harness.repo = pytest_repo(tmp_path)
     harness.configure("[verification]\nallow_preexisting_failures = false\n")
-    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,))
+    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,), task_type="refactor")
 
     assert record.verdict is not None
     assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
@@ -203,7 +238,8 @@ def test_unittest_tests_are_classified_and_the_broken_one_fails_the_run(
 def test_unittest_fix_with_a_preexisting_failure_needs_review(
         harness: Harness, tmp_path: Path) -> None:
     harness.repo = unittest_repo(tmp_path)
-    record = harness.run(harness.plan(FIX_ADD), verify=(UNITTEST,))
+    record = harness.run(harness.plan(FIX_ADD), verify=(UNITTEST,),
+                         must_pass=("test_calc.CalcTest.test_add",))
 
     assert classes(record)["test_calc.CalcTest.test_answer"] is K.FAIL_TO_FAIL
     assert record.verdict is not None
@@ -212,7 +248,8 @@ def test_unittest_fix_with_a_preexisting_failure_needs_review(
 
 
 @on_sqlite
-def test_a_fix_no_test_shows_gets_a_judge_warning(harness: Harness, tmp_path: Path) -> None:
+def test_a_fix_no_test_shows_fails_verification_and_gets_a_judge_warning(
+        harness: Harness, tmp_path: Path) -> None:
     harness.repo = make_repo(tmp_path / "plain", {
         "calc.py": "def add(a, b):\n    return a + b\n",
         "test_calc.py": "import unittest\nfrom calc import add\n\n\n"
@@ -228,7 +265,10 @@ def test_a_fix_no_test_shows_gets_a_judge_warning(harness: Harness, tmp_path: Pa
     assert finding.message.startswith("no test shows the fix")
     assert judgement.status is JudgeStatus.PASSED_WITH_WARNINGS
     assert record.verdict is not None
-    assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    assert record.verdict.reasons == (
+        f"the fix is not shown: no test failed on base {record.run.base_commit[:12]} and passes "
+        "with the patch",)
 
 
 @on_sqlite

@@ -34,7 +34,8 @@ def events_of(record, type_: EventType) -> list:  # type: ignore[no-untyped-def]
 
 
 def test_a_migration_that_touches_production_config_needs_review(harness: Harness) -> None:
-    record = harness.run(harness.plan(DOCSTRING, CONFIG), autonomy="supervised_pr")
+    record = harness.run(harness.plan(DOCSTRING, CONFIG), autonomy="supervised_pr",
+                         task_type="api_migration")
     verdict = record.verdict
     assert verdict is not None and verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
     assert verdict.pr_eligibility is PrEligibility.ELIGIBLE_AFTER_HUMAN_APPROVAL
