@@ -43,6 +43,8 @@ class PatchBoundary:
     generated_patterns: tuple[str, ...]
     allow_lockfile_changes: bool = False
     allow_generated_changes: bool = False
+    ignore_generated: tuple[str, ...] = ()  # new files tools leave: kept out of the patch
+    allow_binary: tuple[str, ...] = ()  # binary files the patch may hold
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -43,7 +43,12 @@ from agentctl.domain.verdict_baseline import Intent
 from agentctl.execution import workspace as workspaces
 from agentctl.execution.agents import AgentOutcome, AgentSession, build_agent
 from agentctl.execution.attribution import ChangeTracker
-from agentctl.execution.environment import scrubbed_env, secret_file_values, secret_values
+from agentctl.execution.environment import (
+    RUN_DEFAULTS,
+    scrubbed_env,
+    secret_file_values,
+    secret_values,
+)
 from agentctl.execution.git import agent_git_env, copy_index
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.reaper import become_subreaper, descendants
@@ -84,7 +89,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
     dirs = workspaces.create_attempt_dirs()
     ctx = AttemptContext(
         ledger=ledger, spec=spec, dirs=dirs,
-        env=scrubbed_env(policy.env_allowlist, policy.env_passthrough),
+        env={**RUN_DEFAULTS, **scrubbed_env(policy.env_allowlist, policy.env_passthrough)},
         redactor=Redactor().knowing(secret_values(policy.env_passthrough)),
         stop=stop, progress=options.progress, redact_logs_up_to=options.redact_logs_up_to,
         approver=options.approver, spared=frozenset(descendants()),
