@@ -70,7 +70,7 @@ def verdict_document(views: Views, run: Run, *, explain: bool = False) -> Docume
     if explain:
         document["chain"] = [
             {"check": link.check, "passed": link.passed, "detail": link.detail,
-             "evidence": [artifact_document(artifacts[a]) for a in link.evidence
+             "evidence": [artifact_document(artifacts[a]) for a in dict.fromkeys(link.evidence)
                           if a in artifacts]}
             for link in verdict.chain
         ]

@@ -137,6 +137,7 @@ class VerificationCheck:
     classified_tests: tuple[ClassifiedTest, ...] = ()
     baseline_commit: str | None = None
     baseline_cached: bool | None = None
+    runner: str | None = None  # whose per-test results `tests` counts: pytest, unittest, junit...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -104,12 +104,12 @@ def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, works
     statuses: list[VerificationCheckStatus] = []
     outcomes: dict[str, list[TestOutcome]] = {}
     waiting = list(observed.failing_ids)
-    for _ in range(ctx.spec.verification_plan.reruns):
+    for number in range(1, ctx.spec.verification_plan.reruns + 1):
         if ctx.stop():
             break
         select, command = _selection(planned.command, observed.report, waiting)
         outcome = _execute(ctx, planned, workspace, role, evidence, select=select,
-                           command=command)
+                           command=command, number=number)
         statuses.append(outcome.status)
         if not waiting:
             if outcome.status is C.PASSED:
@@ -156,12 +156,15 @@ def _plain_unittest(command: str) -> list[str] | None:
 
 def _execute(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: str,
              evidence: list[str], *, select: tuple[str, ...] = (),
-             command: str | None = None, checkout: bool = False) -> CheckOutcome:
-    """One run of a check for the baseline or a rerun: a RUN_VERIFIER step with its log; with
-    `checkout`, the clean checkout of the base is made first (once per attempt) in that step."""
+             command: str | None = None, checkout: bool = False,
+             number: int | None = None) -> CheckOutcome:
+    """One run of a check for the baseline or a rerun: a RUN_VERIFIER step with its log (the
+    `number`th rerun's log says which); with `checkout`, the clean checkout of the base is made
+    first (once per attempt) in that step."""
     title = f"{role}: {planned.name}"
     ctx.progress(f"{role}: {command or planned.command}")
-    log = ctx.scratch / f"{planned.name}.{role.replace(' ', '-')}.log"
+    suffix = f"-{number}" if number is not None else ""
+    log = ctx.scratch / f"{planned.name}.{role.replace(' ', '-')}{suffix}.log"
     with ctx.step(StepType.RUN_VERIFIER, title, live=True) as step:
         step.note(command=command or planned.command, baseline=role.startswith("baseline"),
                   rerun=role.endswith("rerun"), selected=list(select))

@@ -77,7 +77,8 @@ def verify(ctx: AttemptContext, patch: Patch, diff: Path) -> VerificationEvidenc
         report = replace(report, full_report_artifact=document.artifact_id)
         step.note(status=report.status.value, checks=len(checks))
         step.record(report)
-    return VerificationEvidence(report, (document.artifact_id, *evidence))
+    # a rerun whose log is the same as the first run's is the same artifact: cited once
+    return VerificationEvidence(report, tuple(dict.fromkeys((document.artifact_id, *evidence))))
 
 
 def _checkout(ctx: AttemptContext, patch: Patch, diff: Path) -> None:
@@ -146,6 +147,7 @@ def _run_one(ctx: AttemptContext, planned: PlannedCheck,
         failing_tests=tuple(ctx.redactor.clean(t) for t in outcome.failing_tests),
         tests_ran=outcome.tests_ran,
         tests=outcome.test_report.counts if outcome.test_report else None,
+        runner=outcome.test_report.runner if outcome.test_report else None,
         failing_test_ids=tuple(ctx.redactor.clean(t.test_id)
                                for t in outcome.test_report.failing)
         if outcome.test_report else (),

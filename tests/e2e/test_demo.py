@@ -147,3 +147,13 @@ def test_the_refund_regression_is_pass_to_fail_because_the_test_passed_on_base(
     tests = {t["testId"]: (t["classification"], t["base"]) for t in check["classifiedTests"]}
     assert tests["tests.test_refunds.RefundsTest.test_refund_subtracts_the_fee"] == (
         "PASS_TO_FAIL", "PASSED")
+
+
+def test_verdict_explain_lists_each_artifact_once_and_tells_the_reruns_apart(demo: dict) -> None:
+    run = demo["runs"]["refund rounding"]
+    shown = demo["cli"]("verdict", "explain", run["runId"])
+    assert shown.returncode == 0, shown.stderr
+    digests = re.findall(r"sha256 ([0-9a-f]{64})", shown.stdout)
+    assert digests and len(digests) == len(set(digests))
+    assert "rerun-1.log" in shown.stdout and "rerun-2.log" in shown.stdout
+    assert "3 passed, 1 failed" not in shown.stdout  # a failing check shows its failure instead

@@ -419,3 +419,4 @@ def test_the_logs_of_reruns_and_of_the_base_are_redacted_like_the_checks_own(
         else:
             content = harness.queue.blobs.read(artifact.uri)  # type: ignore[attr-defined]
         assert secret.encode() not in content and b"token [REDACTED" in content
+

@@ -40,10 +40,14 @@ def explanation(verdict: Document, *, home: str) -> RenderableType:
         f"[bold]sandbox[/] {sandbox_line(verdict.get('sandbox') or {})}",
         "",
     ]
+    shown: set[str] = set()  # each artifact once, under the first link that cites it
     for number, link in enumerate(verdict["chain"], start=1):
         mark = "[green]✓[/]" if link["passed"] else "[red]✗[/]"
         lines.append(f"{number}. {mark} [bold]{link['check']}[/]  {escape(link['detail'])}")
-        lines += [f"   {_artifact_line(a, home)}" for a in link["evidence"]]
+        for artifact in link["evidence"]:
+            if artifact["artifactId"] not in shown:
+                shown.add(artifact["artifactId"])
+                lines.append(f"   {_artifact_line(artifact, home)}")
     lines += _classification(verdict.get("classification") or [])
     lines += ["", "[bold]reasons[/]", *(f"  - {escape(r)}" for r in verdict["reasons"])]
     if verdict.get("editedBy"):
@@ -56,7 +60,8 @@ def explanation(verdict: Document, *, home: str) -> RenderableType:
 
 
 _CLASS_STYLE = {"FAIL_TO_PASS": "green", "PASS_TO_PASS": "dim", "PASS_TO_FAIL": "red",
-                "FAIL_TO_FAIL": "yellow", "FLAKY": "magenta"}
+                "FAIL_TO_FAIL": "yellow", "FLAKY": "magenta", "PASS_TO_MISSING": "red",
+                "PASS_TO_FLAKY": "red"}
 
 
 def _classification(checks: list[Document]) -> list[str]:
