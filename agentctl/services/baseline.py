@@ -14,7 +14,12 @@ import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from agentctl.domain.baseline import Observed, baseline_wanted, classified
+from agentctl.domain.baseline import (
+    Observed,
+    baseline_wanted,
+    classified,
+    flips_to_check_on_base,
+)
 from agentctl.domain.enums import ArtifactType, StepType, TestOutcome, VerificationCheckStatus
 from agentctl.domain.run import PlannedCheck
 from agentctl.domain.verification import TestReport, VerificationCheck
@@ -65,6 +70,8 @@ def compare_with_base(ctx: AttemptContext, runs: list[CheckRun],
         if ctx.stop():
             return None
         base, cached = _baseline(ctx, run.planned, evidence)
+        if base is not None:
+            base = _rerun_flips_on_base(ctx, run.planned, candidate, base, evidence)
         checks.append(_clean(ctx, classified(run.check, candidate, base, base_commit, cached)))
     return checks, evidence
 
@@ -96,6 +103,32 @@ def _baseline(ctx: AttemptContext, planned: PlannedCheck,
     return observed, False
 
 
+
+
+def _rerun_flips_on_base(ctx: AttemptContext, planned: PlannedCheck, candidate: Observed,
+                         base: Observed, evidence: list[str]) -> Observed:
+    """Rerun on the base the tests that changed result with the patch but passed there once:
+    a test is FLAKY only if it changes result on the base too, else the patch made it flaky
+    (PASS_TO_FLAKY). Only those tests run again, in the attempt's base checkout."""
+    flips = list(flips_to_check_on_base(candidate, base))
+    if not flips:
+        return base
+    outcomes = {t: list(base.rerun_outcomes.get(t, ())) for t in flips}
+    select, command = _selection(planned.command, candidate.report, flips)
+    for number in range(1, ctx.spec.verification_plan.reruns + 1):
+        if ctx.stop():
+            break
+        outcome = _execute(ctx, planned, ctx.dirs.base_verify, "baseline flake rerun", evidence,
+                           select=select, command=command, checkout=True, number=number)
+        for test_id in flips:
+            seen = outcome.test_report.outcome_of(test_id) if outcome.test_report else None
+            if seen is not None:
+                outcomes[test_id].append(seen)
+        if all(any(o in (TestOutcome.FAILED, TestOutcome.ERROR) for o in outcomes[t])
+               for t in flips):
+            break  # each one flipped on the base too: no more runs can change that
+    return replace(base, rerun_outcomes={**base.rerun_outcomes,
+                                         **{t: tuple(o) for t, o in outcomes.items()}})
 
 
 def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, workspace: Path,

@@ -47,7 +47,8 @@ def flaky_test(counter: Path) -> str:
             "    return count\n")
 
 
-def pytest_repo(root: Path, *, flaky: Path | None = None) -> Path:
+def pytest_repo(root: Path, *, flaky: Path | None = None,
+                passes: str = "runs() % 2 == 0") -> Path:
     """A coloured pytest project (`--color=yes` in its config): add is broken on the base,
     answer() is wrong on the base and stays wrong, mul works."""
     tests = ("from calc import add, answer, mul\n\n\n"
@@ -59,7 +60,7 @@ def pytest_repo(root: Path, *, flaky: Path | None = None) -> Path:
     if flaky is not None:
         files["tests/counter.py"] = flaky_test(flaky)
         files["tests/test_flaky.py"] = ("from tests.counter import runs\n\n\n"
-                                        "def test_flaky():\n    assert runs() % 2 == 0\n")
+                                        f"def test_flaky():\n    assert {passes}\n")
         files["tests/test_calc.py"] = tests.replace(
             "\n\n\ndef test_answer():\n    assert answer() == 42\n", "\n")
     return make_repo(root / "pyproj", files)
@@ -420,3 +421,51 @@ def test_the_logs_of_reruns_and_of_the_base_are_redacted_like_the_checks_own(
             content = harness.queue.blobs.read(artifact.uri)  # type: ignore[attr-defined]
         assert secret.encode() not in content and b"token [REDACTED" in content
 
+
+
+FIRST_USE_BREAKS_MUL = {
+    "tool": "fs.replace", "path": "calc.py", "old": "def mul(a, b):\n    return a * b\n",
+    "new": "def mul(a, b):\n    import os\n"
+           "    marker = os.path.join(os.path.dirname(os.path.abspath(__file__)), '.used')\n"
+           "    if not os.path.exists(marker):\n"
+           "        open(marker, 'w').close()\n"
+           "        return a + b\n"
+           "    return a * b\n"}
+
+
+@on_sqlite
+def test_a_test_the_patch_breaks_on_first_use_only_is_pass_to_flaky_and_fails(
+        harness: Harness, tmp_path: Path) -> None:
+    """It fails once and passes on the rerun, but never changed result on the base: not
+    "flaky", the patch's doing."""
+    harness.repo = pytest_repo(tmp_path)
+    record = harness.run(harness.plan(FIRST_USE_BREAKS_MUL), verify=(PYTEST,),
+                         task_type="refactor")
+
+    assert classes(record)["tests/test_calc.py::test_mul"] is K.PASS_TO_FLAKY
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    base = record.run.base_commit[:12]
+    assert (f"tests/test_calc.py::test_mul passed on every run on base {base}; the patch made "
+            "it flaky") in record.verdict.reasons
+    flake_reruns = [s for s in record.steps if s.title.startswith("baseline flake rerun:")]
+    assert flake_reruns and all(s.attributes["selected"] == ["tests/test_calc.py::test_mul"]
+                                for s in flake_reruns)
+
+
+@on_sqlite
+def test_a_test_that_flips_on_the_base_too_when_rerun_there_is_flaky(
+        harness: Harness, tmp_path: Path) -> None:
+    """Runs 1 and 4 fail: the patch's first run and rerun flip; the base passes once, and its
+    rerun of that test alone fails: flaky on the base too."""
+    state = tmp_path / "state"
+    state.mkdir()
+    harness.configure(f'[sandbox]\nwritable = ["{state}"]\n')
+    harness.repo = pytest_repo(tmp_path, flaky=state / "flaky.count",
+                               passes="runs() not in (1, 4)")
+    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,))
+
+    assert classes(record)["tests/test_flaky.py::test_flaky"] is K.FLAKY
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
+    assert record.verdict.reasons[0].startswith("flaky: tests/test_flaky.py::test_flaky")
