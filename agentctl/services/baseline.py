@@ -88,7 +88,8 @@ def _baseline(ctx: AttemptContext, planned: PlannedCheck,
             step.note(command=planned.command, baseline=True, cached=True, cacheKey=key,
                       status=entry.observed.status.value, paidByRun=entry.run_id)
         return entry.observed, True
-    outcome = _execute(ctx, planned, ctx.dirs.base_verify, "baseline", evidence, checkout=True)
+    outcome = run_for_comparison(ctx, planned, ctx.dirs.base_verify, "baseline", evidence,
+                                 checkout=True)
     workspace = ctx.dirs.base_verify
     if outcome.status not in (C.PASSED, C.FAILED):
         return None, False  # a base that timed out or broke says nothing about the patch
@@ -118,8 +119,9 @@ def _rerun_flips_on_base(ctx: AttemptContext, planned: PlannedCheck, candidate: 
     for number in range(1, ctx.spec.verification_plan.reruns + 1):
         if ctx.stop():
             break
-        outcome = _execute(ctx, planned, ctx.dirs.base_verify, "baseline flake rerun", evidence,
-                           select=select, command=command, checkout=True, number=number)
+        outcome = run_for_comparison(ctx, planned, ctx.dirs.base_verify, "baseline flake rerun",
+                                     evidence, select=select, command=command, checkout=True,
+                                     number=number)
         for test_id in flips:
             seen = outcome.test_report.outcome_of(test_id) if outcome.test_report else None
             if seen is not None:
@@ -141,8 +143,8 @@ def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, works
         if ctx.stop():
             break
         select, command = _selection(planned.command, observed.report, waiting)
-        outcome = _execute(ctx, planned, workspace, role, evidence, select=select,
-                           command=command, number=number)
+        outcome = run_for_comparison(ctx, planned, workspace, role, evidence, select=select,
+                                     command=command, number=number)
         statuses.append(outcome.status)
         if not waiting:
             if outcome.status is C.PASSED:
@@ -187,10 +189,10 @@ def _plain_unittest(command: str) -> list[str] | None:
     return None
 
 
-def _execute(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: str,
-             evidence: list[str], *, select: tuple[str, ...] = (),
-             command: str | None = None, checkout: bool = False,
-             number: int | None = None) -> CheckOutcome:
+def run_for_comparison(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: str,
+                       evidence: list[str], *, select: tuple[str, ...] = (),
+                       command: str | None = None, checkout: bool = False,
+                       number: int | None = None) -> CheckOutcome:
     """One run of a check for the baseline or a rerun: a RUN_VERIFIER step with its log (the
     `number`th rerun's log says which); with `checkout`, the clean checkout of the base is made
     first (once per attempt) in that step."""

@@ -29,6 +29,7 @@ from agentctl.services.attempt import AttemptContext
 from agentctl.services.baseline import CheckRun, compare_with_base
 from agentctl.services.confinement import named_paths, record_connections
 from agentctl.services.evidence import json_artifact, log_artifact, text_artifact
+from agentctl.services.harness import under_base_harness
 
 _STEP_STATUS = {
     VerificationCheckStatus.PASSED: StepStatus.SUCCEEDED,
@@ -63,6 +64,11 @@ def verify(ctx: AttemptContext, patch: Patch, diff: Path) -> VerificationEvidenc
         return None
     checks, produced = compared
     evidence += produced
+    harness_evidence: list[str] = []
+    checks += under_base_harness(ctx, patch, runs, harness_evidence)
+    evidence += harness_evidence
+    if ctx.stop():
+        return None
     report_id = ids.new_id("verification")
     with ctx.step(StepType.SUMMARIZE_LOG, "verification report") as step:
         report = VerificationReport(

@@ -469,3 +469,62 @@ def test_a_test_that_flips_on_the_base_too_when_rerun_there_is_flaky(
     assert record.verdict is not None
     assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
     assert record.verdict.reasons[0].startswith("flaky: tests/test_flaky.py::test_flaky")
+
+
+def clean_pytest_repo(root: Path) -> Path:
+    """Every test passes on the base."""
+    return make_repo(root / "clean", {
+        "calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
+        "pytest.ini": "[pytest]\naddopts = -p no:cacheprovider\n",
+        "tests/__init__.py": "",
+        "tests/test_calc.py": "from calc import add, mul\n\n\n"
+                              "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+                              "def test_mul():\n    assert mul(2, 3) == 6\n"})
+
+
+BREAK_ADD = {"tool": "fs.replace", "path": "calc.py", "old": "a + b", "new": "a - b"}
+ALL_PASS_HOOK = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+                 "def pytest_runtest_makereport(item, call):\n"
+                 "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n")
+
+
+@on_sqlite
+@pytest.mark.parametrize(("harness_edit", "named"), [
+    ({"tool": "fs.write", "path": "pytest.ini",
+      "content": "[pytest]\naddopts = -p no:cacheprovider "
+                 "--deselect tests/test_calc.py::test_add\n"}, "pytest.ini"),
+    ({"tool": "fs.write", "path": "conftest.py", "content": ALL_PASS_HOOK}, "conftest.py"),
+], ids=["pytest.ini deselects", "conftest.py passes all"])
+def test_a_harness_change_that_hides_a_broken_test_fails_naming_the_file(
+        harness: Harness, tmp_path: Path, harness_edit: dict[str, str], named: str) -> None:
+    harness.repo = clean_pytest_repo(tmp_path)
+    harness.configure('[policy]\nmax_autonomy = "auto_pr"\n')
+    record = harness.run(harness.plan(BREAK_ADD, harness_edit), verify=(PYTEST,),
+                         task_type="refactor", autonomy="auto_pr")
+
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    (report,) = record.verifications
+    hidden = next(c for c in report.checks if c.name.endswith("(base harness)"))
+    assert hidden.status.value == "FAILED" and hidden.failing_test_ids == (
+        "tests/test_calc.py::test_add",)
+    assert any(f"under the base's {named}" in r and "tests/test_calc.py::test_add" in r
+               for r in record.verdict.reasons)
+    (judgement,) = record.judgements
+    assert [(f.category, f.file_path, f.blocks_auto_pr) for f in judgement.findings
+            if f.category == "harness-changed"] == [("harness-changed", named, True)]
+
+
+@on_sqlite
+def test_a_harness_change_that_hides_nothing_still_waits_for_a_person(
+        harness: Harness, tmp_path: Path) -> None:
+    harness.repo = clean_pytest_repo(tmp_path)
+    harness.configure('[policy]\nmax_autonomy = "auto_pr"\n')
+    record = harness.run(harness.plan(
+        {"tool": "fs.write", "path": "pytest.ini", "content": "[pytest]\naddopts = -q\n"}),
+        verify=(PYTEST,), task_type="refactor", autonomy="auto_pr")
+
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
+    assert any("the patch changes the test harness: pytest.ini" in r
+               for r in record.verdict.reasons)
