@@ -31,6 +31,7 @@ from agentctl.execution.report_formats import (
 from agentctl.execution.unittest_report import REPORT_ENV as UNITTEST_ENV
 
 MAX_LOG_LINE = 1 << 16
+_OUTCOMES = {outcome.value: outcome for outcome in TestOutcome}
 PYTEST_REPORT = "pytest-junit.xml"
 PYTEST_JSON = "pytest-results.json"
 SELECT_PLUGIN = "agentctl_select_tests"
@@ -119,15 +120,26 @@ class ReportDir:
         self.path.mkdir(parents=True, exist_ok=True)
         self.pytest_report.unlink(missing_ok=True)
         self.pytest_json.unlink(missing_ok=True)
-        (self.path / f"{SELECT_PLUGIN}.py").write_text(_PLUGIN_SOURCE)
-        (self.path / f"{REPORT_PLUGIN}.py").write_text(_REPORT_SOURCE)
         for stale in self.unittest_reports():
             stale.unlink(missing_ok=True)
-        (self.path / "sitecustomize.py").write_text(UNITTEST_HOOK.read_text(encoding="utf-8"))
+        _write_once(self.path / f"{SELECT_PLUGIN}.py", _PLUGIN_SOURCE)
+        _write_once(self.path / f"{REPORT_PLUGIN}.py", _REPORT_SOURCE)
+        _write_once(self.path / "sitecustomize.py", UNITTEST_HOOK.read_text(encoding="utf-8"))
 
     def unittest_reports(self) -> list[Path]:
         """What the unittest hook wrote: one file per Python process that ran tests."""
-        return sorted(self.path.glob("unittest-*.json"))
+        return sorted(self.path.glob("unittest-*.tsv"))
+
+
+def _write_once(path: Path, text: str) -> None:
+    """Rewritten only when it differs: an unchanged file keeps its mtime, so the runner's
+    Python reuses the bytecode it compiled for it on the run before (a rerun, a base run)."""
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    path.write_text(text, encoding="utf-8")
 
 
 def injected_env(env: Mapping[str, str], reports: ReportDir,
@@ -178,8 +190,7 @@ def collect(*, workspace: Path, reports: ReportDir, log: Path, since_ns: int,
     for path in _written_junit(workspace, since_ns, junit_xml):
         add("junit", _readable(path, pytest_ids=False))
     if not found:
-        add("unittest", [r for path in reports.unittest_reports()
-                         for r in _pytest_results(path) or []])
+        add("unittest", [r for path in reports.unittest_reports() for r in _unittest_results(path)])
     unnamed = UnittestRun([])
     if not found:
         go, unnamed = _from_log(log)
@@ -211,6 +222,24 @@ def _pytest_results(path: Path) -> list[TestResult] | None:
                 for nodeid, outcome, message in rows]
     except (OSError, ValueError, TypeError):
         return None
+
+
+def _unittest_results(path: Path) -> list[TestResult]:
+    """The unittest hook's lines (outcome, id, message); a line that is not one is skipped."""
+    results: list[TestResult] = []
+    try:
+        if path.stat().st_size > MAX_REPORT_BYTES:
+            return []
+        with open(path, encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                outcome, _, rest = line.rstrip("\n").partition("\t")
+                test_id, _, message = rest.partition("\t")
+                if test_id and outcome in _OUTCOMES:
+                    results.append(TestResult(test_id=test_id, outcome=_OUTCOMES[outcome],
+                                              message=message or None))
+    except OSError:
+        return results
+    return results
 
 
 def _readable(path: Path, *, pytest_ids: bool) -> list[TestResult]:

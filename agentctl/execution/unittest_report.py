@@ -1,4 +1,4 @@
-"""agentctl: each unittest outcome, passes included, as JSON into $AGENTCTL_UNITTEST_REPORT.
+"""agentctl: each unittest outcome, passes included, into the directory $AGENTCTL_UNITTEST_REPORT.
 
 Copied as `sitecustomize.py` into a check's private report directory, which is put on
 PYTHONPATH: every Python the verification command starts imports it, so `python -m unittest`
@@ -64,17 +64,21 @@ def _wrap(result_module: Any) -> None:
 
 
 def _write() -> None:
+    """One line per test: outcome, id and message, tab-separated (json would cost more to
+    import than a quick suite takes to record)."""
     directory = os.environ.get(REPORT_ENV)
     if not directory or not _seen:
         return
-    import json
-
-    path = os.path.join(directory, f"unittest-{os.getpid()}.json")
+    path = os.path.join(directory, f"unittest-{os.getpid()}.tsv")
     try:
-        with open(path, "w", encoding="utf-8") as out:
-            json.dump([[n, o, m] for n, (o, m) in _seen.items()], out)
+        with open(path, "w", encoding="utf-8", errors="replace") as out:
+            out.writelines(f"{o}\t{n}\t{_flat(m)}\n" for n, (o, m) in _seen.items())
     except OSError:
         pass  # the log still says what it can
+
+
+def _flat(message: str | None) -> str:
+    return "" if not message else message.replace("\t", " ").replace("\n", " ")
 
 
 class _Finder:
