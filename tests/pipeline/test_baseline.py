@@ -528,3 +528,29 @@ def test_a_harness_change_that_hides_nothing_still_waits_for_a_person(
     assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
     assert any("the patch changes the test harness: pytest.ini" in r
                for r in record.verdict.reasons)
+
+
+REMOVE_MUL_TEST = {"tool": "fs.replace", "path": "tests/test_calc.py",
+                   "old": "\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n", "new": "\n"}
+
+
+@on_sqlite
+@pytest.mark.parametrize("allowed", [False, True], ids=["not allowed", "allow-removed-tests"])
+def test_a_removed_test_is_pass_to_missing_and_fails_unless_the_task_allows_it(
+        harness: Harness, tmp_path: Path, allowed: bool) -> None:
+    harness.repo = clean_pytest_repo(tmp_path)
+    harness.configure('[verification]\nbaseline = "always"\n')
+    record = harness.run(harness.plan(REMOVE_MUL_TEST), verify=(PYTEST,), task_type="refactor",
+                         allow_removed_tests=allowed)
+
+    assert classes(record)["tests/test_calc.py::test_mul"] is K.PASS_TO_MISSING
+    assert record.verdict is not None
+    missing = [r for r in record.verdict.reasons if "PASS_TO_MISSING" in r]
+    if allowed:
+        assert record.verdict.status is not VerdictStatus.FAILED_VERIFICATION and not missing
+    else:
+        assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+        assert missing == [f"tests/test_calc.py::test_mul passed on base "
+                           f"{record.run.base_commit[:12]} and did not run with the patch "
+                           "(PASS_TO_MISSING; a task that removes tests says "
+                           "--allow-removed-tests)"]
