@@ -40,13 +40,13 @@ def explanation(verdict: Document, *, home: str) -> RenderableType:
         f"[bold]sandbox[/] {sandbox_line(verdict.get('sandbox') or {})}",
         "",
     ]
-    shown: set[str] = set()  # each artifact once, under the first link that cites it
+    shown: set[str] = set()  # each content once, under the first link that cites it
     for number, link in enumerate(verdict["chain"], start=1):
         mark = "[green]✓[/]" if link["passed"] else "[red]✗[/]"
         lines.append(f"{number}. {mark} [bold]{link['check']}[/]  {escape(link['detail'])}")
         for artifact in link["evidence"]:
-            if artifact["artifactId"] not in shown:
-                shown.add(artifact["artifactId"])
+            if artifact["sha256"] not in shown:  # two reruns that logged the same are one
+                shown.add(artifact["sha256"])
                 lines.append(f"   {_artifact_line(artifact, home)}")
     lines += _classification(verdict.get("classification") or [])
     lines += ["", "[bold]reasons[/]", *(f"  - {escape(r)}" for r in verdict["reasons"])]
