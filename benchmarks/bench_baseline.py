@@ -11,6 +11,12 @@
    < 200 ms.
 3. `baseline = "auto"` when the checks pass (a refactor), vs `baseline = "never"`. Target: adds
    nothing (within noise).
+4. unittest passes named (issue 23): a 1,000-test quiet `python -m unittest` suite as a check with
+   the sitecustomize hook on PYTHONPATH, vs the plain command. Target CPU overhead <= 5%.
+5. Rerunning a flipping test on the base (issue 23): a run whose patch makes a test fail on its
+   first use only (PASS_TO_FLAKY), base cached, vs the same run with `baseline = "never"`; the
+   time added per flipping test beside one rerun of that test. Target: the base's checkout is
+   made once and only the flipping test runs there.
 """
 
 from __future__ import annotations
@@ -98,6 +104,123 @@ def bench_injection(root: Path, tests: int, repeat: int) -> None:
          statistics.median(cpu[False]), "s ", "<= 1.05x")
 
 
+def bench_unittest_naming(root: Path, tests: int, repeat: int) -> None:
+    from agentctl.domain.run import PlannedCheck
+    from agentctl.execution.environment import verification_env
+    from agentctl.execution.test_reports import ReportDir
+    from agentctl.execution.verifier import run_check
+
+    per_class = 100
+    files = {f"tests/test_u{n}.py": "import unittest\n\n\nclass T(unittest.TestCase):\n" + "".join(
+        f"    def test_{i}(self):\n        self.assertEqual({i}, {i})\n\n"
+        for i in range(per_class)) for n in range(tests // per_class)}
+    files["tests/__init__.py"] = ""
+    repo = git_repo(root / "unittest-suite", files)
+    check = PlannedCheck(name="unittest", command=f"{sys.executable} -m unittest discover -s tests")
+    env = verification_env({k: v for k, v in os.environ.items() if k in ("PATH", "HOME")})
+    named: list[int] = []
+    cpu: dict[bool, list[float]] = {False: [], True: []}
+
+    def run(hook: bool) -> float:
+        before = _cpu()
+        started = time.perf_counter()
+        reports = ReportDir(root / "unittest-reports")
+        if hook:
+            outcome = run_check(check, workspace=repo, env=env, log_path=root / "u.log",
+                                infra_patterns=(), reports=reports)
+            assert outcome.test_report is not None
+            named.append(len(outcome.test_report.results))
+        else:  # the plain command: no hook on its path, nothing read but the log's tail
+            run_check(check, workspace=repo, env=env, log_path=root / "u.log", infra_patterns=())
+        elapsed = time.perf_counter() - started
+        cpu[hook].append(_cpu() - before)
+        return elapsed
+
+    run(True)
+    cpu[True].clear()
+    plain, hooked = fastest(lambda: run(False), lambda: run(True), repeat)
+    assert named and named[-1] == tests, named  # every pass named, not counted
+    line(f"unittest, {tests} tests, passes named (wall)", hooked, plain, "s ", "<= 1.05x")
+    line(f"unittest, {tests} tests, passes named (CPU)", statistics.median(cpu[True]),
+         statistics.median(cpu[False]), "s ", "<= 1.05x")
+
+
+def bench_flake_on_base(root: Path, repeat: int) -> None:
+    from agentctl import config as configuration
+    from agentctl.domain import ids
+    from agentctl.domain.clock import utcnow
+    from agentctl.domain.enums import AutonomyLevel, TaskSource, TaskStatus, TaskType
+    from agentctl.domain.run import PlannedCheck
+    from agentctl.domain.task import Task
+    from agentctl.execution.agents.spec import parse_agent_spec
+    from agentctl.execution.environment import verification_env
+    from agentctl.execution.repository import commit_of
+    from agentctl.execution.test_reports import ReportDir
+    from agentctl.execution.verifier import run_check
+    from agentctl.services.memory import MemoryRunQueue
+    from agentctl.services.pipeline import RunOptions
+    from agentctl.services.spec import build_spec
+    from agentctl.services.worker import run_inline
+
+    tests = "".join(f"    def test_{i}(self):\n        self.assertEqual(mul({i}, 1), {i})\n\n"
+                    for i in range(50))
+    repo = git_repo(root / "flake", {
+        "calc.py": "def mul(a, b):\n    return a * b\n",
+        "test_calc.py": "import unittest\nfrom calc import mul\n\n\nclass T(unittest.TestCase):\n"
+                        + tests})
+    commit = commit_of(str(repo), "main")
+    plan = root / "flake-plan.toml"
+    plan.write_text('[[step]]\ntool = "fs.replace"\npath = "calc.py"\n'
+                    'old = "    return a * b\\n"\n'
+                    'new = "    import os\\n    if not os.path.exists(\'.used\'):\\n'
+                    '        open(\'.used\', \'w\').close()\\n        return a + b + 1\\n'
+                    '    return a * b\\n"\n')
+    agent = parse_agent_spec(f"script:{plan}", root)
+    queue = MemoryRunQueue()
+    cache = root / "flake-baselines"
+    command = f"{sys.executable} -m unittest -q test_calc"
+    flips: list[int] = []
+
+    def run(mode: str) -> float:
+        path = root / f"flake-{mode}.toml"
+        path.write_text(f'[verification]\nbaseline = "{mode}"\nreruns = 1\n')
+        now = utcnow()
+        task = Task(task_id=ids.new_id("task"), source=TaskSource.CLI, created_by="bench",
+                    task_type=TaskType.REFACTOR, title="t", instruction="t", repository=str(repo),
+                    base_ref="main", autonomy_level=AutonomyLevel.DRY_RUN,
+                    status=TaskStatus.READY_FOR_RUN, created_at=now, updated_at=now,
+                    verification_commands=(command,))
+        spec = build_spec(task, configuration.load(path), base_commit=commit,
+                          agent=agent.describe(), agent_digest=agent.digest)
+        created = queue.create(task, spec)
+        started = time.perf_counter()
+        run_inline(queue, created.run_id, ttl_seconds=30, options=RunOptions(baseline_cache=cache))
+        elapsed = time.perf_counter() - started
+        (report,) = queue.record(created.run_id).verifications
+        flips.append(sum(t.classification.value == "PASS_TO_FLAKY"
+                         for t in report.checks[0].classified_tests))
+        return elapsed
+
+    run("always")  # the cache holds the base's first run from here on
+    runs: dict[str, list[float]] = {"never": [], "always": []}
+    for _ in range(repeat):  # medians: a whole run's time varies more than one step's
+        for mode in runs:
+            runs[mode].append(run(mode))
+    never, always = statistics.median(runs["never"]), statistics.median(runs["always"])
+    flipping = flips[-1]
+    assert flipping > 0, flips
+    env = verification_env({k: v for k, v in os.environ.items() if k in ("PATH", "HOME")})
+    one: list[float] = []
+    for _ in range(repeat):  # one rerun of the flipping tests, as the patch's rerun makes it
+        started = time.perf_counter()
+        run_check(PlannedCheck(name="u", command=command), workspace=repo, env=env,
+                  log_path=root / "one.log", infra_patterns=(), reports=ReportDir(root / "one"))
+        one.append(time.perf_counter() - started)
+    added = (always - never) / flipping
+    line(f"base check of a flipping test ({flipping} flipping)", added,
+         statistics.median(one), "s ", "<= 1 rerun (checkout of the base included)")
+
+
 def _cpu() -> float:
     """CPU seconds of this process and of its finished children."""
     import resource
@@ -171,10 +294,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--only", choices=("pytest", "cached", "unittest", "flaky"))
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="agentctl-bench-baseline-"))
-    bench_injection(root, args.tests, args.repeat)
-    bench_cached_baseline(root, args.repeat)
+    if args.only in (None, "pytest"):
+        bench_injection(root, args.tests, args.repeat)
+    if args.only in (None, "cached"):
+        bench_cached_baseline(root, args.repeat)
+    if args.only in (None, "unittest"):
+        bench_unittest_naming(root, args.tests, args.repeat)
+    if args.only in (None, "flaky"):
+        bench_flake_on_base(root, args.repeat)
 
 
 if __name__ == "__main__":

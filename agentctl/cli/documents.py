@@ -70,7 +70,7 @@ def verdict_document(views: Views, run: Run, *, explain: bool = False) -> Docume
     if explain:
         document["chain"] = [
             {"check": link.check, "passed": link.passed, "detail": link.detail,
-             "evidence": [artifact_document(artifacts[a]) for a in link.evidence
+             "evidence": [artifact_document(artifacts[a]) for a in dict.fromkeys(link.evidence)
                           if a in artifacts]}
             for link in verdict.chain
         ]
@@ -94,7 +94,8 @@ def classification_table(report: Any) -> list[Document]:
              "tests": to_json(c.tests),
              "classifiedTests": [{"testId": t.test_id, "classification": t.classification.value,
                                   "candidate": t.candidate.value,
-                                  "base": t.base.value if t.base else None}
+                                  "base": t.base.value if t.base else None,
+                                  "baseKnown": t.base is not None or not t.base_unknown}
                                  for t in c.classified_tests]}
             for c in report.checks]
 

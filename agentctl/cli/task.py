@@ -38,6 +38,10 @@ def submit(
                       help="Paths matching these globs must not change (repeatable).")] = None,
     verify: Annotated[list[str] | None, typer.Option("--verify", metavar="CMD",
                       help="Verification command, added to config's (repeatable).")] = None,
+    must_pass: Annotated[list[str] | None, typer.Option("--must-pass", metavar="TEST_ID", help=(
+        "A test that must pass with the patch, as its runner names it (repeatable)."))] = None,
+    allow_removed_tests: Annotated[bool, Flag("--allow-removed-tests", help=(
+        "Tests that passed on the base may vanish (a task that removes tests)."))] = False,
     autonomy: Annotated[str | None, typer.Option("--autonomy", metavar="LEVEL", help=(
         "dry_run, draft_pr, supervised_pr or auto_pr. (default: policy.default_autonomy)"))] = None,
     label: Annotated[list[str] | None, typer.Option("--label", metavar="K=V",
@@ -83,7 +87,8 @@ def submit(
         repository=repo, base_ref=base, task_type=type_, instruction=instruction, title=title,
         autonomy_level=autonomy, session_id=session, allowed_paths=tuple(allow or ()),
         forbidden_paths=tuple(forbid or ()), verification_commands=tuple(verify or ()),
-        labels=parse_labels(label) if label else {}))
+        labels=parse_labels(label) if label else {}, must_pass=tuple(must_pass or ()),
+        allow_removed_tests=True if allow_removed_tests else None))
     current = state(ctx)
     request = _completed(current, request, ask=not no_input and _at_terminal())
     agent_spec = None

@@ -37,6 +37,13 @@ GENERATED = (
     "dist/**", "build/**", "target/**", "*.min.js", "*.min.css", "*_pb2.py", "*.pb.go",
     "**/generated/**", "*.generated.*",
 )
+# What tools leave behind while the agent works (bytecode, caches, installed packages, build
+# output): new files matching these are left out of the patch and listed as excluded.
+IGNORE_GENERATED = (
+    "__pycache__", "*.pyc", "*.pyo", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox",
+    "node_modules", "/target", "*/target", "/build", "/dist", "*.egg-info", ".gradle",
+    ".coverage", ".coverage.*",
+)
 PRODUCTION_CONFIG = (
     "**/config/**", "*Config.java", "*Configuration.java", "config.py", "settings.py",
     "*production*", "*.properties", "application*.yml", "application*.yaml",
@@ -60,6 +67,8 @@ class BoundarySettings:
     generated: Globs = GENERATED
     allow_lockfile_changes: Flag = False
     allow_generated_changes: Flag = False
+    ignore_generated: Globs = IGNORE_GENERATED
+    allow_binary: Globs = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,7 +1,9 @@
 """The patch's checks against the same checks on the base commit: which failures the agent
 caused (PASS_TO_FAIL), which were there before (FAIL_TO_FAIL), which it fixed (FAIL_TO_PASS),
-and which tests cannot be trusted either way (FLAKY: their result changed between runs of the
-same code). Pure: the runs are observed elsewhere and handed in.
+which tests vanished (PASS_TO_MISSING: passed on the base, did not run with the patch), which it
+made unstable (PASS_TO_FLAKY: passed every base run, changes result with the patch) and which
+cannot be trusted either way (FLAKY: their result changes on the base too). Pure: the runs are
+observed elsewhere and handed in.
 """
 
 from __future__ import annotations
@@ -46,12 +48,13 @@ class Observed:
 
 
 def baseline_wanted(mode: BaselineMode, task_type: TaskType,
-                    checks: Sequence[VerificationCheck]) -> bool:
+                    checks: Sequence[VerificationCheck], *, must_pass: bool = False) -> bool:
     """`auto` runs the base only where it can change the verdict or show the fix: a required
-    check failed, or the task is a fix. Passing checks of other tasks cost nothing."""
+    check failed, the task is a fix, or it names tests that must pass (each is classified
+    against the base). Passing checks of other tasks cost nothing."""
     if mode is BaselineMode.NEVER:
         return False
-    if mode is BaselineMode.ALWAYS or task_type in FIX_TASKS:
+    if mode is BaselineMode.ALWAYS or task_type in FIX_TASKS or must_pass:
         return True
     return any(c.required and c.status is C.FAILED for c in checks)
 
@@ -71,14 +74,44 @@ def classify(candidate: Observed, base: Observed | None) -> tuple[
             if kind is not None:
                 tests.append(ClassifiedTest(
                     test_id=result.test_id, classification=kind, candidate=result.outcome,
-                    base=next(iter(base_runs), None), message=result.message))
+                    base=next(iter(base_runs), None), message=result.message,
+                    base_unknown=not base_runs and not _knows_collection(base)))
+    tests += _missing(candidate, base)
     return _classify_check(candidate, base, tests), tuple(tests)
+
+
+def _missing(candidate: Observed, base: Observed | None) -> list[ClassifiedTest]:
+    """Tests that passed on the base and did not run with the patch (deselected, newly skipped,
+    removed or renamed). Only a patch run that named every test it ran can show one missing."""
+    if base is None or base.report is None or candidate.report is None \
+            or not candidate.report.complete or candidate.status not in COMPARABLE:
+        return []
+    ran = {r.test_id: r.outcome for r in candidate.report.results}
+    return [ClassifiedTest(test_id=r.test_id, classification=K.PASS_TO_MISSING,
+                           candidate=T.SKIPPED, base=T.PASSED,
+                           message="skipped with the patch" if r.test_id in ran
+                           else "did not run with the patch")
+            for r in base.report.results
+            if r.outcome is T.PASSED and ran.get(r.test_id, T.SKIPPED) is T.SKIPPED
+            and not _mixed(base.runs_of(r.test_id))]
+
+
+def flips_to_check_on_base(candidate: Observed, base: Observed) -> tuple[str, ...]:
+    """Tests whose result changed between the patch's runs but that passed the one time they ran
+    on the base: rerun there, they tell FLAKY (flips on the base too) from PASS_TO_FLAKY."""
+    return tuple(test_id for test_id in candidate.rerun_outcomes
+                 if _mixed(candidate.runs_of(test_id))
+                 and base.runs_of(test_id)[:1] == (T.PASSED,)
+                 and len(base.runs_of(test_id)) == 1)
 
 
 def _classify_test(runs: Sequence[TestOutcome], base_runs: Sequence[TestOutcome], *,
                    has_base: bool) -> TestClassification | None:
-    if _mixed(runs) or _mixed(base_runs):
+    if _mixed(base_runs):
         return K.FLAKY
+    if _mixed(runs):
+        # flips with the patch only: the patch made a passing test unstable
+        return K.PASS_TO_FLAKY if base_runs and base_runs[0] is T.PASSED else K.FLAKY
     if not has_base:
         return None
     failed = _failed(runs[0])
@@ -94,7 +127,7 @@ def _classify_check(candidate: Observed, base: Observed | None,
     if candidate.status not in COMPARABLE:
         return None
     kinds = {t.classification for t in tests}
-    for kind in (K.PASS_TO_FAIL, K.FLAKY, K.FAIL_TO_FAIL):
+    for kind in (K.PASS_TO_FAIL, K.PASS_TO_FLAKY, K.PASS_TO_MISSING, K.FLAKY, K.FAIL_TO_FAIL):
         if kind in kinds:
             return kind
     if candidate.status is C.FAILED and candidate.report is not None and candidate.report.failing:
@@ -123,6 +156,12 @@ def classified(check: VerificationCheck, candidate: Observed, base: Observed | N
     return replace(check, classification=kind, classified_tests=tests,
                    baseline_commit=base_commit if base is not None else None,
                    baseline_cached=cached if base is not None else None)
+
+
+def _knows_collection(base: Observed | None) -> bool:
+    """Whether a test missing from the base's report did not run there: only when the base's
+    runner named every test it ran."""
+    return base is not None and base.report is not None and base.report.complete
 
 
 def _mixed(runs: Sequence[TestOutcome]) -> bool:

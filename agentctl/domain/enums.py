@@ -315,8 +315,10 @@ class TestOutcome(StrEnum):
 
 
 class TestClassification(StrEnum):
-    """A test (or a whole check) on the patch compared with the base commit: SWE-bench's words,
-    and FLAKY for one whose result changed between runs of the same code."""
+    """A test (or a whole check) on the patch compared with the base commit: SWE-bench's words;
+    FLAKY for one whose result changed between runs of the same code (on the base too);
+    PASS_TO_MISSING for one that passed on the base and did not run with the patch;
+    PASS_TO_FLAKY for one that passed every base run and changes result with the patch."""
 
     __test__ = False
     FAIL_TO_PASS = "FAIL_TO_PASS"
@@ -324,6 +326,8 @@ class TestClassification(StrEnum):
     PASS_TO_FAIL = "PASS_TO_FAIL"
     FAIL_TO_FAIL = "FAIL_TO_FAIL"
     FLAKY = "FLAKY"
+    PASS_TO_MISSING = "PASS_TO_MISSING"
+    PASS_TO_FLAKY = "PASS_TO_FLAKY"
 
 
 class BaselineMode(StrEnum):

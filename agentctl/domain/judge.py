@@ -10,6 +10,7 @@ from datetime import datetime
 from agentctl.domain import globs
 from agentctl.domain.enums import ChangeType, JudgeStatus, Severity, TaskType
 from agentctl.domain.findings import JudgeFinding as JudgeFinding  # its home is `findings`
+from agentctl.domain.harness import harness_findings
 from agentctl.domain.judge_intent import intent_findings
 from agentctl.domain.patch import FileChange, PatchBoundaryCheck
 from agentctl.domain.spec import JudgePolicy
@@ -83,6 +84,7 @@ def judge_by_rules(
     """Findings a reviewer would want first; the rules see only the redacted diff."""
     findings: list[JudgeFinding] = []
     findings += _test_findings(changes, diff_lines)
+    findings += harness_findings(changes, diff_lines)
     findings += _vanished_test_findings(changes, verification)
     findings += _config_findings(changes, policy)
     findings += _size_findings(changes, policy)

@@ -55,6 +55,7 @@ class PatchBoundaryCheck:
     unexpected_generated_files: tuple[str, ...]
     unexpected_lockfile_changes: tuple[str, ...]
     matched_rules: Mapping[str, str] = field(default_factory=dict)  # path -> rule
+    unexpected_binary_files: tuple[str, ...] = ()  # binaries no [boundary] allow_binary names
 
     def reasons(self) -> list[str]:
         out = [
@@ -65,6 +66,8 @@ class PatchBoundaryCheck:
                 self.allowed_path_violations]
         out += [f"unexpected generated file {path}" for path in self.unexpected_generated_files]
         out += [f"unexpected lockfile change {path}" for path in self.unexpected_lockfile_changes]
+        out += [f"unexpected binary file {path} (a binary the patch may hold is named in "
+                "[boundary] allow_binary)" for path in self.unexpected_binary_files]
         return out
 
 
@@ -104,6 +107,12 @@ def classify(
     )
 
 
+def ignored_generated(paths: Iterable[str], boundary: PatchBoundary) -> tuple[str, ...]:
+    """The new files among `paths` that tools left behind ([boundary] ignore_generated): they
+    are kept out of the patch, listed as excluded."""
+    return tuple(p for p in paths if globs.first_match(boundary.ignore_generated, p) is not None)
+
+
 def compute_stats(changes: Sequence[FileChange]) -> PatchStats:
     return PatchStats(
         files_changed=len(changes),
@@ -118,6 +127,7 @@ def check_boundary(changes: Iterable[FileChange], boundary: PatchBoundary) -> Pa
     outside: list[str] = []
     generated: list[str] = []
     lockfiles: list[str] = []
+    binaries: list[str] = []
     rules: dict[str, str] = {}
     for change in changes:
         escape = link_escape(change, boundary)
@@ -135,13 +145,18 @@ def check_boundary(changes: Iterable[FileChange], boundary: PatchBoundary) -> Pa
             _add(generated, change.path)
         if change.lockfile and not boundary.allow_lockfile_changes:
             _add(lockfiles, change.path)
+        if change.binary and change.change_type is not ChangeType.DELETED \
+                and not change.generated and not change.lockfile \
+                and globs.first_match(boundary.allow_binary, change.path) is None:
+            _add(binaries, change.path)
     return PatchBoundaryCheck(
-        passed=not (forbidden or outside or generated or lockfiles),
+        passed=not (forbidden or outside or generated or lockfiles or binaries),
         allowed_path_violations=tuple(outside),
         forbidden_path_violations=tuple(forbidden),
         unexpected_generated_files=tuple(generated),
         unexpected_lockfile_changes=tuple(lockfiles),
         matched_rules=rules,
+        unexpected_binary_files=tuple(binaries),
     )
 
 

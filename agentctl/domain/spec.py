@@ -24,6 +24,8 @@ class PatchBoundary:
     generated_patterns: tuple[str, ...]
     allow_lockfile_changes: bool = False
     allow_generated_changes: bool = False
+    ignore_generated: tuple[str, ...] = ()  # new files tools leave: kept out of the patch
+    allow_binary: tuple[str, ...] = ()  # binary files the patch may hold
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +63,8 @@ class VerificationPlan:
     baseline: BaselineMode = BaselineMode.AUTO
     reruns: int = 2
     allow_preexisting_failures: bool = True
+    must_pass: tuple[str, ...] = ()  # the task's tests that must pass (runner ids)
+    allow_removed_tests: bool = False  # the task's: tests passing on the base may vanish
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -35,7 +35,8 @@ def classified_tests(report: VerificationReport | None) -> list[Classified]:
         if check.classified_tests:
             out += [Classified(t.test_id, t.classification,
                                passed=t.candidate in (TestOutcome.PASSED, TestOutcome.SKIPPED),
-                               new=t.base is None) for t in check.classified_tests]
+                               new=t.base is None and not t.base_unknown)
+                    for t in check.classified_tests]
         elif check.classification is not None:
             out.append(Classified(check.command, check.classification,
                                   passed=check.status.value == "PASSED"))

@@ -46,6 +46,10 @@ class Task:
     verification_commands: tuple[str, ...] = ()
     session_id: str | None = None
     status_reason: str | None = None
+    # The intent the checks must show beyond passing: tests that must pass (by runner id), and
+    # whether tests may vanish (a task whose point is removing them).
+    must_pass: tuple[str, ...] = ()
+    allow_removed_tests: bool = False
 
     def __post_init__(self) -> None:
         check_task_fields(

@@ -24,11 +24,13 @@ from agentctl.domain.verdict_baseline import baseline_link
 from agentctl.domain.verdict_types import ChainLink as ChainLink
 from agentctl.domain.verdict_types import Evidence as Evidence
 from agentctl.domain.verdict_types import VerdictInputs as VerdictInputs
+from agentctl.domain.verification import VerificationCheck
 
 V = VerdictStatus
 E = PrEligibility
 # Verdicts whose patch may go on towards a PR (with review or approval as eligibility says).
 SUCCESSFUL = frozenset({V.SUCCESS, V.SUCCESS_NEEDS_REVIEW})
+NO_VERIFICATION = "no verification command configured"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -164,8 +166,10 @@ def _decide_status(inputs: VerdictInputs, chain: list[ChainLink]) -> tuple[Verdi
     verification = inputs.verification
     if excused is not None and excused.review:
         review[:0] = excused.review
-    elif verification is None or verification.status is not VerificationStatus.PASSED:
-        state = verification.status.value if verification else "NOT_RUN"
+    elif verification is None or not verification.checks:
+        review.append(NO_VERIFICATION)
+    elif verification.status is not VerificationStatus.PASSED:
+        state = verification.status.value
         review.append(f"verification {state}: not every deterministic check passed")
     if review:
         return V.SUCCESS_NEEDS_REVIEW, review
@@ -176,13 +180,15 @@ def _verification_link(
     inputs: VerdictInputs, chain: list[ChainLink],
 ) -> tuple[VerdictStatus, list[str]] | None:
     report = inputs.verification
-    if report is None or report.status in (VerificationStatus.NOT_RUN,
-                                           VerificationStatus.SKIPPED_BY_POLICY):
+    if report is None or not report.checks:
+        chain.append(ChainLink(check="verification", passed=False, detail=NO_VERIFICATION))
+        return None
+    if report.status in (VerificationStatus.NOT_RUN, VerificationStatus.SKIPPED_BY_POLICY):
         chain.append(ChainLink(check="verification", passed=False,
                                detail="no verification command ran"))
         return None
     failures = report.failure_reasons()
-    detail = "; ".join(failures) or f"{len(report.checks)} check(s) passed"
+    detail = "; ".join(failures) or "; ".join(_counted(check) for check in report.checks)
     passed = report.status is VerificationStatus.PASSED
     chain.append(ChainLink(check="verification", passed=passed, detail=detail,
                            evidence=inputs.evidence.verification))
@@ -191,6 +197,16 @@ def _verification_link(
     if report.status in (VerificationStatus.FAILED, VerificationStatus.TIMED_OUT):
         return V.FAILED_VERIFICATION, failures
     return None
+
+
+def _counted(check: VerificationCheck) -> str:
+    """`69 passed, 0 failed, 2 skipped (unittest)`: what a passing check proved."""
+    counts = check.tests
+    if counts is None:
+        return f"`{check.command}` {check.status.value.lower()}"
+    runner = f" ({check.runner})" if check.runner else ""
+    return (f"{counts.passed} passed, {counts.failed + counts.errors} failed, "
+            f"{counts.skipped} skipped{runner}")
 
 
 def _judge_link(inputs: VerdictInputs, chain: list[ChainLink]) -> list[str]:

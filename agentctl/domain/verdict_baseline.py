@@ -1,10 +1,16 @@
-"""The baseline's part of the verdict: whose failure a red check is.
+"""The baseline's part of the verdict: whose failure a red check is, and whether the task's
+intent was shown.
 
 A required check that failed is the agent's failure unless the comparison with the base commit
 says otherwise: a test that already failed there (FAIL_TO_FAIL) is not the patch's doing, and
 a FLAKY one proves nothing either way; both leave the run for a human at most. A test that
-passed on the base and fails with the patch (PASS_TO_FAIL), a failing test the base does not
-have, and any failure without a class stay the agent's.
+passed on the base and fails with the patch (PASS_TO_FAIL), one the patch made flaky
+(PASS_TO_FLAKY), one that vanished (PASS_TO_MISSING), a failing test the base does not have,
+and any failure without a class stay the agent's.
+
+The task's intent is stricter: a fix (bug_fix, test_fix) is shown only by a test that failed on
+the base and passes with the patch, so a test still failing is the fix not shown, and a task's
+must-pass tests must each pass.
 """
 
 from __future__ import annotations
@@ -13,9 +19,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentctl.domain.enums import TestClassification, VerificationCheckStatus
-from agentctl.domain.verdict_types import ChainLink, VerdictInputs
-from agentctl.domain.verification import ClassifiedTest, VerificationCheck
+from agentctl.domain.enums import TestClassification, TestOutcome, VerificationCheckStatus
+from agentctl.domain.verdict_types import ChainLink, Intent, VerdictInputs
+from agentctl.domain.verification import ClassifiedTest, VerificationCheck, VerificationReport
 
 K = TestClassification
 C = VerificationCheckStatus
@@ -31,41 +37,103 @@ class Excuse:
 
 
 def baseline_link(inputs: VerdictInputs, chain: list[ChainLink]) -> Excuse | None:
-    """None when no check was classified (no baseline ran and nothing was flaky): the verdict
-    then reads the checks alone, as it always did."""
-    report = inputs.verification
-    if report is None or not any(c.classification or c.classified_tests for c in report.checks):
+    """None when no check was classified (no baseline ran and nothing was flaky) and the task
+    asks nothing more: the verdict then reads the checks alone, as it always did."""
+    report, intent = inputs.verification, inputs.intent
+    classified = report is not None and any(c.classification or c.classified_tests
+                                            for c in report.checks)
+    if report is None or not report.checks or not (classified or intent.fix or intent.must_pass):
         return None
     base = next((c.baseline_commit for c in report.checks if c.baseline_commit), None)
     on_base = f"base {base[:12]}" if base else "the base"
     failed: list[str] = []
     preexisting: list[str] = []
     flaky: list[str] = []
+    review: list[str] = []
     for check in report.checks:
         tests = check.classified_tests
         flaky += [t.test_id for t in tests if t.classification is K.FLAKY]
         if not tests and check.classification is K.FLAKY:
             flaky.append(f"`{check.command}`")
-        if not check.required or check.status in (C.PASSED, C.SKIPPED):
+        if not check.required:
+            continue
+        failed += _vanished(check, on_base, intent)
+        if check.status in (C.PASSED, C.SKIPPED):
             continue
         failed += _agents_failures(check, on_base)
         preexisting += [t.test_id for t in tests
                         if t.classification is K.FAIL_TO_FAIL and t.base is not None]
         if not tests and check.classification is K.FAIL_TO_FAIL:
             preexisting.append(f"`{check.command}`")
-    review: list[str] = []
-    if preexisting:
+    failed += _must_pass(report, intent)
+    if preexisting and intent.fix and not intent.must_pass:
+        failed += [f"the fix is not shown: {name} failed on {on_base} and still fails"
+                   for name in preexisting[:MAX_NAMED]]
+        if len(preexisting) > MAX_NAMED:
+            failed.append(f"(+{len(preexisting) - MAX_NAMED} more that still fail)")
+    elif preexisting:
         already = f"{_tests(len(preexisting))} already failed on {on_base}"
         if not inputs.allow_preexisting_failures:
             failed.append(f"{already} ({_named(preexisting)}), and "
                           "verification.allow_preexisting_failures is false")
         else:
             review.append(f"{already}: {_named(preexisting)}")
+    if intent.fix and not _fix_shown(report):
+        if base is not None:
+            failed.append(f"the fix is not shown: no test failed on {on_base} and passes with "
+                          "the patch")
+        else:
+            review.append("the fix is not shown: no baseline ran to compare with")
     if flaky:
         review.append(f"flaky: {_named(flaky)} changed result between runs of the same code")
-    chain.append(ChainLink(check="baseline", passed=not failed and not flaky,
-                           detail=_detail(report.checks, on_base), evidence=()))
+    if classified:
+        chain.append(ChainLink(check="baseline", passed=not failed and not flaky,
+                               detail=_detail(report.checks, on_base), evidence=()))
+    elif failed or review:
+        chain.append(ChainLink(check="baseline", passed=False, evidence=(),
+                               detail="no baseline; the task's intent is not shown"))
     return Excuse(failed or None, review)
+
+
+def _vanished(check: VerificationCheck, on_base: str, intent: Intent) -> list[str]:
+    """Tests the patch made flaky or made vanish: the agent's, whatever the check's status."""
+    out = [f"{t.test_id} passed on every run on {on_base}; the patch made it flaky"
+           for t in check.classified_tests if t.classification is K.PASS_TO_FLAKY]
+    missing = [t.test_id for t in check.classified_tests
+               if t.classification is K.PASS_TO_MISSING]
+    if missing and not intent.allow_removed_tests:
+        out.append(f"{_named(missing)} passed on {on_base} and did not run with the patch "
+                   "(PASS_TO_MISSING; a task that removes tests says --allow-removed-tests)")
+    return out
+
+
+def _must_pass(report: VerificationReport, intent: Intent) -> list[str]:
+    """Each must-pass test that the patch's checks did not show passing."""
+    seen: dict[str, ClassifiedTest] = {}
+    failing: set[str] = set()
+    for check in report.checks:
+        seen.update((t.test_id, t) for t in check.classified_tests)
+        failing.update(check.failing_test_ids)
+    out: list[str] = []
+    for test_id in intent.must_pass:
+        test = seen.get(test_id)
+        if test is not None and test.classification in (K.FAIL_TO_PASS, K.PASS_TO_PASS):
+            continue
+        if test is not None:
+            out.append(f"must-pass test {test_id} does not pass ({test.classification.value}"
+                       f", {test.candidate.value} with the patch)")
+        elif test_id in failing:
+            out.append(f"must-pass test {test_id} does not pass")
+        else:
+            out.append(f"must-pass test {test_id} was not seen to pass: no check ran it")
+    return out
+
+
+def _fix_shown(report: VerificationReport) -> bool:
+    return any(c.classification is K.FAIL_TO_PASS
+               or any(t.classification is K.FAIL_TO_PASS and t.candidate is TestOutcome.PASSED
+                      for t in c.classified_tests)
+               for c in report.checks if c.required)
 
 
 def _agents_failures(check: VerificationCheck, on_base: str) -> list[str]:
@@ -75,7 +143,10 @@ def _agents_failures(check: VerificationCheck, on_base: str) -> list[str]:
     out = [f"{_test(t)} failed; it passed on {on_base}" for t in check.classified_tests
            if t.classification is K.PASS_TO_FAIL]
     out += [f"{_test(t)} fails, and {on_base} does not have it" for t in check.classified_tests
-            if t.classification is K.FAIL_TO_FAIL and t.base is None]
+            if t.classification is K.FAIL_TO_FAIL and t.base is None and not t.base_unknown]
+    out += [f"{_test(t)} fails; its result on {on_base} is not known (the runner did not name "
+            "it)" for t in check.classified_tests
+            if t.classification is K.FAIL_TO_FAIL and t.base is None and t.base_unknown]
     classified = {t.test_id for t in check.classified_tests}
     unexplained = [t for t in check.failing_test_ids if t not in classified]
     if unexplained:

@@ -31,6 +31,17 @@ class Evidence:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Intent:
+    """What the task asked the checks to show, frozen in its spec: a fix (`fix`: bug_fix or
+    test_fix), tests that must pass (`must_pass`, SWE-bench's FAIL_TO_PASS list), and whether
+    tests may go (`allow_removed_tests`, for a task whose point is removing them)."""
+
+    fix: bool = False
+    must_pass: tuple[str, ...] = ()
+    allow_removed_tests: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class VerdictInputs:
     autonomy: AutonomyLevel
     evidence: Evidence
@@ -42,4 +53,5 @@ class VerdictInputs:
     infrastructure_failure: str | None = None
     cancelled: str | None = None
     allow_preexisting_failures: bool = True  # [verification] allow_preexisting_failures
+    intent: Intent = Intent()  # what the task asked the checks to show
     sandbox_off: str | None = None  # why the run's processes were not sandboxed, if they were not

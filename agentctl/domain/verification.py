@@ -105,7 +105,8 @@ class TestReport:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClassifiedTest:
     """A test of the patch compared with the base commit. `base` is None for a test the base
-    does not have; `runs` are every outcome seen on the patch (the first run, then reruns)."""
+    does not have, or, with `base_unknown`, one whose base result its runner did not name (the
+    base run counted tests it did not name, so absence proves nothing)."""
 
     __test__ = False
     test_id: str
@@ -113,6 +114,7 @@ class ClassifiedTest:
     candidate: TestOutcome
     base: TestOutcome | None
     message: str | None = None
+    base_unknown: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,6 +137,7 @@ class VerificationCheck:
     classified_tests: tuple[ClassifiedTest, ...] = ()
     baseline_commit: str | None = None
     baseline_cached: bool | None = None
+    runner: str | None = None  # whose per-test results `tests` counts: pytest, unittest, junit...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

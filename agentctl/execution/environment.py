@@ -15,6 +15,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 MIN_SECRET_CHARS = 8
+# What a run's processes (agent, tools, checks) get unless a kept variable says otherwise:
+# Python writes no bytecode (`__pycache__/*.pyc`) into the workspace.
+RUN_DEFAULTS = {"PYTHONDONTWRITEBYTECODE": "1"}
 
 _SECRET_NAME = re.compile(
     r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|SESSION|COOKIE|PRIVATE", re.IGNORECASE

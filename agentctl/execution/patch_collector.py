@@ -20,7 +20,7 @@ from pathlib import Path
 
 from agentctl.domain.enums import ChangeType
 from agentctl.domain.judge import DiffLine
-from agentctl.domain.patch import FileChange, classify
+from agentctl.domain.patch import FileChange, classify, ignored_generated
 from agentctl.domain.run import PatchBoundary
 from agentctl.execution.git import WorkspaceGit, copy_index, one_line
 from agentctl.execution.workspace import AttemptDirs, require_sha
@@ -40,14 +40,16 @@ class CollectedPatch:
     diff_lines: tuple[DiffLine, ...]     # added/removed lines, up to MAX_DIFF_LINES
     tree: str                            # the id of the work tree as staged: base + patch
     empty: bool
+    excluded: tuple[str, ...] = ()       # new files tools left ([boundary] ignore_generated)
 
 
 def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
                   boundary: PatchBoundary, *,
                   should_stop: Callable[[], bool] | None = None) -> CollectedPatch:
     """Diff the work tree (new, deleted, renamed, binary files and links included) against
-    `base_commit`. Ignored files are left out, as `git add -A` leaves them out. Raises
-    InfrastructureFailure when git fails."""
+    `base_commit`. Ignored files are left out, as `git add -A` leaves them out, and so are new
+    files that tools left behind (`boundary.ignore_generated`: bytecode, caches, build output),
+    which are returned as `excluded`. Raises InfrastructureFailure when git fails."""
     require_sha(base_commit)
     git = dirs.git
     diff_path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,6 +57,7 @@ def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
     copy_index(dirs.index, index)  # collecting twice gives the same patch
     git.run("add", "--all", "--", ".", index=index, should_stop=should_stop,
             what=f"cannot stage the changes in {dirs.tree}")
+    excluded = _unstage_droppings(git, index, base_commit, boundary, should_stop)
     tree = git.run("write-tree", index=index, what="cannot write the staged tree").stdout.strip()
     with diff_path.open("wb") as out:
         git.run("diff-index", "--cached", "--patch", "--binary", "--full-index",
@@ -62,10 +65,27 @@ def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
                 "--", index=index, stdout=out, should_stop=should_stop,
                 what=f"cannot diff {dirs.tree} against {base_commit}")
     if diff_path.stat().st_size == 0:
-        return CollectedPatch(diff_path, (), (), tree, empty=True)
+        return CollectedPatch(diff_path, (), (), tree, empty=True, excluded=excluded)
     changes = _changes(git, index, base_commit, tree, boundary, should_stop)
     return CollectedPatch(diff_path, changes, tuple(stream_diff_lines(diff_path)), tree,
-                          empty=not changes)
+                          empty=not changes, excluded=excluded)
+
+
+def _unstage_droppings(git: WorkspaceGit, index: Path, base: str, boundary: PatchBoundary,
+                       should_stop: Callable[[], bool] | None) -> tuple[str, ...]:
+    """Take the new files `ignore_generated` names back out of the staged index. Only new ones:
+    a change to a file the base tracks is the agent's, whatever its name."""
+    if not boundary.ignore_generated:
+        return ()
+    added = git.run("diff-index", "--cached", "--name-only", "--diff-filter=A", "--no-renames",
+                    "-z", base, "--", index=index, should_stop=should_stop,
+                    what="cannot list the new files").stdout
+    excluded = ignored_generated((p for p in added.split("\0") if p), boundary)
+    if excluded:
+        git.run("update-index", "--force-remove", "-z", "--stdin", index=index,
+                stdin="".join(f"{p}\0" for p in excluded).encode(), should_stop=should_stop,
+                what="cannot leave the generated files out of the patch")
+    return excluded
 
 
 def _changes(git: WorkspaceGit, index: Path, base: str, tree: str, boundary: PatchBoundary,

@@ -66,6 +66,7 @@ class UnittestRun:
     results: list[TestResult]
     unnamed_passed: int = 0  # without -v, unittest names only the tests that failed
     unnamed_skipped: int = 0
+    counted: bool = False  # unittest said how many tests it ran (`Ran 0 tests` included)
 
 
 def parse_unittest(lines: Iterator[str]) -> UnittestRun:
@@ -77,13 +78,14 @@ def parse_unittest(lines: Iterator[str]) -> UnittestRun:
     pending: str | None = None
     section: str | None = None
     ran = skipped = 0
+    counted = False
     for line in lines:
         if match := _UNITTEST_PROBLEM.match(line):
             section = _unittest_id(match.group(2), match.group(3))
             outcomes[section] = T.FAILED if match.group(1) == "FAIL" else T.ERROR
             continue
         if match := UNITTEST_RAN.match(line):
-            ran, section = ran + int(match.group(1)), None
+            ran, section, counted = ran + int(match.group(1)), None, True
             continue
         if match := _UNITTEST_SKIPPED.match(line):
             skipped += int(match.group(1))
@@ -109,7 +111,7 @@ def parse_unittest(lines: Iterator[str]) -> UnittestRun:
     named_skipped = sum(1 for r in results if r.outcome is T.SKIPPED)
     unnamed_skipped = max(skipped - named_skipped, 0)
     unnamed_passed = max(ran - len(results) - unnamed_skipped, 0)
-    return UnittestRun(results, unnamed_passed, unnamed_skipped)
+    return UnittestRun(results, unnamed_passed, unnamed_skipped, counted)
 
 
 def parse_go_json(lines: Iterator[str]) -> list[TestResult]:

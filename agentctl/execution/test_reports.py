@@ -1,7 +1,8 @@
 """Per-test results of a verification command, without asking anyone to change the command.
 
 pytest is asked for a JUnit report through `PYTEST_ADDOPTS` (into a private directory outside
-the workspace, so it can never end up in a patch or be mistaken for the project's own); JUnit
+the workspace, so it can never end up in a patch or be mistaken for the project's own), and
+unittest names every test through a `sitecustomize` on PYTHONPATH (`unittest_report`); JUnit
 XML that Maven Surefire, Gradle or any other tool wrote during the run is read where those tools
 put it; `go test -json` and unittest are read from the command's log. Everything is parsed into
 one `TestReport` of test ids a runner can rerun: pytest node ids, unittest ids, `Class.method`.
@@ -27,14 +28,17 @@ from agentctl.execution.report_formats import (
     parse_junit,
     parse_unittest,
 )
+from agentctl.execution.unittest_report import REPORT_ENV as UNITTEST_ENV
 
 MAX_LOG_LINE = 1 << 16
+_OUTCOMES = {outcome.value: outcome for outcome in TestOutcome}
 PYTEST_REPORT = "pytest-junit.xml"
 PYTEST_JSON = "pytest-results.json"
 SELECT_PLUGIN = "agentctl_select_tests"
 SELECT_ENV = "AGENTCTL_SELECT_TESTS"
 REPORT_PLUGIN = "agentctl_test_report"
 REPORT_ENV = "AGENTCTL_TEST_REPORT"
+UNITTEST_HOOK = Path(__file__).with_name("unittest_report.py")
 # Where build tools write JUnit XML, relative to the workspace (and one module level down).
 JUNIT_GLOBS = (
     "target/surefire-reports/*.xml", "target/failsafe-reports/*.xml",
@@ -116,8 +120,26 @@ class ReportDir:
         self.path.mkdir(parents=True, exist_ok=True)
         self.pytest_report.unlink(missing_ok=True)
         self.pytest_json.unlink(missing_ok=True)
-        (self.path / f"{SELECT_PLUGIN}.py").write_text(_PLUGIN_SOURCE)
-        (self.path / f"{REPORT_PLUGIN}.py").write_text(_REPORT_SOURCE)
+        for stale in self.unittest_reports():
+            stale.unlink(missing_ok=True)
+        _write_once(self.path / f"{SELECT_PLUGIN}.py", _PLUGIN_SOURCE)
+        _write_once(self.path / f"{REPORT_PLUGIN}.py", _REPORT_SOURCE)
+        _write_once(self.path / "sitecustomize.py", UNITTEST_HOOK.read_text(encoding="utf-8"))
+
+    def unittest_reports(self) -> list[Path]:
+        """What the unittest hook wrote: one file per Python process that ran tests."""
+        return sorted(self.path.glob("unittest-*.tsv"))
+
+
+def _write_once(path: Path, text: str) -> None:
+    """Rewritten only when it differs: an unchanged file keeps its mtime, so the runner's
+    Python reuses the bytecode it compiled for it on the run before (a rerun, a base run)."""
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    path.write_text(text, encoding="utf-8")
 
 
 def injected_env(env: Mapping[str, str], reports: ReportDir,
@@ -132,6 +154,7 @@ def injected_env(env: Mapping[str, str], reports: ReportDir,
     else:
         options = ["-p", REPORT_PLUGIN]
         result[REPORT_ENV] = str(reports.pytest_json)
+        result[UNITTEST_ENV] = str(reports.path)
     if select:
         options += ["-p", SELECT_PLUGIN]
         result[SELECT_ENV] = "\n".join(select)
@@ -166,13 +189,15 @@ def collect(*, workspace: Path, reports: ReportDir, log: Path, since_ns: int,
         add("pytest", _readable(reports.pytest_report, pytest_ids=True))
     for path in _written_junit(workspace, since_ns, junit_xml):
         add("junit", _readable(path, pytest_ids=False))
+    if not found:
+        add("unittest", [r for path in reports.unittest_reports() for r in _unittest_results(path)])
     unnamed = UnittestRun([])
     if not found:
         go, unnamed = _from_log(log)
         add("go", go)
         add("unittest", unnamed.results)
-        if not found and unnamed.unnamed_passed + unnamed.unnamed_skipped:
-            runners.append("unittest")
+        if not found and unnamed.counted:
+            runners.append("unittest")  # unittest ran and named no test: 0 is a count too
     if not runners:
         return None
     return TestReport(runner="+".join(dict.fromkeys(runners)), results=tuple(found.values()),
@@ -187,7 +212,7 @@ def plugin_missing(log_tail: str) -> bool:
 
 
 def _pytest_results(path: Path) -> list[TestResult] | None:
-    """The plugin's records; None for a file that is not one."""
+    """The pytest plugin's (or the unittest hook's) records; None for a file that is not one."""
     try:
         if path.stat().st_size > MAX_REPORT_BYTES:
             return None
@@ -197,6 +222,24 @@ def _pytest_results(path: Path) -> list[TestResult] | None:
                 for nodeid, outcome, message in rows]
     except (OSError, ValueError, TypeError):
         return None
+
+
+def _unittest_results(path: Path) -> list[TestResult]:
+    """The unittest hook's lines (outcome, id, message); a line that is not one is skipped."""
+    results: list[TestResult] = []
+    try:
+        if path.stat().st_size > MAX_REPORT_BYTES:
+            return []
+        with open(path, encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                outcome, _, rest = line.rstrip("\n").partition("\t")
+                test_id, _, message = rest.partition("\t")
+                if test_id and outcome in _OUTCOMES:
+                    results.append(TestResult(test_id=test_id, outcome=_OUTCOMES[outcome],
+                                              message=message or None))
+    except OSError:
+        return results
+    return results
 
 
 def _readable(path: Path, *, pytest_ids: bool) -> list[TestResult]:

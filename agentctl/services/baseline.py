@@ -14,7 +14,12 @@ import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from agentctl.domain.baseline import Observed, baseline_wanted, classified
+from agentctl.domain.baseline import (
+    Observed,
+    baseline_wanted,
+    classified,
+    flips_to_check_on_base,
+)
 from agentctl.domain.enums import ArtifactType, StepType, TestOutcome, VerificationCheckStatus
 from agentctl.domain.run import PlannedCheck
 from agentctl.domain.verification import TestReport, VerificationCheck
@@ -56,7 +61,8 @@ def compare_with_base(ctx: AttemptContext, runs: list[CheckRun],
         if ctx.stop():
             return None
     base_commit = ctx.spec.base_commit
-    if not baseline_wanted(plan.baseline, ctx.spec.task_type, [r.check for r in runs]):
+    if not baseline_wanted(plan.baseline, ctx.spec.task_type, [r.check for r in runs],
+                           must_pass=bool(plan.must_pass)):
         return [_clean(ctx, classified(r.check, c, None, None, None))
                 for r, c in zip(runs, candidates, strict=True)], evidence
     checks: list[VerificationCheck] = []
@@ -64,6 +70,8 @@ def compare_with_base(ctx: AttemptContext, runs: list[CheckRun],
         if ctx.stop():
             return None
         base, cached = _baseline(ctx, run.planned, evidence)
+        if base is not None:
+            base = _rerun_flips_on_base(ctx, run.planned, candidate, base, evidence)
         checks.append(_clean(ctx, classified(run.check, candidate, base, base_commit, cached)))
     return checks, evidence
 
@@ -80,7 +88,8 @@ def _baseline(ctx: AttemptContext, planned: PlannedCheck,
             step.note(command=planned.command, baseline=True, cached=True, cacheKey=key,
                       status=entry.observed.status.value, paidByRun=entry.run_id)
         return entry.observed, True
-    outcome = _execute(ctx, planned, ctx.dirs.base_verify, "baseline", evidence, checkout=True)
+    outcome = run_for_comparison(ctx, planned, ctx.dirs.base_verify, "baseline", evidence,
+                                 checkout=True)
     workspace = ctx.dirs.base_verify
     if outcome.status not in (C.PASSED, C.FAILED):
         return None, False  # a base that timed out or broke says nothing about the patch
@@ -97,18 +106,45 @@ def _baseline(ctx: AttemptContext, planned: PlannedCheck,
 
 
 
+def _rerun_flips_on_base(ctx: AttemptContext, planned: PlannedCheck, candidate: Observed,
+                         base: Observed, evidence: list[str]) -> Observed:
+    """Rerun on the base the tests that changed result with the patch but passed there once:
+    a test is FLAKY only if it changes result on the base too, else the patch made it flaky
+    (PASS_TO_FLAKY). Only those tests run again, in the attempt's base checkout."""
+    flips = list(flips_to_check_on_base(candidate, base))
+    if not flips:
+        return base
+    outcomes = {t: list(base.rerun_outcomes.get(t, ())) for t in flips}
+    select, command = _selection(planned.command, candidate.report, flips)
+    for number in range(1, ctx.spec.verification_plan.reruns + 1):
+        if ctx.stop():
+            break
+        outcome = run_for_comparison(ctx, planned, ctx.dirs.base_verify, "baseline flake rerun",
+                                     evidence, select=select, command=command, checkout=True,
+                                     number=number)
+        for test_id in flips:
+            seen = outcome.test_report.outcome_of(test_id) if outcome.test_report else None
+            if seen is not None:
+                outcomes[test_id].append(seen)
+        if all(any(o in (TestOutcome.FAILED, TestOutcome.ERROR) for o in outcomes[t])
+               for t in flips):
+            break  # each one flipped on the base too: no more runs can change that
+    return replace(base, rerun_outcomes={**base.rerun_outcomes,
+                                         **{t: tuple(o) for t, o in outcomes.items()}})
+
+
 def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, workspace: Path,
            role: str, evidence: list[str]) -> Observed:
     """Run the failing tests (or the check) again, up to `reruns` times, until each passed once."""
     statuses: list[VerificationCheckStatus] = []
     outcomes: dict[str, list[TestOutcome]] = {}
     waiting = list(observed.failing_ids)
-    for _ in range(ctx.spec.verification_plan.reruns):
+    for number in range(1, ctx.spec.verification_plan.reruns + 1):
         if ctx.stop():
             break
         select, command = _selection(planned.command, observed.report, waiting)
-        outcome = _execute(ctx, planned, workspace, role, evidence, select=select,
-                           command=command)
+        outcome = run_for_comparison(ctx, planned, workspace, role, evidence, select=select,
+                                     command=command, number=number)
         statuses.append(outcome.status)
         if not waiting:
             if outcome.status is C.PASSED:
@@ -153,14 +189,17 @@ def _plain_unittest(command: str) -> list[str] | None:
     return None
 
 
-def _execute(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: str,
-             evidence: list[str], *, select: tuple[str, ...] = (),
-             command: str | None = None, checkout: bool = False) -> CheckOutcome:
-    """One run of a check for the baseline or a rerun: a RUN_VERIFIER step with its log; with
-    `checkout`, the clean checkout of the base is made first (once per attempt) in that step."""
+def run_for_comparison(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: str,
+                       evidence: list[str], *, select: tuple[str, ...] = (),
+                       command: str | None = None, checkout: bool = False,
+                       number: int | None = None) -> CheckOutcome:
+    """One run of a check for the baseline or a rerun: a RUN_VERIFIER step with its log (the
+    `number`th rerun's log says which); with `checkout`, the clean checkout of the base is made
+    first (once per attempt) in that step."""
     title = f"{role}: {planned.name}"
     ctx.progress(f"{role}: {command or planned.command}")
-    log = ctx.scratch / f"{planned.name}.{role.replace(' ', '-')}.log"
+    suffix = f"-{number}" if number is not None else ""
+    log = ctx.scratch / f"{planned.name}.{role.replace(' ', '-')}{suffix}.log"
     with ctx.step(StepType.RUN_VERIFIER, title, live=True) as step:
         step.note(command=command or planned.command, baseline=role.startswith("baseline"),
                   rerun=role.endswith("rerun"), selected=list(select))

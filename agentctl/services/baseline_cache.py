@@ -21,7 +21,7 @@ from agentctl.domain.run import ExecutionSpec, PlannedCheck
 from agentctl.domain.serialize import from_json, to_json
 
 # Bumped when what a baseline holds, or how reports are read, changes.
-FORMAT = 1
+FORMAT = 2  # 2: unittest passes are named (a base report of 1 counted them unnamed)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

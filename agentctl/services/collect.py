@@ -39,6 +39,8 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
         diff_path = ctx.scratch / "patch.diff"
         collected = collect_patch(ctx.dirs, spec.base_commit, diff_path, spec.patch_boundary,
                                   should_stop=ctx.stop)
+        if collected.excluded:
+            step.note(excludedGenerated=len(collected.excluded))
         if collected.empty:
             step.note(empty=True)
             return CollectedEvidence(None, (), ())
@@ -66,6 +68,8 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
         step.add(json_artifact(ctx.ledger.blobs, {
             "baseCommit": spec.base_commit, "files": changes, "stats": stats,
             "boundaryCheck": boundary,
+            "excluded": [{"path": path, "reason": "ignore_generated"}
+                         for path in collected.excluded],
         }, name="touched-files.json", type_=ArtifactType.TOUCHED_FILES, redactor=ctx.redactor))
         tree, apply_error = apply_to_base(ctx.dirs.git, spec.base_commit, diff_path,
                                           ctx.scratch)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agentctl.domain.agent import AgentKind
 from agentctl.domain.audit import digest
+from agentctl.domain.baseline import FIX_TASKS
 from agentctl.domain.ending import AttemptEnd, Cancelled, Completed, InfraFailed, LostLease
 from agentctl.domain.enums import (
     ArtifactType,
@@ -40,10 +41,16 @@ from agentctl.domain.verdict import (
     decide_verdict,
     infrastructure_failed,
 )
+from agentctl.domain.verdict_types import Intent
 from agentctl.execution import workspace as workspaces
 from agentctl.execution.agents import AgentOutcome, AgentSession, build_agent
 from agentctl.execution.attribution import ChangeTracker
-from agentctl.execution.environment import scrubbed_env, secret_file_values, secret_values
+from agentctl.execution.environment import (
+    RUN_DEFAULTS,
+    scrubbed_env,
+    secret_file_values,
+    secret_values,
+)
 from agentctl.execution.git import agent_git_env, copy_index
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.reaper import become_subreaper, descendants
@@ -87,7 +94,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
     dirs = workspaces.create_attempt_dirs()
     ctx = AttemptContext(
         ledger=ledger, spec=spec, dirs=dirs,
-        env=scrubbed_env(policy.env_allowlist, policy.env_passthrough),
+        env={**RUN_DEFAULTS, **scrubbed_env(policy.env_allowlist, policy.env_passthrough)},
         redactor=Redactor().knowing(secret_values(policy.env_passthrough)),
         stop=stop, progress=options.progress, redact_logs_up_to=options.redact_logs_up_to,
         approver=options.approver, spared=frozenset(descendants()),
@@ -199,6 +206,9 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
             verification=verified.report if verified else None,
             judge=judged.report if judged else None, agent_error=outcome.error,
             allow_preexisting_failures=spec.verification_plan.allow_preexisting_failures,
+            intent=Intent(fix=spec.task_type in FIX_TASKS,
+                          must_pass=spec.verification_plan.must_pass,
+                          allow_removed_tests=spec.verification_plan.allow_removed_tests),
             evidence=Evidence(patch=collected.evidence,
                               verification=verified.evidence if verified else (),
                               judge=judged.evidence if judged else ()),

@@ -25,11 +25,13 @@ _KEYS: dict[str, str] = {
     "autonomyLevel": "autonomy_level", "autonomy_level": "autonomy_level",
     "labels": "labels", "createdBy": "created_by", "created_by": "created_by",
     "sessionId": "session_id", "session_id": "session_id", "source": "source",
+    "mustPass": "must_pass", "must_pass": "must_pass",
+    "allowRemovedTests": "allow_removed_tests", "allow_removed_tests": "allow_removed_tests",
 }
 # Assigned by agentctl, not by the requester: accepted in a file (the seed's task JSON carries
 # them) and ignored.
 _ASSIGNED = {"taskId", "status", "createdAt", "updatedAt"}
-_LISTS = {"allowed_paths", "forbidden_paths", "verification_commands"}
+_LISTS = {"allowed_paths", "forbidden_paths", "verification_commands", "must_pass"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,6 +49,8 @@ class TaskRequest:
     created_by: str | None = None
     session_id: str | None = None
     source: str | None = None
+    must_pass: tuple[str, ...] = ()  # test ids that must pass with the patch
+    allow_removed_tests: bool | None = None  # None: not said (a flag overrides only when given)
 
 
 def read_request_file(path: Path) -> TaskRequest:
@@ -95,6 +99,10 @@ def _typed(path: Path, key: str, name: str, value: object) -> object:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise BadInput(f"task file {path}: {key!r} must be a list of strings")
         return tuple(value)
+    if name == "allow_removed_tests":
+        if not isinstance(value, bool):
+            raise BadInput(f"task file {path}: {key!r} must be true or false")
+        return value
     if name == "labels":
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise BadInput(f"task file {path}: 'labels' must be an object of string values")
@@ -184,6 +192,7 @@ class ValidRequest:
     instruction: str
     allowed_paths: tuple[str, ...]
     forbidden_paths: tuple[str, ...]
+    must_pass: tuple[str, ...] = ()
 
 
 def validate(request: TaskRequest, default_autonomy: AutonomyLevel) -> ValidRequest:
@@ -215,4 +224,14 @@ def validate(request: TaskRequest, default_autonomy: AutonomyLevel) -> ValidRequ
         instruction=request.instruction.strip(),
         allowed_paths=tuple(globs.validate_glob(g) for g in request.allowed_paths),
         forbidden_paths=tuple(globs.validate_glob(g) for g in request.forbidden_paths),
+        must_pass=_test_ids(request.must_pass),
     )
+
+
+def _test_ids(ids: tuple[str, ...]) -> tuple[str, ...]:
+    """Must-pass test ids as the runner names them: one line each, no blank ones."""
+    for test_id in ids:
+        if not test_id.strip() or "\n" in test_id:
+            raise BadInput(f"must-pass test {test_id!r} must be one test id as its runner names "
+                           "it, e.g. tests/test_x.py::test_y or tests.test_x.T.test_y")
+    return tuple(dict.fromkeys(test_id.strip() for test_id in ids))

@@ -44,6 +44,8 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
             allow_lockfile_changes=config.boundary.allow_lockfile_changes
             or task.task_type is TaskType.DEPENDENCY_UPGRADE,
             allow_generated_changes=config.boundary.allow_generated_changes,
+            ignore_generated=config.boundary.ignore_generated,
+            allow_binary=config.boundary.allow_binary,
         ),
         tool_policy=ToolPolicy(
             commands=CommandRules(
@@ -63,6 +65,8 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
             baseline=config.verification.baseline,
             reruns=config.verification.reruns,
             allow_preexisting_failures=config.verification.allow_preexisting_failures,
+            must_pass=task.must_pass,
+            allow_removed_tests=task.allow_removed_tests,
         ),
         budget=Budget(
             max_attempts=config.budget.max_attempts,

@@ -75,6 +75,8 @@ def submit_task(
         forbidden_paths=valid.forbidden_paths,
         verification_commands=commands,
         session_id=request.session_id,
+        must_pass=tuple(redactor.clean(t) for t in valid.must_pass),
+        allow_removed_tests=bool(request.allow_removed_tests),
     ).with_status(TaskStatus.ACCEPTED, now)
     denials = policy_denial_reasons(
         autonomy=task.autonomy_level, allowed_paths=task.allowed_paths,
@@ -96,7 +98,9 @@ def submit_task(
             type=EventType.TASK_SUBMITTED, created_at=now, task_id=task.task_id,
             payload={"taskType": task.task_type.value, "repository": task.repository,
                      "baseRef": task.base_ref, "autonomyLevel": task.autonomy_level.value,
-                     "createdBy": task.created_by, "sessionId": task.session_id},
+                     "createdBy": task.created_by, "sessionId": task.session_id,
+                     "mustPass": list(task.must_pass),
+                     "allowRemovedTests": task.allow_removed_tests},
         )
         decided = NewEvent(
             type=EventType.TASK_POLICY_DENIED if denials else EventType.TASK_ACCEPTED,

@@ -29,6 +29,7 @@ from agentctl.services.attempt import AttemptContext
 from agentctl.services.baseline import CheckRun, compare_with_base
 from agentctl.services.confinement import named_paths, record_connections
 from agentctl.services.evidence import json_artifact, log_artifact, text_artifact
+from agentctl.services.harness import under_base_harness
 
 _STEP_STATUS = {
     VerificationCheckStatus.PASSED: StepStatus.SUCCEEDED,
@@ -63,6 +64,11 @@ def verify(ctx: AttemptContext, patch: Patch, diff: Path) -> VerificationEvidenc
         return None
     checks, produced = compared
     evidence += produced
+    harness_evidence: list[str] = []
+    checks += under_base_harness(ctx, patch, runs, harness_evidence)
+    evidence += harness_evidence
+    if ctx.stop():
+        return None
     report_id = ids.new_id("verification")
     with ctx.step(StepType.SUMMARIZE_LOG, "verification report") as step:
         report = VerificationReport(
@@ -77,7 +83,8 @@ def verify(ctx: AttemptContext, patch: Patch, diff: Path) -> VerificationEvidenc
         report = replace(report, full_report_artifact=document.artifact_id)
         step.note(status=report.status.value, checks=len(checks))
         step.record(report)
-    return VerificationEvidence(report, (document.artifact_id, *evidence))
+    # a rerun whose log is the same as the first run's is the same artifact: cited once
+    return VerificationEvidence(report, tuple(dict.fromkeys((document.artifact_id, *evidence))))
 
 
 def _checkout(ctx: AttemptContext, patch: Patch, diff: Path) -> None:
@@ -146,6 +153,7 @@ def _run_one(ctx: AttemptContext, planned: PlannedCheck,
         failing_tests=tuple(ctx.redactor.clean(t) for t in outcome.failing_tests),
         tests_ran=outcome.tests_ran,
         tests=outcome.test_report.counts if outcome.test_report else None,
+        runner=outcome.test_report.runner if outcome.test_report else None,
         failing_test_ids=tuple(ctx.redactor.clean(t.test_id)
                                for t in outcome.test_report.failing)
         if outcome.test_report else (),

@@ -131,6 +131,7 @@ def patch_boundary_check(d: JsonObject) -> PatchBoundaryCheck:
         unexpected_generated_files=tuple(d["unexpectedGeneratedFiles"]),
         unexpected_lockfile_changes=tuple(d["unexpectedLockfileChanges"]),
         matched_rules=dict(d.get("matchedRules", {})),
+        unexpected_binary_files=tuple(d.get("unexpectedBinaryFiles", ())),
     )
 
 

@@ -58,7 +58,7 @@ task = Table(
     _text("instruction"), _opt("repository"), _str("base_ref"), _str("autonomy_level"),
     _str("status", index=True), _opt_text("status_reason"), _str("created_at", index=True),
     _str("updated_at"), _json("labels"), _json("allowed_paths"), _json("forbidden_paths"),
-    _json("verification_commands"), _opt("session_id", index=True),
+    _json("verification_commands"), _opt("session_id", index=True), _opt_text("intent"),
 )
 
 session = Table(

@@ -21,7 +21,8 @@ PYTEST = f"{sys.executable} -m pytest -q"
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory, run_agentctl) -> Iterator[dict[str, Any]]:
-    """Two runs of one bug fix on one base: the first fixes add, the second also breaks mul."""
+    """Two runs of one bug fix on one base: the first fixes add (the test the task names), the
+    second also breaks mul; answer() fails on the base and stays wrong."""
     root = tmp_path_factory.mktemp("baseline-cli")
     repo = pytest_repo(root)
     home, cwd = root / "home", root / "cwd"
@@ -40,7 +41,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory, run_agentctl) -> Iterator[dic
         return result
 
     task = cli("task", "submit", "--repo", str(repo), "--type", "bug_fix", "--instruction",
-               "fix add", "--verify", f"echo ran >> {marker} && {PYTEST}", "--json").json()
+               "fix add", "--verify", f"echo ran >> {marker} && {PYTEST}",
+               "--must-pass", "tests/test_calc.py::test_add", "--json").json()
     fixed = cli("run", "start", task["taskId"], "--agent", "script:fix.toml", "--json").json()
     after_first = len(marker.read_text().splitlines())
     broken = cli("run", "start", task["taskId"], "--agent", "script:break.toml", "--json",

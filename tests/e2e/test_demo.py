@@ -138,3 +138,27 @@ def test_with_keep_the_sample_repository_stays_for_a_pr_and_its_path_is_printed(
     assert re.search(r"^  export AGENTCTL_HOME=\S+$", shown.stdout, re.MULTILINE)  # not $HOME's
     assert (repository / ".git").is_dir()
     assert (repository / "payments" / "refunds.py").is_file()
+
+
+def test_the_refund_regression_is_pass_to_fail_because_the_test_passed_on_base(
+        demo: dict) -> None:
+    """unittest without -v names its passes through the injected hook: the broken test is known
+    to have passed on the base, not "absent" there."""
+    run = demo["runs"]["refund rounding"]
+    reason = run["verdict"]["reasons"][0]
+    assert "failed; it passed on base" in reason and "does not have it" not in reason
+    explained = demo["cli"]("verdict", "explain", run["runId"], "--json").json()
+    (check,) = explained["classification"]
+    tests = {t["testId"]: (t["classification"], t["base"]) for t in check["classifiedTests"]}
+    assert tests["tests.test_refunds.RefundsTest.test_refund_subtracts_the_fee"] == (
+        "PASS_TO_FAIL", "PASSED")
+
+
+def test_verdict_explain_lists_each_artifact_once_and_tells_the_reruns_apart(demo: dict) -> None:
+    run = demo["runs"]["refund rounding"]
+    shown = demo["cli"]("verdict", "explain", run["runId"])
+    assert shown.returncode == 0, shown.stderr
+    digests = re.findall(r"sha256 ([0-9a-f]{64})", shown.stdout)
+    assert digests and len(digests) == len(set(digests))
+    assert "rerun-1.log" in shown.stdout
+    assert "3 passed, 1 failed" not in shown.stdout  # a failing check shows its failure instead

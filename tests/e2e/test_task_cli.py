@@ -339,3 +339,23 @@ def test_concurrent_first_commands_on_a_fresh_home_all_succeed(repo: Path, home:
                  for n in range(6)]
     errors = [p.communicate(timeout=120)[1] for p in processes]
     assert [p.returncode for p in processes] == [0] * 6, errors
+
+
+def test_must_pass_tests_and_allow_removed_tests_are_stored_with_the_task_and_its_run(
+        agentctl, repo: Path) -> None:
+    task = submit(agentctl, repo, "--must-pass", "tests/test_greet.py::test_empty",
+                  "--must-pass", "tests/test_greet.py::test_name", "--allow-removed-tests")
+    assert task["mustPass"] == ["tests/test_greet.py::test_empty", "tests/test_greet.py::test_name"]
+    assert task["allowRemovedTests"] is True
+    shown = agentctl("task", "show", task["taskId"])
+    assert "tests/test_greet.py::test_empty" in shown.stdout
+    plain = submit(agentctl, repo)
+    assert plain["mustPass"] == [] and plain["allowRemovedTests"] is False
+
+
+def test_a_blank_must_pass_test_is_one_line_and_exit_2(agentctl, repo: Path, error_line) -> None:
+    result = agentctl("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                      "--instruction", "Fix it", "--must-pass", " ")
+    assert result.returncode == 2
+    assert error_line(result.stderr).startswith("agentctl: error: must-pass test ' ' must be one test id")
+    assert agentctl("task", "list", "--json").json() == []

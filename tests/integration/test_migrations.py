@@ -93,8 +93,9 @@ def test_an_old_home_is_upgraded_on_first_use_with_its_data_intact(
     for table in before:
         if table == "tool_call":
             continue
-        # patch and verdict gained `tree_id`, attempt `directory`: NULL for old rows
-        widened = {"patch", "verdict", "attempt"}
+        # patch and verdict gained `tree_id`, attempt `directory`, task its `intent`: NULL for
+        # old rows
+        widened = {"patch", "verdict", "attempt", "task"}
         rows = [row[:-1] for row in after[table]] if table in widened else after[table]
         assert rows == before[table], table
         if table in widened:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -275,3 +276,54 @@ def test_a_symlink_inside_the_workspace_passes_the_boundary(workspace: Path, bas
     patch = collect(workspace, base)
     assert only(patch).link_target == "src/app.py"
     assert check_boundary(patch.changes, BOUNDARY).passed
+
+
+DROPPINGS = PatchBoundary(
+    allowed_paths=(), forbidden_paths=(), lockfile_patterns=(), generated_patterns=(),
+    ignore_generated=("__pycache__", "*.pyc", ".pytest_cache", "node_modules", "/target"),
+)
+
+
+def test_files_tools_leave_behind_are_left_out_of_the_patch_and_listed(
+        workspace: Path, base: str) -> None:
+    """A repository without a .gitignore: running the tests leaves bytecode and caches."""
+    (workspace / "src" / "__pycache__").mkdir()
+    (workspace / "src" / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"\x00\x01pyc")
+    (workspace / ".pytest_cache" / "v").mkdir(parents=True)
+    (workspace / ".pytest_cache" / "v" / "lastfailed").write_text("{}")
+    (workspace / "target" / "classes").mkdir(parents=True)
+    (workspace / "target" / "classes" / "A.class").write_bytes(b"\xca\xfe\xba\xbe\x00")
+    (workspace / "src" / "app.py").write_text("def greet(name):\n    return f'hi {name}'\n")
+    patch = collect(workspace, base, DROPPINGS)
+    assert [c.path for c in patch.changes] == ["src/app.py"]
+    assert sorted(patch.excluded) == [".pytest_cache/v/lastfailed",
+                                      "src/__pycache__/app.cpython-311.pyc",
+                                      "target/classes/A.class"]
+    assert ".pyc" not in patch.diff_path.read_text(errors="replace")
+    assert applies(workspace, base, patch.diff_path) == (True, None)
+
+
+def test_a_change_to_a_tracked_file_under_an_ignored_name_stays_in_the_patch(
+        repo: Path, tmp_path: Path) -> None:
+    """Only new files are droppings: a change to one the base tracks is the agent's."""
+    (repo / "src" / "app.pyc").write_bytes(b"\x00old")
+    git(repo, "add", "src/app.pyc")
+    git(repo, "commit", "-qm", "track bytecode")
+    tracked = git(repo, "rev-parse", "HEAD")
+    (tmp_path / "tracked").mkdir()
+    dirs = create_attempt_dirs(tmp_path / "tracked")
+    clone_at(str(repo), tracked, dirs, is_url=False)
+    (dirs.tree / "src" / "app.pyc").write_bytes(b"\x00changed")
+    patch = collect(dirs.tree, tracked, DROPPINGS)
+    assert [c.path for c in patch.changes] == ["src/app.pyc"] and patch.excluded == ()
+
+
+def test_any_other_binary_file_fails_the_boundary_unless_allow_binary_names_it(
+        workspace: Path, base: str) -> None:
+    (workspace / "logo.png").write_bytes(PNG)
+    change = only(collect(workspace, base, DROPPINGS))
+    check = check_boundary([change], DROPPINGS)
+    assert not check.passed and check.unexpected_binary_files == ("logo.png",)
+    assert check.reasons() == ["unexpected binary file logo.png (a binary the patch may hold is "
+                               "named in [boundary] allow_binary)"]
+    assert check_boundary([change], replace(DROPPINGS, allow_binary=("*.png",))).passed

@@ -198,3 +198,39 @@ def test_log_names_are_cut_after_a_whole_word() -> None:
     name = check_name("python -m pytest tests/test_something_long.py tests/test_other_thing.py")
     assert name == "python-pytest-test_something_long.py"
     assert len(check_name("a" * 60)) == 40
+
+
+def test_quiet_unittest_under_the_injected_hook_names_every_pass(tmp_path: Path) -> None:
+    """The user's command is unchanged (no -v): the sitecustomize hook names the passes too."""
+    workspace = tmp_path / "proj"
+    workspace.mkdir()
+    (workspace / "test_u.py").write_text(UNITTEST_TESTS)
+    outcome = run_check(PlannedCheck(name="t", command=f"{sys.executable} -m unittest test_u"),
+                        workspace=workspace, env={"PATH": "/usr/bin:/bin"},
+                        log_path=tmp_path / "t.log", infra_patterns=(),
+                        reports=ReportDir(tmp_path / "private"))
+    report = outcome.test_report
+    assert report is not None and report.runner == "unittest" and report.complete
+    assert {(r.test_id, r.outcome, r.message) for r in report.results} == {
+        ("test_u.T.test_fails", T.FAILED, "AssertionError: 1 != 2"),
+        ("test_u.T.test_passes", T.PASSED, None),
+        ("test_u.T.test_errs", T.ERROR, "RuntimeError: boom"),
+        ("test_u.T.test_skipped", T.SKIPPED, None)}
+    assert "test_u.T" not in " ".join(p.name for p in workspace.iterdir())
+
+
+def test_the_unittest_hook_still_imports_the_projects_own_sitecustomize(tmp_path: Path) -> None:
+    workspace = tmp_path / "proj"
+    (workspace / "lib").mkdir(parents=True)
+    (workspace / "lib" / "sitecustomize.py").write_text("import builtins\nbuiltins.MARK = 7\n")
+    (workspace / "test_m.py").write_text(
+        "import builtins, unittest\n\n\nclass M(unittest.TestCase):\n"
+        "    def test_mark(self):\n        self.assertEqual(builtins.MARK, 7)\n")
+    reports = ReportDir(tmp_path / "private")
+    outcome = run_check(PlannedCheck(name="t", command=f"{sys.executable} -m unittest test_m"),
+                        workspace=workspace,
+                        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(workspace / "lib")},
+                        log_path=tmp_path / "t.log", infra_patterns=(), reports=reports)
+    assert outcome.test_report is not None
+    assert [(r.test_id, r.outcome) for r in outcome.test_report.results] == [
+        ("test_m.M.test_mark", T.PASSED)]

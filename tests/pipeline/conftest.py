@@ -85,12 +85,14 @@ class Harness:
     def submit(self, agent: AgentSpec, *, task_type: str = "bug_fix",
                instruction: str = "fix the thing", verify: tuple[str, ...] = (UNITTEST,),
                autonomy: str | None = None, allowed: tuple[str, ...] = (),
-               forbidden: tuple[str, ...] = ()) -> Run:
+               forbidden: tuple[str, ...] = (), must_pass: tuple[str, ...] = (),
+               allow_removed_tests: bool = False) -> Run:
         """A queued run of a new task, as `task submit` and `run start --detach` make it."""
         task = submit_task(self.storage, self.settings, TaskRequest(
             repository=str(self.repo), task_type=task_type, instruction=instruction,
             verification_commands=verify, autonomy_level=autonomy, allowed_paths=allowed,
-            forbidden_paths=forbidden), cwd=self.root)
+            forbidden_paths=forbidden, must_pass=must_pass,
+            allow_removed_tests=allow_removed_tests or None), cwd=self.root)
         return create_run(self.storage, self.settings, task.task_id, agent=agent)
 
     def execute(self, run: Run, **options: object) -> Run:

@@ -291,7 +291,7 @@ def test_a_call_still_running_when_the_wall_budget_runs_out_is_stopped_then(
     assert not marker.exists()
 
 
-def test_renaming_the_tests_away_so_that_none_runs_is_a_blocking_finding(
+def test_renaming_the_tests_away_so_that_none_runs_is_pass_to_missing_and_a_blocking_finding(
         harness: Harness) -> None:
     harness.configure('[policy]\nmax_autonomy = "auto_pr"\n')
     record = harness.run(harness.plan(
@@ -304,6 +304,7 @@ def test_renaming_the_tests_away_so_that_none_runs_is_a_blocking_finding(
     (judgement,) = record.judgements
     categories = {f.category: f.blocks_auto_pr for f in judgement.findings}
     assert categories.get("no-tests-ran") is True
-    assert record.verdict is not None
-    assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
-    assert record.verdict.pr_eligibility.value == "ELIGIBLE_AFTER_HUMAN_APPROVAL"
+    assert record.verdict is not None  # the tests that passed on the base vanished
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    assert "test_calc.AddTest.test_adds_two_numbers" in record.verdict.reasons[0]
+    assert "did not run with the patch (PASS_TO_MISSING" in record.verdict.reasons[0]

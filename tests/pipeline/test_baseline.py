@@ -47,7 +47,8 @@ def flaky_test(counter: Path) -> str:
             "    return count\n")
 
 
-def pytest_repo(root: Path, *, flaky: Path | None = None) -> Path:
+def pytest_repo(root: Path, *, flaky: Path | None = None,
+                passes: str = "runs() % 2 == 0") -> Path:
     """A coloured pytest project (`--color=yes` in its config): add is broken on the base,
     answer() is wrong on the base and stays wrong, mul works."""
     tests = ("from calc import add, answer, mul\n\n\n"
@@ -59,7 +60,7 @@ def pytest_repo(root: Path, *, flaky: Path | None = None) -> Path:
     if flaky is not None:
         files["tests/counter.py"] = flaky_test(flaky)
         files["tests/test_flaky.py"] = ("from tests.counter import runs\n\n\n"
-                                        "def test_flaky():\n    assert runs() % 2 == 0\n")
+                                        f"def test_flaky():\n    assert {passes}\n")
         files["tests/test_calc.py"] = tests.replace(
             "\n\n\ndef test_answer():\n    assert answer() == 42\n", "\n")
     return make_repo(root / "pyproj", files)
@@ -93,8 +94,11 @@ def base_steps(record: RunRecord) -> list[str]:
 
 def test_a_fix_with_a_failure_already_on_base_needs_review_and_names_each_class(
         harness: Harness, tmp_path: Path) -> None:
+    """The task names the test its fix must make pass: an unrelated test failing on the base
+    too is then a human's call, as for any task."""
     harness.repo = pytest_repo(tmp_path)
-    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,), task_type="bug_fix")
+    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,), task_type="bug_fix",
+                         must_pass=("tests/test_calc.py::test_add",))
 
     base = record.run.base_commit
     assert classes(record) == {"tests/test_calc.py::test_add": K.FAIL_TO_PASS,
@@ -114,6 +118,36 @@ def test_a_fix_with_a_failure_already_on_base_needs_review_and_names_each_class(
 
 
 @on_sqlite
+def test_a_bug_fix_whose_test_still_fails_is_failed_verification_naming_it(
+        harness: Harness, tmp_path: Path) -> None:
+    """A patch that fixes nothing the task's test checks: the fix is not shown."""
+    harness.repo = pytest_repo(tmp_path)
+    record = harness.run(harness.plan({"tool": "fs.write", "path": "NOTES.md",
+                                       "content": "a note\n"}), verify=(PYTEST,))
+    base = record.run.base_commit[:12]
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    assert record.verdict.reasons[:2] == (
+        f"the fix is not shown: tests/test_calc.py::test_add failed on base {base} and still "
+        "fails",
+        f"the fix is not shown: tests/test_calc.py::test_answer failed on base {base} and still "
+        "fails")
+
+
+@on_sqlite
+def test_a_must_pass_test_that_still_fails_is_failed_verification(
+        harness: Harness, tmp_path: Path) -> None:
+    harness.repo = pytest_repo(tmp_path)
+    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,), task_type="refactor",
+                         must_pass=("tests/test_calc.py::test_add",
+                                    "tests/test_calc.py::test_answer"))
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    assert "must-pass test tests/test_calc.py::test_answer does not pass (FAIL_TO_FAIL, FAILED " \
+        "with the patch)" in record.verdict.reasons
+
+
+@on_sqlite
 def test_a_patch_that_breaks_a_passing_test_fails_naming_it_and_the_base(
         harness: Harness, tmp_path: Path) -> None:
     harness.repo = pytest_repo(tmp_path)
@@ -125,7 +159,9 @@ def test_a_patch_that_breaks_a_passing_test_fails_naming_it_and_the_base(
     assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
     base = record.run.base_commit[:12]
     assert record.verdict.reasons == (
-        f"tests/test_calc.py::test_mul (assert 5 == 6) failed; it passed on base {base}",)
+        f"tests/test_calc.py::test_mul (assert 5 == 6) failed; it passed on base {base}",
+        f"the fix is not shown: tests/test_calc.py::test_answer failed on base {base} and "
+        "still fails")
 
 
 @on_sqlite
@@ -149,7 +185,7 @@ def test_preexisting_failures_fail_the_run_when_config_does_not_allow_them(
         harness: Harness, tmp_path: Path) -> None:
     harness.repo = pytest_repo(tmp_path)
     harness.configure("[verification]\nallow_preexisting_failures = false\n")
-    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,))
+    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,), task_type="refactor")
 
     assert record.verdict is not None
     assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
@@ -203,7 +239,8 @@ def test_unittest_tests_are_classified_and_the_broken_one_fails_the_run(
 def test_unittest_fix_with_a_preexisting_failure_needs_review(
         harness: Harness, tmp_path: Path) -> None:
     harness.repo = unittest_repo(tmp_path)
-    record = harness.run(harness.plan(FIX_ADD), verify=(UNITTEST,))
+    record = harness.run(harness.plan(FIX_ADD), verify=(UNITTEST,),
+                         must_pass=("test_calc.CalcTest.test_add",))
 
     assert classes(record)["test_calc.CalcTest.test_answer"] is K.FAIL_TO_FAIL
     assert record.verdict is not None
@@ -212,7 +249,8 @@ def test_unittest_fix_with_a_preexisting_failure_needs_review(
 
 
 @on_sqlite
-def test_a_fix_no_test_shows_gets_a_judge_warning(harness: Harness, tmp_path: Path) -> None:
+def test_a_fix_no_test_shows_fails_verification_and_gets_a_judge_warning(
+        harness: Harness, tmp_path: Path) -> None:
     harness.repo = make_repo(tmp_path / "plain", {
         "calc.py": "def add(a, b):\n    return a + b\n",
         "test_calc.py": "import unittest\nfrom calc import add\n\n\n"
@@ -228,7 +266,10 @@ def test_a_fix_no_test_shows_gets_a_judge_warning(harness: Harness, tmp_path: Pa
     assert finding.message.startswith("no test shows the fix")
     assert judgement.status is JudgeStatus.PASSED_WITH_WARNINGS
     assert record.verdict is not None
-    assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    assert record.verdict.reasons == (
+        f"the fix is not shown: no test failed on base {record.run.base_commit[:12]} and passes "
+        "with the patch",)
 
 
 @on_sqlite
@@ -379,3 +420,137 @@ def test_the_logs_of_reruns_and_of_the_base_are_redacted_like_the_checks_own(
         else:
             content = harness.storage.blobs.read(artifact.uri)  # type: ignore[attr-defined]
         assert secret.encode() not in content and b"token [REDACTED" in content
+
+
+
+FIRST_USE_BREAKS_MUL = {
+    "tool": "fs.replace", "path": "calc.py", "old": "def mul(a, b):\n    return a * b\n",
+    "new": "def mul(a, b):\n    import os\n"
+           "    marker = os.path.join(os.path.dirname(os.path.abspath(__file__)), '.used')\n"
+           "    if not os.path.exists(marker):\n"
+           "        open(marker, 'w').close()\n"
+           "        return a + b\n"
+           "    return a * b\n"}
+
+
+@on_sqlite
+def test_a_test_the_patch_breaks_on_first_use_only_is_pass_to_flaky_and_fails(
+        harness: Harness, tmp_path: Path) -> None:
+    """It fails once and passes on the rerun, but never changed result on the base: not
+    "flaky", the patch's doing."""
+    harness.repo = pytest_repo(tmp_path)
+    record = harness.run(harness.plan(FIRST_USE_BREAKS_MUL), verify=(PYTEST,),
+                         task_type="refactor")
+
+    assert classes(record)["tests/test_calc.py::test_mul"] is K.PASS_TO_FLAKY
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    base = record.run.base_commit[:12]
+    assert (f"tests/test_calc.py::test_mul passed on every run on base {base}; the patch made "
+            "it flaky") in record.verdict.reasons
+    flake_reruns = [s for s in record.steps if s.title.startswith("baseline flake rerun:")]
+    assert flake_reruns and all(s.attributes["selected"] == ["tests/test_calc.py::test_mul"]
+                                for s in flake_reruns)
+
+
+@on_sqlite
+def test_a_test_that_flips_on_the_base_too_when_rerun_there_is_flaky(
+        harness: Harness, tmp_path: Path) -> None:
+    """Runs 1 and 4 fail: the patch's first run and rerun flip; the base passes once, and its
+    rerun of that test alone fails: flaky on the base too."""
+    state = tmp_path / "state"
+    state.mkdir()
+    harness.configure(f'[sandbox]\nwritable = ["{state}"]\n')
+    harness.repo = pytest_repo(tmp_path, flaky=state / "flaky.count",
+                               passes="runs() not in (1, 4)")
+    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,))
+
+    assert classes(record)["tests/test_flaky.py::test_flaky"] is K.FLAKY
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
+    assert record.verdict.reasons[0].startswith("flaky: tests/test_flaky.py::test_flaky")
+
+
+def clean_pytest_repo(root: Path) -> Path:
+    """Every test passes on the base."""
+    return make_repo(root / "clean", {
+        "calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
+        "pytest.ini": "[pytest]\naddopts = -p no:cacheprovider\n",
+        "tests/__init__.py": "",
+        "tests/test_calc.py": "from calc import add, mul\n\n\n"
+                              "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+                              "def test_mul():\n    assert mul(2, 3) == 6\n"})
+
+
+BREAK_ADD = {"tool": "fs.replace", "path": "calc.py", "old": "a + b", "new": "a - b"}
+ALL_PASS_HOOK = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+                 "def pytest_runtest_makereport(item, call):\n"
+                 "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n")
+
+
+@on_sqlite
+@pytest.mark.parametrize(("harness_edit", "named"), [
+    ({"tool": "fs.write", "path": "pytest.ini",
+      "content": "[pytest]\naddopts = -p no:cacheprovider "
+                 "--deselect tests/test_calc.py::test_add\n"}, "pytest.ini"),
+    ({"tool": "fs.write", "path": "conftest.py", "content": ALL_PASS_HOOK}, "conftest.py"),
+], ids=["pytest.ini deselects", "conftest.py passes all"])
+def test_a_harness_change_that_hides_a_broken_test_fails_naming_the_file(
+        harness: Harness, tmp_path: Path, harness_edit: dict[str, str], named: str) -> None:
+    harness.repo = clean_pytest_repo(tmp_path)
+    harness.configure('[policy]\nmax_autonomy = "auto_pr"\n')
+    record = harness.run(harness.plan(BREAK_ADD, harness_edit), verify=(PYTEST,),
+                         task_type="refactor", autonomy="auto_pr")
+
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+    (report,) = record.verifications
+    hidden = next(c for c in report.checks if c.name.endswith("(base harness)"))
+    assert hidden.status.value == "FAILED" and hidden.failing_test_ids == (
+        "tests/test_calc.py::test_add",)
+    assert any(f"under the base's {named}" in r and "tests/test_calc.py::test_add" in r
+               for r in record.verdict.reasons)
+    (judgement,) = record.judgements
+    assert [(f.category, f.file_path, f.blocks_auto_pr) for f in judgement.findings
+            if f.category == "harness-changed"] == [("harness-changed", named, True)]
+
+
+@on_sqlite
+def test_a_harness_change_that_hides_nothing_still_waits_for_a_person(
+        harness: Harness, tmp_path: Path) -> None:
+    harness.repo = clean_pytest_repo(tmp_path)
+    harness.configure('[policy]\nmax_autonomy = "auto_pr"\n')
+    record = harness.run(harness.plan(
+        {"tool": "fs.write", "path": "pytest.ini", "content": "[pytest]\naddopts = -q\n"}),
+        verify=(PYTEST,), task_type="refactor", autonomy="auto_pr")
+
+    assert record.verdict is not None
+    assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
+    assert any("the patch changes the test harness: pytest.ini" in r
+               for r in record.verdict.reasons)
+
+
+REMOVE_MUL_TEST = {"tool": "fs.replace", "path": "tests/test_calc.py",
+                   "old": "\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n", "new": "\n"}
+
+
+@on_sqlite
+@pytest.mark.parametrize("allowed", [False, True], ids=["not allowed", "allow-removed-tests"])
+def test_a_removed_test_is_pass_to_missing_and_fails_unless_the_task_allows_it(
+        harness: Harness, tmp_path: Path, allowed: bool) -> None:
+    harness.repo = clean_pytest_repo(tmp_path)
+    harness.configure('[verification]\nbaseline = "always"\n')
+    record = harness.run(harness.plan(REMOVE_MUL_TEST), verify=(PYTEST,), task_type="refactor",
+                         allow_removed_tests=allowed)
+
+    assert classes(record)["tests/test_calc.py::test_mul"] is K.PASS_TO_MISSING
+    assert record.verdict is not None
+    missing = [r for r in record.verdict.reasons if "PASS_TO_MISSING" in r]
+    if allowed:
+        assert record.verdict.status is not VerdictStatus.FAILED_VERIFICATION and not missing
+    else:
+        assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
+        assert missing == [f"tests/test_calc.py::test_mul passed on base "
+                           f"{record.run.base_commit[:12]} and did not run with the patch "
+                           "(PASS_TO_MISSING; a task that removes tests says "
+                           "--allow-removed-tests)"]

@@ -213,7 +213,7 @@ def test_unsandboxed_runs_say_so_and_wait_for_a_human(harness: Harness) -> None:
                       '[sandbox]\nmode = "off"\n')
     record = harness.run(harness.plan(
         {"tool": "fs.replace", "path": "calc/__init__.py", "old": "a + b", "new": "b + a"}),
-        autonomy="auto_pr")
+        autonomy="auto_pr", task_type="refactor")
 
     assert record.verdict is not None
     assert record.verdict.pr_eligibility.value == "ELIGIBLE_AFTER_HUMAN_APPROVAL"

@@ -34,7 +34,8 @@ def events_of(record, type_: EventType) -> list:  # type: ignore[no-untyped-def]
 
 
 def test_a_migration_that_touches_production_config_needs_review(harness: Harness) -> None:
-    record = harness.run(harness.plan(DOCSTRING, CONFIG), autonomy="supervised_pr")
+    record = harness.run(harness.plan(DOCSTRING, CONFIG), autonomy="supervised_pr",
+                         task_type="api_migration")
     verdict = record.verdict
     assert verdict is not None and verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
     assert verdict.pr_eligibility is PrEligibility.ELIGIBLE_AFTER_HUMAN_APPROVAL
@@ -119,3 +120,22 @@ def test_a_writer_whose_lease_expired_is_refused_and_writes_nothing(harness: Har
     after = harness.record(run)
     assert after.steps == before.steps and after.events == before.events
     assert after.attempts[0].status is AttemptStatus.LEASE_EXPIRED
+
+
+def test_bytecode_a_plan_leaves_never_reaches_the_patch(harness: Harness) -> None:
+    """A repository without a .gitignore: the agent runs the tests (no bytecode: the run's
+    environment says PYTHONDONTWRITEBYTECODE) and compiles a module by hand (bytecode that the
+    default [boundary] ignore_generated keeps out of the patch)."""
+    record = harness.run(harness.plan(
+        DOCSTRING,
+        {"tool": "shell.run", "command": "python3 -m unittest"},
+        {"tool": "shell.run", "command": "python3 -c \"import py_compile, sys; "
+                                         "py_compile.compile('calc/__init__.py'); "
+                                         "open('NOTES.md', 'w').write(str(sys.dont_write_bytecode))\""},
+    ), task_type="docs")
+    (patch,) = record.patches
+    assert {change.path for change in patch.file_changes} == {"calc/__init__.py", "NOTES.md"}
+    assert not any(change.binary for change in patch.file_changes)
+    collect = next(s for s in record.steps if s.type.value == "COLLECT_ARTIFACTS")
+    assert collect.attributes["excludedGenerated"] == 1  # calc/__pycache__/__init__...pyc
+    assert record.verdict is not None and record.verdict.status is not VerdictStatus.FAILED_POLICY

@@ -119,3 +119,33 @@ def test_unreadable_request_file_is_bad_input(tmp_path: Path) -> None:
     (tmp_path / "latin1.json").write_bytes(b'{"instruction": "caf\xe9"}')
     with pytest.raises(BadInput, match="cannot read task file"):
         read_request_file(tmp_path / "latin1.json")
+
+
+def test_request_file_carries_must_pass_tests_and_allow_removed_tests(tmp_path: Path) -> None:
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps({"repository": "/r", "taskType": "bug_fix", "instruction": "x",
+                                "mustPass": ["tests/test_a.py::test_b", "tests/test_a.py::test_c"],
+                                "allowRemovedTests": True}))
+    request = read_request_file(path)
+    assert request.must_pass == ("tests/test_a.py::test_b", "tests/test_a.py::test_c")
+    assert request.allow_removed_tests is True
+    valid = validate(request, AutonomyLevel.DRY_RUN)
+    assert valid.must_pass == request.must_pass
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ({"mustPass": [1]}, "'mustPass' must be a list of strings"),
+    ({"allowRemovedTests": "yes"}, "'allowRemovedTests' must be true or false"),
+])
+def test_bad_intent_in_a_request_file_is_bad_input(tmp_path: Path, content: dict[str, object],
+                                                   message: str) -> None:
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(BadInput, match=message):
+        read_request_file(path)
+
+
+def test_a_blank_must_pass_test_is_bad_input() -> None:
+    with pytest.raises(BadInput, match="must-pass test ' ' must be one test id"):
+        validate(TaskRequest(repository="/r", task_type="bug_fix", instruction="x",
+                             must_pass=(" ",)), AutonomyLevel.DRY_RUN)

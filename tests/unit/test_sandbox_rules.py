@@ -64,6 +64,8 @@ def test_the_profile_is_part_of_the_spec_digest() -> None:
         forbidden_paths: tuple[str, ...] = ()
         allowed_paths: tuple[str, ...] = ()
         verification_commands: tuple[str, ...] = ()
+        must_pass: tuple[str, ...] = ()
+        allow_removed_tests = False
         repository, base_ref, instruction = "/r", "main", "x"
         task_type, autonomy_level = TaskType.BUG_FIX, AutonomyLevel.DRY_RUN
 

@@ -306,3 +306,23 @@ def test_a_pr_needs_eligibility_and_for_supervised_runs_an_approval(
 def test_every_autonomy_and_status_pair_yields_a_verdict() -> None:
     for autonomy, status in itertools.product(A, JudgeStatus):
         assert decide(autonomy=autonomy, judge=judge(status)).reasons
+
+
+def test_a_task_with_no_verification_command_says_so_not_that_checks_failed() -> None:
+    decision = decide(verification=verification())
+    assert decision.status is V.SUCCESS_NEEDS_REVIEW
+    assert "no verification command configured" in decision.reasons
+    assert not any("not every deterministic check passed" in r for r in decision.reasons)
+    link = next(link for link in decision.chain if link.check == "verification")
+    assert link.detail == "no verification command configured"
+
+
+def test_the_verification_link_carries_each_checks_test_counts_and_runner() -> None:
+    from agentctl.domain.verification import TestCounts
+
+    (check,) = PASSING.checks
+    counted = replace(PASSING, checks=(replace(
+        check, runner="unittest", tests=TestCounts(passed=69, failed=0, skipped=2)),))
+    link = next(link for link in decide(verification=counted).chain
+                if link.check == "verification")
+    assert link.detail == "69 passed, 0 failed, 2 skipped (unittest)"

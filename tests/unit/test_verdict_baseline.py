@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 from agentctl.domain.baseline import Observed, baseline_wanted, classify
+from agentctl.domain.verdict_baseline import Intent
 from agentctl.domain.enums import (
     BaselineMode,
     PrEligibility,
@@ -211,20 +212,21 @@ def test_each_test_is_classified_against_its_base_outcome() -> None:
     whole, tests = classify(candidate, base)
     assert {t.test_id: t.classification for t in tests} == {
         "fixed": K.FAIL_TO_PASS, "kept": K.PASS_TO_PASS, "broke": K.PASS_TO_FAIL,
-        "still": K.FAIL_TO_FAIL, "new": K.FAIL_TO_PASS}
+        "still": K.FAIL_TO_FAIL, "new": K.FAIL_TO_PASS, "skip": K.PASS_TO_MISSING}
     assert whole is K.PASS_TO_FAIL
     assert next(t for t in tests if t.test_id == "new").base is None
 
 
-def test_a_test_that_passes_on_a_rerun_or_flips_on_the_base_is_flaky() -> None:
+def test_a_test_that_flips_on_the_base_is_flaky_and_one_that_flips_only_on_the_patch_is_not(
+) -> None:
     candidate = observed(C.FAILED, ("rerun", T.FAILED), ("base-flip", T.PASSED),
                          reruns={"rerun": (T.PASSED,)})
     base = observed(C.FAILED, ("rerun", T.PASSED), ("base-flip", T.FAILED),
                     reruns={"base-flip": (T.FAILED, T.PASSED)})
     whole, tests = classify(candidate, base)
-    assert {t.test_id: t.classification for t in tests} == {"rerun": K.FLAKY,
+    assert {t.test_id: t.classification for t in tests} == {"rerun": K.PASS_TO_FLAKY,
                                                             "base-flip": K.FLAKY}
-    assert whole is K.FLAKY
+    assert whole is K.PASS_TO_FLAKY
 
 
 def test_without_a_base_only_flakiness_can_be_told() -> None:
@@ -265,3 +267,114 @@ def check_with(status: C, required: bool = True) -> VerificationCheck:
 def test_auto_runs_the_baseline_only_where_it_can_change_the_verdict(
         mode: BaselineMode, task: TaskType, status: C, required: bool, wanted: bool) -> None:
     assert baseline_wanted(mode, task, [check_with(status, required)]) is wanted
+
+
+def test_a_test_the_base_counted_but_did_not_name_is_not_known_there_never_absent() -> None:
+    """unittest without its hook counts passes it does not name: a failing test missing from
+    such a base report may well have passed there."""
+    candidate = observed(C.FAILED, ("t.A.test_x", T.FAILED))
+    counted = Observed(status=C.PASSED, report=TestReport(runner="unittest", results=(),
+                                                          unnamed_passed=4))
+    _, (unknown,) = classify(candidate, counted)
+    assert (unknown.base, unknown.base_unknown) == (None, True)
+    _, (absent,) = classify(candidate, observed(C.PASSED, ("t.A.test_y", T.FAILED)))
+    assert (absent.base, absent.base_unknown) == (None, False)
+    decision = decide(verification=report(check(unknown, classification=K.FAIL_TO_FAIL)))
+    assert decision.status is V.FAILED_VERIFICATION
+    assert decision.reasons == (f"t.A.test_x fails; its result on base {BASE[:12]} is not known "
+                                "(the runner did not name it)",)
+
+
+# --- the task's intent -----------------------------------------------------------------------
+
+FIX = Intent(fix=True)
+
+
+def test_a_fix_whose_test_still_fails_is_failed_verification_not_review() -> None:
+    decision = decide(intent=FIX, verification=report(check(
+        classified_test(K.FAIL_TO_FAIL, "tests/test_error.py::test_module_name"),
+        classification=K.FAIL_TO_FAIL)))
+    assert decision.status is V.FAILED_VERIFICATION
+    assert decision.reasons[0] == ("the fix is not shown: tests/test_error.py::test_module_name "
+                                   f"failed on base {BASE[:12]} and still fails")
+
+
+def test_a_fix_needs_a_test_that_failed_on_base_and_passes_now() -> None:
+    unchanged = decide(intent=FIX, verification=report(check(
+        classified_test(K.PASS_TO_PASS, "a"), classification=K.PASS_TO_PASS)))
+    assert unchanged.status is V.FAILED_VERIFICATION
+    assert unchanged.reasons == (f"the fix is not shown: no test failed on base {BASE[:12]} and "
+                                 "passes with the patch",)
+    fixed = decide(intent=FIX, verification=report(check(
+        classified_test(K.FAIL_TO_PASS, "a"), classified_test(K.PASS_TO_PASS, "b"),
+        classification=K.FAIL_TO_PASS)))
+    assert fixed.status is V.SUCCESS
+
+
+def test_other_task_types_keep_the_preexisting_failure_rule() -> None:
+    decision = decide(intent=Intent(), verification=report(check(
+        classified_test(K.FAIL_TO_FAIL, "a"), classification=K.FAIL_TO_FAIL)))
+    assert decision.status is V.SUCCESS_NEEDS_REVIEW
+
+
+def test_each_must_pass_test_that_does_not_pass_fails_verification() -> None:
+    tests = (classified_test(K.FAIL_TO_PASS, "fixed"), classified_test(K.FAIL_TO_FAIL, "still"),
+             classified_test(K.FAIL_TO_FAIL, "unrelated"))
+    decision = decide(intent=Intent(fix=True, must_pass=("fixed", "still", "never-ran")),
+                      verification=report(check(*tests, classification=K.FAIL_TO_FAIL)))
+    assert decision.status is V.FAILED_VERIFICATION
+    assert decision.reasons == (
+        "must-pass test still does not pass (FAIL_TO_FAIL, FAILED with the patch)",
+        "must-pass test never-ran was not seen to pass: no check ran it")
+
+
+def test_with_its_must_pass_tests_passing_an_unrelated_old_failure_is_a_humans_call() -> None:
+    decision = decide(intent=Intent(fix=True, must_pass=("fixed",)), verification=report(check(
+        classified_test(K.FAIL_TO_PASS, "fixed"), classified_test(K.FAIL_TO_FAIL, "unrelated"),
+        classification=K.FAIL_TO_FAIL)))
+    assert decision.status is V.SUCCESS_NEEDS_REVIEW
+    assert decision.reasons[0] == f"1 test already failed on base {BASE[:12]}: unrelated"
+
+
+def missing(name: str) -> ClassifiedTest:
+    return ClassifiedTest(test_id=name, classification=K.PASS_TO_MISSING, candidate=T.SKIPPED,
+                          base=T.PASSED, message="did not run with the patch")
+
+
+def test_a_test_that_vanished_fails_verification_even_when_the_check_passed() -> None:
+    vanished = report(check(missing("tests/test_calc.py::test_add"),
+                            classified_test(K.PASS_TO_PASS, "b"),
+                            classification=K.PASS_TO_MISSING, status=C.PASSED))
+    decision = decide(verification=vanished)
+    assert decision.status is V.FAILED_VERIFICATION
+    assert decision.reasons == (
+        f"tests/test_calc.py::test_add passed on base {BASE[:12]} and did not run with the patch "
+        "(PASS_TO_MISSING; a task that removes tests says --allow-removed-tests)",)
+    allowed = decide(verification=vanished, intent=Intent(allow_removed_tests=True))
+    assert allowed.status is V.SUCCESS
+
+
+def test_a_test_the_patch_made_flaky_fails_verification() -> None:
+    made_flaky = ClassifiedTest(test_id="t", classification=K.PASS_TO_FLAKY, candidate=T.FAILED,
+                                base=T.PASSED, message="boom")
+    decision = decide(verification=report(check(made_flaky, classification=K.PASS_TO_FLAKY)))
+    assert decision.status is V.FAILED_VERIFICATION
+    assert f"t passed on every run on base {BASE[:12]}; the patch made it flaky" in \
+        decision.reasons
+
+
+def test_a_test_skipped_with_the_patch_that_passed_on_base_is_pass_to_missing() -> None:
+    candidate = Observed(status=C.PASSED, report=TestReport(runner="pytest", results=(
+        TestResult(test_id="kept", outcome=T.PASSED),
+        TestResult(test_id="skipped", outcome=T.SKIPPED))))
+    base = observed(C.PASSED, ("kept", T.PASSED), ("skipped", T.PASSED), ("gone", T.PASSED),
+                    ("was-skipped", T.SKIPPED))
+    whole, tests = classify(candidate, base)
+    assert {t.test_id: (t.classification, t.message) for t in tests} == {
+        "kept": (K.PASS_TO_PASS, None),
+        "skipped": (K.PASS_TO_MISSING, "skipped with the patch"),
+        "gone": (K.PASS_TO_MISSING, "did not run with the patch")}
+    assert whole is K.PASS_TO_MISSING
+    unnamed = Observed(status=C.PASSED, report=TestReport(runner="unittest", results=(),
+                                                          unnamed_passed=3))
+    assert classify(unnamed, base)[1] == ()  # a patch run that names nothing proves no absence

@@ -44,6 +44,10 @@ def task_detail(task: Task) -> Table:
         rows.append(("forbidden", escape(", ".join(task.forbidden_paths))))
     if task.verification_commands:
         rows.append(("verify", escape("; ".join(task.verification_commands))))
+    if task.must_pass:
+        rows.append(("must pass", escape(", ".join(task.must_pass))))
+    if task.allow_removed_tests:
+        rows.append(("removed tests", "allowed"))
     if task.labels:
         rows.append(("labels", escape(", ".join(f"{k}={v}" for k, v in task.labels.items()))))
     if task.session_id:

@@ -40,10 +40,14 @@ def explanation(verdict: Document, *, home: str, full: bool = False) -> Renderab
         f"[bold]sandbox[/] {sandbox_line(verdict.get('sandbox') or {})}",
         "",
     ]
+    shown: set[str] = set()  # each content once, under the first link that cites it
     for number, link in enumerate(verdict["chain"], start=1):
         mark = "[green]✓[/]" if link["passed"] else "[red]✗[/]"
         lines.append(f"{number}. {mark} [bold]{link['check']}[/]  {escape(link['detail'])}")
-        lines += [f"   {_artifact_line(a, home, full)}" for a in link["evidence"]]
+        for artifact in link["evidence"]:
+            if artifact["sha256"] not in shown:  # two reruns that logged the same are one
+                shown.add(artifact["sha256"])
+                lines.append(f"   {_artifact_line(artifact, home, full)}")
     lines += _classification(verdict.get("classification") or [])
     lines += ["", "[bold]reasons[/]", *(f"  - {escape(r)}" for r in verdict["reasons"])]
     if verdict.get("editedBy"):
@@ -58,7 +62,8 @@ def explanation(verdict: Document, *, home: str, full: bool = False) -> Renderab
 
 
 _CLASS_STYLE = {"FAIL_TO_PASS": "green", "PASS_TO_PASS": "dim", "PASS_TO_FAIL": "red",
-                "FAIL_TO_FAIL": "yellow", "FLAKY": "magenta"}
+                "FAIL_TO_FAIL": "yellow", "FLAKY": "magenta", "PASS_TO_MISSING": "red",
+                "PASS_TO_FLAKY": "red"}
 
 
 def _classification(checks: list[Document]) -> list[str]:
@@ -81,11 +86,17 @@ def _classification(checks: list[Document]) -> list[str]:
                 continue
             style = _CLASS_STYLE.get(test["classification"], "white")
             lines.append(f"    [{style}]{test['classification']:<12}[/] "
-                         f"{escape(test['testId'])}  [dim]base {test['base'] or 'absent'}, "
+                         f"{escape(test['testId'])}  [dim]base {_base_result(test)}, "
                          f"patch {test['candidate']}[/]")
         if steady:
             lines.append(f"    [dim]PASS_TO_PASS {steady} test(s)[/]")
     return lines
+
+
+def _base_result(test: Document) -> str:
+    if test["base"]:
+        return str(test["base"])
+    return "absent" if test.get("baseKnown", True) else "not known"
 
 
 def _artifact_line(artifact: Document, home: str, full: bool = True) -> str:

@@ -27,10 +27,13 @@ def task_to_row(r: Task) -> RowValues:
         "verification_commands": dump(r.verification_commands),
         "session_id": r.session_id,
         "status_reason": r.status_reason,
+        "intent": dump({"mustPass": r.must_pass, "allowRemovedTests": r.allow_removed_tests})
+        if r.must_pass or r.allow_removed_tests else None,
     }
 
 
 def task_from_row(row: Row) -> Task:
+    intent = load(row["intent"]) if row["intent"] else {}
     return Task(
         task_id=row["task_id"],
         source=TaskSource(row["source"]),
@@ -50,6 +53,8 @@ def task_from_row(row: Row) -> Task:
         verification_commands=tuple(load(row["verification_commands"])),
         session_id=row["session_id"],
         status_reason=row["status_reason"],
+        must_pass=tuple(intent.get("mustPass", ())),
+        allow_removed_tests=bool(intent.get("allowRemovedTests", False)),
     )
 
 
