@@ -1,4 +1,5 @@
-"""What a judge found: a record the rules judge and the intent rules both produce."""
+"""What a judge reads and finds: the diff's lines and the finding records that the rules judge,
+the intent rules and the harness rules all produce."""
 
 from __future__ import annotations
 
@@ -15,3 +16,11 @@ class JudgeFinding:
     file_path: str | None = None
     line_number: int | None = None
     blocks_auto_pr: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiffLine:
+    path: str
+    line_number: int | None
+    added: bool
+    text: str

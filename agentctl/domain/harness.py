@@ -12,14 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 from agentctl.domain import globs
 from agentctl.domain.enums import ChangeType, Severity
+from agentctl.domain.findings import DiffLine, JudgeFinding
 from agentctl.domain.patch import FileChange
-
-if TYPE_CHECKING:
-    from agentctl.domain.judge import DiffLine, JudgeFinding
 
 # Files whose whole job is the test harness: restored to the base's for the harness rerun.
 HARNESS_FILES = (
@@ -78,8 +74,6 @@ def harness_changes(changes: Sequence[FileChange],
 def harness_findings(changes: Sequence[FileChange],
                      lines: Sequence[DiffLine]) -> list[JudgeFinding]:
     """One ERROR finding per harness file: it blocks SUCCESS (a person looks), never silently."""
-    from agentctl.domain.judge import JudgeFinding
-
     return [JudgeFinding(
         severity=Severity.ERROR, category="harness-changed", file_path=change.path,
         blocks_auto_pr=True,

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from agentctl.domain import globs
 from agentctl.domain.enums import ChangeType, JudgeStatus, Severity, TaskType
+from agentctl.domain.findings import DiffLine as DiffLine  # its home is `findings`
 from agentctl.domain.findings import JudgeFinding as JudgeFinding  # its home is `findings`
 from agentctl.domain.harness import harness_findings
 from agentctl.domain.judge_intent import intent_findings
@@ -41,14 +42,6 @@ class Judgement:
     findings: tuple[JudgeFinding, ...]
     confidence: float
     summary: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DiffLine:
-    path: str
-    line_number: int | None
-    added: bool
-    text: str
 
 
 _SKIP_MARKERS = re.compile(
