@@ -185,7 +185,8 @@ def diff_after(repo: Path, scratch: Path, edit: Edit) -> str:
     subprocess.run(["git", "clone", "-q", str(repo), str(scratch)], check=True)
     edit(scratch)
     _git(scratch, "add", "-A")
-    return _git(scratch, "diff", "--cached", "--binary") + "\n"
+    # as git prints it: a stripped diff loses a last context line that is a lone space
+    return _git(scratch, "diff", "--cached", "--binary", strip=False)
 
 
 def gold(case: Case, after: Path) -> Edit:
@@ -222,7 +223,7 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
            "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com"}
 
 
-def _git(repo: Path, *args: str) -> str:
+def _git(repo: Path, *args: str, strip: bool = True) -> str:
     result = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
                             text=True, env={**os.environ, **GIT_ENV}, timeout=60)
-    return result.stdout.strip()
+    return result.stdout.strip() if strip else result.stdout
