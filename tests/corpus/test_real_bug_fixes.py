@@ -122,3 +122,12 @@ def _class_name(case: Case) -> str:
 
 for _case in CASES:
     globals()[_class_name(_case)] = type(_class_name(_case), (RealBugFix,), {"case": _case})
+
+
+def test_the_corpus_holds_at_least_eight_cases_from_several_projects() -> None:
+    assert len(CASES) >= 8
+    assert len({case.before.package for case in CASES}) >= 3
+    assert len({_class_name(case) for case in CASES}) == len(CASES)  # one class each
+    for case in CASES:
+        assert case.fail_to_pass and case.breaking.pass_to_fail, case.name
+        assert not set(case.fail_to_pass) & set(case.breaking.pass_to_fail), case.name
