@@ -31,10 +31,12 @@ _ASSERT_EXPRESSION = re.compile(r"\bassert\s")
 GO_MESSAGE = re.compile(r"^\s+\S+\.go:\d+: (.*)$")
 
 
-def parse_junit(path: Path, *, pytest_ids: bool = False) -> list[TestResult]:
+def parse_junit(path: Path, *, pytest_ids: bool = False, root: Path | None = None,
+                ) -> list[TestResult]:
     """Every test case of a JUnit XML file. With `pytest_ids`, ids are pytest node ids (from
-    the xunit1 `file` attribute), else `classname.name`. Raises JUnitXmlError or SyntaxError
-    for a malformed file, ValueError for one over 64 MiB."""
+    the xunit1 `file` attribute, or for an inherited test from the module files under `root`,
+    pytest's root folder), else `classname.name`. Raises JUnitXmlError or SyntaxError for a
+    malformed file, ValueError for one over 64 MiB."""
     from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite  # ~20 ms: late
 
     if path.stat().st_size > MAX_REPORT_BYTES:
@@ -54,7 +56,7 @@ def parse_junit(path: Path, *, pytest_ids: bool = False) -> list[TestResult]:
                     break
                 if isinstance(result, Skipped):
                     outcome = T.SKIPPED
-            test_id = _pytest_node_id(case) if pytest_ids else None
+            test_id = _pytest_node_id(case, root) if pytest_ids else None
             if test_id is None:
                 test_id = f"{case.classname}.{case.name}" if case.classname else str(case.name)
             results.append(TestResult(test_id=test_id, outcome=outcome, message=message))
@@ -153,15 +155,27 @@ def first_assertion(message: str) -> str | None:
     return first
 
 
-def _pytest_node_id(case: object) -> str | None:
-    """`tests/test_x.py::Class::test_y[1]` from xunit1's file, classname and name."""
+def _pytest_node_id(case: object, root: Path | None) -> str | None:
+    """`tests/test_x.py::Class::test_y[1]` from xunit1's file, classname and name.
+
+    `file` is where the test function is defined, the classname the node id's own module and
+    classes: for a test inherited from a class in another module (a mixin in
+    `tests/__init__.py`) the node id's module is the longest prefix of the classname that is a
+    file under `root`. Without that, every subclass's test would get one id and one result.
+    """
     file = getattr(case, "_elem").attrib.get("file")  # noqa: B009 - junitparser keeps it raw
     classname, name = getattr(case, "classname", None), getattr(case, "name", None)
     if not file or not name:
         return None
     module = file.removesuffix(".py").replace("/", ".").replace("\\", ".")
-    inner = classname[len(module):].lstrip(".") if classname and classname.startswith(module) \
-        else ""
+    own = classname is not None and (classname == module or classname.startswith(f"{module}."))
+    if classname and not own and root is not None:
+        parts = classname.split(".")
+        for end in range(len(parts), 0, -1):
+            candidate = "/".join(parts[:end]) + ".py"
+            if (root / candidate).is_file():
+                return "::".join([candidate, *parts[end:], name])
+    inner = classname[len(module):].lstrip(".") if classname and own else ""
     parts = [file, *(inner.split(".") if inner else ()), name]
     return "::".join(part for part in parts if part)
 

@@ -186,7 +186,7 @@ def collect(*, workspace: Path, reports: ReportDir, log: Path, since_ns: int,
         if pytest_results == []:
             runners.append("pytest")  # pytest ran and found no test: 0 is a count too
     elif reports.pytest_report.is_file():
-        add("pytest", _readable(reports.pytest_report, pytest_ids=True))
+        add("pytest", _readable(reports.pytest_report, pytest_ids=True, root=workspace))
     for path in _written_junit(workspace, since_ns, junit_xml):
         add("junit", _readable(path, pytest_ids=False))
     if not found:
@@ -242,11 +242,11 @@ def _unittest_results(path: Path) -> list[TestResult]:
     return results
 
 
-def _readable(path: Path, *, pytest_ids: bool) -> list[TestResult]:
+def _readable(path: Path, *, pytest_ids: bool, root: Path | None = None) -> list[TestResult]:
     from junitparser import JUnitXmlError
 
     try:
-        return parse_junit(path, pytest_ids=pytest_ids)
+        return parse_junit(path, pytest_ids=pytest_ids, root=root)
     except (JUnitXmlError, SyntaxError, OSError, ValueError, AttributeError):
         return []  # not a JUnit report (any other XML), or a broken one: the log still counts
 

@@ -1,0 +1,229 @@
+"""Real bug fixes from public Python projects, built at test time from their released sdists.
+
+A case names a package and two releases: `before`, whose code has the bug, and `after`, whose
+release fixed it and added a test for it. The base repository is `before`'s sdist with
+`after`'s tests laid over it (SWE-bench style); the gold patch is `after`'s version of the
+files the fix touched. Nothing of those projects is committed here: the sdists are fetched
+from the package index by version and checked against the sha256 the case pins, then kept in
+a cache folder so that later runs need no network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import tomllib
+import urllib.parse
+import urllib.request
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+CASES_FILE = Path(__file__).with_name("cases.toml")
+INDEX = os.environ.get("AGENTCTL_TEST_CORPUS_INDEX", "https://pypi.org/pypi")
+CACHE = Path(os.environ.get("AGENTCTL_TEST_CORPUS",
+                            Path.home() / ".cache" / "agentctl-test-corpus"))
+TEST_DIRS = frozenset({"tests", "test", "testing"})
+Edit = Callable[[Path], None]
+
+
+@dataclass(frozen=True)
+class Release:
+    package: str
+    version: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Break:
+    """An edit to the base's code that makes tests which pass on the base fail."""
+
+    path: str
+    old: str
+    new: str
+    pass_to_fail: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    bug: str                      # the task's instruction: the release note of the fix
+    before: Release
+    after: Release
+    fix: tuple[str, ...]          # files taken from `after` for the gold patch
+    tests: tuple[str, ...]        # what the verification command runs
+    fail_to_pass: tuple[str, ...]
+    breaking: Break
+    pythonpath: str = ""          # e.g. "src" for a src layout
+
+    def verify_command(self, python: str) -> str:
+        prefix = f"PYTHONPATH={self.pythonpath} " if self.pythonpath else ""
+        return f"{prefix}{python} -m pytest -q -p no:cacheprovider {' '.join(self.tests)}"
+
+
+def load_cases(path: Path = CASES_FILE) -> list[Case]:
+    data = tomllib.loads(path.read_text())
+    cases = []
+    for raw in data["case"]:
+        package = raw["package"]
+        broken = raw["break"]
+        cases.append(Case(
+            name=raw["name"], bug=raw["bug"],
+            before=Release(package, raw["before"], raw["before_sha256"]),
+            after=Release(package, raw["after"], raw["after_sha256"]),
+            fix=tuple(raw["fix"]), tests=tuple(raw["tests"]),
+            fail_to_pass=tuple(raw["fail_to_pass"]),
+            breaking=Break(broken["path"], broken["old"], broken["new"],
+                           tuple(broken["pass_to_fail"])),
+            pythonpath=raw.get("pythonpath", ""),
+        ))
+    return cases
+
+
+# --- the package index --------------------------------------------------------------------------
+
+def sdist(release: Release) -> Path:
+    """The release's sdist from the cache, fetched from the index (and verified) when missing."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    cached = next((p for p in CACHE.glob(f"{_normal(release.package)}-{release.version}.*")
+                   if _sha256(p) == release.sha256), None)
+    if cached is not None:
+        return cached
+    url, filename = _sdist_url(release)
+    with urllib.request.urlopen(url, timeout=120) as response:
+        data = response.read()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != release.sha256:
+        raise AssertionError(f"{filename} from {url} has sha256 {digest}, the case pins "
+                             f"{release.sha256}")
+    target = CACHE / f"{_normal(release.package)}-{release.version}{_suffix(filename)}"
+    # written beside and renamed: test workers fetching the same file never see half of it
+    with tempfile.NamedTemporaryFile(dir=CACHE, delete=False) as partial:
+        partial.write(data)
+    os.replace(partial.name, target)
+    return target
+
+
+def _sdist_url(release: Release) -> tuple[str, str]:
+    page = f"{INDEX}/{release.package}/{release.version}/json"
+    with urllib.request.urlopen(page, timeout=60) as response:
+        files = json.load(response)["urls"]
+    for entry in files:
+        if entry["packagetype"] == "sdist" and entry["digests"]["sha256"] == release.sha256:
+            return urllib.parse.urljoin(page, entry["url"]), str(entry["filename"])
+    raise AssertionError(f"{page} lists no sdist with sha256 {release.sha256}")
+
+
+def _normal(package: str) -> str:
+    return package.lower().replace("-", "_").replace(".", "_")
+
+
+def _suffix(filename: str) -> str:
+    return ".zip" if filename.endswith(".zip") else ".tar.gz"
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def unpack(archive: Path, target: Path) -> Path:
+    """The sdist's single top folder, unpacked under `target`."""
+    target.mkdir(parents=True)
+    if archive.suffix == ".zip":
+        with zipfile.ZipFile(archive) as bundle:
+            bundle.extractall(target)
+    else:
+        with tarfile.open(archive) as bundle:
+            bundle.extractall(target, filter="data")
+    (top,) = target.iterdir()
+    return top
+
+
+# --- the repository -----------------------------------------------------------------------------
+
+def is_test_file(relative: str) -> bool:
+    """Test modules, their conftest and their data: anything under a tests folder."""
+    path = PurePosixPath(relative)
+    name = path.name
+    return (bool(TEST_DIRS & set(path.parts[:-1])) or name.startswith("test_")
+            or name.endswith("_test.py") or name in ("conftest.py", "test.py", "tests.py"))
+
+
+def _files(root: Path) -> dict[str, Path]:
+    return {p.relative_to(root).as_posix(): p for p in root.rglob("*")
+            if p.is_file() and not any(part.endswith(".egg-info") or part == "__pycache__"
+                                       for part in p.relative_to(root).parts)}
+
+
+def build_base(case: Case, root: Path) -> tuple[Path, Path]:
+    """The base repository (`before`'s code, `after`'s tests, one commit) and `after`'s tree."""
+    before = unpack(sdist(case.before), root / "before")
+    after = unpack(sdist(case.after), root / "after")
+    repo = root / case.name
+    repo.mkdir()
+    for relative, path in _files(before).items():
+        if not is_test_file(relative):
+            _copy(path, repo / relative)
+    for relative, path in _files(after).items():
+        if is_test_file(relative):
+            _copy(path, repo / relative)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m",
+         f"{case.before.package} {case.before.version} with the tests of {case.after.version}")
+    return repo, after
+
+
+def diff_after(repo: Path, scratch: Path, edit: Edit) -> str:
+    """The diff that `edit(clone)` makes in a fresh clone of `repo`."""
+    subprocess.run(["git", "clone", "-q", str(repo), str(scratch)], check=True)
+    edit(scratch)
+    _git(scratch, "add", "-A")
+    # as git prints it: a stripped diff loses a last context line that is a lone space
+    return _git(scratch, "diff", "--cached", "--binary", strip=False)
+
+
+def gold(case: Case, after: Path) -> Edit:
+    """The edit that lays `after`'s version of the fixed files over a clone."""
+    def edit(clone: Path) -> None:
+        for relative in case.fix:
+            _copy(after / relative, clone / relative)
+    return edit
+
+
+def noop(clone: Path) -> None:
+    """A note in a new file: a patch that changes nothing the tests run."""
+    (clone / "NOTES.md").write_text("Looked at the bug; nothing to change.\n")
+
+
+def breaking(case: Case, after: Path) -> Edit:
+    """The gold fix plus an edit that breaks tests which pass on the base."""
+    def edit(clone: Path) -> None:
+        gold(case, after)(clone)
+        target = clone / case.breaking.path
+        text = target.read_text()
+        assert text.count(case.breaking.old) == 1, (case.name, case.breaking.path,
+                                                    case.breaking.old)
+        target.write_text(text.replace(case.breaking.old, case.breaking.new))
+    return edit
+
+
+def _copy(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
+           "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com"}
+
+
+def _git(repo: Path, *args: str, strip: bool = True) -> str:
+    result = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                            text=True, env={**os.environ, **GIT_ENV}, timeout=60)
+    return result.stdout.strip() if strip else result.stdout

@@ -1,0 +1,133 @@
+"""Real bug fixes from public Python projects (tests/corpus/cases.toml), end to end through the
+installed CLI: `task submit --type bug_fix --run` with a `patch:` agent, three times per case.
+
+- the release's own fix: SUCCESS, the bug's tests FAIL_TO_PASS;
+- a patch that only adds a note: FAILED_VERIFICATION, the bug's tests still failing, named;
+- the fix plus an edit that breaks code the base got right: FAILED_VERIFICATION, the broken tests
+  PASS_TO_FAIL, named.
+
+Each case is a class of its own, so that `--dist loadscope` spreads the cases over the workers.
+The sdists come from the package index on first use (never skipped: no index, no pass).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from tests.corpus.corpus import Case, build_base, breaking, diff_after, gold, load_cases, noop
+from tests.e2e.runs_support import in_parallel
+
+CASES = load_cases()
+PATCHES = ("gold", "noop", "break")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One run as the CLI reports it: exit code, verdict, and each test's class."""
+
+    exit_code: int
+    verdict: str
+    reasons: tuple[str, ...]
+    classes: dict[str, str]
+
+    def why(self) -> str:
+        return f"exit {self.exit_code}, {self.verdict}: " + " | ".join(self.reasons)
+
+
+def run_case(case: Case, root: Path, run_agentctl: Callable[..., Any]) -> dict[str, Outcome]:
+    repo, after = build_base(case, root)
+    edits = {"gold": gold(case, after), "noop": noop, "break": breaking(case, after)}
+    home, cwd = root / "home", root / "cwd"
+    cwd.mkdir()
+    # one run of each check: these cases are about the classes, not about reruns
+    (cwd / ".agentctl.toml").write_text("[verification]\nreruns = 0\n")
+    for name, edit in edits.items():
+        (cwd / f"{name}.diff").write_text(diff_after(repo, root / f"scratch-{name}", edit))
+
+    def cli(*args: str) -> Any:
+        result = run_agentctl(*args, home=home, cwd=cwd, timeout=280)
+        assert "Traceback" not in result.stderr, result.stderr
+        return result
+
+    def submit(name: str) -> Outcome:
+        result = cli("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                     "--instruction", case.bug, "--verify", case.verify_command(sys.executable),
+                     "--run", "--agent", f"patch:{name}.diff", "--json")
+        assert result.returncode in (0, 1), (name, result.returncode, result.stderr)
+        run = result.json()
+        explained = cli("verdict", "explain", run["runId"], "--json").json()
+        classes = {test["testId"]: test["classification"]
+                   for check in explained["classification"] for test in check["classifiedTests"]}
+        verdict = run["verdict"]
+        return Outcome(result.returncode, verdict["status"], tuple(verdict["reasons"]), classes)
+
+    # the gold run first: it leaves the base's results in the baseline cache for the other two
+    outcomes = {"gold": submit("gold")}
+    outcomes.update(zip(PATCHES[1:], in_parallel(submit, PATCHES[1:], workers=2), strict=True))
+    return outcomes
+
+
+class RealBugFix:
+    """The three runs of one case; subclassed once per case below."""
+
+    case: ClassVar[Case]
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def runs(cls, tmp_path_factory: pytest.TempPathFactory,
+             run_agentctl: Callable[..., Any]) -> dict[str, Outcome]:
+        return run_case(cls.case, tmp_path_factory.mktemp(cls.case.name), run_agentctl)
+
+    def test_the_released_fix_succeeds_with_the_bugs_tests_fail_to_pass(
+            self, runs: dict[str, Outcome]) -> None:
+        fixed = runs["gold"]
+        assert (fixed.exit_code, fixed.verdict) == (0, "SUCCESS"), fixed.why()
+        for test in self.case.fail_to_pass:
+            assert fixed.classes.get(test) == "FAIL_TO_PASS", (test, fixed.why())
+
+    def test_a_patch_that_fixes_nothing_fails_verification_naming_the_bugs_tests(
+            self, runs: dict[str, Outcome]) -> None:
+        unfixed = runs["noop"]
+        for test in self.case.fail_to_pass:
+            assert unfixed.classes.get(test) == "FAIL_TO_FAIL", (test, unfixed.why())
+        assert (unfixed.exit_code, unfixed.verdict) == (1, "FAILED_VERIFICATION"), unfixed.why()
+        # a long list is cut ("+3 more"): the reasons name tests that still fail, not all of them
+        still_failing = {test for test, kind in unfixed.classes.items() if kind == "FAIL_TO_FAIL"}
+        assert any(test in reason for reason in unfixed.reasons for test in still_failing), \
+            unfixed.why()
+
+    def test_the_fix_with_a_regression_fails_verification_as_pass_to_fail(
+            self, runs: dict[str, Outcome]) -> None:
+        broken = runs["break"]
+        assert (broken.exit_code, broken.verdict) == (1, "FAILED_VERIFICATION"), broken.why()
+        for test in self.case.fail_to_pass:
+            assert broken.classes.get(test) == "FAIL_TO_PASS", (test, broken.why())
+        for test in self.case.breaking.pass_to_fail:
+            assert broken.classes.get(test) == "PASS_TO_FAIL", (test, broken.why())
+            assert any(test in reason for reason in broken.reasons), (test, broken.why())
+        regressions = {test for test, kind in broken.classes.items() if kind == "PASS_TO_FAIL"}
+        assert regressions == set(self.case.breaking.pass_to_fail), broken.why()
+
+
+def _class_name(case: Case) -> str:
+    return "Test" + "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", case.name))
+
+
+for _case in CASES:
+    globals()[_class_name(_case)] = type(_class_name(_case), (RealBugFix,), {"case": _case})
+
+
+def test_the_corpus_holds_at_least_eight_cases_from_several_projects() -> None:
+    assert len(CASES) >= 8
+    assert len({case.before.package for case in CASES}) >= 3
+    assert len({_class_name(case) for case in CASES}) == len(CASES)  # one class each
+    for case in CASES:
+        assert case.fail_to_pass and case.breaking.pass_to_fail, case.name
+        assert not set(case.fail_to_pass) & set(case.breaking.pass_to_fail), case.name
