@@ -113,7 +113,8 @@ def test_the_junit_report_lists_every_test_with_its_failure(runs: dict[str, Any]
 
 
 @pytest.mark.parametrize(("args", "expected"), [
-    (("--format", "html"), "unknown report format 'html'; expected one of: swebench, junit"),
+    (("--format", "pdf"), "unknown report format 'pdf'; expected one of: swebench, junit, html, "
+                          "ctrf, atif"),
     (("--output", "/nonexistent-dir/report.json"), "cannot write /nonexistent-dir/report.json"),
 ])
 def test_run_report_refuses_bad_input_in_one_line(runs: dict[str, Any], args: tuple[str, ...],

@@ -54,8 +54,8 @@ def test_submit_list_show_cancel(agentctl, repo: Path, home: Path, error_line) -
     shown = agentctl("task", "show", task_id[5:14], "--json")
     assert shown.returncode == 0, shown.stderr
     document = shown.json()
-    assert document["runs"] == []
-    assert {k: v for k, v in document.items() if k != "runs"} == task
+    assert document["runs"] == [] and document["pullRequest"] is None
+    assert {k: v for k, v in document.items() if k not in ("runs", "pullRequest")} == task
 
     plain = agentctl("task", "show", task_id)
     assert plain.returncode == 0
