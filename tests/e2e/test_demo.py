@@ -156,7 +156,7 @@ def test_the_refund_regression_is_pass_to_fail_because_the_test_passed_on_base(
 
 def test_verdict_explain_lists_each_artifact_once_and_tells_the_reruns_apart(demo: dict) -> None:
     run = demo["runs"]["refund rounding"]
-    shown = demo["cli"]("verdict", "explain", run["runId"])
+    shown = demo["cli"]("verdict", "explain", run["runId"], "--full")
     assert shown.returncode == 0, shown.stderr
     digests = re.findall(r"sha256 ([0-9a-f]{64})", shown.stdout)
     assert digests and len(digests) == len(set(digests))
