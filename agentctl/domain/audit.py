@@ -65,6 +65,59 @@ def _call_digest(call_id: str, tool: str, arguments: str, decision: str, rule: s
     return "sha256:" + hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
 
 
+SEALS = "sealed"  # the payload key: {table: {record id: row digest}}
+
+
+def row_digest(values: Iterable[object]) -> str:
+    """A stored row's seal: every sealed column's value, in the schema's column order, as the
+    database gives it back. Both sides (the writer sealing what it committed, `audit verify`
+    re-reading it) read the row from the database, so a value is compared in one form; bool is
+    taken as the integer SQLite stores. 128 bits: a seal per row of a busy run stays small."""
+    material = "\x1f".join(_canonical(value) for value in values)
+    return hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def _canonical(value: object) -> str:
+    if value is None:
+        return "\x00"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return repr(value)
+
+
+def seals_of(payload: Mapping[str, object]) -> Iterator[tuple[str, str, str]]:
+    """(table, record id, row digest) for every row an event seals."""
+    sealed = payload.get(SEALS)
+    if not isinstance(sealed, Mapping):
+        return
+    for table, rows in sealed.items():
+        if isinstance(rows, Mapping):
+            for record_id, found in rows.items():
+                yield str(table), str(record_id), str(found)
+
+
+def seal_problems(rows: Mapping[tuple[str, str], str], seals: Mapping[tuple[str, str], str],
+                  *, strict: bool) -> list[Problem]:
+    """Every stored row (table, id) -> its digest now, against the last seal the log holds for
+    it: an edited field, a row no event sealed (reported when the log was sealed from its first
+    event; a home from before sealing has older rows nothing vouches for), a sealed row gone."""
+    problems = []
+    for key, actual in rows.items():
+        sealed = seals.get(key)
+        if sealed is None:
+            if strict:
+                problems.append(Problem(f"{key[0]} {key[1]}", "no event seals its content "
+                                                              "(inserted behind the log)"))
+        elif sealed != actual:
+            problems.append(Problem(f"{key[0]} {key[1]}", "its content does not match the "
+                                                          "event that last sealed it (edited)"))
+    for key in seals.keys() - rows.keys():
+        problems.append(Problem(f"{key[0]} {key[1]}", "an event seals it, but it is gone"))
+    return sorted(problems, key=lambda problem: problem.what)
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     """A record that does not match what the log says about it."""

@@ -55,12 +55,14 @@ class Repository(Generic[R]):
     other's work.
     """
 
-    def __init__(self, connection: Connection, table: Table, mapping: RowMapping[R]) -> None:
+    def __init__(self, connection: Connection, table: Table, mapping: RowMapping[R],
+                 touched: set[str] | None = None) -> None:
         self._connection = connection
         self._table = table
         self._mapping = mapping
         self._key = table.c[mapping.key]
         self._loaded: dict[str, RowValues] = {}
+        self._touched = set() if touched is None else touched  # ids written: sealed at commit
 
     def add(self, record: R) -> None:
         self.add_many([record])
@@ -80,6 +82,8 @@ class Repository(Generic[R]):
         else:
             rows = [values(first), *(values(to_row(record)) for record in records[1:])]
         insert_rows(self._connection, self._table, names, rows)
+        at = names.index(self._mapping.key)
+        self._touched.update(str(row[at]) for row in rows)
 
     def get(self, identifier: str) -> R:
         row = self._connection.execute(
@@ -139,3 +143,4 @@ class Repository(Generic[R]):
                                     f"{identifier} changed concurrently "
                                     f"(expected {expected_status})")
         self._loaded[identifier] = row
+        self._touched.add(identifier)
