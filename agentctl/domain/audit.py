@@ -68,23 +68,11 @@ def _call_digest(call_id: str, tool: str, arguments: str, decision: str, rule: s
 SEALS = "sealed"  # the payload key: {table: {record id: row digest}}
 
 
-def row_digest(values: Iterable[object]) -> str:
-    """A stored row's seal: every sealed column's value, in the schema's column order, as the
-    database gives it back. Both sides (the writer sealing what it committed, `audit verify`
-    re-reading it) read the row from the database, so a value is compared in one form; bool is
-    taken as the integer SQLite stores. 128 bits: a seal per row of a busy run stays small."""
-    material = "\x1f".join(_canonical(value) for value in values)
-    return hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-
-
-def _canonical(value: object) -> str:
-    if value is None:
-        return "\x00"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return repr(value)
+def row_digest(values: tuple[object, ...]) -> str:
+    """A stored row's seal: every sealed column's value (str, int, float or None), in the
+    schema's column order. `repr` of the tuple is an unambiguous encoding built in C, twice as
+    fast as JSON: `audit verify` seals every row of every run. 128 bits keep the seals small."""
+    return hashlib.sha256(repr(values).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def seals_of(payload: Mapping[str, object]) -> Iterator[tuple[str, str, str]]:
@@ -98,6 +86,11 @@ def seals_of(payload: Mapping[str, object]) -> Iterator[tuple[str, str, str]]:
                 yield str(table), str(record_id), str(found)
 
 
+def record_name(table: str, record_id: str) -> str:
+    """How a problem names a row: `tool call toolcall_01...`."""
+    return f"{table.replace('_', ' ')} {record_id}"
+
+
 def seal_problems(rows: Mapping[tuple[str, str], str], seals: Mapping[tuple[str, str], str],
                   *, strict: bool) -> list[Problem]:
     """Every stored row (table, id) -> its digest now, against the last seal the log holds for
@@ -108,13 +101,13 @@ def seal_problems(rows: Mapping[tuple[str, str], str], seals: Mapping[tuple[str,
         sealed = seals.get(key)
         if sealed is None:
             if strict:
-                problems.append(Problem(f"{key[0]} {key[1]}", "no event seals its content "
-                                                              "(inserted behind the log)"))
+                problems.append(Problem(record_name(*key), "no event seals its content "
+                                                           "(inserted behind the log)"))
         elif sealed != actual:
-            problems.append(Problem(f"{key[0]} {key[1]}", "its content does not match the "
-                                                          "event that last sealed it (edited)"))
+            problems.append(Problem(record_name(*key), "its content does not match the event "
+                                                       "that last sealed it (edited)"))
     for key in seals.keys() - rows.keys():
-        problems.append(Problem(f"{key[0]} {key[1]}", "an event seals it, but it is gone"))
+        problems.append(Problem(record_name(*key), "an event seals it, but it is gone"))
     return sorted(problems, key=lambda problem: problem.what)
 
 

@@ -9,10 +9,12 @@ happened; sealing them would take an event per heartbeat).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from operator import itemgetter
 
-from sqlalchemy import Connection, Table, select
+from sqlalchemy import Boolean, Connection, Float, Table, select
 
 from agentctl.domain.audit import row_digest
 from agentctl.store import tables
@@ -28,6 +30,19 @@ class SealedTable:
     table: Table
     key: str
     columns: tuple[str, ...]  # in schema order
+    flags: tuple[int, ...] = ()  # positions of Boolean columns (a driver may give True or 1)
+    floats: tuple[int, ...] = ()  # positions of Float columns (1 and 1.0 are one value)
+
+    def digest(self, values: Sequence[object]) -> str:
+        """The seal of a row given as its sealed columns' values in schema order."""
+        if not (self.flags or self.floats):
+            return row_digest(tuple(values))
+        row = list(values)
+        for at in self.flags:
+            row[at] = None if row[at] is None else int(bool(row[at]))
+        for at in self.floats:
+            row[at] = None if row[at] is None else float(row[at])  # type: ignore[arg-type]
+        return row_digest(tuple(row))
 
 
 def _sealed() -> dict[str, SealedTable]:
@@ -37,8 +52,11 @@ def _sealed() -> dict[str, SealedTable]:
             continue
         left_out = LEASE_BOOKKEEPING.get(table.name, frozenset())
         (key,) = [column.name for column in table.primary_key.columns]
-        columns = tuple(c.name for c in table.columns if c.name not in left_out)
-        found[table.name] = SealedTable(table, key, columns)
+        sealed = [c for c in table.columns if c.name not in left_out]
+        found[table.name] = SealedTable(
+            table, key, tuple(c.name for c in sealed),
+            flags=tuple(i for i, c in enumerate(sealed) if isinstance(c.type, Boolean)),
+            floats=tuple(i for i, c in enumerate(sealed) if isinstance(c.type, Float)))
     return found
 
 
@@ -59,8 +77,22 @@ def seal_rows(connection: Connection, touched: Mapping[str, Iterable[str]]
             query = select(*columns).where(
                 spec.table.c[spec.key].in_(wanted[start:start + _CHUNK]))
             for row in connection.execute(query):
-                found[str(row[key_index])] = row_digest(row)
+                found[str(row[key_index])] = spec.digest(row)
     return sealed
+
+
+@lru_cache(maxsize=64)
+def inserted(name: str, fields: tuple[str, ...]) -> Callable[[Sequence[object]], tuple[str, str]]:
+    """(id, seal) of a row as inserted, its values in `fields` order: no read-back. The values
+    are what the driver stores (text, integers, floats, None), so the seal is the stored one."""
+    spec = SEALED[name]
+    pick = itemgetter(*(fields.index(column) for column in spec.columns))
+    key = fields.index(spec.key)
+
+    def seal(row: Sequence[object]) -> tuple[str, str]:
+        return str(row[key]), spec.digest(pick(row))
+
+    return seal
 
 
 def select_all(name: str) -> str:

@@ -57,7 +57,8 @@ class UnitOfWork:
     def __enter__(self) -> UnitOfWork:
         connection = reconnecting(self._engine, self._begin)
         self._connection = connection
-        self.touched: dict[str, set[str]] = {name: set() for name in SEALED}
+        self.touched: dict[str, set[str]] = {name: set() for name in SEALED}  # updated ids
+        self.inserted: dict[str, dict[str, str]] = {name: {} for name in SEALED}  # id -> seal
         self.tasks = self._repository(tables.task, task_rows.TASKS)
         self.sessions = self._repository(tables.session, task_rows.SESSIONS)
         self.messages = self._repository(tables.session_message, task_rows.MESSAGES)
@@ -77,7 +78,8 @@ class UnitOfWork:
         return self
 
     def _repository(self, table: Table, mapping: RowMapping[R]) -> Repository[R]:
-        return Repository(self.connection, table, mapping, self.touched[table.name])
+        return Repository(self.connection, table, mapping, self.touched[table.name],
+                          self.inserted[table.name])
 
     def _begin(self) -> Connection:
         connection = self._engine.connect()
@@ -177,10 +179,14 @@ class UnitOfWork:
         return int(self.connection.execute(query).scalar() or 0) + 1
 
     def _seal(self) -> None:
-        """Every row this transaction wrote, read back and sealed into its last event."""
+        """Every row this transaction wrote, sealed into its first event: inserted rows from
+        the values inserted, updated ones read back as they now are."""
+        sealed = {name: dict(rows) for name, rows in self.inserted.items() if rows}
         touched = {name: keys for name, keys in self.touched.items() if keys}
-        if touched:
-            self.events.seal(seal_rows(self.connection, touched))
+        for name, rows in seal_rows(self.connection, touched).items():
+            sealed.setdefault(name, {}).update(rows)
+        if sealed:
+            self.events.seal(sealed)
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None,

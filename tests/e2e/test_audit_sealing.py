@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from agentctl.domain.audit import record_name
 from agentctl.services.audit import verify_store
 from agentctl.store import Store, tables
 from agentctl.store.location import Home
@@ -139,8 +140,8 @@ def test_every_column_of_every_record_table_is_sealed(tampered: Tampered, table:
         tampered.set(table, key, identifier, column.name, _edited(row[column.name], column))
         edited_id = str(_edited(identifier, column)) if column.name == key else identifier
         report = tampered.verify()
-        named = [p for p in report.problems if p.what in (f"{table} {identifier}",
-                                                          f"{table} {edited_id}")]
+        named = [p for p in report.problems if p.what in (record_name(table, identifier),
+                                                          record_name(table, edited_id))]
         if not named:
             missed.append(column.name)
         if column.name == schema.columns[0].name:  # the CLI's answer, once per table
@@ -161,5 +162,5 @@ def test_a_row_inserted_behind_the_log_is_found(tampered: Tampered) -> None:
     tampered._execute(f"INSERT INTO session ({names}) VALUES ({marks})", tuple(forged.values()))
     report = tampered.verify()
     assert [p.detail for p in report.problems
-            if p.what == f"session {forged['session_id']}"] == \
+            if p.what == record_name("session", forged["session_id"])] == \
         ["no event seals its content (inserted behind the log)"]
