@@ -253,6 +253,16 @@ class NativeCalls:
         record_connections(self.runtime.ledger, jail, made_by=f"agent:{agent}", process=command,
                            redactor=self.runtime.context.redactor)
 
+    # --- a message from no source allowed to send it ----------------------------------------
+    def forged(self, tool: str, arguments: Mapping[str, object], why: str) -> None:
+        """A request the attempt refused as forged is evidence too: on record as denied."""
+        ledger, clean = self.runtime.ledger, self.runtime.context.redactor.clean
+        ledger.finished_call(CallRequest(
+            tool=tool[:100], arguments_json=arguments_json(dict(arguments), clean),
+            decision=ToolDecision.DENIED_BY_POLICY, matched_rule="forged request",
+            denial_reason=clean(why), requested_at=ledger.now()), None)
+        ledger.flush()
+
     # --- agentctl's own tools, over MCP -----------------------------------------------------
     def run_tool(self, tool: str, arguments: Mapping[str, object],
                  ) -> tuple[ToolResult, str, str | None]:

@@ -257,6 +257,11 @@ class NativeAgent:
                 tool, arguments = message.get("tool"), message.get("arguments")
                 if not isinstance(tool, str) or not isinstance(arguments, dict):
                     return refused("a tool request needs a tool name and arguments")
+                if session.settings is None or not session.settings.mcp:
+                    why = ("a tool request over the hook socket, but this run offers no tools "
+                           "over MCP: it did not come from agentctl's MCP server (forged)")
+                    native.forged(tool, arguments, why)
+                    return refused(why)
                 result, call_id, rule = native.run_tool(tool, arguments)
                 return {"ok": True, "result": _result_json(result), "toolCallId": call_id,
                         "matchedRule": rule}
