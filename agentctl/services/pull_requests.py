@@ -18,7 +18,7 @@ from agentctl.domain.enums import (
 )
 from agentctl.domain.errors import IntegrityError, NotFound, PolicyDenied
 from agentctl.domain.events import NewEvent
-from agentctl.domain.pull_request import PullRequest, default_branch
+from agentctl.domain.pull_request import PullRequest, check_pr_target, default_branch
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.verdict import may_open_pr
 from agentctl.execution.pr_branch import (
@@ -44,6 +44,7 @@ class PrRequest:
 
 
 def create_pull_request(store: Store, request: PrRequest, *, clock: Clock = utcnow) -> PullRequest:
+    check_pr_target(request.remote, request.branch)
     audit = verify_store(store)  # nothing is built on records that do not verify
     if not audit.ok:
         raise IntegrityError(f"refusing to open a PR: the audit trail does not verify: "
