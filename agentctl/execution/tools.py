@@ -183,9 +183,17 @@ def execute(tool: str, arguments: Mapping[str, object], context: ToolContext) ->
         result = ToolResult(outcome=ToolOutcome.FAILED, error=str(error))
     except OSError as error:
         result = ToolResult(outcome=ToolOutcome.FAILED, error=f"{tool}: {error.strerror or error}")
+    clean = context.redactor.clean
+    if tool in _NAMING_PATHS:  # "wrote 6 bytes to <path>": a secret used as a file name too
+        result = replace(result, output=clean(result.output))
+    if result.error:
+        result = replace(result, error=clean(result.error))
     if result.duration_ms:  # a process's own measure
         return result
     return replace(result, duration_ms=round((time.monotonic() - started) * 1000))
+
+
+_NAMING_PATHS = frozenset({"fs.write", "fs.replace", "fs.delete", "fs.rename"})
 
 
 def _path(context: ToolContext, raw: object, *, write: bool) -> str:

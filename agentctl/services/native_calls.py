@@ -189,7 +189,8 @@ class NativeCalls:
         if self.tracker is not None and pending.native.writes:
             changed = self.tracker.changes()
             if changed:
-                attributes["changedFiles"] = [entry.to_json() for entry in changed]
+                clean = self.runtime.context.redactor.clean
+                attributes["changedFiles"] = [entry.to_json(clean) for entry in changed]
         self.runtime.ledger.end_call(pending.step, pending.call, result, attributes=attributes)
         self.runtime.budget.add_output(result.output_bytes)
 
