@@ -134,7 +134,7 @@ def verify_store(store: Store) -> AuditReport:
     ]
     return AuditReport(events=count, head=head, checkpoint=checkpoint,
                        checkpoint_state=state, breaks=breaks, problems=problems,
-                       records=len(stored.digests))
+                       records=len(sealed_rows) if born_sealed else len(stored.digests))
 
 
 _SEALING = f'"{SEALS}":{{'
