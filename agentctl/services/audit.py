@@ -24,6 +24,7 @@ from agentctl.domain.audit import (
     checkpoint_state,
     claims_of,
     digest,
+    row_digest,
     run_status_problems,
     seal_problems,
     seals_of,
@@ -141,14 +142,24 @@ _SEALING = f'"{SEALS}":{{'
 
 
 def _row_seals(views: Views) -> dict[tuple[str, str], str]:
-    """Every stored row of every sealed table, (table, id) -> its seal as stored now."""
-    from agentctl.store.seals import SEALED, select_all
+    """Every stored row of every record table, (table, id) -> its seal as stored now. Read from
+    the database as it is, without the ORM: the key is each table's first column."""
+    from agentctl.store.seal_rules import NOT_RECORDS, sealed_columns
 
     found: dict[tuple[str, str], str] = {}
-    for name, spec in SEALED.items():
-        at = spec.columns.index(spec.key)
-        for row in views.tuples(select_all(name)):
-            found[(name, str(row[at]))] = spec.digest(row)
+    for name in views.table_names():
+        if name in NOT_RECORDS:
+            continue
+        columns, rows = views.described(f"SELECT * FROM {name}")  # names the database gave
+        if not rows:
+            continue
+        pick = [columns.index(column) for column in sealed_columns(name, columns)]
+        flags = [at for at, index in enumerate(pick) if isinstance(rows[0][index], bool)]
+        for row in rows:
+            values = [row[index] for index in pick]
+            for at in flags:  # PostgreSQL gives a boolean, SQLite (and the writer's seal) 0/1
+                values[at] = int(values[at])
+            found[(name, str(row[0]))] = row_digest(tuple(values))
     return found
 
 

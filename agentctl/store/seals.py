@@ -1,10 +1,7 @@
-"""Which rows are sealed into the event log, and the seal of each as it is stored.
+"""The writer's side of sealing: the seal of each row a transaction wrote, from the schema.
 
-Every column of every record table is sealed, taken from the schema itself, so a column added
-later is sealed without anyone remembering to. Left out: the log itself (chained by its own
-hashes), `meta`, and the lease bookkeeping every heartbeat and fenced write rewrites (the
-attempt's expiry, last heartbeat and write count: when a worker was last alive, not what
-happened; sealing them would take an event per heartbeat).
+Which tables and columns are sealed is `seal_rules`; `audit verify` re-digests the rows from
+the database with the same rules and `domain.audit.row_digest`.
 """
 
 from __future__ import annotations
@@ -18,10 +15,8 @@ from sqlalchemy import Boolean, Connection, Float, Table, select
 
 from agentctl.domain.audit import row_digest
 from agentctl.store import tables
+from agentctl.store.seal_rules import NOT_RECORDS, sealed_columns
 
-NOT_RECORDS = frozenset({"event", "event_head", "meta"})
-LEASE_BOOKKEEPING = {"attempt": frozenset({"lease_expires_at", "last_heartbeat_at",
-                                            "fenced_writes"})}
 _CHUNK = 500  # keys per read-back query
 
 
@@ -50,9 +45,9 @@ def _sealed() -> dict[str, SealedTable]:
     for table in tables.metadata.sorted_tables:
         if table.name in NOT_RECORDS:
             continue
-        left_out = LEASE_BOOKKEEPING.get(table.name, frozenset())
         (key,) = [column.name for column in table.primary_key.columns]
-        sealed = [c for c in table.columns if c.name not in left_out]
+        names = sealed_columns(table.name, [column.name for column in table.columns])
+        sealed = [table.c[name] for name in names]
         found[table.name] = SealedTable(
             table, key, tuple(c.name for c in sealed),
             flags=tuple(i for i, c in enumerate(sealed) if isinstance(c.type, Boolean)),
@@ -93,8 +88,3 @@ def inserted(name: str, fields: tuple[str, ...]) -> Callable[[Sequence[object]],
         return str(row[key]), spec.digest(pick(row))
 
     return seal
-
-
-def select_all(name: str) -> str:
-    """The SQL that reads every sealed column of a table, for `audit verify`."""
-    return f"SELECT {', '.join(SEALED[name].columns)} FROM {name}"  # names from our schema

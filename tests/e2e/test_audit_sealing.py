@@ -23,7 +23,7 @@ from agentctl.domain.audit import record_name
 from agentctl.services.audit import verify_store
 from agentctl.store import Store, tables
 from agentctl.store.location import Home
-from agentctl.store.seals import LEASE_BOOKKEEPING, NOT_RECORDS
+from agentctl.store.seal_rules import LEASE_BOOKKEEPING, NOT_RECORDS
 from tests.e2e.runs_support import CALC_FILES, UNITTEST, Bench
 
 RECORD_TABLES = [t.name for t in tables.metadata.sorted_tables if t.name not in NOT_RECORDS]
@@ -164,3 +164,10 @@ def test_a_row_inserted_behind_the_log_is_found(tampered: Tampered) -> None:
     assert [p.detail for p in report.problems
             if p.what == record_name("session", forged["session_id"])] == \
         ["no event seals its content (inserted behind the log)"]
+
+
+def test_every_record_tables_first_column_is_its_key() -> None:
+    """`audit verify` reads rows without the ORM and names each by its first column."""
+    for name in RECORD_TABLES:
+        table = tables.metadata.tables[name]
+        assert [c.name for c in table.primary_key.columns] == [table.columns[0].name], name
