@@ -99,6 +99,12 @@ class PostgresServer:
         name = f"t{os.getpid()}_{self._count}_{int(time.time() * 1000) % 100000}"
         return self.url(self._create(name, template=None if empty else self._template))
 
+    def copy(self, url: str) -> str:
+        """A new database copied from the one at `url` (no connection to it may be open)."""
+        self._count += 1
+        name = f"c{os.getpid()}_{self._count}_{int(time.time() * 1000) % 100000}"
+        return self.url(self._create(name, template=url.rsplit("/", 1)[1]))
+
     def _create(self, name: str, *, template: str | None) -> str:
         import psycopg
 

@@ -65,6 +65,52 @@ def _call_digest(call_id: str, tool: str, arguments: str, decision: str, rule: s
     return "sha256:" + hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
 
 
+SEALS = "sealed"  # the payload key: {table: {record id: row digest}}
+
+
+def row_digest(values: tuple[object, ...]) -> str:
+    """A stored row's seal: every sealed column's value (str, int, float or None), in the
+    schema's column order. `repr` of the tuple is an unambiguous encoding built in C, twice as
+    fast as JSON: `audit verify` seals every row of every run. 128 bits keep the seals small."""
+    return hashlib.sha256(repr(values).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def seals_of(payload: Mapping[str, object]) -> Iterator[tuple[str, str, str]]:
+    """(table, record id, row digest) for every row an event seals."""
+    sealed = payload.get(SEALS)
+    if not isinstance(sealed, Mapping):
+        return
+    for table, rows in sealed.items():
+        if isinstance(rows, Mapping):
+            for record_id, found in rows.items():
+                yield str(table), str(record_id), str(found)
+
+
+def record_name(table: str, record_id: str) -> str:
+    """How a problem names a row: `tool call toolcall_01...`."""
+    return f"{table.replace('_', ' ')} {record_id}"
+
+
+def seal_problems(rows: Mapping[tuple[str, str], str], seals: Mapping[tuple[str, str], str],
+                  *, strict: bool) -> list[Problem]:
+    """Every stored row (table, id) -> its digest now, against the last seal the log holds for
+    it: an edited field, a row no event sealed (reported when the log was sealed from its first
+    event; a home from before sealing has older rows nothing vouches for), a sealed row gone."""
+    problems = []
+    for key, actual in rows.items():
+        sealed = seals.get(key)
+        if sealed is None:
+            if strict:
+                problems.append(Problem(record_name(*key), "no event seals its content "
+                                                           "(inserted behind the log)"))
+        elif sealed != actual:
+            problems.append(Problem(record_name(*key), "its content does not match the event "
+                                                       "that last sealed it (edited)"))
+    for key in seals.keys() - rows.keys():
+        problems.append(Problem(record_name(*key), "an event seals it, but it is gone"))
+    return sorted(problems, key=lambda problem: problem.what)
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     """A record that does not match what the log says about it."""

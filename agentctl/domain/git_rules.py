@@ -11,7 +11,10 @@ every git command line, before the allow rules count:
 - subcommand options that write where they are told or run programs (`--output`, `-o`,
   `--upload-pack`, `--receive-pack`, `--exec`, `--ext-diff`, `--open-files-in-pager`,
   `--template`, ...) and subcommands that run arbitrary programs (`difftool`, `mergetool`,
-  `bisect`, `submodule`, `filter-branch`, `hook`, ...) are refused
+  `bisect`, `submodule`, `filter-branch`, `hook`, ...) are refused;
+- options that read files wherever they are told, outside the workspace too (`git diff
+  --no-index /etc/passwd x`, `git blame --contents`, `git archive --add-file`, `git config
+  --file`, `git commit -F /path`), are refused
 
 unless the allow rule that matched names them itself (`git log --output=log.txt *`): a person
 wrote that, knowing what it does.
@@ -57,7 +60,12 @@ RUNS_PROGRAMS = frozenset({"difftool", "mergetool", "bisect", "submodule", "filt
 _RISKY_OPTIONS = ("--output", "--output-directory", "--upload-pack", "--receive-pack", "--exec",
                   "--ext-diff", "--open-files-in-pager", "--template", "--separate-git-dir",
                   "--extcmd", "--tool", "--to-command", "--remote", "--config", "--run")
+# Option names that read a file from wherever they are told: the workspace is no bound.
+_READS_ANYWHERE = ("--no-index", "--contents", "--add-file", "--file", "--blob")
 # Short options that do the same for some subcommands: (subcommand, option).
+_READS_SHORT = {("commit", "-F"), ("tag", "-F"), ("notes", "-F"), ("config", "-f"),
+                ("merge", "-F")}
+# Short options that write or run for some subcommands: (subcommand, option).
 _RISKY_SHORT = {("format-patch", "-o"), ("archive", "-o"), ("grep", "-O"), ("rebase", "-x"),
                 ("difftool", "-x"), ("clone", "-c"), ("clone", "-u"), ("fetch", "-u"),
                 ("pull", "-u")}
@@ -99,6 +107,11 @@ def git_risks(argv: Sequence[str]) -> list[Risk]:
         if arg.partition("=")[0] in _RISKY_OPTIONS:
             risks.append(Risk(position, f"`{arg.partition('=')[0]}` writes files or runs a "
                                         "program"))
+        elif arg.partition("=")[0] in _READS_ANYWHERE or (
+                not arg.startswith("--") and (subcommand, arg[:2]) in _READS_SHORT):
+            name = arg.partition("=")[0] if arg.startswith("--") else arg[:2]
+            risks.append(Risk(position, f"`{name}` of `git {subcommand}` reads files outside "
+                                        "the workspace"))
         elif not arg.startswith("--") and (subcommand, arg[:2]) in _RISKY_SHORT:
             risks.append(Risk(position, f"`{arg[:2]}` of `git {subcommand}` writes files or "
                                         "runs a program"))

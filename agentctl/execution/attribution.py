@@ -8,7 +8,7 @@ prints as `edited: path (+a −d)` and `--json` carries as `changedFiles`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,11 +27,12 @@ class ChangedFile:
     deletions: int
     old_path: str | None = None
 
-    def to_json(self) -> dict[str, object]:
-        document: dict[str, object] = {"path": self.path, "changeType": self.change_type,
+    def to_json(self, clean: Callable[[str], str] = str) -> dict[str, object]:
+        """As recorded on the step; `clean` redacts the paths (a secret used as a file name)."""
+        document: dict[str, object] = {"path": clean(self.path), "changeType": self.change_type,
                                        "additions": self.additions, "deletions": self.deletions}
         if self.old_path:
-            document["oldPath"] = self.old_path
+            document["oldPath"] = clean(self.old_path)
         return document
 
 

@@ -3,7 +3,7 @@
 Whatever it does, it cannot crash a run: invalid output, a non-zero exit or a timeout make the
 judgement INCONCLUSIVE with the reason, which sends the run to a human.
 
-Output schema (one JSON object on stdout):
+Output schema (exactly one JSON object on stdout, and nothing else on stdout or stderr):
     {"status": "PASSED" | "PASSED_WITH_WARNINGS" | "FAILED" | "NEEDS_HUMAN_REVIEW" | "INCONCLUSIVE",
      "confidence": 0.0-1.0,
      "findings": [{"severity": "INFO"|"WARNING"|"ERROR"|"CRITICAL", "category": str,
@@ -62,19 +62,18 @@ def inconclusive(reason: str) -> Judgement:
 
 
 def parse_judgement(text: str) -> Judgement:
-    """The judge's stdout: the last line that parses as a JSON object, validated."""
-    document = None
-    for line in reversed([line for line in text.strip().splitlines() if line.strip()] or [text]):
-        try:
-            document = json.loads(line)
-            break
-        except json.JSONDecodeError:
-            continue
-    if document is None:
-        try:
-            document = json.loads(text)
-        except json.JSONDecodeError:
-            raise InvalidJudgement("not JSON") from None
+    """The judge's output is exactly one JSON report (whitespace around it aside), never a
+    report picked out of other lines: a judge that echoes the diff after its report, or
+    instead of one, must not let a line of the diff stand in for the report. Its stderr
+    shares the output, so a judge logs nothing else."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        reports = sum(1 for line in text.splitlines() if _is_object(line))
+        raise InvalidJudgement(
+            f"expected exactly one JSON report and nothing else, found {reports} JSON "
+            f"object line{'s' if reports != 1 else ''} among other output" if reports else
+            f"not JSON ({error.msg})") from None
     if not isinstance(document, dict):
         raise InvalidJudgement("expected a JSON object")
     status = _enum(JudgeStatus, document.get("status"), "status")
@@ -105,6 +104,13 @@ def _finding(item: object, number: int) -> JudgeFinding:
     return JudgeFinding(severity=_enum(Severity, item.get("severity"), f"finding {number} severity"),
                         category=category, message=message, file_path=path, line_number=line,
                         blocks_auto_pr=bool(item.get("blocksAutoPr", False)))
+
+
+def _is_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except json.JSONDecodeError:
+        return False
 
 
 def _enum(enum: type, value: object, what: str):  # type: ignore[no-untyped-def]

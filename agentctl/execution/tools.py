@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import os
 import shlex
-import tempfile
+import stat
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from pathlib import Path
 
 from agentctl.domain.command_rules import GuardDecision, check_command, combine
 from agentctl.domain.enums import ToolDecision, ToolOutcome
@@ -22,6 +21,7 @@ from agentctl.domain.errors import BadInput
 from agentctl.domain.globs import first_match
 from agentctl.domain.native_tools import NativeAction, NativeCall
 from agentctl.domain.step import ToolResult
+from agentctl.execution import beneath
 from agentctl.execution.git import hardened_argv
 from agentctl.execution.guards import (
     PathCheck,
@@ -183,105 +183,119 @@ def execute(tool: str, arguments: Mapping[str, object], context: ToolContext) ->
         result = ToolResult(outcome=ToolOutcome.FAILED, error=str(error))
     except OSError as error:
         result = ToolResult(outcome=ToolOutcome.FAILED, error=f"{tool}: {error.strerror or error}")
+    clean = context.redactor.clean
+    if tool in _NAMING_PATHS:  # "wrote 6 bytes to <path>": a secret used as a file name too
+        result = replace(result, output=clean(result.output))
+    if result.error:
+        result = replace(result, error=clean(result.error))
     if result.duration_ms:  # a process's own measure
         return result
     return replace(result, duration_ms=round((time.monotonic() - started) * 1000))
 
 
-def _path(context: ToolContext, raw: object, *, write: bool) -> tuple[Path, str]:
-    """Re-check at execution time: the guard's answer may be stale, the workspace may have moved."""
+_NAMING_PATHS = frozenset({"fs.write", "fs.replace", "fs.delete", "fs.rename"})
+
+
+def _path(context: ToolContext, raw: object, *, write: bool) -> str:
+    """Re-check at execution time: the guard's answer may be stale, the workspace may have moved.
+    The executors then reach the judged path through `beneath`, never by its name as a whole."""
     check = _check(context, str(raw), write=write)
-    if not check.decision.allowed or check.absolute is None or check.relative is None:
+    if not check.decision.allowed or check.relative is None:
         raise ToolFailure(f"refused: {check.decision.reason}")
-    return check.absolute, check.relative
+    return check.relative
+
+
+def _root(context: ToolContext) -> str:
+    return str(context.workspace.resolve())
 
 
 def _fs_read(args: Mapping[str, object], context: ToolContext) -> ToolResult:
-    path, relative = _path(context, args["path"], write=False)
-    _require_file(path, relative, "fs.read")
-    size = path.stat().st_size
-    with path.open("rb") as stream:
-        head = stream.read(context.policy.max_result_bytes + REDACTION_SLACK)
+    relative = _path(context, args["path"], write=False)
+    name = relative.rpartition("/")[2]
+    with beneath.parent_of(_root(context), relative, "fs.read") as parent:
+        descriptor = beneath.open_regular(parent, name, relative, "fs.read")
+    try:
+        size = os.fstat(descriptor).st_size
+        head = beneath.read_all(descriptor, context.policy.max_result_bytes + REDACTION_SLACK)
+    finally:
+        os.close(descriptor)
     text, truncated = bounded_output(head, size, context)
     return ToolResult(outcome=ToolOutcome.OK, output=text, truncated=truncated,
                       output_bytes=size)
 
 
 def _fs_write(args: Mapping[str, object], context: ToolContext) -> ToolResult:
-    path, relative = _path(context, args["path"], write=True)
-    if path.exists() and not path.is_file():
-        raise ToolFailure(f"fs.write: `{relative}` is not a regular file")
+    relative = _path(context, args["path"], write=True)
+    name = relative.rpartition("/")[2]
     data = str(args["content"]).encode("utf-8", "surrogateescape")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _write_new_inode(path, data)
+    with beneath.parent_of(_root(context), relative, "fs.write", create=True) as parent:
+        found = beneath.lstat(parent, name)
+        if found is not None and not stat.S_ISREG(found.st_mode):
+            raise ToolFailure(f"fs.write: `{relative}` is not a regular file")
+        mode = None if found is None else stat.S_IMODE(found.st_mode)
+        beneath.replace_contents(parent, name, data, mode=mode)
     return _done(f"wrote {len(data)} bytes to {relative}")
 
 
 def _fs_replace(args: Mapping[str, object], context: ToolContext) -> ToolResult:
-    path, relative = _path(context, args["path"], write=True)
-    _require_file(path, relative, "fs.replace")
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise ToolFailure(f"fs.replace: `{relative}` is not UTF-8 text") from None
-    old, new, wanted = str(args["old"]), str(args["new"]), args["count"]
-    found = text.count(old)
-    if found == 0:
-        raise ToolFailure(f"fs.replace: the old text was not found in `{relative}`")
-    if wanted is None and found > 1:
-        raise ToolFailure(f"fs.replace: the old text occurs {found} times in `{relative}`; include "
-                       f"more surrounding text to make it unique, or pass count = {found}")
-    if wanted is not None and found != wanted:
-        raise ToolFailure(f"fs.replace: the old text occurs {found} times in `{relative}`, "
-                       f"not {wanted}")
-    _write_new_inode(path, text.replace(old, new).encode("utf-8"))
+    relative = _path(context, args["path"], write=True)
+    name = relative.rpartition("/")[2]
+    with beneath.parent_of(_root(context), relative, "fs.replace") as parent:
+        descriptor = beneath.open_regular(parent, name, relative, "fs.replace")
+        try:
+            info = os.fstat(descriptor)
+            raw = beneath.read_all(descriptor, info.st_size + 1)
+        finally:
+            os.close(descriptor)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ToolFailure(f"fs.replace: `{relative}` is not UTF-8 text") from None
+        old, new, wanted = str(args["old"]), str(args["new"]), args["count"]
+        found = text.count(old)
+        if found == 0:
+            raise ToolFailure(f"fs.replace: the old text was not found in `{relative}`")
+        if wanted is None and found > 1:
+            raise ToolFailure(f"fs.replace: the old text occurs {found} times in `{relative}`; "
+                              f"include more surrounding text to make it unique, or pass "
+                              f"count = {found}")
+        if wanted is not None and found != wanted:
+            raise ToolFailure(f"fs.replace: the old text occurs {found} times in `{relative}`, "
+                              f"not {wanted}")
+        beneath.replace_contents(parent, name, text.replace(old, new).encode("utf-8"),
+                                 mode=stat.S_IMODE(info.st_mode))
     return _done(f"replaced {found} occurrence{'s' if found > 1 else ''} in {relative}")
 
 
 def _fs_delete(args: Mapping[str, object], context: ToolContext) -> ToolResult:
-    path, relative = _path(context, args["path"], write=True)
-    _require_file(path, relative, "fs.delete", regular=False)
-    path.unlink()
+    relative = _path(context, args["path"], write=True)
+    name = relative.rpartition("/")[2]
+    with beneath.parent_of(_root(context), relative, "fs.delete") as parent:
+        _require_file(beneath.lstat(parent, name), relative, "fs.delete")
+        os.unlink(name, dir_fd=parent)  # unlink removes a symlink itself, never its target
     return _done(f"deleted {relative}")
 
 
 def _fs_rename(args: Mapping[str, object], context: ToolContext) -> ToolResult:
-    source, old = _path(context, args["path"], write=True)
-    target, new = _path(context, args["to"], write=True)
-    _require_file(source, old, "fs.rename", regular=False)
-    if target.exists() or target.is_symlink():
-        raise ToolFailure(f"fs.rename: `{new}` already exists")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.rename(source, target)
+    old = _path(context, args["path"], write=True)
+    new = _path(context, args["to"], write=True)
+    root = _root(context)
+    old_name, new_name = old.rpartition("/")[2], new.rpartition("/")[2]
+    with beneath.parent_of(root, old, "fs.rename") as source:
+        _require_file(beneath.lstat(source, old_name), old, "fs.rename")
+        with beneath.parent_of(root, new, "fs.rename", create=True) as target:
+            if beneath.lstat(target, new_name) is not None:
+                raise ToolFailure(f"fs.rename: `{new}` already exists")
+            os.rename(old_name, new_name, src_dir_fd=source, dst_dir_fd=target)
     return _done(f"renamed {old} to {new}")
 
 
-def _write_new_inode(path: Path, data: bytes) -> None:
-    """Write by renaming a fresh file over the name: a hard link the agent made to a file
-    outside the workspace is replaced, never written through. The mode is kept."""
-    if not path.exists():
-        path.write_bytes(data)  # a new name: no other link to write through
-        return
-    mode = path.stat().st_mode & 0o7777
-    descriptor, staging = tempfile.mkstemp(prefix=".agentctl-", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "wb") as stream:
-            stream.write(data)
-        os.chmod(staging, mode)
-        os.replace(staging, path)
-    except BaseException:
-        Path(staging).unlink(missing_ok=True)
-        raise
-
-
-def _require_file(path: Path, relative: str, tool: str, *, regular: bool = True) -> None:
-    """Files only: a directory would take unjudged files along; a FIFO would block a read."""
-    if not (path.exists() or path.is_symlink()):
+def _require_file(found: os.stat_result | None, relative: str, tool: str) -> None:
+    """Files (or a symlink itself) only: a directory would take unjudged files along."""
+    if found is None:
         raise ToolFailure(f"{tool}: `{relative}` does not exist")
-    if path.is_dir() and not path.is_symlink():
+    if stat.S_ISDIR(found.st_mode):
         raise ToolFailure(f"{tool}: `{relative}` is a directory; {tool} works on files only")
-    if regular and not path.is_file():
-        raise ToolFailure(f"{tool}: `{relative}` is not a regular file")
 
 
 def _patch_apply(args: Mapping[str, object], context: ToolContext) -> ToolResult:

@@ -36,11 +36,12 @@ class BaselineEntry:
 
 
 def baseline_key(spec: ExecutionSpec, check: PlannedCheck, env: Mapping[str, str]) -> str:
-    """The digest of what decides a baseline's outcome: where, which command, how it runs."""
+    """The digest of what decides a baseline's outcome: where, which command, how it runs
+    (the sandbox profile too: limits, network allowlist and writable dirs can fail a check)."""
     environment = {
         "env": sorted(env.items()), "infraPatterns": list(spec.verification_plan.infra_patterns),
         "reruns": spec.verification_plan.reruns, "timeoutSeconds": check.timeout_seconds,
-        "junitXml": check.junit_xml,
+        "junitXml": check.junit_xml, "sandbox": to_json(spec.sandbox),
     }
     canonical = json.dumps({
         "format": FORMAT, "repository": spec.repository, "baseCommit": spec.base_commit,

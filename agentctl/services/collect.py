@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -14,7 +15,8 @@ from agentctl.domain.enums import (
     StepType,
 )
 from agentctl.domain.judge import DiffLine
-from agentctl.domain.patch import Patch, check_boundary, compute_stats
+from agentctl.domain.patch import FileChange, Patch, check_boundary, compute_stats
+from agentctl.domain.redaction import Redactor
 from agentctl.execution.patch_collector import apply_to_base, collect_patch
 from agentctl.execution.redact_stream import redact_file
 from agentctl.services.attempt import AttemptContext
@@ -83,7 +85,8 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
         patch = Patch(
             patch_id=ids.new_id("patch"), run_id=ctx.ledger.lease.run_id,
             attempt_id=ctx.ledger.lease.attempt_id, base_commit=spec.base_commit,
-            unified_diff_artifact=diff.artifact_id, file_changes=changes, stats=stats,
+            unified_diff_artifact=diff.artifact_id, file_changes=_redacted(changes, ctx.redactor),
+            stats=stats,
             boundary_check=boundary,
             apply_status=PatchApplyStatus.APPLIES_CLEANLY if tree is not None
             else PatchApplyStatus.DOES_NOT_APPLY,
@@ -94,3 +97,13 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
                        for line in collected.diff_lines)
     return CollectedEvidence(patch, diff_lines, tuple(a.artifact_id for a in step.artifacts),
                              diff=diff_path, safe_diff=None if secrets else diff_path)
+
+
+def _redacted(changes: Sequence[FileChange], redactor: Redactor) -> tuple[FileChange, ...]:
+    """The file changes as stored: a secret used as a file name is redacted (the boundary was
+    judged on the real names; the diff artifact keeps them, INTERNAL_ONLY when it must)."""
+    clean = redactor.clean
+    return tuple(replace(change, path=clean(change.path),
+                         old_path=clean(change.old_path) if change.old_path else None,
+                         link_target=clean(change.link_target) if change.link_target else None)
+                 for change in changes)

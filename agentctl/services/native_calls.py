@@ -189,7 +189,8 @@ class NativeCalls:
         if self.tracker is not None and pending.native.writes:
             changed = self.tracker.changes()
             if changed:
-                attributes["changedFiles"] = [entry.to_json() for entry in changed]
+                clean = self.runtime.context.redactor.clean
+                attributes["changedFiles"] = [entry.to_json(clean) for entry in changed]
         self.runtime.ledger.end_call(pending.step, pending.call, result, attributes=attributes)
         self.runtime.budget.add_output(result.output_bytes)
 
@@ -252,6 +253,16 @@ class NativeCalls:
         `net.connect` ToolCalls made by the agent process."""
         record_connections(self.runtime.ledger, jail, made_by=f"agent:{agent}", process=command,
                            redactor=self.runtime.context.redactor)
+
+    # --- a message from no source allowed to send it ----------------------------------------
+    def forged(self, tool: str, arguments: Mapping[str, object], why: str) -> None:
+        """A request the attempt refused as forged is evidence too: on record as denied."""
+        ledger, clean = self.runtime.ledger, self.runtime.context.redactor.clean
+        ledger.finished_call(CallRequest(
+            tool=tool[:100], arguments_json=arguments_json(dict(arguments), clean),
+            decision=ToolDecision.DENIED_BY_POLICY, matched_rule="forged request",
+            denial_reason=clean(why), requested_at=ledger.now()), None)
+        ledger.flush()
 
     # --- agentctl's own tools, over MCP -----------------------------------------------------
     def run_tool(self, tool: str, arguments: Mapping[str, object],

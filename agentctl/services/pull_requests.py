@@ -27,7 +27,7 @@ from agentctl.domain.enums import (
 )
 from agentctl.domain.errors import IntegrityError, NotFound, PolicyDenied
 from agentctl.domain.events import NewEvent
-from agentctl.domain.pull_request import PullRequest, default_branch
+from agentctl.domain.pull_request import PullRequest, check_pr_target, default_branch
 from agentctl.domain.verdict import may_open_pr
 from agentctl.execution.forge import (
     TIMEOUT_SECONDS,
@@ -150,6 +150,7 @@ def create_pull_request(store: Store, request: PrRequest, settings: PrSettings =
 def _plan(store: Store, request: PrRequest, settings: PrSettings, timeout: float) -> _Plan:
     """Every check before anything is written: the audit, the verdict, the patch, the branch,
     the forge and its token."""
+    check_pr_target(request.remote, request.branch)
     audit = verify_store(store)  # nothing is built on records that do not verify
     if not audit.ok:
         raise IntegrityError(f"refusing to open a PR: the audit trail does not verify: "

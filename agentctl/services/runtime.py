@@ -9,7 +9,7 @@ further (shell commands, an external agent) are on record before they start.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -114,8 +114,9 @@ class ToolRuntime:
                                         read_state(self.context.workspace, paths))
             if changed:
                 self.tracker.mark_stale()
+            attributes = _changed(changed, self.context.redactor.clean)
             self.last_call_id = self.ledger.finished_call(
-                request, result, attributes=_changed(changed)).tool_call_id
+                request, result, attributes=attributes).tool_call_id
         else:
             result, _ = self._executed(tool, arguments)
             if tool == "patch.apply" and self.tracker is not None:
@@ -144,7 +145,9 @@ class ToolRuntime:
         return None
 
     def _tracked_changes(self) -> dict[str, object]:
-        return _changed(self.tracker.changes()) if self.tracker is not None else {}
+        if self.tracker is None:
+            return {}
+        return _changed(self.tracker.changes(), self.context.redactor.clean)
 
     def _executed(self, tool: str, arguments: Mapping[str, object], jail: Jail | None = None,
                   ) -> tuple[ToolResult, list[NewArtifact]]:
@@ -221,8 +224,8 @@ class ToolRuntime:
         return bool(listed.stdout.strip())
 
 
-def _changed(changed: list[ChangedFile]) -> dict[str, object]:
-    return {"changedFiles": [entry.to_json() for entry in changed]} if changed else {}
+def _changed(changed: list[ChangedFile], clean: Callable[[str], str]) -> dict[str, object]:
+    return {"changedFiles": [entry.to_json(clean) for entry in changed]} if changed else {}
 
 
 def _head(path: Path, limit: int) -> str:

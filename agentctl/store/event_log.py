@@ -9,10 +9,12 @@ because the head lock is the last lock a transaction takes, holding it never wai
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from sqlalchemy import Connection, select, update
 
+from agentctl.domain.audit import SEALS
 from agentctl.domain.errors import IllegalTransition
 from agentctl.domain.events import GENESIS_HASH, NewEvent, hash_new_event
 from agentctl.store import tables
@@ -35,6 +37,16 @@ class EventLog:
 
     def append_many(self, events: Sequence[NewEvent]) -> None:
         self._pending.extend(events)
+
+    def seal(self, sealed: Mapping[str, Mapping[str, str]]) -> None:
+        """Carry the seals of the rows this transaction wrote in its first event (so a new home's
+        first event is sealed, which tells `audit verify` every row must be). Every state
+        change appends an event; rows written with none stay unsealed, and `audit verify`
+        reports them as written behind the log."""
+        if not self._pending:
+            return
+        first = self._pending[0]
+        self._pending[0] = replace(first, payload={**first.payload, SEALS: sealed})
 
     def flush_head(self) -> None:
         """Write the appended events after the locked head and move the head to the last."""

@@ -12,6 +12,7 @@ from sqlalchemy import Connection, Dialect, Select, Table, insert, select, updat
 
 from agentctl.domain.errors import IllegalTransition, NotFound
 from agentctl.store.rows import Row, RowMapping, RowValues
+from agentctl.store.seals import inserted
 
 R = TypeVar("R")
 
@@ -56,12 +57,15 @@ class Repository(Generic[R]):
     other's work.
     """
 
-    def __init__(self, connection: Connection, table: Table, mapping: RowMapping[R]) -> None:
+    def __init__(self, connection: Connection, table: Table, mapping: RowMapping[R],
+                 touched: set[str] | None = None, sealed: dict[str, str] | None = None) -> None:
         self._connection = connection
         self._table = table
         self._mapping = mapping
         self._key = table.c[mapping.key]
         self._loaded: dict[str, RowValues] = {}
+        self._touched = set() if touched is None else touched  # ids updated: read back, sealed
+        self._sealed = {} if sealed is None else sealed  # id -> seal of the rows inserted
 
     def add(self, record: R) -> None:
         self.add_many([record])
@@ -81,6 +85,7 @@ class Repository(Generic[R]):
         else:
             rows = [values(first), *(values(to_row(record)) for record in records[1:])]
         insert_rows(self._connection, self._table, names, rows)
+        self._sealed.update(map(inserted(self._table.name, names), rows))
 
     def get(self, identifier: str) -> R:
         row = self._connection.execute(
@@ -141,3 +146,4 @@ class Repository(Generic[R]):
                                     f"{identifier} changed concurrently "
                                     f"(expected {expected_status})")
         self._loaded[identifier] = row
+        self._touched.add(identifier)

@@ -10,7 +10,9 @@ from collections.abc import Callable
 from datetime import datetime
 from types import TracebackType
 
-from sqlalchemy import Connection, Engine, Update, func, or_, select, text, update
+from typing import TypeVar
+
+from sqlalchemy import Connection, Engine, Table, Update, func, or_, select, text, update
 
 from agentctl.domain.clock import to_iso
 from agentctl.domain.enums import AttemptStatus, RunStatus, TaskStatus
@@ -21,6 +23,8 @@ from agentctl.store import tables
 from agentctl.store.engine import reconnecting
 from agentctl.store.event_log import EventLog
 from agentctl.store.repository import Repository
+from agentctl.store.seals import SEALED, seal_rows
+from agentctl.store.rows import RowMapping
 from agentctl.store.rows import evidence as evidence_rows
 from agentctl.store.rows import runs as run_rows
 from agentctl.store.rows import tasks as task_rows
@@ -29,6 +33,7 @@ _ATTEMPT = tables.attempt
 _RUN = tables.run
 _TASK = tables.task
 WAKE_CHANNEL = "agentctl_work"
+R = TypeVar("R")
 _LIVE = [AttemptStatus.STARTING.value, AttemptStatus.ACTIVE.value]
 
 
@@ -52,23 +57,29 @@ class UnitOfWork:
     def __enter__(self) -> UnitOfWork:
         connection = reconnecting(self._engine, self._begin)
         self._connection = connection
-        self.tasks = Repository(connection, tables.task, task_rows.TASKS)
-        self.sessions = Repository(connection, tables.session, task_rows.SESSIONS)
-        self.messages = Repository(connection, tables.session_message, task_rows.MESSAGES)
-        self.runs = Repository(connection, tables.run, run_rows.RUNS)
-        self.attempts = Repository(connection, tables.attempt, run_rows.ATTEMPTS)
-        self.steps = Repository(connection, tables.step, run_rows.STEPS)
-        self.tool_calls = Repository(connection, tables.tool_call, run_rows.TOOL_CALLS)
-        self.artifacts = Repository(connection, tables.artifact, run_rows.ARTIFACTS)
-        self.patches = Repository(connection, tables.patch, evidence_rows.PATCHES)
-        self.verifications = Repository(connection, tables.verification_report,
-                                        evidence_rows.VERIFICATIONS)
-        self.judgements = Repository(connection, tables.judge_report, evidence_rows.JUDGEMENTS)
-        self.verdicts = Repository(connection, tables.verdict, evidence_rows.VERDICTS)
-        self.approvals = Repository(connection, tables.approval, evidence_rows.APPROVALS)
-        self.pull_requests = Repository(connection, tables.pull_request, evidence_rows.PULL_REQUESTS)
+        self.touched: dict[str, set[str]] = {name: set() for name in SEALED}  # updated ids
+        self.inserted: dict[str, dict[str, str]] = {name: {} for name in SEALED}  # id -> seal
+        self.tasks = self._repository(tables.task, task_rows.TASKS)
+        self.sessions = self._repository(tables.session, task_rows.SESSIONS)
+        self.messages = self._repository(tables.session_message, task_rows.MESSAGES)
+        self.runs = self._repository(tables.run, run_rows.RUNS)
+        self.attempts = self._repository(tables.attempt, run_rows.ATTEMPTS)
+        self.steps = self._repository(tables.step, run_rows.STEPS)
+        self.tool_calls = self._repository(tables.tool_call, run_rows.TOOL_CALLS)
+        self.artifacts = self._repository(tables.artifact, run_rows.ARTIFACTS)
+        self.patches = self._repository(tables.patch, evidence_rows.PATCHES)
+        self.verifications = self._repository(tables.verification_report,
+                                              evidence_rows.VERIFICATIONS)
+        self.judgements = self._repository(tables.judge_report, evidence_rows.JUDGEMENTS)
+        self.verdicts = self._repository(tables.verdict, evidence_rows.VERDICTS)
+        self.approvals = self._repository(tables.approval, evidence_rows.APPROVALS)
+        self.pull_requests = self._repository(tables.pull_request, evidence_rows.PULL_REQUESTS)
         self.events = EventLog(connection)
         return self
+
+    def _repository(self, table: Table, mapping: RowMapping[R]) -> Repository[R]:
+        return Repository(self.connection, table, mapping, self.touched[table.name],
+                          self.inserted[table.name])
 
     def _begin(self) -> Connection:
         connection = self._engine.connect()
@@ -175,10 +186,21 @@ class UnitOfWork:
         if result.rowcount != 1:
             raise IllegalTransition("run", expected.value, target.value,
                                     f"{run_id} changed concurrently")
+        self.touched["run"].add(run_id)
 
     def next_run_number(self, task_id: str) -> int:
         query = select(func.max(_RUN.c.number)).where(_RUN.c.task_id == task_id)
         return int(self.connection.execute(query).scalar() or 0) + 1
+
+    def _seal(self) -> None:
+        """Every row this transaction wrote, sealed into its first event: inserted rows from
+        the values inserted, updated ones read back as they now are."""
+        sealed = {name: dict(rows) for name, rows in self.inserted.items() if rows}
+        touched = {name: keys for name, keys in self.touched.items() if keys}
+        for name, rows in seal_rows(self.connection, touched).items():
+            sealed.setdefault(name, {}).update(rows)
+        if sealed:
+            self.events.seal(sealed)
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -187,6 +209,7 @@ class UnitOfWork:
         connection = self.connection
         try:
             if exc_type is None:
+                self._seal()
                 self.events.flush_head()
                 connection.commit()
                 if self._on_commit is not None and self.events.appended is not None:

@@ -120,6 +120,26 @@ class Views:
         return [tuple(row) for row in cursor.fetchall()] if self._paramstyle != "qmark" \
             else cursor.fetchall()
 
+    def table_names(self) -> list[str]:
+        """The tables of the database as it is (a table a later schema added included)."""
+        if self._paramstyle == "qmark":
+            sql = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        else:
+            sql = ("SELECT table_name FROM information_schema.tables "
+                   "WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'")
+        return sorted(str(row[0]) for row in self.tuples(sql))
+
+    def described(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """(column names, rows as tuples) of a query that selects `*`."""
+        if self._connection is None:
+            return [], []
+        cursor = self._connection.cursor()
+        if self._paramstyle == "qmark":
+            cursor.row_factory = None
+        cursor.execute(sql)
+        names = [str(column[0]) for column in cursor.description or ()]
+        return names, [tuple(row) for row in cursor.fetchall()]
+
     def records(self, from_row: Callable[[Row], R], sql: str, params: Sequence[object] = (),
                 ) -> list[R]:
         return [from_row(row) for row in self.rows(sql, params)]

@@ -163,7 +163,15 @@ def test_all_events_deleted_are_found(copy: Copy) -> None:
 def test_a_deleted_database_is_found(copy: Copy) -> None:
     for name in ("agentctl.db", "agentctl.db-wal", "agentctl.db-shm"):
         (copy.bench.home / name).unlink(missing_ok=True)
-    refused(copy.verify(), "is gone", "signed checkpoint records")
+    refused(copy.verify(), "the log is gone", "signed checkpoint records")
+
+
+def test_a_deleted_database_and_checkpoint_with_the_key_kept_is_the_log_gone(copy: Copy) -> None:
+    for name in ("agentctl.db", "agentctl.db-wal", "agentctl.db-shm"):
+        (copy.bench.home / name).unlink(missing_ok=True)
+    (copy.bench.home / "audit.checkpoint").unlink()
+    assert (copy.bench.home / "audit.key").exists()
+    refused(copy.verify(), "the log is gone", "audit key remains")
 
 
 def test_a_recomputed_chain_after_an_edit_is_found(copy: Copy, built: dict[str, Any]) -> None:

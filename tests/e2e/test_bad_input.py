@@ -74,6 +74,12 @@ CASES: list[tuple] = [  # (id, args, fragments[, mark])
     ("events-unknown-task", ("events", "--task", "ZZZZZZ"), ("no task matches",)),
     ("events-unknown-run", ("events", "--run", "ZZZZZZ"), ("no run matches",)),
     ("unknown-option", ("task", "submit", "--colour"), ("No such option", "--colour")),
+    ("pr-remote-option", ("pr", "create", "ZZZZZZ", "--remote=--receive-pack=touch /tmp/pwn"),
+     ("invalid remote '--receive-pack=touch /tmp/pwn'", "does not start with '-'")),
+    ("pr-branch-full-ref", ("pr", "create", "ZZZZZZ", "--branch", "refs/heads/main"),
+     ("invalid branch name 'refs/heads/main'", "not a full ref name")),
+    ("pr-branch-option", ("pr", "create", "ZZZZZZ", "--branch=--force"),
+     ("invalid branch name '--force'",)),
 ]
 
 # On a fresh home a rejected command must not even create the database: one case per code path.

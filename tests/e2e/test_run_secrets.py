@@ -108,3 +108,26 @@ def test_a_failure_summary_cites_the_failing_command_without_its_secret(
                  bench.json("verdict", "explain", run["runId"]),
                  bench.json("events", "--run", run["runId"])]
     assert leaks(json.dumps(documents)) == []
+
+
+def test_a_secret_used_as_a_file_name_is_redacted_wherever_the_path_is_stored_or_shown(
+        tmp_path, repo_maker, run_agentctl) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    repo = repo_maker(tmp_path / "calc", CALC_FILES)
+    bench = Bench(tmp_path, run_agentctl)
+    named = f"notes-{TOKEN}.txt"
+    plan = bench.plan("named.toml", {"tool": "fs.write", "path": named, "content": "hi\n"},
+                      {"tool": "fs.rename", "path": named, "to": f"kept-{TOKEN}.txt"},
+                      {"tool": "fs.delete", "path": f"missing-{TOKEN}.txt"})
+    run = bench.start(bench.submit(repo, "--verify", UNITTEST), f"script:{plan}")
+    tree = bench.cli("run", "show", run["runId"], "--tree").stdout
+    tree_json = bench.cli("run", "show", run["runId"], "--tree", "--json").stdout
+    assert "kept-" in tree_json and not leaks(tree) and not leaks(tree_json)
+    with sqlite3.connect(bench.home / "agentctl.db") as db:
+        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = "
+                                               "'table'")]
+        stored = {table: db.execute(f"SELECT * FROM {table}").fetchall() for table in tables}
+    db.close()
+    assert [table for table, rows in stored.items() if leaks(repr(rows))] == []
+    assert bench.cli("audit", "verify").returncode == 0

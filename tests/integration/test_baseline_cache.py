@@ -45,3 +45,16 @@ def test_the_key_changes_with_the_base_the_command_and_the_environment() -> None
     assert key != baseline_key(spec, check, {"PATH": "/usr/bin"})
     assert key != baseline_key(replace(spec, base_commit="d" * 40), check, {"PATH": "/bin"})
     assert key != baseline_key(spec, replace(check, command="pytest -x"), {"PATH": "/bin"})
+
+
+def test_the_key_changes_with_the_sandbox_profile() -> None:
+    """A tightly limited run's "failed on base" must not stand for a run with normal limits."""
+    from agentctl.domain.sandbox import SandboxLimits
+
+    spec = sample_spec()
+    check = spec.verification_plan.checks[0]
+    key = baseline_key(spec, check, {"PATH": "/bin"})
+    for profile in (replace(spec.sandbox, network_allow=("pypi.org:443",)),
+                    replace(spec.sandbox, writable=("/var/cache/build",)),
+                    replace(spec.sandbox, limits=replace(SandboxLimits(), max_memory_mb=64))):
+        assert key != baseline_key(replace(spec, sandbox=profile), check, {"PATH": "/bin"})

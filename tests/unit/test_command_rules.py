@@ -205,3 +205,28 @@ def test_a_command_with_too_many_readings_is_denied() -> None:
     rules = CommandRules(deny=("git push *",), ask=(), allow=("env *",))
     result = decide("env " * 3000 + "git push", rules=rules)
     assert result.decision is DENIED and "too many readings" in (result.reason or "")
+
+
+@pytest.mark.parametrize("command", [
+    "git diff --no-index /etc/passwd calc.py",
+    "git diff --no-index -- ../outside.txt calc.py",
+    "git grep --no-index root /etc",
+    "git blame --contents=/etc/passwd calc.py",
+    "git log --format=%s --no-index",
+])
+def test_git_forms_that_read_outside_the_workspace_are_denied_unless_a_rule_names_them(
+        command: str) -> None:
+    defaults_and_more = defaults().tools.commands
+    rules = CommandRules(deny=defaults_and_more.deny, ask=defaults_and_more.ask,
+                         allow=(*defaults_and_more.allow, "git grep *", "git blame *"))
+    decision = check_command(command, rules, allow_shell=False)
+    assert decision.decision is DENIED, decision
+    assert "reads files outside the workspace" in (decision.reason or ""), decision
+
+
+def test_a_rule_that_names_no_index_itself_allows_it() -> None:
+    rules = CommandRules(deny=(), ask=(), allow=("git diff --no-index *",))
+    assert check_command("git diff --no-index a.txt b.txt", rules,
+                         allow_shell=False).decision is ALLOWED
+    assert check_command("git diff HEAD -- calc.py", defaults().tools.commands,
+                         allow_shell=False).decision is ALLOWED

@@ -66,7 +66,7 @@ class ClaudeAgent(NativeAgent):
             if isinstance(usage, dict):
                 seen = state.extra.setdefault("_usage", {})
                 assert isinstance(seen, dict)
-                seen[str(message.get("id"))] = _tokens(usage)
+                seen[str(message.get("id"))] = _tokens(usage, state)
                 state.input_tokens = sum(pair[0] for pair in seen.values())
                 state.output_tokens = sum(pair[1] for pair in seen.values())
         elif kind == "user":
@@ -87,11 +87,13 @@ class ClaudeAgent(NativeAgent):
             turns = event.get("num_turns")
             state.turns = turns if isinstance(turns, int) else 0
             cost = event.get("total_cost_usd")
-            if isinstance(cost, (int, float)):
-                state.cost_usd = float(cost)
+            if cost is not None:
+                state.claim_cost(cost)
             usage = event.get("usage")
-            if isinstance(usage, dict):
-                state.input_tokens, state.output_tokens = _tokens(usage)
+            if isinstance(usage, dict):  # the final totals; a total never shrinks
+                total_in, total_out = _tokens(usage, state)
+                state.input_tokens = max(state.input_tokens, total_in)
+                state.output_tokens = max(state.output_tokens, total_out)
             denials = event.get("permission_denials")
             for denial in denials if isinstance(denials, list) else []:
                 if isinstance(denial, dict):
@@ -114,10 +116,9 @@ def _text_of(content: object) -> object:
     return content if content is not None else ""
 
 
-def _tokens(usage: Mapping[str, object]) -> tuple[int, int]:
+def _tokens(usage: Mapping[str, object], state: StreamState) -> tuple[int, int]:
     def number(key: str) -> int:
-        value = usage.get(key)
-        return value if isinstance(value, int) else 0
+        return state.token_count(usage.get(key), key)
 
     return (number("input_tokens") + number("cache_creation_input_tokens")
             + number("cache_read_input_tokens"), number("output_tokens"))

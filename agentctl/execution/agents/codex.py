@@ -93,8 +93,10 @@ class CodexAgent(NativeAgent):
             state.turns += 1
             usage = event.get("usage")
             if isinstance(usage, dict):
-                state.input_tokens += _number(usage, "input_tokens")
-                state.output_tokens += _number(usage, "output_tokens")
+                state.input_tokens += state.token_count(usage.get("input_tokens"),
+                                                        "input_tokens")
+                state.output_tokens += state.token_count(usage.get("output_tokens"),
+                                                         "output_tokens")
         elif kind == "turn.failed":
             error = event.get("error")
             message = error.get("message") if isinstance(error, dict) else error
@@ -104,8 +106,3 @@ class CodexAgent(NativeAgent):
             errors = state.extra["errors"]
             if isinstance(errors, list):
                 errors.append(str(event.get("message"))[:300])
-
-
-def _number(usage: Mapping[str, object], key: str) -> int:
-    value = usage.get(key)
-    return value if isinstance(value, int) else 0

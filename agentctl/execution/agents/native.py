@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 SERVE_SECONDS = 0.02
 PLANNING_CHARS = 1500
+# What one stream event may claim: above these it is no model's figure but a forged line.
+MAX_TOKENS_CLAIMED = 100_000_000
+MAX_COST_CLAIMED_USD = 100_000.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +59,37 @@ class StreamState:
     results: list[tuple[dict[str, object], bool]] = field(default_factory=list)
     extra: dict[str, object] = field(default_factory=dict)
 
+    usage_findings: list[str] = field(default_factory=list)  # figures refused as impossible
+
     @property
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    def token_count(self, value: object, what: str) -> int:
+        """A token figure the stream claims; a negative, fractional or absurd one counts 0
+        and is a finding (budgets must never be lowered by a line some process wrote)."""
+        if value is None:
+            return 0
+        if isinstance(value, bool) or not isinstance(value, int) \
+                or not 0 <= value <= MAX_TOKENS_CLAIMED:
+            self.usage_findings.append(f"{what} = {str(value)[:40]} is not a token count "
+                                       f"between 0 and {MAX_TOKENS_CLAIMED}: ignored")
+            return 0
+        return value
+
+    def claim_cost(self, value: object) -> None:
+        """A total cost the stream claims: finite, non-negative, bounded and never below what
+        was already reported (a total only grows); otherwise a finding, and the cost kept."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not 0 <= value <= MAX_COST_CLAIMED_USD:  # NaN fails both comparisons
+            self.usage_findings.append(f"total_cost_usd = {str(value)[:40]} is not a cost "
+                                       f"between 0 and {MAX_COST_CLAIMED_USD:g}: ignored")
+            return
+        if value < self.cost_usd:
+            self.usage_findings.append(f"total_cost_usd = {value:g} is below the "
+                                       f"{self.cost_usd:g} already reported: ignored")
+            return
+        self.cost_usd = float(value)
 
 
 class StreamReader:
@@ -227,6 +258,11 @@ class NativeAgent:
                 tool, arguments = message.get("tool"), message.get("arguments")
                 if not isinstance(tool, str) or not isinstance(arguments, dict):
                     return refused("a tool request needs a tool name and arguments")
+                if session.settings is None or not session.settings.mcp:
+                    why = ("a tool request over the hook socket, but this run offers no tools "
+                           "over MCP: it did not come from agentctl's MCP server (forged)")
+                    native.forged(tool, arguments, why)
+                    return refused(why)
                 result, call_id, rule = native.run_tool(tool, arguments)
                 return {"ok": True, "result": _result_json(result), "toolCallId": call_id,
                         "matchedRule": rule}
@@ -265,7 +301,8 @@ class NativeAgent:
                 "costUsd": round(state.cost_usd, 6), "inputTokens": state.input_tokens,
                 "outputTokens": state.output_tokens, "totalTokens": state.tokens,
                 "turns": state.turns, "permissionDenials": state.denials,
-                "error": state.error, **state.extra}
+                "error": state.error, **state.extra,
+                **({"usageFindings": state.usage_findings} if state.usage_findings else {})}
 
     def outcome(self, process: ProcessResult | None, state: StreamState, native: NativeTools,
                 timeout: float) -> AgentOutcome:

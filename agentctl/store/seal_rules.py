@@ -1,0 +1,25 @@
+"""Which tables and columns are sealed into the event log, known without the ORM: the writer
+(`store/seals.py`, from the schema) and `audit verify` (from the database it reads) agree on
+them through here.
+
+Every column of every record table is sealed, so a column or table added later is sealed
+without anyone remembering to. Left out: the log itself (chained by its own hashes), `meta`,
+the migration marker, and the lease bookkeeping every heartbeat and fenced write rewrites (an
+attempt's expiry, last heartbeat and write count: when a worker was last alive, not what
+happened; sealing them would take an event per heartbeat). Columns are sealed in name order,
+so the order a migration added them in does not matter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+NOT_RECORDS = frozenset({"event", "event_head", "meta", "alembic_version"})
+LEASE_BOOKKEEPING = {"attempt": frozenset({"lease_expires_at", "last_heartbeat_at",
+                                           "fenced_writes"})}
+
+
+def sealed_columns(table: str, columns: Iterable[str]) -> tuple[str, ...]:
+    """The columns of `table` that are sealed, in the order they are digested."""
+    left_out = LEASE_BOOKKEEPING.get(table, frozenset())
+    return tuple(sorted(column for column in columns if column not in left_out))

@@ -1,0 +1,90 @@
+"""The writer's side of sealing: the seal of each row a transaction wrote, from the schema.
+
+Which tables and columns are sealed is `seal_rules`; `audit verify` re-digests the rows from
+the database with the same rules and `domain.audit.row_digest`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from operator import itemgetter
+
+from sqlalchemy import Boolean, Connection, Float, Table, select
+
+from agentctl.domain.audit import row_digest
+from agentctl.store import tables
+from agentctl.store.seal_rules import NOT_RECORDS, sealed_columns
+
+_CHUNK = 500  # keys per read-back query
+
+
+@dataclass(frozen=True, slots=True)
+class SealedTable:
+    table: Table
+    key: str
+    columns: tuple[str, ...]  # in schema order
+    flags: tuple[int, ...] = ()  # positions of Boolean columns (a driver may give True or 1)
+    floats: tuple[int, ...] = ()  # positions of Float columns (1 and 1.0 are one value)
+
+    def digest(self, values: Sequence[object]) -> str:
+        """The seal of a row given as its sealed columns' values in schema order."""
+        if not (self.flags or self.floats):
+            return row_digest(tuple(values))
+        row = list(values)
+        for at in self.flags:
+            row[at] = None if row[at] is None else int(bool(row[at]))
+        for at in self.floats:
+            row[at] = None if row[at] is None else float(row[at])  # type: ignore[arg-type]
+        return row_digest(tuple(row))
+
+
+def _sealed() -> dict[str, SealedTable]:
+    found = {}
+    for table in tables.metadata.sorted_tables:
+        if table.name in NOT_RECORDS:
+            continue
+        (key,) = [column.name for column in table.primary_key.columns]
+        names = sealed_columns(table.name, [column.name for column in table.columns])
+        sealed = [table.c[name] for name in names]
+        found[table.name] = SealedTable(
+            table, key, tuple(c.name for c in sealed),
+            flags=tuple(i for i, c in enumerate(sealed) if isinstance(c.type, Boolean)),
+            floats=tuple(i for i, c in enumerate(sealed) if isinstance(c.type, Float)))
+    return found
+
+
+SEALED: Mapping[str, SealedTable] = _sealed()
+
+
+def seal_rows(connection: Connection, touched: Mapping[str, Iterable[str]]
+              ) -> dict[str, dict[str, str]]:
+    """{table: {id: seal}} of the rows written in this transaction, read back as stored."""
+    sealed: dict[str, dict[str, str]] = {}
+    for name, keys in touched.items():
+        spec = SEALED[name]
+        wanted = sorted(keys)
+        columns = [spec.table.c[column] for column in spec.columns]
+        key_index = spec.columns.index(spec.key)
+        found = sealed.setdefault(name, {})
+        for start in range(0, len(wanted), _CHUNK):
+            query = select(*columns).where(
+                spec.table.c[spec.key].in_(wanted[start:start + _CHUNK]))
+            for row in connection.execute(query):
+                found[str(row[key_index])] = spec.digest(row)
+    return sealed
+
+
+@lru_cache(maxsize=64)
+def inserted(name: str, fields: tuple[str, ...]) -> Callable[[Sequence[object]], tuple[str, str]]:
+    """(id, seal) of a row as inserted, its values in `fields` order: no read-back. The values
+    are what the driver stores (text, integers, floats, None), so the seal is the stored one."""
+    spec = SEALED[name]
+    pick = itemgetter(*(fields.index(column) for column in spec.columns))
+    key = fields.index(spec.key)
+
+    def seal(row: Sequence[object]) -> tuple[str, str]:
+        return str(row[key]), spec.digest(pick(row))
+
+    return seal
