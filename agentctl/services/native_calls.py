@@ -245,7 +245,8 @@ class NativeCalls:
             "costUsd": round(exchange.cost_usd, 6), "latencyMs": exchange.latency_ms,
             "stopReason": exchange.stop_reason, "requestDigest": exchange.request_digest,
             "responseDigest": exchange.response_digest, "httpStatus": exchange.status,
-            **({"budgetStop": exchange.budget_stop} if exchange.budget_stop else {})}))
+            **({"decision": "DENIED_BY_BUDGET", "matchedRule": f"budget: {exchange.budget_stop}"}
+               if exchange.budget_stop else {})}))
 
     def report(self, transcript: Path, report: Mapping[str, object]) -> None:
         """The transcript (redacted) and the spend as artifacts of one SUMMARIZE_LOG step."""

@@ -24,10 +24,13 @@ class Meter:
     streamed_chars: int = 0
     stop_reason: str | None = None
     texts: list[str] = field(default_factory=list)  # assistant text, for the step's summary
+    final: bool = False  # the vendor reported the response's output tokens: no estimate now
     _item_deltas: bool = False
 
     @property
     def output_tokens(self) -> int:
+        if self.final:
+            return self.reported_output
         return max(self.reported_output, -(-self.streamed_chars // CHARS_PER_TOKEN))
 
     @property
@@ -62,6 +65,7 @@ class Meter:
                         self.texts.append(piece)
         elif kind == "message_delta":
             self._anthropic_usage(_dict(event.get("usage")))
+            self.final = "output_tokens" in _dict(event.get("usage"))
             reason = _dict(event.get("delta")).get("stop_reason")
             if isinstance(reason, str):
                 self.stop_reason = reason
@@ -103,6 +107,7 @@ class Meter:
         if value.get("type") == "message":  # Anthropic Messages
             self.model = str(value.get("model") or "")
             self._anthropic_usage(_dict(value.get("usage")))
+            self.final = True
             self.stop_reason = str(value.get("stop_reason") or "") or None
             for block in _list(value.get("content")):
                 text = _dict(block).get("text")
@@ -125,6 +130,7 @@ class Meter:
         if usage:
             self.input_tokens = max(self.input_tokens, _int(usage.get("input_tokens")))
             self.reported_output = max(self.reported_output, _int(usage.get("output_tokens")))
+            self.final = "output_tokens" in usage
         status = response.get("status")
         if status in ("completed", "incomplete", "failed", "cancelled"):
             reason = _dict(response.get("incomplete_details")).get("reason")
@@ -136,6 +142,7 @@ class Meter:
         if usage:
             self.input_tokens = max(self.input_tokens, _int(usage.get("prompt_tokens")))
             self.reported_output = max(self.reported_output, _int(usage.get("completion_tokens")))
+            self.final = "completion_tokens" in usage
         for entry in _list(value.get("choices")):
             choice = _dict(entry)
             message = _dict(choice.get("delta" if streamed else "message"))

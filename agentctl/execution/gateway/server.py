@@ -56,7 +56,7 @@ class Exchange:
     request: bytes
     response: bytes
     text: str  # the assistant's text in the response
-    budget_stop: str | None  # the budget that ended this response, with the spend
+    budget_stop: str | None  # the budget that ended this response (`max_tokens N`)
 
 
 class Gateway:
@@ -109,16 +109,16 @@ class Gateway:
 
     # --- budgets ------------------------------------------------------------------------
     def over(self, meter: Meter | None = None) -> str | None:
-        """The budget that this spend (with `meter`'s response so far) reaches, with it."""
+        """The budget (`max_tokens N`) that the spend so far, with `meter`'s response, reaches."""
         tokens, cost = self.tokens, self.cost_usd
         if meter is not None:
             tokens += meter.tokens
             cost += self.price(meter)
         limits = self.limits
         if limits.max_tokens is not None and tokens >= limits.max_tokens:
-            return f"max_tokens {limits.max_tokens}: {tokens} tokens spent"
+            return f"max_tokens {limits.max_tokens}"
         if limits.max_cost_usd is not None and cost >= limits.max_cost_usd:
-            return f"max_cost_usd {limits.max_cost_usd:g}: ${cost:.4f} spent"
+            return f"max_cost_usd {limits.max_cost_usd:g}"
         return None
 
     def price(self, meter: Meter) -> float:
@@ -251,7 +251,9 @@ def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
                     if metered:
                         stop = gateway.over(meter)
                     if stop is not None:
-                        self._chunk(_budget_event(stop))
+                        self._chunk(_budget_event(
+                            f"{stop}: {gateway.tokens + meter.tokens} tokens, "
+                            f"${gateway.cost_usd + gateway.price(meter):.4f} spent"))
                         break
                 if not line:
                     break
