@@ -21,6 +21,7 @@ from agentctl.config.checks import (
     NetworkRules,
     Number,
     PositiveCount,
+    Prices,
     Regexes,
     Seconds,
     Strings,
@@ -143,7 +144,7 @@ class ClaudeSettings:
     max_turns: PositiveCount = 50
     extra_args: Strings = ()
     mcp: Flag = False
-    prices: Strings = ()  # "MODEL=IN/OUT" in USD per million tokens, before the built-in table
+    prices: Prices = ()  # "MODEL=IN/OUT" in USD per million tokens, before the built-in table
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,7 +155,7 @@ class CodexSettings:
     env_key: Text = "OPENAI_API_KEY"
     extra_args: Strings = ()
     mcp: Flag = False
-    prices: Strings = ()  # "MODEL=IN/OUT" in USD per million tokens, before the built-in table
+    prices: Prices = ()  # "MODEL=IN/OUT" in USD per million tokens, before the built-in table
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -189,10 +189,11 @@ def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
                 self._error(502, "api_error", f"agentctl gateway: the model endpoint "
                                               f"{upstream.netloc} cannot be reached: {error}")
                 return
+            meter, kept, stop, gone = Meter(), bytearray(), None, False
             try:
-                meter = Meter()
-                kept = bytearray()
                 stop = self._relay(response, meter, kept, model_call)
+            except OSError:  # the agent went away (or was stopped): what it cost still counts
+                gone = True
             finally:
                 connection.close()
             if model_call:
@@ -206,6 +207,10 @@ def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
                     response_digest=_digest(bytes(kept)), request=body[:KEEP_BYTES],
                     response=bytes(kept[:KEEP_BYTES]), text="".join(meter.texts),
                     budget_stop=stop))
+            if not gone and response.getheader("content-type", "").startswith(
+                    "text/event-stream"):
+                self.wfile.write(b"0\r\n\r\n")  # queued first: an agent that has its
+                self.wfile.flush()  # answer finds the exchange on record
 
         def _key_header(self) -> str | None:
             """Which header carried the placeholder key (`x-api-key` or `Authorization`)."""
@@ -257,9 +262,7 @@ def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
                         break
                 if not line:
                     break
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
-            return stop
+            return stop  # the last chunk goes once the exchange is on record (`_end`)
 
         def _chunk(self, data: bytes) -> None:
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))

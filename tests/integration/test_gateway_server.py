@@ -1,0 +1,67 @@
+"""The gateway on its own against the fake Anthropic API (the vendor boundary): who may use it,
+what it forwards, and that a spent budget refuses the next request before it leaves."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from agentctl.execution.gateway.server import Gateway, Limits
+from tests.agents.fake_models import FakeModel, Script, Text, anthropic_server
+
+KEY = "sk-ant-gateway-test-5e6f"
+
+
+@pytest.fixture
+def upstream() -> Iterator[FakeModel]:
+    server = anthropic_server()
+    yield server
+    server.close()
+
+
+def post(gateway: Gateway, key: str) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", gateway.port, timeout=30)
+    connection.request("POST", "/v1/messages?beta=true", body=json.dumps(
+        {"model": "claude-sonnet-4-5", "stream": True, "messages": []}),
+        headers={"x-api-key": key, "content-type": "application/json"})
+    response = connection.getresponse()
+    data = response.read()
+    connection.close()
+    return response.status, data
+
+
+def test_a_request_without_the_attempts_placeholder_is_refused_and_never_forwarded(
+        upstream: FakeModel) -> None:
+    gateway = Gateway(upstream.url, KEY)
+    try:
+        assert post(gateway, KEY)[0] == 401  # not even the real key opens it
+        assert post(gateway, "agentctl-gateway-guess")[0] == 401
+        assert upstream.script.requests == []
+        status, data = post(gateway, gateway.placeholder)
+        assert status == 200 and b"message_stop" in data
+        assert upstream.script.headers[0]["x-api-key"] == KEY
+        [exchange] = gateway.drain()
+        assert (exchange.input_tokens, exchange.output_tokens) == (1200, 300)
+    finally:
+        gateway.close()
+
+
+def test_once_the_budget_is_spent_the_next_request_is_refused_before_it_leaves(
+        upstream: FakeModel) -> None:
+    upstream.script = Script([[Text("a" * 400)]], usage=(10, 100), chunk=40)
+    gateway = Gateway(upstream.url, KEY, limits=Limits(max_tokens=50))
+    try:
+        status, data = post(gateway, gateway.placeholder)
+        assert status == 200 and b"the budget is spent (max_tokens 50" in data
+        assert b"message_stop" not in data  # ended mid-answer
+        [exchange] = gateway.drain()
+        assert exchange.budget_stop == "max_tokens 50"
+        assert 50 <= exchange.input_tokens + exchange.output_tokens <= 60
+        status, data = post(gateway, gateway.placeholder)
+        assert status == 400 and b"max_tokens 50" in data
+        assert len(upstream.script.requests) == 1
+    finally:
+        gateway.close()
