@@ -104,3 +104,28 @@ def test_a_token_budget_ends_a_streaming_answer_within_one_event(
     assert "max_tokens 300" in verdict["reasons"][0] and f"{spent} model tokens" in \
         verdict["reasons"][0], verdict["reasons"]
     assert len(long_answer["requests"]) == 1  # nothing more reached the model
+
+
+@pytest.fixture(scope="module")
+def verified(bench: AgentBench, anthropic: FakeModel, claude_cli: Path) -> dict[str, Any]:
+    """The verification command is the key search: the run's other processes lack it too."""
+    search = json.dumps(search_command(KEY))
+    bench.config(claude_config(claude_cli).replace(
+        'commands = ["python3 -m unittest discover -s tests -t ."]', f"commands = [{search}]"))
+    try:
+        anthropic.script = Script([[Call("Write", {"file_path": "{cwd}/payments/note.py",
+                                                   "content": "NOTE = 1\n"})],
+                                   [Text("done")]])
+        run = bench.start(bench.submit("Add a note"), "claude")
+    finally:
+        bench.config(claude_config(claude_cli))
+    return {"run": run}
+
+
+def test_verification_of_a_native_agent_run_holds_no_key_either(
+        bench: AgentBench, verified: dict[str, Any]) -> None:
+    logs = [a for a in bench.json("artifact", "list", verified["run"]["runId"])
+            if a["type"] == "COMMAND_LOG"]
+    assert logs, "the verification command ran"
+    text = bench.cli("artifact", "show", logs[0]["artifactId"]).stdout
+    assert "KEY-HITS []" in text and "FILES" in text, text

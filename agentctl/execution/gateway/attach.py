@@ -44,9 +44,8 @@ def attach(agent: str, session: AgentSession, settings: NativeAgentSettings,
         key = known.get("ANTHROPIC_API_KEY") or known.get("ANTHROPIC_AUTH_TOKEN")
     gateway = Gateway(upstream, key, limits=_limits(budget),
                       prices=parse_prices(settings.prices))
-    secrets = {name for name in (*KEY_VARIABLES, settings.env_key)}
-    env = {name: value for name, value in session.env.items()
-           if name not in secrets and name not in URL_VARIABLES and (not key or value != key)}
+    env = {name: value for name, value in without_keys(session.env, settings, key).items()
+           if name not in URL_VARIABLES}
     if agent == "codex":
         env["OPENAI_API_KEY"] = gateway.placeholder
         settings = replace(settings, base_url=gateway.base_url, env_key="OPENAI_API_KEY")
@@ -54,6 +53,15 @@ def attach(agent: str, session: AgentSession, settings: NativeAgentSettings,
         env["ANTHROPIC_API_KEY"] = gateway.placeholder
         env["ANTHROPIC_BASE_URL"] = gateway.base_url
     return Attached(gateway, replace(session, env=env), settings)
+
+
+def without_keys(env: Mapping[str, str], settings: NativeAgentSettings,
+                 key: str | None = None) -> dict[str, str]:
+    """`env` without the model API keys (and any variable holding `key`'s value): for
+    everything a native agent's run spawns, so no process in its sandboxes holds one."""
+    names = {*KEY_VARIABLES, settings.env_key}
+    return {name: value for name, value in env.items()
+            if name not in names and (not key or value != key)}
 
 
 def _limits(budget: Mapping[str, object]) -> Limits:
