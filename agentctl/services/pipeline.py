@@ -164,7 +164,7 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
                        verificationDigest=digest(report))
         phase.name = "judge"
         ctx.progress("judging the diff")
-        judged = judge(ctx, collected, report)
+        judged = judge(ctx, collected, report, outcome.warnings)
     phase.name = "decide"
     decision = _summarized(ctx, run, collected, verified, judged, outcome, decide_verdict(
         VerdictInputs(

@@ -65,3 +65,23 @@ def test_once_the_budget_is_spent_the_next_request_is_refused_before_it_leaves(
         assert len(upstream.script.requests) == 1
     finally:
         gateway.close()
+
+
+def test_the_cost_report_uses_the_gateways_figures_and_a_disagreeing_claim_is_a_warning(
+        upstream: FakeModel) -> None:
+    from agentctl.execution.gateway.attach import claim_warnings, gateway_report
+
+    gateway = Gateway(upstream.url, KEY)
+    try:
+        assert post(gateway, gateway.placeholder)[0] == 200
+        claimed = {"agent": "claude", "costUsd": 9.0, "inputTokens": 1200, "outputTokens": 300}
+        report = gateway_report(claimed, gateway)
+        assert report["claimsAgree"] is True and claim_warnings("claude", report) == ()
+        assert report["totalTokens"] == 1500 and report["costUsd"] == round(
+            (1200 * 3 + 300 * 15) / 1e6, 6)  # claude-sonnet-4 list price, not the claim
+        lied = gateway_report({**claimed, "outputTokens": 3}, gateway)
+        assert lied["claimsAgree"] is False
+        [warning] = claim_warnings("claude", lied)
+        assert "claimed 1200 input and 3 output" in warning and "measured 1200 and 300" in warning
+    finally:
+        gateway.close()

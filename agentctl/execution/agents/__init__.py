@@ -84,6 +84,9 @@ class AgentSession:
 @dataclass(frozen=True, slots=True)
 class AgentOutcome:
     error: str | None = None  # the agent could not complete; None when it finished its work
+    # what the judge should weigh about how it ran (its own spend claims that disagree with
+    # what its model gateway measured)
+    warnings: tuple[str, ...] = ()
 
 
 class Agent(Protocol):

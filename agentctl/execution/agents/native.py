@@ -14,7 +14,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ from agentctl.domain.agent import AgentSpec, NativeAgentSettings
 from agentctl.domain.errors import LeaseLost
 from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
 from agentctl.execution.agents.bridge import BridgeServer, refused
-from agentctl.execution.gateway.attach import attach, gateway_report
+from agentctl.execution.gateway.attach import attach, claim_warnings, gateway_report
 from agentctl.execution.gateway.server import Gateway
 from agentctl.execution.process import ProcessResult, run_to_file
 
@@ -217,8 +217,10 @@ class NativeAgent:
         if jail is not None:
             native.network(jail, agent=self.name, command=shlex.join(launch.argv[:1]))
         last = _last_plain_line(stream)
-        native.report(stream, gateway_report(self.report(state), attached.gateway))
+        report = gateway_report(self.report(state), attached.gateway)
+        native.report(stream, report)
         ended = self.outcome(outcome[0] if outcome else None, state, native, timeout)
+        ended = replace(ended, warnings=claim_warnings(self.name, report))
         if ended.error and last and outcome and outcome[0].exit_code not in (0, None):
             return AgentOutcome(error=f"{ended.error}: {last}")
         return ended

@@ -82,3 +82,14 @@ def gateway_report(claimed: Mapping[str, object], gateway: Gateway) -> dict[str,
             "claimsAgree": said["inputTokens"] == gateway.input_tokens
             and said["outputTokens"] == gateway.output_tokens,
             "budgetStop": gateway.spent}
+
+
+def claim_warnings(agent: str, report: Mapping[str, object]) -> tuple[str, ...]:
+    """A judge warning when the CLI's own token counts disagree with the gateway's."""
+    if report.get("claimsAgree") is not False:
+        return ()
+    said = report.get("agentClaimed")
+    said = said if isinstance(said, dict) else {}
+    return (f"{agent} claimed {said.get('inputTokens')} input and {said.get('outputTokens')} "
+            f"output tokens; its model gateway measured {report.get('inputTokens')} and "
+            f"{report.get('outputTokens')}",)
