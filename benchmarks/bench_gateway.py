@@ -45,6 +45,7 @@ WHOLE = json.dumps({"type": "message", "model": "claude-sonnet-4-5", "stop_reaso
 
 class Upstream(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # as the vendors' front ends do
 
     def log_message(self, *_: object) -> None:
         pass

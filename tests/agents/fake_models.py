@@ -60,6 +60,7 @@ class FakeModel:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # as the vendors' front ends do
 
             def log_message(self, *_: object) -> None:
                 pass

@@ -80,6 +80,7 @@ class Gateway:
         self.requests = 0
         self.spent: str | None = None  # why the budget is spent, once it is
         self._lock = threading.Lock()
+        self._idle: list[http.client.HTTPConnection] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever,
@@ -106,6 +107,42 @@ class Gateway:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+        with self._lock:
+            for connection in self._idle:
+                connection.close()
+            self._idle.clear()
+
+    # --- upstream connections, kept alive (a TLS handshake per request would cost more
+    # than everything else the gateway does) ----------------------------------------------
+    def send(self, method: str, path: str, body: bytes, headers: dict[str, str],
+             ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        with self._lock:
+            idle = self._idle.pop() if self._idle else None
+        for connection in ([idle] if idle is not None else []) + [None]:
+            fresh = connection is None
+            if connection is None:
+                upstream = self.upstream
+                factory = http.client.HTTPSConnection if upstream.scheme == "https" \
+                    else http.client.HTTPConnection
+                connection = factory(upstream.hostname or "", upstream.port,
+                                     timeout=UPSTREAM_TIMEOUT)
+            try:
+                connection.request(method, path, body=body or None, headers=headers)
+                return connection, connection.getresponse()
+            except OSError:
+                connection.close()
+                if fresh:  # a kept connection the server closed meanwhile: try a new one
+                    raise
+        raise AssertionError("unreachable")
+
+    def give_back(self, connection: http.client.HTTPConnection,
+                  response: http.client.HTTPResponse, *, reusable: bool) -> None:
+        if reusable and response.isclosed() and not response.will_close:
+            with self._lock:
+                if len(self._idle) < 8:
+                    self._idle.append(connection)
+                    return
+        connection.close()
 
     # --- budgets ------------------------------------------------------------------------
     def over(self, meter: Meter | None = None) -> str | None:
@@ -142,6 +179,9 @@ def _digest(data: bytes) -> str:
 def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # a kept-alive client would otherwise wait out a delayed ACK for each event after the
+        # headers (Nagle's algorithm): 40 ms per request
+        disable_nagle_algorithm = True
 
         def log_message(self, *_: object) -> None:
             pass
@@ -176,18 +216,12 @@ def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
             if gateway.key:
                 headers[header] = gateway.key if header == "x-api-key" else \
                     f"Bearer {gateway.key}"
-            upstream = gateway.upstream
-            factory = http.client.HTTPSConnection if upstream.scheme == "https" \
-                else http.client.HTTPConnection
-            connection = factory(upstream.hostname or "", upstream.port,
-                                 timeout=UPSTREAM_TIMEOUT)
             try:
-                connection.request(self.command, self.path, body=body or None, headers=headers)
-                response = connection.getresponse()
+                connection, response = gateway.send(self.command, self.path, body, headers)
             except OSError as error:
-                connection.close()
                 self._error(502, "api_error", f"agentctl gateway: the model endpoint "
-                                              f"{upstream.netloc} cannot be reached: {error}")
+                                              f"{gateway.upstream.netloc} cannot be reached: "
+                                              f"{error}")
                 return
             meter, kept, stop, gone = Meter(), bytearray(), None, False
             try:
@@ -195,7 +229,7 @@ def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
             except OSError:  # the agent went away (or was stopped): what it cost still counts
                 gone = True
             finally:
-                connection.close()
+                gateway.give_back(connection, response, reusable=not gone)
             if model_call:
                 latency = (time.perf_counter() - started) * 1000
                 gateway.settle(meter, Exchange(
