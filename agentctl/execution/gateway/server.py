@@ -10,11 +10,13 @@ writer thread to record.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import json
 import queue
 import secrets
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -81,8 +83,7 @@ class Gateway:
         self.spent: str | None = None  # why the budget is spent, once it is
         self._lock = threading.Lock()
         self._idle: list[http.client.HTTPConnection] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), _handler(self))
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         name="agentctl-gateway", daemon=True)
         self._thread.start()
@@ -172,6 +173,16 @@ class Gateway:
         self.exchanges.put(exchange)
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """One line, never a traceback: a request that failed is the agent's problem to see."""
+        error = sys.exc_info()[1]
+        sys.stderr.write(f"agentctl gateway: a request failed: {type(error).__name__}: "
+                         f"{error}\n")
+
+
 def _digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
@@ -223,9 +234,9 @@ def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
                                               f"{gateway.upstream.netloc} cannot be reached: "
                                               f"{error}")
                 return
-            meter, kept, stop, gone = Meter(), bytearray(), None, False
+            meter, kept, hasher, stop, gone = Meter(), bytearray(), hashlib.sha256(), None, False
             try:
-                stop = self._relay(response, meter, kept, model_call)
+                stop = self._relay(response, meter, kept, hasher, model_call)
             except OSError:  # the agent went away (or was stopped): what it cost still counts
                 gone = True
             finally:
@@ -236,15 +247,17 @@ def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
                     method=self.command, path=self.path, status=response.status,
                     model=meter.model, input_tokens=meter.input_tokens,
                     output_tokens=meter.output_tokens, cost_usd=gateway.price(meter),
-                    latency_ms=round(latency, 3), stop_reason=stop and "budget" or
-                    meter.stop_reason, request_digest=_digest(body),
-                    response_digest=_digest(bytes(kept)), request=body[:KEEP_BYTES],
+                    latency_ms=round(latency, 3),
+                    stop_reason="agentctl_budget" if stop else meter.stop_reason,
+                    request_digest=_digest(body),
+                    response_digest=f"sha256:{hasher.hexdigest()}", request=body[:KEEP_BYTES],
                     response=bytes(kept[:KEEP_BYTES]), text="".join(meter.texts),
                     budget_stop=stop))
             if not gone and response.getheader("content-type", "").startswith(
                     "text/event-stream"):
-                self.wfile.write(b"0\r\n\r\n")  # queued first: an agent that has its
-                self.wfile.flush()  # answer finds the exchange on record
+                with contextlib.suppress(OSError):  # queued first: an agent that has its
+                    self.wfile.write(b"0\r\n\r\n")  # answer finds the exchange on record
+                    self.wfile.flush()
 
         def _key_header(self) -> str | None:
             """Which header carried the placeholder key (`x-api-key` or `Authorization`)."""
@@ -255,7 +268,7 @@ def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
             return None
 
         def _relay(self, response: http.client.HTTPResponse, meter: Meter, kept: bytearray,
-                   metered: bool) -> str | None:
+                   hasher: hashlib._Hash, metered: bool) -> str | None:
             """Pass the response on; the budget that ended it early, if one did."""
             self.send_response(response.status, response.reason)
             for name, value in response.getheaders():
@@ -264,7 +277,8 @@ def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
             streamed = response.getheader("content-type", "").startswith("text/event-stream")
             if not streamed:
                 data = response.read()
-                kept += data
+                kept += data[:KEEP_BYTES]
+                hasher.update(data)
                 if metered:
                     meter.body(data)
                 self.send_header("Content-Length", str(len(data)))
@@ -284,6 +298,7 @@ def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
                         meter.event(line[5:].strip())
                 if line in (b"\n", b"\r\n", b"") and event:
                     self._chunk(bytes(event))
+                    hasher.update(event)
                     if len(kept) < KEEP_BYTES:
                         kept += event
                     event.clear()
