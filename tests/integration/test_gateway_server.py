@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +86,35 @@ def test_the_cost_report_uses_the_gateways_figures_and_a_disagreeing_claim_is_a_
         assert "claimed 1200 input and 3 output" in warning and "measured 1200 and 300" in warning
     finally:
         gateway.close()
+
+
+@pytest.mark.parametrize(("source", "variable", "header"), [
+    ({"ANTHROPIC_API_KEY": KEY}, "ANTHROPIC_API_KEY", "x-api-key"),
+    ({"ANTHROPIC_AUTH_TOKEN": KEY}, "ANTHROPIC_AUTH_TOKEN", "authorization"),
+])
+def test_the_cli_gets_the_gateway_and_a_placeholder_never_the_key(
+        upstream: FakeModel, tmp_path: Path, source: dict[str, str], variable: str,
+        header: str) -> None:
+    from agentctl.domain.agent import NativeAgentSettings
+    from agentctl.execution.agents import AgentSession
+    from agentctl.execution.gateway.attach import attach
+
+    passed = {"PATH": "/usr/bin", "ANTHROPIC_BASE_URL": upstream.url, "COPY": KEY, **source}
+    session = AgentSession(instruction="", workspace=tmp_path, task_file=tmp_path / "task.json",
+                           tools=None, step=None, should_stop=lambda: False,  # type: ignore[arg-type]
+                           env=passed)
+    attached = attach("claude", session, NativeAgentSettings(command="claude"), {},
+                      source={**source, "ANTHROPIC_BASE_URL": upstream.url})
+    try:
+        env = attached.session.env
+        assert KEY not in env.values() and "COPY" not in env  # whatever its name
+        assert env[variable] == attached.gateway.placeholder
+        assert env["ANTHROPIC_BASE_URL"] == attached.gateway.base_url != upstream.url
+        connection = http.client.HTTPConnection("127.0.0.1", attached.gateway.port, timeout=30)
+        credential = env[variable] if header == "x-api-key" else f"Bearer {env[variable]}"
+        connection.request("POST", "/v1/messages", body=b"{}", headers={header: credential})
+        assert connection.getresponse().status == 200
+        sent = upstream.script.headers[-1][header]
+        assert sent == (KEY if header == "x-api-key" else f"Bearer {KEY}")
+    finally:
+        attached.gateway.close()

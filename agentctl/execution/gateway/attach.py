@@ -49,8 +49,9 @@ def attach(agent: str, session: AgentSession, settings: NativeAgentSettings,
     if agent == "codex":
         env["OPENAI_API_KEY"] = gateway.placeholder
         settings = replace(settings, base_url=gateway.base_url, env_key="OPENAI_API_KEY")
-    else:
-        env["ANTHROPIC_API_KEY"] = gateway.placeholder
+    else:  # the placeholder in the variable the key came from: its header is the upstream's
+        bearer = not known.get("ANTHROPIC_API_KEY") and bool(known.get("ANTHROPIC_AUTH_TOKEN"))
+        env["ANTHROPIC_AUTH_TOKEN" if bearer else "ANTHROPIC_API_KEY"] = gateway.placeholder
         env["ANTHROPIC_BASE_URL"] = gateway.base_url
     return Attached(gateway, replace(session, env=env), settings)
 
