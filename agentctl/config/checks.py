@@ -109,6 +109,19 @@ def network_rules(value: object) -> tuple[str, ...]:
         return tuple(validate_rule(item) for item in strings(value))
     except BadInput as error:
         raise TypeError(f"a list of host[:port] globs ({error})") from None
+
+
+def price_list(value: object) -> tuple[str, ...]:
+    from agentctl.domain.model_prices import PriceError, parse_prices
+
+    items = strings(value)
+    try:
+        parse_prices(items)
+    except PriceError as error:
+        raise TypeError(f"a list of MODEL=IN/OUT prices ({error})") from None
+    return items
+
+
 DATABASE_SCHEMES = ("sqlite:///", "postgresql+psycopg://")
 
 
@@ -140,3 +153,4 @@ Commands = Annotated[tuple[str, ...], command_list]
 Regexes = Annotated[tuple[str, ...], regex_list]
 Aliases = Annotated[dict[str, str], aliases]
 NetworkRules = Annotated[tuple[str, ...], network_rules]
+Prices = Annotated[tuple[str, ...], price_list]

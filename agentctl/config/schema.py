@@ -21,6 +21,7 @@ from agentctl.config.checks import (
     NetworkRules,
     Number,
     PositiveCount,
+    Prices,
     Regexes,
     Seconds,
     Strings,
@@ -152,6 +153,7 @@ class ClaudeSettings:
     max_turns: PositiveCount = 50
     extra_args: Strings = ()
     mcp: Flag = False
+    prices: Prices = ()  # "MODEL=IN/OUT" in USD per million tokens, before the built-in table
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -162,6 +164,7 @@ class CodexSettings:
     env_key: Text = "OPENAI_API_KEY"
     extra_args: Strings = ()
     mcp: Flag = False
+    prices: Prices = ()  # "MODEL=IN/OUT" in USD per million tokens, before the built-in table
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -31,6 +31,7 @@ class NativeAgentSettings:
     base_url: str = ""  # codex: an OpenAI-compatible Responses endpoint
     env_key: str = "OPENAI_API_KEY"  # codex: the variable holding its API key
     mcp: bool = False  # offer agentctl's guarded tools as the MCP server `agentctl`
+    prices: tuple[str, ...] = ()  # `MODEL=IN/OUT` (USD per million tokens) for the gateway
 
 
 @dataclass(frozen=True, slots=True)

@@ -223,7 +223,7 @@ class BudgetGuard:
         self._started = clock()
         self.calls = 0
         self.output_bytes = 0
-        self.cost_usd = 0.0  # what a native agent reported spending so far
+        self.cost_usd = 0.0  # what a native agent spent so far (as its model gateway counted)
         self.tokens = 0
 
     def check(self) -> GuardDecision | None:
@@ -242,11 +242,11 @@ class BudgetGuard:
                          f"the budget is {budget.max_output_bytes}")
         if budget.max_cost_usd is not None and self.cost_usd >= budget.max_cost_usd:
             return _over(f"max_cost_usd {budget.max_cost_usd:g}",
-                         f"the agent reported spending ${self.cost_usd:.4f}, the budget is "
+                         f"the agent has spent ${self.cost_usd:.4f} on its model, the budget is "
                          f"${budget.max_cost_usd:g}")
         if budget.max_tokens is not None and self.tokens >= budget.max_tokens:
             return _over(f"max_tokens {budget.max_tokens}",
-                         f"the agent reported {self.tokens} tokens, the budget is "
+                         f"the agent has spent {self.tokens} model tokens, the budget is "
                          f"{budget.max_tokens}")
         return None
 
@@ -255,7 +255,7 @@ class BudgetGuard:
         self.output_bytes += max(0, output_bytes)
 
     def spent(self, *, cost_usd: float, tokens: int) -> None:
-        """What a native agent reports having spent so far (totals, not increments)."""
+        """What a native agent has spent so far (totals, not increments)."""
         self.cost_usd = max(self.cost_usd, cost_usd)
         self.tokens = max(self.tokens, tokens)
 

@@ -5,8 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from agentctl.domain import ids
-from agentctl.domain.enums import ArtifactType, StepType
-from agentctl.domain.judge import RULES_JUDGE, JudgeReport, combine, judge_by_rules
+from agentctl.domain.enums import ArtifactType, JudgeStatus, Severity, StepType
+from agentctl.domain.judge import (
+    RULES_JUDGE,
+    JudgeFinding,
+    Judgement,
+    JudgeReport,
+    combine,
+    judge_by_rules,
+)
 from agentctl.domain.run import ExecutionSpec
 from agentctl.domain.serialize import to_json
 from agentctl.domain.verification import VerificationReport
@@ -24,7 +31,7 @@ class JudgeEvidence:
 
 
 def judge(ctx: AttemptContext, collected: CollectedEvidence,
-          verification: VerificationReport) -> JudgeEvidence:
+          verification: VerificationReport, agent_warnings: tuple[str, ...] = ()) -> JudgeEvidence:
     spec, patch = ctx.spec, collected.patch
     assert patch is not None, "only a patch is judged"
     command = spec.judge_policy.command
@@ -34,6 +41,12 @@ def judge(ctx: AttemptContext, collected: CollectedEvidence,
             diff_lines=collected.diff_lines, boundary=patch.boundary_check,
             policy=spec.judge_policy, verification=verification, task_type=spec.task_type,
         )
+        if agent_warnings:  # how the agent ran, e.g. spend claims its gateway contradicts
+            judgement = combine(judgement, Judgement(
+                status=JudgeStatus.PASSED_WITH_WARNINGS, confidence=judgement.confidence,
+                summary="the agent's own spend claims disagree with its model gateway",
+                findings=tuple(JudgeFinding(severity=Severity.WARNING, category="model_spend",
+                                            message=text) for text in agent_warnings)))
         name = RULES_JUDGE
         if command:
             ctx.progress(f"judge: {command}")

@@ -92,9 +92,13 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
     policy = spec.tool_policy
     become_subreaper()  # so that a process the attempt starts cannot leave agentctl's tree
     dirs = workspaces.create_attempt_dirs()
+    env = scrubbed_env(policy.env_allowlist, policy.env_passthrough)
+    if spec.agent_settings is not None:  # its model gateway holds the key, nothing else
+        from agentctl.execution.gateway.attach import without_keys
+
+        env = without_keys(env, spec.agent_settings)
     ctx = AttemptContext(
-        ledger=ledger, spec=spec, dirs=dirs,
-        env={**RUN_DEFAULTS, **scrubbed_env(policy.env_allowlist, policy.env_passthrough)},
+        ledger=ledger, spec=spec, dirs=dirs, env={**RUN_DEFAULTS, **env},
         redactor=Redactor().knowing(secret_values(policy.env_passthrough)),
         stop=stop, progress=options.progress, redact_logs_up_to=options.redact_logs_up_to,
         approver=options.approver, spared=frozenset(descendants()),
@@ -197,7 +201,7 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
                        verificationDigest=digest(report))
         phase.name = "judge"
         ctx.progress("judging the diff")
-        judged = judge(ctx, collected, report)
+        judged = judge(ctx, collected, report, outcome.warnings)
     phase.name = "decide"
     decision = _summarized(ctx, run, collected, verified, judged, outcome, decide_verdict(
         VerdictInputs(

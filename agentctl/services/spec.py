@@ -108,12 +108,13 @@ def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | N
         claude = config.agents.claude
         return NativeAgentSettings(command=claude.command, model=agent.value or claude.model,
                                    max_turns=claude.max_turns, extra_args=claude.extra_args,
-                                   mcp=claude.mcp)
+                                   mcp=claude.mcp, prices=claude.prices)
     if agent.kind is AgentKind.CODEX:
         codex = config.agents.codex
         return NativeAgentSettings(command=codex.command, model=agent.value or codex.model,
                                    extra_args=codex.extra_args, base_url=codex.base_url,
-                                   env_key=codex.env_key, mcp=codex.mcp)
+                                   env_key=codex.env_key, mcp=codex.mcp,
+                                   prices=codex.prices)
     return None
 
 

@@ -42,6 +42,8 @@ class Script:
     turns: Sequence[Turn]
     usage: tuple[int, int] = (1200, 300)  # input and output tokens reported per turn
     requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)  # of each request, as received
+    chunk: int = 0  # stream a Text in deltas of this many characters (0: one delta)
     arrivals: list[float] = field(default_factory=list)  # time.monotonic() of each request
 
     def turn(self, number: int) -> Turn:
@@ -58,6 +60,7 @@ class FakeModel:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # as the vendors' front ends do
 
             def log_message(self, *_: object) -> None:
                 pass
@@ -77,6 +80,7 @@ class FakeModel:
                                "application/json")
                     return
                 owner.script.requests.append(body)
+                owner.script.headers.append({k.lower(): v for k, v in self.headers.items()})
                 owner.script.arrivals.append(time.monotonic())
                 chunks = list(owner._render(owner.script, body))
                 self.send_response(200)
@@ -155,9 +159,11 @@ def render_anthropic(script: Script, body: dict[str, Any]) -> Iterator[bytes]:
         if isinstance(block, Text):
             yield _sse("content_block_start", {"type": "content_block_start", "index": index,
                                                "content_block": {"type": "text", "text": ""}})
-            yield _sse("content_block_delta", {"type": "content_block_delta", "index": index,
-                                               "delta": {"type": "text_delta",
-                                                         "text": block.text}})
+            size = script.chunk or len(block.text) or 1
+            for start in range(0, len(block.text), size):
+                yield _sse("content_block_delta", {
+                    "type": "content_block_delta", "index": index,
+                    "delta": {"type": "text_delta", "text": block.text[start:start + size]}})
         else:
             stop = "tool_use"
             yield _sse("content_block_start", {

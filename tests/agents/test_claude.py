@@ -284,11 +284,13 @@ def test_claude_runs_inside_the_sandbox_and_only_its_model_endpoint_is_reachable
     probe = bench.calls(run_id)[0]
     assert probe["toolName"] == "claude.Bash" and probe["decision"] == "ALLOWED", probe
     escape_probe.assert_nothing_escaped(probe["result"]["output"])
-    # the CLI reached its (fake) model through the attempt's proxy, and that is on record
+    # the CLI reached its model gateway (never the fake model itself) through the attempt's
+    # proxy, and that is on record
     connections = bench.connections(run_id)
     port = anthropic.url.rsplit(":", 1)[1]
     assert connections and all(
-        c["decision"] == "ALLOWED" and c["matchedRule"] == f"127.0.0.1:{port}"
+        c["decision"] == "ALLOWED" and c["matchedRule"].startswith("127.0.0.1:")
+        and c["matchedRule"] != f"127.0.0.1:{port}"
         and json.loads(c["argumentsJson"])["madeBy"] == "agent:claude" for c in connections)
     reasons = bench.json("verdict", "show", run_id)["reasons"]
     assert not any("sandbox" in reason for reason in reasons), reasons

@@ -18,6 +18,7 @@ from agentctl.domain.enums import StepType
 from agentctl.domain.step import ToolResult
 
 if TYPE_CHECKING:
+    from agentctl.execution.gateway.server import Exchange
     from agentctl.execution.sandbox import Jail, Sandbox
 
 
@@ -50,6 +51,7 @@ class NativeTools(Protocol):
                  ) -> tuple[ToolResult, str, str | None]: ...
     def planning(self, text: str) -> None: ...
     def forged(self, tool: str, arguments: Mapping[str, object], why: str) -> None: ...
+    def exchange(self, exchange: Exchange) -> None: ...
     def command_finished(self, command: str, exit_code: int | None) -> None: ...
     def report(self, transcript: Path, report: Mapping[str, object]) -> None: ...
     def network(self, jail: Jail, *, agent: str, command: str) -> None: ...
@@ -83,6 +85,9 @@ class AgentSession:
 @dataclass(frozen=True, slots=True)
 class AgentOutcome:
     error: str | None = None  # the agent could not complete; None when it finished its work
+    # what the judge should weigh about how it ran (its own spend claims that disagree with
+    # what its model gateway measured)
+    warnings: tuple[str, ...] = ()
 
 
 class Agent(Protocol):

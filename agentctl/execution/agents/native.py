@@ -14,7 +14,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,8 @@ from agentctl.domain.agent import AgentSpec, NativeAgentSettings
 from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
 from agentctl.execution.agents.bridge import BridgeServer, refused
+from agentctl.execution.gateway.attach import attach, claim_warnings, gateway_report
+from agentctl.execution.gateway.server import Gateway
 from agentctl.execution.process import ProcessResult, run_to_file
 
 if TYPE_CHECKING:
@@ -173,6 +175,7 @@ class NativeAgent:
 
     def __init__(self, spec: AgentSpec) -> None:
         self.spec = spec
+        self._gateway: Gateway | None = None
 
     # --- what each agent says ---------------------------------------------------------------
     def launch(self, session: AgentSession, settings: NativeAgentSettings, home: Path,
@@ -197,6 +200,11 @@ class NativeAgent:
         if shutil.which(settings.command, path=session.env.get("PATH") or None) is None:
             return AgentOutcome(error=f"{self.name} cannot start: {settings.command}: no such "
                                       f"executable (set [agents.{self.name}] command)")
+        try:  # every model request goes through agentctl: the real key stays out here
+            attached = attach(self.name, session, settings, frozen_spec(session).get("budget", {}))
+        except ValueError as error:
+            return AgentOutcome(error=f"{self.name} cannot start its model gateway: {error}")
+        session, settings, self._gateway = attached.session, attached.settings, attached.gateway
         home = self.home_dir(identity)
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
         stream = session.task_file.parent / f"{self.name}-stream.jsonl"
@@ -232,6 +240,7 @@ class NativeAgent:
             raise
         finally:
             server.close()
+            attached.gateway.close()
             if not home.is_relative_to(identity.private):  # the attempt's dir goes anyway
                 shutil.rmtree(home, ignore_errors=True)
         thread.join()
@@ -240,8 +249,10 @@ class NativeAgent:
         if jail is not None:
             native.network(jail, agent=self.name, command=shlex.join(launch.argv[:1]))
         last = _last_plain_line(stream)
-        native.report(stream, self.report(state))
+        report = gateway_report(self.report(state), attached.gateway)
+        native.report(stream, report)
         ended = self.outcome(outcome[0] if outcome else None, state, native, timeout)
+        ended = replace(ended, warnings=claim_warnings(self.name, report))
         if ended.error and last and outcome and outcome[0].exit_code not in (0, None):
             return AgentOutcome(error=f"{ended.error}: {last}")
         return ended
@@ -288,13 +299,19 @@ class NativeAgent:
         before, ran, answered = len(state.texts), len(state.commands), len(state.results)
         for event in reader.lines():
             self.read(event, state)
-        for text in state.texts[before:]:
+        gateway = self._gateway
+        for exchange in gateway.drain() if gateway is not None else ():
+            native.exchange(exchange)  # the model's side, from where it crosses the boundary
+        for text in state.texts[before:] if gateway is None else ():
             native.planning(text[:PLANNING_CHARS])
         for payload, failed in state.results[answered:]:
             native.after(self.name, payload, failed=failed)
         for command, exit_code in state.commands[ran:]:
             native.command_finished(command, exit_code)
-        native.spent(cost_usd=state.cost_usd, tokens=state.tokens)
+        if gateway is None:
+            native.spent(cost_usd=state.cost_usd, tokens=state.tokens)
+        else:
+            native.spent(cost_usd=gateway.cost_usd, tokens=gateway.tokens)
 
     def report(self, state: StreamState) -> dict[str, object]:
         return {"agent": self.name, "model": self.spec.value or None,

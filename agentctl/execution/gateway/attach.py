@@ -1,0 +1,96 @@
+"""Putting the gateway between a native agent CLI and its model: which upstream and key it
+forwards to (from agentctl's own environment and config), and what the CLI is given instead.
+
+The CLI's environment loses every API key variable (and any variable holding the key's value,
+whatever its name) and gets the gateway's base URL and a placeholder key: the real key is never
+inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from agentctl.domain.agent import NativeAgentSettings
+from agentctl.domain.model_prices import parse_prices
+from agentctl.execution.agents import AgentSession
+from agentctl.execution.gateway.server import Gateway, Limits
+
+ANTHROPIC_API = "https://api.anthropic.com"
+OPENAI_API = "https://api.openai.com/v1"
+KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY")
+URL_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
+
+
+@dataclass(frozen=True, slots=True)
+class Attached:
+    gateway: Gateway
+    session: AgentSession  # with the CLI's environment: gateway URL, placeholder key
+    settings: NativeAgentSettings
+
+
+def attach(agent: str, session: AgentSession, settings: NativeAgentSettings,
+           budget: Mapping[str, object], *,
+           source: Mapping[str, str] | None = None) -> Attached:
+    """Start the attempt's gateway for `agent` (claude or codex)."""
+    environ = dict(source if source is not None else os.environ)
+    known = {**session.env, **environ}
+    if agent == "codex":
+        upstream = settings.base_url or known.get("OPENAI_BASE_URL") or OPENAI_API
+        key = known.get(settings.env_key) or known.get("OPENAI_API_KEY")
+    else:
+        upstream = known.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API
+        key = known.get("ANTHROPIC_API_KEY") or known.get("ANTHROPIC_AUTH_TOKEN")
+    gateway = Gateway(upstream, key, limits=_limits(budget),
+                      prices=parse_prices(settings.prices))
+    env = {name: value for name, value in without_keys(session.env, settings, key).items()
+           if name not in URL_VARIABLES}
+    if agent == "codex":
+        env["OPENAI_API_KEY"] = gateway.placeholder
+        settings = replace(settings, base_url=gateway.base_url, env_key="OPENAI_API_KEY")
+    else:  # the placeholder in the variable the key came from: its header is the upstream's
+        bearer = not known.get("ANTHROPIC_API_KEY") and bool(known.get("ANTHROPIC_AUTH_TOKEN"))
+        env["ANTHROPIC_AUTH_TOKEN" if bearer else "ANTHROPIC_API_KEY"] = gateway.placeholder
+        env["ANTHROPIC_BASE_URL"] = gateway.base_url
+    return Attached(gateway, replace(session, env=env), settings)
+
+
+def without_keys(env: Mapping[str, str], settings: NativeAgentSettings,
+                 key: str | None = None) -> dict[str, str]:
+    """`env` without the model API keys (and any variable holding `key`'s value): for
+    everything a native agent's run spawns, so no process in its sandboxes holds one."""
+    names = {*KEY_VARIABLES, settings.env_key}
+    return {name: value for name, value in env.items()
+            if name not in names and (not key or value != key)}
+
+
+def _limits(budget: Mapping[str, object]) -> Limits:
+    tokens, cost = budget.get("maxTokens"), budget.get("maxCostUsd")
+    return Limits(max_tokens=tokens if isinstance(tokens, int) and tokens > 0 else None,
+                  max_cost_usd=float(cost) if isinstance(cost, (int, float)) and cost > 0
+                  else None)
+
+
+def gateway_report(claimed: Mapping[str, object], gateway: Gateway) -> dict[str, object]:
+    """The COST_REPORT from the gateway's figures; the CLI's own claim kept beside them as a
+    cross-check (`claimsAgree`: the same token counts)."""
+    said = {key: claimed.get(key) for key in ("costUsd", "inputTokens", "outputTokens")}
+    return {**claimed, "source": "gateway", "modelRequests": gateway.requests,
+            "costUsd": round(gateway.cost_usd, 6), "inputTokens": gateway.input_tokens,
+            "outputTokens": gateway.output_tokens, "totalTokens": gateway.tokens,
+            "agentClaimed": said,
+            "claimsAgree": said["inputTokens"] == gateway.input_tokens
+            and said["outputTokens"] == gateway.output_tokens,
+            "budgetStop": gateway.spent}
+
+
+def claim_warnings(agent: str, report: Mapping[str, object]) -> tuple[str, ...]:
+    """A judge warning when the CLI's own token counts disagree with the gateway's."""
+    if report.get("claimsAgree") is not False:
+        return ()
+    said = report.get("agentClaimed")
+    said = said if isinstance(said, dict) else {}
+    return (f"{agent} claimed {said.get('inputTokens')} input and {said.get('outputTokens')} "
+            f"output tokens; its model gateway measured {report.get('inputTokens')} and "
+            f"{report.get('outputTokens')}",)
