@@ -5,7 +5,7 @@ from typing import Annotated
 
 import typer
 
-from agentctl.cli.context import state
+from agentctl.cli.context import State, state
 from agentctl.cli.options import Flag
 
 app = typer.Typer(help="Pull requests: a downstream action on an eligible verdict.",
@@ -16,7 +16,7 @@ app = typer.Typer(help="Pull requests: a downstream action on an eligible verdic
 def create(
     ctx: typer.Context,
     run_id: Annotated[str | None, typer.Argument(metavar="[RUN]", help="Run id or prefix. "
-                      "(default: the newest run)")] = None,
+                      "(default: the newest run of the repository you stand in)")] = None,
     branch: Annotated[str | None, typer.Option("--branch", metavar="NAME", help="Branch to "
                       "create. (default: agentctl/<task-type>-<short run id>)")] = None,
     remote: Annotated[str | None, typer.Option("--remote", metavar="NAME", help="Push the "
@@ -41,7 +41,7 @@ def create(
 
     current = state(ctx)
     pull_request = create_pull_request(current.store, PrRequest(
-        run=run_id, branch=branch, remote=remote, draft=draft, by=by or current_user(),
+        run=_run_here(current, run_id), branch=branch, remote=remote, draft=draft, by=by or current_user(),
         attest=attest), current.config.pr,
         timeout=current.config.pr.timeout_seconds)
     if as_json:
@@ -61,7 +61,7 @@ def create(
 def status(
     ctx: typer.Context,
     run_id: Annotated[str | None, typer.Argument(metavar="[RUN]", help="Run id or prefix. "
-                      "(default: the newest run)")] = None,
+                      "(default: the newest run of the repository you stand in)")] = None,
     as_json: Annotated[bool, Flag("--json", help="Print JSON.")] = False,
 ) -> None:
     """Read the run's PR back from its forge (open, merged, closed) and record a change."""
@@ -70,7 +70,7 @@ def status(
     from agentctl.services.pr_status import refresh_pull_request
 
     current = state(ctx)
-    pull_request = refresh_pull_request(current.store, run_id, current.config.pr,
+    pull_request = refresh_pull_request(current.store, _run_here(current, run_id), current.config.pr,
                                         timeout=current.config.pr.timeout_seconds)
     if as_json:
         emit_json(pull_request)
@@ -79,3 +79,12 @@ def status(
         else "no forge"
     out().print(f"{escape(pull_request.branch)}: {pull_request.state.value} ({where})"
                 + (f" {escape(pull_request.url)}" if pull_request.url else ""))
+
+
+def _run_here(current: State, run_id: str | None) -> str:
+    """The run asked for, or the newest run of the repository you stand in (outside any, the
+    newest overall), as `run show` and `verdict explain` pick it."""
+    if run_id is not None:
+        return run_id
+    with current.views() as views:
+        return views.run(None).run_id

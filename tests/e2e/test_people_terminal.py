@@ -153,6 +153,9 @@ def test_without_an_id_commands_mean_the_newest_run_of_the_repository_you_stand_
     other = repo_maker(tmp_path / "other", {"README.md": "x\n"})
     elsewhere = cli(shown, "run", "show", cwd=other)
     assert elsewhere.returncode == 2 and f"no runs of {other}" in elsewhere.stderr
+    for pr_command in (("pr", "create"), ("pr", "status")):  # a PR too: never another repo's run
+        refused = cli(shown, *pr_command, cwd=other)
+        assert refused.returncode == 2 and f"no runs of {other}" in refused.stderr, refused.stderr
     assert cli(shown, "run", "list", "--repo", str(other), "--json").json() == []
     assert len(cli(shown, "run", "list", "--repo", str(shown["sample"] / "payments"),
                    "--json").json()) == 4  # type: ignore[arg-type]
