@@ -45,8 +45,19 @@ def test_codex_spans_nest_under_the_attempts_invoke_agent_span(traced) -> None:
     assert {"codex.exec", "run_turn", "exec_command"} <= {s.name for s in ours}
     assert len(ours) >= 0.9 * len(theirs)
     by_id = {s.span_id: s for s in receiver.spans}
-    for span in ours:  # each hangs, through its parents, from our agent span
-        parent = span
-        while parent.parent_id and parent.span_id != agent[0].span_id:
-            parent = by_id[parent.parent_id]
-        assert parent.span_id == agent[0].span_id, span.name
+    ends = [(span.name, _top(span, by_id, agent[0].span_id)) for span in ours]
+    # Codex's own work hangs, through its parents, from our agent span. A span whose parent Codex
+    # never sent (its exporter may not flush every span as the CLI is stopped) proves nothing
+    # either way; one that reaches a root other than ours would be a real break.
+    assert ("codex.exec", agent[0].span_id) in ends, ends
+    assert all(end in (agent[0].span_id, None) for _, end in ends), ends
+
+
+def _top(span, by_id: dict, agent_id: str) -> str | None:  # type: ignore[no-untyped-def]
+    """Where the span's chain of parents ends: our agent span's id, a root span's own id, or
+    None when a parent in the chain was never received."""
+    while span.parent_id and span.span_id != agent_id:
+        if span.parent_id not in by_id:
+            return None
+        span = by_id[span.parent_id]
+    return span.span_id
