@@ -82,9 +82,7 @@ class CodexAgent(NativeAgent):
         kind = event.get("type")
         item = event.get("item")
         if kind == "item.completed" and isinstance(item, dict):
-            if item.get("type") == "agent_message" and str(item.get("text", "")).strip():
-                state.texts.append(str(item["text"]))
-            elif item.get("type") == "command_execution":
+            if item.get("type") == "command_execution":
                 code = item.get("exit_code")
                 state.commands.append((str(item.get("command", "")),
                                        code if isinstance(code, int) else None))
