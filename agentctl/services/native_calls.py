@@ -63,6 +63,8 @@ class NativeCalls:
     deferred: list[tuple[_Pending, ToolResult]] = field(default_factory=list)
     stop_reason: str | None = None  # set once a budget is spent: the agent must stop
     calls: int = 0
+    # what the model said, one entry per request, as the gateway saw it: the transcript
+    said: list[dict[str, object]] = field(default_factory=list)
 
     @classmethod
     def for_runtime(cls, runtime: ToolRuntime) -> NativeCalls:
@@ -219,14 +221,6 @@ class NativeCalls:
         return self.stop_reason
 
     # --- the agent's own stream as evidence ------------------------------------------------
-    def planning(self, text: str) -> None:
-        """An assistant turn's text as a MODEL_PLANNING step (a bounded, redacted summary)."""
-        ledger = self.runtime.ledger
-        clean = self.runtime.context.redactor.clean(text).strip()
-        title = clean.splitlines()[0][:80] if clean else "model turn"
-        step = ledger.begin_step(StepType.MODEL_PLANNING, title, live=False)
-        ledger.end_step(step, StepEnd(attributes={"summary": clean[:MAX_SUMMARY_CHARS]}))
-
     def exchange(self, exchange: Exchange) -> None:
         """One model request as the gateway saw it: a MODEL_PLANNING step with its usage,
         cost and digests; the redacted request and response an INTERNAL_ONLY artifact."""
@@ -234,6 +228,9 @@ class NativeCalls:
         clean = redactor.clean(exchange.text).strip()
         title = clean.splitlines()[0][:80] if clean else f"model request ({exchange.model})"
         step = ledger.begin_step(StepType.MODEL_PLANNING, title, live=False)
+        self.said.append({"model": exchange.model, "text": clean, "stopReason":
+                          exchange.stop_reason, "inputTokens": exchange.input_tokens,
+                          "outputTokens": exchange.output_tokens})
         record = json_artifact(ledger.blobs, {
             "method": exchange.method, "path": exchange.path, "status": exchange.status,
             "request": _document(exchange.request), "response": exchange.response.decode(
@@ -249,22 +246,30 @@ class NativeCalls:
             **({"decision": "DENIED_BY_BUDGET", "matchedRule": f"budget: {exchange.budget_stop}"}
                if exchange.budget_stop else {})}))
 
-    def report(self, transcript: Path, report: Mapping[str, object]) -> None:
-        """The transcript (redacted) and the spend as artifacts of one SUMMARIZE_LOG step."""
+    def report(self, stream: Path, report: Mapping[str, object]) -> None:
+        """The transcript and the spend as artifacts of one SUMMARIZE_LOG step. The transcript
+        is what the model sent, as the gateway saw it: the CLI's stdout is a file its tool
+        processes can append to (`/proc/<pid>/fd/1`), so it is kept only as an internal log
+        of what the CLI claimed."""
         runtime, ledger = self.runtime, self.runtime.ledger
         context = runtime.context
         step = ledger.begin_step(StepType.SUMMARIZE_LOG, "agent transcript and cost",
                                  live=False)
-        artifacts = [json_artifact(ledger.blobs, {**report, "toolCalls": self.calls},
-                                   name="cost-report.json", type_=ArtifactType.COST_REPORT,
-                                   redactor=context.redactor,
-                                   visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER)]
-        if transcript.is_file():
-            artifacts.insert(0, log_artifact(
-                ledger.blobs, transcript, name=transcript.name,
-                type_=ArtifactType.MODEL_TRANSCRIPT_SUMMARY, redactor=context.redactor,
-                redact_up_to=runtime.redact_logs_up_to,
-                visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER))
+        artifacts = [
+            json_artifact(ledger.blobs, {"source": "gateway", "turns": self.said},
+                          name="model-transcript.json",
+                          type_=ArtifactType.MODEL_TRANSCRIPT_SUMMARY, redactor=context.redactor,
+                          visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER),
+            json_artifact(ledger.blobs, {**report, "toolCalls": self.calls},
+                          name="cost-report.json", type_=ArtifactType.COST_REPORT,
+                          redactor=context.redactor,
+                          visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER)]
+        if stream.is_file():
+            artifacts.append(log_artifact(
+                ledger.blobs, stream, name=stream.name, type_=ArtifactType.COMMAND_LOG,
+                redactor=context.redactor, redact_up_to=runtime.redact_logs_up_to,
+                visibility=ArtifactVisibility.INTERNAL_ONLY,
+                metadata={"note": "the agent CLI's own output: its claims, not evidence"}))
         tokens = report.get("totalTokens")
         ledger.end_step(step, StepEnd(artifacts=artifacts, attributes={
             "costUsd": report.get("costUsd"), "tokens": tokens,

@@ -134,13 +134,20 @@ def working_directory(body: dict[str, Any]) -> str:
     return found.group(1) if found else ""
 
 
-def _filled(value: Any, cwd: str) -> Any:
+_SESSION = re.compile(r"session ID (\d+)")
+
+
+def _filled(value: Any, cwd: str, session: int | None = None) -> Any:
+    """`{cwd}` in a scripted string, and a value `"{session}"` as the last interactive
+    session id Codex reported (an int), so a script can type into the session it opened."""
+    if value == "{session}" and session is not None:
+        return session
     if isinstance(value, str):
         return value.replace("{cwd}", cwd)
     if isinstance(value, dict):
-        return {key: _filled(item, cwd) for key, item in value.items()}
+        return {key: _filled(item, cwd, session) for key, item in value.items()}
     if isinstance(value, list):
-        return [_filled(item, cwd) for item in value]
+        return [_filled(item, cwd, session) for item in value]
     return value
 
 
@@ -220,8 +227,10 @@ def openai_turn_number(body: dict[str, Any]) -> int:
 def render_openai(script: Script, body: dict[str, Any]) -> Iterator[bytes]:
     number = openai_turn_number(body)
     cwd = working_directory(body)
-    turn = [Call(b.name, _filled(b.input, cwd), b.namespace) if isinstance(b, Call) else b
-            for b in script.turn(number)]
+    sessions = _SESSION.findall(" ".join(function_outputs(body)))
+    session = int(sessions[-1]) if sessions else None
+    turn = [Call(b.name, _filled(b.input, cwd, session), b.namespace)
+            if isinstance(b, Call) else b for b in script.turn(number)]
     tokens_in, tokens_out = script.usage
     response = {"id": f"resp_{number}", "object": "response", "status": "in_progress",
                 "model": body.get("model", "fake-model"), "output": []}

@@ -57,6 +57,10 @@ class CodexAgent(NativeAgent):
             traces = _toml(collector.rstrip("/") + "/v1/traces")
             lines += ["", "[otel]", "trace_exporter = { otlp-http = { endpoint = "
                       f'{traces}, protocol = "binary" }} }}']
+        # Interactive sessions off: what `write_stdin` types into a `tty` session fires no
+        # hook, so it would run unchecked and unrecorded. Every command then runs to completion
+        # as one `exec_command` the PreToolUse hook sees.
+        lines += ["", "[features]", "unified_exec_tty = false"]
         for event in HOOK_EVENTS:
             lines += ["", f"[[hooks.{event}]]", 'matcher = "*"', f"[[hooks.{event}.hooks]]",
                       'type = "command"', f"command = {_toml(hook)}", "timeout = 3600"]
@@ -82,9 +86,7 @@ class CodexAgent(NativeAgent):
         kind = event.get("type")
         item = event.get("item")
         if kind == "item.completed" and isinstance(item, dict):
-            if item.get("type") == "agent_message" and str(item.get("text", "")).strip():
-                state.texts.append(str(item["text"]))
-            elif item.get("type") == "command_execution":
+            if item.get("type") == "command_execution":
                 code = item.get("exit_code")
                 state.commands.append((str(item.get("command", "")),
                                        code if isinstance(code, int) else None))

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from agentctl.execution.sandbox import Jail
 
 SERVE_SECONDS = 0.02
-PLANNING_CHARS = 1500
 # What one stream event may claim: above these it is no model's figure but a forged line.
 MAX_TOKENS_CLAIMED = 100_000_000
 MAX_COST_CLAIMED_USD = 100_000.0
@@ -47,7 +46,6 @@ class Launch:
 class StreamState:
     """What the agent's own stream said, read as it grows."""
 
-    texts: list[str] = field(default_factory=list)  # assistant text, in order
     cost_usd: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -296,21 +294,17 @@ class NativeAgent:
 
     def _follow(self, reader: StreamReader, state: StreamState, native: NativeTools,
                 session: AgentSession) -> None:
-        before, ran, answered = len(state.texts), len(state.commands), len(state.results)
+        ran, answered = len(state.commands), len(state.results)
         for event in reader.lines():
             self.read(event, state)
         gateway = self._gateway
         for exchange in gateway.drain() if gateway is not None else ():
             native.exchange(exchange)  # the model's side, from where it crosses the boundary
-        for text in state.texts[before:] if gateway is None else ():
-            native.planning(text[:PLANNING_CHARS])
         for payload, failed in state.results[answered:]:
             native.after(self.name, payload, failed=failed)
         for command, exit_code in state.commands[ran:]:
             native.command_finished(command, exit_code)
-        if gateway is None:
-            native.spent(cost_usd=state.cost_usd, tokens=state.tokens)
-        else:
+        if gateway is not None:  # never the stream's figures: any tool process can append
             native.spent(cost_usd=gateway.cost_usd, tokens=gateway.tokens)
 
     def report(self, state: StreamState) -> dict[str, object]:
