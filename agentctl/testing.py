@@ -12,8 +12,8 @@ PostgreSQL.
 from __future__ import annotations
 
 import hashlib
-import tempfile
 import shutil
+import tempfile
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Sequence

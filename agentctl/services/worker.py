@@ -9,7 +9,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from types import TracebackType
 
 from agentctl.config import Config
