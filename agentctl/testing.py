@@ -12,8 +12,8 @@ PostgreSQL.
 from __future__ import annotations
 
 import hashlib
-import tempfile
 import shutil
+import tempfile
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Sequence
@@ -197,6 +197,12 @@ class InMemoryStorage:
     def reads(self) -> InMemoryReads:
         return InMemoryReads(self)
 
+    def outage_errors(self) -> tuple[type[BaseException], ...]:
+        return ()  # dicts in memory are never away
+
+    def outage_text(self, error: BaseException) -> str:
+        return str(error)
+
     def resolve(self, kind: IdKind, text: str) -> str:
         prefix = ids.full_prefix(kind, text)
         table: _Table[object] = getattr(self, f"{kind}s")
@@ -338,6 +344,9 @@ class InMemoryReads:
         with self._storage.lock:
             return any(run.status in (RunStatus.QUEUED, *ACTIVE_RUN)
                        for run in self._storage.runs.rows.values())
+
+    def pull_requests(self, run_id: str) -> list[PullRequest]:
+        return sorted(self._where(self._storage.pull_requests, run_id), key=lambda pr: pr.pr_id)
 
     def record(self, run_id: str) -> RunRecord:
         storage = self._storage

@@ -8,6 +8,10 @@ import typer
 
 from agentctl.cli.context import state
 from agentctl.cli.options import Flag, FullOption, JsonOption
+from agentctl.cli.output import emit_json, out
+from agentctl.domain.enums import RedactionStatus
+from agentctl.domain.errors import IntegrityError, NotFound
+from agentctl.store.blobs import BlobStore
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -29,7 +33,6 @@ def list_(
     as_json: JsonOption = False,
 ) -> None:
     """List a run's artifacts."""
-    from agentctl.cli.output import emit_json, out
     from agentctl.cli.render.style import escape
 
     with state(ctx).views() as views:
@@ -62,8 +65,6 @@ def show(
 ) -> None:
     """Print an artifact's content (verified against its hash; secrets redacted on the way):
     `artifact show ARTIFACT` or `artifact show RUN NAME`."""
-    from agentctl.cli.output import emit_json
-
     current = state(ctx)
     with current.views() as views:
         artifact = views.artifact(target) if name is None else named_artifact(views, target, name)
@@ -75,8 +76,6 @@ def show(
 
 def named_artifact(views: "Views", run_text: str | None, name: str) -> "Artifact":
     """The artifact of a run called `name` (the newest of that name when a retry made two)."""
-    from agentctl.domain.errors import NotFound
-
     run = views.run(run_text)
     found = [a for a in views.artifacts(run.run_id) if a.name == name]
     if not found:
@@ -89,10 +88,6 @@ def named_artifact(views: "Views", run_text: str | None, name: str) -> "Artifact
 def artifact_content(root: "Path", artifact: "Artifact") -> "Iterator[bytes]":
     """The verified content, chunk by chunk; secrets redacted when it was stored RAW.
     IntegrityError (exit 3) when it does not match its hash."""
-    from agentctl.domain.enums import RedactionStatus
-    from agentctl.domain.errors import IntegrityError
-    from agentctl.store.blobs import BlobStore
-
     blobs = BlobStore(root)
     problem = blobs.verify(artifact.uri, artifact.sha256)
     if problem:
@@ -120,10 +115,6 @@ def verify(
                       "artifacts. (default: every artifact)")] = None,
 ) -> None:
     """Re-hash every stored artifact; exit 3 if one is missing or does not match its hash."""
-    from agentctl.cli.output import out
-    from agentctl.domain.errors import IntegrityError
-    from agentctl.store.blobs import BlobStore
-
     current = state(ctx)
     with current.views() as views:
         artifacts = views.artifacts(views.run(run_id).run_id if run_id else None)

@@ -1,6 +1,7 @@
 """`agentctl attest`: the key that signs run attestations, and checking a bundle."""
 
 
+import subprocess
 from pathlib import Path
 from typing import Annotated
 
@@ -8,6 +9,8 @@ import typer
 
 from agentctl.cli.context import state
 from agentctl.cli.options import Flag
+from agentctl.cli.output import emit_json, out
+from agentctl.domain.errors import BadInput
 
 app = typer.Typer(help="Attestations: the signing key, and verifying a bundle.",
                   no_args_is_help=True)
@@ -23,7 +26,6 @@ def pubkey(
     = False,
 ) -> None:
     """Print the public key that `run attest` signs with (PEM), for verifiers."""
-    from agentctl.cli.output import emit_json
     from agentctl.execution.signing import load_signer
     from agentctl.services.attest import signing_key_path
 
@@ -52,8 +54,6 @@ def verify(
 ) -> None:
     """Check every envelope's signature and, with --patch or --commit, its subjects. Exit 3 on
     the first that fails, naming it."""
-    from agentctl.cli.output import emit_json, out
-    from agentctl.domain.errors import BadInput
     from agentctl.execution.signing import load_public_key, load_signer
     from agentctl.services.attest import signing_key_path, verify_bundle
 
@@ -77,9 +77,6 @@ def verify(
 
 
 def _tree(repo: Path, commit: str) -> str:
-    import subprocess
-
-    from agentctl.domain.errors import BadInput
 
     found = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "-q",
                             f"{commit}^{{tree}}"], capture_output=True, text=True, check=False)

@@ -9,8 +9,7 @@ from typing import Annotated
 
 import typer
 
-CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True,
-           "help_option_names": ["-h", "--help"]}
+from agentctl.cli.options import PASS_THROUGH
 
 mcp_app = typer.Typer(help="agentctl's guarded tools as an MCP server.", no_args_is_help=True)
 
@@ -24,7 +23,7 @@ def hook(ctx: typer.Context, agent: Annotated[str, typer.Argument(
     raise typer.Exit(main([agent, *ctx.args]))
 
 
-@mcp_app.command("serve", context_settings=CONTEXT)
+@mcp_app.command("serve", context_settings=PASS_THROUGH)
 def serve(ctx: typer.Context) -> None:
     """Serve fs_read, fs_write, fs_replace, fs_delete, fs_rename, patch_apply and shell_run on
     stdio; every call is a ToolCall of the run (--socket S --attempt A --lease L)."""

@@ -5,6 +5,7 @@ import typer
 
 from agentctl.cli.context import state
 from agentctl.cli.options import JsonOption
+from agentctl.cli.output import emit_json, out
 
 app = typer.Typer(help="The database schema: its revision and upgrades.", no_args_is_help=True)
 
@@ -12,7 +13,6 @@ app = typer.Typer(help="The database schema: its revision and upgrades.", no_arg
 @app.command()
 def current(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Show the schema revision of the database and the one this agentctl needs."""
-    from agentctl.cli.output import emit_json, out
     from agentctl.store import database
 
     found = database.current(state(ctx).store)
@@ -30,7 +30,6 @@ def current(ctx: typer.Context, as_json: JsonOption = False) -> None:
 def upgrade(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Migrate the database to this agentctl's schema (an embedded SQLite home is backed up
     beside itself first); nothing to do when it is current."""
-    from agentctl.cli.output import emit_json, out
     from agentctl.store import database
 
     done = database.upgrade(state(ctx).store)

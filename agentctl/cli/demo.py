@@ -11,6 +11,11 @@ import typer
 
 from agentctl.cli.context import state
 from agentctl.cli.options import Flag
+from agentctl.cli.output import live_status, out
+from agentctl.cli.sandbox import unsandboxed, warn_unsandboxed
+from agentctl.store import Store
+from agentctl.store.location import resolve_home
+from agentctl.store.views import Views
 
 
 def demo(
@@ -24,15 +29,10 @@ def demo(
 ) -> None:
     """Run the seed's four scenarios on a bundled payments-service: a migration that needs
     review, a forbidden workflow edit, a dependency mirror timeout, a broken assertion."""
-    from agentctl.cli.output import live_status, out
     from agentctl.cli.render.fit import Column, fitted
     from agentctl.cli.render.style import badge, escape
-    from agentctl.cli.sandbox import unsandboxed, warn_unsandboxed
     from agentctl.config import defaults
     from agentctl.services.demo import new_demo_root, run_demo
-    from agentctl.store import Store
-    from agentctl.store.location import resolve_home
-    from agentctl.store.views import Views
 
     current = state(ctx)
     chosen_config = unsandboxed(defaults(), no_sandbox)

@@ -12,8 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from rich.prompt import Confirm, Prompt
+
+from agentctl.cli.output import err
+from agentctl.cli.render.style import escape
 from agentctl.domain.enums import AutonomyLevel, MessageRole, TaskType
 from agentctl.domain.task import SessionMessage
+from agentctl.execution.repository import enclosing_work_tree
 from agentctl.services.requests import TaskRequest
 
 REPOSITORY = "Which repository?"
@@ -85,10 +90,6 @@ def converse(request: TaskRequest, *, here: str | None, forbidden: Sequence[str]
              allowed: Sequence[str], detected: Sequence[str]) -> tuple[TaskRequest, list[Exchange]]:
     """Ask for each field `request` lacks; the answers, and what was asked, in order. The
     last exchange is the confirmation ("yes" or "no")."""
-    from rich.prompt import Confirm, Prompt
-
-    from agentctl.cli.output import err
-    from agentctl.cli.render.style import escape
 
     console = err()
     asked: list[Exchange] = []
@@ -129,8 +130,6 @@ def converse(request: TaskRequest, *, here: str | None, forbidden: Sequence[str]
 
 
 def summary(request: TaskRequest) -> str:
-    from agentctl.cli.render.style import escape
-
     rows = [("repository", request.repository), ("type", request.task_type),
             ("instruction", request.instruction),
             ("allowed", ", ".join(request.allowed_paths) or "any path"),
@@ -147,6 +146,4 @@ def title_of(request: TaskRequest) -> str:
 
 
 def here(cwd: Path) -> str | None:
-    from agentctl.execution.repository import enclosing_work_tree
-
     return enclosing_work_tree(cwd)

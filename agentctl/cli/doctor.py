@@ -1,12 +1,15 @@
 """`agentctl doctor`: whether this machine can run agents here, one line per part."""
 
 
+import os
+import shutil
 from dataclasses import dataclass
 
 import typer
 
 from agentctl.cli.context import State, state
 from agentctl.cli.options import JsonOption
+from agentctl.cli.output import emit_json, out
 
 AGENT_CLIS = {"claude": "Claude Code (--agent claude[:MODEL])",
               "codex": "the Codex CLI (--agent codex[:MODEL])"}
@@ -24,7 +27,6 @@ class Finding:
 def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Check the sandbox, the agent CLIs, the store and a forge token. Exit 1 when a required
     part does not work (an agent CLI or a token that is missing only warns)."""
-    from agentctl.cli.output import emit_json, out
     from agentctl.cli.render.style import escape
 
     current = state(ctx)
@@ -50,8 +52,6 @@ def _sandbox() -> Finding:
 
 
 def _agents() -> list[Finding]:
-    import shutil
-
     found = []
     for name, what in AGENT_CLIS.items():
         path = shutil.which(name)
@@ -75,8 +75,6 @@ def _store(current: State) -> Finding:
 
 
 def _forge() -> Finding:
-    import os
-
     named = [name for name in FORGE_TOKENS if os.environ.get(name)]
     if named:
         return Finding("forge", True, f"token in {', '.join(named)} (pr create can push)",

@@ -2,6 +2,7 @@
 
 
 import json
+import sys
 import time
 from typing import Annotated
 
@@ -9,6 +10,7 @@ import typer
 
 from agentctl.cli.context import state
 from agentctl.cli.options import Flag, FullOption
+from agentctl.cli.output import emit_json, out
 
 
 def events(
@@ -22,8 +24,6 @@ def events(
                        "one JSON object per line).")] = False,
 ) -> None:
     """Show the event log, oldest first."""
-    from agentctl.cli.output import emit_json, out
-
     with state(ctx).views() as views:
         run_id = views.resolve("run", run) if run else None
         task_id = views.resolve("task", task) if task else None
@@ -71,8 +71,6 @@ def _seq(event: dict[str, object]) -> int:
 
 
 def _print(event: dict[str, object], as_json: bool, short: dict[str, str]) -> None:
-    import sys
-
     if as_json:
         sys.stdout.write(json.dumps(event) + "\n")
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from typer.core import TyperGroup
+from agentctl.cli.lazy import LazyGroup
 
 if TYPE_CHECKING:  # Typer carries its own copy of click
     from typer._click import Context, HelpFormatter
@@ -13,19 +13,18 @@ if TYPE_CHECKING:  # Typer carries its own copy of click
 PLUMBING = frozenset({"hook", "mcp", "db"})
 
 
-class SectionedGroup(TyperGroup):
-    """A command group whose help lists plumbing commands in a section of their own."""
+class SectionedGroup(LazyGroup):
+    """A lazy command group whose help lists plumbing commands in a section of their own, from
+    each command's stored summary: `agentctl --help` imports no command's module."""
 
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
-        found = [(name, self.get_command(ctx, name)) for name in self.list_commands(ctx)]
-        shown = [(name, command) for name, command in found
-                 if command is not None and not command.hidden]
-        if not shown:
+        names = self.list_commands(ctx)
+        if not names:
             return
-        limit = formatter.width - 6 - max(len(name) for name, _ in shown)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        shown = [(name, text) for name in names if (text := self.listed_help(name, limit)) is not None]
         for title, plumbing in (("Commands", False), ("Plumbing commands", True)):
-            rows = [(name, command.get_short_help_str(limit)) for name, command in shown
-                    if (name in PLUMBING) is plumbing]
+            rows = [(name, text) for name, text in shown if (name in PLUMBING) is plumbing]
             if rows:
                 with formatter.section(title):
                     formatter.write_dl(rows)

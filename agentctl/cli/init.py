@@ -1,6 +1,7 @@
 """`agentctl init`: a documented config file here, and the state home."""
 
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -8,6 +9,8 @@ import typer
 
 from agentctl.cli.context import state
 from agentctl.cli.options import Flag
+from agentctl.cli.output import err, hint, out
+from agentctl.domain.errors import BadInput
 
 
 def init(
@@ -18,9 +21,7 @@ def init(
     """Write .agentctl.toml (every key documented, with its default) and create the state home."""
     from importlib.resources import files
 
-    from agentctl.cli.output import out
     from agentctl.config import CONFIG_FILENAME
-    from agentctl.domain.errors import BadInput
 
     target = Path.cwd() / CONFIG_FILENAME
     if target.exists() and not force:
@@ -42,9 +43,6 @@ def init(
 def _proposed_checks(cwd: Path) -> tuple[str, ...]:
     """The test commands this repository's files imply, if the person takes them: asked at a
     terminal, named as a hint otherwise (the file then lists none)."""
-    import sys
-
-    from agentctl.cli.output import err, hint
     from agentctl.execution.repository import enclosing_work_tree
     from agentctl.execution.test_detection import detect_test_commands
 

@@ -11,6 +11,10 @@ def Flag(*names: str, **options: Any) -> Any:  # noqa: N802 - reads like typer.O
     return typer.Option(*names, metavar="", **options)
 
 
+# A command that hands its arguments on unparsed (`hook`, `mcp serve`).
+PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True,
+                "help_option_names": ["-h", "--help"]}
+
 MAX_LIMIT = 1_000_000  # a listing's --limit; past it SQLite's integers overflow
 
 JsonOption = Annotated[bool, Flag("--json", help="Print JSON instead of text.")]

@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from agentctl.domain.serialize import to_json
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -17,8 +19,6 @@ if TYPE_CHECKING:
 
 
 def emit_json(data: object) -> None:
-    from agentctl.domain.serialize import to_json
-
     sys.stdout.write(json.dumps(to_json(data), indent=2, ensure_ascii=False) + "\n")
 
 

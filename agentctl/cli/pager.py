@@ -4,6 +4,8 @@ PAGER says otherwise; straight to stdout when it is not a terminal or with `--no
 from __future__ import annotations
 
 import os
+import shlex
+import subprocess
 import sys
 
 DEFAULT = "less"
@@ -17,7 +19,6 @@ def pager_command(enabled: bool) -> list[str] | None:
     chosen = os.environ.get("AGENTCTL_PAGER", os.environ.get("PAGER", DEFAULT)).strip()
     if chosen in ("", "cat"):
         return None
-    import shlex
 
     return shlex.split(chosen)
 
@@ -29,7 +30,6 @@ def page(text: str, *, enabled: bool = True) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    import subprocess
 
     environment = {**os.environ}
     environment.setdefault("LESS", LESS_FLAGS)

@@ -7,6 +7,7 @@ import typer
 
 from agentctl.cli.context import State, state
 from agentctl.cli.options import Flag
+from agentctl.cli.output import emit_json, out
 
 app = typer.Typer(help="Pull requests: a downstream action on an eligible verdict.",
                   no_args_is_help=True)
@@ -34,7 +35,6 @@ def create(
     GITLAB_TOKEN). Run again, it updates that PR; an open PR of the branch is adopted. Refused
     (exit 2, with the verdict's reasons) unless the verdict allows it; a forge error exits 1
     and is safe to retry."""
-    from agentctl.cli.output import emit_json, out
     from agentctl.cli.render.style import escape
     from agentctl.services.pull_requests import PrRequest, create_pull_request
     from agentctl.services.tasks import current_user
@@ -65,7 +65,6 @@ def status(
     as_json: Annotated[bool, Flag("--json", help="Print JSON.")] = False,
 ) -> None:
     """Read the run's PR back from its forge (open, merged, closed) and record a change."""
-    from agentctl.cli.output import emit_json, out
     from agentctl.cli.render.style import escape
     from agentctl.services.pr_status import refresh_pull_request
 

@@ -6,9 +6,14 @@ import sys
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 
+from rich.prompt import Confirm
+
+from agentctl.cli.output import err
+from agentctl.cli.render.style import escape
 from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.errors import BadInput
 from agentctl.services.ports import Approver
+from agentctl.services.tasks import current_user
 
 
 def check_terminal() -> None:
@@ -19,11 +24,7 @@ def check_terminal() -> None:
 def terminal_approver(pause: Callable[[], AbstractContextManager[None]]) -> Approver:
     """Ask at the terminal; `pause` hides the live status while the question waits."""
     check_terminal()
-    from rich.prompt import Confirm
 
-    from agentctl.cli.output import err
-    from agentctl.cli.render.style import escape
-    from agentctl.services.tasks import current_user
 
     who = current_user()
 

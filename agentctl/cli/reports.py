@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import tempfile
+import webbrowser
 from pathlib import Path
 
+from agentctl.cli.render import interchange
 from agentctl.cli.run_page import gather
 from agentctl.domain.errors import BadInput
 from agentctl.store.blobs import BlobStore
@@ -20,7 +22,6 @@ def page_report(views: Views, blobs: BlobStore, run_text: str | None, fmt: str, 
         from agentctl.cli.render.html_page import run_page_html
 
         return run_page_html(page)
-    from agentctl.cli.render import interchange
 
     return interchange.ctrf(page) if fmt == "ctrf" else interchange.atif(page)
 
@@ -36,8 +37,6 @@ def open_page(views: Views, artifacts: Path, run_text: str | None, *,
               public: bool) -> tuple[Path, bool]:
     """The page in a private temporary file, and whether a browser took it (`webbrowser`
     finds none on a server without one: the caller prints the path either way)."""
-    import webbrowser
-
     text = page_report(views, BlobStore(artifacts), run_text, "html", public=public)
     handle, name = tempfile.mkstemp(prefix="agentctl-run-", suffix=".html")
     path = Path(name)

@@ -1,11 +1,13 @@
 """`agentctl run`: start, list, show and cancel runs."""
 
 
+import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from agentctl.cli.artifact import artifact_content, named_artifact, print_artifact
 from agentctl.cli.context import State, state
 from agentctl.cli.options import (
     MAX_LIMIT,
@@ -16,7 +18,11 @@ from agentctl.cli.options import (
     RepoOption,
     RunArgument,
 )
-from agentctl.domain.enums import VerdictStatus
+from agentctl.cli.output import emit_json, hint, live_status, note, out
+from agentctl.cli.sandbox import unsandboxed, warn_unsandboxed
+from agentctl.domain.enums import RunStatus, VerdictStatus
+from agentctl.domain.errors import BadInput
+from agentctl.store.blobs import BlobStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -64,14 +70,11 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
     """`run start` and `task submit --run`: call the start_run use case, render what it did,
     and answer the exit code its verdict calls for. `before` prints what goes first (the task
     card of `task submit`, in its final state)."""
-    from agentctl.cli.output import emit_json, hint, live_status, out
-    from agentctl.cli.sandbox import unsandboxed, warn_unsandboxed
-    from agentctl.domain.errors import BadInput
     from agentctl.domain.verdict import exit_code_for
     from agentctl.services.leftovers import notice_expired
     from agentctl.services.pipeline import RunOptions
-    from agentctl.services.worker import start_run
     from agentctl.services.telemetry import configured_endpoint, trace_after_run
+    from agentctl.services.worker import start_run
 
     if interactive:
         from agentctl.cli.prompt import check_terminal
@@ -127,14 +130,12 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
 def _warn_uncommitted(current: State, task_text: str) -> None:
     """A run starts from the base ref's commit: say so when the checkout holds changes to
     tracked files that the run will not see."""
-    from agentctl.cli.output import note
     from agentctl.execution.repository import is_url
 
     with current.views() as views:
         task = views.task(task_text)
     if not task.repository or is_url(task.repository) or not Path(task.repository).is_dir():
         return
-    import subprocess
 
     try:
         changed = subprocess.run(
@@ -150,8 +151,6 @@ def _warn_uncommitted(current: State, task_text: str) -> None:
 
 
 def _say_cancelled(current: State, task_text: str) -> None:
-    from agentctl.cli.output import note
-
     with current.views() as views:
         task = views.task(task_text)
         runs = views.runs(limit=1, task_id=task.task_id)
@@ -181,9 +180,6 @@ def list_(
 ) -> None:
     """List runs, newest first, with their verdicts."""
     from agentctl.cli.documents import run_document
-    from agentctl.cli.output import emit_json, out
-    from agentctl.domain.enums import RunStatus
-    from agentctl.domain.errors import BadInput
     from agentctl.services.leftovers import notice_expired
 
     if status is not None and status.upper() not in RunStatus.__members__:
@@ -224,7 +220,6 @@ def show(
 ) -> None:
     """Show a run (the newest without an id); --tree draws everything it did."""
     from agentctl.cli.documents import run_document
-    from agentctl.cli.output import emit_json, out
     from agentctl.services.leftovers import notice_expired
 
     notice_expired(state(ctx).store)
@@ -245,9 +240,6 @@ def diff(
     no_pager: NoPagerOption = False,
 ) -> None:
     """Print a run's patch (patch.diff, verified by its hash), coloured on a terminal."""
-    from agentctl.cli.artifact import artifact_content, named_artifact, print_artifact
-    from agentctl.cli.output import out
-
     current = state(ctx)
     with current.views() as views:
         artifact = named_artifact(views, run_id, "patch.diff")
@@ -276,7 +268,6 @@ def cancel(
     as_json: JsonOption = False,
 ) -> None:
     """Cancel a run: a queued run at once, a running one by its worker within seconds."""
-    from agentctl.cli.output import emit_json, out
     from agentctl.services.runs import cancel_run
     from agentctl.services.tasks import current_user
 
@@ -306,7 +297,6 @@ def report(
     HTML page, CTRF or ATIF."""
     from agentctl.cli.reports import PAGE_FORMATS, page_report
     from agentctl.services.run_reports import run_report
-    from agentctl.store.blobs import BlobStore
 
     current = state(ctx)
     fmt = fmt.lower()
@@ -379,7 +369,6 @@ def trace(
                         "[telemetry] otlp_endpoint)")] = None,
 ) -> None:
     """Export a finished run as one OpenTelemetry trace over OTLP/HTTP."""
-    from agentctl.cli.output import note
     from agentctl.services.telemetry import export_finished_run
 
     current = state(ctx)

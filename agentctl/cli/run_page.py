@@ -14,6 +14,7 @@ from typing import Any
 
 from agentctl.cli.documents import Document, run_document, verdict_document
 from agentctl.domain.enums import ArtifactVisibility, RedactionStatus
+from agentctl.domain.serialize import to_json
 from agentctl.store.blobs import BlobStore
 from agentctl.store.views import Views
 
@@ -105,8 +106,6 @@ def gather(views: Views, blobs: BlobStore, run_text: str | None, *, public: bool
 
 
 def _task(views: Views, task_id: str) -> Document:
-    from agentctl.domain.serialize import to_json
-
     return to_json(views.task(task_id))  # type: ignore[return-value]
 
 

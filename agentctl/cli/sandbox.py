@@ -1,12 +1,14 @@
 """`agentctl sandbox check`: what of the OS sandbox works on this machine."""
 
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import typer
 
 from agentctl.cli.context import state
 from agentctl.cli.options import JsonOption
+from agentctl.cli.output import emit_json, err, out
 
 if TYPE_CHECKING:
     from agentctl.config import Config
@@ -20,7 +22,6 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Start a process in the sandbox here and say what works: bubblewrap (which binary), the
     namespaces, the limits (cgroups or rlimits), and the config's profile. Exit 1 when runs
     could not start sandboxed on this machine."""
-    from agentctl.cli.output import emit_json, out
     from agentctl.cli.render.style import escape
     from agentctl.execution import sandbox
 
@@ -59,7 +60,6 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
 
 def warn_unsandboxed(config: "Config") -> None:
     """Say it loudly on stderr when a run went (or will go) unsandboxed."""
-    from agentctl.cli.output import err
     from agentctl.domain.sandbox import SandboxMode
 
     if config.sandbox.mode is SandboxMode.OFF:
@@ -71,8 +71,6 @@ def warn_unsandboxed(config: "Config") -> None:
 def unsandboxed(config: "Config", no_sandbox: bool) -> "Config":
     """The config a run is created under: `--no-sandbox` turns the sandbox off; a sandbox that
     cannot start here refuses the run (one line, exit 2)."""
-    from dataclasses import replace
-
     from agentctl.domain.sandbox import SandboxMode
     from agentctl.execution import sandbox
 

@@ -7,6 +7,8 @@ import typer
 
 from agentctl.cli.context import state
 from agentctl.cli.options import MAX_LIMIT, JsonOption
+from agentctl.cli.output import emit_json, out
+from agentctl.domain.serialize import to_json
 
 app = typer.Typer(help="Sessions: messy conversations that lead to structured tasks.",
                   no_args_is_help=True)
@@ -21,7 +23,6 @@ def start(
     as_json: JsonOption = False,
 ) -> None:
     """Start a session; its id goes to `session say` and `task submit --session`."""
-    from agentctl.cli.output import emit_json, out
     from agentctl.services.sessions import start_session
     from agentctl.services.tasks import current_user
 
@@ -41,7 +42,6 @@ def say(
     as_json: JsonOption = False,
 ) -> None:
     """Add a message to a session."""
-    from agentctl.cli.output import emit_json, out
     from agentctl.services.sessions import add_message
 
     message = add_message(state(ctx).store, session_id, role=role, content=text)
@@ -58,9 +58,6 @@ def show(
     as_json: JsonOption = False,
 ) -> None:
     """Show a session: its messages and the tasks it produced."""
-    from agentctl.cli.output import emit_json, out
-    from agentctl.domain.serialize import to_json
-
     with state(ctx).views() as views:
         session, messages = views.session(session_id)
     if as_json:
@@ -80,8 +77,6 @@ def list_(
     as_json: JsonOption = False,
 ) -> None:
     """List sessions, newest first."""
-    from agentctl.cli.output import emit_json, out
-
     with state(ctx).views() as views:
         sessions = views.sessions(limit=limit)
     if as_json:

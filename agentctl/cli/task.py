@@ -1,6 +1,8 @@
 """`agentctl task`: submit, list, show and cancel tasks."""
 
 
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -8,6 +10,10 @@ import typer
 
 from agentctl.cli.context import State, state
 from agentctl.cli.options import MAX_LIMIT, Flag, FullOption, JsonOption, RepoOption
+from agentctl.cli.output import emit_json, hint, out
+from agentctl.domain.enums import TaskStatus
+from agentctl.domain.errors import BadInput, PolicyDenied
+from agentctl.domain.serialize import to_json
 
 if TYPE_CHECKING:
     from agentctl.services.requests import TaskRequest
@@ -68,10 +74,7 @@ def submit(
 
     On a terminal it asks for what the flags leave out (the repository defaults to the one you
     stand in) and keeps the questions and answers in a session linked to the task."""
-    from agentctl.cli.output import emit_json, hint, out
     from agentctl.cli.render.tasks import task_detail
-    from agentctl.domain.enums import TaskStatus
-    from agentctl.domain.errors import BadInput, PolicyDenied
     from agentctl.services.requests import (
         TaskRequest,
         overridden,
@@ -130,16 +133,12 @@ def submit(
 
 
 def _at_terminal() -> bool:
-    import sys
-
     return sys.stdin.isatty() and sys.stderr.isatty()
 
 
 def _completed(current: State, request: "TaskRequest", *, ask: bool) -> "TaskRequest":
     """The request with what `--session` settled, then (at a terminal) what the person answers;
     the repository you stand in when none is named."""
-    from dataclasses import replace
-
     from agentctl.cli import dialog
     from agentctl.services.requests import overridden
 
@@ -191,10 +190,6 @@ def list_(
     as_json: JsonOption = False,
 ) -> None:
     """List tasks, newest first."""
-    from agentctl.cli.output import emit_json, out
-    from agentctl.domain.enums import TaskStatus
-    from agentctl.domain.errors import BadInput
-
     if status is not None and status.upper() not in TaskStatus.__members__:
         raise BadInput(f"unknown task status {status!r}; expected one of: "
                        f"{', '.join(TaskStatus.__members__)}")
@@ -224,9 +219,6 @@ def show(
     as_json: JsonOption = False,
 ) -> None:
     """Show one task and its runs."""
-    from agentctl.cli.output import emit_json, out
-    from agentctl.domain.serialize import to_json
-
     with state(ctx).views() as views:
         task = views.task(task_id)
         runs = views.runs(limit=1000, task_id=task.task_id)
@@ -270,7 +262,6 @@ def cancel(
     as_json: JsonOption = False,
 ) -> None:
     """Cancel a task: no new run is scheduled; its queued and running runs are cancelled."""
-    from agentctl.cli.output import emit_json, out
     from agentctl.services.tasks import cancel_task, current_user
 
     task = cancel_task(state(ctx).store, task_id, by=by or current_user(), reason=reason)

@@ -1,12 +1,16 @@
 """`agentctl verdict`: the decision, its reasons and the evidence behind each link."""
 
 
+import subprocess
 from typing import Annotated
 
 import typer
 
 from agentctl.cli.context import state
 from agentctl.cli.options import FullOption, JsonOption, NoPagerOption, RunArgument
+from agentctl.cli.output import emit_json, out
+from agentctl.domain.enums import ApprovalDecision
+from agentctl.domain.errors import NotFound
 
 app = typer.Typer(help="Verdicts: whether a run's patch is fit for a PR, and why.",
                   no_args_is_help=True)
@@ -14,7 +18,6 @@ app = typer.Typer(help="Verdicts: whether a run's patch is fit for a PR, and why
 
 def _load(ctx: typer.Context, run_id: str | None, *, explain: bool) -> dict:  # type: ignore[type-arg]
     from agentctl.cli.documents import verdict_document
-    from agentctl.domain.errors import NotFound
 
     with state(ctx).views() as views:
         run = views.run(run_id)
@@ -29,8 +32,6 @@ def show(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = Fals
          as_json: JsonOption = False) -> None:
     """Show a run's verdict: status, PR eligibility, reasons, evidence (by name and short hash;
     --full for whole hashes and paths)."""
-    from agentctl.cli.output import emit_json, out
-
     document = _load(ctx, run_id, explain=False)
     if as_json:
         emit_json(document)
@@ -46,8 +47,6 @@ def explain(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = F
     """Walk the decision chain (boundary, apply, verification, judge, autonomy, eligibility,
     approvals) with the evidence artifact behind each link (`agentctl artifact show RUN NAME`
     prints one)."""
-    from agentctl.cli.output import emit_json, out
-
     document = _load(ctx, run_id, explain=True)
     if as_json:
         emit_json(document)
@@ -66,9 +65,7 @@ def explain(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = F
 
 def _decide(ctx: typer.Context, run_id: str, decision: str, by: str, reason: str,
             as_json: bool) -> None:
-    from agentctl.cli.output import emit_json, out
     from agentctl.cli.render.style import escape
-    from agentctl.domain.enums import ApprovalDecision
     from agentctl.services.approvals import record_approval
 
     approval = record_approval(state(ctx).store, run_id, decision=ApprovalDecision(decision),
@@ -86,7 +83,6 @@ ByOption = Annotated[str | None, typer.Option("--by", metavar="WHO", help="Who d
 def _decider(by: str | None) -> str:
     if by is not None:
         return by
-    import subprocess
 
     from agentctl.services.tasks import current_user
 

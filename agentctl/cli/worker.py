@@ -8,6 +8,7 @@ import typer
 
 from agentctl.cli.context import state
 from agentctl.cli.options import Flag
+from agentctl.cli.output import note
 
 if TYPE_CHECKING:
     from agentctl.domain.run import Run
@@ -30,7 +31,6 @@ def worker(
     Each run is leased by exactly one worker; a run whose worker died is taken over after its
     lease expires. SIGTERM or Ctrl-C hands the current run back to the queue.
     """
-    from agentctl.cli.output import note
     from agentctl.services.leftovers import sweep_in_background
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.queue import Queue

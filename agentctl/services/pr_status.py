@@ -13,15 +13,15 @@ from agentctl.domain.events import NewEvent
 from agentctl.domain.pull_request import PullRequest
 from agentctl.execution.forge import TIMEOUT_SECONDS, client, detect, token_for
 from agentctl.execution.pr_branch import remote_url_in
-from agentctl.store import Store
-from agentctl.store.views import Views
+from agentctl.services.unit_of_work import Storage
 
 
-def refresh_pull_request(store: Store, run: str | None, settings: PrSettings = DEFAULT_PR, *,
-                         clock: Clock = utcnow, timeout: float = TIMEOUT_SECONDS) -> PullRequest:
-    with Views(store.home) as views:
-        record = views.run(run)
-        found = views.pull_requests(record.run_id)
+def refresh_pull_request(storage: Storage, run: str | None, settings: PrSettings = DEFAULT_PR,
+                         *, clock: Clock = utcnow, timeout: float = TIMEOUT_SECONDS,
+                         ) -> PullRequest:
+    with storage.reads() as reads:
+        record = reads.run(run)
+        found = reads.pull_requests(record.run_id)
     if not found:
         raise NotFound(f"run {record.run_id} has no pull request; open one with "
                        f"`agentctl pr create {record.run_id}`")
@@ -35,7 +35,7 @@ def refresh_pull_request(store: Store, run: str | None, settings: PrSettings = D
     if remote.state is current.state and remote.draft == current.draft:
         return current
     updated = replace(current, state=remote.state, draft=remote.draft, url=remote.url or current.url)
-    with store.unit_of_work() as uow:
+    with storage.unit_of_work() as uow:
         uow.pull_requests.get(current.pr_id)
         uow.pull_requests.save(updated, expected_status=None)
         uow.events.append(NewEvent(

@@ -46,6 +46,12 @@ class Queue:
         with self.storage.reads() as reads:
             return reads.waiting()
 
+    def outage_errors(self) -> tuple[type[BaseException], ...]:
+        return self.storage.outage_errors()
+
+    def outage_text(self, error: BaseException) -> str:
+        return self.storage.outage_text(error)
+
     def ledger(self, lease: Lease, spec_digest: str) -> Ledger:
         return Ledger(self.storage, lease, spec_digest=spec_digest, clock=self.clock)
 

@@ -4,24 +4,42 @@ XML of every check, built from the stored records and the parsed TEST_REPORT art
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
+from agentctl.domain.artifact import Artifact
 from agentctl.domain.enums import TestOutcome, VerificationCheckStatus
 from agentctl.domain.errors import BadInput
+from agentctl.domain.patch import Patch
+from agentctl.domain.run import Run
 from agentctl.domain.serialize import from_json
 from agentctl.domain.swebench import swebench_report
 from agentctl.domain.verification import TestReport, VerificationCheck, VerificationReport
-from agentctl.store.blobs import BlobStore
-from agentctl.store.views import Views
 
 FORMATS = ("swebench", "junit")
 NAMED = (*FORMATS, "html", "ctrf", "atif")  # the others are the run page's (cli/reports.py)
 
 
-def run_report(views: Views, blobs: BlobStore, run_text: str | None, fmt: str) -> str:
+class ReportReads(Protocol):
+    """The records a report is built from (the store's views give them)."""
+
+    def run(self, text: str | None) -> Run: ...
+    def verification(self, run_id: str) -> VerificationReport | None: ...
+    def patch(self, run_id: str) -> Patch | None: ...
+    def artifacts_by_id(self, artifact_ids: Sequence[str]) -> dict[str, Artifact]: ...
+
+
+class ReportFiles(Protocol):
+    """The artifact files the per-test reports are read from, each checked by its hash."""
+
+    def verify(self, uri: str, sha256: str) -> str | None: ...
+    def path_for(self, uri: str) -> Path: ...
+
+
+def run_report(views: ReportReads, blobs: ReportFiles, run_text: str | None, fmt: str) -> str:
     """The report of the run (newest without an id) in `fmt`, as text to write."""
     if fmt not in FORMATS:
         raise BadInput(f"unknown report format {fmt!r}; expected one of: {', '.join(NAMED)}")
@@ -88,7 +106,7 @@ def _whole_check(check: VerificationCheck) -> TestCase:
     return case
 
 
-def _test_reports(views: Views, blobs: BlobStore,
+def _test_reports(views: ReportReads, blobs: ReportFiles,
                   verification: VerificationReport | None) -> dict[str, TestReport]:
     """The parsed per-test reports of the checks, each checked against its hash first."""
     if verification is None:

@@ -9,7 +9,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from types import TracebackType
 
 from agentctl.config import Config
@@ -25,7 +24,6 @@ from agentctl.services.ports import Lease, RunQueue
 from agentctl.services.queue import Queue
 from agentctl.services.runs import create_run
 from agentctl.services.unit_of_work import Storage
-from agentctl.store.engine import outage_errors, outage_text
 
 CANCEL_POLL_SECONDS = 0.5
 BUSY_POLL_SECONDS = 0.2
@@ -70,7 +68,7 @@ class LeaseKeeper:
 
     def _loop(self) -> None:
         interval = self.lease.ttl_seconds / 3
-        outage = outage_errors()
+        outage = self.queue.outage_errors()
         due = time.monotonic() + interval
         while not self._done.wait(min(CANCEL_POLL_SECONDS, interval)):
             try:
@@ -138,7 +136,7 @@ def work(queue: RunQueue, *, worker_id: str, ttl_seconds: float, poll_seconds: f
     """
     executed = 0
     unreachable = 0  # consecutive passes the store could not be reached or written
-    outage = outage_errors()
+    outage = queue.outage_errors()
     while max_runs is None or executed < max_runs:
         try:
             lease = queue.lease(worker_id=worker_id, ttl_seconds=ttl_seconds)
@@ -155,7 +153,7 @@ def work(queue: RunQueue, *, worker_id: str, ttl_seconds: float, poll_seconds: f
             # read-only artifact store): wait and try again. An attempt cut short by it was
             # fenced throughout; its lease expires and it is reclaimed.
             unreachable += 1
-            options.progress(f"store unavailable, retrying: {outage_text(error)}")
+            options.progress(f"store unavailable, retrying: {queue.outage_text(error)}")
             sleep(min(poll_seconds * 2 ** unreachable, 10.0))
             continue
         sleep(poll_seconds)

@@ -51,6 +51,16 @@ class Store:
 
         return Views(self.home)
 
+    def outage_errors(self) -> tuple[type[BaseException], ...]:
+        from agentctl.store.engine import outage_errors
+
+        return outage_errors()
+
+    def outage_text(self, error: BaseException) -> str:
+        from agentctl.store.engine import outage_text
+
+        return outage_text(error)
+
     def resolve(self, kind: IdKind, text: str) -> str:
         """The full id for a unique prefix, read without creating anything (NotFound if none)."""
         from agentctl.store.views import Views

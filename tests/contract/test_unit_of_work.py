@@ -7,6 +7,7 @@ the event log is numbered and hash-chained; ids resolve by unique prefix.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -18,6 +19,7 @@ from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import EventType, RunStatus, TaskStatus
 from agentctl.domain.errors import IllegalTransition, NotFound
 from agentctl.domain.events import GENESIS_HASH, NewEvent
+from agentctl.domain.pull_request import PullRequest
 from agentctl.domain.run import Run
 from agentctl.domain.task import Task
 from agentctl.execution.agents.spec import parse_agent_spec
@@ -25,6 +27,7 @@ from agentctl.services.requests import TaskRequest
 from agentctl.services.runs import cancel_run, create_run, heartbeat, lease_run
 from agentctl.services.tasks import submit_task
 from agentctl.services.unit_of_work import Storage
+from agentctl.testing import InMemoryStorage
 
 
 def a_task(storage: Storage, repo: Path, tmp_path: Path) -> Task:
@@ -131,3 +134,35 @@ def test_ids_resolve_by_unique_prefix(storage: Storage, repo: Path, tmp_path: Pa
         assert reads.task(task.task_id[:16]).task_id == task.task_id
     with pytest.raises(NotFound):
         storage.resolve("task", "ZZZZZZZZ")
+
+
+def test_a_store_names_the_errors_of_its_own_outage_in_one_line(storage: Storage) -> None:
+    """A worker outlives what `outage_errors` names (and no bug): a database store names its
+    drivers' errors and the disk's, the in-memory one, never away, nothing."""
+    outages = storage.outage_errors()
+    if isinstance(storage, InMemoryStorage):
+        assert outages == ()
+    else:
+        assert issubclass(sqlite3.OperationalError, outages) and issubclass(OSError, outages)
+        assert not issubclass(ValueError, outages) and not issubclass(AssertionError, outages)
+    full = OSError(28, "No space left on device", "/data/agentctl.db")
+    assert "\n" not in storage.outage_text(full)
+    if not isinstance(storage, InMemoryStorage):
+        assert storage.outage_text(full) == "cannot write /data/agentctl.db: No space left on device"
+
+
+def test_reads_give_a_runs_pull_requests_first_opened_first(storage: Storage, repo: Path,
+                                                            tmp_path: Path) -> None:
+    run = a_run(storage, a_task(storage, repo, tmp_path), tmp_path)
+    with storage.reads() as reads:
+        assert reads.pull_requests(run.run_id) == []
+    opened = [PullRequest(
+        pr_id=f"pr_0{n}", run_id=run.run_id, repository=str(repo), branch=f"agentctl/b{n}",
+        commit_sha="c" * 40, base_commit="b" * 40, remote=None, draft=False,
+        body_artifact="artifact_x", url=None, created_by="tester",
+        created_at=utcnow().replace(microsecond=0)) for n in (2, 1)]
+    with storage.unit_of_work() as uow:
+        uow.pull_requests.add_many(opened)
+    with storage.reads() as reads:
+        assert reads.pull_requests(run.run_id) == sorted(opened, key=lambda pr: pr.pr_id)
+        assert reads.pull_requests("run_none") == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -10,8 +11,10 @@ from pathlib import Path
 
 import pytest
 import typer
+from typer import _click as click
+from typer.core import TyperGroup
 
-from agentctl.cli.app import app
+from agentctl.cli.app import COMMANDS, app
 
 HEAVY = ("sqlalchemy", "alembic", "git", "unidiff")
 
@@ -42,13 +45,23 @@ def command_paths() -> list[tuple[str, ...]]:
     root = typer.main.get_command(app)
     paths: list[tuple[str, ...]] = [()]
 
-    def walk(group: object, prefix: tuple[str, ...]) -> None:
-        for name, command in sorted(getattr(group, "commands", {}).items()):
+    def walk(group: click.Command, prefix: tuple[str, ...]) -> None:
+        if not isinstance(group, TyperGroup):
+            return
+        for name in sorted(group.list_commands(click.Context(group))):
             paths.append((*prefix, name))
-            walk(command, (*prefix, name))
+            walk(subcommand(group, name), (*prefix, name))
 
     walk(root, ())
     return paths
+
+
+def subcommand(group: click.Command, name: str) -> click.Command:
+    """The sub-command as the command line finds it (the root's are imported on first use)."""
+    assert isinstance(group, TyperGroup)
+    command = group.get_command(click.Context(group), name)
+    assert command is not None, name
+    return command
 
 
 def probe(paths: list[list[str]], env: dict[str, str] | None = None) -> list[dict]:
@@ -71,12 +84,51 @@ def test_the_app_has_the_foundation_commands() -> None:
 def test_every_command_and_option_has_help_text(path: tuple[str, ...]) -> None:
     command = typer.main.get_command(app)
     for name in path:
-        command = command.commands[name]  # type: ignore[attr-defined]
+        command = subcommand(command, name)
     assert (command.help or "").strip(), f"{' '.join(path)} has no help"
     for param in command.params:
         if param.name in ("help",):
             continue
         assert (getattr(param, "help", None) or "").strip(), f"{param.name} of {path} has no help"
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_the_root_lists_each_command_with_its_own_help(name: str) -> None:
+    """The root help shows a stored summary so as to import no command: it must not drift."""
+    command = subcommand(typer.main.get_command(app), name)
+    first_paragraph = " ".join(inspect.cleandoc(command.help or "").split("\n\n")[0].split())
+    assert COMMANDS[name].summary == first_paragraph
+
+
+def test_root_help_imports_no_command_module(tmp_path: Path) -> None:
+    completed = subprocess.run([sys.executable, "-X", "importtime", "-m", "agentctl", "--help"],
+                               capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    imported = {line.split("|")[-1].strip() for line in completed.stderr.splitlines()
+                if line.startswith("import time:")}
+    modules = {entry.target.partition(":")[0] for entry in COMMANDS.values()}
+    assert "agentctl.cli.app" in imported  # the measurement works
+    assert not imported & modules, imported & modules
+
+
+LOADED = """
+import sys
+from agentctl.cli.main import main
+try:
+    main(["audit", "--help"])
+except SystemExit:
+    pass
+print(" ".join(name for name in sys.modules if name.startswith("agentctl.cli.")))
+"""
+
+
+def test_a_command_imports_its_own_module_and_no_other_command(tmp_path: Path) -> None:
+    completed = subprocess.run([sys.executable, "-c", LOADED], capture_output=True, text=True,
+                               cwd=tmp_path, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    modules = set(completed.stdout.split())
+    assert "agentctl.cli.audit" in modules
+    assert not {"agentctl.cli.task", "agentctl.cli.run", "agentctl.cli.pr"} & modules, modules
 
 
 def test_help_of_every_command_loads_no_orm_git_or_diff_library() -> None:

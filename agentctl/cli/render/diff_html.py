@@ -12,8 +12,8 @@ import json
 from html import escape
 from typing import Any
 
-from unidiff.patch import PatchSet
 from unidiff.errors import UnidiffParseError
+from unidiff.patch import PatchSet
 
 Document = dict[str, Any]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from agentctl.cli.run_page import RunPage
@@ -94,8 +95,6 @@ def atif(page: RunPage) -> str:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("agentctl")
     except PackageNotFoundError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -202,8 +203,6 @@ def _add_step(node: Tree, step: Document) -> None:
 
 
 def _arguments(arguments_json: str) -> str:
-    import json
-
     arguments = json.loads(arguments_json)
     paths = arguments.get("paths")
     if isinstance(paths, list) and paths:  # a native call's paths, workspace-relative
