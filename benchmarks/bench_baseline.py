@@ -154,13 +154,13 @@ def bench_flake_on_base(root: Path, repeat: int) -> None:
     from agentctl.domain.task import Task
     from agentctl.execution.agents.spec import parse_agent_spec
     from agentctl.execution.environment import verification_env
-    from agentctl.execution.repository import commit_of
     from agentctl.execution.test_reports import ReportDir
     from agentctl.execution.verifier import run_check
-    from agentctl.services.memory import MemoryRunQueue
     from agentctl.services.pipeline import RunOptions
-    from agentctl.services.spec import build_spec
+    from agentctl.services.queue import Queue
+    from agentctl.services.runs import create_run
     from agentctl.services.worker import run_inline
+    from agentctl.testing import InMemoryStorage
 
     tests = "".join(f"    def test_{i}(self):\n        self.assertEqual(mul({i}, 1), {i})\n\n"
                     for i in range(50))
@@ -168,7 +168,6 @@ def bench_flake_on_base(root: Path, repeat: int) -> None:
         "calc.py": "def mul(a, b):\n    return a * b\n",
         "test_calc.py": "import unittest\nfrom calc import mul\n\n\nclass T(unittest.TestCase):\n"
                         + tests})
-    commit = commit_of(str(repo), "main")
     plan = root / "flake-plan.toml"
     plan.write_text('[[step]]\ntool = "fs.replace"\npath = "calc.py"\n'
                     'old = "    return a * b\\n"\n'
@@ -176,7 +175,8 @@ def bench_flake_on_base(root: Path, repeat: int) -> None:
                     '        open(\'.used\', \'w\').close()\\n        return a + b + 1\\n'
                     '    return a * b\\n"\n')
     agent = parse_agent_spec(f"script:{plan}", root)
-    queue = MemoryRunQueue()
+    storage = InMemoryStorage()
+    queue = Queue(storage)
     cache = root / "flake-baselines"
     command = f"{sys.executable} -m unittest -q test_calc"
     flips: list[int] = []
@@ -190,9 +190,9 @@ def bench_flake_on_base(root: Path, repeat: int) -> None:
                     base_ref="main", autonomy_level=AutonomyLevel.DRY_RUN,
                     status=TaskStatus.READY_FOR_RUN, created_at=now, updated_at=now,
                     verification_commands=(command,))
-        spec = build_spec(task, configuration.load(path), base_commit=commit,
-                          agent=agent.describe(), agent_digest=agent.digest)
-        created = queue.create(task, spec)
+        with storage.unit_of_work() as uow:
+            uow.tasks.add(task)
+        created = create_run(storage, configuration.load(path), task.task_id, agent=agent)
         started = time.perf_counter()
         run_inline(queue, created.run_id, ttl_seconds=30, options=RunOptions(baseline_cache=cache))
         elapsed = time.perf_counter() - started

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: importing typing costs more than recording a suite
+if TYPE_CHECKING:
+    from typing import Any
 
 REPORT_ENV = "AGENTCTL_UNITTEST_REPORT"
 _RANK = {"PASSED": 0, "SKIPPED": 1, "FAILED": 2, "ERROR": 3}
@@ -88,9 +91,9 @@ class _Finder:
         if name != "unittest.result":
             return None
         sys.meta_path.remove(self)
-        import importlib.util
+        from importlib.machinery import PathFinder  # loaded at start-up: importlib.util is not
 
-        spec = importlib.util.find_spec(name)
+        spec = PathFinder.find_spec(name, path)
         loader = getattr(spec, "loader", None)
         if spec is None or loader is None or not hasattr(loader, "exec_module"):
             return spec
