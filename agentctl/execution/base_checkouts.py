@@ -92,9 +92,13 @@ class BaseCheckout:
             if _fingerprint(path) == self._opened:
                 git = WorkspaceGit(git_dir=path / ".git", work_tree=path,
                                    home=self.dirs.root / "git-home")
-                git.run("clean", "-ffdxq", what=f"cannot clean {path}")
-                git.run("-c", "checkout.workers=0", "checkout", "--quiet", "--force",
-                        "--detach", self.commit, what=f"cannot reset {path}")
+                changed = git.run("status", "--porcelain", "--ignored", "-z",
+                                  "--untracked-files=all", what=f"cannot read {path}").stdout
+                head = (path / ".git" / "HEAD").read_text(encoding="utf-8").strip()
+                if changed or head != self.commit:  # most base runs leave nothing behind
+                    git.run("clean", "-ffdxq", what=f"cannot clean {path}")
+                    git.run("-c", "checkout.workers=0", "checkout", "--quiet", "--force",
+                            "--detach", self.commit, what=f"cannot reset {path}")
                 os.rename(path, self.root / self._key)
                 return
         except (InfrastructureFailure, OSError):
