@@ -122,24 +122,41 @@ class ReportDir:
         self.pytest_json.unlink(missing_ok=True)
         for stale in self.unittest_reports():
             stale.unlink(missing_ok=True)
-        _write_once(self.path / f"{SELECT_PLUGIN}.py", _PLUGIN_SOURCE)
-        _write_once(self.path / f"{REPORT_PLUGIN}.py", _REPORT_SOURCE)
-        _write_once(self.path / "sitecustomize.py", UNITTEST_HOOK.read_text(encoding="utf-8"))
+        for name, text in ((f"{SELECT_PLUGIN}.py", _PLUGIN_SOURCE),
+                           (f"{REPORT_PLUGIN}.py", _REPORT_SOURCE),
+                           ("sitecustomize.py", UNITTEST_HOOK.read_text(encoding="utf-8"))):
+            if _write_once(self.path / name, text):
+                _compile(self.path / name)
 
     def unittest_reports(self) -> list[Path]:
         """What the unittest hook wrote: one file per Python process that ran tests."""
         return sorted(self.path.glob("unittest-*.tsv"))
 
 
-def _write_once(path: Path, text: str) -> None:
+def _write_once(path: Path, text: str) -> bool:
     """Rewritten only when it differs: an unchanged file keeps its mtime, so the runner's
-    Python reuses the bytecode it compiled for it on the run before (a rerun, a base run)."""
+    Python reuses the bytecode it compiled for it on the run before (a rerun, a base run).
+    Whether it was written."""
     try:
         if path.read_text(encoding="utf-8") == text:
-            return
+            return False
     except (OSError, UnicodeDecodeError):
         pass
     path.write_text(text, encoding="utf-8")
+    return True
+
+
+def _compile(source: Path) -> None:
+    """A helper's bytecode beside it, checked by the source's hash: every Python the check
+    starts imports the unittest hook, and with PYTHONDONTWRITEBYTECODE (the sandbox's default) each one would
+    compile it again. A runner of another Python version compiles it as before."""
+    import py_compile
+
+    try:
+        py_compile.compile(str(source), doraise=True,
+                           invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    except (OSError, py_compile.PyCompileError):
+        pass  # the runner compiles it itself
 
 
 def injected_env(env: Mapping[str, str], reports: ReportDir,

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: importing typing costs more than recording a suite
+if TYPE_CHECKING:
+    from typing import Any
 
 REPORT_ENV = "AGENTCTL_UNITTEST_REPORT"
 _RANK = {"PASSED": 0, "SKIPPED": 1, "FAILED": 2, "ERROR": 3}
 _seen: dict[str, tuple[str, str | None]] = {}
+_PASSED = ("PASSED", None)
 
 
 def _record(test: Any, outcome: str, err: Any = None) -> None:
@@ -52,8 +56,22 @@ def _wrap(result_module: Any) -> None:
         wrapper.__wrapped__ = original  # type: ignore[attr-defined]
         setattr(base, name, wrapper)
 
+    original_success = base.addSuccess
+
+    def add_success(self: Any, test: Any) -> Any:
+        """A pass, the common case, kept short: nothing outranks a result already seen."""
+        try:
+            test_id = test.id()
+        except Exception:  # noqa: BLE001 - a broken test object must not break the run
+            return original_success(self, test)
+        if test_id not in _seen:
+            _seen[test_id] = _PASSED
+        return original_success(self, test)
+
+    add_success.__wrapped__ = original_success  # type: ignore[attr-defined]
+    base.addSuccess = add_success
     for name, outcome, with_err in (
-            ("addSuccess", "PASSED", False), ("addFailure", "FAILED", True),
+            ("addFailure", "FAILED", True),
             ("addError", "ERROR", True), ("addSkip", "SKIPPED", False),
             ("addExpectedFailure", "PASSED", False), ("addUnexpectedSuccess", "FAILED", False),
             ("addSubTest", "FAILED", True)):
@@ -88,9 +106,9 @@ class _Finder:
         if name != "unittest.result":
             return None
         sys.meta_path.remove(self)
-        import importlib.util
+        from importlib.machinery import PathFinder  # loaded at start-up: importlib.util is not
 
-        spec = importlib.util.find_spec(name)
+        spec = PathFinder.find_spec(name, path)
         loader = getattr(spec, "loader", None)
         if spec is None or loader is None or not hasattr(loader, "exec_module"):
             return spec

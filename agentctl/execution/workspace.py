@@ -142,16 +142,18 @@ def checkout_patched(dirs: AttemptDirs, commit: str, diff: Path, *,
 
 
 def checkout_base(dirs: AttemptDirs, commit: str, *,
-                  should_stop: Callable[[], bool] | None = None) -> Path:
-    """A clean checkout of `commit` from agentctl's own copy (made once per attempt): the
-    baseline runs there, as the patch's checks run on `checkout_patched`."""
+                  should_stop: Callable[[], bool] | None = None, dest: Path | None = None) -> Path:
+    """A clean checkout of `commit` from agentctl's own copy at `dest` (default
+    `dirs.base_verify`), made unless it is there already: the baseline runs there, as the
+    patch's checks run on `checkout_patched`."""
     require_sha(commit)
-    if not dirs.base_verify.exists():
-        checkout = _clone_base(dirs, dirs.base_verify, should_stop)
+    where = dest or dirs.base_verify
+    if not where.exists():
+        checkout = _clone_base(dirs, where, should_stop)
         checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
                      what=f"cannot check out commit {commit} for the baseline",
                      should_stop=should_stop)
-    return dirs.base_verify
+    return where
 
 
 def _clone_base(dirs: AttemptDirs, dest: Path,

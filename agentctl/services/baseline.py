@@ -23,10 +23,10 @@ from agentctl.domain.baseline import (
 from agentctl.domain.enums import ArtifactType, StepType, TestOutcome, VerificationCheckStatus
 from agentctl.domain.run import PlannedCheck
 from agentctl.domain.verification import TestReport, VerificationCheck
+from agentctl.execution.base_checkouts import BaseCheckout
 from agentctl.execution.environment import verification_env
 from agentctl.execution.test_reports import ReportDir
 from agentctl.execution.verifier import CheckOutcome, run_check
-from agentctl.execution.workspace import checkout_base
 from agentctl.services.attempt import AttemptContext
 from agentctl.services.baseline_cache import BaselineCache, BaselineEntry, baseline_key
 from agentctl.services.confinement import named_paths, record_connections
@@ -66,17 +66,24 @@ def compare_with_base(ctx: AttemptContext, runs: list[CheckRun],
         return [_clean(ctx, classified(r.check, c, None, None, None))
                 for r, c in zip(runs, candidates, strict=True)], evidence
     checks: list[VerificationCheck] = []
-    for run, candidate in zip(runs, candidates, strict=True):
-        if ctx.stop():
-            return None
-        base, cached = _baseline(ctx, run.planned, evidence)
-        if base is not None:
-            base = _rerun_flips_on_base(ctx, run.planned, candidate, base, evidence)
-        checks.append(_clean(ctx, classified(run.check, candidate, base, base_commit, cached)))
+    checkout = BaseCheckout(ctx.dirs, ctx.spec.repository, base_commit,
+                            root=ctx.baseline_cache / "checkouts" if ctx.baseline_cache else None)
+    try:
+        for run, candidate in zip(runs, candidates, strict=True):
+            if ctx.stop():
+                return None
+            base, cached = _baseline(ctx, run.planned, checkout, evidence)
+            if base is not None:
+                base = _rerun_flips_on_base(ctx, run.planned, candidate, base, checkout,
+                                            evidence)
+            checks.append(_clean(ctx, classified(run.check, candidate, base, base_commit,
+                                                 cached)))
+    finally:
+        checkout.release()
     return checks, evidence
 
 
-def _baseline(ctx: AttemptContext, planned: PlannedCheck,
+def _baseline(ctx: AttemptContext, planned: PlannedCheck, checkout: BaseCheckout,
               evidence: list[str]) -> tuple[Observed | None, bool]:
     """The check on the base commit: from the cache, else run (and rerun) there and kept."""
     env = verification_env(ctx.env)
@@ -88,9 +95,8 @@ def _baseline(ctx: AttemptContext, planned: PlannedCheck,
             step.note(command=planned.command, baseline=True, cached=True, cacheKey=key,
                       status=entry.observed.status.value, paidByRun=entry.run_id)
         return entry.observed, True
-    outcome = run_for_comparison(ctx, planned, ctx.dirs.base_verify, "baseline", evidence,
-                                 checkout=True)
-    workspace = ctx.dirs.base_verify
+    outcome = run_for_comparison(ctx, planned, None, "baseline", evidence, checkout=checkout)
+    workspace = checkout.ensure()
     if outcome.status not in (C.PASSED, C.FAILED):
         return None, False  # a base that timed out or broke says nothing about the patch
     observed = Observed(status=outcome.status, report=outcome.test_report)
@@ -107,10 +113,12 @@ def _baseline(ctx: AttemptContext, planned: PlannedCheck,
 
 
 def _rerun_flips_on_base(ctx: AttemptContext, planned: PlannedCheck, candidate: Observed,
-                         base: Observed, evidence: list[str]) -> Observed:
+                         base: Observed, checkout: BaseCheckout,
+                         evidence: list[str]) -> Observed:
     """Rerun on the base the tests that changed result with the patch but passed there once:
     a test is FLAKY only if it changes result on the base too, else the patch made it flaky
-    (PASS_TO_FLAKY). Only those tests run again, in the attempt's base checkout."""
+    (PASS_TO_FLAKY). Only those tests run again, in the attempt's base checkout (the one kept
+    beside the cached baselines when the baseline itself came from there)."""
     flips = list(flips_to_check_on_base(candidate, base))
     if not flips:
         return base
@@ -119,8 +127,8 @@ def _rerun_flips_on_base(ctx: AttemptContext, planned: PlannedCheck, candidate: 
     for number in range(1, ctx.spec.verification_plan.reruns + 1):
         if ctx.stop():
             break
-        outcome = run_for_comparison(ctx, planned, ctx.dirs.base_verify, "baseline flake rerun",
-                                     evidence, select=select, command=command, checkout=True,
+        outcome = run_for_comparison(ctx, planned, None, "baseline flake rerun", evidence,
+                                     select=select, command=command, checkout=checkout,
                                      number=number)
         for test_id in flips:
             seen = outcome.test_report.outcome_of(test_id) if outcome.test_report else None
@@ -189,13 +197,13 @@ def _plain_unittest(command: str) -> list[str] | None:
     return None
 
 
-def run_for_comparison(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: str,
-                       evidence: list[str], *, select: tuple[str, ...] = (),
-                       command: str | None = None, checkout: bool = False,
+def run_for_comparison(ctx: AttemptContext, planned: PlannedCheck, workspace: Path | None,
+                       role: str, evidence: list[str], *, select: tuple[str, ...] = (),
+                       command: str | None = None, checkout: BaseCheckout | None = None,
                        number: int | None = None) -> CheckOutcome:
     """One run of a check for the baseline or a rerun: a RUN_VERIFIER step with its log (the
-    `number`th rerun's log says which); with `checkout`, the clean checkout of the base is made
-    first (once per attempt) in that step."""
+    `number`th rerun's log says which), in `workspace`, or with `checkout` in the clean
+    checkout of the base, made (or claimed) first (once per attempt) in that step."""
     title = f"{role}: {planned.name}"
     ctx.progress(f"{role}: {command or planned.command}")
     suffix = f"-{number}" if number is not None else ""
@@ -203,9 +211,11 @@ def run_for_comparison(ctx: AttemptContext, planned: PlannedCheck, workspace: Pa
     with ctx.step(StepType.RUN_VERIFIER, title, live=True) as step:
         step.note(command=command or planned.command, baseline=role.startswith("baseline"),
                   rerun=role.endswith("rerun"), selected=list(select))
-        if checkout:
-            checkout_base(ctx.dirs, ctx.spec.base_commit, should_stop=ctx.stop)
-            step.note(path=str(workspace), baseCommit=ctx.spec.base_commit)
+        if checkout is not None:
+            workspace = checkout.ensure(should_stop=ctx.stop)
+            step.note(path=str(workspace), baseCommit=ctx.spec.base_commit,
+                      reusedCheckout=checkout.reused)
+        assert workspace is not None, "a comparison runs in a workspace or the base checkout"
         # the same sandbox as the candidate's checks: a baseline differs in its code alone
         reports = ReportDir(ctx.scratch / "reports" / f"{planned.name}.{role}")
         reports.path.mkdir(parents=True, exist_ok=True)

@@ -234,3 +234,22 @@ def test_the_unittest_hook_still_imports_the_projects_own_sitecustomize(tmp_path
     assert outcome.test_report is not None
     assert [(r.test_id, r.outcome) for r in outcome.test_report.results] == [
         ("test_m.M.test_mark", T.PASSED)]
+
+
+def test_the_unittest_hook_is_loaded_from_bytecode_and_imports_no_typing(tmp_path: Path) -> None:
+    """Every Python a check starts imports the hook, and the sandbox sets
+    PYTHONDONTWRITEBYTECODE: its bytecode is written with it, and it pulls in no module the
+    suite did not ask for (typing alone costs more than naming a quick suite's passes)."""
+    import importlib.util
+
+    reports = ReportDir(tmp_path / "private")
+    reports.prepare()
+    source = reports.path / "sitecustomize.py"
+    cached = Path(importlib.util.cache_from_source(str(source)))
+    assert cached.read_bytes()[8:16] == importlib.util.source_hash(source.read_bytes())
+    env = injected_env({"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}, reports)
+    probe = subprocess.run(
+        [sys.executable, "-c", "import sys, unittest, sitecustomize as s; "
+         "print(s.__file__, s.__spec__.cached, 'typing' in sys.modules)"],
+        env=env, capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert probe.stdout.split() == [str(source), str(cached), "False"]

@@ -554,3 +554,49 @@ def test_a_removed_test_is_pass_to_missing_and_fails_unless_the_task_allows_it(
                            f"{record.run.base_commit[:12]} and did not run with the patch "
                            "(PASS_TO_MISSING; a task that removes tests says "
                            "--allow-removed-tests)"]
+
+
+@on_sqlite
+def test_a_flipping_test_reruns_on_the_base_checkout_kept_beside_the_cached_baseline(
+        harness: Harness, tmp_path: Path) -> None:
+    """The run that paid for the baseline keeps its base checkout, cleaned; the next run on
+    that base reads the baseline from the cache and reruns its flipping test in that same
+    checkout (the same directory, not a new clone), then gives it back clean."""
+    harness.repo = pytest_repo(tmp_path)
+    cache = tmp_path / "baselines"
+    first = harness.record(harness.execute(harness.submit(
+        harness.plan(FIRST_USE_BREAKS_MUL), verify=(PYTEST,), task_type="refactor"),
+        baseline_cache=cache))
+    (kept,) = (cache / "checkouts").iterdir()
+    made = kept.stat().st_ino
+    status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=kept,
+                            capture_output=True, text=True, check=True)
+    assert status.stdout == ""  # the base run's caches are gone: clean for the next run
+    assert classes(first)["tests/test_calc.py::test_mul"] is K.PASS_TO_FLAKY
+
+    second = harness.record(harness.execute(harness.submit(
+        harness.plan(FIRST_USE_BREAKS_MUL), verify=(PYTEST,), task_type="refactor"),
+        baseline_cache=cache))
+
+    assert check_of(second).baseline_cached is True
+    assert classes(second)["tests/test_calc.py::test_mul"] is K.PASS_TO_FLAKY
+    flake_reruns = [s for s in second.steps if s.title.startswith("baseline flake rerun:")]
+    assert flake_reruns and all(s.attributes["reusedCheckout"] is True for s in flake_reruns)
+    assert Path(str(flake_reruns[0].attributes["path"])).parent == cache / "checkouts"
+    assert [p.name for p in (cache / "checkouts").iterdir()] == [kept.name]
+    assert kept.stat().st_ino == made  # given back, the same directory: never cloned again
+
+
+@on_sqlite
+def test_a_base_checkout_whose_git_config_a_test_changed_is_not_kept(
+        harness: Harness, tmp_path: Path) -> None:
+    """What a base run writes under `.git` (a hook, a config key) must not reach the next run:
+    such a checkout is deleted, and the next run clones afresh."""
+    harness.repo = pytest_repo(tmp_path)
+    cache = tmp_path / "baselines"
+    command = f"git config agentctl.touched yes; {PYTEST}"
+    record = harness.record(harness.execute(harness.submit(
+        harness.plan(BREAK_MUL), verify=(command,), task_type="refactor"),
+        baseline_cache=cache))
+    assert check_of(record).baseline_commit is not None  # the base did run
+    assert list((cache / "checkouts").iterdir()) == []
