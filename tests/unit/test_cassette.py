@@ -1,0 +1,56 @@
+"""The cassette's matching rules: what of a model request is compared, and what a mismatch says."""
+
+from __future__ import annotations
+
+from agentctl.domain.cassette import Cassette, Recording, normalised
+
+OLD, NEW = "/tmp/agentctl-ws-old", "/tmp/agentctl-ws-new"
+
+
+def _request(text: str, **extra: object) -> dict[str, object]:
+    return {"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": text}],
+            "tools": [{"name": "Bash"}], **extra}
+
+
+def test_headers_ids_metadata_and_system_are_not_compared() -> None:
+    recorded = _request(f"work in {OLD}/repo", metadata={"user_id": "a"}, system="date 1")
+    live = _request(f"work in {NEW}/repo", metadata={"user_id": "b"}, system="date 2")
+    assert normalised(recorded, OLD) == normalised(live, NEW)
+
+
+def test_the_model_the_messages_and_the_tools_are_compared() -> None:
+    base = normalised(_request("hi"), OLD)
+    assert normalised({**_request("hi"), "model": "other"}, OLD) != base
+    assert normalised(_request("hello"), OLD) != base
+    assert normalised({**_request("hi"), "tools": []}, OLD) != base
+
+
+def test_a_secret_in_the_live_request_matches_its_redacted_recording() -> None:
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    recorded = _request("token [REDACTED:github-token]")
+    assert normalised(recorded, OLD) == normalised(_request(f"token {key}"), NEW)
+
+
+def test_an_answer_comes_back_with_this_attempts_directory() -> None:
+    cassette = Cassette([Recording("/v1/messages", 200, _request("hi"),
+                                   f'data: {{"path": "{OLD}/repo/x.py"}}\n\n')], OLD)
+    answer, problem = cassette.answer(_request("hi"), NEW)
+    assert problem == "" and answer is not None and f"{NEW}/repo/x.py" in answer.response
+    assert cassette.used == 1
+
+
+def test_a_request_off_its_recording_gets_no_answer_and_a_diff() -> None:
+    cassette = Cassette([Recording("/v1/messages", 200, _request("line one\nline two"), "")],
+                        OLD)
+    answer, problem = cassette.answer(_request("line one\nline 2"), NEW)
+    assert answer is None and problem == cassette.problem
+    assert problem.startswith("model request 1 does not match its recording")
+    assert '-line two"' in problem and '+line 2"' in problem
+    assert "line one" not in [line[1:] for line in problem.splitlines() if line[:1] in "+-"]
+
+
+def test_a_request_past_the_end_of_the_recording_is_never_answered() -> None:
+    cassette = Cassette([Recording("/v1/messages", 200, _request("hi"), "ok")], OLD)
+    assert cassette.answer(_request("hi"), NEW)[0] is not None
+    answer, problem = cassette.answer(_request("hi"), NEW)
+    assert answer is None and "was never recorded" in problem
