@@ -48,10 +48,6 @@ class ReplayGateway(Gateway):
         self._answer_lock = threading.Lock()
         super().__init__(REPLAY_UPSTREAM, None, **kwargs)  # type: ignore[arg-type]
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
     def send(self, method: str, path: str, body: bytes, headers: dict[str, str],
              ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
         connection = http.client.HTTPConnection("replay.invalid")  # never connected
