@@ -4,6 +4,7 @@ that fake stopped, its answers coming from the recorded exchanges alone."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ def _replay(bench: AgentBench, run_id: str, *flags: str) -> tuple[int, dict[str,
     return result.returncode, document
 
 
-def test_a_replay_with_the_model_stopped_is_identical(
+def test_a_replay_with_the_model_stopped_is_identical_and_streams_the_same_events(
         recorded: tuple[AgentBench, dict[str, Any]]) -> None:
     bench, run = recorded
     code, report = _replay(bench, run["runId"])
@@ -60,6 +61,24 @@ def test_a_replay_with_the_model_stopped_is_identical(
     assert created[0]["payload"]["replayOf"] == run["runId"]
     patch = bench.cli("run", "diff", report["runId"]).stdout
     assert "REPLAYED = 1" in patch
+    recorded_events, replayed_events = _answers(bench, run["runId"]), _answers(bench,
+                                                                              report["runId"])
+    assert replayed_events == recorded_events and all(
+        answer.startswith("event: message_start\ndata: ") for answer in replayed_events)
+
+
+def _answers(bench: AgentBench, run_id: str) -> list[str]:
+    """The model's answers as the run's gateway relayed them (the SSE bytes, kept in each
+    model-exchange.json), the attempt's directory written as {attempt}."""
+    steps = bench.steps(run_id)
+    directory = next(s for s in steps if s["type"] == "PREPARE_WORKSPACE")["attributes"]["path"]
+    answers = []
+    for step in steps:
+        if step["type"] == "MODEL_PLANNING":
+            kept = next(a for a in step["artifacts"] if a["name"] == "model-exchange.json")
+            exchange = json.loads(bench.cli("artifact", "show", kept["artifactId"]).stdout)
+            answers.append(exchange["response"].replace(directory, "{attempt}"))
+    return answers
 
 
 def test_a_replay_whose_request_differs_stops_with_the_diff(
