@@ -16,10 +16,11 @@ from dataclasses import dataclass, replace
 from agentctl.config import Config
 from agentctl.domain.agent import NATIVE_KINDS
 from agentctl.domain.artifact import Artifact
-from agentctl.domain.cassette import ATTEMPT, Cassette, Recording
+from agentctl.domain.cassette import Cassette, Names, Recording, attempt_names, written
 from agentctl.domain.enums import StepType
 from agentctl.domain.errors import BadInput
 from agentctl.domain.run import Run
+from agentctl.domain.step import Step
 from agentctl.services.pipeline import RunOptions
 from agentctl.services.ports import RunRecord
 from agentctl.services.queue import Queue
@@ -74,7 +75,7 @@ def replay_run(storage: Storage, config: Config, run_text: str, *,
     if spec.agent_spec.kind not in NATIVE_KINDS:
         raise BadInput(f"run {original.run_id} ran agent {spec.agent!r}: only a claude or codex "
                        "run has its model exchanges on record to replay")
-    recordings, attempt_dir = _recordings(record, read)
+    recordings, names = _recordings(record, read)
     if not recordings:
         raise BadInput(f"run {original.run_id} has no recorded model exchanges "
                        f"({EXCHANGE}) to replay")
@@ -88,18 +89,18 @@ def replay_run(storage: Storage, config: Config, run_text: str, *,
     if what_if is not None:
         decision["whatIf"] = True
     run = queue_run(storage, task, spec, decision)
-    cassette = Cassette(recordings, attempt_dir)
+    cassette = Cassette(recordings, names)
     run = run_inline(Queue(storage), run.run_id, ttl_seconds=config.worker.lease_ttl_seconds,
                      options=replace(options, cassette=cassette))
     with storage.reads() as reads:
         replayed = reads.record(run.run_id)
-    return compare(original.run_id, record, replayed, cassette, attempt_dir)
+    return compare(original.run_id, record, replayed, cassette)
 
 
 def _recordings(record: RunRecord, read: Callable[[Artifact], bytes],
-                ) -> tuple[list[Recording], str]:
-    """The exchanges of the run's last attempt that has any, in order, and that attempt's
-    directory (as its requests name the workspace)."""
+                ) -> tuple[list[Recording], Names]:
+    """The exchanges of the run's last attempt that has any, in order, and how that
+    attempt's requests name it (its directory and id)."""
     by_step = {a.produced_by_step: a for a in record.artifacts if a.name == EXCHANGE}
     for attempt in sorted(record.attempts, key=lambda a: -a.attempt_number):
         steps = sorted((s for s in record.steps if s.attempt_id == attempt.attempt_id),
@@ -107,8 +108,8 @@ def _recordings(record: RunRecord, read: Callable[[Artifact], bytes],
         found = [by_step[s.step_id] for s in steps
                  if s.type is StepType.MODEL_PLANNING and s.step_id in by_step]
         if found:
-            return [_recording(read(a)) for a in found], _attempt_dir(steps)
-    return [], ""
+            return [_recording(read(a)) for a in found], _names(steps, attempt.attempt_id)
+    return [], {}
 
 
 def _recording(data: bytes) -> Recording:
@@ -117,34 +118,34 @@ def _recording(data: bytes) -> Recording:
                      request=document.get("request"), response=str(document.get("response", "")))
 
 
-def _attempt_dir(steps: Sequence[object]) -> str:
-    for step in steps:
-        if getattr(step, "type", None) is StepType.PREPARE_WORKSPACE:
-            return str(getattr(step, "attributes", {}).get("path", ""))
-    return ""
+def _names(steps: Sequence[Step], attempt_id: str) -> dict[str, str]:
+    """How an attempt's requests and calls name it: its directory (as PREPARE_WORKSPACE
+    noted it) and its id."""
+    directory = next((str(s.attributes.get("path", "")) for s in steps
+                      if s.type is StepType.PREPARE_WORKSPACE), "")
+    return attempt_names(directory, attempt_id)
 
 
-def _calls(record: RunRecord, attempt_dir: str) -> list[_Call]:
-    """The agent's own tool calls of the last attempt, in order, the attempt's directory
-    written as `{attempt}`."""
+def _calls(record: RunRecord) -> list[_Call]:
+    """The agent's own tool calls of the last attempt, in order, the attempt named by its
+    placeholders."""
     if not record.attempts:
         return []
     last = max(record.attempts, key=lambda a: a.attempt_number).attempt_id
-    steps = {s.step_id: s.sequence_number for s in record.steps if s.attempt_id == last}
+    ordered = sorted((s for s in record.steps if s.attempt_id == last),
+                     key=lambda s: s.sequence_number)
+    names = _names(ordered, last)
+    steps = {s.step_id: s.sequence_number for s in ordered}
     calls = sorted((c for c in record.tool_calls if c.step_id in steps
                     and c.tool_name != "net.connect"), key=lambda c: steps[c.step_id])
-    return [_Call(c.tool_name, c.arguments_json.replace(attempt_dir, ATTEMPT)
-                  if attempt_dir else c.arguments_json, c.decision.value, c.matched_rule)
-            for c in calls]
+    return [_Call(c.tool_name, written(c.arguments_json, names), c.decision.value,
+                  c.matched_rule) for c in calls]
 
 
-def compare(original_id: str, before: RunRecord, after: RunRecord, cassette: Cassette,
-            attempt_dir: str) -> ReplayReport:
+def compare(original_id: str, before: RunRecord, after: RunRecord,
+            cassette: Cassette) -> ReplayReport:
     """What differs between a run and its replay."""
-    last = max(after.attempts, key=lambda a: a.attempt_number) if after.attempts else None
-    new_dir = _attempt_dir([s for s in after.steps
-                            if last is not None and s.attempt_id == last.attempt_id])
-    old_calls, new_calls = _calls(before, attempt_dir), _calls(after, new_dir)
+    old_calls, new_calls = _calls(before), _calls(after)
     differences: list[str] = []
     changes: list[DecisionChange] = []
     if cassette.problem:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from agentctl.domain.cassette import Cassette, Recording, normalised
+from agentctl.domain.cassette import Cassette, Recording, attempt_names, normalised
 
-OLD, NEW = "/tmp/agentctl-ws-old", "/tmp/agentctl-ws-new"
+OLD_DIR, NEW_DIR = "/tmp/agentctl-ws-old", "/tmp/agentctl-ws-new"
+OLD = attempt_names(OLD_DIR, "attempt_01OLD")
+NEW = attempt_names(NEW_DIR, "attempt_01NEW")
 
 
 def _request(text: str, **extra: object) -> dict[str, object]:
@@ -13,8 +15,11 @@ def _request(text: str, **extra: object) -> dict[str, object]:
 
 
 def test_headers_ids_metadata_and_system_are_not_compared() -> None:
-    recorded = _request(f"work in {OLD}/repo", metadata={"user_id": "a"}, system="date 1")
-    live = _request(f"work in {NEW}/repo", metadata={"user_id": "b"}, system="date 2")
+    recorded = _request(f"work in {OLD_DIR}/repo, home homes/attempt_01OLD",
+                        metadata={"user_id": "a"}, system="date 1")
+    recorded["messages"][0]["id"] = "msg_1"  # type: ignore[index]
+    live = _request(f"work in {NEW_DIR}/repo, home homes/attempt_01NEW",
+                    metadata={"user_id": "b"}, system="date 2")
     assert normalised(recorded, OLD) == normalised(live, NEW)
 
 
@@ -33,9 +38,9 @@ def test_a_secret_in_the_live_request_matches_its_redacted_recording() -> None:
 
 def test_an_answer_comes_back_with_this_attempts_directory() -> None:
     cassette = Cassette([Recording("/v1/messages", 200, _request("hi"),
-                                   f'data: {{"path": "{OLD}/repo/x.py"}}\n\n')], OLD)
+                                   f'data: {{"path": "{OLD_DIR}/repo/x.py"}}\n\n')], OLD)
     answer, problem = cassette.answer(_request("hi"), NEW)
-    assert problem == "" and answer is not None and f"{NEW}/repo/x.py" in answer.response
+    assert problem == "" and answer is not None and f"{NEW_DIR}/repo/x.py" in answer.response
     assert cassette.used == 1
 
 
@@ -54,3 +59,10 @@ def test_a_request_past_the_end_of_the_recording_is_never_answered() -> None:
     assert cassette.answer(_request("hi"), NEW)[0] is not None
     answer, problem = cassette.answer(_request("hi"), NEW)
     assert answer is None and "was never recorded" in problem
+
+
+def test_codex_chunk_ids_and_wall_times_in_tool_output_are_not_compared() -> None:
+    recorded = _request("Chunk ID: 467bed\nWall time: 0.0012 seconds\nok")
+    live = _request("Chunk ID: 935246\nWall time: 0.0300 seconds\nok")
+    assert normalised(recorded, OLD) == normalised(live, NEW)
+    assert normalised(_request("Chunk ID: 1\nnot ok"), OLD) != normalised(recorded, OLD)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentctl.bridge import wire
 from agentctl.domain.agent import AgentSpec, NativeAgentSettings
+from agentctl.domain.cassette import attempt_names
 from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
 from agentctl.execution.agents.bridge import BridgeServer, refused
@@ -202,7 +203,8 @@ class NativeAgent:
                                       f"executable (set [agents.{self.name}] command)")
         try:  # every model request goes through agentctl: the real key stays out here
             attached = attach(self.name, session, settings, frozen_spec(session).get("budget", {}),
-                              cassette=session.cassette, attempt_dir=str(identity.private))
+                              cassette=session.cassette,
+                              names=attempt_names(str(identity.private), identity.attempt_id))
         except ValueError as error:
             return AgentOutcome(error=f"{self.name} cannot start its model gateway: {error}")
         session, settings, self._gateway = attached.session, attached.settings, attached.gateway

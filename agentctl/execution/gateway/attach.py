@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from agentctl.domain.agent import NativeAgentSettings
-from agentctl.domain.cassette import Cassette
+from agentctl.domain.cassette import Cassette, Names
 from agentctl.domain.model_prices import parse_prices
 from agentctl.execution.agents import AgentSession
 from agentctl.execution.gateway.server import Gateway, Limits
@@ -34,7 +34,7 @@ class Attached:
 def attach(agent: str, session: AgentSession, settings: NativeAgentSettings,
            budget: Mapping[str, object], *,
            source: Mapping[str, str] | None = None,
-           cassette: Cassette | None = None, attempt_dir: str = "") -> Attached:
+           cassette: Cassette | None = None, names: Names | None = None) -> Attached:
     """Start the attempt's gateway for `agent` (claude or codex); with a cassette, one that
     answers from it (a replay: no upstream, no key)."""
     environ = dict(source if source is not None else os.environ)
@@ -49,7 +49,7 @@ def attach(agent: str, session: AgentSession, settings: NativeAgentSettings,
         from agentctl.execution.gateway.replay import ReplayGateway
 
         key = None
-        gateway: Gateway = ReplayGateway(cassette, attempt_dir, limits=_limits(budget),
+        gateway: Gateway = ReplayGateway(cassette, names or {}, limits=_limits(budget),
                                          prices=parse_prices(settings.prices))
     else:
         gateway = Gateway(upstream, key, limits=_limits(budget),

@@ -15,7 +15,7 @@ import io
 import json
 import threading
 
-from agentctl.domain.cassette import Cassette
+from agentctl.domain.cassette import Cassette, Names
 from agentctl.execution.gateway.server import MODEL_PATHS, Gateway
 
 REPLAY_UPSTREAM = "http://replay.invalid"
@@ -42,9 +42,9 @@ def _response(status: int, body: bytes, content_type: str) -> http.client.HTTPRe
 class ReplayGateway(Gateway):
     """A gateway whose upstream is the cassette; `halted` says why the replay stopped."""
 
-    def __init__(self, cassette: Cassette, attempt_dir: str, **kwargs: object) -> None:
+    def __init__(self, cassette: Cassette, names: Names, **kwargs: object) -> None:
         self.cassette = cassette
-        self.attempt_dir = attempt_dir
+        self.names = names  # how this attempt's requests name it
         self._answer_lock = threading.Lock()
         super().__init__(REPLAY_UPSTREAM, None, **kwargs)  # type: ignore[arg-type]
 
@@ -61,7 +61,7 @@ class ReplayGateway(Gateway):
         except ValueError:
             request = body.decode("utf-8", "replace")
         with self._answer_lock:
-            recording, problem = self.cassette.answer(request, self.attempt_dir)
+            recording, problem = self.cassette.answer(request, self.names)
             if recording is None:
                 self.halted = problem
                 return connection, _error(409, f"agentctl replay: {problem}")
