@@ -145,6 +145,9 @@ def replay(
     current = state(ctx)
     what_if = configs.load(config_file) if config_file is not None else None
     root = current.home.artifacts
+    import signal  # SIGTERM stops a replay as Ctrl-C does: it ends CANCELLED, on record
+
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     with live_status(f"replay of {run_id}") as progress:
         options = RunOptions(progress=progress, observer=progress,
                              redact_logs_up_to=current.config.verification.redact_logs_up_to_bytes,

@@ -123,9 +123,14 @@ def test_a_what_if_with_a_stricter_command_rule_lists_the_denied_call(
 
 def test_replaying_bad_input_is_one_line_and_exit_2(
         recorded: tuple[AgentBench, dict[str, Any]], claude_cli: Path) -> None:
-    bench, _run = recorded
+    bench, run = recorded
+    before = len(bench.json("run", "list"))
     unknown = bench.cli("run", "replay", "run_nosuchrun", expect=(2,))
     assert len(unknown.stderr.strip().splitlines()) == 1, unknown.stderr
+    missing = bench.cli("run", "replay", run["runId"], "--config", "/nonexistent/what-if.toml",
+                        expect=(2,))
+    assert "what-if.toml" in missing.stderr and len(missing.stderr.strip().splitlines()) == 1
+    assert len(bench.json("run", "list")) == before  # nothing was started
     noop = bench.start(bench.submit("Change nothing"), "noop")
     refused = bench.cli("run", "replay", noop["runId"], expect=(2,))
     assert "only a claude or codex run" in refused.stderr
