@@ -38,8 +38,9 @@ def recorded(payments: tuple[Path, Path], claude_cli: Path,
     return bench, run
 
 
-def _replay(bench: AgentBench, run_id: str, *flags: str) -> tuple[int, dict[str, Any]]:
-    result = bench.cli("run", "replay", run_id, *flags, "--json", expect=(0, 1))
+def _replay(bench: AgentBench, run_id: str, *flags: str,
+            env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    result = bench.cli("run", "replay", run_id, *flags, "--json", expect=(0, 1), env=env)
     document = result.json()
     assert isinstance(document, dict)
     return result.returncode, document
@@ -48,7 +49,8 @@ def _replay(bench: AgentBench, run_id: str, *flags: str) -> tuple[int, dict[str,
 def test_a_replay_with_the_model_stopped_is_identical_and_streams_the_same_events(
         recorded: tuple[AgentBench, dict[str, Any]]) -> None:
     bench, run = recorded
-    code, report = _replay(bench, run["runId"])
+    no_model = {"ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": ""}  # no key, no endpoint
+    code, report = _replay(bench, run["runId"], env=no_model)
     assert report["identical"] is True and report["differences"] == [], report
     assert code == 0 and report["replayOf"] == run["runId"]
     assert report["requestsReplayed"] == report["requestsRecorded"] == 3
