@@ -22,6 +22,7 @@ def run_document(views: Views, run: Run, *, tree: bool = False) -> Document:
     document: Document = to_json(run)  # type: ignore[assignment]
     verdict = views.verdict(run.run_id)
     document["verdict"] = _verdict_summary(verdict)
+    document["replayOf"] = run.policy_decision.get("replayOf")
     document["pullRequests"] = to_json(views.pull_requests(run.run_id))
     if tree:
         document["attempts"] = _attempts(views, run.run_id)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.artifact import Artifact
+from agentctl.domain.cassette import Cassette
 from agentctl.domain.ending import Cancelled
 from agentctl.domain.enums import StepStatus, StepType
 from agentctl.domain.errors import LeaseLost
@@ -69,6 +70,7 @@ class AttemptContext:
     sandbox: Sandbox | None = None  # None: the run's processes run unconfined (mode off)
     protected: tuple[Path, ...] = ()  # hidden from them: state home, original repository
     trace_endpoint: str | None = None  # OTLP endpoint: native agents nest their spans in ours
+    cassette: Cassette | None = None  # a replay's recorded model exchanges
     observer: RunObserver | None = None  # told when each step ends
 
     def reap(self) -> int:

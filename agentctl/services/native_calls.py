@@ -386,4 +386,4 @@ def native_session(ctx: AttemptContext, runtime: ToolRuntime,
     return replace(session, native=NativeCalls.for_runtime(runtime),
                    identity=AttemptIdentity(ctx.dirs.root, lease.attempt_id, lease.lease_id),
                    settings=ctx.spec.agent_settings, wall_seconds=runtime.budget.seconds_left,
-                   sandbox=runtime.sandbox)
+                   sandbox=runtime.sandbox, cassette=ctx.cassette)

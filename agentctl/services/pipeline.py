@@ -17,6 +17,7 @@ from pathlib import Path
 from agentctl.domain.agent import AgentKind
 from agentctl.domain.audit import digest
 from agentctl.domain.baseline import FIX_TASKS
+from agentctl.domain.cassette import Cassette
 from agentctl.domain.ending import AttemptEnd, Cancelled, Completed, InfraFailed, LostLease
 from agentctl.domain.enums import (
     ArtifactType,
@@ -83,6 +84,7 @@ class RunOptions:
     # Where the run's trace goes ([telemetry]): claude/codex get the trace context to nest under.
     trace_endpoint: str | None = None
     observer: RunObserver | None = None  # told when each attempt starts and each step ends
+    cassette: Cassette | None = None  # a replay: the native agent's model answers from it
 
 
 def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
@@ -105,7 +107,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
         baseline_cache=options.baseline_cache,
         protected=protected_paths(spec, dirs.root, options.protected),
         trace_endpoint=options.trace_endpoint,
-        observer=options.observer,
+        observer=options.observer, cassette=options.cassette,
     )
     try:
         ledger.activate(str(dirs.root))

@@ -26,7 +26,7 @@ from agentctl.domain.ending import (
 from agentctl.domain.enums import EventType, RunStatus, StepStatus, TaskStatus
 from agentctl.domain.errors import BadInput, LeaseLost
 from agentctl.domain.events import NewEvent
-from agentctl.domain.run import Run, lease_acquired, lease_attempt
+from agentctl.domain.run import ExecutionSpec, Run, lease_acquired, lease_attempt
 from agentctl.domain.task import Task
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.execution import repository as repos
@@ -45,30 +45,41 @@ def create_run(storage: Storage, config: Config, task_text: str, *, agent: Agent
     base_commit = _resolve_base_commit(task)
     spec = build_spec(task, config, base_commit=base_commit, agent=agent.describe(),
                       agent_digest=agent.digest)
+    return queue_run(storage, task, spec, {"allowed": True,
+                                           "config": str(config.source or "defaults")},
+                     clock=clock)
+
+
+def queue_run(storage: Storage, task: Task, spec: ExecutionSpec,
+              policy_decision: dict[str, object], *, clock: Clock = utcnow) -> Run:
+    """A QUEUED run of `task` under `spec` (its base commit already bound); a replay's
+    `policy_decision` names the run it replays (`replayOf`), as its RunCreated event does."""
     now = clock()
+    agent = spec.agent_spec
     with storage.unit_of_work() as uow:
-        # Read once, above, so that git runs outside the write lock; here only its status is
-        # checked again, in case the task was cancelled meanwhile.
+        # Read once, by the caller, so that git runs outside the write lock; here only its
+        # status is checked again, in case the task was cancelled meanwhile.
         task = replace(task, status=uow.task_status(task.task_id))
         task.ensure_runnable()
         run = Run(
             run_id=ids.new_id("run"), task_id=task.task_id,
             number=uow.next_run_number(task.task_id), status=RunStatus.CREATED,
-            execution_spec=spec, spec_digest=spec.digest(),
-            policy_decision={"allowed": True, "config": str(config.source or "defaults")},
-            base_commit=base_commit, budget=spec.budget, created_at=now,
+            execution_spec=spec, spec_digest=spec.digest(), policy_decision=policy_decision,
+            base_commit=spec.base_commit, budget=spec.budget, created_at=now,
         )
         queued = run.advanced(RunStatus.QUEUED, now)
         uow.runs.add(queued)
         if task.status is not TaskStatus.RUNNING:
             uow.tasks.save(task.with_status(TaskStatus.RUNNING, now),
                            expected_status=task.status)
+        replay_of = policy_decision.get("replayOf")
         uow.events.append(
             NewEvent(type=EventType.RUN_CREATED, created_at=now, task_id=task.task_id,
                      run_id=run.run_id, payload={
                          "number": run.number, "baseRef": task.base_ref,
-                         "baseCommit": base_commit, "specDigest": run.spec_digest,
-                         "agent": agent.describe(), "agentDigest": agent.digest}),
+                         "baseCommit": spec.base_commit, "specDigest": run.spec_digest,
+                         "agent": agent.describe(), "agentDigest": agent.digest,
+                         **({"replayOf": replay_of} if replay_of else {})}),
             NewEvent(type=EventType.RUN_QUEUED, created_at=now, task_id=task.task_id,
                      run_id=run.run_id, payload={"reason": "created"}),
         )

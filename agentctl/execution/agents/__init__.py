@@ -18,6 +18,7 @@ from agentctl.domain.enums import StepType
 from agentctl.domain.step import ToolResult
 
 if TYPE_CHECKING:
+    from agentctl.domain.cassette import Cassette
     from agentctl.execution.gateway.server import Exchange
     from agentctl.execution.sandbox import Jail, Sandbox
 
@@ -79,6 +80,7 @@ class AgentSession:
     settings: NativeAgentSettings | None = None
     wall_seconds: Callable[[], float] = lambda: 3600.0  # what is left of the wall budget
     sandbox: Sandbox | None = None  # the attempt's; None when the run is unsandboxed
+    cassette: Cassette | None = None  # a replay: the model answers from this recording
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentctl.bridge import wire
 from agentctl.domain.agent import AgentSpec, NativeAgentSettings
+from agentctl.domain.cassette import attempt_names
 from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
 from agentctl.execution.agents.bridge import BridgeServer, refused
@@ -199,7 +200,9 @@ class NativeAgent:
             return AgentOutcome(error=f"{self.name} cannot start: {settings.command}: no such "
                                       f"executable (set [agents.{self.name}] command)")
         try:  # every model request goes through agentctl: the real key stays out here
-            attached = attach(self.name, session, settings, frozen_spec(session).get("budget", {}))
+            attached = attach(self.name, session, settings, frozen_spec(session).get("budget", {}),
+                              cassette=session.cassette,
+                              names=attempt_names(str(identity.private), identity.attempt_id))
         except ValueError as error:
             return AgentOutcome(error=f"{self.name} cannot start its model gateway: {error}")
         session, settings, self._gateway = attached.session, attached.settings, attached.gateway
@@ -230,7 +233,7 @@ class NativeAgent:
                 server.serve(SERVE_SECONDS)
                 native.settle()
                 self._follow(reader, state, native, session)
-                if native.over_budget() is not None:
+                if native.over_budget() is not None or attached.gateway.halted:
                     stop.set()
         except BaseException:
             stop.set()
@@ -251,6 +254,9 @@ class NativeAgent:
         native.report(stream, report)
         ended = self.outcome(outcome[0] if outcome else None, state, native, timeout)
         ended = replace(ended, warnings=claim_warnings(self.name, report))
+        if attached.gateway.halted:
+            return AgentOutcome(error=f"the replay stopped: "
+                                      f"{attached.gateway.halted.splitlines()[0]}")
         if ended.error and last and outcome and outcome[0].exit_code not in (0, None):
             return AgentOutcome(error=f"{ended.error}: {last}")
         return ended

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from agentctl.domain.agent import NativeAgentSettings
+from agentctl.domain.cassette import Cassette, Names
 from agentctl.domain.model_prices import parse_prices
 from agentctl.execution.agents import AgentSession
 from agentctl.execution.gateway.server import Gateway, Limits
@@ -32,8 +33,10 @@ class Attached:
 
 def attach(agent: str, session: AgentSession, settings: NativeAgentSettings,
            budget: Mapping[str, object], *,
-           source: Mapping[str, str] | None = None) -> Attached:
-    """Start the attempt's gateway for `agent` (claude or codex)."""
+           source: Mapping[str, str] | None = None,
+           cassette: Cassette | None = None, names: Names | None = None) -> Attached:
+    """Start the attempt's gateway for `agent` (claude or codex); with a cassette, one that
+    answers from it (a replay: no upstream, no key)."""
     environ = dict(source if source is not None else os.environ)
     known = {**session.env, **environ}
     if agent == "codex":
@@ -42,8 +45,15 @@ def attach(agent: str, session: AgentSession, settings: NativeAgentSettings,
     else:
         upstream = known.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API
         key = known.get("ANTHROPIC_API_KEY") or known.get("ANTHROPIC_AUTH_TOKEN")
-    gateway = Gateway(upstream, key, limits=_limits(budget),
-                      prices=parse_prices(settings.prices))
+    if cassette is not None:
+        from agentctl.execution.gateway.replay import ReplayGateway
+
+        key = None
+        gateway: Gateway = ReplayGateway(cassette, names or {}, limits=_limits(budget),
+                                         prices=parse_prices(settings.prices))
+    else:
+        gateway = Gateway(upstream, key, limits=_limits(budget),
+                          prices=parse_prices(settings.prices))
     env = {name: value for name, value in without_keys(session.env, settings, key).items()
            if name not in URL_VARIABLES}
     if agent == "codex":

@@ -81,6 +81,7 @@ class Gateway:
         self.cost_usd = 0.0
         self.requests = 0
         self.spent: str | None = None  # why the budget is spent, once it is
+        self.halted: str | None = None  # why a replay stopped (a request off its recording)
         self._lock = threading.Lock()
         self._idle: list[http.client.HTTPConnection] = []
         self._server = _Server(("127.0.0.1", 0), _handler(self))

@@ -1,0 +1,81 @@
+"""The gateway of a replay: it answers model requests from a recorded run's cassette instead
+of the network (no upstream, no key).
+
+The recorded response goes back through the same relay as a live one (server-sent events one
+event at a time, metered, recorded as the replay's own exchanges). A request that matches no
+recording is answered with an error naming the difference, never a made-up answer, and halts
+the replay: any further request is refused. Other paths (the CLI's `GET /`, token counts)
+were never recorded and are refused too: their answers are not the model's.
+"""
+
+from __future__ import annotations
+
+import http.client
+import io
+import json
+import threading
+
+from agentctl.domain.cassette import Cassette, Names
+from agentctl.execution.gateway.server import MODEL_PATHS, Gateway
+
+REPLAY_UPSTREAM = "http://replay.invalid"
+
+
+class _Bytes:
+    """A socket whose reads come from a buffer, for http.client to parse a response from."""
+
+    def __init__(self, data: bytes) -> None:
+        self._file = io.BytesIO(data)
+
+    def makefile(self, *_: object, **__: object) -> io.BytesIO:
+        return self._file
+
+
+def _response(status: int, body: bytes, content_type: str) -> http.client.HTTPResponse:
+    head = (f"HTTP/1.1 {status} {http.client.responses.get(status, 'Status')}\r\n"
+            f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+    response = http.client.HTTPResponse(_Bytes(head + body))  # type: ignore[arg-type]
+    response.begin()
+    return response
+
+
+class ReplayGateway(Gateway):
+    """A gateway whose upstream is the cassette; `halted` says why the replay stopped."""
+
+    def __init__(self, cassette: Cassette, names: Names, **kwargs: object) -> None:
+        self.cassette = cassette
+        self.names = names  # how this attempt's requests name it
+        self._answer_lock = threading.Lock()
+        super().__init__(REPLAY_UPSTREAM, None, **kwargs)  # type: ignore[arg-type]
+
+    def send(self, method: str, path: str, body: bytes, headers: dict[str, str],
+             ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        connection = http.client.HTTPConnection("replay.invalid")  # never connected
+        if self.halted:
+            return connection, _error(409, f"agentctl replay: stopped ({self.halted})")
+        if method != "POST" or not path.partition("?")[0].endswith(MODEL_PATHS):
+            return connection, _error(404, f"agentctl replay: {method} {path} is not a model "
+                                           "request and was not recorded")
+        try:
+            request: object = json.loads(body)
+        except ValueError:
+            request = body.decode("utf-8", "replace")
+        with self._answer_lock:
+            recording, problem = self.cassette.answer(request, self.names)
+            if recording is None:
+                self.halted = problem
+                return connection, _error(409, f"agentctl replay: {problem}")
+        data = recording.response.encode("utf-8")
+        streamed = data.lstrip().startswith((b"event:", b"data:"))
+        return connection, _response(recording.status, data,
+                                     "text/event-stream" if streamed else "application/json")
+
+    def give_back(self, connection: http.client.HTTPConnection,
+                  response: http.client.HTTPResponse, *, reusable: bool) -> None:
+        response.close()
+
+
+def _error(status: int, message: str) -> http.client.HTTPResponse:
+    body = json.dumps({"type": "error", "error": {"type": "invalid_request_error",
+                                                  "message": message, "code": "replay"}})
+    return _response(status, body.encode(), "application/json")
