@@ -65,7 +65,7 @@ def fastest(first: Callable[[], float], second: Callable[[], float],
 
 
 def bench_injection(root: Path, tests: int, repeat: int) -> None:
-    from agentctl.domain.run import PlannedCheck
+    from agentctl.domain.spec import PlannedCheck
     from agentctl.execution.environment import verification_env
     from agentctl.execution.test_reports import ReportDir
     from agentctl.execution.verifier import run_check
@@ -106,7 +106,7 @@ def bench_injection(root: Path, tests: int, repeat: int) -> None:
 
 
 def bench_unittest_naming(root: Path, tests: int, repeat: int) -> None:
-    from agentctl.domain.run import PlannedCheck
+    from agentctl.domain.spec import PlannedCheck
     from agentctl.execution.environment import verification_env
     from agentctl.execution.test_reports import ReportDir
     from agentctl.execution.verifier import run_check

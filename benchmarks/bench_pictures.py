@@ -42,9 +42,9 @@ def recorded(root: Path, calls: int):  # type: ignore[no-untyped-def]
     """A home with one run of `calls` recorded tool calls; (store, run id, seconds)."""
     from agentctl import config
     from agentctl.domain.agent import AgentKind, AgentSpec
+    from agentctl.services.ledger import Ledger
     from agentctl.services.requests import TaskRequest
     from agentctl.services.runs import create_run, lease_run
-    from agentctl.services.ledger import Ledger
     from agentctl.services.tasks import submit_task
     from agentctl.store import Store
     from agentctl.store.location import resolve_home

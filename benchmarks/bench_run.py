@@ -112,7 +112,7 @@ def bench_tree(home: str, run_id: str) -> None:
 CAPTURE = """
 import sys, time
 from pathlib import Path
-from agentctl.domain.run import PlannedCheck
+from agentctl.domain.spec import PlannedCheck
 from agentctl.execution.verifier import run_check
 from agentctl.store.blobs import BlobStore
 root = Path(sys.argv[1]); command = sys.argv[2]

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agentctl.domain.run import PatchBoundary
+from agentctl.domain.spec import PatchBoundary
 from agentctl.execution.patch_collector import collect_patch
 from agentctl.execution.workspace import (
     AttemptDirs,

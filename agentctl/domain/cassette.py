@@ -54,7 +54,10 @@ class Recording:
     response: str
 
 
-def normalised(request: object, names: Names, redactor: Redactor = Redactor()) -> str:
+_REDACTOR = Redactor()  # the default patterns: what both sides of a comparison redact
+
+
+def normalised(request: object, names: Names, redactor: Redactor = _REDACTOR) -> str:
     """The compared part of a request, as canonical indented JSON (for equality and diffs)."""
     fields = request if isinstance(request, dict) else {"body": request}
     kept = {key: _without_ids(fields[key]) for key in COMPARED if key in fields}

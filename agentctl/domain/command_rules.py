@@ -35,7 +35,7 @@ from pathlib import PurePosixPath
 
 from agentctl.domain.enums import ToolDecision
 from agentctl.domain.git_rules import GLOBAL_WITH_VALUE, git_risks, named_by
-from agentctl.domain.run import CommandRules
+from agentctl.domain.spec import CommandRules
 
 NO_MATCH_RULE = "default: deny (no rule matched)"
 SHELL_METACHARACTERS: frozenset[str] = frozenset({

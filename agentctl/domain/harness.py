@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
 from agentctl.domain import globs
 from agentctl.domain.enums import ChangeType, Severity
 from agentctl.domain.findings import DiffLine, JudgeFinding

@@ -16,23 +16,9 @@ from agentctl.domain.enums import (
 )
 from agentctl.domain.errors import InvariantViolation, LeaseLost
 from agentctl.domain.events import NewEvent
-from agentctl.domain.spec import (
-    Budget,
-    CommandRules,
-    ExecutionSpec,
-    JudgePolicy,
-    PatchBoundary,
-    PlannedCheck,
-    ToolPolicy,
-    VerificationPlan,
-)
+from agentctl.domain.spec import Budget, ExecutionSpec
 from agentctl.domain.transitions import advance
 from agentctl.domain.verdict import Verdict
-
-# The policy value objects live in `spec`; named here too, where callers have always found them.
-__all__ = ["Attempt", "Budget", "CommandRules", "ENDED_BY_VERDICT", "ExecutionSpec", "JudgePolicy",
-           "PatchBoundary", "PlannedCheck", "Run", "ToolPolicy", "VerificationPlan",
-           "lease_acquired", "lease_attempt", "run_status_for", "task_status_after"]
 
 # Ends a run reaches only with a verdict in hand (DESIGN.md §1: never terminal without one).
 ENDED_BY_VERDICT = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED,

@@ -23,7 +23,7 @@ from unidiff.patch import PatchSet
 from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.enums import ToolDecision
 from agentctl.domain.globs import first_match
-from agentctl.domain.run import Budget
+from agentctl.domain.spec import Budget
 from agentctl.execution.git import WorkspaceGit, hardened_argv
 from agentctl.execution.process import run_to_file
 

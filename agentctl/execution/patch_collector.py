@@ -21,7 +21,7 @@ from pathlib import Path
 from agentctl.domain.enums import ChangeType
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, classify, ignored_generated
-from agentctl.domain.run import PatchBoundary
+from agentctl.domain.spec import PatchBoundary
 from agentctl.execution.git import WorkspaceGit, copy_index, one_line
 from agentctl.execution.workspace import AttemptDirs, require_sha
 

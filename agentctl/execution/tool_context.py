@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.redaction import Redactor
-from agentctl.domain.run import PatchBoundary, ToolPolicy
+from agentctl.domain.spec import PatchBoundary, ToolPolicy
 from agentctl.execution.git import WorkspaceGit
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.process import Confiner

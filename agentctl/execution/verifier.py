@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import TestOutcome, VerificationCheckStatus
-from agentctl.domain.run import PlannedCheck
+from agentctl.domain.spec import PlannedCheck
 from agentctl.domain.verification import DEFAULT_INFRA_PATTERNS, TestReport, classify_exit
 from agentctl.execution import report_formats, test_reports
 from agentctl.execution.process import run_to_file

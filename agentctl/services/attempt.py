@@ -15,7 +15,7 @@ from agentctl.domain.ending import Cancelled
 from agentctl.domain.enums import StepStatus, StepType
 from agentctl.domain.errors import LeaseLost
 from agentctl.domain.redaction import Redactor
-from agentctl.domain.run import ExecutionSpec
+from agentctl.domain.spec import ExecutionSpec
 from agentctl.domain.step import Step
 from agentctl.execution.reaper import Process, sweep
 from agentctl.execution.sandbox import Sandbox

@@ -21,7 +21,7 @@ from agentctl.domain.baseline import (
     flips_to_check_on_base,
 )
 from agentctl.domain.enums import ArtifactType, StepType, TestOutcome, VerificationCheckStatus
-from agentctl.domain.run import PlannedCheck
+from agentctl.domain.spec import PlannedCheck
 from agentctl.domain.verification import TestReport, VerificationCheck
 from agentctl.execution.base_checkouts import BaseCheckout
 from agentctl.execution.environment import verification_env

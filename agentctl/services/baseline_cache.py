@@ -17,8 +17,8 @@ from datetime import datetime
 from pathlib import Path
 
 from agentctl.domain.baseline import Observed
-from agentctl.domain.run import ExecutionSpec, PlannedCheck
 from agentctl.domain.serialize import from_json, to_json
+from agentctl.domain.spec import ExecutionSpec, PlannedCheck
 
 # Bumped when what a baseline holds, or how reports are read, changes.
 FORMAT = 2  # 2: unittest passes are named (a base report of 1 counted them unnamed)

@@ -14,8 +14,8 @@ from agentctl.domain.judge import (
     combine,
     judge_by_rules,
 )
-from agentctl.domain.run import ExecutionSpec
 from agentctl.domain.serialize import to_json
+from agentctl.domain.spec import ExecutionSpec
 from agentctl.domain.verification import VerificationReport
 from agentctl.execution.external_judge import run_external_judge
 from agentctl.services.attempt import AttemptContext

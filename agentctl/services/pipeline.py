@@ -32,9 +32,10 @@ from agentctl.domain.enums import (
 from agentctl.domain.errors import InfrastructureFailure, LeaseLost
 from agentctl.domain.globs import first_match
 from agentctl.domain.redaction import Redactor
-from agentctl.domain.run import ExecutionSpec, Run
+from agentctl.domain.run import Run
 from agentctl.domain.sandbox import sandbox_reason
 from agentctl.domain.serialize import to_json
+from agentctl.domain.spec import ExecutionSpec
 from agentctl.domain.verdict import (
     Decision,
     Evidence,

@@ -153,7 +153,7 @@ def compare(original_id: str, before: RunRecord, after: RunRecord,
     elif cassette.used < len(cassette.recordings):
         differences.append(f"the replay made {cassette.used} of the "
                            f"{len(cassette.recordings)} recorded model requests")
-    for number, (old, new) in enumerate(zip(old_calls, new_calls), start=1):
+    for number, (old, new) in enumerate(zip(old_calls, new_calls, strict=False), start=1):
         if (old.tool, old.arguments) != (new.tool, new.arguments):
             differences.append(f"tool call {number}: {old.tool} {old.arguments} became "
                                f"{new.tool} {new.arguments}")

@@ -26,7 +26,8 @@ from agentctl.domain.ending import (
 from agentctl.domain.enums import EventType, RunStatus, StepStatus, TaskStatus
 from agentctl.domain.errors import BadInput, LeaseLost
 from agentctl.domain.events import NewEvent
-from agentctl.domain.run import ExecutionSpec, Run, lease_acquired, lease_attempt
+from agentctl.domain.run import Run, lease_acquired, lease_attempt
+from agentctl.domain.spec import ExecutionSpec
 from agentctl.domain.task import Task
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.execution import repository as repos

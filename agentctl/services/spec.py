@@ -9,7 +9,8 @@ from agentctl.config import Config
 from agentctl.config.schema import CheckSettings
 from agentctl.domain.agent import AgentKind, AgentSpec, NativeAgentSettings
 from agentctl.domain.enums import TaskType
-from agentctl.domain.run import (
+from agentctl.domain.sandbox import SandboxLimits, SandboxProfile
+from agentctl.domain.spec import (
     Budget,
     CommandRules,
     ExecutionSpec,
@@ -19,7 +20,6 @@ from agentctl.domain.run import (
     ToolPolicy,
     VerificationPlan,
 )
-from agentctl.domain.sandbox import SandboxLimits, SandboxProfile
 from agentctl.domain.task import Task
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch
-from agentctl.domain.run import ExecutionSpec
+from agentctl.domain.spec import ExecutionSpec
 from agentctl.domain.verdict import Decision
 from agentctl.domain.verification import VerificationCheck, VerificationReport
 

@@ -14,7 +14,7 @@ from agentctl.domain.enums import (
 )
 from agentctl.domain.errors import InfrastructureFailure
 from agentctl.domain.patch import Patch
-from agentctl.domain.run import PlannedCheck
+from agentctl.domain.spec import PlannedCheck
 from agentctl.domain.verification import (
     TestReport,
     VerificationCheck,

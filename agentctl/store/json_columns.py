@@ -17,7 +17,8 @@ from agentctl.domain.enums import (
 )
 from agentctl.domain.judge import JudgeFinding
 from agentctl.domain.patch import FileChange, PatchBoundaryCheck, PatchStats
-from agentctl.domain.run import (
+from agentctl.domain.serialize import from_json
+from agentctl.domain.spec import (
     Budget,
     CommandRules,
     ExecutionSpec,
@@ -27,7 +28,6 @@ from agentctl.domain.run import (
     ToolPolicy,
     VerificationPlan,
 )
-from agentctl.domain.serialize import from_json
 from agentctl.domain.step import ToolResult
 from agentctl.domain.verdict import ChainLink
 from agentctl.domain.verification import VerificationCheck

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from types import TracebackType
-
 from typing import TypeVar
 
 from sqlalchemy import Connection, Engine, Table, Update, func, or_, select, text, update
@@ -23,11 +22,11 @@ from agentctl.store import tables
 from agentctl.store.engine import reconnecting
 from agentctl.store.event_log import EventLog
 from agentctl.store.repository import Repository
-from agentctl.store.seals import SEALED, seal_rows
 from agentctl.store.rows import RowMapping
 from agentctl.store.rows import evidence as evidence_rows
 from agentctl.store.rows import runs as run_rows
 from agentctl.store.rows import tasks as task_rows
+from agentctl.store.seals import SEALED, seal_rows
 
 _ATTEMPT = tables.attempt
 _RUN = tables.run

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from tests.corpus.corpus import Case, build_base, breaking, diff_after, gold, load_cases, noop
+from tests.corpus.corpus import Case, breaking, build_base, diff_after, gold, load_cases, noop
 from tests.e2e.runs_support import in_parallel
 
 CASES = load_cases()

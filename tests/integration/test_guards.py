@@ -8,7 +8,7 @@ import pytest
 
 from agentctl.config.schema import SECRET_FILES
 from agentctl.domain.enums import ToolDecision
-from agentctl.domain.run import Budget
+from agentctl.domain.spec import Budget
 from agentctl.execution.guards import BudgetGuard, PathCheck, check_path, diff_paths
 
 FORBIDDEN = (".github/**", "infra/**", ".env")

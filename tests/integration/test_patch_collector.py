@@ -12,7 +12,7 @@ import pytest
 from agentctl.domain.enums import ChangeType
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, check_boundary
-from agentctl.domain.run import PatchBoundary
+from agentctl.domain.spec import PatchBoundary
 from agentctl.execution.git import copy_index
 from agentctl.execution.patch_collector import CollectedPatch, apply_to_base, collect_patch
 from agentctl.execution.workspace import AttemptDirs, clone_at, create_attempt_dirs

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from agentctl.domain.enums import TestOutcome
-from agentctl.domain.run import PlannedCheck
+from agentctl.domain.spec import PlannedCheck
 from agentctl.execution.test_reports import ReportDir
 from agentctl.execution.verifier import run_check
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import TestOutcome
-from agentctl.domain.run import PlannedCheck
+from agentctl.domain.spec import PlannedCheck
 from agentctl.execution.report_formats import first_assertion, parse_go_json, parse_unittest
 from agentctl.execution.test_reports import ReportDir, collect, injected_env
 from agentctl.execution.verifier import run_check

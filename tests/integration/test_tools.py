@@ -15,7 +15,7 @@ from agentctl.config.schema import SECRET_FILES
 from agentctl.domain.enums import ToolDecision, ToolOutcome
 from agentctl.domain.errors import BadInput
 from agentctl.domain.redaction import Redactor
-from agentctl.domain.run import CommandRules, PatchBoundary, ToolPolicy
+from agentctl.domain.spec import CommandRules, PatchBoundary, ToolPolicy
 from agentctl.domain.step import ToolResult
 from agentctl.execution.git import WorkspaceGit
 from agentctl.execution.tool_context import ToolContext

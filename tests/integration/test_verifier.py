@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.enums import VerificationCheckStatus as C
-from agentctl.domain.run import PlannedCheck
+from agentctl.domain.spec import PlannedCheck
 from agentctl.execution.environment import scrubbed_env
 from agentctl.execution.verifier import CheckOutcome, run_check
 

@@ -377,7 +377,7 @@ def test_maven_surefire_reports_classify_a_two_test_project(
 def test_pytest_outcomes_are_read_from_the_injected_report_not_the_project(
         tmp_path: Path) -> None:
     """The report goes to a private directory; nothing lands in the checkout."""
-    from agentctl.domain.run import PlannedCheck
+    from agentctl.domain.spec import PlannedCheck
     from agentctl.execution.test_reports import ReportDir
     from agentctl.execution.verifier import run_check
 

@@ -39,15 +39,14 @@ from agentctl.domain.enums import (
 from agentctl.domain.events import Event
 from agentctl.domain.judge import JudgeFinding, JudgeReport
 from agentctl.domain.patch import FileChange, Patch, PatchBoundaryCheck, PatchStats
-from agentctl.domain.run import (
-    Attempt,
+from agentctl.domain.run import Attempt, Run
+from agentctl.domain.spec import (
     Budget,
     CommandRules,
     ExecutionSpec,
     JudgePolicy,
     PatchBoundary,
     PlannedCheck,
-    Run,
     ToolPolicy,
     VerificationPlan,
 )

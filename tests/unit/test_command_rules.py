@@ -15,7 +15,7 @@ from agentctl.domain.command_rules import (
     rule_matches,
 )
 from agentctl.domain.enums import ToolDecision
-from agentctl.domain.run import CommandRules
+from agentctl.domain.spec import CommandRules
 
 ALLOWED = ToolDecision.ALLOWED
 DENIED = ToolDecision.DENIED_BY_COMMAND_GUARD

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.enums import VerificationCheckStatus as C
-from agentctl.domain.run import PlannedCheck
+from agentctl.domain.spec import PlannedCheck
 from agentctl.execution.verifier import failing_in_junit, failing_tests_from_log, summarize_failure
 
 MAVEN_TEST_FAILURE = """\

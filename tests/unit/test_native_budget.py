@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentctl.domain.enums import ToolDecision
-from agentctl.domain.run import Budget
+from agentctl.domain.spec import Budget
 from agentctl.execution.guards import BudgetGuard
 
 

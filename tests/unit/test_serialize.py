@@ -12,19 +12,18 @@ from agentctl.domain.artifact import Artifact
 from agentctl.domain.events import Event
 from agentctl.domain.judge import JudgeFinding, JudgeReport
 from agentctl.domain.patch import FileChange, Patch, PatchBoundaryCheck, PatchStats
-from agentctl.domain.run import (
-    Attempt,
+from agentctl.domain.run import Attempt, Run
+from agentctl.domain.serialize import camel, dumps, to_json
+from agentctl.domain.spec import (
     Budget,
     CommandRules,
     ExecutionSpec,
     JudgePolicy,
     PatchBoundary,
     PlannedCheck,
-    Run,
     ToolPolicy,
     VerificationPlan,
 )
-from agentctl.domain.serialize import camel, dumps, to_json
 from agentctl.domain.step import Step, ToolCall, ToolResult
 from agentctl.domain.task import Session, SessionMessage, Task
 from agentctl.domain.verdict import Approval, ChainLink, Verdict

@@ -23,7 +23,7 @@ from agentctl.domain.enums import (
 )
 from agentctl.domain.judge import JudgeFinding, JudgeReport
 from agentctl.domain.patch import FileChange, Patch, PatchBoundaryCheck, PatchStats
-from agentctl.domain.run import JudgePolicy
+from agentctl.domain.spec import JudgePolicy
 from agentctl.domain.verdict import Approval, Evidence, VerdictInputs, decide_verdict, may_open_pr
 from agentctl.domain.verification import VerificationCheck, VerificationReport
 from tests.unit.conftest import T0

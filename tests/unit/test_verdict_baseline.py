@@ -10,7 +10,6 @@ from dataclasses import replace
 import pytest
 
 from agentctl.domain.baseline import Observed, baseline_wanted, classify
-from agentctl.domain.verdict_baseline import Intent
 from agentctl.domain.enums import (
     BaselineMode,
     PrEligibility,
@@ -20,6 +19,7 @@ from agentctl.domain.enums import (
     VerdictStatus,
     VerificationCheckStatus,
 )
+from agentctl.domain.verdict_baseline import Intent
 from agentctl.domain.verification import (
     ClassifiedTest,
     TestReport,
