@@ -106,7 +106,8 @@ def build_run(home: Path) -> str:
     from agentctl.store.location import resolve_home
 
     repo = home.parent / "bench-run-repo"
-    repo.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(repo, ignore_errors=True)  # a rebuilt home gets a fresh repository too
+    repo.mkdir(parents=True)
     (repo / "app.py").write_text("VALUE = 1\n")
     identity = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
                 "GIT_COMMITTER_EMAIL": "b@x"}
@@ -127,7 +128,7 @@ def build_run(home: Path) -> str:
 
 
 def stored_task(home: Path) -> str | None:
-    """The middle task's id if the home already holds exactly TASKS tasks."""
+    """The middle task's id if the home already holds exactly TASKS tasks and the run's own."""
     import sqlite3
 
     database = home / "agentctl.db"
@@ -135,7 +136,8 @@ def stored_task(home: Path) -> str | None:
         return None
     with sqlite3.connect(database) as connection:
         ids = [row[0] for row in connection.execute("SELECT task_id FROM task ORDER BY task_id")]
-    return ids[TASKS // 2] if len(ids) == TASKS else None
+    complete = len(ids) == TASKS + 1 and (home / "bench-run-id").exists()
+    return ids[TASKS // 2] if complete else None
 
 
 def time_once(argv: list[str], env: dict[str, str], cwd: Path) -> float:

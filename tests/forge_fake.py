@@ -60,6 +60,7 @@ class FakeForge:
             do_GET = do_POST = do_PATCH = do_PUT = _handle  # noqa: N815
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.socket.setblocking(False)  # an aborted client never leaves accept blocking
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 

@@ -118,6 +118,7 @@ def otlp_receiver() -> Iterator[Receiver]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket.setblocking(False)  # an aborted client never leaves accept blocking
     receiver.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -100,6 +100,7 @@ class FakeModel:
                 self.wfile.write(data)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.socket.setblocking(False)  # an aborted client never leaves accept blocking
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)

@@ -322,6 +322,9 @@ class _Hello(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def web() -> Iterator[int]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    # A client that gives up between the server's select and its accept (the proxy refusing it)
+    # would leave a blocking accept waiting for ever, and shutdown() with it.
+    server.socket.setblocking(False)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server.server_address[1]
     server.shutdown()
