@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.machine import unavailable
+
 TMUX = shutil.which("tmux")
 
 
@@ -63,6 +65,8 @@ class Terminal:
 def terminal(width: int, cwd: Path, env: Mapping[str, str], height: int = 60,
              ) -> Iterator[Terminal]:
     """A `width` x `height` terminal running bash in `cwd` with `env`."""
+    if TMUX is None:  # skipped on a laptop without it; under CI (which installs it) a failure
+        unavailable("needs tmux (apt-get install tmux)")
     folder = tempfile.mkdtemp(prefix="agentctl-tmux-")  # short: a socket path has a limit
     socket = str(Path(folder) / "socket")
     environment = {**os.environ, **env, "PS1": "$ ", "TERM": "xterm-256color"}

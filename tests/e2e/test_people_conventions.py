@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import AGENTCTL, Result
 from tests.e2e.runs_support import toml_plan
-from tests.e2e.terminal_support import TMUX, terminal
+from tests.e2e.terminal_support import terminal
 
 Cli = Callable[..., Result]
 
@@ -60,7 +60,6 @@ def test_quiet_leaves_out_the_hints(agentctl: Cli, repo: Path) -> None:
     assert agentctl("-q", *args).stderr == ""
 
 
-@pytest.mark.skipif(TMUX is None, reason="needs tmux")
 def test_no_color_and_NO_COLOR_turn_the_colours_off(agentctl: Cli, repo: Path,
                                                     home: Path) -> None:
     agentctl("task", "submit", "--repo", str(repo), "--type", "bug_fix", "--instruction", "x")
@@ -98,7 +97,6 @@ def test_init_names_the_detected_test_command_without_a_terminal(agentctl: Cli,
     assert "\ncommands = []\n" in (repo / ".agentctl.toml").read_text()
 
 
-@pytest.mark.skipif(TMUX is None, reason="needs tmux")
 def test_init_at_a_terminal_proposes_the_detected_test_command(repo: Path, home: Path) -> None:
     (repo / "tests" / "conftest.py").write_text("")
     with terminal(80, repo, {"AGENTCTL_HOME": str(home)}) as term:

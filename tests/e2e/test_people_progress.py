@@ -14,9 +14,8 @@ import pytest
 
 from tests.conftest import GIT_IDENTITY
 from tests.e2e.runs_support import CALC_FILES, Bench
-from tests.e2e.terminal_support import TMUX, terminal
+from tests.e2e.terminal_support import terminal
 
-pytestmark = pytest.mark.skipif(TMUX is None, reason="needs tmux (apt-get install tmux)")
 DOCSTRING = {"tool": "fs.replace", "path": "calc/__init__.py", "old": "def add(a, b):\n",
              "new": "def add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n"}
 SLOW_CHECK = "python3 -c 'import time; time.sleep({seconds})'"

@@ -14,9 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import AGENTCTL, GIT_IDENTITY, Result
-from tests.e2e.terminal_support import TMUX, Terminal, terminal
-
-pytestmark = pytest.mark.skipif(TMUX is None, reason="needs tmux (apt-get install tmux)")
+from tests.e2e.terminal_support import Terminal, terminal
 
 SCENARIOS = {
     "migration": ("SUCCESS_NEEDS_REVIEW", "ELIGIBLE_AFTER_HUMAN_APPROVAL"),
