@@ -13,6 +13,7 @@ from datetime import datetime
 
 from agentctl.domain.clock import to_iso
 from agentctl.domain.enums import EventType
+from agentctl.domain.json_text import compiled
 
 GENESIS_HASH = "0" * 64
 
@@ -49,8 +50,11 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str
 call, built once: every event's payload goes through it."""
 
 
+_encode_canonical = compiled(_CANONICAL)
+
+
 def canonical_payload(payload: Mapping[str, object]) -> str:
-    return _CANONICAL.encode(payload)
+    return _encode_canonical(payload)
 
 
 def event_hash(
@@ -58,6 +62,14 @@ def event_hash(
     step_id: str | None, payload_json: str, created_at: str, prev_hash: str,
 ) -> str:
     """sha256 over the previous hash and every stored field, in a fixed order."""
+    return _chain_hash(prev_hash, seq, type, task_id, run_id, attempt_id, step_id, payload_json,
+                       created_at)
+
+
+def _chain_hash(prev_hash: str, seq: int, type: str, task_id: str | None, run_id: str | None,
+                attempt_id: str | None, step_id: str | None, payload_json: str,
+                created_at: str) -> str:
+    """`event_hash` with positional arguments: the writer hashes every event of a batch."""
     material = "\x1f".join((
         prev_hash, str(seq), type, task_id or "", run_id or "", attempt_id or "", step_id or "",
         payload_json, created_at,
@@ -69,11 +81,8 @@ def hash_new_event(event: NewEvent, *, seq: int, prev_hash: str) -> tuple[str, s
     """(payload json, created_at text, hash) exactly as they are to be stored."""
     payload_json = canonical_payload(event.payload)
     created_at = to_iso(event.created_at) or ""
-    digest = event_hash(
-        seq=seq, type=event.type.value, task_id=event.task_id, run_id=event.run_id,
-        attempt_id=event.attempt_id, step_id=event.step_id, payload_json=payload_json,
-        created_at=created_at, prev_hash=prev_hash,
-    )
+    digest = _chain_hash(prev_hash, seq, event.type.value, event.task_id, event.run_id,
+                         event.attempt_id, event.step_id, payload_json, created_at)
     return payload_json, created_at, digest
 
 

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
 from agentctl.domain.clock import to_iso
+from agentctl.domain.json_text import compiled
 from agentctl.domain.serialize import to_json
 
 R = TypeVar("R")
@@ -40,18 +41,19 @@ def at(text: str) -> datetime:
 
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 """`json.dumps(..., separators=(",", ":"), ensure_ascii=False)`'s encoder, built once."""
+_encode_compact = compiled(_COMPACT)
 
 
 def dump(value: object) -> str:
     """Nested values as compact JSON text; empty ones as `{}`/`[]` without the encoder."""
     if not value and isinstance(value, (dict, tuple, list)):
         return "{}" if isinstance(value, dict) else "[]"
-    return _COMPACT.encode(to_json(value))
+    return _encode_compact(to_json(value))
 
 
 def dump_plain(document: object) -> str:
     """`dump` of a value that already is plain JSON (no records, enums or times in it)."""
-    return _COMPACT.encode(document)
+    return _encode_compact(document)
 
 
 def load(text: str) -> Any:
