@@ -130,6 +130,30 @@ def run_agentctl() -> Callable[..., Result]:
     return run
 
 
+@pytest.fixture
+def cli(home: Path, tmp_path: Path) -> Callable[..., Result]:
+    """`agentctl` run in this process (tests/cli_runner.py), as the `agentctl` fixture runs the
+    installed command: for tests that only check help, bad input or config."""
+    from tests.cli_runner import invoke
+
+    workdir = tmp_path / "cwd"
+    workdir.mkdir(exist_ok=True)
+
+    def run(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+            input: str | None = None) -> Result:
+        return invoke(*args, home=home, cwd=cwd or workdir, env=env, input=input)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def run_cli() -> Callable[..., Result]:
+    """`run_cli(*args, home=..., cwd=...)`: `run_agentctl`, in this process."""
+    from tests.cli_runner import invoke
+
+    return invoke
+
+
 @pytest.fixture(scope="session")
 def agentctl_executable() -> str:
     """The path of the installed `agentctl`, for tests that start it with Popen."""

@@ -2,7 +2,8 @@
 
 Each case runs twice: against a home that already holds tasks and a session (the database must be
 unchanged: same row counts, same last event), and, where it does not need existing records,
-against a fresh home (no database may appear).
+against a fresh home (no database may appear). In-process (`run_cli`, tests/cli_runner.py): the
+same entry point as the installed command, without an interpreter start per case.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def _case(case: tuple) -> object:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl) -> dict[str, Path]:
+def world(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_cli) -> dict[str, Path]:
     """A repository, a plain folder, request files, and a home with two tasks and a session."""
     root = tmp_path_factory.mktemp("bad-input")
     repo = repo_maker(root / "repo", {"README.md": "# repo\n"})
@@ -119,12 +120,12 @@ def world(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl) ->
     cwd.mkdir()
     task_ids = []
     for _ in range(2):
-        done = run_agentctl("task", "submit", "--repo", str(repo), "--type", "bug_fix",
-                            "--instruction", "existing", "--json", home=home, cwd=cwd)
+        done = run_cli("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                       "--instruction", "existing", "--json", home=home, cwd=cwd)
         assert done.returncode == 0, done.stderr
         task_ids.append(done.json()["taskId"])
-    assert run_agentctl("task", "cancel", task_ids[1], home=home, cwd=cwd).returncode == 0
-    session = run_agentctl("session", "start", "--json", home=home, cwd=cwd)
+    assert run_cli("task", "cancel", task_ids[1], home=home, cwd=cwd).returncode == 0
+    session = run_cli("session", "start", "--json", home=home, cwd=cwd)
     assert session.returncode == 0, session.stderr
     return {"repo": repo, "plain": plain, "files": files, "home": home, "cwd": cwd,
             "cancelled": task_ids[1][:20], "session": session.json()["sessionId"][8:20]}
@@ -136,11 +137,11 @@ def expand(args: tuple[str, ...], world: dict[str, object]) -> list[str]:
 
 @pytest.mark.parametrize(("args", "fragments"), [_case(case) for case in CASES])
 def test_bad_input_leaves_the_database_unchanged(
-    world: dict[str, Path], run_agentctl, state_of, error_line, args: tuple[str, ...],
+    world: dict[str, Path], run_cli, state_of, error_line, args: tuple[str, ...],
     fragments: tuple[str, ...],
 ) -> None:
     before = state_of(world["home"])
-    result = run_agentctl(*expand(args, world), home=world["home"], cwd=world["cwd"])
+    result = run_cli(*expand(args, world), home=world["home"], cwd=world["cwd"])
     assert result.returncode == 2, (result.stdout, result.stderr)
     line = error_line(result.stderr)
     for fragment in fragments:
@@ -153,11 +154,11 @@ def test_bad_input_leaves_the_database_unchanged(
     pytest.param(case[1], case[2], id=case[0]) for case in CASES if case[0] in FRESH
 ])
 def test_bad_input_on_a_fresh_home_creates_no_database(
-    world: dict[str, Path], run_agentctl, state_of, error_line, tmp_path: Path,
+    world: dict[str, Path], run_cli, state_of, error_line, tmp_path: Path,
     args: tuple[str, ...], fragments: tuple[str, ...],
 ) -> None:
     home = tmp_path / "fresh-home"
-    result = run_agentctl(*expand(args, world), home=home, cwd=world["cwd"])
+    result = run_cli(*expand(args, world), home=home, cwd=world["cwd"])
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert fragments[0] in error_line(result.stderr)
     assert state_of(home) is None
@@ -165,15 +166,15 @@ def test_bad_input_on_a_fresh_home_creates_no_database(
 
 
 def test_ambiguous_id_prefix_is_refused_naming_the_candidates(
-    world: dict[str, Path], run_agentctl, state_of, error_line,
+    world: dict[str, Path], run_cli, state_of, error_line,
 ) -> None:
     before = state_of(world["home"])
-    listed = run_agentctl("task", "list", "--json", home=world["home"], cwd=world["cwd"])
+    listed = run_cli("task", "list", "--json", home=world["home"], cwd=world["cwd"])
     ids = [task["taskId"] for task in json.loads(listed.stdout)]
     shared = os.path.commonprefix(ids)
     assert len(shared) >= len("task_") + 4, ids  # ids made together share their time prefix
     for args in (("task", "show", shared.removeprefix("task_")), ("task", "cancel", shared)):
-        result = run_agentctl(*args, home=world["home"], cwd=world["cwd"])
+        result = run_cli(*args, home=world["home"], cwd=world["cwd"])
         assert result.returncode == 2, result.stderr
         line = error_line(result.stderr)
         assert "ambiguous" in line and "task_01" in line

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 
-def cli(agentctl: Callable[..., object], *args: str, cwd: Path, env: dict[str, str] | None = None,
-        ) -> object:
+def command(agentctl: Callable[..., object], *args: str, cwd: Path,
+            env: dict[str, str] | None = None) -> object:
     result = agentctl(*args, cwd=cwd, env={"AGENTCTL_DATABASE_URL": "", **(env or {})})
     return result
 
@@ -27,36 +27,37 @@ def test_the_store_section_chooses_database_and_artifact_folder(
         f"sqlite:///{tmp_path / 'elsewhere.db'}"
     (project / ".agentctl.toml").write_text(f'[store]\nurl = "{url}"\nartifacts = "{shared}"\n')
 
-    task = cli(agentctl, "task", "submit", "--repo", str(repo), "--type", "bug_fix",
-               "--instruction", "fix the greeting", "--json", cwd=project)
+    task = command(agentctl, "task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                   "--instruction", "fix the greeting", "--json", cwd=project)
     assert task.returncode == 0, task.stderr  # type: ignore[attr-defined]
     task_id = task.json()["taskId"]  # type: ignore[attr-defined]
-    started = cli(agentctl, "run", "start", task_id, "--agent", "noop", "--json", cwd=project)
+    started = command(agentctl, "run", "start", task_id, "--agent", "noop", "--json", cwd=project)
     assert started.returncode in (0, 1), started.stderr  # type: ignore[attr-defined]
     run_id = started.json()["runId"]  # type: ignore[attr-defined]
 
-    listed = cli(agentctl, "artifact", "list", run_id, "--json", cwd=project)
+    listed = command(agentctl, "artifact", "list", run_id, "--json", cwd=project)
     assert listed.returncode == 0, listed.stderr  # type: ignore[attr-defined]
     artifacts = json.loads(listed.stdout)  # type: ignore[attr-defined]
     assert artifacts
     for artifact in artifacts:  # each in the configured folder, and readable through agentctl
         assert (shared / artifact["uri"].removeprefix("artifacts/")).is_file()
-        shown = cli(agentctl, "artifact", "show", artifact["artifactId"], cwd=project)
+        shown = command(agentctl, "artifact", "show", artifact["artifactId"], cwd=project)
         assert shown.returncode == 0, shown.stderr  # type: ignore[attr-defined]
     assert not (tmp_path / "home" / "artifacts").exists()
     if kind == "sqlite":
         assert (tmp_path / "elsewhere.db").exists()
     # elsewhere (no config file) the same home shows nothing of it: the config chose the store
-    other = cli(agentctl, "run", "list", "--json", cwd=tmp_path)
+    other = command(agentctl, "run", "list", "--json", cwd=tmp_path)
     assert run_id not in other.stdout  # type: ignore[attr-defined]
 
 
 def test_a_database_url_agentctl_cannot_use_is_one_line_and_exit_2(
-        agentctl: Callable[..., object], tmp_path: Path) -> None:
+        cli: Callable[..., object], tmp_path: Path) -> None:
+    """In-process (`cli`): only the config is read."""
     project = tmp_path / "project"
     project.mkdir()
     (project / ".agentctl.toml").write_text('[store]\nurl = "mysql://db/agentctl"\n')
-    result = cli(agentctl, "task", "list", cwd=project)
+    result = command(cli, "task", "list", cwd=project)
     assert result.returncode == 2  # type: ignore[attr-defined]
     assert result.stdout == ""  # type: ignore[attr-defined]
     lines = result.stderr.strip().splitlines()  # type: ignore[attr-defined]

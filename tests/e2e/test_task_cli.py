@@ -112,10 +112,10 @@ def test_base_ref_defaults_to_the_current_branch_and_may_name_any_commit(
     assert submit(agentctl, repo, "--base", "v1.0")["baseRef"] == "v1.0"
 
 
-def test_detached_head_needs_an_explicit_base(agentctl, repo: Path, run_git, error_line) -> None:
+def test_detached_head_needs_an_explicit_base(cli, repo: Path, run_git, error_line) -> None:
     run_git(repo, "checkout", "-q", "--detach")
-    result = agentctl("task", "submit", "--repo", str(repo), "--type", "bug_fix",
-                      "--instruction", "x")
+    result = cli("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                 "--instruction", "x")
     assert result.returncode == 2
     assert "detached HEAD" in error_line(result.stderr)
 
@@ -240,9 +240,9 @@ def test_the_seeds_task_json_with_a_repository_alias_from_config(
 # --- policy ---------------------------------------------------------------------------------
 
 def test_autonomy_above_max_autonomy_is_stored_as_policy_denied_with_exit_2(
-    agentctl, repo: Path, home: Path, error_line) -> None:
-    result = agentctl("task", "submit", "--repo", str(repo), "--type", "bug_fix",
-                      "--instruction", "x", "--autonomy", "auto_pr", "--json")
+    cli, repo: Path, home: Path, error_line) -> None:
+    result = cli("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                 "--instruction", "x", "--autonomy", "auto_pr", "--json")
     assert result.returncode == 2
     line = error_line(result.stderr)
     assert "denied by policy" in line
@@ -252,53 +252,53 @@ def test_autonomy_above_max_autonomy_is_stored_as_policy_denied_with_exit_2(
     assert task["statusReason"] == "autonomy auto_pr exceeds max_autonomy supervised_pr"
     assert task["taskId"] in line
 
-    shown = agentctl("task", "show", task["taskId"])
+    shown = cli("task", "show", task["taskId"])
     assert shown.returncode == 0
     assert "POLICY_DENIED" in shown.stdout and "exceeds max_autonomy" in shown.stdout
-    no_run = agentctl("run", "start", task["taskId"])  # a denied task cannot create a run
+    no_run = cli("run", "start", task["taskId"])  # a denied task cannot create a run
     assert no_run.returncode == 2
     assert "is POLICY_DENIED: autonomy auto_pr exceeds" in error_line(no_run.stderr)
-    events = agentctl("events", "--json").json()
+    events = cli("events", "--json").json()
     assert [e["type"] for e in events] == ["TaskSubmitted", "TaskPolicyDenied"]
     assert events[1]["payload"]["reason"] == task["statusReason"]
 
 
-def test_requested_allowed_glob_that_config_forbids_is_denied(agentctl, repo: Path,
+def test_requested_allowed_glob_that_config_forbids_is_denied(cli, repo: Path,
                                                               error_line) -> None:
-    result = agentctl("task", "submit", "--repo", str(repo), "--type", "bug_fix",
-                      "--instruction", "x", "--allow", "src/**", "--allow",
-                      ".github/workflows/*.yml")
+    result = cli("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                 "--instruction", "x", "--allow", "src/**", "--allow",
+                 ".github/workflows/*.yml")
     assert result.returncode == 2
     assert "'.github/workflows/*.yml' is forbidden by config (.github/**)" in error_line(
         result.stderr)
     assert "POLICY_DENIED" in result.stdout
 
 
-def test_policy_comes_from_the_config_found_upwards(agentctl, repo: Path, tmp_path: Path) -> None:
+def test_policy_comes_from_the_config_found_upwards(cli, repo: Path, tmp_path: Path) -> None:
     project = tmp_path / "cwd" / "project"
     (project / "sub").mkdir(parents=True)
     (project / ".agentctl.toml").write_text(
         '[policy]\nmax_autonomy = "auto_pr"\ndefault_autonomy = "draft_pr"\n'
         f'repository_allowlist = ["{repo.parent}"]\n')
-    task = submit(agentctl, repo, cwd=project / "sub")
+    task = submit(cli, repo, cwd=project / "sub")
     assert (task["status"], task["autonomyLevel"]) == ("READY_FOR_RUN", "draft_pr")
-    assert submit(agentctl, repo, "--autonomy", "auto_pr", cwd=project / "sub")["status"] == \
+    assert submit(cli, repo, "--autonomy", "auto_pr", cwd=project / "sub")["status"] == \
         "READY_FOR_RUN"
 
 
-def test_repository_outside_the_allowlist_is_denied(agentctl, repo: Path, tmp_path: Path,
+def test_repository_outside_the_allowlist_is_denied(cli, repo: Path, tmp_path: Path,
                                                     error_line) -> None:
     cwd = tmp_path / "cwd"
     cwd.mkdir(exist_ok=True)
     (cwd / ".agentctl.toml").write_text(
         '[policy]\nrepository_allowlist = ["/srv/approved", "https://git.example.com/*"]\n')
-    denied = agentctl("task", "submit", "--repo", str(repo), "--type", "bug_fix",
-                      "--instruction", "x")
+    denied = cli("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                 "--instruction", "x")
     assert denied.returncode == 2
     assert f"repository {repo.resolve()} is not in the repository allowlist" in error_line(
         denied.stderr)
-    allowed = agentctl("task", "submit", "--repo", "https://git.example.com/payments.git",
-                       "--type", "bug_fix", "--instruction", "x", "--json")
+    allowed = cli("task", "submit", "--repo", "https://git.example.com/payments.git",
+                  "--type", "bug_fix", "--instruction", "x", "--json")
     assert allowed.returncode == 0, allowed.stderr
     assert allowed.json()["status"] == "READY_FOR_RUN"
 
@@ -316,10 +316,10 @@ def test_list_is_newest_first_and_filters(agentctl, repo: Path) -> None:
                                           "--json").json()] == [ready]
 
 
-def test_list_on_an_empty_home_says_so_and_creates_nothing(agentctl, home: Path, state_of) -> None:
-    plain = agentctl("task", "list")
+def test_list_on_an_empty_home_says_so_and_creates_nothing(cli, home: Path, state_of) -> None:
+    plain = cli("task", "list")
     assert plain.returncode == 0 and "no tasks yet" in plain.stdout
-    as_json = agentctl("task", "list", "--json")
+    as_json = cli("task", "list", "--json")
     assert as_json.returncode == 0 and as_json.json() == []
     assert state_of(home) is None
 
@@ -353,9 +353,9 @@ def test_must_pass_tests_and_allow_removed_tests_are_stored_with_the_task_and_it
     assert plain["mustPass"] == [] and plain["allowRemovedTests"] is False
 
 
-def test_a_blank_must_pass_test_is_one_line_and_exit_2(agentctl, repo: Path, error_line) -> None:
-    result = agentctl("task", "submit", "--repo", str(repo), "--type", "bug_fix",
-                      "--instruction", "Fix it", "--must-pass", " ")
+def test_a_blank_must_pass_test_is_one_line_and_exit_2(cli, repo: Path, error_line) -> None:
+    result = cli("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                 "--instruction", "Fix it", "--must-pass", " ")
     assert result.returncode == 2
     assert error_line(result.stderr).startswith("agentctl: error: must-pass test ' ' must be one test id")
-    assert agentctl("task", "list", "--json").json() == []
+    assert cli("task", "list", "--json").json() == []
