@@ -119,7 +119,7 @@ def submit(
     if task.status is TaskStatus.POLICY_DENIED:
         raise PolicyDenied(f"task {task.task_id} denied by policy: {task.status_reason}")
     if agent_spec is not None:
-        from agentctl.cli.run import execute_and_report
+        from agentctl.cli.run.start import execute_and_report
 
         def card() -> None:  # the task as the run left it (COMPLETED, FAILED, ...)
             with current.views() as views:

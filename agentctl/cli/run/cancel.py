@@ -1,0 +1,32 @@
+"""`agentctl run cancel`: a queued run at once, a running one through its worker."""
+
+
+from typing import Annotated
+
+import typer
+
+from agentctl.cli.context import state
+from agentctl.cli.options import JsonOption
+from agentctl.cli.output import emit_json, out
+
+
+def cancel(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="Run id or unique prefix.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why, for the audit trail.")] = "cancelled by user",
+    by: Annotated[str | None, typer.Option("--by", metavar="WHO", help="Who cancels. (default: "
+                  "the current user)")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Cancel a run: a queued run at once, a running one by its worker within seconds."""
+    from agentctl.services.runs import cancel_run
+    from agentctl.services.tasks import current_user
+
+    run = cancel_run(state(ctx).store, run_id, by=by or current_user(), reason=reason)
+    if as_json:
+        emit_json(run)
+    elif run.status.value == "CANCELLED":
+        out().print(f"cancelled {run.run_id}")
+    else:
+        out().print(f"cancellation requested for {run.run_id} ({run.status.value}); its worker "
+                    "stops it within seconds")

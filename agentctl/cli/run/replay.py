@@ -1,0 +1,66 @@
+"""`agentctl run replay`: a recorded claude/codex run again, its model answering from the
+record, and whether it came out the same."""
+
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentctl.cli.artifact import artifact_content
+from agentctl.cli.context import state
+from agentctl.cli.options import JsonOption
+from agentctl.cli.output import emit_json, live_status, out
+from agentctl.cli.run.document import run_document_of
+
+
+def replay(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="Run id or unique prefix.")],
+    config_file: Annotated[Path | None, typer.Option("--config", metavar="FILE", help=(
+        "A what-if: replay under this config's policy and list every decision that "
+        "changed."))] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Run a recorded claude/codex run again, its model answering from the recorded exchanges
+    (no model, no key): the same task, base commit and agent CLI. Says whether the replay is
+    identical (tool calls, decisions, patch tree); exit 1 when it is not."""
+    from agentctl import config as configs
+    from agentctl.services.pipeline import RunOptions
+    from agentctl.services.replay import replay_run
+
+    current = state(ctx)
+    what_if = configs.load(config_file) if config_file is not None else None
+    root = current.home.artifacts
+    import signal  # SIGTERM stops a replay as Ctrl-C does: it ends CANCELLED, on record
+
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    with live_status(f"replay of {run_id}") as progress:
+        options = RunOptions(progress=progress, observer=progress,
+                             redact_logs_up_to=current.config.verification.redact_logs_up_to_bytes,
+                             protected=(current.home.root,))
+        report = replay_run(current.store, current.config, run_id, what_if=what_if,
+                            options=options,
+                            read=lambda a: b"".join(artifact_content(root, a)))
+    document = {**run_document_of(current, report.run), "replayOf": report.replay_of,
+                "identical": report.identical, "differences": list(report.differences),
+                "requestsRecorded": report.requests_recorded,
+                "requestsReplayed": report.requests_replayed,
+                "decisionChanges": [{"step": c.step, "tool": c.tool, "before": c.before,
+                                     "after": c.after, "rule": c.rule}
+                                    for c in report.decision_changes]}
+    if as_json:
+        emit_json(document)
+    else:
+        console = out()
+        console.print(f"{report.run.run_id} replays {report.replay_of}: "
+                      f"{report.requests_replayed}/{report.requests_recorded} model requests "
+                      f"answered from the record; "
+                      + ("identical" if report.identical else "DIFFERENT"), markup=False,
+                      highlight=False)
+        for change in report.decision_changes:
+            console.print(f"  call {change.step} {change.tool}: {change.before} -> "
+                          f"{change.after} ({change.rule})", markup=False, highlight=False)
+        for difference in report.differences:
+            console.print(f"  {difference}", markup=False, highlight=False)
+    raise typer.Exit(0 if report.identical else 1)

@@ -1,0 +1,115 @@
+"""`agentctl run list|show|diff`: what runs there are, what one did, and its patch."""
+
+
+from typing import Annotated
+
+import typer
+
+from agentctl.cli.artifact import artifact_content, named_artifact, print_artifact
+from agentctl.cli.context import state
+from agentctl.cli.options import (
+    MAX_LIMIT,
+    Flag,
+    FullOption,
+    JsonOption,
+    NoPagerOption,
+    RepoOption,
+    RunArgument,
+)
+from agentctl.cli.output import emit_json, out
+from agentctl.domain.enums import RunStatus
+from agentctl.domain.errors import BadInput
+
+
+def list_(
+    ctx: typer.Context,
+    task: Annotated[str | None, typer.Option("--task", metavar="ID", help="Only runs of this "
+                    "task.")] = None,
+    status: Annotated[str | None, typer.Option("--status", metavar="S", help="Only runs in this "
+                      "status, e.g. QUEUED.")] = None,
+    repo: RepoOption = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=MAX_LIMIT,
+                                       help="At most this many, newest first.")] = 50,
+    full: FullOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """List runs, newest first, with their verdicts."""
+    from agentctl.cli.documents import run_document
+    from agentctl.services.leftovers import notice_expired
+
+    if status is not None and status.upper() not in RunStatus.__members__:
+        raise BadInput(f"unknown run status {status!r}; expected one of: "
+                       f"{', '.join(RunStatus.__members__)}")
+    current = state(ctx)
+    notice_expired(current.store)
+    repository = current.repository_filter(repo)
+    with current.views() as views:
+        task_id = views.resolve("task", task) if task else None
+        runs = views.runs(limit=limit, task_id=task_id, status=status.upper() if status else None,
+                          repository=repository)
+        documents = [run_document(views, run) for run in runs]
+        task_ids = sorted({run.task_id for run in runs})
+        repositories = views.repositories(task_ids)
+        short = {} if full or as_json else {
+            **views.short_ids("run", [run.run_id for run in runs]),
+            **views.short_ids("task", task_ids)}
+    if as_json:
+        emit_json(documents)
+    elif not documents:
+        out().print(f"no runs of {repository} yet" if repository else
+                    "no runs yet; start one with 'agentctl run start TASK'")
+    else:
+        from agentctl.cli.render.runs import run_table
+
+        out().print(run_table(documents, short=short, repositories=repositories,
+                              width=out().width))
+
+
+
+
+def show(
+    ctx: typer.Context,
+    run_id: RunArgument = None,
+    tree: Annotated[bool, Flag("--tree", help="Attempts, steps, tool calls and artifacts."
+                    )] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Show a run (the newest without an id); --tree draws everything it did."""
+    from agentctl.cli.documents import run_document
+    from agentctl.services.leftovers import notice_expired
+
+    notice_expired(state(ctx).store)
+    with state(ctx).views() as views:
+        document = run_document(views, views.run(run_id), tree=tree)
+    if as_json:
+        emit_json(document)
+        return
+    from agentctl.cli.render import runs as render
+
+    out().print(render.run_tree(document) if tree else render.run_detail(document))
+
+
+
+
+def diff(
+    ctx: typer.Context,
+    run_id: RunArgument = None,
+    no_pager: NoPagerOption = False,
+) -> None:
+    """Print a run's patch (patch.diff, verified by its hash), coloured on a terminal."""
+    current = state(ctx)
+    with current.views() as views:
+        artifact = named_artifact(views, run_id, "patch.diff")
+    console = out()
+    if not console.is_terminal:
+        print_artifact(current.home.artifacts, artifact)
+        return
+    from agentctl.cli.pager import page
+    from agentctl.cli.render.diff import coloured
+    from agentctl.cli.render.style import printable
+
+    content = b"".join(artifact_content(current.home.artifacts, artifact))
+    text = content.decode("utf-8", errors="replace")
+    page(printable(text) if console.no_color or console.color_system is None
+         else coloured(text),
+         enabled=not no_pager)
