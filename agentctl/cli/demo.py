@@ -12,7 +12,7 @@ import typer
 from agentctl.cli.context import state
 from agentctl.cli.options import Flag
 from agentctl.cli.output import live_status, out
-from agentctl.cli.sandbox import unsandboxed, warn_unsandboxed
+from agentctl.cli.sandbox import warn_unsandboxed
 from agentctl.store import Store
 from agentctl.store.location import resolve_home
 from agentctl.store.views import Views
@@ -33,9 +33,10 @@ def demo(
     from agentctl.cli.render.style import badge, escape
     from agentctl.config import defaults
     from agentctl.services.demo import new_demo_root, run_demo
+    from agentctl.services.start import run_config
 
     current = state(ctx)
-    chosen_config = unsandboxed(defaults(), no_sandbox)
+    chosen_config = run_config(defaults(), no_sandbox=no_sandbox)
     warn_unsandboxed(chosen_config)
     sandboxed = chosen_config.sandbox.mode.value == "on"
     root = new_demo_root()

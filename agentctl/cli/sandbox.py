@@ -1,7 +1,6 @@
 """`agentctl sandbox check`: what of the OS sandbox works on this machine."""
 
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import typer
@@ -66,21 +65,3 @@ def warn_unsandboxed(config: "Config") -> None:
         err().print("agentctl: WARNING: the sandbox is OFF: the run's processes (agent, tools, "
                     "verification, judge) run with your permissions, and its verdict needs a "
                     "human approval", highlight=False, markup=False, soft_wrap=True)
-
-
-def unsandboxed(config: "Config", no_sandbox: bool) -> "Config":
-    """The config a run is created under: `--no-sandbox` turns the sandbox off; a sandbox that
-    cannot start here refuses the run (one line, exit 2)."""
-    from agentctl.domain.sandbox import SandboxMode
-    from agentctl.execution import sandbox
-
-    if no_sandbox:
-        config = replace(config, sandbox=replace(config.sandbox, mode=SandboxMode.OFF))
-    if config.sandbox.mode is SandboxMode.OFF:
-        return config
-    status = sandbox.check()
-    if not status.works:
-        from agentctl.domain.errors import BadInput
-
-        raise BadInput(status.refusal())
-    return config

@@ -106,10 +106,9 @@ def submit(
                 raise BadInput("--interactive needs the run to execute here; drop --detach")
             check_terminal()
         if not detach:  # nor is a run this machine could not sandbox
-            from agentctl.domain.sandbox import SandboxProfile
-            from agentctl.execution.sandbox import require
+            from agentctl.services.start import run_config
 
-            require(SandboxProfile(mode=current.config.sandbox.mode))
+            run_config(current.config)
     task = submit_task(current.store, current.config, request, cwd=Path.cwd())
     if task.status is TaskStatus.POLICY_DENIED or agent_spec is None:
         if as_json:

@@ -22,7 +22,7 @@ from agentctl.services.pipeline import RunOptions
 from agentctl.services.requests import TaskRequest
 from agentctl.services.tasks import submit_task
 from agentctl.services.unit_of_work import Storage
-from agentctl.services.worker import start_run
+from agentctl.services.worker import create_and_run
 
 IDENTITY = {"GIT_AUTHOR_NAME": "agentctl demo", "GIT_AUTHOR_EMAIL": "demo@agentctl.invalid",
             "GIT_COMMITTER_NAME": "agentctl demo", "GIT_COMMITTER_EMAIL": "demo@agentctl.invalid"}
@@ -119,8 +119,8 @@ def run_demo(storage: Storage, root: Path, *, home: Path,
                                         for c in scenario.extra_checks),
             labels={"demo": scenario.name}), cwd=root)
         agent = parse_agent_spec(f"script:{plans / scenario.plan}", root)
-        final = start_run(storage, settings, task.task_id, agent=agent, detach=False,
-                          options=options)
+        final = create_and_run(storage, settings, task.task_id, agent=agent, detach=False,
+                               options=options)
         results.append(DemoResult(scenario, task, final))
     return results
 

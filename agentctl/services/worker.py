@@ -33,10 +33,10 @@ def new_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{ids.new_id('worker')[-6:]}"
 
 
-def start_run(storage: Storage, config: Config, task_text: str, *, agent: AgentSpec, detach: bool,
-              options: RunOptions) -> Run:
-    """`run start`: a queued run under a frozen spec and, unless detached, executed here until
-    it ends (or waits for a human)."""
+def create_and_run(storage: Storage, config: Config, task_text: str, *, agent: AgentSpec,
+                   detach: bool, options: RunOptions) -> Run:
+    """A queued run under a frozen spec and, unless detached, executed here until it ends (or
+    waits for a human), with these options: `run start` (services/start.py) and the demo."""
     run = create_run(storage, config, task_text, agent=agent)
     if detach:
         return run

@@ -12,7 +12,7 @@ from agentctl.cli.context import State, state
 from agentctl.cli.options import Flag, JsonOption
 from agentctl.cli.output import emit_json, hint, live_status, note, out
 from agentctl.cli.run.document import run_document_of
-from agentctl.cli.sandbox import unsandboxed, warn_unsandboxed
+from agentctl.cli.sandbox import warn_unsandboxed
 from agentctl.domain.enums import VerdictStatus
 from agentctl.domain.errors import BadInput
 
@@ -59,9 +59,8 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
     card of `task submit`, in its final state)."""
     from agentctl.domain.verdict import exit_code_for
     from agentctl.services.leftovers import notice_expired
-    from agentctl.services.pipeline import RunOptions
-    from agentctl.services.telemetry import configured_endpoint, trace_after_run
-    from agentctl.services.worker import start_run
+    from agentctl.services.start import StartRun, run_config, start_run
+    from agentctl.services.telemetry import trace_after_run
 
     if interactive:
         from agentctl.cli.prompt import check_terminal
@@ -69,7 +68,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
         if detach:
             raise BadInput("--interactive needs the run to execute here; drop --detach")
         check_terminal()
-    config = unsandboxed(current.config, no_sandbox)
+    config = run_config(current.config, no_sandbox=no_sandbox)  # refused before a word or a row
     _warn_uncommitted(current, task_id)
     notice_expired(current.store)  # a run of the task whose `run start` died ends first
     if not detach:  # SIGTERM stops a run here as Ctrl-C does: it ends CANCELLED, on record
@@ -82,14 +81,12 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
             from agentctl.cli.prompt import terminal_approver
 
             approver = terminal_approver(progress.paused)
-        options = RunOptions(keep_workspace=keep_workspace, approver=approver, progress=progress,
-                             redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
-                             baseline_cache=current.home.root / "baselines",
-                             protected=(current.home.root,), observer=progress,
-                             trace_endpoint=configured_endpoint(config))
+        request = StartRun(task=task_id, agent=agent, detach=detach,
+                           keep_workspace=keep_workspace, no_sandbox=no_sandbox,
+                           state_home=current.home.root, approver=approver, progress=progress,
+                           observer=progress)
         try:
-            run = start_run(current.store, config, task_id, agent=agent, detach=detach,
-                            options=options)
+            run = start_run(current.store, current.config, request)
         except KeyboardInterrupt:  # the run ended CANCELLED on record; say which, then 130
             _say_cancelled(current, task_id)
             raise typer.Exit(130) from None

@@ -1,0 +1,80 @@
+"""`start_run(StartRun(...))`: the one use case behind `run start` and `task submit --run`
+holds the sandbox refusal and builds the run's options (issue 22). Real SQLite store, real git
+repository, the machine's bubblewrap."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentctl import config
+from agentctl.domain.agent import AgentKind, AgentSpec
+from agentctl.domain.enums import RunStatus
+from agentctl.domain.errors import BadInput
+from agentctl.domain.sandbox import SandboxMode
+from agentctl.execution import sandbox
+from agentctl.services.requests import TaskRequest
+from agentctl.services.start import StartRun, run_config, start_run
+from agentctl.services.tasks import submit_task
+from agentctl.store import Store
+from agentctl.store.location import resolve_home
+from tests.e2e.conftest import db_state
+
+NOOP = AgentSpec(AgentKind.NOOP)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store(resolve_home(str(tmp_path / "home")))
+
+
+@pytest.fixture
+def task_id(store: Store, repo: Path, tmp_path: Path) -> str:
+    request = TaskRequest(repository=str(repo), task_type="custom", instruction="nothing")
+    return submit_task(store, config.defaults(), request, cwd=tmp_path).task_id
+
+
+@pytest.fixture
+def no_bubblewrap(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """This process finds no bubblewrap (the check is cached per process: cleared around)."""
+    monkeypatch.setenv("AGENTCTL_BWRAP", str(tmp_path / "no-such-bwrap"))
+    sandbox.find_bubblewrap.cache_clear()
+    sandbox.check.cache_clear()
+    yield
+    sandbox.find_bubblewrap.cache_clear()
+    sandbox.check.cache_clear()
+
+
+def test_a_detached_start_queues_the_run_under_the_chosen_sandbox(store: Store,
+                                                                   task_id: str) -> None:
+    run = start_run(store, config.defaults(),
+                    StartRun(task=task_id[:12], agent=NOOP, detach=True, no_sandbox=True))
+    assert run.status is RunStatus.QUEUED and run.task_id == task_id
+    assert run.execution_spec.sandbox.mode is SandboxMode.OFF
+
+
+@pytest.mark.usefixtures("no_bubblewrap")
+def test_a_sandbox_that_cannot_start_refuses_the_run_and_stores_none(store: Store,
+                                                                     task_id: str) -> None:
+    before = db_state(store.home.root)
+    with pytest.raises(BadInput, match="bubblewrap"):
+        start_run(store, config.defaults(), StartRun(task=task_id, agent=NOOP, detach=True))
+    assert db_state(store.home.root) == before
+
+
+@pytest.mark.usefixtures("no_bubblewrap")
+def test_no_sandbox_is_not_refused_and_turns_the_sandbox_off() -> None:
+    with pytest.raises(BadInput):
+        run_config(config.defaults())
+    assert run_config(config.defaults(), no_sandbox=True).sandbox.mode is SandboxMode.OFF
+
+
+def test_an_inline_start_executes_the_run_to_its_end(store: Store, task_id: str) -> None:
+    said: list[str] = []
+    run = start_run(store, config.defaults(), StartRun(task=task_id, agent=NOOP,
+                                                       state_home=store.home.root,
+                                                       progress=said.append))
+    assert run.status in (RunStatus.COMPLETED, RunStatus.FAILED), run.status
+    assert said  # the status line was told what the run is doing
