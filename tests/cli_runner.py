@@ -24,6 +24,7 @@ from pathlib import Path
 from typer._click import formatting
 from typer.testing import CliRunner
 
+from agentctl.cli import output
 from agentctl.cli.main import main
 from tests.conftest import GIT_IDENTITY, Result
 
@@ -34,6 +35,7 @@ def invoke(*args: str, home: Path, cwd: Path, env: Mapping[str, str] | None = No
     stdout and stderr, as `run_agentctl` gives them for the installed command."""
     saved = dict(os.environ)  # the CLI may set variables (NO_COLOR): none may leak
     on_term = signal.getsignal(signal.SIGTERM)  # `run start` turns SIGTERM into Ctrl-C
+    verbosity = output.verbosity  # -q and -v set it for the process
     overrides: dict[str, str | None] = {"AGENTCTL_HOME": str(home), "AGENTCTL_CONFIG": None,
                                         **GIT_IDENTITY, **(env or {})}
     runner = CliRunner()
@@ -55,6 +57,7 @@ def invoke(*args: str, home: Path, cwd: Path, env: Mapping[str, str] | None = No
         os.environ.clear()
         os.environ.update(saved)
         signal.signal(signal.SIGTERM, on_term)
+        output.verbosity = verbosity
 
 
 def _exit_code(code: object) -> int:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from agentctl.cli import output
+
 CASES = [
     ("--help",),
     ("task", "submit", "--help"),
@@ -55,7 +57,7 @@ def test_in_process_and_installed_command_answer_alike(
 def test_in_process_runs_leave_cwd_environment_and_streams_as_they_were(
         cli, repo: Path, tmp_path: Path) -> None:
     before = (Path.cwd(), dict(os.environ), sys.stdout, sys.stderr, sys.stdin,
-              signal.getsignal(signal.SIGTERM))
+              signal.getsignal(signal.SIGTERM), output.verbosity)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     assert cli("--no-color", "task", "list", cwd=elsewhere, env={"AGENTCTL_USER": "x"}
@@ -64,5 +66,6 @@ def test_in_process_runs_leave_cwd_environment_and_streams_as_they_were(
     denied = cli("task", "submit", "--repo", str(repo), "--type", "bug_fix", "--instruction",
                  "x", "--autonomy", "auto_pr", "--json").json()["taskId"]
     assert cli("run", "start", denied).returncode == 2  # refused after it set its SIGTERM handler
+    assert cli("-q", "task", "list").returncode == 0
     assert (Path.cwd(), dict(os.environ), sys.stdout, sys.stderr, sys.stdin,
-            signal.getsignal(signal.SIGTERM)) == before
+            signal.getsignal(signal.SIGTERM), output.verbosity) == before
