@@ -150,7 +150,7 @@ def _row_seals(views: Views) -> dict[tuple[str, str], str]:
     for name in views.table_names():
         if name in NOT_RECORDS:
             continue
-        columns, rows = views.described(f"SELECT * FROM {name}")  # names the database gave
+        columns, rows = views.everything(name)  # names the database gave
         if not rows:
             continue
         pick = [columns.index(column) for column in sealed_columns(name, columns)]
@@ -189,7 +189,7 @@ def _stored_records(store: Store, views: Views, *, calls: bool) -> _Stored:
         ("artifact", rows.ARTIFACTS, digest),
     )
     for kind, mapping, digest_of in tables:
-        for row in views.rows(f"SELECT * FROM {mapping.table}"):
+        for row in views.all_rows(mapping.table):
             record_id = str(row[mapping.key])
             try:
                 record: Any = mapping.from_row(row)
@@ -205,15 +205,13 @@ def _stored_records(store: Store, views: Views, *, calls: bool) -> _Stored:
                     stored.problems.append(Problem(f"artifact {record_id} ({record.name})",
                                                    problem))
     if calls:
-        for row in views.rows("SELECT tool_call_id, tool_name, arguments_json, decision, "
-                              "matched_rule, denial_reason, approved_by, result FROM tool_call"):
+        for row in views.call_digest_rows():
             try:
                 stored.digests[("tool call", str(row["tool_call_id"]))] = call_row_digest(row)
             except (ValueError, KeyError, TypeError) as error:
                 stored.problems.append(Problem(f"tool call {row['tool_call_id']}",
                                                f"does not decode (edited): {error}"))
-    stored.statuses = {str(row["run_id"]): str(row["status"])
-                       for row in views.rows("SELECT run_id, status FROM run")}
+    stored.statuses = views.run_statuses()
     return stored
 
 

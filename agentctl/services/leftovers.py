@@ -17,7 +17,6 @@ from agentctl.store.location import Home
 from agentctl.store.views import Views
 
 _LIVE = (AttemptStatus.STARTING.value, AttemptStatus.ACTIVE.value)
-_CHUNK = 500  # bound parameters per query (SQLite allows 32766; PostgreSQL 65535)
 
 
 def sweep_attempt_directories(home: Home, parent: Path | None = None) -> int:
@@ -39,13 +38,8 @@ def sweep_attempt_directories(home: Home, parent: Path | None = None) -> int:
                           and entry.is_dir(follow_symlinks=False)]
     except OSError:  # no temp dir to look in: nothing of ours is there either
         return 0
-    ended: list[str] = []
     with Views(home) as views:
-        for start in range(0, len(candidates), _CHUNK):
-            chunk = candidates[start:start + _CHUNK]
-            ended += [str(row[0]) for row in views.tuples(
-                f"SELECT directory FROM attempt WHERE directory IN "
-                f"({', '.join('?' * len(chunk))}) AND status NOT IN (?, ?)", (*chunk, *_LIVE))]
+        ended = views.ended_attempt_directories(candidates, _LIVE)
     remove_leftovers(ended)
     return len(ended)
 
@@ -77,8 +71,7 @@ def notice_expired(store: Store, *, clock: Clock = utcnow) -> bool:
     ends, as its budget says, and its attempt's directory is removed); True if there was.
     One indexed read when there is none: commands that show runs call it first."""
     with Views(store.home) as views:
-        due = views.tuples("SELECT 1 FROM attempt WHERE status IN (?, ?) "
-                           "AND lease_expires_at <= ? LIMIT 1", (*_LIVE, to_iso(clock())))
+        due = views.lease_due(_LIVE, to_iso(clock()))
     if not due:
         return False
     from agentctl.services.runs import reap_expired  # the write path: only when needed

@@ -22,22 +22,16 @@ if TYPE_CHECKING:
 
 Document = dict[str, Any]
 
-_STEPS = ("SELECT step_id, attempt_id, sequence_number, type, status, title, started_at, "
-          "ended_at, failure_code, attributes FROM step WHERE run_id = ? "
-          "ORDER BY attempt_id, sequence_number")
-_CALLS = ("SELECT step_id, tool_call_id, tool_name, arguments_json, decision, matched_rule, "
-          "denial_reason, result, approved_by, requested_at, completed_at, spec_digest "
-          "FROM tool_call WHERE run_id = ?")
 
 
 def step_documents(views: Views, run_id: str, artifacts: Mapping[str, list[Document]],
                    ) -> dict[str, list[Document]]:
     """Each attempt's steps (by attempt id, in order), each with its tool call and the
     documents of the artifacts it produced (`artifacts`, by step id)."""
-    calls = {row[0]: _call(row) for row in views.tuples(_CALLS, (run_id,))}
+    calls = {row[0]: _call(row) for row in views.call_tree_rows(run_id)}
     by_attempt: dict[str, list[Document]] = {}
     for (step_id, attempt_id, number, type_, status, title, started, ended, failure,
-         attributes_text) in views.tuples(_STEPS, (run_id,)):
+         attributes_text) in views.step_tree_rows(run_id):
         attributes = _load(attributes_text)
         by_attempt.setdefault(attempt_id, []).append({
             "stepId": step_id, "sequenceNumber": number, "type": type_, "status": status,
