@@ -16,8 +16,10 @@ import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
+from agentctl.domain.clock import to_iso
 from agentctl.domain.errors import NotFound
 from agentctl.store import ids
 from agentctl.store.location import Home
@@ -36,8 +38,11 @@ if TYPE_CHECKING:
     from agentctl.domain.verdict import Approval, Verdict
     from agentctl.domain.verification import VerificationReport
     from agentctl.services.ports import RunRecord
+    from agentctl.services.queries import CallRow, StepRow
 
 R = TypeVar("R")
+_LIVE = {"live_1": "STARTING", "live_2": "ACTIVE"}
+"""The attempt statuses that hold a lease (`AttemptStatus`, checked by a test)."""
 Row = Mapping[str, Any]
 ChainRow = tuple[int, str, str | None, str | None, str | None, str | None, str, str, str, str]
 
@@ -149,29 +154,32 @@ class Views:
     def run_statuses(self) -> dict[str, str]:
         return {str(run_id): str(status) for run_id, status in self._tuples("run_statuses")}
 
-    def ended_attempt_directories(self, directories: Sequence[str], live: tuple[str, str],
-                                  ) -> list[str]:
-        """Which of these directories belong to attempts no longer in a `live` status."""
+    def ended_attempt_directories(self, directories: Sequence[str]) -> list[str]:
+        """Which of these directories were recorded by attempts that are no longer live (an
+        indexed read each)."""
         return [str(row[0]) for directory in directories
-                for row in self._tuples("ended_attempt_directory", directory=directory,
-                                        live_1=live[0], live_2=live[1])]
+                for row in self._tuples("ended_attempt_directory", directory=directory, **_LIVE)]
 
-    def lease_due(self, live: tuple[str, str], now: str | None) -> bool:
-        """Whether some attempt in a `live` status has a lease that ran out by `now`."""
-        return bool(self._tuples("lease_due", live_1=live[0], live_2=live[1], now=now))
+    def lease_due(self, now: datetime) -> bool:
+        """Whether a live attempt's lease ran out by `now`."""
+        return bool(self._tuples("lease_due", now=to_iso(now), **_LIVE))
 
     def attempt_span(self) -> tuple[str | None, str | None]:
         """When the first attempt started and the last ended."""
         found = self._tuples("attempt_span")
         return (found[0][0], found[0][1]) if found else (None, None)
 
-    def step_tree_rows(self, run_id: str) -> list[tuple[Any, ...]]:
+    def step_tree_rows(self, run_id: str) -> list[StepRow]:
         """The columns of `run show --tree` of each step of a run, in attempt and step order."""
-        return self._tuples("step_tree", run_id=run_id)
+        from agentctl.services.queries import StepRow
 
-    def call_tree_rows(self, run_id: str) -> list[tuple[Any, ...]]:
+        return [StepRow._make(row) for row in self._tuples("step_tree", run_id=run_id)]
+
+    def call_tree_rows(self, run_id: str) -> list[CallRow]:
         """The columns of `run show --tree` of each tool call of a run."""
-        return self._tuples("call_tree", run_id=run_id)
+        from agentctl.services.queries import CallRow
+
+        return [CallRow._make(row) for row in self._tuples("call_tree", run_id=run_id)]
 
     def resolve(self, kind: str, text: str) -> str:
         low, high = ids.prefix_bounds(ids.full_prefix(kind, text))

@@ -24,3 +24,10 @@ def test_sqlite_statements_take_named_parameters_and_postgresql_ones_pyformat() 
     assert 4 in constants.values()  # the LIMIT travels as a value, not as text
     postgres_sql, _ = compiled_queries.SQL["postgresql"]["resolve:run"]
     assert "%(low)s" in postgres_sql and "%(high)s" in postgres_sql
+
+
+def test_the_statuses_the_views_call_live_are_the_attempt_statuses_that_hold_a_lease() -> None:
+    from agentctl.domain.enums import AttemptStatus
+    from agentctl.store.views import _LIVE
+
+    assert set(_LIVE.values()) == {AttemptStatus.STARTING.value, AttemptStatus.ACTIVE.value}
