@@ -75,8 +75,9 @@ class RunReads(Protocol):
     def call_tree_rows(self, run_id: str) -> list[CallRow]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class StepView:
+class StepView(NamedTuple):
+    """A step of the tree: a named tuple, as there are tens of thousands of them."""
+
     row: StepRow
     attributes: Mapping[str, object]
     changed_files: tuple[dict[str, Any], ...]

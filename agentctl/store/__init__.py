@@ -51,7 +51,8 @@ class Store:
         return UnitOfWork(self._engine, on_commit=self.signer.advance)
 
     def reads(self) -> Views:
-        """Reads without a write transaction (and without importing SQLAlchemy)."""
+        """Reads without a write transaction (and without importing SQLAlchemy); like every
+        read, refused (SchemaBehind) on a database that is behind."""
         from agentctl.store.views import Views
 
         return Views(self.home)
@@ -79,8 +80,16 @@ class Store:
         return outage_text(error)
 
     def resolve(self, kind: IdKind, text: str) -> str:
-        """The full id for a unique prefix, read without creating anything (NotFound if none)."""
+        """The full id for a unique prefix, read without creating anything (NotFound if none).
+        The first step of the use cases that write: a database that is behind is brought up
+        first, as their first write would (SchemaBehind where only `db upgrade` may)."""
+        from agentctl.store.revision import SchemaBehind
         from agentctl.store.views import Views
 
-        with Views(self.home) as views:
+        try:
+            views = Views(self.home)
+        except SchemaBehind:
+            self.ensure_schema()
+            views = Views(self.home)
+        with views:
             return views.resolve(kind, text)

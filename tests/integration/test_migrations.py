@@ -174,6 +174,16 @@ def test_db_current_and_upgrade_report_the_revision(
     assert now.stdout.strip() == f"revision {HEAD}, head {HEAD}: up to date"  # type: ignore[attr-defined]
 
 
+def test_a_command_that_writes_upgrades_an_old_home_even_when_it_reads_first(
+        tmp_path: Path, run_agentctl: Callable[..., object]) -> None:
+    home = old_home(tmp_path)
+    approved = run_agentctl("verdict", "approve", OLD_RUN, "--reason", "reviewed", "--by", "ann",
+                            home=home, cwd=tmp_path)  # resolves the run before it writes
+    assert approved.returncode == 0, approved.stderr  # type: ignore[attr-defined]
+    assert dump(home / "agentctl.db")["alembic_version"] == [(HEAD,)]
+    assert (home / f"agentctl.db.pre-{HEAD}.bak").exists()
+
+
 def test_processes_starting_together_on_an_old_home_upgrade_it_once(
         tmp_path: Path, agentctl_executable: str) -> None:
     home = old_home(tmp_path)
