@@ -12,11 +12,13 @@ PostgreSQL.
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import tempfile
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
 from enum import Enum, StrEnum
@@ -25,21 +27,25 @@ from types import TracebackType
 from typing import Generic, TypeVar
 
 from agentctl.domain.artifact import Artifact
+from agentctl.domain.audit import Checkpoint, CheckpointState
 from agentctl.domain.blob import StoredBlob
-from agentctl.domain.clock import from_iso
+from agentctl.domain.clock import from_iso, to_iso
 from agentctl.domain.enums import AttemptStatus, RunStatus, TaskStatus
 from agentctl.domain.errors import IllegalTransition, LeaseLost, NotFound
-from agentctl.domain.events import GENESIS_HASH, Event, NewEvent, hash_new_event
+from agentctl.domain.events import GENESIS_HASH, ChainBreak, Event, NewEvent, hash_new_event
 from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch
 from agentctl.domain.pull_request import PullRequest
+from agentctl.domain.serialize import to_json
 from agentctl.domain.run import Attempt, Run
 from agentctl.domain.step import Step, ToolCall
 from agentctl.domain.task import Session, SessionMessage, Task
 from agentctl.domain.transitions import ACTIVE_RUN, UNFINISHED_RUN
 from agentctl.domain.verdict import Approval, Verdict
 from agentctl.domain.verification import VerificationReport
+from agentctl.services.audit import AuditReport
 from agentctl.services.ports import RunRecord
+from agentctl.services.queries import CallRow, StepRow
 from agentctl.services.unit_of_work import IdKind
 from agentctl.store import ids
 
@@ -165,6 +171,22 @@ class MemoryBlobs:
     def read(self, uri: str) -> bytes:
         return self.content[uri.rsplit("/", 1)[-1]]
 
+    def open_chunks(self, uri: str) -> Iterator[bytes]:
+        yield self.read(uri)
+
+    def path_for(self, uri: str) -> Path:
+        """A copy in the staging folder: the bytes live in memory."""
+        path = self.staging_file()
+        path.write_bytes(self.read(uri))
+        return path
+
+    def verify(self, uri: str, sha256: str) -> str | None:
+        data = self.content.get(uri.rsplit("/", 1)[-1])
+        if data is None:
+            return "file is missing"
+        actual = hashlib.sha256(data).hexdigest()
+        return None if actual == sha256 else f"content hashes to {actual[:12]}, not {sha256[:12]}"
+
 
 class InMemoryStorage:
     """The storage port in dicts. One unit of work at a time, as SQLite writes."""
@@ -191,8 +213,29 @@ class InMemoryStorage:
         self.pull_requests: _Table[PullRequest] = _Table("pr", "pr_id")
         self.attempt_directories: dict[str, str] = {}
 
+        self.state_root = Path(tempfile.mkdtemp(prefix="agentctl-memory-home-"))
+        weakref.finalize(self, shutil.rmtree, self.state_root, True)
+
     def unit_of_work(self) -> InMemoryUnitOfWork:
         return InMemoryUnitOfWork(self)
+
+    def audit(self) -> AuditReport:
+        """The chain's links (seq and prev_hash; nothing outside the code can edit a record
+        here, so there is nothing else to catch). The fake keeps no signer: UNSIGNED."""
+        with self.lock:
+            events = list(self.events)
+        breaks, prev = [], GENESIS_HASH
+        for number, event in enumerate(events, start=1):
+            if event.seq != number or event.prev_hash != prev:
+                breaks.append(ChainBreak(event.seq, "prev_hash does not match the previous event"))
+            prev = event.hash
+        head = (events[-1].seq, events[-1].hash) if events else None
+        return AuditReport(events=len(events), head=head, checkpoint=None,
+                           checkpoint_state=CheckpointState.UNSIGNED if events
+                           else CheckpointState.EMPTY, breaks=breaks)
+
+    def checkpoint(self) -> Checkpoint | None:
+        return None
 
     def reads(self) -> InMemoryReads:
         return InMemoryReads(self)
@@ -348,16 +391,86 @@ class InMemoryReads:
     def pull_requests(self, run_id: str) -> list[PullRequest]:
         return sorted(self._where(self._storage.pull_requests, run_id), key=lambda pr: pr.pr_id)
 
+    def approvals(self, run_id: str) -> list[Approval]:
+        return sorted(self._where(self._storage.approvals, run_id), key=lambda a: a.approval_id)
+
+    def attempts(self, run_id: str) -> list[Attempt]:
+        return list(self._where(self._storage.attempts, run_id, lambda a: a.attempt_number))
+
+    def steps(self, run_id: str) -> list[Step]:
+        return list(self._where(self._storage.steps, run_id,
+                                lambda s: (s.attempt_id, s.sequence_number)))
+
+    def tool_calls(self, run_id: str) -> list[ToolCall]:
+        return list(self._where(self._storage.tool_calls, run_id))
+
+    def artifacts(self, run_id: str) -> list[Artifact]:
+        return list(self._where(self._storage.artifacts, run_id, lambda a: a.artifact_id))
+
+    def verdict(self, run_id: str) -> Verdict | None:
+        found = self._where(self._storage.verdicts, run_id)
+        return found[-1] if found else None
+
+    def patch(self, run_id: str) -> Patch | None:
+        found = self._where(self._storage.patches, run_id, lambda p: p.patch_id)
+        return found[-1] if found else None
+
+    def verification(self, run_id: str) -> VerificationReport | None:
+        found = self._where(self._storage.verifications, run_id,
+                            lambda v: v.verification_report_id)
+        return found[-1] if found else None
+
+    def artifacts_by_id(self, artifact_ids: Sequence[str]) -> dict[str, Artifact]:
+        with self._storage.lock:
+            found = self._storage.artifacts.rows
+            return {one: found[one] for one in artifact_ids if one in found}
+
+    def step_tree_rows(self, run_id: str) -> list[StepRow]:
+        """The records in their stored form, as the store would give the columns."""
+        return [StepRow(step.step_id, step.attempt_id, step.sequence_number, step.type.value,
+                        step.status.value, step.title, to_iso(step.started_at),
+                        to_iso(step.ended_at), step.failure_code,
+                        json.dumps(dict(step.attributes), separators=(",", ":"),
+                                   ensure_ascii=False))
+                for step in self.steps(run_id)]
+
+    def call_tree_rows(self, run_id: str) -> list[CallRow]:
+        return [CallRow(call.step_id, call.tool_call_id, call.tool_name, call.arguments_json,
+                        call.decision.value, call.matched_rule, call.denial_reason,
+                        None if call.result is None else json.dumps(to_json(call.result)),
+                        call.approved_by, to_iso(call.requested_at), to_iso(call.completed_at),
+                        call.spec_digest)
+                for call in self.tool_calls(run_id)]
+
+    def event_head(self) -> tuple[int, str] | None:
+        with self._storage.lock:
+            last = self._storage.events[-1] if self._storage.events else None
+        return None if last is None else (last.seq, last.hash)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """No unit of work lands while it is held."""
+        with self._storage.lock:
+            yield
+
+    def lease_due(self, now: datetime) -> bool:
+        with self._storage.lock:
+            return any(a.status in _LIVE and a.lease_expires_at <= now
+                       for a in self._storage.attempts.rows.values())
+
+    def ended_attempt_directories(self, directories: Sequence[str]) -> list[str]:
+        storage = self._storage
+        with storage.lock:
+            ended = {directory for attempt_id, directory in storage.attempt_directories.items()
+                     if storage.attempts.rows[attempt_id].status not in _LIVE}
+        return [directory for directory in directories if directory in ended]
+
     def record(self, run_id: str) -> RunRecord:
         storage = self._storage
-        verdicts = self._where(storage.verdicts, run_id)
         return RunRecord(
-            run=self.run(run_id),
-            attempts=self._where(storage.attempts, run_id, lambda a: a.attempt_number),
-            steps=self._where(storage.steps, run_id, lambda s: (s.attempt_id, s.sequence_number)),
-            tool_calls=self._where(storage.tool_calls, run_id),
-            artifacts=self._where(storage.artifacts, run_id, lambda a: a.artifact_id),
-            verdict=verdicts[-1] if verdicts else None,
+            run=self.run(run_id), attempts=tuple(self.attempts(run_id)),
+            steps=tuple(self.steps(run_id)), tool_calls=tuple(self.tool_calls(run_id)),
+            artifacts=tuple(self.artifacts(run_id)), verdict=self.verdict(run_id),
             patches=self._where(storage.patches, run_id, lambda p: p.patch_id),
             verifications=self._where(storage.verifications, run_id,
                                       lambda v: v.verification_report_id),

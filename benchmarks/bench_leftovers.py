@@ -74,7 +74,7 @@ def sweep_figures(root: Path, stale: int, history: int, rounds: int) -> None:
             else:
                 tempfile.tempdir = str(parent)  # where the worker's sweep looks
                 heard: list[str] = []
-                thread = sweep_in_background(home, heard.append)
+                thread = sweep_in_background(Store(home), heard.append)
                 blocked.append(time.perf_counter() - started)
                 thread.join()
                 ours.append(time.perf_counter() - started)

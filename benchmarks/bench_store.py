@@ -119,8 +119,8 @@ def throughput(server: PostgresServer, root: Path, repo: Path, workers: int, cou
     for process in processes:
         assert process.wait(timeout=900) == 0
     with Views(home) as views:
-        span = views.rows("SELECT min(started_at) AS first, max(ended_at) AS last FROM attempt")
-    first, last = (datetime.fromisoformat(str(span[0][key])) for key in ("first", "last"))
+        span = views.attempt_span()
+    first, last = (datetime.fromisoformat(str(at)) for at in span)
     return count / (last - first).total_seconds()
 
 

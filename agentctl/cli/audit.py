@@ -16,9 +16,7 @@ app = typer.Typer(help="Integrity checks over the audit trail.", no_args_is_help
 def verify(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Re-hash the event chain, check every record and artifact against the event that created
     it and the chain's end against its signed checkpoint; exit 3 naming what does not verify."""
-    from agentctl.services.audit import verify_store
-
-    report = verify_store(state(ctx).store)
+    report = state(ctx).store.audit()
     if as_json:
         checkpoint = report.checkpoint
         emit_json({
@@ -41,7 +39,7 @@ def verify(ctx: typer.Context, as_json: JsonOption = False) -> None:
 def sign(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Sign the current head of a log that verifies: for a home that predates signing, or whose
     checkpoint was lost. Refuses (exit 3) over a log that does not verify."""
-    from agentctl.services.audit import sign_store
+    from agentctl.store.audit import sign_store
 
     signed = sign_store(state(ctx).store)
     if as_json:

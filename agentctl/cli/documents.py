@@ -1,4 +1,4 @@
-"""The JSON documents of DESIGN.md §4, assembled from the read views.
+"""The JSON documents of DESIGN.md §4, shaped from the typed read models of `services.queries`.
 
 Renderers for people read the same documents, so what a script sees and what a person sees
 never disagree.
@@ -8,84 +8,82 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentctl.cli.step_documents import step_documents
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.run import Run
 from agentctl.domain.serialize import to_json
-from agentctl.domain.verdict import approvals_link
-from agentctl.store.step_documents import changed_files, step_documents
-from agentctl.store.views import Views
+from agentctl.domain.verdict import Verdict
+from agentctl.domain.verification import VerificationReport
+from agentctl.services.queries import (
+    EditedBy,
+    RunReads,
+    RunView,
+    VerdictView,
+    run_view,
+    verdict_view,
+)
 
 Document = dict[str, Any]
 
 
-def run_document(views: Views, run: Run, *, tree: bool = False) -> Document:
-    document: Document = to_json(run)  # type: ignore[assignment]
-    verdict = views.verdict(run.run_id)
-    document["verdict"] = _verdict_summary(verdict)
-    document["replayOf"] = run.policy_decision.get("replayOf")
-    document["pullRequests"] = to_json(views.pull_requests(run.run_id))
-    if tree:
-        document["attempts"] = _attempts(views, run.run_id)
+def run_document(reads: RunReads, run: Run, *, tree: bool = False) -> Document:
+    return run_view_document(run_view(reads, run, tree=tree))
+
+
+def run_view_document(view: RunView) -> Document:
+    document: Document = to_json(view.run)  # type: ignore[assignment]
+    document["verdict"] = _verdict_summary(view.verdict)
+    document["replayOf"] = view.run.policy_decision.get("replayOf")
+    document["pullRequests"] = to_json(list(view.pull_requests))
+    if view.attempts is not None:
+        document["attempts"] = [
+            {**to_json(attempt.attempt), "steps": step_documents(attempt, artifact_document)}  # type: ignore[dict-item]
+            for attempt in view.attempts]
     return document
 
 
-def _verdict_summary(verdict: Any) -> Document | None:
+def _verdict_summary(verdict: Verdict | None) -> Document | None:
     if verdict is None:
         return None
     return {"verdictId": verdict.verdict_id, "status": verdict.status.value,
             "prEligibility": verdict.pr_eligibility.value, "reasons": list(verdict.reasons)}
 
 
-def _attempts(views: Views, run_id: str) -> list[Document]:
-    artifacts: dict[str, list[Document]] = {}
-    for artifact in views.artifacts(run_id):
-        artifacts.setdefault(artifact.produced_by_step, []).append(artifact_document(artifact))
-    steps_by_attempt = step_documents(views, run_id, artifacts)
-    return [
-        {**to_json(attempt), "steps": steps_by_attempt.get(attempt.attempt_id, [])}  # type: ignore[dict-item]
-        for attempt in views.attempts(run_id)
-    ]
-
-
 def artifact_document(artifact: Artifact) -> Document:
     return to_json(artifact)  # type: ignore[return-value]
 
 
-def verdict_document(views: Views, run: Run, *, explain: bool = False) -> Document | None:
-    verdict = views.verdict(run.run_id)
-    if verdict is None:
-        return None
-    approvals = views.approvals(run.run_id)
-    wanted = set(verdict.evidence) | {a for link in verdict.chain for a in link.evidence}
-    artifacts = views.artifacts_by_id(sorted(wanted))
+def verdict_document(reads: RunReads, run: Run, *, explain: bool = False) -> Document | None:
+    view = verdict_view(reads, run, explain=explain)
+    return None if view is None else verdict_view_document(view)
+
+
+def verdict_view_document(view: VerdictView) -> Document:
+    verdict, run = view.verdict, view.run
     document: Document = {
         "verdictId": verdict.verdict_id, "runId": run.run_id, "taskId": run.task_id,
         "status": verdict.status.value, "prEligibility": verdict.pr_eligibility.value,
         "reasons": list(verdict.reasons),
-        "evidence": [artifact_document(artifacts[a]) for a in verdict.evidence if a in artifacts],
+        "evidence": [artifact_document(a) for a in view.evidence],
         "decidedAt": to_json(verdict.decided_at), "decidedBy": verdict.decided_by,
         "specDigest": verdict.spec_digest,
         "sandbox": to_json(run.execution_spec.sandbox),
-        "approvals": [to_json(a) for a in approvals],
+        "approvals": [to_json(a) for a in view.approvals],
     }
-    if explain:
+    explained = view.explanation
+    if explained is not None:
         document["chain"] = [
             {"check": link.check, "passed": link.passed, "detail": link.detail,
-             "evidence": [artifact_document(artifacts[a]) for a in dict.fromkeys(link.evidence)
-                          if a in artifacts]}
-            for link in verdict.chain
-        ]
-        link = approvals_link(approvals)
-        document["chain"].append({"check": link.check, "passed": link.passed,
-                                  "detail": link.detail, "evidence": []})
-        document["task"] = to_json(views.task(run.task_id))
-        document["classification"] = classification_table(views.verification(run.run_id))
-        document["editedBy"] = edited_by(views, run.run_id)
-        document["pullRequests"] = to_json(views.pull_requests(run.run_id))
+             "evidence": [artifact_document(a) for a in link.evidence]}
+            for link in explained.chain]
+        document["task"] = to_json(explained.task)
+        document["classification"] = classification_table(explained.verification)
+        document["editedBy"] = edited_by_document(explained.edited_by)
+        document["pullRequests"] = to_json(list(explained.pull_requests))
     return document
 
 
-def classification_table(report: Any) -> list[Document]:
+def classification_table(report: VerificationReport | None) -> list[Document]:
     """Each check's class against the base and each test's, for `verdict explain`."""
     if report is None:
         return []
@@ -101,24 +99,10 @@ def classification_table(report: Any) -> list[Document]:
             for c in report.checks]
 
 
-def edited_by(views: Views, run_id: str) -> dict[str, list[Document]]:
-    """Every file the last attempt changed, and the steps (with their tools) that changed it:
-    "which step edited `pom.xml`"."""
-    attempts = views.attempts(run_id)
-    if not attempts:
-        return {}
-    last = max(attempts, key=lambda attempt: attempt.attempt_number).attempt_id
-    calls = {call.step_id: call for call in views.tool_calls(run_id)}
-    edits: dict[str, list[Document]] = {}
-    for step in views.steps(run_id):
-        if step.attempt_id != last:
-            continue
-        call = calls.get(step.step_id)
-        for entry in changed_files(step.attributes):
-            edits.setdefault(str(entry.get("path")), []).append({
-                "stepId": step.step_id, "sequenceNumber": step.sequence_number,
-                "toolName": call.tool_name if call else step.type.value,
-                "toolCallId": call.tool_call_id if call else None,
-                "changeType": entry.get("changeType"), "additions": entry.get("additions"),
-                "deletions": entry.get("deletions")})
-    return edits
+def edited_by_document(edits: EditedBy) -> dict[str, list[Document]]:
+    """"Which step edited `pom.xml`": each file, and the steps (with their tools) that did."""
+    return {path: [{"stepId": e.step_id, "sequenceNumber": e.sequence_number,
+                    "toolName": e.tool_name, "toolCallId": e.tool_call_id,
+                    "changeType": e.change_type, "additions": e.additions,
+                    "deletions": e.deletions} for e in found]
+            for path, found in edits.items()}

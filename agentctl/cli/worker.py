@@ -49,7 +49,7 @@ def worker(
     # SIGTERM stops the worker like Ctrl-C: the current attempt is released to the queue.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     note(f"worker {worker_id} started")
-    sweeper = sweep_in_background(current.store.home, report=lambda text: note(f"  {text}"))
+    sweeper = sweep_in_background(current.store, report=lambda text: note(f"  {text}"))
 
     def report(run: "Run | None") -> None:
         if run is not None:

@@ -33,25 +33,23 @@ from agentctl.domain.run import Run
 from agentctl.domain.verdict import Approval, Verdict
 from agentctl.domain.verification import VerificationCheck
 from agentctl.execution.signing import PublicKey, default_key_path, load_signer
-from agentctl.services.audit import verify_store
-from agentctl.store import Store
-from agentctl.store.views import Views
+from agentctl.services.unit_of_work import Storage
 
 
 def signing_key_path(home: Path, key: Path | None) -> Path:
     return key or default_key_path(home)
 
 
-def attest_run(store: Store, run_ref: str | None, *, key: Path | None = None,
+def attest_run(store: Storage, run_ref: str | None, *, key: Path | None = None,
                audited: bool = False) -> str:
     """The run's bundle, signed with `key` (default: the state home's key, made on first use).
     The audit trail is verified first unless the caller just did (`audited`)."""
     if not audited:
-        audit = verify_store(store)
+        audit = store.audit()
         if not audit.ok:
             raise IntegrityError(f"refusing to attest: the audit trail does not verify: "
                                  f"{audit.failure()}")
-    with Views(store.home) as views:
+    with store.reads() as views:
         run = views.run(run_ref)
         verdict = views.verdict(run.run_id)
         if verdict is None:
@@ -96,11 +94,11 @@ def attest_run(store: Store, run_ref: str | None, *, key: Path | None = None,
     statements = [statement(subjects, SLSA_PROVENANCE, provenance)]
     statements += [statement(subjects, TEST_RESULT, _test_result(check))
                    for check in (report.checks if report else ())]
-    checkpoint = store.signer.read()
+    checkpoint = store.checkpoint()
     statements.append(statement(subjects, RUN_PREDICATE, _run_predicate(
         run, verdict, approvals, head, None if checkpoint is None else
         {"seq": checkpoint.seq, "hash": checkpoint.hash})))
-    signer = load_signer(signing_key_path(store.home.root, key), create=key is None)
+    signer = load_signer(signing_key_path(store.state_root, key), create=key is None)
     return "".join(envelope(payload, signer.public.keyid, signer.sign) + "\n"
                    for payload in statements)
 

@@ -10,17 +10,11 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from agentctl.domain.clock import Clock, to_iso, utcnow
-from agentctl.domain.enums import AttemptStatus
-from agentctl.store import Store
-from agentctl.store.location import Home
-from agentctl.store.views import Views
-
-_LIVE = (AttemptStatus.STARTING.value, AttemptStatus.ACTIVE.value)
-_CHUNK = 500  # bound parameters per query (SQLite allows 32766; PostgreSQL 65535)
+from agentctl.domain.clock import Clock, utcnow
+from agentctl.services.unit_of_work import Storage
 
 
-def sweep_attempt_directories(home: Home, parent: Path | None = None) -> int:
+def sweep_attempt_directories(storage: Storage, parent: Path | None = None) -> int:
     """Remove this machine's directories of attempts that are over; how many were removed.
 
     The folders agentctl makes in `parent` (the temp dir) are only candidates: one is removed
@@ -39,30 +33,24 @@ def sweep_attempt_directories(home: Home, parent: Path | None = None) -> int:
                           and entry.is_dir(follow_symlinks=False)]
     except OSError:  # no temp dir to look in: nothing of ours is there either
         return 0
-    ended: list[str] = []
-    with Views(home) as views:
-        for start in range(0, len(candidates), _CHUNK):
-            chunk = candidates[start:start + _CHUNK]
-            ended += [str(row[0]) for row in views.tuples(
-                f"SELECT directory FROM attempt WHERE directory IN "
-                f"({', '.join('?' * len(chunk))}) AND status NOT IN (?, ?)", (*chunk, *_LIVE))]
+    with storage.reads() as reads:
+        ended = reads.ended_attempt_directories(candidates)
     remove_leftovers(ended)
     return len(ended)
 
 
-def sweep_in_background(home: Home, report: Callable[[str], None]) -> threading.Thread:
+def sweep_in_background(storage: Storage, report: Callable[[str], None]) -> threading.Thread:
     """The sweep in a thread of its own, so a worker starts working at once however many
     directories there are (removing a thousand clones takes minutes on a slow disk); `report`
     hears how many were removed, or why the sweep could not look. A daemon: join it to wait."""
     def sweep() -> None:
         from agentctl.domain.errors import AgentctlError
-        from agentctl.store.engine import outage_errors, outage_text
 
-        faults: tuple[type[BaseException], ...] = (AgentctlError, *outage_errors())
+        faults: tuple[type[BaseException], ...] = (AgentctlError, *storage.outage_errors())
         try:
-            swept = sweep_attempt_directories(home)
+            swept = sweep_attempt_directories(storage)
         except faults as error:  # the next worker start tries again
-            report(f"sweep of ended attempts' directories skipped: {outage_text(error)}")
+            report(f"sweep of ended attempts' directories skipped: {storage.outage_text(error)}")
             return
         if swept:
             report(f"removed {swept} directories of attempts that had ended")
@@ -72,16 +60,15 @@ def sweep_in_background(home: Home, report: Callable[[str], None]) -> threading.
     return thread
 
 
-def notice_expired(store: Store, *, clock: Clock = utcnow) -> bool:
+def notice_expired(storage: Storage, *, clock: Clock = utcnow) -> bool:
     """Reclaim every lease that ran out, if there is one (the run then goes back to the queue or
     ends, as its budget says, and its attempt's directory is removed); True if there was.
     One indexed read when there is none: commands that show runs call it first."""
-    with Views(store.home) as views:
-        due = views.tuples("SELECT 1 FROM attempt WHERE status IN (?, ?) "
-                           "AND lease_expires_at <= ? LIMIT 1", (*_LIVE, to_iso(clock())))
+    with storage.reads() as reads:
+        due = reads.lease_due(clock())
     if not due:
         return False
     from agentctl.services.runs import reap_expired  # the write path: only when needed
 
-    reap_expired(store, clock=clock)
+    reap_expired(storage, clock=clock)
     return True

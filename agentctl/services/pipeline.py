@@ -59,6 +59,7 @@ from agentctl.execution.reaper import become_subreaper, descendants
 from agentctl.execution.repository import is_url
 from agentctl.execution.sandbox import Sandbox
 from agentctl.execution.tool_context import ToolContext
+from agentctl.home import resolve_home
 from agentctl.services.attempt import AttemptContext, Progress, StepRecord, StopSignal
 from agentctl.services.collect import CollectedEvidence, collect
 from agentctl.services.evidence import json_artifact, text_artifact
@@ -68,7 +69,6 @@ from agentctl.services.ports import Approver, AttemptLedger, RunObserver, StepDo
 from agentctl.services.runtime import ToolRuntime
 from agentctl.services.summary import final_summary
 from agentctl.services.verify import VerificationEvidence, verify
-from agentctl.store.location import resolve_home
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ so they run unchanged on the real store and on the in-memory one (`agentctl.test
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -105,6 +105,14 @@ class Blobs(Protocol):
     def put_bytes(self, data: bytes, /) -> StoredBlob: ...
     def put_file(self, path: Path, /, *, move: bool = False) -> StoredBlob: ...
     def staging_file(self) -> Path: ...
+    def open_chunks(self, uri: str, /) -> Iterator[bytes]: ...
+    def path_for(self, uri: str, /) -> Path:
+        """A local file that holds the blob, for tools that read files (git apply)."""
+        ...
+
+    def verify(self, uri: str, sha256: str, /) -> str | None:
+        """None when the blob is there and hashes to `sha256`, else what is wrong."""
+        ...
 
 
 class AttemptLedger(Protocol):

@@ -15,12 +15,12 @@ from agentctl.domain.errors import IntegrityError, NotFound
 from agentctl.domain.run import Run
 from agentctl.domain.step import Step
 from agentctl.services.pr_body import UNAVAILABLE, DeniedCall, Disclosure, FileEdit, PrFacts
-from agentctl.store import Store
-from agentctl.store.step_documents import changed_files
-from agentctl.store.views import Views
+from agentctl.services.ports import Blobs
+from agentctl.services.queries import changed_files
+from agentctl.services.unit_of_work import Reads
 
 
-def gather(store: Store, views: Views, run: Run) -> tuple[PrFacts, list[Artifact]]:
+def gather(blobs: Blobs, views: Reads, run: Run) -> tuple[PrFacts, list[Artifact]]:
     """The facts, and the run's artifacts (the caller picks the patch from them)."""
     verdict = views.verdict(run.run_id)
     if verdict is None:
@@ -43,10 +43,10 @@ def gather(store: Store, views: Views, run: Run) -> tuple[PrFacts, list[Artifact
     facts = PrFacts(
         task=views.task(run.task_id), run=run, verdict=verdict,
         approvals=views.approvals(run.run_id),
-        touched=_json(store, safe, "touched-files.json"),
-        verification=_json(store, safe, "verifier-report.json"),
+        touched=_json(blobs, safe, "touched-files.json"),
+        verification=_json(blobs, safe, "verifier-report.json"),
         report=views.verification(run.run_id),
-        judge=_json(store, safe, "judge-report.json"),
+        judge=_json(blobs, safe, "judge-report.json"),
         evidence=[a for a in safe if a.artifact_id in verdict.evidence],
         edits=edits, denied=denied, cost_usd=cost, tokens=tokens,
         disclosure=_disclosure(run),
@@ -77,15 +77,15 @@ def _disclosure(run: Run) -> Disclosure:
                                                else UNAVAILABLE), cli_version=UNAVAILABLE)
 
 
-def _json(store: Store, safe: list[Artifact], name: str) -> dict[str, object] | None:
+def _json(blobs: Blobs, safe: list[Artifact], name: str) -> dict[str, object] | None:
     """The newest SAFE_FOR_PR artifact of that name, parsed; nothing else reaches a PR body."""
     for artifact in reversed(safe):
         if artifact.name == name:
-            problem = store.blobs.verify(artifact.uri, artifact.sha256)
+            problem = blobs.verify(artifact.uri, artifact.sha256)
             if problem:
                 raise IntegrityError(f"artifact {artifact.artifact_id} ({name}): {problem}")
             try:
-                parsed: dict[str, object] = json.loads(b"".join(store.blobs.open_chunks(artifact.uri)))
+                parsed: dict[str, object] = json.loads(b"".join(blobs.open_chunks(artifact.uri)))
                 return parsed
             except (json.JSONDecodeError, UnicodeDecodeError):
                 raise IntegrityError(f"artifact {artifact.artifact_id} ({name}) is not valid "

@@ -49,11 +49,9 @@ from agentctl.execution.pr_branch import (
     tree_of,
 )
 from agentctl.services.attest import attest_run
-from agentctl.services.audit import verify_store
 from agentctl.services.pr_body import PrFacts, commit_message, pr_body, pr_title
 from agentctl.services.pr_facts import gather
-from agentctl.store import Store
-from agentctl.store.views import Views
+from agentctl.services.unit_of_work import Storage
 
 if TYPE_CHECKING:
     import git
@@ -88,7 +86,7 @@ class _Plan:
     repo: git.Repo
 
 
-def create_pull_request(store: Store, request: PrRequest, settings: PrSettings = DEFAULT_PR,
+def create_pull_request(store: Storage, request: PrRequest, settings: PrSettings = DEFAULT_PR,
                         *, clock: Clock = utcnow,
                         timeout: float = TIMEOUT_SECONDS) -> PullRequest:
     plan = _plan(store, request, settings, timeout)
@@ -147,18 +145,18 @@ def create_pull_request(store: Store, request: PrRequest, settings: PrSettings =
     return pull_request
 
 
-def _plan(store: Store, request: PrRequest, settings: PrSettings, timeout: float) -> _Plan:
+def _plan(store: Storage, request: PrRequest, settings: PrSettings, timeout: float) -> _Plan:
     """Every check before anything is written: the audit, the verdict, the patch, the branch,
     the forge and its token."""
     check_pr_target(request.remote, request.branch)
-    audit = verify_store(store)  # nothing is built on records that do not verify
+    audit = store.audit()  # nothing is built on records that do not verify
     if not audit.ok:
         raise IntegrityError(f"refusing to open a PR: the audit trail does not verify: "
                              f"{audit.failure()}")
-    with Views(store.home) as views:
-        run = views.run(request.run)
-        facts, artifacts = gather(store, views, run)
-        earlier = views.pull_requests(run.run_id)
+    with store.reads() as reads:
+        run = reads.run(request.run)
+        facts, artifacts = gather(store.blobs, reads, run)
+        earlier = reads.pull_requests(run.run_id)
     verdict, task = facts.verdict, facts.task
     allowed, why = may_open_pr(verdict.pr_eligibility, facts.approvals)
     if not allowed:
@@ -191,7 +189,7 @@ def _plan(store: Store, request: PrRequest, settings: PrSettings, timeout: float
                  pr_id=prior.pr_id if prior else ids.new_id("pr"), repo=repo)
 
 
-def _commit_and_push(store: Store, plan: _Plan) -> str:
+def _commit_and_push(store: Storage, plan: _Plan) -> str:
     """The commit (dated by the verdict, so a retry rebuilds the very same one), checked against
     the tree the verdict verified, pushed when a remote is given."""
     run, verdict = plan.facts.run, plan.facts.verdict
@@ -214,7 +212,7 @@ def _event(plan: _Plan, type_: EventType, clock: Clock, payload: dict[str, objec
                     payload={"prId": plan.pr_id, **payload})
 
 
-def _append(store: Store, plan: _Plan, type_: EventType, clock: Clock,
+def _append(store: Storage, plan: _Plan, type_: EventType, clock: Clock,
             payload: dict[str, object]) -> None:
     with store.unit_of_work() as uow:
         uow.events.append(_event(plan, type_, clock, payload))

@@ -21,9 +21,7 @@ from agentctl.domain.run import Run
 from agentctl.domain.tracing import TracePlan, plan_trace
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.execution.otlp import ExportResult, export_trace
-from agentctl.store import Store
-from agentctl.store.location import Home
-from agentctl.store.views import Views
+from agentctl.services.unit_of_work import Reads, Storage
 
 ENDPOINT_ENV = "OTEL_EXPORTER_OTLP_ENDPOINT"
 _log = logging.getLogger("agentctl.telemetry")
@@ -34,36 +32,36 @@ def configured_endpoint(config: Config, environ: Mapping[str, str] = os.environ)
     return environ.get(ENDPOINT_ENV) or config.telemetry.otlp_endpoint or None
 
 
-def trace_after_run(store: Store, config: Config, run: Run) -> ExportResult | None:
+def trace_after_run(storage: Storage, config: Config, run: Run) -> ExportResult | None:
     """The ended run's trace, sent when an endpoint is configured; its ExportResult, or None."""
     endpoint = configured_endpoint(config)
     if endpoint is None or not _ended(run):
         return None
     try:
-        result = _export(store.home, config, run.run_id, endpoint)
+        result = _export(storage, config, run.run_id, endpoint)
     except BadInput as error:  # the extra is not installed: say so, the run stands
         _log.warning("agentctl: WARNING: no trace for %s: %s", run.run_id, error)
         return None
-    _record(store, run, result)
+    _record(storage, run, result)
     if result.error:
         _log.warning("agentctl: WARNING: trace of %s not sent: %s (%d spans dropped)", run.run_id,
                      result.error, result.dropped)
     return result
 
 
-def export_finished_run(store: Store, config: Config, run_text: str | None, *,
+def export_finished_run(storage: Storage, config: Config, run_text: str | None, *,
                         endpoint: str | None) -> ExportResult:
     """`run trace`: send an ended run's trace (again); the outcome goes on its record."""
     target = endpoint or configured_endpoint(config)
     if not target:
         raise BadInput(f"no OTLP endpoint: pass --endpoint URL, set {ENDPOINT_ENV} or "
                        "[telemetry] otlp_endpoint")
-    with Views(store.home) as views:
-        run = views.run(run_text)
+    with storage.reads() as reads:
+        run = reads.run(run_text)
     if not _ended(run):
         raise BadInput(f"run {run.run_id} is {run.status.value}; trace a run that has ended")
-    result = _export(store.home, config, run.run_id, target)
-    _record(store, run, result)
+    result = _export(storage, config, run.run_id, target)
+    _record(storage, run, result)
     return result
 
 
@@ -71,22 +69,22 @@ def _ended(run: Run) -> bool:
     return run.status in TERMINAL_RUN or run.status is RunStatus.NEEDS_APPROVAL
 
 
-def plan_for(views: Views, run_id: str) -> TracePlan:
-    with views.snapshot():
-        run = views.run(run_id)
-        return plan_trace(run, views.attempts(run_id), views.steps(run_id),
-                          views.tool_calls(run_id), views.verdict(run_id))
+def plan_for(reads: Reads, run_id: str) -> TracePlan:
+    with reads.snapshot():
+        run = reads.run(run_id)
+        return plan_trace(run, reads.attempts(run_id), reads.steps(run_id),
+                          reads.tool_calls(run_id), reads.verdict(run_id))
 
 
-def _export(home: Home, config: Config, run_id: str, endpoint: str) -> ExportResult:
-    with Views(home) as views:
-        plan = plan_for(views, run_id)
+def _export(storage: Storage, config: Config, run_id: str, endpoint: str) -> ExportResult:
+    with storage.reads() as reads:
+        plan = plan_for(reads, run_id)
     return export_trace(plan, endpoint, max_spans=config.telemetry.max_spans,
                         timeout=config.telemetry.timeout_seconds)
 
 
-def _record(store: Store, run: Run, result: ExportResult) -> None:
-    with store.unit_of_work() as uow:
+def _record(storage: Storage, run: Run, result: ExportResult) -> None:
+    with storage.unit_of_work() as uow:
         uow.events.append_many([NewEvent(
             type=EventType.TRACE_EXPORTED, created_at=utcnow(), task_id=run.task_id,
             run_id=run.run_id, payload={

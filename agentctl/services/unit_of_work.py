@@ -12,6 +12,7 @@ Both pass the same contract tests (tests/contract), so the use cases exist once.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from enum import StrEnum
 from types import TracebackType
@@ -30,7 +31,12 @@ from agentctl.domain.verdict import Approval, Verdict
 from agentctl.domain.verification import VerificationReport
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agentctl.domain.audit import Checkpoint
+    from agentctl.services.audit import AuditReport
     from agentctl.services.ports import Blobs, RunRecord
+    from agentctl.services.queries import CallRow, StepRow
 
 R = TypeVar("R")
 IdKind = Literal["task", "session", "run", "artifact"]
@@ -138,6 +144,52 @@ class Reads(Protocol):
         """The run's pull requests, the first opened first."""
         ...
 
+    def approvals(self, run_id: str) -> list[Approval]:
+        """The run's approvals, the first given first."""
+        ...
+
+    # a run's records of one kind, in the order `record` gives them
+    def attempts(self, run_id: str) -> list[Attempt]: ...
+    def steps(self, run_id: str) -> list[Step]: ...
+    def tool_calls(self, run_id: str) -> list[ToolCall]: ...
+    def artifacts(self, run_id: str) -> list[Artifact]: ...
+    def verdict(self, run_id: str) -> Verdict | None: ...
+    def patch(self, run_id: str) -> Patch | None:
+        """The run's last recorded patch."""
+        ...
+
+    def verification(self, run_id: str) -> VerificationReport | None:
+        """The run's last verification report."""
+        ...
+
+    def artifacts_by_id(self, artifact_ids: Sequence[str]) -> dict[str, Artifact]:
+        """Those of these artifacts that exist, by id."""
+        ...
+
+    def step_tree_rows(self, run_id: str) -> list[StepRow]:
+        """The stored columns of the run's steps, in attempt and step order (`run show
+        --tree` of a busy run reads tens of thousands: no records decoded)."""
+        ...
+
+    def call_tree_rows(self, run_id: str) -> list[CallRow]: ...
+
+    def event_head(self) -> tuple[int, str] | None:
+        """(seq, hash) of the newest event; None for an empty log."""
+        ...
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """Every read inside sees the store as of one moment."""
+        ...
+
+    def lease_due(self, now: datetime) -> bool:
+        """Whether a live attempt's lease ran out by `now`: one cheap read, polled by commands
+        that show runs before they reclaim anything."""
+        ...
+
+    def ended_attempt_directories(self, directories: Sequence[str]) -> list[str]:
+        """Which of these directories were recorded by attempts that are no longer live."""
+        ...
+
 
 class Storage(Protocol):
     """A store: units of work, reads, the blob store and id prefixes."""
@@ -148,6 +200,22 @@ class Storage(Protocol):
     def reads(self) -> Reads: ...
     def resolve(self, kind: IdKind, text: str) -> str:
         """The full id for a unique prefix (NotFound, AmbiguousId)."""
+        ...
+
+    @property
+    def state_root(self) -> Path:
+        """The folder this store keeps its own files in: a home's default signing key lives
+        there."""
+        ...
+
+    def audit(self) -> AuditReport:
+        """The store's own integrity check (`audit verify`): the event chain, the signed
+        checkpoint, every record against the event that vouches for it. BadInput when there
+        is no store at all to check."""
+        ...
+
+    def checkpoint(self) -> Checkpoint | None:
+        """The signed checkpoint of the event log; None while the log is unsigned."""
         ...
 
     def outage_errors(self) -> tuple[type[BaseException], ...]:

@@ -1,7 +1,8 @@
 """Persistence. `Store` opens the database and the blob store; the schema is created by the
 first write, so a command refused before it writes leaves no trace (not even an empty database).
 
-Only this package imports SQLAlchemy; read-only commands use `views`, which does not.
+Only this package imports SQLAlchemy; read-only commands use `views`, which does not (its SQL
+is compiled ahead from `queries`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,12 @@ from agentctl.store.checkpoint import AuditSigner
 from agentctl.store.location import Home
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from sqlalchemy import Engine
 
+    from agentctl.domain.audit import Checkpoint
+    from agentctl.services.audit import AuditReport
     from agentctl.services.unit_of_work import IdKind
     from agentctl.store.uow import UnitOfWork
     from agentctl.store.views import Views
@@ -46,10 +51,23 @@ class Store:
         return UnitOfWork(self._engine, on_commit=self.signer.advance)
 
     def reads(self) -> Views:
-        """Reads without a write transaction (and without importing SQLAlchemy)."""
+        """Reads without a write transaction (and without importing SQLAlchemy); like every
+        read, refused (SchemaBehind) on a database that is behind."""
         from agentctl.store.views import Views
 
         return Views(self.home)
+
+    @property
+    def state_root(self) -> Path:
+        return self.home.root
+
+    def audit(self) -> AuditReport:
+        from agentctl.store.audit import verify_store
+
+        return verify_store(self)
+
+    def checkpoint(self) -> Checkpoint | None:
+        return self.signer.read()
 
     def outage_errors(self) -> tuple[type[BaseException], ...]:
         from agentctl.store.engine import outage_errors
@@ -62,8 +80,16 @@ class Store:
         return outage_text(error)
 
     def resolve(self, kind: IdKind, text: str) -> str:
-        """The full id for a unique prefix, read without creating anything (NotFound if none)."""
+        """The full id for a unique prefix, read without creating anything (NotFound if none).
+        The first step of the use cases that write: a database that is behind is brought up
+        first, as their first write would (SchemaBehind where only `db upgrade` may)."""
+        from agentctl.store.revision import SchemaBehind
         from agentctl.store.views import Views
 
-        with Views(self.home) as views:
+        try:
+            views = Views(self.home)
+        except SchemaBehind:
+            self.ensure_schema()
+            views = Views(self.home)
+        with views:
             return views.resolve(kind, text)

@@ -22,16 +22,11 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, inspect, text
 
-from agentctl.domain.errors import AgentctlError
 from agentctl.store.location import Home
-from agentctl.store.revision import HEAD
+from agentctl.store.revision import HEAD, SchemaBehind
 from agentctl.store.revision import revision_of as _revision
 
 _LOCK_KEY = 0x61676E74  # "agnt": the advisory lock that serializes upgrades on PostgreSQL
-
-
-class SchemaBehind(AgentctlError):
-    """A shared database is at an older schema revision than this agentctl needs."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,11 +9,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agentctl.domain.errors import AgentctlError
+
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
 HEAD = "0005"
 """The newest migration under `migrations/versions`; a test checks it is Alembic's head."""
+
+
+
+class SchemaBehind(AgentctlError):
+    """The database is at an older schema revision than this agentctl needs (exit 2)."""
+
 
 _TABLE_EXISTS = {
     "sqlite": "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'",

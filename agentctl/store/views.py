@@ -1,11 +1,13 @@
-"""The read side: lean queries for commands that only show things.
+"""The read side: the queries of commands that only show things, decoded into records.
+
+The statements are those of `queries.py` (Core `select()`s over `tables.py`), compiled ahead
+for each dialect: read-only commands run them on the driver (stdlib sqlite3 for SQLite) without
+importing SQLAlchemy, which would cost more than the command (benchmarks/bench_startup.py), and
+decode rows with the same codec as the write path. Reads never migrate: a database that is
+behind is refused with the command that upgrades it.
 
 Record types beyond tasks and sessions are imported by the methods that need them, so that
 `task list` pays for none of the run machinery.
-
-Read-only commands must start fast, so this module uses the DB-API driver directly (stdlib
-sqlite3 for SQLite) instead of the ORM, and decodes rows with the same codec as the write path.
-The SQL is plain and portable: `?` placeholders are rewritten for drivers that want `%s`.
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
+from agentctl.domain.clock import to_iso
 from agentctl.domain.errors import NotFound
 from agentctl.store import ids
 from agentctl.store.location import Home
-from agentctl.store.revision import HEAD, stored_revision
+from agentctl.store.compiled_queries import SQL
+from agentctl.store.revision import HEAD, SchemaBehind, stored_revision
 from agentctl.store.rows import tasks as task_rows
 
 if TYPE_CHECKING:
@@ -33,25 +38,17 @@ if TYPE_CHECKING:
     from agentctl.domain.verdict import Approval, Verdict
     from agentctl.domain.verification import VerificationReport
     from agentctl.services.ports import RunRecord
+    from agentctl.services.queries import CallRow, StepRow
 
 R = TypeVar("R")
+_LIVE = {"live_1": "STARTING", "live_2": "ACTIVE"}
+"""The attempt statuses that hold a lease (`AttemptStatus`, checked by a test)."""
 Row = Mapping[str, Any]
 ChainRow = tuple[int, str, str | None, str | None, str | None, str | None, str, str, str, str]
 
-_KEYS = {"task": "task_id", "session": "session_id", "run": "run_id", "artifact": "artifact_id",
-         "attempt": "attempt_id", "step": "step_id", "verdict": "verdict_id"}
-
-
-class _Cursor(Protocol):
-    description: Sequence[Sequence[object]] | None
-
-    def execute(self, sql: str, params: Sequence[object] = ..., /) -> object: ...
-    def fetchall(self) -> list[Any]: ...
-    def __iter__(self) -> Iterator[Any]: ...
-
 
 class _Connection(Protocol):
-    """The DB-API connection the views need: stdlib sqlite3, or another driver's."""
+    """The DB-API connection the views need: stdlib sqlite3, or psycopg's."""
 
     def cursor(self) -> Any: ...
     def rollback(self) -> None: ...
@@ -60,8 +57,10 @@ class _Connection(Protocol):
 
 class Views:
     def __init__(self, home: Home, *, repository: str | None = None) -> None:
-        """`repository`: where the person stands; "the newest run" then means its newest."""
-        self._connection, self._paramstyle = _connect(home)
+        """`repository`: where the person stands; "the newest run" then means its newest.
+        SchemaBehind when the database is behind this agentctl's schema: reads never migrate."""
+        self._connection, self._dialect = _connect(home)
+        self._sql = SQL[self._dialect]
         self.repository = repository
 
     def close(self) -> None:
@@ -83,7 +82,7 @@ class Views:
             yield
             return
         cursor = self._connection.cursor()
-        if self._paramstyle == "qmark":  # SQLite in WAL: a read transaction keeps its snapshot
+        if self._dialect == "sqlite":  # in WAL, a read transaction keeps its snapshot
             cursor.execute("BEGIN")
         else:  # PostgreSQL: READ COMMITTED would take a new snapshot per statement
             self._connection.rollback()  # the schema check's implicit transaction
@@ -93,83 +92,115 @@ class Views:
         finally:
             self._connection.rollback()
 
-    # --- plumbing ---------------------------------------------------------------------------
-    def rows(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
-        if self._connection is None:
-            return []
-        if self._paramstyle != "qmark":
-            sql = sql.replace("?", "%s")
-        cursor: _Cursor = self._connection.cursor()
-        cursor.execute(sql, tuple(params))
-        if self._paramstyle == "qmark":
-            return cursor.fetchall()
-        names = [str(column[0]) for column in cursor.description or ()]
-        return [dict(zip(names, row, strict=False)) for row in cursor.fetchall()]
+    # --- plumbing: statements of `queries.py`, compiled ahead for this dialect ---------------
+    def _execute(self, name: str, params: Mapping[str, object], *, named: bool) -> Any:
+        """A cursor that ran statement `name`; rows by column name if `named`, else tuples."""
+        assert self._connection is not None
+        found = self._sql.get(name)
+        if found is None:  # not compiled ahead (a table this agentctl does not know)
+            from agentctl.store.queries import compile_one
 
-    def tuples(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-        """Rows as plain tuples in the order of the selected columns: for reads of many rows
-        that name their columns, without the per-row name lookup."""
+            found = self._sql[name] = compile_one(name, self._dialect)
+        sql, constants = found
+        cursor = self._connection.cursor()
+        if self._dialect == "sqlite" and not named:
+            cursor.row_factory = None
+        cursor.execute(sql, {**constants, **params})
+        return cursor
+
+    def _rows(self, name: str, **params: object) -> list[Row]:
         if self._connection is None:
             return []
-        if self._paramstyle != "qmark":
-            sql = sql.replace("?", "%s")
-        cursor = self._connection.cursor()
-        if self._paramstyle == "qmark":
-            cursor.row_factory = None
-        cursor.execute(sql, tuple(params))
-        return [tuple(row) for row in cursor.fetchall()] if self._paramstyle != "qmark" \
-            else cursor.fetchall()
+        cursor = self._execute(name, params, named=True)
+        if self._dialect == "sqlite":
+            return cast("list[Row]", cursor.fetchall())
+        names = [str(column[0]) for column in cursor.description or ()]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def _tuples(self, name: str, **params: object) -> list[tuple[Any, ...]]:
+        """Rows as plain tuples in the order of the selected columns: for reads of many rows,
+        without the per-row name lookup."""
+        if self._connection is None:
+            return []
+        return [tuple(row) for row in self._execute(name, params, named=False).fetchall()]
+
+    def _records(self, from_row: Callable[[Row], R], name: str, **params: object) -> list[R]:
+        return [from_row(row) for row in self._rows(name, **params)]
 
     def table_names(self) -> list[str]:
         """The tables of the database as it is (a table a later schema added included)."""
-        if self._paramstyle == "qmark":
-            sql = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        else:
-            sql = ("SELECT table_name FROM information_schema.tables "
-                   "WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'")
-        return sorted(str(row[0]) for row in self.tuples(sql))
+        return sorted(str(row[0]) for row in self._tuples("table_names"))
 
-    def described(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """(column names, rows as tuples) of a query that selects `*`."""
+    def everything(self, table: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """(column names as the database gives them, every row as a tuple) of `table`."""
         if self._connection is None:
             return [], []
-        cursor = self._connection.cursor()
-        if self._paramstyle == "qmark":
-            cursor.row_factory = None
-        cursor.execute(sql)
+        cursor = self._execute(f"everything:{table}", {}, named=False)
         names = [str(column[0]) for column in cursor.description or ()]
         return names, [tuple(row) for row in cursor.fetchall()]
 
-    def records(self, from_row: Callable[[Row], R], sql: str, params: Sequence[object] = (),
-                ) -> list[R]:
-        return [from_row(row) for row in self.rows(sql, params)]
+    def all_rows(self, table: str) -> list[Row]:
+        """Every row of a table this agentctl knows, by column name."""
+        return self._rows(f"everything:{table}")
+
+    def count(self, table: str) -> int:
+        found = self._tuples(f"count:{table}")
+        return int(found[0][0]) if found else 0
+
+    def call_digest_rows(self) -> list[Row]:
+        """The columns of every tool call that its digest covers (`audit verify`)."""
+        return self._rows("call_digests")
+
+    def run_statuses(self) -> dict[str, str]:
+        return {str(run_id): str(status) for run_id, status in self._tuples("run_statuses")}
+
+    def ended_attempt_directories(self, directories: Sequence[str]) -> list[str]:
+        """Which of these directories were recorded by attempts that are no longer live (an
+        indexed read each)."""
+        return [str(row[0]) for directory in directories
+                for row in self._tuples("ended_attempt_directory", directory=directory, **_LIVE)]
+
+    def lease_due(self, now: datetime) -> bool:
+        """Whether a live attempt's lease ran out by `now`."""
+        return bool(self._tuples("lease_due", now=to_iso(now), **_LIVE))
+
+    def attempt_span(self) -> tuple[str | None, str | None]:
+        """When the first attempt started and the last ended."""
+        found = self._tuples("attempt_span")
+        return (found[0][0], found[0][1]) if found else (None, None)
+
+    def step_tree_rows(self, run_id: str) -> list[StepRow]:
+        """The columns of `run show --tree` of each step of a run, in attempt and step order."""
+        from agentctl.services.queries import StepRow
+
+        return [StepRow._make(row) for row in self._tuples("step_tree", run_id=run_id)]
+
+    def call_tree_rows(self, run_id: str) -> list[CallRow]:
+        """The columns of `run show --tree` of each tool call of a run."""
+        from agentctl.services.queries import CallRow
+
+        return [CallRow._make(row) for row in self._tuples("call_tree", run_id=run_id)]
 
     def resolve(self, kind: str, text: str) -> str:
-        table, key = ("tool_call" if kind == "toolcall" else kind), _KEYS.get(kind, f"{kind}_id")
-        prefix = ids.full_prefix(kind, text)
-        low, high = ids.prefix_bounds(prefix)
-        found = [str(r[key]) for r in self.rows(
-            f"SELECT {key} FROM {table} WHERE {key} >= ? AND {key} < ? ORDER BY {key} LIMIT 4",
-            (low, high))]
+        low, high = ids.prefix_bounds(ids.full_prefix(kind, text))
+        found = [str(row[0]) for row in self._tuples(f"resolve:{kind}", low=low, high=high)]
         return ids.pick_unique(kind, text, found)
 
     def short_ids(self, kind: str, full: Sequence[str]) -> dict[str, str]:
         """Each id cut to the shortest prefix no other stored id of its kind shares (as git
         abbreviates hashes), one length for all so a column stays aligned."""
-        table, key = ("tool_call" if kind == "toolcall" else kind), _KEYS.get(kind, f"{kind}_id")
         needed = len(kind) + 1 + ids.MIN_PREFIX_CHARS
         for one in full:
-            for sql in (f"SELECT max({key}) FROM {table} WHERE {key} < ?",
-                        f"SELECT min({key}) FROM {table} WHERE {key} > ?"):
-                found = self.tuples(sql, (one,))
+            for side in ("below", "above"):
+                found = self._tuples(f"{side}:{kind}", id=one)
                 neighbour = found[0][0] if found else None
                 if neighbour:
                     needed = max(needed, _shared(one, str(neighbour)) + 1)
         return {one: one[:needed] for one in full}
 
-    def _one(self, from_row: Callable[[Row], R], sql: str, params: Sequence[object],
-             missing: str) -> R:
-        found = self.records(from_row, sql, params)
+    def _one(self, from_row: Callable[[Row], R], name: str, missing: str, **params: object,
+             ) -> R:
+        found = self._records(from_row, name, **params)
         if not found:
             raise NotFound(missing)
         return found[0]
@@ -177,33 +208,29 @@ class Views:
     # --- tasks and sessions -------------------------------------------------------------------
     def tasks(self, *, limit: int, status: str | None = None, session_id: str | None = None,
               repository: str | None = None) -> list[Task]:
-        where, params = _filters(status=status, session_id=session_id, repository=repository)
-        return self.records(task_rows.task_from_row,
-                            f"SELECT * FROM task{where} ORDER BY task_id DESC LIMIT ?",
-                            [*params, limit])
+        given = _given(status=status, session_id=session_id, repository=repository)
+        return self._records(task_rows.task_from_row, f"tasks:{','.join(sorted(given))}",
+                             **given, limit=limit)
 
     def task(self, text: str) -> Task:
         task_id = self.resolve("task", text)
-        return self._one(task_rows.task_from_row, "SELECT * FROM task WHERE task_id = ?", (task_id,),
-                         f"no task {task_id}")
+        return self._one(task_rows.task_from_row, "task", f"no task {task_id}", task_id=task_id)
 
     def sessions(self, *, limit: int) -> list[Session]:
-        return [self._with_tasks(s) for s in self.records(
-            task_rows.session_from_row, "SELECT * FROM session ORDER BY session_id DESC LIMIT ?",
-            (limit,))]
+        return [self._with_tasks(s) for s in self._records(
+            task_rows.session_from_row, "sessions", limit=limit)]
 
     def session(self, text: str) -> tuple[Session, list[SessionMessage]]:
         session_id = self.resolve("session", text)
-        session = self._one(task_rows.session_from_row, "SELECT * FROM session WHERE session_id = ?",
-                            (session_id,), f"no session {session_id}")
-        messages = self.records(task_rows.session_message_from_row, "SELECT * FROM session_message "
-                                "WHERE session_id = ? ORDER BY message_id", (session_id,))
+        session = self._one(task_rows.session_from_row, "session", f"no session {session_id}",
+                            session_id=session_id)
+        messages = self._records(task_rows.session_message_from_row, "session_messages",
+                                 session_id=session_id)
         return self._with_tasks(session), messages
 
     def _with_tasks(self, session: Session) -> Session:
-        related = tuple(str(r["task_id"]) for r in self.rows(
-            "SELECT task_id FROM task WHERE session_id = ? ORDER BY task_id",
-            (session.session_id,)))
+        related = tuple(str(row[0]) for row in self._tuples(
+            "session_tasks", session_id=session.session_id))
         return replace(session, related_tasks=related)
 
     # --- runs -------------------------------------------------------------------------------
@@ -211,93 +238,73 @@ class Views:
              repository: str | None = None) -> list[Run]:
         from agentctl.store.rows import runs as run_rows
 
-        where, params = _filters(task_id=task_id, status=status)
-        if repository is not None:
-            where += (" AND" if where else " WHERE") + \
-                " task_id IN (SELECT task_id FROM task WHERE repository = ?)"
-            params.append(repository)
-        return self.records(run_rows.run_from_row,
-                            f"SELECT * FROM run{where} ORDER BY run_id DESC LIMIT ?",
-                            [*params, limit])
+        given = _given(task_id=task_id, status=status, repository=repository)
+        return self._records(run_rows.run_from_row, f"runs:{','.join(sorted(given))}", **given,
+                             limit=limit)
 
     def run(self, text: str | None) -> Run:
         """A run by id prefix, or the newest run when `text` is None."""
         from agentctl.store.rows import runs as run_rows
 
         if text is None:
-            if self.repository is not None:
-                newest = self.runs(limit=1, repository=self.repository)
-                if not newest:
-                    raise NotFound(f"there are no runs of {self.repository} yet; start one with "
-                                   "'agentctl run start TASK', or name a run")
+            newest = self.runs(limit=1, repository=self.repository)
+            if newest:
                 return newest[0]
-            newest = self.records(run_rows.run_from_row,
-                                  "SELECT * FROM run ORDER BY run_id DESC LIMIT 1")
-            if not newest:
-                raise NotFound("there are no runs yet; start one with 'agentctl run start TASK'")
-            return newest[0]
+            if self.repository is not None:
+                raise NotFound(f"there are no runs of {self.repository} yet; start one with "
+                               "'agentctl run start TASK', or name a run")
+            raise NotFound("there are no runs yet; start one with 'agentctl run start TASK'")
         run_id = self.resolve("run", text)
-        return self._one(run_rows.run_from_row, "SELECT * FROM run WHERE run_id = ?", (run_id,),
-                         f"no run {run_id}")
+        return self._one(run_rows.run_from_row, "run", f"no run {run_id}", run_id=run_id)
 
     def cancel_request(self, run_id: str) -> tuple[str, str] | None:
         """(who, why) when someone asked to cancel the run; a narrow read, polled often."""
-        found = self.rows("SELECT cancel_requested_by, cancel_reason FROM run WHERE run_id = ?",
-                          (run_id,))
-        if not found or found[0]["cancel_requested_by"] is None:
+        found = self._tuples("cancel_request", run_id=run_id)
+        if not found or found[0][0] is None:
             return None
-        return str(found[0]["cancel_requested_by"]), str(found[0]["cancel_reason"])
+        return str(found[0][0]), str(found[0][1])
 
     def attempts(self, run_id: str) -> list[Attempt]:
         from agentctl.store.rows import runs as run_rows
 
-        return self.records(run_rows.attempt_from_row, "SELECT * FROM attempt WHERE run_id = ? "
-                            "ORDER BY attempt_number", (run_id,))
+        return self._records(run_rows.attempt_from_row, "attempts", run_id=run_id)
 
     def steps(self, run_id: str) -> list[Step]:
         from agentctl.store.rows import runs as run_rows
 
-        return self.records(run_rows.step_from_row, "SELECT * FROM step WHERE run_id = ? "
-                            "ORDER BY attempt_id, sequence_number", (run_id,))
+        return self._records(run_rows.step_from_row, "steps", run_id=run_id)
 
     def tool_calls(self, run_id: str) -> list[ToolCall]:
         from agentctl.store.rows import runs as run_rows
 
-        return self.records(run_rows.tool_call_from_row, "SELECT * FROM tool_call WHERE run_id = ?",
-                            (run_id,))
+        return self._records(run_rows.tool_call_from_row, "tool_calls", run_id=run_id)
 
     def artifacts(self, run_id: str | None = None) -> list[Artifact]:
         from agentctl.store.rows import runs as run_rows
 
         if run_id is None:
-            return self.records(run_rows.artifact_from_row,
-                                "SELECT * FROM artifact ORDER BY artifact_id")
-        return self.records(run_rows.artifact_from_row, "SELECT * FROM artifact WHERE run_id = ? "
-                            "ORDER BY artifact_id", (run_id,))
+            return self._records(run_rows.artifact_from_row, "all_artifacts")
+        return self._records(run_rows.artifact_from_row, "artifacts", run_id=run_id)
 
     def artifact(self, text: str) -> Artifact:
         from agentctl.store.rows import runs as run_rows
 
         artifact_id = self.resolve("artifact", text)
-        return self._one(run_rows.artifact_from_row, "SELECT * FROM artifact WHERE artifact_id = ?",
-                         (artifact_id,), f"no artifact {artifact_id}")
+        return self._one(run_rows.artifact_from_row, "artifact", f"no artifact {artifact_id}",
+                         artifact_id=artifact_id)
 
     def artifacts_by_id(self, artifact_ids: Sequence[str]) -> dict[str, Artifact]:
+        """Each one an indexed read of its own: a verdict names a handful."""
         from agentctl.store.rows import runs as run_rows
 
-        if not artifact_ids:
-            return {}
-        marks = ", ".join("?" for _ in artifact_ids)
-        found = self.records(run_rows.artifact_from_row,
-                             f"SELECT * FROM artifact WHERE artifact_id IN ({marks})",
-                             list(artifact_ids))
+        found = [artifact for one in dict.fromkeys(artifact_ids) for artifact in
+                 self._records(run_rows.artifact_from_row, "artifact", artifact_id=one)]
         return {a.artifact_id: a for a in found}
 
     def patches(self, run_id: str) -> list[Patch]:
         from agentctl.store.rows import evidence as evidence_rows
 
-        return self.records(evidence_rows.patch_from_row,
-                            "SELECT * FROM patch WHERE run_id = ? ORDER BY patch_id", (run_id,))
+        return self._records(evidence_rows.patch_from_row, "patches", run_id=run_id)
 
     def patch(self, run_id: str) -> Patch | None:
         return _last(self.patches(run_id))
@@ -305,9 +312,8 @@ class Views:
     def verifications(self, run_id: str) -> list[VerificationReport]:
         from agentctl.store.rows import evidence as evidence_rows
 
-        return self.records(evidence_rows.verification_report_from_row,
-                            "SELECT * FROM verification_report WHERE run_id = ? "
-                            "ORDER BY verification_report_id", (run_id,))
+        return self._records(evidence_rows.verification_report_from_row, "verifications",
+                             run_id=run_id)
 
     def verification(self, run_id: str) -> VerificationReport | None:
         return _last(self.verifications(run_id))
@@ -315,8 +321,7 @@ class Views:
     def judgements(self, run_id: str) -> list[JudgeReport]:
         from agentctl.store.rows import evidence as evidence_rows
 
-        return self.records(evidence_rows.judge_report_from_row, "SELECT * FROM judge_report "
-                            "WHERE run_id = ? ORDER BY judge_report_id", (run_id,))
+        return self._records(evidence_rows.judge_report_from_row, "judgements", run_id=run_id)
 
     def judgement(self, run_id: str) -> JudgeReport | None:
         return _last(self.judgements(run_id))
@@ -324,62 +329,44 @@ class Views:
     def verdict(self, run_id: str) -> Verdict | None:
         from agentctl.store.rows import evidence as evidence_rows
 
-        return _last(self.records(evidence_rows.verdict_from_row, "SELECT * FROM verdict WHERE run_id = ?",
-                                  (run_id,)))
+        return _last(self._records(evidence_rows.verdict_from_row, "verdicts", run_id=run_id))
 
     def approvals(self, run_id: str) -> list[Approval]:
         from agentctl.store.rows import evidence as evidence_rows
 
-        return self.records(evidence_rows.approval_from_row, "SELECT * FROM approval WHERE run_id = ? "
-                            "ORDER BY approval_id", (run_id,))
+        return self._records(evidence_rows.approval_from_row, "approvals", run_id=run_id)
 
     def pull_requests(self, run_id: str) -> list[PullRequest]:
         from agentctl.store.rows import evidence as evidence_rows
 
-        return self.records(evidence_rows.pull_request_from_row, "SELECT * FROM pull_request "
-                            "WHERE run_id = ? ORDER BY pr_id", (run_id,))
+        return self._records(evidence_rows.pull_request_from_row, "pull_requests", run_id=run_id)
 
     def repositories(self, task_ids: Sequence[str]) -> dict[str, str | None]:
-        """The repository of each task, for listings that show where a run worked."""
-        if not task_ids:
-            return {}
-        marks = ", ".join("?" for _ in task_ids)
-        return {str(task_id): repository for task_id, repository in self.tuples(
-            f"SELECT task_id, repository FROM task WHERE task_id IN ({marks})", list(task_ids))}
+        """The repository of each task, for listings that show where a run worked (an indexed
+        read each: a listing names a page of them)."""
+        return {task_id: row[0] for task_id in dict.fromkeys(task_ids)
+                for row in self._tuples("task_repository", task_id=task_id)}
 
     def run_summaries(self, run_ids: Sequence[str]) -> dict[str, Row]:
         """Verdict status and eligibility per run, for listings."""
-        if not run_ids:
-            return {}
-        marks = ", ".join("?" for _ in run_ids)
-        found = self.rows(f"SELECT run_id, status, pr_eligibility, reasons FROM verdict "
-                          f"WHERE run_id IN ({marks})", list(run_ids))
-        return {str(r["run_id"]): r for r in found}
+        return {run_id: row for run_id in dict.fromkeys(run_ids)
+                for row in self._rows("run_summary", run_id=run_id)}
 
     # --- events -----------------------------------------------------------------------------
     def events(self, *, run_id: str | None = None, task_id: str | None = None,
                after_seq: int = 0, limit: int | None = None) -> list[Row]:
-        where, params = _filters(run_id=run_id, task_id=task_id)
-        where += (" AND" if where else " WHERE") + " seq > ?"
-        sql = f"SELECT * FROM event{where} ORDER BY seq"
-        params = [*params, after_seq]
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        return self.rows(sql, params)
+        given = _given(run_id=run_id, task_id=task_id, limit=limit)
+        return self._rows(f"events:{','.join(sorted(given))}", **given, after_seq=after_seq)
 
     def event_chain(self) -> Iterator[ChainRow]:
         """Every event as the tuple `find_chain_breaks` checks, in order, streamed."""
         if self._connection is None:
             return iter(())
-        cursor = self._connection.cursor()
-        cursor.execute("SELECT seq, type, task_id, run_id, attempt_id, step_id, payload, "
-                       "created_at, prev_hash, hash FROM event ORDER BY seq")
-        return (tuple(row) for row in cursor)
+        return (tuple(row) for row in self._execute("event_chain", {}, named=False))
 
     def event_head(self) -> tuple[int, str] | None:
-        found = self.rows("SELECT seq, hash FROM event_head WHERE id = 1")
-        return (int(found[0]["seq"]), str(found[0]["hash"])) if found else None
+        found = self._tuples("event_head")
+        return (int(found[0][0]), str(found[0][1])) if found else None
 
     # --- the storage port's reads (services.unit_of_work.Reads) --------------------------------
     def waiting(self) -> bool:
@@ -406,10 +393,9 @@ class Views:
         )
 
 
-def _filters(**equals: object) -> tuple[str, list[object]]:
-    clauses = [f"{column} = ?" for column, value in equals.items() if value is not None]
-    params = [value for value in equals.values() if value is not None]
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+def _given(**filters: object) -> dict[str, object]:
+    """The filters that were given: each picks the statement variant that has its clause."""
+    return {name: value for name, value in filters.items() if value is not None}
 
 
 def _shared(a: str, b: str) -> int:
@@ -427,39 +413,49 @@ def _last(items: list[R]) -> R | None:
 
 
 def _connect(home: Home) -> tuple[_Connection | None, str]:
-    """A read connection to a database at the schema this agentctl needs: one that is behind
-    is upgraded first (the write path's migrations), so old homes read like new ones."""
-    connection, paramstyle = _open(home)
+    """A read connection to a database at the schema this agentctl needs, and its dialect.
+    None when there is no database yet (nothing to read). A database that is behind is never
+    migrated here, where a read could fail as a write: SchemaBehind names the command that does
+    (writes bring the home's own SQLite database up to date on their first use as before)."""
+    connection, dialect = _open(home)
     if connection is None or home.database_url in _CURRENT:
-        return connection, paramstyle
+        return connection, dialect
     cursor = connection.cursor()
     try:
-        current = stored_revision(cursor, "sqlite" if paramstyle == "qmark" else "postgresql")
+        current = stored_revision(cursor, dialect)
+        empty = current is None and not _has_tables(cursor, dialect)
     finally:
         cursor.close()
     if current == HEAD:
         _CURRENT.add(home.database_url)
-        return connection, paramstyle
+        return connection, dialect
     connection.close()
-    from agentctl.store.schema import ensure_schema
-
-    ensure_schema(home)
-    return _open(home)
+    if empty:  # a shared database nothing has written to yet
+        return None, dialect
+    where = f"is at schema revision {current}" if current else "predates schema revisions"
+    raise SchemaBehind(f"the database {where}, this agentctl needs {HEAD}: "
+                       "run 'agentctl db upgrade'")
 
 
 _CURRENT: set[str] = set()
 """Databases this process found at HEAD already: a worker's frequent reads check once."""
 
 
+def _has_tables(cursor: Any, dialect: str) -> bool:
+    sql, constants = SQL[dialect]["table_names"]
+    cursor.execute(sql, constants)
+    return cursor.fetchone() is not None
+
+
 def _open(home: Home) -> tuple[_Connection | None, str]:
     path = home.sqlite_path
     if path is not None:
         if not path.exists():
-            return None, "qmark"
+            return None, "sqlite"
         connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
         connection.row_factory = sqlite3.Row
-        return connection, "qmark"
+        return connection, "sqlite"
     from agentctl.store.engine import engine_for, reconnecting  # another database: via SQLAlchemy
 
     engine = engine_for(home.database_url)
-    return reconnecting(engine, engine.raw_connection), "format"
+    return reconnecting(engine, engine.raw_connection), engine.dialect.name

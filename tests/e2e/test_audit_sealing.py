@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from agentctl.domain.audit import record_name
-from agentctl.services.audit import verify_store
+from agentctl.store.audit import verify_store
 from agentctl.store import Store, tables
 from agentctl.store.location import Home
 from agentctl.store.seal_rules import LEASE_BOOKKEEPING, NOT_RECORDS

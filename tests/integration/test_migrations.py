@@ -1,5 +1,6 @@
 """Schema migrations: the baseline is the schema before migrations, the head is tables.py, and a
-home made by the previous schema is upgraded on first use with its data intact."""
+home made by the previous schema is upgraded (by `db upgrade`, or by the first command that
+writes) with its data intact; a read never migrates and names the command that does."""
 
 from __future__ import annotations
 
@@ -76,11 +77,30 @@ def test_the_baseline_is_the_schema_before_migrations(tmp_path: Path) -> None:
     assert columns(db) == columns(FIXTURE / "agentctl.db")
 
 
-def test_an_old_home_is_upgraded_on_first_use_with_its_data_intact(
+BEHIND = (f"agentctl: error: the database predates schema revisions, this agentctl needs {HEAD}: "
+          "run 'agentctl db upgrade'")
+
+
+@pytest.mark.parametrize("command_line", [
+    ("run", "show", OLD_RUN, "--json"), ("task", "list"), ("audit", "verify"), ("run", "list")])
+def test_a_read_of_an_old_home_is_refused_with_the_upgrade_command_and_changes_nothing(
+        tmp_path: Path, run_agentctl: Callable[..., object], command_line: tuple[str, ...]) -> None:
+    home = old_home(tmp_path)
+    before = dump(home / "agentctl.db")
+    refused = run_agentctl(*command_line, home=home, cwd=tmp_path)
+    assert refused.returncode == 2  # type: ignore[attr-defined]
+    assert refused.stderr.strip().splitlines() == [BEHIND]  # type: ignore[attr-defined]
+    assert dump(home / "agentctl.db") == before
+    assert not list(home.glob("agentctl.db.pre-*"))
+
+
+def test_an_old_home_is_upgraded_with_its_data_intact(
         tmp_path: Path, run_agentctl: Callable[..., object]) -> None:
     home = old_home(tmp_path)
     before = dump(home / "agentctl.db")
 
+    upgraded = run_agentctl("db", "upgrade", home=home, cwd=tmp_path)
+    assert upgraded.returncode == 0, upgraded.stderr  # type: ignore[attr-defined]
     shown = run_agentctl("run", "show", OLD_RUN, "--json", home=home, cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr  # type: ignore[attr-defined]
     document = shown.json()  # type: ignore[attr-defined]
@@ -116,6 +136,7 @@ def test_the_upgrade_leaves_the_audit_trail_intact(
     """The chain still verifies, and no record changed under its event. What the audit finds
     besides is the old era's: no signed checkpoint, artifacts made before they had events."""
     home = old_home(tmp_path)
+    run_agentctl("db", "upgrade", home=home, cwd=tmp_path)
     report = run_agentctl("audit", "verify", "--json", home=home, cwd=tmp_path).json()  # type: ignore[attr-defined]
     assert report["breaks"] == [] and report["events"] == 180
     assert report["head"]["seq"] == 180
@@ -132,6 +153,7 @@ def test_the_upgrade_leaves_the_audit_trail_intact(
 def test_every_read_command_works_on_an_upgraded_old_home(
         tmp_path: Path, run_agentctl: Callable[..., object], command_line: tuple[str, ...]) -> None:
     home = old_home(tmp_path)
+    run_agentctl("db", "upgrade", home=home, cwd=tmp_path)
     result = run_agentctl(*command_line, home=home, cwd=tmp_path)
     assert result.returncode == 0, result.stderr  # type: ignore[attr-defined]
 
@@ -152,15 +174,27 @@ def test_db_current_and_upgrade_report_the_revision(
     assert now.stdout.strip() == f"revision {HEAD}, head {HEAD}: up to date"  # type: ignore[attr-defined]
 
 
+def test_a_command_that_writes_upgrades_an_old_home_even_when_it_reads_first(
+        tmp_path: Path, run_agentctl: Callable[..., object]) -> None:
+    home = old_home(tmp_path)
+    approved = run_agentctl("verdict", "approve", OLD_RUN, "--reason", "reviewed", "--by", "ann",
+                            home=home, cwd=tmp_path)  # resolves the run before it writes
+    assert approved.returncode == 0, approved.stderr  # type: ignore[attr-defined]
+    assert dump(home / "agentctl.db")["alembic_version"] == [(HEAD,)]
+    assert (home / f"agentctl.db.pre-{HEAD}.bak").exists()
+
+
 def test_processes_starting_together_on_an_old_home_upgrade_it_once(
         tmp_path: Path, agentctl_executable: str) -> None:
     home = old_home(tmp_path)
-    processes = [subprocess.Popen([agentctl_executable, "--home", str(home), "run", "list",
+    processes = [subprocess.Popen([agentctl_executable, "--home", str(home), "session", "start",
                                    "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True) for _ in range(4)]
     outputs = [process.communicate(timeout=120) for process in processes]
     assert [process.returncode for process in processes] == [0, 0, 0, 0], outputs
-    assert all(len(json.loads(stdout)) == 4 for stdout, _ in outputs)
+    listed = subprocess.run([agentctl_executable, "--home", str(home), "run", "list", "--json"],
+                            capture_output=True, text=True, timeout=120)
+    assert len(json.loads(listed.stdout)) == 4, listed.stderr
     assert sorted(p.name for p in home.glob("agentctl.db.pre-*")) == [f"agentctl.db.pre-{HEAD}.bak"]
     assert dump(home / "agentctl.db")["alembic_version"] == [(HEAD,)]
 
@@ -195,7 +229,12 @@ def test_a_new_empty_shared_database_is_set_up_on_first_use(
         tmp_path: Path, run_agentctl: Callable[..., object], postgres: object) -> None:
     url = postgres.database(empty=True)  # type: ignore[attr-defined]
     env = {"AGENTCTL_DATABASE_URL": url}
-    first = run_agentctl("task", "list", home=tmp_path / "home", cwd=tmp_path, env=env)
+    listed = run_agentctl("task", "list", "--json", home=tmp_path / "home", cwd=tmp_path, env=env)
+    assert listed.returncode == 0 and listed.json() == [], listed.stderr  # type: ignore[attr-defined]
+    untouched = run_agentctl("db", "current", "--json", home=tmp_path / "home", cwd=tmp_path,
+                             env=env)
+    assert untouched.json()["revision"] is None  # type: ignore[attr-defined]  # a read wrote nothing
+    first = run_agentctl("session", "start", home=tmp_path / "home", cwd=tmp_path, env=env)
     assert first.returncode == 0, first.stderr  # type: ignore[attr-defined]
     now = run_agentctl("db", "current", "--json", home=tmp_path / "home", cwd=tmp_path, env=env)
     assert now.json() == {"revision": HEAD, "head": HEAD, "upToDate": True}  # type: ignore[attr-defined]

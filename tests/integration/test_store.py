@@ -68,7 +68,7 @@ def event(task: Task, kind: EventType = EventType.TASK_SUBMITTED) -> NewEvent:
 
 def count(home: Home, table: str) -> int:
     with Views(home) as views:
-        return int(views.rows(f"SELECT count(*) AS n FROM {table}")[0]["n"])
+        return views.count(table)
 
 
 def test_database_is_sqlite_in_wal_mode_under_the_home(sqlite_home: Home) -> None:

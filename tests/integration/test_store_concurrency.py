@@ -24,7 +24,7 @@ from agentctl.domain.events import NewEvent, find_chain_breaks
 from agentctl.domain.step import ToolResult
 from agentctl.domain.task import Task
 from agentctl.execution.agents.spec import parse_agent_spec
-from agentctl.services.audit import verify_store
+from agentctl.store.audit import verify_store
 from agentctl.services.ledger import Ledger
 from agentctl.services.ports import CallRequest
 from agentctl.services.requests import TaskRequest

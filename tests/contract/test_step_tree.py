@@ -1,16 +1,18 @@
-"""The run tree's step documents, read straight from the rows, are exactly the documents of the
-typed records (`to_json` of the steps and tool calls the views decode), on both stores."""
+"""The run tree's step documents, read as the stored columns (`Reads.step_tree_rows`,
+`call_tree_rows`) and shaped by the command line, are exactly the documents of the typed
+records (`to_json` of the steps and tool calls the reads decode), on each store."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from agentctl import config
+from agentctl.cli.documents import artifact_document
+from agentctl.cli.step_documents import _time, step_documents
 from agentctl.domain.agent import AgentKind, AgentSpec
 from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import ToolDecision, ToolOutcome
@@ -18,16 +20,15 @@ from agentctl.domain.serialize import to_json
 from agentctl.domain.step import ToolResult
 from agentctl.services.ledger import Ledger
 from agentctl.services.ports import CallRequest
+from agentctl.services.queries import changed_files, run_view
 from agentctl.services.requests import TaskRequest
 from agentctl.services.runs import create_run, lease_run
 from agentctl.services.tasks import submit_task
-from agentctl.store import Store, json_columns
-from agentctl.store.location import Home
-from agentctl.store.step_documents import _time, changed_files, step_documents
-from agentctl.store.views import Views
+from agentctl.services.unit_of_work import Reads, Storage
+from agentctl.store import json_columns
 
 
-def record_documents(views: Views, run_id: str) -> dict[str, list[dict[str, object]]]:
+def record_documents(views: Reads, run_id: str) -> dict[str, list[dict[str, object]]]:
     """The documents as the records give them: the reference the fast read must equal."""
     calls = {call.step_id: call for call in views.tool_calls(run_id)}
     out: dict[str, list[dict[str, object]]] = {}
@@ -53,13 +54,9 @@ def record_documents(views: Views, run_id: str) -> dict[str, list[dict[str, obje
     return out
 
 
-def test_step_documents_equal_the_records_documents(store_home: Home, tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@x",
-                    "commit", "-q", "--allow-empty", "-m", "init"], check=True)
-    store = Store(store_home)
+def test_step_documents_equal_the_records_documents(storage: Storage, repo: Path,
+                                                   tmp_path: Path) -> None:
+    store = storage
     settings = config.defaults()
     task = submit_task(store, settings, TaskRequest(repository=str(repo), task_type="custom",
                                                     instruction="t"), cwd=tmp_path)
@@ -82,10 +79,13 @@ def test_step_documents_equal_the_records_documents(store_home: Home, tmp_path: 
             requested_at=utcnow()), result,
             attributes={"changedFiles": [{"path": "a.py", "changeType": "MODIFIED"}], "n": index})
     ledger.flush()
-    with Views(store_home) as views:
+    with store.reads() as views:
         expected = record_documents(views, run.run_id)
         assert sum(len(steps) for steps in expected.values()) == len(results)
-        assert step_documents(views, run.run_id, {}) == expected
+        tree = run_view(views, views.run(run.run_id), tree=True).attempts
+    assert tree is not None
+    assert {attempt.attempt.attempt_id: step_documents(attempt, artifact_document)
+            for attempt in tree} == expected
 
 
 @pytest.mark.parametrize("stored", [

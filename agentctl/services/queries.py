@@ -1,0 +1,232 @@
+"""The read models the commands show, built from the storage port's reads: typed values that
+cross to the command line, which alone shapes them into JSON or text (`cli/documents.py`).
+
+A busy run has tens of thousands of steps and tool calls; decoding each into its record and
+encoding it back doubled the work of `run show --tree` (issue 9). So the tree is read as the
+stored columns (`StepRow`, `CallRow`: text as stored, times in the stored ISO form) and only
+put together here; the records stay the typed path for everything that decides something.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
+
+from agentctl.domain.artifact import Artifact
+from agentctl.domain.pull_request import PullRequest
+from agentctl.domain.run import Attempt, Run
+from agentctl.domain.step import Step, ToolCall
+from agentctl.domain.task import Task
+from agentctl.domain.verdict import Approval, Verdict, approvals_link
+from agentctl.domain.verification import VerificationReport
+
+
+class StepRow(NamedTuple):
+    """A step's stored columns, as `run show --tree` shows them."""
+
+    step_id: str
+    attempt_id: str
+    sequence_number: int
+    type: str
+    status: str
+    title: str
+    started_at: str | None
+    ended_at: str | None
+    failure_code: str | None
+    attributes: str  # JSON text
+
+
+class CallRow(NamedTuple):
+    """A tool call's stored columns, as `run show --tree` shows them."""
+
+    step_id: str | None
+    tool_call_id: str
+    tool_name: str
+    arguments_json: str
+    decision: str
+    matched_rule: str | None
+    denial_reason: str | None
+    result: str | None  # the ToolResult's JSON text
+    approved_by: str | None
+    requested_at: str | None
+    completed_at: str | None
+    spec_digest: str | None
+
+
+class RunReads(Protocol):
+    """The reads the read models are built from (`Storage.reads()` gives them)."""
+
+    def task(self, text: str) -> Task: ...
+    def verdict(self, run_id: str) -> Verdict | None: ...
+    def pull_requests(self, run_id: str) -> list[PullRequest]: ...
+    def approvals(self, run_id: str) -> list[Approval]: ...
+    def attempts(self, run_id: str) -> list[Attempt]: ...
+    def steps(self, run_id: str) -> list[Step]: ...
+    def tool_calls(self, run_id: str) -> list[ToolCall]: ...
+    def artifacts(self, run_id: str) -> list[Artifact]: ...
+    def verification(self, run_id: str) -> VerificationReport | None: ...
+    def artifacts_by_id(self, artifact_ids: Sequence[str]) -> dict[str, Artifact]: ...
+    def step_tree_rows(self, run_id: str) -> list[StepRow]:
+        """Every step of the run, in attempt and step order."""
+        ...
+
+    def call_tree_rows(self, run_id: str) -> list[CallRow]: ...
+
+
+class StepView(NamedTuple):
+    """A step of the tree: a named tuple, as there are tens of thousands of them."""
+
+    row: StepRow
+    attributes: Mapping[str, object]
+    changed_files: tuple[dict[str, Any], ...]
+    artifacts: tuple[Artifact, ...]  # what the step produced
+    call: CallRow | None
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptView:
+    attempt: Attempt
+    steps: tuple[StepView, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    """`run show`: the run, its verdict and pull requests, and with the tree its attempts."""
+
+    run: Run
+    verdict: Verdict | None
+    pull_requests: tuple[PullRequest, ...]
+    attempts: tuple[AttemptView, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """One step's change to a file ("which step edited `pom.xml`")."""
+
+    step_id: str
+    sequence_number: int
+    tool_name: str
+    tool_call_id: str | None
+    change_type: object  # as the attempt recorded them in `changedFiles`
+    additions: object
+    deletions: object
+
+
+EditedBy = Mapping[str, tuple[Edit, ...]]
+"""Every file the last attempt changed, and the steps that changed it, in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExplainedLink:
+    """A link of the verdict's chain, with the artifacts its evidence names."""
+
+    check: str
+    passed: bool
+    detail: str
+    evidence: tuple[Artifact, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictExplanation:
+    """`verdict explain`: why, link by link (the approvals' link last), and what it rests on."""
+
+    chain: tuple[ExplainedLink, ...]
+    task: Task
+    verification: VerificationReport | None
+    edited_by: EditedBy
+    pull_requests: tuple[PullRequest, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictView:
+    """`verdict show`, and with the explanation `verdict explain`."""
+
+    run: Run
+    verdict: Verdict
+    approvals: tuple[Approval, ...]
+    evidence: tuple[Artifact, ...]  # the artifacts of the verdict's evidence that exist
+    explanation: VerdictExplanation | None = None
+
+
+def changed_files(attributes: Mapping[str, object]) -> list[dict[str, Any]]:
+    """Which files the step changed (`changedFiles`), as the attempt recorded them."""
+    value = attributes.get("changedFiles")
+    return [dict(entry) for entry in value if isinstance(entry, dict)] \
+        if isinstance(value, list) else []
+
+
+def run_view(reads: RunReads, run: Run, *, tree: bool = False) -> RunView:
+    return RunView(run=run, verdict=reads.verdict(run.run_id),
+                   pull_requests=tuple(reads.pull_requests(run.run_id)),
+                   attempts=_attempts(reads, run.run_id) if tree else None)
+
+
+def _attempts(reads: RunReads, run_id: str) -> tuple[AttemptView, ...]:
+    produced: dict[str, list[Artifact]] = {}
+    for artifact in reads.artifacts(run_id):
+        produced.setdefault(artifact.produced_by_step, []).append(artifact)
+    calls = {row.step_id: row for row in reads.call_tree_rows(run_id)}
+    steps: dict[str, list[StepView]] = {}
+    for row in reads.step_tree_rows(run_id):
+        attributes = _load(row.attributes)
+        steps.setdefault(row.attempt_id, []).append(StepView(
+            row=row, attributes=attributes, changed_files=tuple(changed_files(attributes)),
+            artifacts=tuple(produced.get(row.step_id, ())), call=calls.get(row.step_id)))
+    return tuple(AttemptView(attempt, tuple(steps.get(attempt.attempt_id, ())))
+                 for attempt in reads.attempts(run_id))
+
+
+def _load(text: str) -> dict[str, Any]:
+    return {} if text == "{}" else dict(json.loads(text))
+
+
+def verdict_view(reads: RunReads, run: Run, *, explain: bool = False) -> VerdictView | None:
+    """None while the run has no verdict."""
+    verdict = reads.verdict(run.run_id)
+    if verdict is None:
+        return None
+    approvals = tuple(reads.approvals(run.run_id))
+    wanted = set(verdict.evidence) | {a for link in verdict.chain for a in link.evidence}
+    artifacts = reads.artifacts_by_id(sorted(wanted))
+    explanation = None
+    if explain:
+        approved = approvals_link(approvals)
+        chain = tuple(
+            ExplainedLink(check=link.check, passed=link.passed, detail=link.detail,
+                          evidence=tuple(artifacts[a] for a in dict.fromkeys(link.evidence)
+                                         if a in artifacts))
+            for link in verdict.chain)
+        chain += (ExplainedLink(check=approved.check, passed=approved.passed,
+                                detail=approved.detail, evidence=()),)
+        explanation = VerdictExplanation(
+            chain=chain, task=reads.task(run.task_id),
+            verification=reads.verification(run.run_id),
+            edited_by=edited_by(reads, run.run_id),
+            pull_requests=tuple(reads.pull_requests(run.run_id)))
+    return VerdictView(run=run, verdict=verdict, approvals=approvals,
+                       evidence=tuple(artifacts[a] for a in verdict.evidence if a in artifacts),
+                       explanation=explanation)
+
+
+def edited_by(reads: RunReads, run_id: str) -> EditedBy:
+    """Every file the last attempt changed, and the steps (with their tools) that changed it."""
+    attempts = reads.attempts(run_id)
+    if not attempts:
+        return {}
+    last = max(attempts, key=lambda attempt: attempt.attempt_number).attempt_id
+    calls = {call.step_id: call for call in reads.tool_calls(run_id)}
+    edits: dict[str, list[Edit]] = {}
+    for step in reads.steps(run_id):
+        if step.attempt_id != last:
+            continue
+        call = calls.get(step.step_id)
+        for entry in changed_files(step.attributes):
+            edits.setdefault(str(entry.get("path")), []).append(Edit(
+                step_id=step.step_id, sequence_number=step.sequence_number,
+                tool_name=call.tool_name if call else step.type.value,
+                tool_call_id=call.tool_call_id if call else None,
+                change_type=entry.get("changeType"), additions=entry.get("additions"),
+                deletions=entry.get("deletions")))
+    return {path: tuple(found) for path, found in edits.items()}
