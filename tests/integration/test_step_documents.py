@@ -14,7 +14,7 @@ from agentctl import config
 from agentctl.domain.agent import AgentKind, AgentSpec
 from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import ToolDecision, ToolOutcome
-from agentctl.domain.serialize import to_json
+from agentctl.domain.serialize import from_json, to_json
 from agentctl.domain.step import ToolResult
 from agentctl.services.ledger import Ledger
 from agentctl.services.ports import CallRequest
@@ -95,7 +95,7 @@ def test_step_documents_equal_the_records_documents(store_home: Home, tmp_path: 
     {"outcome": "denied", "decision": "DENIED_BY_POLICY", "error": "denied (DENIED_BY_POLICY)"},
 ])
 def test_tool_result_document_is_the_records_document(stored: dict[str, object]) -> None:
-    result = json_columns.tool_result(stored)
+    result = from_json(ToolResult, stored)
     assert json_columns.tool_result_document(stored) == {"ok": result.ok, **to_json(result)}  # type: ignore[dict-item]
 
 
