@@ -12,7 +12,7 @@ from agentctl.domain.artifact import Artifact
 from agentctl.domain.run import Run
 from agentctl.domain.serialize import to_json
 from agentctl.domain.verdict import approvals_link
-from agentctl.store.step_documents import changed_files, step_documents
+from agentctl.store.step_documents import step_documents
 from agentctl.store.views import Views
 
 Document = dict[str, Any]
@@ -114,11 +114,11 @@ def edited_by(views: Views, run_id: str) -> dict[str, list[Document]]:
         if step.attempt_id != last:
             continue
         call = calls.get(step.step_id)
-        for entry in changed_files(step.attributes):
-            edits.setdefault(str(entry.get("path")), []).append({
+        for change in step.changed_files:
+            edits.setdefault(change.path, []).append({
                 "stepId": step.step_id, "sequenceNumber": step.sequence_number,
                 "toolName": call.tool_name if call else step.type.value,
                 "toolCallId": call.tool_call_id if call else None,
-                "changeType": entry.get("changeType"), "additions": entry.get("additions"),
-                "deletions": entry.get("deletions")})
+                "changeType": change.change_type.value, "additions": change.additions,
+                "deletions": change.deletions})
     return edits

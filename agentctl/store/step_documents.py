@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentctl.domain.clock import to_iso
+from agentctl.domain.step import changed_files_of
 from agentctl.store.json_columns import tool_result_document
 
 if TYPE_CHECKING:
@@ -51,9 +52,7 @@ def step_documents(views: Views, run_id: str, artifacts: Mapping[str, list[Docum
 
 def changed_files(attributes: Mapping[str, object]) -> list[Document]:
     """Which files the step changed (`changedFiles`), as the attempt recorded them."""
-    value = attributes.get("changedFiles")
-    return [dict(entry) for entry in value if isinstance(entry, dict)] \
-        if isinstance(value, list) else []
+    return [entry.to_json() for entry in changed_files_of(attributes)]
 
 
 def _call(row: tuple[Any, ...]) -> Document:
