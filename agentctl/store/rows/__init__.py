@@ -97,10 +97,9 @@ class RowMapping(Generic[R]):
     @classmethod
     def derive(cls, record: type[R], table: str, key: str, kind: str, *,
                skip: tuple[str, ...] = (), packed: Mapping[str, Packed[R]] | None = None,
-               encoders: Mapping[str, Encoder] | None = None,
-               decoders: Mapping[str, Decoder] | None = None) -> RowMapping[R]:
+               encoders: Mapping[str, Encoder] | None = None) -> RowMapping[R]:
         """The codec of `record`: one column per field (but `skip`ped and `packed` ones), each
-        converted as its type says unless `encoders`/`decoders` name a converter for it.
+        converted as its type says, or written by the converter `encoders` names for it.
 
         The two functions are compiled from the fields, as `dataclasses` compiles `__init__`:
         what runs is the dict display and keyword call one would write by hand, so the
@@ -116,7 +115,7 @@ class RowMapping(Generic[R]):
         for name in names:
             conversion = _conversion(hints[name])
             encode = (encoders or {}).get(name, conversion.encode)
-            decode = (decoders or {}).get(name, conversion.decode)
+            decode = conversion.decode
             scope[f"_e_{name}"], scope[f"_d_{name}"] = encode, decode
             encoded.append(f"{name!r}: " + _call(conversion, encode, f"_e_{name}", f"r.{name}"))
             decoded.append(f"{name}=" + _call(conversion, decode, f"_d_{name}", f"row[{name!r}]"))
@@ -168,8 +167,7 @@ def _conversion(hint: object) -> _Conversion:
         return _Conversion(iso, at)
     if hint in _PLAIN_JSON:  # the JSON text is the value: no walk
         return _Conversion(dump, _PLAIN_JSON[hint])
-    document = from_json_of(hint)
-    return _Conversion(dump, lambda text: document(load(text)))
+    return _Conversion(dump, lambda text: from_json(cast(Any, hint), load(text)))
 
 
 def _tuple(text: str) -> tuple[object, ...]:
@@ -182,7 +180,3 @@ _PLAIN_JSON: Mapping[object, Decoder] = {
 }
 """Nested types whose JSON document already is the field's value (strings, free mappings)."""
 
-
-def from_json_of(hint: object) -> Callable[[object], object]:
-    """`serialize.from_json` for the type `hint` (a record, a tuple or a mapping)."""
-    return lambda document: from_json(cast(Any, hint), document)

@@ -11,9 +11,10 @@ from agentctl.store.json_columns import tool_result_json
 from agentctl.store.rows import RowMapping, Value, dump_plain
 
 
-def _tool_result(result: ToolResult | None) -> Value:
-    """Every tool call stores one: spelt out rather than walked (`json_columns`)."""
-    return None if result is None else dump_plain(tool_result_json(result))
+def _tool_result(result: ToolResult) -> Value:
+    """Every tool call stores one: spelt out rather than walked (`json_columns`); a call
+    without one is NULL, as every optional field."""
+    return dump_plain(tool_result_json(result))
 
 
 RUNS = RowMapping.derive(Run, "run", "run_id", "run")
