@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from datetime import datetime
 from enum import Enum
 from operator import attrgetter
@@ -82,52 +82,76 @@ class Packed(Generic[R]):
     decode: Callable[[Any], Mapping[str, object]]
 
 
-@dataclass(frozen=True, slots=True)
 class RowMapping(Generic[R]):
-    """How one record type is stored: its table, key column and the two mapping functions.
-    Built by `derive`; `columns` are the columns `to_row` writes."""
+    """How one record type is stored: its table, key column, and `to_row`/`from_row` derived
+    from the record's fields: `RowMapping(Run, "run", "run_id", "run")`. One column per field
+    (but `skip`ped and `packed` ones), each converted as its type says, or written by the
+    converter `encoders` names for it; `columns` are the columns `to_row` writes."""
 
-    table: str
-    key: str
-    kind: str  # the record's name in messages ("no run ...")
+    __slots__ = ("table", "key", "kind", "_record", "_skip", "_packed", "_encoders", "_codec")
+
+    def __init__(self, record: type[R], table: str, key: str, kind: str, *,
+                 skip: tuple[str, ...] = (), packed: Mapping[str, Packed[R]] | None = None,
+                 encoders: Mapping[str, Encoder] | None = None) -> None:
+        self.table, self.key = table, key
+        self.kind = kind  # the record's name in messages ("no run ...")
+        self._record, self._skip = record, skip
+        self._packed, self._encoders = dict(packed or {}), dict(encoders or {})
+        self._codec: _Codec[R] | None = None
+
+    @property
+    def to_row(self) -> Callable[[R], RowValues]:
+        """The compiled function itself: the hot path of a busy agent's writes takes it once."""
+        return self._compiled().to_row
+
+    def from_row(self, row: Row) -> R:
+        """A method, so that `RUNS.from_row` can be handed around before the codec is built."""
+        return self._compiled().from_row(row)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self._compiled().columns
+
+    def _compiled(self) -> _Codec[R]:
+        """Built on first use, so a command pays only for the records it reads or writes."""
+        if self._codec is None:
+            self._codec = _compile(self._record, self._skip, self._packed, self._encoders)
+        return self._codec
+
+
+@dataclass(frozen=True, slots=True)
+class _Codec(Generic[R]):
     to_row: Callable[[R], RowValues]
     from_row: Callable[[Row], R]
-    columns: tuple[str, ...] = field(default=())
+    columns: tuple[str, ...]
 
-    @classmethod
-    def derive(cls, record: type[R], table: str, key: str, kind: str, *,
-               skip: tuple[str, ...] = (), packed: Mapping[str, Packed[R]] | None = None,
-               encoders: Mapping[str, Encoder] | None = None) -> RowMapping[R]:
-        """The codec of `record`: one column per field (but `skip`ped and `packed` ones), each
-        converted as its type says, or written by the converter `encoders` names for it.
 
-        The two functions are compiled from the fields, as `dataclasses` compiles `__init__`:
-        what runs is the dict display and keyword call one would write by hand, so the
-        hottest writes (a busy agent's tool calls and steps) pay nothing for the derivation.
-        """
-        packed = dict(packed or {})
-        hints = typing.get_type_hints(record)
-        folded = {name for group in packed.values() for name in group.fields}
-        names = [f.name for f in fields(cast(Any, record))
-                 if f.init and f.name not in skip and f.name not in folded]
-        scope: dict[str, object] = {"_record": record}
-        encoded, decoded = [], []
-        for name in names:
-            conversion = _conversion(hints[name])
-            encode = (encoders or {}).get(name, conversion.encode)
-            decode = conversion.decode
-            scope[f"_e_{name}"], scope[f"_d_{name}"] = encode, decode
-            encoded.append(f"{name!r}: " + _call(conversion, encode, f"_e_{name}", f"r.{name}"))
-            decoded.append(f"{name}=" + _call(conversion, decode, f"_d_{name}", f"row[{name!r}]"))
-        for column, group in packed.items():
-            scope[f"_p_{column}"], scope[f"_u_{column}"] = group.encode, group.decode
-            encoded.append(f"{column!r}: _p_{column}(r)")
-            decoded.append(f"**_u_{column}(row[{column!r}])")
-        source = (f"def to_row(r):\n    return {{{', '.join(encoded)}}}\n"
-                  f"def from_row(row):\n    return _record({', '.join(decoded)})\n")
-        exec(compile(source, f"<row codec of {record.__name__}>", "exec"), scope)  # noqa: S102
-        return cls(table, key, kind, cast(Callable[[R], RowValues], scope["to_row"]),
-                   cast(Callable[[Row], R], scope["from_row"]), (*names, *packed))
+def _compile(record: type[R], skip: tuple[str, ...], packed: Mapping[str, Packed[R]],
+             encoders: Mapping[str, Encoder]) -> _Codec[R]:
+    """The two functions compiled from the fields, as `dataclasses` compiles `__init__`: what
+    runs is the dict display and keyword call one would write by hand, so the hottest writes
+    (a busy agent's tool calls and steps) pay nothing for the derivation."""
+    hints = typing.get_type_hints(record)
+    folded = {name for group in packed.values() for name in group.fields}
+    names = [f.name for f in fields(cast(Any, record))
+             if f.init and f.name not in skip and f.name not in folded]
+    scope: dict[str, object] = {"_record": record}
+    encoded, decoded = [], []
+    for name in names:
+        conversion = _conversion(hints[name])
+        encode, decode = encoders.get(name, conversion.encode), conversion.decode
+        scope[f"_e_{name}"], scope[f"_d_{name}"] = encode, decode
+        encoded.append(f"{name!r}: " + _call(conversion, encode, f"_e_{name}", f"r.{name}"))
+        decoded.append(f"{name}=" + _call(conversion, decode, f"_d_{name}", f"row[{name!r}]"))
+    for column, group in packed.items():
+        scope[f"_p_{column}"], scope[f"_u_{column}"] = group.encode, group.decode
+        encoded.append(f"{column!r}: _p_{column}(r)")
+        decoded.append(f"**_u_{column}(row[{column!r}])")
+    source = (f"def to_row(r):\n    return {{{', '.join(encoded)}}}\n"
+              f"def from_row(row):\n    return _record({', '.join(decoded)})\n")
+    exec(compile(source, f"<row codec of {record.__name__}>", "exec"), scope)  # noqa: S102
+    return _Codec(cast(Callable[[R], RowValues], scope["to_row"]),
+                  cast(Callable[[Row], R], scope["from_row"]), (*names, *packed))
 
 
 @dataclass(frozen=True, slots=True)

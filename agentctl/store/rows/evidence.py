@@ -10,13 +10,13 @@ from agentctl.domain.verdict import Approval, Verdict
 from agentctl.domain.verification import VerificationReport
 from agentctl.store.rows import RowMapping
 
-PATCHES = RowMapping.derive(Patch, "patch", "patch_id", "patch")
-VERIFICATIONS = RowMapping.derive(VerificationReport, "verification_report",
-                                  "verification_report_id", "verification")
-JUDGEMENTS = RowMapping.derive(JudgeReport, "judge_report", "judge_report_id", "judge")
-VERDICTS = RowMapping.derive(Verdict, "verdict", "verdict_id", "verdict")
-APPROVALS = RowMapping.derive(Approval, "approval", "approval_id", "approval")
-PULL_REQUESTS = RowMapping.derive(PullRequest, "pull_request", "pr_id", "pr")
+PATCHES = RowMapping(Patch, "patch", "patch_id", "patch")
+VERIFICATIONS = RowMapping(VerificationReport, "verification_report",
+                           "verification_report_id", "verification")
+JUDGEMENTS = RowMapping(JudgeReport, "judge_report", "judge_report_id", "judge")
+VERDICTS = RowMapping(Verdict, "verdict", "verdict_id", "verdict")
+APPROVALS = RowMapping(Approval, "approval", "approval_id", "approval")
+PULL_REQUESTS = RowMapping(PullRequest, "pull_request", "pr_id", "pr")
 
 # The lean reads (store/views.py) decode by these names.
 patch_from_row = PATCHES.from_row

@@ -17,13 +17,13 @@ def _tool_result(result: ToolResult) -> Value:
     return dump_plain(tool_result_json(result))
 
 
-RUNS = RowMapping.derive(Run, "run", "run_id", "run")
-ATTEMPTS = RowMapping.derive(Attempt, "attempt", "attempt_id", "attempt")
-STEPS = RowMapping.derive(Step, "step", "step_id", "step")
-TOOL_CALLS = RowMapping.derive(ToolCall, "tool_call", "tool_call_id", "toolcall",
-                               encoders={"result": _tool_result})
-ARTIFACTS = RowMapping.derive(Artifact, "artifact", "artifact_id", "artifact")
-EVENTS = RowMapping.derive(Event, "event", "seq", "event")
+RUNS = RowMapping(Run, "run", "run_id", "run")
+ATTEMPTS = RowMapping(Attempt, "attempt", "attempt_id", "attempt")
+STEPS = RowMapping(Step, "step", "step_id", "step")
+TOOL_CALLS = RowMapping(ToolCall, "tool_call", "tool_call_id", "toolcall",
+                        encoders={"result": _tool_result})
+ARTIFACTS = RowMapping(Artifact, "artifact", "artifact_id", "artifact")
+EVENTS = RowMapping(Event, "event", "seq", "event")
 """Events are written by the event log, whose hash covers the exact stored text; read here."""
 
 # The lean reads (store/views.py) decode by these names.

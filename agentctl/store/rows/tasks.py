@@ -21,11 +21,11 @@ def _intent_fields(text: str | None) -> Mapping[str, object]:
             "allow_removed_tests": bool(intent.get("allowRemovedTests", False))}
 
 
-TASKS = RowMapping.derive(Task, "task", "task_id", "task", packed={
+TASKS = RowMapping(Task, "task", "task_id", "task", packed={
     "intent": Packed(("must_pass", "allow_removed_tests"), _intent, _intent_fields)})
-SESSIONS = RowMapping.derive(Session, "session", "session_id", "session",
-                             skip=("related_tasks",))  # the tasks' session_id column says
-MESSAGES = RowMapping.derive(SessionMessage, "session_message", "message_id", "message")
+SESSIONS = RowMapping(Session, "session", "session_id", "session",
+                      skip=("related_tasks",))  # the tasks' session_id column says
+MESSAGES = RowMapping(SessionMessage, "session_message", "message_id", "message")
 
 # The lean reads (store/views.py) decode by these names.
 task_from_row = TASKS.from_row
