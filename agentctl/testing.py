@@ -100,9 +100,12 @@ class MemoryRepository(Generic[R]):
             raise NotFound(f"no {self._table.kind} {identifier}")
         return found
 
-    def find(self, order_by: str | None = None, **equals: object) -> list[R]:
+    def find(self, order_by: str | None = None, *, status: StrEnum | None = None,
+             **equals: str | int) -> list[R]:
+        wanted: dict[str, object] = {**equals, **({} if status is None else
+                                                  {"status": status.value})}
         found = [record for record in self._all().values()
-                 if all(_value(record, column) == value for column, value in equals.items())]
+                 if all(_value(record, column) == value for column, value in wanted.items())]
         if order_by:
             found.sort(key=lambda record: getattr(record, order_by))
         return found
@@ -305,7 +308,7 @@ class InMemoryUnitOfWork:
         return True
 
     def next_queued_run(self, now: datetime) -> Run | None:
-        ready = sorted((run for run in self.runs.find(status=RunStatus.QUEUED.value)
+        ready = sorted((run for run in self.runs.find(status=RunStatus.QUEUED)
                         if run.not_before is None or run.not_before <= now),
                        key=lambda run: run.run_id)
         return ready[0] if ready else None

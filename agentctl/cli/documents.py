@@ -103,6 +103,6 @@ def edited_by_document(edits: EditedBy) -> dict[str, list[Document]]:
     """"Which step edited `pom.xml`": each file, and the steps (with their tools) that did."""
     return {path: [{"stepId": e.step_id, "sequenceNumber": e.sequence_number,
                     "toolName": e.tool_name, "toolCallId": e.tool_call_id,
-                    "changeType": e.change_type, "additions": e.additions,
-                    "deletions": e.deletions} for e in found]
+                    "changeType": e.change.change_type.value, "additions": e.change.additions,
+                    "deletions": e.change.deletions} for e in found]
             for path, found in edits.items()}

@@ -33,7 +33,7 @@ def _step(step: StepView, artifact_document: Callable[[Artifact], Document]) -> 
         "stepId": row.step_id, "sequenceNumber": row.sequence_number, "type": row.type,
         "status": row.status, "title": row.title, "startedAt": _time(row.started_at),
         "endedAt": _time(row.ended_at), "failureCode": row.failure_code,
-        "attributes": step.attributes, "changedFiles": list(step.changed_files),
+        "attributes": step.attributes, "changedFiles": [change.to_json() for change in step.changed_files],
         "artifacts": [artifact_document(a) for a in step.artifacts],
         "toolCall": None if step.call is None else _call(step.call),
     }

@@ -12,6 +12,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from agentctl.domain.canonical import canonical_json
+
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 SLSA_PROVENANCE = "https://slsa.dev/provenance/v1"
@@ -40,9 +42,8 @@ def pae(payload_type: str, payload: bytes) -> bytes:
 
 def statement(subjects: Sequence[Subject], predicate_type: str, predicate: Json) -> bytes:
     """One in-toto Statement v1, serialized once: these bytes are what gets signed."""
-    return json.dumps({"_type": STATEMENT_TYPE, "subject": [s.as_json() for s in subjects],
-                       "predicateType": predicate_type, "predicate": predicate},
-                      sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return canonical_json({"_type": STATEMENT_TYPE, "subject": [s.as_json() for s in subjects],
+                           "predicateType": predicate_type, "predicate": predicate}).encode()
 
 
 def envelope(payload: bytes, keyid: str, sign: Callable[[bytes], bytes]) -> str:

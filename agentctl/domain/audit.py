@@ -18,15 +18,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from agentctl.domain.serialize import to_json
+from agentctl.domain.canonical import record_digest
 from agentctl.domain.step import ToolCall
 
 
 def digest(record: object) -> str:
     """sha256 over the record's canonical JSON: what it says, not how a database stores it."""
-    canonical = json.dumps(to_json(record), sort_keys=True, separators=(",", ":"),
-                           ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return record_digest(record)
 
 
 def call_digest(call: ToolCall) -> str:

@@ -6,11 +6,11 @@ Editing or deleting any stored event breaks the chain at that point, which `audi
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from agentctl.domain.canonical import canonical_json
 from agentctl.domain.clock import to_iso
 from agentctl.domain.enums import EventType
 from agentctl.domain.json_text import compiled
@@ -45,18 +45,6 @@ class Event:
     hash: str
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
-"""What `json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)` builds per
-call, built once: every event's payload goes through it."""
-
-
-_encode_canonical = compiled(_CANONICAL)
-
-
-def canonical_payload(payload: Mapping[str, object]) -> str:
-    return _encode_canonical(payload)
-
-
 def event_hash(
     *, seq: int, type: str, task_id: str | None, run_id: str | None, attempt_id: str | None,
     step_id: str | None, payload_json: str, created_at: str, prev_hash: str,
@@ -78,8 +66,10 @@ def _chain_hash(prev_hash: str, seq: int, type: str, task_id: str | None, run_id
 
 
 def hash_new_event(event: NewEvent, *, seq: int, prev_hash: str) -> tuple[str, str, str]:
-    """(payload json, created_at text, hash) exactly as they are to be stored."""
-    payload_json = canonical_payload(event.payload)
+    """(payload json, created_at text, hash) exactly as they are to be stored: the payload as
+    its canonical JSON (events written before the one form escaped non-ASCII text; a hash covers
+    the text stored, so they verify as they are)."""
+    payload_json = canonical_json(event.payload)
     created_at = to_iso(event.created_at) or ""
     digest = _chain_hash(prev_hash, seq, event.type.value, event.task_id, event.run_id,
                          event.attempt_id, event.step_id, payload_json, created_at)

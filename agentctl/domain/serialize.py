@@ -1,11 +1,10 @@
 """Records to the JSON documents of DESIGN.md §4: camelCase keys, enum values, ISO times.
 
 One generic walk each way: the documents are, by design, every field of a record under its
-camelCase name, so a per-record list would only repeat the dataclass. Table rows are decoded
-explicitly per record (`agentctl.store.rows`); the nested JSON documents that grow with the
-product (the frozen spec, a verification check with its per-test results, cached baselines)
-decode through `from_json`, built from the type hints once per type (closures, no generated
-code), so a field added to a record needs no second edit here.
+camelCase name, so a per-record list would only repeat the dataclass. The row codecs
+(`agentctl.store.rows`) decode every nested JSON column through `from_json`, built from the
+type hints once per type (closures, no generated code), so a field added to a record needs no
+second edit here.
 """
 
 from __future__ import annotations

@@ -4,16 +4,14 @@ the patch, judge and verdict rules can read them without importing the run's lif
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from datetime import timedelta
 
 from agentctl.domain.agent import AgentSpec, NativeAgentSettings
+from agentctl.domain.canonical import record_digest
 from agentctl.domain.enums import AutonomyLevel, BaselineMode, TaskType
 from agentctl.domain.errors import InvariantViolation
 from agentctl.domain.sandbox import SandboxProfile
-from agentctl.domain.serialize import to_json
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,5 +127,6 @@ class ExecutionSpec:
         return AgentSpec.frozen(self.agent, self.agent_digest)
 
     def digest(self) -> str:
-        canonical = json.dumps(to_json(self), sort_keys=True, separators=(",", ":"))
-        return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+        """Computed once, when the run is created, and stamped on it (runs created before the
+        one canonical form carry a digest of their spec's ASCII-escaped JSON)."""
+        return record_digest(self)

@@ -2,16 +2,65 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from agentctl.domain.enums import StepStatus, StepType, ToolDecision, ToolOutcome
+from agentctl.domain.enums import ChangeType, StepStatus, StepType, ToolDecision, ToolOutcome
 from agentctl.domain.errors import InvariantViolation
 from agentctl.domain.transitions import advance
 
 # Attribute values longer than this belong in an artifact (seed: long output must be an artifact).
 MAX_ATTRIBUTE_CHARS = 2_000
+CHANGED_FILES = "changedFiles"  # the attribute a step's changed files are kept under
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedFile:
+    """A file one step changed: "which step edited `pom.xml`" (DESIGN.md). Kept in the step's
+    attributes under `changedFiles`, as `run show --json` shows them."""
+
+    path: str
+    change_type: ChangeType
+    additions: int
+    deletions: int
+    old_path: str | None = None
+
+    def to_json(self, clean: Callable[[str], str] = str) -> dict[str, object]:
+        """As recorded on the step; `clean` redacts the paths (a secret used as a file name)."""
+        document: dict[str, object] = {"path": clean(self.path),
+                                       "changeType": self.change_type.value,
+                                       "additions": self.additions, "deletions": self.deletions}
+        if self.old_path:
+            document["oldPath"] = clean(self.old_path)
+        return document
+
+
+def changed_files_attribute(changed: Sequence[ChangedFile],
+                            clean: Callable[[str], str] = str) -> dict[str, object]:
+    """The attributes a step records its changed files in (none when it changed none)."""
+    return {CHANGED_FILES: [entry.to_json(clean) for entry in changed]} if changed else {}
+
+
+def changed_files_of(attributes: Mapping[str, object]) -> tuple[ChangedFile, ...]:
+    """The changed files recorded in a step's attributes; an entry that is not one (an edited
+    row) is left out rather than failing a read."""
+    entries = attributes.get(CHANGED_FILES)
+    if not isinstance(entries, list):
+        return ()
+    found = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        path, kind, old = entry.get("path"), entry.get("changeType"), entry.get("oldPath")
+        additions, deletions = entry.get("additions", 0), entry.get("deletions", 0)
+        if isinstance(path, str) and kind in _CHANGE_TYPES and isinstance(additions, int) \
+                and isinstance(deletions, int) and (old is None or isinstance(old, str)):
+            found.append(ChangedFile(path, ChangeType(kind), additions, deletions, old))
+    return tuple(found)
+
+
+_CHANGE_TYPES = frozenset(kind.value for kind in ChangeType)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,6 +81,11 @@ class Step:
 
     def __post_init__(self) -> None:
         check_step(self)
+
+    @property
+    def changed_files(self) -> tuple[ChangedFile, ...]:
+        """The files this step changed, typed (stored in its attributes, `changedFiles`)."""
+        return changed_files_of(self.attributes)
 
     def finished(
         self, target: StepStatus, at: datetime, *, failure_code: str | None = None,

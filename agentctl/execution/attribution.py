@@ -8,32 +8,16 @@ prints as `edited: path (+a −d)` and `--json` carries as `changedFiles`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 
+from agentctl.domain.enums import ChangeType
 from agentctl.domain.errors import InfrastructureFailure
+from agentctl.domain.step import ChangedFile
 from agentctl.execution.git import WorkspaceGit, copy_index
 
-_CHANGE_TYPES = {"A": "ADDED", "M": "MODIFIED", "D": "DELETED", "R": "RENAMED", "C": "COPIED",
-                 "T": "MODIFIED"}
-
-
-@dataclass(frozen=True, slots=True)
-class ChangedFile:
-    path: str
-    change_type: str  # ChangeType's spelling
-    additions: int
-    deletions: int
-    old_path: str | None = None
-
-    def to_json(self, clean: Callable[[str], str] = str) -> dict[str, object]:
-        """As recorded on the step; `clean` redacts the paths (a secret used as a file name)."""
-        document: dict[str, object] = {"path": clean(self.path), "changeType": self.change_type,
-                                       "additions": self.additions, "deletions": self.deletions}
-        if self.old_path:
-            document["oldPath"] = clean(self.old_path)
-        return document
+_CHANGE_TYPES = {"A": ChangeType.ADDED, "M": ChangeType.MODIFIED, "D": ChangeType.DELETED,
+                 "R": ChangeType.RENAMED, "C": ChangeType.COPIED, "T": ChangeType.MODIFIED}
 
 
 class ChangeTracker:
@@ -92,7 +76,7 @@ class ChangeTracker:
         position = 0
         while position < len(fields) and fields[position]:
             status = fields[position]
-            kind = _CHANGE_TYPES.get(status[:1], "MODIFIED")
+            kind = _CHANGE_TYPES.get(status[:1], ChangeType.MODIFIED)
             if status[:1] in ("R", "C"):
                 old, path = fields[position + 1], fields[position + 2]
                 position += 3
@@ -169,14 +153,15 @@ def file_tool_changes(tool: str, arguments: Mapping[str, object],
     if tool == "fs.rename":
         source, target = touched_paths(tool, arguments)
         lines = _lines(before.get(source))
-        return [ChangedFile(target, "RENAMED", 0, 0, source)] if after.get(target) is not None \
+        return [ChangedFile(target, ChangeType.RENAMED, 0, 0, source)] if after.get(target) is not None \
             or lines is not None else []
     changed: list[ChangedFile] = []
     for name in touched_paths(tool, arguments):
         old, new = before.get(name), after.get(name)
         if old == new:
             continue
-        kind = "ADDED" if old is None else "DELETED" if new is None else "MODIFIED"
+        kind = ChangeType.ADDED if old is None else ChangeType.DELETED if new is None \
+            else ChangeType.MODIFIED
         additions, deletions = line_counts(_lines(old) or [], _lines(new) or [])
         changed.append(ChangedFile(name, kind, additions, deletions))
     return changed

@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from agentctl.domain.baseline import Observed
+from agentctl.domain.canonical import canonical_json
 from agentctl.domain.serialize import from_json, to_json
 from agentctl.domain.spec import ExecutionSpec, PlannedCheck
 
@@ -43,10 +44,10 @@ def baseline_key(spec: ExecutionSpec, check: PlannedCheck, env: Mapping[str, str
         "reruns": spec.verification_plan.reruns, "timeoutSeconds": check.timeout_seconds,
         "junitXml": check.junit_xml, "sandbox": to_json(spec.sandbox),
     }
-    canonical = json.dumps({
+    canonical = canonical_json({
         "format": FORMAT, "repository": spec.repository, "baseCommit": spec.base_commit,
         "command": check.command, "environment": environment,
-    }, sort_keys=True, separators=(",", ":"))
+    })
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 

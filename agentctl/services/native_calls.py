@@ -25,7 +25,7 @@ from agentctl.domain.enums import (
     ToolOutcome,
 )
 from agentctl.domain.native_tools import NativeAction, NativeCall, native_call
-from agentctl.domain.step import Step, ToolCall, ToolResult
+from agentctl.domain.step import Step, ToolCall, ToolResult, changed_files_attribute
 from agentctl.execution import tools
 from agentctl.execution.agents import AgentSession, AttemptIdentity, NativeDecision
 from agentctl.execution.attribution import ChangeTracker
@@ -190,10 +190,8 @@ class NativeCalls:
     def _close(self, pending: _Pending, result: ToolResult) -> None:
         attributes: dict[str, object] = {}
         if self.tracker is not None and pending.native.writes:
-            changed = self.tracker.changes()
-            if changed:
-                clean = self.runtime.context.redactor.clean
-                attributes["changedFiles"] = [entry.to_json(clean) for entry in changed]
+            attributes = changed_files_attribute(self.tracker.changes(),
+                                                 self.runtime.context.redactor.clean)
         self.runtime.ledger.end_call(pending.step, pending.call, result, attributes=attributes)
         self.runtime.budget.add_output(result.output_bytes)
 

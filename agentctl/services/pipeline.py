@@ -377,7 +377,7 @@ def _summarized(ctx: AttemptContext, run: Run, collected: CollectedEvidence,
                 outcome: AgentOutcome, decision: Decision) -> Decision:
     """FINALIZE: write final-summary.md; the verdict cites it as its first evidence."""
     text = final_summary(run_id=run.run_id, run_number=run.number, spec=ctx.spec,
-                         patch=collected.patch,
+                         spec_digest=run.spec_digest, patch=collected.patch,
                          verification=verified.report if verified else None,
                          judge=judged.report if judged else None, decision=decision,
                          agent_error=outcome.error)

@@ -16,7 +16,6 @@ from agentctl.domain.run import Run
 from agentctl.domain.step import Step
 from agentctl.services.pr_body import UNAVAILABLE, DeniedCall, Disclosure, FileEdit, PrFacts
 from agentctl.services.ports import Blobs
-from agentctl.services.queries import changed_files
 from agentctl.services.unit_of_work import Reads
 
 
@@ -32,10 +31,9 @@ def gather(blobs: Blobs, views: Reads, run: Run) -> tuple[PrFacts, list[Artifact
     attempts = views.attempts(run.run_id)
     last = max(attempts, key=lambda a: a.attempt_number).attempt_id if attempts else None
     tools = {call.step_id: call.tool_name for call in calls}
-    edits = [FileEdit(path=str(entry.get("path")), step=step.sequence_number,
+    edits = [FileEdit(path=change.path, step=step.sequence_number,
                       tool=tools.get(step.step_id, step.type.value))
-             for step in steps if step.attempt_id == last
-             for entry in changed_files(step.attributes)]
+             for step in steps if step.attempt_id == last for change in step.changed_files]
     denied = [DeniedCall(tool=call.tool_name, rule=call.matched_rule,
                          reason=call.denial_reason or call.decision.value)
               for call in calls if call.decision is not ToolDecision.ALLOWED]

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple, Protocol
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.pull_request import PullRequest
 from agentctl.domain.run import Attempt, Run
-from agentctl.domain.step import Step, ToolCall
+from agentctl.domain.step import ChangedFile, Step, ToolCall, changed_files_of
 from agentctl.domain.task import Task
 from agentctl.domain.verdict import Approval, Verdict, approvals_link
 from agentctl.domain.verification import VerificationReport
@@ -80,7 +80,7 @@ class StepView(NamedTuple):
 
     row: StepRow
     attributes: Mapping[str, object]
-    changed_files: tuple[dict[str, Any], ...]
+    changed_files: tuple[ChangedFile, ...]
     artifacts: tuple[Artifact, ...]  # what the step produced
     call: CallRow | None
 
@@ -109,9 +109,7 @@ class Edit:
     sequence_number: int
     tool_name: str
     tool_call_id: str | None
-    change_type: object  # as the attempt recorded them in `changedFiles`
-    additions: object
-    deletions: object
+    change: ChangedFile
 
 
 EditedBy = Mapping[str, tuple[Edit, ...]]
@@ -150,13 +148,6 @@ class VerdictView:
     explanation: VerdictExplanation | None = None
 
 
-def changed_files(attributes: Mapping[str, object]) -> list[dict[str, Any]]:
-    """Which files the step changed (`changedFiles`), as the attempt recorded them."""
-    value = attributes.get("changedFiles")
-    return [dict(entry) for entry in value if isinstance(entry, dict)] \
-        if isinstance(value, list) else []
-
-
 def run_view(reads: RunReads, run: Run, *, tree: bool = False) -> RunView:
     return RunView(run=run, verdict=reads.verdict(run.run_id),
                    pull_requests=tuple(reads.pull_requests(run.run_id)),
@@ -172,7 +163,7 @@ def _attempts(reads: RunReads, run_id: str) -> tuple[AttemptView, ...]:
     for row in reads.step_tree_rows(run_id):
         attributes = _load(row.attributes)
         steps.setdefault(row.attempt_id, []).append(StepView(
-            row=row, attributes=attributes, changed_files=tuple(changed_files(attributes)),
+            row=row, attributes=attributes, changed_files=changed_files_of(attributes),
             artifacts=tuple(produced.get(row.step_id, ())), call=calls.get(row.step_id)))
     return tuple(AttemptView(attempt, tuple(steps.get(attempt.attempt_id, ())))
                  for attempt in reads.attempts(run_id))
@@ -222,11 +213,9 @@ def edited_by(reads: RunReads, run_id: str) -> EditedBy:
         if step.attempt_id != last:
             continue
         call = calls.get(step.step_id)
-        for entry in changed_files(step.attributes):
-            edits.setdefault(str(entry.get("path")), []).append(Edit(
+        for change in step.changed_files:
+            edits.setdefault(change.path, []).append(Edit(
                 step_id=step.step_id, sequence_number=step.sequence_number,
                 tool_name=call.tool_name if call else step.type.value,
-                tool_call_id=call.tool_call_id if call else None,
-                change_type=entry.get("changeType"), additions=entry.get("additions"),
-                deletions=entry.get("deletions")))
+                tool_call_id=call.tool_call_id if call else None, change=change))
     return {path: tuple(found) for path, found in edits.items()}

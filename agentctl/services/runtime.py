@@ -9,17 +9,16 @@ further (shell commands, an external agent) are on record before they start.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
 from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.enums import ArtifactType, ArtifactVisibility, ToolDecision, ToolOutcome
-from agentctl.domain.step import ToolResult
+from agentctl.domain.step import ToolResult, changed_files_attribute
 from agentctl.execution import tools
 from agentctl.execution.attribution import (
     FILE_TOOLS,
-    ChangedFile,
     ChangeTracker,
     file_tool_changes,
     read_state,
@@ -114,7 +113,7 @@ class ToolRuntime:
                                         read_state(self.context.workspace, paths))
             if changed:
                 self.tracker.mark_stale()
-            attributes = _changed(changed, self.context.redactor.clean)
+            attributes = changed_files_attribute(changed, self.context.redactor.clean)
             self.last_call_id = self.ledger.finished_call(
                 request, result, attributes=attributes).tool_call_id
         else:
@@ -147,7 +146,7 @@ class ToolRuntime:
     def _tracked_changes(self) -> dict[str, object]:
         if self.tracker is None:
             return {}
-        return _changed(self.tracker.changes(), self.context.redactor.clean)
+        return changed_files_attribute(self.tracker.changes(), self.context.redactor.clean)
 
     def _executed(self, tool: str, arguments: Mapping[str, object], jail: Jail | None = None,
                   ) -> tuple[ToolResult, list[NewArtifact]]:
@@ -222,10 +221,6 @@ class ToolRuntime:
         listed = self.context.git.run("ls-files", "--cached", "--", name, index=self.base_index,
                                       what="cannot list tracked files", check=False)
         return bool(listed.stdout.strip())
-
-
-def _changed(changed: list[ChangedFile], clean: Callable[[str], str]) -> dict[str, object]:
-    return {"changedFiles": [entry.to_json(clean) for entry in changed]} if changed else {}
 
 
 def _head(path: Path, limit: int) -> str:

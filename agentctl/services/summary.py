@@ -10,7 +10,8 @@ from agentctl.domain.verdict import Decision
 from agentctl.domain.verification import VerificationCheck, VerificationReport
 
 
-def final_summary(*, run_id: str, run_number: int, spec: ExecutionSpec, patch: Patch | None,
+def final_summary(*, run_id: str, run_number: int, spec: ExecutionSpec, spec_digest: str,
+                  patch: Patch | None,
                   verification: VerificationReport | None, judge: JudgeReport | None,
                   decision: Decision, agent_error: str | None) -> str:
     lines = [
@@ -19,7 +20,7 @@ def final_summary(*, run_id: str, run_number: int, spec: ExecutionSpec, patch: P
         f"- run: `{run_id}`",
         f"- base: `{spec.base_ref}` at `{spec.base_commit[:12]}`",
         f"- agent: `{spec.agent}`",
-        f"- spec: `{spec.digest()}`",
+        f"- spec: `{spec_digest}`",  # as stamped on the run, not recomputed
         "",
         "## Intent",
         "",

@@ -95,11 +95,13 @@ class Repository(Generic[R]):
             raise NotFound(f"no {self._mapping.kind} {identifier}")
         return self._remember(row)
 
-    def find(self, order_by: str | None = None, **equals: object) -> list[R]:
+    def find(self, order_by: str | None = None, *, status: StrEnum | None = None,
+             **equals: str | int) -> list[R]:
         query = select(self._table)
-        for column, value in equals.items():  # a status may come as its enum
-            query = query.where(self._table.c[column] ==
-                                (value.value if isinstance(value, StrEnum) else value))
+        if status is not None:
+            query = query.where(self._table.c.status == status.value)
+        for column, value in equals.items():
+            query = query.where(self._table.c[column] == value)
         if order_by:
             query = query.order_by(self._table.c[order_by])
         return [self._remember(row) for row in self._connection.execute(query).mappings()]

@@ -16,11 +16,11 @@ from agentctl.cli.step_documents import _time, step_documents
 from agentctl.domain.agent import AgentKind, AgentSpec
 from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import ToolDecision, ToolOutcome
-from agentctl.domain.serialize import to_json
+from agentctl.domain.serialize import from_json, to_json
 from agentctl.domain.step import ToolResult
 from agentctl.services.ledger import Ledger
 from agentctl.services.ports import CallRequest
-from agentctl.services.queries import changed_files, run_view
+from agentctl.services.queries import run_view
 from agentctl.services.requests import TaskRequest
 from agentctl.services.runs import create_run, lease_run
 from agentctl.services.tasks import submit_task
@@ -49,7 +49,7 @@ def record_documents(views: Reads, run_id: str) -> dict[str, list[dict[str, obje
             "type": step.type.value, "status": step.status.value, "title": step.title,
             "startedAt": to_json(step.started_at), "endedAt": to_json(step.ended_at),
             "failureCode": step.failure_code, "attributes": dict(step.attributes),
-            "changedFiles": changed_files(step.attributes), "artifacts": [],
+            "changedFiles": [change.to_json() for change in step.changed_files], "artifacts": [],
             "toolCall": call_document})
     return out
 
@@ -95,7 +95,7 @@ def test_step_documents_equal_the_records_documents(storage: Storage, repo: Path
     {"outcome": "denied", "decision": "DENIED_BY_POLICY", "error": "denied (DENIED_BY_POLICY)"},
 ])
 def test_tool_result_document_is_the_records_document(stored: dict[str, object]) -> None:
-    result = json_columns.tool_result(stored)
+    result = from_json(ToolResult, stored)
     assert json_columns.tool_result_document(stored) == {"ok": result.ok, **to_json(result)}  # type: ignore[dict-item]
 
 

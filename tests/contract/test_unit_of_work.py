@@ -68,6 +68,19 @@ def test_save_is_a_compare_and_set_on_the_status_it_was_read_with(
             uow.tasks.get("task_01ZZZZZZZZZZZZZZZZZZZZZZZZ")
 
 
+def test_find_filters_by_a_status_given_as_its_enum(storage: Storage, repo: Path,
+                                                    tmp_path: Path) -> None:
+    kept, cancelled = a_task(storage, repo, tmp_path), a_task(storage, repo, tmp_path)
+    with storage.unit_of_work() as uow:
+        uow.tasks.save(cancelled.with_status(TaskStatus.CANCELLED, utcnow()),
+                       expected_status=cancelled.status)
+    with storage.unit_of_work() as uow:
+        assert [t.task_id for t in uow.tasks.find(status=TaskStatus.CANCELLED)] == \
+            [cancelled.task_id]
+        assert [t.task_id for t in uow.tasks.find(status=kept.status)] == [kept.task_id]
+        assert uow.tasks.find(status=TaskStatus.CANCELLED, task_id=kept.task_id) == []
+
+
 def test_the_claim_takes_the_oldest_ready_run_and_skips_one_waiting_out_a_backoff(
         storage: Storage, repo: Path, tmp_path: Path) -> None:
     task = a_task(storage, repo, tmp_path)

@@ -131,6 +131,19 @@ def test_verdict_explain_walks_the_whole_chain_with_hashed_evidence(
         assert hashlib.sha256(blob.read_bytes()).hexdigest() == entry["sha256"]
 
 
+def test_verdict_explain_names_the_step_that_edited_each_file(history: dict[str, Any]) -> None:
+    bench, run, tree = history["bench"], history["runs"][0], history["trees"][0]
+    edited = bench.explain(run["runId"])["editedBy"]
+    steps = {step["stepId"]: step for steps in tree["attempts"] for step in steps["steps"]}
+    replaced = edited["calc/__init__.py"]
+    assert [(e["toolName"], e["changeType"], e["additions"], e["deletions"]) for e in replaced] \
+        == [("fs.replace", "MODIFIED", 1, 0)]
+    assert steps[replaced[0]["stepId"]]["changedFiles"] == [
+        {"path": "calc/__init__.py", "changeType": "MODIFIED", "additions": 1, "deletions": 0}]
+    assert edited["README.rst"][0]["changeType"] == "RENAMED"
+    assert edited["notes.txt"][0]["toolName"] == "shell.run"
+
+
 def test_a_successful_run_logs_its_life_in_order(history: dict[str, Any]) -> None:
     run = history["runs"][0]
     assert run["verdict"]["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW")

@@ -11,7 +11,7 @@ from tests.pipeline.conftest import Harness
 
 def changed(record: RunRecord) -> list[tuple[str, list[object]]]:
     calls = {call.step_id: call for call in record.tool_calls}
-    return [(calls[step.step_id].tool_name, list(step.attributes.get("changedFiles", [])))
+    return [(calls[step.step_id].tool_name, [change.to_json() for change in step.changed_files])
             for step in record.steps if step.type is StepType.TOOL_CALL]
 
 

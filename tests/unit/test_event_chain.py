@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from agentctl.domain.canonical import canonical_json
 from agentctl.domain.enums import EventType
 from agentctl.domain.events import (
     GENESIS_HASH,
     NewEvent,
-    canonical_payload,
     event_hash,
     find_chain_breaks,
     hash_new_event,
@@ -181,9 +181,10 @@ def test_fields_cannot_be_shifted_between_columns_without_changing_the_hash() ->
         task_id=None, run_id="ab", **base)
 
 
-def test_canonical_payload_is_sorted_and_compact() -> None:
-    assert canonical_payload({"b": 1, "a": {"d": [1, 2], "c": None}}) == \
-        '{"a":{"c":null,"d":[1,2]},"b":1}'
+def test_an_event_payload_is_stored_as_its_canonical_json() -> None:
+    event = NewEvent(type=EventType.RUN_CANCELLED, created_at=T0, payload={"by": "José", "n": 1})
+    payload, _, _ = hash_new_event(event, seq=1, prev_hash=GENESIS_HASH)
+    assert payload == canonical_json(event.payload) == '{"by":"José","n":1}'
 
 
 def test_hash_new_event_stores_iso_time_with_z() -> None:

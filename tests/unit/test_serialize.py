@@ -13,7 +13,7 @@ from agentctl.domain.events import Event
 from agentctl.domain.judge import JudgeFinding, JudgeReport
 from agentctl.domain.patch import FileChange, Patch, PatchBoundaryCheck, PatchStats
 from agentctl.domain.run import Attempt, Run
-from agentctl.domain.serialize import camel, dumps, to_json
+from agentctl.domain.serialize import camel, dumps, from_json, to_json
 from agentctl.domain.spec import (
     Budget,
     CommandRules,
@@ -28,7 +28,6 @@ from agentctl.domain.step import Step, ToolCall, ToolResult
 from agentctl.domain.task import Session, SessionMessage, Task
 from agentctl.domain.verdict import Approval, ChainLink, Verdict
 from agentctl.domain.verification import VerificationCheck, VerificationReport
-from agentctl.store import json_columns
 from agentctl.store.rows import evidence
 from agentctl.store.rows import runs as rows
 from agentctl.store.rows import tasks as task_rows
@@ -65,14 +64,15 @@ def test_row_columns_are_the_tables_columns(samples: dict[str, object], name: st
     mapping = MAPPINGS[name]
     columns = {column.name for column in tables.metadata.tables[mapping.table].columns}
     row = mapping.to_row(samples[name])  # type: ignore[arg-type]
-    assert set(row) <= columns and mapping.key in row
+    assert set(row) == set(mapping.columns) and mapping.key in row
+    assert set(row) <= columns
     assert columns - set(row) <= {"fenced_writes", "directory"}  # written by their own updates
 
 
 def test_nested_json_columns_decode_what_to_json_wrote(samples: dict[str, object]) -> None:
     run = samples["Run"]
     document = json.loads(json.dumps(to_json(run.execution_spec)))  # type: ignore[attr-defined]
-    assert json_columns.execution_spec(document) == run.execution_spec  # type: ignore[attr-defined]
+    assert from_json(ExecutionSpec, document) == run.execution_spec  # type: ignore[attr-defined]
 
 
 def test_event_row_decodes_with_its_stored_payload(samples: dict[str, object]) -> None:
@@ -152,15 +152,19 @@ def test_rows_written_before_a_field_existed_decode_with_its_default(
     document = to_json(report.checks[0])  # type: ignore[attr-defined]
     for key in ("failingTests", "testsRan", "testReportArtifact"):
         document.pop(key, None)  # type: ignore[union-attr]
-    check = json_columns.verification_check(document)  # type: ignore[arg-type]
+    row = evidence.VERIFICATIONS.to_row(report)  # type: ignore[arg-type]
+    row["checks"] = json.dumps([document])
+    check = evidence.VERIFICATIONS.from_row(row).checks[0]
     assert check.failing_tests == () and check.tests_ran is None
 
 
 def test_a_nested_document_without_a_required_key_names_it(samples: dict[str, object]) -> None:
-    document = to_json(samples["Patch"].stats)  # type: ignore[attr-defined]
-    del document["filesChanged"]  # type: ignore[union-attr]
+    row = evidence.PATCHES.to_row(samples["Patch"])  # type: ignore[arg-type]
+    stats = json.loads(str(row["stats"]))
+    del stats["filesChanged"]
+    row["stats"] = json.dumps(stats)
     with pytest.raises(KeyError, match="filesChanged"):
-        json_columns.patch_stats(document)  # type: ignore[arg-type]
+        evidence.PATCHES.from_row(row)
 
 
 def test_spec_digest_is_stable_and_depends_on_the_policy(samples: dict[str, object]) -> None:
