@@ -22,7 +22,8 @@ def run_document(views: Views, run: Run, *, tree: bool = False) -> Document:
     document: Document = to_json(run)  # type: ignore[assignment]
     verdict = views.verdict(run.run_id)
     document["verdict"] = _verdict_summary(verdict)
-    document["replayOf"] = run.policy_decision.get("replayOf")
+    # a replay made before `replayOf` was a column names its original in its policy decision
+    document["replayOf"] = run.replay_of or run.policy_decision.get("replayOf")
     document["pullRequests"] = to_json(views.pull_requests(run.run_id))
     if tree:
         document["attempts"] = _attempts(views, run.run_id)

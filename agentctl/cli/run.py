@@ -22,13 +22,16 @@ from agentctl.cli.output import emit_json, hint, live_status, note, out
 from agentctl.cli.sandbox import unsandboxed, warn_unsandboxed
 from agentctl.domain.enums import RunStatus, VerdictStatus
 from agentctl.domain.errors import BadInput
+from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.store.blobs import BlobStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from agentctl.domain.agent import AgentSpec
+    from agentctl.domain.artifact import Artifact
     from agentctl.domain.run import Run
+    from agentctl.services.replay import ReplayReport
 
 app = typer.Typer(help="Runs: one execution of a task on a pinned commit, ending in a verdict.",
                   no_args_is_help=True)
@@ -134,52 +137,77 @@ def replay(
     config_file: Annotated[Path | None, typer.Option("--config", metavar="FILE", help=(
         "A what-if: replay under this config's policy and list every decision that "
         "changed."))] = None,
+    detach: Annotated[bool, Flag("--detach", help="Queue the replay for `agentctl worker` "
+                      "and return at once; `run show REPLAY` reports it once it ended.")
+                      ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Run a recorded claude/codex run again, its model answering from the recorded exchanges
     (no model, no key): the same task, base commit and agent CLI. Says whether the replay is
     identical (tool calls, decisions, patch tree); exit 1 when it is not."""
     from agentctl import config as configs
-    from agentctl.cli.artifact import artifact_content
-    from agentctl.cli.output import emit_json, live_status, out
-    from agentctl.services.pipeline import RunOptions
-    from agentctl.services.replay import replay_run
+    from agentctl.services.replay import queue_replay, replay_run
 
     current = state(ctx)
     what_if = configs.load(config_file) if config_file is not None else None
-    root = current.home.artifacts
+    read = _artifact_reader(current)
+    if detach:
+        run = queue_replay(current.store, run_id, read=read, what_if=what_if)
+        document = _document(current, run)
+        if as_json:
+            emit_json(document)
+        else:
+            out().print(f"{run.run_id} queued (a replay of {run.replay_of})")
+        hint("a worker executes it: agentctl worker --once")
+        raise typer.Exit(0)
     import signal  # SIGTERM stops a replay as Ctrl-C does: it ends CANCELLED, on record
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     with live_status(f"replay of {run_id}") as progress:
+        from agentctl.services.pipeline import RunOptions
+
         options = RunOptions(progress=progress, observer=progress,
                              redact_logs_up_to=current.config.verification.redact_logs_up_to_bytes,
                              protected=(current.home.root,))
         report = replay_run(current.store, current.config, run_id, what_if=what_if,
-                            options=options,
-                            read=lambda a: b"".join(artifact_content(root, a)))
-    document = {**_document(current, report.run), "replayOf": report.replay_of,
-                "identical": report.identical, "differences": list(report.differences),
-                "requestsRecorded": report.requests_recorded,
-                "requestsReplayed": report.requests_replayed,
-                "decisionChanges": [{"step": c.step, "tool": c.tool, "before": c.before,
-                                     "after": c.after, "rule": c.rule}
-                                    for c in report.decision_changes]}
+                            options=options, read=read)
+    document = {**_document(current, report.run), **_replay_keys(report)}
     if as_json:
         emit_json(document)
     else:
-        console = out()
-        console.print(f"{report.run.run_id} replays {report.replay_of}: "
-                      f"{report.requests_replayed}/{report.requests_recorded} model requests "
-                      f"answered from the record; "
-                      + ("identical" if report.identical else "DIFFERENT"), markup=False,
-                      highlight=False)
-        for change in report.decision_changes:
-            console.print(f"  call {change.step} {change.tool}: {change.before} -> "
-                          f"{change.after} ({change.rule})", markup=False, highlight=False)
-        for difference in report.differences:
-            console.print(f"  {difference}", markup=False, highlight=False)
+        _print_replay(report)
     raise typer.Exit(0 if report.identical else 1)
+
+
+def _artifact_reader(current: State) -> "Callable[[Artifact], bytes]":
+    """An artifact's verified content, for a replay's cassette and its report."""
+    root = current.home.artifacts
+    return lambda artifact: b"".join(artifact_content(root, artifact))
+
+
+def _replay_keys(report: "ReplayReport") -> dict[str, object]:
+    """What `run replay --json` (and `run show --json` of an ended replay) add to the run."""
+    return {"replayOf": report.replay_of, "identical": report.identical,
+            "differences": list(report.differences),
+            "requestsRecorded": report.requests_recorded,
+            "requestsReplayed": report.requests_replayed,
+            "decisionChanges": [{"step": c.step, "tool": c.tool, "before": c.before,
+                                 "after": c.after, "rule": c.rule}
+                                for c in report.decision_changes]}
+
+
+def _print_replay(report: "ReplayReport") -> None:
+    console = out()
+    console.print(f"{report.run.run_id} replays {report.replay_of}: "
+                  f"{report.requests_replayed}/{report.requests_recorded} model requests "
+                  f"answered from the record; "
+                  + ("identical" if report.identical else "DIFFERENT"), markup=False,
+                  highlight=False)
+    for change in report.decision_changes:
+        console.print(f"  call {change.step} {change.tool}: {change.before} -> "
+                      f"{change.after} ({change.rule})", markup=False, highlight=False)
+    for difference in report.differences:
+        console.print(f"  {difference}", markup=False, highlight=False)
 
 
 def _warn_uncommitted(current: State, task_text: str) -> None:
@@ -277,15 +305,26 @@ def show(
     from agentctl.cli.documents import run_document
     from agentctl.services.leftovers import notice_expired
 
-    notice_expired(state(ctx).store)
-    with state(ctx).views() as views:
-        document = run_document(views, views.run(run_id), tree=tree)
+    current = state(ctx)
+    notice_expired(current.store)
+    with current.views() as views:
+        run = views.run(run_id)
+        document = run_document(views, run, tree=tree)
+    report = None
+    if run.replay_of is not None and (run.status in TERMINAL_RUN
+                                      or run.status is RunStatus.NEEDS_APPROVAL):
+        from agentctl.services.replay import replay_report
+
+        report = replay_report(current.store, run.run_id, read=_artifact_reader(current))
+        document.update(_replay_keys(report))
     if as_json:
         emit_json(document)
         return
     from agentctl.cli.render import runs as render
 
     out().print(render.run_tree(document) if tree else render.run_detail(document))
+    if report is not None:
+        _print_replay(report)
 
 
 @app.command()

@@ -144,7 +144,12 @@ _SEALING = f'"{SEALS}":{{'
 def _row_seals(views: Views) -> dict[tuple[str, str], str]:
     """Every stored row of every record table, (table, id) -> its seal as stored now. Read from
     the database as it is, without the ORM: the key is each table's first column."""
-    from agentctl.store.seal_rules import NOT_RECORDS, sealed_columns
+    from agentctl.store.seal_rules import (
+        NOT_RECORDS,
+        optional_positions,
+        sealed_columns,
+        without_unset,
+    )
 
     found: dict[tuple[str, str], str] = {}
     for name in views.table_names():
@@ -153,13 +158,15 @@ def _row_seals(views: Views) -> dict[tuple[str, str], str]:
         columns, rows = views.described(f"SELECT * FROM {name}")  # names the database gave
         if not rows:
             continue
-        pick = [columns.index(column) for column in sealed_columns(name, columns)]
+        sealed = sealed_columns(name, columns)
+        pick = [columns.index(column) for column in sealed]
+        optional = optional_positions(name, sealed)
         flags = [at for at, index in enumerate(pick) if isinstance(rows[0][index], bool)]
         for row in rows:
             values = [row[index] for index in pick]
             for at in flags:  # PostgreSQL gives a boolean, SQLite (and the writer's seal) 0/1
                 values[at] = int(values[at])
-            found[(name, str(row[0]))] = row_digest(tuple(values))
+            found[(name, str(row[0]))] = row_digest(without_unset(values, optional))
     return found
 
 

@@ -11,6 +11,7 @@ import json
 import os
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -86,6 +87,9 @@ class RunOptions:
     trace_endpoint: str | None = None
     observer: RunObserver | None = None  # told when each attempt starts and each step ends
     cassette: Cassette | None = None  # a replay: the native agent's model answers from it
+    # Where a replay's cassette comes from, by the run it replays (each attempt a fresh one);
+    # without it, a replay's model answers nothing: it never reaches the network.
+    cassettes: Callable[[str], Cassette] | None = None
 
 
 def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
@@ -143,6 +147,8 @@ def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
         return stopped
     started = time.monotonic()
     outcome = _run_agent(ctx)
+    if ctx.cassette is not None:
+        _record_played(ctx, ctx.cassette)
     if ctx.observer is not None:  # the agent's whole turn, as one line for a person watching
         ctx.observer.step_done(StepDone(
             StepType.MODEL_PLANNING, spec.agent,
@@ -157,6 +163,18 @@ def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
         raise
     except Exception as error:  # noqa: BLE001 - whatever broke, the run ends on record
         return _phase_failed(ctx, phase.name, error)
+
+
+def _record_played(ctx: AttemptContext, cassette: Cassette) -> None:
+    """What a replay's attempt made of its cassette, on record for its report (`run replay`,
+    `run show` of the replay), wherever it ran."""
+    with ctx.step(StepType.SUMMARIZE_LOG, "model answers from the record") as step:
+        step.note(requestsRecorded=len(cassette.recordings), requestsReplayed=cassette.used)
+        step.add(json_artifact(
+            ctx.ledger.blobs, {"recorded": len(cassette.recordings), "replayed": cassette.used,
+                               "problem": cassette.problem}, name="replay-cassette.json",
+            type_=ArtifactType.MODEL_TRANSCRIPT_SUMMARY, redactor=ctx.redactor,
+            visibility=ArtifactVisibility.INTERNAL_ONLY))
 
 
 def _faulted(ctx: AttemptContext, error: Exception) -> AttemptEnd:

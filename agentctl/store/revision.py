@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
-HEAD = "0005"
+HEAD = "0006"
 """The newest migration under `migrations/versions`; a test checks it is Alembic's head."""
 
 _TABLE_EXISTS = {

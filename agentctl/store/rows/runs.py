@@ -42,6 +42,7 @@ def run_to_row(r: Run) -> RowValues:
         "not_before": to_iso(r.not_before),
         "cancel_requested_by": r.cancel_requested_by,
         "cancel_reason": r.cancel_reason,
+        "replay_of": r.replay_of,
     }
 
 
@@ -64,6 +65,7 @@ def run_from_row(row: Row) -> Run:
         not_before=None if (v := row["not_before"]) is None else at(v),
         cancel_requested_by=row["cancel_requested_by"],
         cancel_reason=row["cancel_reason"],
+        replay_of=row["replay_of"],
     )
 
 
