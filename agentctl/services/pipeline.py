@@ -100,10 +100,10 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
     become_subreaper()  # so that a process the attempt starts cannot leave agentctl's tree
     dirs = workspaces.create_attempt_dirs()
     env = scrubbed_env(policy.env_allowlist, policy.env_passthrough)
-    if spec.agent_settings is not None:  # its model gateway holds the key, nothing else
+    if spec.agent_settings is not None or spec.command_gateway is not None:
         from agentctl.execution.gateway.attach import without_keys
 
-        env = without_keys(env, spec.agent_settings)
+        env = without_keys(env, spec.agent_settings)  # its model gateway holds the key
     ctx = AttemptContext(
         ledger=ledger, spec=spec, dirs=dirs, env={**RUN_DEFAULTS, **env},
         redactor=Redactor().knowing(secret_values(policy.env_passthrough)),
@@ -374,6 +374,17 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
         env={**ctx.env, **agent_git_env()}, redactor=ctx.redactor, scratch=ctx.scratch,
         git=ctx.dirs.git, should_stop=ctx.stop, budget=budget,
     )
+    through = None
+    if spec.command_gateway is not None:  # its model requests go through agentctl
+        from agentctl.services.command_gateway import CommandThroughGateway
+
+        try:
+            through = CommandThroughGateway(ctx.ledger, ctx.redactor, budget,
+                                            spec.command_gateway, spec.budget, tool_context.env)
+        except ValueError as error:
+            return AgentOutcome(error=f"the agent cannot start its model gateway: {error}")
+        tool_context = replace(tool_context, env=through.env,
+                               should_stop=through.watching(ctx.stop))
     runtime = ToolRuntime(ctx.ledger, tool_context, budget, base_index=ctx.dirs.index,
                           approver=ctx.approver, redact_logs_up_to=ctx.redact_logs_up_to,
                           sandbox=ctx.sandbox, agent_home=ctx.dirs.root / "agent-home",
@@ -387,7 +398,14 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
     )
     if spec.agent_settings is not None:
         session = native_session(ctx, runtime, session)
-    return build_agent(spec.agent_spec).run(session)
+    if through is None:
+        return build_agent(spec.agent_spec).run(session)
+    try:
+        outcome = build_agent(spec.agent_spec).run(session)
+    except BaseException:
+        through.close()
+        raise
+    return through.finish(outcome)
 
 
 def _summarized(ctx: AttemptContext, run: Run, collected: CollectedEvidence,
