@@ -152,7 +152,7 @@ def replay(
     what_if = configs.load(config_file) if config_file is not None else None
     read = _artifact_reader(current)
     if detach:
-        run = queue_replay(current.store, run_id, read=read, what_if=what_if)
+        run = queue_replay(current.store, run_id, what_if=what_if)
         document = _document(current, run)
         if as_json:
             emit_json(document)

@@ -63,8 +63,7 @@ class _Call:
     rule: str | None
 
 
-def queue_replay(storage: Storage, run_text: str, *, read: Callable[[Artifact], bytes],
-                 what_if: Config | None = None) -> Run:
+def queue_replay(storage: Storage, run_text: str, *, what_if: Config | None = None) -> Run:
     """A QUEUED replay of the run `run_text` (BadInput when it cannot be replayed: not a
     native agent's run, or no exchange on record); a worker plays it (`cassette_of`)."""
     with storage.reads() as reads:
@@ -75,8 +74,7 @@ def queue_replay(storage: Storage, run_text: str, *, read: Callable[[Artifact], 
     if spec.agent_spec.kind not in NATIVE_KINDS:
         raise BadInput(f"run {original.run_id} ran agent {spec.agent!r}: only a claude or codex "
                        "run has its model exchanges on record to replay")
-    recordings, _ = _recordings(record, read)
-    if not recordings:
+    if not _recorded(record)[0]:
         raise BadInput(f"run {original.run_id} has no recorded model exchanges "
                        f"({EXCHANGE}) to replay")
     if what_if is not None:
@@ -103,7 +101,7 @@ def replay_run(storage: Storage, config: Config, run_text: str, *,
                read: Callable[[Artifact], bytes], options: RunOptions,
                what_if: Config | None = None) -> ReplayReport:
     """Replay the run `run_text` here, until it ends, and compare the replay with it."""
-    run = queue_replay(storage, run_text, read=read, what_if=what_if)
+    run = queue_replay(storage, run_text, what_if=what_if)
     run_inline(Queue(storage), run.run_id, ttl_seconds=config.worker.lease_ttl_seconds,
                options=replace(options, cassettes=lambda original: cassette_of(
                    storage, original, read)))
@@ -138,8 +136,7 @@ def _played(before: RunRecord, after: RunRecord, read: Callable[[Artifact], byte
         document = json.loads(read(kept[-1]))
         return Played(int(document.get("recorded", 0)), int(document.get("replayed", 0)),
                       str(document.get("problem") or ""))
-    recordings, _ = _recordings(before, read)  # it ended before its agent ran
-    return Played(len(recordings), 0, "")
+    return Played(len(_recorded(before)[0]), 0, "")  # it ended before its agent ran
 
 
 def _last_attempt_artifacts(record: RunRecord, name: str) -> list[Artifact]:
@@ -153,6 +150,12 @@ def _recordings(record: RunRecord, read: Callable[[Artifact], bytes],
                 ) -> tuple[list[Recording], Names]:
     """The exchanges of the run's last attempt that has any, in order, and how that
     attempt's requests name it (its directory and id)."""
+    found, names = _recorded(record)
+    return [_recording(read(a)) for a in found], names
+
+
+def _recorded(record: RunRecord) -> tuple[list[Artifact], Names]:
+    """The exchange artifacts of the run's last attempt that has any, unread."""
     by_step = {a.produced_by_step: a for a in record.artifacts if a.name == EXCHANGE}
     for attempt in sorted(record.attempts, key=lambda a: -a.attempt_number):
         steps = sorted((s for s in record.steps if s.attempt_id == attempt.attempt_id),
@@ -160,7 +163,7 @@ def _recordings(record: RunRecord, read: Callable[[Artifact], bytes],
         found = [by_step[s.step_id] for s in steps
                  if s.type is StepType.MODEL_PLANNING and s.step_id in by_step]
         if found:
-            return [_recording(read(a)) for a in found], _names(steps, attempt.attempt_id)
+            return found, _names(steps, attempt.attempt_id)
     return [], {}
 
 
