@@ -31,6 +31,7 @@ def worker(
     Each run is leased by exactly one worker; a run whose worker died is taken over after its
     lease expires. SIGTERM or Ctrl-C hands the current run back to the queue.
     """
+    from agentctl.cli.artifact import artifact_content
     from agentctl.services.leftovers import sweep_in_background
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.queue import Queue
@@ -38,8 +39,6 @@ def worker(
     from agentctl.services.telemetry import configured_endpoint, trace_after_run
     from agentctl.services.worker import new_worker_id, work
     from agentctl.store.wakeup import WakeUps
-
-    from agentctl.cli.artifact import artifact_content
 
     current = state(ctx)
     config = current.config

@@ -96,7 +96,7 @@ def execute_leased(queue: RunQueue, lease: Lease, options: RunOptions) -> Run | 
     """One attempt under a held lease; None if the lease was lost on the way."""
     run = queue.run(lease.run_id)
     if run.replay_of is not None:  # its model answers from the record, never the network
-        options = replace(options, cassette=_cassette(options, run.replay_of))
+        options = replace(options, cassette=replay_cassette(options, run.replay_of))
     stop = StopSignal()
     if options.observer is not None:
         options.observer.attempt(lease.attempt_number)
@@ -104,7 +104,7 @@ def execute_leased(queue: RunQueue, lease: Lease, options: RunOptions) -> Run | 
         return execute_attempt(queue.ledger(lease, run.spec_digest), run, stop, options)
 
 
-def _cassette(options: RunOptions, replay_of: str) -> Cassette:
+def replay_cassette(options: RunOptions, replay_of: str) -> Cassette:
     """A fresh cassette of the run a replay replays; an empty one (which answers no request)
     when this worker cannot read it."""
     if options.cassettes is not None:
