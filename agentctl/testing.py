@@ -36,8 +36,8 @@ from agentctl.domain.events import GENESIS_HASH, ChainBreak, Event, NewEvent, ha
 from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch
 from agentctl.domain.pull_request import PullRequest
-from agentctl.domain.serialize import to_json
 from agentctl.domain.run import Attempt, Run
+from agentctl.domain.serialize import to_json
 from agentctl.domain.step import Step, ToolCall
 from agentctl.domain.task import Session, SessionMessage, Task
 from agentctl.domain.transitions import ACTIVE_RUN, UNFINISHED_RUN

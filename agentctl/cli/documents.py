@@ -33,7 +33,8 @@ def run_document(reads: RunReads, run: Run, *, tree: bool = False) -> Document:
 def run_view_document(view: RunView) -> Document:
     document: Document = to_json(view.run)  # type: ignore[assignment]
     document["verdict"] = _verdict_summary(view.verdict)
-    document["replayOf"] = view.run.policy_decision.get("replayOf")
+    # a replay made before `replayOf` was a column names its original in its policy decision
+    document["replayOf"] = view.run.replay_of or view.run.policy_decision.get("replayOf")
     document["pullRequests"] = to_json(list(view.pull_requests))
     if view.attempts is not None:
         document["attempts"] = [

@@ -31,9 +31,11 @@ def worker(
     Each run is leased by exactly one worker; a run whose worker died is taken over after its
     lease expires. SIGTERM or Ctrl-C hands the current run back to the queue.
     """
+    from agentctl.cli.artifact import artifact_content
     from agentctl.services.leftovers import sweep_in_background
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.queue import Queue
+    from agentctl.services.replay import cassette_of
     from agentctl.services.telemetry import configured_endpoint, trace_after_run
     from agentctl.services.worker import new_worker_id, work
     from agentctl.store.wakeup import WakeUps
@@ -41,11 +43,15 @@ def worker(
     current = state(ctx)
     config = current.config
     worker_id = new_worker_id()
+    root = current.home.artifacts
     options = RunOptions(redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
                          release_on_interrupt=True, progress=lambda text: note(f"  {text}"),
                          baseline_cache=current.home.root / "baselines",
                          protected=(current.home.root,),
-                         trace_endpoint=configured_endpoint(config))
+                         trace_endpoint=configured_endpoint(config),
+                         cassettes=lambda original: cassette_of(
+                             current.store, original,
+                             lambda artifact: b"".join(artifact_content(root, artifact))))
     # SIGTERM stops the worker like Ctrl-C: the current attempt is released to the queue.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     note(f"worker {worker_id} started")

@@ -27,6 +27,7 @@ from agentctl.config.checks import (
     Strings,
     Text,
 )
+from agentctl.domain.agent import ModelApi
 from agentctl.domain.enums import AutonomyLevel, BaselineMode, Forge
 from agentctl.domain.sandbox import MAX_FILE_SIZE_MB, MAX_MEMORY_MB, MAX_PROCESSES, SandboxMode
 
@@ -168,11 +169,21 @@ class CodexSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CommandAgentSettings:
+    """`[agents.command]`: a `command:` agent's model requests through the gateway."""
+
+    gateway: ModelApi = ModelApi.NONE
+    prices: Prices = ()  # "MODEL=IN/OUT" in USD per million tokens, before the built-in table
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AgentsSettings:
-    """`[agents.claude]`, `[agents.codex]`: how the native agent CLIs are launched."""
+    """`[agents.claude]`, `[agents.codex]`: how the native agent CLIs are launched;
+    `[agents.command]`: whether a `command:` agent reaches its model through the gateway."""
 
     claude: ClaudeSettings = field(default_factory=ClaudeSettings)
     codex: CodexSettings = field(default_factory=CodexSettings)
+    command: CommandAgentSettings = field(default_factory=CommandAgentSettings)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

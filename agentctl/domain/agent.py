@@ -34,6 +34,24 @@ class NativeAgentSettings:
     prices: tuple[str, ...] = ()  # `MODEL=IN/OUT` (USD per million tokens) for the gateway
 
 
+class ModelApi(StrEnum):
+    """The model API a `command:` agent speaks (`[agents.command] gateway`): through agentctl's
+    model gateway it is given that vendor's base URL variables and a placeholder key."""
+
+    NONE = "none"  # no gateway: the agent reaches its model itself
+    ANTHROPIC = "anthropic"  # ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY
+    OPENAI = "openai"  # OPENAI_BASE_URL (and OPENAI_API_BASE), OPENAI_API_KEY
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandGateway:
+    """`[agents.command]` frozen for a `command:` agent whose model requests go through the
+    gateway: which API it speaks, and the prices its cost figures and budget use."""
+
+    api: ModelApi
+    prices: tuple[str, ...] = ()  # `MODEL=IN/OUT` (USD per million tokens)
+
+
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
     kind: AgentKind

@@ -13,7 +13,6 @@ from datetime import datetime
 from agentctl.domain.canonical import canonical_json
 from agentctl.domain.clock import to_iso
 from agentctl.domain.enums import EventType
-from agentctl.domain.json_text import compiled
 
 GENESIS_HASH = "0" * 64
 

@@ -44,6 +44,7 @@ class Run:
     not_before: datetime | None = None
     cancel_requested_by: str | None = None
     cancel_reason: str | None = None
+    replay_of: str | None = None  # the run this one replays (`run replay`)
 
     def __post_init__(self) -> None:
         if not self.base_commit:

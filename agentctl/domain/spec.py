@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from agentctl.domain.agent import AgentSpec, NativeAgentSettings
+from agentctl.domain.agent import AgentSpec, CommandGateway, NativeAgentSettings
 from agentctl.domain.canonical import record_digest
 from agentctl.domain.enums import AutonomyLevel, BaselineMode, TaskType
 from agentctl.domain.errors import InvariantViolation
@@ -121,6 +121,7 @@ class ExecutionSpec:
     judge_policy: JudgePolicy
     sandbox: SandboxProfile = SandboxProfile()
     agent_settings: NativeAgentSettings | None = None  # claude/codex: how the CLI is launched
+    command_gateway: CommandGateway | None = None  # command: its model through the gateway
 
     @property
     def agent_spec(self) -> AgentSpec:

@@ -34,11 +34,11 @@ from agentctl.execution.sandbox import Jail
 from agentctl.services.attempt import AttemptContext
 from agentctl.services.confinement import record_connections
 from agentctl.services.evidence import json_artifact, log_artifact
+from agentctl.services.model_exchanges import record_exchange
 from agentctl.services.ports import CallRequest, StepEnd
 from agentctl.services.recording import arguments_json
 from agentctl.services.runtime import ToolRuntime
 
-MAX_SUMMARY_CHARS = 1500
 _EXIT_CODE = re.compile(r"exit(?:ed with)? code:? (-?\d+)", re.IGNORECASE)
 
 
@@ -220,29 +220,9 @@ class NativeCalls:
 
     # --- the agent's own stream as evidence ------------------------------------------------
     def exchange(self, exchange: Exchange) -> None:
-        """One model request as the gateway saw it: a MODEL_PLANNING step with its usage,
-        cost and digests; the redacted request and response an INTERNAL_ONLY artifact."""
-        ledger, redactor = self.runtime.ledger, self.runtime.context.redactor
-        clean = redactor.clean(exchange.text).strip()
-        title = clean.splitlines()[0][:80] if clean else f"model request ({exchange.model})"
-        step = ledger.begin_step(StepType.MODEL_PLANNING, title, live=False)
-        self.said.append({"model": exchange.model, "text": clean, "stopReason":
-                          exchange.stop_reason, "inputTokens": exchange.input_tokens,
-                          "outputTokens": exchange.output_tokens})
-        record = json_artifact(ledger.blobs, {
-            "method": exchange.method, "path": exchange.path, "status": exchange.status,
-            "request": _document(exchange.request), "response": exchange.response.decode(
-                "utf-8", "replace")}, name="model-exchange.json",
-            type_=ArtifactType.MODEL_TRANSCRIPT_SUMMARY, redactor=redactor,
-            visibility=ArtifactVisibility.INTERNAL_ONLY)
-        ledger.end_step(step, StepEnd(artifacts=[record], attributes={
-            "summary": clean[:MAX_SUMMARY_CHARS], "model": exchange.model,
-            "inputTokens": exchange.input_tokens, "outputTokens": exchange.output_tokens,
-            "costUsd": round(exchange.cost_usd, 6), "latencyMs": exchange.latency_ms,
-            "stopReason": exchange.stop_reason, "requestDigest": exchange.request_digest,
-            "responseDigest": exchange.response_digest, "httpStatus": exchange.status,
-            **({"decision": "DENIED_BY_BUDGET", "matchedRule": f"budget: {exchange.budget_stop}"}
-               if exchange.budget_stop else {})}))
+        """One model request as the gateway saw it, on record (`record_exchange`)."""
+        self.said.append(record_exchange(self.runtime.ledger, self.runtime.context.redactor,
+                                         exchange))
 
     def report(self, stream: Path, report: Mapping[str, object]) -> None:
         """The transcript and the spend as artifacts of one SUMMARIZE_LOG step. The transcript
@@ -300,14 +280,6 @@ class NativeCalls:
         if result.decision is ToolDecision.DENIED_BY_BUDGET:
             self.stop_reason = f"stopped by its budget: {result.error}"
         return result, runtime.last_call_id or "", runtime.last_rule
-
-
-def _document(data: bytes) -> object:
-    """A request body as JSON when it is JSON (so redaction goes value by value)."""
-    try:
-        return json.loads(data)
-    except ValueError:
-        return data.decode("utf-8", "replace")
 
 
 def _call_key(payload: Mapping[str, object]) -> str:

@@ -11,6 +11,7 @@ import json
 import os
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -86,6 +87,9 @@ class RunOptions:
     trace_endpoint: str | None = None
     observer: RunObserver | None = None  # told when each attempt starts and each step ends
     cassette: Cassette | None = None  # a replay: the native agent's model answers from it
+    # Where a replay's cassette comes from, by the run it replays (each attempt a fresh one);
+    # without it, a replay's model answers nothing: it never reaches the network.
+    cassettes: Callable[[str], Cassette] | None = None
 
 
 def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
@@ -96,10 +100,10 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
     become_subreaper()  # so that a process the attempt starts cannot leave agentctl's tree
     dirs = workspaces.create_attempt_dirs()
     env = scrubbed_env(policy.env_allowlist, policy.env_passthrough)
-    if spec.agent_settings is not None:  # its model gateway holds the key, nothing else
+    if spec.agent_settings is not None or spec.command_gateway is not None:
         from agentctl.execution.gateway.attach import without_keys
 
-        env = without_keys(env, spec.agent_settings)
+        env = without_keys(env, spec.agent_settings)  # its model gateway holds the key
     ctx = AttemptContext(
         ledger=ledger, spec=spec, dirs=dirs, env={**RUN_DEFAULTS, **env},
         redactor=Redactor().knowing(secret_values(policy.env_passthrough)),
@@ -143,6 +147,8 @@ def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
         return stopped
     started = time.monotonic()
     outcome = _run_agent(ctx)
+    if ctx.cassette is not None:
+        _record_played(ctx, ctx.cassette)
     if ctx.observer is not None:  # the agent's whole turn, as one line for a person watching
         ctx.observer.step_done(StepDone(
             StepType.MODEL_PLANNING, spec.agent,
@@ -157,6 +163,18 @@ def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
         raise
     except Exception as error:  # noqa: BLE001 - whatever broke, the run ends on record
         return _phase_failed(ctx, phase.name, error)
+
+
+def _record_played(ctx: AttemptContext, cassette: Cassette) -> None:
+    """What a replay's attempt made of its cassette, on record for its report (`run replay`,
+    `run show` of the replay), wherever it ran."""
+    with ctx.step(StepType.SUMMARIZE_LOG, "model answers from the record") as step:
+        step.note(requestsRecorded=len(cassette.recordings), requestsReplayed=cassette.used)
+        step.add(json_artifact(
+            ctx.ledger.blobs, {"recorded": len(cassette.recordings), "replayed": cassette.used,
+                               "problem": cassette.problem}, name="replay-cassette.json",
+            type_=ArtifactType.MODEL_TRANSCRIPT_SUMMARY, redactor=ctx.redactor,
+            visibility=ArtifactVisibility.INTERNAL_ONLY))
 
 
 def _faulted(ctx: AttemptContext, error: Exception) -> AttemptEnd:
@@ -356,6 +374,17 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
         env={**ctx.env, **agent_git_env()}, redactor=ctx.redactor, scratch=ctx.scratch,
         git=ctx.dirs.git, should_stop=ctx.stop, budget=budget,
     )
+    through = None
+    if spec.command_gateway is not None:  # its model requests go through agentctl
+        from agentctl.services.command_gateway import CommandThroughGateway
+
+        try:
+            through = CommandThroughGateway(ctx.ledger, ctx.redactor, budget,
+                                            spec.command_gateway, spec.budget, tool_context.env)
+        except ValueError as error:
+            return AgentOutcome(error=f"the agent cannot start its model gateway: {error}")
+        tool_context = replace(tool_context, env=through.env,
+                               should_stop=through.watching(ctx.stop))
     runtime = ToolRuntime(ctx.ledger, tool_context, budget, base_index=ctx.dirs.index,
                           approver=ctx.approver, redact_logs_up_to=ctx.redact_logs_up_to,
                           sandbox=ctx.sandbox, agent_home=ctx.dirs.root / "agent-home",
@@ -369,7 +398,14 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
     )
     if spec.agent_settings is not None:
         session = native_session(ctx, runtime, session)
-    return build_agent(spec.agent_spec).run(session)
+    if through is None:
+        return build_agent(spec.agent_spec).run(session)
+    try:
+        outcome = build_agent(spec.agent_spec).run(session)
+    except BaseException:
+        through.close()
+        raise
+    return through.finish(outcome)
 
 
 def _summarized(ctx: AttemptContext, run: Run, collected: CollectedEvidence,

@@ -53,9 +53,10 @@ def create_run(storage: Storage, config: Config, task_text: str, *, agent: Agent
 
 
 def queue_run(storage: Storage, task: Task, spec: ExecutionSpec,
-              policy_decision: dict[str, object], *, clock: Clock = utcnow) -> Run:
-    """A QUEUED run of `task` under `spec` (its base commit already bound); a replay's
-    `policy_decision` names the run it replays (`replayOf`), as its RunCreated event does."""
+              policy_decision: dict[str, object], *, replay_of: str | None = None,
+              clock: Clock = utcnow) -> Run:
+    """A QUEUED run of `task` under `spec` (its base commit already bound); a replay names
+    the run it replays (`replay_of`), as its RunCreated event does."""
     now = clock()
     agent = spec.agent_spec
     with storage.unit_of_work() as uow:
@@ -68,13 +69,13 @@ def queue_run(storage: Storage, task: Task, spec: ExecutionSpec,
             number=uow.next_run_number(task.task_id), status=RunStatus.CREATED,
             execution_spec=spec, spec_digest=spec.digest(), policy_decision=policy_decision,
             base_commit=spec.base_commit, budget=spec.budget, created_at=now,
+            replay_of=replay_of,
         )
         queued = run.advanced(RunStatus.QUEUED, now)
         uow.runs.add(queued)
         if task.status is not TaskStatus.RUNNING:
             uow.tasks.save(task.with_status(TaskStatus.RUNNING, now),
                            expected_status=task.status)
-        replay_of = policy_decision.get("replayOf")
         uow.events.append(
             NewEvent(type=EventType.RUN_CREATED, created_at=now, task_id=task.task_id,
                      run_id=run.run_id, payload={

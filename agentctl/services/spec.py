@@ -7,7 +7,13 @@ import shlex
 
 from agentctl.config import Config
 from agentctl.config.schema import CheckSettings
-from agentctl.domain.agent import AgentKind, AgentSpec, NativeAgentSettings
+from agentctl.domain.agent import (
+    AgentKind,
+    AgentSpec,
+    CommandGateway,
+    ModelApi,
+    NativeAgentSettings,
+)
 from agentctl.domain.enums import TaskType
 from agentctl.domain.sandbox import SandboxLimits, SandboxProfile
 from agentctl.domain.spec import (
@@ -87,6 +93,7 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
             production_config_patterns=config.judge.production_config,
         ),
         agent_settings=native_settings(config, AgentSpec.frozen(agent, agent_digest)),
+        command_gateway=command_gateway(config, AgentSpec.frozen(agent, agent_digest)),
         sandbox=_sandbox(config),
     )
 
@@ -116,6 +123,15 @@ def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | N
                                    env_key=codex.env_key, mcp=codex.mcp,
                                    prices=codex.prices)
     return None
+
+
+def command_gateway(config: Config, agent: AgentSpec) -> CommandGateway | None:
+    """`[agents.command]` frozen for a `command:` agent whose model is reached through the
+    gateway; None for any other agent, or without `gateway`."""
+    settings = config.agents.command
+    if agent.kind is not AgentKind.COMMAND or settings.gateway is ModelApi.NONE:
+        return None
+    return CommandGateway(api=settings.gateway, prices=settings.prices)
 
 
 def _checks(config: Config, task: Task) -> tuple[PlannedCheck, ...]:

@@ -9,13 +9,15 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from types import TracebackType
 
 from agentctl.config import Config
 from agentctl.domain import ids
 from agentctl.domain.agent import AgentSpec
+from agentctl.domain.cassette import Cassette
 from agentctl.domain.enums import RunStatus
-from agentctl.domain.errors import LeaseLost
+from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.domain.run import Run
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.services.attempt import StopSignal
@@ -93,11 +95,24 @@ class LeaseKeeper:
 def execute_leased(queue: RunQueue, lease: Lease, options: RunOptions) -> Run | None:
     """One attempt under a held lease; None if the lease was lost on the way."""
     run = queue.run(lease.run_id)
+    if run.replay_of is not None:  # its model answers from the record, never the network
+        options = replace(options, cassette=replay_cassette(options, run.replay_of))
     stop = StopSignal()
     if options.observer is not None:
         options.observer.attempt(lease.attempt_number)
     with LeaseKeeper(queue, lease, stop):
         return execute_attempt(queue.ledger(lease, run.spec_digest), run, stop, options)
+
+
+def replay_cassette(options: RunOptions, replay_of: str) -> Cassette:
+    """A fresh cassette of the run a replay replays; an empty one (which answers no request)
+    when this worker cannot read it."""
+    if options.cassettes is not None:
+        try:
+            return options.cassettes(replay_of)
+        except (AgentctlError, OSError, ValueError) as error:
+            options.progress(f"the recording of {replay_of} cannot be read: {error}")
+    return Cassette([], {})
 
 
 def run_inline(queue: RunQueue, run_id: str, *, ttl_seconds: float, options: RunOptions,

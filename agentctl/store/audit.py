@@ -31,7 +31,7 @@ from agentctl.domain.audit import (
     unmatched,
 )
 from agentctl.domain.errors import AgentctlError, BadInput, IntegrityError
-from agentctl.domain.events import ChainBreak, find_chain_breaks
+from agentctl.domain.events import find_chain_breaks
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.services.audit import AuditReport
 from agentctl.store.views import Views
@@ -121,7 +121,12 @@ _SEALING = f'"{SEALS}":{{'
 def _row_seals(views: Views) -> dict[tuple[str, str], str]:
     """Every stored row of every record table, (table, id) -> its seal as stored now. Read from
     the database as it is, without the ORM: the key is each table's first column."""
-    from agentctl.store.seal_rules import NOT_RECORDS, sealed_columns
+    from agentctl.store.seal_rules import (
+        NOT_RECORDS,
+        optional_positions,
+        sealed_columns,
+        without_unset,
+    )
 
     found: dict[tuple[str, str], str] = {}
     for name in views.table_names():
@@ -130,13 +135,15 @@ def _row_seals(views: Views) -> dict[tuple[str, str], str]:
         columns, rows = views.everything(name)  # names the database gave
         if not rows:
             continue
-        pick = [columns.index(column) for column in sealed_columns(name, columns)]
+        sealed = sealed_columns(name, columns)
+        pick = [columns.index(column) for column in sealed]
+        optional = optional_positions(name, sealed)
         flags = [at for at, index in enumerate(pick) if isinstance(rows[0][index], bool)]
         for row in rows:
             values = [row[index] for index in pick]
             for at in flags:  # PostgreSQL gives a boolean, SQLite (and the writer's seal) 0/1
                 values[at] = int(values[at])
-            found[(name, str(row[0]))] = row_digest(tuple(values))
+            found[(name, str(row[0]))] = row_digest(without_unset(values, optional))
     return found
 
 

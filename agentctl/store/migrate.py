@@ -8,7 +8,7 @@ data is copied beside itself first (`agentctl.db.pre-0002.bak`).
 Homes made before migrations record no revision: a database with tables is stamped with the
 revision its columns show (0001; 0002 once `patch.tree_id` exists; 0003 once
 `pull_request.forge` does; 0004 once `attempt.directory` does; 0005 once `task.intent`
-does) and upgraded from there.
+does; 0006 once `run.replay_of` does) and upgraded from there.
 """
 
 from __future__ import annotations
@@ -97,6 +97,8 @@ def _legacy_revision(connection: Connection) -> str | None:
         return None
     patch_columns = {column["name"] for column in inspector.get_columns("patch")}
     pr_columns = {column["name"] for column in inspector.get_columns("pull_request")}
+    if "replay_of" in {column["name"] for column in inspector.get_columns("run")}:
+        return "0006"
     if "intent" in {column["name"] for column in inspector.get_columns("task")}:
         return "0005"
     if "directory" in {column["name"] for column in inspector.get_columns("attempt")}:

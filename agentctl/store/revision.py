@@ -14,7 +14,7 @@ from agentctl.domain.errors import AgentctlError
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
-HEAD = "0005"
+HEAD = "0006"
 """The newest migration under `migrations/versions`; a test checks it is Alembic's head."""
 
 

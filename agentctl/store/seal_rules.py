@@ -7,19 +7,36 @@ without anyone remembering to. Left out: the log itself (chained by its own hash
 the migration marker, and the lease bookkeeping every heartbeat and fenced write rewrites (an
 attempt's expiry, last heartbeat and write count: when a worker was last alive, not what
 happened; sealing them would take an event per heartbeat). Columns are sealed in name order,
-so the order a migration added them in does not matter.
+so the order a migration added them in does not matter; a column a migration added to a table
+whose rows were already sealed is digested only where it holds a value (`ADDED_LATER`), so the
+rows sealed before it existed keep their seals.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 NOT_RECORDS = frozenset({"event", "event_head", "meta", "alembic_version"})
 LEASE_BOOKKEEPING = {"attempt": frozenset({"lease_expires_at", "last_heartbeat_at",
                                            "fenced_writes"})}
+ADDED_LATER = {"run": frozenset({"replay_of"})}
 
 
 def sealed_columns(table: str, columns: Iterable[str]) -> tuple[str, ...]:
     """The columns of `table` that are sealed, in the order they are digested."""
     left_out = LEASE_BOOKKEEPING.get(table, frozenset())
     return tuple(sorted(column for column in columns if column not in left_out))
+
+
+def optional_positions(table: str, sealed: Sequence[str]) -> tuple[int, ...]:
+    """Where, among a table's sealed columns, those added later are (`ADDED_LATER`)."""
+    later = ADDED_LATER.get(table, frozenset())
+    return tuple(at for at, column in enumerate(sealed) if column in later)
+
+
+def without_unset(values: Sequence[object], optional: tuple[int, ...]) -> tuple[object, ...]:
+    """The values digested: those of columns added later left out where they are NULL."""
+    if not optional:
+        return tuple(values)
+    return tuple(value for at, value in enumerate(values)
+                 if value is not None or at not in optional)

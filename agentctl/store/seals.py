@@ -15,7 +15,12 @@ from sqlalchemy import Boolean, Connection, Float, Table, select
 
 from agentctl.domain.audit import row_digest
 from agentctl.store import tables
-from agentctl.store.seal_rules import NOT_RECORDS, sealed_columns
+from agentctl.store.seal_rules import (
+    NOT_RECORDS,
+    optional_positions,
+    sealed_columns,
+    without_unset,
+)
 
 _CHUNK = 500  # keys per read-back query
 
@@ -27,17 +32,18 @@ class SealedTable:
     columns: tuple[str, ...]  # in schema order
     flags: tuple[int, ...] = ()  # positions of Boolean columns (a driver may give True or 1)
     floats: tuple[int, ...] = ()  # positions of Float columns (1 and 1.0 are one value)
+    optional: tuple[int, ...] = ()  # positions of columns added later (left out when NULL)
 
     def digest(self, values: Sequence[object]) -> str:
         """The seal of a row given as its sealed columns' values in schema order."""
-        if not (self.flags or self.floats):
+        if not (self.flags or self.floats or self.optional):
             return row_digest(tuple(values))
         row = list(values)
         for at in self.flags:
             row[at] = None if row[at] is None else int(bool(row[at]))
         for at in self.floats:
             row[at] = None if row[at] is None else float(row[at])  # type: ignore[arg-type]
-        return row_digest(tuple(row))
+        return row_digest(without_unset(row, self.optional))
 
 
 def _sealed() -> dict[str, SealedTable]:
@@ -51,7 +57,8 @@ def _sealed() -> dict[str, SealedTable]:
         found[table.name] = SealedTable(
             table, key, tuple(c.name for c in sealed),
             flags=tuple(i for i, c in enumerate(sealed) if isinstance(c.type, Boolean)),
-            floats=tuple(i for i, c in enumerate(sealed) if isinstance(c.type, Float)))
+            floats=tuple(i for i, c in enumerate(sealed) if isinstance(c.type, Float)),
+            optional=optional_positions(table.name, names))
     return found
 
 

@@ -79,7 +79,7 @@ run = Table(
     _json("execution_spec"), _str("spec_digest"), _json("policy_decision"), _str("base_commit"),
     _json("budget"), _str("created_at", index=True), _opt("started_at"), _opt("completed_at"),
     _opt_text("failure_summary"), _opt("active_attempt_id"), _opt("not_before"),
-    _opt("cancel_requested_by"), _opt_text("cancel_reason"),
+    _opt("cancel_requested_by"), _opt_text("cancel_reason"), _opt("replay_of"),
     UniqueConstraint("task_id", "number"),
 )
 

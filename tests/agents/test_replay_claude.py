@@ -83,6 +83,28 @@ def _answers(bench: AgentBench, run_id: str) -> list[str]:
     return answers
 
 
+def test_a_detached_replay_is_played_by_a_worker_and_reported_by_run_show(
+        recorded: tuple[AgentBench, dict[str, Any]]) -> None:
+    bench, run = recorded
+    no_model = {"ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": ""}
+    queued = bench.cli("run", "replay", run["runId"], "--detach", "--json", env=no_model).json()
+    assert queued["status"] == "QUEUED" and queued["replayOf"] == run["runId"], queued
+    assert "identical" not in queued  # nothing to compare yet
+    worker = bench.cli("worker", "--once", env=no_model)  # a real worker process
+    assert f"{queued['runId']}: COMPLETED" in worker.stderr or \
+        f"{queued['runId']}: NEEDS_APPROVAL" in worker.stderr, worker.stderr
+    shown = bench.json("run", "show", queued["runId"])
+    assert shown["replayOf"] == run["runId"] and shown["identical"] is True, shown
+    assert shown["differences"] == [] and shown["decisionChanges"] == []
+    assert shown["requestsReplayed"] == shown["requestsRecorded"] == 3
+    assert [c["toolName"] for c in bench.calls(queued["runId"])] == ["claude.Bash",
+                                                                     "claude.Write"]
+    assert "REPLAYED = 1" in bench.cli("run", "diff", queued["runId"]).stdout
+    said = bench.cli("run", "show", queued["runId"]).stdout
+    assert f"replays {run['runId']}: 3/3 model requests answered from the record; " \
+           "identical" in said, said
+
+
 def test_a_replay_whose_request_differs_stops_with_the_diff(
         recorded: tuple[AgentBench, dict[str, Any]], claude_cli: Path, tmp_path: Path) -> None:
     """The verification plan is part of the prompt: another plan makes the first request
@@ -137,6 +159,11 @@ def test_replaying_bad_input_is_one_line_and_exit_2(
     refused = bench.cli("run", "replay", noop["runId"], expect=(2,))
     assert "only a claude or codex run" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
+    queued = len(bench.json("run", "list"))
+    detached = bench.cli("run", "replay", noop["runId"], "--detach", expect=(2,))
+    assert "only a claude or codex run" in detached.stderr
+    assert len(detached.stderr.strip().splitlines()) == 1
+    assert len(bench.json("run", "list")) == queued  # nothing was queued
     bench.config(claude_config(claude_cli).replace(str(claude_cli), "/nonexistent/claude"))
     try:  # a claude run that never reached its model: nothing on record
         silent = bench.start(bench.submit("Never starts"), "claude")

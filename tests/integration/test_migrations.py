@@ -113,9 +113,9 @@ def test_an_old_home_is_upgraded_with_its_data_intact(
     for table in before:
         if table == "tool_call":
             continue
-        # patch and verdict gained `tree_id`, attempt `directory`, task its `intent`: NULL for
-        # old rows
-        widened = {"patch", "verdict", "attempt", "task"}
+        # patch and verdict gained `tree_id`, attempt `directory`, task its `intent`, run its
+        # `replay_of`: NULL for old rows
+        widened = {"patch", "verdict", "attempt", "task", "run"}
         rows = [row[:-1] for row in after[table]] if table in widened else after[table]
         assert rows == before[table], table
         if table in widened:
@@ -238,3 +238,19 @@ def test_a_new_empty_shared_database_is_set_up_on_first_use(
     assert first.returncode == 0, first.stderr  # type: ignore[attr-defined]
     now = run_agentctl("db", "current", "--json", home=tmp_path / "home", cwd=tmp_path, env=env)
     assert now.json() == {"revision": HEAD, "head": HEAD, "upToDate": True}  # type: ignore[attr-defined]
+
+
+def test_a_run_sealed_before_it_had_replay_of_keeps_its_seal() -> None:
+    """0006 added `run.replay_of`: a run row sealed before (its value NULL now) digests as it
+    did without the column, and one that names a run digests that name."""
+    from agentctl.domain.audit import row_digest
+    from agentctl.store.seals import SEALED
+
+    sealed = SEALED["run"]
+    at = sealed.columns.index("replay_of")
+    values: list[object] = [f"value {n}" for n in range(len(sealed.columns))]
+    before = tuple(values[:at] + values[at + 1:])
+    values[at] = None
+    assert sealed.digest(values) == row_digest(before)
+    values[at] = "run_01REPLAYED"
+    assert sealed.digest(values) != row_digest(before)

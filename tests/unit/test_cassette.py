@@ -66,3 +66,23 @@ def test_codex_chunk_ids_and_wall_times_in_tool_output_are_not_compared() -> Non
     live = _request("Chunk ID: 935246\nWall time: 0.0300 seconds\nok")
     assert normalised(recorded, OLD) == normalised(live, NEW)
     assert normalised(_request("Chunk ID: 1\nnot ok"), OLD) != normalised(recorded, OLD)
+
+
+def test_a_replay_whose_recording_cannot_be_read_answers_no_request() -> None:
+    """A worker that cannot load the original's exchanges still plays the replay from a
+    cassette, an empty one: the first request is refused, never sent to a live model."""
+    from agentctl.services.pipeline import RunOptions
+    from agentctl.services.worker import replay_cassette
+
+    def unreadable(run_id: str) -> Cassette:
+        raise OSError(f"the artifacts of {run_id} are gone")
+
+    said: list[str] = []
+    for options in (RunOptions(), RunOptions(cassettes=unreadable, progress=said.append)):
+        cassette = replay_cassette(options, "run_01ORIGINAL")
+        answer, problem = cassette.answer(_request("hi"), NEW)
+        assert answer is None and problem.startswith("model request 1 was never recorded")
+    assert said == ["the recording of run_01ORIGINAL cannot be read: the artifacts of "
+                    "run_01ORIGINAL are gone"]
+    loaded = Cassette([Recording("/v1/messages", 200, _request("hi"), "ok")], OLD)
+    assert replay_cassette(RunOptions(cassettes=lambda _run: loaded), "run_01X") is loaded

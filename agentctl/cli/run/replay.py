@@ -1,17 +1,23 @@
 """`agentctl run replay`: a recorded claude/codex run again, its model answering from the
 record, and whether it came out the same."""
 
+from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentctl.cli.artifact import artifact_content
-from agentctl.cli.context import state
-from agentctl.cli.options import JsonOption
-from agentctl.cli.output import emit_json, live_status, out
+from agentctl.cli.context import State, state
+from agentctl.cli.options import Flag, JsonOption
+from agentctl.cli.output import emit_json, hint, live_status, out
 from agentctl.cli.run.document import run_document_of
+
+if TYPE_CHECKING:
+    from agentctl.domain.artifact import Artifact
+    from agentctl.services.replay import ReplayReport
 
 
 def replay(
@@ -20,47 +26,73 @@ def replay(
     config_file: Annotated[Path | None, typer.Option("--config", metavar="FILE", help=(
         "A what-if: replay under this config's policy and list every decision that "
         "changed."))] = None,
+    detach: Annotated[bool, Flag("--detach", help="Queue the replay for `agentctl worker` "
+                      "and return at once; `run show REPLAY` reports it once it ended.")
+                      ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Run a recorded claude/codex run again, its model answering from the recorded exchanges
     (no model, no key): the same task, base commit and agent CLI. Says whether the replay is
     identical (tool calls, decisions, patch tree); exit 1 when it is not."""
     from agentctl import config as configs
-    from agentctl.services.pipeline import RunOptions
-    from agentctl.services.replay import replay_run
+    from agentctl.services.replay import queue_replay, replay_run
 
     current = state(ctx)
     what_if = configs.load(config_file) if config_file is not None else None
-    root = current.home.artifacts
+    if detach:
+        run = queue_replay(current.store, run_id, what_if=what_if)
+        document = run_document_of(current, run)
+        if as_json:
+            emit_json(document)
+        else:
+            out().print(f"{run.run_id} queued (a replay of {run.replay_of})")
+        hint("a worker executes it: agentctl worker --once")
+        raise typer.Exit(0)
     import signal  # SIGTERM stops a replay as Ctrl-C does: it ends CANCELLED, on record
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     with live_status(f"replay of {run_id}") as progress:
+        from agentctl.services.pipeline import RunOptions
+
         options = RunOptions(progress=progress, observer=progress,
                              redact_logs_up_to=current.config.verification.redact_logs_up_to_bytes,
                              protected=(current.home.root,))
         report = replay_run(current.store, current.config, run_id, what_if=what_if,
-                            options=options,
-                            read=lambda a: b"".join(artifact_content(root, a)))
-    document = {**run_document_of(current, report.run), "replayOf": report.replay_of,
-                "identical": report.identical, "differences": list(report.differences),
-                "requestsRecorded": report.requests_recorded,
-                "requestsReplayed": report.requests_replayed,
-                "decisionChanges": [{"step": c.step, "tool": c.tool, "before": c.before,
-                                     "after": c.after, "rule": c.rule}
-                                    for c in report.decision_changes]}
+                            options=options, read=artifact_reader(current))
+    document = {**run_document_of(current, report.run), **replay_keys(report)}
     if as_json:
         emit_json(document)
     else:
-        console = out()
-        console.print(f"{report.run.run_id} replays {report.replay_of}: "
-                      f"{report.requests_replayed}/{report.requests_recorded} model requests "
-                      f"answered from the record; "
-                      + ("identical" if report.identical else "DIFFERENT"), markup=False,
-                      highlight=False)
-        for change in report.decision_changes:
-            console.print(f"  call {change.step} {change.tool}: {change.before} -> "
-                          f"{change.after} ({change.rule})", markup=False, highlight=False)
-        for difference in report.differences:
-            console.print(f"  {difference}", markup=False, highlight=False)
+        print_replay(report)
     raise typer.Exit(0 if report.identical else 1)
+
+
+def artifact_reader(current: State) -> Callable[[Artifact], bytes]:
+    """An artifact's verified content, for a replay's cassette and its report."""
+    root = current.home.artifacts
+    return lambda artifact: b"".join(artifact_content(root, artifact))
+
+
+def replay_keys(report: ReplayReport) -> dict[str, object]:
+    """What `run replay --json` (and `run show --json` of an ended replay) add to the run."""
+    return {"replayOf": report.replay_of, "identical": report.identical,
+            "differences": list(report.differences),
+            "requestsRecorded": report.requests_recorded,
+            "requestsReplayed": report.requests_replayed,
+            "decisionChanges": [{"step": c.step, "tool": c.tool, "before": c.before,
+                                 "after": c.after, "rule": c.rule}
+                                for c in report.decision_changes]}
+
+
+def print_replay(report: ReplayReport) -> None:
+    console = out()
+    console.print(f"{report.run.run_id} replays {report.replay_of}: "
+                  f"{report.requests_replayed}/{report.requests_recorded} model requests "
+                  f"answered from the record; "
+                  + ("identical" if report.identical else "DIFFERENT"), markup=False,
+                  highlight=False)
+    for change in report.decision_changes:
+        console.print(f"  call {change.step} {change.tool}: {change.before} -> "
+                      f"{change.after} ({change.rule})", markup=False, highlight=False)
+    for difference in report.differences:
+        console.print(f"  {difference}", markup=False, highlight=False)

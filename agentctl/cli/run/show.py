@@ -19,6 +19,7 @@ from agentctl.cli.options import (
 from agentctl.cli.output import emit_json, out
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.errors import BadInput
+from agentctl.domain.transitions import TERMINAL_RUN
 
 
 def list_(
@@ -78,15 +79,29 @@ def show(
     from agentctl.cli.documents import run_document
     from agentctl.services.leftovers import notice_expired
 
-    notice_expired(state(ctx).store)
-    with state(ctx).views() as views:
-        document = run_document(views, views.run(run_id), tree=tree)
+    current = state(ctx)
+    notice_expired(current.store)
+    with current.views() as views:
+        run = views.run(run_id)
+        document = run_document(views, run, tree=tree)
+    report = None
+    if run.replay_of is not None and (run.status in TERMINAL_RUN
+                                      or run.status is RunStatus.NEEDS_APPROVAL):
+        from agentctl.cli.run.replay import artifact_reader, replay_keys
+        from agentctl.services.replay import replay_report
+
+        report = replay_report(current.store, run.run_id, read=artifact_reader(current))
+        document.update(replay_keys(report))
     if as_json:
         emit_json(document)
         return
     from agentctl.cli.render import runs as render
 
     out().print(render.run_tree(document) if tree else render.run_detail(document))
+    if report is not None:
+        from agentctl.cli.run.replay import print_replay
+
+        print_replay(report)
 
 
 

@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from agentctl.domain.agent import NativeAgentSettings
+from agentctl.domain.agent import ModelApi, NativeAgentSettings
 from agentctl.domain.cassette import Cassette, Names
 from agentctl.domain.model_prices import parse_prices
 from agentctl.execution.agents import AgentSession
@@ -66,13 +66,50 @@ def attach(agent: str, session: AgentSession, settings: NativeAgentSettings,
     return Attached(gateway, replace(session, env=env), settings)
 
 
-def without_keys(env: Mapping[str, str], settings: NativeAgentSettings,
+def without_keys(env: Mapping[str, str], settings: NativeAgentSettings | None = None,
                  key: str | None = None) -> dict[str, str]:
     """`env` without the model API keys (and any variable holding `key`'s value): for
-    everything a native agent's run spawns, so no process in its sandboxes holds one."""
-    names = {*KEY_VARIABLES, settings.env_key}
+    everything a gateway agent's run spawns, so no process in its sandboxes holds one."""
+    names = {*KEY_VARIABLES, *((settings.env_key,) if settings is not None else ())}
     return {name: value for name, value in env.items()
             if name not in names and (not key or value != key)}
+
+
+@dataclass(frozen=True, slots=True)
+class CommandAttached:
+    gateway: Gateway
+    env: dict[str, str]  # the command's: the gateway's base URL, a placeholder key
+
+
+def attach_command(api: ModelApi, env: Mapping[str, str], *, limits: Limits,
+                   prices: tuple[str, ...], source: Mapping[str, str] | None = None,
+                   ) -> CommandAttached:
+    """Start the attempt's gateway for a `command:` agent speaking `api`: upstream and key
+    from agentctl's own environment (`source`), the command's `env` given the gateway's base
+    URL and a placeholder key instead. ValueError when the upstream is no http(s) URL."""
+    known = {**env, **(source if source is not None else os.environ)}
+    if api is ModelApi.OPENAI:
+        upstream = known.get("OPENAI_BASE_URL") or OPENAI_API
+        key = known.get("OPENAI_API_KEY")
+    else:
+        upstream = known.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API
+        key = known.get("ANTHROPIC_API_KEY") or known.get("ANTHROPIC_AUTH_TOKEN")
+    gateway = Gateway(upstream, key, limits=limits, prices=parse_prices(prices))
+    given = {name: value for name, value in without_keys(env, key=key).items()
+             if name not in (*URL_VARIABLES, "OPENAI_API_BASE")}
+    if api is ModelApi.OPENAI:
+        given.update(OPENAI_BASE_URL=gateway.base_url, OPENAI_API_BASE=gateway.base_url,
+                     OPENAI_API_KEY=gateway.placeholder)
+    else:  # the placeholder in the variable the key came from: its header is the upstream's
+        bearer = not known.get("ANTHROPIC_API_KEY") and bool(known.get("ANTHROPIC_AUTH_TOKEN"))
+        given["ANTHROPIC_AUTH_TOKEN" if bearer else "ANTHROPIC_API_KEY"] = gateway.placeholder
+        given["ANTHROPIC_BASE_URL"] = gateway.base_url
+    return CommandAttached(gateway, given)
+
+
+def budget_limits(max_tokens: int | None, max_cost_usd: float | None) -> Limits:
+    """The gateway's limits from a run's budget (None or 0: no bound)."""
+    return Limits(max_tokens=max_tokens or None, max_cost_usd=max_cost_usd or None)
 
 
 def _limits(budget: Mapping[str, object]) -> Limits:

@@ -83,6 +83,8 @@ class Gateway:
         self.spent: str | None = None  # why the budget is spent, once it is
         self.halted: str | None = None  # why a replay stopped (a request off its recording)
         self._lock = threading.Lock()
+        self._quiet = threading.Condition(self._lock)  # no request under way
+        self._under_way = 0
         self._idle: list[http.client.HTTPConnection] = []
         self._server = _Server(("127.0.0.1", 0), _handler(self))
         self._thread = threading.Thread(target=self._server.serve_forever,
@@ -105,6 +107,21 @@ class Gateway:
                 out.append(self.exchanges.get_nowait())
             except queue.Empty:
                 return out
+
+    def begun(self) -> None:
+        with self._lock:
+            self._under_way += 1
+
+    def ended(self) -> None:
+        with self._lock:
+            self._under_way -= 1
+            self._quiet.notify_all()
+
+    def settled(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the requests under way to be on record (a client
+        that had its whole answer may end before the gateway queued the exchange)."""
+        with self._quiet:
+            return self._quiet.wait_for(lambda: self._under_way == 0, timeout)
 
     def close(self) -> None:
         self._server.shutdown()
@@ -208,6 +225,13 @@ def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
             self._forward()
 
         def _forward(self) -> None:
+            gateway.begun()
+            try:
+                self._exchange()
+            finally:
+                gateway.ended()
+
+        def _exchange(self) -> None:
             started = time.perf_counter()
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length) if length else b""
