@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentctl.domain.agent import NativeAgentSettings
+from agentctl.domain.agent import CommandGateway, ModelApi, NativeAgentSettings
 from agentctl.domain.enums import (
     BaselineMode,
     Forge,
@@ -74,9 +74,11 @@ def full_records() -> dict[str, Any]:
                                                     max_file_size_mb=3)),
         agent_settings=NativeAgentSettings(command="claude", model="opus", max_turns=3,
                                            extra_args=("--verbose",), base_url="http://h",
-                                           env_key="KEY", mcp=True, prices=("m=1/2",)))
+                                           env_key="KEY", mcp=True, prices=("m=1/2",)),
+        command_gateway=CommandGateway(api=ModelApi.OPENAI, prices=("m=3/4",)))
     records["Run"] = replace(run, execution_spec=spec, spec_digest=spec.digest(), budget=budget,
                              completed_at=T1, failure_summary="it failed", not_before=T1,
+                             replay_of="run_01ORIGINAL",
                              cancel_requested_by="alice", cancel_reason="no longer needed")
     records["Task"] = replace(records["Task"], must_pass=("t::a",), allow_removed_tests=True)
     records["Step"] = replace(records["Step"], failure_code="exit_1")

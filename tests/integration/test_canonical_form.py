@@ -38,6 +38,7 @@ def test_the_fixture_holds_what_the_old_forms_wrote(tmp_path: Path) -> None:
 def test_a_home_written_with_the_old_forms_verifies(
         tmp_path: Path, run_agentctl: Callable[..., Any]) -> None:
     home = old_home(tmp_path)
+    run_agentctl("db", "upgrade", home=home, cwd=tmp_path)  # a read never migrates
     report = run_agentctl("audit", "verify", "--json", home=home, cwd=tmp_path).json()
     assert report["ok"] is True, report
     assert (report["events"], report["checkpoint"]["state"]) == (81, "verified")
@@ -71,5 +72,6 @@ def test_an_old_runs_spec_digest_stays_the_one_stamped_on_it(
     escaped = json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
     assert stored == "sha256:" + hashlib.sha256(escaped.encode()).hexdigest()
     assert from_json(ExecutionSpec, json.loads(text)).digest() != stored
+    run_agentctl("db", "upgrade", home=home, cwd=tmp_path)  # a read never migrates
     shown = run_agentctl("run", "show", OLD_RUN, "--json", home=home, cwd=tmp_path).json()
     assert shown["specDigest"] == stored
