@@ -31,10 +31,11 @@ def become_subreaper() -> bool:
 Process = tuple[int, int]  # (pid, start time in clock ticks): a pid alone may be reused
 
 
-def descendants(pid: int | None = None) -> set[Process]:
-    """Every live process below `pid` (default: this one), from /proc."""
+def descendants(pid: int | None = None, *, itself: bool = False) -> set[Process]:
+    """Every live process below `pid` (default: this one), from /proc; `itself` too."""
     root = os.getpid() if pid is None else pid
     children: dict[int, list[Process]] = {}
+    own: list[Process] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -46,7 +47,9 @@ def descendants(pid: int | None = None) -> set[Process]:
         if fields[0] == "Z":
             continue  # a zombie runs nothing; its parent (we, for adopted ones) reaps it
         children.setdefault(int(fields[1]), []).append((int(entry.name), int(fields[19])))
-    found: set[Process] = set()
+        if itself and int(entry.name) == root:
+            own.append((root, int(fields[19])))
+    found: set[Process] = set(own)
     pending = list(children.get(root, ()))
     while pending:
         current = pending.pop()

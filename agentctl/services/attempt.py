@@ -76,7 +76,8 @@ class AttemptContext:
     def reap(self) -> int:
         """Kill whatever the attempt's processes left running (a `setsid` daemon included);
         how many there were."""
-        return sweep(self.spared)
+        held = self.sandbox.networks.processes() if self.sandbox is not None else frozenset()
+        return sweep(self.spared | held)
 
     @property
     def workspace(self) -> Path:
