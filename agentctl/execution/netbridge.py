@@ -28,7 +28,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agentctl.execution.reaper import Process, descendants
+from agentctl.execution.reaper import kept, release
 
 PROXY_PORT = 3128
 READY_SECONDS = 10.0
@@ -132,11 +132,13 @@ class SharedNetwork:
     def __init__(self, sandbox_argv: Sequence[str], socket: Path, ports: str) -> None:
         info_read, info_write = os.pipe()
         try:
-            self._process = subprocess.Popen(
-                [*sandbox_argv[:1], "--info-fd", str(info_write), *sandbox_argv[1:], "--",
-                 *bridge_argv(socket, ports)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(info_write,), start_new_session=True)
+            with kept() as keep:  # it lasts the attempt: no sweep of leftovers may take it
+                self._process = subprocess.Popen(
+                    [*sandbox_argv[:1], "--info-fd", str(info_write), *sandbox_argv[1:], "--",
+                     *bridge_argv(socket, ports)],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    pass_fds=(info_write,), start_new_session=True)
+                keep(self._process.pid)
         finally:
             os.close(info_write)
         try:
@@ -160,10 +162,6 @@ class SharedNetwork:
             error = self._process.stderr.read().decode(errors="replace").strip()
             raise OSError(f"the network bridge did not start: {error or 'no word from it'}")
 
-    def processes(self) -> set[Process]:
-        """Its own processes (bwrap's and the bridge's): for the reaper to leave alone."""
-        return descendants(self._process.pid, itself=True)
-
     def close(self) -> None:
         if self._process.stdin is not None:
             with contextlib.suppress(OSError):
@@ -173,6 +171,7 @@ class SharedNetwork:
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait()
+        release(self._process.pid)
         for stream in (self._process.stdout, self._process.stderr):
             if stream is not None:
                 stream.close()

@@ -38,7 +38,6 @@ from agentctl.domain.sandbox import SandboxProfile
 from agentctl.execution.egress import ConnectAttempt, EgressProxy, Gate
 from agentctl.execution.limits import layout, limited
 from agentctl.execution.netbridge import PROXY_PORT, SharedNetwork, bridge_argv
-from agentctl.execution.reaper import Process
 
 PROXY_SOCKET = Path("/run/agentctl/proxy.sock")
 PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
@@ -355,12 +354,6 @@ class Networks:
         with self._lock:
             self._all.append(network)
         return network
-
-    def processes(self) -> frozenset[Process]:
-        """The processes of the held bridges, which last the attempt."""
-        with self._lock:
-            held = list(self._all)
-        return frozenset(p for n in held if n.shared is not None for p in n.shared.processes())
 
     def close(self) -> None:
         with self._lock:

@@ -76,8 +76,7 @@ class AttemptContext:
     def reap(self) -> int:
         """Kill whatever the attempt's processes left running (a `setsid` daemon included);
         how many there were."""
-        held = self.sandbox.networks.processes() if self.sandbox is not None else frozenset()
-        return sweep(self.spared | held)
+        return sweep(self.spared)
 
     @property
     def workspace(self) -> Path:
