@@ -98,6 +98,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
         options = RunOptions(keep_workspace=keep_workspace, approver=approver, progress=progress,
                              redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
                              baseline_cache=current.home.root / "baselines",
+                             concurrent_baseline=config.verification.baseline_concurrent,
                              protected=(current.home.root,), observer=progress,
                              trace_endpoint=configured_endpoint(config))
         try:

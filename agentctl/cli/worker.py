@@ -44,6 +44,7 @@ def worker(
     options = RunOptions(redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
                          release_on_interrupt=True, progress=lambda text: note(f"  {text}"),
                          baseline_cache=current.home.root / "baselines",
+                         concurrent_baseline=config.verification.baseline_concurrent,
                          protected=(current.home.root,),
                          trace_endpoint=configured_endpoint(config))
     # SIGTERM stops the worker like Ctrl-C: the current attempt is released to the queue.

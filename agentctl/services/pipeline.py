@@ -86,6 +86,8 @@ class RunOptions:
     trace_endpoint: str | None = None
     observer: RunObserver | None = None  # told when each attempt starts and each step ends
     cassette: Cassette | None = None  # a replay: the native agent's model answers from it
+    # [verification] baseline_concurrent: the base's checks beside the candidate's (2+ cores)
+    concurrent_baseline: bool = True
 
 
 def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
@@ -109,6 +111,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
         protected=protected_paths(spec, dirs.root, options.protected),
         trace_endpoint=options.trace_endpoint,
         observer=options.observer, cassette=options.cassette,
+        concurrent_baseline=options.concurrent_baseline and (os.cpu_count() or 1) >= 2,
     )
     try:
         ledger.activate(str(dirs.root))
