@@ -127,7 +127,7 @@ def bridge_argv(socket: Path, ports: str) -> list[str]:
 class SharedNetwork:
     """A held bridge in a network namespace of its own (inside `sandbox_argv`, a bwrap command
     line that unshares the network and binds the gate's socket); `path` is the namespace, for
-    `nsenter --net=PATH`. Ends when closed or when agentctl does (`--die-with-parent`)."""
+    `nsenter --net=PATH`. Ends when its stdin closes: when closed, or when agentctl ends."""
 
     def __init__(self, sandbox_argv: Sequence[str], socket: Path, ports: str) -> None:
         info_read, info_write = os.pipe()

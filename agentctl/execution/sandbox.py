@@ -343,7 +343,10 @@ class Networks:
         gate = self.proxy.open_gate(rules)
         if not self.shared:
             return Network(gate, ports)
-        argv = [str(self.binary), *NAMESPACE_FLAGS, "--ro-bind", "/", "/", "--dev", "/dev",
+        # Not --die-with-parent: that follows the thread that started it (a check on the base
+        # runs on a thread of its own). It ends when its stdin closes, as when agentctl ends.
+        flags = [flag for flag in NAMESPACE_FLAGS if flag != "--die-with-parent"]
+        argv = [str(self.binary), *flags, "--ro-bind", "/", "/", "--dev", "/dev",
                 "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run",
                 "--bind", str(gate.socket_path), str(PROXY_SOCKET)]
         try:

@@ -124,3 +124,18 @@ def test_without_a_joinable_namespace_each_process_brings_its_own_bridge(
     code, output, tried = inside(sandbox, tmp_path, FETCH)
     assert code != 0 and "403" in output and tried == 1
     assert inside(sandbox, tmp_path, ["agentctl-no-such-command"])[0] == 127
+
+
+def test_a_network_made_on_a_thread_that_ended_still_serves(sandbox: Sandbox,
+                                                            tmp_path: Path) -> None:
+    """A base check beside the candidate's makes its network on a thread of its own."""
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    made: list[tuple[int | None, str, int]] = []
+    thread = threading.Thread(target=lambda: made.append(
+        inside(sandbox, tmp_path, "readlink /proc/self/ns/net")))
+    thread.start()
+    thread.join()
+    code, output, tried = inside(sandbox, tmp_path, FETCH)
+    assert "403" in output and tried == 1, output
+    assert inside(sandbox, tmp_path, "readlink /proc/self/ns/net")[1] == made[0][1]
