@@ -321,10 +321,33 @@ class Networks:
         self._free: dict[tuple[tuple[str, ...], str], list[Network]] = {}
         self._all: list[Network] = []
         self._lock = threading.Lock()
+        self._preparing: dict[tuple[tuple[str, ...], str], threading.Thread] = {}
+
+    def prepare(self, rules: tuple[str, ...], ports: str) -> None:
+        """Start making one network for `rules` now, on a thread, while the attempt does other
+        things (its clone): the first process that needs it does not wait for it."""
+        if not self.shared:
+            return
+        key = (rules, ports)
+
+        def make() -> None:
+            with contextlib.suppress(OSError):  # the first lender makes it, and says why not
+                network = self._make(rules, ports)
+                with self._lock:
+                    self._free.setdefault(key, []).append(network)
+
+        thread = threading.Thread(target=make, name="agentctl-network", daemon=True)
+        with self._lock:
+            self._preparing[key] = thread
+        thread.start()
 
     @contextlib.contextmanager
     def lend(self, rules: tuple[str, ...], ports: str) -> Iterator[Network]:
         key = (rules, ports)
+        with self._lock:
+            preparing = self._preparing.pop(key, None)
+        if preparing is not None:
+            preparing.join()
         with self._lock:
             free = self._free.setdefault(key, [])
             network = free.pop() if free else None
@@ -360,6 +383,10 @@ class Networks:
 
     def close(self) -> None:
         with self._lock:
+            preparing, self._preparing = list(self._preparing.values()), {}
+        for thread in preparing:
+            thread.join()
+        with self._lock:
             held, self._all, self._free = self._all, [], {}
         for network in held:
             assert network.shared is not None
@@ -384,6 +411,8 @@ class Sandbox:
 
     def __post_init__(self) -> None:
         self.networks = Networks(self.binary, self.proxy, shared=can_join_networks())
+        # what shell.run and the checks use, made while the attempt clones
+        self.networks.prepare(tuple(self.profile.network_allow), str(PROXY_PORT))
 
     @classmethod
     def for_attempt(cls, profile: SandboxProfile, *, env: Mapping[str, str],

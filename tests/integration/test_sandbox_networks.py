@@ -5,8 +5,10 @@ process brings its own bridge, with the same denials."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -139,3 +141,22 @@ def test_a_network_made_on_a_thread_that_ended_still_serves(sandbox: Sandbox,
     code, output, tried = inside(sandbox, tmp_path, FETCH)
     assert "403" in output and tried == 1, output
     assert inside(sandbox, tmp_path, "readlink /proc/self/ns/net")[1] == made[0][1]
+
+
+def test_the_first_network_is_started_before_any_process_needs_it(sandbox: Sandbox) -> None:
+    """Made while the attempt clones: its bridge is up with no process run yet."""
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+
+    def bridges() -> list[int]:
+        found = []
+        for pid, _ in descendants():
+            with contextlib.suppress(OSError):
+                if b"--info-fd" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.append(pid)
+        return found
+
+    deadline = time.monotonic() + 30
+    while not bridges() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert bridges()  # bwrap and, forked from it, the namespace's first process
