@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -160,3 +162,28 @@ def test_the_first_network_is_started_before_any_process_needs_it(sandbox: Sandb
     while not bridges() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert bridges()  # bwrap and, forked from it, the namespace's first process
+
+
+def test_a_network_ends_with_the_agentctl_that_made_it(tmp_path: Path) -> None:
+    """Killed without closing anything, agentctl leaves no bridge behind (its stdin closes)."""
+    if not check().works or not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    script = f'''
+import os, sys
+from pathlib import Path
+from agentctl.domain.sandbox import SandboxProfile
+from agentctl.execution.sandbox import Sandbox
+sandbox = Sandbox.for_attempt(SandboxProfile(), env=dict(os.environ), hidden=(),
+                              proxy_dir=Path({str(tmp_path)!r}))
+with sandbox.networks.lend((), "3128") as network:
+    print(network.shared.path, flush=True)
+os.kill(os.getpid(), 9)
+'''
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    namespace = Path(done.stdout.strip())
+    assert namespace.name == "net", done.stderr
+    deadline = time.monotonic() + 30
+    while namespace.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not namespace.exists()
