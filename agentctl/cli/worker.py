@@ -47,6 +47,7 @@ def worker(
     options = RunOptions(redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
                          release_on_interrupt=True, progress=lambda text: note(f"  {text}"),
                          baseline_cache=current.home.root / "baselines",
+                         concurrent_baseline=config.verification.baseline_concurrent,
                          protected=(current.home.root,),
                          trace_endpoint=configured_endpoint(config),
                          cassettes=lambda original: cassette_of(

@@ -93,6 +93,7 @@ class VerificationSettings:
     baseline: BaselineMode = BaselineMode.AUTO
     reruns: Count = 2
     allow_preexisting_failures: Flag = True
+    baseline_concurrent: Flag = True  # the base's checks beside the candidate's (2+ cores)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

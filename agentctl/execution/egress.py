@@ -64,6 +64,12 @@ class Gate:
         with self._lock:
             self._attempts.append(attempt)
 
+    def take(self) -> tuple[ConnectAttempt, ...]:
+        """The attempts seen since the last `take`, and forget them (a gate lent out again)."""
+        with self._lock:
+            taken, self._attempts = tuple(self._attempts), []
+        return taken
+
     def close(self) -> tuple[ConnectAttempt, ...]:
         """Stop listening (the process behind it has ended); the attempts it saw."""
         if self._server is not None:
@@ -102,6 +108,7 @@ class EgressProxy:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._numbers = itertools.count(1)
+        self._start = threading.Lock()  # the attempt's checks may open gates from two threads
 
     def open_gate(self, rules: Sequence[str]) -> Gate:
         gate = Gate(self, self.directory / f"net-{next(self._numbers)}.sock", tuple(rules))
@@ -121,13 +128,15 @@ class EgressProxy:
             shutil.rmtree(self.directory, ignore_errors=True)
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
-        if self._loop is None:
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="agentctl-egress",
-                                      daemon=True)
-            thread.start()
-            self._loop, self._thread = loop, thread
-        return self._loop
+        with self._start:
+            return self._loop or self._started()
+
+    def _started(self) -> asyncio.AbstractEventLoop:
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, name="agentctl-egress", daemon=True)
+        thread.start()
+        self._loop, self._thread = loop, thread
+        return loop
 
 
 async def _handle(gate: Gate, reader: asyncio.StreamReader,

@@ -103,7 +103,7 @@ class Cgroup:
     def kill_all(self) -> int:
         """SIGKILL whatever is still in the group (a daemon that escaped everything else)."""
         killed: set[int] = set()
-        for _ in range(50):
+        for pause in _pauses(0.5):
             alive = {int(p) for d in self.directories
                      for p in _read(d / "cgroup.procs").split() if p.isdigit()}
             if not alive:
@@ -112,19 +112,29 @@ class Cgroup:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
                     killed.add(pid)
-            time.sleep(0.01)
+            time.sleep(pause)
         return len(killed)
 
     def remove(self) -> None:
         for directory in self.directories:
-            for _ in range(20):
+            for pause in _pauses(0.4):
                 try:
                     directory.rmdir()
                     break
                 except FileNotFoundError:
                     break
                 except OSError:  # still busy for a moment after the last process died
-                    time.sleep(0.02)
+                    time.sleep(pause)
+
+
+def _pauses(total: float) -> Iterator[float]:
+    """Waits that start at a millisecond and double up to 20 ms, about `total` seconds in all:
+    a sandbox's last processes are usually gone a moment after its leader, rarely later."""
+    pause, waited = 0.001, 0.0
+    while waited < total:
+        yield pause
+        waited += pause
+        pause = min(pause * 2, 0.02)
 
 
 @contextlib.contextmanager

@@ -1,10 +1,15 @@
 """The bridge inside a sandbox from `127.0.0.1:3128` to the proxy's unix socket.
 
-It runs as the sandbox's first command (`python -I -S -c BRIDGE SOCKET PORTS CMD...`): it binds
-the ports before anything else runs (no race with a client that connects at once), forks the
-real command, forwards each accepted connection to the socket, and exits with the command's
-status when the command ends, which ends the sandbox and everything left in it. Stdlib only,
-passed as source text, so nothing of agentctl needs to be importable inside.
+Stdlib only, passed as source text (`python -I -S -c BRIDGE SOCKET PORTS [CMD...]`), so nothing
+of agentctl needs to be importable inside. It binds the ports before anything else runs (no race
+with a client that connects at once) and forwards each accepted connection to the socket.
+
+Two ways to run it. Held (no CMD): once per attempt and rule set, in a network namespace of its
+own that the attempt's processes then join one at a time (`SharedNetwork`); it says `ready` on
+stdout once bound and ends when its stdin closes. Python's start-up (~20 ms in a sandbox) is paid
+once, not per process. In front of CMD (the fallback where a namespace cannot be joined, i.e.
+not root): it forks the real command and exits with its status when it ends, which ends the
+sandbox and everything left in it.
 
 PORTS is `3128` (the proxy) and, for a model endpoint on the host's loopback (a local model
 server), `,PORT=HOST:PORT` entries: inside, that port opens a CONNECT tunnel through the same
@@ -14,7 +19,19 @@ proxies for loopback still reaches it.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import select
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from agentctl.execution.reaper import kept, release
+
 PROXY_PORT = 3128
+READY_SECONDS = 10.0
 
 SOURCE = r'''
 import os, sys, _socket as S, _thread
@@ -27,7 +44,11 @@ for entry in ports:
     server.bind(("127.0.0.1", int(port)))
     server.listen(128)
     servers.append((server, target))
-child = os.fork()
+def accept(server, target):
+    while True:
+        fd, _ = server._accept()
+        _thread.start_new_thread(serve, (fd, target))
+child = os.fork() if argv else -1  # held: no command of its own
 if child == 0:
     for server, _ in servers:
         server.close()
@@ -79,12 +100,13 @@ def serve(fd, target):
         return
     _thread.start_new_thread(pump, (upstream, client))
     pump(client, upstream)
-def accept(server, target):
-    while True:
-        fd, _ = server._accept()
-        _thread.start_new_thread(serve, (fd, target))
 for server, target in servers:
     _thread.start_new_thread(accept, (server, target))
+if not argv:  # held: until agentctl closes our stdin
+    os.write(1, b"ready\n")
+    while os.read(0, 4096):
+        pass
+    os._exit(0)
 os.close(0)
 while True:
     try:
@@ -95,3 +117,61 @@ while True:
 code = os.waitstatus_to_exitcode(status)
 os._exit(code if code >= 0 else 128 - code)
 '''
+
+
+def bridge_argv(socket: Path, ports: str) -> list[str]:
+    """The bridge's own command line (followed by CMD when it runs in front of one)."""
+    return [sys.executable, "-I", "-S", "-c", SOURCE, str(socket), ports]
+
+
+class SharedNetwork:
+    """A held bridge in a network namespace of its own (inside `sandbox_argv`, a bwrap command
+    line that unshares the network and binds the gate's socket); `path` is the namespace, for
+    `nsenter --net=PATH`. Ends when its stdin closes: when closed, or when agentctl ends."""
+
+    def __init__(self, sandbox_argv: Sequence[str], socket: Path, ports: str) -> None:
+        info_read, info_write = os.pipe()
+        try:
+            with kept() as keep:  # it lasts the attempt: no sweep of leftovers may take it
+                self._process = subprocess.Popen(
+                    [*sandbox_argv[:1], "--info-fd", str(info_write), *sandbox_argv[1:], "--",
+                     *bridge_argv(socket, ports)],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    pass_fds=(info_write,), start_new_session=True)
+                keep(self._process.pid)
+        finally:
+            os.close(info_write)
+        try:
+            with os.fdopen(info_read, "rb") as info:
+                child = int(json.loads(info.read() or b"{}").get("child-pid", 0))
+            self._wait_ready()
+        except BaseException:
+            self.close()
+            raise
+        if child <= 0:
+            self.close()
+            raise OSError("the network bridge's sandbox did not say its pid")
+        self.path = Path(f"/proc/{child}/ns/net")
+
+    def _wait_ready(self) -> None:
+        assert self._process.stdout is not None and self._process.stderr is not None
+        ready, _, _ = select.select([self._process.stdout], [], [], READY_SECONDS)
+        line = self._process.stdout.readline() if ready else b""
+        if line.strip() != b"ready":
+            self._process.kill()
+            error = self._process.stderr.read().decode(errors="replace").strip()
+            raise OSError(f"the network bridge did not start: {error or 'no word from it'}")
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._process.stdin.close()
+        try:
+            self._process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        release(self._process.pid)
+        for stream in (self._process.stdout, self._process.stderr):
+            if stream is not None:
+                stream.close()

@@ -24,6 +24,7 @@ from subprocess import DEVNULL, PIPE, STDOUT, Popen, TimeoutExpired
 from typing import BinaryIO, Protocol
 
 from agentctl.domain.enums import ToolOutcome
+from agentctl.execution import reaper
 
 POLL_SECONDS = 0.1
 GRACE_SECONDS = 1.0
@@ -61,7 +62,7 @@ def run_to_file(
     command: Sequence[str] | str, *, cwd: Path, env: Mapping[str, str], output: Path,
     timeout: float | None, should_stop: Callable[[], bool] | None = None,
     stdin: bytes | None = None, append: bool = False, max_output_bytes: int | None = None,
-    confine: Confiner | None = None,
+    confine: Confiner | None = None, kept: bool = False,
 ) -> ProcessResult:
     """Run `command` in `cwd` with exactly `env`, stdout and stderr both written to `output`.
 
@@ -76,7 +77,8 @@ def run_to_file(
     back to the bound, and the bound is what the result reports.
 
     With `confine`, the command runs inside what it makes of it (the sandbox); a command that
-    cannot be found there exits 127 the same way.
+    cannot be found there exits 127 the same way. A `kept` process runs beside others: no sweep
+    of leftover processes (`reaper.sweep`) touches its tree while it runs.
     """
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     started = time.monotonic()
@@ -88,11 +90,12 @@ def run_to_file(
             return _not_started(sink, output, started, NOT_FOUND_EXIT, "empty command")
         if confine is None:
             result = _run(argv, cwd, env, sink, output, started, timeout, should_stop, stdin,
-                          max_output_bytes)
+                          max_output_bytes, kept=kept)
         else:
             with confine.confined(argv, env, cwd) as (confined_argv, confined_env):
                 result = _run(confined_argv, cwd, confined_env, sink, output, started, timeout,
-                              should_stop, stdin, max_output_bytes, program=argv[0])
+                              should_stop, stdin, max_output_bytes, program=argv[0],
+                              kept=kept)
     if result.output_exceeded and max_output_bytes is not None:
         return _cut(result, output, max_output_bytes)
     return result
@@ -111,15 +114,31 @@ def _run(
     argv: list[str], cwd: Path, env: Mapping[str, str], sink: BinaryIO, output: Path,
     started: float, timeout: float | None, should_stop: Callable[[], bool] | None,
     stdin: bytes | None, max_output_bytes: int | None, program: str | None = None,
+    kept: bool = False,
 ) -> ProcessResult:
     """Start `argv` with its output on `sink` and see it to its end, group and all."""
+    with reaper.kept() if kept else contextlib.nullcontext(None) as keep:
+        try:
+            process = Popen(
+                argv, cwd=cwd, env=dict(env), stdin=PIPE if stdin is not None else DEVNULL,
+                stdout=sink, stderr=STDOUT, start_new_session=True, close_fds=True,
+            )
+        except OSError as error:
+            return _start_failed(sink, output, started, program or argv[0], cwd, error)
+        if keep is not None:
+            keep(process.pid)
     try:
-        process = Popen(
-            argv, cwd=cwd, env=dict(env), stdin=PIPE if stdin is not None else DEVNULL,
-            stdout=sink, stderr=STDOUT, start_new_session=True, close_fds=True,
-        )
-    except OSError as error:
-        return _start_failed(sink, output, started, program or argv[0], cwd, error)
+        return _see_to_end(process, output, started, timeout, should_stop, stdin,
+                           max_output_bytes)
+    finally:
+        if kept:
+            reaper.release(process.pid)
+
+
+def _see_to_end(
+    process: Popen[bytes], output: Path, started: float, timeout: float | None,
+    should_stop: Callable[[], bool] | None, stdin: bytes | None, max_output_bytes: int | None,
+) -> ProcessResult:
     feeder = _feed_stdin(process, stdin) if stdin is not None else None
     limit = None if max_output_bytes is None else (output, max_output_bytes)
     try:

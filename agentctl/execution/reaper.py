@@ -13,10 +13,17 @@ import contextlib
 import ctypes
 import os
 import signal
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 _PR_SET_CHILD_SUBREAPER = 36
 _ROUNDS = 50  # a fork loop may make new children between a scan and its kills
+# Processes (and their trees) no sweep touches while they are kept: a network bridge that lasts
+# the attempt, a check on the base running beside the candidate's. Started under the lock, so
+# no sweep sees one between its start and its keeping.
+_kept_lock = threading.Lock()
+_kept: set[int] = set()
 
 
 def become_subreaper() -> bool:
@@ -31,10 +38,11 @@ def become_subreaper() -> bool:
 Process = tuple[int, int]  # (pid, start time in clock ticks): a pid alone may be reused
 
 
-def descendants(pid: int | None = None) -> set[Process]:
-    """Every live process below `pid` (default: this one), from /proc."""
+def descendants(pid: int | None = None, *, itself: bool = False) -> set[Process]:
+    """Every live process below `pid` (default: this one), from /proc; `itself` too."""
     root = os.getpid() if pid is None else pid
     children: dict[int, list[Process]] = {}
+    own: list[Process] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -46,7 +54,9 @@ def descendants(pid: int | None = None) -> set[Process]:
         if fields[0] == "Z":
             continue  # a zombie runs nothing; its parent (we, for adopted ones) reaps it
         children.setdefault(int(fields[1]), []).append((int(entry.name), int(fields[19])))
-    found: set[Process] = set()
+        if itself and int(entry.name) == root:
+            own.append((root, int(fields[19])))
+    found: set[Process] = set(own)
     pending = list(children.get(root, ()))
     while pending:
         current = pending.pop()
@@ -55,19 +65,36 @@ def descendants(pid: int | None = None) -> set[Process]:
     return found
 
 
+@contextlib.contextmanager
+def kept() -> Iterator[Callable[[int], None]]:
+    """Start a process inside and give its pid to the callback: it and its tree are left alone
+    by every sweep until `release(pid)`."""
+    with _kept_lock:
+        yield _kept.add
+
+
+def release(pid: int) -> None:
+    """A kept process has ended: what it left behind is the next sweep's again."""
+    with _kept_lock:
+        _kept.discard(pid)
+
+
 def sweep(spared: set[Process] | frozenset[Process] = frozenset()) -> int:
     """Kill every descendant of this process that was not already running when `spared` was
-    taken (`descendants()` at the start of the phase), and reap the orphans it adopted; the
-    number killed."""
+    taken (`descendants()` at the start of the phase) and is not kept, and reap the orphans it
+    adopted; the number killed."""
     killed: set[int] = set()
     for _ in range(_ROUNDS):
-        alive = descendants() - spared
+        with _kept_lock:
+            alive = descendants() - spared
+            for root in _kept:
+                alive -= descendants(root, itself=True)
+            for child, _started in alive:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(child, signal.SIGKILL)
+                    killed.add(child)
         if not alive:
             break
-        for child, _started in alive:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(child, signal.SIGKILL)
-                killed.add(child)
         _reap(killed)
     _reap(killed)
     return len(killed)

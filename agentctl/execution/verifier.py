@@ -76,7 +76,7 @@ def run_check(
     check: PlannedCheck, *, workspace: Path, env: Mapping[str, str], log_path: Path,
     infra_patterns: Sequence[str], should_stop: Callable[[], bool] | None = None,
     reports: test_reports.ReportDir | None = None, select: tuple[str, ...] = (),
-    command: str | None = None, confine: Jail | None = None,
+    command: str | None = None, confine: Jail | None = None, kept: bool = False,
 ) -> CheckOutcome:
     """Run `check.command` (or `command`, a rerun's) through `sh -c` in `workspace`, its output
     going to `log_path`.
@@ -100,6 +100,7 @@ def run_check(
     result = run_to_file(
         command or check.command, cwd=workspace, env=env, output=log_path,
         timeout=check.timeout_seconds, should_stop=should_stop, confine=confine,
+        kept=kept,
     )
     tail = strip_ansi(read_tail(log_path))
     if reports is not None and result.exit_code != 0 and test_reports.plugin_missing(tail):
@@ -108,6 +109,7 @@ def run_check(
         result = run_to_file(
             command or check.command, cwd=workspace, env=env, output=log_path,
             timeout=check.timeout_seconds, should_stop=should_stop, confine=confine,
+            kept=kept,
         )
         tail = strip_ansi(read_tail(log_path))
     junit_report = report_path if report_path and _stat(report_path) not in (None, before) else None

@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentctl.domain.artifact import Artifact
@@ -72,11 +72,16 @@ class AttemptContext:
     trace_endpoint: str | None = None  # OTLP endpoint: native agents nest their spans in ours
     cassette: Cassette | None = None  # a replay's recorded model exchanges
     observer: RunObserver | None = None  # told when each step ends
+    concurrent_baseline: bool = False  # the base's checks may run beside the candidate's
+    # Held while work beside the pipeline starts processes it cannot keep (a base checkout's
+    # git): a sweep waits for it
+    quiet: threading.Lock = field(default_factory=threading.Lock)
 
     def reap(self) -> int:
         """Kill whatever the attempt's processes left running (a `setsid` daemon included);
         how many there were."""
-        return sweep(self.spared)
+        with self.quiet:
+            return sweep(self.spared)
 
     @property
     def workspace(self) -> Path:

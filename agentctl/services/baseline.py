@@ -5,12 +5,20 @@ The base runs on a clean checkout of the base commit in the same environment as 
 checks, and its result is cached in the state home, so a second run on the same base only
 reads a file. Reruns pick out the failing tests where the runner allows (pytest node ids,
 unittest ids on a plain `python -m unittest` command), else repeat the whole command.
+
+Where the base is certain to be wanted (a fix, `must_pass`, `baseline = "always"`) and the
+machine has the cores, its first run of each check starts beside the candidate's checks
+(`BaseBeside`); only the processes run early: their steps, logs and connections are recorded
+where the sequential order has them, so the record is the same either way. The reruns on the
+base (a failure, a flipping test) depend on what was seen and run after, as before.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -26,6 +34,7 @@ from agentctl.domain.verification import TestReport, VerificationCheck
 from agentctl.execution.base_checkouts import BaseCheckout
 from agentctl.execution.environment import verification_env
 from agentctl.execution.test_reports import ReportDir
+from agentctl.execution.sandbox import Jail
 from agentctl.execution.verifier import CheckOutcome, run_check
 from agentctl.services.attempt import AttemptContext
 from agentctl.services.baseline_cache import BaselineCache, BaselineEntry, baseline_key
@@ -33,6 +42,7 @@ from agentctl.services.confinement import named_paths, record_connections
 from agentctl.services.evidence import log_artifact
 
 C = VerificationCheckStatus
+StopCheck = Callable[[], bool]
 _PYTHON = re.compile(r"(?:.*/)?python[\d.]*")
 _SHELL_SYNTAX = re.compile(r"[;&|<>$`(){}\n*?\[\]~]")
 
@@ -46,10 +56,90 @@ class CheckRun:
     report: TestReport | None
 
 
+@dataclass(frozen=True, slots=True)
+class EarlyRun:
+    """A check's first run on the base, made beside the candidate's checks, not yet recorded."""
+
+    workspace: Path
+    outcome: CheckOutcome
+    jail: Jail | None
+
+
+class BaseBeside:
+    """The base's first run of each check, on a thread of its own while the candidate's checks
+    run: the checkout, then the checks in plan order, one at a time. Its processes are kept from
+    the attempt's sweeps while they run; nothing is written to the ledger from here."""
+
+    def __init__(self, ctx: AttemptContext) -> None:
+        self.ctx = ctx
+        self.checkout = base_checkout(ctx)
+        cache = BaselineCache(ctx.baseline_cache) if ctx.baseline_cache is not None else None
+        env = verification_env(ctx.env)
+        self._planned = [p for p in ctx.spec.verification_plan.checks
+                         if cache is None or cache.get(baseline_key(ctx.spec, p, env)) is None]
+        self._done: dict[str, EarlyRun | None] = {}
+        self._ready = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._work, name="agentctl-base", daemon=True)
+
+    @classmethod
+    def start(cls, ctx: AttemptContext) -> BaseBeside | None:
+        """Started where it can only save time: the base is wanted whatever the candidate's
+        checks do, and the attempt may run two things at once; else None."""
+        plan = ctx.spec.verification_plan
+        if not ctx.concurrent_baseline or not baseline_wanted(
+                plan.baseline, ctx.spec.task_type, [], must_pass=bool(plan.must_pass)):
+            return None
+        beside = cls(ctx)
+        beside._thread.start()
+        return beside
+
+    def _stopped(self) -> bool:
+        return self._closed or self.ctx.stop()
+
+    def _work(self) -> None:
+        try:
+            with self.ctx.quiet:  # its git is not kept: no sweep meanwhile
+                workspace = self.checkout.ensure(should_stop=self._stopped)
+            for planned in self._planned:
+                if self._stopped():
+                    break
+                early = EarlyRun(workspace, *_run_on(self.ctx, planned, workspace, "baseline",
+                                                      kept=True, should_stop=self._stopped))
+                with self._ready:
+                    self._done[planned.name] = early
+                    self._ready.notify_all()
+        except Exception:  # noqa: BLE001 - the sequential path runs it again and says why
+            pass
+        finally:
+            with self._ready:
+                self._closed = True
+                self._ready.notify_all()
+
+    def take(self, planned: PlannedCheck) -> EarlyRun | None:
+        """Its run of `planned` once made; None if it was not (failed, stopped, cached)."""
+        with self._ready:
+            while planned.name not in self._done and not self._closed:
+                self._ready.wait()
+            return self._done.pop(planned.name, None)
+
+    def close(self) -> None:
+        """Stop what is still running and wait for it (the attempt ends, or was stopped)."""
+        with self._ready:
+            self._closed = True
+        self._thread.join()
+
+
+def base_checkout(ctx: AttemptContext) -> BaseCheckout:
+    return BaseCheckout(ctx.dirs, ctx.spec.repository, ctx.spec.base_commit,
+                        root=ctx.baseline_cache / "checkouts" if ctx.baseline_cache else None)
+
+
 def compare_with_base(ctx: AttemptContext, runs: list[CheckRun],
+                      beside: BaseBeside | None = None,
                       ) -> tuple[list[VerificationCheck], list[str]] | None:
     """The checks with their classes, and the logs of reruns and of the base as evidence;
-    None when the run was stopped on the way."""
+    None when the run was stopped on the way. `beside`: the base's first runs, made already."""
     plan = ctx.spec.verification_plan
     evidence: list[str] = []
     candidates: list[Observed] = []
@@ -66,25 +156,26 @@ def compare_with_base(ctx: AttemptContext, runs: list[CheckRun],
         return [_clean(ctx, classified(r.check, c, None, None, None))
                 for r, c in zip(runs, candidates, strict=True)], evidence
     checks: list[VerificationCheck] = []
-    checkout = BaseCheckout(ctx.dirs, ctx.spec.repository, base_commit,
-                            root=ctx.baseline_cache / "checkouts" if ctx.baseline_cache else None)
+    checkout = beside.checkout if beside is not None else base_checkout(ctx)
     try:
         for run, candidate in zip(runs, candidates, strict=True):
             if ctx.stop():
                 return None
-            base, cached = _baseline(ctx, run.planned, checkout, evidence)
+            base, cached = _baseline(ctx, run.planned, checkout, evidence, beside)
             if base is not None:
                 base = _rerun_flips_on_base(ctx, run.planned, candidate, base, checkout,
                                             evidence)
             checks.append(_clean(ctx, classified(run.check, candidate, base, base_commit,
                                                  cached)))
     finally:
+        if beside is not None:  # nothing of it runs in the checkout any more
+            beside.close()
         checkout.release()
     return checks, evidence
 
 
 def _baseline(ctx: AttemptContext, planned: PlannedCheck, checkout: BaseCheckout,
-              evidence: list[str]) -> tuple[Observed | None, bool]:
+              evidence: list[str], beside: BaseBeside | None) -> tuple[Observed | None, bool]:
     """The check on the base commit: from the cache, else run (and rerun) there and kept."""
     env = verification_env(ctx.env)
     key = baseline_key(ctx.spec, planned, env)
@@ -95,7 +186,9 @@ def _baseline(ctx: AttemptContext, planned: PlannedCheck, checkout: BaseCheckout
             step.note(command=planned.command, baseline=True, cached=True, cacheKey=key,
                       status=entry.observed.status.value, paidByRun=entry.run_id)
         return entry.observed, True
-    outcome = run_for_comparison(ctx, planned, None, "baseline", evidence, checkout=checkout)
+    early = beside.take(planned) if beside is not None else None
+    outcome = run_for_comparison(ctx, planned, None, "baseline", evidence, checkout=checkout,
+                                 early=early)
     workspace = checkout.ensure()
     if outcome.status not in (C.PASSED, C.FAILED):
         return None, False  # a base that timed out or broke says nothing about the patch
@@ -200,32 +293,25 @@ def _plain_unittest(command: str) -> list[str] | None:
 def run_for_comparison(ctx: AttemptContext, planned: PlannedCheck, workspace: Path | None,
                        role: str, evidence: list[str], *, select: tuple[str, ...] = (),
                        command: str | None = None, checkout: BaseCheckout | None = None,
-                       number: int | None = None) -> CheckOutcome:
+                       number: int | None = None, early: EarlyRun | None = None) -> CheckOutcome:
     """One run of a check for the baseline or a rerun: a RUN_VERIFIER step with its log (the
     `number`th rerun's log says which), in `workspace`, or with `checkout` in the clean
-    checkout of the base, made (or claimed) first (once per attempt) in that step."""
+    checkout of the base, made (or claimed) first (once per attempt) in that step; or the
+    `early` run of it made beside the candidate's checks, recorded here as if made now."""
     title = f"{role}: {planned.name}"
     ctx.progress(f"{role}: {command or planned.command}")
-    suffix = f"-{number}" if number is not None else ""
-    log = ctx.scratch / f"{planned.name}.{role.replace(' ', '-')}{suffix}.log"
     with ctx.step(StepType.RUN_VERIFIER, title, live=True) as step:
         step.note(command=command or planned.command, baseline=role.startswith("baseline"),
                   rerun=role.endswith("rerun"), selected=list(select))
         if checkout is not None:
-            workspace = checkout.ensure(should_stop=ctx.stop)
+            workspace = early.workspace if early else checkout.ensure(should_stop=ctx.stop)
             step.note(path=str(workspace), baseCommit=ctx.spec.base_commit,
                       reusedCheckout=checkout.reused)
         assert workspace is not None, "a comparison runs in a workspace or the base checkout"
-        # the same sandbox as the candidate's checks: a baseline differs in its code alone
-        reports = ReportDir(ctx.scratch / "reports" / f"{planned.name}.{role}")
-        reports.path.mkdir(parents=True, exist_ok=True)
-        jail = ctx.sandbox.jail(workspace, read_only=named_paths(
-            command or planned.command, ctx.protected), writable=(reports.path,)) \
-            if ctx.sandbox else None
-        outcome = run_check(planned, workspace=workspace, env=verification_env(ctx.env),
-                            log_path=log, infra_patterns=ctx.spec.verification_plan.infra_patterns,
-                            should_stop=ctx.stop, reports=reports,
-                            select=select, command=command, confine=jail)
+        outcome, jail = (early.outcome, early.jail) if early else _run_on(
+            ctx, planned, workspace, role, select=select, command=command, number=number,
+            should_stop=ctx.stop)
+        log = _log_path(ctx, planned, role, number)
         record_connections(ctx.ledger, jail, made_by=step.step.step_id,
                            process=command or planned.command, redactor=ctx.redactor)
         draft = log_artifact(ctx.ledger.blobs, log, name=log.name,
@@ -239,6 +325,31 @@ def run_for_comparison(ctx: AttemptContext, planned: PlannedCheck, workspace: Pa
         ctx.reap()
     evidence.append(draft.artifact_id)
     return outcome
+
+
+def _log_path(ctx: AttemptContext, planned: PlannedCheck, role: str,
+              number: int | None) -> Path:
+    suffix = f"-{number}" if number is not None else ""
+    return ctx.scratch / f"{planned.name}.{role.replace(' ', '-')}{suffix}.log"
+
+
+def _run_on(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: str, *,
+            should_stop: StopCheck, select: tuple[str, ...] = (), command: str | None = None,
+            number: int | None = None, kept: bool = False) -> tuple[CheckOutcome, Jail | None]:
+    """The check's process alone (no step, nothing recorded): its outcome and its jail, whose
+    connections are for the step to record."""
+    # the same sandbox as the candidate's checks: a baseline differs in its code alone
+    reports = ReportDir(ctx.scratch / "reports" / f"{planned.name}.{role}")
+    reports.path.mkdir(parents=True, exist_ok=True)
+    jail = ctx.sandbox.jail(workspace, read_only=named_paths(
+        command or planned.command, ctx.protected), writable=(reports.path,)) \
+        if ctx.sandbox else None
+    outcome = run_check(planned, workspace=workspace, env=verification_env(ctx.env),
+                        log_path=_log_path(ctx, planned, role, number),
+                        infra_patterns=ctx.spec.verification_plan.infra_patterns,
+                        should_stop=should_stop, reports=reports, select=select,
+                        command=command, confine=jail, kept=kept)
+    return outcome, jail
 
 
 def _clean(ctx: AttemptContext, check: VerificationCheck) -> VerificationCheck:

@@ -90,6 +90,8 @@ class RunOptions:
     # Where a replay's cassette comes from, by the run it replays (each attempt a fresh one);
     # without it, a replay's model answers nothing: it never reaches the network.
     cassettes: Callable[[str], Cassette] | None = None
+    # [verification] baseline_concurrent: the base's checks beside the candidate's (2+ cores)
+    concurrent_baseline: bool = True
 
 
 def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
@@ -113,6 +115,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
         protected=protected_paths(spec, dirs.root, options.protected),
         trace_endpoint=options.trace_endpoint,
         observer=options.observer, cassette=options.cassette,
+        concurrent_baseline=options.concurrent_baseline and (os.cpu_count() or 1) >= 2,
     )
     try:
         ledger.activate(str(dirs.root))

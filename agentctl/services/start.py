@@ -59,6 +59,7 @@ def start_run(storage: Storage, config: Config, request: StartRun) -> Run:
         progress=request.progress, observer=request.observer,
         redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
         baseline_cache=home / "baselines" if home is not None else None,
+        concurrent_baseline=config.verification.baseline_concurrent,
         protected=(home,) if home is not None else (),
         trace_endpoint=configured_endpoint(config))
     return create_and_run(storage, config, request.task, agent=request.agent,

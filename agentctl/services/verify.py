@@ -26,7 +26,7 @@ from agentctl.execution.test_reports import ReportDir
 from agentctl.execution.verifier import CheckOutcome, run_check
 from agentctl.execution.workspace import checkout_patched
 from agentctl.services.attempt import AttemptContext
-from agentctl.services.baseline import CheckRun, compare_with_base
+from agentctl.services.baseline import BaseBeside, CheckRun, compare_with_base
 from agentctl.services.confinement import named_paths, record_connections
 from agentctl.services.evidence import json_artifact, log_artifact, text_artifact
 from agentctl.services.harness import under_base_harness
@@ -49,21 +49,16 @@ def verify(ctx: AttemptContext, patch: Patch, diff: Path) -> VerificationEvidenc
     check there, then the report; None when the run was stopped on the way."""
     started = ctx.ledger.now()
     _checkout(ctx, patch, diff)
-    runs: list[CheckRun] = []
-    evidence: list[str] = []
-    for planned in ctx.spec.verification_plan.checks:
-        if ctx.stop():
-            return None
-        check, produced, tests = _run_one(ctx, planned)
-        runs.append(CheckRun(planned, check, tests))
-        evidence += produced
-    if ctx.stop():
-        return None
-    compared = compare_with_base(ctx, runs)
+    beside = BaseBeside.start(ctx)  # the base's checks beside these, where it saves time
+    try:
+        compared = _checks_and_base(ctx, beside)
+    finally:
+        if beside is not None:  # stopped before the comparison: nothing may run on
+            beside.close()
+            beside.checkout.release()
     if compared is None or ctx.stop():
         return None
-    checks, produced = compared
-    evidence += produced
+    runs, checks, evidence = compared
     harness_evidence: list[str] = []
     checks += under_base_harness(ctx, patch, runs, harness_evidence)
     evidence += harness_evidence
@@ -85,6 +80,26 @@ def verify(ctx: AttemptContext, patch: Patch, diff: Path) -> VerificationEvidenc
         step.record(report)
     # a rerun whose log is the same as the first run's is the same artifact: cited once
     return VerificationEvidence(report, tuple(dict.fromkeys((document.artifact_id, *evidence))))
+
+
+def _checks_and_base(ctx: AttemptContext, beside: BaseBeside | None,
+                     ) -> tuple[list[CheckRun], list[VerificationCheck], list[str]] | None:
+    """Every planned check on the patch, then each compared with the base; None if stopped."""
+    runs: list[CheckRun] = []
+    evidence: list[str] = []
+    for planned in ctx.spec.verification_plan.checks:
+        if ctx.stop():
+            return None
+        check, produced, tests = _run_one(ctx, planned)
+        runs.append(CheckRun(planned, check, tests))
+        evidence += produced
+    if ctx.stop():
+        return None
+    compared = compare_with_base(ctx, runs, beside)
+    if compared is None:
+        return None
+    checks, produced = compared
+    return runs, checks, evidence + produced
 
 
 def _checkout(ctx: AttemptContext, patch: Patch, diff: Path) -> None:

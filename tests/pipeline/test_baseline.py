@@ -201,7 +201,10 @@ def test_a_test_that_fails_every_other_run_is_flaky_and_needs_review(
     counter = state / "flaky.count"
     harness.configure(f'[sandbox]\nwritable = ["{state}"]\n')
     harness.repo = pytest_repo(tmp_path, flaky=counter)
-    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,))
+    # one counter for the patch's runs and the base's: their order must be the sequential one
+    record = harness.record(harness.execute(harness.submit(harness.plan(FIX_ADD),
+                                                           verify=(PYTEST,)),
+                                            concurrent_baseline=False))
 
     assert classes(record) == {"tests/test_calc.py::test_add": K.FAIL_TO_PASS,
                                "tests/test_calc.py::test_mul": K.PASS_TO_PASS,

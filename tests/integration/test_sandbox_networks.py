@@ -1,0 +1,189 @@
+"""An attempt's network namespaces, on this machine's real bubblewrap: made once per rule set and
+lent to one process at a time, so a sandboxed process pays for bwrap, not for a bridge of its
+own; each process's connections are still its own; and where a namespace cannot be joined each
+process brings its own bridge, with the same denials."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentctl.domain.sandbox import SandboxProfile
+from agentctl.execution.process import run_to_file
+from agentctl.execution.reaper import descendants, sweep
+from agentctl.execution.sandbox import Sandbox, can_join_networks, check
+from tests.machine import unavailable
+
+FETCH = ("python3 -c \"import urllib.request as u; "
+         "u.urlopen('http://denied.example/', timeout=10)\"")
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> Iterator[Sandbox]:
+    if not check().works:
+        unavailable(f"bubblewrap cannot start here: {check().message}")
+    (tmp_path / "net").mkdir()
+    made = Sandbox.for_attempt(SandboxProfile(), env=dict(os.environ), hidden=[tmp_path / "net"],
+                               proxy_dir=tmp_path / "net")
+    yield made
+    made.close()
+
+
+def workspace(tmp_path: Path, name: str = "ws") -> Path:
+    path = tmp_path / name
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def inside(sandbox: Sandbox, tmp_path: Path, command: str | list[str],
+           place: Path | None = None) -> tuple[int | None, str, int]:
+    """Run in a fresh jail: exit code, output, connections it tried."""
+    where = place or workspace(tmp_path)
+    jail = sandbox.jail(where)
+    output = tmp_path / f"out-{threading.get_ident()}-{where.name}"
+    result = run_to_file(command, cwd=where, env=dict(os.environ), output=output, timeout=60,
+                         confine=jail)
+    return result.exit_code, output.read_text(), len(jail.connections)
+
+
+def test_the_processes_of_an_attempt_share_one_network_made_once(sandbox: Sandbox,
+                                                                 tmp_path: Path) -> None:
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    first = inside(sandbox, tmp_path, "readlink /proc/self/ns/net")
+    second = inside(sandbox, tmp_path, "readlink /proc/self/ns/net")
+    assert first[0] == second[0] == 0
+    assert first[1] == second[1] and first[1].startswith("net:[")
+    assert first[1].strip() != os.readlink("/proc/self/ns/net")
+
+
+def test_each_process_records_only_its_own_connections(sandbox: Sandbox,
+                                                       tmp_path: Path) -> None:
+    code, output, tried = inside(sandbox, tmp_path, FETCH)
+    assert code != 0 and "403" in output and tried == 1
+    assert inside(sandbox, tmp_path, "true")[2] == 0
+
+
+def test_two_processes_at_once_get_two_networks(sandbox: Sandbox, tmp_path: Path) -> None:
+    """Each waits (up to a minute) for the other's marker: both must be running at once."""
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    shared = workspace(tmp_path, "shared")
+    results: dict[str, tuple[int | None, str, int]] = {}
+
+    def one(me: str, other: str) -> None:
+        place = workspace(tmp_path, me)
+        script = (f"readlink /proc/self/ns/net; touch {shared}/{me}; i=0; "
+                  f"while [ ! -e {shared}/{other} ] && [ $i -lt 600 ]; do sleep 0.1; "
+                  f"i=$((i+1)); done; [ -e {shared}/{other} ]")
+        jail = sandbox.jail(place, writable=(shared,))
+        output = tmp_path / f"out-{me}"
+        result = run_to_file(script, cwd=place, env=dict(os.environ), output=output,
+                             timeout=90, confine=jail)
+        results[me] = (result.exit_code, output.read_text(), len(jail.connections))
+
+    threads = [threading.Thread(target=one, args=pair) for pair in (("a", "b"), ("b", "a"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results["a"][0] == results["b"][0] == 0, results
+    assert results["a"][1] != results["b"][1]
+
+
+def test_the_reaper_leaves_the_attempts_networks_alone(sandbox: Sandbox,
+                                                       tmp_path: Path) -> None:
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    spared = frozenset(descendants())
+    before = inside(sandbox, tmp_path, "readlink /proc/self/ns/net")[1]
+    sweep(spared)
+    after = inside(sandbox, tmp_path, FETCH)
+    assert "403" in after[1] and after[2] == 1
+    assert inside(sandbox, tmp_path, "readlink /proc/self/ns/net")[1] == before
+
+
+def test_a_missing_command_exits_127_and_a_missing_argv_program_too(sandbox: Sandbox,
+                                                                   tmp_path: Path) -> None:
+    code, output, _ = inside(sandbox, tmp_path, ["agentctl-no-such-command", "x"])
+    assert code == 127 and "agentctl-no-such-command: command not found" in output
+    assert inside(sandbox, tmp_path, "agentctl-no-such-command")[0] == 127
+    assert inside(sandbox, tmp_path, ["true"])[0] == 0
+
+
+def test_without_a_joinable_namespace_each_process_brings_its_own_bridge(
+        sandbox: Sandbox, tmp_path: Path) -> None:
+    sandbox.networks.shared = False  # as for a user who is not root
+    first = inside(sandbox, tmp_path, "readlink /proc/self/ns/net")
+    second = inside(sandbox, tmp_path, "readlink /proc/self/ns/net")
+    assert first[1] != second[1]
+    code, output, tried = inside(sandbox, tmp_path, FETCH)
+    assert code != 0 and "403" in output and tried == 1
+    assert inside(sandbox, tmp_path, ["agentctl-no-such-command"])[0] == 127
+
+
+def test_a_network_made_on_a_thread_that_ended_still_serves(sandbox: Sandbox,
+                                                            tmp_path: Path) -> None:
+    """A base check beside the candidate's makes its network on a thread of its own."""
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    made: list[tuple[int | None, str, int]] = []
+    thread = threading.Thread(target=lambda: made.append(
+        inside(sandbox, tmp_path, "readlink /proc/self/ns/net")))
+    thread.start()
+    thread.join()
+    code, output, tried = inside(sandbox, tmp_path, FETCH)
+    assert "403" in output and tried == 1, output
+    assert inside(sandbox, tmp_path, "readlink /proc/self/ns/net")[1] == made[0][1]
+
+
+def test_the_first_network_is_started_before_any_process_needs_it(sandbox: Sandbox) -> None:
+    """Made while the attempt clones: its bridge is up with no process run yet."""
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+
+    def bridges() -> list[int]:
+        found = []
+        for pid, _ in descendants():
+            with contextlib.suppress(OSError):
+                if b"--info-fd" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.append(pid)
+        return found
+
+    deadline = time.monotonic() + 30
+    while not bridges() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert bridges()  # bwrap and, forked from it, the namespace's first process
+
+
+def test_a_network_ends_with_the_agentctl_that_made_it(tmp_path: Path) -> None:
+    """Killed without closing anything, agentctl leaves no bridge behind (its stdin closes)."""
+    if not check().works or not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    script = f'''
+import os, sys
+from pathlib import Path
+from agentctl.domain.sandbox import SandboxProfile
+from agentctl.execution.sandbox import Sandbox
+sandbox = Sandbox.for_attempt(SandboxProfile(), env=dict(os.environ), hidden=(),
+                              proxy_dir=Path({str(tmp_path)!r}))
+with sandbox.networks.lend((), "3128") as network:
+    print(network.shared.path, flush=True)
+os.kill(os.getpid(), 9)
+'''
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    namespace = Path(done.stdout.strip())
+    assert namespace.name == "net", done.stderr
+    deadline = time.monotonic() + 30
+    while namespace.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not namespace.exists()

@@ -1,0 +1,98 @@
+"""The base's checks beside the patch's: they really overlap (each waits for the other, with no
+clock in the assertion), and what is recorded is what the sequential order records."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentctl.domain.enums import StepType, VerificationCheckStatus
+from agentctl.services.ports import RunRecord
+from tests.pipeline.conftest import Harness
+from tests.pipeline.test_baseline import FIX_ADD, PYTEST, check_of, classes, pytest_repo
+
+on_sqlite = pytest.mark.parametrize("harness", ["sqlite"], indirect=True)
+
+# Run by the same check on the patch and on the base (calc.py tells which): it leaves its marker
+# and waits up to a minute for the other's. One after the other, the first would give up.
+MEET = '''import pathlib, sys, time
+shared = pathlib.Path(sys.argv[1])
+me = "patch" if "a + b" in pathlib.Path("calc.py").read_text() else "base"
+other = "base" if me == "patch" else "patch"
+(shared / me).write_text("here")
+deadline = time.monotonic() + 60
+while not (shared / other).exists():
+    if time.monotonic() > deadline:
+        sys.exit(me + ": " + other + " never came")
+    time.sleep(0.05)
+print(me + " met " + other)
+'''
+
+
+def shaped(record: RunRecord) -> list[tuple[object, ...]]:
+    """The record without its ids, times and paths: steps in order with what they noted, then
+    the events in order with their types and step titles."""
+    titles = {s.step_id: s.title for s in record.steps}
+    steps = [(s.type, s.title, s.status,
+              tuple(sorted((k, str(v)) for k, v in s.attributes.items()
+                           if k in ("command", "baseline", "rerun", "selected", "status",
+                                    "exitCode", "reusedCheckout", "tests")))
+              ) for s in record.steps]
+    events = [(e.type, titles.get(e.step_id or "")) for e in record.events]
+    return [*steps, *events]
+
+
+@on_sqlite
+def test_the_base_runs_beside_the_patchs_checks(harness: Harness, tmp_path: Path) -> None:
+    shared = tmp_path / "meeting"
+    shared.mkdir()
+    harness.configure(f'[sandbox]\nwritable = ["{shared}"]\n')
+    harness.repo = pytest_repo(tmp_path)
+    (harness.repo / "meet.py").write_text(MEET)
+    subprocess.run(["git", "-C", str(harness.repo), "add", "meet.py"], check=True)
+    subprocess.run(["git", "-C", str(harness.repo), "commit", "-qm", "meet"], check=True)
+    record = harness.record(harness.execute(harness.submit(
+        harness.plan(FIX_ADD), verify=(f"{sys.executable} meet.py {shared}",)),
+        concurrent_baseline=True))
+
+    check = check_of(record)
+    assert check.status is VerificationCheckStatus.PASSED, check.summarized_failure
+    (base,) = [s for s in record.steps
+               if s.type is StepType.RUN_VERIFIER and s.title.startswith("baseline:")]
+    assert base.attributes["status"] == "PASSED"
+    assert {p.name for p in shared.iterdir()} == {"patch", "base"}
+
+
+@on_sqlite
+def test_beside_or_after_the_record_is_the_same(harness: Harness, tmp_path: Path) -> None:
+    """A fix whose check fails on the base and once more with the patch (a rerun there, then
+    reruns on the base): the same steps, notes and events in the same order either way."""
+    harness.repo = pytest_repo(tmp_path)
+    records = [harness.record(harness.execute(harness.submit(
+        harness.plan(FIX_ADD), verify=(PYTEST,), must_pass=("tests/test_calc.py::test_add",)),
+        concurrent_baseline=beside)) for beside in (False, True)]
+
+    after, beside = records
+    assert shaped(beside) == shaped(after)
+    assert classes(beside) == classes(after)
+    assert beside.verdict is not None and after.verdict is not None
+    assert (beside.verdict.status, beside.verdict.reasons) == (after.verdict.status,
+                                                               after.verdict.reasons)
+    assert any(s.title.startswith("baseline rerun:") for s in beside.steps)
+
+
+@on_sqlite
+def test_a_task_whose_base_may_not_be_wanted_runs_no_base_early(harness: Harness,
+                                                                tmp_path: Path) -> None:
+    """A feature whose checks pass needs no base: none is run, beside or after."""
+    harness.repo = pytest_repo(tmp_path)
+    record = harness.record(harness.execute(harness.submit(
+        harness.plan({"tool": "fs.write", "path": "NOTES.md", "content": "notes\n"}),
+        verify=(f"{sys.executable} -m pytest -q tests/test_calc.py::test_mul",),
+        task_type="refactor"), concurrent_baseline=True))
+
+    assert not [s for s in record.steps if s.title.startswith("baseline")]
+    assert check_of(record).status is VerificationCheckStatus.PASSED
