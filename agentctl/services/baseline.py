@@ -33,8 +33,8 @@ from agentctl.domain.spec import PlannedCheck
 from agentctl.domain.verification import TestReport, VerificationCheck
 from agentctl.execution.base_checkouts import BaseCheckout
 from agentctl.execution.environment import verification_env
-from agentctl.execution.test_reports import ReportDir
 from agentctl.execution.sandbox import Jail
+from agentctl.execution.test_reports import ReportDir
 from agentctl.execution.verifier import CheckOutcome, run_check
 from agentctl.services.attempt import AttemptContext
 from agentctl.services.baseline_cache import BaselineCache, BaselineEntry, baseline_key
