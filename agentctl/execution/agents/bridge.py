@@ -1,8 +1,12 @@
 """The attempt's end of the hook socket: a unix socket in the attempt's private directory,
 served from the attempt's own thread (the one writer), one request per connection.
 
-Every request must name this attempt and its lease; anything else (a stale attempt's hook, a
-malformed message) is answered with a denial and records nothing.
+Every request must name this attempt; anything else (another attempt's hook, a malformed
+message) is answered with a denial and records nothing. Who speaks is told by the credential
+it carries: the hooks' and the MCP server's are distinct random keys the attempt issued
+(`Credentials`), and the handler is told which one came (or none: a forged request). An `exec`
+request (the stub a native shell call was replaced with) carries a one-shot token instead, and
+its stdin, stdout and stderr as descriptors; it is handed over whole to the exec handler.
 """
 
 from __future__ import annotations
@@ -10,21 +14,57 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import selectors
 import socket
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
 
 from agentctl.bridge import wire
 from agentctl.execution.agents import AttemptIdentity
 
-Handler = Callable[[dict[str, object]], dict[str, object]]
 READ_SECONDS = 10.0
+MAX_FDS = 3  # an exec request's stdin, stdout and stderr
+
+
+class Source(StrEnum):
+    """Who a request on the socket speaks as, by the credential it carries."""
+
+    HOOK = "hook"  # the PreToolUse/PostToolUse hook the CLI starts (its settings hold the key)
+    MCP = "mcp"  # agentctl's MCP server the attempt started (its argv holds the key)
+    UNKNOWN = "unknown"  # no credential this attempt issued: forged
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """One key per channel, fresh per attempt: a message is checked against the channel its
+    key belongs to, so the hook's key cannot ask for agentctl's tools, nor the MCP server's
+    speak for a native call."""
+
+    hook: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    mcp: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+
+    def source(self, key: object) -> Source:
+        if isinstance(key, str) and secrets.compare_digest(key, self.hook):
+            return Source.HOOK
+        if isinstance(key, str) and secrets.compare_digest(key, self.mcp):
+            return Source.MCP
+        return Source.UNKNOWN
+
+
+Handler = Callable[[dict[str, object], Source], dict[str, object]]
+# An exec request, its connection and the descriptors it passed: the handler owns all three.
+ExecHandler = Callable[[dict[str, object], socket.socket, list[int]], None]
 
 
 class BridgeServer:
-    def __init__(self, identity: AttemptIdentity, handler: Handler) -> None:
+    def __init__(self, identity: AttemptIdentity, handler: Handler,
+                 credentials: Credentials, on_exec: ExecHandler | None = None) -> None:
         self.identity = identity
         self.handler = handler
+        self.credentials = credentials
+        self.on_exec = on_exec
         self.path = identity.private / wire.SOCKET_NAME
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
@@ -44,31 +84,34 @@ class BridgeServer:
                 connection, _ = self._socket.accept()
             except BlockingIOError:
                 break
-            with connection:
-                self._answer(connection)
+            self._answer(connection)
             served += 1
         return served
 
     def _answer(self, connection: socket.socket) -> None:
         connection.setblocking(True)
         connection.settimeout(READ_SECONDS)
+        fds: list[int] = []
         try:
-            message = receive(connection)
+            message, fds = receive_with_fds(connection)
         except (OSError, ValueError) as error:
-            with contextlib.suppress(OSError):
+            with connection, contextlib.suppress(OSError):
                 send(connection, refused(f"unreadable request: {error}"))
             return
-        reply = self._checked(message)
-        with contextlib.suppress(OSError):  # the hook gave up waiting: nothing to tell it
-            send(connection, reply)
+        if message.get("event") == "exec" and self.on_exec is not None:
+            self.on_exec(message, connection, fds)  # its connection and descriptors now
+            return
+        close_all(fds)
+        with connection:
+            reply = self._checked(message)
+            with contextlib.suppress(OSError):  # the hook gave up waiting: nothing to tell it
+                send(connection, reply)
 
     def _checked(self, message: dict[str, object]) -> dict[str, object]:
         if message.get("attempt") != self.identity.attempt_id:
             return refused(f"attempt {message.get('attempt')!r} is not the attempt running "
                             "here")
-        if message.get("lease") != self.identity.lease_id:
-            return refused("stale lease: this attempt no longer holds the run")
-        return self.handler(message)
+        return self.handler(message, self.credentials.source(message.get("key")))
 
     def close(self) -> None:
         self._selector.close()
@@ -86,9 +129,28 @@ def send(connection: socket.socket, message: dict[str, object]) -> None:
     connection.sendall(json.dumps(message, separators=(",", ":")).encode() + b"\n")
 
 
-def receive(connection: socket.socket) -> dict[str, object]:
-    """One JSON object line; ValueError if the peer sent anything else."""
-    data = wire.read_line(connection)
+def receive_with_fds(connection: socket.socket) -> tuple[dict[str, object], list[int]]:
+    """One JSON object line and the descriptors sent with its first bytes (up to MAX_FDS);
+    ValueError (none kept open) if the peer sent anything else."""
+    data, fds, flags, _ = socket.recv_fds(connection, 65536, MAX_FDS)
+    try:
+        if flags & socket.MSG_CTRUNC:
+            raise ValueError(f"more than {MAX_FDS} descriptors")
+        if data and not data.endswith(b"\n"):
+            data += wire.read_line(connection)
+        return parse(data), fds
+    except BaseException:
+        close_all(fds)
+        raise
+
+
+def close_all(fds: list[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def parse(data: bytes) -> dict[str, object]:
     if not data.strip():
         raise ValueError("empty message")
     value = json.loads(data)
