@@ -9,6 +9,12 @@ namespace (the CLI's `/proc/<pid>/fd` does not exist there), the profile's netwo
 not the model endpoints. So no process a tool call starts can speak for the agent or write
 its stream. Closing the stub's connection (the CLI killed the call) kills the jail.
 
+Each jail serves one command and ends with it: nothing one call leaves running can touch the
+next call's output or exit code. Starting a jail (bubblewrap, the network bridge) costs tens
+of ms, so the next one is booted ahead, while the model thinks: a small runner (`RUNNER`) waits
+in it on a socket pair only agentctl holds the other end of, for the command, its working
+directory and its descriptors, and then becomes the shell that runs it.
+
 Runs happen on threads of their own (a command may run for minutes while the attempt goes on
 answering hooks); they write no record: the exit codes and the jails' connection attempts are
 collected here and recorded by the attempt's thread (`drain`).
@@ -16,6 +22,7 @@ collected here and recorded by the attempt's thread (`drain`).
 
 from __future__ import annotations
 
+import array
 import contextlib
 import os
 import queue
@@ -51,6 +58,24 @@ class Ran:
     jail: Jail
 
 
+class _Booted:
+    """A jail started ahead, its runner waiting for one command on `channel`."""
+
+    def __init__(self, jail: Jail, stack: contextlib.ExitStack, process: subprocess.Popen[bytes],
+                 channel: socket.socket) -> None:
+        self.jail, self.stack, self.process, self.channel = jail, stack, process, channel
+
+    def close(self) -> None:
+        """Unused: its runner sees the channel close and exits; the jail is taken down."""
+        with contextlib.suppress(OSError):
+            self.channel.close()
+        try:
+            self.process.wait(timeout=GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            _kill(self.process)
+        self.stack.close()
+
+
 class ToolJails:
     """One attempt's native shell calls: tokens issued by its thread, runs on their own."""
 
@@ -64,6 +89,10 @@ class ToolJails:
         self._ran: queue.SimpleQueue[Ran] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._spare: _Booted | None = None
+        self._booting = False
+        self._prewarm()
 
     def replace(self, tool_input: Mapping[str, object]) -> dict[str, object] | None:
         """The call's input with its command replaced by the stub (None: no command string,
@@ -79,7 +108,7 @@ class ToolJails:
 
     def start(self, message: dict[str, object], connection: socket.socket,
               fds: list[int]) -> None:
-        """An exec request from a stub: its token's command runs on a thread of its own."""
+        """An exec request from a stub: its token's command runs in a jail of its own."""
         token = message.get("token")
         command = self._commands.pop(token, None) if isinstance(token, str) else None
         if command is None or len(fds) != 3:
@@ -88,8 +117,8 @@ class ToolJails:
                 send(connection, refused("no command waits for this token (it was used, "
                                          "or never issued by this attempt)"))
             return
-        cwd = self._cwd(message.get("cwd"))
-        thread = threading.Thread(target=self._run, args=(command, cwd, connection, fds),
+        thread = threading.Thread(target=self._run, args=(command, self._cwd(message.get("cwd")),
+                                                          connection, fds),
                                   name="agentctl-tool-jail", daemon=True)
         self._threads.append(thread)
         thread.start()
@@ -104,10 +133,14 @@ class ToolJails:
                 return out
 
     def close(self) -> None:
-        """The attempt is over: every command still running is killed."""
+        """The attempt is over: every command still running is killed, the spare jail too."""
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=10)
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.close()
         self._commands.clear()
 
     def _cwd(self, value: object) -> Path:
@@ -118,25 +151,85 @@ class ToolJails:
                 return path
         return self.workspace
 
-    def _run(self, command: str, cwd: Path, connection: socket.socket, fds: list[int]) -> None:
+    # --- jails --------------------------------------------------------------------------------
+    def _prewarm(self) -> None:
+        """Boot the next jail on a thread of its own, unless one is ready or on its way."""
+        with self._lock:
+            if self._spare is not None or self._booting or self._stop.is_set():
+                return
+            self._booting = True
+        thread = threading.Thread(target=self._boot_spare, name="agentctl-tool-jail-boot",
+                                  daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _boot_spare(self) -> None:
+        booted = None
+        try:
+            booted = self._boot()
+        except OSError:
+            pass  # the call that needs it boots one itself, and says why if that fails
+        finally:
+            with self._lock:
+                self._booting = False
+                if booted is not None and not self._stop.is_set():
+                    self._spare, booted = booted, None
+        if booted is not None:
+            booted.close()
+
+    def _take(self) -> _Booted:
+        """The spare jail if it is ready and alive, else one booted now."""
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is not None and spare.process.poll() is None:
+            return spare
+        if spare is not None:
+            spare.close()
+        return self._boot()
+
+    def _boot(self) -> _Booted:
         jail = self.sandbox.jail(self.workspace)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        stack = contextlib.ExitStack()
+        try:
+            with theirs:
+                argv, env = stack.enter_context(jail.confined(
+                    [sys.executable, "-I", "-S", "-c", RUNNER, str(theirs.fileno())],
+                    self.env, self.workspace))
+                process = subprocess.Popen(
+                    argv, cwd=self.workspace, env=env, stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    pass_fds=(theirs.fileno(),), start_new_session=True)
+        except BaseException:
+            ours.close()
+            stack.close()
+            raise
+        return _Booted(jail, stack, process, ours)
+
+    def _run(self, command: str, cwd: Path, connection: socket.socket, fds: list[int]) -> None:
+        booted: _Booted | None = None
         code: int | None = None
         try:
-            with connection, jail.confined([SHELL, "-c", command], self.env, cwd) as (argv, env):
+            with connection:
                 try:
-                    process = subprocess.Popen(
-                        argv, cwd=self.workspace, env=env, stdin=fds[0], stdout=fds[1],
-                        stderr=fds[2], start_new_session=True, close_fds=True)
+                    booted = self._take()
+                    with booted.channel:
+                        booted.channel.sendmsg(
+                            [f"{cwd}\0{command}".encode()],
+                            [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
                 except OSError as error:
                     send(connection, refused(f"the tool jail did not start: {error}"))
                     return
                 finally:
                     close_all(fds)
-                code = self._wait(process, connection)
+                    self._prewarm()  # the next call's jail boots while this one runs
+                code = self._wait(booted.process, connection)
                 with contextlib.suppress(OSError):
                     connection.sendall(b'{"exit":%d}\n' % (code if code is not None else -9))
         finally:
-            self._ran.put(Ran(command, code, jail))
+            if booted is not None:
+                booted.stack.close()
+                self._ran.put(Ran(command, code, booted.jail))
 
     def _wait(self, process: subprocess.Popen[bytes], connection: socket.socket) -> int | None:
         """The command's exit status; it is killed when the stub goes away (the CLI stopped
@@ -149,6 +242,36 @@ class ToolJails:
                     _kill(process)
                     return process.returncode
         return process.returncode
+
+
+# The jail's first command after the network bridge: wait on the inherited socket for one
+# request (the working directory, NUL, the command; stdin, stdout and stderr as descriptors),
+# then become `bash -c COMMAND` there. The channel closing first (the attempt ended) exits 0.
+RUNNER = r"""
+import os, sys, _socket as S
+channel = S.socket(S.AF_UNIX, S.SOCK_STREAM, 0, int(sys.argv[1]))
+data, ancillary, _, _ = channel.recvmsg(1 << 16, S.CMSG_SPACE(3 * 4))
+fds = []
+for level, kind, payload in ancillary:
+    if level == S.SOL_SOCKET and kind == S.SCM_RIGHTS:
+        fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, len(payload) - 3, 4)]
+while data:
+    more = channel.recv(1 << 16)
+    if not more:
+        break
+    data += more
+channel.close()
+if len(fds) != 3 or b"\0" not in data:
+    os._exit(0 if not data else 126)
+for target, fd in enumerate(fds):
+    os.dup2(fd, target)
+for fd in fds:
+    if fd > 2:
+        os.close(fd)
+cwd, command = data.decode("utf-8", "surrogateescape").split("\0", 1)
+os.chdir(cwd)
+os.execv("/bin/bash", ["/bin/bash", "-c", command])
+"""
 
 
 class _Descriptor(int):
