@@ -1,0 +1,114 @@
+"""The route a native shell call takes, without a CLI around it: the real stub
+(`bridge/jailed.py`) redeems its token over a real attempt socket, and the attempt runs the
+command in a real bubblewrap jail writing straight to the stub's stdout and stderr. A token
+works once; killing the stub (the CLI stopping the call) kills the jailed command."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentctl.domain.sandbox import SandboxProfile
+from agentctl.execution.agents import AttemptIdentity
+from agentctl.execution.agents.bridge import BridgeServer, Credentials, refused
+from agentctl.execution.agents.tool_jail import ToolJails
+from agentctl.execution.sandbox import Sandbox
+
+
+class Route:
+    """An attempt's socket and tool jails, served on a thread as the attempt does."""
+
+    def __init__(self, root: Path) -> None:
+        self.workspace = root / "workspace"
+        (self.workspace / "sub").mkdir(parents=True)
+        private = root / "private"
+        private.mkdir()
+        (root / "proxy").mkdir()
+        self.sandbox = Sandbox.for_attempt(SandboxProfile(), env=dict(os.environ),
+                                           hidden=[private], proxy_dir=root / "proxy")
+        self.jails = ToolJails(self.sandbox, self.workspace, {"PATH": os.environ["PATH"]},
+                               private / "bridge.sock")
+        self.server = BridgeServer(AttemptIdentity(private, "attempt_A", "lease"),
+                                   lambda message, source: refused("hooks are not served here"),
+                                   Credentials(), on_exec=self.jails.start)
+        self.ran: list[tuple[str, int | None]] = []
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._done.is_set():
+            self.server.serve(0.02)
+            self.ran += [(done.command, done.exit_code) for done in self.jails.drain()]
+
+    def stub(self, command: str) -> str:
+        """What the hook would have the CLI run instead of `command`."""
+        replaced = self.jails.replace({"command": command, "description": "kept"})
+        assert replaced is not None and replaced["description"] == "kept"
+        return str(replaced["command"])
+
+    def close(self) -> None:
+        self.jails.close()
+        self._done.set()
+        self._thread.join()
+        self.server.close()
+        self.sandbox.close()
+
+
+@pytest.fixture
+def route(tmp_path: Path) -> Iterator[Route]:
+    live = Route(tmp_path)
+    yield live
+    live.close()
+
+
+def run(stub: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["/bin/bash", "-c", stub], cwd=cwd, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_the_command_runs_jailed_with_its_output_exit_code_and_directory(route: Route) -> None:
+    done = run(route.stub("pwd; echo to-err >&2; exit 7"), route.workspace / "sub")
+    assert done.returncode == 7, done.stderr
+    assert done.stdout == f"{route.workspace / 'sub'}\n"
+    assert done.stderr == "to-err\n"
+    deadline = time.monotonic() + 10
+    while not route.ran and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert route.ran == [("pwd; echo to-err >&2; exit 7", 7)]
+
+
+def test_a_directory_outside_the_workspace_runs_in_the_workspace(route: Route,
+                                                                 tmp_path: Path) -> None:
+    assert run(route.stub("pwd"), tmp_path).stdout.strip() == str(route.workspace)
+
+
+def test_a_token_works_once_and_an_unknown_one_runs_nothing(route: Route) -> None:
+    stub = route.stub("touch ran-$RANDOM")
+    assert run(stub, route.workspace).returncode == 0
+    again = run(stub, route.workspace)
+    assert again.returncode == 126 and "no command waits for this token" in again.stderr
+    words = shlex.split(stub)
+    forged = run(shlex.join([*words[:-1], "0" * 32]), route.workspace)
+    assert forged.returncode == 126 and "no command waits for this token" in forged.stderr
+    assert len(list(route.workspace.glob("ran-*"))) == 1
+
+
+def test_killing_the_stub_kills_its_jailed_command(route: Route) -> None:
+    stub = route.stub("touch started; sleep 2; touch late")
+    process = subprocess.Popen(["/bin/bash", "-c", f"exec {stub}"], cwd=route.workspace,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not (route.workspace / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.kill()
+    process.wait()
+    time.sleep(3)
+    assert (route.workspace / "started").exists() and not (route.workspace / "late").exists()
