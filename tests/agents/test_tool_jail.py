@@ -1,12 +1,12 @@
-"""The route a native shell call takes, without a CLI around it: the real stub
-(`bridge/jailed.py`) redeems its token over a real attempt socket, and the attempt runs the
-command in a real bubblewrap jail writing straight to the stub's stdout and stderr. A token
-works once; killing the stub (the CLI stopping the call) kills the jailed command."""
+"""The route a native shell call takes, without a CLI around it: the stub the hook hands the CLI
+(shell words naming one-shot FIFOs) is run by bash, and the attempt runs the command in a real
+bubblewrap jail writing into the stub's FIFOs. A stub works once; killing it (the CLI stopping
+the call) kills the jailed command."""
 
 from __future__ import annotations
 
 import os
-import shlex
+import signal
 import subprocess
 import threading
 import time
@@ -16,14 +16,12 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.sandbox import SandboxProfile
-from agentctl.execution.agents import AttemptIdentity
-from agentctl.execution.agents.bridge import BridgeServer, Credentials, refused
 from agentctl.execution.agents.tool_jail import ToolJails
 from agentctl.execution.sandbox import Sandbox
 
 
 class Route:
-    """An attempt's socket and tool jails, served on a thread as the attempt does."""
+    """An attempt's tool jails; what ended is drained on a thread as the attempt does."""
 
     def __init__(self, root: Path) -> None:
         self.workspace = root / "workspace"
@@ -33,11 +31,9 @@ class Route:
         (root / "proxy").mkdir()
         self.sandbox = Sandbox.for_attempt(SandboxProfile(), env=dict(os.environ),
                                            hidden=[private], proxy_dir=root / "proxy")
+        self.calls = root / "agent-home" / ".agentctl" / "calls"
         self.jails = ToolJails(self.sandbox, self.workspace, {"PATH": os.environ["PATH"]},
-                               private / "bridge.sock")
-        self.server = BridgeServer(AttemptIdentity(private, "attempt_A", "lease"),
-                                   lambda message, source: refused("hooks are not served here"),
-                                   Credentials(), on_exec=self.jails.start)
+                               self.calls)
         self.ran: list[tuple[str, int | None]] = []
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -45,7 +41,7 @@ class Route:
 
     def _serve(self) -> None:
         while not self._done.is_set():
-            self.server.serve(0.02)
+            time.sleep(0.02)
             self.ran += [(done.command, done.exit_code) for done in self.jails.drain()]
 
     def stub(self, command: str) -> str:
@@ -58,7 +54,6 @@ class Route:
         self.jails.close()
         self._done.set()
         self._thread.join()
-        self.server.close()
         self.sandbox.close()
 
 
@@ -90,25 +85,28 @@ def test_a_directory_outside_the_workspace_runs_in_the_workspace(route: Route,
     assert run(route.stub("pwd"), tmp_path).stdout.strip() == str(route.workspace)
 
 
-def test_a_token_works_once_and_an_unknown_one_runs_nothing(route: Route) -> None:
+def test_a_stub_works_once_and_leaves_nothing_behind(route: Route) -> None:
     stub = route.stub("touch ran-$RANDOM")
     assert run(stub, route.workspace).returncode == 0
+    deadline = time.monotonic() + 10
+    while list(route.calls.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert list(route.calls.iterdir()) == []  # its FIFOs are gone
     again = run(stub, route.workspace)
-    assert again.returncode == 126 and "no command waits for this token" in again.stderr
-    words = shlex.split(stub)
-    forged = run(shlex.join([*words[:-1], "0" * 32]), route.workspace)
-    assert forged.returncode == 126 and "no command waits for this token" in forged.stderr
+    assert again.returncode == 126 and "already used" in again.stderr
     assert len(list(route.workspace.glob("ran-*"))) == 1
+    assert list(route.calls.iterdir()) == []  # and running it again made none
 
 
 def test_killing_the_stub_kills_its_jailed_command(route: Route) -> None:
     stub = route.stub("touch started; sleep 2; touch late")
-    process = subprocess.Popen(["/bin/bash", "-c", f"exec {stub}"], cwd=route.workspace,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(["/bin/bash", "-c", stub], cwd=route.workspace,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
     deadline = time.monotonic() + 30
     while not (route.workspace / "started").exists() and time.monotonic() < deadline:
         time.sleep(0.02)
-    process.kill()
+    os.killpg(process.pid, signal.SIGKILL)  # as a CLI stops a call: the stub's whole group
     process.wait()
     time.sleep(3)
     assert (route.workspace / "started").exists() and not (route.workspace / "late").exists()

@@ -4,9 +4,7 @@ served from the attempt's own thread (the one writer), one request per connectio
 Every request must name this attempt; anything else (another attempt's hook, a malformed
 message) is answered with a denial and records nothing. Who speaks is told by the credential
 it carries: the hooks' and the MCP server's are distinct random keys the attempt issued
-(`Credentials`), and the handler is told which one came (or none: a forged request). An `exec`
-request (the stub a native shell call was replaced with) carries a one-shot token instead, and
-its stdin, stdout and stderr as descriptors; it is handed over whole to the exec handler.
+(`Credentials`), and the handler is told which one came (or none: a forged request).
 """
 
 from __future__ import annotations
@@ -25,7 +23,6 @@ from agentctl.bridge import wire
 from agentctl.execution.agents import AttemptIdentity
 
 READ_SECONDS = 10.0
-MAX_FDS = 3  # an exec request's stdin, stdout and stderr
 
 
 class Source(StrEnum):
@@ -54,17 +51,14 @@ class Credentials:
 
 
 Handler = Callable[[dict[str, object], Source], dict[str, object]]
-# An exec request, its connection and the descriptors it passed: the handler owns all three.
-ExecHandler = Callable[[dict[str, object], socket.socket, list[int]], None]
 
 
 class BridgeServer:
     def __init__(self, identity: AttemptIdentity, handler: Handler,
-                 credentials: Credentials, on_exec: ExecHandler | None = None) -> None:
+                 credentials: Credentials) -> None:
         self.identity = identity
         self.handler = handler
         self.credentials = credentials
-        self.on_exec = on_exec
         self.path = identity.private / wire.SOCKET_NAME
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
@@ -84,28 +78,23 @@ class BridgeServer:
                 connection, _ = self._socket.accept()
             except BlockingIOError:
                 break
-            self._answer(connection)
+            with connection:
+                self._answer(connection)
             served += 1
         return served
 
     def _answer(self, connection: socket.socket) -> None:
         connection.setblocking(True)
         connection.settimeout(READ_SECONDS)
-        fds: list[int] = []
         try:
-            message, fds = receive_with_fds(connection)
+            message = receive(connection)
         except (OSError, ValueError) as error:
-            with connection, contextlib.suppress(OSError):
+            with contextlib.suppress(OSError):
                 send(connection, refused(f"unreadable request: {error}"))
             return
-        if message.get("event") == "exec" and self.on_exec is not None:
-            self.on_exec(message, connection, fds)  # its connection and descriptors now
-            return
-        close_all(fds)
-        with connection:
-            reply = self._checked(message)
-            with contextlib.suppress(OSError):  # the hook gave up waiting: nothing to tell it
-                send(connection, reply)
+        reply = self._checked(message)
+        with contextlib.suppress(OSError):  # the hook gave up waiting: nothing to tell it
+            send(connection, reply)
 
     def _checked(self, message: dict[str, object]) -> dict[str, object]:
         if message.get("attempt") != self.identity.attempt_id:
@@ -129,25 +118,9 @@ def send(connection: socket.socket, message: dict[str, object]) -> None:
     connection.sendall(json.dumps(message, separators=(",", ":")).encode() + b"\n")
 
 
-def receive_with_fds(connection: socket.socket) -> tuple[dict[str, object], list[int]]:
-    """One JSON object line and the descriptors sent with its first bytes (up to MAX_FDS);
-    ValueError (none kept open) if the peer sent anything else."""
-    data, fds, flags, _ = socket.recv_fds(connection, 65536, MAX_FDS)
-    try:
-        if flags & socket.MSG_CTRUNC:
-            raise ValueError(f"more than {MAX_FDS} descriptors")
-        if data and not data.endswith(b"\n"):
-            data += wire.read_line(connection)
-        return parse(data), fds
-    except BaseException:
-        close_all(fds)
-        raise
-
-
-def close_all(fds: list[int]) -> None:
-    for fd in fds:
-        with contextlib.suppress(OSError):
-            os.close(fd)
+def receive(connection: socket.socket) -> dict[str, object]:
+    """One JSON object line; ValueError if the peer sent anything else."""
+    return parse(wire.read_line(connection))
 
 
 def parse(data: bytes) -> dict[str, object]:

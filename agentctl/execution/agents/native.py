@@ -230,12 +230,11 @@ class NativeAgent:
         timeout = session.wall_seconds()
         jail = agent_jail(session, launch, home, self.endpoints(session, settings))
         self._jails = ToolJails(session.sandbox, session.workspace, tool_env(session.env),
-                                identity.private / wire.SOCKET_NAME) \
+                                home / ".agentctl" / "calls") \
             if jail is not None and session.sandbox is not None else None
         server = BridgeServer(
             identity, lambda message, source: self._handle(message, source, native, reader,
-                                                           state, session),
-            keys, on_exec=self._jails.start if self._jails is not None else None)
+                                                           state, session), keys)
 
         def work() -> None:
             outcome.append(launch_agent(

@@ -1,13 +1,16 @@
 """Native shell calls run apart from the agent CLI: each in a fresh jail of its own.
 
 A PreToolUse hook that allows a shell command (Claude Code's `Bash`, Codex's `exec_command`)
-answers with the command replaced by a stub (`bridge/jailed.py`) and a one-shot token. The stub,
-run by the CLI inside its sandbox, hands the attempt its stdin/stdout/stderr; the attempt runs
-the command it kept for the token in a jail like `shell.run`'s for script agents: the workspace
-read-write, an empty home, none of the agent's home, settings, hook socket or keys, its own pid
-namespace (the CLI's `/proc/<pid>/fd` does not exist there), the profile's network rules and
-not the model endpoints. So no process a tool call starts can speak for the agent or write
-its stream. Closing the stub's connection (the CLI killed the call) kills the jail.
+answers with the command replaced by a stub: a few shell words naming one-shot FIFOs in the
+agent's private home (their names are the token). Run by the CLI inside its sandbox, the stub
+writes its working directory into the first, then reads the command's stdout and stderr from
+two more and its exit status from the last. The attempt runs the command it kept for the token
+in a jail like `shell.run`'s for script agents, writing straight into those FIFOs: the
+workspace read-write, an empty home, none of the agent's home, settings, hook socket or keys,
+its own pid namespace (the CLI's `/proc/<pid>/fd` does not exist there), the profile's network
+rules and not the model endpoints. So no process a tool call starts can speak for the agent or
+write its stream. The stub's readers going away (the CLI killed the call) kills the jail. The
+stub is shell builtins and `cat`: no interpreter starts on the call's path.
 
 Each jail serves one command and ends with it: nothing one call leaves running can touch the
 next call's output or exit code. Starting a jail (bubblewrap, the network bridge) costs tens
@@ -24,22 +27,24 @@ from __future__ import annotations
 
 import array
 import contextlib
+import errno
 import os
 import queue
 import secrets
 import select
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentctl.execution.agents.bridge import close_all, refused, send
 
 if TYPE_CHECKING:
     from agentctl.execution.sandbox import Jail, Sandbox
@@ -77,15 +82,15 @@ class _Booted:
 
 
 class ToolJails:
-    """One attempt's native shell calls: tokens issued by its thread, runs on their own."""
+    """One attempt's native shell calls: stubs issued by its thread, runs on their own."""
 
     def __init__(self, sandbox: Sandbox, workspace: Path, env: Mapping[str, str],
-                 socket_path: Path) -> None:
+                 calls: Path) -> None:
         self.sandbox = sandbox
         self.workspace = workspace
         self.env = dict(env)
-        self.socket_path = socket_path
-        self._commands: dict[str, str] = {}  # token -> command; the attempt's thread only
+        self.calls = calls  # where the FIFOs are made: seen at the same path inside the CLI's
+        self.calls.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._ran: queue.SimpleQueue[Ran] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
@@ -100,28 +105,11 @@ class ToolJails:
         command = tool_input.get("command")
         if not isinstance(command, str):
             return None
-        token = secrets.token_hex(16)
-        self._commands[token] = command
-        stub = shlex.join([sys.executable, "-E", "-s", "-S", _stub_path(),
-                           str(self.socket_path), token])
-        return {**tool_input, "command": stub}
-
-    def start(self, message: dict[str, object], connection: socket.socket,
-              fds: list[int]) -> None:
-        """An exec request from a stub: its token's command runs in a jail of its own."""
-        token = message.get("token")
-        command = self._commands.pop(token, None) if isinstance(token, str) else None
-        if command is None or len(fds) != 3:
-            close_all(fds)
-            with connection, contextlib.suppress(OSError):
-                send(connection, refused("no command waits for this token (it was used, "
-                                         "or never issued by this attempt)"))
-            return
-        thread = threading.Thread(target=self._run, args=(command, self._cwd(message.get("cwd")),
-                                                          connection, fds),
-                                  name="agentctl-tool-jail", daemon=True)
-        self._threads.append(thread)
-        thread.start()
+        call = _Call(self.calls / secrets.token_hex(16))
+        for fifo in call.fifos:
+            os.mkfifo(fifo, 0o600)
+        self._start(self._serve, call, command)
+        return {**tool_input, "command": call.stub()}
 
     def drain(self) -> list[Ran]:
         """The commands that ended since the last call (for the attempt's thread to record)."""
@@ -133,7 +121,8 @@ class ToolJails:
                 return out
 
     def close(self) -> None:
-        """The attempt is over: every command still running is killed, the spare jail too."""
+        """The attempt is over: every command still running is killed, stubs never started
+        are let go, the spare jail is taken down."""
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=10)
@@ -141,15 +130,93 @@ class ToolJails:
             spare, self._spare = self._spare, None
         if spare is not None:
             spare.close()
-        self._commands.clear()
+        shutil.rmtree(self.calls, ignore_errors=True)
 
-    def _cwd(self, value: object) -> Path:
+    def _start(self, target: Callable[..., None], *args: object) -> None:
+        thread = threading.Thread(target=target, args=args, name="agentctl-tool-jail",
+                                  daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _cwd(self, value: str) -> Path:
         """The stub's working directory when it is inside the workspace, else the workspace."""
-        if isinstance(value, str) and value.startswith("/"):
+        if value.startswith("/"):
             path = Path(os.path.normpath(value))
             if path.is_relative_to(self.workspace) and path.is_dir():
                 return path
         return self.workspace
+
+    # --- one call -----------------------------------------------------------------------------
+    def _serve(self, call: _Call, command: str) -> None:
+        """Wait for the stub, run its command in a jail writing into its FIFOs, tell it the
+        status, then take the jail down. Its FIFOs go in the end, so a stub works once."""
+        booted: _Booted | None = None
+        code: int | None = None
+        try:
+            said = _said(call.go, self._stop)  # waits until the stub starts
+            ends = [_writer(call.out, self._stop), _writer(call.err, self._stop)]
+            try:
+                out, err = ends
+                if said is None or out is None or err is None:
+                    return
+                try:
+                    booted = self._take()
+                except OSError as error:  # no jail: the stub says why, and exits 126
+                    os.write(err, f"agentctl: not run: the tool jail did not start: "
+                             f"{error}\n".encode())
+                else:
+                    code = self._run(booted, command,
+                                     self._cwd(said.decode("utf-8", "replace")), out, ends)
+            finally:
+                for end in ends:  # the stub's readers see the end of the output
+                    if end is not None:
+                        os.close(end)
+            status = _writer(call.rc, self._stop)
+            if status is not None:
+                with contextlib.closing(_Descriptor(status)):
+                    os.write(status, b"%d\n" % (128 - code if code is not None and code < 0
+                                                 else code if code is not None else 126))
+        except OSError:
+            pass  # the stub went away: nothing to tell it
+        finally:
+            for fifo in call.fifos:
+                with contextlib.suppress(OSError):
+                    os.unlink(fifo)
+            if booted is not None:  # after the stub has its status: off the call's path
+                booted.stack.close()
+                self._ran.put(Ran(command, code, booted.jail))
+
+    def _run(self, booted: _Booted, command: str, cwd: Path, out: int,
+             ends: list[int | None]) -> int | None:
+        """Hand the command, its directory and descriptors to the jail's runner; its status.
+        Only the jail keeps stderr (`ends[1]` is closed here); stdout is kept open to notice
+        the stub's reader going away."""
+        try:
+            with booted.channel, open(os.devnull, "rb") as nothing:
+                booted.channel.sendmsg(
+                    [f"{cwd}\0{command}".encode()],
+                    [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                      array.array("i", [nothing.fileno(), out, ends[1] or -1]))])
+        finally:
+            if ends[1] is not None:
+                os.close(ends[1])
+                ends[1] = None
+            self._prewarm()  # the next call's jail boots while this one runs
+        return self._wait(booted.process, out)
+
+    def _wait(self, process: subprocess.Popen[bytes], out: int) -> int | None:
+        """The command's exit status; it is killed when the stub's reader of its stdout goes
+        away (the CLI stopped the call) or the attempt ends."""
+        with contextlib.closing(_Descriptor(os.pidfd_open(process.pid))) as pidfd:
+            watch = select.poll()
+            watch.register(pidfd, select.POLLIN)
+            watch.register(out, select.POLLERR)  # a pipe's write end: no reader left
+            while process.poll() is None:
+                events = dict(watch.poll(WATCH_SECONDS * 1000))
+                if events.get(out, 0) & select.POLLERR or self._stop.is_set():
+                    _kill(process)
+                    return process.returncode
+        return process.returncode
 
     # --- jails --------------------------------------------------------------------------------
     def _prewarm(self) -> None:
@@ -158,10 +225,7 @@ class ToolJails:
             if self._spare is not None or self._booting or self._stop.is_set():
                 return
             self._booting = True
-        thread = threading.Thread(target=self._boot_spare, name="agentctl-tool-jail-boot",
-                                  daemon=True)
-        self._threads.append(thread)
-        thread.start()
+        self._start(self._boot_spare)
 
     def _boot_spare(self) -> None:
         booted = None
@@ -206,42 +270,81 @@ class ToolJails:
             raise
         return _Booted(jail, stack, process, ours)
 
-    def _run(self, command: str, cwd: Path, connection: socket.socket, fds: list[int]) -> None:
-        booted: _Booted | None = None
-        code: int | None = None
-        try:
-            with connection:
-                try:
-                    booted = self._take()
-                    with booted.channel:
-                        booted.channel.sendmsg(
-                            [f"{cwd}\0{command}".encode()],
-                            [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
-                except OSError as error:
-                    send(connection, refused(f"the tool jail did not start: {error}"))
-                    return
-                finally:
-                    close_all(fds)
-                    self._prewarm()  # the next call's jail boots while this one runs
-                code = self._wait(booted.process, connection)
-                with contextlib.suppress(OSError):
-                    connection.sendall(b'{"exit":%d}\n' % (code if code is not None else -9))
-        finally:
-            if booted is not None:
-                booted.stack.close()
-                self._ran.put(Ran(command, code, booted.jail))
 
-    def _wait(self, process: subprocess.Popen[bytes], connection: socket.socket) -> int | None:
-        """The command's exit status; it is killed when the stub goes away (the CLI stopped
-        the call) or the attempt ends."""
-        hangup = connection.fileno()
-        with contextlib.closing(_pidfd(process)) as pidfd:
-            while process.poll() is None:
-                ready, _, _ = select.select([pidfd, hangup], [], [], WATCH_SECONDS)
-                if hangup in ready or self._stop.is_set():
-                    _kill(process)
-                    return process.returncode
-        return process.returncode
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One call's FIFOs: `go` (the stub's cwd), `out`, `err`, `rc` (its exit status)."""
+
+    base: Path
+
+    @property
+    def go(self) -> Path:
+        return self.base.with_suffix(".go")
+
+    @property
+    def out(self) -> Path:
+        return self.base.with_suffix(".out")
+
+    @property
+    def err(self) -> Path:
+        return self.base.with_suffix(".err")
+
+    @property
+    def rc(self) -> Path:
+        return self.base.with_suffix(".rc")
+
+    @property
+    def fifos(self) -> tuple[Path, ...]:
+        return (self.go, self.out, self.err, self.rc)
+
+    def stub(self) -> str:
+        """What the CLI runs instead: shell builtins and `cat` (no interpreter to start)."""
+        go, out, err, rc = (shlex.quote(str(path)) for path in self.fifos)
+        return (f"if [ -p {go} ]; then printf %s \"$PWD\" > {go} && {{ cat {err} >&2 & "
+                f"cat {out}; wait; IFS= read -r agentctl_rc < {rc}; exit \"${{agentctl_rc:-126}}\"; }}; "
+                f"else echo 'agentctl: not run: this call was already used or is over' >&2; "
+                f"exit 126; fi")
+
+
+def _said(fifo: Path, stop: threading.Event) -> bytes | None:
+    """What the stub wrote into `fifo` (its cwd), once it has and closed it; None if the
+    attempt ends first. Opened without blocking: a FIFO no writer ever opened reports no
+    hangup, so the wait is a poll that looks at `stop` too."""
+    descriptor = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    with contextlib.closing(_Descriptor(descriptor)):
+        watch = select.poll()
+        watch.register(descriptor, select.POLLIN)
+        data = b""
+        while not stop.is_set():
+            if not watch.poll(WATCH_SECONDS * 1000):
+                continue
+            try:
+                chunk = os.read(descriptor, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return data
+            data += chunk
+    return None
+
+
+def _writer(fifo: Path, stop: threading.Event, seconds: float = 30.0) -> int | None:
+    """The FIFO's write end (blocking) once its reader (the stub) has opened it; None if it
+    does not within `seconds` (the stub died) or the attempt ends. Never a blocking open: a
+    non-blocking one fails with ENXIO until there is a reader, and this very descriptor is
+    kept (closing a probe would hand the reader an end of file)."""
+    deadline = time.monotonic() + seconds
+    while not stop.is_set() and time.monotonic() < deadline:
+        try:
+            descriptor = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as error:
+            if error.errno != errno.ENXIO:
+                return None
+            time.sleep(0.001)
+            continue
+        os.set_blocking(descriptor, True)
+        return descriptor
+    return None
 
 
 # The jail's first command after the network bridge: wait on the inherited socket for one
@@ -279,10 +382,6 @@ class _Descriptor(int):
         os.close(self)
 
 
-def _pidfd(process: subprocess.Popen[bytes]) -> _Descriptor:
-    return _Descriptor(os.pidfd_open(process.pid))
-
-
 def _kill(process: subprocess.Popen[bytes]) -> None:
     """The jail's bwrap and all below it (its pid namespace dies with it)."""
     with contextlib.suppress(ProcessLookupError):
@@ -293,9 +392,3 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
-
-
-def _stub_path() -> str:
-    from agentctl.bridge import jailed
-
-    return jailed.__file__
