@@ -14,9 +14,9 @@ stub is shell builtins and `cat`: no interpreter starts on the call's path.
 
 Each jail serves one command and ends with it: nothing one call leaves running can touch the
 next call's output or exit code. Starting a jail (bubblewrap, the network bridge) costs tens
-of ms, so the next one is booted ahead, while the model thinks: a small runner (`RUNNER`) waits
-in it on a socket pair only agentctl holds the other end of, for the command, its working
-directory and its descriptors, and then becomes the shell that runs it.
+of ms, so the next one is booted ahead, while the model thinks: it sees its call's directory of
+FIFOs (and no other), and a shell (`RUNNER`) waits in it on the `cmd` FIFO for the working
+directory and the command, then becomes `bash -c COMMAND` writing into `out` and `err`.
 
 Runs happen on threads of their own (a command may run for minutes while the attempt goes on
 answering hooks); they write no record: the exit codes and the jails' connection attempts are
@@ -25,7 +25,6 @@ collected here and recorded by the attempt's thread (`drain`).
 
 from __future__ import annotations
 
-import array
 import contextlib
 import errno
 import os
@@ -35,9 +34,7 @@ import select
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -64,21 +61,22 @@ class Ran:
 
 
 class _Booted:
-    """A jail started ahead, its runner waiting for one command on `channel`."""
+    """A jail started for one call directory, its runner waiting on the `cmd` FIFO there."""
 
-    def __init__(self, jail: Jail, stack: contextlib.ExitStack, process: subprocess.Popen[bytes],
-                 channel: socket.socket) -> None:
-        self.jail, self.stack, self.process, self.channel = jail, stack, process, channel
+    def __init__(self, jail: Jail, stack: contextlib.ExitStack,
+                 process: subprocess.Popen[bytes], directory: Path) -> None:
+        self.jail, self.stack, self.process, self.directory = jail, stack, process, directory
 
     def close(self) -> None:
-        """Unused: its runner sees the channel close and exits; the jail is taken down."""
+        """Unused: its runner reads an empty `cmd` and exits; the jail is taken down."""
         with contextlib.suppress(OSError):
-            self.channel.close()
+            os.close(os.open(self.directory / "cmd", os.O_WRONLY | os.O_NONBLOCK))
         try:
             self.process.wait(timeout=GRACE_SECONDS)
         except subprocess.TimeoutExpired:
             _kill(self.process)
         self.stack.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
 
 
 class ToolJails:
@@ -101,14 +99,21 @@ class ToolJails:
 
     def replace(self, tool_input: Mapping[str, object]) -> dict[str, object] | None:
         """The call's input with its command replaced by the stub (None: no command string,
-        so it cannot be routed and must be denied)."""
+        so it cannot be routed and must be denied). The stub names the spare jail's
+        directory; with none ready, a fresh one whose jail boots when the stub starts."""
         command = tool_input.get("command")
         if not isinstance(command, str):
             return None
-        call = _Call(self.calls / secrets.token_hex(16))
+        with self._lock:
+            booted, self._spare = self._spare, None
+        if booted is not None and booted.process.poll() is not None:
+            booted.close()
+            booted = None
+        call = _Call(booted.directory if booted is not None else self._directory())
         for fifo in call.fifos:
             os.mkfifo(fifo, 0o600)
-        self._start(self._serve, call, command)
+        self._start(self._serve, call, command, booted)
+        self._prewarm()
         return {**tool_input, "command": call.stub()}
 
     def drain(self) -> list[Ran]:
@@ -147,26 +152,33 @@ class ToolJails:
         return self.workspace
 
     # --- one call -----------------------------------------------------------------------------
-    def _serve(self, call: _Call, command: str) -> None:
-        """Wait for the stub, run its command in a jail writing into its FIFOs, tell it the
-        status, then take the jail down. Its FIFOs go in the end, so a stub works once."""
-        booted: _Booted | None = None
+    def _serve(self, call: _Call, command: str, booted: _Booted | None) -> None:
+        """Wait for the stub, have the jail run its command writing into its FIFOs, tell the
+        stub the status, then take the jail down. Its FIFOs go, so a stub works once."""
         code: int | None = None
         try:
             said = _said(call.go, self._stop)  # waits until the stub starts
+            # agentctl's own write ends: the stub's readers never wait for a jail that failed,
+            # and their going away (the call stopped) shows on `out`
             ends = [_writer(call.out, self._stop), _writer(call.err, self._stop)]
             try:
                 out, err = ends
                 if said is None or out is None or err is None:
                     return
                 try:
-                    booted = self._take()
+                    if booted is None:
+                        booted = self._boot(call.directory)
+                    request = _writer(call.cmd, self._stop)
+                    if request is None:
+                        raise OSError("its runner is not waiting")
+                    with contextlib.closing(_Descriptor(request)):
+                        cwd = self._cwd(said.decode("utf-8", "replace"))
+                        os.write(request, f"{cwd}\0{command}\0".encode())
                 except OSError as error:  # no jail: the stub says why, and exits 126
                     os.write(err, f"agentctl: not run: the tool jail did not start: "
                              f"{error}\n".encode())
                 else:
-                    code = self._run(booted, command,
-                                     self._cwd(said.decode("utf-8", "replace")), out, ends)
+                    code = self._wait(booted.process, out)
             finally:
                 for end in ends:  # the stub's readers see the end of the output
                     if end is not None:
@@ -179,30 +191,11 @@ class ToolJails:
         except OSError:
             pass  # the stub went away: nothing to tell it
         finally:
-            for fifo in call.fifos:
-                with contextlib.suppress(OSError):
-                    os.unlink(fifo)
             if booted is not None:  # after the stub has its status: off the call's path
-                booted.stack.close()
+                booted.close()
                 self._ran.put(Ran(command, code, booted.jail))
-
-    def _run(self, booted: _Booted, command: str, cwd: Path, out: int,
-             ends: list[int | None]) -> int | None:
-        """Hand the command, its directory and descriptors to the jail's runner; its status.
-        Only the jail keeps stderr (`ends[1]` is closed here); stdout is kept open to notice
-        the stub's reader going away."""
-        try:
-            with booted.channel, open(os.devnull, "rb") as nothing:
-                booted.channel.sendmsg(
-                    [f"{cwd}\0{command}".encode()],
-                    [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
-                      array.array("i", [nothing.fileno(), out, ends[1] or -1]))])
-        finally:
-            if ends[1] is not None:
-                os.close(ends[1])
-                ends[1] = None
-            self._prewarm()  # the next call's jail boots while this one runs
-        return self._wait(booted.process, out)
+            else:
+                shutil.rmtree(call.directory, ignore_errors=True)
 
     def _wait(self, process: subprocess.Popen[bytes], out: int) -> int | None:
         """The command's exit status; it is killed when the stub's reader of its stdout goes
@@ -219,6 +212,13 @@ class ToolJails:
         return process.returncode
 
     # --- jails --------------------------------------------------------------------------------
+    def _directory(self) -> Path:
+        """A fresh call directory, its runner's `cmd` FIFO made."""
+        directory = self.calls / secrets.token_hex(16)
+        directory.mkdir(mode=0o700)
+        os.mkfifo(directory / "cmd", 0o600)
+        return directory
+
     def _prewarm(self) -> None:
         """Boot the next jail on a thread of its own, unless one is ready or on its way."""
         with self._lock:
@@ -230,9 +230,9 @@ class ToolJails:
     def _boot_spare(self) -> None:
         booted = None
         try:
-            booted = self._boot()
+            booted = self._boot(self._directory())
         except OSError:
-            pass  # the call that needs it boots one itself, and says why if that fails
+            pass  # the call that needs a jail boots one itself, and says why if that fails
         finally:
             with self._lock:
                 self._booting = False
@@ -241,41 +241,36 @@ class ToolJails:
         if booted is not None:
             booted.close()
 
-    def _take(self) -> _Booted:
-        """The spare jail if it is ready and alive, else one booted now."""
-        with self._lock:
-            spare, self._spare = self._spare, None
-        if spare is not None and spare.process.poll() is None:
-            return spare
-        if spare is not None:
-            spare.close()
-        return self._boot()
-
-    def _boot(self) -> _Booted:
-        jail = self.sandbox.jail(self.workspace)
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    def _boot(self, directory: Path) -> _Booted:
+        jail = self.sandbox.jail(self.workspace, writable=(directory,))
         stack = contextlib.ExitStack()
         try:
-            with theirs:
-                argv, env = stack.enter_context(jail.confined(
-                    [sys.executable, "-I", "-S", "-c", RUNNER, str(theirs.fileno())],
-                    self.env, self.workspace))
-                process = subprocess.Popen(
-                    argv, cwd=self.workspace, env=env, stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                    pass_fds=(theirs.fileno(),), start_new_session=True)
+            argv, env = stack.enter_context(jail.confined(
+                ["/bin/bash", "-c", RUNNER, "agentctl-runner", str(directory)], self.env,
+                self.workspace))
+            process = subprocess.Popen(
+                argv, cwd=self.workspace, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         except BaseException:
-            ours.close()
             stack.close()
             raise
-        return _Booted(jail, stack, process, ours)
+        return _Booted(jail, stack, process, directory)
 
 
 @dataclass(frozen=True, slots=True)
 class _Call:
-    """One call's FIFOs: `go` (the stub's cwd), `out`, `err`, `rc` (its exit status)."""
+    """One call's FIFOs in its directory: `go` (the stub's cwd), `out`, `err`, `rc` (its exit
+    status) for the stub; `cmd` (made with the directory) for the jail's runner."""
 
-    base: Path
+    directory: Path
+
+    @property
+    def base(self) -> Path:
+        return self.directory / "call"
+
+    @property
+    def cmd(self) -> Path:
+        return self.directory / "cmd"
 
     @property
     def go(self) -> Path:
@@ -347,34 +342,13 @@ def _writer(fifo: Path, stop: threading.Event, seconds: float = 30.0) -> int | N
     return None
 
 
-# The jail's first command after the network bridge: wait on the inherited socket for one
-# request (the working directory, NUL, the command; stdin, stdout and stderr as descriptors),
-# then become `bash -c COMMAND` there. The channel closing first (the attempt ended) exits 0.
-RUNNER = r"""
-import os, sys, _socket as S
-channel = S.socket(S.AF_UNIX, S.SOCK_STREAM, 0, int(sys.argv[1]))
-data, ancillary, _, _ = channel.recvmsg(1 << 16, S.CMSG_SPACE(3 * 4))
-fds = []
-for level, kind, payload in ancillary:
-    if level == S.SOL_SOCKET and kind == S.SCM_RIGHTS:
-        fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, len(payload) - 3, 4)]
-while data:
-    more = channel.recv(1 << 16)
-    if not more:
-        break
-    data += more
-channel.close()
-if len(fds) != 3 or b"\0" not in data:
-    os._exit(0 if not data else 126)
-for target, fd in enumerate(fds):
-    os.dup2(fd, target)
-for fd in fds:
-    if fd > 2:
-        os.close(fd)
-cwd, command = data.decode("utf-8", "surrogateescape").split("\0", 1)
-os.chdir(cwd)
-os.execv("/bin/bash", ["/bin/bash", "-c", command])
-"""
+# The jail's first command after the network bridge (`$1`: its call directory): the working
+# directory and the command from the `cmd` FIFO (each ended by NUL), then `bash -c COMMAND`
+# there writing into the stub's FIFOs. An empty `cmd` (the attempt ended first) exits 0.
+RUNNER = ('exec 3< "$1/cmd" && IFS= read -r -d "" cwd <&3 && IFS= read -r -d "" command <&3; '
+          'exec 3<&-; [ -n "$command" ] || exit 0; '
+          'cd -- "$cwd" && exec /bin/bash -c "$command" < /dev/null > "$1/call.out" '
+          '2> "$1/call.err"')
 
 
 class _Descriptor(int):
