@@ -115,3 +115,16 @@ def test_killing_the_stub_kills_its_jailed_command(route: Route) -> None:
     process.wait()
     time.sleep(3)
     assert (route.workspace / "started").exists() and not (route.workspace / "late").exists()
+
+
+def test_a_fifo_swapped_for_a_symlink_by_the_command_is_never_written_through(
+        route: Route, tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    swap = f'for d in {route.calls}/*/; do rm -f "$d/call.rc"; ln -s {victim} "$d/call.rc"; done'
+    done = run(route.stub(swap), route.workspace)
+    assert done.returncode != 0  # it never got its status
+    deadline = time.monotonic() + 10
+    while not route.ran and time.monotonic() < deadline:  # the call is over on agentctl's side
+        time.sleep(0.05)
+    assert route.ran and victim.read_text() == "precious\n"

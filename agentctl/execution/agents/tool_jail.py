@@ -34,6 +34,7 @@ import select
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -68,9 +69,10 @@ class _Booted:
         self.jail, self.stack, self.process, self.directory = jail, stack, process, directory
 
     def close(self) -> None:
-        """Unused: its runner reads an empty `cmd` and exits; the jail is taken down."""
-        with contextlib.suppress(OSError):
-            os.close(os.open(self.directory / "cmd", os.O_WRONLY | os.O_NONBLOCK))
+        """The jail is taken down; unused, its runner first reads an empty `cmd` and exits."""
+        if self.process.poll() is None:
+            with contextlib.suppress(OSError):
+                os.close(_open_fifo(self.directory / "cmd", os.O_WRONLY))
         try:
             self.process.wait(timeout=GRACE_SECONDS)
         except subprocess.TimeoutExpired:
@@ -305,7 +307,7 @@ def _said(fifo: Path, stop: threading.Event) -> bytes | None:
     """What the stub wrote into `fifo` (its cwd), once it has and closed it; None if the
     attempt ends first. Opened without blocking: a FIFO no writer ever opened reports no
     hangup, so the wait is a poll that looks at `stop` too."""
-    descriptor = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    descriptor = _open_fifo(fifo, os.O_RDONLY)
     with contextlib.closing(_Descriptor(descriptor)):
         watch = select.poll()
         watch.register(descriptor, select.POLLIN)
@@ -331,7 +333,7 @@ def _writer(fifo: Path, stop: threading.Event, seconds: float = 30.0) -> int | N
     deadline = time.monotonic() + seconds
     while not stop.is_set() and time.monotonic() < deadline:
         try:
-            descriptor = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            descriptor = _open_fifo(fifo, os.O_WRONLY)
         except OSError as error:
             if error.errno != errno.ENXIO:
                 return None
@@ -349,6 +351,16 @@ RUNNER = ('exec 3< "$1/cmd" && IFS= read -r -d "" cwd <&3 && IFS= read -r -d "" 
           'exec 3<&-; [ -n "$command" ] || exit 0; '
           'cd -- "$cwd" && exec /bin/bash -c "$command" < /dev/null > "$1/call.out" '
           '2> "$1/call.err"')
+
+
+def _open_fifo(fifo: Path, mode: int) -> int:
+    """`fifo` opened without blocking, only if it is still a FIFO: a call's directory is
+    writable from inside its jail, which could leave a symlink to a host file in its place."""
+    descriptor = os.open(fifo, mode | os.O_NONBLOCK | os.O_NOFOLLOW)
+    if not stat.S_ISFIFO(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise OSError(errno.EINVAL, f"{fifo.name} is no longer a FIFO")
+    return descriptor
 
 
 class _Descriptor(int):
