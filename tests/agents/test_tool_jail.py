@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 import shlex
-import stat
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -89,14 +89,14 @@ def test_a_directory_outside_the_workspace_runs_in_the_workspace(route: Route,
 
 def test_a_stub_works_once_and_leaves_nothing_behind(route: Route) -> None:
     stub = route.stub("touch ran-$RANDOM")
-    [go] = {word for word in shlex.split(stub) if word.endswith("call.go")}
-    directory = Path(go).parent
+    [go] = {word for word in shlex.split(stub) if word.endswith(".go")}
+    directory = Path(go).with_suffix("")
     assert directory.parent == route.calls and stat.S_ISFIFO(Path(go).stat().st_mode)
     assert run(stub, route.workspace).returncode == 0
     deadline = time.monotonic() + 10
     while directory.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not directory.exists()  # its FIFOs are gone
+    assert not directory.exists() and not Path(go).exists()  # its FIFOs are gone
     again = run(stub, route.workspace)
     assert again.returncode == 126 and "already used" in again.stderr
     assert len(list(route.workspace.glob("ran-*"))) == 1
@@ -121,9 +121,11 @@ def test_a_fifo_swapped_for_a_symlink_by_the_command_is_never_written_through(
         route: Route, tmp_path: Path) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
-    swap = f'for d in {route.calls}/*/; do rm -f "$d/call.rc"; ln -s {victim} "$d/call.rc"; done'
+    # every name in its call directory, and the status FIFO's beside it (which it cannot see)
+    swap = (f'for d in {route.calls}/*/; do for n in cmd out err; do ln -sf {victim} "$d/$n"; '
+            f'done; ln -sf {victim} "${{d%/}}.rc"; done')
     done = run(route.stub(swap), route.workspace)
-    assert done.returncode != 0  # it never got its status
+    assert done.returncode == 0, done.stderr  # and its real status reached the stub
     deadline = time.monotonic() + 10
     while not route.ran and time.monotonic() < deadline:  # the call is over on agentctl's side
         time.sleep(0.05)

@@ -43,11 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-
 if TYPE_CHECKING:
     from agentctl.execution.sandbox import Jail, Sandbox
 
-SHELL = "/bin/bash"
 WATCH_SECONDS = 0.5  # how often a running command looks at the attempt's stop flag
 GRACE_SECONDS = 2.0
 
@@ -131,7 +129,9 @@ class ToolJails:
         """The attempt is over: every command still running is killed, stubs never started
         are let go, the spare jail is taken down."""
         self._stop.set()
-        for thread in self._threads:
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
             thread.join(timeout=10)
         with self._lock:
             spare, self._spare = self._spare, None
@@ -142,7 +142,8 @@ class ToolJails:
     def _start(self, target: Callable[..., None], *args: object) -> None:
         thread = threading.Thread(target=target, args=args, name="agentctl-tool-jail",
                                   daemon=True)
-        self._threads.append(thread)
+        with self._lock:  # the finished ones go: an attempt may make thousands of calls
+            self._threads = [*(t for t in self._threads if t.is_alive()), thread]
         thread.start()
 
     def _cwd(self, value: str) -> Path:
@@ -193,6 +194,9 @@ class ToolJails:
         except OSError:
             pass  # the stub went away: nothing to tell it
         finally:
+            for fifo in (call.go, call.rc):
+                with contextlib.suppress(OSError):
+                    os.unlink(fifo)
             if booted is not None:  # after the stub has its status: off the call's path
                 booted.close()
                 self._ran.put(Ran(command, code, booted.jail))
@@ -261,14 +265,12 @@ class ToolJails:
 
 @dataclass(frozen=True, slots=True)
 class _Call:
-    """One call's FIFOs in its directory: `go` (the stub's cwd), `out`, `err`, `rc` (its exit
-    status) for the stub; `cmd` (made with the directory) for the jail's runner."""
+    """One call's FIFOs. In its directory, which its jail sees: `cmd` (made with the
+    directory), `out` and `err`, all three removed by the runner once it has them open (a
+    tool that opens every file it finds would block on a FIFO). Beside it, which no jail sees:
+    `go` (the stub's cwd) and `rc` (the command's exit status)."""
 
     directory: Path
-
-    @property
-    def base(self) -> Path:
-        return self.directory / "call"
 
     @property
     def cmd(self) -> Path:
@@ -276,31 +278,34 @@ class _Call:
 
     @property
     def go(self) -> Path:
-        return self.base.with_suffix(".go")
+        return self.directory.with_suffix(".go")
 
     @property
     def out(self) -> Path:
-        return self.base.with_suffix(".out")
+        return self.directory / "out"
 
     @property
     def err(self) -> Path:
-        return self.base.with_suffix(".err")
+        return self.directory / "err"
 
     @property
     def rc(self) -> Path:
-        return self.base.with_suffix(".rc")
+        return self.directory.with_suffix(".rc")
 
     @property
     def fifos(self) -> tuple[Path, ...]:
         return (self.go, self.out, self.err, self.rc)
 
     def stub(self) -> str:
-        """What the CLI runs instead: shell builtins and `cat` (no interpreter to start)."""
+        """What the CLI runs instead: shell builtins and `cat` (no interpreter to start). It
+        ends with the command's status as a subshell's, not `exit`: a CLI that wraps the command
+        in a shell of its own (Claude Code records the cwd after it) goes on as after any."""
         go, out, err, rc = (shlex.quote(str(path)) for path in self.fifos)
         return (f"if [ -p {go} ]; then printf %s \"$PWD\" > {go} && {{ cat {err} >&2 & "
-                f"cat {out}; wait; IFS= read -r agentctl_rc < {rc}; exit \"${{agentctl_rc:-126}}\"; }}; "
+                f"cat {out}; wait; IFS= read -r agentctl_rc < {rc}; "
+                f"(exit \"${{agentctl_rc:-126}}\"); }}; "
                 f"else echo 'agentctl: not run: this call was already used or is over' >&2; "
-                f"exit 126; fi")
+                f"(exit 126); fi")
 
 
 def _said(fifo: Path, stop: threading.Event) -> bytes | None:
@@ -349,8 +354,8 @@ def _writer(fifo: Path, stop: threading.Event, seconds: float = 30.0) -> int | N
 # there writing into the stub's FIFOs. An empty `cmd` (the attempt ended first) exits 0.
 RUNNER = ('exec 3< "$1/cmd" && IFS= read -r -d "" cwd <&3 && IFS= read -r -d "" command <&3; '
           'exec 3<&-; [ -n "$command" ] || exit 0; '
-          'cd -- "$cwd" && exec /bin/bash -c "$command" < /dev/null > "$1/call.out" '
-          '2> "$1/call.err"')
+          'exec 4> "$1/out" 5> "$1/err" && rm -f -- "$1/cmd" "$1/out" "$1/err" && '
+          'cd -- "$cwd" && exec /bin/bash -c "$command" < /dev/null >&4 2>&5 4>&- 5>&-')
 
 
 def _open_fifo(fifo: Path, mode: int) -> int:
