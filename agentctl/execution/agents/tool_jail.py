@@ -14,9 +14,10 @@ stub is shell builtins and `cat`: no interpreter starts on the call's path.
 
 Each jail serves one command and ends with it: nothing one call leaves running can touch the
 next call's output or exit code. Starting a jail (bubblewrap, the network bridge) costs tens
-of ms, so the next one is booted ahead, while the model thinks: it sees its call's directory of
-FIFOs (and no other), and a shell (`RUNNER`) waits in it on the `cmd` FIFO for the working
-directory and the command, then becomes `bash -c COMMAND` writing into `out` and `err`.
+of ms, so once the agent runs shell commands the next jail is booted while one runs: it sees
+its call's directory of FIFOs (and no other), and a shell (`RUNNER`) waits in it on the `cmd`
+FIFO for the working directory and the command, then becomes `bash -c COMMAND` writing into
+`out` and `err`. The first call of an attempt boots its own.
 
 Runs happen on threads of their own (a command may run for minutes while the attempt goes on
 answering hooks); they write no record: the exit codes and the jails' connection attempts are
@@ -95,7 +96,6 @@ class ToolJails:
         self._lock = threading.Lock()
         self._spare: _Booted | None = None
         self._booting = False
-        self._prewarm()
 
     def replace(self, tool_input: Mapping[str, object]) -> dict[str, object] | None:
         """The call's input with its command replaced by the stub (None: no command string,
@@ -113,7 +113,6 @@ class ToolJails:
         for fifo in call.fifos:
             os.mkfifo(fifo, 0o600)
         self._start(self._serve, call, command, booted)
-        self._prewarm()
         return {**tool_input, "command": call.stub()}
 
     def drain(self) -> list[Ran]:
@@ -177,6 +176,7 @@ class ToolJails:
                     with contextlib.closing(_Descriptor(request)):
                         cwd = self._cwd(said.decode("utf-8", "replace"))
                         os.write(request, f"{cwd}\0{command}\0".encode())
+                    self._prewarm()  # the next call's jail boots while this one runs
                 except OSError as error:  # no jail: the stub says why, and exits 126
                     os.write(err, f"agentctl: not run: the tool jail did not start: "
                              f"{error}\n".encode())
