@@ -10,8 +10,9 @@ every call through the PreToolUse hook, which replaces the command with the stub
 attempt run it in a fresh jail (`execution/agents/tool_jail.py`). The baseline is the very same
 run with the hook's answer passed on without its `updatedInput` (a wrapper around claude
 rewrites the hook command agentctl wrote to strip it with sed): the hook still decides and
-records, and the command runs as before, inside the CLI's own sandbox. Per call: the time
-between the model requests on either side of it; rounds interleaved, medians over all calls.
+records, and the command runs as before, inside the CLI's own sandbox (the unused stubs' FIFOs
+are still made; no jail boots, since no stub ever starts). Per call: the time between the
+model requests on either side of it; rounds interleaved, medians over all calls.
 """
 
 from __future__ import annotations
