@@ -1,8 +1,8 @@
 """`agentctl hook claude|codex` and `agentctl mcp serve`: the native agents' way into a run.
 
-Both are launched by the claude/codex adapters with the attempt's socket, attempt id and the
-channel's key (`--socket S --attempt A --key K`). `agentctl hook` is also answered before Typer is even
-imported (see `main`): it runs once per tool call.
+Both are launched by the claude/codex adapters with the attempt's socket, attempt id and their
+own key (`--socket S --attempt A --key K`). `agentctl hook` is also answered before Typer is
+even imported (see `main`): it runs once per tool call.
 """
 
 from typing import Annotated
