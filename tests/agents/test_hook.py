@@ -63,7 +63,7 @@ class Attempt:
         self.reached: list[dict[str, object]] = []
         self.sources: list[Source] = []
         self.answer: dict[str, object] = {"decision": "allow", "reason": "ok"}
-        self.server = BridgeServer(AttemptIdentity(root, "attempt_A", "lease_current"),
+        self.server = BridgeServer(AttemptIdentity(root, "attempt_A"),
                                    self._handle, KEYS)
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
