@@ -130,3 +130,11 @@ def test_a_fifo_swapped_for_a_symlink_by_the_command_is_never_written_through(
     while not route.ran and time.monotonic() < deadline:  # the call is over on agentctl's side
         time.sleep(0.05)
     assert route.ran and victim.read_text() == "precious\n"
+
+
+def test_calls_running_at_once_each_get_their_own_jail_and_output(route: Route) -> None:
+    stubs = [route.stub(f"sleep 0.5; echo call-{n}; exit {n}") for n in range(3)]
+    running = [subprocess.Popen(["/bin/bash", "-c", stub], cwd=route.workspace,
+                                stdout=subprocess.PIPE, text=True) for stub in stubs]
+    told = [(process.communicate(timeout=60)[0], process.returncode) for process in running]
+    assert told == [(f"call-{n}\n", n) for n in range(3)]
