@@ -1,10 +1,12 @@
-"""`python -E -s -S .../agentctl/bridge/hook.py claude|codex --socket S --attempt A --lease L`
+"""`python -E -s -S .../agentctl/bridge/hook.py claude|codex --socket S --attempt A --key K`
 (or `python -m agentctl.bridge.hook`, `agentctl hook`): the PreToolUse/PostToolUse hook agentctl
 installs into a native agent's private configuration.
 
 It decides nothing itself and writes nothing: it forwards the hook's input to the attempt's own
-process over the socket (the attempt's one writer records and decides, and refuses a stale
-lease) and prints the decision in the agent's native format. It fails closed: any error
+process over the socket with the hooks' key (the attempt's one writer records and decides,
+and refuses a key it did not issue to its hooks) and prints the decision in the agent's native
+format, with the input the call runs with instead when the attempt replaced it (a shell command
+becomes the stub that runs it in its own jail, `bridge/jailed.py`). It fails closed: any error
 (bad input, no attempt listening, a lost lease, a crash) is one line on stderr and exit 2,
 which both Claude Code and Codex take as "block"; any other non-zero code would fail open.
 Imports stay within the standard library: this process starts twice per tool call, so the
@@ -34,6 +36,7 @@ except ImportError:  # pragma: no cover - not CPython
     import socket as sockets  # type: ignore[no-redef]
 
 AGENTS = ("claude", "codex")
+OPTIONS = ("--socket", "--attempt", "--key")
 CONNECT_SECONDS = 10.0
 # An `ask` rule in an interactive run waits for a person at the attempt's terminal.
 REPLY_SECONDS = 3600.0
@@ -69,8 +72,8 @@ def _main(argv: list[str]) -> int:
     # The input travels as the agent wrote it (it is one whole JSON object, so it cannot add
     # keys to the request; its newlines are whitespace, since strict JSON strings escape them).
     request = b"".join([
-        b'{"attempt":', _json_text(options["--attempt"]), b',"lease":',
-        _json_text(options["--lease"]), b',"agent":', _json_text(agent), b',"event":',
+        b'{"attempt":', _json_text(options["--attempt"]), b',"key":',
+        _json_text(options["--key"]), b',"agent":', _json_text(agent), b',"event":',
         _json_text(event), b',"input":', raw.strip(JSON_SPACE.encode()).replace(b"\n", b" ")
         .replace(b"\r", b" "), b"}\n"])
     reply = json_object(exchange(options["--socket"], request))
@@ -85,26 +88,32 @@ def _main(argv: list[str]) -> int:
     decision, reason = reply.get("decision"), str(reply.get("reason") or "")
     if decision not in (wire.ALLOW, wire.DENY):
         raise HookError(reason or "the attempt gave no decision")
+    updated = b""
+    if decision == wire.ALLOW and reply.get("updatedInput") is not None:
+        text = reply.get("updatedInput")  # a JSON object's text: passed on as it is
+        if not isinstance(text, str) or json_object(text.encode()) is None:
+            raise HookError("the attempt's replacement input is not a JSON object")
+        updated = b',"updatedInput":' + text.encode()
     sys.stdout.buffer.write(b"".join([
         b'{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":',
         _json_text(str(decision)), b',"permissionDecisionReason":', _json_text(reason),
-        b"}}\n"]))
+        updated, b"}}\n"]))
     return 0
 
 
 def _arguments(argv: list[str]) -> tuple[str, dict[str, str]]:
     if not argv or argv[0] not in AGENTS:
         raise HookError(f"usage: agentctl hook {'|'.join(AGENTS)} --socket PATH --attempt ID "
-                        "--lease ID")
+                        "--key KEY")
     options: dict[str, str] = {}
     rest = argv[1:]
     while rest:
         name, *rest = rest
-        if name not in ("--socket", "--attempt", "--lease") or not rest:
+        if name not in OPTIONS or not rest:
             raise HookError(f"unexpected hook argument {name!r}; expected --socket, --attempt "
-                            "and --lease with values")
+                            "and --key with values")
         options[name], *rest = rest
-    missing = [name for name in ("--socket", "--attempt", "--lease") if not options.get(name)]
+    missing = [name for name in OPTIONS if not options.get(name)]
     if missing:
         raise HookError(f"no run to check this call against: missing {', '.join(missing)} "
                         "(the hook only works inside an agentctl run)")

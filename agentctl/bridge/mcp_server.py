@@ -93,9 +93,10 @@ def build_server(forward: Forward) -> Any:
     return server
 
 
-def socket_forward(path: str, attempt: str, lease: str) -> Forward:
+def socket_forward(path: str, attempt: str, key: str) -> Forward:
+    """Requests with the MCP server's own key (in its argv; the hooks hold another)."""
     def forward(tool: str, arguments: dict[str, object]) -> dict[str, object]:
-        return ask(path, {"attempt": attempt, "lease": lease, "event": "tool", "tool": tool,
+        return ask(path, {"attempt": attempt, "key": key, "event": "tool", "tool": tool,
                           "arguments": arguments})
 
     return forward
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"agentctl mcp serve: {error}\n")
         return 2
     server = build_server(socket_forward(options["--socket"], options["--attempt"],
-                                         options["--lease"]))
+                                         options["--key"]))
     server.run("stdio")
     return 0
 

@@ -1,8 +1,8 @@
 """`agentctl hook claude|codex` and `agentctl mcp serve`: the native agents' way into a run.
 
-Both are launched by the claude/codex adapters with the attempt's socket, attempt id and lease
-(`--socket S --attempt A --lease L`). `agentctl hook` is also answered before Typer is even
-imported (see `main`): it runs once per tool call.
+Both are launched by the claude/codex adapters with the attempt's socket, attempt id and their
+own key (`--socket S --attempt A --key K`). `agentctl hook` is also answered before Typer is
+even imported (see `main`): it runs once per tool call.
 """
 
 from typing import Annotated
@@ -26,7 +26,7 @@ def hook(ctx: typer.Context, agent: Annotated[str, typer.Argument(
 @mcp_app.command("serve", context_settings=PASS_THROUGH)
 def serve(ctx: typer.Context) -> None:
     """Serve fs_read, fs_write, fs_replace, fs_delete, fs_rename, patch_apply and shell_run on
-    stdio; every call is a ToolCall of the run (--socket S --attempt A --lease L)."""
+    stdio; every call is a ToolCall of the run (--socket S --attempt A --key K)."""
     from agentctl.bridge.mcp_server import main
 
     raise typer.Exit(main(list(ctx.args)))

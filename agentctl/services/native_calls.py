@@ -354,6 +354,6 @@ def native_session(ctx: AttemptContext, runtime: ToolRuntime,
         session = replace(session, env={**session.env, **agent_trace_env(
             ctx.trace_endpoint, lease.run_id, lease.attempt_id)})
     return replace(session, native=NativeCalls.for_runtime(runtime),
-                   identity=AttemptIdentity(ctx.dirs.root, lease.attempt_id, lease.lease_id),
+                   identity=AttemptIdentity(ctx.dirs.root, lease.attempt_id),
                    settings=ctx.spec.agent_settings, wall_seconds=runtime.budget.seconds_left,
                    sandbox=runtime.sandbox, cassette=ctx.cassette)

@@ -112,8 +112,9 @@ class AgentBench:
         assert isinstance(task, dict) and task["status"] == "READY_FOR_RUN", task
         return str(task["taskId"])
 
-    def start(self, task_id: str, agent: str) -> dict[str, Any]:
-        result = self.cli("run", "start", task_id, "--agent", agent, "--json", expect=(0, 1))
+    def start(self, task_id: str, agent: str, *flags: str) -> dict[str, Any]:
+        result = self.cli("run", "start", task_id, "--agent", agent, *flags, "--json",
+                          expect=(0, 1))
         document = result.json()
         assert isinstance(document, dict)
         document["exitCode"] = result.returncode

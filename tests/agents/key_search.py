@@ -1,8 +1,8 @@
 """A command an agent runs inside its sandbox to look for the real API key everywhere it can:
 its environment, every process's environment and command line it can see, and the files under
 its home, the workspace, /tmp, /run, /etc and /var/tmp. The key is passed reversed (so the
-command line itself does not hold it); the placeholder key the gateway gave it is looked for
-too, which shows the search reads what it claims to."""
+command line itself does not hold it); the placeholder key the gateway gave the CLI is looked
+for too (a shell command, run in a jail of its own, has none either)."""
 
 from __future__ import annotations
 

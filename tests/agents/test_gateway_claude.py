@@ -50,7 +50,9 @@ def test_an_agent_searching_its_environment_and_files_finds_no_key(
     call = bench.calls(searched["run"]["runId"])[0]
     assert call["toolName"] == "claude.Bash" and call["decision"] == "ALLOWED", call
     told = " ".join(tool_results(searched["requests"][-1]))
-    assert "KEY-HITS [] PLACEHOLDER True" in told, told  # it read its env, found only that
+    # a shell command runs in its own jail, whose environment holds no model key at all (not
+    # even the placeholder the CLI was given)
+    assert "KEY-HITS [] PLACEHOLDER False" in told, told
     assert int(told.rsplit("FILES", 1)[1].split()[0]) > 10  # and it read files
     assert KEY not in json.dumps(searched["requests"])
 

@@ -46,7 +46,7 @@ def test_the_real_key_arrives_upstream_from_codex(searched: dict[str, Any]) -> N
 def test_codex_searching_its_environment_and_files_finds_no_key(
         bench: AgentBench, searched: dict[str, Any]) -> None:
     told = " ".join(function_outputs(searched["requests"][-1]))
-    assert "KEY-HITS [] PLACEHOLDER True" in told, told
+    assert "KEY-HITS [] PLACEHOLDER False" in told, told  # its own jail: no model key at all
     assert int(told.rsplit("FILES", 1)[1].split()[0]) > 10
     run_id = searched["run"]["runId"]
     planning = [s["attributes"] for s in bench.steps(run_id) if s["type"] == "MODEL_PLANNING"]

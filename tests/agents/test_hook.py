@@ -1,5 +1,5 @@
-"""The hook fails closed: bad input, no run behind it, another attempt's or a stale lease all
-deny with exit 2 and one line, and reach nothing that records."""
+"""The hook fails closed: bad input, no run behind it, another attempt or a key the attempt did
+not issue to its hooks all deny with exit 2 and one line; another attempt's reaches nothing."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentctl.execution.agents import AttemptIdentity
-from agentctl.execution.agents.bridge import BridgeServer
+from agentctl.execution.agents.bridge import BridgeServer, Credentials, Source
 from tests.conftest import AGENTCTL
 
 PRE = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
@@ -33,14 +33,14 @@ def hook(stdin: str, *args: str, via_cli: bool = False) -> subprocess.CompletedP
 def test_malformed_hook_input_denies_with_exit_2_and_one_line(stdin: str, via_cli: bool,
                                                               tmp_path: Path) -> None:
     result = hook(stdin, "claude", "--socket", str(tmp_path / "s"), "--attempt", "a",
-                  "--lease", "l", via_cli=via_cli)
+                  "--key", "l", via_cli=via_cli)
     assert result.returncode == 2
     assert result.stdout == ""
     assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("agentctl: denied:")
 
 
 @pytest.mark.parametrize("args", [(), ("codex",), ("claude", "--socket"),
-                                  ("aider", "--socket", "x", "--attempt", "a", "--lease", "l")])
+                                  ("aider", "--socket", "x", "--attempt", "a", "--key", "l")])
 def test_a_hook_without_its_run_denies(args: tuple[str, ...]) -> None:
     result = hook(json.dumps(PRE), *args)
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
@@ -48,25 +48,33 @@ def test_a_hook_without_its_run_denies(args: tuple[str, ...]) -> None:
 
 def test_a_hook_whose_attempt_is_gone_denies(tmp_path: Path) -> None:
     result = hook(json.dumps(PRE), "claude", "--socket", str(tmp_path / "bridge.sock"),
-                  "--attempt", "attempt_1", "--lease", "lease_1")
+                  "--attempt", "attempt_1", "--key", "key_1")
     assert result.returncode == 2
     assert "cannot reach the attempt" in result.stderr and "killed" in result.stderr
 
 
+KEYS = Credentials(hook="key_hook", mcp="key_mcp")
+
+
 class Attempt:
-    """A real attempt-side socket; what reached its handler is kept."""
+    """A real attempt-side socket; what reached its handler is kept, with its source."""
 
     def __init__(self, root: Path) -> None:
         self.reached: list[dict[str, object]] = []
-        self.server = BridgeServer(AttemptIdentity(root, "attempt_A", "lease_current"),
-                                   self._handle)
+        self.sources: list[Source] = []
+        self.answer: dict[str, object] = {"decision": "allow", "reason": "ok"}
+        self.server = BridgeServer(AttemptIdentity(root, "attempt_A"),
+                                   self._handle, KEYS)
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
 
-    def _handle(self, message: dict[str, object]) -> dict[str, object]:
+    def _handle(self, message: dict[str, object], source: Source) -> dict[str, object]:
         self.reached.append(message)
-        return {"decision": "allow", "reason": "ok"}
+        self.sources.append(source)
+        if source is not Source.HOOK:
+            return {"decision": "deny", "refused": True, "reason": f"forged ({source})"}
+        return self.answer
 
     def _loop(self) -> None:
         while not self._done.is_set():
@@ -85,30 +93,53 @@ def attempt(tmp_path: Path):  # type: ignore[no-untyped-def]
     live.close()
 
 
-@pytest.mark.parametrize(("attempt_id", "lease", "why"), [
-    ("attempt_A", "lease_old", "stale lease"),
-    ("attempt_B", "lease_current", "is not the attempt running here"),
-])
-def test_a_stale_lease_or_another_attempt_is_refused_and_reaches_nothing(
-        attempt: Attempt, attempt_id: str, lease: str, why: str) -> None:
+def test_another_attempt_is_refused_and_reaches_nothing(attempt: Attempt) -> None:
     result = hook(json.dumps(PRE), "claude", "--socket", str(attempt.server.path),
-                  "--attempt", attempt_id, "--lease", lease)
-    assert result.returncode == 2 and why in result.stderr
+                  "--attempt", "attempt_B", "--key", "key_hook")
+    assert result.returncode == 2 and "is not the attempt running here" in result.stderr
     assert attempt.reached == []
 
 
-def test_the_current_lease_gets_a_native_decision(attempt: Attempt) -> None:
+@pytest.mark.parametrize(("key", "source"), [("key_stale", Source.UNKNOWN),
+                                             ("key_mcp", Source.MCP)])
+def test_a_key_not_the_hooks_reaches_the_attempt_as_what_it_is_and_is_denied(
+        attempt: Attempt, key: str, source: Source) -> None:
     result = hook(json.dumps(PRE), "claude", "--socket", str(attempt.server.path),
-                  "--attempt", "attempt_A", "--lease", "lease_current")
+                  "--attempt", "attempt_A", "--key", key)
+    assert result.returncode == 2 and "forged" in result.stderr
+    assert attempt.sources == [source]
+
+
+def test_the_hooks_key_gets_a_native_decision(attempt: Attempt) -> None:
+    result = hook(json.dumps(PRE), "claude", "--socket", str(attempt.server.path),
+                  "--attempt", "attempt_A", "--key", "key_hook")
     assert result.returncode == 0
     answer = json.loads(result.stdout)["hookSpecificOutput"]
     assert answer == {"hookEventName": "PreToolUse", "permissionDecision": "allow",
                       "permissionDecisionReason": "ok"}
-    assert attempt.reached[0]["input"] == PRE
+    assert attempt.reached[0]["input"] == PRE and attempt.sources == [Source.HOOK]
+
+
+def test_a_replaced_input_is_passed_on_as_updated_input(attempt: Attempt) -> None:
+    attempt.answer = {"decision": "allow", "reason": "ok",
+                      "updatedInput": json.dumps({"command": "stub TOKEN"})}
+    result = hook(json.dumps(PRE), "claude", "--socket", str(attempt.server.path),
+                  "--attempt", "attempt_A", "--key", "key_hook")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)["hookSpecificOutput"]
+    assert answer["updatedInput"] == {"command": "stub TOKEN"}
+
+
+def test_a_replacement_that_is_not_a_json_object_denies(attempt: Attempt) -> None:
+    attempt.answer = {"decision": "allow", "reason": "ok", "updatedInput": "[1] {}"}
+    result = hook(json.dumps(PRE), "claude", "--socket", str(attempt.server.path),
+                  "--attempt", "attempt_A", "--key", "key_hook")
+    assert result.returncode == 2 and result.stdout == ""
+    assert "replacement input is not a JSON object" in result.stderr
 
 
 def test_an_input_written_over_several_lines_reaches_the_attempt_whole(attempt: Attempt) -> None:
     result = hook(json.dumps(PRE, indent=2) + "\r\n", "claude", "--socket",
-                  str(attempt.server.path), "--attempt", "attempt_A", "--lease", "lease_current")
+                  str(attempt.server.path), "--attempt", "attempt_A", "--key", "key_hook")
     assert result.returncode == 0, result.stderr
     assert attempt.reached[0]["input"] == PRE

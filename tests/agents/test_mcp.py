@@ -38,10 +38,12 @@ def bench(payments: tuple[Path, Path], claude_cli: Path, anthropic: FakeModel,
 
 @pytest.fixture(scope="module")
 def client_run(bench: AgentBench, anthropic: FakeModel) -> dict[str, Any]:
+    """Unsandboxed: a sandboxed Bash call runs in a jail without the agent's home, where the
+    MCP server's command line (and its key) cannot be read (test_forged_channel)."""
     anthropic.script = Script([
         [Call("Bash", {"command": f"{sys.executable} {CLIENT}", "description": "mcp client"})],
         [Text("done")]])
-    run = bench.start(bench.submit("Write a note over MCP"), "claude")
+    run = bench.start(bench.submit("Write a note over MCP"), "claude", "--no-sandbox")
     return {"run": run}
 
 

@@ -59,11 +59,12 @@ class NativeTools(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class AttemptIdentity:
-    """Where a native agent's hooks reach the attempt, and what every message must carry."""
+    """Where a native agent's hooks reach the attempt, and the attempt every message names
+    (each source proves itself with its own key, `bridge.Credentials`; the lease stays out of
+    the CLI's reach)."""
 
     private: Path  # the attempt's private directory (holds the socket and the agent's home)
     attempt_id: str
-    lease_id: str
 
 
 @dataclass(frozen=True, slots=True)

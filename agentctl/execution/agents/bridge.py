@@ -1,8 +1,10 @@
 """The attempt's end of the hook socket: a unix socket in the attempt's private directory,
 served from the attempt's own thread (the one writer), one request per connection.
 
-Every request must name this attempt and its lease; anything else (a stale attempt's hook, a
-malformed message) is answered with a denial and records nothing.
+Every request must name this attempt; anything else (another attempt's hook, a malformed
+message) is answered with a denial and records nothing. Who speaks is told by the credential
+it carries: the hooks' and the MCP server's are distinct random keys the attempt issued
+(`Credentials`), and the handler is told which one came (or none: a forged request).
 """
 
 from __future__ import annotations
@@ -10,21 +12,53 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import selectors
 import socket
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
 
 from agentctl.bridge import wire
 from agentctl.execution.agents import AttemptIdentity
 
-Handler = Callable[[dict[str, object]], dict[str, object]]
 READ_SECONDS = 10.0
 
 
+class Source(StrEnum):
+    """Who a request on the socket speaks as, by the credential it carries."""
+
+    HOOK = "hook"  # the PreToolUse/PostToolUse hook the CLI starts (its settings hold the key)
+    MCP = "mcp"  # agentctl's MCP server the attempt started (its argv holds the key)
+    UNKNOWN = "unknown"  # no credential this attempt issued: forged
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """One key per channel, fresh per attempt: a message is checked against the channel its
+    key belongs to, so the hook's key cannot ask for agentctl's tools, nor the MCP server's
+    speak for a native call."""
+
+    hook: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    mcp: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+
+    def source(self, key: object) -> Source:
+        if isinstance(key, str) and secrets.compare_digest(key, self.hook):
+            return Source.HOOK
+        if isinstance(key, str) and secrets.compare_digest(key, self.mcp):
+            return Source.MCP
+        return Source.UNKNOWN
+
+
+Handler = Callable[[dict[str, object], Source], dict[str, object]]
+
+
 class BridgeServer:
-    def __init__(self, identity: AttemptIdentity, handler: Handler) -> None:
+    def __init__(self, identity: AttemptIdentity, handler: Handler,
+                 credentials: Credentials) -> None:
         self.identity = identity
         self.handler = handler
+        self.credentials = credentials
         self.path = identity.private / wire.SOCKET_NAME
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
@@ -66,9 +100,7 @@ class BridgeServer:
         if message.get("attempt") != self.identity.attempt_id:
             return refused(f"attempt {message.get('attempt')!r} is not the attempt running "
                             "here")
-        if message.get("lease") != self.identity.lease_id:
-            return refused("stale lease: this attempt no longer holds the run")
-        return self.handler(message)
+        return self.handler(message, self.credentials.source(message.get("key")))
 
     def close(self) -> None:
         self._selector.close()
@@ -88,7 +120,10 @@ def send(connection: socket.socket, message: dict[str, object]) -> None:
 
 def receive(connection: socket.socket) -> dict[str, object]:
     """One JSON object line; ValueError if the peer sent anything else."""
-    data = wire.read_line(connection)
+    return parse(wire.read_line(connection))
+
+
+def parse(data: bytes) -> dict[str, object]:
     if not data.strip():
         raise ValueError("empty message")
     value = json.loads(data)

@@ -32,6 +32,7 @@ def _toml(value: object) -> str:
 
 class CodexAgent(NativeAgent):
     name = "codex"
+    waits_for_exit_codes = True
 
     def home_dir(self, identity: AttemptIdentity) -> Path:
         import platformdirs

@@ -1,6 +1,12 @@
 """What Claude Code and Codex share as agents of agentctl: a private home per attempt, hooks that
 reach the attempt over its socket, the prompt, a headless launch, the stream read as evidence.
 
+Each message on the socket is checked against its source: the hooks and agentctl's MCP server
+carry distinct keys, and a request with the wrong one (or none) is refused and recorded as a
+forged call. In a sandboxed run every native shell command runs in a jail of its own, outside
+the CLI's sandbox (`tool_jail`): no tool process can read those keys, reach the socket or open
+the CLI's file descriptors.
+
 The CLI runs on a thread of its own (`launch_agent`, the one place a sandbox may wrap); this
 thread serves the hook socket, so every record is written by the attempt's one writer. A
 budget spent, the wall clock out or a cancellation stops the CLI's whole process tree.
@@ -23,7 +29,8 @@ from agentctl.domain.agent import AgentSpec, NativeAgentSettings
 from agentctl.domain.cassette import attempt_names
 from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
-from agentctl.execution.agents.bridge import BridgeServer, refused
+from agentctl.execution.agents.bridge import BridgeServer, Credentials, Source, refused
+from agentctl.execution.agents.tool_jail import ToolJails
 from agentctl.execution.gateway.attach import attach, claim_warnings, gateway_report
 from agentctl.execution.gateway.server import Gateway
 from agentctl.execution.process import ProcessResult, run_to_file
@@ -171,10 +178,13 @@ class NativeAgent:
     """The shared run loop; `ClaudeAgent` and `CodexAgent` say how to launch and read."""
 
     name = "native"
+    # whether a command's exit code closes its call (Codex's PostToolUse does not carry it)
+    waits_for_exit_codes = False
 
     def __init__(self, spec: AgentSpec) -> None:
         self.spec = spec
         self._gateway: Gateway | None = None
+        self._jails: ToolJails | None = None
 
     # --- what each agent says ---------------------------------------------------------------
     def launch(self, session: AgentSession, settings: NativeAgentSettings, home: Path,
@@ -209,16 +219,22 @@ class NativeAgent:
         home = self.home_dir(identity)
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
         stream = session.task_file.parent / f"{self.name}-stream.jsonl"
+        keys = Credentials()
         launch = self.launch(session, settings, home, prompt_for(session),
-                             hook_command(self.name, identity), mcp_command(identity))
+                             hook_command(self.name, identity, keys.hook),
+                             mcp_command(identity, keys.mcp))
         state = StreamState()
         reader = StreamReader(stream)
         stop = threading.Event()
-        server = BridgeServer(identity, lambda message: self._handle(message, native, reader,
-                                                                     state, session))
         outcome: list[ProcessResult] = []
         timeout = session.wall_seconds()
         jail = agent_jail(session, launch, home, self.endpoints(session, settings))
+        self._jails = ToolJails(session.sandbox, session.workspace, tool_env(session.env),
+                                home / ".agentctl" / "calls") \
+            if jail is not None and session.sandbox is not None else None
+        server = BridgeServer(
+            identity, lambda message, source: self._handle(message, source, native, reader,
+                                                           state, session), keys)
 
         def work() -> None:
             outcome.append(launch_agent(
@@ -240,6 +256,8 @@ class NativeAgent:
             thread.join()
             raise
         finally:
+            if self._jails is not None:
+                self._jails.close()
             server.close()
             attached.gateway.close()
             if not home.is_relative_to(identity.private):  # the attempt's dir goes anyway
@@ -264,20 +282,20 @@ class NativeAgent:
     def home_dir(self, identity: AttemptIdentity) -> Path:
         return identity.private / "agent-home"
 
-    def _handle(self, message: dict[str, object], native: NativeTools, reader: StreamReader,
-                state: StreamState, session: AgentSession) -> dict[str, object]:
+    def _handle(self, message: dict[str, object], source: Source, native: NativeTools,
+                reader: StreamReader, state: StreamState,
+                session: AgentSession) -> dict[str, object]:
         self._follow(reader, state, native, session)  # its reasoning is on record first
         event, payload = message.get("event"), message.get("input")
         try:
+            forged = _forgery(event, source, message, session)
+            if forged is not None:
+                native.forged(*_claimed_call(self.name, message), forged)
+                return refused(forged)
             if event == "tool":
                 tool, arguments = message.get("tool"), message.get("arguments")
                 if not isinstance(tool, str) or not isinstance(arguments, dict):
                     return refused("a tool request needs a tool name and arguments")
-                if session.settings is None or not session.settings.mcp:
-                    why = ("a tool request over the hook socket, but this run offers no tools "
-                           "over MCP: it did not come from agentctl's MCP server (forged)")
-                    native.forged(tool, arguments, why)
-                    return refused(why)
                 result, call_id, rule = native.run_tool(tool, arguments)
                 return {"ok": True, "result": _result_json(result), "toolCallId": call_id,
                         "matchedRule": rule}
@@ -285,8 +303,22 @@ class NativeAgent:
                 return refused("the hook sent no tool call")
             if event == "PreToolUse":
                 decision = native.before(self.name, payload)
-                return {"decision": wire.ALLOW if decision.allow else wire.DENY,
-                        "reason": decision.reason}
+                answer: dict[str, object] = {
+                    "decision": wire.ALLOW if decision.allow else wire.DENY,
+                    "reason": decision.reason}
+                if decision.allow and self._jails is not None and self._is_shell(payload, session):
+                    tool_input = payload.get("tool_input")
+                    routed = self._jails.replace(tool_input) if isinstance(tool_input, dict) \
+                        else None
+                    if routed is None:  # allowed, but it could only run unjailed: it does not
+                        native.after(self.name, {**payload, "tool_response": {
+                            "error": "not run: no command string to run in a tool jail"}},
+                            failed=True)
+                        return {"decision": wire.DENY, "reason": (
+                            "agentctl runs shell commands in a jail of their own and could not "
+                            "route this one (no `command` string): not run")}
+                    answer["updatedInput"] = json.dumps(routed, separators=(",", ":"))
+                return answer
             if event in ("PostToolUse", "PostToolUseFailure"):
                 native.after(self.name, payload, failed=event == "PostToolUseFailure")
                 return {"ok": True}
@@ -298,18 +330,33 @@ class NativeAgent:
             # else is a bug of ours and ends the attempt with its traceback (FAILURE_REPORT).
             return refused(f"{type(error).__name__}: {error}")
 
+    def _is_shell(self, payload: Mapping[str, object], session: AgentSession) -> bool:
+        """Whether the call runs a shell command (to be routed into a tool jail)."""
+        from agentctl.domain.native_tools import NativeAction, native_call
+
+        tool_input = payload.get("tool_input")
+        call = native_call(self.name, str(payload.get("tool_name")),
+                           tool_input if isinstance(tool_input, dict) else {},
+                           str(session.workspace))
+        return call.action is NativeAction.COMMAND
+
     def _follow(self, reader: StreamReader, state: StreamState, native: NativeTools,
                 session: AgentSession) -> None:
         ran, answered = len(state.commands), len(state.results)
         for event in reader.lines():
             self.read(event, state)
+        for done in self._jails.drain() if self._jails is not None else ():
+            if self.waits_for_exit_codes:  # from agentctl's own run, not the CLI's stream
+                native.command_finished(done.command, done.exit_code)
+            native.network(done.jail, agent=self.name, command=done.command)
         gateway = self._gateway
         for exchange in gateway.drain() if gateway is not None else ():
             native.exchange(exchange)  # the model's side, from where it crosses the boundary
         for payload, failed in state.results[answered:]:
             native.after(self.name, payload, failed=failed)
-        for command, exit_code in state.commands[ran:]:
-            native.command_finished(command, exit_code)
+        if self._jails is None:  # unsandboxed: the CLI ran its commands itself
+            for command, exit_code in state.commands[ran:]:
+                native.command_finished(command, exit_code)
         if gateway is not None:  # never the stream's figures: any tool process can append
             native.spent(cost_usd=gateway.cost_usd, tokens=gateway.tokens)
 
@@ -355,7 +402,7 @@ def _last_plain_line(stream: Path) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def hook_command(agent: str, identity: AttemptIdentity) -> str:
+def hook_command(agent: str, identity: AttemptIdentity, key: str) -> str:
     """The hook as the agent runs it (through sh): any failure to start becomes exit 2, which
     blocks. Run as a script of agentctl's own folder without site, user site or PYTHON*
     variables: the workspace (the cwd) is never on its path, and it starts in a few ms."""
@@ -363,14 +410,59 @@ def hook_command(agent: str, identity: AttemptIdentity) -> str:
 
     argv = [sys.executable, "-E", "-s", "-S", hook.__file__, agent,
             "--socket", str(identity.private / wire.SOCKET_NAME),
-            "--attempt", identity.attempt_id, "--lease", identity.lease_id]
+            "--attempt", identity.attempt_id, "--key", key]
     return f"{shlex.join(argv)} || exit 2"
 
 
-def mcp_command(identity: AttemptIdentity) -> list[str]:
+def mcp_command(identity: AttemptIdentity, key: str) -> list[str]:
     return [sys.executable, "-I", "-m", "agentctl.bridge.mcp_server",
             "--socket", str(identity.private / wire.SOCKET_NAME),
-            "--attempt", identity.attempt_id, "--lease", identity.lease_id]
+            "--attempt", identity.attempt_id, "--key", key]
+
+
+def tool_env(env: Mapping[str, str]) -> dict[str, str]:
+    """What a jailed tool command gets: the attempt's environment without the model's base
+    URLs and keys (the gateway is the CLI's alone)."""
+    from agentctl.execution.gateway.attach import KEY_VARIABLES, URL_VARIABLES
+
+    return {name: value for name, value in env.items()
+            if name not in (*KEY_VARIABLES, *URL_VARIABLES, "CODEX_HOME")}
+
+
+HOOK_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
+
+
+def _forgery(event: object, source: Source, message: Mapping[str, object],
+             session: AgentSession) -> str | None:
+    """Why a message cannot have come from the source allowed to send it, or None."""
+    if source is Source.UNKNOWN:
+        return ("a request with no key this attempt issued: neither its hook nor its MCP "
+                "server sent it (forged)")
+    if event == "tool":
+        if session.settings is None or not session.settings.mcp:
+            return ("a tool request over the hook socket, but this run offers no tools over "
+                    "MCP: it did not come from agentctl's MCP server (forged)")
+        if source is not Source.MCP:
+            return ("a tool request with the hooks' key: only agentctl's MCP server asks for "
+                    "tools (forged)")
+        return None
+    if event in HOOK_EVENTS and source is not Source.HOOK:
+        return f"a {event} with the MCP server's key: only the CLI's hook reports calls (forged)"
+    return None
+
+
+def _claimed_call(agent: str, message: Mapping[str, object]) -> tuple[str, dict[str, object]]:
+    """The call a refused message claims, for the record: its tool and arguments."""
+    tool, arguments = message.get("tool"), message.get("arguments")
+    if message.get("event") == "tool":
+        return (tool if isinstance(tool, str) else "tool",
+                arguments if isinstance(arguments, dict) else {})
+    payload = message.get("input")
+    payload = payload if isinstance(payload, dict) else {}
+    tool_input = payload.get("tool_input")
+    return (f"{agent}.{payload.get('tool_name') or message.get('event')}",
+            {"event": str(message.get("event")),
+             **(tool_input if isinstance(tool_input, dict) else {})})
 
 
 def frozen_spec(session: AgentSession) -> dict[str, Any]:

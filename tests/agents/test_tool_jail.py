@@ -1,0 +1,140 @@
+"""The route a native shell call takes, without a CLI around it: the stub the hook hands the CLI
+(shell words naming one-shot FIFOs) is run by bash, and the attempt runs the command in a real
+bubblewrap jail writing into the stub's FIFOs. A stub works once; killing it (the CLI stopping
+the call) kills the jailed command."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import stat
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentctl.domain.sandbox import SandboxProfile
+from agentctl.execution.agents.tool_jail import ToolJails
+from agentctl.execution.sandbox import Sandbox
+
+
+class Route:
+    """An attempt's tool jails; what ended is drained on a thread as the attempt does."""
+
+    def __init__(self, root: Path) -> None:
+        self.workspace = root / "workspace"
+        (self.workspace / "sub").mkdir(parents=True)
+        private = root / "private"
+        private.mkdir()
+        (root / "proxy").mkdir()
+        self.sandbox = Sandbox.for_attempt(SandboxProfile(), env=dict(os.environ),
+                                           hidden=[private], proxy_dir=root / "proxy")
+        self.calls = root / "agent-home" / ".agentctl" / "calls"
+        self.jails = ToolJails(self.sandbox, self.workspace, {"PATH": os.environ["PATH"]},
+                               self.calls)
+        self.ran: list[tuple[str, int | None]] = []
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._done.is_set():
+            time.sleep(0.02)
+            self.ran += [(done.command, done.exit_code) for done in self.jails.drain()]
+
+    def stub(self, command: str) -> str:
+        """What the hook would have the CLI run instead of `command`."""
+        replaced = self.jails.replace({"command": command, "description": "kept"})
+        assert replaced is not None and replaced["description"] == "kept"
+        return str(replaced["command"])
+
+    def close(self) -> None:
+        self.jails.close()
+        self._done.set()
+        self._thread.join()
+        self.sandbox.close()
+
+
+@pytest.fixture
+def route(tmp_path: Path) -> Iterator[Route]:
+    live = Route(tmp_path)
+    yield live
+    live.close()
+
+
+def run(stub: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["/bin/bash", "-c", stub], cwd=cwd, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_the_command_runs_jailed_with_its_output_exit_code_and_directory(route: Route) -> None:
+    done = run(route.stub("pwd; echo to-err >&2; exit 7"), route.workspace / "sub")
+    assert done.returncode == 7, done.stderr
+    assert done.stdout == f"{route.workspace / 'sub'}\n"
+    assert done.stderr == "to-err\n"
+    deadline = time.monotonic() + 10
+    while not route.ran and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert route.ran == [("pwd; echo to-err >&2; exit 7", 7)]
+
+
+def test_a_directory_outside_the_workspace_runs_in_the_workspace(route: Route,
+                                                                 tmp_path: Path) -> None:
+    assert run(route.stub("pwd"), tmp_path).stdout.strip() == str(route.workspace)
+
+
+def test_a_stub_works_once_and_leaves_nothing_behind(route: Route) -> None:
+    stub = route.stub("touch ran-$RANDOM")
+    [go] = {word for word in shlex.split(stub) if word.endswith(".go")}
+    directory = Path(go).with_suffix("")
+    assert directory.parent == route.calls and stat.S_ISFIFO(Path(go).stat().st_mode)
+    assert run(stub, route.workspace).returncode == 0
+    deadline = time.monotonic() + 10
+    while directory.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not directory.exists() and not Path(go).exists()  # its FIFOs are gone
+    again = run(stub, route.workspace)
+    assert again.returncode == 126 and "already used" in again.stderr
+    assert len(list(route.workspace.glob("ran-*"))) == 1
+    assert not directory.exists()  # and running it again made nothing
+
+
+def test_killing_the_stub_kills_its_jailed_command(route: Route) -> None:
+    stub = route.stub("touch started; sleep 2; touch late")
+    process = subprocess.Popen(["/bin/bash", "-c", stub], cwd=route.workspace,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not (route.workspace / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(process.pid, signal.SIGKILL)  # as a CLI stops a call: the stub's whole group
+    process.wait()
+    time.sleep(3)
+    assert (route.workspace / "started").exists() and not (route.workspace / "late").exists()
+
+
+def test_a_fifo_swapped_for_a_symlink_by_the_command_is_never_written_through(
+        route: Route, tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    # every name in its call directory, and the status FIFO's beside it (which it cannot see)
+    swap = (f'for d in {route.calls}/*/; do for n in cmd out err; do ln -sf {victim} "$d/$n"; '
+            f'done; ln -sf {victim} "${{d%/}}.rc"; done')
+    done = run(route.stub(swap), route.workspace)
+    assert done.returncode == 0, done.stderr  # and its real status reached the stub
+    deadline = time.monotonic() + 10
+    while not route.ran and time.monotonic() < deadline:  # the call is over on agentctl's side
+        time.sleep(0.05)
+    assert route.ran and victim.read_text() == "precious\n"
+
+
+def test_calls_running_at_once_each_get_their_own_jail_and_output(route: Route) -> None:
+    stubs = [route.stub(f"sleep 0.5; echo call-{n}; exit {n}") for n in range(3)]
+    running = [subprocess.Popen(["/bin/bash", "-c", stub], cwd=route.workspace,
+                                stdout=subprocess.PIPE, text=True) for stub in stubs]
+    told = [(process.communicate(timeout=60)[0], process.returncode) for process in running]
+    assert told == [(f"call-{n}\n", n) for n in range(3)]
