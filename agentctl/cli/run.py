@@ -71,6 +71,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
     and answer the exit code its verdict calls for. `before` prints what goes first (the task
     card of `task submit`, in its final state)."""
     from agentctl.domain.verdict import exit_code_for
+    from agentctl.execution.tree_cache import in_home
     from agentctl.services.leftovers import notice_expired
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.telemetry import configured_endpoint, trace_after_run
@@ -98,6 +99,9 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
         options = RunOptions(keep_workspace=keep_workspace, approver=approver, progress=progress,
                              redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
                              baseline_cache=current.home.root / "baselines",
+                             # a kept workspace outlives the run: its own checkout, not a view
+                             tree_cache=None if keep_workspace else in_home(
+                                 current.home.root, config.store.tree_cache_mb),
                              protected=(current.home.root,), observer=progress,
                              trace_endpoint=configured_endpoint(config))
         try:

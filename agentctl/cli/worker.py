@@ -31,6 +31,7 @@ def worker(
     Each run is leased by exactly one worker; a run whose worker died is taken over after its
     lease expires. SIGTERM or Ctrl-C hands the current run back to the queue.
     """
+    from agentctl.execution.tree_cache import in_home
     from agentctl.services.leftovers import sweep_in_background
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.queue import Queue
@@ -44,6 +45,7 @@ def worker(
     options = RunOptions(redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
                          release_on_interrupt=True, progress=lambda text: note(f"  {text}"),
                          baseline_cache=current.home.root / "baselines",
+                         tree_cache=in_home(current.home.root, config.store.tree_cache_mb),
                          protected=(current.home.root,),
                          trace_endpoint=configured_endpoint(config))
     # SIGTERM stops the worker like Ctrl-C: the current attempt is released to the queue.

@@ -59,6 +59,7 @@ from agentctl.execution.reaper import become_subreaper, descendants
 from agentctl.execution.repository import is_url
 from agentctl.execution.sandbox import Sandbox
 from agentctl.execution.tool_context import ToolContext
+from agentctl.execution.tree_cache import TreeCache
 from agentctl.services.attempt import AttemptContext, Progress, StepRecord, StopSignal
 from agentctl.services.collect import CollectedEvidence, collect
 from agentctl.services.evidence import json_artifact, text_artifact
@@ -80,6 +81,7 @@ class RunOptions:
     # Ctrl-C/SIGTERM: an inline run ends CANCELLED; a worker releases the run to the queue.
     release_on_interrupt: bool = False
     baseline_cache: Path | None = None  # the state home's baselines; None: none kept
+    tree_cache: TreeCache | None = None  # the state home's checked-out bases; None: none kept
     # Hidden from the run's processes besides the defaults: the state home agentctl writes to.
     protected: tuple[Path, ...] = ()
     # Where the run's trace goes ([telemetry]): claude/codex get the trace context to nest under.
@@ -105,7 +107,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
         redactor=Redactor().knowing(secret_values(policy.env_passthrough)),
         stop=stop, progress=options.progress, redact_logs_up_to=options.redact_logs_up_to,
         approver=options.approver, spared=frozenset(descendants()),
-        baseline_cache=options.baseline_cache,
+        baseline_cache=options.baseline_cache, tree_cache=options.tree_cache,
         protected=protected_paths(spec, dirs.root, options.protected),
         trace_endpoint=options.trace_endpoint,
         observer=options.observer, cassette=options.cassette,
@@ -313,7 +315,8 @@ def _prepare_workspace(ctx: AttemptContext) -> AttemptEnd | None:
         step.note(repository=spec.repository, baseCommit=spec.base_commit)
         try:
             workspaces.clone_at(spec.repository, spec.base_commit, ctx.dirs,
-                                is_url=is_url(spec.repository), should_stop=ctx.stop)
+                                is_url=is_url(spec.repository), should_stop=ctx.stop,
+                                cache=ctx.tree_cache)
         except InfrastructureFailure as error:
             if ctx.stop():  # cancelled, or the lease was lost: not a fault of the clone
                 step.fail("stopped", str(error))
