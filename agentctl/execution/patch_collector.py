@@ -12,8 +12,10 @@ the added and removed lines the judge reads are streamed out of the diff, up to 
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +25,8 @@ from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, classify, ignored_generated
 from agentctl.domain.spec import PatchBoundary
 from agentctl.execution.git import WorkspaceGit, copy_index, one_line
-from agentctl.execution.workspace import AttemptDirs, require_sha
+from agentctl.execution.overlay import touched
+from agentctl.execution.workspace import AttemptDirs, require_sha, view_layers
 
 MAX_DIFF_LINES = 20_000  # lines the judge reads; the stats count every line regardless
 MAX_LINE_CHARS = 2_000
@@ -31,6 +34,8 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _KINDS = {"A": ChangeType.ADDED, "M": ChangeType.MODIFIED, "T": ChangeType.MODIFIED,
           "D": ChangeType.DELETED, "R": ChangeType.RENAMED, "C": ChangeType.COPIED}
 SYMLINK_MODE = "120000"
+# The id an entry gets until git reads its file again (the empty blob: git refuses the null id).
+_NO_OBJECT = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +60,7 @@ def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
     diff_path.parent.mkdir(parents=True, exist_ok=True)
     index = dirs.scratch / "collect.index"
     copy_index(dirs.index, index)  # collecting twice gives the same patch
+    _distrust_touched(git, index, dirs, should_stop)
     git.run("add", "--all", "--", ".", index=index, should_stop=should_stop,
             what=f"cannot stage the changes in {dirs.tree}")
     excluded = _unstage_droppings(git, index, base_commit, boundary, should_stop)
@@ -69,6 +75,32 @@ def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
     changes = _changes(git, index, base_commit, tree, boundary, should_stop)
     return CollectedPatch(diff_path, changes, tuple(stream_diff_lines(diff_path)), tree,
                           empty=not changes, excluded=excluded)
+
+
+def _distrust_touched(git: WorkspaceGit, index: Path, dirs: AttemptDirs,
+                      should_stop: Callable[[], bool] | None) -> None:
+    """In a view, every path a write reached is in its upper layer: those of the base get index
+    entries without stat data, so `git add` re-reads them whatever their times and sizes say
+    (git trusts stat data to the second; a same-size edit whose mtime was put back within the
+    second the cached index was written would look unchanged). The rest are the cache's
+    untouched files, whose stat data is exact: they are not re-read."""
+    layers = view_layers(dirs)
+    if layers is None:
+        return
+    lower, upper = layers
+    entries = []
+    for path in touched(upper):
+        try:
+            mode = os.lstat(lower / path).st_mode
+        except OSError:
+            continue  # new: not in the index, so `git add` reads it anyway
+        kind = SYMLINK_MODE if stat.S_ISLNK(mode) else "100755" if mode & 0o100 else "100644"
+        if stat.S_ISDIR(mode):
+            continue  # a folder of the base replaced by a file: its entries are checked anyway
+        entries.append(f"{kind} {_NO_OBJECT}\t{path}\0")
+    if entries:
+        git.run("update-index", "-z", "--index-info", index=index, stdin="".join(entries).encode(),
+                should_stop=should_stop, what="cannot mark the changed files for re-reading")
 
 
 def _unstage_droppings(git: WorkspaceGit, index: Path, base: str, boundary: PatchBoundary,

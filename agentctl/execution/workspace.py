@@ -46,7 +46,7 @@ BASE_REF = "refs/heads/agentctl-base"
 
 __all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched", "clone_at",
            "create_attempt_dirs", "one_line", "remove_leftovers", "remove_workspace",
-           "require_sha", "uses_views", "ATTEMPT_DIR_PREFIX"]
+           "require_sha", "uses_views", "view_layers", "ATTEMPT_DIR_PREFIX"]
 
 CloneCancelled = GitCancelled
 ATTEMPT_DIR_PREFIX = "agentctl-ws-"
@@ -131,6 +131,15 @@ def clone_at(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool,
     checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
                  what=f"cannot check out commit {commit} of {source}", should_stop=should_stop)
     copy_index(dirs.tree / ".git" / "index", dirs.index)
+
+
+def view_layers(dirs: AttemptDirs) -> tuple[Path, Path] | None:
+    """The agent's work tree as (the cached tree it is a view of, its upper layer), or None
+    when it is a checkout of its own."""
+    pinned = _PINNED.get(dirs.root)
+    if pinned is None:
+        return None
+    return pinned.path / "repo", dirs.root / "layers" / dirs.tree.name / "upper"
 
 
 def uses_views(dirs: AttemptDirs) -> bool:

@@ -332,6 +332,7 @@ def _prepare_workspace(ctx: AttemptContext) -> AttemptEnd | None:
             ctx.progress(failure)
             return InfraFailed(code="clone_failed", reason=failure, final=infrastructure_failed(
                 failure, spec.autonomy_level, Evidence(failure=(report.artifact_id,))))
+        step.note(treeView=workspaces.uses_views(ctx.dirs))  # a view of the tree cache
     ctx.redactor = ctx.redactor.knowing(secret_file_values(_secret_files(ctx)))
     return None
 
