@@ -17,6 +17,7 @@ from pathlib import Path
 from agentctl.execution.removal import force_rmtree
 
 _MNT_DETACH = 2
+_MS_RDONLY, _MS_REMOUNT, _MS_BIND = 1, 32, 4096
 _UNSAFE = frozenset(",:\\\n")  # characters overlay's option string would read as separators
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
 _supported: bool | None = None
@@ -40,6 +41,18 @@ def mount_view(lower: Path, layers: Path, target: Path) -> None:
     if _libc.mount(b"overlay", str(target).encode(), b"overlay", 0, options) != 0:
         error = ctypes.get_errno()
         raise OverlayRefused(error, f"cannot mount a view at {target}: {os.strerror(error)}")
+
+
+def bind_read_only(source: Path, target: Path) -> None:
+    """`source` again at `target`, read-only: git reading objects from there cannot even
+    refresh their times (it would, to keep them from being pruned). Raises OverlayRefused."""
+    target.mkdir(parents=True, exist_ok=True)
+    for flags in (_MS_BIND, _MS_BIND | _MS_REMOUNT | _MS_RDONLY):
+        if _libc.mount(str(source).encode(), str(target).encode(), None, flags, None) != 0:
+            error = ctypes.get_errno()
+            unmount_under(target)
+            raise OverlayRefused(error, f"cannot bind {source} at {target}: "
+                                        f"{os.strerror(error)}")
 
 
 def unmount_under(path: Path) -> None:
@@ -67,7 +80,7 @@ def touched(upper: Path) -> list[str]:
     """The paths a view's writes reached (relative, `/`-separated): every file, link and
     whiteout in its upper layer, the view's own `.git` aside. A file is copied up before any
     change to it, its data or its metadata, so what is not listed is the tree's as it was."""
-    found = []
+    found: list[str] = []
     for folder, subfolders, files in os.walk(upper):
         relative = os.path.relpath(folder, upper)
         if relative == ".":

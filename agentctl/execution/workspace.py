@@ -36,7 +36,12 @@ from agentctl.execution.git import (
     run_git_process,
     trusted_git,
 )
-from agentctl.execution.overlay import OverlayRefused, mount_view, unmount_under
+from agentctl.execution.overlay import (
+    OverlayRefused,
+    bind_read_only,
+    mount_view,
+    unmount_under,
+)
 from agentctl.execution.overlay import supported as views_supported
 from agentctl.execution.removal import force_rmtree
 from agentctl.execution.tree_cache import PinnedEntry, TreeCache, acquire
@@ -191,8 +196,13 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
     _PINNED[dirs.root] = entry
     run_git_process(hardened_argv("init", "--quiet", "--bare", str(dirs.base)),
                     env=hardened_env(home), what=f"cannot create {dirs.base}")
-    (dirs.base / "objects" / "info" / "alternates").write_text(
-        f"{entry.path / 'base.git' / 'objects'}\n", encoding="utf-8")
+    borrowed = dirs.root / "layers" / "objects"
+    try:
+        bind_read_only(entry.path / "base.git" / "objects", borrowed)
+    except OverlayRefused as error:
+        raise InfrastructureFailure(str(error)) from None
+    (dirs.base / "objects" / "info" / "alternates").write_text(f"{borrowed}\n",
+                                                              encoding="utf-8")
     dirs.git.run("update-ref", BASE_REF, commit, what=f"cannot check out commit {commit}")
     copy_index(entry.path / "repo" / ".git" / "index", dirs.index)
     return True
