@@ -66,6 +66,8 @@ def acquire(cache: TreeCache, key: str, build: Callable[[Path], None], *,
         pinned = _pin_existing(cache, key)
         if pinned is not None:  # another worker built it while we waited
             return pinned
+        for stale in (cache.root / "tmp").glob(f"{key}.*"):  # a builder that died halfway
+            remove_tree(stale)
         staging = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=cache.root / "tmp"))
         try:
             build(staging)

@@ -194,7 +194,7 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
         remove_workspace(dirs.root / "layers")
         return False
     _PINNED[dirs.root] = entry
-    run_git_process(hardened_argv("init", "--quiet", "--bare", str(dirs.base)),
+    run_git_process(hardened_argv("init", "--quiet", "--bare", "--template=", str(dirs.base)),
                     env=hardened_env(home), what=f"cannot create {dirs.base}")
     borrowed = dirs.root / "layers" / "objects"
     try:

@@ -241,3 +241,16 @@ def test_the_cache_evicts_the_least_recently_used_entries_but_never_one_in_use(
     present = sorted(p.name for p in cache.root.iterdir() if p.is_dir() and p.name != "tmp")
     assert present == [keys[1], keys[3]]
     assert not (cache.root / f"{keys[0]}.pin").exists()
+
+
+def test_what_a_builder_that_died_halfway_left_is_removed_by_the_next_build(
+        tmp_path: Path) -> None:
+    cache = TreeCache(tmp_path / "trees", 2**30)
+    key = "a" * 32
+    dead = cache.root / "tmp" / f"{key}.halfway"
+    (dead / "repo").mkdir(parents=True)
+
+    acquire(cache, key, lambda folder: (folder / "tree").write_text("x")).release()
+
+    assert not dead.exists()
+    assert (cache.root / key / "tree").read_text() == "x"
