@@ -209,32 +209,34 @@ def main() -> None:
     copy = own.scratch / "patch.diff"
     copy.write_bytes(diff.read_bytes())
 
-    def fresh(where: AttemptDirs, patch: Path) -> Callable[[], None]:
-        def action() -> None:
-            remove_workspace(where.verify)
-            checkout_patched(where, commit, patch)
-        return action
+    def removed(tree: Path) -> Callable[[], None]:
+        """Untimed, as the baseline's removal of its clone: the last round's tree and its
+        layer (a view's changes)."""
+        def prepare() -> None:
+            remove_workspace(tree)
+            remove_workspace(tree.parent / "layers" / tree.name)
+        return prepare
 
-    def base_tree(where: AttemptDirs) -> Callable[[], None]:
-        def action() -> None:
-            remove_workspace(where.base_verify)
-            checkout_base(where, commit)
-        return action
+    def fresh(where: AttemptDirs, patch: Path) -> Candidate:
+        return removed(where.verify), lambda: checkout_patched(where, commit, patch)
+
+    def base_tree(where: AttemptDirs) -> Candidate:
+        return removed(where.base_verify), lambda: checkout_base(where, commit)
 
     clone = ("git clone (baseline)", (lambda: remove_workspace(plain),
                                       lambda: git(options.dir, "clone", "-q", str(source),
                                                   str(plain))))
     checkouts = side_by_side(options.runs, dict([
         clone,
-        ("checkout_patched, own checkout", (lambda: None, fresh(own, copy))),
-        ("checkout_patched, a view", (lambda: None, fresh(workspace, diff))),
+        ("checkout_patched, own checkout", fresh(own, copy)),
+        ("checkout_patched, a view", fresh(workspace, diff)),
     ]))
     report(f"the verified tree, base + patch (median of {options.runs})", checkouts,
            VERIFIED_RATIO)
     bases = side_by_side(options.runs, dict([
         clone,
-        ("checkout_base, own checkout", (lambda: None, base_tree(own))),
-        ("checkout_base, a view", (lambda: None, base_tree(workspace))),
+        ("checkout_base, own checkout", base_tree(own)),
+        ("checkout_base, a view", base_tree(workspace)),
     ]))
     report(f"the baseline tree (median of {options.runs})", bases, VERIFIED_RATIO)
     remove_workspace(plain)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -37,10 +38,17 @@ def mount_view(lower: Path, layers: Path, target: Path) -> None:
     upper.mkdir(parents=True)
     work.mkdir()
     target.mkdir(parents=True, exist_ok=True)
-    options = f"lowerdir={lower},upperdir={upper},workdir={work}".encode()
-    if _libc.mount(b"overlay", str(target).encode(), b"overlay", 0, options) != 0:
+    options = f"lowerdir={lower},upperdir={upper},workdir={work}"
+    # volatile: a view is thrown away, never remounted, so nothing in it is worth a sync (and
+    # without it, unmounting syncs the whole filesystem underneath). Kernels before 5.10 refuse it.
+    for extra in (",volatile", ""):
+        if _libc.mount(b"overlay", str(target).encode(), b"overlay", 0,
+                       (options + extra).encode()) == 0:
+            return
         error = ctypes.get_errno()
-        raise OverlayRefused(error, f"cannot mount a view at {target}: {os.strerror(error)}")
+        if error != errno.EINVAL:
+            break
+    raise OverlayRefused(error, f"cannot mount a view at {target}: {os.strerror(error)}")
 
 
 def bind_read_only(source: Path, target: Path) -> None:
