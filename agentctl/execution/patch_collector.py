@@ -16,7 +16,7 @@ import os
 import posixpath
 import re
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,9 +60,14 @@ def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
     diff_path.parent.mkdir(parents=True, exist_ok=True)
     index = dirs.scratch / "collect.index"
     copy_index(dirs.index, index)  # collecting twice gives the same patch
-    _distrust_touched(git, index, dirs, should_stop)
-    git.run("add", "--all", "--", ".", index=index, should_stop=should_stop,
-            what=f"cannot stage the changes in {dirs.tree}")
+    scopes = _distrust_touched(git, index, dirs, should_stop)
+    if scopes is None:  # a checkout of its own: every file may have changed
+        git.run("add", "--all", "--", ".", index=index, should_stop=should_stop,
+                what=f"cannot stage the changes in {dirs.tree}")
+    elif scopes:
+        git.run("--literal-pathspecs", "add", "--all", "--pathspec-from-file=-",
+                "--pathspec-file-nul", index=index, stdin="".join(f"{s}\0" for s in scopes).encode(),
+                should_stop=should_stop, what=f"cannot stage the changes in {dirs.tree}")
     excluded = _unstage_droppings(git, index, base_commit, boundary, should_stop)
     tree = git.run("write-tree", index=index, what="cannot write the staged tree").stdout.strip()
     with diff_path.open("wb") as out:
@@ -78,29 +83,43 @@ def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
 
 
 def _distrust_touched(git: WorkspaceGit, index: Path, dirs: AttemptDirs,
-                      should_stop: Callable[[], bool] | None) -> None:
-    """In a view, every path a write reached is in its upper layer: those of the base get index
-    entries without stat data, so `git add` re-reads them whatever their times and sizes say
-    (git trusts stat data to the second; a same-size edit whose mtime was put back within the
-    second the cached index was written would look unchanged). The rest are the cache's
-    untouched files, whose stat data is exact: they are not re-read."""
+                      should_stop: Callable[[], bool] | None) -> list[str] | None:
+    """In a view, every path a write reached is in its upper layer; the rest is the cache's
+    checkout as it was built. The folders holding those paths are all `git add` need look at
+    (returned; None for a checkout of its own: everything). The touched files of the base get
+    index entries without stat data, so `git add` re-reads them whatever their times and sizes
+    say (git trusts stat data to the second: a same-size edit whose mtime was put back within
+    the second the cached index was written would look unchanged)."""
     layers = view_layers(dirs)
     if layers is None:
-        return
+        return None
     lower, upper = layers
+    paths = touched(upper)
     entries = []
-    for path in touched(upper):
+    for path in paths:
         try:
             mode = os.lstat(lower / path).st_mode
         except OSError:
             continue  # new: not in the index, so `git add` reads it anyway
-        kind = SYMLINK_MODE if stat.S_ISLNK(mode) else "100755" if mode & 0o100 else "100644"
         if stat.S_ISDIR(mode):
-            continue  # a folder of the base replaced by a file: its entries are checked anyway
+            continue  # a folder of the base replaced by a file: its folder is looked at anyway
+        kind = SYMLINK_MODE if stat.S_ISLNK(mode) else "100755" if mode & 0o100 else "100644"
         entries.append(f"{kind} {_NO_OBJECT}\t{path}\0")
     if entries:
         git.run("update-index", "-z", "--index-info", index=index, stdin="".join(entries).encode(),
                 should_stop=should_stop, what="cannot mark the changed files for re-reading")
+    return _outermost(posixpath.dirname(path) or "." for path in paths)
+
+
+def _outermost(folders: Iterable[str]) -> list[str]:
+    """The folders, less those inside another of them."""
+    kept: list[str] = []
+    for folder in sorted(set(folders)):
+        if folder == ".":
+            return ["."]
+        if not kept or not folder.startswith(kept[-1] + "/"):
+            kept.append(folder)
+    return kept
 
 
 def _unstage_droppings(git: WorkspaceGit, index: Path, base: str, boundary: PatchBoundary,
