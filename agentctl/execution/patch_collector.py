@@ -3,7 +3,8 @@
 Nothing of the agent's `.git` is used: the work tree is staged into a copy of agentctl's private
 index over its own bare copy of the base (see `git.WorkspaceGit`), so a planted fsmonitor,
 filter, hook or stale index cannot change what is collected. The staged tree's id is kept: it is
-what is verified and what `pr create` must commit.
+what is verified and what `pr create` must commit. When the work tree is a view of the tree
+cache, only the folders its upper layer names are staged (see `_distrust_touched`).
 
 Memory stays bounded whatever the agent wrote: git writes the diff straight to its file; the
 file changes come from git's own `--raw`/`--numstat` listing (exact paths, modes, counts), and

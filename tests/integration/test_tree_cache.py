@@ -254,3 +254,19 @@ def test_what_a_builder_that_died_halfway_left_is_removed_by_the_next_build(
 
     assert not dead.exists()
     assert (cache.root / key / "tree").read_text() == "x"
+
+
+def test_collection_in_a_view_looks_only_where_the_view_was_written(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    """The cost follows the change: folders the upper layer does not name are not walked.
+    (Shown by changing the cached tree behind the view's back, which nothing else does.)"""
+    commit = git(repo, "rev-parse", "HEAD")
+    cache = TreeCache(tmp_path / "trees", 2**30)
+    dirs = attempt(tmp_path, repo, commit, cache, attempts)
+    (dirs.tree / "src" / "app.py").write_text("def greet():\n    return 'hello'\n")
+    (entry,) = [p for p in cache.root.iterdir() if p.is_dir() and p.name != "tmp"]
+    (entry / "repo" / "README.md").write_text("# changed behind the view's back\n")
+
+    collected = collect_patch(dirs, commit, dirs.scratch / "patch.diff", NO_BOUNDARY)
+
+    assert [c.path for c in collected.changes] == ["src/app.py"]
