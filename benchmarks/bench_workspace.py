@@ -6,8 +6,11 @@ plain-git baseline run alongside it.
 
 The repository is generated once with `git fast-import` and cached (see --dir). Each round
 removes the previous clones, then times the baseline and agentctl in alternating order, each
-after a `sync`. Targets: `clone_at` within 0.3x of a plain `git clone`; the fresh checkout of
-base + patch that verification runs on (`checkout_patched`) at most one local clone (issue 10).
+after a `sync`. agentctl's trees are timed as views of the tree cache (warm: the base checked
+out by an earlier run; cold: checked out into the cache first) and, for comparison, as
+checkouts of their own. Targets (issue 30): the agent's workspace <= 0.2x a `git clone` with
+the cache warm, the verified tree (base + patch) and the baseline tree <= 0.1x, collecting the
+patch after 50 edits <= 1.5x `git add -A && git diff --cached`.
 """
 
 from __future__ import annotations
@@ -24,9 +27,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentctl.domain.spec import PatchBoundary
+from agentctl.execution.overlay import supported as views_supported
 from agentctl.execution.patch_collector import collect_patch
+from agentctl.execution.tree_cache import TreeCache
 from agentctl.execution.workspace import (
     AttemptDirs,
+    checkout_base,
     checkout_patched,
     clone_at,
     create_attempt_dirs,
@@ -35,7 +41,9 @@ from agentctl.execution.workspace import (
 
 COMMITS = 200
 EDITED_FILES = 50
-TARGET_RATIO = 0.3
+TARGET_RATIO = 0.2  # the warm view; the other rows are for comparison
+COLLECT_RATIO = 1.5
+VERIFIED_RATIO = 0.1
 
 
 def generate(repo: Path, files: int) -> None:
@@ -131,26 +139,40 @@ def main() -> None:
     size = sum(p.stat().st_size for p in source.rglob("*") if p.is_file() and ".git" not in p.parts)
     print(f"repository: {options.files} files, {size / 1e6:.1f} MB, {COMMITS} commits, "
           f"{os.cpu_count()} cores, {source}")
+    if not views_supported(options.dir):
+        print("views cannot be mounted here (not root?): every tree is a checkout of its own")
 
     plain = options.dir / "clone-plain"
     dirs: list[AttemptDirs] = []
+    warm = TreeCache(options.dir / "trees-warm", 2**40)
+    cold = TreeCache(options.dir / "trees-cold", 2**40)
 
     def remove_clones() -> None:
         remove_workspace(plain)
         while dirs:
             remove_workspace(dirs.pop().root)
 
-    def ours() -> None:
-        dirs.append(create_attempt_dirs(options.dir))
-        clone_at(str(source), commit, dirs[-1], is_url=False)
+    def attempt(cache: TreeCache | None) -> Callable[[], None]:
+        def prepare() -> None:
+            dirs.append(create_attempt_dirs(options.dir))
+            clone_at(str(source), commit, dirs[-1], is_url=False, cache=cache)
+        return prepare
 
+    remove_workspace(warm.root)
+    attempt(warm)()  # fills the warm cache
     clones = side_by_side(options.runs, {
         "git clone (baseline)": (
             lambda: None, lambda: git(options.dir, "clone", "-q", str(source), str(plain))),
-        "clone_at": (lambda: None, ours),
+        "clone_at, own checkout (no cache)": (lambda: None, attempt(None)),
+        "clone_at, cache cold (checks out once)": (
+            lambda: remove_workspace(cold.root), attempt(cold)),
+        "clone_at, cache warm (a view)": (lambda: None, attempt(warm)),
     }, new_round=remove_clones)
     remove_workspace(plain)
+    remove_workspace(cold.root)
     report(f"workspace preparation (median of {options.runs})", clones, TARGET_RATIO)
+    remove_clones()
+    attempt(warm)()
     workspace = dirs[-1]
     tree = workspace.tree
 
@@ -170,30 +192,57 @@ def main() -> None:
 
     collected = collect_patch(workspace, commit, diff, boundary)
     assert len(collected.changes) == len(edited[:EDITED_FILES]), "edits missing from the patch"
+
     def unstage() -> None:
         git(tree, "reset", "-q")  # the baseline stages the edits; start each run without them
 
     patches = side_by_side(options.runs, {
         "git add -A && git diff --cached (baseline)": (unstage, raw),
-        "collect_patch": (unstage, lambda: collect_patch(workspace, commit, diff, boundary)),
+        "collect_patch (a view)": (unstage, lambda: collect_patch(workspace, commit, diff,
+                                                                  boundary)),
     })
     report(f"patch collection after editing {EDITED_FILES} files (median of {options.runs})",
-           patches)
+           patches, COLLECT_RATIO)
 
-    def fresh_checkout() -> None:
-        remove_workspace(workspace.verify)
-        checkout_patched(workspace, commit, diff)
+    own = create_attempt_dirs(options.dir)  # an attempt without the cache, for comparison
+    clone_at(str(source), commit, own, is_url=False)
+    copy = own.scratch / "patch.diff"
+    copy.write_bytes(diff.read_bytes())
 
-    checkouts = side_by_side(options.runs, {
-        "git clone (baseline)": (
-            lambda: remove_workspace(plain),
-            lambda: git(options.dir, "clone", "-q", str(source), str(plain))),
-        "checkout_patched (base + patch)": (lambda: None, fresh_checkout),
-    })
-    report(f"the fresh checkout verification runs on (median of {options.runs})", checkouts,
-           1.0)
+    def removed(tree: Path) -> Callable[[], None]:
+        """Untimed, as the baseline's removal of its clone: the last round's tree and its
+        layer (a view's changes)."""
+        def prepare() -> None:
+            remove_workspace(tree)
+            remove_workspace(tree.parent / "layers" / tree.name)
+        return prepare
+
+    def fresh(where: AttemptDirs, patch: Path) -> Candidate:
+        return removed(where.verify), lambda: checkout_patched(where, commit, patch)
+
+    def base_tree(where: AttemptDirs) -> Candidate:
+        return removed(where.base_verify), lambda: checkout_base(where, commit)
+
+    clone = ("git clone (baseline)", (lambda: remove_workspace(plain),
+                                      lambda: git(options.dir, "clone", "-q", str(source),
+                                                  str(plain))))
+    checkouts = side_by_side(options.runs, dict([
+        clone,
+        ("checkout_patched, own checkout", fresh(own, copy)),
+        ("checkout_patched, a view", fresh(workspace, diff)),
+    ]))
+    report(f"the verified tree, base + patch (median of {options.runs})", checkouts,
+           VERIFIED_RATIO)
+    bases = side_by_side(options.runs, dict([
+        clone,
+        ("checkout_base, own checkout", base_tree(own)),
+        ("checkout_base, a view", base_tree(workspace)),
+    ]))
+    report(f"the baseline tree (median of {options.runs})", bases, VERIFIED_RATIO)
     remove_workspace(plain)
+    remove_workspace(own.root)
     remove_clones()
+    remove_workspace(warm.root)
 
 
 if __name__ == "__main__":

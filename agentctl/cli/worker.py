@@ -32,6 +32,7 @@ def worker(
     lease expires. SIGTERM or Ctrl-C hands the current run back to the queue.
     """
     from agentctl.cli.artifact import artifact_content
+    from agentctl.execution.tree_cache import in_home
     from agentctl.services.leftovers import sweep_in_background
     from agentctl.services.pipeline import RunOptions
     from agentctl.services.queue import Queue
@@ -48,6 +49,7 @@ def worker(
                          release_on_interrupt=True, progress=lambda text: note(f"  {text}"),
                          baseline_cache=current.home.root / "baselines",
                          concurrent_baseline=config.verification.baseline_concurrent,
+                         tree_cache=in_home(current.home.root, config.store.tree_cache_mb),
                          protected=(current.home.root,),
                          trace_endpoint=configured_endpoint(config),
                          cassettes=lambda original: cassette_of(

@@ -213,6 +213,7 @@ class SandboxSettings:
 class StoreSettings:
     url: DatabaseUrl = ""  # empty: the SQLite file in the home; AGENTCTL_DATABASE_URL wins
     artifacts: Text = ""  # empty: `artifacts/` in the home
+    tree_cache_mb: Count = 10240  # checked-out bases kept in `trees/` of the home; 0: none
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,7 +6,8 @@ renaming it to a name of its own in the same directory (atomic: two workers neve
 works in it, and gives it back cleaned (`git clean -ffdx`, a forced checkout of the commit).
 It is given back only if nothing under its `.git` but objects, logs, the index and HEAD changed
 while it was out, so no hook, config or ref a test wrote reaches the next run; else, and when
-another checkout was kept meanwhile, it is deleted.
+another checkout was kept meanwhile, it is deleted. An attempt whose trees are views of the
+tree cache (see `workspace`) mounts a view instead and keeps nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from pathlib import Path
 
 from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution.git import WorkspaceGit
-from agentctl.execution.workspace import AttemptDirs, checkout_base, remove_workspace
+from agentctl.execution.workspace import (
+    AttemptDirs,
+    checkout_base,
+    remove_workspace,
+    uses_views,
+)
 
 # What git itself changes in a checkout while tests run in it, and a forced checkout resets.
 _VOLATILE = frozenset({"objects", "logs", "index", "HEAD", "ORIG_HEAD", "FETCH_HEAD"})
@@ -64,7 +70,7 @@ class BaseCheckout:
         """The checkout, claimed or cloned on first use (once per attempt)."""
         if self.path is not None:
             return self.path
-        if self.root is None:
+        if self.root is None or uses_views(self.dirs):  # a view costs less than keeping one
             self.path = checkout_base(self.dirs, self.commit, should_stop=should_stop)
             return self.path
         self.root.mkdir(parents=True, exist_ok=True)
@@ -85,7 +91,7 @@ class BaseCheckout:
 
     def release(self) -> None:
         """Give the checkout back, clean, for the next run on this base; else delete it."""
-        if self.root is None or self.path is None:
+        if self.root is None or self.path is None or uses_views(self.dirs):
             return
         path, self.path = self.path, None
         try:

@@ -3,7 +3,8 @@
 Nothing of the agent's `.git` is used: the work tree is staged into a copy of agentctl's private
 index over its own bare copy of the base (see `git.WorkspaceGit`), so a planted fsmonitor,
 filter, hook or stale index cannot change what is collected. The staged tree's id is kept: it is
-what is verified and what `pr create` must commit.
+what is verified and what `pr create` must commit. When the work tree is a view of the tree
+cache, only the folders its upper layer names are staged (see `_distrust_touched`).
 
 Memory stays bounded whatever the agent wrote: git writes the diff straight to its file; the
 file changes come from git's own `--raw`/`--numstat` listing (exact paths, modes, counts), and
@@ -12,9 +13,11 @@ the added and removed lines the judge reads are streamed out of the diff, up to 
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+import stat
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +26,8 @@ from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, classify, ignored_generated
 from agentctl.domain.spec import PatchBoundary
 from agentctl.execution.git import WorkspaceGit, copy_index, one_line
-from agentctl.execution.workspace import AttemptDirs, require_sha
+from agentctl.execution.overlay import touched
+from agentctl.execution.workspace import AttemptDirs, require_sha, view_layers
 
 MAX_DIFF_LINES = 20_000  # lines the judge reads; the stats count every line regardless
 MAX_LINE_CHARS = 2_000
@@ -31,6 +35,8 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _KINDS = {"A": ChangeType.ADDED, "M": ChangeType.MODIFIED, "T": ChangeType.MODIFIED,
           "D": ChangeType.DELETED, "R": ChangeType.RENAMED, "C": ChangeType.COPIED}
 SYMLINK_MODE = "120000"
+# The id an entry gets until git reads its file again (the empty blob: git refuses the null id).
+_NO_OBJECT = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +61,14 @@ def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
     diff_path.parent.mkdir(parents=True, exist_ok=True)
     index = dirs.scratch / "collect.index"
     copy_index(dirs.index, index)  # collecting twice gives the same patch
-    git.run("add", "--all", "--", ".", index=index, should_stop=should_stop,
-            what=f"cannot stage the changes in {dirs.tree}")
+    scopes = _distrust_touched(git, index, dirs, should_stop)
+    if scopes is None:  # a checkout of its own: every file may have changed
+        git.run("add", "--all", "--", ".", index=index, should_stop=should_stop,
+                what=f"cannot stage the changes in {dirs.tree}")
+    elif scopes:
+        git.run("--literal-pathspecs", "add", "--all", "--pathspec-from-file=-",
+                "--pathspec-file-nul", index=index, stdin="".join(f"{s}\0" for s in scopes).encode(),
+                should_stop=should_stop, what=f"cannot stage the changes in {dirs.tree}")
     excluded = _unstage_droppings(git, index, base_commit, boundary, should_stop)
     tree = git.run("write-tree", index=index, what="cannot write the staged tree").stdout.strip()
     with diff_path.open("wb") as out:
@@ -69,6 +81,46 @@ def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
     changes = _changes(git, index, base_commit, tree, boundary, should_stop)
     return CollectedPatch(diff_path, changes, tuple(stream_diff_lines(diff_path)), tree,
                           empty=not changes, excluded=excluded)
+
+
+def _distrust_touched(git: WorkspaceGit, index: Path, dirs: AttemptDirs,
+                      should_stop: Callable[[], bool] | None) -> list[str] | None:
+    """In a view, every path a write reached is in its upper layer; the rest is the cache's
+    checkout as it was built. The folders holding those paths are all `git add` need look at
+    (returned; None for a checkout of its own: everything). The touched files of the base get
+    index entries without stat data, so `git add` re-reads them whatever their times and sizes
+    say (git trusts stat data to the second: a same-size edit whose mtime was put back within
+    the second the cached index was written would look unchanged)."""
+    layers = view_layers(dirs)
+    if layers is None:
+        return None
+    lower, upper = layers
+    paths = touched(upper)
+    entries = []
+    for path in paths:
+        try:
+            mode = os.lstat(lower / path).st_mode
+        except OSError:
+            continue  # new: not in the index, so `git add` reads it anyway
+        if stat.S_ISDIR(mode):
+            continue  # a folder of the base replaced by a file: its folder is looked at anyway
+        kind = SYMLINK_MODE if stat.S_ISLNK(mode) else "100755" if mode & 0o100 else "100644"
+        entries.append(f"{kind} {_NO_OBJECT}\t{path}\0")
+    if entries:
+        git.run("update-index", "-z", "--index-info", index=index, stdin="".join(entries).encode(),
+                should_stop=should_stop, what="cannot mark the changed files for re-reading")
+    return _outermost(posixpath.dirname(path) or "." for path in paths)
+
+
+def _outermost(folders: Iterable[str]) -> list[str]:
+    """The folders, less those inside another of them."""
+    kept: list[str] = []
+    for folder in sorted(set(folders)):
+        if folder == ".":
+            return ["."]
+        if not kept or not folder.startswith(kept[-1] + "/"):
+            kept.append(folder)
+    return kept
 
 
 def _unstage_droppings(git: WorkspaceGit, index: Path, base: str, boundary: PatchBoundary,

@@ -7,16 +7,20 @@ and the work tree is then checked out in parallel (`checkout.workers=0`: one wor
 The user's repository is only ever read, once, into the bare copy; nothing of the agent's can
 reach it or the bare copy through git (`--no-hardlinks`, and agentctl's git never runs in the
 agent's `.git`: see `git.WorkspaceGit`).
+
+With the state home's tree cache (`tree_cache`), each base is checked out once, and the agent's
+work tree, the verified tree and the baseline tree are copy-on-write views of that checkout
+(`overlay`): preparing one costs a mount, not a checkout, and nothing written in a view reaches
+the cache. Where views cannot be mounted, each is a checkout of its own as above.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
-import shutil
-import stat
-import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,16 +36,28 @@ from agentctl.execution.git import (
     run_git_process,
     trusted_git,
 )
+from agentctl.execution.overlay import (
+    OverlayRefused,
+    bind_read_only,
+    mount_view,
+    unmount_under,
+)
+from agentctl.execution.overlay import supported as views_supported
+from agentctl.execution.removal import force_rmtree
+from agentctl.execution.tree_cache import PinnedEntry, TreeCache, acquire
 
 _SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 BASE_REF = "refs/heads/agentctl-base"
 
 __all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched", "clone_at",
            "create_attempt_dirs", "one_line", "remove_leftovers", "remove_workspace",
-           "require_sha", "ATTEMPT_DIR_PREFIX"]
+           "require_sha", "uses_views", "view_layers", "ATTEMPT_DIR_PREFIX"]
 
 CloneCancelled = GitCancelled
 ATTEMPT_DIR_PREFIX = "agentctl-ws-"
+# Attempts whose trees are views of a cache entry, and the entry's pin, released (and the views
+# unmounted) when the attempt's directory is removed.
+_PINNED: dict[Path, PinnedEntry] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,26 +119,117 @@ def create_attempt_dirs(parent: Path | None = None) -> AttemptDirs:
 
 
 def clone_at(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool,
-             should_stop: Callable[[], bool] | None = None) -> None:
+             should_stop: Callable[[], bool] | None = None,
+             cache: TreeCache | None = None) -> None:
     """The bare copy of `source` at `commit`, and the work tree checked out (HEAD detached) from
     it. The work tree keeps no remote: an agent's `git push` or `git fetch` reaches nothing.
+    With `cache` (and where views can be mounted) the work tree is a copy-on-write view of the
+    cached checkout, and so are the verified and the baseline trees later.
     Raises InfrastructureFailure (CloneCancelled when `should_stop` fired)."""
     require_sha(commit)
-    if is_url:
-        _fetch_commit(source, commit, dirs.base, should_stop)
-    else:
-        if not Path(source).exists():
-            raise InfrastructureFailure(f"cannot clone {source}: the repository does not exist")
-        trusted_git(["clone", "--quiet", "--bare", "--no-hardlinks", "--", source,
-                     str(dirs.base)], what=f"cannot clone {source}", should_stop=should_stop)
-    # A branch of agentctl's own, so clones of the copy carry the base even when no branch of
-    # the source points at it (a fetched commit, a tag, a reflog entry).
-    base = WorkspaceGit(git_dir=dirs.base, work_tree=dirs.root, home=dirs.root / "git-home")
-    base.run("update-ref", BASE_REF, commit, what=f"cannot check out commit {commit} of {source}")
+    if cache is not None and views_supported(dirs.root) and _attach(
+            source, commit, dirs, is_url=is_url, cache=cache, should_stop=should_stop):
+        return
+    _copy_source(source, commit, dirs.base, is_url=is_url, home=dirs.root / "git-home",
+                 should_stop=should_stop)
     checkout = _clone_base(dirs, dirs.tree, should_stop)
     checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
                  what=f"cannot check out commit {commit} of {source}", should_stop=should_stop)
     copy_index(dirs.tree / ".git" / "index", dirs.index)
+
+
+def view_layers(dirs: AttemptDirs) -> tuple[Path, Path] | None:
+    """The agent's work tree as (the cached tree it is a view of, its upper layer), or None
+    when it is a checkout of its own."""
+    pinned = _PINNED.get(dirs.root)
+    if pinned is None:
+        return None
+    return pinned.path / "repo", dirs.root / "layers" / dirs.tree.name / "upper"
+
+
+def uses_views(dirs: AttemptDirs) -> bool:
+    """Whether the attempt's trees are views of a cached checkout (made cheaply, never kept)."""
+    return dirs.root in _PINNED
+
+
+def _copy_source(source: str, commit: str, base: Path, *, is_url: bool, home: Path,
+                 should_stop: Callable[[], bool] | None) -> None:
+    """agentctl's bare copy of `source`, with a branch of its own at `commit`, so that clones of
+    the copy carry the base even when no branch of the source points at it (a fetched commit,
+    a tag, a reflog entry)."""
+    if is_url:
+        _fetch_commit(source, commit, base, should_stop)
+    else:
+        if not Path(source).exists():
+            raise InfrastructureFailure(f"cannot clone {source}: the repository does not exist")
+        trusted_git(["clone", "--quiet", "--bare", "--no-hardlinks", "--", source,
+                     str(base)], what=f"cannot clone {source}", should_stop=should_stop)
+    WorkspaceGit(git_dir=base, work_tree=base.parent, home=home).run(
+        "update-ref", BASE_REF, commit, what=f"cannot check out commit {commit} of {source}")
+
+
+def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache: TreeCache,
+            should_stop: Callable[[], bool] | None) -> bool:
+    """Pin the cached checkout of (`source`, `commit`), built first when the cache is cold;
+    agentctl's own repository borrows its objects (anything new is written to its own), and the
+    work tree is a view of it. False (nothing pinned) when the view cannot be mounted."""
+    home = dirs.root / "git-home"
+    key = hashlib.sha256(f"{source}\0{commit}".encode()).hexdigest()[:32]
+
+    def build(folder: Path) -> None:
+        _copy_source(source, commit, folder / "base.git", is_url=is_url, home=home,
+                     should_stop=should_stop)
+        checkout = _clone(folder / "base.git", folder / "repo", home, should_stop,
+                          hardlinks=True)
+        checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
+                     what=f"cannot check out commit {commit} of {source}",
+                     should_stop=should_stop)
+        _settle(checkout)
+
+    entry = acquire(cache, key, build, should_stop=should_stop)
+    try:
+        mount_view(entry.path / "repo", dirs.root / "layers" / "repo", dirs.tree)
+    except OverlayRefused:
+        entry.release()
+        remove_workspace(dirs.root / "layers")
+        return False
+    _PINNED[dirs.root] = entry
+    run_git_process(hardened_argv("init", "--quiet", "--bare", "--template=", str(dirs.base)),
+                    env=hardened_env(home), what=f"cannot create {dirs.base}")
+    borrowed = dirs.root / "layers" / "objects"
+    try:
+        bind_read_only(entry.path / "base.git" / "objects", borrowed)
+    except OverlayRefused as error:
+        raise InfrastructureFailure(str(error)) from None
+    (dirs.base / "objects" / "info" / "alternates").write_text(f"{borrowed}\n",
+                                                              encoding="utf-8")
+    dirs.git.run("update-ref", BASE_REF, commit, what=f"cannot check out commit {commit}")
+    copy_index(entry.path / "repo" / ".git" / "index", dirs.index)
+    return True
+
+
+def _settle(checkout: WorkspaceGit) -> None:
+    """Date the checked-out files two seconds back and refresh the index, so that no entry is
+    racily clean (as young as the index itself, which git would re-hash at every look): a
+    patch is then collected by comparing stat data, re-reading only the files that changed."""
+    then = time.time_ns() - 2_000_000_000
+    root = str(checkout.work_tree)
+    for folder, subfolders, files in os.walk(root):
+        if folder == root:
+            subfolders[:] = [name for name in subfolders if name != ".git"]
+        for name in files:
+            os.utime(os.path.join(folder, name), ns=(then, then), follow_symlinks=False)
+    checkout.run("update-index", "-q", "--refresh", what=f"cannot index {root}")
+
+
+def _view(dirs: AttemptDirs, target: Path) -> WorkspaceGit:
+    """A fresh view of the pinned checkout at `target` (anything there before is removed), and
+    git for it: the view's own `.git`, pristine from the cache."""
+    layers = dirs.root / "layers" / target.name
+    remove_workspace(target)
+    remove_workspace(layers)
+    mount_view(_PINNED[dirs.root].path / "repo", layers, target)
+    return WorkspaceGit(git_dir=target / ".git", work_tree=target, home=dirs.root / "git-home")
 
 
 def checkout_patched(dirs: AttemptDirs, commit: str, diff: Path, *,
@@ -131,10 +238,13 @@ def checkout_patched(dirs: AttemptDirs, commit: str, diff: Path, *,
     work tree and index, and nothing else of the agent's: where verification runs. The id of
     the tree it holds, for the caller to compare with the patch's."""
     require_sha(commit)
-    checkout = _clone_base(dirs, dirs.verify, should_stop)
-    checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
-                 what=f"cannot check out commit {commit} for verification",
-                 should_stop=should_stop)
+    if uses_views(dirs):
+        checkout = _view(dirs, dirs.verify)
+    else:
+        checkout = _clone_base(dirs, dirs.verify, should_stop)
+        checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
+                     what=f"cannot check out commit {commit} for verification",
+                     should_stop=should_stop)
     if diff.stat().st_size:
         checkout.run("apply", "--index", "--whitespace=nowarn", str(diff.resolve()),
                      what="cannot apply the patch to a fresh checkout", should_stop=should_stop)
@@ -149,6 +259,9 @@ def checkout_base(dirs: AttemptDirs, commit: str, *,
     require_sha(commit)
     where = dest or dirs.base_verify
     if not where.exists():
+        if uses_views(dirs):
+            _view(dirs, where)
+            return where
         checkout = _clone_base(dirs, where, should_stop)
         checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
                      what=f"cannot check out commit {commit} for the baseline",
@@ -158,14 +271,20 @@ def checkout_base(dirs: AttemptDirs, commit: str, *,
 
 def _clone_base(dirs: AttemptDirs, dest: Path,
                 should_stop: Callable[[], bool] | None) -> WorkspaceGit:
-    """A clone of agentctl's bare copy at `dest` (objects copied, not linked), without a
-    remote, and git for it that reads nothing but its own fresh config."""
-    home = dirs.root / "git-home"
+    return _clone(dirs.base, dest, dirs.root / "git-home", should_stop, hardlinks=False)
+
+
+def _clone(source: Path, dest: Path, home: Path, should_stop: Callable[[], bool] | None, *,
+           hardlinks: bool) -> WorkspaceGit:
+    """A clone of agentctl's bare copy `source` at `dest`, without a remote, and git for it
+    that reads nothing but its own fresh config. Objects are copied, not linked, unless
+    `hardlinks` (within the cache, which nothing writes to)."""
+    links = () if hardlinks else ("--no-hardlinks",)
     # The one transport agentctl's own git may use: a local clone of its own copy.
     run_git_process(hardened_argv("-c", "protocol.file.allow=always", "clone", "--quiet",
-                                  "--no-checkout", "--no-hardlinks", "--", str(dirs.base),
-                                  str(dest)), env=hardened_env(home),
-                    what=f"cannot clone the base into {dest}", should_stop=should_stop)
+                                  "--no-checkout", *links, "--", str(source), str(dest)),
+                    env=hardened_env(home), what=f"cannot clone the base into {dest}",
+                    should_stop=should_stop)
     clone = WorkspaceGit(git_dir=dest / ".git", work_tree=dest, home=home)
     clone.run("remote", "remove", "origin", what=f"cannot detach {dest} from its origin")
     return clone
@@ -189,8 +308,12 @@ def remove_workspace(path: Path) -> None:
     """Delete the workspace, read-only files and directories included; a missing one is fine."""
     if not os.path.lexists(path):
         return
+    unmount_under(path)
+    pinned = _PINNED.pop(Path(path), None)
+    if pinned is not None:
+        pinned.release()
     try:
-        _rmtree(str(path))
+        force_rmtree(str(path))
     except OSError as error:
         raise InfrastructureFailure(f"cannot remove workspace {path}: {error}") from None
 
@@ -203,30 +326,3 @@ def remove_leftovers(directories: Iterable[str]) -> None:
             remove_workspace(Path(directory))
         except InfrastructureFailure:
             continue
-
-
-def _rmtree(path: str) -> None:
-    if os.path.islink(path) or not os.path.isdir(path):
-        os.unlink(path)
-    elif sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=_force)
-    else:
-        shutil.rmtree(path, onerror=_force)
-
-
-def _force(_func: object, path: str, error: object) -> None:
-    """rmtree failed on `path`: make it and its directory writable (and listable), then retry."""
-    exc = error[1] if isinstance(error, tuple) else error
-    if isinstance(exc, FileNotFoundError):
-        return
-    loosened = False
-    for target in (os.path.dirname(path), path):
-        if os.path.isdir(target) and not os.path.islink(target):
-            mode = stat.S_IMODE(os.lstat(target).st_mode)
-            if mode & stat.S_IRWXU != stat.S_IRWXU:
-                os.chmod(target, mode | stat.S_IRWXU)
-                loosened = True
-    if not loosened:  # permissions were not the problem: retrying would loop forever
-        raise exc if isinstance(exc, BaseException) else OSError(f"cannot remove {path}")
-    if os.path.lexists(path):
-        _rmtree(path)

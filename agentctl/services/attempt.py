@@ -19,6 +19,7 @@ from agentctl.domain.spec import ExecutionSpec
 from agentctl.domain.step import Step
 from agentctl.execution.reaper import Process, sweep
 from agentctl.execution.sandbox import Sandbox
+from agentctl.execution.tree_cache import TreeCache
 from agentctl.execution.workspace import AttemptDirs
 from agentctl.services.ports import (
     Approver,
@@ -67,6 +68,7 @@ class AttemptContext:
     approver: Approver | None = None
     spared: frozenset[Process] = frozenset()  # processes that ran before the attempt began
     baseline_cache: Path | None = None  # where baselines on a base commit are kept across runs
+    tree_cache: TreeCache | None = None  # checked-out bases the run's trees are views of
     sandbox: Sandbox | None = None  # None: the run's processes run unconfined (mode off)
     protected: tuple[Path, ...] = ()  # hidden from them: state home, original repository
     trace_endpoint: str | None = None  # OTLP endpoint: native agents nest their spans in ours

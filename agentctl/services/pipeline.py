@@ -60,6 +60,7 @@ from agentctl.execution.reaper import become_subreaper, descendants
 from agentctl.execution.repository import is_url
 from agentctl.execution.sandbox import Sandbox
 from agentctl.execution.tool_context import ToolContext
+from agentctl.execution.tree_cache import TreeCache
 from agentctl.home import resolve_home
 from agentctl.services.attempt import AttemptContext, Progress, StepRecord, StopSignal
 from agentctl.services.collect import CollectedEvidence, collect
@@ -81,6 +82,7 @@ class RunOptions:
     # Ctrl-C/SIGTERM: an inline run ends CANCELLED; a worker releases the run to the queue.
     release_on_interrupt: bool = False
     baseline_cache: Path | None = None  # the state home's baselines; None: none kept
+    tree_cache: TreeCache | None = None  # the state home's checked-out bases; None: none kept
     # Hidden from the run's processes besides the defaults: the state home agentctl writes to.
     protected: tuple[Path, ...] = ()
     # Where the run's trace goes ([telemetry]): claude/codex get the trace context to nest under.
@@ -111,7 +113,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
         redactor=Redactor().knowing(secret_values(policy.env_passthrough)),
         stop=stop, progress=options.progress, redact_logs_up_to=options.redact_logs_up_to,
         approver=options.approver, spared=frozenset(descendants()),
-        baseline_cache=options.baseline_cache,
+        baseline_cache=options.baseline_cache, tree_cache=options.tree_cache,
         protected=protected_paths(spec, dirs.root, options.protected),
         trace_endpoint=options.trace_endpoint,
         observer=options.observer, cassette=options.cassette,
@@ -334,7 +336,8 @@ def _prepare_workspace(ctx: AttemptContext) -> AttemptEnd | None:
         step.note(repository=spec.repository, baseCommit=spec.base_commit)
         try:
             workspaces.clone_at(spec.repository, spec.base_commit, ctx.dirs,
-                                is_url=is_url(spec.repository), should_stop=ctx.stop)
+                                is_url=is_url(spec.repository), should_stop=ctx.stop,
+                                cache=ctx.tree_cache)
         except InfrastructureFailure as error:
             if ctx.stop():  # cancelled, or the lease was lost: not a fault of the clone
                 step.fail("stopped", str(error))
@@ -350,6 +353,7 @@ def _prepare_workspace(ctx: AttemptContext) -> AttemptEnd | None:
             ctx.progress(failure)
             return InfraFailed(code="clone_failed", reason=failure, final=infrastructure_failed(
                 failure, spec.autonomy_level, Evidence(failure=(report.artifact_id,))))
+        step.note(treeView=workspaces.uses_views(ctx.dirs))  # a view of the tree cache
     ctx.redactor = ctx.redactor.knowing(secret_file_values(_secret_files(ctx)))
     return None
 

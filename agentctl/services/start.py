@@ -12,6 +12,7 @@ from agentctl.domain.agent import AgentSpec
 from agentctl.domain.run import Run
 from agentctl.domain.sandbox import SandboxMode, SandboxProfile
 from agentctl.execution.sandbox import require
+from agentctl.execution.tree_cache import in_home
 from agentctl.services.attempt import Progress
 from agentctl.services.pipeline import RunOptions
 from agentctl.services.ports import Approver, RunObserver
@@ -60,6 +61,9 @@ def start_run(storage: Storage, config: Config, request: StartRun) -> Run:
         redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
         baseline_cache=home / "baselines" if home is not None else None,
         concurrent_baseline=config.verification.baseline_concurrent,
+        # a kept workspace outlives the run: its own checkout, not a view of the cache
+        tree_cache=None if request.keep_workspace or home is None
+        else in_home(home, config.store.tree_cache_mb),
         protected=(home,) if home is not None else (),
         trace_endpoint=configured_endpoint(config))
     return create_and_run(storage, config, request.task, agent=request.agent,

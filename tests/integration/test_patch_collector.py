@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,7 +16,14 @@ from agentctl.domain.patch import FileChange, check_boundary
 from agentctl.domain.spec import PatchBoundary
 from agentctl.execution.git import copy_index
 from agentctl.execution.patch_collector import CollectedPatch, apply_to_base, collect_patch
-from agentctl.execution.workspace import AttemptDirs, clone_at, create_attempt_dirs
+from agentctl.execution.tree_cache import TreeCache
+from agentctl.execution.workspace import (
+    AttemptDirs,
+    clone_at,
+    create_attempt_dirs,
+    remove_workspace,
+    uses_views,
+)
 from tests.conftest import git
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4
@@ -30,12 +38,17 @@ def base(repo: Path) -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
-@pytest.fixture
-def workspace(repo: Path, base: str, tmp_path: Path) -> Path:
-    """The work tree of a fresh attempt (its private directory is the work tree's parent)."""
+@pytest.fixture(params=["checkout", "view"])
+def workspace(request: pytest.FixtureRequest, repo: Path, base: str,
+              tmp_path: Path) -> Iterator[Path]:
+    """The work tree of a fresh attempt (its private directory is the work tree's parent): a
+    checkout of its own, or a view of the tree cache's checkout of the base."""
     dirs = create_attempt_dirs(tmp_path)
-    clone_at(str(repo), base, dirs, is_url=False)
-    return dirs.tree
+    cache = TreeCache(tmp_path / "trees", 2**30) if request.param == "view" else None
+    clone_at(str(repo), base, dirs, is_url=False, cache=cache)
+    assert uses_views(dirs) is (cache is not None)
+    yield dirs.tree
+    remove_workspace(dirs.root)
 
 
 def dirs_of(workspace: Path) -> AttemptDirs:

@@ -21,6 +21,7 @@ from agentctl.config import Config
 from agentctl.domain.agent import AgentSpec
 from agentctl.domain.run import Run
 from agentctl.execution.agents.spec import parse_agent_spec
+from agentctl.execution.tree_cache import TreeCache
 from agentctl.services.pipeline import RunOptions
 from agentctl.services.ports import RunQueue, RunRecord
 from agentctl.services.queue import Queue
@@ -96,7 +97,9 @@ class Harness:
         return create_run(self.storage, self.settings, task.task_id, agent=agent)
 
     def execute(self, run: Run, **options: object) -> Run:
-        """Run it here, attempt after attempt, as `run start` does."""
+        """Run it here, attempt after attempt, as `run start` does (its trees views of a tree
+        cache in the test's folder unless `tree_cache` says otherwise)."""
+        options.setdefault("tree_cache", TreeCache(self.root / "trees", 2**30))
         settings = RunOptions(progress=self.progress.append, **options)  # type: ignore[arg-type]
         return run_inline(self.queue, run.run_id, ttl_seconds=self.settings.worker.lease_ttl_seconds,
                           options=settings)

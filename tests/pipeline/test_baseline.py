@@ -564,12 +564,13 @@ def test_a_flipping_test_reruns_on_the_base_checkout_kept_beside_the_cached_base
         harness: Harness, tmp_path: Path) -> None:
     """The run that paid for the baseline keeps its base checkout, cleaned; the next run on
     that base reads the baseline from the cache and reruns its flipping test in that same
-    checkout (the same directory, not a new clone), then gives it back clean."""
+    checkout (the same directory, not a new clone), then gives it back clean. (Without the tree
+    cache: with it, each run's base tree is a fresh view and nothing is kept.)"""
     harness.repo = pytest_repo(tmp_path)
     cache = tmp_path / "baselines"
     first = harness.record(harness.execute(harness.submit(
         harness.plan(FIRST_USE_BREAKS_MUL), verify=(PYTEST,), task_type="refactor"),
-        baseline_cache=cache))
+        baseline_cache=cache, tree_cache=None))
     (kept,) = (cache / "checkouts").iterdir()
     made = kept.stat().st_ino
     status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=kept,
@@ -579,7 +580,7 @@ def test_a_flipping_test_reruns_on_the_base_checkout_kept_beside_the_cached_base
 
     second = harness.record(harness.execute(harness.submit(
         harness.plan(FIRST_USE_BREAKS_MUL), verify=(PYTEST,), task_type="refactor"),
-        baseline_cache=cache))
+        baseline_cache=cache, tree_cache=None))
 
     assert check_of(second).baseline_cached is True
     assert classes(second)["tests/test_calc.py::test_mul"] is K.PASS_TO_FLAKY
@@ -594,12 +595,12 @@ def test_a_flipping_test_reruns_on_the_base_checkout_kept_beside_the_cached_base
 def test_a_base_checkout_whose_git_config_a_test_changed_is_not_kept(
         harness: Harness, tmp_path: Path) -> None:
     """What a base run writes under `.git` (a hook, a config key) must not reach the next run:
-    such a checkout is deleted, and the next run clones afresh."""
+    such a checkout is deleted, and the next run clones afresh (without the tree cache)."""
     harness.repo = pytest_repo(tmp_path)
     cache = tmp_path / "baselines"
     command = f"git config agentctl.touched yes; {PYTEST}"
     record = harness.record(harness.execute(harness.submit(
         harness.plan(BREAK_MUL), verify=(command,), task_type="refactor"),
-        baseline_cache=cache))
+        baseline_cache=cache, tree_cache=None))
     assert check_of(record).baseline_commit is not None  # the base did run
     assert list((cache / "checkouts").iterdir()) == []

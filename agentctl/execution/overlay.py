@@ -1,0 +1,125 @@
+"""Copy-on-write views of a read-only tree, as kernel overlay mounts.
+
+A view is an overlay of the tree (lower, never written through the mount: every write copies
+the file up first) with a fresh upper and work directory of its own, so many views share one
+tree and none can change it. Mounting needs CAP_SYS_ADMIN (root here); where the kernel or the
+caller's rights refuse, `supported` says no once and callers make a full checkout instead.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import tempfile
+from pathlib import Path
+
+from agentctl.execution.removal import force_rmtree
+
+_MNT_DETACH = 2
+_MS_RDONLY, _MS_REMOUNT, _MS_BIND = 1, 32, 4096
+_UNSAFE = frozenset(",:\\\n")  # characters overlay's option string would read as separators
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+_supported: bool | None = None
+
+
+class OverlayRefused(OSError):
+    """The kernel (or our rights) would not mount the view."""
+
+
+def mount_view(lower: Path, layers: Path, target: Path) -> None:
+    """Mount a writable view of `lower` at `target`, its changes kept under `layers` (made here;
+    on the same filesystem as nothing else needs to be). Raises OverlayRefused."""
+    upper, work = layers / "upper", layers / "work"
+    for path in (lower, upper, work, target):
+        if _UNSAFE & set(str(path)):
+            raise OverlayRefused(f"cannot mount a view at {target}: {path} holds one of , : \\")
+    upper.mkdir(parents=True)
+    work.mkdir()
+    target.mkdir(parents=True, exist_ok=True)
+    options = f"lowerdir={lower},upperdir={upper},workdir={work}"
+    # volatile: a view is thrown away, never remounted, so nothing in it is worth a sync (and
+    # without it, unmounting syncs the whole filesystem underneath). Kernels before 5.10 refuse it.
+    for extra in (",volatile", ""):
+        if _libc.mount(b"overlay", str(target).encode(), b"overlay", 0,
+                       (options + extra).encode()) == 0:
+            return
+        error = ctypes.get_errno()
+        if error != errno.EINVAL:
+            break
+    raise OverlayRefused(error, f"cannot mount a view at {target}: {os.strerror(error)}")
+
+
+def bind_read_only(source: Path, target: Path) -> None:
+    """`source` again at `target`, read-only: git reading objects from there cannot even
+    refresh their times (it would, to keep them from being pruned). Raises OverlayRefused."""
+    target.mkdir(parents=True, exist_ok=True)
+    for flags in (_MS_BIND, _MS_BIND | _MS_REMOUNT | _MS_RDONLY):
+        if _libc.mount(str(source).encode(), str(target).encode(), None, flags, None) != 0:
+            error = ctypes.get_errno()
+            unmount_under(target)
+            raise OverlayRefused(error, f"cannot bind {source} at {target}: "
+                                        f"{os.strerror(error)}")
+
+
+def unmount_under(path: Path) -> None:
+    """Detach every mount at or below `path`, deepest first (a busy one lazily); none is fine."""
+    for point in sorted(mounts_under(path), key=len, reverse=True):
+        _libc.umount2(point.encode(), _MNT_DETACH)
+
+
+def mounts_under(path: Path) -> list[str]:
+    """Mount points at or below `path`, from this process's mount table."""
+    prefix = os.path.realpath(path) if os.path.lexists(path) else str(path)
+    points = []
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as table:
+            for line in table:
+                point = _unescape(line.split(" ", 5)[4])
+                if point == prefix or point.startswith(prefix.rstrip("/") + "/"):
+                    points.append(point)
+    except OSError:
+        return []
+    return points
+
+
+def touched(upper: Path) -> list[str]:
+    """The paths a view's writes reached (relative, `/`-separated): every file, link and
+    whiteout in its upper layer, the view's own `.git` aside. A file is copied up before any
+    change to it, its data or its metadata, so what is not listed is the tree's as it was."""
+    found: list[str] = []
+    for folder, subfolders, files in os.walk(upper):
+        relative = os.path.relpath(folder, upper)
+        if relative == ".":
+            subfolders[:] = [name for name in subfolders if name != ".git"]
+            files = [name for name in files if name != ".git"]
+        prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
+        found.extend(prefix + name for name in files)
+        # a link to a folder is listed with the folders by os.walk
+        found.extend(prefix + name for name in subfolders
+                     if os.path.islink(os.path.join(folder, name)))
+    return found
+
+
+def supported(scratch: Path) -> bool:
+    """Whether views can be mounted here: tried once per process with an empty tree."""
+    global _supported
+    if _supported is None:
+        probe = Path(tempfile.mkdtemp(prefix="agentctl-overlay-probe-", dir=scratch))
+        try:
+            (probe / "lower").mkdir()
+            mount_view(probe / "lower", probe / "layers", probe / "view")
+            unmount_under(probe / "view")
+            _supported = True
+        except OSError:
+            _supported = False
+        finally:
+            force_rmtree(str(probe))
+    return _supported
+
+
+def _unescape(field: str) -> str:
+    """mountinfo writes space, tab, newline and backslash as octal escapes."""
+    return field.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace(
+        "\\134", "\\")

@@ -1,0 +1,183 @@
+"""A cache of base trees in the state home: one entry per (repository, commit), written once and
+then only read, bounded in size, the least recently used entry evicted first.
+
+An entry is built in `tmp/` and renamed into place (atomic: a reader sees all of it or none);
+one worker builds a key while the others wait for it (`<key>.build`, an exclusive flock). A run
+pins its entry with a shared flock on `<key>.pin` for as long as it uses it, and eviction only
+takes entries it can lock exclusively, so no entry disappears under a run. `lock` serialises
+pinning, adding and evicting. Locks are flocks: a worker that dies drops its own.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentctl.domain.errors import InfrastructureFailure
+from agentctl.execution.removal import force_rmtree
+
+_KEY = re.compile(r"[0-9a-f]{32}")
+_WAIT_SECONDS = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class TreeCache:
+    """Where the cache lives and how large it may grow (bytes on disk)."""
+
+    root: Path
+    max_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class PinnedEntry:
+    """An entry held for a run: it stays until `release` (or the process ends)."""
+
+    path: Path
+    pin: int  # a descriptor holding a shared flock on the entry's pin file
+    built: bool  # this call built it (the cache was cold)
+
+    def release(self) -> None:
+        os.close(self.pin)
+
+
+def in_home(home: Path, max_mb: int) -> TreeCache | None:
+    """The state home's cache (`[store] tree_cache_mb`), None when it is switched off."""
+    return TreeCache(home / "trees", max_mb * 2**20) if max_mb > 0 else None
+
+
+def acquire(cache: TreeCache, key: str, build: Callable[[Path], None], *,
+            should_stop: Callable[[], bool] | None = None) -> PinnedEntry:
+    """The entry for `key`, pinned; built with `build(folder)` first when missing (which may
+    raise, leaving nothing behind). Entries over the bound are evicted after an addition."""
+    if not _KEY.fullmatch(key):
+        raise ValueError(f"not a cache key: {key!r}")
+    (cache.root / "tmp").mkdir(parents=True, exist_ok=True)
+    pinned = _pin_existing(cache, key)
+    if pinned is not None:
+        return pinned
+    with _exclusive(cache.root / f"{key}.build", should_stop):
+        pinned = _pin_existing(cache, key)
+        if pinned is not None:  # another worker built it while we waited
+            return pinned
+        for stale in (cache.root / "tmp").glob(f"{key}.*"):  # a builder that died halfway
+            remove_tree(stale)
+        staging = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=cache.root / "tmp"))
+        try:
+            build(staging)
+            (staging / "size").write_text(f"{disk_usage(staging)}\n", encoding="ascii")
+            with _exclusive(cache.root / "lock"):
+                os.rename(staging, cache.root / key)
+                pin = _pin(cache, key)
+                evict(cache, keep=key)
+        except BaseException:
+            remove_tree(staging)
+            raise
+    return PinnedEntry(cache.root / key, pin, built=True)
+
+
+def evict(cache: TreeCache, keep: str | None = None) -> list[str]:
+    """Remove the least recently used unpinned entries until the rest fit `max_bytes` (an entry
+    in use, and `keep`, always stay). The caller holds `lock`. Returns the keys removed."""
+    entries = []
+    for key, size, used in _entries(cache):
+        entries.append((used, key, size))
+    total = sum(size for _, _, size in entries)
+    removed: list[str] = []
+    for _used, key, size in sorted(entries):
+        if total <= cache.max_bytes:
+            break
+        if key == keep:
+            continue
+        pin_file = cache.root / f"{key}.pin"
+        descriptor = os.open(pin_file, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # a run uses it
+            doomed = Path(tempfile.mkdtemp(prefix=f"{key}.evicted.", dir=cache.root / "tmp"))
+            os.rename(cache.root / key, doomed / "entry")
+            pin_file.unlink()
+        finally:
+            os.close(descriptor)
+        remove_tree(doomed)
+        total -= size
+        removed.append(key)
+    return removed
+
+
+def disk_usage(path: Path) -> int:
+    """Bytes on disk under `path`, a file linked twice counted once."""
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    for folder, subfolders, files in os.walk(path):
+        for name in (*files, *subfolders):
+            info = os.lstat(os.path.join(folder, name))
+            if (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += info.st_blocks * 512
+    return total
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a folder of the cache's (read-only object files included); gone already is fine."""
+    if os.path.lexists(path):
+        force_rmtree(str(path))
+
+
+def _entries(cache: TreeCache) -> Iterator[tuple[str, int, float]]:
+    """(key, size, last use) of each entry in place."""
+    for child in cache.root.iterdir():
+        if not _KEY.fullmatch(child.name) or not child.is_dir():
+            continue
+        try:
+            size = int((child / "size").read_text(encoding="ascii"))
+        except (OSError, ValueError):
+            size = disk_usage(child)
+        try:
+            used = (cache.root / f"{child.name}.pin").stat().st_mtime
+        except OSError:
+            used = 0.0
+        yield child.name, size, used
+
+
+def _pin_existing(cache: TreeCache, key: str) -> PinnedEntry | None:
+    with _exclusive(cache.root / "lock"):
+        if not (cache.root / key).is_dir():
+            return None
+        return PinnedEntry(cache.root / key, _pin(cache, key), built=False)
+
+
+def _pin(cache: TreeCache, key: str) -> int:
+    """A shared lock on the entry's pin file, whose mtime is the entry's last use."""
+    pin_file = cache.root / f"{key}.pin"
+    descriptor = os.open(pin_file, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(descriptor, fcntl.LOCK_SH)
+    os.utime(descriptor)
+    return descriptor
+
+
+@contextmanager
+def _exclusive(path: Path, should_stop: Callable[[], bool] | None = None) -> Iterator[None]:
+    """An exclusive flock on `path`, waited for (giving up when `should_stop` fires)."""
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | (fcntl.LOCK_NB if should_stop else 0))
+                break
+            except BlockingIOError:
+                if should_stop is not None and should_stop():
+                    raise InfrastructureFailure(
+                        "cancelled while another worker was caching the base") from None
+                time.sleep(_WAIT_SECONDS)
+        yield
+    finally:
+        os.close(descriptor)

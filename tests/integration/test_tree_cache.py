@@ -1,0 +1,272 @@
+"""The tree cache and the views of it: the verified tree is exactly base + patch whether the
+cache is cold, warm or being filled by two workers at once; the cache stays within its bound
+without taking an entry a run holds. Real git repositories, real overlay mounts, real flocks
+and real worker processes."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentctl.domain.spec import PatchBoundary
+from agentctl.execution import overlay
+from agentctl.execution.patch_collector import collect_patch
+from agentctl.execution.tree_cache import TreeCache, acquire
+from agentctl.execution.workspace import (
+    AttemptDirs,
+    checkout_base,
+    checkout_patched,
+    clone_at,
+    create_attempt_dirs,
+    remove_workspace,
+    uses_views,
+)
+from tests.conftest import git, make_repo
+from tests.machine import unavailable
+
+NO_BOUNDARY = PatchBoundary(allowed_paths=(), forbidden_paths=(), lockfile_patterns=(),
+                            generated_patterns=())
+
+
+@pytest.fixture(autouse=True)
+def mountable(tmp_path: Path) -> None:
+    if not overlay.supported(tmp_path):
+        unavailable("overlay mounts are refused here (not root, or no overlay in the kernel)")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    source = make_repo(tmp_path / "source", {
+        "README.md": "# service\n", "src/app.py": "def greet():\n    return 'hi'\n",
+        "src/gone.py": "x = 1\n", "run.sh": "#!/bin/sh\necho run\n", ".gitignore": "*.log\n",
+    })
+    os.symlink("src/app.py", source / "app-link")
+    git(source, "add", "-A")
+    git(source, "commit", "-q", "-m", "a link")
+    return source
+
+
+def snapshot(tree: Path) -> dict[str, tuple[int, bytes]]:
+    """Every path below `tree` but `.git`: its mode and its bytes (a link: its target)."""
+    files: dict[str, tuple[int, bytes]] = {}
+    for folder, subfolders, names in os.walk(tree):
+        if folder == str(tree):
+            subfolders[:] = [name for name in subfolders if name != ".git"]
+        for name in names:
+            path = os.path.join(folder, name)
+            info = os.lstat(path)
+            content = (os.readlink(path).encode() if os.path.islink(path)
+                       else Path(path).read_bytes())
+            files[os.path.relpath(path, tree)] = (info.st_mode, content)
+    return files
+
+
+def cache_digest(cache: TreeCache) -> str:
+    """Paths, modes, times and bytes of every entry of the cache (its locks aside)."""
+    digest = hashlib.sha256()
+    for folder, subfolders, names in os.walk(cache.root):
+        subfolders.sort()
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            if name.endswith((".pin", ".build")) or name == "lock":
+                continue
+            info = os.lstat(path)
+            digest.update(f"{path}\0{info.st_mode}\0{info.st_mtime_ns}\0".encode())
+            digest.update(os.readlink(path).encode() if os.path.islink(path)
+                          else Path(path).read_bytes())
+    return digest.hexdigest()
+
+
+def edit(tree: Path) -> None:
+    """A change of every kind: content, mode, a delete, a new file, a link, an ignored file."""
+    (tree / "src" / "app.py").write_text("def greet():\n    return 'hello'\n")
+    os.chmod(tree / "README.md", 0o755)
+    (tree / "src" / "gone.py").unlink()
+    (tree / "src" / "new.py").write_text("y = 2\n")
+    os.symlink("README.md", tree / "readme-link")
+    (tree / "debug.log").write_text("ignored\n")
+
+
+def expected_tree(repo: Path, commit: str, diff: Path, where: Path) -> dict[str, tuple[int, bytes]]:
+    """What a person gets: `git clone`, then `git apply` of the patch."""
+    subprocess.run(["git", "clone", "-q", str(repo), str(where)], check=True)
+    git(where, "checkout", "-q", commit)
+    if diff.stat().st_size:
+        git(where, "apply", str(diff))
+    return snapshot(where)
+
+
+@pytest.fixture
+def attempts(tmp_path: Path) -> Iterator[list[AttemptDirs]]:
+    made: list[AttemptDirs] = []
+    yield made
+    for dirs in made:
+        remove_workspace(dirs.root)
+
+
+def attempt(tmp_path: Path, repo: Path, commit: str, cache: TreeCache,
+            attempts: list[AttemptDirs]) -> AttemptDirs:
+    dirs = create_attempt_dirs(tmp_path)
+    attempts.append(dirs)
+    clone_at(str(repo), commit, dirs, is_url=False, cache=cache)
+    assert uses_views(dirs)
+    return dirs
+
+
+def test_the_verified_tree_is_base_plus_patch_with_the_cache_cold_and_warm(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    commit = git(repo, "rev-parse", "HEAD")
+    cache = TreeCache(tmp_path / "trees", 2**30)
+    for round_ in ("cold", "warm"):
+        dirs = attempt(tmp_path, repo, commit, cache, attempts)
+        edit(dirs.tree)
+        diff = dirs.scratch / "patch.diff"
+        collected = collect_patch(dirs, commit, diff, NO_BOUNDARY)
+        assert {c.path for c in collected.changes} == {
+            "src/app.py", "README.md", "src/gone.py", "src/new.py", "readme-link"}, round_
+        tree = checkout_patched(dirs, commit, diff)
+        assert tree == collected.tree
+        assert snapshot(dirs.verify) == expected_tree(repo, commit, diff, tmp_path / round_)
+        nothing = dirs.scratch / "nothing.diff"
+        nothing.touch()
+        base = checkout_base(dirs, commit)
+        assert snapshot(base) == expected_tree(repo, commit, nothing, tmp_path / f"{round_}-base")
+    assert len([p for p in cache.root.iterdir() if p.is_dir() and p.name != "tmp"]) == 1
+
+
+def test_the_cached_index_has_no_racily_clean_entry_to_rehash(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    """Every entry keeps its real size (git smudges a racily clean one to 0, and every
+    collection would then re-read that file): collection compares stat data only."""
+    commit = git(repo, "rev-parse", "HEAD")
+    dirs = attempt(tmp_path, repo, commit, TreeCache(tmp_path / "trees", 2**30), attempts)
+    listing = dirs.git.run("ls-files", "--debug", index=dirs.index, what="list").stdout
+    sizes = [line.split("size: ")[1].split()[0] for line in listing.splitlines()
+             if "size: " in line]
+    assert sizes and "0" not in sizes, listing
+
+
+def test_a_same_size_edit_with_its_times_put_back_is_still_collected(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    """Stat data is trusted only as far as git trusts it: a change cannot hide by keeping the
+    size and restoring the mtime (the ctime moves)."""
+    commit = git(repo, "rev-parse", "HEAD")
+    dirs = attempt(tmp_path, repo, commit, TreeCache(tmp_path / "trees", 2**30), attempts)
+    target = dirs.tree / "src" / "gone.py"
+    before = os.lstat(target)
+    target.write_text("x = 9\n")
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    collected = collect_patch(dirs, commit, dirs.scratch / "patch.diff", NO_BOUNDARY)
+    assert [c.path for c in collected.changes] == ["src/gone.py"]
+
+
+WORKER = textwrap.dedent("""
+    import hashlib, os, sys, time
+    from pathlib import Path
+    from agentctl.execution.tree_cache import TreeCache
+    from agentctl.execution.workspace import (checkout_patched, clone_at, create_attempt_dirs,
+                                              remove_workspace, uses_views)
+    repo, commit, cache, parent, diff, go = sys.argv[1:]
+    while not Path(go).exists():
+        time.sleep(0.001)
+    dirs = create_attempt_dirs(Path(parent))
+    clone_at(repo, commit, dirs, is_url=False, cache=TreeCache(Path(cache), 2**30))
+    assert uses_views(dirs)
+    print(checkout_patched(dirs, commit, Path(diff)))
+    for folder, subfolders, names in os.walk(dirs.verify):
+        subfolders[:] = [name for name in subfolders if name != ".git"]
+        for name in names:
+            path = os.path.join(folder, name)
+            data = os.readlink(path).encode() if os.path.islink(path) else open(path, "rb").read()
+            print(os.path.relpath(path, dirs.verify), os.lstat(path).st_mode,
+                  hashlib.sha256(data).hexdigest())
+    remove_workspace(dirs.root)
+""")
+
+
+def test_two_workers_filling_the_cache_at_once_build_it_once_and_verify_the_same_tree(
+        repo: Path, tmp_path: Path) -> None:
+    commit = git(repo, "rev-parse", "HEAD")
+    diff = tmp_path / "patch.diff"
+    diff.write_text("--- a/src/app.py\n+++ b/src/app.py\n@@ -1,2 +1,2 @@\n def greet():\n"
+                    "-    return 'hi'\n+    return 'hello'\n")
+    cache, go = tmp_path / "trees", tmp_path / "go"
+    workers = [subprocess.Popen([sys.executable, "-c", WORKER, str(repo), commit, str(cache),
+                                 str(tmp_path), str(diff), str(go)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for _ in range(2)]
+    go.touch()
+    outputs = [worker.communicate(timeout=120) for worker in workers]
+    assert [worker.returncode for worker in workers] == [0, 0], outputs
+    assert outputs[0][0] == outputs[1][0]
+    expected = expected_tree(repo, commit, diff, tmp_path / "by-hand")
+    assert sorted(outputs[0][0].splitlines()[1:]) == sorted(
+        f"{path} {mode} {hashlib.sha256(content).hexdigest()}"
+        for path, (mode, content) in expected.items())
+    entries = [p.name for p in cache.iterdir() if p.is_dir()]
+    assert len(entries) == 2 and "tmp" in entries  # one entry, built once
+    assert list((cache / "tmp").iterdir()) == []  # no half-built or discarded copy left
+
+
+def test_the_cache_evicts_the_least_recently_used_entries_but_never_one_in_use(
+        tmp_path: Path) -> None:
+    def build(folder: Path) -> None:
+        (folder / "tree").write_bytes(os.urandom(64 * 1024))
+
+    one = TreeCache(tmp_path / "probe", 2**30)
+    entry = acquire(one, "0" * 32, build)
+    entry.release()
+    size = int((entry.path / "size").read_text())
+    cache = TreeCache(tmp_path / "trees", int(size * 2.5))  # room for two entries
+    keys = [f"{n:032x}" for n in range(1, 5)]
+
+    held = acquire(cache, keys[0], build)  # a run holds the oldest all along
+    for key in keys[1:]:
+        acquire(cache, key, build).release()
+    present = sorted(p.name for p in cache.root.iterdir() if p.is_dir() and p.name != "tmp")
+    assert present == [keys[0], keys[3]]  # the held one stayed; the older free ones went
+    held.release()
+
+    again = acquire(cache, keys[3], build)  # warm: used, not rebuilt
+    assert not again.built
+    again.release()
+    acquire(cache, keys[1], build).release()  # cold again: the held-no-more keys[0] goes
+    present = sorted(p.name for p in cache.root.iterdir() if p.is_dir() and p.name != "tmp")
+    assert present == [keys[1], keys[3]]
+    assert not (cache.root / f"{keys[0]}.pin").exists()
+
+
+def test_what_a_builder_that_died_halfway_left_is_removed_by_the_next_build(
+        tmp_path: Path) -> None:
+    cache = TreeCache(tmp_path / "trees", 2**30)
+    key = "a" * 32
+    dead = cache.root / "tmp" / f"{key}.halfway"
+    (dead / "repo").mkdir(parents=True)
+
+    acquire(cache, key, lambda folder: (folder / "tree").write_text("x")).release()
+
+    assert not dead.exists()
+    assert (cache.root / key / "tree").read_text() == "x"
+
+
+def test_collection_in_a_view_looks_only_where_the_view_was_written(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    """The cost follows the change: folders the upper layer does not name are not walked.
+    (Shown by changing the cached tree behind the view's back, which nothing else does.)"""
+    commit = git(repo, "rev-parse", "HEAD")
+    cache = TreeCache(tmp_path / "trees", 2**30)
+    dirs = attempt(tmp_path, repo, commit, cache, attempts)
+    (dirs.tree / "src" / "app.py").write_text("def greet():\n    return 'hello'\n")
+    (entry,) = [p for p in cache.root.iterdir() if p.is_dir() and p.name != "tmp"]
+    (entry / "repo" / "README.md").write_text("# changed behind the view's back\n")
+
+    collected = collect_patch(dirs, commit, dirs.scratch / "patch.diff", NO_BOUNDARY)
+
+    assert [c.path for c in collected.changes] == ["src/app.py"]
