@@ -270,6 +270,15 @@ def loopback_forwards(endpoints: Iterable[str]) -> tuple[tuple[int, str], ...]:
     return tuple(dict.fromkeys(out))
 
 
+def interpreter_binds() -> list[str]:
+    """bwrap arguments that bind agentctl's own interpreter back (read-only) where a jail hides
+    it under a fresh /tmp or /run: the network bridge runs on it, and a checkout (and its venv)
+    may well live in /tmp."""
+    hidden = tuple(directory for directory in toolchain_dirs("", ())
+                   if any(directory.is_relative_to(root) for root in PRIVATE_DIRS))
+    return [arg for directory in hidden for arg in ("--ro-bind", str(directory), str(directory))]
+
+
 def program_dirs(command: str, path_value: str) -> tuple[Path, ...]:
     """Where an agent CLI the operator configured lives, to be visible read-only: the npm
     prefix holding its `node_modules` (its package, vendored binaries and helpers), else its
@@ -371,7 +380,7 @@ class Networks:
         flags = [flag for flag in NAMESPACE_FLAGS if flag != "--die-with-parent"]
         argv = [str(self.binary), *flags, "--ro-bind", "/", "/", "--dev", "/dev",
                 "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run",
-                "--bind", str(gate.socket_path), str(PROXY_SOCKET)]
+                *interpreter_binds(), "--bind", str(gate.socket_path), str(PROXY_SOCKET)]
         try:
             network = Network(gate, ports, SharedNetwork(argv, PROXY_SOCKET, ports))
         except OSError:
