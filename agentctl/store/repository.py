@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 from functools import lru_cache
-from operator import itemgetter
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from sqlalchemy import Connection, Dialect, Select, Table, insert, select, update
 
 from agentctl.domain.errors import IllegalTransition, NotFound
-from agentctl.store.rows import Row, RowMapping, RowValues
+from agentctl.store.rows import Row, RowMapping, RowValues, Value
 from agentctl.store.seals import inserted
 
 R = TypeVar("R")
@@ -44,9 +43,10 @@ def _insert_statement(table: Table, dialect: Dialect) -> tuple[str, tuple[str, .
 
 
 @lru_cache(maxsize=64)
-def _defaults(table: Table) -> dict[str, object]:
+def _defaults(table: Table) -> dict[str, Value]:
     """The value of each column a record does not carry (e.g. `attempt.fenced_writes`)."""
-    return {column.name: getattr(column.default, "arg", None) for column in table.columns}
+    return {column.name: cast(Value, getattr(column.default, "arg", None))
+            for column in table.columns}
 
 
 class Repository(Generic[R]):
@@ -75,15 +75,8 @@ class Repository(Generic[R]):
         if not records:
             return
         _, names, _ = _insert_statement(self._table, self._connection.dialect)
-        to_row = self._mapping.to_row
-        values = itemgetter(*names)  # a record type's rows all have the same columns
-        first = to_row(records[0])
-        missing = {name: value for name, value in _defaults(self._table).items()
-                   if name not in first}
-        if missing:
-            rows = [values({**missing, **to_row(record)}) for record in records]
-        else:
-            rows = [values(first), *(values(to_row(record)) for record in records[1:])]
+        to_values = self._mapping.to_values(names, _defaults(self._table))
+        rows = [to_values(record) for record in records]
         insert_rows(self._connection, self._table, names, rows)
         self._sealed.update(map(inserted(self._table.name, names), rows))
 

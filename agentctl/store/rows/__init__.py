@@ -90,7 +90,8 @@ class RowMapping(Generic[R]):
     (but `skip`ped and `packed` ones), each converted as its type says, or written by the
     converter `encoders` names for it; `columns` are the columns `to_row` writes."""
 
-    __slots__ = ("table", "key", "kind", "_record", "_skip", "_packed", "_encoders", "_codec")
+    __slots__ = ("table", "key", "kind", "_record", "_skip", "_packed", "_encoders", "_codec",
+                 "_tuples")
 
     def __init__(self, record: type[R], table: str, key: str, kind: str, *,
                  skip: tuple[str, ...] = (), packed: Mapping[str, Packed[R]] | None = None,
@@ -100,6 +101,17 @@ class RowMapping(Generic[R]):
         self._record, self._skip = record, skip
         self._packed, self._encoders = dict(packed or {}), dict(encoders or {})
         self._codec: _Codec[R] | None = None
+        self._tuples: dict[tuple[str, ...], Callable[[R], tuple[Value, ...]]] = {}
+
+    def to_values(self, names: tuple[str, ...], defaults: Mapping[str, Value]
+                  ) -> Callable[[R], tuple[Value, ...]]:
+        """`to_row` as a tuple in the order of `names` (an INSERT's parameters), a column the
+        record lacks holding its value in `defaults`: compiled once per order, no dict per row
+        (a busy agent inserts thousands of steps and tool calls per batch)."""
+        found = self._tuples.get(names)
+        if found is None:
+            found = self._tuples[names] = self._compiled().tuple_of(names, defaults)
+        return found
 
     @property
     def to_row(self) -> Callable[[R], RowValues]:
@@ -126,6 +138,17 @@ class _Codec(Generic[R]):
     to_row: Callable[[R], RowValues]
     from_row: Callable[[Row], R]
     columns: tuple[str, ...]
+    scope: Mapping[str, object]  # the converters the compiled source calls, by name
+    expressions: Mapping[str, str]  # column -> the expression `to_row` computes it with
+
+    def tuple_of(self, names: tuple[str, ...], defaults: Mapping[str, Value]
+                 ) -> Callable[[R], tuple[Value, ...]]:
+        scope = {**self.scope, **{f"_k_{at}": defaults.get(name)
+                                  for at, name in enumerate(names)}}
+        items = [self.expressions.get(name, f"_k_{at}") for at, name in enumerate(names)]
+        source = f"def to_values(r):\n    return ({', '.join(items)},)\n"
+        exec(compile(source, "<row values>", "exec"), scope)  # noqa: S102
+        return cast(Callable[[R], tuple[Value, ...]], scope["to_values"])
 
 
 def _compile(record: type[R], skip: tuple[str, ...], packed: Mapping[str, Packed[R]],
@@ -138,22 +161,25 @@ def _compile(record: type[R], skip: tuple[str, ...], packed: Mapping[str, Packed
     names = [f.name for f in fields(cast(Any, record))
              if f.init and f.name not in skip and f.name not in folded]
     scope: dict[str, object] = {"_record": record}
-    encoded, decoded = [], []
+    expressions, decoded = {}, []
     for name in names:
         conversion = _conversion(hints[name])
         encode, decode = encoders.get(name, conversion.encode), conversion.decode
         scope[f"_e_{name}"], scope[f"_d_{name}"] = encode, decode
-        encoded.append(f"{name!r}: " + _call(conversion, encode, f"_e_{name}", f"r.{name}"))
+        expressions[name] = _call(conversion, encode, f"_e_{name}", f"r.{name}")
         decoded.append(f"{name}=" + _call(conversion, decode, f"_d_{name}", f"row[{name!r}]"))
     for column, group in packed.items():
         scope[f"_p_{column}"], scope[f"_u_{column}"] = group.encode, group.decode
-        encoded.append(f"{column!r}: _p_{column}(r)")
+        expressions[column] = f"_p_{column}(r)"
         decoded.append(f"**_u_{column}(row[{column!r}])")
-    source = (f"def to_row(r):\n    return {{{', '.join(encoded)}}}\n"
+    encoded = ", ".join(f"{column!r}: {expression}" for column, expression in expressions.items())
+    source = (f"def to_row(r):\n    return {{{encoded}}}\n"
               f"def from_row(row):\n    return _record({', '.join(decoded)})\n")
+    converters = dict(scope)
     exec(compile(source, f"<row codec of {record.__name__}>", "exec"), scope)  # noqa: S102
     return _Codec(cast(Callable[[R], RowValues], scope["to_row"]),
-                  cast(Callable[[Row], R], scope["from_row"]), (*names, *packed))
+                  cast(Callable[[Row], R], scope["from_row"]), (*names, *packed),
+                  converters, expressions)
 
 
 @dataclass(frozen=True, slots=True)
