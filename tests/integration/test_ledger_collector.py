@@ -1,0 +1,71 @@
+"""A batched write runs with the cyclic garbage collector paused (its rows are fresh, none of them
+garbage) and leaves the collector as it found it, whether the transaction commits or fails."""
+
+from __future__ import annotations
+
+import gc
+import json
+from pathlib import Path
+
+import pytest
+
+from agentctl import config
+from agentctl.domain.agent import AgentKind, AgentSpec
+from agentctl.domain.clock import utcnow
+from agentctl.domain.enums import ToolDecision, ToolOutcome
+from agentctl.domain.step import ToolResult
+from agentctl.services.ledger import Ledger
+from agentctl.services.ports import CallRequest
+from agentctl.services.requests import TaskRequest
+from agentctl.services.runs import create_run, lease_run
+from agentctl.services.tasks import submit_task
+from agentctl.store import Store
+from agentctl.store.location import resolve_home
+
+
+def _ledger(repo: Path, tmp_path: Path) -> Ledger:
+    store = Store(resolve_home(str(tmp_path / "home")))
+    settings = config.defaults()
+    task = submit_task(store, settings, TaskRequest(repository=str(repo), task_type="custom",
+                                                    instruction="t"), cwd=tmp_path)
+    run = create_run(store, settings, task.task_id, agent=AgentSpec(AgentKind.NOOP))
+    lease = lease_run(store, worker_id="t", ttl_seconds=600, run_id=run.run_id)
+    assert lease is not None
+    return Ledger(store, lease, spec_digest=run.spec_digest)
+
+
+def _call(ledger: Ledger) -> None:
+    ledger.finished_call(CallRequest(
+        tool="fs.write", arguments_json=json.dumps({"path": "a.txt"}),
+        decision=ToolDecision.ALLOWED, matched_rule="workspace", denial_reason=None,
+        requested_at=utcnow()), ToolResult(outcome=ToolOutcome.OK, exit_code=0))
+
+
+def test_a_batched_write_pauses_the_collector_and_restores_it(repo: Path,
+                                                              tmp_path: Path) -> None:
+    ledger = _ledger(repo, tmp_path)
+    _call(ledger)
+    with ledger.write():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with ledger.write():  # nothing batched: a small write leaves the collector alone
+        assert gc.isenabled()
+
+
+def test_a_failed_batched_write_restores_the_collector(repo: Path, tmp_path: Path) -> None:
+    ledger = _ledger(repo, tmp_path)
+    _call(ledger)
+    with pytest.raises(RuntimeError), ledger.write():
+        raise RuntimeError("the transaction fails")
+    assert gc.isenabled()
+
+
+def test_a_collector_switched_off_stays_off(repo: Path, tmp_path: Path) -> None:
+    ledger = _ledger(repo, tmp_path)
+    _call(ledger)
+    gc.disable()
+    try:
+        ledger.flush()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
