@@ -103,6 +103,10 @@ class RowMapping(Generic[R]):
         self._codec: _Codec[R] | None = None
         self._tuples: dict[tuple[str, ...], Callable[[R], tuple[Value, ...]]] = {}
 
+    @property
+    def record(self) -> type[R]:
+        return self._record
+
     def to_values(self, names: tuple[str, ...], defaults: Mapping[str, Value]
                   ) -> Callable[[R], tuple[Value, ...]]:
         """`to_row` as a tuple in the order of `names` (an INSERT's parameters), a column the
