@@ -14,11 +14,11 @@ def utcnow() -> datetime:
 
 
 def to_iso(moment: datetime | None) -> str | None:
-    return None if moment is None else _iso(moment)
+    return None if moment is None else iso_text(moment)
 
 
 @lru_cache(maxsize=8192)
-def _iso(moment: datetime) -> str:
+def iso_text(moment: datetime) -> str:
     """Cached: one moment stamps a step, its tool call and their events, thousands per batch.
     Equal instants in other time zones hash alike and give the same UTC text."""
     utc = moment if moment.tzinfo is UTC else moment.astimezone(UTC)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from agentctl.domain.canonical import canonical_json
-from agentctl.domain.clock import to_iso
+from agentctl.domain.clock import iso_text
 from agentctl.domain.enums import EventType
 
 GENESIS_HASH = "0" * 64
@@ -69,7 +69,7 @@ def hash_new_event(event: NewEvent, *, seq: int, prev_hash: str) -> tuple[str, s
     its canonical JSON (events written before the one form escaped non-ASCII text; a hash covers
     the text stored, so they verify as they are)."""
     payload_json = canonical_json(event.payload)
-    created_at = to_iso(event.created_at) or ""
+    created_at = iso_text(event.created_at)
     digest = _chain_hash(prev_hash, seq, event.type.value, event.task_id, event.run_id,
                          event.attempt_id, event.step_id, payload_json, created_at)
     return payload_json, created_at, digest

@@ -33,9 +33,14 @@ class AttemptEvents:
 
     def event(self, type_: EventType, now: datetime, step_id: str | None = None, /,
               **payload: object) -> NewEvent:
-        return NewEvent(type=type_, created_at=now, task_id=self.lease.task_id,
-                        run_id=self.lease.run_id, attempt_id=self.lease.attempt_id,
-                        step_id=step_id, payload=payload)
+        return self._event(type_, now, step_id, payload)
+
+    def _event(self, type_: EventType, now: datetime, step_id: str | None,
+               payload: dict[str, object]) -> NewEvent:
+        """`event` with the payload as built: the tool-call events skip the keyword packing."""
+        lease = self.lease
+        return NewEvent(type=type_, created_at=now, task_id=lease.task_id, run_id=lease.run_id,
+                        attempt_id=lease.attempt_id, step_id=step_id, payload=payload)
 
     def step(self, type_: StepType, title: str, now: datetime) -> Step:
         self._sequence += 1
@@ -129,9 +134,10 @@ class AttemptEvents:
 
     def call_events(self, call: ToolCall, now: datetime, *, finished: bool) -> list[NewEvent]:
         """TOOL_CALL steps are told by their ToolCall events, not StepStarted/StepCompleted."""
-        events = [self.event(EventType.TOOL_CALL_REQUESTED, call.requested_at, call.step_id,
-                             toolCallId=call.tool_call_id, tool=call.tool_name,
-                             decision=call.decision.value, matchedRule=call.matched_rule)]
+        events = [self._event(EventType.TOOL_CALL_REQUESTED, call.requested_at, call.step_id,
+                              {"toolCallId": call.tool_call_id, "tool": call.tool_name,
+                               "decision": call.decision.value,
+                               "matchedRule": call.matched_rule})]
         if call.decision is not ToolDecision.ALLOWED:
             events.append(self.event(EventType.TOOL_CALL_DENIED, now, call.step_id,
                                      toolCallId=call.tool_call_id, tool=call.tool_name,
@@ -144,14 +150,15 @@ class AttemptEvents:
     def call_completed(self, call: ToolCall, now: datetime,
                        artifacts: Sequence[Artifact] = ()) -> NewEvent:
         result = call.result
-        extra = {"artifactDigests": {a.artifact_id: digest(a) for a in artifacts}} \
-            if artifacts else {}
-        return self.event(EventType.TOOL_CALL_COMPLETED, now, call.step_id,
-                          toolCallId=call.tool_call_id, tool=call.tool_name,
-                          ok=bool(result and result.ok),
-                          outcome=result.outcome.value if result else None,
-                          exitCode=result.exit_code if result else None,
-                          toolCallDigest=call_digest(call), **extra)
+        payload: dict[str, object] = {
+            "toolCallId": call.tool_call_id, "tool": call.tool_name,
+            "ok": result is not None and result.ok,
+            "outcome": result.outcome.value if result else None,
+            "exitCode": result.exit_code if result else None,
+            "toolCallDigest": call_digest(call)}
+        if artifacts:
+            payload["artifactDigests"] = {a.artifact_id: digest(a) for a in artifacts}
+        return self._event(EventType.TOOL_CALL_COMPLETED, now, call.step_id, payload)
 
 
 def _call_status(decision: ToolDecision, result: ToolResult | None) -> tuple[StepStatus, str | None]:
