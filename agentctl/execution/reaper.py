@@ -15,7 +15,6 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 _PR_SET_CHILD_SUBREAPER = 36
 _ROUNDS = 50  # a fork loop may make new children between a scan and its kills
@@ -40,23 +39,37 @@ Process = tuple[int, int]  # (pid, start time in clock ticks): a pid alone may b
 
 def descendants(pid: int | None = None, *, itself: bool = False) -> set[Process]:
     """Every live process below `pid` (default: this one), from /proc; `itself` too."""
-    root = os.getpid() if pid is None else pid
+    return _below(_processes(), os.getpid() if pid is None else pid, itself=itself)
+
+
+_Table = tuple[dict[int, list[Process]], dict[int, Process]]  # children by parent; each by pid
+
+
+def _processes() -> _Table:
+    """One scan of /proc: every live process by its parent and by its pid (one scan serves a
+    sweep's every question, and a scan reads a file per process on the machine)."""
     children: dict[int, list[Process]] = {}
-    own: list[Process] = []
-    for entry in Path("/proc").iterdir():
+    by_pid: dict[int, Process] = {}
+    for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            with open(f"/proc/{entry.name}/stat", encoding="utf-8", errors="replace") as handle:
+                stat = handle.read()
         except OSError:
             continue  # gone meanwhile
         fields = stat[stat.rfind(")") + 2:].split()
         if fields[0] == "Z":
             continue  # a zombie runs nothing; its parent (we, for adopted ones) reaps it
-        children.setdefault(int(fields[1]), []).append((int(entry.name), int(fields[19])))
-        if itself and int(entry.name) == root:
-            own.append((root, int(fields[19])))
-    found: set[Process] = set(own)
+        process = (int(entry.name), int(fields[19]))
+        children.setdefault(int(fields[1]), []).append(process)
+        by_pid[process[0]] = process
+    return children, by_pid
+
+
+def _below(table: _Table, root: int, *, itself: bool) -> set[Process]:
+    children, by_pid = table
+    found: set[Process] = {by_pid[root]} if itself and root in by_pid else set()
     pending = list(children.get(root, ()))
     while pending:
         current = pending.pop()
@@ -86,9 +99,10 @@ def sweep(spared: set[Process] | frozenset[Process] = frozenset()) -> int:
     killed: set[int] = set()
     for _ in range(_ROUNDS):
         with _kept_lock:
-            alive = descendants() - spared
+            table = _processes()
+            alive = _below(table, os.getpid(), itself=False) - spared
             for root in _kept:
-                alive -= descendants(root, itself=True)
+                alive -= _below(table, root, itself=True)
             for child, _started in alive:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(child, signal.SIGKILL)

@@ -31,11 +31,13 @@ from agentctl.domain.baseline import (
 from agentctl.domain.enums import ArtifactType, StepType, TestOutcome, VerificationCheckStatus
 from agentctl.domain.spec import PlannedCheck
 from agentctl.domain.verification import TestReport, VerificationCheck
+from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution.base_checkouts import BaseCheckout
 from agentctl.execution.environment import verification_env
 from agentctl.execution.sandbox import Jail
 from agentctl.execution.test_reports import ReportDir
 from agentctl.execution.verifier import CheckOutcome, run_check
+from agentctl.execution.workspace import checkout_base
 from agentctl.services.attempt import AttemptContext
 from agentctl.services.baseline_cache import BaselineCache, BaselineEntry, baseline_key
 from agentctl.services.confinement import named_paths, record_connections
@@ -194,7 +196,8 @@ def _baseline(ctx: AttemptContext, planned: PlannedCheck, checkout: BaseCheckout
         return None, False  # a base that timed out or broke says nothing about the patch
     observed = Observed(status=outcome.status, report=outcome.test_report)
     if outcome.status is C.FAILED and ctx.spec.verification_plan.reruns:
-        observed = _rerun(ctx, planned, observed, workspace, "baseline rerun", evidence)
+        observed = _rerun(ctx, planned, observed, workspace, "baseline rerun", evidence,
+                          fresh_trees=ctx.concurrent_baseline)
     if cache is not None and not ctx.stop():
         cache.put(BaselineEntry(key=key, repository=ctx.spec.repository,
                                 base_commit=ctx.spec.base_commit, command=planned.command,
@@ -235,17 +238,25 @@ def _rerun_flips_on_base(ctx: AttemptContext, planned: PlannedCheck, candidate: 
 
 
 def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, workspace: Path,
-           role: str, evidence: list[str]) -> Observed:
-    """Run the failing tests (or the check) again, up to `reruns` times, until each passed once."""
+           role: str, evidence: list[str], *, fresh_trees: bool = False) -> Observed:
+    """Run the failing tests (or the check) again, up to `reruns` times, until each passed once.
+    `fresh_trees` (the base, with cores for it): the runs start at once, the later ones each in
+    a fresh checkout of the base (`_reruns_at_once`), and are recorded as the sequential order
+    has them; a run made past the point where that order stops is dropped unrecorded."""
     statuses: list[VerificationCheckStatus] = []
     outcomes: dict[str, list[TestOutcome]] = {}
     waiting = list(observed.failing_ids)
+    first = _selection(planned.command, observed.report, waiting)
+    early = _reruns_at_once(ctx, planned, observed, workspace, role) \
+        if fresh_trees and ctx.spec.verification_plan.reruns > 1 else {}
     for number in range(1, ctx.spec.verification_plan.reruns + 1):
         if ctx.stop():
             break
         select, command = _selection(planned.command, observed.report, waiting)
-        outcome = run_for_comparison(ctx, planned, workspace, role, evidence, select=select,
-                                     command=command, number=number)
+        made = early.get(number) if (select, command) == first else None  # ran what is asked
+        outcome = run_for_comparison(ctx, planned, made.workspace if made else workspace, role,
+                                     evidence, select=select, command=command, number=number,
+                                     early=made)
         statuses.append(outcome.status)
         if not waiting:
             if outcome.status is C.PASSED:
@@ -261,6 +272,39 @@ def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, works
             break
     return replace(observed, rerun_statuses=tuple(statuses),
                    rerun_outcomes={t: tuple(o) for t, o in outcomes.items()})
+
+
+def _reruns_at_once(ctx: AttemptContext, planned: PlannedCheck, observed: Observed,
+                    workspace: Path, role: str) -> dict[int, EarlyRun]:
+    """Every rerun of the failing tests on the base, each on a thread of its own and the later
+    ones each in a fresh checkout of the base (no run sees another's files: at least as clean
+    as one tree used in turn), by rerun number; {} when a checkout cannot be made (the
+    sequential path runs them and says why). Each selects the first run's failing tests; where
+    the sequential order has narrowed them (a test passed), `_rerun` runs that rerun again."""
+    select, command = _selection(planned.command, observed.report, list(observed.failing_ids))
+    trees = {1: workspace}
+    try:
+        with ctx.quiet:  # its git is not kept: no sweep meanwhile
+            for number in range(2, ctx.spec.verification_plan.reruns + 1):
+                trees[number] = checkout_base(ctx.dirs, ctx.spec.base_commit,
+                                              should_stop=ctx.stop,
+                                              dest=ctx.dirs.root / f"base-rerun-{number}")
+    except (InfrastructureFailure, OSError):
+        return {}
+    made: dict[int, EarlyRun] = {}
+
+    def run(number: int) -> None:
+        made[number] = EarlyRun(trees[number], *_run_on(
+            ctx, planned, trees[number], role, select=select, command=command, number=number,
+            kept=True, should_stop=ctx.stop))
+
+    threads = [threading.Thread(target=run, args=(n,), name=f"agentctl-rerun-{n}", daemon=True)
+               for n in trees]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return made
 
 
 def _selection(command: str, report: TestReport | None,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctl.domain.enums import StepType, VerificationCheckStatus
+from agentctl.domain.enums import StepType, TestClassification, VerificationCheckStatus
 from agentctl.services.ports import RunRecord
 from tests.pipeline.conftest import Harness
 from tests.pipeline.test_baseline import FIX_ADD, PYTEST, check_of, classes, pytest_repo
@@ -96,3 +96,65 @@ def test_a_task_whose_base_may_not_be_wanted_runs_no_base_early(harness: Harness
 
     assert not [s for s in record.steps if s.title.startswith("baseline")]
     assert check_of(record).status is VerificationCheckStatus.PASSED
+
+
+# Run on the base only (calc.py tells which) it always fails; a rerun there (any run after the
+# first) leaves its marker and its working directory, and waits up to a minute for the other.
+RERUNS_MEET = '''import os, pathlib, sys, time, uuid
+me = uuid.uuid4().hex  # a sandbox's pid namespace gives each run the same pid
+shared = pathlib.Path(sys.argv[1])
+if "a + b" in pathlib.Path("calc.py").read_text():
+    sys.exit(0)
+runs = len(list(shared.glob("run-*")))
+(shared / f"run-{me}").write_text(os.getcwd())
+if runs:
+    deadline = time.monotonic() + 60
+    while len(list(shared.glob("run-*"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if len(list(shared.glob("run-*"))) == 3:
+        (shared / f"met-{me}").write_text("met")
+sys.exit("the base still fails")
+'''
+
+
+@on_sqlite
+def test_the_base_reruns_run_at_once_each_in_a_tree_of_its_own(harness: Harness,
+                                                                 tmp_path: Path) -> None:
+    """A check that fails on the base every time: its two reruns there meet (one after the
+    other, the first would wait in vain), the second in a fresh checkout of the base, and the
+    check is still FAIL_TO_PASS with both reruns recorded in order."""
+    shared = tmp_path / "meeting"
+    shared.mkdir()
+    harness.configure(f'[sandbox]\nwritable = ["{shared}"]\n')
+    harness.repo = pytest_repo(tmp_path)
+    (harness.repo / "meet.py").write_text(RERUNS_MEET)
+    subprocess.run(["git", "-C", str(harness.repo), "add", "meet.py"], check=True)
+    subprocess.run(["git", "-C", str(harness.repo), "commit", "-qm", "meet"], check=True)
+    record = harness.record(harness.execute(harness.submit(
+        harness.plan(FIX_ADD), verify=(f"{sys.executable} meet.py {shared}",)),
+        concurrent_baseline=True))
+
+    assert check_of(record).classification is TestClassification.FAIL_TO_PASS
+    reruns = [s for s in record.steps if s.title.startswith("baseline rerun:")]
+    assert [s.attributes["status"] for s in reruns] == ["FAILED", "FAILED"]
+    assert len(list(shared.glob("met-*"))) == 2
+    places = {p.read_text() for p in shared.glob("run-*")}
+    assert len(places) == 2 and any(p.endswith("base-rerun-2") for p in places)
+
+
+@on_sqlite
+def test_a_base_rerun_whose_selection_narrowed_runs_again_as_asked(harness: Harness,
+                                                                   tmp_path: Path) -> None:
+    """Two tests fail on the base; one passes on its first rerun there (FLAKY): the second rerun
+    made at once selected both, so it is made again with the one still failing, as the
+    sequential order has it."""
+    state = tmp_path / "state"
+    state.mkdir()
+    harness.configure(f'[sandbox]\nwritable = ["{state}"]\n')
+    harness.repo = pytest_repo(tmp_path, flaky=state / "flaky.count", passes="runs() > 2")
+    record = harness.record(harness.execute(harness.submit(
+        harness.plan(FIX_ADD), verify=(PYTEST,)), concurrent_baseline=True))
+
+    reruns = [s for s in record.steps if s.title.startswith("baseline rerun:")]
+    assert [s.attributes["selected"] for s in reruns][-1] == ["tests/test_calc.py::test_add"]
+    assert classes(record)["tests/test_calc.py::test_add"] is TestClassification.FAIL_TO_PASS
