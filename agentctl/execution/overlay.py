@@ -4,6 +4,12 @@ A view is an overlay of the tree (lower, never written through the mount: every 
 the file up first) with a fresh upper and work directory of its own, so many views share one
 tree and none can change it. Mounting needs CAP_SYS_ADMIN (root here); where the kernel or the
 caller's rights refuse, `supported` says no once and callers make a full checkout instead.
+
+Views never outlive the process that made them: before its first mount the process moves into a
+mount namespace of its own (`_private_namespace`), which everything it starts afterwards (the
+agent, the checks, git) inherits, so they all see the views while no other process on the
+machine does. When the last of them ends, killed with -9 or not, the kernel drops the namespace
+and the views with it; no sweep has to find them.
 """
 
 from __future__ import annotations
@@ -18,10 +24,13 @@ from pathlib import Path
 from agentctl.execution.removal import force_rmtree
 
 _MNT_DETACH = 2
-_MS_RDONLY, _MS_REMOUNT, _MS_BIND = 1, 32, 4096
+_MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_SLAVE = 1, 32, 4096, 16384, 1 << 19
+_CLONE_NEWNS = 0x00020000
+_NAMESPACE = "/proc/thread-self/ns/mnt"
 _UNSAFE = frozenset(",:\\\n")  # characters overlay's option string would read as separators
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
 _supported: bool | None = None
+_namespace: str | None = None  # the private mount namespace this process mounts in, once made
 
 
 class OverlayRefused(OSError):
@@ -35,6 +44,7 @@ def mount_view(lower: Path, layers: Path, target: Path) -> None:
     for path in (lower, upper, work, target):
         if _UNSAFE & set(str(path)):
             raise OverlayRefused(f"cannot mount a view at {target}: {path} holds one of , : \\")
+    _private_namespace()
     upper.mkdir(parents=True)
     work.mkdir()
     target.mkdir(parents=True, exist_ok=True)
@@ -54,6 +64,7 @@ def mount_view(lower: Path, layers: Path, target: Path) -> None:
 def bind_read_only(source: Path, target: Path) -> None:
     """`source` again at `target`, read-only: git reading objects from there cannot even
     refresh their times (it would, to keep them from being pruned). Raises OverlayRefused."""
+    _private_namespace()
     target.mkdir(parents=True, exist_ok=True)
     for flags in (_MS_BIND, _MS_BIND | _MS_REMOUNT | _MS_RDONLY):
         if _libc.mount(str(source).encode(), str(target).encode(), None, flags, None) != 0:
@@ -70,11 +81,12 @@ def unmount_under(path: Path) -> None:
 
 
 def mounts_under(path: Path) -> list[str]:
-    """Mount points at or below `path`, from this process's mount table."""
+    """Mount points at or below `path`, from this thread's mount table (the private one where
+    this process mounts its views)."""
     prefix = os.path.realpath(path) if os.path.lexists(path) else str(path)
     points = []
     try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as table:
+        with open("/proc/thread-self/mountinfo", encoding="utf-8", errors="replace") as table:
             for line in table:
                 point = _unescape(line.split(" ", 5)[4])
                 if point == prefix or point.startswith(prefix.rstrip("/") + "/"):
@@ -117,6 +129,26 @@ def supported(scratch: Path) -> bool:
         finally:
             force_rmtree(str(probe))
     return _supported
+
+
+def _private_namespace() -> None:
+    """Move this process into a mount namespace of its own the first time it mounts; from then
+    on, refuse to mount from a thread that is not in it (one started before the move: a mount
+    there would be the machine's, and outlive us). Mounts made in it propagate nowhere (slave:
+    the machine's later mounts still show here, ours never show there). Raises OverlayRefused."""
+    global _namespace
+    if _namespace is None:
+        # unshare moves the calling thread only: threads it starts later follow it, as do
+        # the processes it starts. Propagation is changed at once, before anything is mounted.
+        if _libc.unshare(_CLONE_NEWNS) != 0 or _libc.mount(
+                b"none", b"/", None, _MS_REC | _MS_SLAVE, None) != 0:
+            error = ctypes.get_errno()
+            raise OverlayRefused(error, "cannot make a mount namespace of agentctl's own: "
+                                        f"{os.strerror(error)}")
+        _namespace = os.readlink(_NAMESPACE)
+    if os.readlink(_NAMESPACE) != _namespace:
+        raise OverlayRefused(errno.EPERM, "cannot mount a view from a thread outside agentctl's "
+                                          "mount namespace")
 
 
 def _unescape(field: str) -> str:

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from agentctl.execution import overlay
 from tests.e2e.workers_support import Fleet, Worker, attempt_summary, clean_stderr, wait_until
+from tests.machine import unavailable
 
 TTL = ("--lease-ttl", "2")
 
@@ -66,6 +68,43 @@ def test_a_worker_starting_removes_the_directories_of_attempts_reclaimed_elsewhe
     assert "removed 1 directories of attempts that had ended" in worker.stderr
     assert not left.exists()
     assert fleet.workspaces() == [foreign]
+
+
+def _mounted_under(folder: Path, pid: int | str = "self") -> list[str]:
+    """Mount points at or below `folder` in the mount table `pid` sees."""
+    table = Path(f"/proc/{pid}/mountinfo").read_text(encoding="utf-8", errors="replace")
+    points = [line.split(" ", 5)[4] for line in table.splitlines()]
+    return [point for point in points if point == str(folder)
+            or point.startswith(f"{folder}/")]
+
+
+def test_a_killed_workers_views_end_with_it_and_the_next_worker_leaves_no_mount_behind(
+        fleet: Fleet) -> None:
+    """The views of an attempt are mounted where only its worker (and what the worker starts)
+    sees them: killed with -9, the worker leaves no mount on the machine for anyone to sweep."""
+    if not overlay.supported(fleet.tmpdir):
+        unavailable("overlay mounts are refused here (not root, or no overlay in the kernel)")
+    tmpdir = fleet.tmpdir.resolve()
+    run_id = fleet.queue(fleet.submit(), fleet.hanging_plan(first=30, later=0))
+    doomed = fleet.start_worker(*TTL)
+    agent_pid = fleet.wait_for_agent(run_id=run_id)
+    (directory,) = fleet.workspaces()
+    root = directory.resolve()
+    assert sorted(_mounted_under(tmpdir, doomed.pid)) == [str(root / "layers" / "objects"),
+                                                          str(root / "repo")]
+    assert _mounted_under(tmpdir) == []  # the worker's view, in its namespace alone
+
+    doomed.signal_group(signal.SIGKILL)
+    doomed.wait(timeout=10)
+    os.kill(agent_pid, signal.SIGKILL)
+    assert _mounted_under(tmpdir) == []
+    rescuer = fleet.cli("worker", "--once", *TTL, "--poll", "0.1")
+
+    clean_stderr(rescuer.stderr)
+    assert attempt_summary(fleet.tree(run_id)) == [(1, "LEASE_EXPIRED", "lease_expired"),
+                                                   (2, "COMPLETED", None)]
+    assert _mounted_under(tmpdir) == []
+    assert fleet.workspaces() == []
 
 
 @pytest.mark.parametrize("command", ["run show", "run list", "run start"])
