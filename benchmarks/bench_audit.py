@@ -40,10 +40,10 @@ def record(root: Path, calls: int, *, signed: bool) -> tuple[Path, float]:
     """A home holding one run of `calls` recorded tool calls, and how long recording took."""
     from agentctl import config
     from agentctl.domain.agent import AgentKind, AgentSpec
-    from agentctl.services.ledger import Ledger
-    from agentctl.services.requests import TaskRequest
-    from agentctl.services.runs import create_run, lease_run
-    from agentctl.services.tasks import submit_task
+    from agentctl.services.lifecycle.ledger import Ledger
+    from agentctl.services.actions.requests import TaskRequest
+    from agentctl.services.lifecycle.runs import create_run, lease_run
+    from agentctl.services.actions.tasks import submit_task
     from agentctl.store import Store
     from agentctl.store.location import resolve_home
 

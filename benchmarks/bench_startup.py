@@ -98,10 +98,10 @@ def build_run(home: Path) -> str:
     """One real run on the home: a script plan of two tool calls, a check, judge, verdict."""
     from agentctl import config
     from agentctl.execution.agents.spec import parse_agent_spec
-    from agentctl.services.pipeline import RunOptions
-    from agentctl.services.requests import TaskRequest
-    from agentctl.services.tasks import submit_task
-    from agentctl.services.worker import start_run
+    from agentctl.services.attempts.pipeline import RunOptions
+    from agentctl.services.actions.requests import TaskRequest
+    from agentctl.services.actions.tasks import submit_task
+    from agentctl.services.lifecycle.worker import start_run
     from agentctl.store import Store
     from agentctl.store.location import resolve_home
 

@@ -44,7 +44,7 @@ def setup(root: Path) -> tuple[Path, str]:
 def queue(home: Path, task_id: str, count: int) -> None:
     from agentctl import config
     from agentctl.execution.agents.spec import AgentSpec
-    from agentctl.services.runs import create_run
+    from agentctl.services.lifecycle.runs import create_run
     from agentctl.store import Store
     from agentctl.store.location import resolve_home
 
@@ -65,7 +65,7 @@ def drain(home: Path, workers: int) -> float:
 
 LEASER = """
 import json, sys, time
-from agentctl.services.runs import lease_run
+from agentctl.services.lifecycle.runs import lease_run
 from agentctl.store import Store
 from agentctl.store.location import resolve_home
 store = Store(resolve_home(sys.argv[1]))

@@ -32,8 +32,8 @@ def demo(
     from agentctl.cli.render.fit import Column, fitted
     from agentctl.cli.render.style import badge, escape
     from agentctl.config import defaults
-    from agentctl.services.demo import new_demo_root, run_demo
-    from agentctl.services.start import run_config
+    from agentctl.services.admin.demo import new_demo_root, run_demo
+    from agentctl.services.lifecycle.start import run_config
 
     current = state(ctx)
     chosen_config = run_config(defaults(), no_sandbox=no_sandbox)

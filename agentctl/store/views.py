@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from agentctl.domain.verdict import Approval, Verdict
     from agentctl.domain.verification import VerificationReport
     from agentctl.services.ports import RunRecord
-    from agentctl.services.queries import CallRow, StepRow
+    from agentctl.services.queries.read_models import CallRow, StepRow
 
 R = TypeVar("R")
 _LIVE = {"live_1": "STARTING", "live_2": "ACTIVE"}
@@ -171,13 +171,13 @@ class Views:
 
     def step_tree_rows(self, run_id: str) -> list[StepRow]:
         """The columns of `run show --tree` of each step of a run, in attempt and step order."""
-        from agentctl.services.queries import StepRow
+        from agentctl.services.queries.read_models import StepRow
 
         return [StepRow._make(row) for row in self._tuples("step_tree", run_id=run_id)]
 
     def call_tree_rows(self, run_id: str) -> list[CallRow]:
         """The columns of `run show --tree` of each tool call of a run."""
-        from agentctl.services.queries import CallRow
+        from agentctl.services.queries.read_models import CallRow
 
         return [CallRow._make(row) for row in self._tuples("call_tree", run_id=run_id)]
 

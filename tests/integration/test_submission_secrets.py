@@ -9,9 +9,9 @@ import pytest
 
 from agentctl.config import defaults
 from agentctl.domain.errors import BadInput
-from agentctl.services.requests import TaskRequest
-from agentctl.services.sessions import add_message, start_session
-from agentctl.services.tasks import submit_task
+from agentctl.services.actions.requests import TaskRequest
+from agentctl.services.actions.sessions import add_message, start_session
+from agentctl.services.actions.tasks import submit_task
 from agentctl.store import Store
 from agentctl.store.location import resolve_home
 

@@ -58,9 +58,9 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
     and answer the exit code its verdict calls for. `before` prints what goes first (the task
     card of `task submit`, in its final state)."""
     from agentctl.domain.verdict import exit_code_for
-    from agentctl.services.leftovers import notice_expired
-    from agentctl.services.start import StartRun, run_config, start_run
-    from agentctl.services.telemetry import trace_after_run
+    from agentctl.services.lifecycle.leftovers import notice_expired
+    from agentctl.services.lifecycle.start import StartRun, run_config, start_run
+    from agentctl.services.queries.telemetry import trace_after_run
 
     if interactive:
         from agentctl.cli.prompt import check_terminal

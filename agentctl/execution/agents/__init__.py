@@ -40,7 +40,7 @@ class NativeDecision:
 
 
 class NativeTools(Protocol):
-    """The attempt's side of a native agent's hooks (services.native_calls.NativeCalls)."""
+    """The attempt's side of a native agent's hooks (services.attempts.native_calls.NativeCalls)."""
 
     def before(self, agent: str, payload: Mapping[str, object]) -> NativeDecision: ...
     def after(self, agent: str, payload: Mapping[str, object], *, failed: bool) -> None: ...

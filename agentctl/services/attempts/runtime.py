@@ -28,10 +28,10 @@ from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.process import run_to_file
 from agentctl.execution.sandbox import Jail, Sandbox
 from agentctl.execution.tool_context import ToolContext
-from agentctl.services.confinement import agent_jail, named_paths, record_connections
-from agentctl.services.evidence import json_artifact, log_artifact
+from agentctl.services.attempts.confinement import agent_jail, named_paths, record_connections
+from agentctl.services.attempts.evidence import json_artifact, log_artifact
 from agentctl.services.ports import Approver, AttemptLedger, CallRequest, NewArtifact
-from agentctl.services.recording import arguments_json
+from agentctl.services.attempts.recording import arguments_json
 
 AGENT_EXEC = "agent.exec"
 COST_FILE = "agentctl-cost.json"

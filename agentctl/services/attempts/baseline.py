@@ -36,10 +36,10 @@ from agentctl.execution.environment import verification_env
 from agentctl.execution.sandbox import Jail
 from agentctl.execution.test_reports import ReportDir
 from agentctl.execution.verifier import CheckOutcome, run_check
-from agentctl.services.attempt import AttemptContext
-from agentctl.services.baseline_cache import BaselineCache, BaselineEntry, baseline_key
-from agentctl.services.confinement import named_paths, record_connections
-from agentctl.services.evidence import log_artifact
+from agentctl.services.attempts.attempt import AttemptContext
+from agentctl.services.attempts.baseline_cache import BaselineCache, BaselineEntry, baseline_key
+from agentctl.services.attempts.confinement import named_paths, record_connections
+from agentctl.services.attempts.evidence import log_artifact
 
 C = VerificationCheckStatus
 StopCheck = Callable[[], bool]

@@ -18,8 +18,8 @@ from agentctl.domain.spec import Budget
 from agentctl.execution.agents import AgentOutcome
 from agentctl.execution.gateway.attach import attach_command, budget_limits
 from agentctl.execution.guards import BudgetGuard
-from agentctl.services.evidence import json_artifact
-from agentctl.services.model_exchanges import record_exchange
+from agentctl.services.attempts.evidence import json_artifact
+from agentctl.services.attempts.model_exchanges import record_exchange
 from agentctl.services.ports import AttemptLedger, StepEnd
 
 SETTLE_SECONDS = 5.0  # for the exchanges still under way when the agent ended

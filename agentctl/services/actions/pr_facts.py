@@ -15,7 +15,7 @@ from agentctl.domain.errors import IntegrityError, NotFound
 from agentctl.domain.run import Run
 from agentctl.domain.step import Step
 from agentctl.services.ports import Blobs
-from agentctl.services.pr_body import UNAVAILABLE, DeniedCall, Disclosure, FileEdit, PrFacts
+from agentctl.services.actions.pr_body import UNAVAILABLE, DeniedCall, Disclosure, FileEdit, PrFacts
 from agentctl.services.unit_of_work import Reads
 
 

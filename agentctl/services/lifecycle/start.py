@@ -13,12 +13,12 @@ from agentctl.domain.run import Run
 from agentctl.domain.sandbox import SandboxMode, SandboxProfile
 from agentctl.execution.sandbox import require
 from agentctl.execution.tree_cache import in_home
-from agentctl.services.attempt import Progress
-from agentctl.services.pipeline import RunOptions
+from agentctl.services.attempts.attempt import Progress
+from agentctl.services.attempts.pipeline import RunOptions
 from agentctl.services.ports import Approver, RunObserver
-from agentctl.services.telemetry import configured_endpoint
+from agentctl.services.queries.telemetry import configured_endpoint
 from agentctl.services.unit_of_work import Storage
-from agentctl.services.worker import create_and_run
+from agentctl.services.lifecycle.worker import create_and_run
 
 
 def _quiet(_message: str) -> None:

@@ -23,8 +23,8 @@ from agentctl.domain.task import (
 )
 from agentctl.execution import repository as repos
 from agentctl.execution.environment import secret_values
-from agentctl.services.requests import TaskRequest, validate
-from agentctl.services.runs import request_cancellation
+from agentctl.services.actions.requests import TaskRequest, validate
+from agentctl.services.lifecycle.runs import request_cancellation
 from agentctl.services.unit_of_work import Storage
 
 

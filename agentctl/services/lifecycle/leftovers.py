@@ -68,7 +68,7 @@ def notice_expired(storage: Storage, *, clock: Clock = utcnow) -> bool:
         due = reads.lease_due(clock())
     if not due:
         return False
-    from agentctl.services.runs import reap_expired  # the write path: only when needed
+    from agentctl.services.lifecycle.runs import reap_expired  # the write path: only when needed
 
     reap_expired(storage, clock=clock)
     return True

@@ -48,9 +48,9 @@ from agentctl.execution.pr_branch import (
     remote_url,
     tree_of,
 )
-from agentctl.services.attest import attest_run
-from agentctl.services.pr_body import PrFacts, commit_message, pr_body, pr_title
-from agentctl.services.pr_facts import gather
+from agentctl.services.actions.attest import attest_run
+from agentctl.services.actions.pr_body import PrFacts, commit_message, pr_body, pr_title
+from agentctl.services.actions.pr_facts import gather
 from agentctl.services.unit_of_work import Storage
 
 if TYPE_CHECKING:

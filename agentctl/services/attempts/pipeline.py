@@ -62,15 +62,15 @@ from agentctl.execution.sandbox import Sandbox
 from agentctl.execution.tool_context import ToolContext
 from agentctl.execution.tree_cache import TreeCache
 from agentctl.home import resolve_home
-from agentctl.services.attempt import AttemptContext, Progress, StepRecord, StopSignal
-from agentctl.services.collect import CollectedEvidence, collect
-from agentctl.services.evidence import json_artifact, text_artifact
-from agentctl.services.judging import JudgeEvidence, judge
-from agentctl.services.native_calls import native_session
+from agentctl.services.attempts.attempt import AttemptContext, Progress, StepRecord, StopSignal
+from agentctl.services.attempts.collect import CollectedEvidence, collect
+from agentctl.services.attempts.evidence import json_artifact, text_artifact
+from agentctl.services.attempts.judging import JudgeEvidence, judge
+from agentctl.services.attempts.native_calls import native_session
 from agentctl.services.ports import Approver, AttemptLedger, RunObserver, StepDone
-from agentctl.services.runtime import ToolRuntime
-from agentctl.services.summary import final_summary
-from agentctl.services.verify import VerificationEvidence, verify
+from agentctl.services.attempts.runtime import ToolRuntime
+from agentctl.services.attempts.summary import final_summary
+from agentctl.services.attempts.verify import VerificationEvidence, verify
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,7 +383,7 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
     )
     through = None
     if spec.command_gateway is not None:  # its model requests go through agentctl
-        from agentctl.services.command_gateway import CommandThroughGateway
+        from agentctl.services.attempts.command_gateway import CommandThroughGateway
 
         try:
             through = CommandThroughGateway(ctx.ledger, ctx.redactor, budget,

@@ -20,11 +20,11 @@ from agentctl.domain.enums import RunStatus
 from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.domain.run import Run
 from agentctl.domain.transitions import TERMINAL_RUN
-from agentctl.services.attempt import StopSignal
-from agentctl.services.pipeline import RunOptions, execute_attempt
+from agentctl.services.attempts.attempt import StopSignal
+from agentctl.services.attempts.pipeline import RunOptions, execute_attempt
 from agentctl.services.ports import Lease, RunQueue
-from agentctl.services.queue import Queue
-from agentctl.services.runs import create_run
+from agentctl.services.lifecycle.queue import Queue
+from agentctl.services.lifecycle.runs import create_run
 from agentctl.services.unit_of_work import Storage
 
 CANCEL_POLL_SECONDS = 0.5
@@ -38,7 +38,7 @@ def new_worker_id() -> str:
 def create_and_run(storage: Storage, config: Config, task_text: str, *, agent: AgentSpec,
                    detach: bool, options: RunOptions) -> Run:
     """A queued run under a frozen spec and, unless detached, executed here until it ends (or
-    waits for a human), with these options: `run start` (services/start.py) and the demo."""
+    waits for a human), with these options: `run start` (services/lifecycle/start.py) and the demo."""
     run = create_run(storage, config, task_text, agent=agent)
     if detach:
         return run

@@ -25,11 +25,11 @@ from agentctl.execution.environment import verification_env
 from agentctl.execution.test_reports import ReportDir
 from agentctl.execution.verifier import CheckOutcome, run_check
 from agentctl.execution.workspace import checkout_patched
-from agentctl.services.attempt import AttemptContext
-from agentctl.services.baseline import BaseBeside, CheckRun, compare_with_base
-from agentctl.services.confinement import named_paths, record_connections
-from agentctl.services.evidence import json_artifact, log_artifact, text_artifact
-from agentctl.services.harness import under_base_harness
+from agentctl.services.attempts.attempt import AttemptContext
+from agentctl.services.attempts.baseline import BaseBeside, CheckRun, compare_with_base
+from agentctl.services.attempts.confinement import named_paths, record_connections
+from agentctl.services.attempts.evidence import json_artifact, log_artifact, text_artifact
+from agentctl.services.attempts.harness import under_base_harness
 
 _STEP_STATUS = {
     VerificationCheckStatus.PASSED: StepStatus.SUCCEEDED,

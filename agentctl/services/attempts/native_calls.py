@@ -31,13 +31,13 @@ from agentctl.execution.agents import AgentSession, AttemptIdentity, NativeDecis
 from agentctl.execution.attribution import ChangeTracker
 from agentctl.execution.gateway.server import Exchange
 from agentctl.execution.sandbox import Jail
-from agentctl.services.attempt import AttemptContext
-from agentctl.services.confinement import record_connections
-from agentctl.services.evidence import json_artifact, log_artifact
-from agentctl.services.model_exchanges import record_exchange
+from agentctl.services.attempts.attempt import AttemptContext
+from agentctl.services.attempts.confinement import record_connections
+from agentctl.services.attempts.evidence import json_artifact, log_artifact
+from agentctl.services.attempts.model_exchanges import record_exchange
 from agentctl.services.ports import CallRequest, StepEnd
-from agentctl.services.recording import arguments_json
-from agentctl.services.runtime import ToolRuntime
+from agentctl.services.attempts.recording import arguments_json
+from agentctl.services.attempts.runtime import ToolRuntime
 
 _EXIT_CODE = re.compile(r"exit(?:ed with)? code:? (-?\d+)", re.IGNORECASE)
 

@@ -19,8 +19,8 @@ from agentctl.domain.patch import FileChange, Patch, check_boundary, compute_sta
 from agentctl.domain.redaction import Redactor
 from agentctl.execution.patch_collector import apply_to_base, collect_patch
 from agentctl.execution.redact_stream import redact_file
-from agentctl.services.attempt import AttemptContext
-from agentctl.services.evidence import file_artifact, json_artifact
+from agentctl.services.attempts.attempt import AttemptContext
+from agentctl.services.attempts.evidence import file_artifact, json_artifact
 
 
 @dataclass(frozen=True, slots=True)

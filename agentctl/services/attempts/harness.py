@@ -12,8 +12,8 @@ from agentctl.domain.enums import VerificationCheckStatus
 from agentctl.domain.harness import HarnessChange, harness_changes
 from agentctl.domain.patch import Patch
 from agentctl.domain.verification import VerificationCheck
-from agentctl.services.attempt import AttemptContext
-from agentctl.services.baseline import CheckRun, run_for_comparison
+from agentctl.services.attempts.attempt import AttemptContext
+from agentctl.services.attempts.baseline import CheckRun, run_for_comparison
 
 C = VerificationCheckStatus
 MAX_NAMED = 3

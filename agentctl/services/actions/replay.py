@@ -21,13 +21,13 @@ from agentctl.domain.enums import StepType
 from agentctl.domain.errors import BadInput
 from agentctl.domain.run import Run
 from agentctl.domain.step import Step
-from agentctl.services.pipeline import RunOptions
+from agentctl.services.attempts.pipeline import RunOptions
 from agentctl.services.ports import RunRecord
-from agentctl.services.queue import Queue
-from agentctl.services.runs import queue_run
-from agentctl.services.spec import build_spec
+from agentctl.services.lifecycle.queue import Queue
+from agentctl.services.lifecycle.runs import queue_run
+from agentctl.services.attempts.spec import build_spec
 from agentctl.services.unit_of_work import Storage
-from agentctl.services.worker import run_inline
+from agentctl.services.lifecycle.worker import run_inline
 
 EXCHANGE = "model-exchange.json"
 PLAYED = "replay-cassette.json"  # what the replay's attempt made of its cassette

@@ -6,8 +6,8 @@ from datetime import datetime
 
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.run import Run
-from agentctl.services import runs
-from agentctl.services.ledger import Ledger
+from agentctl.services.lifecycle import runs
+from agentctl.services.lifecycle.ledger import Ledger
 from agentctl.services.ports import Heartbeat, Lease, RunRecord
 from agentctl.services.unit_of_work import Storage
 

@@ -8,7 +8,7 @@ import json
 from agentctl.domain.enums import ArtifactType, ArtifactVisibility, StepType
 from agentctl.domain.redaction import Redactor
 from agentctl.execution.gateway.server import Exchange
-from agentctl.services.evidence import json_artifact
+from agentctl.services.attempts.evidence import json_artifact
 from agentctl.services.ports import AttemptLedger, StepEnd
 
 MAX_SUMMARY_CHARS = 1500

@@ -18,10 +18,10 @@ from agentctl.domain.serialize import to_json
 from agentctl.domain.spec import ExecutionSpec
 from agentctl.domain.verification import VerificationReport
 from agentctl.execution.external_judge import run_external_judge
-from agentctl.services.attempt import AttemptContext
-from agentctl.services.collect import CollectedEvidence
-from agentctl.services.confinement import named_paths, record_connections
-from agentctl.services.evidence import json_artifact
+from agentctl.services.attempts.attempt import AttemptContext
+from agentctl.services.attempts.collect import CollectedEvidence
+from agentctl.services.attempts.confinement import named_paths, record_connections
+from agentctl.services.attempts.evidence import json_artifact
 
 
 @dataclass(frozen=True, slots=True)
