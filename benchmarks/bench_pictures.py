@@ -42,12 +42,12 @@ def recorded(root: Path, calls: int):  # type: ignore[no-untyped-def]
     """A home with one run of `calls` recorded tool calls; (store, run id, seconds)."""
     from agentctl import config
     from agentctl.domain.agent import AgentKind, AgentSpec
-    from agentctl.services.lifecycle.ledger import Ledger
+    from agentctl.home import resolve_home
     from agentctl.services.actions.requests import TaskRequest
-    from agentctl.services.lifecycle.runs import create_run, lease_run
     from agentctl.services.actions.tasks import submit_task
+    from agentctl.services.lifecycle.ledger import Ledger
+    from agentctl.services.lifecycle.runs import create_run, lease_run
     from agentctl.store import Store
-    from agentctl.store.location import resolve_home
 
     root.mkdir(parents=True)
     repo = root / "repo"

@@ -54,10 +54,10 @@ def bench_records(root: Path, calls: int, repeat: int) -> tuple[str, str]:
     """The median of `repeat` recordings (each a fresh run) beside the median of their raw
     baselines: the machine is shared, and one sample can land in someone else's busy second."""
     from agentctl import config
+    from agentctl.home import resolve_home
     from agentctl.services.actions.requests import TaskRequest
     from agentctl.services.actions.tasks import submit_task
     from agentctl.store import Store
-    from agentctl.store.location import resolve_home
 
     home = resolve_home(str(root / "home"))
     store = Store(home)

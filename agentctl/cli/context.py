@@ -10,8 +10,8 @@ import typer
 
 if TYPE_CHECKING:
     from agentctl.config import Config
+    from agentctl.home import Home
     from agentctl.store import Store
-    from agentctl.store.location import Home
     from agentctl.store.views import Views
 
 
@@ -27,7 +27,7 @@ class State:
     def home(self) -> Home:
         if self._home is None:
             from agentctl.config_file import config_path
-            from agentctl.store.location import resolve_home
+            from agentctl.home import resolve_home
 
             # A config file is loaded whole even by commands that only read: one that does not
             # load is an error, never a silent fall back to another store.

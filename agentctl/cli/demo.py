@@ -13,8 +13,8 @@ from agentctl.cli.context import state
 from agentctl.cli.options import Flag
 from agentctl.cli.output import live_status, out
 from agentctl.cli.sandbox import warn_unsandboxed
+from agentctl.home import resolve_home
 from agentctl.store import Store
-from agentctl.store.location import resolve_home
 from agentctl.store.views import Views
 
 

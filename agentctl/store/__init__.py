@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agentctl.home import Home
 from agentctl.store.blobs import BlobStore
 from agentctl.store.checkpoint import AuditSigner
-from agentctl.store.location import Home
 
 if TYPE_CHECKING:
     from pathlib import Path

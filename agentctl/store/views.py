@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from agentctl.domain.clock import to_iso
 from agentctl.domain.errors import NotFound
+from agentctl.home import Home
 from agentctl.store import ids
 from agentctl.store.compiled_queries import SQL
-from agentctl.store.location import Home
 from agentctl.store.revision import HEAD, SchemaBehind, stored_revision
 from agentctl.store.rows import tasks as task_rows
 

@@ -23,8 +23,8 @@ from agentctl.domain.enums import (
 from agentctl.domain.errors import AmbiguousId, BadInput, IllegalTransition, NotFound
 from agentctl.domain.events import NewEvent, find_chain_breaks
 from agentctl.domain.task import Session, SessionMessage, Task
+from agentctl.home import Home, resolve_home
 from agentctl.store import Store
-from agentctl.store.location import Home, resolve_home
 from agentctl.store.views import Views
 
 T0 = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)

@@ -14,8 +14,8 @@ from agentctl.domain.enums import StepType, ToolDecision
 from agentctl.domain.errors import IntegrityError, NotFound
 from agentctl.domain.run import Run
 from agentctl.domain.step import Step
-from agentctl.services.ports import Blobs
 from agentctl.services.actions.pr_body import UNAVAILABLE, DeniedCall, Disclosure, FileEdit, PrFacts
+from agentctl.services.ports import Blobs
 from agentctl.services.unit_of_work import Reads
 
 

@@ -22,12 +22,12 @@ from agentctl.domain.errors import BadInput
 from agentctl.domain.run import Run
 from agentctl.domain.step import Step
 from agentctl.services.attempts.pipeline import RunOptions
-from agentctl.services.ports import RunRecord
+from agentctl.services.attempts.spec import build_spec
 from agentctl.services.lifecycle.queue import Queue
 from agentctl.services.lifecycle.runs import queue_run
-from agentctl.services.attempts.spec import build_spec
-from agentctl.services.unit_of_work import Storage
 from agentctl.services.lifecycle.worker import run_inline
+from agentctl.services.ports import RunRecord
+from agentctl.services.unit_of_work import Storage
 
 EXCHANGE = "model-exchange.json"
 PLAYED = "replay-cassette.json"  # what the replay's attempt made of its cassette

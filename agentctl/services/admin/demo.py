@@ -18,11 +18,11 @@ from agentctl.domain.run import Run
 from agentctl.domain.sandbox import SandboxMode
 from agentctl.domain.task import Task
 from agentctl.execution.agents.spec import parse_agent_spec
-from agentctl.services.attempts.pipeline import RunOptions
 from agentctl.services.actions.requests import TaskRequest
 from agentctl.services.actions.tasks import submit_task
-from agentctl.services.unit_of_work import Storage
+from agentctl.services.attempts.pipeline import RunOptions
 from agentctl.services.lifecycle.worker import create_and_run
+from agentctl.services.unit_of_work import Storage
 
 IDENTITY = {"GIT_AUTHOR_NAME": "agentctl demo", "GIT_AUTHOR_EMAIL": "demo@agentctl.invalid",
             "GIT_COMMITTER_NAME": "agentctl demo", "GIT_COMMITTER_EMAIL": "demo@agentctl.invalid"}

@@ -35,9 +35,9 @@ from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.confinement import record_connections
 from agentctl.services.attempts.evidence import json_artifact, log_artifact
 from agentctl.services.attempts.model_exchanges import record_exchange
-from agentctl.services.ports import CallRequest, StepEnd
 from agentctl.services.attempts.recording import arguments_json
 from agentctl.services.attempts.runtime import ToolRuntime
+from agentctl.services.ports import CallRequest, StepEnd
 
 _EXIT_CODE = re.compile(r"exit(?:ed with)? code:? (-?\d+)", re.IGNORECASE)
 

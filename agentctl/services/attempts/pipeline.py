@@ -67,10 +67,10 @@ from agentctl.services.attempts.collect import CollectedEvidence, collect
 from agentctl.services.attempts.evidence import json_artifact, text_artifact
 from agentctl.services.attempts.judging import JudgeEvidence, judge
 from agentctl.services.attempts.native_calls import native_session
-from agentctl.services.ports import Approver, AttemptLedger, RunObserver, StepDone
 from agentctl.services.attempts.runtime import ToolRuntime
 from agentctl.services.attempts.summary import final_summary
 from agentctl.services.attempts.verify import VerificationEvidence, verify
+from agentctl.services.ports import Approver, AttemptLedger, RunObserver, StepDone
 
 
 @dataclass(frozen=True, slots=True)

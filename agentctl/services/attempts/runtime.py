@@ -30,8 +30,8 @@ from agentctl.execution.sandbox import Jail, Sandbox
 from agentctl.execution.tool_context import ToolContext
 from agentctl.services.attempts.confinement import agent_jail, named_paths, record_connections
 from agentctl.services.attempts.evidence import json_artifact, log_artifact
-from agentctl.services.ports import Approver, AttemptLedger, CallRequest, NewArtifact
 from agentctl.services.attempts.recording import arguments_json
+from agentctl.services.ports import Approver, AttemptLedger, CallRequest, NewArtifact
 
 AGENT_EXEC = "agent.exec"
 COST_FILE = "agentctl-cost.json"

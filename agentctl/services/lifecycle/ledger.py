@@ -32,6 +32,7 @@ from agentctl.domain.patch import Patch
 from agentctl.domain.run import Run
 from agentctl.domain.step import Step, ToolCall, ToolResult
 from agentctl.domain.verification import VerificationReport
+from agentctl.services.attempts.recording import AttemptEvents
 from agentctl.services.lifecycle import runs
 from agentctl.services.ports import (
     CallRequest,
@@ -40,7 +41,6 @@ from agentctl.services.ports import (
     Produced,
     StepEnd,
 )
-from agentctl.services.attempts.recording import AttemptEvents
 from agentctl.services.unit_of_work import Storage, UnitOfWork
 
 BATCH_CALLS = 2500  # each commit rewrites the tables' index pages: 1000 cost ~10% more (issue 9)

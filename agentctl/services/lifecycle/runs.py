@@ -32,8 +32,8 @@ from agentctl.domain.task import Task
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.execution import repository as repos
 from agentctl.execution.workspace import remove_leftovers
-from agentctl.services.ports import Heartbeat, Lease
 from agentctl.services.attempts.spec import build_spec
+from agentctl.services.ports import Heartbeat, Lease
 from agentctl.services.unit_of_work import Storage, UnitOfWork
 
 

@@ -15,10 +15,10 @@ from agentctl.execution.sandbox import require
 from agentctl.execution.tree_cache import in_home
 from agentctl.services.attempts.attempt import Progress
 from agentctl.services.attempts.pipeline import RunOptions
+from agentctl.services.lifecycle.worker import create_and_run
 from agentctl.services.ports import Approver, RunObserver
 from agentctl.services.queries.telemetry import configured_endpoint
 from agentctl.services.unit_of_work import Storage
-from agentctl.services.lifecycle.worker import create_and_run
 
 
 def _quiet(_message: str) -> None:

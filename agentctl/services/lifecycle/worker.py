@@ -22,9 +22,9 @@ from agentctl.domain.run import Run
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.services.attempts.attempt import StopSignal
 from agentctl.services.attempts.pipeline import RunOptions, execute_attempt
-from agentctl.services.ports import Lease, RunQueue
 from agentctl.services.lifecycle.queue import Queue
 from agentctl.services.lifecycle.runs import create_run
+from agentctl.services.ports import Lease, RunQueue
 from agentctl.services.unit_of_work import Storage
 
 CANCEL_POLL_SECONDS = 0.5
