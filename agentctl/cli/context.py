@@ -56,7 +56,7 @@ class State:
 
     def views(self) -> Views:
         """Read views where "the newest run" means the newest of the repository you stand in."""
-        from agentctl.execution.repository import enclosing_work_tree
+        from agentctl.execution.task_repository import enclosing_work_tree
         from agentctl.store.views import Views
 
         return Views(self.home, repository=enclosing_work_tree(Path.cwd()))
@@ -65,7 +65,7 @@ class State:
         """A listing's `--repo`, as tasks record it (aliases from config work too)."""
         if text is None:
             return None
-        from agentctl.execution.repository import named_repository
+        from agentctl.execution.task_repository import named_repository
 
         return named_repository(text, self.config.repositories, Path.cwd())
 

@@ -116,7 +116,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
 def _warn_uncommitted(current: State, task_text: str) -> None:
     """A run starts from the base ref's commit: say so when the checkout holds changes to
     tracked files that the run will not see."""
-    from agentctl.execution.repository import is_url
+    from agentctl.execution.task_repository import is_url
 
     with current.views() as views:
         task = views.task(task_text)

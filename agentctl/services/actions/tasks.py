@@ -21,7 +21,7 @@ from agentctl.domain.task import (
     default_title,
     policy_denial_reasons,
 )
-from agentctl.execution import repository as repos
+from agentctl.execution import task_repository as repos
 from agentctl.execution.environment import secret_values
 from agentctl.services.actions.requests import TaskRequest, validate
 from agentctl.services.lifecycle.runs import request_cancellation

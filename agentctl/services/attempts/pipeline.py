@@ -57,8 +57,8 @@ from agentctl.execution.environment import (
 from agentctl.execution.git import agent_git_env, copy_index
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.reaper import become_subreaper, descendants
-from agentctl.execution.repository import is_url
 from agentctl.execution.sandbox import Sandbox
+from agentctl.execution.task_repository import is_url
 from agentctl.execution.tool_context import ToolContext
 from agentctl.execution.tree_cache import TreeCache
 from agentctl.home import resolve_home

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from agentctl.bridge import wire
 from agentctl.execution.agents import AttemptIdentity
+from agentctl.hooks import wire
 
 READ_SECONDS = 10.0
 

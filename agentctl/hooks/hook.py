@@ -1,12 +1,12 @@
-"""`python -E -s -S .../agentctl/bridge/hook.py claude|codex --socket S --attempt A --key K`
-(or `python -m agentctl.bridge.hook`, `agentctl hook`): the PreToolUse/PostToolUse hook agentctl
+"""`python -E -s -S .../agentctl/hooks/hook.py claude|codex --socket S --attempt A --key K`
+(or `python -m agentctl.hooks.hook`, `agentctl hook`): the PreToolUse/PostToolUse hook agentctl
 installs into a native agent's private configuration.
 
 It decides nothing itself and writes nothing: it forwards the hook's input to the attempt's own
 process over the socket with the hooks' key (the attempt's one writer records and decides,
 and refuses a key it did not issue to its hooks) and prints the decision in the agent's native
 format, with the input the call runs with instead when the attempt replaced it (a shell command
-becomes the stub that runs it in its own jail, `bridge/jailed.py`). It fails closed: any error
+becomes the stub that runs it in its own jail). It fails closed: any error
 (bad input, no attempt listening, a lost lease, a crash) is one line on stderr and exit 2,
 which both Claude Code and Codex take as "block"; any other non-zero code would fail open.
 Imports stay within the standard library: this process starts twice per tool call, so the
@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 
 try:
-    from agentctl.bridge import wire
+    from agentctl.hooks import wire
 except ImportError:  # run as a script without site-packages: its own folder is on the path
     import wire  # type: ignore[no-redef,import-not-found]
 

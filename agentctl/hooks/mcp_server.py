@@ -1,4 +1,4 @@
-"""`agentctl mcp serve` (`python -I -m agentctl.bridge.mcp_server`): agentctl's guarded tools as
+"""`agentctl mcp serve` (`python -I -m agentctl.hooks.mcp_server`): agentctl's guarded tools as
 an MCP server on stdio, for any MCP-capable agent inside a run.
 
 Each call is forwarded over the attempt's socket to the attempt's own process, where it runs
@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from agentctl.bridge.hook import HookError, _arguments, ask
+from agentctl.hooks.hook import HookError, _arguments, ask
 
 Forward = Callable[[str, dict[str, object]], dict[str, object]]
 TOOLS = ("fs.read", "fs.write", "fs.replace", "fs.delete", "fs.rename", "patch.apply",

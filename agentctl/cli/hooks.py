@@ -18,7 +18,7 @@ def hook(ctx: typer.Context, agent: Annotated[str, typer.Argument(
         metavar="AGENT", help="claude or codex")]) -> None:
     """The PreToolUse/PostToolUse hook: reads the agent's hook JSON on stdin, answers with the
     run's decision in the agent's format. Any error denies: one line on stderr, exit 2."""
-    from agentctl.bridge.hook import main
+    from agentctl.hooks.hook import main
 
     raise typer.Exit(main([agent, *ctx.args]))
 
@@ -27,6 +27,6 @@ def hook(ctx: typer.Context, agent: Annotated[str, typer.Argument(
 def serve(ctx: typer.Context) -> None:
     """Serve fs_read, fs_write, fs_replace, fs_delete, fs_rename, patch_apply and shell_run on
     stdio; every call is a ToolCall of the run (--socket S --attempt A --key K)."""
-    from agentctl.bridge.mcp_server import main
+    from agentctl.hooks.mcp_server import main
 
     raise typer.Exit(main(list(ctx.args)))
