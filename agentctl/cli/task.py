@@ -196,7 +196,7 @@ def list_(
     repository = current.repository_filter(repo)
     with current.views() as views:
         session_id = views.resolve("session", session) if session else None
-        tasks = views.tasks(limit=limit, status=status.upper() if status else None,
+        tasks = views.tasks(limit=limit, status=TaskStatus(status.upper()) if status else None,
                             session_id=session_id, repository=repository)
         short = {} if full or as_json else views.short_ids("task", [t.task_id for t in tasks])
     if as_json:

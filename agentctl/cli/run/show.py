@@ -46,7 +46,8 @@ def list_(
     repository = current.repository_filter(repo)
     with current.views() as views:
         task_id = views.resolve("task", task) if task else None
-        runs = views.runs(limit=limit, task_id=task_id, status=status.upper() if status else None,
+        runs = views.runs(limit=limit, task_id=task_id,
+                          status=RunStatus(status.upper()) if status else None,
                           repository=repository)
         documents = [run_document(views, run) for run in runs]
         task_ids = sorted({run.task_id for run in runs})
