@@ -1,7 +1,7 @@
 """The storage port in memory: a fake at the port, shipped, so the real use cases run on it.
 
 `InMemoryStorage` implements `services.unit_of_work.Storage` with dicts: the run lifecycle
-(`services.runs`), the attempt ledger (`services.ledger`) and the worker loop run on it
+(`services.lifecycle.runs`), the attempt ledger (`services.lifecycle.ledger`) and the worker loop run on it
 unchanged, for fast tests. It keeps the store's rules that the use cases rely on: a unit of work
 lands whole or not at all (one at a time, as SQLite's write lock has it), `save` is a
 compare-and-set on the status, `fence` is the domain's lease rule, unique columns stay unique,
@@ -43,9 +43,9 @@ from agentctl.domain.task import Session, SessionMessage, Task
 from agentctl.domain.transitions import ACTIVE_RUN, UNFINISHED_RUN
 from agentctl.domain.verdict import Approval, Verdict
 from agentctl.domain.verification import VerificationReport
-from agentctl.services.audit import AuditReport
+from agentctl.services.admin.audit import AuditReport
 from agentctl.services.ports import RunRecord
-from agentctl.services.queries import CallRow, StepRow
+from agentctl.services.queries.read_models import CallRow, StepRow
 from agentctl.services.unit_of_work import IdKind
 from agentctl.store import ids
 

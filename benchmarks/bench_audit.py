@@ -40,12 +40,12 @@ def record(root: Path, calls: int, *, signed: bool) -> tuple[Path, float]:
     """A home holding one run of `calls` recorded tool calls, and how long recording took."""
     from agentctl import config
     from agentctl.domain.agent import AgentKind, AgentSpec
-    from agentctl.services.ledger import Ledger
-    from agentctl.services.requests import TaskRequest
-    from agentctl.services.runs import create_run, lease_run
-    from agentctl.services.tasks import submit_task
+    from agentctl.home import resolve_home
+    from agentctl.services.actions.requests import TaskRequest
+    from agentctl.services.actions.tasks import submit_task
+    from agentctl.services.lifecycle.ledger import Ledger
+    from agentctl.services.lifecycle.runs import create_run, lease_run
     from agentctl.store import Store
-    from agentctl.store.location import resolve_home
 
     root.mkdir(parents=True)
     repo = root / "repo"
@@ -72,7 +72,7 @@ def record(root: Path, calls: int, *, signed: bool) -> tuple[Path, float]:
 
 def chain_only(home: Path) -> tuple[float, int]:
     from agentctl.domain.events import find_chain_breaks
-    from agentctl.store.location import resolve_home
+    from agentctl.home import resolve_home
     from agentctl.store.views import Views
 
     started = time.perf_counter()

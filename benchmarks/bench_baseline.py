@@ -157,10 +157,10 @@ def bench_flake_on_base(root: Path, repeat: int) -> None:
     from agentctl.domain.enums import AutonomyLevel, TaskSource, TaskStatus, TaskType
     from agentctl.domain.task import Task
     from agentctl.execution.agents.spec import parse_agent_spec
-    from agentctl.services.pipeline import RunOptions
-    from agentctl.services.queue import Queue
-    from agentctl.services.runs import create_run
-    from agentctl.services.worker import run_inline
+    from agentctl.services.attempts.pipeline import RunOptions
+    from agentctl.services.lifecycle.queue import Queue
+    from agentctl.services.lifecycle.runs import create_run
+    from agentctl.services.lifecycle.worker import run_inline
     from agentctl.testing import InMemoryStorage
 
     tests = "".join(f"    def test_{i}(self):\n        self.assertEqual(mul({i}, 1), {i})\n\n"
@@ -227,10 +227,10 @@ def bench_base_beside(root: Path, repeat: int) -> None:
     from agentctl.domain.enums import AutonomyLevel, TaskSource, TaskStatus, TaskType
     from agentctl.domain.task import Task
     from agentctl.execution.agents.spec import parse_agent_spec
-    from agentctl.services.pipeline import RunOptions
-    from agentctl.services.queue import Queue
-    from agentctl.services.runs import create_run
-    from agentctl.services.worker import run_inline
+    from agentctl.services.attempts.pipeline import RunOptions
+    from agentctl.services.lifecycle.queue import Queue
+    from agentctl.services.lifecycle.runs import create_run
+    from agentctl.services.lifecycle.worker import run_inline
     from agentctl.testing import InMemoryStorage
 
     tests = "".join(f"    def test_{i}(self):\n        self.assertEqual(add({i}, work()), {i})\n\n"
@@ -288,10 +288,10 @@ def bench_cached_baseline(root: Path, repeat: int) -> None:
     from agentctl.domain.enums import AutonomyLevel, TaskSource, TaskStatus, TaskType
     from agentctl.domain.task import Task
     from agentctl.execution.agents.spec import parse_agent_spec
-    from agentctl.services.pipeline import RunOptions
-    from agentctl.services.queue import Queue
-    from agentctl.services.runs import create_run
-    from agentctl.services.worker import run_inline
+    from agentctl.services.attempts.pipeline import RunOptions
+    from agentctl.services.lifecycle.queue import Queue
+    from agentctl.services.lifecycle.runs import create_run
+    from agentctl.services.lifecycle.worker import run_inline
     from agentctl.testing import InMemoryStorage
 
     repo = git_repo(root / "small", {"calc.py": "def add(a, b):\n    return a + b\n",

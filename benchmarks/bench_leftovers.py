@@ -23,9 +23,9 @@ from pathlib import Path
 
 from agentctl.domain.clock import to_iso, utcnow
 from agentctl.execution.workspace import ATTEMPT_DIR_PREFIX
-from agentctl.services.leftovers import notice_expired, sweep_in_background
+from agentctl.home import resolve_home
+from agentctl.services.lifecycle.leftovers import notice_expired, sweep_in_background
 from agentctl.store import Store, tables
-from agentctl.store.location import resolve_home
 from agentctl.store.views import Views
 
 

@@ -42,12 +42,12 @@ def recorded(root: Path, calls: int):  # type: ignore[no-untyped-def]
     """A home with one run of `calls` recorded tool calls; (store, run id, seconds)."""
     from agentctl import config
     from agentctl.domain.agent import AgentKind, AgentSpec
-    from agentctl.services.ledger import Ledger
-    from agentctl.services.requests import TaskRequest
-    from agentctl.services.runs import create_run, lease_run
-    from agentctl.services.tasks import submit_task
+    from agentctl.home import resolve_home
+    from agentctl.services.actions.requests import TaskRequest
+    from agentctl.services.actions.tasks import submit_task
+    from agentctl.services.lifecycle.ledger import Ledger
+    from agentctl.services.lifecycle.runs import create_run, lease_run
     from agentctl.store import Store
-    from agentctl.store.location import resolve_home
 
     root.mkdir(parents=True)
     repo = root / "repo"
@@ -128,7 +128,7 @@ server.serve_forever()
 
 def trace(root: Path, calls: int) -> None:
     from agentctl.execution.otlp import export_trace
-    from agentctl.services.telemetry import plan_for
+    from agentctl.services.queries.telemetry import plan_for
     from agentctl.store.views import Views
 
     sink = subprocess.Popen([sys.executable, "-c", SINK], stdout=subprocess.PIPE, text=True)

@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentctl.services.demo import prepare  # noqa: E402
+from agentctl.services.admin.demo import prepare  # noqa: E402
 from tests.agents.conftest import CLAUDE, claude_config, install_cli  # noqa: E402
 from tests.agents.fake_models import (  # noqa: E402
     Call,

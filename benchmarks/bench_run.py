@@ -61,10 +61,10 @@ def bench_records(root: Path, calls: int, repeat: int) -> tuple[str, str]:
     """The median of `repeat` recordings (each a fresh run) beside the median of their raw
     baselines: the machine is shared, and one sample can land in someone else's busy second."""
     from agentctl import config
-    from agentctl.services.requests import TaskRequest
-    from agentctl.services.tasks import submit_task
+    from agentctl.home import resolve_home
+    from agentctl.services.actions.requests import TaskRequest
+    from agentctl.services.actions.tasks import submit_task
     from agentctl.store import Store
-    from agentctl.store.location import resolve_home
 
     home = resolve_home(str(root / "home"))
     store = Store(home)
@@ -113,8 +113,8 @@ def _record_once(copy_path: Path, store, settings, task_id: str,  # type: ignore
                  calls: int) -> tuple[str, float, float, int]:
     """(run id, seconds through the ledger, seconds of raw executemany, rows) for one run."""
     from agentctl.domain.agent import AgentKind, AgentSpec
-    from agentctl.services.ledger import Ledger
-    from agentctl.services.runs import create_run, lease_run
+    from agentctl.services.lifecycle.ledger import Ledger
+    from agentctl.services.lifecycle.runs import create_run, lease_run
 
     run = create_run(store, settings, task_id, agent=AgentSpec(AgentKind.NOOP))
     lease = lease_run(store, worker_id="bench", ttl_seconds=3600, run_id=run.run_id)

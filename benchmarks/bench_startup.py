@@ -59,8 +59,8 @@ def build_home(home: Path) -> str:
     from agentctl.domain.enums import AutonomyLevel, EventType, TaskSource, TaskStatus, TaskType
     from agentctl.domain.events import NewEvent
     from agentctl.domain.task import Task
+    from agentctl.home import resolve_home
     from agentctl.store import Store
-    from agentctl.store.location import resolve_home
 
     repo = home.parent / "bench-repo"
     if not (repo / ".git").exists():
@@ -98,12 +98,12 @@ def build_run(home: Path) -> str:
     """One real run on the home: a script plan of two tool calls, a check, judge, verdict."""
     from agentctl import config
     from agentctl.execution.agents.spec import parse_agent_spec
-    from agentctl.services.pipeline import RunOptions
-    from agentctl.services.requests import TaskRequest
-    from agentctl.services.tasks import submit_task
-    from agentctl.services.worker import start_run
+    from agentctl.home import resolve_home
+    from agentctl.services.actions.requests import TaskRequest
+    from agentctl.services.actions.tasks import submit_task
+    from agentctl.services.attempts.pipeline import RunOptions
+    from agentctl.services.lifecycle.worker import start_run
     from agentctl.store import Store
-    from agentctl.store.location import resolve_home
 
     repo = home.parent / "bench-run-repo"
     shutil.rmtree(repo, ignore_errors=True)  # a rebuilt home gets a fresh repository too

@@ -56,7 +56,7 @@ def make_repo(root: Path) -> Path:
 
 
 def home_for(root: Path, name: str, url: str | None):  # type: ignore[no-untyped-def]
-    from agentctl.store.location import Home, resolve_home
+    from agentctl.home import Home, resolve_home
 
     home = resolve_home(str(root / name))
     return home if url is None else Home(root=home.root, database_url=url)
@@ -65,9 +65,9 @@ def home_for(root: Path, name: str, url: str | None):  # type: ignore[no-untyped
 def queue_runs(home, repo: Path, count: int) -> list[str]:  # type: ignore[no-untyped-def]
     from agentctl import config
     from agentctl.domain.agent import AgentKind, AgentSpec
-    from agentctl.services.requests import TaskRequest
-    from agentctl.services.runs import create_run
-    from agentctl.services.tasks import submit_task
+    from agentctl.services.actions.requests import TaskRequest
+    from agentctl.services.actions.tasks import submit_task
+    from agentctl.services.lifecycle.runs import create_run
     from agentctl.store import Store
 
     store = Store(home)
@@ -126,9 +126,9 @@ def throughput(server: PostgresServer, root: Path, repo: Path, workers: int, cou
 
 # --- 2. claim latency ---------------------------------------------------------------------------
 def _claimer(url: str, home_root: str, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
-    from agentctl.services.runs import lease_run
+    from agentctl.home import Home
+    from agentctl.services.lifecycle.runs import lease_run
     from agentctl.store import Store
-    from agentctl.store.location import Home
 
     store = Store(Home(root=Path(home_root), database_url=url))
     store.ensure_schema()
@@ -160,8 +160,8 @@ def claim_latency(home, repo: Path, claimers: int, runs: int) -> tuple[float, fl
 
 # --- 3. recording -------------------------------------------------------------------------------
 def record_calls(home, repo: Path, calls: int) -> float:  # type: ignore[no-untyped-def]
-    from agentctl.services.ledger import Ledger
-    from agentctl.services.runs import lease_run
+    from agentctl.services.lifecycle.ledger import Ledger
+    from agentctl.services.lifecycle.runs import lease_run
     from agentctl.store import Store
     from agentctl.store.views import Views
 

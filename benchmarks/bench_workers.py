@@ -44,9 +44,9 @@ def setup(root: Path) -> tuple[Path, str]:
 def queue(home: Path, task_id: str, count: int) -> None:
     from agentctl import config
     from agentctl.execution.agents.spec import AgentSpec
-    from agentctl.services.runs import create_run
+    from agentctl.home import resolve_home
+    from agentctl.services.lifecycle.runs import create_run
     from agentctl.store import Store
-    from agentctl.store.location import resolve_home
 
     store = Store(resolve_home(str(home)))
     for _ in range(count):
@@ -65,9 +65,9 @@ def drain(home: Path, workers: int) -> float:
 
 LEASER = """
 import json, sys, time
-from agentctl.services.runs import lease_run
+from agentctl.services.lifecycle.runs import lease_run
 from agentctl.store import Store
-from agentctl.store.location import resolve_home
+from agentctl.home import resolve_home
 store = Store(resolve_home(sys.argv[1]))
 timings, errors = [], []
 while True:

@@ -17,7 +17,7 @@ import pytest
 from tests.pg_server import PostgresServer
 
 if TYPE_CHECKING:
-    from agentctl.store.location import Home as StoreHome
+    from agentctl.home import Home as StoreHome
 
 AGENTCTL = shutil.which("agentctl", path=str(Path(sys.executable).parent)) or "agentctl"
 GIT_IDENTITY = {
@@ -188,7 +188,7 @@ def _postgres_before_any_test(request: pytest.FixtureRequest) -> None:
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_home(request: pytest.FixtureRequest, tmp_path: Path) -> StoreHome:
     """A state home on each store: the embedded SQLite file, or a new PostgreSQL database."""
-    from agentctl.store.location import Home, resolve_home
+    from agentctl.home import Home, resolve_home
 
     if request.param == "sqlite":
         return resolve_home(str(tmp_path / "home"))

@@ -118,8 +118,8 @@ class PostgresServer:
 def _migrate(url: str) -> None:
     from sqlalchemy import create_engine
 
+    from agentctl.home import Home
     from agentctl.store import migrate
-    from agentctl.store.location import Home
 
     engine = create_engine(url)
     try:

@@ -26,7 +26,7 @@ COMMANDS = {
     "doctor": Lazy("agentctl.cli.doctor:doctor", "Check the sandbox, the agent CLIs, the store "
                    "and a forge token. Exit 1 when a required part does not work (an agent CLI "
                    "or a token that is missing only warns)."),
-    "hook": Lazy("agentctl.cli.bridge:hook", "The PreToolUse/PostToolUse hook: reads the "
+    "hook": Lazy("agentctl.cli.hooks:hook", "The PreToolUse/PostToolUse hook: reads the "
                  "agent's hook JSON on stdin, answers with the run's decision in the agent's "
                  "format. Any error denies: one line on stderr, exit 2.", PASS_THROUGH),
     "task": Lazy("agentctl.cli.task:app", "Submit and inspect tasks: structured, executable "
@@ -47,7 +47,7 @@ COMMANDS = {
     "db": Lazy("agentctl.cli.db:app", "The database schema: its revision and upgrades."),
     "sandbox": Lazy("agentctl.cli.sandbox:app", "The OS sandbox every process of a run "
                     "executes in."),
-    "mcp": Lazy("agentctl.cli.bridge:mcp_app", "agentctl's guarded tools as an MCP server."),
+    "mcp": Lazy("agentctl.cli.hooks:mcp_app", "agentctl's guarded tools as an MCP server."),
 }
 
 

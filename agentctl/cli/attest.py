@@ -27,7 +27,7 @@ def pubkey(
 ) -> None:
     """Print the public key that `run attest` signs with (PEM), for verifiers."""
     from agentctl.execution.signing import load_signer
-    from agentctl.services.attest import signing_key_path
+    from agentctl.services.actions.attest import signing_key_path
 
     path = signing_key_path(state(ctx).home.root, key)
     public = load_signer(path, create=key is None).public
@@ -55,7 +55,7 @@ def verify(
     """Check every envelope's signature and, with --patch or --commit, its subjects. Exit 3 on
     the first that fails, naming it."""
     from agentctl.execution.signing import load_public_key, load_signer
-    from agentctl.services.attest import signing_key_path, verify_bundle
+    from agentctl.services.actions.attest import signing_key_path, verify_bundle
 
     try:
         text = bundle.read_text(encoding="utf-8")

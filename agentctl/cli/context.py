@@ -10,8 +10,8 @@ import typer
 
 if TYPE_CHECKING:
     from agentctl.config import Config
+    from agentctl.home import Home
     from agentctl.store import Store
-    from agentctl.store.location import Home
     from agentctl.store.views import Views
 
 
@@ -27,7 +27,7 @@ class State:
     def home(self) -> Home:
         if self._home is None:
             from agentctl.config_file import config_path
-            from agentctl.store.location import resolve_home
+            from agentctl.home import resolve_home
 
             # A config file is loaded whole even by commands that only read: one that does not
             # load is an error, never a silent fall back to another store.
@@ -56,7 +56,7 @@ class State:
 
     def views(self) -> Views:
         """Read views where "the newest run" means the newest of the repository you stand in."""
-        from agentctl.execution.repository import enclosing_work_tree
+        from agentctl.execution.task_repository import enclosing_work_tree
         from agentctl.store.views import Views
 
         return Views(self.home, repository=enclosing_work_tree(Path.cwd()))
@@ -65,7 +65,7 @@ class State:
         """A listing's `--repo`, as tasks record it (aliases from config work too)."""
         if text is None:
             return None
-        from agentctl.execution.repository import named_repository
+        from agentctl.execution.task_repository import named_repository
 
         return named_repository(text, self.config.repositories, Path.cwd())
 

@@ -13,8 +13,8 @@ from agentctl.cli.context import state
 from agentctl.cli.options import Flag
 from agentctl.cli.output import live_status, out
 from agentctl.cli.sandbox import warn_unsandboxed
+from agentctl.home import resolve_home
 from agentctl.store import Store
-from agentctl.store.location import resolve_home
 from agentctl.store.views import Views
 
 
@@ -32,8 +32,8 @@ def demo(
     from agentctl.cli.render.fit import Column, fitted
     from agentctl.cli.render.style import badge, escape
     from agentctl.config import defaults
-    from agentctl.services.demo import new_demo_root, run_demo
-    from agentctl.services.start import run_config
+    from agentctl.services.admin.demo import new_demo_root, run_demo
+    from agentctl.services.lifecycle.start import run_config
 
     current = state(ctx)
     chosen_config = run_config(defaults(), no_sandbox=no_sandbox)

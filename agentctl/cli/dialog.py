@@ -18,8 +18,8 @@ from agentctl.cli.output import err
 from agentctl.cli.render.style import escape
 from agentctl.domain.enums import AutonomyLevel, MessageRole, TaskType
 from agentctl.domain.task import SessionMessage
-from agentctl.execution.repository import enclosing_work_tree
-from agentctl.services.requests import TaskRequest
+from agentctl.execution.task_repository import enclosing_work_tree
+from agentctl.services.actions.requests import TaskRequest
 
 REPOSITORY = "Which repository?"
 TASK_TYPE = "What kind of change is it?"

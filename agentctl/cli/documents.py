@@ -1,4 +1,4 @@
-"""The JSON documents of DESIGN.md §4, shaped from the typed read models of `services.queries`.
+"""The JSON documents of DESIGN.md §4, shaped from the typed read models of `services.queries.read_models`.
 
 Renderers for people read the same documents, so what a script sees and what a person sees
 never disagree.
@@ -14,7 +14,7 @@ from agentctl.domain.run import Run
 from agentctl.domain.serialize import to_json
 from agentctl.domain.verdict import Verdict
 from agentctl.domain.verification import VerificationReport
-from agentctl.services.queries import (
+from agentctl.services.queries.read_models import (
     EditedBy,
     RunReads,
     RunView,

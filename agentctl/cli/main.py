@@ -18,7 +18,7 @@ INTERNAL_ERROR = 70
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["hook"] and not {"-h", "--help"} & set(args):
-        from agentctl.bridge.hook import main as hook  # once per tool call: no Typer
+        from agentctl.hooks.hook import main as hook  # once per tool call: no Typer
 
         sys.exit(hook(args[1:]))
     if (bad := _bad_argument(args)) is not None:

@@ -36,8 +36,8 @@ def create(
     (exit 2, with the verdict's reasons) unless the verdict allows it; a forge error exits 1
     and is safe to retry."""
     from agentctl.cli.render.style import escape
-    from agentctl.services.pull_requests import PrRequest, create_pull_request
-    from agentctl.services.tasks import current_user
+    from agentctl.services.actions.pull_requests import PrRequest, create_pull_request
+    from agentctl.services.actions.tasks import current_user
 
     current = state(ctx)
     pull_request = create_pull_request(current.store, PrRequest(
@@ -66,7 +66,7 @@ def status(
 ) -> None:
     """Read the run's PR back from its forge (open, merged, closed) and record a change."""
     from agentctl.cli.render.style import escape
-    from agentctl.services.pr_status import refresh_pull_request
+    from agentctl.services.actions.pr_status import refresh_pull_request
 
     current = state(ctx)
     pull_request = refresh_pull_request(current.store, _run_here(current, run_id), current.config.pr,

@@ -12,8 +12,8 @@ from agentctl.cli.output import err
 from agentctl.cli.render.style import escape
 from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.errors import BadInput
+from agentctl.services.actions.tasks import current_user
 from agentctl.services.ports import Approver
-from agentctl.services.tasks import current_user
 
 
 def check_terminal() -> None:

@@ -23,8 +23,8 @@ def start(
     as_json: JsonOption = False,
 ) -> None:
     """Start a session; its id goes to `session say` and `task submit --session`."""
-    from agentctl.services.sessions import start_session
-    from agentctl.services.tasks import current_user
+    from agentctl.services.actions.sessions import start_session
+    from agentctl.services.actions.tasks import current_user
 
     session = start_session(state(ctx).store, title=title, owner=owner or current_user())
     if as_json:
@@ -42,7 +42,7 @@ def say(
     as_json: JsonOption = False,
 ) -> None:
     """Add a message to a session."""
-    from agentctl.services.sessions import add_message
+    from agentctl.services.actions.sessions import add_message
 
     message = add_message(state(ctx).store, session_id, role=role, content=text)
     if as_json:

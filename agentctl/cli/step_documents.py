@@ -1,5 +1,5 @@
 """The run tree's step documents (`run show --tree`), shaped from the stored columns the read
-model carries (`services.queries.StepView`).
+model carries (`services.queries.read_models.StepView`).
 
 The documents are the stored columns under their camelCase names and pass the stored text
 through: times are stored in the very ISO form the documents show (`rows.iso`), and a tool
@@ -14,7 +14,7 @@ from typing import Any
 
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.clock import to_iso
-from agentctl.services.queries import AttemptView, CallRow, StepView
+from agentctl.services.queries.read_models import AttemptView, CallRow, StepView
 from agentctl.store.json_columns import tool_result_document
 
 Document = dict[str, Any]

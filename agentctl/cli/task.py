@@ -16,7 +16,7 @@ from agentctl.domain.errors import BadInput, PolicyDenied
 from agentctl.domain.serialize import to_json
 
 if TYPE_CHECKING:
-    from agentctl.services.requests import TaskRequest
+    from agentctl.services.actions.requests import TaskRequest
 
 app = typer.Typer(help="Submit and inspect tasks: structured, executable intent.",
                   no_args_is_help=True)
@@ -75,13 +75,13 @@ def submit(
     On a terminal it asks for what the flags leave out (the repository defaults to the one you
     stand in) and keeps the questions and answers in a session linked to the task."""
     from agentctl.cli.render.tasks import task_detail
-    from agentctl.services.requests import (
+    from agentctl.services.actions.requests import (
         TaskRequest,
         overridden,
         parse_labels,
         read_request_file,
     )
-    from agentctl.services.tasks import submit_task
+    from agentctl.services.actions.tasks import submit_task
 
     if (agent or detach or keep_workspace or interactive) and not run_now:
         raise BadInput("--agent, --detach, --keep-workspace and --interactive need --run")
@@ -106,7 +106,7 @@ def submit(
                 raise BadInput("--interactive needs the run to execute here; drop --detach")
             check_terminal()
         if not detach:  # nor is a run this machine could not sandbox
-            from agentctl.services.start import run_config
+            from agentctl.services.lifecycle.start import run_config
 
             run_config(current.config)
     task = submit_task(current.store, current.config, request, cwd=Path.cwd())
@@ -139,7 +139,7 @@ def _completed(current: State, request: "TaskRequest", *, ask: bool) -> "TaskReq
     """The request with what `--session` settled, then (at a terminal) what the person answers;
     the repository you stand in when none is named."""
     from agentctl.cli import dialog
-    from agentctl.services.requests import overridden
+    from agentctl.services.actions.requests import overridden
 
     if request.session_id:
         with current.views() as views:
@@ -158,8 +158,8 @@ def _completed(current: State, request: "TaskRequest", *, ask: bool) -> "TaskReq
     request, exchange = dialog.converse(
         request, here=here, forbidden=config.boundary.forbidden,
         allowed=config.boundary.allowed, detected=detected)
-    from agentctl.services.sessions import add_message, start_session
-    from agentctl.services.tasks import current_user
+    from agentctl.services.actions.sessions import add_message, start_session
+    from agentctl.services.actions.tasks import current_user
 
     store = current.store
     session_id = request.session_id or start_session(
@@ -196,7 +196,7 @@ def list_(
     repository = current.repository_filter(repo)
     with current.views() as views:
         session_id = views.resolve("session", session) if session else None
-        tasks = views.tasks(limit=limit, status=status.upper() if status else None,
+        tasks = views.tasks(limit=limit, status=TaskStatus(status.upper()) if status else None,
                             session_id=session_id, repository=repository)
         short = {} if full or as_json else views.short_ids("task", [t.task_id for t in tasks])
     if as_json:
@@ -261,7 +261,7 @@ def cancel(
     as_json: JsonOption = False,
 ) -> None:
     """Cancel a task: no new run is scheduled; its queued and running runs are cancelled."""
-    from agentctl.services.tasks import cancel_task, current_user
+    from agentctl.services.actions.tasks import cancel_task, current_user
 
     task = cancel_task(state(ctx).store, task_id, by=by or current_user(), reason=reason)
     if as_json:

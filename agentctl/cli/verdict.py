@@ -66,7 +66,7 @@ def explain(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = F
 def _decide(ctx: typer.Context, run_id: str, decision: str, by: str, reason: str,
             as_json: bool) -> None:
     from agentctl.cli.render.style import escape
-    from agentctl.services.approvals import record_approval
+    from agentctl.services.actions.approvals import record_approval
 
     approval = record_approval(state(ctx).store, run_id, decision=ApprovalDecision(decision),
                                by=by, reason=reason)
@@ -84,7 +84,7 @@ def _decider(by: str | None) -> str:
     if by is not None:
         return by
 
-    from agentctl.services.tasks import current_user
+    from agentctl.services.actions.tasks import current_user
 
     try:
         named = subprocess.run(["git", "config", "user.name"], capture_output=True, text=True,

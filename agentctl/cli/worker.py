@@ -33,12 +33,12 @@ def worker(
     """
     from agentctl.cli.artifact import artifact_content
     from agentctl.execution.tree_cache import in_home
-    from agentctl.services.leftovers import sweep_in_background
-    from agentctl.services.pipeline import RunOptions
-    from agentctl.services.queue import Queue
-    from agentctl.services.replay import cassette_of
-    from agentctl.services.telemetry import configured_endpoint, trace_after_run
-    from agentctl.services.worker import new_worker_id, work
+    from agentctl.services.actions.replay import cassette_of
+    from agentctl.services.attempts.pipeline import RunOptions
+    from agentctl.services.lifecycle.leftovers import sweep_in_background
+    from agentctl.services.lifecycle.queue import Queue
+    from agentctl.services.lifecycle.worker import new_worker_id, work
+    from agentctl.services.queries.telemetry import configured_endpoint, trace_after_run
     from agentctl.store.wakeup import WakeUps
 
     current = state(ctx)

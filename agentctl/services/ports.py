@@ -3,8 +3,8 @@
 `AttemptLedger` is the one writer of an attempt: every step, tool call, artifact, record and the
 attempt's end go through it, fenced by the attempt's lease. `RunQueue` is the rest of a run's
 life around its attempts: leasing, heartbeats, reaping, cancellation requests, reading.
-`services.ledger` and `services.queue` implement both on the storage port (`unit_of_work`),
-so they run unchanged on the real store and on the in-memory one (`agentctl.testing`).
+`services.lifecycle.ledger` and `services.lifecycle.queue` implement both on the storage port
+(`unit_of_work`), so they run unchanged on the real store and on the in-memory one (`agentctl.testing`).
 """
 
 from __future__ import annotations

@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from agentctl.domain.audit import Checkpoint
-    from agentctl.services.audit import AuditReport
+    from agentctl.services.admin.audit import AuditReport
     from agentctl.services.ports import Blobs, RunRecord
-    from agentctl.services.queries import CallRow, StepRow
+    from agentctl.services.queries.read_models import CallRow, StepRow
 
 R = TypeVar("R")
 IdKind = Literal["task", "session", "run", "artifact"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agentctl.home import Home
 from agentctl.store.blobs import BlobStore
 from agentctl.store.checkpoint import AuditSigner
-from agentctl.store.location import Home
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
     from agentctl.domain.audit import Checkpoint
-    from agentctl.services.audit import AuditReport
+    from agentctl.services.admin.audit import AuditReport
     from agentctl.services.unit_of_work import IdKind
     from agentctl.store.uow import UnitOfWork
     from agentctl.store.views import Views

@@ -18,7 +18,7 @@ from agentctl.domain.audit import SEALS
 from agentctl.domain.errors import IllegalTransition
 from agentctl.domain.events import GENESIS_HASH, NewEvent, hash_new_event
 from agentctl.store import tables
-from agentctl.store.repository import insert_rows
+from agentctl.store.table_repository import insert_rows
 
 _EVENT = tables.event
 _HEAD = tables.event_head

@@ -22,7 +22,7 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, inspect, text
 
-from agentctl.store.location import Home
+from agentctl.home import Home
 from agentctl.store.revision import HEAD, SchemaBehind
 from agentctl.store.revision import revision_of as _revision
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from sqlalchemy import Engine
 
+from agentctl.home import Home
 from agentctl.store.engine import engine_for
-from agentctl.store.location import Home
 from agentctl.store.revision import HEAD, revision_of
 
 

@@ -21,12 +21,12 @@ from agentctl.domain.transitions import UNFINISHED_RUN
 from agentctl.store import tables
 from agentctl.store.engine import reconnecting
 from agentctl.store.event_log import EventLog
-from agentctl.store.repository import Repository
 from agentctl.store.rows import RowMapping
 from agentctl.store.rows import evidence as evidence_rows
 from agentctl.store.rows import runs as run_rows
 from agentctl.store.rows import tasks as task_rows
 from agentctl.store.seals import SEALED, seal_rows
+from agentctl.store.table_repository import Repository
 
 _ATTEMPT = tables.attempt
 _RUN = tables.run

@@ -21,14 +21,15 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from agentctl.domain.clock import to_iso
 from agentctl.domain.errors import NotFound
+from agentctl.home import Home
 from agentctl.store import ids
 from agentctl.store.compiled_queries import SQL
-from agentctl.store.location import Home
 from agentctl.store.revision import HEAD, SchemaBehind, stored_revision
 from agentctl.store.rows import tasks as task_rows
 
 if TYPE_CHECKING:
     from agentctl.domain.artifact import Artifact
+    from agentctl.domain.enums import RunStatus, TaskStatus
     from agentctl.domain.judge import JudgeReport
     from agentctl.domain.patch import Patch
     from agentctl.domain.pull_request import PullRequest
@@ -38,7 +39,8 @@ if TYPE_CHECKING:
     from agentctl.domain.verdict import Approval, Verdict
     from agentctl.domain.verification import VerificationReport
     from agentctl.services.ports import RunRecord
-    from agentctl.services.queries import CallRow, StepRow
+    from agentctl.services.queries.read_models import CallRow, StepRow
+    from agentctl.services.unit_of_work import IdKind
 
 R = TypeVar("R")
 _LIVE = {"live_1": "STARTING", "live_2": "ACTIVE"}
@@ -171,22 +173,22 @@ class Views:
 
     def step_tree_rows(self, run_id: str) -> list[StepRow]:
         """The columns of `run show --tree` of each step of a run, in attempt and step order."""
-        from agentctl.services.queries import StepRow
+        from agentctl.services.queries.read_models import StepRow
 
         return [StepRow._make(row) for row in self._tuples("step_tree", run_id=run_id)]
 
     def call_tree_rows(self, run_id: str) -> list[CallRow]:
         """The columns of `run show --tree` of each tool call of a run."""
-        from agentctl.services.queries import CallRow
+        from agentctl.services.queries.read_models import CallRow
 
         return [CallRow._make(row) for row in self._tuples("call_tree", run_id=run_id)]
 
-    def resolve(self, kind: str, text: str) -> str:
+    def resolve(self, kind: IdKind, text: str) -> str:
         low, high = ids.prefix_bounds(ids.full_prefix(kind, text))
         found = [str(row[0]) for row in self._tuples(f"resolve:{kind}", low=low, high=high)]
         return ids.pick_unique(kind, text, found)
 
-    def short_ids(self, kind: str, full: Sequence[str]) -> dict[str, str]:
+    def short_ids(self, kind: IdKind, full: Sequence[str]) -> dict[str, str]:
         """Each id cut to the shortest prefix no other stored id of its kind shares (as git
         abbreviates hashes), one length for all so a column stays aligned."""
         needed = len(kind) + 1 + ids.MIN_PREFIX_CHARS
@@ -206,9 +208,10 @@ class Views:
         return found[0]
 
     # --- tasks and sessions -------------------------------------------------------------------
-    def tasks(self, *, limit: int, status: str | None = None, session_id: str | None = None,
-              repository: str | None = None) -> list[Task]:
-        given = _given(status=status, session_id=session_id, repository=repository)
+    def tasks(self, *, limit: int, status: TaskStatus | None = None,
+              session_id: str | None = None, repository: str | None = None) -> list[Task]:
+        given = _given(status=status.value if status else None, session_id=session_id,
+                       repository=repository)
         return self._records(task_rows.task_from_row, f"tasks:{','.join(sorted(given))}",
                              **given, limit=limit)
 
@@ -234,11 +237,12 @@ class Views:
         return replace(session, related_tasks=related)
 
     # --- runs -------------------------------------------------------------------------------
-    def runs(self, *, limit: int, task_id: str | None = None, status: str | None = None,
+    def runs(self, *, limit: int, task_id: str | None = None, status: RunStatus | None = None,
              repository: str | None = None) -> list[Run]:
         from agentctl.store.rows import runs as run_rows
 
-        given = _given(task_id=task_id, status=status, repository=repository)
+        given = _given(task_id=task_id, status=status.value if status else None,
+                       repository=repository)
         return self._records(run_rows.run_from_row, f"runs:{','.join(sorted(given))}", **given,
                              limit=limit)
 
@@ -374,7 +378,7 @@ class Views:
         from agentctl.domain.enums import RunStatus
         from agentctl.domain.transitions import ACTIVE_RUN
 
-        return any(self.runs(limit=1, status=status.value)
+        return any(self.runs(limit=1, status=status)
                    for status in (RunStatus.QUEUED, *ACTIVE_RUN))
 
     def record(self, run_id: str) -> RunRecord:

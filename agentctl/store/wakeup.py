@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from agentctl.store.location import Home
+from agentctl.home import Home
 from agentctl.store.uow import WAKE_CHANNEL
 
 

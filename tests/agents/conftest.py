@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from agentctl.services.demo import prepare
+from agentctl.services.admin.demo import prepare
 from tests.agents.fake_models import FakeModel, anthropic_server, openai_server
 from tests.conftest import Result
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentctl.execution.agents import AttemptIdentity
-from agentctl.execution.agents.bridge import BridgeServer, Credentials, Source
+from agentctl.execution.agents.hook_socket import BridgeServer, Credentials, Source
 from tests.conftest import AGENTCTL
 
 PRE = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
@@ -21,7 +21,7 @@ PRE = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
 
 def hook(stdin: str, *args: str, via_cli: bool = False) -> subprocess.CompletedProcess[str]:
     command = [AGENTCTL, "hook"] if via_cli else [sys.executable, "-I", "-m",
-                                                  "agentctl.bridge.hook"]
+                                                  "agentctl.hooks.hook"]
     return subprocess.run([*command, *args], input=stdin, capture_output=True, text=True,
                           timeout=60)
 

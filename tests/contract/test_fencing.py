@@ -28,10 +28,10 @@ from agentctl.domain.errors import LeaseLost
 from agentctl.domain.run import Run
 from agentctl.domain.verdict import ChainLink, Decision
 from agentctl.execution.agents.spec import parse_agent_spec
-from agentctl.services.ledger import Ledger
-from agentctl.services.requests import TaskRequest
-from agentctl.services.runs import create_run, lease_run, reap_expired
-from agentctl.services.tasks import submit_task
+from agentctl.services.actions.requests import TaskRequest
+from agentctl.services.actions.tasks import submit_task
+from agentctl.services.lifecycle.ledger import Ledger
+from agentctl.services.lifecycle.runs import create_run, lease_run, reap_expired
 from agentctl.services.unit_of_work import Storage
 
 TTL = 1.0  # seconds of lease without a heartbeat

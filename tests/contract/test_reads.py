@@ -13,7 +13,7 @@ from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import ApprovalDecision
 from agentctl.domain.errors import NotFound
 from agentctl.domain.verdict import Approval
-from agentctl.services.runs import lease_run, reap_expired
+from agentctl.services.lifecycle.runs import lease_run, reap_expired
 from agentctl.services.unit_of_work import Storage
 from agentctl.testing import InMemoryStorage
 

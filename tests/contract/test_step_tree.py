@@ -18,12 +18,12 @@ from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import ToolDecision, ToolOutcome
 from agentctl.domain.serialize import from_json, to_json
 from agentctl.domain.step import ToolResult
-from agentctl.services.ledger import Ledger
+from agentctl.services.actions.requests import TaskRequest
+from agentctl.services.actions.tasks import submit_task
+from agentctl.services.lifecycle.ledger import Ledger
+from agentctl.services.lifecycle.runs import create_run, lease_run
 from agentctl.services.ports import CallRequest
-from agentctl.services.queries import run_view
-from agentctl.services.requests import TaskRequest
-from agentctl.services.runs import create_run, lease_run
-from agentctl.services.tasks import submit_task
+from agentctl.services.queries.read_models import run_view
 from agentctl.services.unit_of_work import Reads, Storage
 from agentctl.store import json_columns
 

@@ -23,9 +23,9 @@ from agentctl.domain.pull_request import PullRequest
 from agentctl.domain.run import Run
 from agentctl.domain.task import Task
 from agentctl.execution.agents.spec import parse_agent_spec
-from agentctl.services.requests import TaskRequest
-from agentctl.services.runs import cancel_run, create_run, heartbeat, lease_run
-from agentctl.services.tasks import submit_task
+from agentctl.services.actions.requests import TaskRequest
+from agentctl.services.actions.tasks import submit_task
+from agentctl.services.lifecycle.runs import cancel_run, create_run, heartbeat, lease_run
 from agentctl.services.unit_of_work import Storage
 from agentctl.testing import InMemoryStorage
 

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from agentctl.domain.audit import record_name
-from agentctl.store.audit import verify_store
+from agentctl.home import Home
 from agentctl.store import Store, tables
-from agentctl.store.location import Home
+from agentctl.store.audit import verify_store
 from agentctl.store.seal_rules import LEASE_BOOKKEEPING, NOT_RECORDS
 from tests.e2e.runs_support import CALC_FILES, UNITTEST, Bench
 
@@ -102,7 +102,7 @@ class Tampered:
 
 
 def _sqlite_home(root: Path) -> Home:
-    from agentctl.store.location import resolve_home
+    from agentctl.home import resolve_home
 
     return resolve_home(str(root))
 

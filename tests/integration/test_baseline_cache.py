@@ -8,7 +8,7 @@ from pathlib import Path
 from agentctl.domain.baseline import Observed
 from agentctl.domain.enums import TestOutcome, VerificationCheckStatus
 from agentctl.domain.verification import TestReport, TestResult
-from agentctl.services.baseline_cache import BaselineCache, BaselineEntry, baseline_key
+from agentctl.services.attempts.baseline_cache import BaselineCache, BaselineEntry, baseline_key
 from tests.unit.conftest import T0, sample_spec
 
 C, T = VerificationCheckStatus, TestOutcome

@@ -14,13 +14,13 @@ from agentctl.domain.agent import AgentKind, AgentSpec
 from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import ToolDecision, ToolOutcome
 from agentctl.domain.step import ToolResult
-from agentctl.services.ledger import Ledger
+from agentctl.services.lifecycle.ledger import Ledger
 from agentctl.services.ports import CallRequest
-from agentctl.services.requests import TaskRequest
-from agentctl.services.runs import create_run, lease_run
-from agentctl.services.tasks import submit_task
+from agentctl.services.actions.requests import TaskRequest
+from agentctl.services.lifecycle.runs import create_run, lease_run
+from agentctl.services.actions.tasks import submit_task
 from agentctl.store import Store
-from agentctl.store.location import resolve_home
+from agentctl.home import resolve_home
 
 
 def _ledger(repo: Path, tmp_path: Path) -> Ledger:

@@ -17,8 +17,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
 
+from agentctl.home import resolve_home
 from agentctl.store import migrate, tables
-from agentctl.store.location import resolve_home
 from agentctl.store.revision import HEAD
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "home-e7985e3"

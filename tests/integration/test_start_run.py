@@ -15,11 +15,11 @@ from agentctl.domain.enums import RunStatus
 from agentctl.domain.errors import BadInput
 from agentctl.domain.sandbox import SandboxMode
 from agentctl.execution import sandbox
-from agentctl.services.requests import TaskRequest
-from agentctl.services.start import StartRun, run_config, start_run
-from agentctl.services.tasks import submit_task
+from agentctl.home import resolve_home
+from agentctl.services.actions.requests import TaskRequest
+from agentctl.services.actions.tasks import submit_task
+from agentctl.services.lifecycle.start import StartRun, run_config, start_run
 from agentctl.store import Store
-from agentctl.store.location import resolve_home
 from tests.e2e.conftest import db_state
 
 NOOP = AgentSpec(AgentKind.NOOP)

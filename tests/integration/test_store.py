@@ -15,6 +15,7 @@ from agentctl.domain.enums import (
     AutonomyLevel,
     EventType,
     MessageRole,
+    RunStatus,
     SessionStatus,
     TaskSource,
     TaskStatus,
@@ -23,8 +24,8 @@ from agentctl.domain.enums import (
 from agentctl.domain.errors import AmbiguousId, BadInput, IllegalTransition, NotFound
 from agentctl.domain.events import NewEvent, find_chain_breaks
 from agentctl.domain.task import Session, SessionMessage, Task
+from agentctl.home import Home, resolve_home
 from agentctl.store import Store
-from agentctl.store.location import Home, resolve_home
 from agentctl.store.views import Views
 
 T0 = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -204,3 +205,16 @@ def test_a_lower_case_prefix_with_its_kind_resolves_too(home: Home, store: Store
         uow.tasks.add(task)
     with Views(home) as views:
         assert views.resolve("task", "task_01ccc") == task.task_id
+
+
+def test_views_filter_tasks_and_runs_by_their_status_enums(home: Home, store: Store) -> None:
+    ready = new_task()
+    draft = new_task(status=TaskStatus.DRAFT)
+    with store.unit_of_work() as uow:
+        uow.tasks.add_many([ready, draft])
+    with Views(home) as views:
+        assert [t.task_id for t in views.tasks(limit=10, status=TaskStatus.DRAFT)] == [draft.task_id]
+        assert [t.task_id for t in views.tasks(limit=10, status=TaskStatus.READY_FOR_RUN)] == [
+            ready.task_id]
+        assert views.tasks(limit=10, status=TaskStatus.ACCEPTED) == []
+        assert views.runs(limit=10, status=RunStatus.QUEUED) == []

@@ -24,14 +24,14 @@ from agentctl.domain.events import NewEvent, find_chain_breaks
 from agentctl.domain.step import ToolResult
 from agentctl.domain.task import Task
 from agentctl.execution.agents.spec import parse_agent_spec
-from agentctl.store.audit import verify_store
-from agentctl.services.ledger import Ledger
+from agentctl.home import Home
+from agentctl.services.actions.requests import TaskRequest
+from agentctl.services.actions.tasks import submit_task
+from agentctl.services.lifecycle.ledger import Ledger
+from agentctl.services.lifecycle.runs import create_run, lease_run
 from agentctl.services.ports import CallRequest
-from agentctl.services.requests import TaskRequest
-from agentctl.services.runs import create_run, lease_run
-from agentctl.services.tasks import submit_task
 from agentctl.store import Store
-from agentctl.store.location import Home
+from agentctl.store.audit import verify_store
 from agentctl.store.views import Views
 
 T0 = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)

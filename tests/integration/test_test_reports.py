@@ -15,7 +15,7 @@ from agentctl.domain.spec import PlannedCheck
 from agentctl.execution.report_formats import first_assertion, parse_go_json, parse_unittest
 from agentctl.execution.test_reports import ReportDir, collect, injected_env
 from agentctl.execution.verifier import run_check
-from agentctl.services.spec import check_name
+from agentctl.services.attempts.spec import check_name
 
 T = TestOutcome
 UNITTEST_TESTS = """import unittest

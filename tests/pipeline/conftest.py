@@ -22,16 +22,16 @@ from agentctl.domain.agent import AgentSpec
 from agentctl.domain.run import Run
 from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.execution.tree_cache import TreeCache
-from agentctl.services.pipeline import RunOptions
+from agentctl.home import Home, resolve_home
+from agentctl.services.actions.requests import TaskRequest
+from agentctl.services.actions.tasks import submit_task
+from agentctl.services.attempts.pipeline import RunOptions
+from agentctl.services.lifecycle.queue import Queue
+from agentctl.services.lifecycle.runs import cancel_run, create_run
+from agentctl.services.lifecycle.worker import run_inline
 from agentctl.services.ports import RunQueue, RunRecord
-from agentctl.services.queue import Queue
-from agentctl.services.requests import TaskRequest
-from agentctl.services.runs import cancel_run, create_run
-from agentctl.services.tasks import submit_task
 from agentctl.services.unit_of_work import Storage
-from agentctl.services.worker import run_inline
 from agentctl.store import Store
-from agentctl.store.location import Home, resolve_home
 from agentctl.testing import InMemoryStorage
 from tests.conftest import make_repo
 

@@ -71,8 +71,8 @@ def test_codex_chunk_ids_and_wall_times_in_tool_output_are_not_compared() -> Non
 def test_a_replay_whose_recording_cannot_be_read_answers_no_request() -> None:
     """A worker that cannot load the original's exchanges still plays the replay from a
     cassette, an empty one: the first request is refused, never sent to a live model."""
-    from agentctl.services.pipeline import RunOptions
-    from agentctl.services.worker import replay_cassette
+    from agentctl.services.attempts.pipeline import RunOptions
+    from agentctl.services.lifecycle.worker import replay_cassette
 
     def unreadable(run_id: str) -> Cassette:
         raise OSError(f"the artifacts of {run_id} are gone")

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from agentctl.domain.enums import TestClassification, TestOutcome
 from agentctl.domain.verification import ClassifiedTest
-from agentctl.services.pr_body import (
+from agentctl.services.actions.pr_body import (
     MAX_BODY_CHARS,
     DeniedCall,
     Disclosure,

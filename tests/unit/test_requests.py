@@ -9,7 +9,7 @@ import pytest
 
 from agentctl.domain.enums import AutonomyLevel, TaskSource, TaskType
 from agentctl.domain.errors import BadInput
-from agentctl.services.requests import (
+from agentctl.services.actions.requests import (
     TaskRequest,
     overridden,
     parse_labels,

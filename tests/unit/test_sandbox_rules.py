@@ -19,7 +19,7 @@ from agentctl.domain.sandbox import (
 )
 from agentctl.domain.verdict import unsandboxed_cap
 from agentctl.execution.sandbox import configured_dirs, model_endpoints, toolchain_dirs
-from agentctl.services.confinement import named_paths
+from agentctl.services.attempts.confinement import named_paths
 
 E = PrEligibility
 
@@ -58,7 +58,7 @@ def test_an_unsandboxed_run_is_at_best_eligible_after_a_human() -> None:
 def test_the_profile_is_part_of_the_spec_digest() -> None:
     from agentctl.config import defaults
     from agentctl.domain.enums import AutonomyLevel, TaskType
-    from agentctl.services.spec import build_spec
+    from agentctl.services.attempts.spec import build_spec
 
     class _Task:
         forbidden_paths: tuple[str, ...] = ()

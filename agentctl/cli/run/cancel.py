@@ -19,8 +19,8 @@ def cancel(
     as_json: JsonOption = False,
 ) -> None:
     """Cancel a run: a queued run at once, a running one by its worker within seconds."""
-    from agentctl.services.runs import cancel_run
-    from agentctl.services.tasks import current_user
+    from agentctl.services.actions.tasks import current_user
+    from agentctl.services.lifecycle.runs import cancel_run
 
     run = cancel_run(state(ctx).store, run_id, by=by or current_user(), reason=reason)
     if as_json:

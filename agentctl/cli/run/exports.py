@@ -27,7 +27,7 @@ def report(
     """A run for other tools and people: SWE-bench's report.json, JUnit XML, a self-contained
     HTML page, CTRF or ATIF."""
     from agentctl.cli.reports import PAGE_FORMATS, page_report
-    from agentctl.services.run_reports import run_report
+    from agentctl.services.queries.run_reports import run_report
 
     current = state(ctx)
     fmt = fmt.lower()
@@ -58,7 +58,7 @@ def attest(
     provenance, a test-result per check, agentctl's run predicate) about the patch and its tree.
     Check it with `agentctl attest verify` or any in-toto tool."""
     from agentctl.cli.reports import write_report
-    from agentctl.services.attest import attest_run
+    from agentctl.services.actions.attest import attest_run
 
     text = attest_run(state(ctx).store, run_id, key=key)
     if output is None:
@@ -93,7 +93,7 @@ def trace(
                         "[telemetry] otlp_endpoint)")] = None,
 ) -> None:
     """Export a finished run as one OpenTelemetry trace over OTLP/HTTP."""
-    from agentctl.services.telemetry import export_finished_run
+    from agentctl.services.queries.telemetry import export_finished_run
 
     current = state(ctx)
     result = export_finished_run(current.store, current.config, run_id, endpoint=endpoint)

@@ -17,7 +17,7 @@ from agentctl.cli.run.document import run_document_of
 
 if TYPE_CHECKING:
     from agentctl.domain.artifact import Artifact
-    from agentctl.services.replay import ReplayReport
+    from agentctl.services.actions.replay import ReplayReport
 
 
 def replay(
@@ -35,7 +35,7 @@ def replay(
     (no model, no key): the same task, base commit and agent CLI. Says whether the replay is
     identical (tool calls, decisions, patch tree); exit 1 when it is not."""
     from agentctl import config as configs
-    from agentctl.services.replay import queue_replay, replay_run
+    from agentctl.services.actions.replay import queue_replay, replay_run
 
     current = state(ctx)
     what_if = configs.load(config_file) if config_file is not None else None
@@ -52,7 +52,7 @@ def replay(
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     with live_status(f"replay of {run_id}") as progress:
-        from agentctl.services.pipeline import RunOptions
+        from agentctl.services.attempts.pipeline import RunOptions
 
         options = RunOptions(progress=progress, observer=progress,
                              redact_logs_up_to=current.config.verification.redact_logs_up_to_bytes,

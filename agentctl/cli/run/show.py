@@ -36,7 +36,7 @@ def list_(
 ) -> None:
     """List runs, newest first, with their verdicts."""
     from agentctl.cli.documents import run_document
-    from agentctl.services.leftovers import notice_expired
+    from agentctl.services.lifecycle.leftovers import notice_expired
 
     if status is not None and status.upper() not in RunStatus.__members__:
         raise BadInput(f"unknown run status {status!r}; expected one of: "
@@ -46,7 +46,8 @@ def list_(
     repository = current.repository_filter(repo)
     with current.views() as views:
         task_id = views.resolve("task", task) if task else None
-        runs = views.runs(limit=limit, task_id=task_id, status=status.upper() if status else None,
+        runs = views.runs(limit=limit, task_id=task_id,
+                          status=RunStatus(status.upper()) if status else None,
                           repository=repository)
         documents = [run_document(views, run) for run in runs]
         task_ids = sorted({run.task_id for run in runs})
@@ -77,7 +78,7 @@ def show(
 ) -> None:
     """Show a run (the newest without an id); --tree draws everything it did."""
     from agentctl.cli.documents import run_document
-    from agentctl.services.leftovers import notice_expired
+    from agentctl.services.lifecycle.leftovers import notice_expired
 
     current = state(ctx)
     notice_expired(current.store)
@@ -88,7 +89,7 @@ def show(
     if run.replay_of is not None and (run.status in TERMINAL_RUN
                                       or run.status is RunStatus.NEEDS_APPROVAL):
         from agentctl.cli.run.replay import artifact_reader, replay_keys
-        from agentctl.services.replay import replay_report
+        from agentctl.services.actions.replay import replay_report
 
         report = replay_report(current.store, run.run_id, read=artifact_reader(current))
         document.update(replay_keys(report))

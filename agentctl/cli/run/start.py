@@ -58,9 +58,9 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
     and answer the exit code its verdict calls for. `before` prints what goes first (the task
     card of `task submit`, in its final state)."""
     from agentctl.domain.verdict import exit_code_for
-    from agentctl.services.leftovers import notice_expired
-    from agentctl.services.start import StartRun, run_config, start_run
-    from agentctl.services.telemetry import trace_after_run
+    from agentctl.services.lifecycle.leftovers import notice_expired
+    from agentctl.services.lifecycle.start import StartRun, run_config, start_run
+    from agentctl.services.queries.telemetry import trace_after_run
 
     if interactive:
         from agentctl.cli.prompt import check_terminal
@@ -116,7 +116,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
 def _warn_uncommitted(current: State, task_text: str) -> None:
     """A run starts from the base ref's commit: say so when the checkout holds changes to
     tracked files that the run will not see."""
-    from agentctl.execution.repository import is_url
+    from agentctl.execution.task_repository import is_url
 
     with current.views() as views:
         task = views.task(task_text)

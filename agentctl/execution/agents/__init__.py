@@ -40,7 +40,7 @@ class NativeDecision:
 
 
 class NativeTools(Protocol):
-    """The attempt's side of a native agent's hooks (services.native_calls.NativeCalls)."""
+    """The attempt's side of a native agent's hooks (services.attempts.native_calls.NativeCalls)."""
 
     def before(self, agent: str, payload: Mapping[str, object]) -> NativeDecision: ...
     def after(self, agent: str, payload: Mapping[str, object], *, failed: bool) -> None: ...
@@ -60,7 +60,7 @@ class NativeTools(Protocol):
 @dataclass(frozen=True, slots=True)
 class AttemptIdentity:
     """Where a native agent's hooks reach the attempt, and the attempt every message names
-    (each source proves itself with its own key, `bridge.Credentials`; the lease stays out of
+    (each source proves itself with its own key, `hook_socket.Credentials`; the lease stays out of
     the CLI's reach)."""
 
     private: Path  # the attempt's private directory (holds the socket and the agent's home)

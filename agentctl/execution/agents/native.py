@@ -24,16 +24,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentctl.bridge import wire
 from agentctl.domain.agent import AgentSpec, NativeAgentSettings
 from agentctl.domain.cassette import attempt_names
 from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
-from agentctl.execution.agents.bridge import BridgeServer, Credentials, Source, refused
+from agentctl.execution.agents.hook_socket import BridgeServer, Credentials, Source, refused
 from agentctl.execution.agents.tool_jail import ToolJails
 from agentctl.execution.gateway.attach import attach, claim_warnings, gateway_report
 from agentctl.execution.gateway.server import Gateway
 from agentctl.execution.process import ProcessResult, run_to_file
+from agentctl.hooks import wire
 
 if TYPE_CHECKING:
     from agentctl.execution.sandbox import Jail
@@ -136,7 +136,7 @@ def launch_agent(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, outp
     jail, bubblewrap's pid namespace dies with agentctl, so a `kill -9` of agentctl leaves no
     orphan; unsandboxed, the guardian does that."""
     if jail is None:
-        argv = [sys.executable, "-I", "-m", "agentctl.bridge.guardian", "--", *argv]
+        argv = [sys.executable, "-I", "-m", "agentctl.hooks.guardian", "--", *argv]
     return run_to_file(argv, cwd=cwd, env=env, output=output, timeout=timeout,
                        should_stop=should_stop, confine=jail)
 
@@ -406,7 +406,7 @@ def hook_command(agent: str, identity: AttemptIdentity, key: str) -> str:
     """The hook as the agent runs it (through sh): any failure to start becomes exit 2, which
     blocks. Run as a script of agentctl's own folder without site, user site or PYTHON*
     variables: the workspace (the cwd) is never on its path, and it starts in a few ms."""
-    from agentctl.bridge import hook
+    from agentctl.hooks import hook
 
     argv = [sys.executable, "-E", "-s", "-S", hook.__file__, agent,
             "--socket", str(identity.private / wire.SOCKET_NAME),
@@ -415,7 +415,7 @@ def hook_command(agent: str, identity: AttemptIdentity, key: str) -> str:
 
 
 def mcp_command(identity: AttemptIdentity, key: str) -> list[str]:
-    return [sys.executable, "-I", "-m", "agentctl.bridge.mcp_server",
+    return [sys.executable, "-I", "-m", "agentctl.hooks.mcp_server",
             "--socket", str(identity.private / wire.SOCKET_NAME),
             "--attempt", identity.attempt_id, "--key", key]
 

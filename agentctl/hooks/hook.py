@@ -1,0 +1,196 @@
+"""`python -E -s -S .../agentctl/hooks/hook.py claude|codex --socket S --attempt A --key K`
+(or `python -m agentctl.hooks.hook`, `agentctl hook`): the PreToolUse/PostToolUse hook agentctl
+installs into a native agent's private configuration.
+
+It decides nothing itself and writes nothing: it forwards the hook's input to the attempt's own
+process over the socket with the hooks' key (the attempt's one writer records and decides,
+and refuses a key it did not issue to its hooks) and prints the decision in the agent's native
+format, with the input the call runs with instead when the attempt replaced it (a shell command
+becomes the stub that runs it in its own jail). It fails closed: any error
+(bad input, no attempt listening, a lost lease, a crash) is one line on stderr and exit 2,
+which both Claude Code and Codex take as "block"; any other non-zero code would fail open.
+Imports stay within the standard library: this process starts twice per tool call, so the
+adapters run it as a plain script without `site` (`-S`), which saves most of Python's start.
+"""
+
+from __future__ import annotations
+
+import sys
+
+try:
+    from agentctl.hooks import wire
+except ImportError:  # run as a script without site-packages: its own folder is on the path
+    import wire  # type: ignore[no-redef,import-not-found]
+
+# The C halves of `json` and `socket`: their Python modules import `re` and `enum`, which would
+# double the hook's start (~25 ms on every tool call). Plain `json`/`socket` where they lack.
+try:
+    from _json import encode_basestring_ascii as _quoted
+    from _json import make_scanner
+except ImportError:  # pragma: no cover - not CPython
+    from json.encoder import encode_basestring_ascii as _quoted
+    from json.scanner import make_scanner
+try:
+    import _socket as sockets
+except ImportError:  # pragma: no cover - not CPython
+    import socket as sockets  # type: ignore[no-redef]
+
+AGENTS = ("claude", "codex")
+OPTIONS = ("--socket", "--attempt", "--key")
+CONNECT_SECONDS = 10.0
+# An `ask` rule in an interactive run waits for a person at the attempt's terminal.
+REPLY_SECONDS = 3600.0
+JSON_SPACE = " \t\n\r"
+
+
+class HookError(Exception):
+    """Why the hook denies: one line for the agent (and the person reading its log)."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except HookError as error:
+        return _deny(str(error))
+    except BaseException as error:  # noqa: BLE001 - fail closed, whatever happened
+        return _deny(f"internal error: {type(error).__name__}: {error}")
+
+
+def _main(argv: list[str]) -> int:
+    agent, options = _arguments(argv)
+    raw = sys.stdin.buffer.read(wire.MAX_MESSAGE_BYTES + 1)
+    if len(raw) > wire.MAX_MESSAGE_BYTES:
+        raise HookError("hook input is too large")
+    payload = json_object(raw)
+    if payload is None:
+        raise HookError("hook input is not a JSON object; expected the agent's PreToolUse or "
+                        "PostToolUse object on stdin")
+    event = payload.get("hook_event_name")
+    if not isinstance(event, str) or not isinstance(payload.get("tool_name"), str):
+        raise HookError("hook input lacks hook_event_name or tool_name; expected the agent's "
+                        "PreToolUse or PostToolUse object on stdin")
+    # The input travels as the agent wrote it (it is one whole JSON object, so it cannot add
+    # keys to the request; its newlines are whitespace, since strict JSON strings escape them).
+    request = b"".join([
+        b'{"attempt":', _json_text(options["--attempt"]), b',"key":',
+        _json_text(options["--key"]), b',"agent":', _json_text(agent), b',"event":',
+        _json_text(event), b',"input":', raw.strip(JSON_SPACE.encode()).replace(b"\n", b" ")
+        .replace(b"\r", b" "), b"}\n"])
+    reply = json_object(exchange(options["--socket"], request))
+    if reply is None:
+        raise HookError("the attempt's answer is not a JSON object")
+    if reply.get("refused"):  # not a decision on the call: the request itself was refused
+        raise HookError(str(reply.get("reason") or "the attempt refused the request"))
+    if event != "PreToolUse":
+        if reply.get("ok") is not True:
+            raise HookError(str(reply.get("reason") or "the attempt refused the result"))
+        return 0
+    decision, reason = reply.get("decision"), str(reply.get("reason") or "")
+    if decision not in (wire.ALLOW, wire.DENY):
+        raise HookError(reason or "the attempt gave no decision")
+    updated = b""
+    if decision == wire.ALLOW and reply.get("updatedInput") is not None:
+        text = reply.get("updatedInput")  # a JSON object's text: passed on as it is
+        if not isinstance(text, str) or json_object(text.encode()) is None:
+            raise HookError("the attempt's replacement input is not a JSON object")
+        updated = b',"updatedInput":' + text.encode()
+    sys.stdout.buffer.write(b"".join([
+        b'{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":',
+        _json_text(str(decision)), b',"permissionDecisionReason":', _json_text(reason),
+        updated, b"}}\n"]))
+    return 0
+
+
+def _arguments(argv: list[str]) -> tuple[str, dict[str, str]]:
+    if not argv or argv[0] not in AGENTS:
+        raise HookError(f"usage: agentctl hook {'|'.join(AGENTS)} --socket PATH --attempt ID "
+                        "--key KEY")
+    options: dict[str, str] = {}
+    rest = argv[1:]
+    while rest:
+        name, *rest = rest
+        if name not in OPTIONS or not rest:
+            raise HookError(f"unexpected hook argument {name!r}; expected --socket, --attempt "
+                            "and --key with values")
+        options[name], *rest = rest
+    missing = [name for name in OPTIONS if not options.get(name)]
+    if missing:
+        raise HookError(f"no run to check this call against: missing {', '.join(missing)} "
+                        "(the hook only works inside an agentctl run)")
+    return argv[0], options
+
+
+def ask(path: str, message: dict[str, object]) -> dict[str, object]:
+    """One request to the attempt as a dict, one answer (the MCP server's way to reach the
+    attempt's one writer; it starts once per run, so plain `json` is fine)."""
+    import json
+
+    answer = json_object(exchange(path, json.dumps(message, separators=(",", ":")).encode()
+                                  + b"\n"))
+    if answer is None:
+        raise HookError("the attempt's answer is not a JSON object")
+    return answer
+
+
+def exchange(path: str, request: bytes) -> bytes:
+    """One request line to the attempt over its unix socket, one answer line."""
+    connection = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+    try:
+        connection.settimeout(CONNECT_SECONDS)
+        try:
+            connection.connect(path)
+        except OSError as error:
+            raise HookError(f"cannot reach the attempt at {path}: "
+                            f"{error.strerror or error} (the run is over or was killed)") from None
+        connection.settimeout(REPLY_SECONDS)
+        try:
+            connection.sendall(request)
+            answer = wire.read_line(connection)
+        except (OSError, ValueError) as error:
+            raise HookError(f"the attempt gave no answer: {error}") from None
+        if not answer:
+            raise HookError("the attempt gave no answer: it closed the connection")
+        return answer
+    finally:
+        connection.close()
+
+
+class _StrictJson:
+    """The options `make_scanner` reads: plain JSON as `json.loads` takes it, minus NaN."""
+
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_float, parse_int = float, int
+    memo: dict[str, object] = {}
+
+    @staticmethod
+    def parse_constant(name: str) -> object:
+        raise ValueError(f"{name} is not JSON")
+
+
+_scan = make_scanner(_StrictJson())  # type: ignore[arg-type]  # any object with its options
+
+
+def json_object(data: bytes) -> dict[str, object] | None:
+    """The one JSON object `data` holds, or None when it holds anything else."""
+    try:
+        text = data.decode()
+        start = len(text) - len(text.lstrip(JSON_SPACE))
+        value, end = _scan(text, start)
+    except (ValueError, StopIteration, RecursionError):
+        return None
+    return value if isinstance(value, dict) and not text[end:].strip(JSON_SPACE) else None
+
+
+def _json_text(value: str) -> bytes:
+    return _quoted(value).encode()
+
+
+def _deny(reason: str) -> int:
+    line = " ".join(reason.split())[:500]
+    sys.stderr.write(f"agentctl: denied: {line}\n")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""Submitting and cancelling tasks."""
+
+from __future__ import annotations
+
+import getpass
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from agentctl.config import Config
+from agentctl.domain import ids
+from agentctl.domain.clock import Clock, utcnow
+from agentctl.domain.enums import EventType, TaskStatus
+from agentctl.domain.errors import BadInput
+from agentctl.domain.events import NewEvent
+from agentctl.domain.redaction import Redactor
+from agentctl.domain.task import (
+    Task,
+    TaskPolicy,
+    check_task_fields,
+    default_title,
+    policy_denial_reasons,
+)
+from agentctl.execution import task_repository as repos
+from agentctl.execution.environment import secret_values
+from agentctl.services.actions.requests import TaskRequest, validate
+from agentctl.services.lifecycle.runs import request_cancellation
+from agentctl.services.unit_of_work import Storage
+
+
+def current_user() -> str:
+    return os.environ.get("AGENTCTL_USER") or getpass.getuser()
+
+
+def task_policy(config: Config) -> TaskPolicy:
+    return TaskPolicy(
+        max_autonomy=config.policy.max_autonomy,
+        forbidden_paths=config.boundary.forbidden,
+        repository_allowlist=config.policy.repository_allowlist,
+        allowed_paths=config.boundary.allowed,
+    )
+
+
+def submit_task(
+    storage: Storage, config: Config, request: TaskRequest, *, cwd: Path, clock: Clock = utcnow,
+) -> Task:
+    """Validate, resolve the repository and base ref, apply policy, store the task.
+
+    Bad input raises before anything is written; a policy denial is stored (with its reason)
+    and returned, for the caller to report.
+    """
+    valid = validate(request, config.policy.default_autonomy)
+    redactor = Redactor().knowing(secret_values())
+    instruction = redactor.clean(valid.instruction)
+    title = redactor.clean((request.title or "").strip() or default_title(valid.instruction))
+    labels = {key: redactor.clean(value) for key, value in request.labels.items()}
+    check_task_fields(instruction=instruction, title=title, labels=labels)
+    commands = tuple(c for c in request.verification_commands if c.strip())
+    for command in commands:
+        if redactor.redact(command)[1]:
+            raise BadInput(f"verification command {redactor.clean(command)!r} holds what looks "
+                           "like a secret; list the variable under [env] passthrough and refer "
+                           "to it instead (its value is redacted everywhere)")
+    repository = repos.resolve_repository(request.repository or "", config.repositories, cwd)
+    base_ref = (request.base_ref or "").strip() or repos.default_base_ref(repository)
+    repos.check_base_ref(repository, base_ref)
+
+    now = clock()
+    task = Task(
+        task_id=ids.new_id("task"), source=valid.source,
+        created_by=request.created_by or current_user(), task_type=valid.task_type, title=title,
+        instruction=instruction, repository=repository.location, base_ref=base_ref,
+        autonomy_level=valid.autonomy_level, status=TaskStatus.DRAFT, created_at=now,
+        updated_at=now, labels=labels, allowed_paths=valid.allowed_paths,
+        forbidden_paths=valid.forbidden_paths,
+        verification_commands=commands,
+        session_id=request.session_id,
+        must_pass=tuple(redactor.clean(t) for t in valid.must_pass),
+        allow_removed_tests=bool(request.allow_removed_tests),
+    ).with_status(TaskStatus.ACCEPTED, now)
+    denials = policy_denial_reasons(
+        autonomy=task.autonomy_level, allowed_paths=task.allowed_paths,
+        repository=repository.location, policy=task_policy(config),
+    )
+    if denials:
+        task = task.with_status(TaskStatus.POLICY_DENIED, now, "; ".join(denials))
+    else:
+        task = task.with_status(TaskStatus.READY_FOR_RUN, now)
+
+    session_id = storage.resolve("session", request.session_id) if request.session_id else None
+    with storage.unit_of_work() as uow:
+        if session_id:
+            session = uow.sessions.get(session_id)
+            task = replace(task, session_id=session_id)
+            uow.sessions.save(replace(session, last_activity_at=now))
+        uow.tasks.add(task)
+        submitted = NewEvent(
+            type=EventType.TASK_SUBMITTED, created_at=now, task_id=task.task_id,
+            payload={"taskType": task.task_type.value, "repository": task.repository,
+                     "baseRef": task.base_ref, "autonomyLevel": task.autonomy_level.value,
+                     "createdBy": task.created_by, "sessionId": task.session_id,
+                     "mustPass": list(task.must_pass),
+                     "allowRemovedTests": task.allow_removed_tests},
+        )
+        decided = NewEvent(
+            type=EventType.TASK_POLICY_DENIED if denials else EventType.TASK_ACCEPTED,
+            created_at=now, task_id=task.task_id,
+            payload={"status": task.status.value, "reason": task.status_reason},
+        )
+        uow.events.append(submitted, decided)
+    return task
+
+
+def cancel_task(storage: Storage, task_text: str, *, by: str, reason: str,
+                clock: Clock = utcnow) -> Task:
+    """Cancel a task: no new run is scheduled for it; its unfinished runs are cancelled."""
+    task_id = storage.resolve("task", task_text)
+    now = clock()
+    with storage.unit_of_work() as uow:
+        task = uow.tasks.get(task_id)
+        cancelled = task.with_status(TaskStatus.CANCELLED, now, reason)
+        uow.tasks.save(cancelled, expected_status=task.status)
+        uow.events.append(NewEvent(
+            type=EventType.TASK_CANCELLED, created_at=now, task_id=task.task_id,
+            payload={"by": by, "reason": reason, "previousStatus": task.status.value},
+        ))
+        for run in uow.runs.find(task_id=task.task_id):
+            request_cancellation(uow, run, by=by, reason=f"task cancelled: {reason}", now=now)
+    return cancelled

@@ -1,0 +1,404 @@
+"""After the patch's checks: rerun what failed, run the plan on the base commit where the
+verdict needs it, and classify every test (FAIL_TO_PASS ... FLAKY).
+
+The base runs on a clean checkout of the base commit in the same environment as the patch's
+checks, and its result is cached in the state home, so a second run on the same base only
+reads a file. Reruns pick out the failing tests where the runner allows (pytest node ids,
+unittest ids on a plain `python -m unittest` command), else repeat the whole command.
+
+Where the base is certain to be wanted (a fix, `must_pass`, `baseline = "always"`) and the
+machine has the cores, its first run of each check starts beside the candidate's checks
+(`BaseBeside`); only the processes run early: their steps, logs and connections are recorded
+where the sequential order has them, so the record is the same either way. The reruns on the
+base (a failure, a flipping test) depend on what was seen and run after, as before.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from agentctl.domain.baseline import (
+    Observed,
+    baseline_wanted,
+    classified,
+    flips_to_check_on_base,
+)
+from agentctl.domain.enums import ArtifactType, StepType, TestOutcome, VerificationCheckStatus
+from agentctl.domain.errors import InfrastructureFailure
+from agentctl.domain.spec import PlannedCheck
+from agentctl.domain.verification import TestReport, VerificationCheck
+from agentctl.execution.base_checkouts import BaseCheckout
+from agentctl.execution.environment import verification_env
+from agentctl.execution.sandbox import Jail
+from agentctl.execution.test_reports import ReportDir
+from agentctl.execution.verifier import CheckOutcome, run_check
+from agentctl.execution.workspace import checkout_base
+from agentctl.services.attempts.attempt import AttemptContext
+from agentctl.services.attempts.baseline_cache import BaselineCache, BaselineEntry, baseline_key
+from agentctl.services.attempts.confinement import named_paths, record_connections
+from agentctl.services.attempts.evidence import log_artifact
+
+C = VerificationCheckStatus
+StopCheck = Callable[[], bool]
+_PYTHON = re.compile(r"(?:.*/)?python[\d.]*")
+_SHELL_SYNTAX = re.compile(r"[;&|<>$`(){}\n*?\[\]~]")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRun:
+    """One planned check as it ran on the patch."""
+
+    planned: PlannedCheck
+    check: VerificationCheck
+    report: TestReport | None
+
+
+@dataclass(frozen=True, slots=True)
+class EarlyRun:
+    """A check's first run on the base, made beside the candidate's checks, not yet recorded."""
+
+    workspace: Path
+    outcome: CheckOutcome
+    jail: Jail | None
+
+
+class BaseBeside:
+    """The base's first run of each check, on a thread of its own while the candidate's checks
+    run: the checkout, then the checks in plan order, one at a time. Its processes are kept from
+    the attempt's sweeps while they run; nothing is written to the ledger from here."""
+
+    def __init__(self, ctx: AttemptContext) -> None:
+        self.ctx = ctx
+        self.checkout = base_checkout(ctx)
+        cache = BaselineCache(ctx.baseline_cache) if ctx.baseline_cache is not None else None
+        env = verification_env(ctx.env)
+        self._planned = [p for p in ctx.spec.verification_plan.checks
+                         if cache is None or cache.get(baseline_key(ctx.spec, p, env)) is None]
+        self._done: dict[str, EarlyRun | None] = {}
+        self._ready = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._work, name="agentctl-base", daemon=True)
+
+    @classmethod
+    def start(cls, ctx: AttemptContext) -> BaseBeside | None:
+        """Started where it can only save time: the base is wanted whatever the candidate's
+        checks do, and the attempt may run two things at once; else None."""
+        plan = ctx.spec.verification_plan
+        if not ctx.concurrent_baseline or not baseline_wanted(
+                plan.baseline, ctx.spec.task_type, [], must_pass=bool(plan.must_pass)):
+            return None
+        beside = cls(ctx)
+        beside._thread.start()
+        return beside
+
+    def _stopped(self) -> bool:
+        return self._closed or self.ctx.stop()
+
+    def _work(self) -> None:
+        try:
+            with self.ctx.quiet:  # its git is not kept: no sweep meanwhile
+                workspace = self.checkout.ensure(should_stop=self._stopped)
+            for planned in self._planned:
+                if self._stopped():
+                    break
+                early = EarlyRun(workspace, *_run_on(self.ctx, planned, workspace, "baseline",
+                                                      kept=True, should_stop=self._stopped))
+                with self._ready:
+                    self._done[planned.name] = early
+                    self._ready.notify_all()
+        except Exception:  # noqa: BLE001 - the sequential path runs it again and says why
+            pass
+        finally:
+            with self._ready:
+                self._closed = True
+                self._ready.notify_all()
+
+    def take(self, planned: PlannedCheck) -> EarlyRun | None:
+        """Its run of `planned` once made; None if it was not (failed, stopped, cached)."""
+        with self._ready:
+            while planned.name not in self._done and not self._closed:
+                self._ready.wait()
+            return self._done.pop(planned.name, None)
+
+    def close(self) -> None:
+        """Stop what is still running and wait for it (the attempt ends, or was stopped)."""
+        with self._ready:
+            self._closed = True
+        self._thread.join()
+
+
+def base_checkout(ctx: AttemptContext) -> BaseCheckout:
+    return BaseCheckout(ctx.dirs, ctx.spec.repository, ctx.spec.base_commit,
+                        root=ctx.baseline_cache / "checkouts" if ctx.baseline_cache else None)
+
+
+def compare_with_base(ctx: AttemptContext, runs: list[CheckRun],
+                      beside: BaseBeside | None = None,
+                      ) -> tuple[list[VerificationCheck], list[str]] | None:
+    """The checks with their classes, and the logs of reruns and of the base as evidence;
+    None when the run was stopped on the way. `beside`: the base's first runs, made already."""
+    plan = ctx.spec.verification_plan
+    evidence: list[str] = []
+    candidates: list[Observed] = []
+    for run in runs:
+        observed = Observed(status=run.check.status, report=run.report)
+        if run.check.status is C.FAILED and plan.reruns:
+            observed = _rerun(ctx, run.planned, observed, ctx.dirs.verify, "rerun", evidence)
+        candidates.append(observed)
+        if ctx.stop():
+            return None
+    base_commit = ctx.spec.base_commit
+    if not baseline_wanted(plan.baseline, ctx.spec.task_type, [r.check for r in runs],
+                           must_pass=bool(plan.must_pass)):
+        return [_clean(ctx, classified(r.check, c, None, None, None))
+                for r, c in zip(runs, candidates, strict=True)], evidence
+    checks: list[VerificationCheck] = []
+    checkout = beside.checkout if beside is not None else base_checkout(ctx)
+    try:
+        for run, candidate in zip(runs, candidates, strict=True):
+            if ctx.stop():
+                return None
+            base, cached = _baseline(ctx, run.planned, checkout, evidence, beside)
+            if base is not None:
+                base = _rerun_flips_on_base(ctx, run.planned, candidate, base, checkout,
+                                            evidence)
+            checks.append(_clean(ctx, classified(run.check, candidate, base, base_commit,
+                                                 cached)))
+    finally:
+        if beside is not None:  # nothing of it runs in the checkout any more
+            beside.close()
+        checkout.release()
+    return checks, evidence
+
+
+def _baseline(ctx: AttemptContext, planned: PlannedCheck, checkout: BaseCheckout,
+              evidence: list[str], beside: BaseBeside | None) -> tuple[Observed | None, bool]:
+    """The check on the base commit: from the cache, else run (and rerun) there and kept."""
+    env = verification_env(ctx.env)
+    key = baseline_key(ctx.spec, planned, env)
+    cache = BaselineCache(ctx.baseline_cache) if ctx.baseline_cache is not None else None
+    entry = cache.get(key) if cache is not None else None
+    if entry is not None:
+        with ctx.step(StepType.RUN_VERIFIER, f"baseline: {planned.name} (cached)") as step:
+            step.note(command=planned.command, baseline=True, cached=True, cacheKey=key,
+                      status=entry.observed.status.value, paidByRun=entry.run_id)
+        return entry.observed, True
+    early = beside.take(planned) if beside is not None else None
+    outcome = run_for_comparison(ctx, planned, None, "baseline", evidence, checkout=checkout,
+                                 early=early)
+    workspace = checkout.ensure()
+    if outcome.status not in (C.PASSED, C.FAILED):
+        return None, False  # a base that timed out or broke says nothing about the patch
+    observed = Observed(status=outcome.status, report=outcome.test_report)
+    if outcome.status is C.FAILED and ctx.spec.verification_plan.reruns:
+        observed = _rerun(ctx, planned, observed, workspace, "baseline rerun", evidence,
+                          fresh_trees=ctx.concurrent_baseline)
+    if cache is not None and not ctx.stop():
+        cache.put(BaselineEntry(key=key, repository=ctx.spec.repository,
+                                base_commit=ctx.spec.base_commit, command=planned.command,
+                                observed=observed, run_id=ctx.ledger.lease.run_id,
+                                created_at=ctx.ledger.now()))
+    return observed, False
+
+
+
+
+def _rerun_flips_on_base(ctx: AttemptContext, planned: PlannedCheck, candidate: Observed,
+                         base: Observed, checkout: BaseCheckout,
+                         evidence: list[str]) -> Observed:
+    """Rerun on the base the tests that changed result with the patch but passed there once:
+    a test is FLAKY only if it changes result on the base too, else the patch made it flaky
+    (PASS_TO_FLAKY). Only those tests run again, in the attempt's base checkout (the one kept
+    beside the cached baselines when the baseline itself came from there)."""
+    flips = list(flips_to_check_on_base(candidate, base))
+    if not flips:
+        return base
+    outcomes = {t: list(base.rerun_outcomes.get(t, ())) for t in flips}
+    select, command = _selection(planned.command, candidate.report, flips)
+    for number in range(1, ctx.spec.verification_plan.reruns + 1):
+        if ctx.stop():
+            break
+        outcome = run_for_comparison(ctx, planned, None, "baseline flake rerun", evidence,
+                                     select=select, command=command, checkout=checkout,
+                                     number=number)
+        for test_id in flips:
+            seen = outcome.test_report.outcome_of(test_id) if outcome.test_report else None
+            if seen is not None:
+                outcomes[test_id].append(seen)
+        if all(any(o in (TestOutcome.FAILED, TestOutcome.ERROR) for o in outcomes[t])
+               for t in flips):
+            break  # each one flipped on the base too: no more runs can change that
+    return replace(base, rerun_outcomes={**base.rerun_outcomes,
+                                         **{t: tuple(o) for t, o in outcomes.items()}})
+
+
+def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, workspace: Path,
+           role: str, evidence: list[str], *, fresh_trees: bool = False) -> Observed:
+    """Run the failing tests (or the check) again, up to `reruns` times, until each passed once.
+    `fresh_trees` (the base, with cores for it): the runs start at once, the later ones each in
+    a fresh checkout of the base (`_reruns_at_once`), and are recorded as the sequential order
+    has them; a run made past the point where that order stops is dropped unrecorded."""
+    statuses: list[VerificationCheckStatus] = []
+    outcomes: dict[str, list[TestOutcome]] = {}
+    waiting = list(observed.failing_ids)
+    first = _selection(planned.command, observed.report, waiting)
+    early = _reruns_at_once(ctx, planned, observed, workspace, role) \
+        if fresh_trees and ctx.spec.verification_plan.reruns > 1 else {}
+    for number in range(1, ctx.spec.verification_plan.reruns + 1):
+        if ctx.stop():
+            break
+        select, command = _selection(planned.command, observed.report, waiting)
+        made = early.get(number) if (select, command) == first else None  # ran what is asked
+        outcome = run_for_comparison(ctx, planned, made.workspace if made else workspace, role,
+                                     evidence, select=select, command=command, number=number,
+                                     early=made)
+        statuses.append(outcome.status)
+        if not waiting:
+            if outcome.status is C.PASSED:
+                break
+            continue
+        for test_id in waiting:
+            seen = outcome.test_report.outcome_of(test_id) if outcome.test_report else None
+            if seen is not None:
+                outcomes.setdefault(test_id, []).append(seen)
+        waiting = [t for t in waiting if outcomes.get(t, [None])[-1] not in (TestOutcome.PASSED,
+                                                                          TestOutcome.SKIPPED)]
+        if not waiting:
+            break
+    return replace(observed, rerun_statuses=tuple(statuses),
+                   rerun_outcomes={t: tuple(o) for t, o in outcomes.items()})
+
+
+def _reruns_at_once(ctx: AttemptContext, planned: PlannedCheck, observed: Observed,
+                    workspace: Path, role: str) -> dict[int, EarlyRun]:
+    """Every rerun of the failing tests on the base, each on a thread of its own and the later
+    ones each in a fresh checkout of the base (no run sees another's files: at least as clean
+    as one tree used in turn), by rerun number; {} when a checkout cannot be made (the
+    sequential path runs them and says why). Each selects the first run's failing tests; where
+    the sequential order has narrowed them (a test passed), `_rerun` runs that rerun again."""
+    select, command = _selection(planned.command, observed.report, list(observed.failing_ids))
+    trees = {1: workspace}
+    try:
+        with ctx.quiet:  # its git is not kept: no sweep meanwhile
+            for number in range(2, ctx.spec.verification_plan.reruns + 1):
+                trees[number] = checkout_base(ctx.dirs, ctx.spec.base_commit,
+                                              should_stop=ctx.stop,
+                                              dest=ctx.dirs.root / f"base-rerun-{number}")
+    except (InfrastructureFailure, OSError):
+        return {}
+    made: dict[int, EarlyRun] = {}
+
+    def run(number: int) -> None:
+        made[number] = EarlyRun(trees[number], *_run_on(
+            ctx, planned, trees[number], role, select=select, command=command, number=number,
+            kept=True, should_stop=ctx.stop))
+
+    threads = [threading.Thread(target=run, args=(n,), name=f"agentctl-rerun-{n}", daemon=True)
+               for n in trees]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return made
+
+
+def _selection(command: str, report: TestReport | None,
+               failing: list[str]) -> tuple[tuple[str, ...], str | None]:
+    """How to rerun only `failing`: pytest node ids through the selecting plugin, `-k` for a
+    plain `python -m unittest` command; else the whole command again."""
+    if report is None or not failing:
+        return (), None
+    if "pytest" in report.runner:
+        return tuple(failing), None
+    if report.runner == "unittest":
+        words = _plain_unittest(command)
+        if words is not None:
+            return (), shlex.join([*words, *(arg for t in failing for arg in ("-k", t))])
+    return (), None
+
+
+def _plain_unittest(command: str) -> list[str] | None:
+    if _SHELL_SYNTAX.search(command):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) >= 3 and _PYTHON.fullmatch(words[0]) and words[1:3] == ["-m", "unittest"]:
+        return words
+    return None
+
+
+def run_for_comparison(ctx: AttemptContext, planned: PlannedCheck, workspace: Path | None,
+                       role: str, evidence: list[str], *, select: tuple[str, ...] = (),
+                       command: str | None = None, checkout: BaseCheckout | None = None,
+                       number: int | None = None, early: EarlyRun | None = None) -> CheckOutcome:
+    """One run of a check for the baseline or a rerun: a RUN_VERIFIER step with its log (the
+    `number`th rerun's log says which), in `workspace`, or with `checkout` in the clean
+    checkout of the base, made (or claimed) first (once per attempt) in that step; or the
+    `early` run of it made beside the candidate's checks, recorded here as if made now."""
+    title = f"{role}: {planned.name}"
+    ctx.progress(f"{role}: {command or planned.command}")
+    with ctx.step(StepType.RUN_VERIFIER, title, live=True) as step:
+        step.note(command=command or planned.command, baseline=role.startswith("baseline"),
+                  rerun=role.endswith("rerun"), selected=list(select))
+        if checkout is not None:
+            workspace = early.workspace if early else checkout.ensure(should_stop=ctx.stop)
+            step.note(path=str(workspace), baseCommit=ctx.spec.base_commit,
+                      reusedCheckout=checkout.reused)
+        assert workspace is not None, "a comparison runs in a workspace or the base checkout"
+        outcome, jail = (early.outcome, early.jail) if early else _run_on(
+            ctx, planned, workspace, role, select=select, command=command, number=number,
+            should_stop=ctx.stop)
+        log = _log_path(ctx, planned, role, number)
+        record_connections(ctx.ledger, jail, made_by=step.step.step_id,
+                           process=command or planned.command, redactor=ctx.redactor)
+        draft = log_artifact(ctx.ledger.blobs, log, name=log.name,
+                             type_=ArtifactType.COMMAND_LOG, redactor=ctx.redactor,
+                             redact_up_to=ctx.redact_logs_up_to,
+                             metadata={"command": ctx.redactor.clean(command or planned.command),
+                                       "role": role})
+        step.add(draft)
+        step.note(status=outcome.status.value, exitCode=outcome.exit_code,
+                  durationSeconds=round(outcome.duration_seconds, 3))
+        ctx.reap()
+    evidence.append(draft.artifact_id)
+    return outcome
+
+
+def _log_path(ctx: AttemptContext, planned: PlannedCheck, role: str,
+              number: int | None) -> Path:
+    suffix = f"-{number}" if number is not None else ""
+    return ctx.scratch / f"{planned.name}.{role.replace(' ', '-')}{suffix}.log"
+
+
+def _run_on(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: str, *,
+            should_stop: StopCheck, select: tuple[str, ...] = (), command: str | None = None,
+            number: int | None = None, kept: bool = False) -> tuple[CheckOutcome, Jail | None]:
+    """The check's process alone (no step, nothing recorded): its outcome and its jail, whose
+    connections are for the step to record."""
+    # the same sandbox as the candidate's checks: a baseline differs in its code alone
+    reports = ReportDir(ctx.scratch / "reports" / f"{planned.name}.{role}")
+    reports.path.mkdir(parents=True, exist_ok=True)
+    jail = ctx.sandbox.jail(workspace, read_only=named_paths(
+        command or planned.command, ctx.protected), writable=(reports.path,)) \
+        if ctx.sandbox else None
+    outcome = run_check(planned, workspace=workspace, env=verification_env(ctx.env),
+                        log_path=_log_path(ctx, planned, role, number),
+                        infra_patterns=ctx.spec.verification_plan.infra_patterns,
+                        should_stop=should_stop, reports=reports, select=select,
+                        command=command, confine=jail, kept=kept)
+    return outcome, jail
+
+
+def _clean(ctx: AttemptContext, check: VerificationCheck) -> VerificationCheck:
+    """Test ids and messages come from the code under test: redacted like any output."""
+    clean = ctx.redactor.clean
+    return replace(check, classified_tests=tuple(
+        replace(t, test_id=clean(t.test_id), message=clean(t.message) if t.message else None)
+        for t in check.classified_tests))

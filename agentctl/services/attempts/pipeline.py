@@ -1,0 +1,439 @@
+"""One attempt of a run, DESIGN.md §2 steps 4–9: workspace, agent, patch, verify, judge, verdict.
+
+Each phase returns what it produced; the attempt's ledger is the one writer. The attempt ends
+in exactly one `AttemptEnd` (a verdict, a cancellation, an infrastructure failure that may earn
+a fresh attempt, or a lost lease that writes nothing), handed to `ledger.end`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from agentctl.domain.agent import AgentKind
+from agentctl.domain.audit import digest
+from agentctl.domain.baseline import FIX_TASKS
+from agentctl.domain.cassette import Cassette
+from agentctl.domain.ending import AttemptEnd, Cancelled, Completed, InfraFailed, LostLease
+from agentctl.domain.enums import (
+    ArtifactType,
+    ArtifactVisibility,
+    EventType,
+    PatchApplyStatus,
+    RunStatus,
+    StepStatus,
+    StepType,
+    VerdictStatus,
+)
+from agentctl.domain.errors import InfrastructureFailure, LeaseLost
+from agentctl.domain.globs import first_match
+from agentctl.domain.redaction import Redactor
+from agentctl.domain.run import Run
+from agentctl.domain.sandbox import sandbox_reason
+from agentctl.domain.serialize import to_json
+from agentctl.domain.spec import ExecutionSpec
+from agentctl.domain.verdict import (
+    Decision,
+    Evidence,
+    VerdictInputs,
+    decide_verdict,
+    infrastructure_failed,
+)
+from agentctl.domain.verdict_types import Intent
+from agentctl.execution import workspace as workspaces
+from agentctl.execution.agents import AgentOutcome, AgentSession, build_agent
+from agentctl.execution.attribution import ChangeTracker
+from agentctl.execution.environment import (
+    RUN_DEFAULTS,
+    scrubbed_env,
+    secret_file_values,
+    secret_values,
+)
+from agentctl.execution.git import agent_git_env, copy_index
+from agentctl.execution.guards import BudgetGuard
+from agentctl.execution.reaper import become_subreaper, descendants
+from agentctl.execution.sandbox import Sandbox
+from agentctl.execution.task_repository import is_url
+from agentctl.execution.tool_context import ToolContext
+from agentctl.execution.tree_cache import TreeCache
+from agentctl.home import resolve_home
+from agentctl.services.attempts.attempt import AttemptContext, Progress, StepRecord, StopSignal
+from agentctl.services.attempts.collect import CollectedEvidence, collect
+from agentctl.services.attempts.evidence import json_artifact, text_artifact
+from agentctl.services.attempts.judging import JudgeEvidence, judge
+from agentctl.services.attempts.native_calls import native_session
+from agentctl.services.attempts.runtime import ToolRuntime
+from agentctl.services.attempts.summary import final_summary
+from agentctl.services.attempts.verify import VerificationEvidence, verify
+from agentctl.services.ports import Approver, AttemptLedger, RunObserver, StepDone
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    keep_workspace: bool = False
+    approver: Approver | None = None
+    progress: Progress = lambda _message: None
+    redact_logs_up_to: int = 64 * 1024 * 1024
+    # Ctrl-C/SIGTERM: an inline run ends CANCELLED; a worker releases the run to the queue.
+    release_on_interrupt: bool = False
+    baseline_cache: Path | None = None  # the state home's baselines; None: none kept
+    tree_cache: TreeCache | None = None  # the state home's checked-out bases; None: none kept
+    # Hidden from the run's processes besides the defaults: the state home agentctl writes to.
+    protected: tuple[Path, ...] = ()
+    # Where the run's trace goes ([telemetry]): claude/codex get the trace context to nest under.
+    trace_endpoint: str | None = None
+    observer: RunObserver | None = None  # told when each attempt starts and each step ends
+    cassette: Cassette | None = None  # a replay: the native agent's model answers from it
+    # Where a replay's cassette comes from, by the run it replays (each attempt a fresh one);
+    # without it, a replay's model answers nothing: it never reaches the network.
+    cassettes: Callable[[str], Cassette] | None = None
+    # [verification] baseline_concurrent: the base's checks beside the candidate's (2+ cores)
+    concurrent_baseline: bool = True
+
+
+def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
+                    options: RunOptions) -> Run | None:
+    """Run one attempt to its end; the run as it stands afterwards, None if the lease was lost."""
+    spec = run.execution_spec
+    policy = spec.tool_policy
+    become_subreaper()  # so that a process the attempt starts cannot leave agentctl's tree
+    dirs = workspaces.create_attempt_dirs()
+    env = scrubbed_env(policy.env_allowlist, policy.env_passthrough)
+    if spec.agent_settings is not None or spec.command_gateway is not None:
+        from agentctl.execution.gateway.attach import without_keys
+
+        env = without_keys(env, spec.agent_settings)  # its model gateway holds the key
+    ctx = AttemptContext(
+        ledger=ledger, spec=spec, dirs=dirs, env={**RUN_DEFAULTS, **env},
+        redactor=Redactor().knowing(secret_values(policy.env_passthrough)),
+        stop=stop, progress=options.progress, redact_logs_up_to=options.redact_logs_up_to,
+        approver=options.approver, spared=frozenset(descendants()),
+        baseline_cache=options.baseline_cache, tree_cache=options.tree_cache,
+        protected=protected_paths(spec, dirs.root, options.protected),
+        trace_endpoint=options.trace_endpoint,
+        observer=options.observer, cassette=options.cassette,
+        concurrent_baseline=options.concurrent_baseline and (os.cpu_count() or 1) >= 2,
+    )
+    try:
+        ledger.activate(str(dirs.root))
+        end = _attempt(ctx, run)
+    except LeaseLost as lost:
+        end = LostLease(str(lost))
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: end the attempt on record, then stop
+        ctx.reap()
+        ledger.end(_interrupted(options))
+        raise
+    except Exception as error:  # noqa: BLE001 - a fault ends the attempt, never the worker
+        end = _faulted(ctx, error)
+    finally:
+        ctx.reap()
+        if ctx.sandbox is not None:
+            ctx.sandbox.close()
+        if options.keep_workspace:
+            options.progress(f"workspace kept at {ctx.workspace}")
+        else:
+            workspaces.remove_workspace(dirs.root)
+    return ledger.end(end)
+
+
+def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
+    spec, ledger = ctx.spec, ctx.ledger
+    failed = _prepare_workspace(ctx)
+    if failed is not None:
+        return failed
+    ledger.advance(RunStatus.RUNNING_AGENT, EventType.WORKSPACE_PREPARED,
+                   baseCommit=spec.base_commit, workspace=str(ctx.workspace))
+    if stopped := _stopped(ctx):
+        return stopped
+    started = time.monotonic()
+    outcome = _run_agent(ctx)
+    if ctx.cassette is not None:
+        _record_played(ctx, ctx.cassette)
+    if ctx.observer is not None:  # the agent's whole turn, as one line for a person watching
+        ctx.observer.step_done(StepDone(
+            StepType.MODEL_PLANNING, spec.agent,
+            StepStatus.FAILED if outcome.error else StepStatus.SUCCEEDED,
+            time.monotonic() - started, outcome.error))
+    if stopped := _stopped(ctx):
+        return stopped
+    phase = Phase("collect")
+    try:
+        return _judge_the_evidence(ctx, run, outcome, phase)
+    except (LeaseLost, KeyboardInterrupt):
+        raise
+    except Exception as error:  # noqa: BLE001 - whatever broke, the run ends on record
+        return _phase_failed(ctx, phase.name, error)
+
+
+def _record_played(ctx: AttemptContext, cassette: Cassette) -> None:
+    """What a replay's attempt made of its cassette, on record for its report (`run replay`,
+    `run show` of the replay), wherever it ran."""
+    with ctx.step(StepType.SUMMARIZE_LOG, "model answers from the record") as step:
+        step.note(requestsRecorded=len(cassette.recordings), requestsReplayed=cassette.used)
+        step.add(json_artifact(
+            ctx.ledger.blobs, {"recorded": len(cassette.recordings), "replayed": cassette.used,
+                               "problem": cassette.problem}, name="replay-cassette.json",
+            type_=ArtifactType.MODEL_TRANSCRIPT_SUMMARY, redactor=ctx.redactor,
+            visibility=ArtifactVisibility.INTERNAL_ONLY))
+
+
+def _faulted(ctx: AttemptContext, error: Exception) -> AttemptEnd:
+    """The end of an attempt that broke outside its evidence phases (the disk filled, the
+    artifact store went read-only): on record with a failure report when the store takes one,
+    else without it; when nothing can be written, `ledger.end` raises and the lease expires."""
+    try:
+        return _phase_failed(ctx, "attempt", error)
+    except LeaseLost as lost:
+        return LostLease(str(lost))
+    except Exception:  # noqa: BLE001 - the report cannot be stored either: end without it
+        reason = f"attempt failed: {ctx.redactor.clean(str(error)) or type(error).__name__}"
+        ctx.progress(reason)
+        return InfraFailed(code="attempt_failed", reason=reason,
+                           final=infrastructure_failed(reason, ctx.spec.autonomy_level))
+
+
+@dataclass
+class Phase:
+    """The evidence phase under way, for the failure report if it breaks."""
+
+    name: str
+
+
+def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
+                        phase: Phase) -> AttemptEnd:
+    """COLLECT, VERIFY (the patch alone, on a fresh checkout), JUDGE, and the verdict."""
+    spec, ledger = ctx.spec, ctx.ledger
+    collected = collect(ctx)
+    patch = collected.patch
+    verified: VerificationEvidence | None = None
+    judged: JudgeEvidence | None = None
+    applies = patch is not None and patch.apply_status is PatchApplyStatus.APPLIES_CLEANLY
+    if patch is not None and collected.diff is not None and applies and outcome.error is None:
+        phase.name = "verify"
+        ledger.advance(RunStatus.VERIFYING, EventType.VERIFIER_STARTED,
+                       checks=[c.name for c in spec.verification_plan.checks])
+        verified = verify(ctx, patch, collected.diff)
+        if verified is None:
+            return _stopped(ctx) or LostLease("stopped while verifying")
+        report = verified.report
+        ledger.advance(RunStatus.JUDGING, EventType.VERIFIER_COMPLETED,
+                       verificationReportId=report.verification_report_id,
+                       status=report.status.value, failures=report.failure_reasons(),
+                       verificationDigest=digest(report))
+        phase.name = "judge"
+        ctx.progress("judging the diff")
+        judged = judge(ctx, collected, report, outcome.warnings)
+    phase.name = "decide"
+    decision = _summarized(ctx, run, collected, verified, judged, outcome, decide_verdict(
+        VerdictInputs(
+            sandbox_off=sandbox_reason(spec.sandbox),
+            autonomy=spec.autonomy_level, judge_policy=spec.judge_policy, patch=patch,
+            verification=verified.report if verified else None,
+            judge=judged.report if judged else None, agent_error=outcome.error,
+            allow_preexisting_failures=spec.verification_plan.allow_preexisting_failures,
+            intent=Intent(fix=spec.task_type in FIX_TASKS,
+                          must_pass=spec.verification_plan.must_pass,
+                          allow_removed_tests=spec.verification_plan.allow_removed_tests),
+            evidence=Evidence(patch=collected.evidence,
+                              verification=verified.evidence if verified else (),
+                              judge=judged.evidence if judged else ()),
+        )))
+    decision = decision.redacted(ctx.redactor.clean)
+    if decision.status is VerdictStatus.FAILED_INFRASTRUCTURE:
+        return InfraFailed(code="verifier_infra_failure", reason=decision.reasons[0],
+                           final=decision)
+    return Completed(decision)
+
+
+def _phase_failed(ctx: AttemptContext, phase: str, error: Exception) -> AttemptEnd:
+    """A phase broke (git failed, the disk filled, a bug): a FAILURE_REPORT, and an end that
+    retries while attempts remain, else FAILED_INFRASTRUCTURE citing the report."""
+    if stopped := _stopped(ctx):
+        return stopped
+    reason = f"{phase} failed: {ctx.redactor.clean(str(error)) or type(error).__name__}"
+    ctx.progress(reason)
+    with ctx.step(StepType.FINALIZE, f"{phase} failed") as step:
+        report = json_artifact(
+            ctx.ledger.blobs, {"phase": phase, "error": reason, "type": type(error).__name__,
+                               "trace": traceback.format_exception(error)[-6:]},
+            name="failure-report.json", type_=ArtifactType.FAILURE_REPORT,
+            redactor=ctx.redactor, visibility=ArtifactVisibility.INTERNAL_ONLY)
+        step.add(report)
+        step.fail(f"{phase}_failed", reason)
+    final = infrastructure_failed(reason, ctx.spec.autonomy_level,
+                                  Evidence(failure=(report.artifact_id,)))
+    return InfraFailed(code=f"{phase}_failed", reason=reason, final=final)
+
+
+def _stopped(ctx: AttemptContext) -> Cancelled | LostLease | None:
+    """Why the attempt must stop now, if it must: the lease went to another, or a person asked."""
+    if ctx.stop.lease_lost:
+        return LostLease("the lease was lost while the attempt worked")
+    return ctx.stop.cancellation
+
+
+def _interrupted(options: RunOptions) -> AttemptEnd:
+    """An inline run ends CANCELLED at once; a worker hands its run back to the queue (an
+    infrastructure failure of this attempt) instead of making it wait for the lease to expire."""
+    if options.release_on_interrupt:
+        return InfraFailed(code="worker_stopped", reason="worker stopped")
+    return Cancelled(by="the user", reason="interrupted (Ctrl-C or SIGTERM)")
+
+
+def protected_paths(spec: ExecutionSpec, attempt_root: Path,
+                    extra: tuple[Path, ...]) -> tuple[Path, ...]:
+    """What no process of the run may see: the attempt's own directory (agentctl's git, the
+    logs), the state home, and the repository the workspace was cloned from."""
+    homes = [Path(os.environ["AGENTCTL_HOME"])] if os.environ.get("AGENTCTL_HOME") else []
+    if not homes and not extra:
+        homes.append(resolve_home(None).root)
+    paths = [attempt_root, *extra, *homes]
+    if not is_url(spec.repository) and spec.repository:
+        paths.append(Path(spec.repository))
+    return tuple(dict.fromkeys(Path(os.path.abspath(p)) for p in paths))
+
+
+def _prepare_sandbox(ctx: AttemptContext, step: StepRecord) -> AttemptEnd | None:
+    """The attempt's sandbox (its proxy, what it hides, the toolchains it binds back), noted on
+    the step; a machine where it cannot start ends the attempt as an infrastructure failure."""
+    profile = ctx.spec.sandbox
+    if not profile.enabled:
+        ctx.progress("WARNING: the sandbox is OFF for this run: its processes run with your "
+                     "permissions")
+        step.note(sandbox="off")
+        return None
+    net = ctx.dirs.root / "net"
+    net.mkdir(exist_ok=True)
+    try:
+        ctx.sandbox = Sandbox.for_attempt(profile, env=ctx.env, hidden=ctx.protected,
+                                          proxy_dir=net)
+    except OSError as error:
+        reason = ctx.redactor.clean(str(error))
+        step.fail("sandbox_unavailable", reason)
+        return InfraFailed(code="sandbox_unavailable", reason=reason,
+                           final=infrastructure_failed(reason, ctx.spec.autonomy_level,
+                                                       Evidence()))
+    step.note(sandbox=ctx.sandbox.describe())
+    return None
+
+
+def _prepare_workspace(ctx: AttemptContext) -> AttemptEnd | None:
+    """PREPARE_WORKSPACE and CLONE_REPOSITORY; a clone that fails ends the attempt."""
+    spec = ctx.spec
+    with ctx.step(StepType.PREPARE_WORKSPACE, "create a private workspace") as step:
+        step.note(path=str(ctx.workspace.parent))
+        failed = _prepare_sandbox(ctx, step)
+    if failed is not None:
+        return failed
+    ctx.progress(f"cloning {spec.repository} at {spec.base_commit[:12]}")
+    with ctx.step(StepType.CLONE_REPOSITORY, f"clone at {spec.base_commit[:12]}",
+                  live=True) as step:
+        step.note(repository=spec.repository, baseCommit=spec.base_commit)
+        try:
+            workspaces.clone_at(spec.repository, spec.base_commit, ctx.dirs,
+                                is_url=is_url(spec.repository), should_stop=ctx.stop,
+                                cache=ctx.tree_cache)
+        except InfrastructureFailure as error:
+            if ctx.stop():  # cancelled, or the lease was lost: not a fault of the clone
+                step.fail("stopped", str(error))
+                return _stopped(ctx)
+            failure = f"clone failed: {ctx.redactor.clean(str(error))}"
+            report = json_artifact(
+                ctx.ledger.blobs, {"phase": "clone", "error": failure,
+                                   "repository": spec.repository, "baseCommit": spec.base_commit},
+                name="failure-report.json", type_=ArtifactType.FAILURE_REPORT,
+                redactor=ctx.redactor, visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER)
+            step.add(report)
+            step.fail("clone_failed", failure)
+            ctx.progress(failure)
+            return InfraFailed(code="clone_failed", reason=failure, final=infrastructure_failed(
+                failure, spec.autonomy_level, Evidence(failure=(report.artifact_id,))))
+        step.note(treeView=workspaces.uses_views(ctx.dirs))  # a view of the tree cache
+    ctx.redactor = ctx.redactor.knowing(secret_file_values(_secret_files(ctx)))
+    return None
+
+
+def _secret_files(ctx: AttemptContext) -> list[Path]:
+    """The base's tracked files that match the secret-file globs (`.env`, `*.pem`...)."""
+    listed = ctx.dirs.git.run("ls-files", "-z", index=ctx.dirs.index, should_stop=ctx.stop,
+                              what="cannot list the tracked files").stdout
+    globs = ctx.spec.tool_policy.secret_files
+    return [ctx.workspace / name for name in listed.split("\0")
+            if name and first_match(globs, name) is not None]
+
+
+def _run_agent(ctx: AttemptContext) -> AgentOutcome:
+    spec = ctx.spec
+    ctx.progress(f"agent: {spec.agent}")
+    task_file = ctx.scratch / "task.json"
+    with ctx.step(StepType.LOAD_CONTEXT, "task and spec for the agent") as step:
+        task_file.write_text(json.dumps({"instruction": spec.instruction,
+                                         "executionSpec": to_json(spec)}, indent=2))
+        step.note(taskFile=str(task_file), agent=spec.agent)
+    budget = BudgetGuard(spec.budget)
+    tool_context = ToolContext(
+        workspace=ctx.workspace, policy=spec.tool_policy, boundary=spec.patch_boundary,
+        env={**ctx.env, **agent_git_env()}, redactor=ctx.redactor, scratch=ctx.scratch,
+        git=ctx.dirs.git, should_stop=ctx.stop, budget=budget,
+    )
+    through = None
+    if spec.command_gateway is not None:  # its model requests go through agentctl
+        from agentctl.services.attempts.command_gateway import CommandThroughGateway
+
+        try:
+            through = CommandThroughGateway(ctx.ledger, ctx.redactor, budget,
+                                            spec.command_gateway, spec.budget, tool_context.env)
+        except ValueError as error:
+            return AgentOutcome(error=f"the agent cannot start its model gateway: {error}")
+        tool_context = replace(tool_context, env=through.env,
+                               should_stop=through.watching(ctx.stop))
+    runtime = ToolRuntime(ctx.ledger, tool_context, budget, base_index=ctx.dirs.index,
+                          approver=ctx.approver, redact_logs_up_to=ctx.redact_logs_up_to,
+                          sandbox=ctx.sandbox, agent_home=ctx.dirs.root / "agent-home",
+                          task_file=task_file, protected=ctx.protected,
+                          plan_is_trusted=spec.agent_spec.kind is AgentKind.SCRIPT,
+                          tracker=ChangeTracker(ctx.dirs.git, _own_copy(ctx.dirs.index),
+                                                ctx.scratch))
+    session = AgentSession(
+        instruction=spec.instruction, workspace=ctx.workspace, task_file=task_file,
+        tools=runtime, step=ctx.step, should_stop=ctx.stop, env=tool_context.env,
+    )
+    if spec.agent_settings is not None:
+        session = native_session(ctx, runtime, session)
+    if through is None:
+        return build_agent(spec.agent_spec).run(session)
+    try:
+        outcome = build_agent(spec.agent_spec).run(session)
+    except BaseException:
+        through.close()
+        raise
+    return through.finish(outcome)
+
+
+def _summarized(ctx: AttemptContext, run: Run, collected: CollectedEvidence,
+                verified: VerificationEvidence | None, judged: JudgeEvidence | None,
+                outcome: AgentOutcome, decision: Decision) -> Decision:
+    """FINALIZE: write final-summary.md; the verdict cites it as its first evidence."""
+    text = final_summary(run_id=run.run_id, run_number=run.number, spec=ctx.spec,
+                         spec_digest=run.spec_digest, patch=collected.patch,
+                         verification=verified.report if verified else None,
+                         judge=judged.report if judged else None, decision=decision,
+                         agent_error=outcome.error)
+    with ctx.step(StepType.FINALIZE, "final summary") as step:
+        summary = text_artifact(ctx.ledger.blobs, text, name="final-summary.md",
+                                type_=ArtifactType.PATCH_SUMMARY, redactor=ctx.redactor)
+        step.add(summary)
+    return replace(decision, evidence=(summary.artifact_id, *decision.evidence))
+
+
+def _own_copy(index: Path) -> Path:
+    """Attribution snapshots in an index of their own: the checkout's index (and its stat
+    cache) stays as the clone left it, for the patch collector alone."""
+    copy = index.with_name("attribution.index")
+    copy_index(index, copy)
+    return copy
