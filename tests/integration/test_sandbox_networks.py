@@ -122,9 +122,19 @@ def test_a_missing_command_exits_127_and_a_missing_argv_program_too(sandbox: San
 def test_without_a_joinable_namespace_each_process_brings_its_own_bridge(
         sandbox: Sandbox, tmp_path: Path) -> None:
     sandbox.networks.shared = False  # as for a user who is not root
-    first = inside(sandbox, tmp_path, "readlink /proc/self/ns/net")
-    second = inside(sandbox, tmp_path, "readlink /proc/self/ns/net")
-    assert first[1] != second[1]
+    # both alive at once (each waits for the other's marker): a namespace that has ended may
+    # hand its number to the next one, so two in turn could not be told apart
+    meet = ("readlink /proc/self/ns/net; touch here.{me}; i=0; "
+            "while [ ! -e here.{other} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done")
+    found: dict[str, str] = {}
+    threads = [threading.Thread(target=lambda me=me, other=other: found.__setitem__(
+        me, inside(sandbox, tmp_path, meet.format(me=me, other=other))[1]))
+        for me, other in (("a", "b"), ("b", "a"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found["a"].startswith("net:[") and found["a"] != found["b"]
     code, output, tried = inside(sandbox, tmp_path, FETCH)
     assert code != 0 and "403" in output and tried == 1
     assert inside(sandbox, tmp_path, ["agentctl-no-such-command"])[0] == 127
