@@ -466,7 +466,10 @@ def test_a_test_that_flips_on_the_base_too_when_rerun_there_is_flaky(
     harness.configure(f'[sandbox]\nwritable = ["{state}"]\n')
     harness.repo = pytest_repo(tmp_path, flaky=state / "flaky.count",
                                passes="runs() not in (1, 4)")
-    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,))
+    # one counter for the patch's runs and the base's: their order must be the sequential one
+    record = harness.record(harness.execute(harness.submit(harness.plan(FIX_ADD),
+                                                           verify=(PYTEST,)),
+                                            concurrent_baseline=False))
 
     assert classes(record)["tests/test_flaky.py::test_flaky"] is K.FLAKY
     assert record.verdict is not None
