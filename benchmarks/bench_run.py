@@ -98,7 +98,8 @@ def _sealing_off() -> Iterator[None]:
     """The writer without its seals: no digest of the rows inserted, none read back and
     carried in the first event. For this measurement only; `audit verify` would flag the
     rows written so."""
-    from agentctl.store import repository, uow
+    from agentctl.store import table_repository as repository
+    from agentctl.store import uow
 
     inserted, seal = repository.inserted, uow.UnitOfWork._seal
     repository.inserted = lambda name, fields: lambda row: ("", "")  # type: ignore[assignment]

@@ -102,7 +102,7 @@ def build_run(home: Path) -> str:
     from agentctl.services.actions.requests import TaskRequest
     from agentctl.services.actions.tasks import submit_task
     from agentctl.services.attempts.pipeline import RunOptions
-    from agentctl.services.lifecycle.worker import start_run
+    from agentctl.services.lifecycle.worker import create_and_run
     from agentctl.store import Store
 
     repo = home.parent / "bench-run-repo"
@@ -121,8 +121,8 @@ def build_run(home: Path) -> str:
     task = submit_task(store, settings, TaskRequest(
         repository=str(repo), task_type="custom", instruction="change VALUE in app.py",
         verification_commands=("python3 -c pass",)), cwd=home.parent)
-    run = start_run(store, settings, task.task_id, options=RunOptions(), detach=False,
-                    agent=parse_agent_spec(f"script:{plan}", home.parent))
+    run = create_and_run(store, settings, task.task_id, options=RunOptions(), detach=False,
+                         agent=parse_agent_spec(f"script:{plan}", home.parent))
     (home / "bench-run-id").write_text(run.run_id)
     return run.run_id
 
@@ -173,6 +173,9 @@ def main() -> None:
     run_id = (home / "bench-run-id").read_text()
 
     agentctl = shutil.which("agentctl", path=str(Path(sys.executable).parent)) or "agentctl"
+    # a cached home may predate this agentctl's schema, and a read never migrates
+    subprocess.run([agentctl, "--home", str(home), "db", "upgrade"], check=True,
+                   capture_output=True)
     with tempfile.TemporaryDirectory() as scratch:
         workdir = Path(scratch)
         floor_app = workdir / "floor_app.py"
