@@ -1,14 +1,29 @@
 """Options shared by many commands."""
 
 
-from typing import Annotated, Any
+from enum import Enum
+from typing import Annotated, Any, TypeVar
 
 import typer
+
+from agentctl.domain.errors import BadInput
+
+S = TypeVar("S", bound=Enum)
 
 
 def Flag(*names: str, **options: Any) -> Any:  # noqa: N802 - reads like typer.Option
     """A boolean flag; an empty metavar keeps help from showing a `<bool>` value it never takes."""
     return typer.Option(*names, metavar="", **options)
+
+
+def status_filter(statuses: type[S], text: str | None, what: str) -> S | None:
+    """A listing's `--status`, in any case, as its enum; BadInput names the ones there are."""
+    if text is None:
+        return None
+    if text.upper() not in statuses.__members__:
+        raise BadInput(f"unknown {what} status {text!r}; expected one of: "
+                       f"{', '.join(statuses.__members__)}")
+    return statuses[text.upper()]
 
 
 # A command that hands its arguments on unparsed (`hook`, `mcp serve`).

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentctl.cli.context import State, state
-from agentctl.cli.options import MAX_LIMIT, Flag, FullOption, JsonOption, RepoOption
+from agentctl.cli.options import MAX_LIMIT, Flag, FullOption, JsonOption, RepoOption, status_filter
 from agentctl.cli.output import emit_json, hint, out
 from agentctl.domain.enums import TaskStatus
 from agentctl.domain.errors import BadInput, PolicyDenied
@@ -189,14 +189,12 @@ def list_(
     as_json: JsonOption = False,
 ) -> None:
     """List tasks, newest first."""
-    if status is not None and status.upper() not in TaskStatus.__members__:
-        raise BadInput(f"unknown task status {status!r}; expected one of: "
-                       f"{', '.join(TaskStatus.__members__)}")
+    wanted = status_filter(TaskStatus, status, "task")
     current = state(ctx)
     repository = current.repository_filter(repo)
     with current.views() as views:
         session_id = views.resolve("session", session) if session else None
-        tasks = views.tasks(limit=limit, status=TaskStatus(status.upper()) if status else None,
+        tasks = views.tasks(limit=limit, status=wanted,
                             session_id=session_id, repository=repository)
         short = {} if full or as_json else views.short_ids("task", [t.task_id for t in tasks])
     if as_json:

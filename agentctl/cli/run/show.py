@@ -15,10 +15,10 @@ from agentctl.cli.options import (
     NoPagerOption,
     RepoOption,
     RunArgument,
+    status_filter,
 )
 from agentctl.cli.output import emit_json, out
 from agentctl.domain.enums import RunStatus
-from agentctl.domain.errors import BadInput
 from agentctl.domain.transitions import TERMINAL_RUN
 
 
@@ -38,16 +38,14 @@ def list_(
     from agentctl.cli.documents import run_document
     from agentctl.services.lifecycle.leftovers import notice_expired
 
-    if status is not None and status.upper() not in RunStatus.__members__:
-        raise BadInput(f"unknown run status {status!r}; expected one of: "
-                       f"{', '.join(RunStatus.__members__)}")
+    wanted = status_filter(RunStatus, status, "run")
     current = state(ctx)
     notice_expired(current.store)
     repository = current.repository_filter(repo)
     with current.views() as views:
         task_id = views.resolve("task", task) if task else None
         runs = views.runs(limit=limit, task_id=task_id,
-                          status=RunStatus(status.upper()) if status else None,
+                          status=wanted,
                           repository=repository)
         documents = [run_document(views, run) for run in runs]
         task_ids = sorted({run.task_id for run in runs})
