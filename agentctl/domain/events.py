@@ -13,10 +13,12 @@ from datetime import datetime
 from agentctl.domain.canonical import canonical_json
 from agentctl.domain.clock import iso_text
 from agentctl.domain.enums import EventType
+from agentctl.domain.fast_init import fast_init
 
 GENESIS_HASH = "0" * 64
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NewEvent:
     """An event about to be appended: the store assigns its sequence number and hashes."""
