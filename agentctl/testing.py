@@ -46,7 +46,7 @@ from agentctl.domain.verification import VerificationReport
 from agentctl.services.admin.audit import AuditReport
 from agentctl.services.ports import RunRecord
 from agentctl.services.queries.read_models import CallRow, StepRow
-from agentctl.services.unit_of_work import IdKind
+from agentctl.services.unit_of_work import IdKind, Pending
 from agentctl.store import ids
 
 R = TypeVar("R")
@@ -148,6 +148,28 @@ class MemoryEvents:
                 created_at=from_iso(created) or event.created_at, prev_hash=prev, hash=digest))
 
 
+class MemoryPending:
+    """Inserts held for a later unit of work: the records themselves, in order."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self.tool_calls: list[ToolCall] = []
+        self.artifacts: list[Artifact] = []
+        self.events: list[NewEvent] = []
+
+    def add_steps(self, steps: Sequence[Step]) -> None:
+        self.steps += steps
+
+    def add_tool_calls(self, calls: Sequence[ToolCall]) -> None:
+        self.tool_calls += calls
+
+    def add_artifacts(self, artifacts: Sequence[Artifact]) -> None:
+        self.artifacts += artifacts
+
+    def append_events(self, events: Sequence[NewEvent]) -> None:
+        self.events += events
+
+
 class MemoryBlobs:
     """Content-addressed bytes; files to move in are staged in a private temporary folder."""
 
@@ -240,6 +262,9 @@ class InMemoryStorage:
     def checkpoint(self) -> Checkpoint | None:
         return None
 
+    def pending(self) -> MemoryPending:
+        return MemoryPending()
+
     def reads(self) -> InMemoryReads:
         return InMemoryReads(self)
 
@@ -295,6 +320,14 @@ class InMemoryUnitOfWork:
                 self.events.commit()
         finally:
             self._storage.lock.release()
+
+    def write_pending(self, pending: Pending) -> None:
+        if not isinstance(pending, MemoryPending):
+            raise TypeError(f"{type(pending).__name__} holds writes for another store")
+        self.steps.add_many(pending.steps)
+        self.tool_calls.add_many(pending.tool_calls)
+        self.artifacts.add_many(pending.artifacts)
+        self.events.append_many(pending.events)
 
     def fence(self, attempt_id: str, lease_id: str, now: datetime) -> None:
         if not self.attempts.get(attempt_id).holds_lease(lease_id, now):

@@ -13,10 +13,12 @@ from datetime import datetime
 from agentctl.domain.canonical import canonical_json
 from agentctl.domain.clock import iso_text
 from agentctl.domain.enums import EventType
+from agentctl.domain.fast_init import fast_init
 
 GENESIS_HASH = "0" * 64
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NewEvent:
     """An event about to be appended: the store assigns its sequence number and hashes."""
@@ -44,18 +46,23 @@ class Event:
     hash: str
 
 
+StoredEvent = tuple[str, str | None, str | None, str | None, str | None, str, str]
+"""An event's stored fields but its place in the chain: (type, task, run, attempt, step, payload
+JSON, created_at text)."""
+
+
 def event_hash(
     *, seq: int, type: str, task_id: str | None, run_id: str | None, attempt_id: str | None,
     step_id: str | None, payload_json: str, created_at: str, prev_hash: str,
 ) -> str:
     """sha256 over the previous hash and every stored field, in a fixed order."""
-    return _chain_hash(prev_hash, seq, type, task_id, run_id, attempt_id, step_id, payload_json,
-                       created_at)
+    return chain_hash(prev_hash, seq, type, task_id, run_id, attempt_id, step_id, payload_json,
+                      created_at)
 
 
-def _chain_hash(prev_hash: str, seq: int, type: str, task_id: str | None, run_id: str | None,
-                attempt_id: str | None, step_id: str | None, payload_json: str,
-                created_at: str) -> str:
+def chain_hash(prev_hash: str, seq: int, type: str, task_id: str | None, run_id: str | None,
+               attempt_id: str | None, step_id: str | None, payload_json: str,
+               created_at: str) -> str:
     """`event_hash` with positional arguments: the writer hashes every event of a batch."""
     material = "\x1f".join((
         prev_hash, str(seq), type, task_id or "", run_id or "", attempt_id or "", step_id or "",
@@ -64,14 +71,20 @@ def _chain_hash(prev_hash: str, seq: int, type: str, task_id: str | None, run_id
     return hashlib.sha256(material.encode()).hexdigest()
 
 
+def stored_form(event: NewEvent) -> StoredEvent:
+    """The event's fields exactly as they are to be stored and hashed, the payload as its
+    canonical JSON (events written before the one form escaped non-ASCII text; a hash covers
+    the text stored, so they verify as they are). Taken when the event is appended, so a batch
+    waits as text rather than as records."""
+    return (event.type.value, event.task_id, event.run_id, event.attempt_id, event.step_id,
+            canonical_json(event.payload), iso_text(event.created_at))
+
+
 def hash_new_event(event: NewEvent, *, seq: int, prev_hash: str) -> tuple[str, str, str]:
-    """(payload json, created_at text, hash) exactly as they are to be stored: the payload as
-    its canonical JSON (events written before the one form escaped non-ASCII text; a hash covers
-    the text stored, so they verify as they are)."""
-    payload_json = canonical_json(event.payload)
-    created_at = iso_text(event.created_at)
-    digest = _chain_hash(prev_hash, seq, event.type.value, event.task_id, event.run_id,
-                         event.attempt_id, event.step_id, payload_json, created_at)
+    """(payload json, created_at text, hash) exactly as they are to be stored."""
+    type_, task, run, attempt, step, payload_json, created_at = stored_form(event)
+    digest = chain_hash(prev_hash, seq, type_, task, run, attempt, step, payload_json,
+                        created_at)
     return payload_json, created_at, digest
 
 

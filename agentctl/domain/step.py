@@ -8,6 +8,7 @@ from datetime import datetime
 
 from agentctl.domain.enums import ChangeType, StepStatus, StepType, ToolDecision, ToolOutcome
 from agentctl.domain.errors import InvariantViolation
+from agentctl.domain.fast_init import fast_init
 from agentctl.domain.transitions import advance
 
 # Attribute values longer than this belong in an artifact (seed: long output must be an artifact).
@@ -63,6 +64,7 @@ def changed_files_of(attributes: Mapping[str, object]) -> tuple[ChangedFile, ...
 _CHANGE_TYPES = frozenset(kind.value for kind in ChangeType)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Step:
     step_id: str
@@ -172,6 +174,7 @@ def failure_code_of(result: ToolResult) -> str | None:
             return f"exit_{result.exit_code}" if result.exit_code is not None else "tool_error"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCall:
     tool_call_id: str

@@ -19,6 +19,7 @@ from agentctl.domain import ids
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.blob import StoredBlob
 from agentctl.domain.command_rules import GuardDecision
+from agentctl.domain.fast_init import fast_init
 from agentctl.domain.ending import AttemptEnd
 from agentctl.domain.enums import (
     ArtifactType,
@@ -81,6 +82,7 @@ class StepEnd:
     produced: Sequence[Produced] = ()
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallRequest:
     """A tool call as the agent asked for it and the guard decided it."""

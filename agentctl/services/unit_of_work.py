@@ -66,6 +66,17 @@ class Events(Protocol):
     def append_many(self, events: Sequence[NewEvent]) -> None: ...
 
 
+class Pending(Protocol):
+    """Inserts held for a later unit of work (the attempt ledger's batch of a busy agent's
+    steps, tool calls and events), in whatever form the store writes them fastest: the SQL
+    store encodes each as it is added, so thousands wait as plain rows rather than records."""
+
+    def add_steps(self, steps: Sequence[Step]) -> None: ...
+    def add_tool_calls(self, calls: Sequence[ToolCall]) -> None: ...
+    def add_artifacts(self, artifacts: Sequence[Artifact]) -> None: ...
+    def append_events(self, events: Sequence[NewEvent]) -> None: ...
+
+
 class UnitOfWork(Protocol):
     """One transaction: committed when the with-block ends cleanly, rolled back if it raises."""
 
@@ -103,6 +114,11 @@ class UnitOfWork(Protocol):
     def __enter__(self) -> Self: ...
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None: ...
+
+    def write_pending(self, pending: Pending) -> None:
+        """Insert what `pending` holds, its steps, then tool calls, then artifacts (as
+        `add_many` would), and append its events (as `append_many`), in this transaction."""
+        ...
 
     def fence(self, attempt_id: str, lease_id: str, now: datetime) -> None:
         """LeaseLost unless this attempt still holds that unexpired lease."""
@@ -200,6 +216,10 @@ class Storage(Protocol):
     @property
     def blobs(self) -> Blobs: ...
     def unit_of_work(self) -> UnitOfWork: ...
+    def pending(self) -> Pending:
+        """An empty holder of inserts that a later unit of work writes (`write_pending`)."""
+        ...
+
     def reads(self) -> Reads: ...
     def resolve(self, kind: IdKind, text: str) -> str:
         """The full id for a unique prefix (NotFound, AmbiguousId)."""

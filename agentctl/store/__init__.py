@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from agentctl.domain.audit import Checkpoint
     from agentctl.services.admin.audit import AuditReport
     from agentctl.services.unit_of_work import IdKind
+    from agentctl.store.pending import PendingRows
     from agentctl.store.uow import UnitOfWork
     from agentctl.store.views import Views
 
@@ -49,6 +50,12 @@ class Store:
         self.ensure_schema()
         assert self._engine is not None
         return UnitOfWork(self._engine, on_commit=self.signer.advance)
+
+    def pending(self) -> PendingRows:
+        """Inserts held for a later unit of work, encoded as they are added."""
+        from agentctl.store.pending import PendingRows
+
+        return PendingRows()
 
     def reads(self) -> Views:
         """Reads without a write transaction (and without importing SQLAlchemy); like every

@@ -1,6 +1,7 @@
 """Appending to the hash-chained event log inside the caller's transaction.
 
-Appended events wait in the unit of work and are written when it commits (`flush_head`): then
+Appended events wait in the unit of work, in their stored form but for the first (which may
+still carry the transaction's seals), and are written when it commits (`flush_head`): then
 the chain head's one row is locked (`SELECT ... FOR UPDATE`; on SQLite the transaction already
 holds the write lock), the events numbered and hashed after it, and the head moved. With many
 workers on PostgreSQL, appends are therefore in one total order and the chain has no gaps, and
@@ -11,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from itertools import chain
 
 from sqlalchemy import Connection, select, update
 
 from agentctl.domain.audit import SEALS
 from agentctl.domain.errors import IllegalTransition
-from agentctl.domain.events import GENESIS_HASH, NewEvent, hash_new_event
+from agentctl.domain.events import GENESIS_HASH, NewEvent, StoredEvent, chain_hash, stored_form
 from agentctl.store import tables
 from agentctl.store.table_repository import insert_rows
 
@@ -29,37 +31,50 @@ _FIELDS = ("seq", "type", "task_id", "run_id", "attempt_id", "step_id", "payload
 class EventLog:
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
-        self._pending: list[NewEvent] = []
+        self._first: NewEvent | None = None  # kept a record until `seal` is done with it
+        self._pending: list[StoredEvent] = []  # the events after it
         self.appended: tuple[int, str] | None = None  # the head after this transaction's appends
 
     def append(self, *events: NewEvent) -> None:
         self.append_many(events)
 
     def append_many(self, events: Sequence[NewEvent]) -> None:
-        self._pending.extend(events)
+        self.append_stored(events[0] if events else None, list(map(stored_form, events[1:])))
+
+    def append_stored(self, first: NewEvent | None, rest: Sequence[StoredEvent]) -> None:
+        """Events already in their stored form (a batch held between transactions), after the
+        record of the first of them."""
+        if first is not None:
+            if self._first is None:
+                self._first = first
+            else:
+                self._pending.append(stored_form(first))
+        self._pending.extend(rest)
 
     def seal(self, sealed: Mapping[str, Mapping[str, str]]) -> None:
         """Carry the seals of the rows this transaction wrote in its first event (so a new home's
         first event is sealed, which tells `audit verify` every row must be). Every state
         change appends an event; rows written with none stay unsealed, and `audit verify`
         reports them as written behind the log."""
-        if not self._pending:
-            return
-        first = self._pending[0]
-        self._pending[0] = replace(first, payload={**first.payload, SEALS: sealed})
+        first = self._first
+        if first is not None:
+            self._first = replace(first, payload={**first.payload, SEALS: sealed})
 
     def flush_head(self) -> None:
         """Write the appended events after the locked head and move the head to the last."""
-        if not self._pending:
+        first = [] if self._first is None else [stored_form(self._first)]
+        if not (first or self._pending):
             return
         old_seq, prev_hash = self._lock_head()
         seq = old_seq
         rows = []
-        for event in self._pending:
+        for type_, task, run, attempt, step, payload_json, created_at in chain(first,
+                                                                               self._pending):
             seq += 1
-            payload_json, created_at, digest = hash_new_event(event, seq=seq, prev_hash=prev_hash)
-            rows.append((seq, event.type.value, event.task_id, event.run_id, event.attempt_id,
-                         event.step_id, payload_json, created_at, prev_hash, digest))
+            digest = chain_hash(prev_hash, seq, type_, task, run, attempt, step, payload_json,
+                                created_at)
+            rows.append((seq, type_, task, run, attempt, step, payload_json, created_at,
+                         prev_hash, digest))
             prev_hash = digest
         insert_rows(self._connection, _EVENT, _FIELDS, rows)
         result = self._connection.execute(
@@ -68,6 +83,7 @@ class EventLog:
         if result.rowcount != 1:  # cannot happen while the row is locked: fail closed
             raise IllegalTransition("event log", str(old_seq), str(seq),
                                     "another writer appended concurrently")
+        self._first = None
         self._pending.clear()
         self.appended = (seq, prev_hash)
 

@@ -6,6 +6,7 @@ tree shows tens of thousands, so these skip the generic walk of `serialize` (tes
 
 from __future__ import annotations
 
+import json.encoder
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +27,28 @@ def tool_result_json(r: ToolResult) -> dict[str, Any]:
         "durationMs": r.duration_ms,
         "error": r.error,
     }
+
+
+_quote = json.encoder.encode_basestring  # a JSON string as the row codecs write it (UTF-8 text)
+
+
+def tool_result_text(r: ToolResult) -> str:
+    """`dump_plain(tool_result_json(r))`, the stored column, spelt out: no dict and no encoder
+    walk between the record and its text (a test holds the two together)."""
+    return (f'{{"outcome":{_quote(r.outcome.value)},"decision":{_quote(r.decision.value)},'
+            f'"output":{_quote(r.output)},"exitCode":{_number(r.exit_code)},'
+            f'"truncated":{_number(r.truncated)},"outputBytes":{_number(r.output_bytes)},'
+            f'"durationMs":{_number(r.duration_ms)},'
+            f'"error":{"null" if r.error is None else _quote(r.error)}}}')
+
+
+def _number(value: int | None) -> str:
+    """An integer (or flag) as `json` writes it."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    return int.__repr__(value)
 
 
 def tool_result_document(d: Mapping[str, Any]) -> dict[str, Any]:

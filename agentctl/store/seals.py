@@ -90,8 +90,9 @@ def inserted(name: str, fields: tuple[str, ...]) -> Callable[[Sequence[object]],
     spec = SEALED[name]
     pick = itemgetter(*(fields.index(column) for column in spec.columns))
     key = fields.index(spec.key)
+    digest = spec.digest if spec.flags or spec.floats or spec.optional else row_digest
 
     def seal(row: Sequence[object]) -> tuple[str, str]:
-        return str(row[key]), spec.digest(pick(row))
+        return str(row[key]), digest(pick(row))
 
     return seal

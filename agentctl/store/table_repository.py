@@ -43,7 +43,7 @@ def _insert_statement(table: Table, dialect: Dialect) -> tuple[str, tuple[str, .
 
 
 @lru_cache(maxsize=64)
-def _defaults(table: Table) -> dict[str, Value]:
+def defaults(table: Table) -> dict[str, Value]:
     """The value of each column a record does not carry (e.g. `attempt.fenced_writes`)."""
     return {column.name: cast(Value, getattr(column.default, "arg", None))
             for column in table.columns}
@@ -75,10 +75,14 @@ class Repository(Generic[R]):
         if not records:
             return
         _, names, _ = _insert_statement(self._table, self._connection.dialect)
-        to_values = self._mapping.to_values(names, _defaults(self._table))
-        rows = [to_values(record) for record in records]
-        insert_rows(self._connection, self._table, names, rows)
-        self._sealed.update(map(inserted(self._table.name, names), rows))
+        to_values = self._mapping.to_values(names, defaults(self._table))
+        self.add_rows(names, [to_values(record) for record in records])
+
+    def add_rows(self, fields: tuple[str, ...], rows: Sequence[tuple[Value, ...]]) -> None:
+        """Rows already encoded (their values in `fields` order), inserted and sealed as
+        `add_many` does records."""
+        insert_rows(self._connection, self._table, fields, rows)
+        self._sealed.update(map(inserted(self._table.name, fields), rows))
 
     def get(self, identifier: str) -> R:
         row = self._connection.execute(

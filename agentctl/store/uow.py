@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from types import TracebackType
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlalchemy import Connection, Engine, Table, Update, func, or_, select, text, update
 
@@ -21,12 +21,16 @@ from agentctl.domain.transitions import UNFINISHED_RUN
 from agentctl.store import tables
 from agentctl.store.engine import reconnecting
 from agentctl.store.event_log import EventLog
+from agentctl.store.pending import PendingRows, columns
 from agentctl.store.rows import RowMapping
 from agentctl.store.rows import evidence as evidence_rows
 from agentctl.store.rows import runs as run_rows
 from agentctl.store.rows import tasks as task_rows
 from agentctl.store.seals import SEALED, seal_rows
 from agentctl.store.table_repository import Repository
+
+if TYPE_CHECKING:
+    from agentctl.services.unit_of_work import Pending
 
 _ATTEMPT = tables.attempt
 _RUN = tables.run
@@ -93,6 +97,15 @@ class UnitOfWork:
     def connection(self) -> Connection:
         assert self._connection is not None, "use the unit of work in a with-block"
         return self._connection
+
+    def write_pending(self, pending: Pending) -> None:
+        """Insert what `pending` holds (steps, tool calls, artifacts) and append its events."""
+        if not isinstance(pending, PendingRows):
+            raise TypeError(f"{type(pending).__name__} holds writes for another store")
+        self.steps.add_rows(columns(tables.step), pending.steps)
+        self.tool_calls.add_rows(columns(tables.tool_call), pending.tool_calls)
+        self.artifacts.add_rows(columns(tables.artifact), pending.artifacts)
+        self.events.append_stored(pending.first_event, pending.events)
 
     def fence(self, attempt_id: str, lease_id: str, now: datetime) -> None:
         """Refuse the transaction unless this attempt still holds the run's unexpired lease.

@@ -26,6 +26,7 @@ from agentctl.services.ports import CallRequest
 from agentctl.services.queries.read_models import run_view
 from agentctl.services.unit_of_work import Reads, Storage
 from agentctl.store import json_columns
+from agentctl.store.rows import dump_plain
 
 
 def record_documents(views: Reads, run_id: str) -> dict[str, list[dict[str, object]]]:
@@ -117,3 +118,17 @@ def test_times_in_another_form_are_normalised_like_the_records() -> None:
 def test_tool_result_json_is_the_generic_walk(result: ToolResult) -> None:
     assert json_columns.tool_result_json(result) == to_json(result)
     assert list(json_columns.tool_result_json(result)) == list(to_json(result))  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize("result", [
+    ToolResult(outcome=ToolOutcome.OK, output="ok ünï\n\"quoted\" \\ \x00\x1f\u2028 🦀",
+               exit_code=0, output_bytes=2),
+    ToolResult(outcome=ToolOutcome.FAILED, output="", exit_code=-9, output_bytes=12345678901,
+               duration_ms=7, error="é\terror"),
+    ToolResult(outcome=ToolOutcome.TIMED_OUT, error="timed out after 0.5 s", truncated=True,
+               duration_ms=500),
+    ToolResult.denied(ToolDecision.DENIED_BY_COMMAND_GUARD, "rm"),
+])
+def test_tool_result_text_is_the_encoded_document(result: ToolResult) -> None:
+    """The stored column spelt out is byte for byte what the encoder makes of the document."""
+    assert json_columns.tool_result_text(result) == dump_plain(json_columns.tool_result_json(result))

@@ -16,16 +16,25 @@ import pytest
 
 from agentctl.config import defaults
 from agentctl.domain.clock import utcnow
-from agentctl.domain.enums import EventType, RunStatus, TaskStatus
+from agentctl.domain.enums import (
+    EventType,
+    RunStatus,
+    TaskStatus,
+    ToolDecision,
+    ToolOutcome,
+)
 from agentctl.domain.errors import IllegalTransition, NotFound
 from agentctl.domain.events import GENESIS_HASH, NewEvent
 from agentctl.domain.pull_request import PullRequest
 from agentctl.domain.run import Run
+from agentctl.domain.step import ToolResult
 from agentctl.domain.task import Task
 from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.services.actions.requests import TaskRequest
 from agentctl.services.actions.tasks import submit_task
+from agentctl.services.attempts.recording import AttemptEvents
 from agentctl.services.lifecycle.runs import cancel_run, create_run, heartbeat, lease_run
+from agentctl.services.ports import CallRequest
 from agentctl.services.unit_of_work import Storage
 from agentctl.testing import InMemoryStorage
 
@@ -179,3 +188,41 @@ def test_reads_give_a_runs_pull_requests_first_opened_first(storage: Storage, re
     with storage.reads() as reads:
         assert reads.pull_requests(run.run_id) == sorted(opened, key=lambda pr: pr.pr_id)
         assert reads.pull_requests("run_none") == []
+
+
+def test_pending_writes_land_only_with_the_unit_of_work_that_writes_them_in_order(
+        storage: Storage, repo: Path, tmp_path: Path) -> None:
+    """What the attempt ledger batches between transactions: held by the store (the SQL one as
+    encoded rows), written in the order added, its first event sealing the rows, nothing of it
+    landing from a unit of work that fails."""
+    run = a_run(storage, a_task(storage, repo, tmp_path), tmp_path)
+    lease = lease_run(storage, worker_id="w", ttl_seconds=600, run_id=run.run_id)
+    assert lease is not None
+    records = AttemptEvents(lease, run.spec_digest)
+    pending = storage.pending()
+    calls = []
+    for number in range(3):
+        now = utcnow()
+        step, call = records.call(CallRequest(
+            tool="fs.write", arguments_json=f'{{"path": "f{number}.txt"}}',
+            decision=ToolDecision.ALLOWED, matched_rule="workspace", denial_reason=None,
+            requested_at=now), ToolResult(outcome=ToolOutcome.OK, exit_code=0), now)
+        pending.add_steps([step])
+        pending.add_tool_calls([call])
+        pending.append_events(records.call_events(call, now, finished=True))
+        calls.append(call)
+    with pytest.raises(RuntimeError), storage.unit_of_work() as uow:
+        uow.write_pending(pending)
+        raise RuntimeError("the batch's transaction fails")
+    with storage.reads() as reads:
+        assert reads.tool_calls(run.run_id) == []
+    with storage.unit_of_work() as uow:
+        uow.write_pending(pending)
+    with storage.reads() as reads:
+        record = reads.record(run.run_id)
+    assert list(record.tool_calls) == calls
+    assert [step.tool_call_id for step in record.steps] == [call.tool_call_id for call in calls]
+    assert [(event.type, event.payload["toolCallId"]) for event in record.events[-6:]] == [
+        (kind, call.tool_call_id) for call in calls
+        for kind in (EventType.TOOL_CALL_REQUESTED, EventType.TOOL_CALL_COMPLETED)]
+    assert storage.audit().ok, storage.audit().failure()

@@ -13,7 +13,8 @@ from agentctl import config
 from agentctl.domain.agent import AgentKind, AgentSpec
 from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import ToolDecision, ToolOutcome
-from agentctl.domain.step import ToolResult
+from agentctl.domain.events import NewEvent
+from agentctl.domain.step import Step, ToolCall, ToolResult
 from agentctl.services.lifecycle.ledger import Ledger
 from agentctl.services.ports import CallRequest
 from agentctl.services.actions.requests import TaskRequest
@@ -69,3 +70,21 @@ def test_a_collector_switched_off_stays_off(repo: Path, tmp_path: Path) -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_batch_waits_as_rows_not_as_records(repo: Path, tmp_path: Path) -> None:
+    """Batched calls are held by the store encoded: no step, tool call or event record stays
+    alive for the collector to walk until the batch is written (but the first event, which the
+    write may still seal the rows into)."""
+    ledger = _ledger(repo, tmp_path)
+    gc.collect()
+    before = _records()
+    for _ in range(50):
+        _call(ledger)
+    gc.collect()
+    assert _records() - before <= 1  # of 200 records: 50 steps, 50 calls, 100 events
+    ledger.flush()
+
+
+def _records() -> int:
+    return sum(1 for thing in gc.get_objects() if isinstance(thing, (Step, ToolCall, NewEvent)))

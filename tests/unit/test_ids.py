@@ -25,3 +25,13 @@ def test_ulids_sort_in_the_order_they_were_made_even_when_the_random_part_overfl
     assert made == sorted(made)
     assert len(set(made)) == len(made)
     assert all(len(u) == 26 and set(u) <= set(CROCKFORD) for u in made)
+
+
+def test_ids_counting_up_across_a_digit_pair_boundary_spell_their_number() -> None:
+    """Within a millisecond only the last digit pair is respelt, until the count carries."""
+    for start in ((5 << 10) + 1020, (1 << 70) - 3, (7 << 20) - 2):
+        ids.ulid()
+        ids._last_random = start
+        for _ in range(8):
+            made = ids.ulid()
+            assert made == reference((ids._last_ms << 80) | ids._last_random)

@@ -42,7 +42,7 @@ from agentctl.services.ports import (
     Produced,
     StepEnd,
 )
-from agentctl.services.unit_of_work import Storage, UnitOfWork
+from agentctl.services.unit_of_work import Pending, Storage, UnitOfWork
 
 BATCH_CALLS = 2500  # each commit rewrites the tables' index pages: 1000 cost ~10% more (issue 9)
 BATCH_SECONDS = 0.25  # what bounds how late a watcher sees a call, whatever the count
@@ -50,25 +50,36 @@ BATCH_SECONDS = 0.25  # what bounds how late a watcher sees a call, whatever the
 
 @dataclass
 class _Batch:
-    """Records waiting for the next write: inserts only, events in the order things happened."""
+    """Inserts waiting for the next write, held by the store as it writes them (`Pending`);
+    events in the order things happened. Produced records (rare) wait as they are."""
 
-    steps: list[Step] = field(default_factory=list)
-    calls: list[ToolCall] = field(default_factory=list)
-    artifacts: list[Artifact] = field(default_factory=list)
+    rows: Pending
+    calls: int = 0
+    events: int = 0
     produced: list[Produced] = field(default_factory=list)
-    events: list[NewEvent] = field(default_factory=list)
     since: float = 0.0
 
     def __bool__(self) -> bool:
-        return bool(self.events)
+        return self.events > 0
+
+    def add(self, steps: Sequence[Step], events: Sequence[NewEvent], *,
+            calls: Sequence[ToolCall] = (), artifacts: Sequence[Artifact] = (),
+            produced: Sequence[Produced] = ()) -> None:
+        rows = self.rows
+        rows.add_steps(steps)
+        if calls:
+            rows.add_tool_calls(calls)
+            self.calls += len(calls)
+        if artifacts:
+            rows.add_artifacts(artifacts)
+        self.produced += produced
+        rows.append_events(events)
+        self.events += len(events)
 
     def store(self, uow: UnitOfWork) -> None:
-        uow.steps.add_many(self.steps)
-        uow.tool_calls.add_many(self.calls)
-        uow.artifacts.add_many(self.artifacts)
+        uow.write_pending(self.rows)
         for record in self.produced:
             add_produced(uow, record)
-        uow.events.append_many(self.events)
 
 
 @contextmanager
@@ -108,7 +119,7 @@ class Ledger:
         self.blobs = storage.blobs
         self._clock = clock
         self._records = AttemptEvents(lease, spec_digest)
-        self._batch = _Batch()
+        self._batch = _Batch(storage.pending())
         self._unwritten: set[str] = set()  # short steps whose start is not on record yet
 
     def now(self) -> datetime:
@@ -122,7 +133,7 @@ class Ledger:
             uow.fence(self.lease.attempt_id, self.lease.lease_id, self.now())
             self._batch.store(uow)
             yield uow
-        self._batch = _Batch()
+        self._batch = _Batch(self.storage.pending())
 
     def flush(self) -> None:
         """Commit what is batched now (before anything outside the workspace happens)."""
@@ -137,7 +148,7 @@ class Ledger:
 
     def _maybe_flush(self) -> None:
         batch = self._batch
-        if len(batch.calls) >= BATCH_CALLS or time.monotonic() - batch.since >= BATCH_SECONDS:
+        if batch.calls >= BATCH_CALLS or time.monotonic() - batch.since >= BATCH_SECONDS:
             self.flush()
 
     # --- run and attempt --------------------------------------------------------------------
@@ -196,11 +207,8 @@ class Ledger:
         done, stored, events = self._records.finished(step, end, self.now())
         if step.step_id in self._unwritten:
             self._unwritten.discard(step.step_id)
-            batch = self._batched()
-            batch.steps.append(done)
-            batch.artifacts += stored
-            batch.produced += end.produced
-            batch.events += [self._records.started(step), *events]
+            self._batched().add([done], [self._records.started(step), *events],
+                                artifacts=stored, produced=end.produced)
             self._maybe_flush()
             return stored
         with self.write() as uow:
@@ -218,10 +226,8 @@ class Ledger:
         now = self.now()
         step, call = self._records.call(request, result, completed_at=now,
                                         attributes=attributes)
-        batch = self._batched()
-        batch.steps.append(step)
-        batch.calls.append(call)
-        batch.events += self._records.call_events(call, now, finished=True)
+        self._batched().add((step,), self._records.call_events(call, now, finished=True),
+                            calls=(call,))
         self._maybe_flush()
         return call
 

@@ -7,14 +7,14 @@ from agentctl.domain.artifact import Artifact
 from agentctl.domain.events import Event
 from agentctl.domain.run import Attempt, Run
 from agentctl.domain.step import Step, ToolCall, ToolResult
-from agentctl.store.json_columns import tool_result_json
-from agentctl.store.rows import RowMapping, Value, dump_plain
+from agentctl.store.json_columns import tool_result_text
+from agentctl.store.rows import RowMapping, Value
 
 
 def _tool_result(result: ToolResult) -> Value:
     """Every tool call stores one: spelt out rather than walked (`json_columns`); a call
     without one is NULL, as every optional field."""
-    return dump_plain(tool_result_json(result))
+    return tool_result_text(result)
 
 
 RUNS = RowMapping(Run, "run", "run_id", "run")
