@@ -87,12 +87,15 @@ class BaseBeside:
     @classmethod
     def start(cls, ctx: AttemptContext) -> BaseBeside | None:
         """Started where it can only save time: the base is wanted whatever the candidate's
-        checks do, and the attempt may run two things at once; else None."""
+        checks do, the attempt may run two things at once, and some check's baseline is not
+        cached (else it would only mount a base tree for nothing); else None."""
         plan = ctx.spec.verification_plan
         if not ctx.concurrent_baseline or not baseline_wanted(
                 plan.baseline, ctx.spec.task_type, [], must_pass=bool(plan.must_pass)):
             return None
         beside = cls(ctx)
+        if not beside._planned:
+            return None
         beside._thread.start()
         return beside
 
