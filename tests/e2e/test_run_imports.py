@@ -1,6 +1,7 @@
 """A run on SQLite starts without the libraries only other paths need: the PostgreSQL driver
-(its import alone costs more than a SQLite run's whole start-up) and GitPython (one `git`
-process finds the repository)."""
+(its import alone costs more than a SQLite run's whole start-up), GitPython (one `git` process
+finds the repository), the native agents' modules for another kind of agent, and the text
+renderer for --json."""
 
 from __future__ import annotations
 
@@ -21,10 +22,14 @@ def test_a_run_on_sqlite_imports_neither_the_postgresql_driver_nor_gitpython(
                     "--instruction", "nothing", "--verify", "true", "--run", "--agent", "noop",
                     "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert done.returncode in (0, 1), done.stderr[-2000:]
-    imported = {line.split("|")[-1].strip().split(".")[0]
-                for line in done.stderr.splitlines() if line.startswith("import time:")}
+    modules = {line.split("|")[-1].strip()
+               for line in done.stderr.splitlines() if line.startswith("import time:")}
+    imported = {name.split(".")[0] for name in modules}
     assert "sqlalchemy" in imported, done.stderr[-3000:]  # the measurement works: a run writes through it
     assert not imported & {"psycopg", "git"}, imported & {"psycopg", "git"}
+    unneeded = {"agentctl.execution.agents.claude", "agentctl.execution.agents.codex",
+                "agentctl.cli.render.tasks"}
+    assert not modules & unneeded, modules & unneeded
 
 
 def test_the_repository_is_the_work_tree_around_the_path_and_never_a_bare_one(
