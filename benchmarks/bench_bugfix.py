@@ -9,17 +9,23 @@ released fix as the patch; sdists from ~/.cache/agentctl-test-corpus or PyPI):
   (the default config: sandbox on, the base's checks run for the baseline),
   cold (a new state home each time: nothing cached) and warm (one home: the base's checkout
   and its baseline results cached by the first run). Targets: <= 2.5x cold, <= 2x warm.
+
+With --phases, where each agentctl run's time went (medians), from its own record: start-up
+and submit (the process started until the run existed), each group of steps, the time between
+steps, and what follows the last step (clean-up, the verdict's output, the process's exit).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -28,19 +34,69 @@ from tests.corpus.corpus import build_base, diff_after, gold, load_cases  # noqa
 AGENTCTL = str(Path(sys.executable).with_name("agentctl"))
 
 
-def timed(argv: list[str], **options: object) -> float:
+def timed(argv: list[str], **options: object) -> tuple[float, datetime, datetime, str]:
+    """Seconds taken, when it started and ended (UTC, to place the run's own record), and what
+    it printed."""
+    launched = datetime.now(timezone.utc)
     started = time.perf_counter()
     result = subprocess.run(argv, capture_output=True, text=True, **options)  # type: ignore[call-overload]
     elapsed = time.perf_counter() - started
+    ended = datetime.now(timezone.utc)
     if result.returncode not in (0, 1):
         raise SystemExit(f"{argv[:3]} exited {result.returncode}: {result.stderr[-2000:]}")
-    return elapsed
+    return elapsed, launched, ended, result.stdout
+
+
+PHASES = ("start-up, submit, run created", "run created to first step", "workspace",
+          "agent and patch collection", "verified tree (base + patch)",
+          "candidate's checks", "base's checks (beside) and reruns", "report, judge, verdict",
+          "between steps", "after the last step (clean-up, output, exit)")
+
+
+def phases(home: Path, run_id: str, launched: datetime, ended: datetime) -> dict[str, float]:
+    """Seconds per phase of the run, from its record."""
+    shown = subprocess.run([AGENTCTL, "run", "show", run_id, "--tree", "--json"],
+                           capture_output=True,
+                           text=True, env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home()),
+                                           "AGENTCTL_HOME": str(home)}, check=True)
+    run = json.loads(shown.stdout)
+    at = datetime.fromisoformat
+    steps = [step for attempt in run["attempts"] for step in attempt["steps"]]
+    spent = dict.fromkeys(PHASES, 0.0)
+    spent[PHASES[0]] = (at(run["createdAt"]) - launched).total_seconds()
+    spent[PHASES[1]] = (at(steps[0]["startedAt"]) - at(run["createdAt"])).total_seconds()
+    previous_end = at(steps[0]["startedAt"])
+    applied = 0
+    for step in steps:
+        start, end = at(step["startedAt"]), at(step["endedAt"])
+        kind, title = step["type"], step["title"]
+        # the base's reruns run at once before the first of their steps opens
+        gap = "base's checks (beside) and reruns" if title.startswith("baseline") \
+            else "between steps"
+        spent[gap] += max(0.0, (start - previous_end).total_seconds())
+        previous_end = end
+        if kind in ("PREPARE_WORKSPACE", "CLONE_REPOSITORY"):
+            name = "workspace"
+        elif kind == "APPLY_PATCH" and applied:
+            name = "verified tree (base + patch)"
+        elif kind in ("LOAD_CONTEXT", "APPLY_PATCH", "COLLECT_ARTIFACTS", "MODEL_PLANNING"):
+            applied += kind == "APPLY_PATCH"
+            name = "agent and patch collection"
+        elif kind == "RUN_VERIFIER":
+            name = "base's checks (beside) and reruns" if title.startswith("baseline") \
+                else "candidate's checks"
+        else:
+            name = "report, judge, verdict"
+        spent[name] += (end - start).total_seconds()
+    spent[PHASES[-1]] = (ended - previous_end).total_seconds()
+    return spent
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", default="cachetools-lfu-copy-use-counts")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--phases", action="store_true", help="where each run's time went")
     options = parser.parse_args()
     (case,) = [c for c in load_cases() if c.name == options.case]
     root = Path(tempfile.mkdtemp(prefix="agentctl-bench-bugfix-"))
@@ -63,9 +119,14 @@ def main() -> None:
         shutil.rmtree(clone)
         return elapsed
 
-    def agentctl(home: Path) -> float:
-        return timed(submit, cwd=root, env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home()),
-                                            "AGENTCTL_HOME": str(home)})
+    spent: dict[str, list[dict[str, float]]] = {"agentctl cold": [], "agentctl warm": []}
+
+    def agentctl(home: Path, kind: str | None = None) -> float:
+        elapsed, launched, ended, printed = timed(submit, cwd=root, env={
+            "PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "AGENTCTL_HOME": str(home)})
+        if options.phases and kind is not None:
+            spent[kind].append(phases(home, json.loads(printed)["runId"], launched, ended))
+        return elapsed
 
     warm_home = root / "warm-home"
     agentctl(warm_home)  # fills the warm home's caches
@@ -74,9 +135,9 @@ def main() -> None:
     for number in range(options.runs):
         times["by hand (clone, apply, pytest)"].append(by_hand(number))
         cold = root / f"cold-home-{number}"
-        times["agentctl cold"].append(agentctl(cold))
+        times["agentctl cold"].append(agentctl(cold, "agentctl cold"))
         shutil.rmtree(cold, ignore_errors=True)
-        times["agentctl warm"].append(agentctl(warm_home))
+        times["agentctl warm"].append(agentctl(warm_home, "agentctl warm"))
     baseline = statistics.median(times["by hand (clone, apply, pytest)"])
     targets = {"agentctl cold": 2.5, "agentctl warm": 2.0}
     print(f"a real bug fix end to end (median of {options.runs})")
@@ -85,6 +146,13 @@ def main() -> None:
         goal = f"   target <= {targets[name]:.1f}x" if name in targets else ""
         print(f"  {name:<32} {median:7.3f} s  {median / baseline:5.2f}x{goal}   "
               f"[{', '.join(f'{s:.2f}' for s in samples)}]")
+    if options.phases:
+        print(f"where agentctl's time went (median seconds of {options.runs})")
+        print(f"  {'phase':<46} {'cold':>7} {'warm':>7}")
+        for name in PHASES:
+            cold, warm = (statistics.median(s[name] for s in spent[kind])
+                          for kind in ("agentctl cold", "agentctl warm"))
+            print(f"  {name:<46} {cold:7.3f} {warm:7.3f}")
     subprocess.run(["umount", "-R", "-q", str(root)], capture_output=True)
     shutil.rmtree(root, ignore_errors=True)
 

@@ -74,7 +74,6 @@ def submit(
 
     On a terminal it asks for what the flags leave out (the repository defaults to the one you
     stand in) and keeps the questions and answers in a session linked to the task."""
-    from agentctl.cli.render.tasks import task_detail
     from agentctl.services.actions.requests import (
         TaskRequest,
         overridden,
@@ -114,6 +113,8 @@ def submit(
         if as_json:
             emit_json(task)
         else:
+            from agentctl.cli.render.tasks import task_detail  # text only: Rich's tables
+
             out().print(task_detail(task))
     if task.status is TaskStatus.POLICY_DENIED:
         raise PolicyDenied(f"task {task.task_id} denied by policy: {task.status_reason}")
@@ -121,6 +122,8 @@ def submit(
         from agentctl.cli.run.start import execute_and_report
 
         def card() -> None:  # the task as the run left it (COMPLETED, FAILED, ...)
+            from agentctl.cli.render.tasks import task_detail
+
             with current.views() as views:
                 out().print(task_detail(views.task(task.task_id)))
 

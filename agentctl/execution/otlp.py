@@ -13,7 +13,6 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 
 from agentctl.domain.errors import BadInput
 from agentctl.domain.tracing import PlannedSpan, TracePlan
@@ -80,6 +79,8 @@ def _readable(trace: int, planned: tuple[PlannedSpan, ...]) -> list:  # type: ig
     from opentelemetry.sdk.trace import Event, ReadableSpan
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
     from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+    from importlib.metadata import PackageNotFoundError, version  # only when exporting
 
     try:
         ours = version("agentctl")

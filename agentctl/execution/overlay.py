@@ -15,7 +15,6 @@ and the views with it; no sweep has to find them.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import os
 import tempfile
@@ -28,7 +27,8 @@ _MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_SLAVE = 1, 32, 4096, 16384, 1 <<
 _CLONE_NEWNS = 0x00020000
 _NAMESPACE = "/proc/thread-self/ns/mnt"
 _UNSAFE = frozenset(",:\\\n")  # characters overlay's option string would read as separators
-_libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+# the C library as the interpreter loaded it: find_library("c") would start `ldconfig -p`
+_libc = ctypes.CDLL(None, use_errno=True)
 _supported: bool | None = None
 _namespace: str | None = None  # the private mount namespace this process mounts in, once made
 

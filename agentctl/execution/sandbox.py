@@ -104,9 +104,13 @@ class SandboxCheck:
 
     works: bool
     bubblewrap: Bubblewrap | None
-    version: str | None
     message: str  # bwrap's own words when it failed
     cgroups: str
+
+    @property
+    def version(self) -> str | None:
+        """bwrap's version, asked only where it is shown (a run never needs it)."""
+        return _version(self.bubblewrap.path) if self.bubblewrap is not None else None
 
     def refusal(self) -> str:
         return f"the sandbox cannot start: {self.message}; {HINT}"
@@ -118,8 +122,7 @@ def check() -> SandboxCheck:
     binary = find_bubblewrap()
     cgroups = layout().describe
     if binary is None:
-        return SandboxCheck(False, None, None, "bubblewrap (bwrap) is not installed", cgroups)
-    version = _run([str(binary.path), "--version"])[1].strip() or None
+        return SandboxCheck(False, None, "bubblewrap (bwrap) is not installed", cgroups)
     code, output = _run([str(binary.path), *NAMESPACE_FLAGS, "--ro-bind", "/", "/", "--dev",
                          "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
                          "--tmpfs", "/tmp", "--", "/bin/true"])
@@ -127,8 +130,13 @@ def check() -> SandboxCheck:
         message = " ".join(output.split()) or f"exited with {code}"
         if not message.startswith("bwrap:"):
             message = f"bwrap: {message}"
-        return SandboxCheck(False, binary, version, message[:300], cgroups)
-    return SandboxCheck(True, binary, version, "works", cgroups)
+        return SandboxCheck(False, binary, message[:300], cgroups)
+    return SandboxCheck(True, binary, "works", cgroups)
+
+
+@cache
+def _version(binary: Path) -> str | None:
+    return _run([str(binary), "--version"])[1].strip() or None
 
 
 def require(profile: SandboxProfile) -> None:

@@ -60,28 +60,47 @@ def resolve_repository(text: str, aliases: Mapping[str, str], cwd: Path) -> Reso
     if not path.exists():
         raise BadInput(f"repository {text!r} does not exist ({path}); expected a path to a git "
                        "work tree or a git URL")
-    import git
-
-    try:
-        repo = git.Repo(path, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise BadInput(f"repository {text!r} is not a git repository ({path})") from None
-    if repo.bare or repo.working_tree_dir is None:
+    top = _work_tree_top(path if path.is_dir() else path.parent)
+    if top is None:
+        raise BadInput(f"repository {text!r} is not a git repository ({path})")
+    if top == "":
         raise BadInput(f"repository {text!r} is a bare repository; expected a work tree")
-    return ResolvedRepository(str(Path(repo.working_tree_dir).resolve()), is_url=False)
+    return ResolvedRepository(str(Path(top).resolve()), is_url=False)
+
+
+def _work_tree_top(folder: Path) -> str | None:
+    """The top of the work tree `folder` is in (or in whose `.git` it is); "" for a bare
+    repository, None outside any. One git process (GitPython costs more to import)."""
+    from agentctl.execution.git import trusted_git
+
+    found = trusted_git(["rev-parse", "--is-bare-repository", "--show-toplevel"], cwd=folder,
+                        what="find the repository", check=False)
+    answer = found.stdout.split("\n")
+    if found.returncode == 0 and len(answer) > 1 and answer[1]:
+        return answer[1]
+    if answer[0] == "true":
+        return ""
+    if answer[0] != "false":
+        return None
+    git_dir = trusted_git(["rev-parse", "--absolute-git-dir"], cwd=folder, check=False,
+                          what="find the repository")  # inside a work tree's .git
+    if git_dir.returncode != 0 or Path(git_dir.stdout.strip()).parent == folder:
+        return None
+    return _work_tree_top(Path(git_dir.stdout.strip()).parent)
 
 
 def default_base_ref(repository: ResolvedRepository) -> str:
     """The repository's current branch; for a URL, its HEAD."""
     if repository.is_url:
         return "HEAD"
-    import git
+    from agentctl.execution.git import trusted_git
 
-    repo = git.Repo(repository.location)
-    try:
-        return repo.active_branch.name
-    except TypeError:
-        raise BadInput(f"{repository.location} is on a detached HEAD; pass --base REF") from None
+    branch = trusted_git(["symbolic-ref", "--quiet", "--short", "HEAD"],
+                         cwd=Path(repository.location), what="read the current branch",
+                         check=False)
+    if branch.returncode != 0 or not branch.stdout.strip():
+        raise BadInput(f"{repository.location} is on a detached HEAD; pass --base REF")
+    return branch.stdout.strip()
 
 
 def check_base_ref(repository: ResolvedRepository, ref: str) -> None:

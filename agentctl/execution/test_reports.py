@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,6 +100,43 @@ def pytest_sessionfinish(session):
 # What pytest prints when our plugin cannot be imported (PYTHONPATH dropped by a wrapper).
 _PLUGIN_MISSING = re.compile(r"Error importing plugin .?" + REPORT_PLUGIN
                              + r"|No module named .?" + REPORT_PLUGIN)
+# A command that assigns PYTHONPATH itself (`PYTHONPATH=src pytest`, `export PYTHONPATH=...`)
+# without keeping the one it was given (`$PYTHONPATH`): our plugins would not load.
+_SETS_PYTHONPATH = re.compile(r"(?:^|[\s;&|(`])PYTHONPATH=")
+_KEEPS_PYTHONPATH = re.compile(r"\$\{?PYTHONPATH\b")
+# PYTEST_ADDOPTS is one environment string: Linux takes at most 128 KiB for it.
+MAX_DESELECT_CHARS = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which tests a pytest rerun runs: `only` these node ids, through the selecting plugin;
+    where that plugin cannot load (the command sets PYTHONPATH itself), through `--deselect` of
+    `others` (pytest's own option: every other test of the first run). Empty: all of them."""
+
+    only: tuple[str, ...] = ()
+    others: tuple[str, ...] = ()
+
+
+EVERY_TEST = Selection()
+
+
+def selection(report_ids: Iterable[str], wanted: Sequence[str]) -> Selection:
+    """`wanted` of a run that reported `report_ids`. pytest deselects by prefix, so a test whose
+    id begins another wanted one's is kept (it runs too: harmless); none are deselected when
+    they would not fit in the environment (the whole command runs again)."""
+    keep = set(wanted)
+    others = tuple(t for t in dict.fromkeys(report_ids)
+                   if t not in keep and not any(w.startswith(t) for w in keep))
+    if sum(len(t) + 14 for t in others) > MAX_DESELECT_CHARS:
+        others = ()
+    return Selection(tuple(wanted), others)
+
+
+def sets_pythonpath(command: str) -> bool:
+    """Whether `command` replaces PYTHONPATH (so not even its pytest sees our plugins): then it
+    is asked for pytest's own JUnit report at once instead of failing to load them first."""
+    return bool(_SETS_PYTHONPATH.search(command)) and not _KEEPS_PYTHONPATH.search(command)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,22 +197,24 @@ def _compile(source: Path) -> None:
 
 
 def injected_env(env: Mapping[str, str], reports: ReportDir,
-                 select: tuple[str, ...] = (), *, junit: bool = False) -> dict[str, str]:
+                 select: Selection = EVERY_TEST, *, junit: bool = False) -> dict[str, str]:
     """`env` with pytest asked, through PYTEST_ADDOPTS, for each test's outcome: by agentctl's
     small plugin (found through PYTHONPATH), or with `junit` by pytest's own JUnit report
     (xunit1, which names each test's file so node ids can be rebuilt). For a rerun, only the
-    `select`ed node ids are collected."""
+    `select`ed node ids are collected: by the selecting plugin, or with `junit` (no plugin of
+    ours loads) by deselecting the others."""
     result = dict(env)
     if junit:
         options = [f"--junitxml={reports.pytest_report}", "-o", "junit_family=xunit1"]
+        options += [f"--deselect={test_id}" for test_id in select.others]
     else:
         options = ["-p", REPORT_PLUGIN]
         result[REPORT_ENV] = str(reports.pytest_json)
         result[UNITTEST_ENV] = str(reports.path)
-    if select:
-        options += ["-p", SELECT_PLUGIN]
-        result[SELECT_ENV] = "\n".join(select)
-    if select or not junit:
+        if select.only:
+            options += ["-p", SELECT_PLUGIN]
+            result[SELECT_ENV] = "\n".join(select.only)
+    if not junit:
         result["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(reports.path), env.get("PYTHONPATH", "")) if p)
     result["PYTEST_ADDOPTS"] = " ".join(p for p in (env.get("PYTEST_ADDOPTS", ""),

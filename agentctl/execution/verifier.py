@@ -75,7 +75,8 @@ class CheckOutcome:
 def run_check(
     check: PlannedCheck, *, workspace: Path, env: Mapping[str, str], log_path: Path,
     infra_patterns: Sequence[str], should_stop: Callable[[], bool] | None = None,
-    reports: test_reports.ReportDir | None = None, select: tuple[str, ...] = (),
+    reports: test_reports.ReportDir | None = None,
+    select: test_reports.Selection = test_reports.EVERY_TEST,
     command: str | None = None, confine: Jail | None = None, kept: bool = False,
 ) -> CheckOutcome:
     """Run `check.command` (or `command`, a rerun's) through `sh -c` in `workspace`, its output
@@ -86,6 +87,8 @@ def run_check(
     rewrote it: a stale one committed in the repository proves nothing about this run.
     With `reports`, pytest is asked for a report there and per-test results are read from
     whatever the runner left (`test_reports.collect`); `select` reruns only those pytest tests.
+    A command that sets PYTHONPATH itself gets pytest's own report at once (no plugin of ours
+    could load).
     A check that failed after the sandbox refused it a connection is an INFRA_FAILURE naming
     the host: the machine, not the code, kept it from passing.
     """
@@ -93,9 +96,10 @@ def run_check(
     before = _stat(report_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     base_env = env
+    own_path = test_reports.sets_pythonpath(command or check.command)
     if reports is not None:
         reports.prepare()
-        env = test_reports.injected_env(env, reports, select)
+        env = test_reports.injected_env(env, reports, select, junit=own_path)
     since_ns = time.time_ns() - 1_000_000  # coarse file times: a report written at once counts
     result = run_to_file(
         command or check.command, cwd=workspace, env=env, output=log_path,
@@ -103,7 +107,8 @@ def run_check(
         kept=kept,
     )
     tail = strip_ansi(read_tail(log_path))
-    if reports is not None and result.exit_code != 0 and test_reports.plugin_missing(tail):
+    if reports is not None and not own_path and result.exit_code != 0 and \
+            test_reports.plugin_missing(tail):
         # the command's pytest could not load agentctl's plugin: again with pytest's own report
         env = test_reports.injected_env(base_env, reports, select, junit=True)
         result = run_to_file(

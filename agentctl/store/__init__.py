@@ -79,7 +79,7 @@ class Store:
     def outage_errors(self) -> tuple[type[BaseException], ...]:
         from agentctl.store.engine import outage_errors
 
-        return outage_errors()
+        return outage_errors(postgresql=self.home.sqlite_path is None)
 
     def outage_text(self, error: BaseException) -> str:
         from agentctl.store.engine import outage_text

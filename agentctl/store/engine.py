@@ -76,19 +76,22 @@ def reconnecting(engine: Engine, connect: Callable[[], T], *,
         delay = min(delay * 2, 2.0)
 
 
-def outage_errors() -> tuple[type[BaseException], ...]:
-    """Every error a store raises when it, not the request, fails: both drivers' own classes
+def outage_errors(*, postgresql: bool) -> tuple[type[BaseException], ...]:
+    """Every error a store raises when it, not the request, fails: its driver's own classes
     (the views' raw connections raise them unwrapped), SQLAlchemy's wrappers, StoreUnavailable,
-    and the disk's OSErrors (full, read-only). Whoever must outlive an outage catches these."""
+    and the disk's OSErrors (full, read-only). Whoever must outlive an outage catches these.
+    PostgreSQL's driver only for a PostgreSQL store: importing it costs more than a SQLite run's
+    whole start-up."""
     from sqlalchemy.exc import DBAPIError
 
     errors: list[type[BaseException]] = [StoreUnavailable, DBAPIError, sqlite3.Error, OSError]
-    try:
-        import psycopg
-    except ImportError:  # no PostgreSQL driver: no PostgreSQL store either
-        pass
-    else:
-        errors.append(psycopg.Error)
+    if postgresql:
+        try:
+            import psycopg
+        except ImportError:  # no PostgreSQL driver: no PostgreSQL store either
+            pass
+        else:
+            errors.append(psycopg.Error)
     return tuple(errors)
 
 

@@ -20,8 +20,28 @@ def ensure_schema(home: Home) -> Engine:
     engine = engine_for(home.database_url)
     with engine.connect() as connection:
         revision = revision_of(connection)
-    if revision != HEAD:
+    if revision != HEAD and not (home.sqlite_path is not None and _create_new(engine)):
         from agentctl.store.migrate import upgrade
 
         upgrade(engine, home, automatic=True)
     return engine
+
+
+def _create_new(engine: Engine) -> bool:
+    """A new SQLite database (not one table yet) gets HEAD's tables straight from `tables.py`
+    and HEAD's stamp, in one write transaction: what replaying the migrations builds (a test
+    compares the two), without importing Alembic, which costs a new home more than its run's
+    start-up. False, touching nothing, when the database is not new (a home made before
+    migrations, or one another process made meanwhile): the migrations take it from there."""
+    from agentctl.store.tables import metadata
+
+    with engine.begin() as connection:  # BEGIN IMMEDIATE: one process creates it
+        if connection.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar():
+            return False
+        metadata.create_all(connection)
+        connection.exec_driver_sql(  # as Alembic makes it
+            "CREATE TABLE alembic_version (\n\tversion_num VARCHAR(32) NOT NULL, \n\t"
+            "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num)\n)")
+        connection.exec_driver_sql("INSERT INTO alembic_version (version_num) VALUES (?)",
+                                   (HEAD,))
+    return True

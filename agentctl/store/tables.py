@@ -157,8 +157,11 @@ pull_request = Table(
     _key("pr_id"), _str("run_id", index=True), _str("repository"), _str("branch"),
     _str("commit_sha"), _str("base_commit"), _opt("remote"),
     Column("draft", Boolean, nullable=False, default=False), _str("body_artifact"), _opt("url"),
-    _str("created_by"), _str("created_at"), _str("forge"), Column("number", Integer),
-    _opt("base"), _str("state"),
+    _str("created_by"), _str("created_at"),
+    # with the defaults migration 0003 gave the rows made before it (a new home is made from
+    # this table, an old one by the migration: the same columns either way)
+    Column("forge", String, nullable=False, server_default="none"), Column("number", Integer),
+    _opt("base"), Column("state", String, nullable=False, server_default="BRANCH"),
 )
 
 event = Table(

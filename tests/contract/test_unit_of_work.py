@@ -167,6 +167,10 @@ def test_a_store_names_the_errors_of_its_own_outage_in_one_line(storage: Storage
     else:
         assert issubclass(sqlite3.OperationalError, outages) and issubclass(OSError, outages)
         assert not issubclass(ValueError, outages) and not issubclass(AssertionError, outages)
+        import psycopg  # its driver's own errors, on the store that uses it
+
+        assert issubclass(psycopg.OperationalError, outages) is ("postgresql" in repr(
+            getattr(storage, "home", "")))
     full = OSError(28, "No space left on device", "/data/agentctl.db")
     assert "\n" not in storage.outage_text(full)
     if not isinstance(storage, InMemoryStorage):

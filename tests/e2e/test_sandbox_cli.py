@@ -40,6 +40,7 @@ def test_sandbox_check_says_it_works_here(bench: Bench) -> None:
     document = result.json()
     assert document["works"] is True
     assert document["bubblewrap"] and document["mode"] == "on"
+    assert str(document["version"]).startswith("bubblewrap ")  # asked only where shown
     assert bench.cli("sandbox", "check").stdout.startswith("sandbox      works")
 
 

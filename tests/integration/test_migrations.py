@@ -20,6 +20,7 @@ from sqlalchemy import create_engine
 from agentctl.home import resolve_home
 from agentctl.store import migrate, tables
 from agentctl.store.revision import HEAD
+from agentctl.store.schema import ensure_schema
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "home-e7985e3"
 OLD_RUN = "run_01M8X6V0NE0929D05VSC1AVNQ7"  # the demo's migration that needs review
@@ -65,6 +66,32 @@ def test_migrations_build_exactly_the_tables_of_tables_py(tmp_path: Path) -> Non
     assert (done.from_revision, done.to_revision, done.backup) == (None, HEAD, None)
     with engine.connect() as connection:
         assert compare_metadata(MigrationContext.configure(connection), tables.metadata) == []
+
+
+def test_a_new_home_gets_the_schema_the_migrations_build_without_replaying_them(
+        tmp_path: Path) -> None:
+    """A new SQLite home is created from tables.py at once (no Alembic): the same tables,
+    columns, indexes and revision stamp as replaying every migration gives."""
+    migrated = resolve_home(str(tmp_path / "migrated"))
+    migrated.root.mkdir()
+    migrate.upgrade(create_engine(migrated.database_url), migrated)
+    created = resolve_home(str(tmp_path / "created"))
+    engine = ensure_schema(created)
+    assert migrated.sqlite_path is not None and created.sqlite_path is not None
+    made, replayed = columns(created.sqlite_path), columns(migrated.sqlite_path)
+    assert made.keys() == replayed.keys()
+    for table, shape in made.items():  # a column a migration added comes last there
+        assert sorted(shape, key=repr) == sorted(replayed[table], key=repr), table
+    with engine.connect() as connection:
+        assert compare_metadata(MigrationContext.configure(connection), tables.metadata) == []
+    assert migrate.current(engine) == HEAD
+
+    def stamp(db: Path) -> list[tuple[object, ...]]:
+        with sqlite3.connect(db) as connection:
+            return connection.execute("SELECT sql FROM sqlite_master WHERE name LIKE "
+                                      "'%alembic_version%' ORDER BY name").fetchall()
+
+    assert stamp(created.sqlite_path) == stamp(migrated.sqlite_path)
 
 
 def test_the_baseline_is_the_schema_before_migrations(tmp_path: Path) -> None:

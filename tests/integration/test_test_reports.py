@@ -13,7 +13,13 @@ from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import TestOutcome
 from agentctl.domain.spec import PlannedCheck
 from agentctl.execution.report_formats import first_assertion, parse_go_json, parse_unittest
-from agentctl.execution.test_reports import ReportDir, collect, injected_env
+from agentctl.execution.test_reports import (
+    ReportDir,
+    collect,
+    injected_env,
+    selection,
+    sets_pythonpath,
+)
 from agentctl.execution.verifier import run_check
 from agentctl.services.attempts.spec import check_name
 
@@ -138,7 +144,9 @@ def test_a_rerun_selects_only_the_named_pytest_tests(tmp_path: Path) -> None:
     outcome = run_check(PlannedCheck(name="t", command=f"{sys.executable} -m pytest -q"),
                         workspace=workspace, env={"PATH": "/usr/bin:/bin"},
                         log_path=tmp_path / "t.log", infra_patterns=(),
-                        reports=ReportDir(tmp_path / "private"), select=("test_a.py::test_one",))
+                        reports=ReportDir(tmp_path / "private"),
+                        select=selection(["test_a.py::test_one", "test_a.py::test_two"],
+                                         ["test_a.py::test_one"]))
     assert outcome.test_report is not None
     assert [r.test_id for r in outcome.test_report.results] == ["test_a.py::test_one"]
 
@@ -159,7 +167,7 @@ def test_the_injected_options_keep_what_the_environment_already_asks_of_pytest(
         tmp_path: Path) -> None:
     reports = ReportDir(tmp_path / "my reports")
     env = injected_env({"PYTEST_ADDOPTS": "-x", "PYTHONPATH": "/lib"}, reports,
-                       select=("a.py::t",))
+                       select=selection(["a.py::t", "a.py::u"], ["a.py::t"]))
     assert env["PYTEST_ADDOPTS"] == "-x -p agentctl_test_report -p agentctl_select_tests"
     assert env["PYTHONPATH"] == f"{tmp_path / 'my reports'}:/lib"
     assert env["AGENTCTL_SELECT_TESTS"] == "a.py::t"
@@ -168,6 +176,9 @@ def test_the_injected_options_keep_what_the_environment_already_asks_of_pytest(
     assert junit["PYTEST_ADDOPTS"] == (
         f"'--junitxml={tmp_path / 'my reports'}/pytest-junit.xml' -o junit_family=xunit1")
     assert "PYTHONPATH" not in junit
+    rerun = injected_env({}, reports, selection(["a.py::t", "a.py::u"], ["a.py::t"]), junit=True)
+    assert rerun["PYTEST_ADDOPTS"].endswith(" --deselect=a.py::u")
+    assert "PYTHONPATH" not in rerun
 
 
 def test_a_pytest_that_cannot_load_the_plugin_is_run_again_with_its_own_junit_report(
@@ -184,6 +195,47 @@ def test_a_pytest_that_cannot_load_the_plugin_is_run_again_with_its_own_junit_re
     assert [(r.test_id, r.outcome, r.message) for r in outcome.test_report.results] == [
         ("test_a.py::test_one", T.FAILED, "assert 1 == 2")]
     assert "agentctl_test_report" not in (tmp_path / "t.log").read_text()
+
+
+def test_a_command_that_sets_pythonpath_runs_once_and_its_rerun_selects_by_deselecting(
+        tmp_path: Path) -> None:
+    """`PYTHONPATH=src pytest` drops the path our plugins are on: pytest is asked for its own
+    report at once (the command runs once, not once to fail loading them), and a rerun of the
+    failing test deselects the others with pytest's own option (a test whose id begins the
+    wanted one's is kept: pytest deselects by prefix)."""
+    workspace = tmp_path / "proj"
+    (workspace / "src").mkdir(parents=True)
+    (workspace / "test_a.py").write_text("def test_one():\n    pass\n\n\n"
+                                         "def test_one_fails():\n    assert 1 == 2\n\n\n"
+                                         "def test_two():\n    pass\n")
+    command = f"echo ran >> ../count; PYTHONPATH=src {sys.executable} -m pytest -q"
+    check = PlannedCheck(name="t", command=command)
+    first = run_check(check, workspace=workspace, env={"PATH": "/usr/bin:/bin"},
+                      log_path=tmp_path / "t.log", infra_patterns=(),
+                      reports=ReportDir(tmp_path / "private"))
+    assert (tmp_path / "count").read_text() == "ran\n"
+    assert first.test_report is not None
+    assert {r.test_id: r.outcome for r in first.test_report.results} == {
+        "test_a.py::test_one": T.PASSED, "test_a.py::test_one_fails": T.FAILED,
+        "test_a.py::test_two": T.PASSED}
+    select = selection([r.test_id for r in first.test_report.results],
+                       ["test_a.py::test_one_fails"])
+    assert select.others == ("test_a.py::test_two",)
+    rerun = run_check(check, workspace=workspace, env={"PATH": "/usr/bin:/bin"},
+                      log_path=tmp_path / "r.log", infra_patterns=(),
+                      reports=ReportDir(tmp_path / "private-rerun"), select=select)
+    assert rerun.test_report is not None
+    assert {r.test_id: r.outcome for r in rerun.test_report.results} == {
+        "test_a.py::test_one": T.PASSED, "test_a.py::test_one_fails": T.FAILED}
+    assert "Error importing plugin" not in (tmp_path / "r.log").read_text()
+
+
+def test_only_a_command_that_replaces_pythonpath_is_taken_to_hide_the_plugins() -> None:
+    assert sets_pythonpath("PYTHONPATH=src python -m pytest")
+    assert sets_pythonpath("cd x && export PYTHONPATH=lib; pytest")
+    assert not sets_pythonpath("PYTHONPATH=src:$PYTHONPATH pytest")
+    assert not sets_pythonpath("MYPYTHONPATH=src pytest")
+    assert not sets_pythonpath("python -m pytest")
 
 
 def test_escape_codes_are_stripped_from_logs_and_from_junit_messages() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.enums import StepType, TestClassification, VerificationCheckStatus
+from agentctl.execution.workspace import remove_workspace
 from agentctl.services.ports import RunRecord
 from tests.pipeline.conftest import Harness
 from tests.pipeline.test_baseline import FIX_ADD, PYTEST, check_of, classes, pytest_repo
@@ -158,3 +159,24 @@ def test_a_base_rerun_whose_selection_narrowed_runs_again_as_asked(harness: Harn
     reruns = [s for s in record.steps if s.title.startswith("baseline rerun:")]
     assert [s.attributes["selected"] for s in reruns][-1] == ["tests/test_calc.py::test_add"]
     assert classes(record)["tests/test_calc.py::test_add"] is TestClassification.FAIL_TO_PASS
+
+
+@on_sqlite
+def test_a_base_whose_baselines_are_all_cached_gets_no_tree_beside(harness: Harness,
+                                                                   tmp_path: Path) -> None:
+    """The second run on a base reads its baseline from the cache: nothing starts beside the
+    patch's checks, so no base tree is made for it (the kept workspace has none)."""
+    harness.repo = pytest_repo(tmp_path)
+    cache = tmp_path / "baselines"
+    for _ in range(2):
+        harness.progress.clear()
+        record = harness.record(harness.execute(harness.submit(
+            harness.plan(FIX_ADD), verify=(PYTEST,)), baseline_cache=cache,
+            concurrent_baseline=True, keep_workspace=True))
+    (kept,) = [Path(line.removeprefix("workspace kept at ")).parent
+               for line in harness.progress if line.startswith("workspace kept at ")]
+    try:
+        assert check_of(record).baseline_cached is True
+        assert (kept / "verify").is_dir() and not (kept / "base-verify").exists()
+    finally:
+        remove_workspace(kept)

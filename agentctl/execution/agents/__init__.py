@@ -104,22 +104,28 @@ class NoopAgent:
 
 
 def build_agent(spec: AgentSpec) -> Agent:
-    from agentctl.execution.agents.claude import ClaudeAgent
-    from agentctl.execution.agents.codex import CodexAgent
-    from agentctl.execution.agents.command import CommandAgent
-    from agentctl.execution.agents.patch import PatchAgent
-    from agentctl.execution.agents.script import ScriptAgent
-
+    """The agent of `spec`'s kind; only its own module is imported (a native agent's pulls in
+    its hook socket and gateway, which a patch or a script never needs)."""
     match spec.kind:
         case AgentKind.SCRIPT:
+            from agentctl.execution.agents.script import ScriptAgent
+
             return ScriptAgent(spec)
         case AgentKind.PATCH:
+            from agentctl.execution.agents.patch import PatchAgent
+
             return PatchAgent(spec)
         case AgentKind.COMMAND:
+            from agentctl.execution.agents.command import CommandAgent
+
             return CommandAgent(spec)
         case AgentKind.CLAUDE:
+            from agentctl.execution.agents.claude import ClaudeAgent
+
             return ClaudeAgent(spec)
         case AgentKind.CODEX:
+            from agentctl.execution.agents.codex import CodexAgent
+
             return CodexAgent(spec)
         case AgentKind.NOOP:
             return NoopAgent()

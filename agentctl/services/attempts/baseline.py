@@ -35,7 +35,7 @@ from agentctl.domain.verification import TestReport, VerificationCheck
 from agentctl.execution.base_checkouts import BaseCheckout
 from agentctl.execution.environment import verification_env
 from agentctl.execution.sandbox import Jail
-from agentctl.execution.test_reports import ReportDir
+from agentctl.execution.test_reports import EVERY_TEST, ReportDir, Selection, selection
 from agentctl.execution.verifier import CheckOutcome, run_check
 from agentctl.execution.workspace import checkout_base
 from agentctl.services.attempts.attempt import AttemptContext
@@ -87,12 +87,15 @@ class BaseBeside:
     @classmethod
     def start(cls, ctx: AttemptContext) -> BaseBeside | None:
         """Started where it can only save time: the base is wanted whatever the candidate's
-        checks do, and the attempt may run two things at once; else None."""
+        checks do, the attempt may run two things at once, and some check's baseline is not
+        cached (else it would only mount a base tree for nothing); else None."""
         plan = ctx.spec.verification_plan
         if not ctx.concurrent_baseline or not baseline_wanted(
                 plan.baseline, ctx.spec.task_type, [], must_pass=bool(plan.must_pass)):
             return None
         beside = cls(ctx)
+        if not beside._planned:
+            return None
         beside._thread.start()
         return beside
 
@@ -308,18 +311,18 @@ def _reruns_at_once(ctx: AttemptContext, planned: PlannedCheck, observed: Observ
 
 
 def _selection(command: str, report: TestReport | None,
-               failing: list[str]) -> tuple[tuple[str, ...], str | None]:
-    """How to rerun only `failing`: pytest node ids through the selecting plugin, `-k` for a
-    plain `python -m unittest` command; else the whole command again."""
+               failing: list[str]) -> tuple[Selection, str | None]:
+    """How to rerun only `failing`: pytest node ids (`Selection`), `-k` for a plain
+    `python -m unittest` command; else the whole command again."""
     if report is None or not failing:
-        return (), None
+        return EVERY_TEST, None
     if "pytest" in report.runner:
-        return tuple(failing), None
+        return selection((t.test_id for t in report.results), failing), None
     if report.runner == "unittest":
         words = _plain_unittest(command)
         if words is not None:
-            return (), shlex.join([*words, *(arg for t in failing for arg in ("-k", t))])
-    return (), None
+            return EVERY_TEST, shlex.join([*words, *(arg for t in failing for arg in ("-k", t))])
+    return EVERY_TEST, None
 
 
 def _plain_unittest(command: str) -> list[str] | None:
@@ -335,7 +338,7 @@ def _plain_unittest(command: str) -> list[str] | None:
 
 
 def run_for_comparison(ctx: AttemptContext, planned: PlannedCheck, workspace: Path | None,
-                       role: str, evidence: list[str], *, select: tuple[str, ...] = (),
+                       role: str, evidence: list[str], *, select: Selection = EVERY_TEST,
                        command: str | None = None, checkout: BaseCheckout | None = None,
                        number: int | None = None, early: EarlyRun | None = None) -> CheckOutcome:
     """One run of a check for the baseline or a rerun: a RUN_VERIFIER step with its log (the
@@ -346,7 +349,7 @@ def run_for_comparison(ctx: AttemptContext, planned: PlannedCheck, workspace: Pa
     ctx.progress(f"{role}: {command or planned.command}")
     with ctx.step(StepType.RUN_VERIFIER, title, live=True) as step:
         step.note(command=command or planned.command, baseline=role.startswith("baseline"),
-                  rerun=role.endswith("rerun"), selected=list(select))
+                  rerun=role.endswith("rerun"), selected=list(select.only))
         if checkout is not None:
             workspace = early.workspace if early else checkout.ensure(should_stop=ctx.stop)
             step.note(path=str(workspace), baseCommit=ctx.spec.base_commit,
@@ -378,7 +381,7 @@ def _log_path(ctx: AttemptContext, planned: PlannedCheck, role: str,
 
 
 def _run_on(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: str, *,
-            should_stop: StopCheck, select: tuple[str, ...] = (), command: str | None = None,
+            should_stop: StopCheck, select: Selection = EVERY_TEST, command: str | None = None,
             number: int | None = None, kept: bool = False) -> tuple[CheckOutcome, Jail | None]:
     """The check's process alone (no step, nothing recorded): its outcome and its jail, whose
     connections are for the step to record."""

@@ -1,0 +1,51 @@
+"""A run on SQLite starts without the libraries only other paths need: the PostgreSQL driver
+(its import alone costs more than a SQLite run's whole start-up), GitPython (one `git` process
+finds the repository), the native agents' modules for another kind of agent, and the text
+renderer for --json."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agentctl.domain.errors import BadInput
+from agentctl.execution.task_repository import default_base_ref, resolve_repository
+from tests.conftest import Result
+
+
+def test_a_run_on_sqlite_imports_neither_the_postgresql_driver_nor_gitpython(
+        agentctl: Callable[..., Result], repo: Path) -> None:
+    done = agentctl("task", "submit", "--repo", str(repo / "src"), "--type", "refactor",
+                    "--instruction", "nothing", "--verify", "true", "--run", "--agent", "noop",
+                    "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    modules = {line.split("|")[-1].strip()
+               for line in done.stderr.splitlines() if line.startswith("import time:")}
+    imported = {name.split(".")[0] for name in modules}
+    assert "sqlalchemy" in imported, done.stderr[-3000:]  # the measurement works: a run writes through it
+    assert not imported & {"psycopg", "git"}, imported & {"psycopg", "git"}
+    unneeded = {"agentctl.execution.agents.claude", "agentctl.execution.agents.codex",
+                "agentctl.cli.render.tasks"}
+    assert not modules & unneeded, modules & unneeded
+
+
+def test_the_repository_is_the_work_tree_around_the_path_and_never_a_bare_one(
+        repo: Path, tmp_path: Path) -> None:
+    for inside in (repo, repo / "src", repo / "src" / "app.py", repo / ".git" / "objects"):
+        found = resolve_repository(str(inside), {}, tmp_path)
+        assert found.location == str(repo.resolve()) and not found.is_url
+    assert default_base_ref(found) == "main"
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    with pytest.raises(BadInput, match="is a bare repository; expected a work tree"):
+        resolve_repository(str(bare), {}, tmp_path)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(BadInput, match=r"is not a git repository \("):
+        resolve_repository(str(plain), {}, tmp_path)
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--detach"], check=True)
+    with pytest.raises(BadInput, match="is on a detached HEAD; pass --base REF"):
+        default_base_ref(found)
