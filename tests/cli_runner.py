@@ -1,11 +1,13 @@
-"""The command line in-process, for tests that only check help, bad input or config.
+"""The command line in-process, for tests that check help, bad input, config, or the records and
+listings commands write and read.
 
 A subprocess of the installed `agentctl` costs an interpreter start and the CLI's imports (a
 few hundred milliseconds each on the shared machine); a test that asserts one line on stderr
 and exit 2 does not need one. These run `agentctl.cli.main.main` (the same entry point the
 installed command calls, with its one-line errors and exit codes) inside Typer's `CliRunner`
 isolation, as sqlite-utils runs its CLI tests: stdin, stdout, stderr and the environment
-swapped for the call, the working directory changed, and everything put back afterwards.
+swapped for the call, the working directory changed, the store connections closed (as a process's
+exit closes them), and everything put back afterwards.
 
 Keep the installed command (the `agentctl` and `run_agentctl` fixtures) for what a subprocess
 proves: signals, workers, the sandbox, several hosts, bytes a shell passes, and a handful of
@@ -18,8 +20,10 @@ import contextlib
 import os
 import signal
 import sys
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from typer._click import formatting
 from typer.testing import CliRunner
@@ -39,6 +43,7 @@ def invoke(*args: str, home: Path, cwd: Path, env: Mapping[str, str] | None = No
     overrides: dict[str, str | None] = {"AGENTCTL_HOME": str(home), "AGENTCTL_CONFIG": None,
                                         **GIT_IDENTITY, **(env or {})}
     runner = CliRunner()
+    _watch_engines()
     try:
         with contextlib.chdir(cwd), runner.isolation(input=input, env=overrides) as streams:
             stdout, stderr, _ = streams
@@ -58,6 +63,30 @@ def invoke(*args: str, home: Path, cwd: Path, env: Mapping[str, str] | None = No
         os.environ.update(saved)
         signal.signal(signal.SIGTERM, on_term)
         output.verbosity = verbosity
+        _close_engines()
+
+
+# The engines a command connected through: closed afterwards, as its process's exit would close
+# them, so that no pooled connection outlives the command (a PostgreSQL database with a session
+# open cannot be a template for a copy; a SQLite file copied is then the file alone).
+_ENGINES: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _watch_engines() -> None:
+    from sqlalchemy import Engine, event
+
+    if not event.contains(Engine, "engine_connect", _connected):
+        event.listen(Engine, "engine_connect", _connected)
+
+
+def _connected(connection: Any) -> None:
+    _ENGINES.add(connection.engine)
+
+
+def _close_engines() -> None:
+    for engine in list(_ENGINES):
+        engine.dispose()
+    _ENGINES.clear()
 
 
 def _exit_code(code: object) -> int:
