@@ -20,7 +20,6 @@ import contextlib
 import os
 import signal
 import sys
-import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -43,7 +42,9 @@ def invoke(*args: str, home: Path, cwd: Path, env: Mapping[str, str] | None = No
     overrides: dict[str, str | None] = {"AGENTCTL_HOME": str(home), "AGENTCTL_CONFIG": None,
                                         **GIT_IDENTITY, **(env or {})}
     runner = CliRunner()
-    _watch_engines()
+    global _commands
+    _close_on_checkin()
+    _commands += 1
     try:
         with contextlib.chdir(cwd), runner.isolation(input=input, env=overrides) as streams:
             stdout, stderr, _ = streams
@@ -63,30 +64,26 @@ def invoke(*args: str, home: Path, cwd: Path, env: Mapping[str, str] | None = No
         os.environ.update(saved)
         signal.signal(signal.SIGTERM, on_term)
         output.verbosity = verbosity
-        _close_engines()
+        _commands -= 1
 
 
-# The engines a command connected through: closed afterwards, as its process's exit would close
-# them, so that no pooled connection outlives the command (a PostgreSQL database with a session
-# open cannot be a template for a copy; a SQLite file copied is then the file alone).
-_ENGINES: weakref.WeakSet[Any] = weakref.WeakSet()
+# A store connection a command gives back to its pool is closed, as the command's process would
+# close it on exit: no session outlives the command (a PostgreSQL database with one open cannot be
+# the template of a copy, and a SQLite file copied is then the file alone).
+_commands = 0
 
 
-def _watch_engines() -> None:
-    from sqlalchemy import Engine, event
+def _close_on_checkin() -> None:
+    from sqlalchemy import event
+    from sqlalchemy.pool import Pool
 
-    if not event.contains(Engine, "engine_connect", _connected):
-        event.listen(Engine, "engine_connect", _connected)
-
-
-def _connected(connection: Any) -> None:
-    _ENGINES.add(connection.engine)
+    if not event.contains(Pool, "checkin", _checked_in):
+        event.listen(Pool, "checkin", _checked_in)
 
 
-def _close_engines() -> None:
-    for engine in list(_ENGINES):
-        engine.dispose()
-    _ENGINES.clear()
+def _checked_in(dbapi_connection: Any, entry: Any) -> None:
+    if _commands and dbapi_connection is not None:
+        entry.invalidate()
 
 
 def _exit_code(code: object) -> int:

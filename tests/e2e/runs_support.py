@@ -10,6 +10,7 @@ import json
 import os
 import sqlite3
 import subprocess
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -65,12 +66,34 @@ def diff_of(repo: Path, scratch: Path, change: Callable[[Path], None],
     return git(scratch, "diff", "--cached", "-M", "--binary") + "\n"
 
 
+# Commands a Bench runs in the test's own process (tests/cli_runner.py): they read or write
+# records and start nothing that outlives them. Runs, replays, workers, pull requests and anything
+# else go through the installed command (`run_agentctl`).
+IN_PROCESS = {("task", "submit"), ("task", "list"), ("task", "show"), ("task", "cancel"),
+              ("session", "start"), ("session", "say"), ("session", "show"),
+              ("session", "list"), ("run", "show"), ("run", "list"), ("run", "diff"),
+              ("verdict", "show"), ("verdict", "explain"), ("verdict", "approve"),
+              ("verdict", "reject"), ("events", ""), ("audit", "verify"), ("artifact", "list"),
+              ("artifact", "show"), ("artifact", "verify"), ("attest", "verify"),
+              ("attest", "pubkey")}
+
+
+def runs_in_process(args: Sequence[str]) -> bool:
+    words = [a for a in args if not a.startswith("-")][:2]
+    noun, verb = (words + ["", ""])[:2]
+    return ((noun, verb) in IN_PROCESS or (noun, "") in IN_PROCESS) and "--run" not in args
+
+
 @dataclass
 class Bench:
-    """A state home and a working folder (holding `.agentctl.toml` and plans) for one module."""
+    """A state home and a working folder (holding `.agentctl.toml` and plans) for one module.
+
+    The commands in IN_PROCESS run in this process unless `in_process` is False: the same entry
+    point and the same answers, without an interpreter start each."""
 
     root: Path
     run_agentctl: Callable[..., Any]
+    in_process: bool = True
     home: Path = field(init=False)
     cwd: Path = field(init=False)
 
@@ -81,7 +104,14 @@ class Bench:
 
     # --- raw CLI ------------------------------------------------------------------------------
     def cli(self, *args: str, expect: Sequence[int] | None = (0,), **kw: Any) -> Any:
-        result = self.run_agentctl(*args, home=self.home, cwd=self.cwd, **kw)
+        if self.in_process and runs_in_process(args) and threading.current_thread() is \
+                threading.main_thread():  # in_parallel's threads: the process's cwd and environ
+            from tests.cli_runner import invoke
+
+            kw.pop("timeout", None)
+            result = invoke(*args, home=self.home, cwd=self.cwd, **kw)
+        else:
+            result = self.run_agentctl(*args, home=self.home, cwd=self.cwd, **kw)
         assert "Traceback" not in result.stderr, result.stderr
         if expect is not None:
             assert result.returncode in expect, (args, result.returncode, result.stderr)
