@@ -1,7 +1,8 @@
 """Helpers for the run end-to-end tests: one home and one working folder driven through the CLI.
 
 A `Bench` is built once per module (runs cost about a second each) and the tests read what its
-runs left behind; nothing here patches the product, everything goes through the installed CLI.
+runs left behind; nothing here patches the product, everything goes through the CLI: runs
+through the installed command, the record commands (IN_PROCESS) through its entry point in-process.
 """
 
 from __future__ import annotations
@@ -72,14 +73,14 @@ def diff_of(repo: Path, scratch: Path, change: Callable[[Path], None],
 IN_PROCESS = {("task", "submit"), ("task", "list"), ("task", "show"), ("task", "cancel"),
               ("session", "start"), ("session", "say"), ("session", "show"),
               ("session", "list"), ("run", "show"), ("run", "list"), ("run", "diff"),
-              ("run", "report"),
-              ("verdict", "show"), ("verdict", "explain"), ("verdict", "approve"),
-              ("verdict", "reject"), ("events", ""), ("audit", "verify"), ("artifact", "list"),
-              ("artifact", "show"), ("artifact", "verify"), ("attest", "verify"),
-              ("attest", "pubkey")}
+              ("run", "report"), ("verdict", "show"), ("verdict", "explain"),
+              ("verdict", "approve"), ("verdict", "reject"), ("events", ""), ("audit", "verify"),
+              ("artifact", "list"), ("artifact", "show"), ("artifact", "verify"),
+              ("attest", "verify"), ("attest", "pubkey")}
 
 
 def runs_in_process(args: Sequence[str]) -> bool:
+    """Whether `agentctl ARGS` is one of IN_PROCESS (`task submit --run` starts a run: not)."""
     words = [a for a in args if not a.startswith("-")][:2]
     noun, verb = (words + ["", ""])[:2]
     return ((noun, verb) in IN_PROCESS or (noun, "") in IN_PROCESS) and "--run" not in args
@@ -89,12 +90,11 @@ def runs_in_process(args: Sequence[str]) -> bool:
 class Bench:
     """A state home and a working folder (holding `.agentctl.toml` and plans) for one module.
 
-    The commands in IN_PROCESS run in this process unless `in_process` is False: the same entry
-    point and the same answers, without an interpreter start each."""
+    The commands in IN_PROCESS run in this process (from the main thread): the same entry point
+    and the same answers, without an interpreter start each."""
 
     root: Path
     run_agentctl: Callable[..., Any]
-    in_process: bool = True
     home: Path = field(init=False)
     cwd: Path = field(init=False)
 
@@ -105,8 +105,8 @@ class Bench:
 
     # --- raw CLI ------------------------------------------------------------------------------
     def cli(self, *args: str, expect: Sequence[int] | None = (0,), **kw: Any) -> Any:
-        if self.in_process and runs_in_process(args) and threading.current_thread() is \
-                threading.main_thread():  # in_parallel's threads: the process's cwd and environ
+        if runs_in_process(args) and threading.current_thread() is threading.main_thread():
+            # not from in_parallel's threads: the call swaps the process's cwd and environment
             from tests.cli_runner import invoke
 
             kw.pop("timeout", None)
