@@ -83,7 +83,9 @@ def runs_in_process(args: Sequence[str]) -> bool:
     """Whether `agentctl ARGS` is one of IN_PROCESS (`task submit --run` starts a run: not)."""
     words = [a for a in args if not a.startswith("-")][:2]
     noun, verb = (words + ["", ""])[:2]
-    return ((noun, verb) in IN_PROCESS or (noun, "") in IN_PROCESS) and "--run" not in args
+    if (noun, verb) == ("task", "submit"):
+        return "--run" not in args
+    return (noun, verb) in IN_PROCESS or (noun, "") in IN_PROCESS
 
 
 @dataclass
