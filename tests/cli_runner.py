@@ -1,11 +1,13 @@
-"""The command line in-process, for tests that only check help, bad input or config.
+"""The command line in-process, for tests that check help, bad input, config, or the records and
+listings commands write and read.
 
 A subprocess of the installed `agentctl` costs an interpreter start and the CLI's imports (a
 few hundred milliseconds each on the shared machine); a test that asserts one line on stderr
 and exit 2 does not need one. These run `agentctl.cli.main.main` (the same entry point the
 installed command calls, with its one-line errors and exit codes) inside Typer's `CliRunner`
 isolation, as sqlite-utils runs its CLI tests: stdin, stdout, stderr and the environment
-swapped for the call, the working directory changed, and everything put back afterwards.
+swapped for the call, the working directory changed, the store connections closed (as a process's
+exit closes them), and everything put back afterwards.
 
 Keep the installed command (the `agentctl` and `run_agentctl` fixtures) for what a subprocess
 proves: signals, workers, the sandbox, several hosts, bytes a shell passes, and a handful of
@@ -20,6 +22,7 @@ import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from typer._click import formatting
 from typer.testing import CliRunner
@@ -39,6 +42,9 @@ def invoke(*args: str, home: Path, cwd: Path, env: Mapping[str, str] | None = No
     overrides: dict[str, str | None] = {"AGENTCTL_HOME": str(home), "AGENTCTL_CONFIG": None,
                                         **GIT_IDENTITY, **(env or {})}
     runner = CliRunner()
+    global _commands
+    _close_on_checkin()
+    _commands += 1
     try:
         with contextlib.chdir(cwd), runner.isolation(input=input, env=overrides) as streams:
             stdout, stderr, _ = streams
@@ -58,6 +64,26 @@ def invoke(*args: str, home: Path, cwd: Path, env: Mapping[str, str] | None = No
         os.environ.update(saved)
         signal.signal(signal.SIGTERM, on_term)
         output.verbosity = verbosity
+        _commands -= 1
+
+
+# A store connection a command gives back to its pool is closed, as the command's process would
+# close it on exit: no session outlives the command (a PostgreSQL database with one open cannot be
+# the template of a copy, and a SQLite file copied is then the file alone).
+_commands = 0
+
+
+def _close_on_checkin() -> None:
+    from sqlalchemy import event
+    from sqlalchemy.pool import Pool
+
+    if not event.contains(Pool, "checkin", _checked_in):
+        event.listen(Pool, "checkin", _checked_in)
+
+
+def _checked_in(dbapi_connection: Any, entry: Any) -> None:
+    if _commands and dbapi_connection is not None:
+        entry.invalidate()
 
 
 def _exit_code(code: object) -> int:

@@ -13,6 +13,7 @@ import os
 import shlex
 import socket
 import subprocess
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,7 +24,9 @@ import pytest
 
 from agentctl.services.admin.demo import prepare
 from tests.agents.fake_models import FakeModel, anthropic_server, openai_server
+from tests.cli_runner import invoke
 from tests.conftest import Result
+from tests.e2e.runs_support import runs_in_process
 
 CLAUDE = ("@anthropic-ai/claude-code", "2.1.197", "claude")
 CODEX = ("@openai/codex", "0.171.0", "codex")
@@ -95,8 +98,13 @@ class AgentBench:
 
     def cli(self, *args: str, expect: tuple[int, ...] | None = (0,), timeout: float = 240,
             env: dict[str, str] | None = None) -> Result:
-        result = self.run_agentctl(*args, home=self.home, cwd=self.cwd,
-                                   env={**self.env, **(env or {})}, timeout=timeout)
+        """The record commands in-process, as a Bench runs them (tests/e2e/runs_support.py);
+        runs, replays and workers through the installed command."""
+        if runs_in_process(args) and threading.current_thread() is threading.main_thread():
+            result = invoke(*args, home=self.home, cwd=self.cwd, env={**self.env, **(env or {})})
+        else:
+            result = self.run_agentctl(*args, home=self.home, cwd=self.cwd,
+                                       env={**self.env, **(env or {})}, timeout=timeout)
         assert "Traceback" not in result.stderr, result.stderr
         if expect is not None:
             assert result.returncode in expect, (args, result.returncode, result.stderr)

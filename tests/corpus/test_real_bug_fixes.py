@@ -41,7 +41,8 @@ class Outcome:
         return f"exit {self.exit_code}, {self.verdict}: " + " | ".join(self.reasons)
 
 
-def run_case(case: Case, root: Path, run_agentctl: Callable[..., Any]) -> dict[str, Outcome]:
+def run_case(case: Case, root: Path, run_agentctl: Callable[..., Any],
+             run_cli: Callable[..., Any]) -> dict[str, Outcome]:
     repo, after = build_base(case, root)
     edits = {"gold": gold(case, after), "noop": noop, "break": breaking(case, after)}
     home, cwd = root / "home", root / "cwd"
@@ -51,27 +52,30 @@ def run_case(case: Case, root: Path, run_agentctl: Callable[..., Any]) -> dict[s
     for name, edit in edits.items():
         (cwd / f"{name}.diff").write_text(diff_after(repo, root / f"scratch-{name}", edit))
 
-    def cli(*args: str) -> Any:
-        result = run_agentctl(*args, home=home, cwd=cwd, timeout=280)
+    def submit(name: str) -> Any:
+        result = run_agentctl("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                              "--instruction", case.bug, "--verify",
+                              case.verify_command(sys.executable), "--run", "--agent",
+                              f"patch:{name}.diff", "--json", home=home, cwd=cwd, timeout=280)
         assert "Traceback" not in result.stderr, result.stderr
+        assert result.returncode in (0, 1), (name, result.returncode, result.stderr)
         return result
 
-    def submit(name: str) -> Outcome:
-        result = cli("task", "submit", "--repo", str(repo), "--type", "bug_fix",
-                     "--instruction", case.bug, "--verify", case.verify_command(sys.executable),
-                     "--run", "--agent", f"patch:{name}.diff", "--json")
-        assert result.returncode in (0, 1), (name, result.returncode, result.stderr)
+    def outcome(result: Any) -> Outcome:
+        """The run's verdict and its tests' classes (`verdict explain`, in-process)."""
         run = result.json()
-        explained = cli("verdict", "explain", run["runId"], "--json").json()
+        explained = run_cli("verdict", "explain", run["runId"], "--json", home=home, cwd=cwd)
+        assert "Traceback" not in explained.stderr, explained.stderr
         classes = {test["testId"]: test["classification"]
-                   for check in explained["classification"] for test in check["classifiedTests"]}
+                   for check in explained.json()["classification"]
+                   for test in check["classifiedTests"]}
         verdict = run["verdict"]
         return Outcome(result.returncode, verdict["status"], tuple(verdict["reasons"]), classes)
 
     # the gold run first: it leaves the base's results in the baseline cache for the other two
-    outcomes = {"gold": submit("gold")}
-    outcomes.update(zip(PATCHES[1:], in_parallel(submit, PATCHES[1:], workers=2), strict=True))
-    return outcomes
+    results = {"gold": submit("gold")}
+    results.update(zip(PATCHES[1:], in_parallel(submit, PATCHES[1:], workers=2), strict=True))
+    return {name: outcome(result) for name, result in results.items()}
 
 
 class RealBugFix:
@@ -81,9 +85,9 @@ class RealBugFix:
 
     @pytest.fixture(scope="class")
     @classmethod
-    def runs(cls, tmp_path_factory: pytest.TempPathFactory,
-             run_agentctl: Callable[..., Any]) -> dict[str, Outcome]:
-        return run_case(cls.case, tmp_path_factory.mktemp(cls.case.name), run_agentctl)
+    def runs(cls, tmp_path_factory: pytest.TempPathFactory, run_agentctl: Callable[..., Any],
+             run_cli: Callable[..., Any]) -> dict[str, Outcome]:
+        return run_case(cls.case, tmp_path_factory.mktemp(cls.case.name), run_agentctl, run_cli)
 
     def test_the_released_fix_succeeds_with_the_bugs_tests_fail_to_pass(
             self, runs: dict[str, Outcome]) -> None:

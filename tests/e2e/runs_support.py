@@ -1,7 +1,8 @@
 """Helpers for the run end-to-end tests: one home and one working folder driven through the CLI.
 
 A `Bench` is built once per module (runs cost about a second each) and the tests read what its
-runs left behind; nothing here patches the product, everything goes through the installed CLI.
+runs left behind; nothing here patches the product, everything goes through the CLI: runs
+through the installed command, the record commands (IN_PROCESS) through its entry point in-process.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import json
 import os
 import sqlite3
 import subprocess
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -65,9 +67,33 @@ def diff_of(repo: Path, scratch: Path, change: Callable[[Path], None],
     return git(scratch, "diff", "--cached", "-M", "--binary") + "\n"
 
 
+# Commands a Bench runs in the test's own process (tests/cli_runner.py): they read or write
+# records and start nothing that outlives them. Runs, replays, workers, pull requests and anything
+# else go through the installed command (`run_agentctl`).
+IN_PROCESS = {("task", "submit"), ("task", "list"), ("task", "show"), ("task", "cancel"),
+              ("session", "start"), ("session", "say"), ("session", "show"),
+              ("session", "list"), ("run", "show"), ("run", "list"), ("run", "diff"),
+              ("run", "report"), ("verdict", "show"), ("verdict", "explain"),
+              ("verdict", "approve"), ("verdict", "reject"), ("events", ""), ("audit", "verify"),
+              ("artifact", "list"), ("artifact", "show"), ("artifact", "verify"),
+              ("attest", "verify"), ("attest", "pubkey")}
+
+
+def runs_in_process(args: Sequence[str]) -> bool:
+    """Whether `agentctl ARGS` is one of IN_PROCESS (`task submit --run` starts a run: not)."""
+    words = [a for a in args if not a.startswith("-")][:2]
+    noun, verb = (words + ["", ""])[:2]
+    if (noun, verb) == ("task", "submit"):
+        return "--run" not in args
+    return (noun, verb) in IN_PROCESS or (noun, "") in IN_PROCESS
+
+
 @dataclass
 class Bench:
-    """A state home and a working folder (holding `.agentctl.toml` and plans) for one module."""
+    """A state home and a working folder (holding `.agentctl.toml` and plans) for one module.
+
+    The commands in IN_PROCESS run in this process (from the main thread): the same entry point
+    and the same answers, without an interpreter start each."""
 
     root: Path
     run_agentctl: Callable[..., Any]
@@ -81,7 +107,14 @@ class Bench:
 
     # --- raw CLI ------------------------------------------------------------------------------
     def cli(self, *args: str, expect: Sequence[int] | None = (0,), **kw: Any) -> Any:
-        result = self.run_agentctl(*args, home=self.home, cwd=self.cwd, **kw)
+        if runs_in_process(args) and threading.current_thread() is threading.main_thread():
+            # not from in_parallel's threads: the call swaps the process's cwd and environment
+            from tests.cli_runner import invoke
+
+            kw.pop("timeout", None)
+            result = invoke(*args, home=self.home, cwd=self.cwd, **kw)
+        else:
+            result = self.run_agentctl(*args, home=self.home, cwd=self.cwd, **kw)
         assert "Traceback" not in result.stderr, result.stderr
         if expect is not None:
             assert result.returncode in expect, (args, result.returncode, result.stderr)

@@ -13,6 +13,7 @@ import pytest
 from junitparser import Failure, JUnitXml
 
 from tests.e2e.conftest import one_error_line
+from tests.e2e.runs_support import runs_in_process
 from tests.pipeline.conftest import toml_plan
 from tests.pipeline.test_baseline import BREAK_MUL, FIX_ADD, pytest_repo
 
@@ -20,7 +21,8 @@ PYTEST = f"{sys.executable} -m pytest -q"
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory, run_agentctl) -> Iterator[dict[str, Any]]:
+def runs(tmp_path_factory: pytest.TempPathFactory, run_agentctl,
+         run_cli) -> Iterator[dict[str, Any]]:
     """Two runs of one bug fix on one base: the first fixes add (the test the task names), the
     second also breaks mul; answer() fails on the base and stays wrong."""
     root = tmp_path_factory.mktemp("baseline-cli")
@@ -36,7 +38,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory, run_agentctl) -> Iterator[dic
     (cwd / "break.toml").write_text(toml_plan(FIX_ADD, BREAK_MUL))
 
     def cli(*args: str, expect: tuple[int, ...] = (0,)) -> Any:
-        result = run_agentctl(*args, home=home, cwd=cwd, timeout=300)
+        if runs_in_process(args):  # submit, explain, report: in-process, as a Bench runs them
+            result = run_cli(*args, home=home, cwd=cwd)
+        else:
+            result = run_agentctl(*args, home=home, cwd=cwd, timeout=300)
         assert result.returncode in expect, result.stderr
         return result
 

@@ -69,3 +69,18 @@ def test_in_process_runs_leave_cwd_environment_and_streams_as_they_were(
     assert cli("-q", "task", "list").returncode == 0
     assert (Path.cwd(), dict(os.environ), sys.stdout, sys.stderr, sys.stdin,
             signal.getsignal(signal.SIGTERM), output.verbosity) == before
+
+
+def test_in_process_runs_leave_no_store_connection_open(
+        cli, repo: Path, postgres) -> None:  # type: ignore[no-untyped-def]
+    """As a process's exit would: a database the commands wrote and read can then be a template
+    (the write goes through the store's pool, the read through a raw connection of it)."""
+    url = postgres.database()
+    env = {"AGENTCTL_DATABASE_URL": url}
+    submitted = cli("task", "submit", "--repo", str(repo), "--type", "bug_fix", "--instruction",
+                    "x", "--json", env=env)
+    assert submitted.returncode == 0, submitted.stderr
+    assert cli("task", "list", env=env).returncode == 0
+    copied = postgres.copy(url)  # CREATE DATABASE ... TEMPLATE: refused while a session is open
+    listed = cli("task", "list", "--json", env={"AGENTCTL_DATABASE_URL": copied})
+    assert [t["taskId"] for t in listed.json()] == [submitted.json()["taskId"]]

@@ -18,7 +18,7 @@ GENESIS = "0" * 64
 
 
 @pytest.fixture(scope="module")
-def logged(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl) -> dict:
+def logged(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_cli) -> dict:
     """A home whose log holds 8 events: a session, three tasks (one denied), a cancellation."""
     root = tmp_path_factory.mktemp("events")
     repo = repo_maker(root / "repo", {"README.md": "# repo\n"})
@@ -26,7 +26,7 @@ def logged(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl) -
     cwd.mkdir()
 
     def run(*args: str) -> dict:
-        result = run_agentctl(*args, home=home, cwd=cwd)
+        result = run_cli(*args, home=home, cwd=cwd)
         assert result.returncode in (0, 2), result.stderr
         return result.json()
 
@@ -53,8 +53,8 @@ def tampered(logged: dict, copy_home):  # type: ignore[no-untyped-def]
     return home, sql
 
 
-def test_events_json_is_the_whole_chain_in_order(logged: dict, run_agentctl) -> None:
-    result = run_agentctl("events", "--json", home=logged["home"], cwd=logged["cwd"])
+def test_events_json_is_the_whole_chain_in_order(logged: dict, run_cli) -> None:
+    result = run_cli("events", "--json", home=logged["home"], cwd=logged["cwd"])
     assert result.returncode == 0, result.stderr
     events = result.json()
     assert [e["type"] for e in events] == [
@@ -74,35 +74,35 @@ def test_events_json_is_the_whole_chain_in_order(logged: dict, run_agentctl) -> 
     assert all(e["createdAt"].endswith("Z") for e in events)
 
 
-def test_events_of_one_task_by_prefix(logged: dict, run_agentctl) -> None:
+def test_events_of_one_task_by_prefix(logged: dict, run_cli) -> None:
     third = logged["tasks"][2]
-    result = run_agentctl("events", "--task", third[5:21], "--json", home=logged["home"],
-                          cwd=logged["cwd"])
+    result = run_cli("events", "--task", third[5:21], "--json", home=logged["home"],
+                     cwd=logged["cwd"])
     assert result.returncode == 0, result.stderr
     assert [(e["seq"], e["type"]) for e in result.json()] == [
         (6, "TaskSubmitted"), (7, "TaskAccepted"), (8, "TaskCancelled")]
 
 
-def test_events_for_people_show_seq_type_and_ids(logged: dict, run_agentctl) -> None:
-    result = run_agentctl("events", "--task", logged["tasks"][1], home=logged["home"],
-                          cwd=logged["cwd"])
+def test_events_for_people_show_seq_type_and_ids(logged: dict, run_cli) -> None:
+    result = run_cli("events", "--task", logged["tasks"][1], home=logged["home"],
+                     cwd=logged["cwd"])
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert len(lines) == 2
     assert lines[1].split()[0] == "5" and "TaskPolicyDenied" in lines[1]
     assert logged["tasks"][1].startswith(lines[1].split()[4])  # a unique prefix of the task id
     assert "exceeds max_autonomy" in lines[1]  # and what happened to it
-    full = run_agentctl("events", "--task", logged["tasks"][1], "--full", home=logged["home"],
-                        cwd=logged["cwd"])
+    full = run_cli("events", "--task", logged["tasks"][1], "--full", home=logged["home"],
+                   cwd=logged["cwd"])
     assert logged["tasks"][1] in full.stdout.splitlines()[1]
 
 
-def test_events_on_an_empty_home(agentctl, state_of, home: Path) -> None:
-    plain = agentctl("events")
+def test_events_on_an_empty_home(cli, state_of, home: Path) -> None:
+    plain = cli("events")
     assert plain.returncode == 0 and plain.stdout.strip() == "no events"
-    as_json = agentctl("events", "--json")
+    as_json = cli("events", "--json")
     assert as_json.returncode == 0 and as_json.json() == []
-    verified = agentctl("audit", "verify")  # nothing to vouch for is not "ok"
+    verified = cli("audit", "verify")  # nothing to vouch for is not "ok"
     assert verified.returncode == 2 and "no agentctl store at" in verified.stderr
     assert state_of(home) is None
 
@@ -177,8 +177,8 @@ def test_concurrent_submits_on_a_fresh_home_keep_one_intact_chain(
 
 # --- audit verify ---------------------------------------------------------------------------
 
-def test_audit_verify_passes_on_a_clean_log(logged: dict, run_agentctl) -> None:
-    result = run_agentctl("audit", "verify", home=logged["home"], cwd=logged["cwd"])
+def test_audit_verify_passes_on_a_clean_log(logged: dict, run_cli) -> None:
+    result = run_cli("audit", "verify", home=logged["home"], cwd=logged["cwd"])
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("ok: 8 events, chain intact")
 
@@ -200,11 +200,11 @@ def test_audit_verify_passes_on_a_clean_log(logged: dict, run_agentctl) -> None:
         "edit-last", "delete-middle", "delete-several", "delete-first", "delete-last",
         "delete-tail", "edit-hash", "renumber-last"])
 def test_audit_verify_exits_3_naming_the_broken_event(
-    tampered, run_agentctl, logged: dict, error_line, statement: str, seq: int, problem: str,
+    tampered, run_cli, logged: dict, error_line, statement: str, seq: int, problem: str,
 ) -> None:
     home, sql = tampered
     sql(statement)
-    result = run_agentctl("audit", "verify", home=home, cwd=logged["cwd"])
+    result = run_cli("audit", "verify", home=home, cwd=logged["cwd"])
     assert result.returncode == 3, (result.stdout, result.stderr)
     line = error_line(result.stderr)
     assert f"event log broken at event {seq}: " in line
@@ -212,9 +212,9 @@ def test_audit_verify_exits_3_naming_the_broken_event(
     assert result.stdout == ""
 
 
-def test_audit_verify_finds_a_deleted_head_and_tail(tampered, run_agentctl, logged: dict) -> None:
+def test_audit_verify_finds_a_deleted_head_and_tail(tampered, run_cli, logged: dict) -> None:
     home, sql = tampered
     sql("DELETE FROM event WHERE seq = 8")
     sql("DELETE FROM event_head")
-    result = run_agentctl("audit", "verify", home=home, cwd=logged["cwd"])
+    result = run_cli("audit", "verify", home=home, cwd=logged["cwd"])
     assert result.returncode == 3, result.stdout

@@ -19,13 +19,13 @@ from tests.e2e.terminal_support import terminal
 Cli = Callable[..., Result]
 
 
-def test_bare_agentctl_prints_help_and_exits_0(agentctl: Cli) -> None:
-    bare = agentctl()
+def test_bare_agentctl_prints_help_and_exits_0(cli: Cli) -> None:
+    bare = cli()
     assert bare.returncode == 0 and "Usage: agentctl" in bare.stdout
 
 
-def test_plumbing_commands_have_their_own_help_section(agentctl: Cli) -> None:
-    helped = agentctl("--help").stdout
+def test_plumbing_commands_have_their_own_help_section(cli: Cli) -> None:
+    helped = cli("--help").stdout
     users, _, plumbing = helped.partition("Plumbing commands:")
     assert {line.split()[0] for line in plumbing.strip().splitlines()} == {"hook", "mcp", "db"}
     assert re.search(r"^  task ", users, re.MULTILINE) and "  hook " not in users
@@ -33,8 +33,8 @@ def test_plumbing_commands_have_their_own_help_section(agentctl: Cli) -> None:
 
 
 @pytest.mark.parametrize("command", [("run", "start"), ("task", "submit")])
-def test_agent_help_lists_every_agent(agentctl: Cli, command: tuple[str, ...]) -> None:
-    helped = " ".join(agentctl(*command, "--help").stdout.split())
+def test_agent_help_lists_every_agent(cli: Cli, command: tuple[str, ...]) -> None:
+    helped = " ".join(cli(*command, "--help").stdout.split())
     for agent in ("claude[:MODEL]", "codex[:MODEL]", "script:PLAN.toml", "patch:FILE.diff",
                   "command:CMD", "noop"):
         assert agent in helped
@@ -54,10 +54,10 @@ def test_the_bash_completion_script_loads_and_completes(agentctl: Cli, tmp_path:
     assert completed.stdout.split() == ["task"]
 
 
-def test_quiet_leaves_out_the_hints(agentctl: Cli, repo: Path) -> None:
+def test_quiet_leaves_out_the_hints(cli: Cli, repo: Path) -> None:
     args = ("task", "submit", "--repo", str(repo), "--type", "bug_fix", "--instruction", "x")
-    assert "next: agentctl run start" in agentctl(*args).stderr
-    assert agentctl("-q", *args).stderr == ""
+    assert "next: agentctl run start" in cli(*args).stderr
+    assert cli("-q", *args).stderr == ""
 
 
 def test_no_color_and_NO_COLOR_turn_the_colours_off(agentctl: Cli, repo: Path,
@@ -76,22 +76,22 @@ def test_no_color_and_NO_COLOR_turn_the_colours_off(agentctl: Cli, repo: Path,
     assert "READY_FOR_RUN" in shown["env"] and "\x1b[32m" not in shown["env"]
 
 
-def test_doctor_checks_each_part_and_never_prints_a_token(agentctl: Cli) -> None:
+def test_doctor_checks_each_part_and_never_prints_a_token(cli: Cli) -> None:
     token = "ghp_" + "d" * 36
-    checked = agentctl("doctor", env={"GITHUB_TOKEN": token})
+    checked = cli("doctor", env={"GITHUB_TOKEN": token})
     assert checked.returncode == 0, checked.stdout
     parts = [line.split()[1] for line in checked.stdout.splitlines()]
     assert parts == ["sandbox", "claude", "codex", "store", "forge"]
     assert "token in GITHUB_TOKEN" in checked.stdout and token not in checked.stdout
-    document = agentctl("doctor", "--json", env={"GITHUB_TOKEN": ""}).json()
+    document = cli("doctor", "--json", env={"GITHUB_TOKEN": ""}).json()
     forge = next(f for f in document if f["part"] == "forge")  # type: ignore[union-attr]
     assert (forge["ok"], forge["required"]) == (False, False)
 
 
-def test_init_names_the_detected_test_command_without_a_terminal(agentctl: Cli,
+def test_init_names_the_detected_test_command_without_a_terminal(cli: Cli,
                                                                  repo: Path) -> None:
     (repo / "tests" / "conftest.py").write_text("")
-    created = agentctl("init", cwd=repo)
+    created = cli("init", cwd=repo)
     assert created.returncode == 0
     assert "detected test command: python -m pytest" in created.stderr
     assert "\ncommands = []\n" in (repo / ".agentctl.toml").read_text()
@@ -127,13 +127,13 @@ def test_a_run_warns_of_uncommitted_changes_and_events_say_who_did_what(
     assert "uncommitted" not in again.stderr
 
 
-def test_task_submit_run_takes_interactive(agentctl: Cli, repo: Path, home: Path,
+def test_task_submit_run_takes_interactive(cli: Cli, repo: Path, home: Path,
                                            error_line: Callable[[str], str],
                                            state_of: Callable[[Path], object]) -> None:
     args = ("task", "submit", "--repo", str(repo), "--type", "bug_fix", "--instruction", "x")
-    alone = agentctl(*args, "--interactive")
+    alone = cli(*args, "--interactive")
     assert alone.returncode == 2 and "need --run" in error_line(alone.stderr)
-    unattended = agentctl(*args, "--run", "--agent", "noop", "--interactive", input="")
+    unattended = cli(*args, "--run", "--agent", "noop", "--interactive", input="")
     assert unattended.returncode == 2
     assert "--interactive needs a terminal" in error_line(unattended.stderr)
     assert state_of(home) is None  # refused before anything was stored

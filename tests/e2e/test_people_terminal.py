@@ -220,12 +220,12 @@ def test_task_submit_at_a_terminal_asks_and_keeps_the_exchange_in_a_session(
 
 
 def test_submit_with_a_session_reuses_what_it_settled_and_the_repository_you_stand_in(
-        agentctl: Callable[..., Result], repo: Path) -> None:
-    session = agentctl("session", "start", "--title", "jackson", "--json").json()
+        cli: Callable[..., Result], repo: Path) -> None:
+    session = cli("session", "start", "--title", "jackson", "--json").json()
     session_id = session["sessionId"]  # type: ignore[index]
-    assert agentctl("session", "say", session_id, "Upgrade Jackson").returncode == 0
-    submitted = agentctl("task", "submit", "--session", session_id, "--type",
-                         "dependency_upgrade", "--json", cwd=repo / "src")
+    assert cli("session", "say", session_id, "Upgrade Jackson").returncode == 0
+    submitted = cli("task", "submit", "--session", session_id, "--type",
+                    "dependency_upgrade", "--json", cwd=repo / "src")
     assert submitted.returncode == 0, submitted.stderr
     task = submitted.json()
     assert (task["instruction"], task["repository"]) == ("Upgrade Jackson",  # type: ignore[index]
@@ -233,7 +233,7 @@ def test_submit_with_a_session_reuses_what_it_settled_and_the_repository_you_sta
 
 
 def test_without_a_terminal_what_is_missing_is_still_one_line_and_exit_2(
-        agentctl: Callable[..., Result], repo: Path, error_line: Callable[[str], str]) -> None:
-    refused = agentctl("task", "submit", "--type", "bug_fix", cwd=repo)
+        cli: Callable[..., Result], repo: Path, error_line: Callable[[str], str]) -> None:
+    refused = cli("task", "submit", "--type", "bug_fix", cwd=repo)
     assert refused.returncode == 2
     assert "instruction is empty" in error_line(refused.stderr)

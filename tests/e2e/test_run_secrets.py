@@ -51,7 +51,7 @@ def leaky(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl) ->
     shown = [a["artifactId"] for listed in artifacts.values() for a in listed
              if a["visibility"] == "SAFE_FOR_PR" or
              a["type"] == "COMMAND_LOG" and "unittest" not in a["name"]]
-    contents = dict(zip(shown, in_parallel(bench.artifact_text, shown), strict=True))
+    contents = {artifact: bench.artifact_text(artifact) for artifact in shown}
     return {"bench": bench, "runs": runs, "artifacts": artifacts, "contents": contents}
 
 

@@ -1,4 +1,8 @@
-"""`agentctl task submit|list|show|cancel` on real throw-away repositories and a throw-away home."""
+"""`agentctl task submit|list|show|cancel` on real throw-away repositories and a throw-away home.
+
+They run the command line in-process (the `cli` fixture, tests/cli_runner.py): a task's records
+need no process of their own; the concurrent first commands are processes, as they must be.
+"""
 
 from __future__ import annotations
 
@@ -10,17 +14,17 @@ TASK_KEYS = ("taskId status taskType autonomyLevel title instruction repository 
 SEED_INSTRUCTION = "Upgrade Jackson to 2.17.x and fix compile/test failures."
 
 
-def submit(agentctl, repo: Path, *extra: str, **kw):  # type: ignore[no-untyped-def]
-    result = agentctl("task", "submit", "--repo", str(repo), "--type", "bug_fix",
-                      "--instruction", "Fix the greeting", *extra, "--json", **kw)
+def submit(cli, repo: Path, *extra: str, **kw):  # type: ignore[no-untyped-def]
+    result = cli("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                 "--instruction", "Fix the greeting", *extra, "--json", **kw)
     assert result.returncode == 0, result.stderr
     return result.json()
 
 
-def test_submit_list_show_cancel(agentctl, repo: Path, home: Path, error_line) -> None:
-    submitted = agentctl("task", "submit", "--repo", str(repo), "--type", "bug_fix",
-                         "--instruction", "Fix the greeting\nwhen the name is empty", "--json",
-                         env={"AGENTCTL_USER": "alice"})
+def test_submit_list_show_cancel(cli, repo: Path, home: Path, error_line) -> None:
+    submitted = cli("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                    "--instruction", "Fix the greeting\nwhen the name is empty", "--json",
+                    env={"AGENTCTL_USER": "alice"})
     assert submitted.returncode == 0, submitted.stderr
     task = submitted.json()
     assert set(TASK_KEYS) <= set(task)
@@ -39,50 +43,50 @@ def test_submit_list_show_cancel(agentctl, repo: Path, home: Path, error_line) -
     assert task["createdAt"].endswith("Z")
     assert f"next: agentctl run start {task_id}" in submitted.stderr
 
-    listed = agentctl("task", "list", "--json")
+    listed = cli("task", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     assert [t["taskId"] for t in listed.json()] == [task_id]
     assert listed.json()[0] == task
 
-    table = agentctl("task", "list")
+    table = cli("task", "list")
     assert table.returncode == 0
     shown_id = table.stdout.splitlines()[1].split()[0]  # a unique prefix; --full: the whole id
     assert task_id.startswith(shown_id) and "READY_FOR_RUN" in table.stdout
-    assert task_id in agentctl("task", "list", "--full").stdout
+    assert task_id in cli("task", "list", "--full").stdout
     assert "Fix the greeting" in table.stdout
 
-    shown = agentctl("task", "show", task_id[5:14], "--json")
+    shown = cli("task", "show", task_id[5:14], "--json")
     assert shown.returncode == 0, shown.stderr
     document = shown.json()
     assert document["runs"] == [] and document["pullRequest"] is None
     assert {k: v for k, v in document.items() if k not in ("runs", "pullRequest")} == task
 
-    plain = agentctl("task", "show", task_id)
+    plain = cli("task", "show", task_id)
     assert plain.returncode == 0
     assert task_id in plain.stdout and str(repo.resolve()) in plain.stdout
     assert "when the name is empty" in plain.stdout
 
-    cancelled = agentctl("task", "cancel", task_id[:14], "--reason", "not needed", "--json")
+    cancelled = cli("task", "cancel", task_id[:14], "--reason", "not needed", "--json")
     assert cancelled.returncode == 0, cancelled.stderr
     assert cancelled.json()["status"] == "CANCELLED"
-    assert agentctl("task", "show", task_id, "--json").json()["status"] == "CANCELLED"
+    assert cli("task", "show", task_id, "--json").json()["status"] == "CANCELLED"
 
-    again = agentctl("task", "cancel", task_id)
+    again = cli("task", "cancel", task_id)
     assert again.returncode == 2
     assert "CANCELLED to CANCELLED" in error_line(again.stderr)
 
-    no_run = agentctl("run", "start", task_id)  # a cancelled task schedules no new run
+    no_run = cli("run", "start", task_id)  # a cancelled task schedules no new run
     assert no_run.returncode == 2
     assert f"task {task_id} is CANCELLED: not needed; it cannot run" in error_line(no_run.stderr)
 
-    events = agentctl("events", "--json").json()
+    events = cli("events", "--json").json()
     assert [e["type"] for e in events] == ["TaskSubmitted", "TaskAccepted", "TaskCancelled"]
     assert {e["taskId"] for e in events} == {task_id}
     assert events[2]["payload"]["reason"] == "not needed"
 
 
-def test_flags_are_stored_on_the_task(agentctl, repo: Path) -> None:
-    task = submit(agentctl, repo, "--type", "API_Migration", "--title", "Greeting fix",
+def test_flags_are_stored_on_the_task(cli, repo: Path) -> None:
+    task = submit(cli, repo, "--type", "API_Migration", "--title", "Greeting fix",
                   "--allow", "./src/**",
                   "--allow", "tests/**", "--forbid", "src/config/**", "--verify", "pytest -q",
                   "--label", "team=payments", "--label", "ticket=PAY-1=x", "--autonomy",
@@ -97,19 +101,19 @@ def test_flags_are_stored_on_the_task(agentctl, repo: Path) -> None:
     assert task["baseRef"] == "HEAD"
 
 
-def test_relative_path_inside_the_repository_resolves_to_the_work_tree(agentctl,
+def test_relative_path_inside_the_repository_resolves_to_the_work_tree(cli,
                                                                         repo: Path) -> None:
-    task = submit(agentctl, Path("../../src"), cwd=repo / "src" / "config")
+    task = submit(cli, Path("../../src"), cwd=repo / "src" / "config")
     assert task["repository"] == str(repo.resolve())
 
 
 def test_base_ref_defaults_to_the_current_branch_and_may_name_any_commit(
-    agentctl, tmp_path: Path, repo_maker, run_git,
+    cli, tmp_path: Path, repo_maker, run_git,
 ) -> None:
     repo = repo_maker(tmp_path / "dev", {"a.txt": "a\n"}, branch="develop")
     run_git(repo, "tag", "v1.0")
-    assert submit(agentctl, repo)["baseRef"] == "develop"
-    assert submit(agentctl, repo, "--base", "v1.0")["baseRef"] == "v1.0"
+    assert submit(cli, repo)["baseRef"] == "develop"
+    assert submit(cli, repo, "--base", "v1.0")["baseRef"] == "v1.0"
 
 
 def test_detached_head_needs_an_explicit_base(cli, repo: Path, run_git, error_line) -> None:
@@ -120,25 +124,25 @@ def test_detached_head_needs_an_explicit_base(cli, repo: Path, run_git, error_li
     assert "detached HEAD" in error_line(result.stderr)
 
 
-def test_url_repository_is_stored_as_given_with_head_as_default_base(agentctl) -> None:
+def test_url_repository_is_stored_as_given_with_head_as_default_base(cli) -> None:
     url = "git@github.com:example/payments-service.git"
-    result = agentctl("task", "submit", "--repo", url, "--type", "bug_fix", "--instruction", "x",
-                      "--json")
+    result = cli("task", "submit", "--repo", url, "--type", "bug_fix", "--instruction", "x",
+                 "--json")
     assert result.returncode == 0, result.stderr
     assert (result.json()["repository"], result.json()["baseRef"]) == (url, "HEAD")
 
 
-def test_url_repository_keeps_an_explicit_base(agentctl) -> None:
+def test_url_repository_keeps_an_explicit_base(cli) -> None:
     url = "https://github.com/example/payments-service.git"
-    result = agentctl("task", "submit", "--repo", url, "--base", "release/2.x", "--type",
-                      "bug_fix", "--instruction", "x", "--json")
+    result = cli("task", "submit", "--repo", url, "--base", "release/2.x", "--type",
+                 "bug_fix", "--instruction", "x", "--json")
     assert result.returncode == 0, result.stderr
     assert (result.json()["repository"], result.json()["baseRef"]) == (url, "release/2.x")
 
 
 # --- --file ---------------------------------------------------------------------------------
 
-def test_submit_file_with_the_seeds_request_json_as_is(agentctl, repo: Path,
+def test_submit_file_with_the_seeds_request_json_as_is(cli, repo: Path,
                                                        tmp_path: Path) -> None:
     request = tmp_path / "task.json"
     request.write_text(json.dumps({
@@ -147,7 +151,7 @@ def test_submit_file_with_the_seeds_request_json_as_is(agentctl, repo: Path,
         "instruction": SEED_INSTRUCTION,
         "autonomyLevel": "supervised_pr",
     }, indent=2))
-    result = agentctl("task", "submit", "--file", str(request), "--json")
+    result = cli("task", "submit", "--file", str(request), "--json")
     assert result.returncode == 0, result.stderr
     task = result.json()
     assert task["taskType"] == "dependency_upgrade"
@@ -159,7 +163,7 @@ def test_submit_file_with_the_seeds_request_json_as_is(agentctl, repo: Path,
     assert task["status"] == "READY_FOR_RUN"
 
 
-def test_submit_file_with_the_seeds_submit_task_request_shape(agentctl, repo: Path,
+def test_submit_file_with_the_seeds_submit_task_request_shape(cli, repo: Path,
                                                               tmp_path: Path) -> None:
     request = tmp_path / "request.json"
     request.write_text(json.dumps({
@@ -167,7 +171,7 @@ def test_submit_file_with_the_seeds_submit_task_request_shape(agentctl, repo: Pa
         "instruction": SEED_INSTRUCTION, "allowedPaths": ["pom.xml", "src/**", "test/**"],
         "forbiddenPaths": ["infra/**", ".github/**"], "autonomyLevel": "draft_pr",
     }))
-    result = agentctl("task", "submit", "--file", str(request), "--json")
+    result = cli("task", "submit", "--file", str(request), "--json")
     assert result.returncode == 0, result.stderr
     task = result.json()
     assert task["allowedPaths"] == ["pom.xml", "src/**", "test/**"]
@@ -176,7 +180,7 @@ def test_submit_file_with_the_seeds_submit_task_request_shape(agentctl, repo: Pa
         "dependency_upgrade", "draft_pr", "main")
 
 
-def test_submit_file_in_toml(agentctl, repo: Path, tmp_path: Path) -> None:
+def test_submit_file_in_toml(cli, repo: Path, tmp_path: Path) -> None:
     request = tmp_path / "task.toml"
     request.write_text(f'''
 repository = "{repo}"
@@ -193,7 +197,7 @@ verification_commands = ["pytest -q"]
 [labels]
 team = "payments"
 ''')
-    result = agentctl("task", "submit", "--file", str(request), "--json")
+    result = cli("task", "submit", "--file", str(request), "--json")
     assert result.returncode == 0, result.stderr
     task = result.json()
     assert task["taskType"] == "refactor" and task["title"] == "Split the module"
@@ -203,12 +207,12 @@ team = "payments"
     assert task["source"] == "file"
 
 
-def test_flags_override_the_file(agentctl, repo: Path, tmp_path: Path) -> None:
+def test_flags_override_the_file(cli, repo: Path, tmp_path: Path) -> None:
     request = tmp_path / "task.json"
     request.write_text(json.dumps({"type": "docs", "repository": "/does/not/exist",
                                    "instruction": "from the file", "allowedPaths": ["docs/**"]}))
-    result = agentctl("task", "submit", "--file", str(request), "--repo", str(repo),
-                      "--instruction", "from the flag", "--json")
+    result = cli("task", "submit", "--file", str(request), "--repo", str(repo),
+                 "--instruction", "from the flag", "--json")
     assert result.returncode == 0, result.stderr
     task = result.json()
     assert (task["instruction"], task["taskType"], task["allowedPaths"]) == (
@@ -216,7 +220,7 @@ def test_flags_override_the_file(agentctl, repo: Path, tmp_path: Path) -> None:
 
 
 def test_the_seeds_task_json_with_a_repository_alias_from_config(
-    agentctl, repo: Path, tmp_path: Path,
+    cli, repo: Path, tmp_path: Path,
 ) -> None:
     cwd = tmp_path / "cwd"
     cwd.mkdir(exist_ok=True)
@@ -229,7 +233,7 @@ def test_the_seeds_task_json_with_a_repository_alias_from_config(
         "repository": "payments-service", "baseRef": "main", "autonomyLevel": "supervised_pr",
         "status": "accepted",
     }))
-    result = agentctl("task", "submit", "--file", "task.json", "--json")
+    result = cli("task", "submit", "--file", "task.json", "--json")
     assert result.returncode == 0, result.stderr
     task = result.json()
     assert task["repository"] == str(repo.resolve())
@@ -305,15 +309,15 @@ def test_repository_outside_the_allowlist_is_denied(cli, repo: Path, tmp_path: P
 
 # --- list -----------------------------------------------------------------------------------
 
-def test_list_is_newest_first_and_filters(agentctl, repo: Path) -> None:
-    ready = submit(agentctl, repo)["taskId"]
-    denied = agentctl("task", "submit", "--repo", str(repo), "--type", "bug_fix",
-                      "--instruction", "x", "--autonomy", "auto_pr", "--json").json()["taskId"]
-    assert [t["taskId"] for t in agentctl("task", "list", "--json").json()] == [denied, ready]
-    assert [t["taskId"] for t in agentctl("task", "list", "--limit", "1", "--json").json()] == [
+def test_list_is_newest_first_and_filters(cli, repo: Path) -> None:
+    ready = submit(cli, repo)["taskId"]
+    denied = cli("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                 "--instruction", "x", "--autonomy", "auto_pr", "--json").json()["taskId"]
+    assert [t["taskId"] for t in cli("task", "list", "--json").json()] == [denied, ready]
+    assert [t["taskId"] for t in cli("task", "list", "--limit", "1", "--json").json()] == [
         denied]
-    assert [t["taskId"] for t in agentctl("task", "list", "--status", "ready_for_run",
-                                          "--json").json()] == [ready]
+    assert [t["taskId"] for t in cli("task", "list", "--status", "ready_for_run",
+                                     "--json").json()] == [ready]
 
 
 def test_list_on_an_empty_home_says_so_and_creates_nothing(cli, home: Path, state_of) -> None:
@@ -342,14 +346,14 @@ def test_concurrent_first_commands_on_a_fresh_home_all_succeed(repo: Path, home:
 
 
 def test_must_pass_tests_and_allow_removed_tests_are_stored_with_the_task_and_its_run(
-        agentctl, repo: Path) -> None:
-    task = submit(agentctl, repo, "--must-pass", "tests/test_greet.py::test_empty",
+        cli, repo: Path) -> None:
+    task = submit(cli, repo, "--must-pass", "tests/test_greet.py::test_empty",
                   "--must-pass", "tests/test_greet.py::test_name", "--allow-removed-tests")
     assert task["mustPass"] == ["tests/test_greet.py::test_empty", "tests/test_greet.py::test_name"]
     assert task["allowRemovedTests"] is True
-    shown = agentctl("task", "show", task["taskId"])
+    shown = cli("task", "show", task["taskId"])
     assert "tests/test_greet.py::test_empty" in shown.stdout
-    plain = submit(agentctl, repo)
+    plain = submit(cli, repo)
     assert plain["mustPass"] == [] and plain["allowRemovedTests"] is False
 
 

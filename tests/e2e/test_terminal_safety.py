@@ -30,7 +30,7 @@ def test_control_characters_in_an_instruction_and_an_agent_path_are_shown_escape
     assert "DENIED_BY_COMMAND_GUARD" in tree  # and the denial below it still there
 
 
-def test_an_error_naming_bad_input_prints_its_control_characters_escaped(agentctl) -> None:
-    refused = agentctl("task", "show", f"task_01ABC{ERASE}")
+def test_an_error_naming_bad_input_prints_its_control_characters_escaped(cli) -> None:
+    refused = cli("task", "show", f"task_01ABC{ERASE}")
     assert refused.returncode == 2
     assert "\x1b" not in refused.stderr and refused.stderr.count("\n") == 1

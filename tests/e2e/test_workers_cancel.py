@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.runs_support import in_parallel
 from tests.e2e.workers_support import (
     Fleet,
     attempt_summary,
@@ -26,7 +25,7 @@ def test_cancelling_a_queued_run_ends_it_at_once_with_a_cancelled_verdict_and_no
     cancelled = fleet.json("run", "cancel", run_id, "--by", "alice", "--reason", "not needed")
     assert cancelled["status"] == "CANCELLED"
 
-    tree, events = in_parallel(lambda read: read(run_id), [fleet.tree, fleet.events])
+    tree, events = fleet.tree(run_id), fleet.events(run_id)
     assert tree["status"] == "CANCELLED"
     assert tree["attempts"] == []
     assert tree["verdict"]["status"] == "CANCELLED"
@@ -54,7 +53,7 @@ def test_cancelling_a_running_run_kills_its_agent_removes_its_workspace_and_reco
     wait_until(lambda: process_gone(agent_pid), timeout=30, what="the agent to be killed")
     wait_until(lambda: not fleet.workspaces(), timeout=30, what="the workspace to be removed")
 
-    tree, events = in_parallel(lambda read: read(run_id), [fleet.tree, fleet.events])
+    tree, events = fleet.tree(run_id), fleet.events(run_id)
     assert attempt_summary(tree) == [(1, "CANCELLED", None)]
     assert [s["status"] for s in tree["attempts"][0]["steps"] if s["status"] == "STARTED"] == []
     assert tree["verdict"]["status"] == "CANCELLED"
@@ -90,7 +89,7 @@ def test_cancelling_a_task_cancels_its_queued_and_running_runs_and_refuses_new_o
                what="the worker to stop the task's running run")
     wait_until(lambda: process_gone(agent_pid), timeout=5, what="the agent to be killed")
 
-    trees = in_parallel(fleet.tree, [running, *queued])
+    trees = [fleet.tree(run) for run in (running, *queued)]
     for tree in trees:
         assert tree["status"] == "CANCELLED"
         assert tree["verdict"]["status"] == "CANCELLED"

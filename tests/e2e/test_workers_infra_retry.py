@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.runs_support import in_parallel
 from tests.e2e.workers_support import (
     Fleet,
     attempt_summary,
@@ -37,7 +36,7 @@ def _run(fleet: Fleet, mode: str) -> tuple[str, int, dict[str, Any], list[dict[s
         worker = fleet.cli("worker", "--once", "--poll", "0.1")
         clean_stderr(worker.stderr)
         code = 0
-    tree, events = in_parallel(lambda read: read(run_id), [fleet.tree, fleet.events])
+    tree, events = fleet.tree(run_id), fleet.events(run_id)
     return run_id, code, tree, events
 
 

@@ -13,7 +13,6 @@ import time
 
 import pytest
 
-from tests.e2e.runs_support import in_parallel
 from tests.e2e.workers_support import (
     Fleet,
     Worker,
@@ -62,7 +61,7 @@ def test_a_run_whose_worker_was_killed_is_reclaimed_after_the_lease_expires(
     rescuer = fleet.cli("worker", "--once", *TTL, "--poll", "0.1")
     clean_stderr(rescuer.stderr)
 
-    tree, events = in_parallel(lambda read: read(run_id), [fleet.tree, fleet.events])
+    tree, events = fleet.tree(run_id), fleet.events(run_id)
     assert tree["status"] == "COMPLETED"
     assert tree["verdict"]["status"] == "SUCCESS"
     assert attempt_summary(tree) == [(1, "LEASE_EXPIRED", "lease_expired"),
@@ -103,7 +102,7 @@ def test_a_run_whose_worker_was_killed_on_its_last_attempt_ends_failed_infrastru
     reaper = fleet.cli("worker", "--once", *TTL, "--poll", "0.1")
 
     assert "done: 0 attempt(s)" in reaper.stderr
-    tree, events = in_parallel(lambda read: read(run_id), [fleet.tree, fleet.events])
+    tree, events = fleet.tree(run_id), fleet.events(run_id)
     assert tree["status"] == "FAILED"
     assert tree["verdict"]["status"] == "FAILED_INFRASTRUCTURE"
     assert "worker lease expired on attempt 1" in " ".join(tree["verdict"]["reasons"])
@@ -132,7 +131,7 @@ def test_a_frozen_worker_that_resumes_after_its_lease_was_taken_over_writes_noth
     clean_stderr(rescuer.stderr)
     if first_sleep < 30:  # the stale agent has exited; its frozen worker has not noticed yet
         wait_until(lambda: process_gone(agent_pid), timeout=30, what="the stale agent to end")
-    before_tree, before_events = in_parallel(lambda read: read(run_id), [fleet.tree, fleet.events])
+    before_tree, before_events = fleet.tree(run_id), fleet.events(run_id)
     assert before_tree["verdict"]["status"] == "SUCCESS"
     assert attempt_summary(before_tree) == [(1, "LEASE_EXPIRED", "lease_expired"),
                                             (2, "COMPLETED", None)]
@@ -146,7 +145,7 @@ def test_a_frozen_worker_that_resumes_after_its_lease_was_taken_over_writes_noth
                what="the stale attempt's workspace to be removed")
     time.sleep(2)
 
-    after_tree, after_events = in_parallel(lambda read: read(run_id), [fleet.tree, fleet.events])
+    after_tree, after_events = fleet.tree(run_id), fleet.events(run_id)
     assert after_tree == before_tree
     assert after_events == before_events
     assert _row_counts(fleet) == before_rows
@@ -183,7 +182,7 @@ def test_a_worker_stopped_with_sigterm_hands_its_run_back_and_a_later_worker_com
     assert process_gone(agent_pid)
     assert fleet.workspaces() == []
 
-    handed_back, events = in_parallel(lambda read: read(run_id), [fleet.tree, fleet.events])
+    handed_back, events = fleet.tree(run_id), fleet.events(run_id)
     assert handed_back["status"] == "QUEUED"
     assert handed_back["verdict"] is None
     assert attempt_summary(handed_back) == [(1, "FAILED", "worker_stopped")]

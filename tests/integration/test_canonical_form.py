@@ -36,33 +36,33 @@ def test_the_fixture_holds_what_the_old_forms_wrote(tmp_path: Path) -> None:
 
 
 def test_a_home_written_with_the_old_forms_verifies(
-        tmp_path: Path, run_agentctl: Callable[..., Any]) -> None:
+        tmp_path: Path, run_cli: Callable[..., Any]) -> None:
     home = old_home(tmp_path)
-    run_agentctl("db", "upgrade", home=home, cwd=tmp_path)  # a read never migrates
-    report = run_agentctl("audit", "verify", "--json", home=home, cwd=tmp_path).json()
+    run_cli("db", "upgrade", home=home, cwd=tmp_path)  # a read never migrates
+    report = run_cli("audit", "verify", "--json", home=home, cwd=tmp_path).json()
     assert report["ok"] is True, report
     assert (report["events"], report["checkpoint"]["state"]) == (81, "verified")
 
 
 def test_new_events_in_the_one_form_after_old_ones_verify(
-        tmp_path: Path, repo: Path, run_agentctl: Callable[..., Any]) -> None:
+        tmp_path: Path, repo: Path, run_cli: Callable[..., Any]) -> None:
     home = old_home(tmp_path)
-    run = run_agentctl("task", "submit", "--repo", str(repo), "--type", "docs", "--instruction",
-                       "Documenta — ✓", "--run", "--detach", "--agent", "noop", "--json",
-                       "--no-input", home=home, cwd=tmp_path).json()
-    run_agentctl("run", "cancel", run["runId"], "--reason", "¡ya no — ✓!", "--by", "José",
-                 home=home, cwd=tmp_path)
+    run = run_cli("task", "submit", "--repo", str(repo), "--type", "docs", "--instruction",
+                  "Documenta — ✓", "--run", "--detach", "--agent", "noop", "--json",
+                  "--no-input", home=home, cwd=tmp_path).json()
+    run_cli("run", "cancel", run["runId"], "--reason", "¡ya no — ✓!", "--by", "José",
+            home=home, cwd=tmp_path)
     with sqlite3.connect(home / "agentctl.db") as db:
         (payload,) = db.execute("SELECT payload FROM event WHERE type = 'RunCancelled' "
                                 "ORDER BY seq DESC LIMIT 1").fetchone()
     assert "¡ya no — ✓!" in payload  # stored as UTF-8 text now, not \\u escapes
-    report = run_agentctl("audit", "verify", "--json", home=home, cwd=tmp_path).json()
+    report = run_cli("audit", "verify", "--json", home=home, cwd=tmp_path).json()
     assert report["ok"] is True, report
     assert report["events"] > 81
 
 
 def test_an_old_runs_spec_digest_stays_the_one_stamped_on_it(
-        tmp_path: Path, run_agentctl: Callable[..., Any]) -> None:
+        tmp_path: Path, run_cli: Callable[..., Any]) -> None:
     """Taken over the escaped form, so the one form gives a non-ASCII spec another digest: the
     run keeps (and shows) the digest it was created with, never a recomputed one."""
     home = old_home(tmp_path)
@@ -72,6 +72,6 @@ def test_an_old_runs_spec_digest_stays_the_one_stamped_on_it(
     escaped = json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
     assert stored == "sha256:" + hashlib.sha256(escaped.encode()).hexdigest()
     assert from_json(ExecutionSpec, json.loads(text)).digest() != stored
-    run_agentctl("db", "upgrade", home=home, cwd=tmp_path)  # a read never migrates
-    shown = run_agentctl("run", "show", OLD_RUN, "--json", home=home, cwd=tmp_path).json()
+    run_cli("db", "upgrade", home=home, cwd=tmp_path)  # a read never migrates
+    shown = run_cli("run", "show", OLD_RUN, "--json", home=home, cwd=tmp_path).json()
     assert shown["specDigest"] == stored

@@ -111,10 +111,10 @@ BEHIND = (f"agentctl: error: the database predates schema revisions, this agentc
 @pytest.mark.parametrize("command_line", [
     ("run", "show", OLD_RUN, "--json"), ("task", "list"), ("audit", "verify"), ("run", "list")])
 def test_a_read_of_an_old_home_is_refused_with_the_upgrade_command_and_changes_nothing(
-        tmp_path: Path, run_agentctl: Callable[..., object], command_line: tuple[str, ...]) -> None:
+        tmp_path: Path, run_cli: Callable[..., object], command_line: tuple[str, ...]) -> None:
     home = old_home(tmp_path)
     before = dump(home / "agentctl.db")
-    refused = run_agentctl(*command_line, home=home, cwd=tmp_path)
+    refused = run_cli(*command_line, home=home, cwd=tmp_path)
     assert refused.returncode == 2  # type: ignore[attr-defined]
     assert refused.stderr.strip().splitlines() == [BEHIND]  # type: ignore[attr-defined]
     assert dump(home / "agentctl.db") == before
@@ -122,13 +122,13 @@ def test_a_read_of_an_old_home_is_refused_with_the_upgrade_command_and_changes_n
 
 
 def test_an_old_home_is_upgraded_with_its_data_intact(
-        tmp_path: Path, run_agentctl: Callable[..., object]) -> None:
+        tmp_path: Path, run_cli: Callable[..., object]) -> None:
     home = old_home(tmp_path)
     before = dump(home / "agentctl.db")
 
-    upgraded = run_agentctl("db", "upgrade", home=home, cwd=tmp_path)
+    upgraded = run_cli("db", "upgrade", home=home, cwd=tmp_path)
     assert upgraded.returncode == 0, upgraded.stderr  # type: ignore[attr-defined]
-    shown = run_agentctl("run", "show", OLD_RUN, "--json", home=home, cwd=tmp_path)
+    shown = run_cli("run", "show", OLD_RUN, "--json", home=home, cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr  # type: ignore[attr-defined]
     document = shown.json()  # type: ignore[attr-defined]
     assert document["runId"] == OLD_RUN and document["status"] == "NEEDS_APPROVAL"
@@ -159,12 +159,12 @@ def test_an_old_home_is_upgraded_with_its_data_intact(
 
 
 def test_the_upgrade_leaves_the_audit_trail_intact(
-        tmp_path: Path, run_agentctl: Callable[..., object]) -> None:
+        tmp_path: Path, run_cli: Callable[..., object]) -> None:
     """The chain still verifies, and no record changed under its event. What the audit finds
     besides is the old era's: no signed checkpoint, artifacts made before they had events."""
     home = old_home(tmp_path)
-    run_agentctl("db", "upgrade", home=home, cwd=tmp_path)
-    report = run_agentctl("audit", "verify", "--json", home=home, cwd=tmp_path).json()  # type: ignore[attr-defined]
+    run_cli("db", "upgrade", home=home, cwd=tmp_path)
+    report = run_cli("audit", "verify", "--json", home=home, cwd=tmp_path).json()  # type: ignore[attr-defined]
     assert report["breaks"] == [] and report["events"] == 180
     assert report["head"]["seq"] == 180
     assert report["checkpoint"]["state"] == "unsigned"
@@ -178,34 +178,34 @@ def test_the_upgrade_leaves_the_audit_trail_intact(
     ("run", "show", "--tree", OLD_RUN), ("verdict", "explain", OLD_RUN), ("events", "--run",
     OLD_RUN), ("artifact", "list", OLD_RUN), ("verdict", "show", OLD_RUN), ("run", "list")])
 def test_every_read_command_works_on_an_upgraded_old_home(
-        tmp_path: Path, run_agentctl: Callable[..., object], command_line: tuple[str, ...]) -> None:
+        tmp_path: Path, run_cli: Callable[..., object], command_line: tuple[str, ...]) -> None:
     home = old_home(tmp_path)
-    run_agentctl("db", "upgrade", home=home, cwd=tmp_path)
-    result = run_agentctl(*command_line, home=home, cwd=tmp_path)
+    run_cli("db", "upgrade", home=home, cwd=tmp_path)
+    result = run_cli(*command_line, home=home, cwd=tmp_path)
     assert result.returncode == 0, result.stderr  # type: ignore[attr-defined]
 
 
 def test_db_current_and_upgrade_report_the_revision(
-        tmp_path: Path, run_agentctl: Callable[..., object]) -> None:
+        tmp_path: Path, run_cli: Callable[..., object]) -> None:
     home = old_home(tmp_path)
-    behind = run_agentctl("db", "current", "--json", home=home, cwd=tmp_path)
+    behind = run_cli("db", "current", "--json", home=home, cwd=tmp_path)
     assert behind.json() == {"revision": "0001", "head": HEAD, "upToDate": False}  # type: ignore[attr-defined]
     assert not (home / f"agentctl.db.pre-{HEAD}.bak").exists()  # reading changed nothing
 
-    done = run_agentctl("db", "upgrade", "--json", home=home, cwd=tmp_path).json()  # type: ignore[attr-defined]
+    done = run_cli("db", "upgrade", "--json", home=home, cwd=tmp_path).json()  # type: ignore[attr-defined]
     assert done == {"fromRevision": "0001", "toRevision": HEAD, "upgraded": True,
                     "backup": str(home / f"agentctl.db.pre-{HEAD}.bak")}
-    again = run_agentctl("db", "upgrade", "--json", home=home, cwd=tmp_path).json()  # type: ignore[attr-defined]
+    again = run_cli("db", "upgrade", "--json", home=home, cwd=tmp_path).json()  # type: ignore[attr-defined]
     assert again["upgraded"] is False and again["fromRevision"] == HEAD
-    now = run_agentctl("db", "current", home=home, cwd=tmp_path)
+    now = run_cli("db", "current", home=home, cwd=tmp_path)
     assert now.stdout.strip() == f"revision {HEAD}, head {HEAD}: up to date"  # type: ignore[attr-defined]
 
 
 def test_a_command_that_writes_upgrades_an_old_home_even_when_it_reads_first(
-        tmp_path: Path, run_agentctl: Callable[..., object]) -> None:
+        tmp_path: Path, run_cli: Callable[..., object]) -> None:
     home = old_home(tmp_path)
-    approved = run_agentctl("verdict", "approve", OLD_RUN, "--reason", "reviewed", "--by", "ann",
-                            home=home, cwd=tmp_path)  # resolves the run before it writes
+    approved = run_cli("verdict", "approve", OLD_RUN, "--reason", "reviewed", "--by", "ann",
+                       home=home, cwd=tmp_path)  # resolves the run before it writes
     assert approved.returncode == 0, approved.stderr  # type: ignore[attr-defined]
     assert dump(home / "agentctl.db")["alembic_version"] == [(HEAD,)]
     assert (home / f"agentctl.db.pre-{HEAD}.bak").exists()
@@ -227,7 +227,7 @@ def test_processes_starting_together_on_an_old_home_upgrade_it_once(
 
 
 def test_a_shared_database_that_is_behind_waits_for_db_upgrade(
-        tmp_path: Path, run_agentctl: Callable[..., object], postgres: object) -> None:
+        tmp_path: Path, run_cli: Callable[..., object], postgres: object) -> None:
     url = postgres.database(empty=True)  # type: ignore[attr-defined]
     engine = create_engine(url)
     cfg = migrate.config()
@@ -238,32 +238,32 @@ def test_a_shared_database_that_is_behind_waits_for_db_upgrade(
     env = {"AGENTCTL_DATABASE_URL": url}
     home = tmp_path / "home"
 
-    refused = run_agentctl("task", "list", home=home, cwd=tmp_path, env=env)
+    refused = run_cli("task", "list", home=home, cwd=tmp_path, env=env)
     assert refused.returncode == 2  # type: ignore[attr-defined]
     assert refused.stderr.strip().splitlines() == [  # type: ignore[attr-defined]
         f"agentctl: error: the database is at schema revision 0001, this agentctl needs {HEAD}: "
         "run 'agentctl db upgrade'"]
-    behind = run_agentctl("db", "current", "--json", home=home, cwd=tmp_path, env=env)
+    behind = run_cli("db", "current", "--json", home=home, cwd=tmp_path, env=env)
     assert behind.json()["revision"] == "0001"  # type: ignore[attr-defined]
 
-    done = run_agentctl("db", "upgrade", "--json", home=home, cwd=tmp_path, env=env).json()  # type: ignore[attr-defined]
+    done = run_cli("db", "upgrade", "--json", home=home, cwd=tmp_path, env=env).json()  # type: ignore[attr-defined]
     assert done == {"fromRevision": "0001", "toRevision": HEAD, "upgraded": True, "backup": None}
-    listed = run_agentctl("task", "list", home=home, cwd=tmp_path, env=env)
+    listed = run_cli("task", "list", home=home, cwd=tmp_path, env=env)
     assert listed.returncode == 0, listed.stderr  # type: ignore[attr-defined]
 
 
 def test_a_new_empty_shared_database_is_set_up_on_first_use(
-        tmp_path: Path, run_agentctl: Callable[..., object], postgres: object) -> None:
+        tmp_path: Path, run_cli: Callable[..., object], postgres: object) -> None:
     url = postgres.database(empty=True)  # type: ignore[attr-defined]
     env = {"AGENTCTL_DATABASE_URL": url}
-    listed = run_agentctl("task", "list", "--json", home=tmp_path / "home", cwd=tmp_path, env=env)
+    listed = run_cli("task", "list", "--json", home=tmp_path / "home", cwd=tmp_path, env=env)
     assert listed.returncode == 0 and listed.json() == [], listed.stderr  # type: ignore[attr-defined]
-    untouched = run_agentctl("db", "current", "--json", home=tmp_path / "home", cwd=tmp_path,
-                             env=env)
+    untouched = run_cli("db", "current", "--json", home=tmp_path / "home", cwd=tmp_path,
+                        env=env)
     assert untouched.json()["revision"] is None  # type: ignore[attr-defined]  # a read wrote nothing
-    first = run_agentctl("session", "start", home=tmp_path / "home", cwd=tmp_path, env=env)
+    first = run_cli("session", "start", home=tmp_path / "home", cwd=tmp_path, env=env)
     assert first.returncode == 0, first.stderr  # type: ignore[attr-defined]
-    now = run_agentctl("db", "current", "--json", home=tmp_path / "home", cwd=tmp_path, env=env)
+    now = run_cli("db", "current", "--json", home=tmp_path / "home", cwd=tmp_path, env=env)
     assert now.json() == {"revision": HEAD, "head": HEAD, "upToDate": True}  # type: ignore[attr-defined]
 
 
