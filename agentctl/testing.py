@@ -43,7 +43,7 @@ from agentctl.domain.task import Session, SessionMessage, Task
 from agentctl.domain.transitions import ACTIVE_RUN, UNFINISHED_RUN
 from agentctl.domain.verdict import Approval, Verdict
 from agentctl.domain.verification import VerificationReport
-from agentctl.services.admin.audit import AuditReport
+from agentctl.domain.audit_report import AuditReport
 from agentctl.services.ports import RunRecord
 from agentctl.services.queries.read_models import CallRow, StepRow
 from agentctl.services.unit_of_work import IdKind, Pending

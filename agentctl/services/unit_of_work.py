@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from agentctl.domain.audit import Checkpoint
-    from agentctl.services.admin.audit import AuditReport
+    from agentctl.domain.audit_report import AuditReport
     from agentctl.services.ports import Blobs, RunRecord
     from agentctl.services.queries.read_models import CallRow, StepRow
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
     from agentctl.domain.audit import Checkpoint
-    from agentctl.services.admin.audit import AuditReport
+    from agentctl.domain.audit_report import AuditReport
     from agentctl.services.unit_of_work import IdKind
     from agentctl.store.pending import PendingRows
     from agentctl.store.uow import UnitOfWork

@@ -33,7 +33,7 @@ from agentctl.domain.audit import (
 from agentctl.domain.errors import AgentctlError, BadInput, IntegrityError
 from agentctl.domain.events import find_chain_breaks
 from agentctl.domain.transitions import TERMINAL_RUN
-from agentctl.services.admin.audit import AuditReport
+from agentctl.domain.audit_report import AuditReport
 from agentctl.store.views import Views
 
 if TYPE_CHECKING:

@@ -1,5 +1,5 @@
-"""What `audit verify` found: the report the store's own check gives (`Storage.audit`), read by the
-use cases that build on records only when they verify (a PR, an attestation)."""
+"""What `audit verify` found: the report the store's own check gives (`Storage.audit`), a value of
+the domain so that the port, the store and the use cases that verify (a PR, an attestation) share it."""
 
 from __future__ import annotations
 
