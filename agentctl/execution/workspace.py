@@ -43,6 +43,7 @@ from agentctl.execution.overlay import (
     mounts_under,
     unmount_under,
 )
+from agentctl.execution.overlay import forget as forget_views
 from agentctl.execution.overlay import supported as views_supported
 from agentctl.execution.removal import force_rmtree
 from agentctl.execution.tree_cache import PinnedEntry, TreeCache, acquire
@@ -132,7 +133,7 @@ def clone_at(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool,
     cached checkout, and so are the verified and the baseline trees later.
     Raises InfrastructureFailure (CloneCancelled when `should_stop` fired)."""
     require_sha(commit)
-    if cache is not None and views_supported(dirs.root) and _attach(
+    if cache is not None and views_supported(dirs.root, cache.root) and _attach(
             source, commit, dirs, is_url=is_url, cache=cache, should_stop=should_stop):
         return
     _copy_source(source, commit, dirs.base, is_url=is_url, home=dirs.root / "git-home",
@@ -197,6 +198,7 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
     except OverlayRefused:
         entry.release()
         remove_workspace(dirs.root / "layers")
+        forget_views(dirs.root, cache.root)
         return False
     _PINNED[dirs.root] = entry
     run_git_process(hardened_argv("init", "--quiet", "--bare", "--template=", str(dirs.base)),
