@@ -1,3 +1,3 @@
-from agentctl.cli.main import main
+from agentctl.cli.main import command
 
-main()
+command()
