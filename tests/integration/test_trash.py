@@ -118,3 +118,15 @@ def test_the_sweep_removes_trash_and_nothing_else(tmp_path: Path) -> None:
     assert sorted(path.name for path in tmp_path.iterdir()) == [
         f"{TRASH_PREFIX}a-link", "agentctl-ws-live", "outside"]
     assert (outside / "kept.txt").read_text() == "kept\n"
+
+
+def test_a_workers_sweep_removes_the_trash_a_crash_left(tmp_path: Path) -> None:
+    from agentctl.services.lifecycle.leftovers import sweep_attempt_directories
+    from agentctl.testing import InMemoryStorage
+
+    left = tmp_path / f"{TRASH_PREFIX}crashed"
+    _read_only_tree(left)
+
+    sweep_attempt_directories(InMemoryStorage(), tmp_path)
+
+    assert not left.exists()
