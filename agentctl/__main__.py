@@ -1,3 +1,3 @@
-from agentctl.cli.main import command
+from agentctl.cli.main import main
 
-command()
+main()
