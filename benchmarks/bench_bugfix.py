@@ -146,6 +146,11 @@ def main() -> None:
         goal = f"   target <= {targets[name]:.1f}x" if name in targets else ""
         print(f"  {name:<32} {median:7.3f} s  {median / baseline:5.2f}x{goal}   "
               f"[{', '.join(f'{s:.2f}' for s in samples)}]")
+    hand = times["by hand (clone, apply, pytest)"]
+    for name, limit in targets.items():  # each run beside the by-hand one just before it
+        ratios = [mine / theirs for mine, theirs in zip(times[name], hand)]
+        print(f"  {name} interleaved: {sum(r <= limit for r in ratios)}/{len(ratios)} within "
+              f"{limit:.1f}x   [{', '.join(f'{r:.2f}' for r in ratios)}]")
     if options.phases:
         print(f"where agentctl's time went (median seconds of {options.runs})")
         print(f"  {'phase':<46} {'cold':>7} {'warm':>7}")

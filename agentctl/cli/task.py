@@ -80,7 +80,7 @@ def submit(
         parse_labels,
         read_request_file,
     )
-    from agentctl.services.actions.tasks import submit_task
+    from agentctl.services.actions.tasks import submit_and_resolve
 
     if (agent or detach or keep_workspace or interactive) and not run_now:
         raise BadInput("--agent, --detach, --keep-workspace and --interactive need --run")
@@ -108,7 +108,8 @@ def submit(
             from agentctl.services.lifecycle.start import run_config
 
             run_config(current.config)
-    task = submit_task(current.store, current.config, request, cwd=Path.cwd())
+    submitted = submit_and_resolve(current.store, current.config, request, cwd=Path.cwd())
+    task = submitted.task
     if task.status is TaskStatus.POLICY_DENIED or agent_spec is None:
         if as_json:
             emit_json(task)
@@ -130,7 +131,7 @@ def submit(
         raise typer.Exit(execute_and_report(current, task.task_id, agent_spec, detach=detach,
                                             keep_workspace=keep_workspace, as_json=as_json,
                                             interactive=interactive,
-                                            before=card))
+                                            before=card, base_commit=submitted.base_commit))
     hint(f"next: agentctl run start {task.task_id}")
 
 

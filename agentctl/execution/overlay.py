@@ -14,6 +14,7 @@ and the views with it; no sweep has to find them.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
@@ -114,10 +115,17 @@ def touched(upper: Path) -> list[str]:
     return found
 
 
-def supported(scratch: Path) -> bool:
-    """Whether views can be mounted here: tried once per process with an empty tree."""
+def supported(scratch: Path, remembered: Path | None = None) -> bool:
+    """Whether views can be mounted here: tried once per process with an empty tree. With
+    `remembered` (a folder of the state home's), a success is written down there for this boot,
+    user and scratch filesystem, so later processes skip the trial mount; callers `forget` it
+    when a real mount is refused all the same."""
     global _supported
     if _supported is None:
+        marker = _marker(scratch, remembered)
+        if marker is not None and marker.exists():
+            _supported = True
+            return True
         probe = Path(tempfile.mkdtemp(prefix="agentctl-overlay-probe-", dir=scratch))
         try:
             (probe / "lower").mkdir()
@@ -128,7 +136,34 @@ def supported(scratch: Path) -> bool:
             _supported = False
         finally:
             force_rmtree(str(probe))
+        if _supported and marker is not None:
+            with contextlib.suppress(OSError):
+                marker.parent.mkdir(parents=True, exist_ok=True)
+                marker.touch()
     return _supported
+
+
+def forget(scratch: Path, remembered: Path) -> None:
+    """A view was refused after all: the next process tries the mount again."""
+    global _supported
+    _supported = None
+    marker = _marker(scratch, remembered)
+    if marker is not None:
+        with contextlib.suppress(OSError):
+            marker.unlink()
+
+
+def _marker(scratch: Path, remembered: Path | None) -> Path | None:
+    """The file saying views mounted for this boot, user and scratch filesystem."""
+    if remembered is None:
+        return None
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as boot:
+            boot_id = boot.read().strip()
+        device = os.stat(scratch).st_dev
+    except OSError:
+        return None
+    return remembered / f".views-mount-{boot_id}-{os.geteuid()}-{device}"
 
 
 def _private_namespace() -> None:

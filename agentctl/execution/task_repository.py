@@ -103,10 +103,12 @@ def default_base_ref(repository: ResolvedRepository) -> str:
     return branch.stdout.strip()
 
 
-def check_base_ref(repository: ResolvedRepository, ref: str) -> None:
+def check_base_ref(repository: ResolvedRepository, ref: str) -> str | None:
+    """The commit `ref` names now (BadInput if none); None for a URL, resolved when a run
+    starts."""
     if repository.is_url:
-        return  # resolved when a run starts
-    commit_of(repository.location, ref)
+        return None
+    return commit_of(repository.location, ref)
 
 
 def commit_of(location: str, ref: str) -> str:

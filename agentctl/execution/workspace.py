@@ -40,8 +40,10 @@ from agentctl.execution.overlay import (
     OverlayRefused,
     bind_read_only,
     mount_view,
+    mounts_under,
     unmount_under,
 )
+from agentctl.execution.overlay import forget as forget_views
 from agentctl.execution.overlay import supported as views_supported
 from agentctl.execution.removal import force_rmtree
 from agentctl.execution.tree_cache import PinnedEntry, TreeCache, acquire
@@ -50,11 +52,15 @@ _SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 BASE_REF = "refs/heads/agentctl-base"
 
 __all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched", "clone_at",
-           "create_attempt_dirs", "one_line", "remove_leftovers", "remove_workspace",
-           "require_sha", "uses_views", "view_layers", "ATTEMPT_DIR_PREFIX"]
+           "create_attempt_dirs", "discard_workspace", "one_line", "remove_leftovers",
+           "remove_workspace", "require_sha", "uses_views", "view_layers", "ATTEMPT_DIR_PREFIX",
+           "TRASH_PREFIX"]
 
 CloneCancelled = GitCancelled
 ATTEMPT_DIR_PREFIX = "agentctl-ws-"
+# An attempt's directory renamed for deletion out of the way (`discard_workspace`): whatever
+# carries this prefix is garbage, removed by the process started for it or by the next sweep.
+TRASH_PREFIX = "agentctl-trash-"
 # Attempts whose trees are views of a cache entry, and the entry's pin, released (and the views
 # unmounted) when the attempt's directory is removed.
 _PINNED: dict[Path, PinnedEntry] = {}
@@ -127,7 +133,7 @@ def clone_at(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool,
     cached checkout, and so are the verified and the baseline trees later.
     Raises InfrastructureFailure (CloneCancelled when `should_stop` fired)."""
     require_sha(commit)
-    if cache is not None and views_supported(dirs.root) and _attach(
+    if cache is not None and views_supported(dirs.root, cache.root) and _attach(
             source, commit, dirs, is_url=is_url, cache=cache, should_stop=should_stop):
         return
     _copy_source(source, commit, dirs.base, is_url=is_url, home=dirs.root / "git-home",
@@ -192,6 +198,7 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
     except OverlayRefused:
         entry.release()
         remove_workspace(dirs.root / "layers")
+        forget_views(dirs.root, cache.root)
         return False
     _PINNED[dirs.root] = entry
     run_git_process(hardened_argv("init", "--quiet", "--bare", "--template=", str(dirs.base)),
@@ -316,6 +323,40 @@ def remove_workspace(path: Path) -> None:
         force_rmtree(str(path))
     except OSError as error:
         raise InfrastructureFailure(f"cannot remove workspace {path}: {error}") from None
+
+
+def discard_workspace(path: Path) -> Path | None:
+    """Remove the attempt's directory from its path at once and delete it in the background:
+    its views are unmounted and its pin released here, then the folder is renamed to trash
+    beside it (atomic, same filesystem) for a detached low-priority process to delete. Where
+    the rename fails, it is deleted here. A crash at any point leaves at worst a trash folder,
+    which the next sweep (`sweep_trash`) removes. The trash folder, None when there was
+    nothing to move or it was deleted here."""
+    if not os.path.lexists(path):
+        return None
+    unmount_under(path)
+    pinned = _PINNED.pop(Path(path), None)
+    if pinned is not None:
+        pinned.release()
+    if mounts_under(path):  # a mount that would not go: never move it, let the removal fail
+        remove_workspace(path)
+        return None
+    trash = path.with_name(TRASH_PREFIX + path.name.removeprefix(ATTEMPT_DIR_PREFIX))
+    try:
+        os.rename(path, trash)
+    except OSError:
+        remove_workspace(path)
+        return None
+    delete_in_background(trash.parent)
+    return trash
+
+
+def delete_in_background(parent: Path) -> None:
+    """Start a detached, idle-priority process that deletes every trash folder in `parent`
+    (this attempt's and any a crash left); its exit status is collected by the next call."""
+    from agentctl.execution.trash import spawn_deleter
+
+    spawn_deleter(parent, TRASH_PREFIX)
 
 
 def remove_leftovers(directories: Iterable[str]) -> None:

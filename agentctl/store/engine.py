@@ -24,6 +24,9 @@ BUSY_TIMEOUT_SECONDS = 120
 RECONNECT_SECONDS = 30.0  # how long a lost shared database is retried before giving up
 
 
+_MADE: list[Engine] = []
+
+
 @lru_cache(maxsize=8)
 def engine_for(url: str) -> Engine:
     if url.startswith("sqlite"):
@@ -32,7 +35,15 @@ def engine_for(url: str) -> Engine:
         _configure_sqlite(engine)
     else:
         engine = create_engine(url, pool_pre_ping=True)
+    _MADE.append(engine)
     return engine
+
+
+def close_engines() -> None:
+    """Close every pooled connection this process opened, as the interpreter's teardown would
+    (the last one to close a SQLite database checkpoints its WAL into it)."""
+    for engine in _MADE:
+        engine.dispose()
 
 
 def _configure_sqlite(engine: Engine) -> None:

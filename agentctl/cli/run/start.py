@@ -53,10 +53,11 @@ def start(
 def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, detach: bool,
                        keep_workspace: bool, as_json: bool, interactive: bool = False,
                        before: "Callable[[], None]" = lambda: None,
-                       no_sandbox: bool = False) -> int:
+                       no_sandbox: bool = False, base_commit: str | None = None) -> int:
     """`run start` and `task submit --run`: call the start_run use case, render what it did,
     and answer the exit code its verdict calls for. `before` prints what goes first (the task
-    card of `task submit`, in its final state)."""
+    card of `task submit`, in its final state); `base_commit` is what `task submit` resolved
+    the base ref to."""
     from agentctl.domain.verdict import exit_code_for
     from agentctl.services.lifecycle.leftovers import notice_expired
     from agentctl.services.lifecycle.start import StartRun, run_config, start_run
@@ -84,7 +85,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
         request = StartRun(task=task_id, agent=agent, detach=detach,
                            keep_workspace=keep_workspace, no_sandbox=no_sandbox,
                            state_home=current.home.root, approver=approver, progress=progress,
-                           observer=progress)
+                           observer=progress, base_commit=base_commit)
         try:
             run = start_run(current.store, current.config, request)
         except KeyboardInterrupt:  # the run ended CANCELLED on record; say which, then 130

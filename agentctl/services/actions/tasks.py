@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import getpass
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agentctl.config import Config
@@ -41,6 +41,15 @@ def task_policy(config: Config) -> TaskPolicy:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    """A stored task and the commit its base ref named as it was submitted (None for a URL):
+    a run started right away binds that commit instead of asking git again."""
+
+    task: Task
+    base_commit: str | None
+
+
 def submit_task(
     storage: Storage, config: Config, request: TaskRequest, *, cwd: Path, clock: Clock = utcnow,
 ) -> Task:
@@ -49,6 +58,13 @@ def submit_task(
     Bad input raises before anything is written; a policy denial is stored (with its reason)
     and returned, for the caller to report.
     """
+    return submit_and_resolve(storage, config, request, cwd=cwd, clock=clock).task
+
+
+def submit_and_resolve(
+    storage: Storage, config: Config, request: TaskRequest, *, cwd: Path, clock: Clock = utcnow,
+) -> Submitted:
+    """`submit_task`, and the commit its base ref was resolved to."""
     valid = validate(request, config.policy.default_autonomy)
     redactor = Redactor().knowing(secret_values())
     instruction = redactor.clean(valid.instruction)
@@ -63,7 +79,7 @@ def submit_task(
                            "to it instead (its value is redacted everywhere)")
     repository = repos.resolve_repository(request.repository or "", config.repositories, cwd)
     base_ref = (request.base_ref or "").strip() or repos.default_base_ref(repository)
-    repos.check_base_ref(repository, base_ref)
+    base_commit = repos.check_base_ref(repository, base_ref)
 
     now = clock()
     task = Task(
@@ -108,7 +124,7 @@ def submit_task(
             payload={"status": task.status.value, "reason": task.status_reason},
         )
         uow.events.append(submitted, decided)
-    return task
+    return Submitted(task, base_commit)
 
 
 def cancel_task(storage: Storage, task_text: str, *, by: str, reason: str,

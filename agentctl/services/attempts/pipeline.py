@@ -136,8 +136,8 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
             ctx.sandbox.close()
         if options.keep_workspace:
             options.progress(f"workspace kept at {ctx.workspace}")
-        else:
-            workspaces.remove_workspace(dirs.root)
+        else:  # gone from its path now, deleted in the background
+            workspaces.discard_workspace(dirs.root)
     return ledger.end(end)
 
 

@@ -16,6 +16,7 @@ from agentctl.services.unit_of_work import Storage
 
 def sweep_attempt_directories(storage: Storage, parent: Path | None = None) -> int:
     """Remove this machine's directories of attempts that are over; how many were removed.
+    Trash folders (attempts' directories renamed for deletion, left by a crash) go too.
 
     The folders agentctl makes in `parent` (the temp dir) are only candidates: one is removed
     when the store records it as the directory of an attempt that has ended, never one whose
@@ -23,9 +24,11 @@ def sweep_attempt_directories(storage: Storage, parent: Path | None = None) -> i
     A judge's scratch folder lives inside its attempt's directory and goes with it.
     """
     # here, not above: the commands that only call notice_expired need none of the workspace code
-    from agentctl.execution.workspace import ATTEMPT_DIR_PREFIX, remove_leftovers
+    from agentctl.execution.trash import sweep_trash
+    from agentctl.execution.workspace import ATTEMPT_DIR_PREFIX, TRASH_PREFIX, remove_leftovers
 
     folder = (parent or Path(tempfile.gettempdir())).resolve()
+    sweep_trash(folder, TRASH_PREFIX)
     try:
         with os.scandir(folder) as entries:
             candidates = [entry.path for entry in entries

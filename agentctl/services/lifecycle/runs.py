@@ -38,13 +38,15 @@ from agentctl.services.unit_of_work import Storage, UnitOfWork
 
 
 def create_run(storage: Storage, config: Config, task_text: str, *, agent: AgentSpec,
-               clock: Clock = utcnow) -> Run:
-    """A QUEUED run bound to the base ref's current commit under a frozen ExecutionSpec."""
+               base_commit: str | None = None, clock: Clock = utcnow) -> Run:
+    """A QUEUED run bound to the base ref's current commit under a frozen ExecutionSpec;
+    `base_commit`: the commit the ref was just resolved to (by the task's submit, in the same
+    command), so git is not asked twice."""
     task_id = storage.resolve("task", task_text)  # a write's first step (brings the schema up)
     with storage.reads() as reads:
         task = reads.task(task_id)
     task.ensure_runnable()
-    base_commit = _resolve_base_commit(task)
+    base_commit = base_commit or _resolve_base_commit(task)
     spec = build_spec(task, config, base_commit=base_commit, agent=agent.describe(),
                       agent_digest=agent.digest)
     return queue_run(storage, task, spec, {"allowed": True,

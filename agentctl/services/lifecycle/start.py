@@ -38,6 +38,9 @@ class StartRun:
     approver: Approver | None = None  # asks a person about `ask` rules (None: nobody to ask)
     progress: Progress = _quiet
     observer: RunObserver | None = None
+    # the commit the task's base ref named when it was submitted, by this same command (None:
+    # resolved as the run is created)
+    base_commit: str | None = None
 
 
 def run_config(config: Config, *, no_sandbox: bool = False) -> Config:
@@ -67,4 +70,5 @@ def start_run(storage: Storage, config: Config, request: StartRun) -> Run:
         protected=(home,) if home is not None else (),
         trace_endpoint=configured_endpoint(config))
     return create_and_run(storage, config, request.task, agent=request.agent,
-                          detach=request.detach, options=options)
+                          detach=request.detach, options=options,
+                          base_commit=request.base_commit)

@@ -36,10 +36,10 @@ def new_worker_id() -> str:
 
 
 def create_and_run(storage: Storage, config: Config, task_text: str, *, agent: AgentSpec,
-                   detach: bool, options: RunOptions) -> Run:
+                   detach: bool, options: RunOptions, base_commit: str | None = None) -> Run:
     """A queued run under a frozen spec and, unless detached, executed here until it ends (or
     waits for a human), with these options: `run start` (services/lifecycle/start.py) and the demo."""
-    run = create_run(storage, config, task_text, agent=agent)
+    run = create_run(storage, config, task_text, agent=agent, base_commit=base_commit)
     if detach:
         return run
     return run_inline(Queue(storage), run.run_id,
