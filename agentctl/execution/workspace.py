@@ -55,6 +55,7 @@ __all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched",
 
 CloneCancelled = GitCancelled
 ATTEMPT_DIR_PREFIX = "agentctl-ws-"
+WAIT_ABOVE_INDEX_BYTES = 2**22  # ~40,000 files: see `_settle`
 # Attempts whose trees are views of a cache entry, and the entry's pin, released (and the views
 # unmounted) when the attempt's directory is removed.
 _PINNED: dict[Path, PinnedEntry] = {}
@@ -209,11 +210,22 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
 
 
 def _settle(checkout: WorkspaceGit) -> None:
-    """Date the checked-out files two seconds back and refresh the index, so that no entry is
-    racily clean (as young as the index itself, which git would re-hash at every look): a
-    patch is then collected by comparing stat data, re-reading only the files that changed."""
-    then = time.time_ns() - 2_000_000_000
+    """Leave no entry of the index racily clean (a file as young as the index itself, which git
+    would re-hash at every look): a patch is then collected by comparing stat data, re-reading
+    only the files that changed. A small checkout has its files dated two seconds back and the
+    index refreshed; a large one (an index over `WAIT_ABOVE_INDEX_BYTES`) instead waits for the
+    clock to leave the second the index was written in, and rewrites it: dating every file
+    back makes the refresh re-hash every file (seconds on 200,000), waiting costs under one."""
     root = str(checkout.work_tree)
+    written = os.stat(checkout.git_dir / "index")
+    if written.st_size > WAIT_ABOVE_INDEX_BYTES:
+        # Files are all older than the index; once it is rewritten in a later second, none is
+        # as young as it (the refresh re-reads the few written in the index's own second).
+        time.sleep(max(0.0, written.st_mtime_ns // 10**9 + 1.02 - time.time()))
+        checkout.run("update-index", "-q", "--refresh", "--force-write-index",
+                     what=f"cannot index {root}")
+        return
+    then = time.time_ns() - 2_000_000_000
     for folder, subfolders, files in os.walk(root):
         if folder == root:
             subfolders[:] = [name for name in subfolders if name != ".git"]
