@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -114,16 +115,14 @@ def evict(cache: TreeCache, keep: str | None = None) -> list[str]:
 
 
 def disk_usage(path: Path) -> int:
-    """Bytes on disk under `path`, a file linked twice counted once."""
-    seen: set[tuple[int, int]] = set()
-    total = 0
-    for folder, subfolders, files in os.walk(path):
-        for name in (*files, *subfolders):
-            info = os.lstat(os.path.join(folder, name))
-            if (info.st_dev, info.st_ino) not in seen:
-                seen.add((info.st_dev, info.st_ino))
-                total += info.st_blocks * 512
-    return total
+    """Bytes on disk under `path`, a file linked twice counted once: `du`, as walking 200,000
+    files from Python takes a second more. Raises OSError when du gives no total."""
+    result = subprocess.run(["du", "-s", "-B1", "--", str(path)], capture_output=True,
+                            text=True, check=False)
+    try:  # du prints the total even when some folder could not be read (exit status 1)
+        return int(result.stdout.split("\t", 1)[0])
+    except ValueError:
+        raise OSError(f"cannot measure {path}: {result.stderr.strip()}") from None
 
 
 def remove_tree(path: Path) -> None:
