@@ -213,17 +213,21 @@ def _settle(checkout: WorkspaceGit) -> None:
     """Leave no entry of the index racily clean (a file as young as the index itself, which git
     would re-hash at every look): a patch is then collected by comparing stat data, re-reading
     only the files that changed. A small checkout has its files dated two seconds back and the
-    index refreshed; a large one (an index over `WAIT_ABOVE_INDEX_BYTES`) instead waits for the
-    clock to leave the second the index was written in, and rewrites it: dating every file
-    back makes the refresh re-hash every file (seconds on 200,000), waiting costs under one."""
+    index refreshed; a large one (an index over `WAIT_ABOVE_INDEX_BYTES`) instead has its index
+    rewritten in a later second than the checkout's, waiting for the clock when the refresh was
+    quicker than that: dating every file back makes the refresh re-hash every file (seconds on
+    200,000), the wait is under one and seldom needed."""
     root = str(checkout.work_tree)
-    written = os.stat(checkout.git_dir / "index")
-    if written.st_size > WAIT_ABOVE_INDEX_BYTES:
+    index = checkout.git_dir / "index"
+    second = os.stat(index).st_mtime_ns // 10**9
+    if os.stat(index).st_size > WAIT_ABOVE_INDEX_BYTES:
         # Files are all older than the index; once it is rewritten in a later second, none is
         # as young as it (the refresh re-reads the few written in the index's own second).
-        time.sleep(max(0.0, written.st_mtime_ns // 10**9 + 1.02 - time.time()))
-        checkout.run("update-index", "-q", "--refresh", "--force-write-index",
-                     what=f"cannot index {root}")
+        refresh = ("update-index", "-q", "--refresh", "--force-write-index")
+        checkout.run(*refresh, what=f"cannot index {root}")
+        if os.stat(index).st_mtime_ns // 10**9 <= second:
+            time.sleep(max(0.0, second + 1.02 - time.time()))
+            checkout.run(*refresh, what=f"cannot index {root}")
         return
     then = time.time_ns() - 2_000_000_000
     for folder, subfolders, files in os.walk(root):
