@@ -5,7 +5,8 @@ plain `git clone` of it, in the same run (issue 30 targets).
 
 The repository (200,000 files of a few lines in 2,000 folders two levels deep, 5 commits) is
 generated once with `git fast-import` and cached (see --dir; ~1 GB on disk with a checkout).
-Each round times, in alternating order and each after a `sync`:
+Each round times, in alternating order and each after a `sync` (every tree kept until the end:
+~1 GB per clone and per cold home):
 - `git clone` of it into a fresh folder (the baseline);
 - agentctl cold: `agentctl task submit --run --agent patch:one-file.diff --verify true` with a
   new state home (an empty tree cache: the base is checked out into it first);
@@ -57,8 +58,8 @@ def one_file_patch(repo: Path, out: Path) -> None:
 
 
 def remove(path: Path) -> None:
-    """A clone or a state home (its cache's files are read-only; views are unmounted already:
-    they live in the run's own mount namespace)."""
+    """The benchmark's folder: clones and state homes (a cache's files are read-only; views
+    are unmounted already: they live in each run's own mount namespace)."""
     if path.exists():
         subprocess.run(["chmod", "-R", "u+w", str(path)], check=True)
         shutil.rmtree(path)
@@ -78,9 +79,9 @@ def main() -> None:
     submit = [AGENTCTL, "task", "submit", "--repo", str(source), "--base", "main",
               "--type", "custom", "--instruction", "append a line to one file",
               "--verify", "true", "--run", "--agent", f"patch:{patch}", "--json"]
-    warm_home, clone = work / "warm-home", work / "clone"
+    warm_home = work / "warm-home"
     print(f"repository: {options.files} files, {shape.commits} commits, "
-          f"{os.cpu_count()} cores, {source}")
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, {source}")
 
     def agentctl(home: Path) -> Callable[[], None]:
         def run() -> None:
@@ -93,23 +94,29 @@ def main() -> None:
         return run
 
     agentctl(warm_home)()  # fills the warm home's cache
-    cold_homes: list[Path] = []
+    clones = cold_homes = 0
+
+    def clone() -> None:
+        nonlocal clones
+        clones += 1
+        subprocess.run(["git", "clone", "-q", str(source), str(work / f"clone-{clones}")],
+                       check=True)
 
     def cold() -> None:
-        cold_homes.append(work / f"cold-home-{len(cold_homes)}")
-        agentctl(cold_homes[-1])()
+        nonlocal cold_homes
+        cold_homes += 1
+        agentctl(work / f"cold-home-{cold_homes}")()
 
     candidates: dict[str, Callable[[], None]] = {
-        "git clone (baseline)": lambda: subprocess.run(
-            ["git", "clone", "-q", str(source), str(clone)], check=True),
+        "git clone (baseline)": clone,
         "agentctl cold (empty tree cache)": cold,
         "agentctl warm (base cached)": agentctl(warm_home),
     }
     times: dict[str, list[float]] = {name: [] for name in candidates}
     for number in range(options.runs):
-        remove(clone)
-        while cold_homes:
-            remove(cold_homes.pop())
+        # Nothing is deleted until the end: on a journal-less ext4 (as here) creating files
+        # within a minute of deleting many is several times slower, and would fall on whichever
+        # candidate came next.
         order = list(candidates.items())
         for name, action in order if number % 2 == 0 else order[::-1]:
             os.sync()  # none pays for another's writeback
