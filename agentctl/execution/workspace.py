@@ -44,7 +44,7 @@ from agentctl.execution.overlay import (
 )
 from agentctl.execution.overlay import supported as views_supported
 from agentctl.execution.removal import force_rmtree
-from agentctl.execution.tree_cache import PinnedEntry, TreeCache, acquire
+from agentctl.execution.tree_cache import PinnedEntry, TreeCache, acquire, measuring
 
 _SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 BASE_REF = "refs/heads/agentctl-base"
@@ -185,7 +185,8 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
         checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
                      what=f"cannot check out commit {commit} of {source}",
                      should_stop=should_stop)
-        _settle(checkout)
+        with measuring(folder):
+            _settle(checkout)
 
     entry = acquire(cache, key, build, should_stop=should_stop)
     try:

@@ -18,7 +18,7 @@ import pytest
 from agentctl.domain.spec import PatchBoundary
 from agentctl.execution import overlay, workspace
 from agentctl.execution.patch_collector import collect_patch
-from agentctl.execution.tree_cache import TreeCache, acquire
+from agentctl.execution.tree_cache import TreeCache, acquire, disk_usage, measuring
 from agentctl.execution.workspace import (
     AttemptDirs,
     checkout_base,
@@ -251,6 +251,20 @@ def test_the_cache_evicts_the_least_recently_used_entries_but_never_one_in_use(
     present = sorted(p.name for p in cache.root.iterdir() if p.is_dir() and p.name != "tmp")
     assert present == [keys[1], keys[3]]
     assert not (cache.root / f"{keys[0]}.pin").exists()
+
+
+def test_a_size_measured_while_the_entry_was_built_is_the_one_kept(tmp_path: Path) -> None:
+    """A builder may have the size taken while it finishes (a large checkout waiting for the
+    clock); what it measured is kept, not measured again."""
+    def build(folder: Path) -> None:
+        (folder / "tree").write_bytes(os.urandom(256 * 1024))
+        with measuring(folder):
+            (folder / "late").write_bytes(b"")
+
+    entry = acquire(TreeCache(tmp_path / "trees", 2**30), "b" * 32, build)
+    entry.release()
+    size = int((entry.path / "size").read_text())
+    assert 256 * 1024 <= size < disk_usage(entry.path)  # without the size file itself
 
 
 def test_what_a_builder_that_died_halfway_left_is_removed_by_the_next_build(
