@@ -74,13 +74,21 @@ def main() -> None:
     shape = Shape(options.files, commits=5, touched=25, lines=(1, 3), path=nested_path)
     source = cached_repository(options.dir, f"monorepo-{options.files}", shape)
     work = Path(tempfile.mkdtemp(prefix="monorepo-", dir=options.dir))
+    try:
+        measure(source, work, files=options.files, commits=shape.commits, runs=options.runs)
+    finally:
+        remove(work)
+
+
+def measure(source: Path, work: Path, *, files: int, commits: int, runs: int) -> None:
+    """Time the clone and the runs, round after round, and print them beside each other."""
     patch = work / "one-file.diff"
     one_file_patch(source, patch)
     submit = [AGENTCTL, "task", "submit", "--repo", str(source), "--base", "main",
               "--type", "custom", "--instruction", "append a line to one file",
               "--verify", "true", "--run", "--agent", f"patch:{patch}", "--json"]
     warm_home = work / "warm-home"
-    print(f"repository: {options.files} files, {shape.commits} commits, "
+    print(f"repository: {files} files, {commits} commits, "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, {source}")
 
     def agentctl(home: Path) -> Callable[[], None]:
@@ -113,7 +121,7 @@ def main() -> None:
         "agentctl warm (base cached)": agentctl(warm_home),
     }
     times: dict[str, list[float]] = {name: [] for name in candidates}
-    for number in range(options.runs):
+    for number in range(runs):
         # Nothing is deleted until the end: on a journal-less ext4 (as here) creating files
         # within a minute of deleting many is several times slower, and would fall on whichever
         # candidate came next.
@@ -125,7 +133,7 @@ def main() -> None:
             times[name].append(time.perf_counter() - started)
     load = os.getloadavg()
     baseline = statistics.median(times["git clone (baseline)"])
-    print(f"a noop run with a one-file patch and `true` as its check (median of {options.runs}, "
+    print(f"a noop run with a one-file patch and `true` as its check (median of {runs}, "
           f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})")
     goals = {"agentctl cold (empty tree cache)": f"target <= {COLD_RATIO:.1f}x",
              "agentctl warm (base cached)": f"target <= {WARM_SECONDS:.1f} s"}
@@ -134,7 +142,6 @@ def main() -> None:
         goal = f"   {goals[name]}" if name in goals else ""
         print(f"  {name:<34} {median:7.3f} s  {median / baseline:5.2f}x{goal}   "
               f"[{', '.join(f'{s:.2f}' for s in samples)}]")
-    remove(work)
 
 
 if __name__ == "__main__":
