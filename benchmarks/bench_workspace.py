@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
-import shutil
 import statistics
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from generated_repo import Shape, cached_repository
 
 from agentctl.domain.spec import PatchBoundary
 from agentctl.execution.overlay import supported as views_supported
@@ -39,53 +39,10 @@ from agentctl.execution.workspace import (
     remove_workspace,
 )
 
-COMMITS = 200
 EDITED_FILES = 50
 TARGET_RATIO = 0.2  # the warm view; the other rows are for comparison
 COLLECT_RATIO = 1.5
 VERIFIED_RATIO = 0.1
-
-
-def generate(repo: Path, files: int) -> None:
-    """`files` text files of 2-13 KB (~8 KB on average) in 200 commits, the last checked out."""
-    rng = random.Random(20240601)
-    words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz_", k=rng.randint(2, 10)))
-             for _ in range(3000)]
-    pool = [" ".join(rng.choices(words, k=rng.randint(4, 14))) + "\n" for _ in range(20000)]
-    paths = [f"pkg{i // 100:03d}/module_{i:05d}.py".encode() for i in range(files)]
-    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-    importer = subprocess.Popen(["git", "-C", str(repo), "fast-import", "--quiet"],
-                                stdin=subprocess.PIPE)
-    assert importer.stdin is not None
-    for number in range(COMMITS):
-        message = f"commit {number}".encode()
-        importer.stdin.write(
-            b"commit refs/heads/main\ncommitter Bench <bench@example.com> %d +0000\ndata %d\n%b\n"
-            % (1_700_000_000 + number * 60, len(message), message))
-        touched = range(files) if number == 0 else rng.sample(range(files), min(files, 25))
-        for index in touched:
-            text = f"# module {index}, revision {number}\n".encode() + "".join(
-                rng.choices(pool, k=rng.randint(35, 225))).encode()
-            importer.stdin.write(
-                b"M 100644 inline %b\ndata %d\n%b\n" % (paths[index], len(text), text))
-        importer.stdin.write(b"\n")
-    importer.stdin.close()
-    if importer.wait() != 0:
-        raise SystemExit("git fast-import failed")
-    subprocess.run(["git", "-C", str(repo), "-c", "checkout.workers=0", "checkout", "-q", "-f",
-                    "main"], check=True)
-
-
-def cached_repository(root: Path, files: int) -> Path:
-    repo, ready = root / f"repo-{files}", root / f"repo-{files}.ready"
-    if not ready.exists():
-        shutil.rmtree(repo, ignore_errors=True)
-        root.mkdir(parents=True, exist_ok=True)
-        started = time.perf_counter()
-        generate(repo, files)
-        ready.write_text("generated\n")
-        print(f"generated {repo} in {time.perf_counter() - started:.1f} s")
-    return repo
 
 
 Candidate = tuple[Callable[[], object], Callable[[], object]]  # (prepare, the timed action)
@@ -133,11 +90,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "agentctl-bench")
     options = parser.parse_args()
-    source = cached_repository(options.dir, options.files)
+    shape = Shape(options.files)
+    source = cached_repository(options.dir, f"repo-{options.files}", shape)
     commit = subprocess.run(["git", "-C", str(source), "rev-parse", "main"], check=True,
                             capture_output=True, text=True).stdout.strip()
     size = sum(p.stat().st_size for p in source.rglob("*") if p.is_file() and ".git" not in p.parts)
-    print(f"repository: {options.files} files, {size / 1e6:.1f} MB, {COMMITS} commits, "
+    print(f"repository: {options.files} files, {size / 1e6:.1f} MB, {shape.commits} commits, "
           f"{os.cpu_count()} cores, {source}")
     if not views_supported(options.dir):
         print("views cannot be mounted here (not root?): every tree is a checkout of its own")

@@ -190,14 +190,17 @@ def _communicate(process: subprocess.Popen[bytes], stdin: bytes | None,
                  should_stop: Callable[[], bool] | None, timeout: float,
                  what: str) -> tuple[bytes, bytes]:
     deadline = time.monotonic() + timeout
+    feed = stdin
     try:
         while True:
             try:
-                # After a TimeoutExpired, communicate() resumes feeding the input it started with.
                 out, err = process.communicate(
-                    input=stdin, timeout=min(_POLL_SECONDS, max(deadline - time.monotonic(), 0)))
+                    input=feed, timeout=min(_POLL_SECONDS, max(deadline - time.monotonic(), 0)))
                 return out or b"", err or b""
             except subprocess.TimeoutExpired:
+                # communicate() keeps feeding the input it started with, and refuses it again
+                # ("Cannot send input after starting communication"): later calls pass none.
+                feed = None
                 if should_stop is not None and should_stop():
                     raise GitCancelled(f"{what}: cancelled; git stopped") from None
                 if time.monotonic() >= deadline:

@@ -46,7 +46,7 @@ from agentctl.execution.overlay import (
 from agentctl.execution.overlay import forget as forget_views
 from agentctl.execution.overlay import supported as views_supported
 from agentctl.execution.removal import force_rmtree
-from agentctl.execution.tree_cache import PinnedEntry, TreeCache, acquire
+from agentctl.execution.tree_cache import PinnedEntry, TreeCache, acquire, measuring
 
 _SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 BASE_REF = "refs/heads/agentctl-base"
@@ -61,6 +61,7 @@ ATTEMPT_DIR_PREFIX = "agentctl-ws-"
 # An attempt's directory renamed for deletion out of the way (`discard_workspace`): whatever
 # carries this prefix is garbage, removed by the process started for it or by the next sweep.
 TRASH_PREFIX = "agentctl-trash-"
+WAIT_ABOVE_INDEX_BYTES = 2**22  # ~40,000 files: see `_settle`
 # Attempts whose trees are views of a cache entry, and the entry's pin, released (and the views
 # unmounted) when the attempt's directory is removed.
 _PINNED: dict[Path, PinnedEntry] = {}
@@ -190,7 +191,8 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
         checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
                      what=f"cannot check out commit {commit} of {source}",
                      should_stop=should_stop)
-        _settle(checkout)
+        with measuring(folder):
+            _settle(checkout)
 
     entry = acquire(cache, key, build, should_stop=should_stop)
     try:
@@ -216,11 +218,26 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
 
 
 def _settle(checkout: WorkspaceGit) -> None:
-    """Date the checked-out files two seconds back and refresh the index, so that no entry is
-    racily clean (as young as the index itself, which git would re-hash at every look): a
-    patch is then collected by comparing stat data, re-reading only the files that changed."""
-    then = time.time_ns() - 2_000_000_000
+    """Leave no entry of the index racily clean (a file as young as the index itself, which git
+    would re-hash at every look): a patch is then collected by comparing stat data, re-reading
+    only the files that changed. A small checkout has its files dated two seconds back and the
+    index refreshed; a large one (an index over `WAIT_ABOVE_INDEX_BYTES`) instead has its index
+    rewritten in a later second than the checkout's, waiting for the clock when the refresh was
+    quicker than that: dating every file back makes the refresh re-hash every file (seconds on
+    200,000), the wait is under one and seldom needed."""
     root = str(checkout.work_tree)
+    index = checkout.git_dir / "index"
+    second = os.stat(index).st_mtime_ns // 10**9
+    if os.stat(index).st_size > WAIT_ABOVE_INDEX_BYTES:
+        # Files are all older than the index; once it is rewritten in a later second, none is
+        # as young as it (the refresh re-reads the few written in the index's own second).
+        refresh = ("update-index", "-q", "--refresh", "--force-write-index")
+        checkout.run(*refresh, what=f"cannot index {root}")
+        if os.stat(index).st_mtime_ns // 10**9 <= second:
+            time.sleep(max(0.0, second + 1.02 - time.time()))
+            checkout.run(*refresh, what=f"cannot index {root}")
+        return
+    then = time.time_ns() - 2_000_000_000
     for folder, subfolders, files in os.walk(root):
         if folder == root:
             subfolders[:] = [name for name in subfolders if name != ".git"]

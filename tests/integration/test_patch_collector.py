@@ -252,6 +252,22 @@ def test_a_fresh_patch_applies_to_its_base(workspace: Path, base: str) -> None:
     assert git(workspace, "status", "--porcelain") == "M src/app.py\n?? src/extra.py"
 
 
+def test_applying_to_a_copy_of_the_attempts_index_gives_the_tree_the_base_commit_gives(
+        workspace: Path, base: str) -> None:
+    (workspace / "src/app.py").write_text("def greet(name):\n    return f'hi {name}'\n")
+    (workspace / "README.md").unlink()
+    (workspace / "src/deep/er").mkdir(parents=True)
+    (workspace / "src/deep/er/new.py").write_text("X = 1\n")
+    patch = collect(workspace, base)
+    dirs = dirs_of(workspace)
+    index = dirs.index.read_bytes()
+    copied = apply_to_base(dirs.git, base, patch.diff_path, workspace.parent,
+                           base_index=dirs.index)
+    assert copied == apply_to_base(dirs.git, base, patch.diff_path, workspace.parent)
+    assert copied == (patch.tree, None)
+    assert dirs.index.read_bytes() == index  # applied to a copy
+
+
 def test_a_patch_whose_context_does_not_match_the_base_does_not_apply(
     repo: Path, workspace: Path, base: str,
 ) -> None:

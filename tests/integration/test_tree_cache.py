@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.spec import PatchBoundary
-from agentctl.execution import overlay
+from agentctl.execution import overlay, workspace
 from agentctl.execution.patch_collector import collect_patch
-from agentctl.execution.tree_cache import TreeCache, acquire
+from agentctl.execution.tree_cache import TreeCache, acquire, disk_usage, measuring
 from agentctl.execution.workspace import (
     AttemptDirs,
     checkout_base,
@@ -141,16 +141,26 @@ def test_the_verified_tree_is_base_plus_patch_with_the_cache_cold_and_warm(
     assert len([p for p in cache.root.iterdir() if p.is_dir() and p.name != "tmp"]) == 1
 
 
+@pytest.mark.parametrize("large", [False, True], ids=["files dated back", "index rewritten later"])
 def test_the_cached_index_has_no_racily_clean_entry_to_rehash(
-        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs], large: bool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Every entry keeps its real size (git smudges a racily clean one to 0, and every
-    collection would then re-read that file): collection compares stat data only."""
+    collection would then re-read that file) and every file is older than the index to the
+    second (what git without nanosecond times checks): collection compares stat data only.
+    A large checkout gets there by waiting for the clock, not by dating its files back."""
+    if large:
+        monkeypatch.setattr(workspace, "WAIT_ABOVE_INDEX_BYTES", 0)
     commit = git(repo, "rev-parse", "HEAD")
     dirs = attempt(tmp_path, repo, commit, TreeCache(tmp_path / "trees", 2**30), attempts)
     listing = dirs.git.run("ls-files", "--debug", index=dirs.index, what="list").stdout
     sizes = [line.split("size: ")[1].split()[0] for line in listing.splitlines()
              if "size: " in line]
     assert sizes and "0" not in sizes, listing
+    lower, _upper = workspace.view_layers(dirs) or (dirs.tree, None)
+    indexed = os.stat(lower / ".git" / "index").st_mtime_ns // 10**9
+    files = snapshot(lower)
+    assert all(os.lstat(lower / name).st_mtime_ns // 10**9 < indexed for name in files)
 
 
 def test_a_same_size_edit_with_its_times_put_back_is_still_collected(
@@ -241,6 +251,20 @@ def test_the_cache_evicts_the_least_recently_used_entries_but_never_one_in_use(
     present = sorted(p.name for p in cache.root.iterdir() if p.is_dir() and p.name != "tmp")
     assert present == [keys[1], keys[3]]
     assert not (cache.root / f"{keys[0]}.pin").exists()
+
+
+def test_a_size_measured_while_the_entry_was_built_is_the_one_kept(tmp_path: Path) -> None:
+    """A builder may have the size taken while it finishes (a large checkout waiting for the
+    clock); what it measured is kept, not measured again."""
+    def build(folder: Path) -> None:
+        (folder / "tree").write_bytes(os.urandom(256 * 1024))
+        with measuring(folder):
+            (folder / "late").write_bytes(b"")
+
+    entry = acquire(TreeCache(tmp_path / "trees", 2**30), "b" * 32, build)
+    entry.release()
+    size = int((entry.path / "size").read_text())
+    assert 256 * 1024 <= size < disk_usage(entry.path)  # without the size file itself
 
 
 def test_what_a_builder_that_died_halfway_left_is_removed_by_the_next_build(

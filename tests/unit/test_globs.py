@@ -117,6 +117,19 @@ def test_representative_path(pattern: str, sample: str) -> None:
     assert globs.representative_path(pattern) == sample
 
 
+def test_matching_paths_finds_each_matching_path_of_a_listing_once_in_order() -> None:
+    listing = "".join(f"{p}\0" for p in [
+        "src/app.py", "deploy/.env", ".env.prod", "keys/server.pem", "a.pem/inside.txt",
+        "file7.txt", "notes.envy", "home/.ssh/id_rsa.pub", "src/q[z.txt"])
+    rules = (".env", ".env.*", "*.pem", "id_rsa*", "file[0-9].txt", "src/q[[]z.txt")
+    assert globs.matching_paths(rules, listing) == [
+        "deploy/.env", ".env.prod", "keys/server.pem", "a.pem/inside.txt", "file7.txt",
+        "home/.ssh/id_rsa.pub", "src/q[z.txt"]
+    assert globs.matching_paths(("**",), listing) == [p for p in listing.split("\0") if p]
+    assert globs.matching_paths((), listing) == []
+    assert globs.matching_paths(rules, "") == []
+
+
 # --- properties -----------------------------------------------------------------------------
 
 SEGMENT = st.text(alphabet="abcxyz019_-.", min_size=1, max_size=6).filter(
@@ -182,3 +195,15 @@ def test_compiling_a_glob_prints_no_python_warning(pattern: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         globs.matches(pattern, "src/x")
+
+
+@given(st.lists(PATTERN_TEXT | st.sampled_from(["[ab]x", "x[!a].b", "a/[x-z]*", "**/a?"]),
+                max_size=4),
+       st.lists(PATH, max_size=12, unique=True))
+def test_matching_paths_is_the_paths_one_of_the_patterns_matches(patterns: list[str],
+                                                                 paths: list[str]) -> None:
+    for pattern in patterns:
+        _valid(pattern)
+    listing = "".join(f"{path}\0" for path in paths)
+    expected = [path for path in paths if globs.first_match(patterns, path) is not None]
+    assert globs.matching_paths(patterns, listing) == expected

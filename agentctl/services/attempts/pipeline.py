@@ -31,7 +31,7 @@ from agentctl.domain.enums import (
     VerdictStatus,
 )
 from agentctl.domain.errors import InfrastructureFailure, LeaseLost
-from agentctl.domain.globs import first_match
+from agentctl.domain.globs import matching_paths
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import Run
 from agentctl.domain.sandbox import sandbox_reason
@@ -362,9 +362,8 @@ def _secret_files(ctx: AttemptContext) -> list[Path]:
     """The base's tracked files that match the secret-file globs (`.env`, `*.pem`...)."""
     listed = ctx.dirs.git.run("ls-files", "-z", index=ctx.dirs.index, should_stop=ctx.stop,
                               what="cannot list the tracked files").stdout
-    globs = ctx.spec.tool_policy.secret_files
-    return [ctx.workspace / name for name in listed.split("\0")
-            if name and first_match(globs, name) is not None]
+    return [ctx.workspace / name for name in matching_paths(ctx.spec.tool_policy.secret_files,
+                                                            listed)]
 
 
 def _run_agent(ctx: AttemptContext) -> AgentOutcome:
