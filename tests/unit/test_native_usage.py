@@ -9,7 +9,7 @@ import json
 from agentctl.domain.agent import AgentKind, AgentSpec
 from agentctl.execution.agents.claude import ClaudeAgent
 from agentctl.execution.agents.codex import CodexAgent
-from agentctl.execution.agents.native import StreamState
+from agentctl.execution.agents.stream import StreamState
 
 
 def _codex(*events: dict[str, object]) -> StreamState:

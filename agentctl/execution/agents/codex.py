@@ -15,12 +15,8 @@ from pathlib import Path
 
 from agentctl.domain.agent import NativeAgentSettings
 from agentctl.execution.agents import AgentSession, AttemptIdentity
-from agentctl.execution.agents.native import (
-    Launch,
-    NativeAgent,
-    StreamState,
-    collector_endpoints,
-)
+from agentctl.execution.agents.native import Launch, NativeAgent, collector_endpoints
+from agentctl.execution.agents.stream import StreamState
 
 HOOK_EVENTS = ("PreToolUse", "PostToolUse")
 

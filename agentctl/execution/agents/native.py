@@ -20,7 +20,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,9 @@ from agentctl.domain.agent import AgentSpec, NativeAgentSettings
 from agentctl.domain.cassette import attempt_names
 from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
+from agentctl.execution.agents.channel import claimed_call, forgery, hook_command, mcp_command
 from agentctl.execution.agents.hook_socket import BridgeServer, Credentials, Source, refused
+from agentctl.execution.agents.stream import StreamReader, StreamState
 from agentctl.execution.agents.tool_jail import ToolJails
 from agentctl.execution.gateway.attach import attach, claim_warnings, gateway_report
 from agentctl.execution.gateway.server import Gateway
@@ -39,94 +41,10 @@ if TYPE_CHECKING:
     from agentctl.execution.sandbox import Jail
 
 SERVE_SECONDS = 0.02
-# What one stream event may claim: above these it is no model's figure but a forged line.
-MAX_TOKENS_CLAIMED = 100_000_000
-MAX_COST_CLAIMED_USD = 100_000.0
-
-
 @dataclass(frozen=True, slots=True)
 class Launch:
     argv: Sequence[str]
     env: Mapping[str, str]
-
-
-@dataclass
-class StreamState:
-    """What the agent's own stream said, read as it grows."""
-
-    cost_usd: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    error: str | None = None  # how the agent said it ended, when it did not finish its work
-    finished: bool = False  # a final result was seen
-    denials: list[str] = field(default_factory=list)  # the agent's own permission denials
-    turns: int = 0
-    commands: list[tuple[str, int | None]] = field(default_factory=list)  # (command, exit code)
-    # tool results as the stream reports them, in the PostToolUse hook's shape, and whether
-    # the tool failed (Claude Code: read here instead of starting a hook process per result)
-    results: list[tuple[dict[str, object], bool]] = field(default_factory=list)
-    extra: dict[str, object] = field(default_factory=dict)
-
-    usage_findings: list[str] = field(default_factory=list)  # figures refused as impossible
-
-    @property
-    def tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
-
-    def token_count(self, value: object, what: str) -> int:
-        """A token figure the stream claims; a negative, fractional or absurd one counts 0
-        and is a finding (budgets must never be lowered by a line some process wrote)."""
-        if value is None:
-            return 0
-        if isinstance(value, bool) or not isinstance(value, int) \
-                or not 0 <= value <= MAX_TOKENS_CLAIMED:
-            self.usage_findings.append(f"{what} = {str(value)[:40]} is not a token count "
-                                       f"between 0 and {MAX_TOKENS_CLAIMED}: ignored")
-            return 0
-        return value
-
-    def claim_cost(self, value: object) -> None:
-        """A total cost the stream claims: finite, non-negative, bounded and never below what
-        was already reported (a total only grows); otherwise a finding, and the cost kept."""
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not 0 <= value <= MAX_COST_CLAIMED_USD:  # NaN fails both comparisons
-            self.usage_findings.append(f"total_cost_usd = {str(value)[:40]} is not a cost "
-                                       f"between 0 and {MAX_COST_CLAIMED_USD:g}: ignored")
-            return
-        if value < self.cost_usd:
-            self.usage_findings.append(f"total_cost_usd = {value:g} is below the "
-                                       f"{self.cost_usd:g} already reported: ignored")
-            return
-        self.cost_usd = float(value)
-
-
-class StreamReader:
-    """Reads complete JSON lines appended to the stream file since the last poll."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._offset = 0
-        self._partial = b""
-
-    def lines(self) -> list[dict[str, object]]:
-        try:
-            with self.path.open("rb") as stream:
-                stream.seek(self._offset)
-                data = stream.read()
-        except FileNotFoundError:
-            return []
-        self._offset += len(data)
-        data = self._partial + data
-        *complete, self._partial = data.split(b"\n")
-        events = []
-        for line in complete:
-            try:
-                value = json.loads(line)
-            except (ValueError, UnicodeDecodeError):
-                continue  # the CLI's own stderr shares the file
-            if isinstance(value, dict):
-                events.append(value)
-        return events
 
 
 def launch_agent(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, output: Path,
@@ -288,9 +206,9 @@ class NativeAgent:
         self._follow(reader, state, native, session)  # its reasoning is on record first
         event, payload = message.get("event"), message.get("input")
         try:
-            forged = _forgery(event, source, message, session)
+            forged = forgery(event, source, message, session)
             if forged is not None:
-                native.forged(*_claimed_call(self.name, message), forged)
+                native.forged(*claimed_call(self.name, message), forged)
                 return refused(forged)
             if event == "tool":
                 tool, arguments = message.get("tool"), message.get("arguments")
@@ -402,24 +320,6 @@ def _last_plain_line(stream: Path) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def hook_command(agent: str, identity: AttemptIdentity, key: str) -> str:
-    """The hook as the agent runs it (through sh): any failure to start becomes exit 2, which
-    blocks. Run as a script of agentctl's own folder without site, user site or PYTHON*
-    variables: the workspace (the cwd) is never on its path, and it starts in a few ms."""
-    from agentctl.hooks import hook
-
-    argv = [sys.executable, "-E", "-s", "-S", hook.__file__, agent,
-            "--socket", str(identity.private / wire.SOCKET_NAME),
-            "--attempt", identity.attempt_id, "--key", key]
-    return f"{shlex.join(argv)} || exit 2"
-
-
-def mcp_command(identity: AttemptIdentity, key: str) -> list[str]:
-    return [sys.executable, "-I", "-m", "agentctl.hooks.mcp_server",
-            "--socket", str(identity.private / wire.SOCKET_NAME),
-            "--attempt", identity.attempt_id, "--key", key]
-
-
 def tool_env(env: Mapping[str, str]) -> dict[str, str]:
     """What a jailed tool command gets: the attempt's environment without the model's base
     URLs and keys (the gateway is the CLI's alone)."""
@@ -427,42 +327,6 @@ def tool_env(env: Mapping[str, str]) -> dict[str, str]:
 
     return {name: value for name, value in env.items()
             if name not in (*KEY_VARIABLES, *URL_VARIABLES, "CODEX_HOME")}
-
-
-HOOK_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
-
-
-def _forgery(event: object, source: Source, message: Mapping[str, object],
-             session: AgentSession) -> str | None:
-    """Why a message cannot have come from the source allowed to send it, or None."""
-    if source is Source.UNKNOWN:
-        return ("a request with no key this attempt issued: neither its hook nor its MCP "
-                "server sent it (forged)")
-    if event == "tool":
-        if session.settings is None or not session.settings.mcp:
-            return ("a tool request over the hook socket, but this run offers no tools over "
-                    "MCP: it did not come from agentctl's MCP server (forged)")
-        if source is not Source.MCP:
-            return ("a tool request with the hooks' key: only agentctl's MCP server asks for "
-                    "tools (forged)")
-        return None
-    if event in HOOK_EVENTS and source is not Source.HOOK:
-        return f"a {event} with the MCP server's key: only the CLI's hook reports calls (forged)"
-    return None
-
-
-def _claimed_call(agent: str, message: Mapping[str, object]) -> tuple[str, dict[str, object]]:
-    """The call a refused message claims, for the record: its tool and arguments."""
-    tool, arguments = message.get("tool"), message.get("arguments")
-    if message.get("event") == "tool":
-        return (tool if isinstance(tool, str) else "tool",
-                arguments if isinstance(arguments, dict) else {})
-    payload = message.get("input")
-    payload = payload if isinstance(payload, dict) else {}
-    tool_input = payload.get("tool_input")
-    return (f"{agent}.{payload.get('tool_name') or message.get('event')}",
-            {"event": str(message.get("event")),
-             **(tool_input if isinstance(tool_input, dict) else {})})
 
 
 def frozen_spec(session: AgentSession) -> dict[str, Any]:

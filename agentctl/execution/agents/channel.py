@@ -1,0 +1,69 @@
+"""The channel between an agent CLI and its attempt: the commands the CLI runs to reach the
+attempt's socket (its hook, agentctl's MCP server), each with a key of its own, and the check of
+every message against the source its key proves: a message no allowed source could have sent is
+refused and recorded as a forged call."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Mapping
+
+from agentctl.execution.agents import AgentSession, AttemptIdentity
+from agentctl.execution.agents.hook_socket import Source
+from agentctl.hooks import wire
+
+
+def hook_command(agent: str, identity: AttemptIdentity, key: str) -> str:
+    """The hook as the agent runs it (through sh): any failure to start becomes exit 2, which
+    blocks. Run as a script of agentctl's own folder without site, user site or PYTHON*
+    variables: the workspace (the cwd) is never on its path, and it starts in a few ms."""
+    from agentctl.hooks import hook
+
+    argv = [sys.executable, "-E", "-s", "-S", hook.__file__, agent,
+            "--socket", str(identity.private / wire.SOCKET_NAME),
+            "--attempt", identity.attempt_id, "--key", key]
+    return f"{shlex.join(argv)} || exit 2"
+
+
+def mcp_command(identity: AttemptIdentity, key: str) -> list[str]:
+    return [sys.executable, "-I", "-m", "agentctl.hooks.mcp_server",
+            "--socket", str(identity.private / wire.SOCKET_NAME),
+            "--attempt", identity.attempt_id, "--key", key]
+
+
+
+HOOK_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
+
+
+def forgery(event: object, source: Source, message: Mapping[str, object],
+             session: AgentSession) -> str | None:
+    """Why a message cannot have come from the source allowed to send it, or None."""
+    if source is Source.UNKNOWN:
+        return ("a request with no key this attempt issued: neither its hook nor its MCP "
+                "server sent it (forged)")
+    if event == "tool":
+        if session.settings is None or not session.settings.mcp:
+            return ("a tool request over the hook socket, but this run offers no tools over "
+                    "MCP: it did not come from agentctl's MCP server (forged)")
+        if source is not Source.MCP:
+            return ("a tool request with the hooks' key: only agentctl's MCP server asks for "
+                    "tools (forged)")
+        return None
+    if event in HOOK_EVENTS and source is not Source.HOOK:
+        return f"a {event} with the MCP server's key: only the CLI's hook reports calls (forged)"
+    return None
+
+
+def claimed_call(agent: str, message: Mapping[str, object]) -> tuple[str, dict[str, object]]:
+    """The call a refused message claims, for the record: its tool and arguments."""
+    tool, arguments = message.get("tool"), message.get("arguments")
+    if message.get("event") == "tool":
+        return (tool if isinstance(tool, str) else "tool",
+                arguments if isinstance(arguments, dict) else {})
+    payload = message.get("input")
+    payload = payload if isinstance(payload, dict) else {}
+    tool_input = payload.get("tool_input")
+    return (f"{agent}.{payload.get('tool_name') or message.get('event')}",
+            {"event": str(message.get("event")),
+             **(tool_input if isinstance(tool_input, dict) else {})})
