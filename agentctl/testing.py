@@ -28,6 +28,7 @@ from typing import Generic, TypeVar
 
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.audit import Checkpoint, CheckpointState
+from agentctl.domain.audit_report import AuditReport
 from agentctl.domain.blob import StoredBlob
 from agentctl.domain.clock import from_iso, to_iso
 from agentctl.domain.enums import AttemptStatus, RunStatus, TaskStatus
@@ -43,7 +44,6 @@ from agentctl.domain.task import Session, SessionMessage, Task
 from agentctl.domain.transitions import ACTIVE_RUN, UNFINISHED_RUN
 from agentctl.domain.verdict import Approval, Verdict
 from agentctl.domain.verification import VerificationReport
-from agentctl.domain.audit_report import AuditReport
 from agentctl.services.ports import RunRecord
 from agentctl.services.queries.read_models import CallRow, StepRow
 from agentctl.services.unit_of_work import IdKind, Pending

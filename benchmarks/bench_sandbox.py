@@ -23,8 +23,9 @@ import time
 from pathlib import Path
 
 from agentctl.domain.sandbox import SandboxProfile
+from agentctl.execution.bubblewrap import check
 from agentctl.execution.process import run_to_file
-from agentctl.execution.sandbox import Sandbox, check
+from agentctl.execution.sandbox import Sandbox
 
 AGENTCTL = str(Path(sys.executable).parent / "agentctl")
 

@@ -42,13 +42,13 @@ def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
 
 
 def _sandbox() -> Finding:
-    from agentctl.execution import sandbox
+    from agentctl.execution import bubblewrap
 
-    status = sandbox.check()
+    status = bubblewrap.check()
     if status.works:
         where = f" ({status.bubblewrap.path})" if status.bubblewrap else ""
         return Finding("sandbox", True, f"bubblewrap works{where}; limits: {status.cgroups}")
-    return Finding("sandbox", False, f"{status.message}; {sandbox.HINT}")
+    return Finding("sandbox", False, f"{status.message}; {bubblewrap.HINT}")
 
 
 def _agents() -> list[Finding]:

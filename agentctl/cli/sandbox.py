@@ -22,9 +22,9 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
     namespaces, the limits (cgroups or rlimits), and the config's profile. Exit 1 when runs
     could not start sandboxed on this machine."""
     from agentctl.cli.render.style import escape
-    from agentctl.execution import sandbox
+    from agentctl.execution import bubblewrap
 
-    status = sandbox.check()
+    status = bubblewrap.check()
     settings = state(ctx).config.sandbox
     document = {
         "works": status.works, "message": status.message,
@@ -33,7 +33,7 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
         "version": status.version, "limits": status.cgroups, "mode": settings.mode.value,
         "readOnly": list(settings.read_only), "writable": list(settings.writable),
         "networkAllow": list(settings.network.allow),
-        "hint": None if status.works else sandbox.HINT,
+        "hint": None if status.works else bubblewrap.HINT,
     }
     if as_json:
         emit_json(document)
@@ -51,7 +51,7 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
             f"read-only    {escape(', '.join(settings.read_only) or '-')} + the PATH's toolchains",
         ]
         if not status.works:
-            lines.append(f"hint         {escape(sandbox.HINT)}")
+            lines.append(f"hint         {escape(bubblewrap.HINT)}")
         for line in lines:
             out().print(line, highlight=False)
     raise typer.Exit(0 if status.works else 1)

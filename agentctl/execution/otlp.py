@@ -75,12 +75,12 @@ def _quiet() -> Iterator[None]:
 
 
 def _readable(trace: int, planned: tuple[PlannedSpan, ...]) -> list:  # type: ignore[type-arg]
+    from importlib.metadata import PackageNotFoundError, version  # only when exporting
+
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import Event, ReadableSpan
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
     from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
-
-    from importlib.metadata import PackageNotFoundError, version  # only when exporting
 
     try:
         ours = version("agentctl")

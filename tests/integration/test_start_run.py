@@ -14,7 +14,7 @@ from agentctl.domain.agent import AgentKind, AgentSpec
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.errors import BadInput
 from agentctl.domain.sandbox import SandboxMode
-from agentctl.execution import sandbox
+from agentctl.execution import bubblewrap
 from agentctl.home import resolve_home
 from agentctl.services.actions.requests import TaskRequest
 from agentctl.services.actions.tasks import submit_task
@@ -40,11 +40,11 @@ def task_id(store: Store, repo: Path, tmp_path: Path) -> str:
 def no_bubblewrap(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """This process finds no bubblewrap (the check is cached per process: cleared around)."""
     monkeypatch.setenv("AGENTCTL_BWRAP", str(tmp_path / "no-such-bwrap"))
-    sandbox.find_bubblewrap.cache_clear()
-    sandbox.check.cache_clear()
+    bubblewrap.find_bubblewrap.cache_clear()
+    bubblewrap.check.cache_clear()
     yield
-    sandbox.find_bubblewrap.cache_clear()
-    sandbox.check.cache_clear()
+    bubblewrap.find_bubblewrap.cache_clear()
+    bubblewrap.check.cache_clear()
 
 
 def test_a_detached_start_queues_the_run_under_the_chosen_sandbox(store: Store,

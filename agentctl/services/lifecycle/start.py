@@ -11,7 +11,7 @@ from agentctl.config import Config
 from agentctl.domain.agent import AgentSpec
 from agentctl.domain.run import Run
 from agentctl.domain.sandbox import SandboxMode, SandboxProfile
-from agentctl.execution.sandbox import require
+from agentctl.execution.bubblewrap import require
 from agentctl.execution.tree_cache import in_home
 from agentctl.services.attempts.attempt import Progress
 from agentctl.services.attempts.pipeline import RunOptions
