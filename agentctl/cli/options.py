@@ -39,6 +39,11 @@ FullOption = Annotated[bool, Flag("--full", help="Whole ids, hashes and paths in
                                   "short unique prefixes and names.")]
 RepoOption = Annotated[str | None, typer.Option(
     "--repo", metavar="PATH|URL", help="Only this repository's. (default: every repository)")]
+NewestLimitOption = Annotated[int, typer.Option("--limit", min=1, max=MAX_LIMIT,
+                                               help="At most this many, newest first.")]
+CancelReasonOption = Annotated[str, typer.Option("--reason", help="Why, for the audit trail.")]
+CancelledByOption = Annotated[str | None, typer.Option(
+    "--by", metavar="WHO", help="Who cancels. (default: the current user)")]
 NoPagerOption = Annotated[bool, Flag("--no-pager", help="Write straight to stdout, without "
                                      "a pager. (default on a terminal: AGENTCTL_PAGER, PAGER "
                                      "or less -FRX)")]

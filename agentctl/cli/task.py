@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentctl.cli.context import State, state
-from agentctl.cli.options import MAX_LIMIT, Flag, FullOption, JsonOption, RepoOption, status_filter
+from agentctl.cli.options import (
+    CancelledByOption,
+    CancelReasonOption,
+    Flag,
+    FullOption,
+    JsonOption,
+    NewestLimitOption,
+    RepoOption,
+    status_filter,
+)
 from agentctl.cli.output import emit_json, hint, out
 from agentctl.domain.enums import TaskStatus
 from agentctl.domain.errors import BadInput, PolicyDenied
@@ -187,8 +196,7 @@ def list_(
     session: Annotated[str | None, typer.Option("--session", metavar="ID",
                        help="Only tasks of this session.")] = None,
     repo: RepoOption = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=MAX_LIMIT,
-                                       help="At most this many, newest first.")] = 50,
+    limit: NewestLimitOption = 50,
     full: FullOption = False,
     as_json: JsonOption = False,
 ) -> None:
@@ -257,9 +265,8 @@ def show(
 def cancel(
     ctx: typer.Context,
     task_id: Annotated[str, typer.Argument(metavar="TASK", help="Task id or unique prefix.")],
-    reason: Annotated[str, typer.Option("--reason", help="Why, for the audit trail.")] = "cancelled by user",
-    by: Annotated[str | None, typer.Option("--by", metavar="WHO", help="Who cancels. (default: "
-                  "the current user)")] = None,
+    reason: CancelReasonOption = "cancelled by user",
+    by: CancelledByOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Cancel a task: no new run is scheduled; its queued and running runs are cancelled."""

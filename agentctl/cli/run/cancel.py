@@ -6,16 +6,15 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
-from agentctl.cli.options import JsonOption
+from agentctl.cli.options import CancelledByOption, CancelReasonOption, JsonOption
 from agentctl.cli.output import emit_json, out
 
 
 def cancel(
     ctx: typer.Context,
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="Run id or unique prefix.")],
-    reason: Annotated[str, typer.Option("--reason", help="Why, for the audit trail.")] = "cancelled by user",
-    by: Annotated[str | None, typer.Option("--by", metavar="WHO", help="Who cancels. (default: "
-                  "the current user)")] = None,
+    reason: CancelReasonOption = "cancelled by user",
+    by: CancelledByOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Cancel a run: a queued run at once, a running one by its worker within seconds."""

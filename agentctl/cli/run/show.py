@@ -8,10 +8,10 @@ import typer
 from agentctl.cli.artifact import artifact_content, named_artifact, print_artifact
 from agentctl.cli.context import state
 from agentctl.cli.options import (
-    MAX_LIMIT,
     Flag,
     FullOption,
     JsonOption,
+    NewestLimitOption,
     NoPagerOption,
     RepoOption,
     RunArgument,
@@ -29,8 +29,7 @@ def list_(
     status: Annotated[str | None, typer.Option("--status", metavar="S", help="Only runs in this "
                       "status, e.g. QUEUED.")] = None,
     repo: RepoOption = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=MAX_LIMIT,
-                                       help="At most this many, newest first.")] = 50,
+    limit: NewestLimitOption = 50,
     full: FullOption = False,
     as_json: JsonOption = False,
 ) -> None:
