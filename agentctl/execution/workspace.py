@@ -227,8 +227,9 @@ def _settle(checkout: WorkspaceGit) -> None:
     200,000), the wait is under one and seldom needed."""
     root = str(checkout.work_tree)
     index = checkout.git_dir / "index"
-    second = os.stat(index).st_mtime_ns // 10**9
-    if os.stat(index).st_size > WAIT_ABOVE_INDEX_BYTES:
+    written = os.stat(index)
+    if written.st_size > WAIT_ABOVE_INDEX_BYTES:
+        second = written.st_mtime_ns // 10**9
         # Files are all older than the index; once it is rewritten in a later second, none is
         # as young as it (the refresh re-reads the few written in the index's own second).
         refresh = ("update-index", "-q", "--refresh", "--force-write-index")
@@ -332,14 +333,19 @@ def remove_workspace(path: Path) -> None:
     """Delete the workspace, read-only files and directories included; a missing one is fine."""
     if not os.path.lexists(path):
         return
-    unmount_under(path)
-    pinned = _PINNED.pop(Path(path), None)
-    if pinned is not None:
-        pinned.release()
+    _let_go(path)
     try:
         force_rmtree(str(path))
     except OSError as error:
         raise InfrastructureFailure(f"cannot remove workspace {path}: {error}") from None
+
+
+def _let_go(path: Path) -> None:
+    """Unmount the views under the attempt's directory and release its pin of the cache entry."""
+    unmount_under(path)
+    pinned = _PINNED.pop(Path(path), None)
+    if pinned is not None:
+        pinned.release()
 
 
 def discard_workspace(path: Path) -> Path | None:
@@ -351,10 +357,7 @@ def discard_workspace(path: Path) -> Path | None:
     nothing to move or it was deleted here."""
     if not os.path.lexists(path):
         return None
-    unmount_under(path)
-    pinned = _PINNED.pop(Path(path), None)
-    if pinned is not None:
-        pinned.release()
+    _let_go(path)
     if mounts_under(path):  # a mount that would not go: never move it, let the removal fail
         remove_workspace(path)
         return None
