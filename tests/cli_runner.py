@@ -22,13 +22,13 @@ import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from typer._click import formatting
 from typer.testing import CliRunner
 
 from agentctl.cli import output
 from agentctl.cli.main import main
+from agentctl.store.engine import close_engines
 from tests.conftest import GIT_IDENTITY, Result
 
 
@@ -42,9 +42,6 @@ def invoke(*args: str, home: Path, cwd: Path, env: Mapping[str, str] | None = No
     overrides: dict[str, str | None] = {"AGENTCTL_HOME": str(home), "AGENTCTL_CONFIG": None,
                                         **GIT_IDENTITY, **(env or {})}
     runner = CliRunner()
-    global _commands
-    _close_on_checkin()
-    _commands += 1
     try:
         with contextlib.chdir(cwd), runner.isolation(input=input, env=overrides) as streams:
             stdout, stderr, _ = streams
@@ -64,26 +61,7 @@ def invoke(*args: str, home: Path, cwd: Path, env: Mapping[str, str] | None = No
         os.environ.update(saved)
         signal.signal(signal.SIGTERM, on_term)
         output.verbosity = verbosity
-        _commands -= 1
-
-
-# A store connection a command gives back to its pool is closed, as the command's process would
-# close it on exit: no session outlives the command (a PostgreSQL database with one open cannot be
-# the template of a copy, and a SQLite file copied is then the file alone).
-_commands = 0
-
-
-def _close_on_checkin() -> None:
-    from sqlalchemy import event
-    from sqlalchemy.pool import Pool
-
-    if not event.contains(Pool, "checkin", _checked_in):
-        event.listen(Pool, "checkin", _checked_in)
-
-
-def _checked_in(dbapi_connection: Any, entry: Any) -> None:
-    if _commands and dbapi_connection is not None:
-        entry.invalidate()
+        close_engines()  # as the installed command does before it exits: no session outlives it
 
 
 def _exit_code(code: object) -> int:
