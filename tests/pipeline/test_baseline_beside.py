@@ -13,7 +13,8 @@ from agentctl.domain.enums import StepType, TestClassification, VerificationChec
 from agentctl.execution.workspace import remove_workspace
 from agentctl.services.ports import RunRecord
 from tests.pipeline.conftest import Harness
-from tests.pipeline.test_baseline import FIX_ADD, PYTEST, check_of, classes, pytest_repo
+from tests.conftest import make_repo
+from tests.pipeline.test_baseline import CALC, FIX_ADD, PYTEST, check_of, classes, pytest_repo
 
 on_sqlite = pytest.mark.parametrize("harness", ["sqlite"], indirect=True)
 
@@ -180,3 +181,42 @@ def test_a_base_whose_baselines_are_all_cached_gets_no_tree_beside(harness: Harn
         assert (kept / "verify").is_dir() and not (kept / "base-verify").exists()
     finally:
         remove_workspace(kept)
+
+
+# On the base only (calc.py tells which): fails the first time it runs in a tree, passes after.
+# A run that passes lingers after pytest has written its report; one that fails waits a second
+# first, so it writes its report while the passing one lingers.
+FIRST_IN_A_TREE = '''import atexit, pathlib, time
+
+from calc import add
+
+
+def test_add():
+    if add(2, 3) == 5:
+        return
+    seen = pathlib.Path("seen-here")
+    if seen.exists():
+        atexit.register(time.sleep, 4)
+        return
+    seen.write_text("seen")
+    time.sleep(1)
+    assert False, "the first run in this tree"
+'''
+
+
+@on_sqlite
+def test_base_reruns_at_once_each_read_their_own_report(harness: Harness,
+                                                        tmp_path: Path) -> None:
+    """The base's two reruns run at once: the first (in the tree of the base's first run)
+    passes, the second (a fresh tree) fails and writes its report later. Each reads its own
+    report, so the test passed on its first rerun there: FLAKY on the base, one rerun recorded
+    (a report folder shared by the two would have the first read the second's failure)."""
+    harness.repo = make_repo(tmp_path / "flip", {
+        "calc.py": CALC, "tests/__init__.py": "", "tests/test_flip.py": FIRST_IN_A_TREE,
+        "pytest.ini": "[pytest]\naddopts = -p no:cacheprovider\n"})
+    record = harness.record(harness.execute(harness.submit(
+        harness.plan(FIX_ADD), verify=(PYTEST,)), concurrent_baseline=True))
+
+    reruns = [s for s in record.steps if s.title.startswith("baseline rerun:")]
+    assert [s.attributes["status"] for s in reruns] == ["PASSED"]
+    assert classes(record)["tests/test_flip.py::test_add"] is TestClassification.FLAKY

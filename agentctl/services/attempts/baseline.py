@@ -385,8 +385,10 @@ def _run_on(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: s
             number: int | None = None, kept: bool = False) -> tuple[CheckOutcome, Jail | None]:
     """The check's process alone (no step, nothing recorded): its outcome and its jail, whose
     connections are for the step to record."""
-    # the same sandbox as the candidate's checks: a baseline differs in its code alone
-    reports = ReportDir(ctx.scratch / "reports" / f"{planned.name}.{role}")
+    # the same sandbox as the candidate's checks: a baseline differs in its code alone; each
+    # run its own report folder (the reruns on the base run at once)
+    suffix = f"-{number}" if number is not None else ""
+    reports = ReportDir(ctx.scratch / "reports" / f"{planned.name}.{role}{suffix}")
     reports.path.mkdir(parents=True, exist_ok=True)
     jail = ctx.sandbox.jail(workspace, read_only=named_paths(
         command or planned.command, ctx.protected), writable=(reports.path,)) \
