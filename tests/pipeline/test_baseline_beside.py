@@ -9,7 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from agentctl.domain.enums import StepType, TestClassification, VerificationCheckStatus
+from agentctl.domain.enums import (
+    StepStatus,
+    StepType,
+    TestClassification,
+    VerificationCheckStatus,
+)
 from agentctl.execution.workspace import remove_workspace
 from agentctl.services.ports import RunRecord
 from tests.pipeline.conftest import Harness
@@ -220,3 +225,81 @@ def test_base_reruns_at_once_each_read_their_own_report(harness: Harness,
     reruns = [s for s in record.steps if s.title.startswith("baseline rerun:")]
     assert [s.attributes["status"] for s in reruns] == ["PASSED"]
     assert classes(record)["tests/test_flip.py::test_add"] is TestClassification.FLAKY
+
+
+# The patch's check (calc.py tells which) passes once it has seen the base's two reruns; on the
+# base it always fails, its first run leaving one marker, each rerun another.
+RERUNS_BESIDE_THE_CHECK = '''import pathlib, sys, time, uuid
+shared = pathlib.Path(sys.argv[1])
+if "a + b" in pathlib.Path("calc.py").read_text():
+    deadline = time.monotonic() + 30
+    while len(list(shared.glob("rerun-*"))) < 2:
+        if time.monotonic() > deadline:
+            sys.exit("the base's reruns never came")
+        time.sleep(0.05)
+    sys.exit(0)
+if (shared / "first").exists():
+    (shared / f"rerun-{uuid.uuid4().hex}").write_text("rerun")
+else:
+    (shared / "first").write_text("first")
+sys.exit("the base still fails")
+'''
+
+
+def _committed(repo: Path, name: str, text: str) -> None:
+    (repo / name).write_text(text)
+    subprocess.run(["git", "-C", str(repo), "add", name], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", name], check=True)
+
+
+@on_sqlite
+def test_the_base_reruns_run_while_the_patchs_check_still_runs(harness: Harness,
+                                                               tmp_path: Path) -> None:
+    """The base's reruns start once its first run has failed, not after the patch's checks:
+    the patch's check waits for both (after it, they would never come), and the record is
+    the sequential one: the base's run, then its two reruns, FAIL_TO_PASS."""
+    shared = tmp_path / "meeting"
+    shared.mkdir()
+    harness.configure(f'[sandbox]\nwritable = ["{shared}"]\n')
+    harness.repo = pytest_repo(tmp_path)
+    _committed(harness.repo, "meet.py", RERUNS_BESIDE_THE_CHECK)
+    record = harness.record(harness.execute(harness.submit(
+        harness.plan(FIX_ADD), verify=(f"{sys.executable} meet.py {shared}",)),
+        concurrent_baseline=True))
+
+    check = check_of(record)
+    assert check.status is VerificationCheckStatus.PASSED, check.summarized_failure
+    assert check.classification is TestClassification.FAIL_TO_PASS
+    titles = [s.title for s in record.steps if s.type is StepType.RUN_VERIFIER]
+    name = titles[0]
+    assert titles == [name, f"baseline: {name}", f"baseline rerun: {name}",
+                      f"baseline rerun: {name}"]
+    assert len(list(shared.glob("rerun-*"))) == 2
+
+
+@on_sqlite
+def test_the_base_runs_while_the_agent_works(harness: Harness, tmp_path: Path) -> None:
+    """The base's first run starts with the attempt, beside the agent: the agent's command
+    waits for it (were it started only with the patch's checks, it would never come)."""
+    shared = tmp_path / "meeting"
+    shared.mkdir()
+    harness.configure(f'[sandbox]\nwritable = ["{shared}"]\n')
+    harness.repo = pytest_repo(tmp_path)
+    _committed(harness.repo, "mark.py", 'import pathlib, sys\n'
+               'if "a + b" not in pathlib.Path("calc.py").read_text():\n'
+               '    pathlib.Path(sys.argv[1], "base-ran").write_text("ran")\n'
+               '    sys.exit("the base fails")\n')
+    _committed(harness.repo, "wait.py", 'import pathlib, sys, time\n'
+               'deadline = time.monotonic() + 30\n'
+               'while not pathlib.Path(sys.argv[1], "base-ran").exists():\n'
+               '    if time.monotonic() > deadline:\n'
+               '        sys.exit("the base never ran")\n'
+               '    time.sleep(0.05)\n')
+    wait = f"python3 wait.py {shared}"
+    record = harness.record(harness.execute(harness.submit(
+        harness.plan({"tool": "shell.run", "command": wait}, FIX_ADD),
+        verify=(f"{sys.executable} mark.py {shared}",)), concurrent_baseline=True))
+
+    (waited,) = [s for s in record.steps if s.title.startswith("shell.run")]
+    assert waited.status is StepStatus.SUCCEEDED, waited.failure_code
+    assert check_of(record).classification is TestClassification.FAIL_TO_PASS

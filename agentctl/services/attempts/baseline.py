@@ -7,10 +7,11 @@ reads a file. Reruns pick out the failing tests where the runner allows (pytest 
 unittest ids on a plain `python -m unittest` command), else repeat the whole command.
 
 Where the base is certain to be wanted (a fix, `must_pass`, `baseline = "always"`) and the
-machine has the cores, its first run of each check starts beside the candidate's checks
-(`BaseBeside`); only the processes run early: their steps, logs and connections are recorded
-where the sequential order has them, so the record is the same either way. The reruns on the
-base (a failure, a flipping test) depend on what was seen and run after, as before.
+machine has the cores, the base's runs start as soon as the workspace is there, beside the
+agent and the candidate's checks (`BaseBeside`): each check's first run, and where it failed
+its reruns there at once. Only the processes run early: their steps, logs and connections are
+recorded where the sequential order has them, so the record is the same either way. The reruns
+of a test that flipped with the patch depend on the candidate's results and run after.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from agentctl.domain.baseline import (
     Observed,
@@ -45,6 +47,7 @@ from agentctl.services.attempts.evidence import log_artifact
 
 C = VerificationCheckStatus
 StopCheck = Callable[[], bool]
+_T = TypeVar("_T")
 _PYTHON = re.compile(r"(?:.*/)?python[\d.]*")
 _SHELL_SYNTAX = re.compile(r"[;&|<>$`(){}\n*?\[\]~]")
 
@@ -68,9 +71,10 @@ class EarlyRun:
 
 
 class BaseBeside:
-    """The base's first run of each check, on a thread of its own while the candidate's checks
-    run: the checkout, then the checks in plan order, one at a time. Its processes are kept from
-    the attempt's sweeps while they run; nothing is written to the ledger from here."""
+    """The base's runs of each check, on a thread of its own while the agent and the candidate's
+    checks work: the checkout, then the checks in plan order, each one's first run and, where
+    it failed, its reruns at once (`_reruns_at_once`). Its processes are kept from the
+    attempt's sweeps while they run; nothing is written to the ledger from here."""
 
     def __init__(self, ctx: AttemptContext) -> None:
         self.ctx = ctx
@@ -80,6 +84,7 @@ class BaseBeside:
         self._planned = [p for p in ctx.spec.verification_plan.checks
                          if cache is None or cache.get(baseline_key(ctx.spec, p, env)) is None]
         self._done: dict[str, EarlyRun | None] = {}
+        self._reruns: dict[str, dict[int, EarlyRun]] = {}
         self._ready = threading.Condition()
         self._closed = False
         self._thread = threading.Thread(target=self._work, name="agentctl-base", daemon=True)
@@ -111,9 +116,16 @@ class BaseBeside:
                     break
                 early = EarlyRun(workspace, *_run_on(self.ctx, planned, workspace, "baseline",
                                                       kept=True, should_stop=self._stopped))
-                with self._ready:
-                    self._done[planned.name] = early
-                    self._ready.notify_all()
+                self._publish(self._done, planned.name, early)
+                outcome = early.outcome
+                reruns: dict[int, EarlyRun] = {}
+                if outcome.status is C.FAILED and self.ctx.spec.verification_plan.reruns \
+                        and not self._stopped():
+                    reruns = _reruns_at_once(
+                        self.ctx, planned, Observed(status=outcome.status,
+                                                    report=outcome.test_report),
+                        workspace, "baseline rerun", should_stop=self._stopped)
+                self._publish(self._reruns, planned.name, reruns)
         except Exception:  # noqa: BLE001 - the sequential path runs it again and says why
             pass
         finally:
@@ -121,18 +133,37 @@ class BaseBeside:
                 self._closed = True
                 self._ready.notify_all()
 
-    def take(self, planned: PlannedCheck) -> EarlyRun | None:
-        """Its run of `planned` once made; None if it was not (failed, stopped, cached)."""
+    def _publish(self, into: dict[str, _T], name: str, made: _T) -> None:
         with self._ready:
-            while planned.name not in self._done and not self._closed:
+            into[name] = made
+            self._ready.notify_all()
+
+    def _wait_for(self, into: dict[str, _T], name: str) -> _T | None:
+        with self._ready:
+            while name not in into and not self._closed:
                 self._ready.wait()
-            return self._done.pop(planned.name, None)
+            return into.pop(name, None)
+
+    def take(self, planned: PlannedCheck) -> EarlyRun | None:
+        """Its first run of `planned` once made; None if it was not (failed, stopped, cached)."""
+        return self._wait_for(self._done, planned.name)
+
+    def reruns(self, planned: PlannedCheck) -> dict[int, EarlyRun] | None:
+        """Its reruns of `planned` (after its first run failed) once made, by rerun number;
+        None if it did not get to them (stopped), {} if it made none."""
+        return self._wait_for(self._reruns, planned.name)
+
+    def finish(self) -> None:
+        """Wait for what it still runs (a later check's runs), without stopping it: nothing
+        else may run in its checkout meanwhile."""
+        self._thread.join()
 
     def close(self) -> None:
         """Stop what is still running and wait for it (the attempt ends, or was stopped)."""
         with self._ready:
             self._closed = True
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
 
 
 def base_checkout(ctx: AttemptContext) -> BaseCheckout:
@@ -167,6 +198,8 @@ def compare_with_base(ctx: AttemptContext, runs: list[CheckRun],
             if ctx.stop():
                 return None
             base, cached = _baseline(ctx, run.planned, checkout, evidence, beside)
+            if base is not None and flips_to_check_on_base(candidate, base) and beside:
+                beside.finish()  # no run of a later check beside these, in the same tree
             if base is not None:
                 base = _rerun_flips_on_base(ctx, run.planned, candidate, base, checkout,
                                             evidence)
@@ -199,8 +232,9 @@ def _baseline(ctx: AttemptContext, planned: PlannedCheck, checkout: BaseCheckout
         return None, False  # a base that timed out or broke says nothing about the patch
     observed = Observed(status=outcome.status, report=outcome.test_report)
     if outcome.status is C.FAILED and ctx.spec.verification_plan.reruns:
+        made = beside.reruns(planned) if beside is not None and early is not None else None
         observed = _rerun(ctx, planned, observed, workspace, "baseline rerun", evidence,
-                          fresh_trees=ctx.concurrent_baseline)
+                          fresh_trees=ctx.concurrent_baseline, made=made)
     if cache is not None and not ctx.stop():
         cache.put(BaselineEntry(key=key, repository=ctx.spec.repository,
                                 base_commit=ctx.spec.base_commit, command=planned.command,
@@ -241,25 +275,28 @@ def _rerun_flips_on_base(ctx: AttemptContext, planned: PlannedCheck, candidate: 
 
 
 def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, workspace: Path,
-           role: str, evidence: list[str], *, fresh_trees: bool = False) -> Observed:
+           role: str, evidence: list[str], *, fresh_trees: bool = False,
+           made: dict[int, EarlyRun] | None = None) -> Observed:
     """Run the failing tests (or the check) again, up to `reruns` times, until each passed once.
     `fresh_trees` (the base, with cores for it): the runs start at once, the later ones each in
-    a fresh checkout of the base (`_reruns_at_once`), and are recorded as the sequential order
-    has them; a run made past the point where that order stops is dropped unrecorded."""
+    a fresh checkout of the base (`_reruns_at_once`), unless `made` already (beside the
+    candidate's checks), and are recorded as the sequential order has them; a run made past
+    the point where that order stops is dropped unrecorded."""
     statuses: list[VerificationCheckStatus] = []
     outcomes: dict[str, list[TestOutcome]] = {}
     waiting = list(observed.failing_ids)
     first = _selection(planned.command, observed.report, waiting)
-    early = _reruns_at_once(ctx, planned, observed, workspace, role) \
+    early = made if made is not None else _reruns_at_once(
+        ctx, planned, observed, workspace, role, should_stop=ctx.stop) \
         if fresh_trees and ctx.spec.verification_plan.reruns > 1 else {}
     for number in range(1, ctx.spec.verification_plan.reruns + 1):
         if ctx.stop():
             break
         select, command = _selection(planned.command, observed.report, waiting)
-        made = early.get(number) if (select, command) == first else None  # ran what is asked
-        outcome = run_for_comparison(ctx, planned, made.workspace if made else workspace, role,
+        run = early.get(number) if (select, command) == first else None  # ran what is asked
+        outcome = run_for_comparison(ctx, planned, run.workspace if run else workspace, role,
                                      evidence, select=select, command=command, number=number,
-                                     early=made)
+                                     early=run)
         statuses.append(outcome.status)
         if not waiting:
             if outcome.status is C.PASSED:
@@ -278,7 +315,8 @@ def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, works
 
 
 def _reruns_at_once(ctx: AttemptContext, planned: PlannedCheck, observed: Observed,
-                    workspace: Path, role: str) -> dict[int, EarlyRun]:
+                    workspace: Path, role: str, *, should_stop: StopCheck,
+                    ) -> dict[int, EarlyRun]:
     """Every rerun of the failing tests on the base, each on a thread of its own and the later
     ones each in a fresh checkout of the base (no run sees another's files: at least as clean
     as one tree used in turn), by rerun number; {} when a checkout cannot be made (the
@@ -290,7 +328,7 @@ def _reruns_at_once(ctx: AttemptContext, planned: PlannedCheck, observed: Observ
         with ctx.quiet:  # its git is not kept: no sweep meanwhile
             for number in range(2, ctx.spec.verification_plan.reruns + 1):
                 trees[number] = checkout_base(ctx.dirs, ctx.spec.base_commit,
-                                              should_stop=ctx.stop,
+                                              should_stop=should_stop,
                                               dest=ctx.dirs.root / f"base-rerun-{number}")
     except (InfrastructureFailure, OSError):
         return {}
@@ -299,7 +337,7 @@ def _reruns_at_once(ctx: AttemptContext, planned: PlannedCheck, observed: Observ
     def run(number: int) -> None:
         made[number] = EarlyRun(trees[number], *_run_on(
             ctx, planned, trees[number], role, select=select, command=command, number=number,
-            kept=True, should_stop=ctx.stop))
+            kept=True, should_stop=should_stop))
 
     threads = [threading.Thread(target=run, args=(n,), name=f"agentctl-rerun-{n}", daemon=True)
                for n in trees]

@@ -63,6 +63,7 @@ from agentctl.execution.tool_context import ToolContext
 from agentctl.execution.tree_cache import TreeCache
 from agentctl.home import resolve_home
 from agentctl.services.attempts.attempt import AttemptContext, Progress, StepRecord, StopSignal
+from agentctl.services.attempts.baseline import BaseBeside
 from agentctl.services.attempts.collect import CollectedEvidence, collect
 from agentctl.services.attempts.evidence import json_artifact, text_artifact
 from agentctl.services.attempts.judging import JudgeEvidence, judge
@@ -150,6 +151,19 @@ def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
                    baseCommit=spec.base_commit, workspace=str(ctx.workspace))
     if stopped := _stopped(ctx):
         return stopped
+    beside = BaseBeside.start(ctx)  # the base's runs beside the agent and the patch's checks
+    try:
+        return _agent_and_evidence(ctx, run, beside)
+    finally:
+        if beside is not None:  # nothing of it runs on once the attempt ends
+            beside.close()
+            beside.checkout.release()
+
+
+def _agent_and_evidence(ctx: AttemptContext, run: Run, beside: BaseBeside | None,
+                        ) -> AttemptEnd:
+    """The agent's turn, then the evidence of what it left (`beside`: the base's runs)."""
+    spec = ctx.spec
     started = time.monotonic()
     outcome = _run_agent(ctx)
     if ctx.cassette is not None:
@@ -163,7 +177,7 @@ def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
         return stopped
     phase = Phase("collect")
     try:
-        return _judge_the_evidence(ctx, run, outcome, phase)
+        return _judge_the_evidence(ctx, run, outcome, phase, beside)
     except (LeaseLost, KeyboardInterrupt):
         raise
     except Exception as error:  # noqa: BLE001 - whatever broke, the run ends on record
@@ -205,7 +219,7 @@ class Phase:
 
 
 def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
-                        phase: Phase) -> AttemptEnd:
+                        phase: Phase, beside: BaseBeside | None = None) -> AttemptEnd:
     """COLLECT, VERIFY (the patch alone, on a fresh checkout), JUDGE, and the verdict."""
     spec, ledger = ctx.spec, ctx.ledger
     collected = collect(ctx)
@@ -217,7 +231,7 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
         phase.name = "verify"
         ledger.advance(RunStatus.VERIFYING, EventType.VERIFIER_STARTED,
                        checks=[c.name for c in spec.verification_plan.checks])
-        verified = verify(ctx, patch, collected.diff)
+        verified = verify(ctx, patch, collected.diff, beside)
         if verified is None:
             return _stopped(ctx) or LostLease("stopped while verifying")
         report = verified.report

@@ -44,18 +44,14 @@ class VerificationEvidence:
     evidence: tuple[str, ...]  # verifier-report.json first, then the logs and test reports
 
 
-def verify(ctx: AttemptContext, patch: Patch, diff: Path) -> VerificationEvidence | None:
+def verify(ctx: AttemptContext, patch: Patch, diff: Path,
+           beside: BaseBeside | None = None) -> VerificationEvidence | None:
     """The patch alone, applied to a fresh checkout of the base commit, then every planned
-    check there, then the report; None when the run was stopped on the way."""
+    check there, then the report; None when the run was stopped on the way. `beside`: the
+    base's runs, started with the attempt (the caller closes it)."""
     started = ctx.ledger.now()
     _checkout(ctx, patch, diff)
-    beside = BaseBeside.start(ctx)  # the base's checks beside these, where it saves time
-    try:
-        compared = _checks_and_base(ctx, beside)
-    finally:
-        if beside is not None:  # stopped before the comparison: nothing may run on
-            beside.close()
-            beside.checkout.release()
+    compared = _checks_and_base(ctx, beside)
     if compared is None or ctx.stop():
         return None
     runs, checks, evidence = compared
