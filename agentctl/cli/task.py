@@ -151,6 +151,8 @@ def _at_terminal() -> bool:
 def _completed(current: State, request: "TaskRequest", *, ask: bool) -> "TaskRequest":
     """The request with what `--session` settled, then (at a terminal) what the person answers;
     the repository you stand in when none is named."""
+    if not (ask or request.session_id or not request.repository):
+        return request  # nothing to settle or ask: the dialog (and Rich's prompts) stays unread
     from agentctl.cli import dialog
     from agentctl.services.actions.requests import overridden
 

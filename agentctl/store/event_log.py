@@ -91,12 +91,19 @@ class EventLog:
         locked = select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update()
         row = self._connection.execute(locked).first()
         if row is None:  # the first event ever: make the head row, whoever comes first
-            from sqlalchemy.dialects import postgresql, sqlite  # once per database: import late
+            # once per database: import late, and only the dialect in use (PostgreSQL's
+            # alone costs a new SQLite home's first command ~20 ms)
+            values = {"id": 1, "seq": 0, "hash": GENESIS_HASH}
+            if self._connection.dialect.name == "postgresql":
+                from sqlalchemy.dialects import postgresql
 
-            dialect = postgresql if self._connection.dialect.name == "postgresql" else sqlite
-            self._connection.execute(
-                dialect.insert(_HEAD).values(id=1, seq=0, hash=GENESIS_HASH)
-                .on_conflict_do_nothing())
+                self._connection.execute(
+                    postgresql.insert(_HEAD).values(values).on_conflict_do_nothing())
+            else:
+                from sqlalchemy.dialects import sqlite
+
+                self._connection.execute(
+                    sqlite.insert(_HEAD).values(values).on_conflict_do_nothing())
             row = self._connection.execute(locked).first()
             assert row is not None
         return int(row[0]), str(row[1])

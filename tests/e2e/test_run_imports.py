@@ -1,7 +1,8 @@
 """A run on SQLite starts without the libraries only other paths need: the PostgreSQL driver
 (its import alone costs more than a SQLite run's whole start-up), GitPython (one `git` process
-finds the repository), the native agents' modules for another kind of agent, and the text
-renderer for --json."""
+finds the repository), the native agents' modules (and their model gateway) for another kind of
+agent, the PostgreSQL dialect for a new SQLite home, the dialog when nothing is left to ask,
+and the text renderer for --json."""
 
 from __future__ import annotations
 
@@ -28,7 +29,13 @@ def test_a_run_on_sqlite_imports_neither_the_postgresql_driver_nor_gitpython(
     assert "sqlalchemy" in imported, done.stderr[-3000:]  # the measurement works: a run writes through it
     assert not imported & {"psycopg", "git"}, imported & {"psycopg", "git"}
     unneeded = {"agentctl.execution.agents.claude", "agentctl.execution.agents.codex",
-                "agentctl.cli.render.tasks"}
+                "agentctl.cli.render.tasks",
+                # the new home's first event needs SQLite's INSERT .. ON CONFLICT, not PostgreSQL's
+                "sqlalchemy.dialects.postgresql",
+                # every answer is on the command line: no dialog, no prompts
+                "agentctl.cli.dialog", "rich.prompt",
+                # a native agent's hooks and model gateway, for claude and codex only
+                "agentctl.services.attempts.native_calls", "agentctl.execution.gateway.server"}
     assert not modules & unneeded, modules & unneeded
 
 

@@ -67,7 +67,6 @@ from agentctl.services.attempts.baseline import BaseBeside
 from agentctl.services.attempts.collect import CollectedEvidence, collect
 from agentctl.services.attempts.evidence import json_artifact, text_artifact
 from agentctl.services.attempts.judging import JudgeEvidence, judge
-from agentctl.services.attempts.native_calls import native_session
 from agentctl.services.attempts.runtime import ToolRuntime
 from agentctl.services.attempts.summary import final_summary
 from agentctl.services.attempts.verify import VerificationEvidence, verify
@@ -416,7 +415,9 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
         instruction=spec.instruction, workspace=ctx.workspace, task_file=task_file,
         tools=runtime, step=ctx.step, should_stop=ctx.stop, env=tool_context.env,
     )
-    if spec.agent_settings is not None:
+    if spec.agent_settings is not None:  # claude or codex: its hooks and its model gateway
+        from agentctl.services.attempts.native_calls import native_session
+
         session = native_session(ctx, runtime, session)
     if through is None:
         return build_agent(spec.agent_spec).run(session)
