@@ -277,6 +277,15 @@ def test_the_base_reruns_run_while_the_patchs_check_still_runs(harness: Harness,
     assert len(list(shared.glob("rerun-*"))) == 2
 
 
+# The agent's command: waits (up to 30 s) for the base's run to say it ran.
+WAIT_FOR_THE_BASE = ('import pathlib, sys, time\n'
+                     'deadline = time.monotonic() + 30\n'
+                     'while not pathlib.Path(sys.argv[1], "base-ran").exists():\n'
+                     '    if time.monotonic() > deadline:\n'
+                     '        sys.exit("the base never ran")\n'
+                     '    time.sleep(0.05)\n')
+
+
 @on_sqlite
 def test_the_base_runs_while_the_agent_works(harness: Harness, tmp_path: Path) -> None:
     """The base's first run starts with the attempt, beside the agent: the agent's command
@@ -289,12 +298,7 @@ def test_the_base_runs_while_the_agent_works(harness: Harness, tmp_path: Path) -
                'if "a + b" not in pathlib.Path("calc.py").read_text():\n'
                '    pathlib.Path(sys.argv[1], "base-ran").write_text("ran")\n'
                '    sys.exit("the base fails")\n')
-    _committed(harness.repo, "wait.py", 'import pathlib, sys, time\n'
-               'deadline = time.monotonic() + 30\n'
-               'while not pathlib.Path(sys.argv[1], "base-ran").exists():\n'
-               '    if time.monotonic() > deadline:\n'
-               '        sys.exit("the base never ran")\n'
-               '    time.sleep(0.05)\n')
+    _committed(harness.repo, "wait.py", WAIT_FOR_THE_BASE)
     wait = f"python3 wait.py {shared}"
     record = harness.record(harness.execute(harness.submit(
         harness.plan({"tool": "shell.run", "command": wait}, FIX_ADD),
@@ -303,3 +307,47 @@ def test_the_base_runs_while_the_agent_works(harness: Harness, tmp_path: Path) -
     (waited,) = [s for s in record.steps if s.title.startswith("shell.run")]
     assert waited.status is StepStatus.SUCCEEDED, waited.failure_code
     assert check_of(record).classification is TestClassification.FAIL_TO_PASS
+
+
+# On the base (calc.py tells which): says it started, then runs for a minute.
+SLOW_ON_THE_BASE = ('import pathlib, sys, time\n'
+                    'if "a + b" not in pathlib.Path("calc.py").read_text():\n'
+                    '    pathlib.Path(sys.argv[1], "base-ran").write_text("started")\n'
+                    '    time.sleep(60)\n')
+
+
+def running(*words: str) -> list[str]:
+    """The command lines of the machine's processes that hold every one of `words`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if entry.name.isdigit() and all(w in line for w in words):
+            found.append(line)
+    return found
+
+
+@on_sqlite
+def test_an_agent_that_fails_stops_the_base_running_beside_it(harness: Harness,
+                                                               tmp_path: Path) -> None:
+    """The agent fails while the base's first run is under way: the attempt ends without
+    verification, the base's process is stopped (not left running), and nothing of the base
+    is on record."""
+    shared = tmp_path / "meeting"
+    shared.mkdir()
+    harness.configure(f'[sandbox]\nwritable = ["{shared}"]\n')
+    harness.repo = pytest_repo(tmp_path)
+    _committed(harness.repo, "slow.py", SLOW_ON_THE_BASE)
+    _committed(harness.repo, "wait.py", WAIT_FOR_THE_BASE)
+    record = harness.record(harness.execute(harness.submit(
+        harness.plan({"tool": "shell.run", "command": f"python3 wait.py {shared}"},
+                     {"tool": "fs.replace", "path": "calc.py", "old": "no such text",
+                      "new": "x"}),
+        verify=(f"{sys.executable} slow.py {shared}",)), concurrent_baseline=True))
+
+    assert (shared / "base-ran").exists()
+    assert not running("slow.py", str(shared))
+    assert not [s for s in record.steps if s.type is StepType.RUN_VERIFIER]
+    assert record.verdict is not None and not record.verifications
