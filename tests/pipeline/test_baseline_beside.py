@@ -74,9 +74,13 @@ def test_the_base_runs_beside_the_patchs_checks(harness: Harness, tmp_path: Path
 
 
 @on_sqlite
-def test_beside_or_after_the_record_is_the_same(harness: Harness, tmp_path: Path) -> None:
+@pytest.mark.parametrize("reruns", [2, 1])
+def test_beside_or_after_the_record_is_the_same(harness: Harness, tmp_path: Path,
+                                                reruns: int) -> None:
     """A fix whose check fails on the base and once more with the patch (a rerun there, then
-    reruns on the base): the same steps, notes and events in the same order either way."""
+    reruns on the base): the same steps, notes and events in the same order either way, with
+    one rerun (made beside in the base's own tree) as with two."""
+    harness.configure(f"[verification]\nreruns = {reruns}\n")
     harness.repo = pytest_repo(tmp_path)
     records = [harness.record(harness.execute(harness.submit(
         harness.plan(FIX_ADD), verify=(PYTEST,), must_pass=("tests/test_calc.py::test_add",)),
@@ -88,7 +92,7 @@ def test_beside_or_after_the_record_is_the_same(harness: Harness, tmp_path: Path
     assert beside.verdict is not None and after.verdict is not None
     assert (beside.verdict.status, beside.verdict.reasons) == (after.verdict.status,
                                                                after.verdict.reasons)
-    assert any(s.title.startswith("baseline rerun:") for s in beside.steps)
+    assert len([s for s in beside.steps if s.title.startswith("baseline rerun:")]) == reruns
 
 
 @on_sqlite
