@@ -5,6 +5,10 @@
 A case of tests/corpus (the release with the bug, the later release's tests laid on it, the
 released fix as the patch; sdists from ~/.cache/agentctl-test-corpus or PyPI):
 - by hand: `git clone` the base, `git apply` the fix, the case's one pytest command;
+- by hand, the same evidence (for scale, no target): what agentctl's default does, done by hand
+  on both cores: the fix's pytest beside the base's (a second clone), then the tests that
+  failed on the base run again twice at once (that tree and a third clone), each a fresh
+  process;
 - agentctl: `agentctl task submit --type bug_fix --verify CMD --run --agent patch:fix.diff`
   (the default config: sandbox on, the base's checks run for the baseline),
   cold (a new state home each time: nothing cached) and warm (one home: the base's checkout
@@ -119,6 +123,29 @@ def main() -> None:
         shutil.rmtree(clone)
         return elapsed
 
+    def same_evidence(number: int) -> float:
+        place = root / f"same-{number}"
+        started = time.perf_counter()
+        trees = [place / name for name in ("fix", "base", "rerun")]
+        for tree in trees:
+            subprocess.run(["git", "clone", "-q", str(repo), str(tree)], check=True)
+        subprocess.run(["git", "apply", str(fix)], cwd=trees[0], check=True)
+        first = [subprocess.Popen(command, shell=True, cwd=tree, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True) for tree in trees[:2]]
+        base_output = [process.communicate()[0] for process in first][1]
+        failing = [line.split()[1] for line in base_output.splitlines()
+                   if line.startswith(("FAILED ", "ERROR "))]
+        if failing:
+            again = command.removesuffix(" ".join(case.tests)) + " ".join(failing)
+            reruns = [subprocess.Popen(again, shell=True, cwd=tree,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                      for tree in trees[1:]]
+            for process in reruns:
+                process.wait()
+        elapsed = time.perf_counter() - started
+        shutil.rmtree(place)
+        return elapsed
+
     spent: dict[str, list[dict[str, float]]] = {"agentctl cold": [], "agentctl warm": []}
 
     def agentctl(home: Path, kind: str | None = None) -> float:
@@ -131,9 +158,11 @@ def main() -> None:
     warm_home = root / "warm-home"
     agentctl(warm_home)  # fills the warm home's caches
     times: dict[str, list[float]] = {"by hand (clone, apply, pytest)": [],
+                                     "by hand, the same evidence": [],
                                      "agentctl cold": [], "agentctl warm": []}
     for number in range(options.runs):
         times["by hand (clone, apply, pytest)"].append(by_hand(number))
+        times["by hand, the same evidence"].append(same_evidence(number))
         cold = root / f"cold-home-{number}"
         times["agentctl cold"].append(agentctl(cold, "agentctl cold"))
         shutil.rmtree(cold, ignore_errors=True)
@@ -151,6 +180,10 @@ def main() -> None:
         ratios = [mine / theirs for mine, theirs in zip(times[name], hand)]
         print(f"  {name} interleaved: {sum(r <= limit for r in ratios)}/{len(ratios)} within "
               f"{limit:.1f}x   [{', '.join(f'{r:.2f}' for r in ratios)}]")
+    same = times["by hand, the same evidence"]
+    ratios = [mine / theirs for mine, theirs in zip(times["agentctl cold"], same)]
+    print(f"  agentctl cold / the same evidence by hand, interleaved: median "
+          f"{statistics.median(ratios):.2f}x   [{', '.join(f'{r:.2f}' for r in ratios)}]")
     if options.phases:
         print(f"where agentctl's time went (median seconds of {options.runs})")
         print(f"  {'phase':<46} {'cold':>7} {'warm':>7}")
