@@ -188,9 +188,9 @@ def main() -> None:
         print(f"where agentctl's time went (median seconds of {options.runs})")
         print(f"  {'phase':<46} {'cold':>7} {'warm':>7}")
         for name in PHASES:
-            cold, warm = (statistics.median(s[name] for s in spent[kind])
-                          for kind in ("agentctl cold", "agentctl warm"))
-            print(f"  {name:<46} {cold:7.3f} {warm:7.3f}")
+            cold_s, warm_s = (statistics.median(s[name] for s in spent[kind])
+                              for kind in ("agentctl cold", "agentctl warm"))
+            print(f"  {name:<46} {cold_s:7.3f} {warm_s:7.3f}")
     subprocess.run(["umount", "-R", "-q", str(root)], capture_output=True)
     shutil.rmtree(root, ignore_errors=True)
 
