@@ -119,8 +119,9 @@ class BaseBeside:
                 self._publish(self._done, planned.name, early)
                 outcome = early.outcome
                 reruns: dict[int, EarlyRun] = {}
-                if outcome.status is C.FAILED and self.ctx.spec.verification_plan.reruns \
-                        and not self._stopped():
+                if outcome.status is C.FAILED and self.ctx.spec.verification_plan.reruns:
+                    if self._stopped():
+                        break  # none published: the sequential path makes them, or stops
                     reruns = _reruns_at_once(
                         self.ctx, planned, Observed(status=outcome.status,
                                                     report=outcome.test_report),
