@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -41,11 +41,11 @@ AGENTCTL = str(Path(sys.executable).with_name("agentctl"))
 def timed(argv: list[str], **options: object) -> tuple[float, datetime, datetime, str]:
     """Seconds taken, when it started and ended (UTC, to place the run's own record), and what
     it printed."""
-    launched = datetime.now(timezone.utc)
+    launched = datetime.now(UTC)
     started = time.perf_counter()
     result = subprocess.run(argv, capture_output=True, text=True, **options)  # type: ignore[call-overload]
     elapsed = time.perf_counter() - started
-    ended = datetime.now(timezone.utc)
+    ended = datetime.now(UTC)
     if result.returncode not in (0, 1):
         raise SystemExit(f"{argv[:3]} exited {result.returncode}: {result.stderr[-2000:]}")
     return elapsed, launched, ended, result.stdout
@@ -177,11 +177,11 @@ def main() -> None:
               f"[{', '.join(f'{s:.2f}' for s in samples)}]")
     hand = times["by hand (clone, apply, pytest)"]
     for name, limit in targets.items():  # each run beside the by-hand one just before it
-        ratios = [mine / theirs for mine, theirs in zip(times[name], hand)]
+        ratios = [mine / theirs for mine, theirs in zip(times[name], hand, strict=True)]
         print(f"  {name} interleaved: {sum(r <= limit for r in ratios)}/{len(ratios)} within "
               f"{limit:.1f}x   [{', '.join(f'{r:.2f}' for r in ratios)}]")
     same = times["by hand, the same evidence"]
-    ratios = [mine / theirs for mine, theirs in zip(times["agentctl cold"], same)]
+    ratios = [mine / theirs for mine, theirs in zip(times["agentctl cold"], same, strict=True)]
     print(f"  agentctl cold / the same evidence by hand, interleaved: median "
           f"{statistics.median(ratios):.2f}x   [{', '.join(f'{r:.2f}' for r in ratios)}]")
     if options.phases:

@@ -17,8 +17,8 @@ from agentctl.domain.enums import (
 )
 from agentctl.execution.workspace import remove_workspace
 from agentctl.services.ports import RunRecord
-from tests.pipeline.conftest import Harness
 from tests.conftest import make_repo
+from tests.pipeline.conftest import Harness
 from tests.pipeline.test_baseline import CALC, FIX_ADD, PYTEST, check_of, classes, pytest_repo
 
 on_sqlite = pytest.mark.parametrize("harness", ["sqlite"], indirect=True)
