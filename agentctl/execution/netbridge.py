@@ -31,6 +31,7 @@ from pathlib import Path
 from agentctl.execution.reaper import kept, release
 
 PROXY_PORT = 3128
+PROXY_SOCKET = Path("/run/agentctl/proxy.sock")  # where a jail sees its gate to the proxy
 READY_SECONDS = 10.0
 
 SOURCE = r'''
@@ -161,6 +162,10 @@ class SharedNetwork:
             self._process.kill()
             error = self._process.stderr.read().decode(errors="replace").strip()
             raise OSError(f"the network bridge did not start: {error or 'no word from it'}")
+
+    @property
+    def alive(self) -> bool:
+        return self._process.poll() is None
 
     def close(self) -> None:
         if self._process.stdin is not None:

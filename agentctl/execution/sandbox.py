@@ -6,13 +6,14 @@ that dies with its parent, a new session), `/` read-only with a private `/dev`, 
 (`/proc/sys` read-only), `/tmp`, `/run` and HOME; the homes, the state home, the original
 repository and the attempt's own directory hidden under empty tmpfs; the toolchain dirs the run
 was started with bound back read-only; the workspace read-write. The network namespace has only
-loopback: `netbridge` forwards `127.0.0.1:3128` to the attempt's allowlisting proxy (`egress`).
+loopback: `netbridge` forwards `127.0.0.1:3128` to an allowlisting proxy (`egress`).
 
 What can be made once is made once per attempt: `Sandbox.for_attempt` resolves bwrap, the hidden
-and toolchain paths; the network namespace with its bridge is started on first use for each rule
-set and lent to one process at a time (`nsenter --net` then bwrap with every namespace but the
-network unshared), so a process pays for bwrap and its cgroup, not for a Python bridge. Where a
-namespace cannot be joined (not root, no `nsenter`) each process brings its own bridge.
+and toolchain paths. A network namespace with its bridge is made once per rule set for the whole
+agentctl process and lent to one process at a time (`networks`: `nsenter --net` then bwrap with
+every namespace but the network unshared), so a process pays for bwrap and its cgroup, and an
+attempt for neither a Python bridge nor a new namespace. Where a namespace cannot be joined (not
+root, no `nsenter`) each process brings its own bridge.
 
 `Sandbox` is one attempt's (its proxy, its hidden paths, its networks); `Sandbox.jail(...)` is
 one process's, and is what `process.run_to_file(confine=...)` takes.
@@ -25,19 +26,18 @@ import os
 import pwd
 import shutil
 import sys
-import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from agentctl.domain.sandbox import SandboxProfile
 from agentctl.execution.bubblewrap import NAMESPACE_FLAGS, check
-from agentctl.execution.egress import ConnectAttempt, EgressProxy, Gate
+from agentctl.execution.egress import ConnectAttempt, EgressProxy
 from agentctl.execution.limits import layout, limited
-from agentctl.execution.netbridge import PROXY_PORT, SharedNetwork, bridge_argv
-
-PROXY_SOCKET = Path("/run/agentctl/proxy.sock")
+from agentctl.execution.netbridge import PROXY_PORT, PROXY_SOCKET, bridge_argv
+from agentctl.execution.networks import Network, Networks, can_join_networks
 PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
 TOOLCHAIN_LEAVES = frozenset({"bin", "sbin", "shims"})
 # Where the user's own things live; hidden, then the toolchain dirs in them bound back.
@@ -78,7 +78,7 @@ def bwrap_argv(binary: Path, view: View, cwd: Path,
                sockets: Sequence[tuple[Path, Path]] = (), *, joined_net: bool = False,
                ) -> list[str]:
     """bwrap's command line for `view` (up to the `--` before the command); with `joined_net`
-    it keeps the network namespace it is started in (one of the attempt's `SharedNetwork`s)."""
+    it keeps the network namespace it is started in (one of `networks`' shared ones)."""
     argv = [str(binary), *(JOINED_NET_FLAGS if joined_net else NAMESPACE_FLAGS), "--ro-bind",
             "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
     covered = [path for path in _outermost((*PRIVATE_DIRS, *view.hidden)) if path.is_dir()]
@@ -184,13 +184,15 @@ def loopback_forwards(endpoints: Iterable[str]) -> tuple[tuple[int, str], ...]:
     return tuple(dict.fromkeys(out))
 
 
-def interpreter_binds() -> list[str]:
+@cache
+def interpreter_binds() -> tuple[str, ...]:
     """bwrap arguments that bind agentctl's own interpreter back (read-only) where a jail hides
     it under a fresh /tmp or /run: the network bridge runs on it, and a checkout (and its venv)
     may well live in /tmp."""
     hidden = tuple(directory for directory in toolchain_dirs("", ())
                    if any(directory.is_relative_to(root) for root in PRIVATE_DIRS))
-    return [arg for directory in hidden for arg in ("--ro-bind", str(directory), str(directory))]
+    return tuple(arg for directory in hidden
+                 for arg in ("--ro-bind", str(directory), str(directory)))
 
 
 def program_dirs(command: str, path_value: str) -> tuple[Path, ...]:
@@ -211,112 +213,6 @@ def program_dirs(command: str, path_value: str) -> tuple[Path, ...]:
     return tuple(_outermost(out))
 
 
-# --- one attempt's networks ------------------------------------------------------------------
-
-def can_join_networks() -> bool:
-    """Whether a process can be started in a network namespace made before it: setns into a
-    namespace of another user namespace needs CAP_SYS_ADMIN here, i.e. root."""
-    return os.geteuid() == 0 and shutil.which("nsenter") is not None
-
-
-@dataclass
-class Network:
-    """One network namespace lent to one process at a time: the bridge held in it (None when
-    the process brings its own) and the gate its connections go through."""
-
-    gate: Gate
-    ports: str
-    shared: SharedNetwork | None = None
-
-    def take(self) -> tuple[ConnectAttempt, ...]:
-        """The connections tried since the last lender's, which are this one's."""
-        return self.gate.take()
-
-
-class Networks:
-    """The attempt's networks, by rule set: made on first use, then lent out and given back;
-    two processes that run at once get two (each connection is recorded against its own)."""
-
-    def __init__(self, binary: Path, proxy: EgressProxy, *, shared: bool) -> None:
-        self.binary = binary
-        self.proxy = proxy
-        self.shared = shared
-        self._free: dict[tuple[tuple[str, ...], str], list[Network]] = {}
-        self._all: list[Network] = []
-        self._lock = threading.Lock()
-        self._preparing: dict[tuple[tuple[str, ...], str], threading.Thread] = {}
-
-    def prepare(self, rules: tuple[str, ...], ports: str) -> None:
-        """Start making one network for `rules` now, on a thread, while the attempt does other
-        things (its clone): the first process that needs it does not wait for it."""
-        if not self.shared:
-            return
-        key = (rules, ports)
-
-        def make() -> None:
-            with contextlib.suppress(OSError):  # the first lender makes it, and says why not
-                network = self._make(rules, ports)
-                with self._lock:
-                    self._free.setdefault(key, []).append(network)
-
-        thread = threading.Thread(target=make, name="agentctl-network", daemon=True)
-        with self._lock:
-            self._preparing[key] = thread
-        thread.start()
-
-    @contextlib.contextmanager
-    def lend(self, rules: tuple[str, ...], ports: str) -> Iterator[Network]:
-        key = (rules, ports)
-        with self._lock:
-            preparing = self._preparing.pop(key, None)
-        if preparing is not None:
-            preparing.join()
-        with self._lock:
-            free = self._free.setdefault(key, [])
-            network = free.pop() if free else None
-        if network is None:
-            network = self._make(rules, ports)
-        try:
-            yield network
-        finally:
-            if network.shared is None:
-                network.gate.close()
-            else:
-                with self._lock:
-                    self._free.setdefault(key, []).append(network)
-
-    def _make(self, rules: tuple[str, ...], ports: str) -> Network:
-        gate = self.proxy.open_gate(rules)
-        if not self.shared:
-            return Network(gate, ports)
-        # Not --die-with-parent: that follows the thread that started it (a check on the base
-        # runs on a thread of its own). It ends when its stdin closes, as when agentctl ends.
-        flags = [flag for flag in NAMESPACE_FLAGS if flag != "--die-with-parent"]
-        argv = [str(self.binary), *flags, "--ro-bind", "/", "/", "--dev", "/dev",
-                "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run",
-                *interpreter_binds(), "--bind", str(gate.socket_path), str(PROXY_SOCKET)]
-        try:
-            network = Network(gate, ports, SharedNetwork(argv, PROXY_SOCKET, ports))
-        except OSError:
-            gate.close()
-            raise
-        with self._lock:
-            self._all.append(network)
-        return network
-
-    def close(self) -> None:
-        with self._lock:
-            preparing, self._preparing = list(self._preparing.values()), {}
-        for thread in preparing:
-            thread.join()
-        with self._lock:
-            held, self._all, self._free = self._all, [], {}
-        for network in held:
-            assert network.shared is not None
-            network.shared.close()
-            network.gate.close()
-
-
 # --- one attempt, one process -----------------------------------------------------------------
 
 @dataclass
@@ -333,8 +229,14 @@ class Sandbox:
     networks: Networks = field(init=False)
 
     def __post_init__(self) -> None:
-        self.networks = Networks(self.binary, self.proxy, shared=can_join_networks())
-        # what shell.run and the checks use, made while the attempt clones
+        # A bridge's jail is not --die-with-parent: that follows the thread that started it (a
+        # check on the base runs on a thread of its own). It ends when its stdin closes.
+        flags = [flag for flag in NAMESPACE_FLAGS if flag != "--die-with-parent"]
+        bridge_jail = [str(self.binary), *flags, "--ro-bind", "/", "/", "--dev", "/dev",
+                       "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run",
+                       *interpreter_binds()]
+        self.networks = Networks(bridge_jail, self.proxy, shared=can_join_networks())
+        # what shell.run and the checks use, made while the attempt clones (unless free)
         self.networks.prepare(tuple(self.profile.network_allow), str(PROXY_PORT))
 
     @classmethod
@@ -374,7 +276,6 @@ class Sandbox:
                 "cgroups": layout().describe, "networkAllow": list(self.profile.network_allow)}
 
     def close(self) -> None:
-        self.networks.close()
         self.proxy.close()
 
 

@@ -20,7 +20,8 @@ from agentctl.domain.sandbox import SandboxProfile
 from agentctl.execution.bubblewrap import check
 from agentctl.execution.process import run_to_file
 from agentctl.execution.reaper import descendants, sweep
-from agentctl.execution.sandbox import Sandbox, can_join_networks
+from agentctl.execution.networks import MAX_IDLE, NetworkPool, can_join_networks
+from agentctl.execution.sandbox import Sandbox
 from tests.machine import unavailable
 
 FETCH = ("python3 -c \"import urllib.request as u; "
@@ -198,3 +199,88 @@ os.kill(os.getpid(), 9)
     while namespace.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not namespace.exists()
+
+
+# --- shared by the attempts of one agentctl process ------------------------------------------
+
+LISTENER = ("import socket, time; s = socket.socket(); "
+            "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+            "s.bind(('127.0.0.1', 47123)); s.listen(); open('/tmp/up', 'w').close(); "
+            "time.sleep(600)")
+DIAL = ("python3 -c \"import socket; socket.create_connection(('127.0.0.1', 47123), timeout=5)\""
+        " && echo reached || echo refused")
+
+
+def another_attempt(tmp_path: Path, name: str) -> Sandbox:
+    (tmp_path / name).mkdir()
+    return Sandbox.for_attempt(SandboxProfile(), env=dict(os.environ),
+                               hidden=[tmp_path / name], proxy_dir=tmp_path / name)
+
+
+def test_a_later_attempt_joins_the_same_namespace_but_finds_nothing_an_earlier_one_left(
+        tmp_path: Path) -> None:
+    """The first attempt's process leaves a listener running and a file in /tmp; the next
+    attempt's process is in the very same network namespace, yet the listener died with its
+    jail, the file with its tmpfs, and only its own connection is counted against it."""
+    if not check().works or not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    first = another_attempt(tmp_path, "first")
+    try:
+        script = (f"(python3 -c \"{LISTENER}\" &); i=0; while [ ! -e /tmp/up ] && "
+                  f"[ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; {DIAL}; "
+                  "echo left > /tmp/left; readlink /proc/self/ns/net; " + FETCH)
+        code, before, tried = inside(first, tmp_path, script)
+    finally:
+        first.close()
+    assert "reached" in before and "403" in before and tried == 1, before
+    second = another_attempt(tmp_path, "second")
+    try:
+        code, after, tried = inside(second, tmp_path, f"readlink /proc/self/ns/net; {DIAL}; "
+                                    "ls /tmp; " + FETCH)
+    finally:
+        second.close()
+    namespace = next(line for line in before.splitlines() if line.startswith("net:["))
+    assert namespace in after.splitlines(), (before, after)  # reused, not made again
+    assert "refused" in after and "reached" not in after, after
+    assert "left" not in after and "up" not in after.split(), after
+    assert "403" in after and tried == 1, after
+
+
+def test_namespaces_left_idle_beyond_the_bound_are_ended(sandbox: Sandbox) -> None:
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    pool = NetworkPool()
+    try:
+        made = []
+        for number in range(MAX_IDLE + 2):
+            key = (sandbox.networks.bridge_jail, (f"host-{number}.example",), "3128")
+            with pool.lend(key) as network:
+                assert network.shared is not None
+                made.append(network.shared.path)
+        deadline = time.monotonic() + 30
+        while any(path.exists() for path in made[:2]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [path.exists() for path in made] == [False] * 2 + [True] * MAX_IDLE
+    finally:
+        pool.close()
+    assert not any(path.exists() for path in made)
+
+
+def test_a_namespace_whose_bridge_died_is_made_again(sandbox: Sandbox) -> None:
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    pool = NetworkPool()
+    key = (sandbox.networks.bridge_jail, (), "3128")
+    try:
+        with pool.lend(key) as network:
+            assert network.shared is not None
+            dead = network.shared.path
+        os.killpg(int(dead.parts[2]), 9)  # the bridge's bwrap leads its own session
+        deadline = time.monotonic() + 30
+        while dead.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with pool.lend(key) as network:
+            assert network.shared is not None and network.alive
+            assert network.shared.path != dead and network.shared.path.exists()
+    finally:
+        pool.close()
