@@ -75,31 +75,42 @@ class NetworkPool:
         self.proxy = EgressProxy(self.directory)
         self._free: list[tuple[Key, Network]] = []
         self._all: list[Network] = []
-        self._preparing: dict[Key, threading.Thread] = {}
+        self._made: dict[Key, int] = {}  # free or lent, by key
+        self._preparing: dict[Key, list[threading.Thread]] = {}
         self._lock = threading.Lock()
 
-    def prepare(self, key: Key) -> None:
-        """Start making one for `key` on a thread, unless one is free or on its way: the first
-        process that needs it does not wait for it."""
+    def prepare(self, key: Key, count: int = 1) -> None:
+        """Start making one for `key` on a thread, unless `count` are made (free or lent) or
+        on their way: the first process that needs one does not wait for it."""
         with self._lock:
-            if key in self._preparing or any(k == key for k, _ in self._free):
+            if self._made.get(key, 0) + len(self._preparing.get(key, ())) >= count:
                 return
 
             def make() -> None:
-                with contextlib.suppress(OSError):  # the first lender makes it, and says why not
-                    self._give_back(key, self._make(key))
+                try:
+                    with contextlib.suppress(OSError):  # a lender makes it, and says why not
+                        self._give_back(key, self._make(key))
+                finally:
+                    with self._lock:
+                        with contextlib.suppress(ValueError):
+                            self._preparing.get(key, []).remove(thread)
 
             thread = threading.Thread(target=make, name="agentctl-network", daemon=True)
-            self._preparing[key] = thread
-        thread.start()
+            self._preparing.setdefault(key, []).append(thread)
+            thread.start()  # under the lock: no lender joins it before it has started
 
     @contextlib.contextmanager
     def lend(self, key: Key) -> Iterator[Network]:
-        with self._lock:
-            preparing = self._preparing.pop(key, None)
-        if preparing is not None:
-            preparing.join()
-        network = self._take_free(key) or self._make(key)
+        network = self._take_free(key)
+        while network is None:  # one on its way is waited for; with none, one is made
+            with self._lock:
+                waiting = self._preparing.get(key)
+                preparing = waiting[0] if waiting else None
+            if preparing is None:
+                network = self._take_free(key) or self._make(key)
+            else:
+                preparing.join()
+                network = self._take_free(key)
         try:
             yield network
         finally:
@@ -115,15 +126,15 @@ class NetworkPool:
                 _, network = self._free.pop(found)
             if network.alive:
                 return network
-            self._drop(network)  # its bridge died: the next one makes a new one
+            self._drop(key, network)  # its bridge died: a new one is made
 
     def _give_back(self, key: Key, network: Network) -> None:
         with self._lock:
             self._free.append((key, network))
             surplus = self._free[:-MAX_IDLE] if len(self._free) > MAX_IDLE else []
             del self._free[:len(surplus)]
-        for _, old in surplus:
-            self._drop(old)
+        for old_key, old in surplus:
+            self._drop(old_key, old)
 
     def _make(self, key: Key) -> Network:
         jail, rules, ports = key
@@ -136,12 +147,14 @@ class NetworkPool:
             raise
         with self._lock:
             self._all.append(network)
+            self._made[key] = self._made.get(key, 0) + 1
         return network
 
-    def _drop(self, network: Network) -> None:
+    def _drop(self, key: Key, network: Network) -> None:
         with self._lock:
             if network in self._all:
                 self._all.remove(network)
+                self._made[key] -= 1
         if network.shared is not None:
             network.shared.close()
         network.gate.close()
@@ -149,11 +162,12 @@ class NetworkPool:
     def close(self) -> None:
         """Every bridge ended, the proxy stopped (at exit)."""
         with self._lock:
-            preparing, self._preparing = list(self._preparing.values()), {}
+            preparing = [t for threads in self._preparing.values() for t in threads]
+            self._preparing = {}
         for thread in preparing:
             thread.join()
         with self._lock:
-            held, self._all, self._free = self._all, [], []
+            held, self._all, self._free, self._made = self._all, [], [], {}
         for network in held:
             if network.shared is not None:
                 network.shared.close()
@@ -186,11 +200,11 @@ class Networks:
         self.proxy = proxy
         self.shared = shared
 
-    def prepare(self, rules: tuple[str, ...], ports: str) -> None:
-        """Have one ready for `rules` before a process needs it (made while the attempt clones,
-        unless one is free already)."""
+    def prepare(self, rules: tuple[str, ...], ports: str, count: int = 1) -> None:
+        """Have `count` made for `rules` before processes need them (made meanwhile, on
+        threads, unless there are already)."""
         if self.shared:
-            shared_pool().prepare((self.bridge_jail, rules, ports))
+            shared_pool().prepare((self.bridge_jail, rules, ports), count)
 
     @contextlib.contextmanager
     def lend(self, rules: tuple[str, ...], ports: str) -> Iterator[Network]:

@@ -236,8 +236,12 @@ class Sandbox:
                        "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run",
                        *interpreter_binds()]
         self.networks = Networks(bridge_jail, self.proxy, shared=can_join_networks())
-        # what shell.run and the checks use, made while the attempt clones (unless free)
-        self.networks.prepare(tuple(self.profile.network_allow), str(PROXY_PORT))
+        self.prepare_networks(1)  # made while the attempt clones (unless there is one)
+
+    def prepare_networks(self, count: int) -> None:
+        """Have `count` networks for shell.run and the checks made before they are needed:
+        two when the base's checks run beside the candidate's."""
+        self.networks.prepare(tuple(self.profile.network_allow), str(PROXY_PORT), count)
 
     @classmethod
     def for_attempt(cls, profile: SandboxProfile, *, env: Mapping[str, str],

@@ -284,3 +284,36 @@ def test_a_namespace_whose_bridge_died_is_made_again(sandbox: Sandbox) -> None:
             assert network.shared.path != dead and network.shared.path.exists()
     finally:
         pool.close()
+
+
+def test_two_networks_asked_for_ahead_serve_two_processes_at_once_without_a_third(
+        sandbox: Sandbox) -> None:
+    """The base's checks beside the candidate's: both networks made while it checks out."""
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    pool = NetworkPool()
+    key = (sandbox.networks.bridge_jail, (), "3128")
+
+    def bridges() -> int:  # this pool's bwraps started by this process
+        found = 0
+        for pid, _ in descendants():
+            with contextlib.suppress(OSError):
+                line = Path(f"/proc/{pid}/cmdline").read_bytes()
+                parent = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1]
+                found += (b"--info-fd" in line and str(pool.directory).encode() in line
+                          and int(parent) == os.getpid())
+        return found
+
+    try:
+        pool.prepare(key, 2)
+        pool.prepare(key, 2)  # both on their way: no third
+        deadline = time.monotonic() + 30
+        while bridges() < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert bridges() == 2
+        with pool.lend(key) as first, pool.lend(key) as second:
+            assert first.shared is not None and second.shared is not None
+            assert first.shared.path != second.shared.path
+            assert bridges() == 2
+    finally:
+        pool.close()
