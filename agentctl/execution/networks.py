@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import os
 import shutil
 import tempfile
@@ -37,12 +38,76 @@ from agentctl.execution.netbridge import PROXY_SOCKET, SharedNetwork
 
 # Namespaces kept with no process in them, over every rule set (the oldest given back goes)
 MAX_IDLE = 4
+CLONE_NEWNET = 0x40000000
 
 
 def can_join_networks() -> bool:
     """Whether a process can be started in a network namespace made before it: setns into a
     namespace of another user namespace needs CAP_SYS_ADMIN here, i.e. root."""
     return os.geteuid() == 0 and shutil.which("nsenter") is not None
+
+
+def nsenter_argv(namespace: Path) -> list[str]:
+    """What starts a command in `namespace` (before bwrap, which cannot join one)."""
+    return ["nsenter", f"--net={namespace}", "--"]
+
+
+@contextlib.contextmanager
+def entered(namespace: Path) -> Iterator[bool]:
+    """The calling thread in the network namespace `namespace` for the block (True), back in
+    its own after; False, and nothing changed, where it cannot join it. A process started on
+    this thread meanwhile is born in it: one exec (`nsenter`) less than `nsenter_argv`. Only
+    the thread moves (a network namespace is per thread): agentctl's other threads, and its
+    sockets, stay where they are; the block must open no socket."""
+    try:
+        own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        yield False
+        return
+    try:
+        joined = _join(namespace)
+        try:
+            yield joined
+        finally:
+            if joined and not _setns(own):
+                raise OSError("cannot return to agentctl's own network namespace")
+    finally:
+        os.close(own)
+
+
+def _join(namespace: Path) -> bool:
+    try:
+        target = os.open(namespace, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return _setns(target)
+    finally:
+        os.close(target)
+
+
+def _setns(descriptor: int) -> bool:
+    setns = getattr(os, "setns", None)  # Python 3.12
+    if setns is not None:
+        try:
+            setns(descriptor, CLONE_NEWNET)
+        except OSError:
+            return False
+        return True
+    try:
+        return int(_libc().setns(descriptor, CLONE_NEWNET)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+_libc_handle: ctypes.CDLL | None = None
+
+
+def _libc() -> ctypes.CDLL:
+    global _libc_handle
+    if _libc_handle is None:
+        _libc_handle = ctypes.CDLL(None, use_errno=True)
+    return _libc_handle
 
 
 @dataclass

@@ -26,10 +26,11 @@ import os
 import pwd
 import shutil
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from agentctl.domain.sandbox import SandboxProfile
@@ -37,7 +38,8 @@ from agentctl.execution.bubblewrap import NAMESPACE_FLAGS, check
 from agentctl.execution.egress import ConnectAttempt, EgressProxy
 from agentctl.execution.limits import layout, limited
 from agentctl.execution.netbridge import PROXY_PORT, PROXY_SOCKET, bridge_argv
-from agentctl.execution.networks import Network, Networks, can_join_networks
+from agentctl.execution.networks import (Network, Networks, can_join_networks, entered,
+                                         nsenter_argv)
 PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
 TOOLCHAIN_LEAVES = frozenset({"bin", "sbin", "shims"})
 # Where the user's own things live; hidden, then the toolchain dirs in them bound back.
@@ -58,6 +60,7 @@ JOINED_NET_FLAGS = ("--unshare-user", "--unshare-ipc", "--unshare-pid", "--unsha
 # (127) or "cannot execute" (126) the way the bridge and `process.run_to_file` do.
 EXEC_SHIM = ("/bin/sh", "-c", 'command -v "$1" >/dev/null 2>&1 || { echo "agentctl: $1: command '
              'not found" >&2; exit 127; }; exec "$@"', "agentctl-exec")
+Started = TypeVar("Started")  # what a caller's start of a process gives (a Popen)
 
 
 # --- what a process sees --------------------------------------------------------------------
@@ -292,21 +295,39 @@ class Jail:
     rules: tuple[str, ...]
     forwards: tuple[tuple[int, str], ...] = ()
     connections: list[ConnectAttempt] = field(default_factory=list)
+    joining: Path | None = field(default=None, init=False)  # its shared namespace, while lent
 
     @contextlib.contextmanager
     def confined(self, argv: Sequence[str], env: Mapping[str, str],
                  cwd: Path) -> Iterator[tuple[list[str], dict[str, str]]]:
-        """The command line and environment that run `argv` in here; on the way out, every
-        process left in its cgroup is killed and the connections it tried are kept."""
+        """The command line and environment that run `argv` in here (start it with `launch`);
+        on the way out, every process left in its cgroup is killed and the connections it tried
+        are kept."""
         ports = ",".join([str(PROXY_PORT), *(f"{port}={target}"
                                              for port, target in self.forwards)])
         with self.sandbox.networks.lend(self.rules, ports) as network:
+            self.joining = network.shared.path if network.shared is not None else None
             try:
                 with limited(self.sandbox.profile.limits) as (launcher, _group):
-                    yield [*launcher, *self._command(network, argv, cwd,
-                                                                  env.get("PATH", ""))], self.inside_env(env)
+                    command = self._command(network, argv, cwd, env.get("PATH", ""))
+                    yield [*launcher, *command], self.inside_env(env)
             finally:
+                self.joining = None
                 self.connections.extend(network.take())
+
+    def launch(self, argv: list[str], start: Callable[[list[str]], Started]) -> Started:
+        """`start(argv)`, for a command line `confined` gave: where this thread can join the
+        shared network namespace itself, it does so around `start` alone (which must open no
+        socket), and the command line goes without `nsenter`, one exec less; else as given."""
+        if self.joining is not None:
+            prefix = nsenter_argv(self.joining)
+            at = next((i for i in range(len(argv) - len(prefix) + 1)
+                       if argv[i:i + len(prefix)] == prefix), None)
+            if at is not None:
+                with entered(self.joining) as joined:
+                    if joined:
+                        return start([*argv[:at], *argv[at + len(prefix):]])
+        return start(argv)
 
     def _command(self, network: Network, argv: Sequence[str], cwd: Path,
                  env_path: str) -> list[str]:
@@ -316,7 +337,7 @@ class Jail:
             return [*inner, "--", *bridge_argv(PROXY_SOCKET, network.ports), *argv]
         inner = bwrap_argv(self.sandbox.binary, self.view, cwd, joined_net=True)
         shim = () if self._found_inside(argv[0], env_path) else EXEC_SHIM
-        return ["nsenter", f"--net={network.shared.path}", "--", *inner, "--", *shim, *argv]
+        return [*nsenter_argv(network.shared.path), *inner, "--", *shim, *argv]
 
     def _found_inside(self, program: str, path_value: str) -> bool:
         """Whether `program` is an executable the sandbox shows (found on the host in a place

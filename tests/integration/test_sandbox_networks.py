@@ -317,3 +317,48 @@ def test_two_networks_asked_for_ahead_serve_two_processes_at_once_without_a_thir
             assert bridges() == 2
     finally:
         pool.close()
+
+
+# --- started in the namespace by the thread, not by nsenter -----------------------------------
+
+def test_a_jailed_process_is_born_in_the_shared_namespace_without_nsenter(
+        sandbox: Sandbox, tmp_path: Path) -> None:
+    """The starting thread joins the namespace around the start: an `nsenter` first on the
+    PATH that would fail is never run, and the thread is back in its own namespace after."""
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nsenter").write_text("#!/bin/sh\necho fake nsenter ran; exit 99\n")
+    (fake / "nsenter").chmod(0o755)
+    own = os.readlink("/proc/thread-self/ns/net")
+    where = workspace(tmp_path)
+    jail = sandbox.jail(where)
+    result = run_to_file("readlink /proc/self/ns/net", cwd=where, output=tmp_path / "out",
+                         env={**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"},
+                         timeout=60, confine=jail)
+    output = (tmp_path / "out").read_text()
+    assert result.exit_code == 0 and "fake" not in output, output
+    assert output.startswith("net:[") and output.strip() != own
+    assert output == inside(sandbox, tmp_path, "readlink /proc/self/ns/net")[1]
+    assert os.readlink("/proc/thread-self/ns/net") == own
+
+
+def test_a_start_that_fails_leaves_the_thread_in_its_own_namespace(sandbox: Sandbox,
+                                                                   tmp_path: Path) -> None:
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    own = os.readlink("/proc/thread-self/ns/net")
+    seen: list[str] = []
+
+    def start(argv: list[str]) -> subprocess.Popen[bytes]:
+        seen.append(os.readlink("/proc/thread-self/ns/net"))
+        raise OSError("no such program")
+
+    where = workspace(tmp_path)
+    jail = sandbox.jail(where)
+    with jail.confined(["true"], dict(os.environ), where) as (argv, _env):
+        with pytest.raises(OSError, match="no such program"):
+            jail.launch(argv, start)
+    assert seen and seen[0] != own  # it was started from inside
+    assert os.readlink("/proc/thread-self/ns/net") == own
