@@ -167,10 +167,14 @@ class SharedNetwork:
     def alive(self) -> bool:
         return self._process.poll() is None
 
-    def close(self) -> None:
+    def end(self) -> None:
+        """Tell the bridge to end (its stdin closes), without waiting for it."""
         if self._process.stdin is not None:
             with contextlib.suppress(OSError):
                 self._process.stdin.close()
+
+    def close(self) -> None:
+        self.end()
         try:
             self._process.wait(timeout=2)
         except subprocess.TimeoutExpired:

@@ -233,6 +233,9 @@ class NetworkPool:
             thread.join()
         with self._lock:
             held, self._all, self._free, self._made = self._all, [], [], {}
+        for network in held:  # all told at once, then waited for: they end side by side
+            if network.shared is not None:
+                network.shared.end()
         for network in held:
             if network.shared is not None:
                 network.shared.close()
