@@ -10,10 +10,11 @@ loopback: `netbridge` forwards `127.0.0.1:3128` to an allowlisting proxy (`egres
 
 What can be made once is made once per attempt: `Sandbox.for_attempt` resolves bwrap, the hidden
 and toolchain paths. A network namespace with its bridge is made once per rule set for the whole
-agentctl process and lent to one process at a time (`networks`: `nsenter --net` then bwrap with
-every namespace but the network unshared), so a process pays for bwrap and its cgroup, and an
-attempt for neither a Python bridge nor a new namespace. Where a namespace cannot be joined (not
-root, no `nsenter`) each process brings its own bridge.
+agentctl process and lent to one process at a time (`networks`: the thread that starts the
+process joins it around the start, `Jail.launch`, else `nsenter --net`; then bwrap with every
+namespace but the network unshared), so a process pays for bwrap and its cgroup, and an attempt
+for neither a Python bridge nor a new namespace. Where a namespace cannot be joined (not root,
+no `nsenter`) each process brings its own bridge.
 
 `Sandbox` is one attempt's (its proxy, its hidden paths, its networks); `Sandbox.jail(...)` is
 one process's, and is what `process.run_to_file(confine=...)` takes.
@@ -40,6 +41,7 @@ from agentctl.execution.limits import layout, limited
 from agentctl.execution.netbridge import PROXY_PORT, PROXY_SOCKET, bridge_argv
 from agentctl.execution.networks import (Network, Networks, can_join_networks, entered,
                                          nsenter_argv)
+
 PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
 TOOLCHAIN_LEAVES = frozenset({"bin", "sbin", "shims"})
 # Where the user's own things live; hidden, then the toolchain dirs in them bound back.
