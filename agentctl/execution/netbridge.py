@@ -165,7 +165,9 @@ class SharedNetwork:
 
     @property
     def alive(self) -> bool:
-        return self._process.poll() is None
+        """Its namespace is still there to join (its first process, which holds it, lives; the
+        bwrap that started it may take a moment longer to end)."""
+        return self._process.poll() is None and self.path.exists()
 
     def end(self) -> None:
         """Tell the bridge to end (its stdin closes), without waiting for it."""
