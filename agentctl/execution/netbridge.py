@@ -31,6 +31,7 @@ from pathlib import Path
 from agentctl.execution.reaper import kept, release
 
 PROXY_PORT = 3128
+PROXY_SOCKET = Path("/run/agentctl/proxy.sock")  # where a jail sees its gate to the proxy
 READY_SECONDS = 10.0
 
 SOURCE = r'''
@@ -162,10 +163,20 @@ class SharedNetwork:
             error = self._process.stderr.read().decode(errors="replace").strip()
             raise OSError(f"the network bridge did not start: {error or 'no word from it'}")
 
-    def close(self) -> None:
+    @property
+    def alive(self) -> bool:
+        """Its namespace is still there to join (its first process, which holds it, lives; the
+        bwrap that started it may take a moment longer to end)."""
+        return self._process.poll() is None and self.path.exists()
+
+    def end(self) -> None:
+        """Tell the bridge to end (its stdin closes), without waiting for it."""
         if self._process.stdin is not None:
             with contextlib.suppress(OSError):
                 self._process.stdin.close()
+
+    def close(self) -> None:
+        self.end()
         try:
             self._process.wait(timeout=2)
         except subprocess.TimeoutExpired:

@@ -30,6 +30,7 @@ POLL_SECONDS = 0.1
 GRACE_SECONDS = 1.0
 NOT_FOUND_EXIT = 127
 NOT_EXECUTABLE_EXIT = 126
+Launch = Callable[[list[str], Callable[[list[str]], Popen[bytes]]], Popen[bytes]]  # Confiner.launch
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +53,14 @@ class ProcessResult:
 
 class Confiner(Protocol):
     """Where a process runs when not plainly on the host (the OS sandbox): the command line and
-    environment that run `argv` confined, valid for the block (which cleans up after it)."""
+    environment that run `argv` confined, valid for the block (which cleans up after it), and
+    how that command line is started (`start` is called once, and opens no socket)."""
 
     def confined(self, argv: Sequence[str], env: Mapping[str, str], cwd: Path,
                  ) -> AbstractContextManager[tuple[list[str], dict[str, str]]]: ...
+
+    def launch(self, argv: list[str],
+               start: Callable[[list[str]], Popen[bytes]]) -> Popen[bytes]: ...
 
 
 def run_to_file(
@@ -95,7 +100,7 @@ def run_to_file(
             with confine.confined(argv, env, cwd) as (confined_argv, confined_env):
                 result = _run(confined_argv, cwd, confined_env, sink, output, started, timeout,
                               should_stop, stdin, max_output_bytes, program=argv[0],
-                              kept=kept)
+                              kept=kept, launch=confine.launch)
     if result.output_exceeded and max_output_bytes is not None:
         return _cut(result, output, max_output_bytes)
     return result
@@ -114,15 +119,18 @@ def _run(
     argv: list[str], cwd: Path, env: Mapping[str, str], sink: BinaryIO, output: Path,
     started: float, timeout: float | None, should_stop: Callable[[], bool] | None,
     stdin: bytes | None, max_output_bytes: int | None, program: str | None = None,
-    kept: bool = False,
+    kept: bool = False, launch: Launch | None = None,
 ) -> ProcessResult:
-    """Start `argv` with its output on `sink` and see it to its end, group and all."""
+    """Start `argv` (through `launch`, the confinement's) with its output on `sink` and see it
+    to its end, group and all."""
+
+    def start(args: list[str]) -> Popen[bytes]:
+        return Popen(args, cwd=cwd, env=dict(env), stdin=PIPE if stdin is not None else DEVNULL,
+                     stdout=sink, stderr=STDOUT, start_new_session=True, close_fds=True)
+
     with reaper.kept() if kept else contextlib.nullcontext(None) as keep:
         try:
-            process = Popen(
-                argv, cwd=cwd, env=dict(env), stdin=PIPE if stdin is not None else DEVNULL,
-                stdout=sink, stderr=STDOUT, start_new_session=True, close_fds=True,
-            )
+            process = launch(argv, start) if launch is not None else start(argv)
         except OSError as error:
             return _start_failed(sink, output, started, program or argv[0], cwd, error)
         if keep is not None:

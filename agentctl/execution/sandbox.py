@@ -6,13 +6,15 @@ that dies with its parent, a new session), `/` read-only with a private `/dev`, 
 (`/proc/sys` read-only), `/tmp`, `/run` and HOME; the homes, the state home, the original
 repository and the attempt's own directory hidden under empty tmpfs; the toolchain dirs the run
 was started with bound back read-only; the workspace read-write. The network namespace has only
-loopback: `netbridge` forwards `127.0.0.1:3128` to the attempt's allowlisting proxy (`egress`).
+loopback: `netbridge` forwards `127.0.0.1:3128` to an allowlisting proxy (`egress`).
 
 What can be made once is made once per attempt: `Sandbox.for_attempt` resolves bwrap, the hidden
-and toolchain paths; the network namespace with its bridge is started on first use for each rule
-set and lent to one process at a time (`nsenter --net` then bwrap with every namespace but the
-network unshared), so a process pays for bwrap and its cgroup, not for a Python bridge. Where a
-namespace cannot be joined (not root, no `nsenter`) each process brings its own bridge.
+and toolchain paths. A network namespace with its bridge is made once per rule set for the whole
+agentctl process and lent to one process at a time (`networks`: the thread that starts the
+process joins it around the start, `Jail.launch`, else `nsenter --net`; then bwrap with every
+namespace but the network unshared), so a process pays for bwrap and its cgroup, and an attempt
+for neither a Python bridge nor a new namespace. Where a namespace cannot be joined (not root,
+no `nsenter`) each process brings its own bridge.
 
 `Sandbox` is one attempt's (its proxy, its hidden paths, its networks); `Sandbox.jail(...)` is
 one process's, and is what `process.run_to_file(confine=...)` takes.
@@ -25,19 +27,21 @@ import os
 import pwd
 import shutil
 import sys
-import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from agentctl.domain.sandbox import SandboxProfile
 from agentctl.execution.bubblewrap import NAMESPACE_FLAGS, check
-from agentctl.execution.egress import ConnectAttempt, EgressProxy, Gate
+from agentctl.execution.egress import ConnectAttempt, EgressProxy
 from agentctl.execution.limits import layout, limited
-from agentctl.execution.netbridge import PROXY_PORT, SharedNetwork, bridge_argv
+from agentctl.execution.netbridge import PROXY_PORT, PROXY_SOCKET, bridge_argv
+from agentctl.execution.networks import (Network, Networks, can_join_networks, entered,
+                                         nsenter_argv)
 
-PROXY_SOCKET = Path("/run/agentctl/proxy.sock")
 PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
 TOOLCHAIN_LEAVES = frozenset({"bin", "sbin", "shims"})
 # Where the user's own things live; hidden, then the toolchain dirs in them bound back.
@@ -58,6 +62,7 @@ JOINED_NET_FLAGS = ("--unshare-user", "--unshare-ipc", "--unshare-pid", "--unsha
 # (127) or "cannot execute" (126) the way the bridge and `process.run_to_file` do.
 EXEC_SHIM = ("/bin/sh", "-c", 'command -v "$1" >/dev/null 2>&1 || { echo "agentctl: $1: command '
              'not found" >&2; exit 127; }; exec "$@"', "agentctl-exec")
+Started = TypeVar("Started")  # what a caller's start of a process gives (a Popen)
 
 
 # --- what a process sees --------------------------------------------------------------------
@@ -78,7 +83,7 @@ def bwrap_argv(binary: Path, view: View, cwd: Path,
                sockets: Sequence[tuple[Path, Path]] = (), *, joined_net: bool = False,
                ) -> list[str]:
     """bwrap's command line for `view` (up to the `--` before the command); with `joined_net`
-    it keeps the network namespace it is started in (one of the attempt's `SharedNetwork`s)."""
+    it keeps the network namespace it is started in (one of `networks`' shared ones)."""
     argv = [str(binary), *(JOINED_NET_FLAGS if joined_net else NAMESPACE_FLAGS), "--ro-bind",
             "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
     covered = [path for path in _outermost((*PRIVATE_DIRS, *view.hidden)) if path.is_dir()]
@@ -91,7 +96,7 @@ def bwrap_argv(binary: Path, view: View, cwd: Path,
     for path in view.read_only:
         # what no tmpfs covers is visible read-only already (and bwrap cannot make a mount
         # point on the read-only root: a venv's `bin/python` symlink named by a command)
-        if any(Path(os.path.abspath(path)).is_relative_to(place) for place in covered):
+        if any(_within(Path(os.path.abspath(path)), place) for place in covered):
             argv += ["--ro-bind-try", str(path), str(path)]
     for path in view.writable:
         argv += ["--bind-try", str(path), str(path)]
@@ -107,9 +112,16 @@ def _outermost(paths: Iterable[Path]) -> list[Path]:
     unique = sorted({Path(os.path.abspath(p)) for p in paths}, key=lambda p: len(p.parts))
     kept: list[Path] = []
     for path in unique:
-        if not any(path.is_relative_to(other) for other in kept):
+        if not any(_within(path, other) for other in kept):
             kept.append(path)
     return kept
+
+
+def _within(path: Path, place: Path) -> bool:
+    """`path.is_relative_to(place)` for absolute paths, on their text: pathlib's builds a new
+    path and raises underneath, and a run asks this thousands of times (2 ms an attempt)."""
+    text, prefix = str(path), str(place)
+    return text == prefix or text.startswith(prefix if prefix.endswith("/") else prefix + "/")
 
 
 def real_homes(env: Mapping[str, str]) -> tuple[Path, ...]:
@@ -133,12 +145,12 @@ def toolchain_dirs(path_value: str, hidden: Sequence[Path],
     found: list[Path] = []
     for candidate in candidates:
         for path in {candidate, _resolved(candidate)}:
-            if not path.is_dir() or not any(path.is_relative_to(r) for r in roots):
+            if not path.is_dir() or not any(_within(path, r) for r in roots):
                 continue
             root = path.parent if path.name in TOOLCHAIN_LEAVES else path
-            if any(r.is_relative_to(root) for r in roots):  # would uncover a whole hidden place
+            if any(_within(r, root) for r in roots):  # would uncover a whole hidden place
                 root = path
-            if not any(r.is_relative_to(path) and r != path for r in roots):
+            if not any(_within(r, path) and r != path for r in roots):
                 found.append(root)
     return tuple(_outermost(found))
 
@@ -184,13 +196,15 @@ def loopback_forwards(endpoints: Iterable[str]) -> tuple[tuple[int, str], ...]:
     return tuple(dict.fromkeys(out))
 
 
-def interpreter_binds() -> list[str]:
+@cache
+def interpreter_binds() -> tuple[str, ...]:
     """bwrap arguments that bind agentctl's own interpreter back (read-only) where a jail hides
     it under a fresh /tmp or /run: the network bridge runs on it, and a checkout (and its venv)
     may well live in /tmp."""
     hidden = tuple(directory for directory in toolchain_dirs("", ())
                    if any(directory.is_relative_to(root) for root in PRIVATE_DIRS))
-    return [arg for directory in hidden for arg in ("--ro-bind", str(directory), str(directory))]
+    return tuple(arg for directory in hidden
+                 for arg in ("--ro-bind", str(directory), str(directory)))
 
 
 def program_dirs(command: str, path_value: str) -> tuple[Path, ...]:
@@ -211,112 +225,6 @@ def program_dirs(command: str, path_value: str) -> tuple[Path, ...]:
     return tuple(_outermost(out))
 
 
-# --- one attempt's networks ------------------------------------------------------------------
-
-def can_join_networks() -> bool:
-    """Whether a process can be started in a network namespace made before it: setns into a
-    namespace of another user namespace needs CAP_SYS_ADMIN here, i.e. root."""
-    return os.geteuid() == 0 and shutil.which("nsenter") is not None
-
-
-@dataclass
-class Network:
-    """One network namespace lent to one process at a time: the bridge held in it (None when
-    the process brings its own) and the gate its connections go through."""
-
-    gate: Gate
-    ports: str
-    shared: SharedNetwork | None = None
-
-    def take(self) -> tuple[ConnectAttempt, ...]:
-        """The connections tried since the last lender's, which are this one's."""
-        return self.gate.take()
-
-
-class Networks:
-    """The attempt's networks, by rule set: made on first use, then lent out and given back;
-    two processes that run at once get two (each connection is recorded against its own)."""
-
-    def __init__(self, binary: Path, proxy: EgressProxy, *, shared: bool) -> None:
-        self.binary = binary
-        self.proxy = proxy
-        self.shared = shared
-        self._free: dict[tuple[tuple[str, ...], str], list[Network]] = {}
-        self._all: list[Network] = []
-        self._lock = threading.Lock()
-        self._preparing: dict[tuple[tuple[str, ...], str], threading.Thread] = {}
-
-    def prepare(self, rules: tuple[str, ...], ports: str) -> None:
-        """Start making one network for `rules` now, on a thread, while the attempt does other
-        things (its clone): the first process that needs it does not wait for it."""
-        if not self.shared:
-            return
-        key = (rules, ports)
-
-        def make() -> None:
-            with contextlib.suppress(OSError):  # the first lender makes it, and says why not
-                network = self._make(rules, ports)
-                with self._lock:
-                    self._free.setdefault(key, []).append(network)
-
-        thread = threading.Thread(target=make, name="agentctl-network", daemon=True)
-        with self._lock:
-            self._preparing[key] = thread
-        thread.start()
-
-    @contextlib.contextmanager
-    def lend(self, rules: tuple[str, ...], ports: str) -> Iterator[Network]:
-        key = (rules, ports)
-        with self._lock:
-            preparing = self._preparing.pop(key, None)
-        if preparing is not None:
-            preparing.join()
-        with self._lock:
-            free = self._free.setdefault(key, [])
-            network = free.pop() if free else None
-        if network is None:
-            network = self._make(rules, ports)
-        try:
-            yield network
-        finally:
-            if network.shared is None:
-                network.gate.close()
-            else:
-                with self._lock:
-                    self._free.setdefault(key, []).append(network)
-
-    def _make(self, rules: tuple[str, ...], ports: str) -> Network:
-        gate = self.proxy.open_gate(rules)
-        if not self.shared:
-            return Network(gate, ports)
-        # Not --die-with-parent: that follows the thread that started it (a check on the base
-        # runs on a thread of its own). It ends when its stdin closes, as when agentctl ends.
-        flags = [flag for flag in NAMESPACE_FLAGS if flag != "--die-with-parent"]
-        argv = [str(self.binary), *flags, "--ro-bind", "/", "/", "--dev", "/dev",
-                "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run",
-                *interpreter_binds(), "--bind", str(gate.socket_path), str(PROXY_SOCKET)]
-        try:
-            network = Network(gate, ports, SharedNetwork(argv, PROXY_SOCKET, ports))
-        except OSError:
-            gate.close()
-            raise
-        with self._lock:
-            self._all.append(network)
-        return network
-
-    def close(self) -> None:
-        with self._lock:
-            preparing, self._preparing = list(self._preparing.values()), {}
-        for thread in preparing:
-            thread.join()
-        with self._lock:
-            held, self._all, self._free = self._all, [], {}
-        for network in held:
-            assert network.shared is not None
-            network.shared.close()
-            network.gate.close()
-
-
 # --- one attempt, one process -----------------------------------------------------------------
 
 @dataclass
@@ -333,9 +241,19 @@ class Sandbox:
     networks: Networks = field(init=False)
 
     def __post_init__(self) -> None:
-        self.networks = Networks(self.binary, self.proxy, shared=can_join_networks())
-        # what shell.run and the checks use, made while the attempt clones
-        self.networks.prepare(tuple(self.profile.network_allow), str(PROXY_PORT))
+        # A bridge's jail is not --die-with-parent: that follows the thread that started it (a
+        # check on the base runs on a thread of its own). It ends when its stdin closes.
+        flags = [flag for flag in NAMESPACE_FLAGS if flag != "--die-with-parent"]
+        bridge_jail = [str(self.binary), *flags, "--ro-bind", "/", "/", "--dev", "/dev",
+                       "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run",
+                       *interpreter_binds()]
+        self.networks = Networks(bridge_jail, self.proxy, shared=can_join_networks())
+        self.prepare_networks(1)  # made while the attempt clones (unless there is one)
+
+    def prepare_networks(self, count: int) -> None:
+        """Have `count` networks for shell.run and the checks made before they are needed:
+        two when the base's checks run beside the candidate's."""
+        self.networks.prepare(tuple(self.profile.network_allow), str(PROXY_PORT), count)
 
     @classmethod
     def for_attempt(cls, profile: SandboxProfile, *, env: Mapping[str, str],
@@ -374,7 +292,6 @@ class Sandbox:
                 "cgroups": layout().describe, "networkAllow": list(self.profile.network_allow)}
 
     def close(self) -> None:
-        self.networks.close()
         self.proxy.close()
 
 
@@ -387,21 +304,39 @@ class Jail:
     rules: tuple[str, ...]
     forwards: tuple[tuple[int, str], ...] = ()
     connections: list[ConnectAttempt] = field(default_factory=list)
+    joining: Path | None = field(default=None, init=False)  # its shared namespace, while lent
 
     @contextlib.contextmanager
     def confined(self, argv: Sequence[str], env: Mapping[str, str],
                  cwd: Path) -> Iterator[tuple[list[str], dict[str, str]]]:
-        """The command line and environment that run `argv` in here; on the way out, every
-        process left in its cgroup is killed and the connections it tried are kept."""
+        """The command line and environment that run `argv` in here (start it with `launch`);
+        on the way out, every process left in its cgroup is killed and the connections it tried
+        are kept."""
         ports = ",".join([str(PROXY_PORT), *(f"{port}={target}"
                                              for port, target in self.forwards)])
         with self.sandbox.networks.lend(self.rules, ports) as network:
+            self.joining = network.shared.path if network.shared is not None else None
             try:
                 with limited(self.sandbox.profile.limits) as (launcher, _group):
-                    yield [*launcher, *self._command(network, argv, cwd,
-                                                                  env.get("PATH", ""))], self.inside_env(env)
+                    command = self._command(network, argv, cwd, env.get("PATH", ""))
+                    yield [*launcher, *command], self.inside_env(env)
             finally:
+                self.joining = None
                 self.connections.extend(network.take())
+
+    def launch(self, argv: list[str], start: Callable[[list[str]], Started]) -> Started:
+        """`start(argv)`, for a command line `confined` gave: where this thread can join the
+        shared network namespace itself, it does so around `start` alone (which must open no
+        socket), and the command line goes without `nsenter`, one exec less; else as given."""
+        if self.joining is not None:
+            prefix = nsenter_argv(self.joining)
+            at = next((i for i in range(len(argv) - len(prefix) + 1)
+                       if argv[i:i + len(prefix)] == prefix), None)
+            if at is not None:
+                with entered(self.joining) as joined:
+                    if joined:
+                        return start([*argv[:at], *argv[at + len(prefix):]])
+        return start(argv)
 
     def _command(self, network: Network, argv: Sequence[str], cwd: Path,
                  env_path: str) -> list[str]:
@@ -411,7 +346,7 @@ class Jail:
             return [*inner, "--", *bridge_argv(PROXY_SOCKET, network.ports), *argv]
         inner = bwrap_argv(self.sandbox.binary, self.view, cwd, joined_net=True)
         shim = () if self._found_inside(argv[0], env_path) else EXEC_SHIM
-        return ["nsenter", f"--net={network.shared.path}", "--", *inner, "--", *shim, *argv]
+        return [*nsenter_argv(network.shared.path), *inner, "--", *shim, *argv]
 
     def _found_inside(self, program: str, path_value: str) -> bool:
         """Whether `program` is an executable the sandbox shows (found on the host in a place
@@ -421,8 +356,8 @@ class Jail:
             return False
         where = Path(os.path.abspath(found))
         shown = (*self.view.read_only, *self.view.writable, self.view.workspace)
-        return not any(where.is_relative_to(p) for p in (*PRIVATE_DIRS, *self.view.hidden)) \
-            or any(where.is_relative_to(p) for p in shown)
+        return not any(_within(where, p) for p in (*PRIVATE_DIRS, *self.view.hidden)) \
+            or any(_within(where, p) for p in shown)
 
     def inside_env(self, env: Mapping[str, str]) -> dict[str, str]:
         inside = {**GIT_IDENTITY, **env, "HOME": str(self.view.home), "TMPDIR": "/tmp"}

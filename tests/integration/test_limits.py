@@ -62,3 +62,29 @@ def test_a_group_of_a_live_process_is_left_alone() -> None:
     finally:
         for directory in live:
             directory.rmdir()
+
+
+def test_the_launcher_puts_the_command_and_its_children_in_every_group() -> None:
+    parents()
+    with limited(SandboxLimits()) as (launcher, group):
+        assert group is not None
+        done = subprocess.run([*launcher, "/bin/sh", "-c", "cat /proc/self/cgroup"],
+                              capture_output=True, text=True, check=True)
+    where = {line.split(":", 2)[2] for line in done.stdout.splitlines()}
+    for directory in group.directories:
+        assert any(directory.as_posix().endswith(path) and path.endswith(directory.name)
+                   for path in where), (directory, done.stdout)
+
+
+def test_on_cgroup_v1_the_launcher_moves_its_own_thread_which_takes_no_global_lock() -> None:
+    """A pid written to `cgroup.procs` waits for an RCU grace period (5-20 ms here, every
+    process); `0` written to `tasks` moves the writing thread alone, without that lock."""
+    parents()
+    with limited(SandboxLimits()) as (launcher, group):
+        assert group is not None
+        if group.unified:
+            unavailable("the cgroups here are v2, which has no thread move for a domain group")
+        script = launcher[2]
+        for directory in group.directories:
+            assert f"echo 0 > {directory / 'tasks'} " in script
+        assert "cgroup.procs" not in script

@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -198,6 +199,10 @@ class OwnSession:
         pid = int(pidfile.read_text())
         os.kill(pid, signal.SIGKILL)
         assert process_is_gone(pid)
+
+    def launch(self, argv: list[str],
+               start: Callable[[list[str]], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+        return start(argv)
 
 
 def process_is_gone(pid: int, within: float = 5.0) -> bool:

@@ -20,7 +20,8 @@ from agentctl.domain.sandbox import SandboxProfile
 from agentctl.execution.bubblewrap import check
 from agentctl.execution.process import run_to_file
 from agentctl.execution.reaper import descendants, sweep
-from agentctl.execution.sandbox import Sandbox, can_join_networks
+from agentctl.execution.networks import MAX_IDLE, NetworkPool, can_join_networks
+from agentctl.execution.sandbox import Sandbox
 from tests.machine import unavailable
 
 FETCH = ("python3 -c \"import urllib.request as u; "
@@ -198,3 +199,166 @@ os.kill(os.getpid(), 9)
     while namespace.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not namespace.exists()
+
+
+# --- shared by the attempts of one agentctl process ------------------------------------------
+
+LISTENER = ("import socket, time; s = socket.socket(); "
+            "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+            "s.bind(('127.0.0.1', 47123)); s.listen(); open('/tmp/up', 'w').close(); "
+            "time.sleep(600)")
+DIAL = ("python3 -c \"import socket; socket.create_connection(('127.0.0.1', 47123), timeout=5)\""
+        " && echo reached || echo refused")
+
+
+def another_attempt(tmp_path: Path, name: str) -> Sandbox:
+    (tmp_path / name).mkdir()
+    return Sandbox.for_attempt(SandboxProfile(), env=dict(os.environ),
+                               hidden=[tmp_path / name], proxy_dir=tmp_path / name)
+
+
+def test_a_later_attempt_joins_the_same_namespace_but_finds_nothing_an_earlier_one_left(
+        tmp_path: Path) -> None:
+    """The first attempt's process leaves a listener running and a file in /tmp; the next
+    attempt's process is in the very same network namespace, yet the listener died with its
+    jail, the file with its tmpfs, and only its own connection is counted against it."""
+    if not check().works or not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    first = another_attempt(tmp_path, "first")
+    try:
+        script = (f"(python3 -c \"{LISTENER}\" &); i=0; while [ ! -e /tmp/up ] && "
+                  f"[ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; {DIAL}; "
+                  "echo left > /tmp/left; readlink /proc/self/ns/net; " + FETCH)
+        code, before, tried = inside(first, tmp_path, script)
+    finally:
+        first.close()
+    assert "reached" in before and "403" in before and tried == 1, before
+    second = another_attempt(tmp_path, "second")
+    try:
+        code, after, tried = inside(second, tmp_path, f"readlink /proc/self/ns/net; {DIAL}; "
+                                    "ls /tmp; " + FETCH)
+    finally:
+        second.close()
+    namespace = next(line for line in before.splitlines() if line.startswith("net:["))
+    assert namespace in after.splitlines(), (before, after)  # reused, not made again
+    assert "refused" in after and "reached" not in after, after
+    assert "left" not in after and "up" not in after.split(), after
+    assert "403" in after and tried == 1, after
+
+
+def test_namespaces_left_idle_beyond_the_bound_are_ended(sandbox: Sandbox) -> None:
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    pool = NetworkPool()
+    try:
+        made = []
+        for number in range(MAX_IDLE + 2):
+            key = (sandbox.networks.bridge_jail, (f"host-{number}.example",), "3128")
+            with pool.lend(key) as network:
+                assert network.shared is not None
+                made.append(network.shared.path)
+        deadline = time.monotonic() + 30
+        while any(path.exists() for path in made[:2]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [path.exists() for path in made] == [False] * 2 + [True] * MAX_IDLE
+    finally:
+        pool.close()
+    assert not any(path.exists() for path in made)
+
+
+def test_a_namespace_whose_bridge_died_is_made_again(sandbox: Sandbox) -> None:
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    pool = NetworkPool()
+    key = (sandbox.networks.bridge_jail, (), "3128")
+    try:
+        with pool.lend(key) as network:
+            assert network.shared is not None
+            dead = network.shared.path
+        os.killpg(int(dead.parts[2]), 9)  # the bridge's bwrap leads its own session
+        deadline = time.monotonic() + 30
+        while dead.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with pool.lend(key) as network:
+            assert network.shared is not None and network.alive
+            assert network.shared.path != dead and network.shared.path.exists()
+    finally:
+        pool.close()
+
+
+def test_two_networks_asked_for_ahead_serve_two_processes_at_once_without_a_third(
+        sandbox: Sandbox) -> None:
+    """The base's checks beside the candidate's: both networks made while it checks out."""
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    pool = NetworkPool()
+    key = (sandbox.networks.bridge_jail, (), "3128")
+
+    def bridges() -> int:  # this pool's bwraps started by this process
+        found = 0
+        for pid, _ in descendants():
+            with contextlib.suppress(OSError):
+                line = Path(f"/proc/{pid}/cmdline").read_bytes()
+                parent = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1]
+                found += (b"--info-fd" in line and str(pool.directory).encode() in line
+                          and int(parent) == os.getpid())
+        return found
+
+    try:
+        pool.prepare(key, 2)
+        pool.prepare(key, 2)  # both on their way: no third
+        deadline = time.monotonic() + 30
+        while bridges() < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert bridges() == 2
+        with pool.lend(key) as first, pool.lend(key) as second:
+            assert first.shared is not None and second.shared is not None
+            assert first.shared.path != second.shared.path
+            assert bridges() == 2
+    finally:
+        pool.close()
+
+
+# --- started in the namespace by the thread, not by nsenter -----------------------------------
+
+def test_a_jailed_process_is_born_in_the_shared_namespace_without_nsenter(
+        sandbox: Sandbox, tmp_path: Path) -> None:
+    """The starting thread joins the namespace around the start: an `nsenter` first on the
+    PATH that would fail is never run, and the thread is back in its own namespace after."""
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nsenter").write_text("#!/bin/sh\necho fake nsenter ran; exit 99\n")
+    (fake / "nsenter").chmod(0o755)
+    own = os.readlink("/proc/thread-self/ns/net")
+    where = workspace(tmp_path)
+    jail = sandbox.jail(where)
+    result = run_to_file("readlink /proc/self/ns/net", cwd=where, output=tmp_path / "out",
+                         env={**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"},
+                         timeout=60, confine=jail)
+    output = (tmp_path / "out").read_text()
+    assert result.exit_code == 0 and "fake" not in output, output
+    assert output.startswith("net:[") and output.strip() != own
+    assert output == inside(sandbox, tmp_path, "readlink /proc/self/ns/net")[1]
+    assert os.readlink("/proc/thread-self/ns/net") == own
+
+
+def test_a_start_that_fails_leaves_the_thread_in_its_own_namespace(sandbox: Sandbox,
+                                                                   tmp_path: Path) -> None:
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    own = os.readlink("/proc/thread-self/ns/net")
+    seen: list[str] = []
+
+    def start(argv: list[str]) -> subprocess.Popen[bytes]:
+        seen.append(os.readlink("/proc/thread-self/ns/net"))
+        raise OSError("no such program")
+
+    where = workspace(tmp_path)
+    jail = sandbox.jail(where)
+    with jail.confined(["true"], dict(os.environ), where) as (argv, _env):
+        with pytest.raises(OSError, match="no such program"):
+            jail.launch(argv, start)
+    assert seen and seen[0] != own  # it was started from inside
+    assert os.readlink("/proc/thread-self/ns/net") == own

@@ -91,6 +91,15 @@ def test_toolchains_under_hidden_places_are_bound_back_but_never_a_whole_home(
     assert Path("/usr") not in found  # visible anyway: only hidden places are bound back
 
 
+def test_a_toolchain_whose_name_starts_like_another_is_not_taken_for_inside_it(
+        tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    for path in (".cargo/bin", ".cargo-nightly/bin"):
+        (home / path).mkdir(parents=True)
+    found = toolchain_dirs(f"{home}/.cargo/bin:{home}/.cargo-nightly/bin", [home])
+    assert home / ".cargo" in found and home / ".cargo-nightly" in found
+
+
 def test_configured_dirs_expand_the_home_and_skip_relative_entries() -> None:
     assert configured_dirs(["~/.m2", "/opt/sdk", "relative"], Path("/home/u")) == (
         Path("/home/u/.m2"), Path("/opt/sdk"))

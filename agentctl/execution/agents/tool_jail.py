@@ -254,9 +254,9 @@ class ToolJails:
             argv, env = stack.enter_context(jail.confined(
                 ["/bin/bash", "-c", RUNNER, "agentctl-runner", str(directory)], self.env,
                 self.workspace))
-            process = subprocess.Popen(
-                argv, cwd=self.workspace, env=env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            process = jail.launch(argv, lambda args: subprocess.Popen(
+                args, cwd=self.workspace, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
         except BaseException:
             stack.close()
             raise

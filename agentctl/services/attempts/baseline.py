@@ -101,6 +101,8 @@ class BaseBeside:
         beside = cls(ctx)
         if not beside._planned:
             return None
+        if ctx.sandbox is not None:  # its network made while it checks the base out
+            ctx.sandbox.prepare_networks(2)
         beside._thread.start()
         return beside
 
