@@ -222,21 +222,14 @@ def _settle(checkout: WorkspaceGit) -> None:
     would re-hash at every look): a patch is then collected by comparing stat data, re-reading
     only the files that changed. A small checkout has its files dated two seconds back and the
     index refreshed; a large one (an index over `WAIT_ABOVE_INDEX_BYTES`) instead has its index
-    rewritten in a later second than the checkout's, waiting for the clock when the refresh was
-    quicker than that: dating every file back makes the refresh re-hash every file (seconds on
-    200,000), the wait is under one and seldom needed."""
+    dated in a later second than the checkout's, waiting for the clock: dating every file back
+    makes the refresh re-hash every file (seconds on 200,000), and even a refresh that re-reads
+    only the last second's files costs more than the wait (which the caller overlaps with
+    measuring the entry)."""
     root = str(checkout.work_tree)
     index = checkout.git_dir / "index"
-    written = os.stat(index)
-    if written.st_size > WAIT_ABOVE_INDEX_BYTES:
-        second = written.st_mtime_ns // 10**9
-        # Files are all older than the index; once it is rewritten in a later second, none is
-        # as young as it (the refresh re-reads the few written in the index's own second).
-        refresh = ("update-index", "-q", "--refresh", "--force-write-index")
-        checkout.run(*refresh, what=f"cannot index {root}")
-        if os.stat(index).st_mtime_ns // 10**9 <= second:
-            time.sleep(max(0.0, second + 1.02 - time.time()))
-            checkout.run(*refresh, what=f"cannot index {root}")
+    if os.stat(index).st_size > WAIT_ABOVE_INDEX_BYTES:
+        _date_later(index)
         return
     then = time.time_ns() - 2_000_000_000
     for folder, subfolders, files in os.walk(root):
@@ -245,6 +238,19 @@ def _settle(checkout: WorkspaceGit) -> None:
         for name in files:
             os.utime(os.path.join(folder, name), ns=(then, then), follow_symlinks=False)
     checkout.run("update-index", "-q", "--refresh", what=f"cannot index {root}")
+
+
+def _date_later(index: Path) -> None:
+    """Give a fresh checkout's index a later second than any of its files. The checkout wrote
+    every file, recorded its stat data and then wrote the index, so no file is younger than
+    the index, and none has changed since (the entry is built in a folder of its own): the
+    stat data still holds at any later time, which is what the index's mtime says. git reads
+    times to the second, so only the entries of the index's own second are racy, and a later
+    mtime ends that without rewriting 200,000 entries."""
+    second = os.stat(index).st_mtime_ns // 10**9
+    while os.stat(index).st_mtime_ns // 10**9 <= second:
+        time.sleep(max(0.0, second + 1.01 - time.time()))
+        os.utime(index)  # now, by the filesystem's clock, the one the files were dated by
 
 
 def _view(dirs: AttemptDirs, target: Path) -> WorkspaceGit:
