@@ -25,7 +25,7 @@ from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution.removal import force_rmtree
 
 _KEY = re.compile(r"[0-9a-f]{32}")
-_WAIT_SECONDS = 0.1
+_WAIT_SECONDS = 0.02  # polling a lock another worker (or this run's prefetch) holds
 
 
 @dataclass(frozen=True, slots=True)

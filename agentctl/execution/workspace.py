@@ -20,6 +20,7 @@ import hashlib
 import os
 import re
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -52,7 +53,7 @@ _SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 BASE_REF = "refs/heads/agentctl-base"
 
 __all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched", "clone_at",
-           "create_attempt_dirs", "discard_workspace", "one_line", "remove_leftovers",
+           "create_attempt_dirs", "discard_workspace", "prefetch", "Prefetch", "one_line", "remove_leftovers",
            "remove_workspace", "require_sha", "uses_views", "view_layers", "ATTEMPT_DIR_PREFIX",
            "TRASH_PREFIX"]
 
@@ -181,20 +182,8 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
     agentctl's own repository borrows its objects (anything new is written to its own), and the
     work tree is a view of it. False (nothing pinned) when the view cannot be mounted."""
     home = dirs.root / "git-home"
-    key = hashlib.sha256(f"{source}\0{commit}".encode()).hexdigest()[:32]
-
-    def build(folder: Path) -> None:
-        _copy_source(source, commit, folder / "base.git", is_url=is_url, home=home,
-                     should_stop=should_stop)
-        checkout = _clone(folder / "base.git", folder / "repo", home, should_stop,
-                          hardlinks=True)
-        checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
-                     what=f"cannot check out commit {commit} of {source}",
-                     should_stop=should_stop)
-        with measuring(folder):
-            _settle(checkout)
-
-    entry = acquire(cache, key, build, should_stop=should_stop)
+    build = _builder(source, commit, is_url=is_url, home=home, should_stop=should_stop)
+    entry = acquire(cache, _key(source, commit), build, should_stop=should_stop)
     try:
         mount_view(entry.path / "repo", dirs.root / "layers" / "repo", dirs.tree)
     except OverlayRefused:
@@ -215,6 +204,71 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
     dirs.git.run("update-ref", BASE_REF, commit, what=f"cannot check out commit {commit}")
     copy_index(entry.path / "repo" / ".git" / "index", dirs.index)
     return True
+
+
+def _key(source: str, commit: str) -> str:
+    """The tree cache's key of a base."""
+    return hashlib.sha256(f"{source}\0{commit}".encode()).hexdigest()[:32]
+
+
+def _builder(source: str, commit: str, *, is_url: bool, home: Path,
+             should_stop: Callable[[], bool] | None) -> Callable[[Path], None]:
+    """What fills a cache entry: agentctl's bare copy of the source and a checkout of the
+    commit beside it (its index settled while the entry is measured)."""
+    def build(folder: Path) -> None:
+        _copy_source(source, commit, folder / "base.git", is_url=is_url, home=home,
+                     should_stop=should_stop)
+        checkout = _clone(folder / "base.git", folder / "repo", home, should_stop,
+                          hardlinks=True)
+        checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
+                     what=f"cannot check out commit {commit} of {source}",
+                     should_stop=should_stop)
+        with measuring(folder):
+            _settle(checkout)
+    return build
+
+
+class Prefetch:
+    """The cache entry of a base being filled in a thread while the run is being set up (its
+    records, its lease, its sandbox), so a cold cache costs the checkout less that time. The
+    attempt's own `clone_at` waits for it (the builder's lock) and pins what it built; a fill
+    that failed is redone there, where its error is reported."""
+
+    def __init__(self, source: str, commit: str, *, is_url: bool, cache: TreeCache) -> None:
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._fill, args=(source, commit, is_url, cache),
+                                        name="agentctl-prefetch", daemon=True)
+        self._thread.start()
+
+    def _fill(self, source: str, commit: str, is_url: bool, cache: TreeCache) -> None:
+        home = Path(tempfile.mkdtemp(prefix="agentctl-prefetch-"))
+        try:
+            build = _builder(source, commit, is_url=is_url, home=home,
+                             should_stop=self._stopped.is_set)
+            acquire(cache, _key(source, commit), build,
+                    should_stop=self._stopped.is_set).release()
+        except Exception:  # the attempt builds it again, and says why it cannot
+            pass
+        finally:
+            force_rmtree(str(home))
+
+    def stop(self) -> None:
+        """Stop a fill still under way (its git is killed, its staging removed) and wait."""
+        self._stopped.set()
+        self._thread.join()
+
+
+def prefetch(source: str, commit: str, *, is_url: bool, cache: TreeCache | None,
+             scratch: Path) -> Prefetch | None:
+    """Start filling the cache entry of (`source`, `commit`) unless it is there already or
+    the run's trees will not be views of it (no cache, or no mounts here: then the fill would
+    be a checkout nobody uses). Call from the thread that runs the attempt: finding out whether
+    views mount here mounts one, in that thread's mount namespace."""
+    if cache is None or not _SHA.fullmatch(commit) or (cache.root / _key(source, commit)).is_dir():
+        return None
+    if not views_supported(scratch, cache.root):
+        return None
+    return Prefetch(source, commit, is_url=is_url, cache=cache)
 
 
 def _settle(checkout: WorkspaceGit) -> None:

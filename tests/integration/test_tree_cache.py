@@ -5,11 +5,13 @@ and real worker processes."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -294,3 +296,54 @@ def test_collection_in_a_view_looks_only_where_the_view_was_written(
     collected = collect_patch(dirs, commit, dirs.scratch / "patch.diff", NO_BOUNDARY)
 
     assert [c.path for c in collected.changes] == ["src/app.py"]
+
+
+def test_a_prefetched_entry_is_the_one_the_attempt_then_uses(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    """The entry filled while the run was being set up is what the attempt pins: shown by
+    moving the source away once it is filled (building again would fail)."""
+    commit = git(repo, "rev-parse", "HEAD")
+    cache = TreeCache(tmp_path / "trees", 2**30)
+    early = workspace.prefetch(str(repo), commit, is_url=False, cache=cache, scratch=tmp_path)
+    assert early is not None
+    entry = cache.root / workspace._key(str(repo), commit)
+    for _ in range(600):
+        if entry.is_dir():
+            break
+        time.sleep(0.05)
+    early.stop()
+    assert entry.is_dir()
+    assert workspace.prefetch(str(repo), commit, is_url=False, cache=cache,
+                              scratch=tmp_path) is None  # there already
+    hidden = repo.rename(tmp_path / "moved-away")
+
+    dirs = attempt(tmp_path, repo, commit, cache, attempts)
+
+    nothing = dirs.scratch / "nothing.diff"
+    nothing.touch()
+    assert snapshot(dirs.tree) == expected_tree(hidden, commit, nothing, tmp_path / "by-hand")
+    assert list((cache.root / "tmp").iterdir()) == []
+
+
+def test_a_prefetch_stopped_before_it_filled_the_entry_leaves_nothing(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    """Stopped while another builder holds the entry (here: the test), the fill gives up; the
+    attempt then builds the entry itself."""
+    commit = git(repo, "rev-parse", "HEAD")
+    cache = TreeCache(tmp_path / "trees", 2**30)
+    key = workspace._key(str(repo), commit)
+    cache.root.mkdir(parents=True)
+    holder = os.open(cache.root / f"{key}.build", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    try:
+        early = workspace.prefetch(str(repo), commit, is_url=False, cache=cache,
+                                   scratch=tmp_path)
+        assert early is not None
+        early.stop()
+    finally:
+        os.close(holder)
+    assert not (cache.root / key).exists()
+    assert list((cache.root / "tmp").iterdir()) == []
+
+    dirs = attempt(tmp_path, repo, commit, cache, attempts)
+    assert (cache.root / key).is_dir() and uses_views(dirs)
