@@ -130,6 +130,7 @@ def submit(
         raise PolicyDenied(f"task {task.task_id} denied by policy: {task.status_reason}")
     if agent_spec is not None:
         from agentctl.cli.run.start import execute_and_report
+        from agentctl.services.lifecycle.start import fill_tree_cache
 
         def card() -> None:  # the task as the run left it (COMPLETED, FAILED, ...)
             from agentctl.cli.render.tasks import task_detail
@@ -137,10 +138,19 @@ def submit(
             with current.views() as views:
                 out().print(task_detail(views.task(task.task_id)))
 
-        raise typer.Exit(execute_and_report(current, task.task_id, agent_spec, detach=detach,
-                                            keep_workspace=keep_workspace, as_json=as_json,
-                                            interactive=interactive,
-                                            before=card, base_commit=submitted.base_commit))
+        # a kept workspace is a checkout of its own; a queued run is checked out by its worker
+        early = None if detach or keep_workspace or not task.repository or \
+            submitted.base_commit is None else fill_tree_cache(
+                current.config, current.home.root, task.repository, submitted.base_commit)
+        try:
+            code = execute_and_report(current, task.task_id, agent_spec, detach=detach,
+                                      keep_workspace=keep_workspace, as_json=as_json,
+                                      interactive=interactive, before=card,
+                                      base_commit=submitted.base_commit)
+        finally:
+            if early is not None:
+                early.stop()
+        raise typer.Exit(code)
     hint(f"next: agentctl run start {task.task_id}")
 
 

@@ -74,6 +74,7 @@ DATE_INDEX_ABOVE_BYTES = 2**22  # ~40,000 files: see `_settle`
 # Attempts whose trees are views of a cache entry, and the entry's pin, released (and the views
 # unmounted) when the attempt's directory is removed.
 _PINNED: dict[Path, PinnedEntry] = {}
+_FILLING: set[str] = set()  # the cache keys this process's prefetches are filling
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +280,7 @@ class Prefetch:
 
     def __init__(self, source: str, commit: str, *, is_url: bool, cache: TreeCache) -> None:
         self._stopped = threading.Event()
+        _FILLING.add(_key(source, commit))
         self._thread = threading.Thread(target=self._fill, args=(source, commit, is_url, cache),
                                         name="agentctl-prefetch", daemon=True)
         self._thread.start()
@@ -293,6 +295,7 @@ class Prefetch:
         except Exception:  # the attempt builds it again, and says why it cannot
             pass
         finally:
+            _FILLING.discard(_key(source, commit))
             force_rmtree(str(home))
 
     def stop(self) -> None:
@@ -303,11 +306,13 @@ class Prefetch:
 
 def prefetch(source: str, commit: str, *, is_url: bool, cache: TreeCache | None,
              scratch: Path) -> Prefetch | None:
-    """Start filling the cache entry of (`source`, `commit`) unless it is there already or
-    the run's trees will not be views of it (no cache, or no mounts here: then the fill would
+    """Start filling the cache entry of (`source`, `commit`) unless it is there already (or
+    being filled by this process), or the run's trees will not be views of it (no cache, or no mounts here: then the fill would
     be a checkout nobody uses). Call from the thread that runs the attempt: finding out whether
     views mount here mounts one, in that thread's mount namespace."""
-    if cache is None or not _SHA.fullmatch(commit) or (cache.root / _key(source, commit)).is_dir():
+    key = _key(source, commit)
+    if cache is None or not _SHA.fullmatch(commit) or key in _FILLING or (
+            cache.root / key).is_dir():
         return None
     if not views_supported(scratch, cache.root):
         return None
