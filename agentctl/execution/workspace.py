@@ -60,10 +60,10 @@ from agentctl.execution.tree_cache import (
 _SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 BASE_REF = "refs/heads/agentctl-base"
 
-__all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched", "clone_at",
-           "create_attempt_dirs", "discard_workspace", "prefetch", "Prefetch", "one_line", "remove_leftovers",
-           "remove_workspace", "require_sha", "uses_views", "view_layers", "ATTEMPT_DIR_PREFIX",
-           "TRASH_PREFIX"]
+__all__ = ["AttemptDirs", "CloneCancelled", "Prefetch", "checkout_base", "checkout_patched",
+           "clone_at", "create_attempt_dirs", "discard_workspace", "one_line", "prefetch",
+           "remove_leftovers", "remove_workspace", "require_sha", "uses_views", "view_layers",
+           "ATTEMPT_DIR_PREFIX", "TRASH_PREFIX"]
 
 CloneCancelled = GitCancelled
 ATTEMPT_DIR_PREFIX = "agentctl-ws-"
@@ -307,9 +307,9 @@ class Prefetch:
 def prefetch(source: str, commit: str, *, is_url: bool, cache: TreeCache | None,
              scratch: Path) -> Prefetch | None:
     """Start filling the cache entry of (`source`, `commit`) unless it is there already (or
-    being filled by this process), or the run's trees will not be views of it (no cache, or no mounts here: then the fill would
-    be a checkout nobody uses). Call from the thread that runs the attempt: finding out whether
-    views mount here mounts one, in that thread's mount namespace."""
+    being filled by this process), or the run's trees will not be views of it (no cache, or no
+    mounts here: the fill would be a checkout nobody uses). Call from the thread that runs the
+    attempt: finding out whether views mount here mounts one, in that thread's namespace."""
     key = _key(source, commit)
     if cache is None or not _SHA.fullmatch(commit) or key in _FILLING or (
             cache.root / key).is_dir():
