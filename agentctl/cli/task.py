@@ -25,7 +25,10 @@ from agentctl.domain.errors import BadInput, PolicyDenied
 from agentctl.domain.serialize import to_json
 
 if TYPE_CHECKING:
+    from agentctl.domain.agent import AgentSpec
+    from agentctl.execution.workspace import Prefetch
     from agentctl.services.actions.requests import TaskRequest
+    from agentctl.services.actions.tasks import Submitted
 
 app = typer.Typer(help="Submit and inspect tasks: structured, executable intent.",
                   no_args_is_help=True)
@@ -117,7 +120,31 @@ def submit(
             from agentctl.services.lifecycle.start import run_config
 
             run_config(current.config)
-    submitted = submit_and_resolve(current.store, current.config, request, cwd=Path.cwd())
+    fills: list[Prefetch | None] = []
+
+    def fill(repository: str, commit: str) -> None:
+        """A run about to execute here on views of the tree cache: start checking its base
+        out now (a kept workspace is a checkout of its own; a queued run, its worker's)."""
+        if agent_spec is not None and not detach and not keep_workspace:
+            from agentctl.services.lifecycle.start import fill_tree_cache
+
+            fills.append(fill_tree_cache(current.config, current.home.root, repository, commit))
+
+    try:
+        submitted = submit_and_resolve(current.store, current.config, request, cwd=Path.cwd(),
+                                       resolved=fill)
+        _report_and_run(current, submitted, agent_spec, detach=detach,
+                        keep_workspace=keep_workspace, as_json=as_json, interactive=interactive)
+    finally:
+        for started in fills:
+            if started is not None:
+                started.stop()
+
+
+def _report_and_run(current: State, submitted: "Submitted", agent_spec: "AgentSpec | None", *,
+                    detach: bool, keep_workspace: bool, as_json: bool,
+                    interactive: bool) -> None:
+    """Show the stored task, then (with --run) run it and exit with the verdict's code."""
     task = submitted.task
     if task.status is TaskStatus.POLICY_DENIED or agent_spec is None:
         if as_json:

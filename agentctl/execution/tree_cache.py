@@ -25,7 +25,7 @@ from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution.removal import force_rmtree
 
 _KEY = re.compile(r"[0-9a-f]{32}")
-_WAIT_SECONDS = 0.1
+_WAIT_SECONDS = 0.02  # polling a lock another worker (or this run's prefetch) holds
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +72,8 @@ def acquire(cache: TreeCache, key: str, build: Callable[[Path], None], *,
         staging = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=cache.root / "tmp"))
         try:
             build(staging)
-            if not (staging / "size").exists():  # not measured while it was built
-                (staging / "size").write_text(f"{disk_usage(staging)}\n", encoding="ascii")
+            if not (staging / "size").exists():  # not known to its builder
+                note_size(staging, disk_usage(staging))
             with _exclusive(cache.root / "lock"):
                 os.rename(staging, cache.root / key)
                 pin = _pin(cache, key)
@@ -115,35 +115,21 @@ def evict(cache: TreeCache, keep: str | None = None) -> list[str]:
     return removed
 
 
-def disk_usage(path: Path) -> int:
-    """Bytes on disk under `path`, a file linked twice counted once: `du`, as walking 200,000
+def disk_usage(*paths: Path) -> int:
+    """Bytes on disk under `paths`, a file linked twice counted once: `du`, as walking 200,000
     files from Python takes a second more. Raises OSError when du gives no total."""
-    result = subprocess.run(_DU + [str(path)], capture_output=True, text=True, check=False)
-    return _total(path, result.stdout, result.stderr)
-
-
-@contextmanager
-def measuring(folder: Path) -> Iterator[None]:
-    """Record the size of an entry being built in `folder` while the body runs: the last steps
-    of a build, which hardly change it (a large checkout's refresh and wait for the clock), so
-    `du` costs nothing on top. Raises OSError when du gives no total."""
-    process = subprocess.Popen(_DU + [str(folder)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    try:
-        yield
-    finally:
-        out, err = process.communicate()
-    (folder / "size").write_text(f"{_total(folder, out, err)}\n", encoding="ascii")
-
-
-_DU = ["du", "-s", "-B1", "--"]
-
-
-def _total(path: Path, out: str, err: str) -> int:
+    result = subprocess.run(["du", "-s", "-c", "-B1", "--", *map(str, paths)],
+                            capture_output=True, text=True, check=False)
     try:  # du prints the total even when some folder could not be read (exit status 1)
-        return int(out.split("\t", 1)[0])
-    except ValueError:
-        raise OSError(f"cannot measure {path}: {err.strip()}") from None
+        return int(result.stdout.splitlines()[-1].split("\t", 1)[0])
+    except (IndexError, ValueError):
+        raise OSError(f"cannot measure {paths[0]}: {result.stderr.strip()}") from None
+
+
+def note_size(folder: Path, size: int) -> None:
+    """Record the bytes an entry being built in `folder` takes on disk, known to its builder
+    (else `acquire` measures the entry, walking all of it)."""
+    (folder / "size").write_text(f"{size}\n", encoding="ascii")
 
 
 def remove_tree(path: Path) -> None:

@@ -20,8 +20,11 @@ import hashlib
 import os
 import re
 import tempfile
+import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,25 +49,32 @@ from agentctl.execution.overlay import (
 from agentctl.execution.overlay import forget as forget_views
 from agentctl.execution.overlay import supported as views_supported
 from agentctl.execution.removal import force_rmtree
-from agentctl.execution.tree_cache import PinnedEntry, TreeCache, acquire, measuring
+from agentctl.execution.tree_cache import (
+    PinnedEntry,
+    TreeCache,
+    acquire,
+    disk_usage,
+    note_size,
+)
 
 _SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 BASE_REF = "refs/heads/agentctl-base"
 
-__all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched", "clone_at",
-           "create_attempt_dirs", "discard_workspace", "one_line", "remove_leftovers",
-           "remove_workspace", "require_sha", "uses_views", "view_layers", "ATTEMPT_DIR_PREFIX",
-           "TRASH_PREFIX"]
+__all__ = ["AttemptDirs", "CloneCancelled", "Prefetch", "checkout_base", "checkout_patched",
+           "clone_at", "create_attempt_dirs", "discard_workspace", "one_line", "prefetch",
+           "remove_leftovers", "remove_workspace", "require_sha", "uses_views", "view_layers",
+           "ATTEMPT_DIR_PREFIX", "TRASH_PREFIX"]
 
 CloneCancelled = GitCancelled
 ATTEMPT_DIR_PREFIX = "agentctl-ws-"
 # An attempt's directory renamed for deletion out of the way (`discard_workspace`): whatever
 # carries this prefix is garbage, removed by the process started for it or by the next sweep.
 TRASH_PREFIX = "agentctl-trash-"
-WAIT_ABOVE_INDEX_BYTES = 2**22  # ~40,000 files: see `_settle`
+DATE_INDEX_ABOVE_BYTES = 2**22  # ~40,000 files: see `_settle`
 # Attempts whose trees are views of a cache entry, and the entry's pin, released (and the views
 # unmounted) when the attempt's directory is removed.
 _PINNED: dict[Path, PinnedEntry] = {}
+_FILLING: set[str] = set()  # the cache keys this process's prefetches are filling
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,20 +191,8 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
     agentctl's own repository borrows its objects (anything new is written to its own), and the
     work tree is a view of it. False (nothing pinned) when the view cannot be mounted."""
     home = dirs.root / "git-home"
-    key = hashlib.sha256(f"{source}\0{commit}".encode()).hexdigest()[:32]
-
-    def build(folder: Path) -> None:
-        _copy_source(source, commit, folder / "base.git", is_url=is_url, home=home,
-                     should_stop=should_stop)
-        checkout = _clone(folder / "base.git", folder / "repo", home, should_stop,
-                          hardlinks=True)
-        checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
-                     what=f"cannot check out commit {commit} of {source}",
-                     should_stop=should_stop)
-        with measuring(folder):
-            _settle(checkout)
-
-    entry = acquire(cache, key, build, should_stop=should_stop)
+    build = _builder(source, commit, is_url=is_url, home=home, should_stop=should_stop)
+    entry = acquire(cache, _key(source, commit), build, should_stop=should_stop)
     try:
         mount_view(entry.path / "repo", dirs.root / "layers" / "repo", dirs.tree)
     except OverlayRefused:
@@ -217,26 +215,122 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
     return True
 
 
+def _key(source: str, commit: str) -> str:
+    """The tree cache's key of a base."""
+    return hashlib.sha256(f"{source}\0{commit}".encode()).hexdigest()[:32]
+
+
+def _builder(source: str, commit: str, *, is_url: bool, home: Path,
+             should_stop: Callable[[], bool] | None) -> Callable[[Path], None]:
+    """What fills a cache entry: agentctl's bare copy of the source and a checkout of the
+    commit beside it, its index settled; its size is reckoned from the commit's listing while
+    the checkout runs (walking 200,000 files after it costs half a second)."""
+    def build(folder: Path) -> None:
+        _copy_source(source, commit, folder / "base.git", is_url=is_url, home=home,
+                     should_stop=should_stop)
+        checkout = _clone(folder / "base.git", folder / "repo", home, should_stop,
+                          hardlinks=True)
+        with ThreadPoolExecutor(1) as pool:
+            files = pool.submit(_files_on_disk, checkout, commit)
+            checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
+                         what=f"cannot check out commit {commit} of {source}",
+                         should_stop=should_stop)
+            _settle(checkout)
+            size = files.result()
+        # the folder itself, the work tree and the two small git folders beside it
+        note_size(folder, _BLOCK + size + disk_usage(folder / "base.git", checkout.git_dir))
+    return build
+
+
+_BLOCK = 4096
+_INLINE_LINK = 60  # ext4 keeps a link's target this short in its inode: no block
+
+
+def _files_on_disk(checkout: WorkspaceGit, commit: str) -> int:
+    """Bytes the checkout of `commit` takes on disk, its `.git` aside, as `du` counts them on a
+    filesystem of 4 KiB blocks: each file's size rounded up to a block (a link's target is kept
+    in its inode when short), a block for a submodule's empty folder and for each folder. The
+    sizes are `git ls-tree`'s, read from the objects; parsed by pattern, 200,000 lines at once."""
+    listing = checkout.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit,
+                           what=f"cannot list commit {commit}").stdout
+    sizes = Counter(_SIZE.findall(listing))  # a few hundred distinct sizes, not 200,000
+    blocks = sum(count * ((int(size) + _BLOCK - 1) // _BLOCK) for size, count in sizes.items())
+    blocks -= sum(1 for size in _LINK_SIZE.findall(listing) if 0 < int(size) < _INLINE_LINK)
+    blocks += listing.count("160000 commit ")
+    total = blocks * _BLOCK
+    folders = {""}
+    for folder in set(_FOLDER.findall(listing)):
+        while folder not in folders:
+            folders.add(folder)
+            folder = folder.rpartition("/")[0]
+    return total + len(folders) * _BLOCK
+
+
+# `ls-tree -r -l -z` records: "<mode> <type> <id> <size>\t<path>\0", the size padded to 7
+_SIZE = re.compile(r" +(\d+)\t")
+_LINK_SIZE = re.compile(r"120000 blob [0-9a-f]+ +(\d+)\t")
+_FOLDER = re.compile(r"\t([^\0]*)/[^/\0]*\0")
+
+
+class Prefetch:
+    """The cache entry of a base being filled in a thread while the run is being set up (its
+    records, its lease, its sandbox), so a cold cache costs the checkout less that time. The
+    attempt's own `clone_at` waits for it (the builder's lock) and pins what it built; a fill
+    that failed is redone there, where its error is reported."""
+
+    def __init__(self, source: str, commit: str, *, is_url: bool, cache: TreeCache) -> None:
+        self._stopped = threading.Event()
+        _FILLING.add(_key(source, commit))
+        self._thread = threading.Thread(target=self._fill, args=(source, commit, is_url, cache),
+                                        name="agentctl-prefetch", daemon=True)
+        self._thread.start()
+
+    def _fill(self, source: str, commit: str, is_url: bool, cache: TreeCache) -> None:
+        home = Path(tempfile.mkdtemp(prefix="agentctl-prefetch-"))
+        try:
+            build = _builder(source, commit, is_url=is_url, home=home,
+                             should_stop=self._stopped.is_set)
+            acquire(cache, _key(source, commit), build,
+                    should_stop=self._stopped.is_set).release()
+        except Exception:  # the attempt builds it again, and says why it cannot
+            pass
+        finally:
+            _FILLING.discard(_key(source, commit))
+            force_rmtree(str(home))
+
+    def stop(self) -> None:
+        """Stop a fill still under way (its git is killed, its staging removed) and wait."""
+        self._stopped.set()
+        self._thread.join()
+
+
+def prefetch(source: str, commit: str, *, is_url: bool, cache: TreeCache | None,
+             scratch: Path) -> Prefetch | None:
+    """Start filling the cache entry of (`source`, `commit`) unless it is there already (or
+    being filled by this process), or the run's trees will not be views of it (no cache, or no
+    mounts here: the fill would be a checkout nobody uses). Call from the thread that runs the
+    attempt: finding out whether views mount here mounts one, in that thread's namespace."""
+    key = _key(source, commit)
+    if cache is None or not _SHA.fullmatch(commit) or key in _FILLING or (
+            cache.root / key).is_dir():
+        return None
+    if not views_supported(scratch, cache.root):
+        return None
+    return Prefetch(source, commit, is_url=is_url, cache=cache)
+
+
 def _settle(checkout: WorkspaceGit) -> None:
     """Leave no entry of the index racily clean (a file as young as the index itself, which git
     would re-hash at every look): a patch is then collected by comparing stat data, re-reading
     only the files that changed. A small checkout has its files dated two seconds back and the
-    index refreshed; a large one (an index over `WAIT_ABOVE_INDEX_BYTES`) instead has its index
-    rewritten in a later second than the checkout's, waiting for the clock when the refresh was
-    quicker than that: dating every file back makes the refresh re-hash every file (seconds on
-    200,000), the wait is under one and seldom needed."""
+    index refreshed; a large one (an index over `DATE_INDEX_ABOVE_BYTES`) instead has its index
+    dated in a later second than the checkout's: dating every file back makes the refresh
+    re-hash every file (seconds on 200,000), and even a refresh that re-reads only the last
+    second's files costs most of a second."""
     root = str(checkout.work_tree)
     index = checkout.git_dir / "index"
-    written = os.stat(index)
-    if written.st_size > WAIT_ABOVE_INDEX_BYTES:
-        second = written.st_mtime_ns // 10**9
-        # Files are all older than the index; once it is rewritten in a later second, none is
-        # as young as it (the refresh re-reads the few written in the index's own second).
-        refresh = ("update-index", "-q", "--refresh", "--force-write-index")
-        checkout.run(*refresh, what=f"cannot index {root}")
-        if os.stat(index).st_mtime_ns // 10**9 <= second:
-            time.sleep(max(0.0, second + 1.02 - time.time()))
-            checkout.run(*refresh, what=f"cannot index {root}")
+    if os.stat(index).st_size > DATE_INDEX_ABOVE_BYTES:
+        _date_later(index)
         return
     then = time.time_ns() - 2_000_000_000
     for folder, subfolders, files in os.walk(root):
@@ -245,6 +339,18 @@ def _settle(checkout: WorkspaceGit) -> None:
         for name in files:
             os.utime(os.path.join(folder, name), ns=(then, then), follow_symlinks=False)
     checkout.run("update-index", "-q", "--refresh", what=f"cannot index {root}")
+
+
+def _date_later(index: Path) -> None:
+    """Give a fresh checkout's index a later second than any of its files: the next one. The
+    checkout wrote every file and recorded its stat data before now, and no file changes after
+    (the entry is built in a folder of its own, then only read), so the stat data holds at any
+    later time, which is what the index's mtime says. git reads times to the second, so only
+    the entries of the index's own second were racy; no wait and no rewrite of 200,000
+    entries. (For the rest of this second a same-size edit in a view could look unchanged to
+    stat data, which is why collection re-reads every file a view's upper layer holds.)"""
+    later = (time.time_ns() // 10**9 + 1) * 10**9  # by the precise clock, ahead of the files'
+    os.utime(index, ns=(later, later))
 
 
 def _view(dirs: AttemptDirs, target: Path) -> WorkspaceGit:

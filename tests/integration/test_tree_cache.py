@@ -5,11 +5,13 @@ and real worker processes."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import pytest
 from agentctl.domain.spec import PatchBoundary
 from agentctl.execution import overlay, workspace
 from agentctl.execution.patch_collector import collect_patch
-from agentctl.execution.tree_cache import TreeCache, acquire, disk_usage, measuring
+from agentctl.execution.tree_cache import TreeCache, acquire, disk_usage, note_size
 from agentctl.execution.workspace import (
     AttemptDirs,
     checkout_base,
@@ -141,16 +143,17 @@ def test_the_verified_tree_is_base_plus_patch_with_the_cache_cold_and_warm(
     assert len([p for p in cache.root.iterdir() if p.is_dir() and p.name != "tmp"]) == 1
 
 
-@pytest.mark.parametrize("large", [False, True], ids=["files dated back", "index rewritten later"])
+@pytest.mark.parametrize("large", [False, True], ids=["files dated back", "index dated later"])
 def test_the_cached_index_has_no_racily_clean_entry_to_rehash(
         repo: Path, tmp_path: Path, attempts: list[AttemptDirs], large: bool,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Every entry keeps its real size (git smudges a racily clean one to 0, and every
     collection would then re-read that file) and every file is older than the index to the
     second (what git without nanosecond times checks): collection compares stat data only.
-    A large checkout gets there by waiting for the clock, not by dating its files back."""
+    A large checkout gets there by dating its index into the next second, not by dating its
+    files back."""
     if large:
-        monkeypatch.setattr(workspace, "WAIT_ABOVE_INDEX_BYTES", 0)
+        monkeypatch.setattr(workspace, "DATE_INDEX_ABOVE_BYTES", 0)
     commit = git(repo, "rev-parse", "HEAD")
     dirs = attempt(tmp_path, repo, commit, TreeCache(tmp_path / "trees", 2**30), attempts)
     listing = dirs.git.run("ls-files", "--debug", index=dirs.index, what="list").stdout
@@ -253,18 +256,34 @@ def test_the_cache_evicts_the_least_recently_used_entries_but_never_one_in_use(
     assert not (cache.root / f"{keys[0]}.pin").exists()
 
 
-def test_a_size_measured_while_the_entry_was_built_is_the_one_kept(tmp_path: Path) -> None:
-    """A builder may have the size taken while it finishes (a large checkout waiting for the
-    clock); what it measured is kept, not measured again."""
+def test_the_size_a_checkout_is_reckoned_at_is_what_du_measures(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    """A cached checkout's size comes from its commit's listing, not from walking the tree
+    afterwards; it is what `du` finds there (links short and long, a file of several blocks,
+    folders within folders)."""
+    (repo / "big.bin").write_bytes(os.urandom(3 * 4096 + 1))
+    (repo / "deep" / "er" / "est").mkdir(parents=True)
+    (repo / "deep" / "er" / "est" / "leaf.txt").write_text("leaf\n")
+    os.symlink("x" * 100, repo / "long-link")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "sizes")
+    commit = git(repo, "rev-parse", "HEAD")
+    cache = TreeCache(tmp_path / "trees", 2**30)
+
+    attempt(tmp_path, repo, commit, cache, attempts)
+
+    (entry,) = [p for p in cache.root.iterdir() if p.is_dir() and p.name != "tmp"]
+    assert int((entry / "size").read_text()) == disk_usage(entry) - disk_usage(entry / "size")
+
+
+def test_a_size_the_builder_knows_is_the_one_kept(tmp_path: Path) -> None:
     def build(folder: Path) -> None:
         (folder / "tree").write_bytes(os.urandom(256 * 1024))
-        with measuring(folder):
-            (folder / "late").write_bytes(b"")
+        note_size(folder, 12345)
 
     entry = acquire(TreeCache(tmp_path / "trees", 2**30), "b" * 32, build)
     entry.release()
-    size = int((entry.path / "size").read_text())
-    assert 256 * 1024 <= size < disk_usage(entry.path)  # without the size file itself
+    assert int((entry.path / "size").read_text()) == 12345
 
 
 def test_what_a_builder_that_died_halfway_left_is_removed_by_the_next_build(
@@ -294,3 +313,54 @@ def test_collection_in_a_view_looks_only_where_the_view_was_written(
     collected = collect_patch(dirs, commit, dirs.scratch / "patch.diff", NO_BOUNDARY)
 
     assert [c.path for c in collected.changes] == ["src/app.py"]
+
+
+def test_a_prefetched_entry_is_the_one_the_attempt_then_uses(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    """The entry filled while the run was being set up is what the attempt pins: shown by
+    moving the source away once it is filled (building again would fail)."""
+    commit = git(repo, "rev-parse", "HEAD")
+    cache = TreeCache(tmp_path / "trees", 2**30)
+    early = workspace.prefetch(str(repo), commit, is_url=False, cache=cache, scratch=tmp_path)
+    assert early is not None
+    entry = cache.root / workspace._key(str(repo), commit)
+    for _ in range(600):
+        if entry.is_dir():
+            break
+        time.sleep(0.05)
+    early.stop()
+    assert entry.is_dir()
+    assert workspace.prefetch(str(repo), commit, is_url=False, cache=cache,
+                              scratch=tmp_path) is None  # there already
+    hidden = repo.rename(tmp_path / "moved-away")
+
+    dirs = attempt(tmp_path, repo, commit, cache, attempts)
+
+    nothing = dirs.scratch / "nothing.diff"
+    nothing.touch()
+    assert snapshot(dirs.tree) == expected_tree(hidden, commit, nothing, tmp_path / "by-hand")
+    assert list((cache.root / "tmp").iterdir()) == []
+
+
+def test_a_prefetch_stopped_before_it_filled_the_entry_leaves_nothing(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    """Stopped while another builder holds the entry (here: the test), the fill gives up; the
+    attempt then builds the entry itself."""
+    commit = git(repo, "rev-parse", "HEAD")
+    cache = TreeCache(tmp_path / "trees", 2**30)
+    key = workspace._key(str(repo), commit)
+    cache.root.mkdir(parents=True)
+    holder = os.open(cache.root / f"{key}.build", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    try:
+        early = workspace.prefetch(str(repo), commit, is_url=False, cache=cache,
+                                   scratch=tmp_path)
+        assert early is not None
+        early.stop()
+    finally:
+        os.close(holder)
+    assert not (cache.root / key).exists()
+    assert list((cache.root / "tmp").iterdir()) == []
+
+    dirs = attempt(tmp_path, repo, commit, cache, attempts)
+    assert (cache.root / key).is_dir() and uses_views(dirs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -63,8 +64,11 @@ def submit_task(
 
 def submit_and_resolve(
     storage: Storage, config: Config, request: TaskRequest, *, cwd: Path, clock: Clock = utcnow,
+    resolved: Callable[[str, str], None] | None = None,
 ) -> Submitted:
-    """`submit_task`, and the commit its base ref was resolved to."""
+    """`submit_task`, and the commit its base ref was resolved to. `resolved(repository,
+    commit)` is told first, before the task is stored, when policy lets it run (`task submit
+    --run` starts checking the base out then)."""
     valid = validate(request, config.policy.default_autonomy)
     redactor = Redactor().knowing(secret_values())
     instruction = redactor.clean(valid.instruction)
@@ -102,6 +106,8 @@ def submit_and_resolve(
         task = task.with_status(TaskStatus.POLICY_DENIED, now, "; ".join(denials))
     else:
         task = task.with_status(TaskStatus.READY_FOR_RUN, now)
+        if resolved is not None and base_commit is not None and task.repository:
+            resolved(task.repository, base_commit)
 
     session_id = storage.resolve("session", request.session_id) if request.session_id else None
     with storage.unit_of_work() as uow:

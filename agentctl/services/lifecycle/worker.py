@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from types import TracebackType
 
 from agentctl.config import Config
@@ -20,6 +22,8 @@ from agentctl.domain.enums import RunStatus
 from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.domain.run import Run
 from agentctl.domain.transitions import TERMINAL_RUN
+from agentctl.execution.task_repository import is_url
+from agentctl.execution.workspace import prefetch
 from agentctl.services.attempts.attempt import StopSignal
 from agentctl.services.attempts.pipeline import RunOptions, execute_attempt
 from agentctl.services.lifecycle.queue import Queue
@@ -42,8 +46,15 @@ def create_and_run(storage: Storage, config: Config, task_text: str, *, agent: A
     run = create_run(storage, config, task_text, agent=agent, base_commit=base_commit)
     if detach:
         return run
-    return run_inline(Queue(storage), run.run_id,
-                      ttl_seconds=config.worker.lease_ttl_seconds, options=options)
+    spec = run.execution_spec  # a cold tree cache is filled while the run is leased and set up
+    early = prefetch(spec.repository, spec.base_commit, is_url=is_url(spec.repository),
+                     cache=options.tree_cache, scratch=Path(tempfile.gettempdir()))
+    try:
+        return run_inline(Queue(storage), run.run_id,
+                          ttl_seconds=config.worker.lease_ttl_seconds, options=options)
+    finally:
+        if early is not None:
+            early.stop()
 
 
 class LeaseKeeper:
