@@ -15,8 +15,6 @@ import asyncio
 import contextlib
 import ipaddress
 import itertools
-import shutil
-import tempfile
 import threading
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
@@ -25,6 +23,7 @@ from pathlib import Path
 
 from agentctl.domain.clock import utcnow
 from agentctl.domain.sandbox import matching_rule
+from agentctl.execution.socket_dirs import SocketDir
 
 MAX_HEAD_BYTES = 64 * 1024
 MAX_SOCKET_DIR_CHARS = 90
@@ -102,9 +101,9 @@ class EgressProxy:
 
     def __init__(self, directory: Path) -> None:
         # A unix socket path has room for 107 bytes: a deep TMPDIR gets a short private dir.
-        self._own_directory = len(str(directory)) > MAX_SOCKET_DIR_CHARS
-        self.directory = Path(tempfile.mkdtemp(prefix="agentctl-net-", dir="/tmp")) \
-            if self._own_directory else directory
+        self._own_directory = SocketDir() if len(str(directory)) > MAX_SOCKET_DIR_CHARS \
+            else None
+        self.directory = self._own_directory.path if self._own_directory else directory
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._numbers = itertools.count(1)
@@ -124,8 +123,8 @@ class EgressProxy:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=5)
             self._loop = self._thread = None
-        if self._own_directory:
-            shutil.rmtree(self.directory, ignore_errors=True)
+        if self._own_directory is not None:
+            self._own_directory.remove()
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
         with self._start:

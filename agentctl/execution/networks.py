@@ -27,7 +27,6 @@ import contextlib
 import ctypes
 import os
 import shutil
-import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from pathlib import Path
 
 from agentctl.execution.egress import ConnectAttempt, EgressProxy, Gate
 from agentctl.execution.netbridge import PROXY_SOCKET, SharedNetwork
+from agentctl.execution.socket_dirs import SocketDir
 
 # Namespaces kept with no process in them, over every rule set (the oldest given back goes)
 MAX_IDLE = 4
@@ -136,8 +136,8 @@ class NetworkPool:
     """The process's shared namespaces, by key: free ones in the order given back."""
 
     def __init__(self) -> None:
-        self.directory = Path(tempfile.mkdtemp(prefix="agentctl-net-", dir="/tmp"))
-        self.proxy = EgressProxy(self.directory)
+        self.sockets = SocketDir()
+        self.proxy = EgressProxy(self.sockets.path)
         self._free: list[tuple[Key, Network]] = []
         self._all: list[Network] = []
         self._made: dict[Key, int] = {}  # free or lent, by key
@@ -241,7 +241,7 @@ class NetworkPool:
                 network.shared.close()
             network.gate.close()
         self.proxy.close()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        self.sockets.remove()
 
 
 _pool: NetworkPool | None = None

@@ -300,7 +300,7 @@ def test_two_networks_asked_for_ahead_serve_two_processes_at_once_without_a_thir
             with contextlib.suppress(OSError):
                 line = Path(f"/proc/{pid}/cmdline").read_bytes()
                 parent = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1]
-                found += (b"--info-fd" in line and str(pool.directory).encode() in line
+                found += (b"--info-fd" in line and str(pool.sockets.path).encode() in line
                           and int(parent) == os.getpid())
         return found
 
