@@ -22,7 +22,6 @@ import re
 import tempfile
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -50,9 +49,11 @@ from agentctl.execution.overlay import forget as forget_views
 from agentctl.execution.overlay import supported as views_supported
 from agentctl.execution.removal import force_rmtree
 from agentctl.execution.tree_cache import (
+    BLOCK,
     PinnedEntry,
     TreeCache,
     acquire,
+    checkout_size,
     disk_usage,
     note_size,
 )
@@ -231,45 +232,16 @@ def _builder(source: str, commit: str, *, is_url: bool, home: Path,
         checkout = _clone(folder / "base.git", folder / "repo", home, should_stop,
                           hardlinks=True)
         with ThreadPoolExecutor(1) as pool:
-            files = pool.submit(_files_on_disk, checkout, commit)
+            listing = pool.submit(checkout.run, "ls-tree", "-r", "-l", "-z", "--full-tree",
+                                  commit, what=f"cannot list commit {commit}")
             checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
                          what=f"cannot check out commit {commit} of {source}",
                          should_stop=should_stop)
             _settle(checkout)
-            size = files.result()
+            size = checkout_size(listing.result().stdout)
         # the folder itself, the work tree and the two small git folders beside it
-        note_size(folder, _BLOCK + size + disk_usage(folder / "base.git", checkout.git_dir))
+        note_size(folder, BLOCK + size + disk_usage(folder / "base.git", checkout.git_dir))
     return build
-
-
-_BLOCK = 4096
-_INLINE_LINK = 60  # ext4 keeps a link's target this short in its inode: no block
-
-
-def _files_on_disk(checkout: WorkspaceGit, commit: str) -> int:
-    """Bytes the checkout of `commit` takes on disk, its `.git` aside, as `du` counts them on a
-    filesystem of 4 KiB blocks: each file's size rounded up to a block (a link's target is kept
-    in its inode when short), a block for a submodule's empty folder and for each folder. The
-    sizes are `git ls-tree`'s, read from the objects; parsed by pattern, 200,000 lines at once."""
-    listing = checkout.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit,
-                           what=f"cannot list commit {commit}").stdout
-    sizes = Counter(_SIZE.findall(listing))  # a few hundred distinct sizes, not 200,000
-    blocks = sum(count * ((int(size) + _BLOCK - 1) // _BLOCK) for size, count in sizes.items())
-    blocks -= sum(1 for size in _LINK_SIZE.findall(listing) if 0 < int(size) < _INLINE_LINK)
-    blocks += listing.count("160000 commit ")
-    total = blocks * _BLOCK
-    folders = {""}
-    for folder in set(_FOLDER.findall(listing)):
-        while folder not in folders:
-            folders.add(folder)
-            folder = folder.rpartition("/")[0]
-    return total + len(folders) * _BLOCK
-
-
-# `ls-tree -r -l -z` records: "<mode> <type> <id> <size>\t<path>\0", the size padded to 7
-_SIZE = re.compile(r" +(\d+)\t")
-_LINK_SIZE = re.compile(r"120000 blob [0-9a-f]+ +(\d+)\t")
-_FOLDER = re.compile(r"\t([^\0]*)/[^/\0]*\0")
 
 
 class Prefetch:
