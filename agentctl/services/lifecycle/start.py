@@ -4,7 +4,6 @@ config, so the command line only parses, calls this and renders."""
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -13,12 +12,11 @@ from agentctl.domain.agent import AgentSpec
 from agentctl.domain.run import Run
 from agentctl.domain.sandbox import SandboxMode, SandboxProfile
 from agentctl.execution.bubblewrap import require
-from agentctl.execution.task_repository import is_url
 from agentctl.execution.tree_cache import in_home
-from agentctl.execution.workspace import Prefetch, prefetch
+from agentctl.execution.workspace import Prefetch
 from agentctl.services.attempts.attempt import Progress
 from agentctl.services.attempts.pipeline import RunOptions
-from agentctl.services.lifecycle.worker import create_and_run
+from agentctl.services.lifecycle.worker import create_and_run, prefetch_base
 from agentctl.services.ports import Approver, RunObserver
 from agentctl.services.queries.telemetry import configured_endpoint
 from agentctl.services.unit_of_work import Storage
@@ -61,9 +59,7 @@ def fill_tree_cache(config: Config, state_home: Path, repository: str,
     """Start checking the base out into the tree cache, for a run about to be created here
     (`task submit --run` calls it as soon as the base ref is resolved, so the checkout runs
     while the task and the run are stored): stop it once the run has ended."""
-    return prefetch(repository, commit, is_url=is_url(repository),
-                    cache=in_home(state_home, config.store.tree_cache_mb),
-                    scratch=Path(tempfile.gettempdir()))
+    return prefetch_base(repository, commit, in_home(state_home, config.store.tree_cache_mb))
 
 
 def start_run(storage: Storage, config: Config, request: StartRun) -> Run:

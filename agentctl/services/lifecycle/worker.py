@@ -23,7 +23,8 @@ from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.domain.run import Run
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.execution.task_repository import is_url
-from agentctl.execution.workspace import prefetch
+from agentctl.execution.tree_cache import TreeCache
+from agentctl.execution.workspace import Prefetch, prefetch
 from agentctl.services.attempts.attempt import StopSignal
 from agentctl.services.attempts.pipeline import RunOptions, execute_attempt
 from agentctl.services.lifecycle.queue import Queue
@@ -47,14 +48,20 @@ def create_and_run(storage: Storage, config: Config, task_text: str, *, agent: A
     if detach:
         return run
     spec = run.execution_spec  # a cold tree cache is filled while the run is leased and set up
-    early = prefetch(spec.repository, spec.base_commit, is_url=is_url(spec.repository),
-                     cache=options.tree_cache, scratch=Path(tempfile.gettempdir()))
+    early = prefetch_base(spec.repository, spec.base_commit, options.tree_cache)
     try:
         return run_inline(Queue(storage), run.run_id,
                           ttl_seconds=config.worker.lease_ttl_seconds, options=options)
     finally:
         if early is not None:
             early.stop()
+
+
+def prefetch_base(repository: str, commit: str, cache: TreeCache | None) -> Prefetch | None:
+    """Start checking a run's base out into the tree cache, to be run here on views of it;
+    None where there is nothing to fill (see `workspace.prefetch`). Stop it once the run ends."""
+    return prefetch(repository, commit, is_url=is_url(repository), cache=cache,
+                    scratch=Path(tempfile.gettempdir()))
 
 
 class LeaseKeeper:
