@@ -93,17 +93,12 @@ class EventLog:
         if row is None:  # the first event ever: make the head row, whoever comes first
             # once per database: import late, and only the dialect in use (PostgreSQL's
             # alone costs a new SQLite home's first command ~20 ms)
-            values = {"id": 1, "seq": 0, "hash": GENESIS_HASH}
             if self._connection.dialect.name == "postgresql":
-                from sqlalchemy.dialects import postgresql
-
-                self._connection.execute(
-                    postgresql.insert(_HEAD).values(values).on_conflict_do_nothing())
+                from sqlalchemy.dialects.postgresql import insert
             else:
-                from sqlalchemy.dialects import sqlite
-
-                self._connection.execute(
-                    sqlite.insert(_HEAD).values(values).on_conflict_do_nothing())
+                from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
+            self._connection.execute(insert(_HEAD).values(id=1, seq=0, hash=GENESIS_HASH)
+                                     .on_conflict_do_nothing())
             row = self._connection.execute(locked).first()
             assert row is not None
         return int(row[0]), str(row[1])
