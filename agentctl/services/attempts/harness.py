@@ -13,7 +13,8 @@ from agentctl.domain.harness import HarnessChange, harness_changes
 from agentctl.domain.patch import Patch
 from agentctl.domain.verification import VerificationCheck
 from agentctl.services.attempts.attempt import AttemptContext
-from agentctl.services.attempts.baseline import CheckRun, run_for_comparison
+from agentctl.services.attempts.baseline import CheckRun
+from agentctl.services.attempts.comparison_runs import run_for_comparison
 
 C = VerificationCheckStatus
 MAX_NAMED = 3

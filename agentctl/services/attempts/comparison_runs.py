@@ -1,0 +1,169 @@
+"""One run of a check for the comparison with the base: on the base, or a rerun of what failed,
+as a RUN_VERIFIER step with its log; and the reruns of the base made at once, each in a tree of
+its own, not yet recorded (`EarlyRun`). Reruns pick out the failing tests where the runner
+allows (pytest node ids, unittest ids on a plain `python -m unittest` command), else repeat the
+whole command."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentctl.domain.baseline import Observed
+from agentctl.domain.enums import ArtifactType, StepType
+from agentctl.domain.errors import InfrastructureFailure
+from agentctl.domain.spec import PlannedCheck
+from agentctl.domain.verification import TestReport
+from agentctl.execution.base_checkouts import BaseCheckout
+from agentctl.execution.environment import verification_env
+from agentctl.execution.sandbox import Jail
+from agentctl.execution.test_reports import EVERY_TEST, ReportDir, Selection, selection
+from agentctl.execution.verifier import CheckOutcome, run_check
+from agentctl.execution.workspace import checkout_base
+from agentctl.services.attempts.attempt import AttemptContext
+from agentctl.services.attempts.confinement import named_paths, record_connections
+from agentctl.services.attempts.evidence import log_artifact
+
+StopCheck = Callable[[], bool]
+_PYTHON = re.compile(r"(?:.*/)?python[\d.]*")
+_SHELL_SYNTAX = re.compile(r"[;&|<>$`(){}\n*?\[\]~]")
+
+
+@dataclass(frozen=True, slots=True)
+class EarlyRun:
+    """A run on the base made ahead (beside the candidate's checks, or a rerun made at once),
+    not yet recorded."""
+
+    workspace: Path
+    outcome: CheckOutcome
+    jail: Jail | None
+
+
+def reruns_at_once(ctx: AttemptContext, planned: PlannedCheck, observed: Observed,
+                   workspace: Path, role: str, *, should_stop: StopCheck,
+                   ) -> dict[int, EarlyRun]:
+    """Every rerun of the failing tests on the base, each on a thread of its own and the later
+    ones each in a fresh checkout of the base (no run sees another's files: at least as clean
+    as one tree used in turn), by rerun number; {} when a checkout cannot be made (the
+    sequential path runs them and says why). Each selects the first run's failing tests; where
+    the sequential order has narrowed them (a test passed), `baseline._rerun` runs that rerun again."""
+    select, command = rerun_selection(planned.command, observed.report,
+                                      list(observed.failing_ids))
+    trees = {1: workspace}
+    try:
+        with ctx.quiet:  # its git is not kept: no sweep meanwhile
+            for number in range(2, ctx.spec.verification_plan.reruns + 1):
+                trees[number] = checkout_base(ctx.dirs, ctx.spec.base_commit,
+                                              should_stop=should_stop,
+                                              dest=ctx.dirs.root / f"base-rerun-{number}")
+    except (InfrastructureFailure, OSError):
+        return {}
+    made: dict[int, EarlyRun] = {}
+
+    def run(number: int) -> None:
+        made[number] = EarlyRun(trees[number], *run_on(
+            ctx, planned, trees[number], role, select=select, command=command, number=number,
+            kept=True, should_stop=should_stop))
+
+    threads = [threading.Thread(target=run, args=(n,), name=f"agentctl-rerun-{n}", daemon=True)
+               for n in trees]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return made
+
+
+def rerun_selection(command: str, report: TestReport | None,
+                    failing: list[str]) -> tuple[Selection, str | None]:
+    """How to rerun only `failing`: pytest node ids (`Selection`), `-k` for a plain
+    `python -m unittest` command; else the whole command again."""
+    if report is None or not failing:
+        return EVERY_TEST, None
+    if "pytest" in report.runner:
+        return selection((t.test_id for t in report.results), failing), None
+    if report.runner == "unittest":
+        words = _plain_unittest(command)
+        if words is not None:
+            return EVERY_TEST, shlex.join([*words, *(arg for t in failing for arg in ("-k", t))])
+    return EVERY_TEST, None
+
+
+def _plain_unittest(command: str) -> list[str] | None:
+    if _SHELL_SYNTAX.search(command):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) >= 3 and _PYTHON.fullmatch(words[0]) and words[1:3] == ["-m", "unittest"]:
+        return words
+    return None
+
+
+def run_for_comparison(ctx: AttemptContext, planned: PlannedCheck, workspace: Path | None,
+                       role: str, evidence: list[str], *, select: Selection = EVERY_TEST,
+                       command: str | None = None, checkout: BaseCheckout | None = None,
+                       number: int | None = None, early: EarlyRun | None = None) -> CheckOutcome:
+    """One run of a check for the baseline or a rerun: a RUN_VERIFIER step with its log (the
+    `number`th rerun's log says which), in `workspace`, or with `checkout` in the clean
+    checkout of the base, made (or claimed) first (once per attempt) in that step; or the
+    `early` run of it made beside the candidate's checks, recorded here as if made now."""
+    title = f"{role}: {planned.name}"
+    ctx.progress(f"{role}: {command or planned.command}")
+    with ctx.step(StepType.RUN_VERIFIER, title, live=True) as step:
+        step.note(command=command or planned.command, baseline=role.startswith("baseline"),
+                  rerun=role.endswith("rerun"), selected=list(select.only))
+        if checkout is not None:
+            workspace = early.workspace if early else checkout.ensure(should_stop=ctx.stop)
+            step.note(path=str(workspace), baseCommit=ctx.spec.base_commit,
+                      reusedCheckout=checkout.reused)
+        assert workspace is not None, "a comparison runs in a workspace or the base checkout"
+        outcome, jail = (early.outcome, early.jail) if early else run_on(
+            ctx, planned, workspace, role, select=select, command=command, number=number,
+            should_stop=ctx.stop)
+        log = _log_path(ctx, planned, role, number)
+        record_connections(ctx.ledger, jail, made_by=step.step.step_id,
+                           process=command or planned.command, redactor=ctx.redactor)
+        draft = log_artifact(ctx.ledger.blobs, log, name=log.name,
+                             type_=ArtifactType.COMMAND_LOG, redactor=ctx.redactor,
+                             redact_up_to=ctx.redact_logs_up_to,
+                             metadata={"command": ctx.redactor.clean(command or planned.command),
+                                       "role": role})
+        step.add(draft)
+        step.note(status=outcome.status.value, exitCode=outcome.exit_code,
+                  durationSeconds=round(outcome.duration_seconds, 3))
+        ctx.reap()
+    evidence.append(draft.artifact_id)
+    return outcome
+
+
+def _log_path(ctx: AttemptContext, planned: PlannedCheck, role: str,
+              number: int | None) -> Path:
+    suffix = f"-{number}" if number is not None else ""
+    return ctx.scratch / f"{planned.name}.{role.replace(' ', '-')}{suffix}.log"
+
+
+def run_on(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: str, *,
+           should_stop: StopCheck, select: Selection = EVERY_TEST, command: str | None = None,
+           number: int | None = None, kept: bool = False) -> tuple[CheckOutcome, Jail | None]:
+    """The check's process alone (no step, nothing recorded): its outcome and its jail, whose
+    connections are for the step to record."""
+    # the same sandbox as the candidate's checks: a baseline differs in its code alone; each
+    # run its own report folder (the reruns on the base run at once)
+    suffix = f"-{number}" if number is not None else ""
+    reports = ReportDir(ctx.scratch / "reports" / f"{planned.name}.{role}{suffix}")
+    reports.path.mkdir(parents=True, exist_ok=True)
+    jail = ctx.sandbox.jail(workspace, read_only=named_paths(
+        command or planned.command, ctx.protected), writable=(reports.path,)) \
+        if ctx.sandbox else None
+    outcome = run_check(planned, workspace=workspace, env=verification_env(ctx.env),
+                        log_path=_log_path(ctx, planned, role, number),
+                        infra_patterns=ctx.spec.verification_plan.infra_patterns,
+                        should_stop=should_stop, reports=reports, select=select,
+                        command=command, confine=jail, kept=kept)
+    return outcome, jail
