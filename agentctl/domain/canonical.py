@@ -8,6 +8,11 @@ event log and the spec digest used to escape non-ASCII text, which changes nothi
 event's hash covers its payload text as stored, and a run's spec digest is computed once, when
 the run is created, and kept (tests/integration/test_canonical_form.py holds both to a home
 written before).
+
+A flat document of text, integers, booleans and nulls (nearly every event payload: two per tool
+call) is written by orjson, about six times faster; it writes such documents byte for byte as
+`json` does, which a property test holds. Everything else, floats above all (orjson spells
+`1e-05` as `0.00001`), takes `json`'s path.
 """
 
 from __future__ import annotations
@@ -15,15 +20,24 @@ from __future__ import annotations
 import hashlib
 import json
 
+import orjson
+
 from agentctl.domain.json_text import compiled
 from agentctl.domain.serialize import to_json
 
 _ENCODE = compiled(json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+_FLAT_VALUES = frozenset((str, int, bool, type(None)))  # exact types: no enums, no floats
+_dumps, _SORTED = orjson.dumps, orjson.OPT_SORT_KEYS
 
 
 def canonical_json(document: object) -> str:
     """`document` (plain JSON: dicts, lists, tuples, strings, numbers, booleans, None) as its
     canonical text."""
+    if type(document) is dict and _FLAT_VALUES.issuperset(map(type, document.values())):
+        try:
+            return _dumps(document, option=_SORTED).decode()
+        except TypeError:
+            pass  # keys that are not text, integers past 64 bits, lone surrogates: json decides
     return _ENCODE(document)
 
 

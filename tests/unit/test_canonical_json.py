@@ -9,9 +9,12 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentctl.domain.audit import digest
 from agentctl.domain.canonical import canonical_json, record_digest, sha256_digest
+from agentctl.domain.enums import ToolOutcome
 from agentctl.domain.serialize import to_json
 from tests.unit.conftest import sample_records, sample_spec
 
@@ -49,3 +52,29 @@ def test_an_ascii_spec_keeps_the_digest_earlier_versions_gave_it() -> None:
     spec = sample_spec()
     earlier = json.dumps(to_json(spec), sort_keys=True, separators=(",", ":"))
     assert spec.digest() == "sha256:" + hashlib.sha256(earlier.encode()).hexdigest()
+
+
+_TEXT = st.text(st.characters(exclude_categories=()))  # lone surrogates and controls included
+_FLAT = st.dictionaries(_TEXT, st.one_of(_TEXT, st.integers(), st.booleans(), st.none()))
+
+
+def _as_json_writes_it(document: object) -> str:
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@given(_FLAT)
+def test_a_flat_document_is_written_as_json_writes_it(document: dict[str, object]) -> None:
+    """Flat documents take the fast writer; it must agree with `json` to the byte, beyond 64-bit
+    integers and unpaired surrogates too (which it hands back to `json`)."""
+    assert canonical_json(document) == _as_json_writes_it(document)
+
+
+@pytest.mark.parametrize("document", [
+    {"small": 1e-05, "large": 1e16, "third": 0.1},  # the fast writer spells 1e-05 as 0.00001
+    {"nested": {"b": 1, "a": [1.5e-07]}},
+    {2: "integer keys", 1: "written as text"},
+    {"flag": True, "outcome": ToolOutcome.OK},  # a str enum: its value, as json writes it
+], ids=["floats", "nested", "integer-keys", "enum-value"])
+def test_documents_the_fast_writer_would_spell_otherwise_are_written_as_json_writes_them(
+        document: dict[object, object]) -> None:
+    assert canonical_json(document) == _as_json_writes_it(document)
