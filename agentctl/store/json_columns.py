@@ -1,16 +1,19 @@
-"""The tool result's JSON column spelt out, both ways: every tool call stores one and the run
-tree shows tens of thousands, so these skip the generic walk of `serialize` (tests hold each to
+"""The tool result's JSON column, both ways, without the generic walk: every tool call stores
+one and the run tree shows tens of thousands, so these skip `serialize` (tests hold each to
 `to_json` of the record). Every other JSON column is encoded and decoded by the row codecs
 (`rows`) from its type.
 """
 
 from __future__ import annotations
 
-import json.encoder
+import json
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from agentctl.domain.enums import ToolDecision, ToolOutcome
+from agentctl.domain.json_text import compiled
 from agentctl.domain.step import ToolResult
 
 
@@ -29,26 +32,18 @@ def tool_result_json(r: ToolResult) -> dict[str, Any]:
     }
 
 
-_quote = json.encoder.encode_basestring  # a JSON string as the row codecs write it (UTF-8 text)
-
-
 def tool_result_text(r: ToolResult) -> str:
-    """`dump_plain(tool_result_json(r))`, the stored column, spelt out: no dict and no encoder
-    walk between the record and its text (a test holds the two together)."""
-    return (f'{{"outcome":{_quote(r.outcome.value)},"decision":{_quote(r.decision.value)},'
-            f'"output":{_quote(r.output)},"exitCode":{_number(r.exit_code)},'
-            f'"truncated":{_number(r.truncated)},"outputBytes":{_number(r.output_bytes)},'
-            f'"durationMs":{_number(r.duration_ms)},'
-            f'"error":{"null" if r.error is None else _quote(r.error)}}}')
+    """`dump_plain(tool_result_json(r))`, the stored column, by orjson: the document is flat
+    (text, integers, flags, nulls), which it writes byte for byte as `json` does, three times
+    faster than even a hand-spelt f-string (a test holds the two together)."""
+    document = tool_result_json(r)
+    try:
+        return orjson.dumps(document).decode()
+    except TypeError:  # a lone surrogate in the output, an integer past 64 bits: json writes it
+        return _compact(document)
 
 
-def _number(value: int | None) -> str:
-    """An integer (or flag) as `json` writes it."""
-    if value is None:
-        return "null"
-    if value is True or value is False:
-        return "true" if value else "false"
-    return int.__repr__(value)
+_compact = compiled(json.JSONEncoder(separators=(",", ":"), ensure_ascii=False))  # dump_plain's
 
 
 def tool_result_document(d: Mapping[str, Any]) -> dict[str, Any]:

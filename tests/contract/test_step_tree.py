@@ -128,6 +128,7 @@ def test_tool_result_json_is_the_generic_walk(result: ToolResult) -> None:
     ToolResult(outcome=ToolOutcome.TIMED_OUT, error="timed out after 0.5 s", truncated=True,
                duration_ms=500),
     ToolResult.denied(ToolDecision.DENIED_BY_COMMAND_GUARD, "rm"),
+    ToolResult(outcome=ToolOutcome.OK, output="a lone \ud800 surrogate", exit_code=2**70),
 ])
 def test_tool_result_text_is_the_encoded_document(result: ToolResult) -> None:
     """The stored column spelt out is byte for byte what the encoder makes of the document."""
