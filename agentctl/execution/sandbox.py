@@ -39,8 +39,7 @@ from agentctl.execution.bubblewrap import NAMESPACE_FLAGS, check
 from agentctl.execution.egress import ConnectAttempt, EgressProxy
 from agentctl.execution.limits import layout, limited
 from agentctl.execution.netbridge import PROXY_PORT, PROXY_SOCKET, bridge_argv
-from agentctl.execution.networks import (Network, Networks, can_join_networks, entered,
-                                         nsenter_argv)
+from agentctl.execution.networks import Network, Networks, can_join_networks, entered, nsenter_argv
 
 PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
 TOOLCHAIN_LEAVES = frozenset({"bin", "sbin", "shims"})

@@ -15,13 +15,13 @@ from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import ToolDecision, ToolOutcome
 from agentctl.domain.events import NewEvent
 from agentctl.domain.step import Step, ToolCall, ToolResult
-from agentctl.services.lifecycle.ledger import Ledger
-from agentctl.services.ports import CallRequest
-from agentctl.services.actions.requests import TaskRequest
-from agentctl.services.lifecycle.runs import create_run, lease_run
-from agentctl.services.actions.tasks import submit_task
-from agentctl.store import Store
 from agentctl.home import resolve_home
+from agentctl.services.actions.requests import TaskRequest
+from agentctl.services.actions.tasks import submit_task
+from agentctl.services.lifecycle.ledger import Ledger
+from agentctl.services.lifecycle.runs import create_run, lease_run
+from agentctl.services.ports import CallRequest
+from agentctl.store import Store
 
 
 def _ledger(repo: Path, tmp_path: Path) -> Ledger:

@@ -18,9 +18,9 @@ import pytest
 
 from agentctl.domain.sandbox import SandboxProfile
 from agentctl.execution.bubblewrap import check
+from agentctl.execution.networks import MAX_IDLE, NetworkPool, can_join_networks
 from agentctl.execution.process import run_to_file
 from agentctl.execution.reaper import descendants, sweep
-from agentctl.execution.networks import MAX_IDLE, NetworkPool, can_join_networks
 from agentctl.execution.sandbox import Sandbox
 from tests.machine import unavailable
 

@@ -37,6 +37,7 @@ def test_the_commit_submit_resolved_is_the_one_a_run_started_with_it_binds(
 
 def test_a_url_tasks_base_is_resolved_when_its_run_starts_not_at_submit(tmp_path: Path) -> None:
     submitted = submit_and_resolve(InMemoryStorage(), configuration.defaults(), TaskRequest(
-        repository="https://git.example.invalid/calc.git", base_ref="main", task_type="bug_fix", instruction="fix the thing",
+        repository="https://git.example.invalid/calc.git", base_ref="main", task_type="bug_fix",
+        instruction="fix the thing",
         verification_commands=("true",)), cwd=tmp_path)
     assert submitted.base_commit is None
