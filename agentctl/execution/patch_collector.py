@@ -6,9 +6,10 @@ filter, hook or stale index cannot change what is collected. The staged tree's i
 what is verified and what `pr create` must commit. When the work tree is a view of the tree
 cache, only the folders its upper layer names are staged (see `_distrust_touched`).
 
-Memory stays bounded whatever the agent wrote: git writes the diff straight to its file; the
-file changes come from git's own `--raw`/`--numstat` listing (exact paths, modes, counts), and
-the added and removed lines the judge reads are streamed out of the diff, up to a bound.
+Memory stays bounded whatever the agent wrote: one `git diff-tree` of the base and the staged
+tree writes git's own listing (exact paths, modes, counts) and the patch to a file, and only the
+listing is read into memory (`diff_listing`); the added and removed lines the judge reads are
+streamed out of the diff, up to a bound.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from agentctl.domain.enums import ChangeType
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, classify, ignored_generated
 from agentctl.domain.spec import PatchBoundary
+from agentctl.execution.diff_listing import ListedChange, split_output
 from agentctl.execution.git import WorkspaceGit, copy_index, one_line
 from agentctl.execution.overlay import touched
 from agentctl.execution.workspace import AttemptDirs, require_sha, view_layers
@@ -69,18 +71,44 @@ def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
         git.run("--literal-pathspecs", "add", "--all", "--pathspec-from-file=-",
                 "--pathspec-file-nul", index=index, stdin="".join(f"{s}\0" for s in scopes).encode(),
                 should_stop=should_stop, what=f"cannot stage the changes in {dirs.tree}")
-    excluded = _unstage_droppings(git, index, base_commit, boundary, should_stop)
+    tree, listed = _write_and_diff(git, index, base_commit, diff_path, dirs, should_stop)
+    excluded = _droppings(listed, boundary)
+    if excluded:  # staged, then taken out: only git knows which new files .gitignore keeps out
+        git.run("update-index", "--force-remove", "-z", "--stdin", index=index,
+                stdin="".join(f"{p}\0" for p in excluded).encode(), should_stop=should_stop,
+                what="cannot leave the generated files out of the patch")
+        tree, listed = _write_and_diff(git, index, base_commit, diff_path, dirs, should_stop)
+    changes = tuple(_change(git, tree, item, boundary) for item in listed)
+    lines = tuple(stream_diff_lines(diff_path)) if changes else ()
+    return CollectedPatch(diff_path, changes, lines, tree, empty=not changes, excluded=excluded)
+
+
+def _write_and_diff(git: WorkspaceGit, index: Path, base: str, diff_path: Path,
+                    dirs: AttemptDirs, should_stop: Callable[[], bool] | None,
+                    ) -> tuple[str, tuple[ListedChange, ...]]:
+    """The staged tree's id, and its changes against `base` from one `git diff-tree` of the
+    two trees (which reads only the folders that differ; the index is not read again), its
+    patch written to `diff_path`."""
     tree = git.run("write-tree", index=index, what="cannot write the staged tree").stdout.strip()
-    with diff_path.open("wb") as out:
-        git.run("diff-index", "--cached", "--patch", "--binary", "--full-index",
-                "--find-renames", "--no-color", "--no-ext-diff", "--no-textconv", base_commit,
-                "--", index=index, stdout=out, should_stop=should_stop,
-                what=f"cannot diff {dirs.tree} against {base_commit}")
-    if diff_path.stat().st_size == 0:
-        return CollectedPatch(diff_path, (), (), tree, empty=True, excluded=excluded)
-    changes = _changes(git, index, base_commit, tree, boundary, should_stop)
-    return CollectedPatch(diff_path, changes, tuple(stream_diff_lines(diff_path)), tree,
-                          empty=not changes, excluded=excluded)
+    output = dirs.scratch / "collect.out"
+    try:
+        with output.open("wb") as out:
+            git.run("diff-tree", "-r", "-z", "--raw", "--numstat", "--patch", "--binary",
+                    "--full-index", "--find-renames", "--no-color", "--no-ext-diff",
+                    "--no-textconv", base, tree, "--", stdout=out, should_stop=should_stop,
+                    what=f"cannot diff {dirs.tree} against {base}")
+        return tree, split_output(output, diff_path)
+    finally:
+        output.unlink(missing_ok=True)
+
+
+def _droppings(listed: tuple[ListedChange, ...], boundary: PatchBoundary) -> tuple[str, ...]:
+    """The new files `ignore_generated` names, in git's order of paths. Only new ones: a change
+    to a file the base tracks is the agent's, whatever its name. (A rename's target is new.)"""
+    if not boundary.ignore_generated:
+        return ()
+    added = sorted((item.path for item in listed if item.kind in "AR"), key=str.encode)
+    return ignored_generated(added, boundary)
 
 
 def _distrust_touched(git: WorkspaceGit, index: Path, dirs: AttemptDirs,
@@ -123,61 +151,12 @@ def _outermost(folders: Iterable[str]) -> list[str]:
     return kept
 
 
-def _unstage_droppings(git: WorkspaceGit, index: Path, base: str, boundary: PatchBoundary,
-                       should_stop: Callable[[], bool] | None) -> tuple[str, ...]:
-    """Take the new files `ignore_generated` names back out of the staged index. Only new ones:
-    a change to a file the base tracks is the agent's, whatever its name."""
-    if not boundary.ignore_generated:
-        return ()
-    added = git.run("diff-index", "--cached", "--name-only", "--diff-filter=A", "--no-renames",
-                    "-z", base, "--", index=index, should_stop=should_stop,
-                    what="cannot list the new files").stdout
-    excluded = ignored_generated((p for p in added.split("\0") if p), boundary)
-    if excluded:
-        git.run("update-index", "--force-remove", "-z", "--stdin", index=index,
-                stdin="".join(f"{p}\0" for p in excluded).encode(), should_stop=should_stop,
-                what="cannot leave the generated files out of the patch")
-    return excluded
-
-
-def _changes(git: WorkspaceGit, index: Path, base: str, tree: str, boundary: PatchBoundary,
-             should_stop: Callable[[], bool] | None) -> tuple[FileChange, ...]:
-    """FileChanges from git's own listing: `--raw` for kinds, modes and exact paths,
-    `--numstat` for the counts (`-` for a binary file)."""
-    listing = git.run("diff-index", "--cached", "--raw", "--numstat", "-z", "--find-renames",
-                      base, "--", index=index, should_stop=should_stop,
-                      what="cannot list the changes").stdout
-    fields = listing.split("\0")
-    raw: list[tuple[str, str, str, str | None]] = []  # (kind, new mode, path, old path)
-    counts: dict[str, tuple[int, int, bool]] = {}
-    position = 0
-    while position < len(fields) and fields[position]:
-        field = fields[position]
-        if field.startswith(":"):
-            _old_mode, new_mode, _old_sha, _new_sha, status = field[1:].split(" ")
-            kind = status[0]
-            if kind in "RC":
-                raw.append((kind, new_mode, fields[position + 2], fields[position + 1]))
-                position += 3
-            else:
-                raw.append((kind, new_mode, fields[position + 1], None))
-                position += 2
-            continue
-        added, deleted, name = field.split("\t", 2)
-        if not name:  # a rename or copy: the two names follow
-            name = fields[position + 2]
-            position += 3
-        else:
-            position += 1
-        binary = added == "-"
-        counts[name] = (0 if binary else int(added), 0 if binary else int(deleted), binary)
-    changes = []
-    for kind, mode, name, old in raw:
-        additions, deletions, binary = counts.get(name, (0, 0, False))
-        link = _link_target(git, tree, name) if mode == SYMLINK_MODE else None
-        changes.append(classify(name, _KINDS[kind], additions, deletions, binary=binary,
-                                boundary=boundary, old_path=old, link_target=link))
-    return tuple(changes)
+def _change(git: WorkspaceGit, tree: str, item: ListedChange,
+            boundary: PatchBoundary) -> FileChange:
+    link = _link_target(git, tree, item.path) if item.mode == SYMLINK_MODE else None
+    return classify(item.path, _KINDS[item.kind], item.additions, item.deletions,
+                    binary=item.binary, boundary=boundary, old_path=item.old_path,
+                    link_target=link)
 
 
 def _link_target(git: WorkspaceGit, tree: str, path: str) -> str:

@@ -219,6 +219,24 @@ def test_stats_equal_git_numstat(workspace: Path, base: str) -> None:
     assert any(c.change_type is ChangeType.RENAMED for c in patch.changes)
 
 
+def test_a_listing_longer_than_one_read_gives_every_file_and_the_patch_after_it(
+        workspace: Path, base: str) -> None:
+    """git's listing and the patch come in one output, read in chunks: fields that straddle a
+    chunk's end, and the patch right after the listing, come out whole."""
+    folder = workspace / ("a-rather-long-folder-name-" * 3)
+    folder.mkdir()
+    for number in range(700):
+        (folder / f"file-{number:04}-{'x' * 40}.txt").write_text(f"{number}\n")
+    os.rename(workspace / "tests/test_app.py", workspace / "tests/test_greeting.py")
+    patch = collect(workspace, base)
+    git(workspace, "add", "-A")
+    assert len(patch.changes) == 701
+    assert {c.path: (c.additions, c.deletions) for c in patch.changes} == _numstat(workspace, base)
+    assert patch.diff_path.read_text() == git(workspace, "diff", "--cached", "--binary",
+                                              "--full-index", "-M", base) + "\n"
+    assert applies(workspace, base, patch.diff_path) == (True, None)
+
+
 def _numstat(workspace: Path, base: str) -> dict[str, tuple[int, int]]:
     """Per path (added, removed) from `git diff --numstat -z`, renames under their new path."""
     fields = iter(git(workspace, "diff", "--cached", "--numstat", "-z", "-M", base).split("\0"))
