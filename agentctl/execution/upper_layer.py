@@ -1,0 +1,113 @@
+"""What a view's writes changed, read from its upper layer: where `git add` must look, and which
+files of the base it must re-read whatever their stat data says.
+
+Every write in a view lands in its upper layer: a file is copied up before any change to its data
+or metadata, a removal leaves a whiteout (a 0/0 character device), and a folder removed and made
+again is marked opaque (the base's files below it are hidden without a whiteout each). What the
+upper layer does not name is the cached checkout as it was built, as agentctl's index describes it.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+SYMLINK_MODE = "120000"
+# Past this many, the files written are looked at through their folders: git matches every
+# index entry against every pathspec, and a few hundred folders cost less than thousands of paths.
+MAX_EXACT_PATHS = 128
+# The id an entry gets until git reads its file again (the empty blob: git refuses the null id).
+_NO_OBJECT = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+# A folder whose base content the view hides or moves: overlay's marks, as root or user xattrs.
+_HIDING = frozenset(f"{space}.overlay.{mark}" for space in ("trusted", "user")
+                    for mark in ("opaque", "redirect"))
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """`scopes`: literal pathspecs for `git add --all` (a file of the base written or removed as
+    itself; the folder of a new file, so git applies .gitignore to it; a folder made again, whole).
+    `reread`: `git update-index --index-info` lines that make git read those base files again:
+    the ones whose ctime falls within the second the cached index was written (see `read`)."""
+
+    scopes: tuple[str, ...]
+    reread: tuple[str, ...]
+
+
+def read(lower: Path, upper: Path, indexed_second: int) -> Written:
+    """The changes of the view of `lower` whose writes are in `upper`, its own `.git` aside.
+
+    git trusts a file whose stat data matches its index entry, ctime included; an entry's ctime
+    is at most `indexed_second` (the cached index's mtime, to the second). A file written later
+    has a later ctime, which the agent cannot put back, so git re-reads it; only a file written
+    within that second could keep its size and have its mtime put back unseen, and those are in
+    `reread`, with entries git must fill again."""
+    exact: list[str] = []
+    folders: list[str] = []
+    reread: list[str] = []
+    for path, info, hiding in _walk(upper):
+        if hiding:
+            folders.append(path)
+            continue
+        try:
+            base = os.lstat(lower / path).st_mode
+        except OSError:
+            base = None  # new, or under a file of the base that became a folder
+        if base is None or (stat.S_ISDIR(base) and not _whiteout(info)):
+            folders.append(posixpath.dirname(path) or ".")
+            continue
+        exact.append(path)
+        if (not stat.S_ISDIR(base) and not _whiteout(info)
+                and info.st_ctime_ns // 10**9 <= indexed_second):
+            reread.append(f"{_mode(base)} {_NO_OBJECT}\t{path}\0")
+    if len(exact) > MAX_EXACT_PATHS:
+        folders.extend(posixpath.dirname(path) or "." for path in exact)
+        exact = []
+    return Written(tuple(outermost([*exact, *folders])), tuple(reread))
+
+
+def _walk(upper: Path) -> Iterator[tuple[str, os.stat_result, bool]]:
+    """(path, lstat, whether it is a folder that hides or moves the base's) for every entry of
+    the upper layer but plain folders, which are walked into (and the root's `.git`)."""
+    pending = [""]
+    while pending:
+        folder = pending.pop()
+        with os.scandir(upper / folder) as entries:
+            for entry in entries:
+                if not folder and entry.name == ".git":
+                    continue
+                path = f"{folder}/{entry.name}" if folder else entry.name
+                info = entry.stat(follow_symlinks=False)
+                if not stat.S_ISDIR(info.st_mode):
+                    yield path, info, False
+                elif _HIDING.intersection(os.listxattr(entry.path, follow_symlinks=False)):
+                    yield path, info, True
+                    pending.append(path)  # its files may be the base's, written again
+                else:
+                    pending.append(path)
+
+
+def _whiteout(info: os.stat_result) -> bool:
+    return stat.S_ISCHR(info.st_mode) and info.st_rdev == 0
+
+
+def _mode(base: int) -> str:
+    return SYMLINK_MODE if stat.S_ISLNK(base) else "100755" if base & 0o100 else "100644"
+
+
+def outermost(paths: Iterable[str]) -> list[str]:
+    """The paths, less those inside another of them (`.` holds them all)."""
+    chosen = set(paths)
+    if "." in chosen:
+        return ["."]
+    return sorted(path for path in chosen
+                  if not any(folder in chosen for folder in _folders_above(path)))
+
+
+def _folders_above(path: str) -> Iterator[str]:
+    while (path := posixpath.dirname(path)):
+        yield path

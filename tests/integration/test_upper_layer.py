@@ -1,0 +1,107 @@
+"""Reading a view's upper layer: what `git add` is pointed at and which files of the base git is
+made to re-read. Real overlay mounts of a real cached checkout, real git."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentctl.domain.spec import PatchBoundary
+from agentctl.execution import overlay, upper_layer
+from agentctl.execution.patch_collector import collect_patch
+from agentctl.execution.tree_cache import TreeCache
+from agentctl.execution.workspace import (
+    AttemptDirs,
+    clone_at,
+    create_attempt_dirs,
+    remove_workspace,
+    view_layers,
+)
+from tests.conftest import git, make_repo
+from tests.machine import unavailable
+
+NO_BOUNDARY = PatchBoundary(allowed_paths=(), forbidden_paths=(), lockfile_patterns=(),
+                            generated_patterns=())
+
+
+@pytest.fixture
+def view(tmp_path: Path) -> Iterator[AttemptDirs]:
+    if not overlay.supported(tmp_path):
+        unavailable("overlay mounts are refused here (not root, or no overlay in the kernel)")
+    files = {f"pkg/m{number}.py": f"M = {number}\n" for number in range(200)}
+    repo = make_repo(tmp_path / "source", {
+        **files, "README.md": "# r\n", "src/app.py": "A = 1\n", "src/deep/er.py": "E = 1\n",
+    })
+    dirs = create_attempt_dirs(tmp_path)
+    clone_at(str(repo), git(repo, "rev-parse", "HEAD"), dirs, is_url=False,
+             cache=TreeCache(tmp_path / "trees", 2**30))
+    yield dirs
+    remove_workspace(dirs.root)
+
+
+def read(dirs: AttemptDirs, indexed_second: int = 0) -> upper_layer.Written:
+    layers = view_layers(dirs)
+    assert layers is not None
+    return upper_layer.read(*layers, indexed_second)
+
+
+def test_base_files_written_or_removed_are_named_new_ones_by_their_folder(
+        view: AttemptDirs) -> None:
+    tree = view.tree
+    (tree / "src" / "app.py").write_text("A = 2\n")
+    (tree / "README.md").unlink()
+    shutil.rmtree(tree / "src" / "deep")
+    (tree / "pkg" / "new.py").write_text("N = 1\n")
+    (tree / "fresh" / "folder").mkdir(parents=True)
+    (tree / "fresh" / "folder" / "f.py").write_text("F = 1\n")
+    (tree / ".git" / "agents-own").write_text("never looked at\n")
+    assert read(view).scopes == ("README.md", "fresh/folder", "pkg", "src/app.py", "src/deep")
+
+
+def test_a_folder_made_again_is_named_whole(view: AttemptDirs) -> None:
+    shutil.rmtree(view.tree / "src")
+    (view.tree / "src").mkdir()
+    assert read(view).scopes == ("src",)
+
+
+def test_past_the_bound_written_files_are_named_by_their_folders(view: AttemptDirs) -> None:
+    """git matches each index entry against each pathspec: thousands of paths would cost more
+    than their folders' files."""
+    for number in range(upper_layer.MAX_EXACT_PATHS):
+        (view.tree / "pkg" / f"m{number}.py").write_text("changed\n")
+    assert len(read(view).scopes) == upper_layer.MAX_EXACT_PATHS
+    (view.tree / "src" / "app.py").write_text("A = 2\n")
+    assert read(view).scopes == ("pkg", "src")
+
+
+def test_only_files_written_within_the_indexed_second_are_re_read(view: AttemptDirs) -> None:
+    """Their ctime could equal their entry's; a later one cannot."""
+    (view.tree / "src" / "app.py").write_text("A = 2\n")
+    (view.tree / "README.md").unlink()
+    (view.tree / "src" / "new.py").write_text("N = 1\n")
+    written = os.lstat(view.tree / "src" / "app.py").st_ctime_ns // 10**9
+    (line,) = read(view, indexed_second=written).reread
+    assert line.startswith("100644 ") and line.endswith("\tsrc/app.py\0")
+    assert read(view, indexed_second=written - 1).reread == ()
+
+
+def test_a_same_size_edit_a_second_after_the_index_with_its_times_put_back_is_collected(
+        view: AttemptDirs) -> None:
+    """Not marked for re-reading: git sees the ctime it cannot be given back."""
+    indexed = os.stat(view.index).st_mtime_ns // 10**9
+    while time.time() < indexed + 1:
+        time.sleep(0.05)
+    target = view.tree / "src" / "app.py"
+    before = os.lstat(target)
+    target.write_text("A = 9\n")
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert read(view, indexed).reread == ()
+    base = git(view.tree, "rev-parse", "HEAD")
+    collected = collect_patch(view, base, view.scratch / "patch.diff", NO_BOUNDARY)
+    assert [(c.path, c.additions, c.deletions) for c in collected.changes] == [
+        ("src/app.py", 1, 1)]
