@@ -111,21 +111,28 @@ def _droppings(listed: tuple[ListedChange, ...], boundary: PatchBoundary) -> tup
 def _stage_written(git: WorkspaceGit, index: Path, dirs: AttemptDirs, lower: Path, upper: Path,
                    should_stop: Callable[[], bool] | None) -> None:
     """Stage what the view's upper layer names, and nothing else: the rest of the work tree is
-    the cached checkout the index describes. Preloading (stat-ing every entry the pathspecs
-    match, in threads) is left out: git stats only the few entries named. git's checks of
-    ctime, which `upper_layer.read` relies on, are set as git's defaults have them."""
+    the cached checkout the index describes. Files of the base alone are looked up one by one
+    (`update-index`); new files and folders need `git add`, which applies .gitignore (it is
+    then given the files too, one call). git's checks of ctime, which `upper_layer.read`
+    relies on, are set as git's defaults have them."""
     written = upper_layer.read(lower, upper, os.stat(dirs.index).st_mtime_ns // 10**9)
+    trust = ("-c", "core.trustctime=true", "-c", "core.checkStat=default")
     if written.reread:
         git.run("update-index", "-z", "--index-info", index=index,
                 stdin="".join(written.reread).encode(), should_stop=should_stop,
                 what="cannot mark the changed files for re-reading")
-    if not written.scopes:
+    if not written.folders:
+        if written.files:
+            git.run(*trust, "update-index", "--add", "--remove", "-z", "--stdin", index=index,
+                    stdin="".join(f"{p}\0" for p in written.files).encode(),
+                    should_stop=should_stop, what=f"cannot stage the changes in {dirs.tree}")
         return
-    result = git.run("-c", "core.trustctime=true", "-c", "core.checkStat=default",
-                     "-c", "core.preloadIndex=false", "-c", "advice.addIgnoredFile=false",
+    # Preloading (stat-ing every entry the pathspecs match, in threads) is left out: git stats
+    # only the entries named.
+    result = git.run(*trust, "-c", "core.preloadIndex=false", "-c", "advice.addIgnoredFile=false",
                      "--literal-pathspecs", "add", "--all", "--pathspec-from-file=-",
                      "--pathspec-file-nul", index=index, check=False,
-                     stdin="".join(f"{s}\0" for s in written.scopes).encode(),
+                     stdin="".join(f"{s}\0" for s in written.scopes()).encode(),
                      should_stop=should_stop, what=f"cannot stage the changes in {dirs.tree}")
     # A pathspec in an ignored folder (a tracked file there, or a new file's folder) makes git
     # say so and exit 1, having staged everything else: ignored files are not part of a patch.

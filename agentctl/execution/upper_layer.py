@@ -29,13 +29,21 @@ _HIDING = frozenset(f"{space}.overlay.{mark}" for space in ("trusted", "user")
 
 @dataclass(frozen=True, slots=True)
 class Written:
-    """`scopes`: literal pathspecs for `git add --all` (a file of the base written or removed as
-    itself; the folder of a new file, so git applies .gitignore to it; a folder made again, whole).
-    `reread`: `git update-index --index-info` lines that make git read those base files again:
-    the ones whose ctime falls within the second the cached index was written (see `read`)."""
+    """`files`: the base's files (and links) written or removed, which git can look up one by
+    one. `folders`: what git must walk: the folder of a new file (so .gitignore applies to it),
+    a folder of the base removed or made again. `reread`: `git update-index --index-info` lines
+    that make git read base files again: those whose ctime falls within the second the cached
+    index was written (see `read`)."""
 
-    scopes: tuple[str, ...]
+    files: tuple[str, ...]
+    folders: tuple[str, ...]
     reread: tuple[str, ...]
+
+    def scopes(self) -> list[str]:
+        """Literal pathspecs for `git add --all` covering all of it."""
+        files = (self.files if len(self.files) <= MAX_EXACT_PATHS
+                 else [posixpath.dirname(path) or "." for path in self.files])
+        return outermost([*files, *self.folders])
 
 
 def read(lower: Path, upper: Path, indexed_second: int) -> Written:
@@ -46,7 +54,7 @@ def read(lower: Path, upper: Path, indexed_second: int) -> Written:
     has a later ctime, which the agent cannot put back, so git re-reads it; only a file written
     within that second could keep its size and have its mtime put back unseen, and those are in
     `reread`, with entries git must fill again."""
-    exact: list[str] = []
+    files: list[str] = []
     folders: list[str] = []
     reread: list[str] = []
     for path, info, hiding in _walk(upper):
@@ -59,15 +67,13 @@ def read(lower: Path, upper: Path, indexed_second: int) -> Written:
             base = None  # new, or under a file of the base that became a folder
         if base is None or (stat.S_ISDIR(base) and not _whiteout(info)):
             folders.append(posixpath.dirname(path) or ".")
-            continue
-        exact.append(path)
-        if (not stat.S_ISDIR(base) and not _whiteout(info)
-                and info.st_ctime_ns // 10**9 <= indexed_second):
-            reread.append(f"{_mode(base)} {_NO_OBJECT}\t{path}\0")
-    if len(exact) > MAX_EXACT_PATHS:
-        folders.extend(posixpath.dirname(path) or "." for path in exact)
-        exact = []
-    return Written(tuple(outermost([*exact, *folders])), tuple(reread))
+        elif stat.S_ISDIR(base):
+            folders.append(path)  # a folder of the base removed
+        else:
+            files.append(path)
+            if not _whiteout(info) and info.st_ctime_ns // 10**9 <= indexed_second:
+                reread.append(f"{_mode(base)} {_NO_OBJECT}\t{path}\0")
+    return Written(tuple(sorted(files)), tuple(outermost(folders)), tuple(reread))
 
 
 def _walk(upper: Path) -> Iterator[tuple[str, os.stat_result, bool]]:

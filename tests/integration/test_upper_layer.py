@@ -50,7 +50,7 @@ def read(dirs: AttemptDirs, indexed_second: int = 0) -> upper_layer.Written:
     return upper_layer.read(*layers, indexed_second)
 
 
-def test_base_files_written_or_removed_are_named_new_ones_by_their_folder(
+def test_base_files_written_or_removed_are_named_new_ones_and_removed_folders_walked(
         view: AttemptDirs) -> None:
     tree = view.tree
     (tree / "src" / "app.py").write_text("A = 2\n")
@@ -60,23 +60,28 @@ def test_base_files_written_or_removed_are_named_new_ones_by_their_folder(
     (tree / "fresh" / "folder").mkdir(parents=True)
     (tree / "fresh" / "folder" / "f.py").write_text("F = 1\n")
     (tree / ".git" / "agents-own").write_text("never looked at\n")
-    assert read(view).scopes == ("README.md", "fresh/folder", "pkg", "src/app.py", "src/deep")
+    written = read(view)
+    assert written.files == ("README.md", "src/app.py")
+    assert written.folders == ("fresh/folder", "pkg", "src/deep")
+    assert written.scopes() == ["README.md", "fresh/folder", "pkg", "src/app.py", "src/deep"]
 
 
 def test_a_folder_made_again_is_named_whole(view: AttemptDirs) -> None:
     shutil.rmtree(view.tree / "src")
     (view.tree / "src").mkdir()
-    assert read(view).scopes == ("src",)
+    assert read(view).folders == ("src",)
 
 
 def test_past_the_bound_written_files_are_named_by_their_folders(view: AttemptDirs) -> None:
     """git matches each index entry against each pathspec: thousands of paths would cost more
     than their folders' files."""
-    for number in range(upper_layer.MAX_EXACT_PATHS):
-        (view.tree / "pkg" / f"m{number}.py").write_text("changed\n")
-    assert len(read(view).scopes) == upper_layer.MAX_EXACT_PATHS
+    (view.tree / "src" / "deep" / "new.py").write_text("N = 1\n")
     (view.tree / "src" / "app.py").write_text("A = 2\n")
-    assert read(view).scopes == ("pkg", "src")
+    for number in range(upper_layer.MAX_EXACT_PATHS - 1):
+        (view.tree / "pkg" / f"m{number}.py").write_text("changed\n")
+    assert len(read(view).scopes()) == upper_layer.MAX_EXACT_PATHS + 1
+    (view.tree / "pkg" / "m199.py").write_text("changed\n")
+    assert read(view).scopes() == ["pkg", "src"]
 
 
 def test_only_files_written_within_the_indexed_second_are_re_read(view: AttemptDirs) -> None:
