@@ -113,15 +113,16 @@ def _stage_written(git: WorkspaceGit, index: Path, dirs: AttemptDirs, lower: Pat
     """Stage what the view's upper layer names, and nothing else: the rest of the work tree is
     the cached checkout the index describes. Files of the base alone are looked up one by one
     (`update-index`); new files and folders need `git add`, which applies .gitignore (it is
-    then given the files too, one call). git's checks of ctime, which `upper_layer.read`
-    relies on, are set as git's defaults have them."""
+    then given the files too, one call). A new file at the top is named itself, not its
+    folder, which would be the whole tree: git reports it if it is ignored (see below). git's
+    checks of ctime, which `upper_layer.read` relies on, are set as git's defaults have them."""
     written = upper_layer.read(lower, upper, os.stat(dirs.index).st_mtime_ns // 10**9)
     trust = ("-c", "core.trustctime=true", "-c", "core.checkStat=default")
     if written.reread:
         git.run("update-index", "-z", "--index-info", index=index,
                 stdin="".join(written.reread).encode(), should_stop=should_stop,
                 what="cannot mark the changed files for re-reading")
-    if not written.folders:
+    if not written.to_add:
         if written.files:
             git.run(*trust, "update-index", "--add", "--remove", "-z", "--stdin", index=index,
                     stdin="".join(f"{p}\0" for p in written.files).encode(),

@@ -30,20 +30,20 @@ _HIDING = frozenset(f"{space}.overlay.{mark}" for space in ("trusted", "user")
 @dataclass(frozen=True, slots=True)
 class Written:
     """`files`: the base's files (and links) written or removed, which git can look up one by
-    one. `folders`: what git must walk: the folder of a new file (so .gitignore applies to it),
-    a folder of the base removed or made again. `reread`: `git update-index --index-info` lines
-    that make git read base files again: those whose ctime falls within the second the cached
-    index was written (see `read`)."""
+    one. `to_add`: what only `git add` stages, applying .gitignore: the folder of a new file (a
+    new file at the top as itself), a folder of the base removed or made again. `reread`:
+    `git update-index --index-info` lines that make git read base files again: those whose
+    ctime falls within the second the cached index was written (see `read`)."""
 
     files: tuple[str, ...]
-    folders: tuple[str, ...]
+    to_add: tuple[str, ...]
     reread: tuple[str, ...]
 
     def scopes(self) -> list[str]:
-        """Literal pathspecs for `git add --all` covering all of it."""
+        """Literal pathspecs for `git add --all` covering all of it (never the whole tree)."""
         files = (self.files if len(self.files) <= MAX_EXACT_PATHS
-                 else [posixpath.dirname(path) or "." for path in self.files])
-        return outermost([*files, *self.folders])
+                 else [posixpath.dirname(path) or path for path in self.files])
+        return outermost([*files, *self.to_add])
 
 
 def read(lower: Path, upper: Path, indexed_second: int) -> Written:
@@ -55,25 +55,25 @@ def read(lower: Path, upper: Path, indexed_second: int) -> Written:
     within that second could keep its size and have its mtime put back unseen, and those are in
     `reread`, with entries git must fill again."""
     files: list[str] = []
-    folders: list[str] = []
+    to_add: list[str] = []
     reread: list[str] = []
     for path, info, hiding in _walk(upper):
         if hiding:
-            folders.append(path)
+            to_add.append(path)
             continue
         try:
             base = os.lstat(lower / path).st_mode
         except OSError:
             base = None  # new, or under a file of the base that became a folder
         if base is None or (stat.S_ISDIR(base) and not _whiteout(info)):
-            folders.append(posixpath.dirname(path) or ".")
+            to_add.append(posixpath.dirname(path) or path)
         elif stat.S_ISDIR(base):
-            folders.append(path)  # a folder of the base removed
+            to_add.append(path)  # a folder of the base removed
         else:
             files.append(path)
             if not _whiteout(info) and info.st_ctime_ns // 10**9 <= indexed_second:
                 reread.append(f"{_mode(base)} {_NO_OBJECT}\t{path}\0")
-    return Written(tuple(sorted(files)), tuple(outermost(folders)), tuple(reread))
+    return Written(tuple(sorted(files)), tuple(outermost(to_add)), tuple(reread))
 
 
 def _walk(upper: Path) -> Iterator[tuple[str, os.stat_result, bool]]:
@@ -106,10 +106,8 @@ def _mode(base: int) -> str:
 
 
 def outermost(paths: Iterable[str]) -> list[str]:
-    """The paths, less those inside another of them (`.` holds them all)."""
+    """The paths, less those inside another of them."""
     chosen = set(paths)
-    if "." in chosen:
-        return ["."]
     return sorted(path for path in chosen
                   if not any(folder in chosen for folder in _folders_above(path)))
 

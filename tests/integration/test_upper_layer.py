@@ -50,8 +50,9 @@ def read(dirs: AttemptDirs, indexed_second: int = 0) -> upper_layer.Written:
     return upper_layer.read(*layers, indexed_second)
 
 
-def test_base_files_written_or_removed_are_named_new_ones_and_removed_folders_walked(
+def test_base_files_written_or_removed_are_named_new_ones_by_their_folder(
         view: AttemptDirs) -> None:
+    """A new file at the top is named itself: its folder would be the whole tree."""
     tree = view.tree
     (tree / "src" / "app.py").write_text("A = 2\n")
     (tree / "README.md").unlink()
@@ -59,17 +60,19 @@ def test_base_files_written_or_removed_are_named_new_ones_and_removed_folders_wa
     (tree / "pkg" / "new.py").write_text("N = 1\n")
     (tree / "fresh" / "folder").mkdir(parents=True)
     (tree / "fresh" / "folder" / "f.py").write_text("F = 1\n")
+    (tree / "top.py").write_text("T = 1\n")
     (tree / ".git" / "agents-own").write_text("never looked at\n")
     written = read(view)
     assert written.files == ("README.md", "src/app.py")
-    assert written.folders == ("fresh/folder", "pkg", "src/deep")
-    assert written.scopes() == ["README.md", "fresh/folder", "pkg", "src/app.py", "src/deep"]
+    assert written.to_add == ("fresh/folder", "pkg", "src/deep", "top.py")
+    assert written.scopes() == ["README.md", "fresh/folder", "pkg", "src/app.py", "src/deep",
+                                "top.py"]
 
 
 def test_a_folder_made_again_is_named_whole(view: AttemptDirs) -> None:
     shutil.rmtree(view.tree / "src")
     (view.tree / "src").mkdir()
-    assert read(view).folders == ("src",)
+    assert read(view).to_add == ("src",)
 
 
 def test_past_the_bound_written_files_are_named_by_their_folders(view: AttemptDirs) -> None:
