@@ -57,8 +57,8 @@ def read(lower: Path, upper: Path, indexed_second: int) -> Written:
     files: list[str] = []
     to_add: list[str] = []
     reread: list[str] = []
-    for path, info, hiding in _walk(upper):
-        if hiding:
+    for path, info, whole in _walk(lower, upper):
+        if whole:
             to_add.append(path)
             continue
         try:
@@ -76,9 +76,12 @@ def read(lower: Path, upper: Path, indexed_second: int) -> Written:
     return Written(tuple(sorted(files)), tuple(outermost(to_add)), tuple(reread))
 
 
-def _walk(upper: Path) -> Iterator[tuple[str, os.stat_result, bool]]:
-    """(path, lstat, whether it is a folder that hides or moves the base's) for every entry of
-    the upper layer but plain folders, which are walked into (and the root's `.git`)."""
+def _walk(lower: Path, upper: Path) -> Iterator[tuple[str, os.stat_result, bool]]:
+    """(path, lstat, whether it is a folder `git add` must walk whole) for every entry of the
+    upper layer but the root's `.git` and plain folders, which are walked into. A folder is
+    walked whole when it hides or moves the base's, or is new (nothing of it needs looking up
+    in the base); one that hides the base's is walked into too, for its files may be the
+    base's, written again."""
     pending = [""]
     while pending:
         folder = pending.pop()
@@ -92,9 +95,18 @@ def _walk(upper: Path) -> Iterator[tuple[str, os.stat_result, bool]]:
                     yield path, info, False
                 elif _HIDING.intersection(os.listxattr(entry.path, follow_symlinks=False)):
                     yield path, info, True
-                    pending.append(path)  # its files may be the base's, written again
+                    pending.append(path)
+                elif not _is_folder(lower / path):
+                    yield path, info, True
                 else:
                     pending.append(path)
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _whiteout(info: os.stat_result) -> bool:

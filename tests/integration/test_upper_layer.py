@@ -52,7 +52,8 @@ def read(dirs: AttemptDirs, indexed_second: int = 0) -> upper_layer.Written:
 
 def test_base_files_written_or_removed_are_named_new_ones_by_their_folder(
         view: AttemptDirs) -> None:
-    """A new file at the top is named itself: its folder would be the whole tree."""
+    """A new file at the top is named itself (its folder would be the whole tree), a new
+    folder as a whole."""
     tree = view.tree
     (tree / "src" / "app.py").write_text("A = 2\n")
     (tree / "README.md").unlink()
@@ -64,9 +65,8 @@ def test_base_files_written_or_removed_are_named_new_ones_by_their_folder(
     (tree / ".git" / "agents-own").write_text("never looked at\n")
     written = read(view)
     assert written.files == ("README.md", "src/app.py")
-    assert written.to_add == ("fresh/folder", "pkg", "src/deep", "top.py")
-    assert written.scopes() == ["README.md", "fresh/folder", "pkg", "src/app.py", "src/deep",
-                                "top.py"]
+    assert written.to_add == ("fresh", "pkg", "src/deep", "top.py")
+    assert written.scopes() == ["README.md", "fresh", "pkg", "src/app.py", "src/deep", "top.py"]
 
 
 def test_a_folder_made_again_is_named_whole(view: AttemptDirs) -> None:
