@@ -54,15 +54,15 @@ def _parse(fields: _Fields) -> tuple[ListedChange, ...]:
             _old_mode, new_mode, _old_sha, _new_sha, status = field[1:].split(" ")
             kind = status[0]
             if kind in "RC":
-                source = next(fields)
-                raw.append((kind, new_mode, next(fields), source))
+                source = next(fields, "")
+                raw.append((kind, new_mode, next(fields, ""), source))
             else:
-                raw.append((kind, new_mode, next(fields), None))
+                raw.append((kind, new_mode, next(fields, ""), None))
             continue
         added, deleted, name = field.split("\t", 2)
         if not name:  # a rename or copy: the two names follow
-            next(fields)
-            name = next(fields)
+            next(fields, "")
+            name = next(fields, "")
         binary = added == "-"
         counts[name] = (0 if binary else int(added), 0 if binary else int(deleted), binary)
     listed = []
