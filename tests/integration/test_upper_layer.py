@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -113,3 +113,107 @@ def test_a_same_size_edit_a_second_after_the_index_with_its_times_put_back_is_co
     collected = collect_patch(view, base, view.scratch / "patch.diff", NO_BOUNDARY)
     assert [(c.path, c.additions, c.deletions) for c in collected.changes] == [
         ("src/app.py", 1, 1)]
+
+
+def _write(tree: Path, path: str, text: str = "new\n") -> None:
+    (tree / path).parent.mkdir(parents=True, exist_ok=True)
+    (tree / path).write_text(text)
+
+
+def _rename(tree: Path, old: str, new: str) -> None:
+    (tree / new).parent.mkdir(parents=True, exist_ok=True)
+    (tree / old).rename(tree / new)
+
+
+def content_mode_and_removal(t: Path) -> None:
+    _write(t, "src/app.py", "A = 2\n")
+    os.chmod(t / "README.md", 0o755)
+    (t / "pkg" / "m1.py").unlink()
+
+
+def new_files_at_the_top_in_old_and_new_folders(t: Path) -> None:
+    _write(t, "top.py")
+    _write(t, "pkg/new.py")
+    _write(t, "fresh/deep/er.py")
+
+
+def ignored_files_and_folders(t: Path) -> None:
+    _write(t, "debug.log")
+    _write(t, "build/out.o")
+    _write(t, "build/keep.txt", "K\n")
+    _write(t, "src/deep/x.log")
+
+
+def renames(t: Path) -> None:
+    _rename(t, "pkg/m2.py", "pkg/moved.py")
+    _rename(t, "src/app.py", "elsewhere/app.py")
+    _write(t, "elsewhere/app.py", "A = 1\nB = 2\n")
+
+
+def folders_removed_made_again_and_turned_into_files(t: Path) -> None:
+    shutil.rmtree(t / "src" / "deep")
+    (t / "src" / "deep").mkdir()
+    shutil.rmtree(t / "pkg")
+    (t / "pkg").mkdir()
+    _write(t, "pkg/m3.py", "M = 3\n")
+    (t / "README.md").unlink()
+    _write(t, "README.md/x")
+
+
+def links(t: Path) -> None:
+    os.symlink("src", t / "to-src")
+    os.symlink("/etc/passwd", t / "src" / "out")
+    (t / "src" / "app.py").unlink()
+    os.symlink("../README.md", t / "src" / "app.py")
+
+
+def droppings(t: Path) -> None:
+    _write(t, "src/__pycache__/app.cpython-311.pyc", "\0pyc")
+    _write(t, "build/x.pyc")
+    _rename(t, "pkg/m4.py", "pkg/m4.pyc")
+    _write(t, "src/app.py", "A = 3\n")
+
+
+def odd_names(t: Path) -> None:
+    _write(t, "sp ace/qu\"ote.py")
+    _write(t, "new\nline.txt")
+    _write(t, "déjà vu.txt")
+    _write(t, "-dash.py")
+    _write(t, "pkg/m5.py", "M = 'ü'\n")
+
+
+EDITS: list[Callable[[Path], None]] = [
+    content_mode_and_removal, new_files_at_the_top_in_old_and_new_folders,
+    ignored_files_and_folders, renames, folders_removed_made_again_and_turned_into_files, links,
+    droppings, odd_names,
+]
+DROPPINGS = PatchBoundary(allowed_paths=(), forbidden_paths=(), lockfile_patterns=(),
+                          generated_patterns=(), ignore_generated=("__pycache__", "*.pyc"))
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=[edit.__name__ for edit in EDITS])
+def test_a_view_collects_byte_for_byte_what_a_checkout_of_its_own_collects(
+        tmp_path: Path, edit: Callable[[Path], None]) -> None:
+    """Looking only where the upper layer says changes nothing of the patch: the same diff,
+    tree, changes and left-out droppings as staging the whole of a checkout of its own."""
+    if not overlay.supported(tmp_path):
+        unavailable("overlay mounts are refused here (not root, or no overlay in the kernel)")
+    repo = make_repo(tmp_path / "source", {
+        **{f"pkg/m{number}.py": f"M = {number}\n" for number in range(8)},
+        "README.md": "# r\n", "src/app.py": "A = 1\n", "src/deep/er.py": "E = 1\n",
+        ".gitignore": "*.log\nbuild/\n", "build/keep.txt": "k\n",
+    })
+    git(repo, "add", "-f", "build/keep.txt")
+    git(repo, "commit", "-qm", "keep one build file")
+    base = git(repo, "rev-parse", "HEAD")
+    collected = []
+    for cache in (None, TreeCache(tmp_path / "trees", 2**30)):
+        dirs = create_attempt_dirs(tmp_path)
+        clone_at(str(repo), base, dirs, is_url=False, cache=cache)
+        edit(dirs.tree)
+        patch = collect_patch(dirs, base, dirs.scratch / "patch.diff", DROPPINGS)
+        collected.append((patch.diff_path.read_bytes(), patch.changes, patch.diff_lines,
+                          patch.tree, patch.excluded))
+        remove_workspace(dirs.root)
+    assert collected[0][1], "the edit changed nothing"
+    assert collected[1] == collected[0]
