@@ -4,11 +4,12 @@ Nothing of the agent's `.git` is used: the work tree is staged into a copy of ag
 index over its own bare copy of the base (see `git.WorkspaceGit`), so a planted fsmonitor,
 filter, hook or stale index cannot change what is collected. The staged tree's id is kept: it is
 what is verified and what `pr create` must commit. When the work tree is a view of the tree
-cache, only the folders its upper layer names are staged (see `_distrust_touched`).
+cache, only what its upper layer names is staged (see `upper_layer`).
 
-Memory stays bounded whatever the agent wrote: git writes the diff straight to its file; the
-file changes come from git's own `--raw`/`--numstat` listing (exact paths, modes, counts), and
-the added and removed lines the judge reads are streamed out of the diff, up to a bound.
+Memory stays bounded whatever the agent wrote: one `git diff-tree` of the base and the staged
+tree writes git's own listing (exact paths, modes, counts) and the patch to a file, and only the
+listing is read into memory (`diff_listing`); the added and removed lines the judge reads are
+streamed out of the diff, up to a bound.
 """
 
 from __future__ import annotations
@@ -16,17 +17,19 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.enums import ChangeType
+from agentctl.domain.errors import InfrastructureFailure
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, classify, ignored_generated
 from agentctl.domain.spec import PatchBoundary
+from agentctl.execution import upper_layer
+from agentctl.execution.diff_listing import ListedChange, split_output
 from agentctl.execution.git import WorkspaceGit, copy_index, one_line
-from agentctl.execution.overlay import touched
+from agentctl.execution.upper_layer import SYMLINK_MODE
 from agentctl.execution.workspace import AttemptDirs, require_sha, view_layers
 
 MAX_DIFF_LINES = 20_000  # lines the judge reads; the stats count every line regardless
@@ -34,9 +37,7 @@ MAX_LINE_CHARS = 2_000
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _KINDS = {"A": ChangeType.ADDED, "M": ChangeType.MODIFIED, "T": ChangeType.MODIFIED,
           "D": ChangeType.DELETED, "R": ChangeType.RENAMED, "C": ChangeType.COPIED}
-SYMLINK_MODE = "120000"
-# The id an entry gets until git reads its file again (the empty blob: git refuses the null id).
-_NO_OBJECT = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+_NAMED_IGNORED = "The following paths are ignored by one of your .gitignore files:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,123 +62,93 @@ def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
     diff_path.parent.mkdir(parents=True, exist_ok=True)
     index = dirs.scratch / "collect.index"
     copy_index(dirs.index, index)  # collecting twice gives the same patch
-    scopes = _distrust_touched(git, index, dirs, should_stop)
-    if scopes is None:  # a checkout of its own: every file may have changed
+    layers = view_layers(dirs)
+    if layers is None:  # a checkout of its own: every file may have changed
         git.run("add", "--all", "--", ".", index=index, should_stop=should_stop,
                 what=f"cannot stage the changes in {dirs.tree}")
-    elif scopes:
-        git.run("--literal-pathspecs", "add", "--all", "--pathspec-from-file=-",
-                "--pathspec-file-nul", index=index, stdin="".join(f"{s}\0" for s in scopes).encode(),
-                should_stop=should_stop, what=f"cannot stage the changes in {dirs.tree}")
-    excluded = _unstage_droppings(git, index, base_commit, boundary, should_stop)
-    tree = git.run("write-tree", index=index, what="cannot write the staged tree").stdout.strip()
-    with diff_path.open("wb") as out:
-        git.run("diff-index", "--cached", "--patch", "--binary", "--full-index",
-                "--find-renames", "--no-color", "--no-ext-diff", "--no-textconv", base_commit,
-                "--", index=index, stdout=out, should_stop=should_stop,
-                what=f"cannot diff {dirs.tree} against {base_commit}")
-    if diff_path.stat().st_size == 0:
-        return CollectedPatch(diff_path, (), (), tree, empty=True, excluded=excluded)
-    changes = _changes(git, index, base_commit, tree, boundary, should_stop)
-    return CollectedPatch(diff_path, changes, tuple(stream_diff_lines(diff_path)), tree,
-                          empty=not changes, excluded=excluded)
-
-
-def _distrust_touched(git: WorkspaceGit, index: Path, dirs: AttemptDirs,
-                      should_stop: Callable[[], bool] | None) -> list[str] | None:
-    """In a view, every path a write reached is in its upper layer; the rest is the cache's
-    checkout as it was built. The folders holding those paths are all `git add` need look at
-    (returned; None for a checkout of its own: everything). The touched files of the base get
-    index entries without stat data, so `git add` re-reads them whatever their times and sizes
-    say (git trusts stat data to the second: a same-size edit whose mtime was put back within
-    the second the cached index was written would look unchanged)."""
-    layers = view_layers(dirs)
-    if layers is None:
-        return None
-    lower, upper = layers
-    paths = touched(upper)
-    entries = []
-    for path in paths:
-        try:
-            mode = os.lstat(lower / path).st_mode
-        except OSError:
-            continue  # new: not in the index, so `git add` reads it anyway
-        if stat.S_ISDIR(mode):
-            continue  # a folder of the base replaced by a file: its folder is looked at anyway
-        kind = SYMLINK_MODE if stat.S_ISLNK(mode) else "100755" if mode & 0o100 else "100644"
-        entries.append(f"{kind} {_NO_OBJECT}\t{path}\0")
-    if entries:
-        git.run("update-index", "-z", "--index-info", index=index, stdin="".join(entries).encode(),
-                should_stop=should_stop, what="cannot mark the changed files for re-reading")
-    return _outermost(posixpath.dirname(path) or "." for path in paths)
-
-
-def _outermost(folders: Iterable[str]) -> list[str]:
-    """The folders, less those inside another of them."""
-    kept: list[str] = []
-    for folder in sorted(set(folders)):
-        if folder == ".":
-            return ["."]
-        if not kept or not folder.startswith(kept[-1] + "/"):
-            kept.append(folder)
-    return kept
-
-
-def _unstage_droppings(git: WorkspaceGit, index: Path, base: str, boundary: PatchBoundary,
-                       should_stop: Callable[[], bool] | None) -> tuple[str, ...]:
-    """Take the new files `ignore_generated` names back out of the staged index. Only new ones:
-    a change to a file the base tracks is the agent's, whatever its name."""
-    if not boundary.ignore_generated:
-        return ()
-    added = git.run("diff-index", "--cached", "--name-only", "--diff-filter=A", "--no-renames",
-                    "-z", base, "--", index=index, should_stop=should_stop,
-                    what="cannot list the new files").stdout
-    excluded = ignored_generated((p for p in added.split("\0") if p), boundary)
-    if excluded:
+    else:
+        _stage_written(git, index, dirs, *layers, should_stop)
+    tree, listed = _write_and_diff(git, index, base_commit, diff_path, dirs, should_stop)
+    excluded = _droppings(listed, boundary)
+    if excluded:  # staged, then taken out: only git knows which new files .gitignore keeps out
         git.run("update-index", "--force-remove", "-z", "--stdin", index=index,
                 stdin="".join(f"{p}\0" for p in excluded).encode(), should_stop=should_stop,
                 what="cannot leave the generated files out of the patch")
-    return excluded
+        tree, listed = _write_and_diff(git, index, base_commit, diff_path, dirs, should_stop)
+    changes = tuple(_change(git, tree, item, boundary) for item in listed)
+    lines = tuple(stream_diff_lines(diff_path)) if changes else ()
+    return CollectedPatch(diff_path, changes, lines, tree, empty=not changes, excluded=excluded)
 
 
-def _changes(git: WorkspaceGit, index: Path, base: str, tree: str, boundary: PatchBoundary,
-             should_stop: Callable[[], bool] | None) -> tuple[FileChange, ...]:
-    """FileChanges from git's own listing: `--raw` for kinds, modes and exact paths,
-    `--numstat` for the counts (`-` for a binary file)."""
-    listing = git.run("diff-index", "--cached", "--raw", "--numstat", "-z", "--find-renames",
-                      base, "--", index=index, should_stop=should_stop,
-                      what="cannot list the changes").stdout
-    fields = listing.split("\0")
-    raw: list[tuple[str, str, str, str | None]] = []  # (kind, new mode, path, old path)
-    counts: dict[str, tuple[int, int, bool]] = {}
-    position = 0
-    while position < len(fields) and fields[position]:
-        field = fields[position]
-        if field.startswith(":"):
-            _old_mode, new_mode, _old_sha, _new_sha, status = field[1:].split(" ")
-            kind = status[0]
-            if kind in "RC":
-                raw.append((kind, new_mode, fields[position + 2], fields[position + 1]))
-                position += 3
-            else:
-                raw.append((kind, new_mode, fields[position + 1], None))
-                position += 2
-            continue
-        added, deleted, name = field.split("\t", 2)
-        if not name:  # a rename or copy: the two names follow
-            name = fields[position + 2]
-            position += 3
-        else:
-            position += 1
-        binary = added == "-"
-        counts[name] = (0 if binary else int(added), 0 if binary else int(deleted), binary)
-    changes = []
-    for kind, mode, name, old in raw:
-        additions, deletions, binary = counts.get(name, (0, 0, False))
-        link = _link_target(git, tree, name) if mode == SYMLINK_MODE else None
-        changes.append(classify(name, _KINDS[kind], additions, deletions, binary=binary,
-                                boundary=boundary, old_path=old, link_target=link))
-    return tuple(changes)
+def _write_and_diff(git: WorkspaceGit, index: Path, base: str, diff_path: Path,
+                    dirs: AttemptDirs, should_stop: Callable[[], bool] | None,
+                    ) -> tuple[str, tuple[ListedChange, ...]]:
+    """The staged tree's id, and its changes against `base` from one `git diff-tree` of the
+    two trees (which reads only the folders that differ; the index is not read again), its
+    patch written to `diff_path`."""
+    tree = git.run("write-tree", index=index, what="cannot write the staged tree").stdout.strip()
+    output = dirs.scratch / "collect.out"
+    try:
+        with output.open("wb") as out:
+            git.run("diff-tree", "-r", "-z", "--raw", "--numstat", "--patch", "--binary",
+                    "--full-index", "--find-renames", "--no-color", "--no-ext-diff",
+                    "--no-textconv", base, tree, "--", stdout=out, should_stop=should_stop,
+                    what=f"cannot diff {dirs.tree} against {base}")
+        return tree, split_output(output, diff_path)
+    finally:
+        output.unlink(missing_ok=True)
+
+
+def _droppings(listed: tuple[ListedChange, ...], boundary: PatchBoundary) -> tuple[str, ...]:
+    """The new files `ignore_generated` names, in git's order of paths. Only new ones: a change
+    to a file the base tracks is the agent's, whatever its name. (A rename's target is new.)"""
+    if not boundary.ignore_generated:
+        return ()
+    added = sorted((item.path for item in listed if item.kind in "AR"), key=str.encode)
+    return ignored_generated(added, boundary)
+
+
+def _stage_written(git: WorkspaceGit, index: Path, dirs: AttemptDirs, lower: Path, upper: Path,
+                   should_stop: Callable[[], bool] | None) -> None:
+    """Stage what the view's upper layer names, and nothing else: the rest of the work tree is
+    the cached checkout the index describes. Files of the base alone are looked up one by one
+    (`update-index`); new files and folders need `git add`, which applies .gitignore (it is
+    then given the files too, one call). A new file at the top is named itself, not its
+    folder, which would be the whole tree: git reports it if it is ignored (see below). git's
+    checks of ctime, which `upper_layer.read` relies on, are set as git's defaults have them."""
+    written = upper_layer.read(lower, upper, os.stat(dirs.index).st_mtime_ns // 10**9)
+    trust = ("-c", "core.trustctime=true", "-c", "core.checkStat=default")
+    if written.reread:
+        git.run("update-index", "-z", "--index-info", index=index,
+                stdin="".join(written.reread).encode(), should_stop=should_stop,
+                what="cannot mark the changed files for re-reading")
+    if not written.to_add:
+        if written.files:
+            git.run(*trust, "update-index", "--add", "--remove", "-z", "--stdin", index=index,
+                    stdin="".join(f"{p}\0" for p in written.files).encode(),
+                    should_stop=should_stop, what=f"cannot stage the changes in {dirs.tree}")
+        return
+    # Preloading (stat-ing every entry the pathspecs match, in threads) is left out: git stats
+    # only the entries named.
+    result = git.run(*trust, "-c", "core.preloadIndex=false", "-c", "advice.addIgnoredFile=false",
+                     "--literal-pathspecs", "add", "--all", "--pathspec-from-file=-",
+                     "--pathspec-file-nul", index=index, check=False,
+                     stdin="".join(f"{s}\0" for s in written.scopes()).encode(),
+                     should_stop=should_stop, what=f"cannot stage the changes in {dirs.tree}")
+    # A pathspec in an ignored folder (a tracked file there, or a new file's folder) makes git
+    # say so and exit 1, having staged everything else: ignored files are not part of a patch.
+    if result.returncode != 0 and not (result.returncode == 1
+                                       and result.stderr.startswith(_NAMED_IGNORED)):
+        detail = one_line(result.stderr) or f"git exited {result.returncode}"
+        raise InfrastructureFailure(f"cannot stage the changes in {dirs.tree}: {detail}")
+
+
+def _change(git: WorkspaceGit, tree: str, item: ListedChange,
+            boundary: PatchBoundary) -> FileChange:
+    link = _link_target(git, tree, item.path) if item.mode == SYMLINK_MODE else None
+    return classify(item.path, _KINDS[item.kind], item.additions, item.deletions,
+                    binary=item.binary, boundary=boundary, old_path=item.old_path,
+                    link_target=link)
 
 
 def _link_target(git: WorkspaceGit, tree: str, path: str) -> str:

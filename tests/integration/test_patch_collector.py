@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -123,6 +124,46 @@ def test_ignored_files_are_not_part_of_the_patch(workspace: Path, base: str) -> 
     assert [c.path for c in collect(workspace, base).changes] == [".gitignore"]
 
 
+@pytest.mark.parametrize("view", [False, True], ids=["checkout", "view"])
+def test_new_files_in_ignored_folders_are_left_out_and_the_rest_is_collected(
+        repo: Path, tmp_path: Path, view: bool) -> None:
+    """A view stages the folders its new files are in and the base's files it wrote: git says
+    so when one of those is ignored (a tool's build folder, a tracked file kept under one), and
+    collection goes on without it instead of failing."""
+    (repo / ".gitignore").write_text("build/\nnode_modules/\n")
+    (repo / "build").mkdir()
+    (repo / "build" / "keep.txt").write_text("kept\n")
+    git(repo, "add", "-f", ".gitignore", "build/keep.txt")
+    git(repo, "commit", "-qm", "ignore build output")
+    base = git(repo, "rev-parse", "HEAD")
+    dirs = create_attempt_dirs(tmp_path)
+    clone_at(str(repo), base, dirs, is_url=False,
+             cache=TreeCache(tmp_path / "trees", 2**30) if view else None)
+    assert uses_views(dirs) is view
+    (dirs.tree / "build" / "lib").mkdir()
+    (dirs.tree / "build" / "lib" / "app.o").write_bytes(b"\x7fELF")
+    (dirs.tree / "build" / "keep.txt").write_text("kept, and changed\n")
+    (dirs.tree / "node_modules" / "left-pad").mkdir(parents=True)
+    (dirs.tree / "node_modules" / "left-pad" / "index.js").write_text("module.exports = 1\n")
+    (dirs.tree / "src" / "extra.py").write_text("X = 1\n")
+    patch = collect(dirs.tree, base)
+    assert [c.path for c in patch.changes] == ["build/keep.txt", "src/extra.py"]
+    remove_workspace(dirs.root)
+
+
+def test_a_folder_emptied_and_made_again_loses_every_file_it_held(
+        workspace: Path, base: str) -> None:
+    """`rm -rf src/config && mkdir src/config`: in a view the folder is made again opaque,
+    hiding the base's files below it without a whiteout for each; they are deleted all the
+    same."""
+    shutil.rmtree(workspace / "src" / "config")
+    (workspace / "src" / "config").mkdir()
+    patch = collect(workspace, base)
+    assert [(c.path, c.change_type) for c in patch.changes] == [
+        ("src/config/settings.py", ChangeType.DELETED)]
+    assert applies(workspace, base, patch.diff_path) == (True, None)
+
+
 def test_a_deleted_file_counts_its_lines_as_deletions(workspace: Path, base: str) -> None:
     (workspace / "tests/test_app.py").unlink()
     change = only(collect(workspace, base))
@@ -217,6 +258,24 @@ def test_stats_equal_git_numstat(workspace: Path, base: str) -> None:
     git(workspace, "add", "-A")
     assert {c.path: (c.additions, c.deletions) for c in patch.changes} == _numstat(workspace, base)
     assert any(c.change_type is ChangeType.RENAMED for c in patch.changes)
+
+
+def test_a_listing_longer_than_one_read_gives_every_file_and_the_patch_after_it(
+        workspace: Path, base: str) -> None:
+    """git's listing and the patch come in one output, read in chunks: fields that straddle a
+    chunk's end, and the patch right after the listing, come out whole."""
+    folder = workspace / ("a-rather-long-folder-name-" * 3)
+    folder.mkdir()
+    for number in range(700):
+        (folder / f"file-{number:04}-{'x' * 40}.txt").write_text(f"{number}\n")
+    os.rename(workspace / "tests/test_app.py", workspace / "tests/test_greeting.py")
+    patch = collect(workspace, base)
+    git(workspace, "add", "-A")
+    assert len(patch.changes) == 701
+    assert {c.path: (c.additions, c.deletions) for c in patch.changes} == _numstat(workspace, base)
+    assert patch.diff_path.read_text() == git(workspace, "diff", "--cached", "--binary",
+                                              "--full-index", "-M", base) + "\n"
+    assert applies(workspace, base, patch.diff_path) == (True, None)
 
 
 def _numstat(workspace: Path, base: str) -> dict[str, tuple[int, int]]:
@@ -329,6 +388,31 @@ def test_files_tools_leave_behind_are_left_out_of_the_patch_and_listed(
                                       "src/__pycache__/app.cpython-311.pyc",
                                       "target/classes/A.class"]
     assert ".pyc" not in patch.diff_path.read_text(errors="replace")
+    assert applies(workspace, base, patch.diff_path) == (True, None)
+
+
+def test_droppings_gitignore_keeps_out_are_not_listed_as_excluded(
+        workspace: Path, base: str) -> None:
+    """Excluded lists what would otherwise have been in the patch: bytecode the repository's
+    .gitignore already keeps out is not part of it either way."""
+    (workspace / ".gitignore").write_text("__pycache__/\n")
+    (workspace / "src" / "__pycache__").mkdir()
+    (workspace / "src" / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"\x00\x01pyc")
+    (workspace / "src" / "stray.pyc").write_bytes(b"\x00\x02pyc")
+    patch = collect(workspace, base, DROPPINGS)
+    assert [c.path for c in patch.changes] == [".gitignore"]
+    assert patch.excluded == ("src/stray.pyc",)
+
+
+def test_a_dropping_git_pairs_with_a_deleted_file_as_its_rename_is_still_left_out(
+        workspace: Path, base: str) -> None:
+    """git lists a new file as the target of a rename when a deleted file looks like it: it is
+    new all the same, and a dropping; the deleted file stays deleted."""
+    os.rename(workspace / "src" / "app.py", workspace / "src" / "app.pyc")
+    patch = collect(workspace, base, DROPPINGS)
+    assert patch.excluded == ("src/app.pyc",)
+    assert [(c.path, c.change_type) for c in patch.changes] == [
+        ("src/app.py", ChangeType.DELETED)]
     assert applies(workspace, base, patch.diff_path) == (True, None)
 
 
