@@ -17,12 +17,18 @@ released fix as the patch; sdists from ~/.cache/agentctl-test-corpus or PyPI):
 With --phases, where each agentctl run's time went (medians), from its own record: start-up
 and submit (the process started until the run existed), each group of steps, the time between
 steps, and what follows the last step (clean-up, the verdict's output, the process's exit).
+
+With --cpu, the CPU seconds each way spent (every process it started, counted by a cgroup of
+its own: cpuacct on cgroup v1, cpu.stat on v2; needs root), and the wall time that CPU cannot
+go below on this machine's cores: a run whose CPU over the cores is near its wall time is
+bound by the work it does, not by waiting.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -36,6 +42,48 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.corpus.corpus import build_base, diff_after, gold, load_cases  # noqa: E402
 
 AGENTCTL = str(Path(sys.executable).with_name("agentctl"))
+
+
+class CpuMeter:
+    """CPU seconds spent by processes started in its cgroup, and by all they start."""
+
+    def __init__(self, root: Path) -> None:
+        self.group = root / f"agentctl-bench-bugfix-{os.getpid()}"
+        self.group.mkdir()
+        self._usage = self.group / ("cpuacct.usage" if root.name == "cpuacct" else "cpu.stat")
+
+    @classmethod
+    def made(cls) -> CpuMeter | None:
+        """One on cgroup v1's cpuacct hierarchy, else on v2's (under this process's group);
+        None where neither can be made (not root, no such hierarchy)."""
+        own = Path("/proc/self/cgroup").read_text().splitlines()
+        unified = next((line.partition("::")[2] for line in own if line.startswith("0::")), "")
+        for root in (Path("/sys/fs/cgroup/cpuacct"),
+                     Path("/sys/fs/cgroup") / unified.lstrip("/")):
+            if (root / "cpuacct.usage").is_file() or (root / "cpu.stat").is_file():
+                try:
+                    return cls(root)
+                except OSError:
+                    continue
+        return None
+
+    def enter(self) -> None:
+        """In the child, before it runs the command (a `preexec_fn`)."""
+        (self.group / "cgroup.procs").write_text(str(os.getpid()))
+
+    def seconds(self) -> float:
+        text = self._usage.read_text()
+        if self._usage.name == "cpuacct.usage":
+            return int(text) / 1e9
+        return int(text.split("usage_usec")[1].split()[0]) / 1e6
+
+    def close(self) -> None:
+        for _ in range(50):  # its last processes may still be on their way out
+            try:
+                self.group.rmdir()
+                return
+            except OSError:
+                time.sleep(0.1)
 
 
 def timed(argv: list[str], **options: object) -> tuple[float, datetime, datetime, str]:
@@ -101,7 +149,23 @@ def main() -> None:
     parser.add_argument("--case", default="cachetools-lfu-copy-use-counts")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--phases", action="store_true", help="where each run's time went")
+    parser.add_argument("--cpu", action="store_true", help="the CPU each way spent")
     options = parser.parse_args()
+    meter = CpuMeter.made() if options.cpu else None
+    if options.cpu and meter is None:
+        print("--cpu: no cgroup can be made here (root and cgroup v1 cpuacct or v2 needed)")
+    cpu: dict[str, list[float]] = {}
+
+    def counted() -> dict[str, object]:
+        """Options for subprocess that count the process's CPU (and its children's)."""
+        return {"preexec_fn": meter.enter} if meter is not None else {}
+
+    def charge(name: str, before: float) -> None:
+        if meter is not None:
+            cpu.setdefault(name, []).append(meter.seconds() - before)
+
+    def spent() -> float:
+        return meter.seconds() if meter is not None else 0.0
     (case,) = [c for c in load_cases() if c.name == options.case]
     root = Path(tempfile.mkdtemp(prefix="agentctl-bench-bugfix-"))
     repo, after = build_base(case, root)
@@ -115,11 +179,16 @@ def main() -> None:
 
     def by_hand(number: int) -> float:
         clone = root / f"hand-{number}"
+        before = spent()
         started = time.perf_counter()
-        subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
-        subprocess.run(["git", "apply", str(fix)], cwd=clone, check=True)
-        subprocess.run(command, shell=True, cwd=clone, capture_output=True)
+        subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True,
+                       **counted())  # type: ignore[call-overload]
+        subprocess.run(["git", "apply", str(fix)], cwd=clone, check=True,
+                       **counted())  # type: ignore[call-overload]
+        subprocess.run(command, shell=True, cwd=clone, capture_output=True,
+                       **counted())  # type: ignore[call-overload]
         elapsed = time.perf_counter() - started
+        charge("by hand (clone, apply, pytest)", before)
         shutil.rmtree(clone)
         return elapsed
 
@@ -127,32 +196,43 @@ def main() -> None:
         place = root / f"same-{number}"
         started = time.perf_counter()
         trees = [place / name for name in ("fix", "base", "rerun")]
+        before = spent()
         for tree in trees:
-            subprocess.run(["git", "clone", "-q", str(repo), str(tree)], check=True)
-        subprocess.run(["git", "apply", str(fix)], cwd=trees[0], check=True)
+            subprocess.run(["git", "clone", "-q", str(repo), str(tree)], check=True,
+                           **counted())  # type: ignore[call-overload]
+        subprocess.run(["git", "apply", str(fix)], cwd=trees[0], check=True,
+                       **counted())  # type: ignore[call-overload]
         first = [subprocess.Popen(command, shell=True, cwd=tree, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True) for tree in trees[:2]]
+                                  stderr=subprocess.DEVNULL, text=True,
+                                  **counted())  # type: ignore[call-overload]
+                 for tree in trees[:2]]
         base_output = [process.communicate()[0] for process in first][1]
         failing = [line.split()[1] for line in base_output.splitlines()
                    if line.startswith(("FAILED ", "ERROR "))]
         if failing:
             again = command.removesuffix(" ".join(case.tests)) + " ".join(failing)
             reruns = [subprocess.Popen(again, shell=True, cwd=tree,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       **counted())  # type: ignore[call-overload]
                       for tree in trees[1:]]
             for process in reruns:
                 process.wait()
         elapsed = time.perf_counter() - started
+        charge("by hand, the same evidence", before)
         shutil.rmtree(place)
         return elapsed
 
-    spent: dict[str, list[dict[str, float]]] = {"agentctl cold": [], "agentctl warm": []}
+    spent_in: dict[str, list[dict[str, float]]] = {"agentctl cold": [], "agentctl warm": []}
 
     def agentctl(home: Path, kind: str | None = None) -> float:
+        before = spent()
         elapsed, launched, ended, printed = timed(submit, cwd=root, env={
-            "PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "AGENTCTL_HOME": str(home)})
+            "PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "AGENTCTL_HOME": str(home)},
+            **counted())
+        if kind is not None:
+            charge(kind, before)
         if options.phases and kind is not None:
-            spent[kind].append(phases(home, json.loads(printed)["runId"], launched, ended))
+            spent_in[kind].append(phases(home, json.loads(printed)["runId"], launched, ended))
         return elapsed
 
     warm_home = root / "warm-home"
@@ -188,9 +268,20 @@ def main() -> None:
         print(f"where agentctl's time went (median seconds of {options.runs})")
         print(f"  {'phase':<46} {'cold':>7} {'warm':>7}")
         for name in PHASES:
-            cold_s, warm_s = (statistics.median(s[name] for s in spent[kind])
+            cold_s, warm_s = (statistics.median(s[name] for s in spent_in[kind])
                               for kind in ("agentctl cold", "agentctl warm"))
             print(f"  {name:<46} {cold_s:7.3f} {warm_s:7.3f}")
+    if meter is not None:
+        cores = os.cpu_count() or 1
+        hand_cpu = statistics.median(cpu["by hand (clone, apply, pytest)"])
+        print(f"the CPU each way spent (median seconds of {options.runs}, every process it "
+              f"started), and the wall it cannot go below on {cores} cores")
+        for name, samples in cpu.items():
+            median = statistics.median(samples)
+            print(f"  {name:<32} cpu {median:7.3f} s  {median / hand_cpu:5.2f}x   "
+                  f"cpu / cores {median / cores:6.3f} s = {median / cores / baseline:4.2f}x "
+                  f"by hand's wall")
+        meter.close()
     subprocess.run(["umount", "-R", "-q", str(root)], capture_output=True)
     shutil.rmtree(root, ignore_errors=True)
 

@@ -25,6 +25,7 @@ from agentctl.domain.errors import BadInput, PolicyDenied
 from agentctl.domain.serialize import to_json
 
 if TYPE_CHECKING:
+    from agentctl.cli.run.start import CheckoutChanges
     from agentctl.domain.agent import AgentSpec
     from agentctl.execution.workspace import Prefetch
     from agentctl.services.actions.requests import TaskRequest
@@ -121,11 +122,18 @@ def submit(
 
             run_config(current.config)
     fills: list[Prefetch | None] = []
+    changes: list[CheckoutChanges] = []
 
-    def fill(repository: str, commit: str) -> None:
-        """A run about to execute here on views of the tree cache: start checking its base
-        out now (a kept workspace is a checkout of its own; a queued run, its worker's)."""
-        if agent_spec is not None and not detach and not keep_workspace:
+    def fill(repository: str, commit: str, base_ref: str) -> None:
+        """A run about to start: look at the checkout's uncommitted changes now; and for one
+        about to execute here on views of the tree cache, start checking its base out (a kept
+        workspace is a checkout of its own; a queued run, its worker's)."""
+        if agent_spec is None:
+            return
+        from agentctl.cli.run.start import CheckoutChanges
+
+        changes.append(CheckoutChanges(repository, base_ref))
+        if not detach and not keep_workspace:
             from agentctl.services.lifecycle.start import fill_tree_cache
 
             fills.append(fill_tree_cache(current.config, current.home.root, repository, commit))
@@ -134,8 +142,11 @@ def submit(
         submitted = submit_and_resolve(current.store, current.config, request, cwd=Path.cwd(),
                                        resolved=fill)
         _report_and_run(current, submitted, agent_spec, detach=detach,
-                        keep_workspace=keep_workspace, as_json=as_json, interactive=interactive)
+                        keep_workspace=keep_workspace, as_json=as_json, interactive=interactive,
+                        changes=changes[0] if changes else None)
     finally:
+        for look in changes:
+            look.close()
         for started in fills:
             if started is not None:
                 started.stop()
@@ -143,7 +154,7 @@ def submit(
 
 def _report_and_run(current: State, submitted: "Submitted", agent_spec: "AgentSpec | None", *,
                     detach: bool, keep_workspace: bool, as_json: bool,
-                    interactive: bool) -> None:
+                    interactive: bool, changes: "CheckoutChanges | None" = None) -> None:
     """Show the stored task, then (with --run) run it and exit with the verdict's code."""
     task = submitted.task
     if task.status is TaskStatus.POLICY_DENIED or agent_spec is None:
@@ -167,7 +178,8 @@ def _report_and_run(current: State, submitted: "Submitted", agent_spec: "AgentSp
         raise typer.Exit(execute_and_report(current, task.task_id, agent_spec, detach=detach,
                                             keep_workspace=keep_workspace, as_json=as_json,
                                             interactive=interactive,
-                                            before=card, base_commit=submitted.base_commit))
+                                            before=card, base_commit=submitted.base_commit,
+                                            changes=changes))
     hint(f"next: agentctl run start {task.task_id}")
 
 

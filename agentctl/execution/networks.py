@@ -145,24 +145,24 @@ class NetworkPool:
         self._lock = threading.Lock()
 
     def prepare(self, key: Key, count: int = 1) -> None:
-        """Start making one for `key` on a thread, unless `count` are made (free or lent) or
-        on their way: the first process that needs one does not wait for it."""
+        """Start making enough for `key`, each on a thread of its own, that `count` are made
+        (free or lent) or on their way: the processes that need them do not wait for them."""
         with self._lock:
-            if self._made.get(key, 0) + len(self._preparing.get(key, ())) >= count:
-                return
+            for _ in range(count - self._made.get(key, 0) - len(self._preparing.get(key, ()))):
+                thread = threading.Thread(target=self._prepared, args=(key,),
+                                          name="agentctl-network", daemon=True)
+                self._preparing.setdefault(key, []).append(thread)
+                thread.start()  # under the lock: no lender joins it before it has started
 
-            def make() -> None:
-                try:
-                    with contextlib.suppress(OSError):  # a lender makes it, and says why not
-                        self._give_back(key, self._make(key))
-                finally:
-                    with self._lock:
-                        with contextlib.suppress(ValueError):
-                            self._preparing.get(key, []).remove(thread)
-
-            thread = threading.Thread(target=make, name="agentctl-network", daemon=True)
-            self._preparing.setdefault(key, []).append(thread)
-            thread.start()  # under the lock: no lender joins it before it has started
+    def _prepared(self, key: Key) -> None:
+        """Make one for `key`, free for the next lender (a prepare's thread)."""
+        try:
+            with contextlib.suppress(OSError):  # a lender makes it, and says why not
+                self._give_back(key, self._make(key))
+        finally:
+            with self._lock:
+                with contextlib.suppress(ValueError):
+                    self._preparing.get(key, []).remove(threading.current_thread())
 
     @contextlib.contextmanager
     def lend(self, key: Key) -> Iterator[Network]:

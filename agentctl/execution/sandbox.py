@@ -251,7 +251,8 @@ class Sandbox:
 
     def prepare_networks(self, count: int) -> None:
         """Have `count` networks for shell.run and the checks made before they are needed:
-        two when the base's checks run beside the candidate's."""
+        two when the base's checks run beside the candidate's, one more for each of a fix's
+        base reruns made at once (`baseline.networks_beside`)."""
         self.networks.prepare(tuple(self.profile.network_allow), str(PROXY_PORT), count)
 
     @classmethod

@@ -127,6 +127,31 @@ def test_a_run_warns_of_uncommitted_changes_and_events_say_who_did_what(
     assert "uncommitted" not in again.stderr
 
 
+
+def test_task_submit_run_looks_at_the_checkout_while_the_task_is_stored(
+        agentctl: Cli, repo: Path, home: Path, tmp_path: Path) -> None:
+    """`task submit --run` starts its `git status` of the checkout as soon as the base ref is
+    resolved, before the first write (which creates the state database): seen by a `git` on
+    PATH that notes, for `status`, whether the database was there yet. The warning it leads to
+    is the same as `run start`'s."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    seen = tmp_path / "status-saw"
+    real_git = subprocess.run(["which", "git"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    (shims / "git").write_text(
+        "#!/bin/sh\n"
+        f'case " $* " in *" status --porcelain "*) if [ -e "{home}/agentctl.db" ]; '
+        f'then echo database >> "{seen}"; else echo none >> "{seen}"; fi;; esac\n'
+        f'exec {real_git} "$@"\n')
+    (shims / "git").chmod(0o755)
+    (repo / "src" / "app.py").write_text("# edited, not committed\n")
+    submitted = agentctl("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                         "--instruction", "x", "--run", "--agent", "noop", "--json",
+                         env={"PATH": f"{shims}:{os.environ['PATH']}"})
+    assert f"warning: {repo} has uncommitted changes (1 file)" in submitted.stderr
+    assert seen.read_text().split() == ["none"]
+
 def test_task_submit_run_takes_interactive(cli: Cli, repo: Path, home: Path,
                                            error_line: Callable[[str], str],
                                            state_of: Callable[[Path], object]) -> None:

@@ -319,6 +319,39 @@ def test_two_networks_asked_for_ahead_serve_two_processes_at_once_without_a_thir
         pool.close()
 
 
+
+def test_three_networks_asked_for_at_once_are_all_made_ahead(sandbox: Sandbox) -> None:
+    """A fix's base beside the candidate: the candidate's network, and one for each of the
+    base's reruns made at once, all asked for in one call and all made before any is lent (one
+    made when a rerun asks would hold it up); three lent at once need no fourth."""
+    if not can_join_networks():
+        unavailable("a network namespace can be joined only as root with nsenter")
+    pool = NetworkPool()
+    key = (sandbox.networks.bridge_jail, (), "3128")
+
+    def bridges() -> int:  # this pool's bwraps started by this process
+        found = 0
+        for pid, _ in descendants():
+            with contextlib.suppress(OSError):
+                line = Path(f"/proc/{pid}/cmdline").read_bytes()
+                parent = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1]
+                found += (b"--info-fd" in line and str(pool.sockets.path).encode() in line
+                          and int(parent) == os.getpid())
+        return found
+
+    try:
+        pool.prepare(key, 3)
+        deadline = time.monotonic() + 30
+        while bridges() < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert bridges() == 3
+        with pool.lend(key) as first, pool.lend(key) as second, pool.lend(key) as third:
+            assert len({n.shared.path for n in (first, second, third)  # type: ignore[union-attr]
+                        }) == 3
+            assert bridges() == 3
+    finally:
+        pool.close()
+
 # --- started in the namespace by the thread, not by nsenter -----------------------------------
 
 def test_a_jailed_process_is_born_in_the_shared_namespace_without_nsenter(

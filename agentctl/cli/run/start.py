@@ -53,11 +53,12 @@ def start(
 def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, detach: bool,
                        keep_workspace: bool, as_json: bool, interactive: bool = False,
                        before: "Callable[[], None]" = lambda: None,
-                       no_sandbox: bool = False, base_commit: str | None = None) -> int:
+                       no_sandbox: bool = False, base_commit: str | None = None,
+                       changes: "CheckoutChanges | None" = None) -> int:
     """`run start` and `task submit --run`: call the start_run use case, render what it did,
     and answer the exit code its verdict calls for. `before` prints what goes first (the task
     card of `task submit`, in its final state); `base_commit` is what `task submit` resolved
-    the base ref to."""
+    the base ref to, and `changes` its look at the checkout's uncommitted changes."""
     from agentctl.domain.verdict import exit_code_for
     from agentctl.services.lifecycle.leftovers import notice_expired
     from agentctl.services.lifecycle.start import StartRun, run_config, start_run
@@ -70,7 +71,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
             raise BadInput("--interactive needs the run to execute here; drop --detach")
         check_terminal()
     config = run_config(current.config, no_sandbox=no_sandbox)  # refused before a word or a row
-    _warn_uncommitted(current, task_id)
+    _warn_uncommitted(current, task_id, changes)
     notice_expired(current.store)  # a run of the task whose `run start` died ends first
     if not detach:  # SIGTERM stops a run here as Ctrl-C does: it ends CANCELLED, on record
         import signal
@@ -114,27 +115,55 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
 
 
 
-def _warn_uncommitted(current: State, task_text: str) -> None:
+class CheckoutChanges:
+    """`git status` of a task's local checkout, started as soon as the repository is known:
+    `task submit --run` starts it when the base ref is resolved, so that it runs while the task
+    and the run are stored (on a checkout of 200,000 files it takes a fifth of a second)."""
+
+    def __init__(self, repository: str, base_ref: str) -> None:
+        from agentctl.execution.task_repository import is_url
+
+        self.repository, self.base_ref = repository, base_ref
+        self._process: subprocess.Popen[str] | None = None
+        if repository and not is_url(repository) and Path(repository).is_dir():
+            try:
+                self._process = subprocess.Popen(
+                    ["git", "-C", repository, "status", "--porcelain", "--untracked-files=no"],
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            except OSError:
+                pass
+
+    def changed(self) -> int:
+        """How many tracked files differ from the checkout's commit (0 when git cannot say)."""
+        if self._process is None:
+            return 0
+        try:
+            output, _ = self._process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.close()
+            return 0
+        return len(output.strip().splitlines())
+
+    def close(self) -> None:
+        """Its git ended, if it still runs (the command failed before asking for it)."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+
+
+def _warn_uncommitted(current: State, task_text: str,
+                      changes: "CheckoutChanges | None" = None) -> None:
     """A run starts from the base ref's commit: say so when the checkout holds changes to
-    tracked files that the run will not see."""
-    from agentctl.execution.task_repository import is_url
-
-    with current.views() as views:
-        task = views.task(task_text)
-    if not task.repository or is_url(task.repository) or not Path(task.repository).is_dir():
-        return
-
-    try:
-        changed = subprocess.run(
-            ["git", "-C", task.repository, "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=30).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return
-    if changed:
-        count = len(changed.splitlines())
-        note(f"agentctl: warning: {task.repository} has uncommitted changes ({count} "
-             f"file{'s' if count != 1 else ''}); the run works on {task.base_ref} as committed "
-             "and will not see them")
+    tracked files that the run will not see (`changes`: the look at them, started already)."""
+    if changes is None:
+        with current.views() as views:
+            task = views.task(task_text)
+        changes = CheckoutChanges(task.repository or "", task.base_ref)
+    count = changes.changed()
+    if count:
+        note(f"agentctl: warning: {changes.repository} has uncommitted changes ({count} "
+             f"file{'s' if count != 1 else ''}); the run works on {changes.base_ref} as "
+             "committed and will not see them")
 
 
 

@@ -64,11 +64,11 @@ def submit_task(
 
 def submit_and_resolve(
     storage: Storage, config: Config, request: TaskRequest, *, cwd: Path, clock: Clock = utcnow,
-    resolved: Callable[[str, str], None] | None = None,
+    resolved: Callable[[str, str, str], None] | None = None,
 ) -> Submitted:
     """`submit_task`, and the commit its base ref was resolved to. `resolved(repository,
-    commit)` is told first, before the task is stored, when policy lets it run (`task submit
-    --run` starts checking the base out then)."""
+    commit, base_ref)` is told first, before the task is stored, when policy lets it run
+    (`task submit --run` starts checking the base out then, and looks at the checkout)."""
     valid = validate(request, config.policy.default_autonomy)
     redactor = Redactor().knowing(secret_values())
     instruction = redactor.clean(valid.instruction)
@@ -107,7 +107,7 @@ def submit_and_resolve(
     else:
         task = task.with_status(TaskStatus.READY_FOR_RUN, now)
         if resolved is not None and base_commit is not None and task.repository:
-            resolved(task.repository, base_commit)
+            resolved(task.repository, base_commit, base_ref)
 
     session_id = storage.resolve("session", request.session_id) if request.session_id else None
     with storage.unit_of_work() as uow:

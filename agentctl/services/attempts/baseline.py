@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import TypeVar
 
 from agentctl.domain.baseline import (
+    FIX_TASKS,
     Observed,
     baseline_wanted,
     classified,
     flips_to_check_on_base,
 )
 from agentctl.domain.enums import StepType, TestOutcome, VerificationCheckStatus
-from agentctl.domain.spec import PlannedCheck
+from agentctl.domain.spec import ExecutionSpec, PlannedCheck
 from agentctl.domain.verification import TestReport, VerificationCheck
 from agentctl.execution.base_checkouts import BaseCheckout
 from agentctl.execution.environment import verification_env
@@ -85,8 +86,8 @@ class BaseBeside:
         beside = cls(ctx)
         if not beside._planned:
             return None
-        if ctx.sandbox is not None:  # its network made while it checks the base out
-            ctx.sandbox.prepare_networks(2)
+        if ctx.sandbox is not None:  # its networks made while it checks the base out
+            ctx.sandbox.prepare_networks(networks_beside(ctx.spec))
         beside._thread.start()
         return beside
 
@@ -151,6 +152,18 @@ class BaseBeside:
             self._closed = True
         if self._thread.is_alive():
             self._thread.join()
+
+
+def networks_beside(spec: ExecutionSpec) -> int:
+    """How many of the attempt's checks may each want a network at once while the base runs
+    beside them: the candidate's and the base's; where the base is expected to fail (a fix, or
+    tests that must pass) its reruns, made at once as soon as its first run has failed, beside
+    the candidate's check, which is still running. Those are made ahead with the others: one
+    made when the first run fails would hold up a rerun."""
+    plan = spec.verification_plan
+    if spec.task_type in FIX_TASKS or plan.must_pass:
+        return 1 + max(1, plan.reruns)
+    return 2
 
 
 def base_checkout(ctx: AttemptContext) -> BaseCheckout:
