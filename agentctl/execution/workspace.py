@@ -11,7 +11,10 @@ agent's `.git`: see `git.WorkspaceGit`).
 With the state home's tree cache (`tree_cache`), each base is checked out once, and the agent's
 work tree, the verified tree and the baseline tree are copy-on-write views of that checkout
 (`overlay`): preparing one costs a mount, not a checkout, and nothing written in a view reaches
-the cache. Where views cannot be mounted, each is a checkout of its own as above.
+the cache. The cache's bare copy links the source's object files (as `git clone` does: git
+never writes an object file in place, views never write their lower tree, and the objects are
+bound read-only into attempts), so filling it copies no history. Where views cannot be
+mounted, each is a checkout of its own as above.
 """
 
 from __future__ import annotations
@@ -173,7 +176,7 @@ def uses_views(dirs: AttemptDirs) -> bool:
 
 
 def _copy_source(source: str, commit: str, base: Path, *, is_url: bool, home: Path,
-                 should_stop: Callable[[], bool] | None) -> None:
+                 should_stop: Callable[[], bool] | None, hardlinks: bool = False) -> None:
     """agentctl's bare copy of `source`, with a branch of its own at `commit`, so that clones of
     the copy carry the base even when no branch of the source points at it (a fetched commit,
     a tag, a reflog entry)."""
@@ -182,8 +185,9 @@ def _copy_source(source: str, commit: str, base: Path, *, is_url: bool, home: Pa
     else:
         if not Path(source).exists():
             raise InfrastructureFailure(f"cannot clone {source}: the repository does not exist")
-        trusted_git(["clone", "--quiet", "--bare", "--no-hardlinks", "--", source,
-                     str(base)], what=f"cannot clone {source}", should_stop=should_stop)
+        links = () if hardlinks else ("--no-hardlinks",)  # git copies across filesystems
+        trusted_git(["clone", "--quiet", "--bare", *links, "--", source, str(base)],
+                    what=f"cannot clone {source}", should_stop=should_stop)
     WorkspaceGit(git_dir=base, work_tree=base.parent, home=home).run(
         "update-ref", BASE_REF, commit, what=f"cannot check out commit {commit} of {source}")
 
@@ -231,7 +235,7 @@ def _builder(source: str, commit: str, *, is_url: bool, home: Path,
     parsing their listing a quarter)."""
     def build(folder: Path) -> None:
         _copy_source(source, commit, folder / "base.git", is_url=is_url, home=home,
-                     should_stop=should_stop)
+                     should_stop=should_stop, hardlinks=True)
         checkout = _clone(folder / "base.git", folder / "repo", home, should_stop,
                           hardlinks=True)
         def reckon() -> int:  # listed and parsed while the checkout writes the files

@@ -411,3 +411,25 @@ def test_a_patch_that_adds_a_submodule_is_verified_through_an_index_of_every_fil
     assert [c.path for c in collected.changes] == ["vendored"], inner
     assert "Subproject commit" in diff.read_text()
     assert checkout_patched(dirs, commit, diff) == collected.tree
+
+
+def test_the_cache_links_the_sources_object_files_and_leaves_them_as_they_were(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    """Filling the cache copies no history (the pack is linked, as `git clone` links it), and
+    neither a run nor evicting the entry changes a byte or a mode of the source's objects."""
+    from agentctl.execution.tree_cache import evict
+
+    git(repo, "gc", "-q")
+    packs = sorted((repo / ".git" / "objects" / "pack").iterdir())
+    before = {pack: (os.lstat(pack).st_mode, pack.read_bytes()) for pack in packs}
+    commit = git(repo, "rev-parse", "HEAD")
+    cache = TreeCache(tmp_path / "trees", 2**30)
+    dirs = attempt(tmp_path, repo, commit, cache, attempts)
+    lower, _upper = workspace.view_layers(dirs) or (dirs.tree, None)
+    cached = lower.parent / "base.git" / "objects" / "pack"
+    assert {os.lstat(pack).st_ino for pack in packs} == {
+        os.lstat(cached / pack.name).st_ino for pack in packs}
+    (dirs.tree / "src" / "app.py").write_text("changed\n")
+    remove_workspace(dirs.root)
+    assert evict(TreeCache(cache.root, 0)) and not lower.exists()
+    assert {pack: (os.lstat(pack).st_mode, pack.read_bytes()) for pack in packs} == before
