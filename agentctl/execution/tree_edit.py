@@ -170,7 +170,7 @@ def _read_folders(git: WorkspaceGit, commit: str, paths: Iterable[bytes]) -> _Ba
         folders.update((folder, {}) for folder in level if folder not in known)
         if readable:
             trees, width = _cat_trees(git, [known[f] for f in readable])
-            folders.update(zip(readable, trees))
+            folders.update(zip(readable, trees, strict=True))
         for folder in wanted:
             if _depth(folder) == depth + 1:
                 parent, name = _split(folder)

@@ -46,11 +46,11 @@ from agentctl.execution.overlay import (
     bind_read_only,
     mount_view,
     mounts_under,
+    touched,
     unmount_under,
 )
 from agentctl.execution.overlay import forget as forget_views
 from agentctl.execution.overlay import supported as views_supported
-from agentctl.execution.overlay import touched
 from agentctl.execution.removal import force_rmtree
 from agentctl.execution.tree_cache import (
     BLOCK,
