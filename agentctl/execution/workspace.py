@@ -238,6 +238,7 @@ def _builder(source: str, commit: str, *, is_url: bool, home: Path,
                      should_stop=should_stop, hardlinks=True)
         checkout = _clone(folder / "base.git", folder / "repo", home, should_stop,
                           hardlinks=True)
+
         def reckon() -> int:  # listed and parsed while the checkout writes the files
             return checkout_size(checkout.run("ls-tree", "-r", "-l", "-z", "--full-tree",
                                               commit, what=f"cannot list commit {commit}").stdout)
