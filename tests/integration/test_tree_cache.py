@@ -364,3 +364,72 @@ def test_a_prefetch_stopped_before_it_filled_the_entry_leaves_nothing(
 
     dirs = attempt(tmp_path, repo, commit, cache, attempts)
     assert (cache.root / key).is_dir() and uses_views(dirs)
+
+
+def test_a_view_is_verified_without_rewriting_the_index_of_every_file(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    """The patch goes to the view's files only and its tree is reckoned from what the patch
+    wrote: the view's index (the cache's, of every file) is never written, so never copied up."""
+    commit = git(repo, "rev-parse", "HEAD")
+    dirs = attempt(tmp_path, repo, commit, TreeCache(tmp_path / "trees", 2**30), attempts)
+    edit(dirs.tree)
+    diff = dirs.scratch / "patch.diff"
+    collected = collect_patch(dirs, commit, diff, NO_BOUNDARY)
+    assert checkout_patched(dirs, commit, diff) == collected.tree
+    upper = dirs.root / "layers" / dirs.verify.name / "upper"
+    assert not (upper / ".git" / "index").exists()
+    assert not (upper / "src" / "gone.py").exists()  # src/ was emptied and made again (see
+    # the next test): its upper folder is opaque, with no whiteout for the file it hides
+    assert snapshot(dirs.verify) == expected_tree(repo, commit, diff, tmp_path / "by-hand")
+
+
+def test_a_patch_that_empties_a_folder_and_fills_it_again_verifies_as_base_plus_patch(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    """git apply removes a folder it empties (the old files of a modification go first) and
+    makes it again: the overlay then hides the base's files below it without a whiteout for
+    each, and the reckoned tree still has them gone (the diff names them)."""
+    commit = git(repo, "rev-parse", "HEAD")
+    dirs = attempt(tmp_path, repo, commit, TreeCache(tmp_path / "trees", 2**30), attempts)
+    for name in ("app.py", "gone.py"):
+        (dirs.tree / "src" / name).unlink()
+    (dirs.tree / "src" / "fresh.py").write_text("z = 3\n")
+    diff = dirs.scratch / "patch.diff"
+    collected = collect_patch(dirs, commit, diff, NO_BOUNDARY)
+    assert checkout_patched(dirs, commit, diff) == collected.tree
+    assert snapshot(dirs.verify) == expected_tree(repo, commit, diff, tmp_path / "by-hand")
+
+
+def test_a_patch_that_adds_a_submodule_is_verified_through_an_index_of_every_file(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    """A work tree holds no commit id for a submodule: such a patch is applied to the view's
+    index too, as in a checkout of its own, and gives the collected tree."""
+    commit = git(repo, "rev-parse", "HEAD")
+    dirs = attempt(tmp_path, repo, commit, TreeCache(tmp_path / "trees", 2**30), attempts)
+    inner = make_repo(dirs.tree / "vendored", {"lib.py": "v = 1\n"})
+    diff = dirs.scratch / "patch.diff"
+    collected = collect_patch(dirs, commit, diff, NO_BOUNDARY)
+    assert [c.path for c in collected.changes] == ["vendored"], inner
+    assert "Subproject commit" in diff.read_text()
+    assert checkout_patched(dirs, commit, diff) == collected.tree
+
+
+def test_the_cache_links_the_sources_object_files_and_leaves_them_as_they_were(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    """Filling the cache copies no history (the pack is linked, as `git clone` links it), and
+    neither a run nor evicting the entry changes a byte or a mode of the source's objects."""
+    from agentctl.execution.tree_cache import evict
+
+    git(repo, "gc", "-q")
+    packs = sorted((repo / ".git" / "objects" / "pack").iterdir())
+    before = {pack: (os.lstat(pack).st_mode, pack.read_bytes()) for pack in packs}
+    commit = git(repo, "rev-parse", "HEAD")
+    cache = TreeCache(tmp_path / "trees", 2**30)
+    dirs = attempt(tmp_path, repo, commit, cache, attempts)
+    lower, _upper = workspace.view_layers(dirs) or (dirs.tree, None)
+    cached = lower.parent / "base.git" / "objects" / "pack"
+    assert {os.lstat(pack).st_ino for pack in packs} == {
+        os.lstat(cached / pack.name).st_ino for pack in packs}
+    (dirs.tree / "src" / "app.py").write_text("changed\n")
+    remove_workspace(dirs.root)
+    assert evict(TreeCache(cache.root, 0)) and not lower.exists()
+    assert {pack: (os.lstat(pack).st_mode, pack.read_bytes()) for pack in packs} == before

@@ -17,8 +17,9 @@ from agentctl.domain.enums import (
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, Patch, check_boundary, compute_stats
 from agentctl.domain.redaction import Redactor
-from agentctl.execution.patch_collector import apply_to_base, collect_patch
+from agentctl.execution.patch_collector import collect_patch
 from agentctl.execution.redact_stream import redact_file
+from agentctl.execution.tree_edit import patched_tree
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.evidence import file_artifact, json_artifact
 
@@ -73,8 +74,8 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
             "excluded": [{"path": path, "reason": "ignore_generated"}
                          for path in collected.excluded],
         }, name="touched-files.json", type_=ArtifactType.TOUCHED_FILES, redactor=ctx.redactor))
-        tree, apply_error = apply_to_base(ctx.dirs.git, spec.base_commit, diff_path,
-                                          ctx.scratch, base_index=ctx.dirs.index)
+        tree, apply_error = patched_tree(ctx.dirs.git, spec.base_commit, diff_path,
+                                         ctx.scratch / "apply.index")
         if tree is not None and tree != collected.tree:
             apply_error = (f"applied to its base the patch gives tree {tree[:12]}, not the "
                            f"work tree's {collected.tree[:12]}")

@@ -1,0 +1,164 @@
+"""The tree a base gives with a few paths changed, reckoned from those paths alone, is the tree
+git writes from an index of every file: for each kind of change, in a real repository."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agentctl.execution.git import WorkspaceGit
+from agentctl.execution.tree_edit import names_gitlink, patched_tree, work_tree_tree
+from tests.conftest import git, make_repo
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4
+
+
+def _modify(tree: Path) -> None:
+    (tree / "src/app.py").write_text("def greet(name):\n    return f'hi {name}'\n")
+
+
+def _add_nested(tree: Path) -> None:
+    (tree / "new/deep/er").mkdir(parents=True)
+    (tree / "new/deep/er/módulo uno.py").write_text("X = 1\n")
+
+
+def _empty_a_folder(tree: Path) -> None:
+    shutil.rmtree(tree / "src/config")
+
+
+def _empty_a_folder_and_refill_it(tree: Path) -> None:
+    shutil.rmtree(tree / "src/config")
+    (tree / "src/config").mkdir()
+    (tree / "src/config/other.py").write_text("OTHER = 1\n")
+
+
+def _rename_across_folders(tree: Path) -> None:
+    (tree / "lib").mkdir()
+    os.rename(tree / "src/config/settings.py", tree / "lib/settings.py")
+
+
+def _rename_to_a_quoted_name(tree: Path) -> None:
+    os.rename(tree / "src/app.py", tree / 'src/say "hi"\tnow.py')
+
+
+def _make_executable(tree: Path) -> None:
+    os.chmod(tree / "tests/test_app.py", 0o755)
+
+
+def _links(tree: Path) -> None:
+    (tree / "README.md").unlink()
+    os.symlink("src/app.py", tree / "README.md")
+    os.symlink("../src", tree / "tests/src")
+
+
+def _file_becomes_folder(tree: Path) -> None:
+    (tree / "README.md").unlink()
+    (tree / "README.md").mkdir()
+    (tree / "README.md/index.md").write_text("# moved\n")
+
+
+def _folder_becomes_file(tree: Path) -> None:
+    shutil.rmtree(tree / "src/config")
+    (tree / "src/config").write_text("TIMEOUT = 30\n")
+
+
+def _binary(tree: Path) -> None:
+    (tree / "logo.png").write_bytes(PNG)
+    (tree / "src/app.py").write_bytes(PNG[:40])
+
+
+EDITS: dict[str, Callable[[Path], None]] = {
+    fn.__name__.strip("_"): fn for fn in (
+        _modify, _add_nested, _empty_a_folder, _empty_a_folder_and_refill_it,
+        _rename_across_folders, _rename_to_a_quoted_name, _make_executable, _links, _file_becomes_folder,
+        _folder_becomes_file, _binary)
+}
+
+
+def _changed(tree: Path, base: str) -> tuple[str, Path]:
+    """git's own answer, from an index of every file: the work tree's tree; and the diff."""
+    git(tree, "add", "--all")
+    written = git(tree, "write-tree")
+    diff = tree.parent / "patch.diff"
+    diff.write_bytes(subprocess.run(
+        ["git", "-C", str(tree), "diff", "--cached", "--binary", "--full-index", base],
+        check=True, capture_output=True).stdout)
+    return written, diff
+
+
+@pytest.fixture
+def clone(repo: Path, tmp_path: Path) -> Path:
+    (repo / "src/config/extra.py").write_text("EXTRA = 2\n")
+    git(repo, "add", "--all")
+    git(repo, "commit", "-q", "-m", "a second file in src/config")
+    git(repo, "clone", "-q", str(repo), str(tmp_path / "clone"))
+    return tmp_path / "clone"
+
+
+def _git_of(tree: Path) -> WorkspaceGit:
+    home = tree.parent / "git-home"
+    home.mkdir(exist_ok=True)
+    return WorkspaceGit(git_dir=tree / ".git", work_tree=tree, home=home)
+
+
+@pytest.mark.parametrize("edit", EDITS)
+def test_the_patched_tree_from_the_changed_paths_is_the_one_git_writes(
+        clone: Path, edit: str) -> None:
+    base = git(clone, "rev-parse", "HEAD")
+    EDITS[edit](clone)
+    written, diff = _changed(clone, base)
+    assert patched_tree(_git_of(clone), base, diff, clone.parent / "i") == (written, None)
+    assert not (clone.parent / "i").exists()
+
+
+@pytest.mark.parametrize("edit", EDITS)
+def test_a_work_trees_tree_from_its_changed_paths_is_the_one_git_writes(
+        clone: Path, edit: str) -> None:
+    base = git(clone, "rev-parse", "HEAD")
+    EDITS[edit](clone)
+    written, _diff = _changed(clone, base)
+    changed = git(clone, "diff", "--cached", "--name-only", "--no-renames", "-z", base)
+    paths = [os.fsencode(path) for path in changed.split("\0") if path]
+    assert work_tree_tree(_git_of(clone), base, paths, clone.parent / "i") == written
+
+
+def test_a_work_trees_tree_counts_what_the_paths_name_and_nothing_else(clone: Path) -> None:
+    """Only the paths given are looked at: a change elsewhere is not seen (the caller names
+    every path that may differ, a view's upper layer)."""
+    base = git(clone, "rev-parse", "HEAD")
+    _modify(clone)
+    (clone / "README.md").write_text("# unlisted\n")
+    tree = work_tree_tree(_git_of(clone), base, [b"src/app.py"], clone.parent / "i")
+    git(clone, "add", "src/app.py")
+    assert tree == git(clone, "write-tree")
+
+
+def test_a_diff_that_does_not_apply_gives_gits_first_error_line(clone: Path) -> None:
+    base = git(clone, "rev-parse", "HEAD")
+    _modify(clone)
+    _written, diff = _changed(clone, base)
+    (clone / "src/app.py").write_text("something else\n")
+    git(clone, "commit", "-q", "-am", "the file the diff changes, changed")
+    tree, error = patched_tree(_git_of(clone), git(clone, "rev-parse", "HEAD"), diff,
+                               clone.parent / "i")
+    assert tree is None and error is not None and "src/app.py" in error
+
+
+def test_a_diff_that_changes_a_submodule_is_told_apart(tmp_path: Path, repo: Path) -> None:
+    outer = make_repo(tmp_path / "outer", {"a.txt": "a\n"})
+    git(outer, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(repo), "sub")
+    git(outer, "commit", "-q", "-m", "a submodule")
+    diff = tmp_path / "sub.diff"
+    diff.write_bytes(subprocess.run(["git", "-C", str(outer), "diff", "--binary", "HEAD~1"],
+                                    check=True, capture_output=True).stdout)
+    assert names_gitlink(diff)
+    _modify(repo)
+    plain = tmp_path / "plain.diff"
+    plain.write_bytes(subprocess.run(["git", "-C", str(repo), "diff", "--binary"], check=True,
+                                     capture_output=True).stdout)
+    assert not names_gitlink(plain)
