@@ -220,32 +220,3 @@ def _unquote(name: str) -> str:
             raw += char.encode("utf-8")
             i += 1
     return raw.decode("utf-8", "replace")
-
-
-def apply_to_base(git: WorkspaceGit, base_commit: str, diff_path: Path,
-                  scratch: Path, *, base_index: Path | None = None) -> tuple[str | None, str | None]:
-    """The tree the base commit plus the diff gives (what is verified and what `pr create`
-    commits), in a throw-away index of agentctl's own repository: (tree, None), or
-    (None, git's first error line) when the diff does not apply cleanly. `base_index`, an index
-    agentctl wrote of `base_commit` (the attempt's `dirs.index`), is copied instead of reading
-    the commit's tree: on a large repository reading it is most of the cost, and the copy's
-    cached tree ids leave write-tree only the folders the diff changes."""
-    require_sha(base_commit)
-    index = scratch / "apply.index"
-    index.unlink(missing_ok=True)
-    try:
-        if base_index is not None:
-            copy_index(base_index, index)
-        else:
-            git.run("read-tree", base_commit, index=index,
-                    what=f"cannot read the tree of {base_commit}")
-        result = git.run("apply", "--cached", "--allow-empty", "--whitespace=nowarn",
-                         str(diff_path.resolve()), index=index, check=False, what="git apply")
-        if result.returncode != 0:
-            first = next((line.strip() for line in result.stderr.splitlines() if line.strip()),
-                         "")
-            return None, one_line(first) or f"git apply exited {result.returncode}"
-        tree = git.run("write-tree", index=index, what="cannot write the patched tree")
-        return tree.stdout.strip(), None
-    finally:
-        index.unlink(missing_ok=True)

@@ -370,19 +370,21 @@ def checkout_patched(dirs: AttemptDirs, commit: str, diff: Path, *,
 
 def _patch_view(dirs: AttemptDirs, view: WorkspaceGit, commit: str, diff: Path,
                 should_stop: Callable[[], bool] | None) -> str:
-    """Apply the patch to the files of a fresh view (its index, the cache's, is left as it is:
-    writing an index of every file costs a tenth of a second on 200,000) and reckon the view's
-    tree from the paths that may differ from the base: what its upper layer holds (every
-    write went there) and what the diff names (a folder emptied and made again hides the
-    base's files below it without a mark for each)."""
+    """Apply the patch to a fresh view's files and index, as in a checkout of its own (a check
+    that asks git what changed sees the patch staged either way), and reckon the view's tree
+    from the paths that may differ from the base: what its upper layer holds (every write went
+    there) and what the diff names (a folder emptied and made again hides the base's files
+    below it without a mark for each), not with a `write-tree` that writes the index of every
+    file once more."""
     if diff.stat().st_size:
-        view.run("apply", "--whitespace=nowarn", str(diff.resolve()),
+        view.run("apply", "--index", "--whitespace=nowarn", str(diff.resolve()),
                  what="cannot apply the patch to a fresh checkout", should_stop=should_stop)
     upper = dirs.root / "layers" / dirs.verify.name / "upper"
     # agentctl's own repository: blobs it stages land there (the collected ones are there)
     staging = WorkspaceGit(git_dir=dirs.base, work_tree=view.work_tree, home=view.home)
-    paths = {os.fsencode(path) for path in touched(upper)} | diff_paths(staging, diff)
-    return work_tree_tree(staging, commit, paths, dirs.scratch / "verify.index")
+    written = {os.fsencode(path) for path in touched(upper)}  # its own .git aside
+    return work_tree_tree(staging, commit, written | diff_paths(staging, diff),
+                          dirs.scratch / "verify.index")
 
 
 def checkout_base(dirs: AttemptDirs, commit: str, *,

@@ -16,8 +16,9 @@ from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, check_boundary
 from agentctl.domain.spec import PatchBoundary
 from agentctl.execution.git import copy_index
-from agentctl.execution.patch_collector import CollectedPatch, apply_to_base, collect_patch
+from agentctl.execution.patch_collector import CollectedPatch, collect_patch
 from agentctl.execution.tree_cache import TreeCache
+from agentctl.execution.tree_edit import patched_tree
 from agentctl.execution.workspace import (
     AttemptDirs,
     clone_at,
@@ -62,7 +63,7 @@ def collect(workspace: Path, base: str, boundary: PatchBoundary = BOUNDARY) -> C
 
 
 def applies(workspace: Path, base: str, diff: Path) -> tuple[bool, str | None]:
-    tree, error = apply_to_base(dirs_of(workspace).git, base, diff, workspace.parent)
+    tree, error = patched_tree(dirs_of(workspace).git, base, diff, workspace.parent / "apply.index")
     return tree is not None, error
 
 
@@ -311,7 +312,7 @@ def test_a_fresh_patch_applies_to_its_base(workspace: Path, base: str) -> None:
     assert git(workspace, "status", "--porcelain") == "M src/app.py\n?? src/extra.py"
 
 
-def test_applying_to_a_copy_of_the_attempts_index_gives_the_tree_the_base_commit_gives(
+def test_the_tree_base_plus_patch_gives_is_the_collected_one_and_no_index_is_left_changed(
         workspace: Path, base: str) -> None:
     (workspace / "src/app.py").write_text("def greet(name):\n    return f'hi {name}'\n")
     (workspace / "README.md").unlink()
@@ -320,11 +321,9 @@ def test_applying_to_a_copy_of_the_attempts_index_gives_the_tree_the_base_commit
     patch = collect(workspace, base)
     dirs = dirs_of(workspace)
     index = dirs.index.read_bytes()
-    copied = apply_to_base(dirs.git, base, patch.diff_path, workspace.parent,
-                           base_index=dirs.index)
-    assert copied == apply_to_base(dirs.git, base, patch.diff_path, workspace.parent)
-    assert copied == (patch.tree, None)
-    assert dirs.index.read_bytes() == index  # applied to a copy
+    scratch = workspace.parent / "apply.index"
+    assert patched_tree(dirs.git, base, patch.diff_path, scratch) == (patch.tree, None)
+    assert dirs.index.read_bytes() == index and not scratch.exists()
 
 
 def test_a_patch_whose_context_does_not_match_the_base_does_not_apply(

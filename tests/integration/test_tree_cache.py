@@ -366,10 +366,11 @@ def test_a_prefetch_stopped_before_it_filled_the_entry_leaves_nothing(
     assert (cache.root / key).is_dir() and uses_views(dirs)
 
 
-def test_a_view_is_verified_without_rewriting_the_index_of_every_file(
+def test_a_view_is_verified_with_the_patch_staged_as_in_a_checkout_of_its_own(
         repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
-    """The patch goes to the view's files only and its tree is reckoned from what the patch
-    wrote: the view's index (the cache's, of every file) is never written, so never copied up."""
+    """The view's tree is reckoned from what the patch wrote, and a check that asks git what
+    changed (`git diff --exit-code`, `git status`) sees what it sees in a checkout of its own:
+    the patch staged, nothing unstaged."""
     commit = git(repo, "rev-parse", "HEAD")
     dirs = attempt(tmp_path, repo, commit, TreeCache(tmp_path / "trees", 2**30), attempts)
     edit(dirs.tree)
@@ -377,10 +378,18 @@ def test_a_view_is_verified_without_rewriting_the_index_of_every_file(
     collected = collect_patch(dirs, commit, diff, NO_BOUNDARY)
     assert checkout_patched(dirs, commit, diff) == collected.tree
     upper = dirs.root / "layers" / dirs.verify.name / "upper"
-    assert not (upper / ".git" / "index").exists()
     assert not (upper / "src" / "gone.py").exists()  # src/ was emptied and made again (see
     # the next test): its upper folder is opaque, with no whiteout for the file it hides
     assert snapshot(dirs.verify) == expected_tree(repo, commit, diff, tmp_path / "by-hand")
+    own = create_attempt_dirs(tmp_path)
+    attempts.append(own)
+    clone_at(str(repo), commit, own, is_url=False)
+    assert not uses_views(own)
+    assert checkout_patched(own, commit, diff) == collected.tree
+    for verified in (dirs.verify, own.verify):
+        assert git(verified, "diff", "--name-only") == ""
+        assert git(verified, "diff", "--cached", "--name-only").split() == \
+            ["README.md", "readme-link", "src/app.py", "src/gone.py", "src/new.py"]
 
 
 def test_a_patch_that_empties_a_folder_and_fills_it_again_verifies_as_base_plus_patch(
