@@ -13,6 +13,7 @@ Two ways, for two kinds of repository:
 
 from __future__ import annotations
 
+import codecs
 import os
 import shutil
 import signal
@@ -85,6 +86,14 @@ class GitResult:
     returncode: int
     stdout: str
     stderr: str
+
+
+def unquote_path(name: bytes) -> bytes:
+    """A path as git writes it in diff headers and listings: C-quoted when it holds `"`, `\\`,
+    control characters or bytes past ASCII (`"caf\\303\\251.md"` is `café.md`)."""
+    if len(name) >= 2 and name[:1] == name[-1:] == b'"':
+        return codecs.escape_decode(name[1:-1])[0]
+    return name
 
 
 def one_line(text: str) -> str:

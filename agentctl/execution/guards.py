@@ -8,7 +8,6 @@ the raw argument.
 
 from __future__ import annotations
 
-import codecs
 import os
 import re
 import tempfile
@@ -24,7 +23,7 @@ from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.enums import ToolDecision
 from agentctl.domain.globs import first_match
 from agentctl.domain.spec import Budget
-from agentctl.execution.git import WorkspaceGit, hardened_argv
+from agentctl.execution.git import WorkspaceGit, hardened_argv, unquote_path
 from agentctl.execution.process import run_to_file
 
 _SYMLINK_MODE = re.compile(r"^(?:new file mode|new mode) 120000\b", re.MULTILINE)
@@ -204,11 +203,7 @@ def _strip_prefix(name: str) -> str:
 
 
 def _unquote(name: str) -> str:
-    """git C-quotes unusual names: `"caf\\303\\251.md"` is `café.md`."""
-    if len(name) >= 2 and name[0] == name[-1] == '"':
-        raw = codecs.escape_decode(name[1:-1].encode("utf-8"))[0]
-        return raw.decode("utf-8", "surrogateescape")
-    return name
+    return unquote_path(name.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")
 
 
 class BudgetGuard:

@@ -28,7 +28,7 @@ from agentctl.domain.patch import FileChange, classify, ignored_generated
 from agentctl.domain.spec import PatchBoundary
 from agentctl.execution import upper_layer
 from agentctl.execution.diff_listing import ListedChange, split_output
-from agentctl.execution.git import WorkspaceGit, copy_index, one_line
+from agentctl.execution.git import WorkspaceGit, copy_index, one_line, unquote_path
 from agentctl.execution.upper_layer import SYMLINK_MODE
 from agentctl.execution.workspace import AttemptDirs, require_sha, view_layers
 
@@ -197,26 +197,5 @@ def _header_path(name: str) -> str | None:
     """`b/src/app.py` (or its C-quoted form) from a `+++` line; None for /dev/null."""
     if name == "/dev/null":
         return None
-    if name.startswith('"') and name.endswith('"'):
-        name = _unquote(name)
+    name = unquote_path(name.encode("utf-8")).decode("utf-8", "replace")
     return name[2:] if name.startswith("b/") else name
-
-
-_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
-
-
-def _unquote(name: str) -> str:
-    """git C-quotes a path holding `"`, `\\` or control characters (octal escapes for bytes)."""
-    raw, body, i = bytearray(), name[1:-1], 0
-    while i < len(body):
-        char = body[i]
-        if char == "\\" and body[i + 1:i + 4].isdigit() and len(body[i + 1:i + 4]) == 3:
-            raw.append(int(body[i + 1:i + 4], 8) & 0xFF)
-            i += 4
-        elif char == "\\" and i + 1 < len(body) and body[i + 1] in _ESCAPES:
-            raw.append(_ESCAPES[body[i + 1]])
-            i += 2
-        else:
-            raw += char.encode("utf-8")
-            i += 1
-    return raw.decode("utf-8", "replace")

@@ -20,7 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.errors import InfrastructureFailure
-from agentctl.execution.git import DEFAULT_TIMEOUT_SECONDS, WorkspaceGit, hardened_argv, one_line
+from agentctl.execution.git import (
+    DEFAULT_TIMEOUT_SECONDS,
+    WorkspaceGit,
+    hardened_argv,
+    one_line,
+    unquote_path,
+)
 
 _FOLDER_MODE = b"40000"
 _GITLINK = b"160000"
@@ -108,7 +114,7 @@ def diff_paths(git: WorkspaceGit, diff: Path) -> set[bytes]:
                    what="cannot read the patch").stdout
     named = {field.split(b"\t", 2)[-1] for field in listing.split(b"\0") if field}
     with diff.open("rb") as lines:
-        named.update(_unquoted(line.split(b" from ", 1)[1].rstrip(b"\r\n"))
+        named.update(unquote_path(line.split(b" from ", 1)[1].rstrip(b"\r\n"))
                      for line in lines if line.startswith(_SOURCE_LINES))
     return named - {b""}
 
@@ -118,28 +124,6 @@ def names_gitlink(diff: Path) -> bool:
     commit id to stage, so such a tree is reckoned the whole way (from an index of every file)."""
     with diff.open("rb") as lines:
         return any(line.startswith(_MODE_LINES) and _GITLINK in line for line in lines)
-
-
-_ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34,
-            b"\\": 92}
-
-
-def _unquoted(name: bytes) -> bytes:
-    """A path as git writes it in a header: C-quoted (octal escapes for bytes) when it must."""
-    if not (name.startswith(b'"') and name.endswith(b'"') and len(name) > 1):
-        return name
-    raw, body, position = bytearray(), name[1:-1], 0
-    while position < len(body):
-        if body[position:position + 1] == b"\\" and body[position + 1:position + 4].isdigit():
-            raw.append(int(body[position + 1:position + 4], 8) & 0xFF)
-            position += 4
-        elif body[position:position + 1] == b"\\":
-            raw.append(_ESCAPES.get(body[position + 1:position + 2], 92))
-            position += 2
-        else:
-            raw.append(body[position])
-            position += 1
-    return bytes(raw)
 
 
 def _is_file_or_link(path: Path) -> bool:

@@ -286,6 +286,18 @@ def test_a_namespace_whose_bridge_died_is_made_again(sandbox: Sandbox) -> None:
         pool.close()
 
 
+def pool_bridges(pool: NetworkPool) -> int:
+    """The pool's bridges: its bwraps this process started (`--info-fd`, its socket folder)."""
+    found = 0
+    for pid, _ in descendants():
+        with contextlib.suppress(OSError):
+            line = Path(f"/proc/{pid}/cmdline").read_bytes()
+            parent = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1]
+            found += (b"--info-fd" in line and str(pool.sockets.path).encode() in line
+                      and int(parent) == os.getpid())
+    return found
+
+
 def test_two_networks_asked_for_ahead_serve_two_processes_at_once_without_a_third(
         sandbox: Sandbox) -> None:
     """The base's checks beside the candidate's: both networks made while it checks out."""
@@ -294,30 +306,19 @@ def test_two_networks_asked_for_ahead_serve_two_processes_at_once_without_a_thir
     pool = NetworkPool()
     key = (sandbox.networks.bridge_jail, (), "3128")
 
-    def bridges() -> int:  # this pool's bwraps started by this process
-        found = 0
-        for pid, _ in descendants():
-            with contextlib.suppress(OSError):
-                line = Path(f"/proc/{pid}/cmdline").read_bytes()
-                parent = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1]
-                found += (b"--info-fd" in line and str(pool.sockets.path).encode() in line
-                          and int(parent) == os.getpid())
-        return found
-
     try:
         pool.prepare(key, 2)
         pool.prepare(key, 2)  # both on their way: no third
         deadline = time.monotonic() + 30
-        while bridges() < 2 and time.monotonic() < deadline:
+        while pool_bridges(pool) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert bridges() == 2
+        assert pool_bridges(pool) == 2
         with pool.lend(key) as first, pool.lend(key) as second:
             assert first.shared is not None and second.shared is not None
             assert first.shared.path != second.shared.path
-            assert bridges() == 2
+            assert pool_bridges(pool) == 2
     finally:
         pool.close()
-
 
 
 def test_three_networks_asked_for_at_once_are_all_made_ahead(sandbox: Sandbox) -> None:
@@ -329,26 +330,16 @@ def test_three_networks_asked_for_at_once_are_all_made_ahead(sandbox: Sandbox) -
     pool = NetworkPool()
     key = (sandbox.networks.bridge_jail, (), "3128")
 
-    def bridges() -> int:  # this pool's bwraps started by this process
-        found = 0
-        for pid, _ in descendants():
-            with contextlib.suppress(OSError):
-                line = Path(f"/proc/{pid}/cmdline").read_bytes()
-                parent = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1]
-                found += (b"--info-fd" in line and str(pool.sockets.path).encode() in line
-                          and int(parent) == os.getpid())
-        return found
-
     try:
         pool.prepare(key, 3)
         deadline = time.monotonic() + 30
-        while bridges() < 3 and time.monotonic() < deadline:
+        while pool_bridges(pool) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert bridges() == 3
+        assert pool_bridges(pool) == 3
         with pool.lend(key) as first, pool.lend(key) as second, pool.lend(key) as third:
             assert len({n.shared.path for n in (first, second, third)  # type: ignore[union-attr]
                         }) == 3
-            assert bridges() == 3
+            assert pool_bridges(pool) == 3
     finally:
         pool.close()
 
