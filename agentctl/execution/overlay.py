@@ -97,24 +97,6 @@ def mounts_under(path: Path) -> list[str]:
     return points
 
 
-def touched(upper: Path) -> list[str]:
-    """The paths a view's writes reached (relative, `/`-separated): every file, link and
-    whiteout in its upper layer, the view's own `.git` aside. A file is copied up before any
-    change to it, its data or its metadata, so what is not listed is the tree's as it was."""
-    found: list[str] = []
-    for folder, subfolders, files in os.walk(upper):
-        relative = os.path.relpath(folder, upper)
-        if relative == ".":
-            subfolders[:] = [name for name in subfolders if name != ".git"]
-            files = [name for name in files if name != ".git"]
-        prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
-        found.extend(prefix + name for name in files)
-        # a link to a folder is listed with the folders by os.walk
-        found.extend(prefix + name for name in subfolders
-                     if os.path.islink(os.path.join(folder, name)))
-    return found
-
-
 def supported(scratch: Path, remembered: Path | None = None) -> bool:
     """Whether views can be mounted here: tried once per process with an empty tree. With
     `remembered` (a folder of the state home's), a success is written down there for this boot,

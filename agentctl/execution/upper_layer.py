@@ -1,5 +1,6 @@
-"""What a view's writes changed, read from its upper layer: where `git add` must look, and which
-files of the base it must re-read whatever their stat data says.
+"""What a view's writes changed, read from its upper layer: where `git add` must look and which
+files of the base it must re-read whatever their stat data says (`read`, for collecting the
+patch), and every path written (`touched`, for reckoning the verified view's tree).
 
 Every write in a view lands in its upper layer: a file is copied up before any change to its data
 or metadata, a removal leaves a whiteout (a 0/0 character device), and a folder removed and made
@@ -127,3 +128,21 @@ def outermost(paths: Iterable[str]) -> list[str]:
 def _folders_above(path: str) -> Iterator[str]:
     while (path := posixpath.dirname(path)):
         yield path
+
+
+def touched(upper: Path) -> list[str]:
+    """The paths a view's writes reached (relative, `/`-separated): every file, link and
+    whiteout in its upper layer, the view's own `.git` aside. A file is copied up before any
+    change to it, its data or its metadata, so what is not listed is the tree's as it was."""
+    found: list[str] = []
+    for folder, subfolders, files in os.walk(upper):
+        relative = os.path.relpath(folder, upper)
+        if relative == ".":
+            subfolders[:] = [name for name in subfolders if name != ".git"]
+            files = [name for name in files if name != ".git"]
+        prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
+        found.extend(prefix + name for name in files)
+        # a link to a folder is listed with the folders by os.walk
+        found.extend(prefix + name for name in subfolders
+                     if os.path.islink(os.path.join(folder, name)))
+    return found

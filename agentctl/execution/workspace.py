@@ -46,7 +46,6 @@ from agentctl.execution.overlay import (
     bind_read_only,
     mount_view,
     mounts_under,
-    touched,
     unmount_under,
 )
 from agentctl.execution.overlay import forget as forget_views
@@ -62,6 +61,7 @@ from agentctl.execution.tree_cache import (
     note_size,
 )
 from agentctl.execution.tree_edit import diff_paths, names_gitlink, work_tree_tree
+from agentctl.execution.upper_layer import touched
 
 _SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 BASE_REF = "refs/heads/agentctl-base"
