@@ -88,6 +88,15 @@ class GitResult:
     stderr: str
 
 
+@dataclass(frozen=True, slots=True)
+class GitBytes:
+    """A git command's output as git wrote it: paths exactly as stored, object bodies whole."""
+
+    returncode: int
+    stdout: bytes
+    stderr: str
+
+
 def unquote_path(name: bytes) -> bytes:
     """A path as git writes it in diff headers and listings: C-quoted when it holds `"`, `\\`,
     control characters or bytes past ASCII (`"caf\\303\\251.md"` is `café.md`)."""
@@ -152,6 +161,12 @@ class WorkspaceGit:
                                what=what, stdout=stdout, stdin=stdin, check=check,
                                should_stop=should_stop, timeout=timeout)
 
+    def run_bytes(self, *args: str, what: str, index: Path | None = None,
+                  stdin: bytes | None = None, check: bool = True) -> GitBytes:
+        """`run`, its output left undecoded."""
+        return _run_bytes(hardened_argv(*args), env=self.env(index), cwd=self.work_tree,
+                          what=what, stdin=stdin, check=check)
+
 
 def trusted_git(args: Sequence[str], *, what: str, cwd: Path | None = None,
                 env: Mapping[str, str] | None = None, check: bool = True,
@@ -177,6 +192,16 @@ def run_git_process(argv: Sequence[str], *, env: Mapping[str, str], what: str,
 
     `stdout`, when given, receives git's output directly (a diff never passes through Python).
     """
+    raw = _run_bytes(argv, env=env, what=what, cwd=cwd, stdout=stdout, stdin=stdin, check=check,
+                     should_stop=should_stop, timeout=timeout)
+    return GitResult(raw.returncode, raw.stdout.decode("utf-8", "replace"), raw.stderr)
+
+
+def _run_bytes(argv: Sequence[str], *, env: Mapping[str, str], what: str,
+               cwd: Path | None = None, stdout: IO[bytes] | None = None,
+               stdin: bytes | None = None, check: bool = True,
+               should_stop: Callable[[], bool] | None = None,
+               timeout: float = DEFAULT_TIMEOUT_SECONDS) -> GitBytes:
     try:
         process = subprocess.Popen(
             list(argv), stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -186,9 +211,7 @@ def run_git_process(argv: Sequence[str], *, env: Mapping[str, str], what: str,
     except OSError as error:
         raise InfrastructureFailure(f"{what}: cannot run git: {error}") from None
     out, err = _communicate(process, stdin, should_stop, timeout, what)
-    result = GitResult(
-        process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
-    )
+    result = GitBytes(process.returncode, out, err.decode("utf-8", "replace"))
     if check and result.returncode != 0:
         detail = one_line(result.stderr) or f"git exited {result.returncode}"
         raise InfrastructureFailure(f"{what}: {detail}")

@@ -14,19 +14,12 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.errors import InfrastructureFailure
-from agentctl.execution.git import (
-    DEFAULT_TIMEOUT_SECONDS,
-    WorkspaceGit,
-    hardened_argv,
-    one_line,
-    unquote_path,
-)
+from agentctl.execution.git import WorkspaceGit, one_line, unquote_path
 
 _FOLDER_MODE = b"40000"
 _GITLINK = b"160000"
@@ -72,10 +65,10 @@ def patched_tree(git: WorkspaceGit, base_commit: str, diff: Path,
     paths = _with_leading(base, named)
     _seed(git, index, base, paths)
     try:
-        applied = _git(git, "apply", "--cached", "--allow-empty", "--whitespace=nowarn",
-                       str(diff.resolve()), index=index, check=False, what="git apply")
+        applied = git.run_bytes("apply", "--cached", "--allow-empty", "--whitespace=nowarn",
+                                str(diff.resolve()), index=index, check=False, what="git apply")
         if applied.returncode != 0:
-            errors = applied.stderr.decode("utf-8", "replace").splitlines()
+            errors = applied.stderr.splitlines()
             first = next((line.strip() for line in errors if line.strip()), "")
             return None, one_line(first) or f"git apply exited {applied.returncode}"
         entries = _listed(git, index)
@@ -96,9 +89,9 @@ def work_tree_tree(git: WorkspaceGit, base_commit: str, paths: Iterable[bytes],
     _seed(git, index, base, present)
     try:
         if present:
-            _git(git, "update-index", "--add", "-z", "--stdin", index=index,
-                 stdin=b"".join(path + b"\0" for path in present),
-                 what=f"cannot stage the changed files of {git.work_tree}")
+            git.run_bytes("update-index", "--add", "-z", "--stdin", index=index,
+                          stdin=b"".join(path + b"\0" for path in present),
+                          what=f"cannot stage the changed files of {git.work_tree}")
         entries = _listed(git, index)
     finally:
         index.unlink(missing_ok=True)
@@ -110,8 +103,8 @@ def diff_paths(git: WorkspaceGit, diff: Path) -> set[bytes]:
     source of a rename or copy is read from its header line)."""
     if not diff.stat().st_size:
         return set()
-    listing = _git(git, "apply", "--numstat", "-z", str(diff.resolve()),
-                   what="cannot read the patch").stdout
+    listing = git.run_bytes("apply", "--numstat", "-z", str(diff.resolve()),
+                            what="cannot read the patch").stdout
     named = {field.split(b"\t", 2)[-1] for field in listing.split(b"\0") if field}
     with diff.open("rb") as lines:
         named.update(unquote_path(line.split(b" from ", 1)[1].rstrip(b"\r\n"))
@@ -166,8 +159,8 @@ def _read_folders(git: WorkspaceGit, commit: str, paths: Iterable[bytes]) -> _Ba
 
 def _cat_trees(git: WorkspaceGit, names: list[bytes]) -> tuple[list[Folder], int]:
     """The trees `names` name, parsed, and the width of their ids."""
-    out = _git(git, "cat-file", "--batch", stdin=b"".join(name + b"\n" for name in names),
-               what="cannot read the base's folders").stdout
+    out = git.run_bytes("cat-file", "--batch", stdin=b"".join(name + b"\n" for name in names),
+                        what="cannot read the base's folders").stdout
     trees: list[Folder] = []
     position = width = 0
     for name in names:
@@ -217,13 +210,13 @@ def _seed(git: WorkspaceGit, index: Path, base: _Base,
         entry = base.folders[parent].get(name)
         if entry is not None and not entry.is_folder:
             records.append(b"%s %s\t%s\0" % (entry.mode, entry.oid.hex().encode(), path))
-    _git(git, "update-index", "-z", "--index-info", index=index, stdin=b"".join(records),
-         what="cannot write an index of the changed paths")
+    git.run_bytes("update-index", "-z", "--index-info", index=index, stdin=b"".join(records),
+                  what="cannot write an index of the changed paths")
 
 
 def _listed(git: WorkspaceGit, index: Path) -> dict[bytes, Entry | None]:
-    listing = _git(git, "ls-files", "--stage", "-z", index=index,
-                   what="cannot list the changed paths").stdout
+    listing = git.run_bytes("ls-files", "--stage", "-z", index=index,
+                            what="cannot list the changed paths").stdout
     entries: dict[bytes, Entry | None] = {}
     for record in filter(None, listing.split(b"\0")):
         fields, path = record.split(b"\t", 1)
@@ -275,21 +268,6 @@ def _depth(folder: bytes) -> int:
 def _split(path: bytes) -> tuple[bytes, bytes]:
     parent, _, name = path.rpartition(b"/")
     return parent, name
-
-
-def _git(git: WorkspaceGit, *args: str, what: str, index: Path | None = None,
-         stdin: bytes = b"", check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    """git over agentctl's own repository, its output as bytes (paths exactly as git has them)."""
-    try:
-        result = subprocess.run(hardened_argv(*args), input=stdin, capture_output=True,
-                                env=git.env(index), cwd=git.work_tree, check=False,
-                                timeout=DEFAULT_TIMEOUT_SECONDS)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise InfrastructureFailure(f"{what}: {error}") from None
-    if check and result.returncode != 0:
-        detail = one_line(result.stderr.decode("utf-8", "replace"))
-        raise InfrastructureFailure(f"{what}: {detail or f'git exited {result.returncode}'}")
-    return result
 
 
 __all__ = ["Entry", "diff_paths", "names_gitlink", "patched_tree", "work_tree_tree"]
