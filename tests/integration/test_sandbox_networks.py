@@ -298,6 +298,14 @@ def pool_bridges(pool: NetworkPool) -> int:
     return found
 
 
+def made_bridges(pool: NetworkPool, count: int) -> int:
+    """The pool's bridges once `count` are up (or 30 s have passed)."""
+    deadline = time.monotonic() + 30
+    while pool_bridges(pool) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pool_bridges(pool)
+
+
 def test_two_networks_asked_for_ahead_serve_two_processes_at_once_without_a_third(
         sandbox: Sandbox) -> None:
     """The base's checks beside the candidate's: both networks made while it checks out."""
@@ -309,10 +317,7 @@ def test_two_networks_asked_for_ahead_serve_two_processes_at_once_without_a_thir
     try:
         pool.prepare(key, 2)
         pool.prepare(key, 2)  # both on their way: no third
-        deadline = time.monotonic() + 30
-        while pool_bridges(pool) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert pool_bridges(pool) == 2
+        assert made_bridges(pool, 2) == 2
         with pool.lend(key) as first, pool.lend(key) as second:
             assert first.shared is not None and second.shared is not None
             assert first.shared.path != second.shared.path
@@ -332,10 +337,7 @@ def test_three_networks_asked_for_at_once_are_all_made_ahead(sandbox: Sandbox) -
 
     try:
         pool.prepare(key, 3)
-        deadline = time.monotonic() + 30
-        while pool_bridges(pool) < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert pool_bridges(pool) == 3
+        assert made_bridges(pool, 3) == 3
         with pool.lend(key) as first, pool.lend(key) as second, pool.lend(key) as third:
             assert len({n.shared.path for n in (first, second, third)  # type: ignore[union-attr]
                         }) == 3
