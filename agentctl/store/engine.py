@@ -49,13 +49,7 @@ def close_engines() -> None:
 def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
-        dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=0")  # begin_immediate does the waiting
-        cursor.close()
+        prepare_connection(dbapi_connection)
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection) -> None:  # type: ignore[no-untyped-def]
@@ -120,13 +114,34 @@ def outage_text(error: BaseException) -> str:
 _LOCKED = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
+def prepare_connection(connection: sqlite3.Connection) -> None:
+    """A new connection's settings: WAL, NORMAL syncs, foreign keys, and no busy handler.
+
+    The switch to WAL waits in our loop, not SQLite's: processes opening a new database at once
+    each hold a read lock while asking to switch its journal, and SQLite refuses its busy
+    handler there (it would deadlock), so all but one would fail "database is locked" at once."""
+    connection.isolation_level = None  # we issue BEGIN ourselves
+    _once_unlocked(connection, "PRAGMA journal_mode=WAL")
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=0")  # begin_immediate does the waiting
+    cursor.close()
+
+
 def begin_immediate(connection: sqlite3.Connection) -> None:
     """Take the write lock, waiting for it up to BUSY_TIMEOUT_SECONDS in short steps."""
+    _once_unlocked(connection, "BEGIN IMMEDIATE")
+
+
+def _once_unlocked(connection: sqlite3.Connection, statement: str) -> None:
+    """Run `statement`, again after a short sleep while another connection holds the lock it
+    needs, up to BUSY_TIMEOUT_SECONDS."""
     deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
     delay = 0.0005
     while True:
         try:
-            connection.execute("BEGIN IMMEDIATE")
+            connection.execute(statement)
             return
         except sqlite3.OperationalError as error:
             # the low byte of the extended result code is the primary one

@@ -3,6 +3,7 @@ concurrent claims lease every queued run exactly once."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections import Counter
 from datetime import UTC, datetime
@@ -32,6 +33,7 @@ from agentctl.services.lifecycle.runs import create_run, lease_run
 from agentctl.services.ports import CallRequest
 from agentctl.store import Store
 from agentctl.store.audit import verify_store
+from agentctl.store.engine import BUSY_TIMEOUT_SECONDS, prepare_connection
 from agentctl.store.views import Views
 
 T0 = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -156,3 +158,32 @@ def test_audit_verify_beside_a_busy_writer_sees_each_record_with_its_event(
     after = verify_store(Store(store_home))
     assert [report.failure() for report in [*reports, after] if not report.ok] == []
     assert after.records >= 300  # what the writer wrote is what the audits read
+
+
+def test_connections_opening_a_new_database_at_once_all_get_in(tmp_path: Path) -> None:
+    """Each new connection switches the journal to WAL, which needs the lock every other
+    opener's read holds; SQLite refuses its busy handler there, so the switch must wait in our
+    loop. Eight connections at a time to new databases, many times over: none is refused."""
+    refused: list[BaseException] = []
+    for round_ in range(40):
+        path = tmp_path / f"new-{round_}.db"
+        start = threading.Barrier(8)
+
+        def open_and_prepare(path: Path, start: threading.Barrier) -> None:
+            connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS,
+                                         check_same_thread=False)
+            start.wait()
+            try:
+                prepare_connection(connection)
+            except sqlite3.OperationalError as error:
+                refused.append(error)
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=open_and_prepare, args=(path, start))
+                   for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert refused == []
