@@ -56,6 +56,15 @@ class PendingRows:
     def add_tool_calls(self, calls: Sequence[ToolCall]) -> None:
         self.tool_calls += map(_TOOL_CALL, calls)
 
+    def add_call(self, step: Step, call: ToolCall, events: Sequence[NewEvent]) -> None:
+        """`add_steps`, `add_tool_calls` and `append_events` of one call, without the
+        sequences: a busy agent makes thousands."""
+        self.steps.append(_STEP(step))
+        self.tool_calls.append(_TOOL_CALL(call))
+        if self.first_event is None:
+            self.first_event, events = events[0], events[1:]
+        self.events += map(stored_form, events)
+
     def add_artifacts(self, artifacts: Sequence[Artifact]) -> None:
         self.artifacts += map(_ARTIFACT, artifacts)
 

@@ -134,6 +134,11 @@ class MemoryPending:
     def add_tool_calls(self, calls: Sequence[ToolCall]) -> None:
         self.tool_calls += calls
 
+    def add_call(self, step: Step, call: ToolCall, events: Sequence[NewEvent]) -> None:
+        self.steps.append(step)
+        self.tool_calls.append(call)
+        self.events += events
+
     def add_artifacts(self, artifacts: Sequence[Artifact]) -> None:
         self.artifacts += artifacts
 

@@ -198,7 +198,8 @@ def test_pending_writes_land_only_with_the_unit_of_work_that_writes_them_in_orde
         storage: Storage, repo: Path, tmp_path: Path) -> None:
     """What the attempt ledger batches between transactions: held by the store (the SQL one as
     encoded rows), written in the order added, its first event sealing the rows, nothing of it
-    landing from a unit of work that fails."""
+    landing from a unit of work that fails; a call added whole (`add_call`, the ledger's hot
+    path) lands as its parts added one by one do."""
     run = a_run(storage, a_task(storage, repo, tmp_path), tmp_path)
     lease = lease_run(storage, worker_id="w", ttl_seconds=600, run_id=run.run_id)
     assert lease is not None
@@ -211,9 +212,13 @@ def test_pending_writes_land_only_with_the_unit_of_work_that_writes_them_in_orde
             tool="fs.write", arguments_json=f'{{"path": "f{number}.txt"}}',
             decision=ToolDecision.ALLOWED, matched_rule="workspace", denial_reason=None,
             requested_at=now), ToolResult(outcome=ToolOutcome.OK, exit_code=0), now)
-        pending.add_steps([step])
-        pending.add_tool_calls([call])
-        pending.append_events(records.call_events(call, now, finished=True))
+        events = records.call_events(call, now, finished=True)
+        if number != 1:  # the first event comes through either path
+            pending.add_call(step, call, events)
+        else:
+            pending.add_steps([step])
+            pending.add_tool_calls([call])
+            pending.append_events(events)
         calls.append(call)
     with pytest.raises(RuntimeError), storage.unit_of_work() as uow:
         uow.write_pending(pending)

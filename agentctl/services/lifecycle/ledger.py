@@ -76,6 +76,11 @@ class _Batch:
         rows.append_events(events)
         self.events += len(events)
 
+    def add_call(self, step: Step, call: ToolCall, events: Sequence[NewEvent]) -> None:
+        self.rows.add_call(step, call, events)
+        self.calls += 1
+        self.events += len(events)
+
     def store(self, uow: UnitOfWork) -> None:
         uow.write_pending(self.rows)
         for record in self.produced:
@@ -226,8 +231,7 @@ class Ledger:
         now = self.now()
         step, call = self._records.call(request, result, completed_at=now,
                                         attributes=attributes)
-        self._batched().add((step,), self._records.call_events(call, now, finished=True),
-                            calls=(call,))
+        self._batched().add_call(step, call, self._records.call_events(call, now, finished=True))
         self._maybe_flush()
         return call
 
