@@ -9,10 +9,11 @@ event's hash covers its payload text as stored, and a run's spec digest is compu
 the run is created, and kept (tests/integration/test_canonical_form.py holds both to a home
 written before).
 
-A flat document of text, integers, booleans and nulls (nearly every event payload: two per tool
-call) is written by orjson, about six times faster; it writes such documents byte for byte as
-`json` does, which a property test holds. Everything else, floats above all (orjson spells
-`1e-05` as `0.00001`), takes `json`'s path.
+A document of text, integers, booleans and nulls in dicts and lists (nearly every event
+payload: two per tool call, and the seals a batch's first event carries, thousands of them) is
+written by orjson, about six times faster; it writes such documents byte for byte as `json`
+does, which a property test holds. Everything else, floats above all (orjson spells `1e-05` as
+`0.00001`), takes `json`'s path.
 """
 
 from __future__ import annotations
@@ -27,13 +28,27 @@ from agentctl.domain.serialize import to_json
 
 _ENCODE = compiled(json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False))
 _FLAT_VALUES = frozenset((str, int, bool, type(None)))  # exact types: no enums, no floats
+_CONTAINERS = frozenset((dict, list))
 _dumps, _SORTED = orjson.dumps, orjson.OPT_SORT_KEYS
+
+
+def _without_floats(document: dict[object, object] | list[object]) -> bool:
+    """Whether every value in `document`, at any depth, is text, an integer, a boolean, null,
+    or a dict or list of them."""
+    values = document.values() if type(document) is dict else document
+    kinds = set(map(type, values))
+    if kinds <= _FLAT_VALUES:
+        return True
+    if not kinds <= _FLAT_VALUES | _CONTAINERS:
+        return False
+    return all(_without_floats(value) for value in values  # type: ignore[arg-type]
+               if type(value) in _CONTAINERS)
 
 
 def canonical_json(document: object) -> str:
     """`document` (plain JSON: dicts, lists, tuples, strings, numbers, booleans, None) as its
     canonical text."""
-    if type(document) is dict and _FLAT_VALUES.issuperset(map(type, document.values())):
+    if type(document) is dict and _without_floats(document):
         try:
             return _dumps(document, option=_SORTED).decode()
         except TypeError:

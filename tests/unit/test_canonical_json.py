@@ -55,7 +55,12 @@ def test_an_ascii_spec_keeps_the_digest_earlier_versions_gave_it() -> None:
 
 
 _TEXT = st.text(st.characters(exclude_categories=()))  # lone surrogates and controls included
-_FLAT = st.dictionaries(_TEXT, st.one_of(_TEXT, st.integers(), st.booleans(), st.none()))
+_SCALARS = st.one_of(_TEXT, st.integers(), st.booleans(), st.none())
+_FLAT = st.dictionaries(_TEXT, _SCALARS)
+_NESTED = st.dictionaries(_TEXT, st.recursive(
+    _SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner,
+                                                                          max_size=4),
+    max_leaves=20))
 
 
 def _as_json_writes_it(document: object) -> str:
@@ -69,12 +74,21 @@ def test_a_flat_document_is_written_as_json_writes_it(document: dict[str, object
     assert canonical_json(document) == _as_json_writes_it(document)
 
 
+@given(_NESTED)
+def test_a_document_of_dicts_and_lists_without_floats_is_written_as_json_writes_it(
+        document: dict[str, object]) -> None:
+    """The same for nested documents (a batch's seals: {table: {id: seal}})."""
+    assert canonical_json(document) == _as_json_writes_it(document)
+
+
 @pytest.mark.parametrize("document", [
     {"small": 1e-05, "large": 1e16, "third": 0.1},  # the fast writer spells 1e-05 as 0.00001
     {"nested": {"b": 1, "a": [1.5e-07]}},
+    {"deep": [{"seals": {"b": "x"}}, [[1e-05]]]},
+    {"tuple": ("a", 1)},
     {2: "integer keys", 1: "written as text"},
     {"flag": True, "outcome": ToolOutcome.OK},  # a str enum: its value, as json writes it
-], ids=["floats", "nested", "integer-keys", "enum-value"])
+], ids=["floats", "nested", "deep", "tuple", "integer-keys", "enum-value"])
 def test_documents_the_fast_writer_would_spell_otherwise_are_written_as_json_writes_them(
         document: dict[object, object]) -> None:
     assert canonical_json(document) == _as_json_writes_it(document)
