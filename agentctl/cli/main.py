@@ -68,6 +68,7 @@ def command() -> NoReturn:
     verdict already printed); what that teardown does that matters is done here: non-daemon
     threads waited for (by falling back to it), exit handlers run, the database's connections
     closed, the output flushed. In-process callers (tests) call `main` and keep theirs."""
+    collect_less()
     try:
         main()
         code: object = 0
@@ -96,6 +97,22 @@ def command() -> NoReturn:
         except (OSError, ValueError):  # a closed pipe or stream: nothing more to say
             pass
     os._exit(code)
+
+
+GC_YOUNG_THRESHOLD = 100_000
+"""Allocations between two collections of the youngest generation (CPython's default: 700)."""
+
+
+def collect_less() -> None:
+    """Fewer cyclic garbage collections for the command's life: its start-up makes hundreds of
+    thousands of long-lived objects (modules, classes, dataclasses' generated methods), and at
+    CPython's default every 700 of them set off a collection that finds nothing to free, ~12%
+    of a run's import time, paid before its first check can start. Reference counting still
+    frees everything not in a cycle at once; cycles are still collected, less often."""
+    import gc
+
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
 
 
 MAX_ARGUMENT_CHARS = 100_000
