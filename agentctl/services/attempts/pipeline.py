@@ -151,8 +151,12 @@ def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
         it), so the step's record, the secret files' listing and the workspace's event are
         written while it runs, not before (it records nothing itself)."""
         nonlocal beside
-        if not ctx.stop():
+        if ctx.stop():
+            return
+        try:
             beside = BaseBeside.start(ctx)
+        except Exception:  # noqa: BLE001 - not the clone's fault: the sequential path runs
+            beside = None  # the base after the patch's checks, and says why if it cannot
 
     try:
         failed = _prepare_workspace(ctx, cloned=start_beside)
