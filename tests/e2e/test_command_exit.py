@@ -94,3 +94,12 @@ def test_a_run_freezes_its_start_up_and_collects_at_pythons_pace_after(
 
     assert thresholds == (700, 10, 10)
     assert frozen > 10_000  # the modules and classes of the start-up, at least
+
+
+def test_a_worker_freezes_its_start_up_too(home: Path, tmp_path: Path) -> None:
+    """A worker runs for days: the same once it starts, even with nothing queued."""
+    thresholds, frozen = collector_after("worker", "--once", cwd=tmp_path,
+                                         env={"AGENTCTL_HOME": str(home)})
+
+    assert thresholds == (700, 10, 10)
+    assert frozen > 10_000
