@@ -18,7 +18,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
 
 from agentctl.home import resolve_home
-from agentctl.store import migrate, tables
+from agentctl.store import migrate, schema, sqlite_schema, tables
 from agentctl.store.revision import HEAD
 from agentctl.store.schema import ensure_schema
 
@@ -92,6 +92,29 @@ def test_a_new_home_gets_the_schema_the_migrations_build_without_replaying_them(
                                       "'%alembic_version%' ORDER BY name").fetchall()
 
     assert stamp(created.sqlite_path) == stamp(migrated.sqlite_path)
+
+
+def test_a_new_home_is_made_by_the_statements_create_all_runs_compiled_ahead(
+        tmp_path: Path) -> None:
+    """sqlite_schema.py is what tables.py compiles to now, and a new home made from it holds
+    the same schema, byte for byte, as `metadata.create_all` makes."""
+    assert schema.TARGET.read_text() == schema.render(), (
+        "store/sqlite_schema.py is stale: run 'python -m agentctl.store.schema'")
+    assert sqlite_schema.STATEMENTS == schema.sqlite_statements()
+    created = resolve_home(str(tmp_path / "created"))
+    ensure_schema(created)
+    direct = tmp_path / "direct.db"
+    with create_engine(f"sqlite:///{direct}").begin() as connection:
+        tables.metadata.create_all(connection)
+
+    def master(db: Path) -> list[tuple[object, ...]]:
+        with sqlite3.connect(db) as connection:
+            return connection.execute(
+                "SELECT type, name, tbl_name, sql FROM sqlite_master "
+                "WHERE name NOT LIKE '%alembic_version%' ORDER BY type, name").fetchall()
+
+    assert created.sqlite_path is not None
+    assert master(created.sqlite_path) == master(direct)
 
 
 def test_the_baseline_is_the_schema_before_migrations(tmp_path: Path) -> None:

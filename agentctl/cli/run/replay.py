@@ -11,6 +11,7 @@ import typer
 
 from agentctl.cli.artifact import artifact_content
 from agentctl.cli.context import State, state
+from agentctl.cli.main import start_up_done
 from agentctl.cli.options import Flag, JsonOption
 from agentctl.cli.output import emit_json, hint, live_status, out
 from agentctl.cli.run.document import run_document_of
@@ -51,6 +52,7 @@ def replay(
     import signal  # SIGTERM stops a replay as Ctrl-C does: it ends CANCELLED, on record
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    start_up_done()  # what is made from here on is the replay's
     with live_status(f"replay of {run_id}") as progress:
         from agentctl.services.attempts.pipeline import RunOptions
 

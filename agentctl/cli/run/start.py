@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentctl.cli.context import State, state
+from agentctl.cli.main import start_up_done
 from agentctl.cli.options import Flag, JsonOption
 from agentctl.cli.output import emit_json, hint, live_status, note, out
 from agentctl.cli.run.document import run_document_of
@@ -64,6 +65,7 @@ def execute_and_report(current: State, task_id: str, agent: "AgentSpec", *, deta
     from agentctl.services.lifecycle.start import StartRun, run_config, start_run
     from agentctl.services.queries.telemetry import trace_after_run
 
+    start_up_done()  # what is made from here on is the run's
     if interactive:
         from agentctl.cli.prompt import check_terminal
 

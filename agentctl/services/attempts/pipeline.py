@@ -143,15 +143,29 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
 
 def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
     spec, ledger = ctx.spec, ctx.ledger
-    failed = _prepare_workspace(ctx)
-    if failed is not None:
-        return failed
-    ledger.advance(RunStatus.RUNNING_AGENT, EventType.WORKSPACE_PREPARED,
-                   baseCommit=spec.base_commit, workspace=str(ctx.workspace))
-    if stopped := _stopped(ctx):
-        return stopped
-    beside = BaseBeside.start(ctx)  # the base's runs beside the agent and the patch's checks
+    beside: BaseBeside | None = None
+
+    def start_beside() -> None:
+        """The base's runs beside the agent and the patch's checks, started as soon as the
+        base is there: its first check is the start of the longest chain (its reruns wait for
+        it), so the step's record, the secret files' listing and the workspace's event are
+        written while it runs, not before (it records nothing itself)."""
+        nonlocal beside
+        if ctx.stop():
+            return
+        try:
+            beside = BaseBeside.start(ctx)
+        except Exception:  # noqa: BLE001 - not the clone's fault: the sequential path runs
+            beside = None  # the base after the patch's checks, and says why if it cannot
+
     try:
+        failed = _prepare_workspace(ctx, cloned=start_beside)
+        if failed is not None:
+            return failed
+        ledger.advance(RunStatus.RUNNING_AGENT, EventType.WORKSPACE_PREPARED,
+                       baseCommit=spec.base_commit, workspace=str(ctx.workspace))
+        if stopped := _stopped(ctx):
+            return stopped
         return _agent_and_evidence(ctx, run, beside)
     finally:
         if beside is not None:  # nothing of it runs on once the attempt ends
@@ -335,8 +349,10 @@ def _prepare_sandbox(ctx: AttemptContext, step: StepRecord) -> AttemptEnd | None
     return None
 
 
-def _prepare_workspace(ctx: AttemptContext) -> AttemptEnd | None:
-    """PREPARE_WORKSPACE and CLONE_REPOSITORY; a clone that fails ends the attempt."""
+def _prepare_workspace(ctx: AttemptContext,
+                       cloned: Callable[[], None] = lambda: None) -> AttemptEnd | None:
+    """PREPARE_WORKSPACE and CLONE_REPOSITORY; a clone that fails ends the attempt.
+    `cloned` is called as soon as the workspace is there, before its step is written."""
     spec = ctx.spec
     with ctx.step(StepType.PREPARE_WORKSPACE, "create a private workspace") as step:
         step.note(path=str(ctx.workspace.parent))
@@ -367,6 +383,7 @@ def _prepare_workspace(ctx: AttemptContext) -> AttemptEnd | None:
             return InfraFailed(code="clone_failed", reason=failure, final=infrastructure_failed(
                 failure, spec.autonomy_level, Evidence(failure=(report.artifact_id,))))
         step.note(treeView=workspaces.uses_views(ctx.dirs))  # a view of the tree cache
+        cloned()
     ctx.redactor = ctx.redactor.knowing(secret_file_values(_secret_files(ctx)))
     return None
 
