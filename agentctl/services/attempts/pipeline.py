@@ -155,8 +155,9 @@ def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
             return
         try:
             beside = BaseBeside.start(ctx)
-        except Exception:  # noqa: BLE001 - not the clone's fault: the sequential path runs
-            beside = None  # the base after the patch's checks, and says why if it cannot
+        except (InfrastructureFailure, OSError):  # its networks could not be made: not the
+            beside = None  # clone's fault; the sequential path runs the base after the
+            # patch's checks, and says why if it cannot (a bug still surfaces)
 
     try:
         failed = _prepare_workspace(ctx, cloned=start_beside)
