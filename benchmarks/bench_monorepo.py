@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -68,10 +67,11 @@ def one_file_patch(repo: Path, out: Path) -> None:
 
 def remove(path: Path) -> None:
     """The benchmark's folder: clones and state homes (a cache's files are read-only; views
-    are unmounted already: they live in each run's own mount namespace)."""
+    are unmounted already: they live in each run's own mount namespace). `rm`, as removing
+    ~2,000,000 files from Python takes minutes more."""
     if path.exists():
         subprocess.run(["chmod", "-R", "u+w", str(path)], check=True)
-        shutil.rmtree(path)
+        subprocess.run(["rm", "-rf", "--", str(path)], check=True)
 
 
 def main() -> None:
