@@ -38,11 +38,13 @@ _REPOSITORY_ENV = (
     "GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_PREFIX",
     "GIT_SHALLOW_FILE", "GIT_COMMON_DIR", "GIT_NAMESPACE",
 )
-# Settings a git call on agent-touched files must not take from anywhere but here.
+# Settings a git call on agent-touched files must not take from anywhere but here. (Not
+# core.splitIndex: left unset, git keeps an index split or whole as it finds it, and only
+# agentctl's own config is read. The tree cache's large indexes are split: see workspace.)
 HARDENED_CONFIG = (
     "core.fsmonitor=false", "core.hooksPath=/dev/null", "core.attributesFile=/dev/null",
     "core.excludesFile=/dev/null", "core.pager=cat", "core.quotePath=false",
-    "core.untrackedCache=false", "core.splitIndex=false", "core.symlinks=true",
+    "core.untrackedCache=false", "core.symlinks=true",
     "core.autocrlf=false", "core.safecrlf=false", "core.sparseCheckout=false",
     "diff.external=", "diff.noprefix=false", "diff.mnemonicPrefix=false", "diff.relative=false",
     "color.ui=false", "submodule.recurse=false", "protocol.allow=never", "safe.directory=*",

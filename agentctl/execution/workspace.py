@@ -218,6 +218,8 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
     (dirs.base / "objects" / "info" / "alternates").write_text(f"{borrowed}\n",
                                                               encoding="utf-8")
     dirs.git.run("update-ref", BASE_REF, commit, what=f"cannot check out commit {commit}")
+    for shared in _shared_indexes(entry.path / "repo" / ".git"):  # copied: git touches it
+        copy_index(shared, dirs.base / shared.name)
     copy_index(entry.path / "repo" / ".git" / "index", dirs.index)
     return True
 
@@ -245,7 +247,8 @@ def _builder(source: str, commit: str, *, is_url: bool, home: Path,
 
         with ThreadPoolExecutor(1) as pool:
             reckoned = pool.submit(reckon)
-            checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
+            checkout.run("-c", "checkout.workers=0", "-c", "core.splitIndex=true", "checkout",
+                         "--quiet", "--detach", commit,
                          what=f"cannot check out commit {commit} of {source}",
                          should_stop=should_stop)
             _settle(checkout)
@@ -312,7 +315,8 @@ def _settle(checkout: WorkspaceGit) -> None:
     second's files costs most of a second."""
     root = str(checkout.work_tree)
     index = checkout.git_dir / "index"
-    if os.stat(index).st_size > DATE_INDEX_ABOVE_BYTES:
+    shared = _shared_indexes(checkout.git_dir)
+    if sum(os.stat(path).st_size for path in (index, *shared)) > DATE_INDEX_ABOVE_BYTES:
         _date_later(index)
         return
     then = time.time_ns() - 2_000_000_000
@@ -321,7 +325,19 @@ def _settle(checkout: WorkspaceGit) -> None:
             subfolders[:] = [name for name in subfolders if name != ".git"]
         for name in files:
             os.utime(os.path.join(folder, name), ns=(then, then), follow_symlinks=False)
-    checkout.run("update-index", "-q", "--refresh", what=f"cannot index {root}")
+    checkout.run("-c", "core.splitIndex=false", "update-index", "-q", "--refresh",
+                 what=f"cannot index {root}")
+    for path in shared:  # the index is whole again: nothing reads them
+        path.unlink()
+
+
+def _shared_indexes(git_dir: Path) -> list[Path]:
+    """The shared part of a split index (`sharedindex.<id>`), kept in its git folder: the
+    cache's large checkouts split theirs, so that each index a run writes (the collector's,
+    the verified view's) writes the few entries that changed, not 200,000 (0.03 s instead of
+    0.11 s each, measured on the 200,000-file repository); git finds it in the GIT_DIR of
+    whatever reads the index, so an attempt's own repository gets a copy."""
+    return sorted(git_dir.glob("sharedindex.*"))
 
 
 def _date_later(index: Path) -> None:

@@ -113,6 +113,14 @@ def attempts(tmp_path: Path) -> Iterator[list[AttemptDirs]]:
         remove_workspace(dirs.root)
 
 
+@pytest.fixture(params=[False, True], ids=["whole index", "split index"])
+def split(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Whether the cached checkout counts as large, and so keeps its index split."""
+    if request.param:
+        monkeypatch.setattr(workspace, "DATE_INDEX_ABOVE_BYTES", 0)
+    return bool(request.param)
+
+
 def attempt(tmp_path: Path, repo: Path, commit: str, cache: TreeCache,
             attempts: list[AttemptDirs]) -> AttemptDirs:
     dirs = create_attempt_dirs(tmp_path)
@@ -123,7 +131,7 @@ def attempt(tmp_path: Path, repo: Path, commit: str, cache: TreeCache,
 
 
 def test_the_verified_tree_is_base_plus_patch_with_the_cache_cold_and_warm(
-        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs], split: bool) -> None:
     commit = git(repo, "rev-parse", "HEAD")
     cache = TreeCache(tmp_path / "trees", 2**30)
     for round_ in ("cold", "warm"):
@@ -167,7 +175,7 @@ def test_the_cached_index_has_no_racily_clean_entry_to_rehash(
 
 
 def test_a_same_size_edit_with_its_times_put_back_is_still_collected(
-        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs], split: bool) -> None:
     """Stat data is trusted only as far as git trusts it: a change cannot hide by keeping the
     size and restoring the mtime (the ctime moves)."""
     commit = git(repo, "rev-parse", "HEAD")
@@ -178,6 +186,32 @@ def test_a_same_size_edit_with_its_times_put_back_is_still_collected(
     os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
     collected = collect_patch(dirs, commit, dirs.scratch / "patch.diff", NO_BOUNDARY)
     assert [c.path for c in collected.changes] == ["src/gone.py"]
+
+
+def test_a_large_checkouts_index_stays_split_and_a_run_writes_none_of_the_cache(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs], split: bool) -> None:
+    """A large cached checkout keeps its index split (each index a run writes then writes only
+    what changed); the attempt's own repository gets a copy of the shared part, as git reads it
+    from the GIT_DIR, and git touching the shared part (it does at every read) reaches no file
+    of the cache. A small one keeps a whole index and no shared part."""
+    commit = git(repo, "rev-parse", "HEAD")
+    cache = TreeCache(tmp_path / "trees", 2**30)
+    dirs = attempt(tmp_path, repo, commit, cache, attempts)
+    lower, _upper = workspace.view_layers(dirs) or (dirs.tree, None)
+    shared = sorted(path.name for path in (lower / ".git").glob("sharedindex.*"))
+    assert len(shared) == (1 if split else 0)
+    assert sorted(path.name for path in dirs.base.glob("sharedindex.*")) == shared
+    before = cache_digest(cache)
+    time.sleep(1.1)  # a time git sets on anything of the cache's would differ
+    edit(dirs.tree)
+    diff = dirs.scratch / "patch.diff"
+    collected = collect_patch(dirs, commit, diff, NO_BOUNDARY)
+    assert checkout_patched(dirs, commit, diff) == collected.tree
+    checkout_base(dirs, commit)
+    for view in (dirs.tree, dirs.verify, dirs.base_verify):
+        git(view, "status", "--porcelain")  # git as a check or the agent runs it in a view
+    assert snapshot(dirs.verify) == expected_tree(repo, commit, diff, tmp_path / "by-hand")
+    assert cache_digest(cache) == before
 
 
 WORKER = textwrap.dedent("""
@@ -367,7 +401,7 @@ def test_a_prefetch_stopped_before_it_filled_the_entry_leaves_nothing(
 
 
 def test_a_view_is_verified_with_the_patch_staged_as_in_a_checkout_of_its_own(
-        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs], split: bool) -> None:
     """The view's tree is reckoned from what the patch wrote, and a check that asks git what
     changed (`git diff --exit-code`, `git status`) sees what it sees in a checkout of its own:
     the patch staged, nothing unstaged."""
