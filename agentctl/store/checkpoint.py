@@ -10,7 +10,6 @@ state home from agents, which is what keeps the key out of their reach.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
@@ -54,6 +53,16 @@ class AuditSigner:
         return key
 
     def read(self) -> Checkpoint | None:
+        """The checkpoint as last written (never half of a write: writers hold the lock)."""
+        try:
+            lock = open(self._lock_path, "a")
+        except OSError:  # a home we may not write to: nobody is writing it either
+            return self._read()
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            return self._read()
+
+    def _read(self) -> Checkpoint | None:
         try:
             data = json.loads(self.checkpoint_path.read_text())
             return Checkpoint(seq=int(data["seq"]), hash=str(data["hash"]), mac=str(data["mac"]))
@@ -63,22 +72,36 @@ class AuditSigner:
             return Checkpoint(seq=0, hash="", mac="unreadable")  # fails its signature check
 
     def advance(self, seq: int, head_hash: str, *, force: bool = False) -> None:
-        """Checkpoint this head unless a later one is already there. Cheap: one small file
-        replaced under a lock, once per committed transaction, not per event."""
+        """Checkpoint this head unless a later one is already there. Cheap: one small record
+        overwritten under a lock, once per committed transaction, not per event."""
         key = self.key()
         if key is None:
             return  # an unsigned (legacy) home: `audit verify` says so
         with open(self._lock_path, "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            current = self.read()
+            current = self._read()
             if current is not None and current.seq >= seq and not force:
                 return
             signed = sign(key, seq, head_hash)
-            staging = self.checkpoint_path.with_name(f".{CHECKPOINT_FILENAME}.{os.getpid()}")
-            staging.write_text(json.dumps({"seq": signed.seq, "hash": signed.hash,
-                                           "mac": signed.mac}) + "\n")
-            try:
-                os.replace(staging, self.checkpoint_path)
-            finally:
-                with contextlib.suppress(FileNotFoundError):
-                    staging.unlink()
+            _overwrite(self.checkpoint_path, json.dumps(
+                {"seq": signed.seq, "hash": signed.hash, "mac": signed.mac}))
+
+
+RECORD_BYTES = 256
+"""The checkpoint file's size: its JSON (under 200 bytes) padded with spaces, which JSON
+ignores, so every write is one write of the same bytes' span."""
+
+
+def _overwrite(path: Path, text: str) -> None:
+    """`text` as the file's one record, written in place at its start: a single write within
+    one disk sector, so a crash leaves the old record or the new one. Not a new file renamed
+    over it: ext4 makes such a rename flush the new file's data first, 4 ms (15 at worst) behind
+    a disk busy writing a checkout, and a run commits ~20 times."""
+    record = text.ljust(RECORD_BYTES - 1).encode() + b"\n"
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        os.pwrite(descriptor, record, 0)
+        if os.fstat(descriptor).st_size > len(record):  # a longer record (not ours): cut
+            os.ftruncate(descriptor, len(record))
+    finally:
+        os.close(descriptor)
