@@ -55,8 +55,8 @@ class AuditSigner:
     def read(self) -> Checkpoint | None:
         """The checkpoint as last written (never half of a write: writers hold the lock)."""
         try:
-            lock = open(self._lock_path, "a")
-        except OSError:  # a home we may not write to: nobody is writing it either
+            lock = open(self._lock_path, "rb")  # a read makes no file
+        except FileNotFoundError:  # no checkpoint was ever written here
             return self._read()
         with lock:
             fcntl.flock(lock, fcntl.LOCK_SH)
