@@ -152,6 +152,19 @@ def test_task_submit_run_looks_at_the_checkout_while_the_task_is_stored(
     assert f"warning: {repo} has uncommitted changes (1 file)" in submitted.stderr
     assert seen.read_text().split() == ["none"]
 
+
+def test_looking_for_uncommitted_changes_leaves_the_checkouts_index_as_it_was(
+        agentctl: Cli, repo: Path) -> None:
+    """A plain `git status` refreshes the index and writes it back when a file's times changed
+    (here: touched, content the same); agentctl's look must not write the person's index."""
+    index = repo / ".git" / "index"
+    before = (index.read_bytes(), index.stat().st_mtime_ns)
+    os.utime(repo / "src" / "app.py", ns=(10**18, 10**18))
+    submitted = agentctl("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                         "--instruction", "x", "--run", "--agent", "noop", "--json")
+    assert submitted.returncode != 2 and "has uncommitted changes" not in submitted.stderr
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+
 def test_task_submit_run_takes_interactive(cli: Cli, repo: Path, home: Path,
                                            error_line: Callable[[str], str],
                                            state_of: Callable[[Path], object]) -> None:

@@ -2,6 +2,7 @@
 and answer the exit code its verdict calls for."""
 
 
+import os
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -129,9 +130,12 @@ class CheckoutChanges:
         self._process: subprocess.Popen[str] | None = None
         if repository and not is_url(repository) and Path(repository).is_dir():
             try:
+                # GIT_OPTIONAL_LOCKS=0: a look, not a refresh; the person's index is theirs
+                # (rewriting it costs a large checkout's disk, and their own git its lock)
                 self._process = subprocess.Popen(
                     ["git", "-C", repository, "status", "--porcelain", "--untracked-files=no"],
-                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                    env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
             except OSError:
                 pass
 
