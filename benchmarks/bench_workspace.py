@@ -27,6 +27,7 @@ from pathlib import Path
 from generated_repo import Shape, cached_repository
 
 from agentctl.domain.spec import PatchBoundary
+from agentctl.execution.discard import remove_workspace
 from agentctl.execution.overlay import supported as views_supported
 from agentctl.execution.patch_collector import collect_patch
 from agentctl.execution.tree_cache import TreeCache
@@ -36,7 +37,6 @@ from agentctl.execution.workspace import (
     checkout_patched,
     clone_at,
     create_attempt_dirs,
-    remove_workspace,
 )
 
 EDITED_FILES = 50

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentctl.domain.errors import InfrastructureFailure
+from agentctl.execution.discard import remove_workspace
 from agentctl.execution.git import WorkspaceGit
 from agentctl.execution.workspace import (
     AttemptDirs,
     checkout_base,
-    remove_workspace,
     uses_views,
 )
 

@@ -25,12 +25,13 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.errors import InfrastructureFailure
+from agentctl.execution.discard import ATTEMPT_DIR_PREFIX, held, hold, remove_workspace
 from agentctl.execution.git import (
     GitCancelled,
     WorkspaceGit,
@@ -45,15 +46,12 @@ from agentctl.execution.overlay import (
     OverlayRefused,
     bind_read_only,
     mount_view,
-    mounts_under,
-    unmount_under,
 )
 from agentctl.execution.overlay import forget as forget_views
 from agentctl.execution.overlay import supported as views_supported
 from agentctl.execution.removal import force_rmtree
 from agentctl.execution.tree_cache import (
     BLOCK,
-    PinnedEntry,
     TreeCache,
     acquire,
     checkout_size,
@@ -67,19 +65,11 @@ _SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 BASE_REF = "refs/heads/agentctl-base"
 
 __all__ = ["AttemptDirs", "CloneCancelled", "Prefetch", "checkout_base", "checkout_patched",
-           "clone_at", "create_attempt_dirs", "discard_workspace", "one_line", "prefetch",
-           "remove_leftovers", "remove_workspace", "require_sha", "uses_views", "view_layers",
-           "ATTEMPT_DIR_PREFIX", "TRASH_PREFIX"]
+           "clone_at", "create_attempt_dirs", "one_line", "prefetch", "require_sha",
+           "uses_views", "view_layers"]
 
 CloneCancelled = GitCancelled
-ATTEMPT_DIR_PREFIX = "agentctl-ws-"
-# An attempt's directory renamed for deletion out of the way (`discard_workspace`): whatever
-# carries this prefix is garbage, removed by the process started for it or by the next sweep.
-TRASH_PREFIX = "agentctl-trash-"
 DATE_INDEX_ABOVE_BYTES = 2**22  # ~40,000 files: see `_settle`
-# Attempts whose trees are views of a cache entry, and the entry's pin, released (and the views
-# unmounted) when the attempt's directory is removed.
-_PINNED: dict[Path, PinnedEntry] = {}
 _FILLING: set[str] = set()  # the cache keys this process's prefetches are filling
 
 
@@ -164,7 +154,7 @@ def clone_at(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool,
 def view_layers(dirs: AttemptDirs) -> tuple[Path, Path] | None:
     """The agent's work tree as (the cached tree it is a view of, its upper layer), or None
     when it is a checkout of its own."""
-    pinned = _PINNED.get(dirs.root)
+    pinned = held(dirs.root)
     if pinned is None:
         return None
     return pinned.path / "repo", dirs.root / "layers" / dirs.tree.name / "upper"
@@ -172,7 +162,7 @@ def view_layers(dirs: AttemptDirs) -> tuple[Path, Path] | None:
 
 def uses_views(dirs: AttemptDirs) -> bool:
     """Whether the attempt's trees are views of a cached checkout (made cheaply, never kept)."""
-    return dirs.root in _PINNED
+    return held(dirs.root) is not None
 
 
 def _copy_source(source: str, commit: str, base: Path, *, is_url: bool, home: Path,
@@ -207,7 +197,7 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
         remove_workspace(dirs.root / "layers")
         forget_views(dirs.root, cache.root)
         return False
-    _PINNED[dirs.root] = entry
+    hold(dirs.root, entry)
     run_git_process(hardened_argv("init", "--quiet", "--bare", "--template=", str(dirs.base)),
                     env=hardened_env(home), what=f"cannot create {dirs.base}")
     borrowed = dirs.root / "layers" / "objects"
@@ -358,7 +348,9 @@ def _view(dirs: AttemptDirs, target: Path) -> WorkspaceGit:
     layers = dirs.root / "layers" / target.name
     remove_workspace(target)
     remove_workspace(layers)
-    mount_view(_PINNED[dirs.root].path / "repo", layers, target)
+    pinned = held(dirs.root)
+    assert pinned is not None, "views are made only for an attempt holding a cache entry"
+    mount_view(pinned.path / "repo", layers, target)
     return WorkspaceGit(git_dir=target / ".git", work_tree=target, home=dirs.root / "git-home")
 
 
@@ -454,63 +446,3 @@ def _fetch_commit(url: str, commit: str, base: Path,
     trusted_git(["-C", str(base), "fetch", "--quiet", "--", url,
                  "+refs/heads/*:refs/remotes/source/*", "+refs/tags/*:refs/tags/*"],
                 what=f"cannot fetch {url}", should_stop=should_stop)
-
-
-def remove_workspace(path: Path) -> None:
-    """Delete the workspace, read-only files and directories included; a missing one is fine."""
-    if not os.path.lexists(path):
-        return
-    _let_go(path)
-    try:
-        force_rmtree(str(path))
-    except OSError as error:
-        raise InfrastructureFailure(f"cannot remove workspace {path}: {error}") from None
-
-
-def _let_go(path: Path) -> None:
-    """Unmount the views under the attempt's directory and release its pin of the cache entry."""
-    unmount_under(path)
-    pinned = _PINNED.pop(Path(path), None)
-    if pinned is not None:
-        pinned.release()
-
-
-def discard_workspace(path: Path) -> Path | None:
-    """Remove the attempt's directory from its path at once and delete it in the background:
-    its views are unmounted and its pin released here, then the folder is renamed to trash
-    beside it (atomic, same filesystem) for a detached low-priority process to delete. Where
-    the rename fails, it is deleted here. A crash at any point leaves at worst a trash folder,
-    which the next sweep (`sweep_trash`) removes. The trash folder, None when there was
-    nothing to move or it was deleted here."""
-    if not os.path.lexists(path):
-        return None
-    _let_go(path)
-    if mounts_under(path):  # a mount that would not go: never move it, let the removal fail
-        remove_workspace(path)
-        return None
-    trash = path.with_name(TRASH_PREFIX + path.name.removeprefix(ATTEMPT_DIR_PREFIX))
-    try:
-        os.rename(path, trash)
-    except OSError:
-        remove_workspace(path)
-        return None
-    delete_in_background(trash.parent)
-    return trash
-
-
-def delete_in_background(parent: Path) -> None:
-    """Start a detached, idle-priority process that deletes every trash folder in `parent`
-    (this attempt's and any a crash left); its exit status is collected by the next call."""
-    from agentctl.execution.trash import spawn_deleter
-
-    spawn_deleter(parent, TRASH_PREFIX)
-
-
-def remove_leftovers(directories: Iterable[str]) -> None:
-    """Remove dead attempts' directories that are on this machine; one that cannot be removed
-    is left for the next sweep (a sweep never stops a worker)."""
-    for directory in directories:
-        try:
-            remove_workspace(Path(directory))
-        except InfrastructureFailure:
-            continue

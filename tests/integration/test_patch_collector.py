@@ -15,6 +15,7 @@ from agentctl.domain.enums import ChangeType
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, check_boundary
 from agentctl.domain.spec import PatchBoundary
+from agentctl.execution.discard import remove_workspace
 from agentctl.execution.git import copy_index
 from agentctl.execution.patch_collector import CollectedPatch, collect_patch
 from agentctl.execution.tree_cache import TreeCache
@@ -23,7 +24,6 @@ from agentctl.execution.workspace import (
     AttemptDirs,
     clone_at,
     create_attempt_dirs,
-    remove_workspace,
     uses_views,
 )
 from tests.conftest import git

@@ -10,13 +10,12 @@ import os
 from pathlib import Path
 
 from agentctl.execution import overlay
+from agentctl.execution.discard import TRASH_PREFIX, discard_workspace
 from agentctl.execution.trash import spawn_deleter, sweep_trash
 from agentctl.execution.tree_cache import TreeCache
 from agentctl.execution.workspace import (
-    TRASH_PREFIX,
     clone_at,
     create_attempt_dirs,
-    discard_workspace,
     uses_views,
 )
 from tests.conftest import git, make_repo

@@ -19,6 +19,7 @@ import pytest
 
 from agentctl.domain.spec import PatchBoundary
 from agentctl.execution import overlay, workspace
+from agentctl.execution.discard import remove_workspace
 from agentctl.execution.patch_collector import collect_patch
 from agentctl.execution.tree_cache import TreeCache, acquire, disk_usage, note_size
 from agentctl.execution.workspace import (
@@ -27,7 +28,6 @@ from agentctl.execution.workspace import (
     checkout_patched,
     clone_at,
     create_attempt_dirs,
-    remove_workspace,
     uses_views,
 )
 from tests.conftest import git, make_repo
@@ -218,8 +218,9 @@ WORKER = textwrap.dedent("""
     import hashlib, os, sys, time
     from pathlib import Path
     from agentctl.execution.tree_cache import TreeCache
+    from agentctl.execution.discard import remove_workspace
     from agentctl.execution.workspace import (checkout_patched, clone_at, create_attempt_dirs,
-                                              remove_workspace, uses_views)
+                                              uses_views)
     repo, commit, cache, parent, diff, go = sys.argv[1:]
     while not Path(go).exists():
         time.sleep(0.001)

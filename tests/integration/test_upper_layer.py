@@ -13,13 +13,13 @@ import pytest
 
 from agentctl.domain.spec import PatchBoundary
 from agentctl.execution import overlay, upper_layer
+from agentctl.execution.discard import remove_workspace
 from agentctl.execution.patch_collector import collect_patch
 from agentctl.execution.tree_cache import TreeCache
 from agentctl.execution.workspace import (
     AttemptDirs,
     clone_at,
     create_attempt_dirs,
-    remove_workspace,
     view_layers,
 )
 from tests.conftest import git, make_repo

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.errors import InfrastructureFailure
+from agentctl.execution.discard import remove_workspace
 from agentctl.execution.workspace import (
     CloneCancelled,
     clone_at,
     create_attempt_dirs,
-    remove_workspace,
 )
 from tests.conftest import git, make_repo
 

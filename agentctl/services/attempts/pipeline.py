@@ -48,6 +48,7 @@ from agentctl.domain.verdict_types import Intent
 from agentctl.execution import workspace as workspaces
 from agentctl.execution.agents import AgentOutcome, AgentSession, build_agent
 from agentctl.execution.attribution import ChangeTracker
+from agentctl.execution.discard import discard_workspace
 from agentctl.execution.environment import (
     RUN_DEFAULTS,
     scrubbed_env,
@@ -137,7 +138,7 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
         if options.keep_workspace:
             options.progress(f"workspace kept at {ctx.workspace}")
         else:  # gone from its path now, deleted in the background
-            workspaces.discard_workspace(dirs.root)
+            discard_workspace(dirs.root)
     return ledger.end(end)
 
 
