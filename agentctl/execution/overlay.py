@@ -38,10 +38,15 @@ class OverlayRefused(OSError):
     """The kernel (or our rights) would not mount the view."""
 
 
+def upper_of(layers: Path) -> Path:
+    """Where a view mounted with `layers` keeps what was written in it (`mount_view`)."""
+    return layers / "upper"
+
+
 def mount_view(lower: Path, layers: Path, target: Path) -> None:
     """Mount a writable view of `lower` at `target`, its changes kept under `layers` (made here;
     on the same filesystem as nothing else needs to be). Raises OverlayRefused."""
-    upper, work = layers / "upper", layers / "work"
+    upper, work = upper_of(layers), layers / "work"
     for path in (lower, upper, work, target):
         if _UNSAFE & set(str(path)):
             raise OverlayRefused(f"cannot mount a view at {target}: {path} holds one of , : \\")

@@ -46,6 +46,7 @@ from agentctl.execution.overlay import (
     OverlayRefused,
     bind_read_only,
     mount_view,
+    upper_of,
 )
 from agentctl.execution.overlay import forget as forget_views
 from agentctl.execution.overlay import supported as views_supported
@@ -114,6 +115,10 @@ class AttemptDirs:
     def git(self) -> WorkspaceGit:
         return WorkspaceGit(git_dir=self.base, work_tree=self.tree, home=self.root / "git-home")
 
+    def layers(self, view: Path) -> Path:
+        """Where the view at `view` (the work tree, the verified tree) keeps its writes."""
+        return self.root / "layers" / view.name
+
 
 def require_sha(commit: str) -> str:
     """A commit id as git prints it; anything else is refused before it reaches a command line."""
@@ -157,7 +162,7 @@ def view_layers(dirs: AttemptDirs) -> tuple[Path, Path] | None:
     pinned = held(dirs.root)
     if pinned is None:
         return None
-    return pinned.path / "repo", dirs.root / "layers" / dirs.tree.name / "upper"
+    return pinned.path / "repo", upper_of(dirs.layers(dirs.tree))
 
 
 def uses_views(dirs: AttemptDirs) -> bool:
@@ -191,7 +196,7 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
     build = _builder(source, commit, is_url=is_url, home=home, should_stop=should_stop)
     entry = acquire(cache, _key(source, commit), build, should_stop=should_stop)
     try:
-        mount_view(entry.path / "repo", dirs.root / "layers" / "repo", dirs.tree)
+        mount_view(entry.path / "repo", dirs.layers(dirs.tree), dirs.tree)
     except OverlayRefused:
         entry.release()
         remove_workspace(dirs.root / "layers")
@@ -345,7 +350,7 @@ def _date_later(index: Path) -> None:
 def _view(dirs: AttemptDirs, target: Path) -> WorkspaceGit:
     """A fresh view of the pinned checkout at `target` (anything there before is removed), and
     git for it: the view's own `.git`, pristine from the cache."""
-    layers = dirs.root / "layers" / target.name
+    layers = dirs.layers(target)
     remove_workspace(target)
     remove_workspace(layers)
     pinned = held(dirs.root)
@@ -387,7 +392,7 @@ def _patch_view(dirs: AttemptDirs, view: WorkspaceGit, commit: str, diff: Path,
     if diff.stat().st_size:
         view.run("apply", "--index", "--whitespace=nowarn", str(diff.resolve()),
                  what="cannot apply the patch to a fresh checkout", should_stop=should_stop)
-    upper = dirs.root / "layers" / dirs.verify.name / "upper"
+    upper = upper_of(dirs.layers(dirs.verify))
     # agentctl's own repository: blobs it stages land there (the collected ones are there)
     staging = WorkspaceGit(git_dir=dirs.base, work_tree=view.work_tree, home=view.home)
     written = {os.fsencode(path) for path in touched(upper)}  # its own .git aside
