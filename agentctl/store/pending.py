@@ -61,9 +61,7 @@ class PendingRows:
         sequences: a busy agent makes thousands."""
         self.steps.append(_STEP(step))
         self.tool_calls.append(_TOOL_CALL(call))
-        if self.first_event is None:
-            self.first_event, events = events[0], events[1:]
-        self.events += map(stored_form, events)
+        self.append_events(events)
 
     def add_artifacts(self, artifacts: Sequence[Artifact]) -> None:
         self.artifacts += map(_ARTIFACT, artifacts)
