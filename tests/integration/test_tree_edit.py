@@ -106,12 +106,17 @@ def _git_of(tree: Path) -> WorkspaceGit:
     return WorkspaceGit(git_dir=tree / ".git", work_tree=tree, home=home)
 
 
+def _edited(clone: Path, edit: str) -> tuple[str, str, Path]:
+    """(the base commit, the tree git writes after `edit`, the diff between them)."""
+    base = git(clone, "rev-parse", "HEAD")
+    EDITS[edit](clone)
+    return base, *_changed(clone, base)
+
+
 @pytest.mark.parametrize("edit", EDITS)
 def test_the_patched_tree_from_the_changed_paths_is_the_one_git_writes(
         clone: Path, edit: str) -> None:
-    base = git(clone, "rev-parse", "HEAD")
-    EDITS[edit](clone)
-    written, diff = _changed(clone, base)
+    base, written, diff = _edited(clone, edit)
     assert patched_tree(_git_of(clone), base, diff, clone.parent / "i") == (written, None)
     assert not (clone.parent / "i").exists()
 
@@ -119,9 +124,7 @@ def test_the_patched_tree_from_the_changed_paths_is_the_one_git_writes(
 @pytest.mark.parametrize("edit", EDITS)
 def test_a_work_trees_tree_from_its_changed_paths_is_the_one_git_writes(
         clone: Path, edit: str) -> None:
-    base = git(clone, "rev-parse", "HEAD")
-    EDITS[edit](clone)
-    written, _diff = _changed(clone, base)
+    base, written, _diff = _edited(clone, edit)
     changed = git(clone, "diff", "--cached", "--name-only", "--no-renames", "-z", base)
     paths = [os.fsencode(path) for path in changed.split("\0") if path]
     assert work_tree_tree(_git_of(clone), base, paths, clone.parent / "i") == written
