@@ -18,6 +18,13 @@ With --phases, where each agentctl run's time went (medians), from its own recor
 and submit (the process started until the run existed), each group of steps, the time between
 steps, and what follows the last step (clean-up, the verdict's output, the process's exit).
 
+With --model (implies --phases and --cpu), a model of the best any implementation could do here,
+for scale, no target: a process spins for agentctl's start-up until the base was resolved (the
+cold runs' median from launch to the task's creation: nothing can start before the base commit
+is known), then the same evidence by hand at full parallelism while a second process spins the
+rest of agentctl's own CPU (the cold runs' median CPU less the same evidence's, less the
+start-up): a run with no waiting, no set-up beyond that CPU, and a perfect schedule.
+
 With --cpu, the CPU seconds each way spent (every process it started, counted by a cgroup of
 its own: cpuacct on cgroup v1, cpu.stat on v2; needs root), and the wall time that CPU cannot
 go below on this machine's cores: a run whose CPU over the cores is near its wall time is
@@ -144,13 +151,35 @@ def phases(home: Path, run_id: str, launched: datetime, ended: datetime) -> dict
     return spent
 
 
+def task_created(home: Path, run_id: str, launched: datetime) -> float:
+    """Seconds from launch to the run's task being created: its base commit was resolved just
+    before."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "AGENTCTL_HOME": str(home)}
+    run = json.loads(subprocess.run([AGENTCTL, "run", "show", run_id, "--json"], env=env,
+                                    capture_output=True, text=True, check=True).stdout)
+    task = json.loads(subprocess.run([AGENTCTL, "task", "show", run["taskId"], "--json"],
+                                     env=env, capture_output=True, text=True,
+                                     check=True).stdout)
+    return (datetime.fromisoformat(task["createdAt"]) - launched).total_seconds()
+
+
+def spin(seconds: float) -> subprocess.Popen[bytes]:
+    """A process that spends `seconds` of CPU and exits."""
+    return subprocess.Popen([sys.executable, "-c", "import time\nwhile time.process_time() < "
+                             f"{seconds}: pass"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", default="cachetools-lfu-copy-use-counts")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--phases", action="store_true", help="where each run's time went")
     parser.add_argument("--cpu", action="store_true", help="the CPU each way spent")
+    parser.add_argument("--model", action="store_true",
+                        help="the best schedule of the same evidence and agentctl's CPU")
     options = parser.parse_args()
+    options.phases = options.phases or options.model
+    options.cpu = options.cpu or options.model
     meter = CpuMeter.made() if options.cpu else None
     if options.cpu and meter is None:
         print("--cpu: no cgroup can be made here (root and cgroup v1 cpuacct or v2 needed)")
@@ -192,9 +221,14 @@ def main() -> None:
         shutil.rmtree(clone)
         return elapsed
 
-    def same_evidence(number: int) -> float:
+    def same_evidence(number: int, *, after: float = 0.0, beside: float = 0.0) -> float:
+        """`after`, `beside`: CPU seconds spun before the evidence starts, and beside it (the
+        model)."""
         place = root / f"same-{number}"
         started = time.perf_counter()
+        if after:
+            spin(after).wait()
+        spinning = spin(beside) if beside else None
         trees = [place / name for name in ("fix", "base", "rerun")]
         before = spent()
         for tree in trees:
@@ -217,12 +251,16 @@ def main() -> None:
                       for tree in trees[1:]]
             for process in reruns:
                 process.wait()
+        if spinning is not None:
+            spinning.wait()
         elapsed = time.perf_counter() - started
-        charge("by hand, the same evidence", before)
+        if not (after or beside):
+            charge("by hand, the same evidence", before)
         shutil.rmtree(place)
         return elapsed
 
     spent_in: dict[str, list[dict[str, float]]] = {"agentctl cold": [], "agentctl warm": []}
+    resolved_after: list[float] = []  # cold runs: launch to the task's creation (base resolved)
 
     def agentctl(home: Path, kind: str | None = None) -> float:
         before = spent()
@@ -232,7 +270,10 @@ def main() -> None:
         if kind is not None:
             charge(kind, before)
         if options.phases and kind is not None:
-            spent_in[kind].append(phases(home, json.loads(printed)["runId"], launched, ended))
+            run_id = json.loads(printed)["runId"]
+            spent_in[kind].append(phases(home, run_id, launched, ended))
+            if kind == "agentctl cold":
+                resolved_after.append(task_created(home, run_id, launched))
         return elapsed
 
     warm_home = root / "warm-home"
@@ -271,6 +312,22 @@ def main() -> None:
             cold_s, warm_s = (statistics.median(s[name] for s in spent_in[kind])
                               for kind in ("agentctl cold", "agentctl warm"))
             print(f"  {name:<46} {cold_s:7.3f} {warm_s:7.3f}")
+    if options.model and meter is not None:
+        start_up = statistics.median(resolved_after)
+        rest = max(0.0, statistics.median(cpu["agentctl cold"])
+                   - statistics.median(cpu["by hand, the same evidence"]) - start_up)
+        modelled = [same_evidence(options.runs + n, after=start_up, beside=rest)
+                    for n in range(options.runs)]
+        median = statistics.median(modelled)
+        print(f"a model of the best schedule (median of {options.runs}): {start_up:.3f} s of "
+              f"start-up until the base is known, then the same evidence by hand beside "
+              f"{rest:.3f} s of agentctl's other CPU")
+        print(f"  {'modelled':<32} {median:7.3f} s  {median / baseline:5.2f}x   "
+              f"[{', '.join(f'{s:.2f}' for s in modelled)}]")
+        packed = start_up + (statistics.median(cpu["by hand, the same evidence"]) + rest) \
+            / (os.cpu_count() or 1)
+        print(f"  {'start-up, then that CPU packed':<32} {packed:7.3f} s  "
+              f"{packed / baseline:5.2f}x   (no waiting at all, every core busy throughout)")
     if meter is not None:
         cores = os.cpu_count() or 1
         hand_cpu = statistics.median(cpu["by hand (clone, apply, pytest)"])
