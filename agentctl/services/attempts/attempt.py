@@ -11,7 +11,7 @@ from pathlib import Path
 
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.cassette import Cassette
-from agentctl.domain.ending import Cancelled
+from agentctl.domain.ending import Cancelled, LostLease
 from agentctl.domain.enums import StepStatus, StepType
 from agentctl.domain.errors import LeaseLost
 from agentctl.domain.redaction import Redactor
@@ -50,6 +50,13 @@ class StopSignal:
 
     def __call__(self) -> bool:
         return self._event.is_set()
+
+    def ending(self) -> Cancelled | LostLease | None:
+        """Why the attempt must stop now, if it must: the lease went to another, or a person
+        asked."""
+        if self.lease_lost:
+            return LostLease("the lease was lost while the attempt worked")
+        return self.cancellation
 
 
 Progress = Callable[[str], None]

@@ -31,12 +31,10 @@ from agentctl.domain.enums import (
     VerdictStatus,
 )
 from agentctl.domain.errors import InfrastructureFailure, LeaseLost
-from agentctl.domain.globs import matching_paths
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import Run
 from agentctl.domain.sandbox import sandbox_reason
 from agentctl.domain.serialize import to_json
-from agentctl.domain.spec import ExecutionSpec
 from agentctl.domain.verdict import (
     Decision,
     Evidence,
@@ -52,22 +50,19 @@ from agentctl.execution.discard import discard_workspace
 from agentctl.execution.environment import (
     RUN_DEFAULTS,
     scrubbed_env,
-    secret_file_values,
     secret_values,
 )
 from agentctl.execution.git import agent_git_env, copy_index
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.reaper import become_subreaper, descendants
-from agentctl.execution.sandbox import Sandbox
-from agentctl.execution.task_repository import is_url
 from agentctl.execution.tool_context import ToolContext
 from agentctl.execution.tree_cache import TreeCache
-from agentctl.home import resolve_home
-from agentctl.services.attempts.attempt import AttemptContext, Progress, StepRecord, StopSignal
+from agentctl.services.attempts.attempt import AttemptContext, Progress, StopSignal
 from agentctl.services.attempts.baseline import BaseBeside
 from agentctl.services.attempts.collect import CollectedEvidence, collect
 from agentctl.services.attempts.evidence import json_artifact, text_artifact
 from agentctl.services.attempts.judging import JudgeEvidence, judge
+from agentctl.services.attempts.preparation import prepare_workspace, protected_paths
 from agentctl.services.attempts.runtime import ToolRuntime
 from agentctl.services.attempts.summary import final_summary
 from agentctl.services.attempts.verify import VerificationEvidence, verify
@@ -161,12 +156,12 @@ def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
             # patch's checks, and says why if it cannot (a bug still surfaces)
 
     try:
-        failed = _prepare_workspace(ctx, cloned=start_beside)
+        failed = prepare_workspace(ctx, cloned=start_beside)
         if failed is not None:
             return failed
         ledger.advance(RunStatus.RUNNING_AGENT, EventType.WORKSPACE_PREPARED,
                        baseCommit=spec.base_commit, workspace=str(ctx.workspace))
-        if stopped := _stopped(ctx):
+        if stopped := ctx.stop.ending():
             return stopped
         return _agent_and_evidence(ctx, run, beside)
     finally:
@@ -188,7 +183,7 @@ def _agent_and_evidence(ctx: AttemptContext, run: Run, beside: BaseBeside | None
             StepType.MODEL_PLANNING, spec.agent,
             StepStatus.FAILED if outcome.error else StepStatus.SUCCEEDED,
             time.monotonic() - started, outcome.error))
-    if stopped := _stopped(ctx):
+    if stopped := ctx.stop.ending():
         return stopped
     phase = Phase("collect")
     try:
@@ -248,7 +243,7 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
                        checks=[c.name for c in spec.verification_plan.checks])
         verified = verify(ctx, patch, collected.diff, beside)
         if verified is None:
-            return _stopped(ctx) or LostLease("stopped while verifying")
+            return ctx.stop.ending() or LostLease("stopped while verifying")
         report = verified.report
         ledger.advance(RunStatus.JUDGING, EventType.VERIFIER_COMPLETED,
                        verificationReportId=report.verification_report_id,
@@ -282,7 +277,7 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
 def _phase_failed(ctx: AttemptContext, phase: str, error: Exception) -> AttemptEnd:
     """A phase broke (git failed, the disk filled, a bug): a FAILURE_REPORT, and an end that
     retries while attempts remain, else FAILED_INFRASTRUCTURE citing the report."""
-    if stopped := _stopped(ctx):
+    if stopped := ctx.stop.ending():
         return stopped
     reason = f"{phase} failed: {ctx.redactor.clean(str(error)) or type(error).__name__}"
     ctx.progress(reason)
@@ -299,103 +294,12 @@ def _phase_failed(ctx: AttemptContext, phase: str, error: Exception) -> AttemptE
     return InfraFailed(code=f"{phase}_failed", reason=reason, final=final)
 
 
-def _stopped(ctx: AttemptContext) -> Cancelled | LostLease | None:
-    """Why the attempt must stop now, if it must: the lease went to another, or a person asked."""
-    if ctx.stop.lease_lost:
-        return LostLease("the lease was lost while the attempt worked")
-    return ctx.stop.cancellation
-
-
 def _interrupted(options: RunOptions) -> AttemptEnd:
     """An inline run ends CANCELLED at once; a worker hands its run back to the queue (an
     infrastructure failure of this attempt) instead of making it wait for the lease to expire."""
     if options.release_on_interrupt:
         return InfraFailed(code="worker_stopped", reason="worker stopped")
     return Cancelled(by="the user", reason="interrupted (Ctrl-C or SIGTERM)")
-
-
-def protected_paths(spec: ExecutionSpec, attempt_root: Path,
-                    extra: tuple[Path, ...]) -> tuple[Path, ...]:
-    """What no process of the run may see: the attempt's own directory (agentctl's git, the
-    logs), the state home, and the repository the workspace was cloned from."""
-    homes = [Path(os.environ["AGENTCTL_HOME"])] if os.environ.get("AGENTCTL_HOME") else []
-    if not homes and not extra:
-        homes.append(resolve_home(None).root)
-    paths = [attempt_root, *extra, *homes]
-    if not is_url(spec.repository) and spec.repository:
-        paths.append(Path(spec.repository))
-    return tuple(dict.fromkeys(Path(os.path.abspath(p)) for p in paths))
-
-
-def _prepare_sandbox(ctx: AttemptContext, step: StepRecord) -> AttemptEnd | None:
-    """The attempt's sandbox (its proxy, what it hides, the toolchains it binds back), noted on
-    the step; a machine where it cannot start ends the attempt as an infrastructure failure."""
-    profile = ctx.spec.sandbox
-    if not profile.enabled:
-        ctx.progress("WARNING: the sandbox is OFF for this run: its processes run with your "
-                     "permissions")
-        step.note(sandbox="off")
-        return None
-    net = ctx.dirs.root / "net"
-    net.mkdir(exist_ok=True)
-    try:
-        ctx.sandbox = Sandbox.for_attempt(profile, env=ctx.env, hidden=ctx.protected,
-                                          proxy_dir=net)
-    except OSError as error:
-        reason = ctx.redactor.clean(str(error))
-        step.fail("sandbox_unavailable", reason)
-        return InfraFailed(code="sandbox_unavailable", reason=reason,
-                           final=infrastructure_failed(reason, ctx.spec.autonomy_level,
-                                                       Evidence()))
-    step.note(sandbox=ctx.sandbox.describe())
-    return None
-
-
-def _prepare_workspace(ctx: AttemptContext,
-                       cloned: Callable[[], None] = lambda: None) -> AttemptEnd | None:
-    """PREPARE_WORKSPACE and CLONE_REPOSITORY; a clone that fails ends the attempt.
-    `cloned` is called as soon as the workspace is there, before its step is written."""
-    spec = ctx.spec
-    with ctx.step(StepType.PREPARE_WORKSPACE, "create a private workspace") as step:
-        step.note(path=str(ctx.workspace.parent))
-        failed = _prepare_sandbox(ctx, step)
-    if failed is not None:
-        return failed
-    ctx.progress(f"cloning {spec.repository} at {spec.base_commit[:12]}")
-    with ctx.step(StepType.CLONE_REPOSITORY, f"clone at {spec.base_commit[:12]}",
-                  live=True) as step:
-        step.note(repository=spec.repository, baseCommit=spec.base_commit)
-        try:
-            workspaces.clone_at(spec.repository, spec.base_commit, ctx.dirs,
-                                is_url=is_url(spec.repository), should_stop=ctx.stop,
-                                cache=ctx.tree_cache)
-        except InfrastructureFailure as error:
-            if ctx.stop():  # cancelled, or the lease was lost: not a fault of the clone
-                step.fail("stopped", str(error))
-                return _stopped(ctx)
-            failure = f"clone failed: {ctx.redactor.clean(str(error))}"
-            report = json_artifact(
-                ctx.ledger.blobs, {"phase": "clone", "error": failure,
-                                   "repository": spec.repository, "baseCommit": spec.base_commit},
-                name="failure-report.json", type_=ArtifactType.FAILURE_REPORT,
-                redactor=ctx.redactor, visibility=ArtifactVisibility.VISIBLE_TO_REQUESTER)
-            step.add(report)
-            step.fail("clone_failed", failure)
-            ctx.progress(failure)
-            return InfraFailed(code="clone_failed", reason=failure, final=infrastructure_failed(
-                failure, spec.autonomy_level, Evidence(failure=(report.artifact_id,))))
-        step.note(treeView=workspaces.uses_views(ctx.dirs))  # a view of the tree cache
-        cloned()
-    ctx.redactor = ctx.redactor.knowing(secret_file_values(_secret_files(ctx)))
-    return None
-
-
-def _secret_files(ctx: AttemptContext) -> list[Path]:
-    """The base's tracked files that match the secret-file globs (`.env`, `*.pem`...)."""
-    listed = ctx.dirs.git.run("ls-files", "-z", index=ctx.dirs.index, should_stop=ctx.stop,
-                              what="cannot list the tracked files").stdout
-    return [ctx.workspace / name for name in matching_paths(ctx.spec.tool_policy.secret_files,
-                                                            listed)]
 
 
 def _run_agent(ctx: AttemptContext) -> AgentOutcome:
