@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -348,16 +349,19 @@ def main() -> None:
     parser.add_argument("--only", choices=("pytest", "cached", "unittest", "flaky", "beside"))
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="agentctl-bench-baseline-"))
-    if args.only in (None, "pytest"):
-        bench_injection(root, args.tests, args.repeat)
-    if args.only in (None, "cached"):
-        bench_cached_baseline(root, args.repeat)
-    if args.only in (None, "unittest"):
-        bench_unittest_naming(root, args.tests, args.repeat)
-    if args.only in (None, "flaky"):
-        bench_flake_on_base(root, args.repeat)
-    if args.only in (None, "beside"):
-        bench_base_beside(root, args.repeat)
+    try:
+        if args.only in (None, "pytest"):
+            bench_injection(root, args.tests, args.repeat)
+        if args.only in (None, "cached"):
+            bench_cached_baseline(root, args.repeat)
+        if args.only in (None, "unittest"):
+            bench_unittest_naming(root, args.tests, args.repeat)
+        if args.only in (None, "flaky"):
+            bench_flake_on_base(root, args.repeat)
+        if args.only in (None, "beside"):
+            bench_base_beside(root, args.repeat)
+    finally:  # the repositories and state homes it made
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

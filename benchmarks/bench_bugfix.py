@@ -339,7 +339,6 @@ def main() -> None:
                   f"cpu / cores {median / cores:6.3f} s = {median / cores / baseline:4.2f}x "
                   f"by hand's wall")
         meter.close()
-    subprocess.run(["umount", "-R", "-q", str(root)], capture_output=True)
     shutil.rmtree(root, ignore_errors=True)
 
 
