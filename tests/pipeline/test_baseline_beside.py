@@ -179,16 +179,16 @@ def test_a_base_whose_baselines_are_all_cached_gets_no_tree_beside(harness: Harn
     harness.repo = pytest_repo(tmp_path)
     cache = tmp_path / "baselines"
     for _ in range(2):
-        harness.progress.clear()
         record = harness.record(harness.execute(harness.submit(
             harness.plan(FIX_ADD), verify=(PYTEST,)), baseline_cache=cache,
             concurrent_baseline=True, keep_workspace=True))
-    (kept,) = [Path(line.removeprefix("workspace kept at ")).parent
-               for line in harness.progress if line.startswith("workspace kept at ")]
+    first, kept = [Path(line.removeprefix("workspace kept at ")).parent
+                   for line in harness.progress if line.startswith("workspace kept at ")]
     try:
         assert check_of(record).baseline_cached is True
         assert (kept / "verify").is_dir() and not (kept / "base-verify").exists()
     finally:
+        remove_workspace(first)
         remove_workspace(kept)
 
 
