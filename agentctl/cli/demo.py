@@ -49,9 +49,11 @@ def demo(
             results = run_demo(store, root, home=store.home.root, progress=progress,
                                sandboxed=sandboxed)
     finally:
-        if not keep:
+        if not keep and store.home.root.is_relative_to(root):  # the home is explored after
             shutil.rmtree(root / "payments-service", ignore_errors=True)
             shutil.rmtree(root / "plans", ignore_errors=True)
+        elif not keep:  # a home of its own elsewhere: nothing here is wanted any more
+            shutil.rmtree(root, ignore_errors=True)
     columns = [Column("SCENARIO", 3), Column("RUN", 2), Column("VERDICT", 3),
                Column("ELIGIBILITY", 3), Column("TASK"), Column("FIRST REASON", text=True)]
     rows = []

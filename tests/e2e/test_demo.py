@@ -34,7 +34,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from tests.conftest import AGENTCTL
 
     home = tmp_path_factory.mktemp("demo") / "home"
-    env = {**os.environ, "AGENTCTL_HOME": str(home)}
+    temporary = tmp_path_factory.mktemp("demo-tmp")  # its TMPDIR: what it leaves there
+    env = {**os.environ, "AGENTCTL_HOME": str(home), "TMPDIR": str(temporary)}
 
     def cli(*args: str) -> Result:
         done = subprocess.run([AGENTCTL, *args], capture_output=True, text=True, env=env,
@@ -46,7 +47,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     for row in cli("run", "list", "--json").json():  # type: ignore[union-attr]
         task = cli("task", "show", row["taskId"], "--json").json()
         runs[task["labels"]["demo"]] = cli("run", "show", row["runId"], "--tree", "--json").json()
-    return {"shown": shown, "runs": runs, "cli": cli, "home": home, "json": json}
+    return {"shown": shown, "runs": runs, "cli": cli, "home": home, "json": json,
+            "temporary": temporary}
 
 
 def test_the_demo_exits_cleanly_and_prints_the_table_and_the_next_commands(demo: dict) -> None:
@@ -57,6 +59,14 @@ def test_the_demo_exits_cleanly_and_prints_the_table_and_the_next_commands(demo:
     assert re.search(r"^  agentctl run show --tree run_\w+$", shown.stdout, re.MULTILINE)
     assert re.search(r"^  agentctl verdict explain run_\w+$", shown.stdout, re.MULTILINE)
     assert "export AGENTCTL_HOME" not in shown.stdout  # this shell's AGENTCTL_HOME is the home
+
+
+def test_a_demo_with_a_home_of_its_own_leaves_nothing_in_the_temporary_folder(
+        demo: dict) -> None:
+    """Its sample repository, plans and settings, and every attempt's folder, are gone: only
+    the home named with --home keeps what the person explores."""
+    assert demo["shown"].returncode == 0, demo["shown"].stderr
+    assert sorted(p.name for p in demo["temporary"].iterdir()) == []
 
 
 @pytest.mark.parametrize("scenario", EXPECTED)
