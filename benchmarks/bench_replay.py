@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -72,28 +73,31 @@ def main() -> None:
     options = parser.parse_args()
     claude = install_cli(*CLAUDE)
     root = Path(tempfile.mkdtemp(prefix="bench-replay-"))
-    repository, _plans, _settings = prepare(root)
-    (root / ".agentctl.toml").write_text(claude_config(claude).replace(
-        "max_turns = 30", f"max_turns = {options.calls + 10}"))
-    model = slow_model(options.latency)
-    env = {**os.environ, **IDENTITY, "AGENTCTL_HOME": str(root / "home"),
-           "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-bench-0123456789"}
-    env.pop("AGENTCTL_CONFIG", None)
-    model.script = Script([[Call("Bash", {"command": f"echo {n}", "description": "echo"})]
-                           for n in range(options.calls)] + [[Text("done")]])
-    _took, task = agentctl(root, env, "task", "submit", "--repo", str(repository), "--type",
-                           "api_migration", "--instruction", "bench", "--autonomy",
-                           "supervised_pr")
-    recorded, run = agentctl(root, env, "run", "start", task["taskId"], "--agent", "claude")
-    requests = len(model.script.requests)
-    model.close()
-    replayed, report = agentctl(root, env, "run", "replay", run["runId"])
-    if not report["identical"]:
-        sys.exit(f"the replay was not identical: {report['differences']}")
-    thinking = requests * options.latency
-    print(f"{options.calls} tool calls, {requests} model requests, {options.latency:g} s each")
-    line("recorded run (wall)", recorded, recorded, "s", "")
-    line("replay vs run minus model latency", replayed, recorded - thinking, "s", "<= 1.2x")
+    try:
+        repository, _plans, _settings = prepare(root)
+        (root / ".agentctl.toml").write_text(claude_config(claude).replace(
+            "max_turns = 30", f"max_turns = {options.calls + 10}"))
+        model = slow_model(options.latency)
+        env = {**os.environ, **IDENTITY, "AGENTCTL_HOME": str(root / "home"),
+               "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-bench-0123456789"}
+        env.pop("AGENTCTL_CONFIG", None)
+        model.script = Script([[Call("Bash", {"command": f"echo {n}", "description": "echo"})]
+                               for n in range(options.calls)] + [[Text("done")]])
+        _took, task = agentctl(root, env, "task", "submit", "--repo", str(repository), "--type",
+                               "api_migration", "--instruction", "bench", "--autonomy",
+                               "supervised_pr")
+        recorded, run = agentctl(root, env, "run", "start", task["taskId"], "--agent", "claude")
+        requests = len(model.script.requests)
+        model.close()
+        replayed, report = agentctl(root, env, "run", "replay", run["runId"])
+        if not report["identical"]:
+            sys.exit(f"the replay was not identical: {report['differences']}")
+        thinking = requests * options.latency
+        print(f"{options.calls} tool calls, {requests} model requests, {options.latency:g} s each")
+        line("recorded run (wall)", recorded, recorded, "s", "")
+        line("replay vs run minus model latency", replayed, recorded - thinking, "s", "<= 1.2x")
+    finally:  # the sample repository, its home and the run's records
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
