@@ -27,7 +27,7 @@ from agentctl.domain.serialize import to_json
 if TYPE_CHECKING:
     from agentctl.cli.run.start import CheckoutChanges
     from agentctl.domain.agent import AgentSpec
-    from agentctl.execution.workspace import Prefetch
+    from agentctl.execution.cache_fill import Prefetch
     from agentctl.services.actions.requests import TaskRequest
     from agentctl.services.actions.tasks import Submitted
 

@@ -3,34 +3,29 @@ of the base commit, the agent's work tree cloned from it, and (after the agent) 
 checkout where the patch alone is verified.
 
 Writing the files dominates preparing a workspace, so clones copy objects without a checkout
-and the work tree is then checked out in parallel (`checkout.workers=0`: one worker per core).
-The user's repository is only ever read, once, into the bare copy; nothing of the agent's can
-reach it or the bare copy through git (`--no-hardlinks`, and agentctl's git never runs in the
-agent's `.git`: see `git.WorkspaceGit`).
+(`clones`) and the work tree is then checked out in parallel (`checkout.workers=0`: one worker
+per core). The user's repository is only ever read, once, into the bare copy; nothing of the
+agent's can reach it or the bare copy through git (`--no-hardlinks`, and agentctl's git never
+runs in the agent's `.git`: see `git.WorkspaceGit`).
 
-With the state home's tree cache (`tree_cache`), each base is checked out once, and the agent's
-work tree, the verified tree and the baseline tree are copy-on-write views of that checkout
-(`overlay`): preparing one costs a mount, not a checkout, and nothing written in a view reaches
-the cache. The cache's bare copy links the source's object files (as `git clone` does: git
-never writes an object file in place, views never write their lower tree, and the objects are
-bound read-only into attempts), so filling it copies no history. Where views cannot be
-mounted, each is a checkout of its own as above.
+With the state home's tree cache (`tree_cache`, filled by `cache_fill`), each base is checked
+out once, and the agent's work tree, the verified tree and the baseline tree are copy-on-write
+views of that checkout (`overlay`): preparing one costs a mount, not a checkout, and nothing
+written in a view reaches the cache. An attempt's own bare copy borrows the cached one's
+objects, bound read-only. Where views cannot be mounted, each is a checkout of its own as above.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import tempfile
-import threading
-import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.errors import InfrastructureFailure
+from agentctl.execution.cache_fill import builder, cache_key, shared_indexes
+from agentctl.execution.clones import BASE_REF, SHA, clone, copy_source
 from agentctl.execution.discard import ATTEMPT_DIR_PREFIX, held, hold, remove_workspace
 from agentctl.execution.git import (
     GitCancelled,
@@ -38,9 +33,7 @@ from agentctl.execution.git import (
     copy_index,
     hardened_argv,
     hardened_env,
-    one_line,
     run_git_process,
-    trusted_git,
 )
 from agentctl.execution.overlay import (
     OverlayRefused,
@@ -50,28 +43,14 @@ from agentctl.execution.overlay import (
 )
 from agentctl.execution.overlay import forget as forget_views
 from agentctl.execution.overlay import supported as views_supported
-from agentctl.execution.removal import force_rmtree
-from agentctl.execution.tree_cache import (
-    BLOCK,
-    TreeCache,
-    acquire,
-    checkout_size,
-    disk_usage,
-    note_size,
-)
+from agentctl.execution.tree_cache import TreeCache, acquire
 from agentctl.execution.tree_edit import diff_paths, names_gitlink, work_tree_tree
 from agentctl.execution.upper_layer import touched
 
-_SHA = re.compile(r"[0-9a-fA-F]{7,64}")
-BASE_REF = "refs/heads/agentctl-base"
-
-__all__ = ["AttemptDirs", "CloneCancelled", "Prefetch", "checkout_base", "checkout_patched",
-           "clone_at", "create_attempt_dirs", "one_line", "prefetch", "require_sha",
-           "uses_views", "view_layers"]
+__all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched", "clone_at",
+           "create_attempt_dirs", "require_sha", "uses_views", "view_layers"]
 
 CloneCancelled = GitCancelled
-DATE_INDEX_ABOVE_BYTES = 2**22  # ~40,000 files: see `_settle`
-_FILLING: set[str] = set()  # the cache keys this process's prefetches are filling
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +101,7 @@ class AttemptDirs:
 
 def require_sha(commit: str) -> str:
     """A commit id as git prints it; anything else is refused before it reaches a command line."""
-    if not _SHA.fullmatch(commit):
+    if not SHA.fullmatch(commit):
         raise InfrastructureFailure(f"invalid commit id {commit!r}: expected a hexadecimal sha")
     return commit
 
@@ -148,8 +127,8 @@ def clone_at(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool,
     if cache is not None and views_supported(dirs.root, cache.root) and _attach(
             source, commit, dirs, is_url=is_url, cache=cache, should_stop=should_stop):
         return
-    _copy_source(source, commit, dirs.base, is_url=is_url, home=dirs.root / "git-home",
-                 should_stop=should_stop)
+    copy_source(source, commit, dirs.base, is_url=is_url, home=dirs.root / "git-home",
+                should_stop=should_stop)
     checkout = _clone_base(dirs, dirs.tree, should_stop)
     checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
                  what=f"cannot check out commit {commit} of {source}", should_stop=should_stop)
@@ -170,31 +149,14 @@ def uses_views(dirs: AttemptDirs) -> bool:
     return held(dirs.root) is not None
 
 
-def _copy_source(source: str, commit: str, base: Path, *, is_url: bool, home: Path,
-                 should_stop: Callable[[], bool] | None, hardlinks: bool = False) -> None:
-    """agentctl's bare copy of `source`, with a branch of its own at `commit`, so that clones of
-    the copy carry the base even when no branch of the source points at it (a fetched commit,
-    a tag, a reflog entry)."""
-    if is_url:
-        _fetch_commit(source, commit, base, should_stop)
-    else:
-        if not Path(source).exists():
-            raise InfrastructureFailure(f"cannot clone {source}: the repository does not exist")
-        links = () if hardlinks else ("--no-hardlinks",)  # git copies across filesystems
-        trusted_git(["clone", "--quiet", "--bare", *links, "--", source, str(base)],
-                    what=f"cannot clone {source}", should_stop=should_stop)
-    WorkspaceGit(git_dir=base, work_tree=base.parent, home=home).run(
-        "update-ref", BASE_REF, commit, what=f"cannot check out commit {commit} of {source}")
-
-
 def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache: TreeCache,
             should_stop: Callable[[], bool] | None) -> bool:
     """Pin the cached checkout of (`source`, `commit`), built first when the cache is cold;
     agentctl's own repository borrows its objects (anything new is written to its own), and the
     work tree is a view of it. False (nothing pinned) when the view cannot be mounted."""
     home = dirs.root / "git-home"
-    build = _builder(source, commit, is_url=is_url, home=home, should_stop=should_stop)
-    entry = acquire(cache, _key(source, commit), build, should_stop=should_stop)
+    build = builder(source, commit, is_url=is_url, home=home, should_stop=should_stop)
+    entry = acquire(cache, cache_key(source, commit), build, should_stop=should_stop)
     try:
         mount_view(entry.path / "repo", dirs.layers(dirs.tree), dirs.tree)
     except OverlayRefused:
@@ -213,138 +175,10 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
     (dirs.base / "objects" / "info" / "alternates").write_text(f"{borrowed}\n",
                                                               encoding="utf-8")
     dirs.git.run("update-ref", BASE_REF, commit, what=f"cannot check out commit {commit}")
-    for shared in _shared_indexes(entry.path / "repo" / ".git"):  # copied: git touches it
+    for shared in shared_indexes(entry.path / "repo" / ".git"):  # copied: git touches it
         copy_index(shared, dirs.base / shared.name)
     copy_index(entry.path / "repo" / ".git" / "index", dirs.index)
     return True
-
-
-def _key(source: str, commit: str) -> str:
-    """The tree cache's key of a base."""
-    return hashlib.sha256(f"{source}\0{commit}".encode()).hexdigest()[:32]
-
-
-def _builder(source: str, commit: str, *, is_url: bool, home: Path,
-             should_stop: Callable[[], bool] | None) -> Callable[[Path], None]:
-    """What fills a cache entry: agentctl's bare copy of the source and a checkout of the
-    commit beside it, its index settled; its size is reckoned from the commit's listing while
-    the checkout runs, parsed there too (walking 200,000 files after it costs half a second,
-    parsing their listing a quarter)."""
-    def build(folder: Path) -> None:
-        _copy_source(source, commit, folder / "base.git", is_url=is_url, home=home,
-                     should_stop=should_stop, hardlinks=True)
-        checkout = _clone(folder / "base.git", folder / "repo", home, should_stop,
-                          hardlinks=True)
-
-        def reckon() -> int:  # listed and parsed while the checkout writes the files
-            return checkout_size(checkout.run("ls-tree", "-r", "-l", "-z", "--full-tree",
-                                              commit, what=f"cannot list commit {commit}").stdout)
-
-        with ThreadPoolExecutor(1) as pool:
-            reckoned = pool.submit(reckon)
-            checkout.run("-c", "checkout.workers=0", "-c", "core.splitIndex=true", "checkout",
-                         "--quiet", "--detach", commit,
-                         what=f"cannot check out commit {commit} of {source}",
-                         should_stop=should_stop)
-            _settle(checkout)
-            size = reckoned.result()
-        # the folder itself, the work tree and the two small git folders beside it
-        note_size(folder, BLOCK + size + disk_usage(folder / "base.git", checkout.git_dir))
-    return build
-
-
-class Prefetch:
-    """The cache entry of a base being filled in a thread while the run is being set up (its
-    records, its lease, its sandbox), so a cold cache costs the checkout less that time. The
-    attempt's own `clone_at` waits for it (the builder's lock) and pins what it built; a fill
-    that failed is redone there, where its error is reported."""
-
-    def __init__(self, source: str, commit: str, *, is_url: bool, cache: TreeCache) -> None:
-        self._stopped = threading.Event()
-        _FILLING.add(_key(source, commit))
-        self._thread = threading.Thread(target=self._fill, args=(source, commit, is_url, cache),
-                                        name="agentctl-prefetch", daemon=True)
-        self._thread.start()
-
-    def _fill(self, source: str, commit: str, is_url: bool, cache: TreeCache) -> None:
-        home = Path(tempfile.mkdtemp(prefix="agentctl-prefetch-"))
-        try:
-            build = _builder(source, commit, is_url=is_url, home=home,
-                             should_stop=self._stopped.is_set)
-            acquire(cache, _key(source, commit), build,
-                    should_stop=self._stopped.is_set).release()
-        except Exception:  # the attempt builds it again, and says why it cannot
-            pass
-        finally:
-            _FILLING.discard(_key(source, commit))
-            force_rmtree(str(home))
-
-    def stop(self) -> None:
-        """Stop a fill still under way (its git is killed, its staging removed) and wait."""
-        self._stopped.set()
-        self._thread.join()
-
-
-def prefetch(source: str, commit: str, *, is_url: bool, cache: TreeCache | None,
-             scratch: Path) -> Prefetch | None:
-    """Start filling the cache entry of (`source`, `commit`) unless it is there already (or
-    being filled by this process), or the run's trees will not be views of it (no cache, or no
-    mounts here: the fill would be a checkout nobody uses). Call from the thread that runs the
-    attempt: finding out whether views mount here mounts one, in that thread's namespace."""
-    key = _key(source, commit)
-    if cache is None or not _SHA.fullmatch(commit) or key in _FILLING or (
-            cache.root / key).is_dir():
-        return None
-    if not views_supported(scratch, cache.root):
-        return None
-    return Prefetch(source, commit, is_url=is_url, cache=cache)
-
-
-def _settle(checkout: WorkspaceGit) -> None:
-    """Leave no entry of the index racily clean (a file as young as the index itself, which git
-    would re-hash at every look): a patch is then collected by comparing stat data, re-reading
-    only the files that changed. A small checkout has its files dated two seconds back and the
-    index refreshed; a large one (an index over `DATE_INDEX_ABOVE_BYTES`) instead has its index
-    dated in a later second than the checkout's: dating every file back makes the refresh
-    re-hash every file (seconds on 200,000), and even a refresh that re-reads only the last
-    second's files costs most of a second."""
-    root = str(checkout.work_tree)
-    index = checkout.git_dir / "index"
-    shared = _shared_indexes(checkout.git_dir)
-    if sum(os.stat(path).st_size for path in (index, *shared)) > DATE_INDEX_ABOVE_BYTES:
-        _date_later(index)
-        return
-    then = time.time_ns() - 2_000_000_000
-    for folder, subfolders, files in os.walk(root):
-        if folder == root:
-            subfolders[:] = [name for name in subfolders if name != ".git"]
-        for name in files:
-            os.utime(os.path.join(folder, name), ns=(then, then), follow_symlinks=False)
-    checkout.run("-c", "core.splitIndex=false", "update-index", "-q", "--refresh",
-                 what=f"cannot index {root}")
-    for path in shared:  # the index is whole again: nothing reads them
-        path.unlink()
-
-
-def _shared_indexes(git_dir: Path) -> list[Path]:
-    """The shared part of a split index (`sharedindex.<id>`), kept in its git folder: the
-    cache's large checkouts split theirs, so that each index a run writes (the collector's,
-    the verified view's) writes the few entries that changed, not 200,000 (0.03 s instead of
-    0.11 s each, measured on the 200,000-file repository); git finds it in the GIT_DIR of
-    whatever reads the index, so an attempt's own repository gets a copy."""
-    return sorted(git_dir.glob("sharedindex.*"))
-
-
-def _date_later(index: Path) -> None:
-    """Give a fresh checkout's index a later second than any of its files: the next one. The
-    checkout wrote every file and recorded its stat data before now, and no file changes after
-    (the entry is built in a folder of its own, then only read), so the stat data holds at any
-    later time, which is what the index's mtime says. git reads times to the second, so only
-    the entries of the index's own second were racy; no wait and no rewrite of 200,000
-    entries. (For the rest of this second a same-size edit in a view could look unchanged to
-    stat data, which is why collection re-reads every file a view's upper layer holds.)"""
-    later = (time.time_ns() // 10**9 + 1) * 10**9  # by the precise clock, ahead of the files'
-    os.utime(index, ns=(later, later))
 
 
 def _view(dirs: AttemptDirs, target: Path) -> WorkspaceGit:
@@ -420,34 +254,4 @@ def checkout_base(dirs: AttemptDirs, commit: str, *,
 
 def _clone_base(dirs: AttemptDirs, dest: Path,
                 should_stop: Callable[[], bool] | None) -> WorkspaceGit:
-    return _clone(dirs.base, dest, dirs.root / "git-home", should_stop, hardlinks=False)
-
-
-def _clone(source: Path, dest: Path, home: Path, should_stop: Callable[[], bool] | None, *,
-           hardlinks: bool) -> WorkspaceGit:
-    """A clone of agentctl's bare copy `source` at `dest`, without a remote, and git for it
-    that reads nothing but its own fresh config. Objects are copied, not linked, unless
-    `hardlinks` (within the cache, which nothing writes to)."""
-    links = () if hardlinks else ("--no-hardlinks",)
-    # The one transport agentctl's own git may use: a local clone of its own copy.
-    run_git_process(hardened_argv("-c", "protocol.file.allow=always", "clone", "--quiet",
-                                  "--no-checkout", *links, "--", str(source), str(dest)),
-                    env=hardened_env(home), what=f"cannot clone the base into {dest}",
-                    should_stop=should_stop)
-    clone = WorkspaceGit(git_dir=dest / ".git", work_tree=dest, home=home)
-    clone.run("remote", "remove", "origin", what=f"cannot detach {dest} from its origin")
-    return clone
-
-
-def _fetch_commit(url: str, commit: str, base: Path,
-                  should_stop: Callable[[], bool] | None) -> None:
-    """Just the commit when the server lets us ask for it by id; else every branch and tag."""
-    trusted_git(["init", "--quiet", "--bare", str(base)], what=f"cannot create {base}")
-    shallow = trusted_git(["-C", str(base), "fetch", "--quiet", "--no-tags", "--depth=1", "--",
-                           url, commit], what=f"cannot fetch {commit} from {url}", check=False,
-                          should_stop=should_stop)
-    if shallow.returncode == 0:
-        return
-    trusted_git(["-C", str(base), "fetch", "--quiet", "--", url,
-                 "+refs/heads/*:refs/remotes/source/*", "+refs/tags/*:refs/tags/*"],
-                what=f"cannot fetch {url}", should_stop=should_stop)
+    return clone(dirs.base, dest, dirs.root / "git-home", should_stop, hardlinks=False)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.spec import PatchBoundary
-from agentctl.execution import overlay, workspace
+from agentctl.execution import cache_fill, overlay, workspace
 from agentctl.execution.discard import remove_workspace
 from agentctl.execution.patch_collector import collect_patch
 from agentctl.execution.tree_cache import TreeCache, acquire, disk_usage, note_size
@@ -117,7 +117,7 @@ def attempts(tmp_path: Path) -> Iterator[list[AttemptDirs]]:
 def split(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
     """Whether the cached checkout counts as large, and so keeps its index split."""
     if request.param:
-        monkeypatch.setattr(workspace, "DATE_INDEX_ABOVE_BYTES", 0)
+        monkeypatch.setattr(cache_fill, "DATE_INDEX_ABOVE_BYTES", 0)
     return bool(request.param)
 
 
@@ -161,7 +161,7 @@ def test_the_cached_index_has_no_racily_clean_entry_to_rehash(
     A large checkout gets there by dating its index into the next second, not by dating its
     files back."""
     if large:
-        monkeypatch.setattr(workspace, "DATE_INDEX_ABOVE_BYTES", 0)
+        monkeypatch.setattr(cache_fill, "DATE_INDEX_ABOVE_BYTES", 0)
     commit = git(repo, "rev-parse", "HEAD")
     dirs = attempt(tmp_path, repo, commit, TreeCache(tmp_path / "trees", 2**30), attempts)
     listing = dirs.git.run("ls-files", "--debug", index=dirs.index, what="list").stdout
@@ -356,17 +356,17 @@ def test_a_prefetched_entry_is_the_one_the_attempt_then_uses(
     moving the source away once it is filled (building again would fail)."""
     commit = git(repo, "rev-parse", "HEAD")
     cache = TreeCache(tmp_path / "trees", 2**30)
-    early = workspace.prefetch(str(repo), commit, is_url=False, cache=cache, scratch=tmp_path)
+    early = cache_fill.prefetch(str(repo), commit, is_url=False, cache=cache, scratch=tmp_path)
     assert early is not None
-    entry = cache.root / workspace._key(str(repo), commit)
+    entry = cache.root / cache_fill.cache_key(str(repo), commit)
     for _ in range(600):
         if entry.is_dir():
             break
         time.sleep(0.05)
     early.stop()
     assert entry.is_dir()
-    assert workspace.prefetch(str(repo), commit, is_url=False, cache=cache,
-                              scratch=tmp_path) is None  # there already
+    assert cache_fill.prefetch(str(repo), commit, is_url=False, cache=cache,
+                               scratch=tmp_path) is None  # there already
     hidden = repo.rename(tmp_path / "moved-away")
 
     dirs = attempt(tmp_path, repo, commit, cache, attempts)
@@ -383,13 +383,13 @@ def test_a_prefetch_stopped_before_it_filled_the_entry_leaves_nothing(
     attempt then builds the entry itself."""
     commit = git(repo, "rev-parse", "HEAD")
     cache = TreeCache(tmp_path / "trees", 2**30)
-    key = workspace._key(str(repo), commit)
+    key = cache_fill.cache_key(str(repo), commit)
     cache.root.mkdir(parents=True)
     holder = os.open(cache.root / f"{key}.build", os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(holder, fcntl.LOCK_EX)
     try:
-        early = workspace.prefetch(str(repo), commit, is_url=False, cache=cache,
-                                   scratch=tmp_path)
+        early = cache_fill.prefetch(str(repo), commit, is_url=False, cache=cache,
+                                    scratch=tmp_path)
         assert early is not None
         early.stop()
     finally:

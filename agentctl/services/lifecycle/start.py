@@ -12,8 +12,8 @@ from agentctl.domain.agent import AgentSpec
 from agentctl.domain.run import Run
 from agentctl.domain.sandbox import SandboxMode, SandboxProfile
 from agentctl.execution.bubblewrap import require
+from agentctl.execution.cache_fill import Prefetch
 from agentctl.execution.tree_cache import in_home
-from agentctl.execution.workspace import Prefetch
 from agentctl.services.attempts.attempt import Progress
 from agentctl.services.attempts.pipeline import RunOptions
 from agentctl.services.lifecycle.worker import create_and_run, prefetch_base

@@ -22,9 +22,9 @@ from agentctl.domain.enums import RunStatus
 from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.domain.run import Run
 from agentctl.domain.transitions import TERMINAL_RUN
+from agentctl.execution.cache_fill import Prefetch, prefetch
 from agentctl.execution.task_repository import is_url
 from agentctl.execution.tree_cache import TreeCache
-from agentctl.execution.workspace import Prefetch, prefetch
 from agentctl.services.attempts.attempt import StopSignal
 from agentctl.services.attempts.pipeline import RunOptions, execute_attempt
 from agentctl.services.lifecycle.queue import Queue
@@ -59,7 +59,7 @@ def create_and_run(storage: Storage, config: Config, task_text: str, *, agent: A
 
 def prefetch_base(repository: str, commit: str, cache: TreeCache | None) -> Prefetch | None:
     """Start checking a run's base out into the tree cache, to be run here on views of it;
-    None where there is nothing to fill (see `workspace.prefetch`). Stop it once the run ends."""
+    None where there is nothing to fill (see `cache_fill.prefetch`). Stop it once the run ends."""
     return prefetch(repository, commit, is_url=is_url(repository), cache=cache,
                     scratch=Path(tempfile.gettempdir()))
 

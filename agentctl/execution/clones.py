@@ -1,0 +1,72 @@
+"""agentctl's own git copies of a base: the bare copy of the source (a local repository cloned,
+a URL fetched) with a branch of its own at the base, and clones of that copy with no remote.
+Both the attempt's workspace (`workspace`) and the tree cache's entries (`cache_fill`) are made
+of these, through agentctl's hardened git (`git.trusted_git`, `git.hardened_argv`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from agentctl.domain.errors import InfrastructureFailure
+from agentctl.execution.git import (
+    WorkspaceGit,
+    hardened_argv,
+    hardened_env,
+    run_git_process,
+    trusted_git,
+)
+
+SHA = re.compile(r"[0-9a-fA-F]{7,64}")  # a commit id as git prints it
+BASE_REF = "refs/heads/agentctl-base"  # the bare copy's own branch at the base commit
+
+__all__ = ["BASE_REF", "SHA", "clone", "copy_source"]
+
+
+def copy_source(source: str, commit: str, base: Path, *, is_url: bool, home: Path,
+                should_stop: Callable[[], bool] | None, hardlinks: bool = False) -> None:
+    """agentctl's bare copy of `source`, with a branch of its own at `commit`, so that clones of
+    the copy carry the base even when no branch of the source points at it (a fetched commit,
+    a tag, a reflog entry)."""
+    if is_url:
+        _fetch_commit(source, commit, base, should_stop)
+    else:
+        if not Path(source).exists():
+            raise InfrastructureFailure(f"cannot clone {source}: the repository does not exist")
+        links = () if hardlinks else ("--no-hardlinks",)  # git copies across filesystems
+        trusted_git(["clone", "--quiet", "--bare", *links, "--", source, str(base)],
+                    what=f"cannot clone {source}", should_stop=should_stop)
+    WorkspaceGit(git_dir=base, work_tree=base.parent, home=home).run(
+        "update-ref", BASE_REF, commit, what=f"cannot check out commit {commit} of {source}")
+
+
+def clone(source: Path, dest: Path, home: Path, should_stop: Callable[[], bool] | None, *,
+          hardlinks: bool) -> WorkspaceGit:
+    """A clone of agentctl's bare copy `source` at `dest`, without a remote, and git for it
+    that reads nothing but its own fresh config. Objects are copied, not linked, unless
+    `hardlinks` (within the cache, which nothing writes to)."""
+    links = () if hardlinks else ("--no-hardlinks",)
+    # The one transport agentctl's own git may use: a local clone of its own copy.
+    run_git_process(hardened_argv("-c", "protocol.file.allow=always", "clone", "--quiet",
+                                  "--no-checkout", *links, "--", str(source), str(dest)),
+                    env=hardened_env(home), what=f"cannot clone the base into {dest}",
+                    should_stop=should_stop)
+    clone = WorkspaceGit(git_dir=dest / ".git", work_tree=dest, home=home)
+    clone.run("remote", "remove", "origin", what=f"cannot detach {dest} from its origin")
+    return clone
+
+
+def _fetch_commit(url: str, commit: str, base: Path,
+                  should_stop: Callable[[], bool] | None) -> None:
+    """Just the commit when the server lets us ask for it by id; else every branch and tag."""
+    trusted_git(["init", "--quiet", "--bare", str(base)], what=f"cannot create {base}")
+    shallow = trusted_git(["-C", str(base), "fetch", "--quiet", "--no-tags", "--depth=1", "--",
+                           url, commit], what=f"cannot fetch {commit} from {url}", check=False,
+                          should_stop=should_stop)
+    if shallow.returncode == 0:
+        return
+    trusted_git(["-C", str(base), "fetch", "--quiet", "--", url,
+                 "+refs/heads/*:refs/remotes/source/*", "+refs/tags/*:refs/tags/*"],
+                what=f"cannot fetch {url}", should_stop=should_stop)
