@@ -96,17 +96,13 @@ def test_the_cli_gets_the_gateway_and_a_placeholder_never_the_key(
         upstream: FakeModel, tmp_path: Path, source: dict[str, str], variable: str,
         header: str) -> None:
     from agentctl.domain.agent import NativeAgentSettings
-    from agentctl.execution.agents import AgentSession
     from agentctl.execution.gateway.attach import attach
 
     passed = {"PATH": "/usr/bin", "ANTHROPIC_BASE_URL": upstream.url, "COPY": KEY, **source}
-    session = AgentSession(instruction="", workspace=tmp_path, task_file=tmp_path / "task.json",
-                           tools=None, step=None, should_stop=lambda: False,  # type: ignore[arg-type]
-                           env=passed)
-    attached = attach("claude", session, NativeAgentSettings(command="claude"), {},
+    attached = attach("claude", passed, NativeAgentSettings(command="claude"), {},
                       source={**source, "ANTHROPIC_BASE_URL": upstream.url})
     try:
-        env = attached.session.env
+        env = attached.env
         assert KEY not in env.values() and "COPY" not in env  # whatever its name
         assert env[variable] == attached.gateway.placeholder
         assert env["ANTHROPIC_BASE_URL"] == attached.gateway.base_url != upstream.url

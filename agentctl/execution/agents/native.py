@@ -128,12 +128,14 @@ class NativeAgent:
             return AgentOutcome(error=f"{self.name} cannot start: {settings.command}: no such "
                                       f"executable (set [agents.{self.name}] command)")
         try:  # every model request goes through agentctl: the real key stays out here
-            attached = attach(self.name, session, settings, frozen_spec(session).get("budget", {}),
+            attached = attach(self.name, session.env, settings,
+                              frozen_spec(session).get("budget", {}),
                               cassette=session.cassette,
                               names=attempt_names(str(identity.private), identity.attempt_id))
         except ValueError as error:
             return AgentOutcome(error=f"{self.name} cannot start its model gateway: {error}")
-        session, settings, self._gateway = attached.session, attached.settings, attached.gateway
+        session = replace(session, env=attached.env)
+        settings, self._gateway = attached.settings, attached.gateway
         home = self.home_dir(identity)
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
         stream = session.task_file.parent / f"{self.name}-stream.jsonl"

@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 from agentctl.domain.agent import ModelApi, NativeAgentSettings
 from agentctl.domain.cassette import Cassette, Names
 from agentctl.domain.model_prices import parse_prices
-from agentctl.execution.agents import AgentSession
 from agentctl.execution.gateway.server import Gateway, Limits
 
 ANTHROPIC_API = "https://api.anthropic.com"
@@ -27,18 +26,19 @@ URL_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
 @dataclass(frozen=True, slots=True)
 class Attached:
     gateway: Gateway
-    session: AgentSession  # with the CLI's environment: gateway URL, placeholder key
+    env: dict[str, str]  # the CLI's: the gateway's base URL, a placeholder key
     settings: NativeAgentSettings
 
 
-def attach(agent: str, session: AgentSession, settings: NativeAgentSettings,
+def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
            budget: Mapping[str, object], *,
            source: Mapping[str, str] | None = None,
            cassette: Cassette | None = None, names: Names | None = None) -> Attached:
-    """Start the attempt's gateway for `agent` (claude or codex); with a cassette, one that
-    answers from it (a replay: no upstream, no key)."""
+    """Start the attempt's gateway for `agent` (claude or codex), and the environment its CLI
+    gets instead of `given`; with a cassette, one that answers from it (a replay: no upstream,
+    no key)."""
     environ = dict(source if source is not None else os.environ)
-    known = {**session.env, **environ}
+    known = {**given, **environ}
     if agent == "codex":
         upstream = settings.base_url or known.get("OPENAI_BASE_URL") or OPENAI_API
         key = known.get(settings.env_key) or known.get("OPENAI_API_KEY")
@@ -54,7 +54,7 @@ def attach(agent: str, session: AgentSession, settings: NativeAgentSettings,
     else:
         gateway = Gateway(upstream, key, limits=_limits(budget),
                           prices=parse_prices(settings.prices))
-    env = {name: value for name, value in without_keys(session.env, settings, key).items()
+    env = {name: value for name, value in without_keys(given, settings, key).items()
            if name not in URL_VARIABLES}
     if agent == "codex":
         env["OPENAI_API_KEY"] = gateway.placeholder
@@ -63,7 +63,7 @@ def attach(agent: str, session: AgentSession, settings: NativeAgentSettings,
         bearer = not known.get("ANTHROPIC_API_KEY") and bool(known.get("ANTHROPIC_AUTH_TOKEN"))
         env["ANTHROPIC_AUTH_TOKEN" if bearer else "ANTHROPIC_API_KEY"] = gateway.placeholder
         env["ANTHROPIC_BASE_URL"] = gateway.base_url
-    return Attached(gateway, replace(session, env=env), settings)
+    return Attached(gateway, env, settings)
 
 
 def without_keys(env: Mapping[str, str], settings: NativeAgentSettings | None = None,
