@@ -294,3 +294,19 @@ def test_claude_runs_inside_the_sandbox_and_only_its_model_endpoint_is_reachable
         and json.loads(c["argumentsJson"])["madeBy"] == "agent:claude" for c in connections)
     reasons = bench.json("verdict", "show", run_id)["reasons"]
     assert not any("sandbox" in reason for reason in reasons), reasons
+
+
+def test_claude_without_the_sandbox_keeps_its_temporary_files_with_the_attempt(
+        bench: AgentBench, anthropic: FakeModel) -> None:
+    """With no private /tmp, the CLI and what it starts get a TMPDIR in the attempt's private
+    folder, so their temporary files go with the attempt rather than into the host's /tmp."""
+    where = "import tempfile; print('TMP=' + tempfile.gettempdir())"
+    anthropic.script = Script([
+        [Call("Bash", {"command": f'python3 -c "{where}"', "description": "where"})],
+        [Text("done")]])
+    run = bench.start(bench.submit("Say where temporary files go"), "claude", "--no-sandbox")
+    (call,) = [c for c in bench.calls(run["runId"]) if c["toolName"] == "claude.Bash"]
+    temporary = Path(call["result"]["output"].split("TMP=", 1)[1].split()[0])
+    assert temporary.name == "tmp" and temporary.parent.name == "agent-home", temporary
+    assert any(part.startswith("agentctl-ws-") for part in temporary.parts), temporary
+    assert not temporary.exists()  # removed with the attempt

@@ -149,6 +149,10 @@ class NativeAgent:
         outcome: list[ProcessResult] = []
         timeout = session.wall_seconds()
         jail = agent_jail(session, launch, home, self.endpoints(session, settings))
+        if jail is None:  # no private /tmp: its temporary files stay with the attempt instead
+            temporary = home / "tmp"
+            temporary.mkdir(mode=0o700, exist_ok=True)
+            launch = replace(launch, env={**launch.env, "TMPDIR": str(temporary)})
         self._jails = ToolJails(session.sandbox, session.workspace, tool_env(session.env),
                                 home / ".agentctl" / "calls") \
             if jail is not None and session.sandbox is not None else None
