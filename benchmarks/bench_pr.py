@@ -89,7 +89,8 @@ def main() -> None:
             forge_config = cwd / "github.toml"
             forge_config.write_text(f'[pr]\nforge = "github"\napi_url = "{forge.url}"\n'
                                     'repository = "octo/calc"\n')
-            plain, opened = [], []
+            plain: list[float] = []
+            opened: list[float] = []
             for i in range(args.repeat):
                 for kind, into in (("plain", plain), ("forge", opened)):
                     repo = make_repo(root / f"{kind}{i}")

@@ -101,13 +101,14 @@ def _sealing_off() -> Iterator[None]:
     from agentctl.store import table_repository as repository
     from agentctl.store import uow
 
-    inserted, seal = repository.inserted, uow.UnitOfWork._seal
-    repository.inserted = lambda name, fields: lambda row: ("", "")  # type: ignore[assignment]
+    inserted, seal = vars(repository)["inserted"], uow.UnitOfWork._seal
+    setattr(repository, "inserted", lambda name, fields: lambda row: ("", ""))  # noqa: B010
     uow.UnitOfWork._seal = lambda self: None  # type: ignore[method-assign]
     try:
         yield
     finally:
-        repository.inserted, uow.UnitOfWork._seal = inserted, seal  # type: ignore[method-assign]
+        setattr(repository, "inserted", inserted)  # noqa: B010
+        uow.UnitOfWork._seal = seal  # type: ignore[method-assign]
 
 
 def _record_once(copy_path: Path, store, settings, task_id: str,  # type: ignore[no-untyped-def]

@@ -43,14 +43,14 @@ def setup(root: Path) -> tuple[Path, str]:
 
 def queue(home: Path, task_id: str, count: int) -> None:
     from agentctl import config
-    from agentctl.execution.agents.spec import AgentSpec
+    from agentctl.domain.agent import AgentKind, AgentSpec
     from agentctl.home import resolve_home
     from agentctl.services.lifecycle.runs import create_run
     from agentctl.store import Store
 
     store = Store(resolve_home(str(home)))
     for _ in range(count):
-        create_run(store, config.defaults(), task_id, agent=AgentSpec("noop", ""))
+        create_run(store, config.defaults(), task_id, agent=AgentSpec(kind=AgentKind.NOOP))
 
 
 def drain(home: Path, workers: int) -> float:
@@ -138,7 +138,8 @@ def setup_task(root: Path) -> str:
     out = subprocess.run([AGENTCTL, "--home", str(home), "task", "submit", "--repo",
                           str(root / "repo"), "--type", "custom", "--instruction", "bench",
                           "--json"], check=True, capture_output=True, text=True, env=ENV).stdout
-    return json.loads(out)["taskId"]
+    task_id: str = json.loads(out)["taskId"]
+    return task_id
 
 
 if __name__ == "__main__":

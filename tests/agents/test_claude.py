@@ -26,7 +26,7 @@ def refund_mode(context):
     return "batch"
 '''
 
-MIGRATION = [
+MIGRATION: list[list[Text | Call]] = [
     [Text("I will migrate checkout and refunds to new_feature_flags."),
      Call("Read", {"file_path": "{cwd}/payments/checkout.py"})],
     [Call("Edit", {"file_path": "{cwd}/payments/checkout.py",
@@ -47,7 +47,7 @@ MIGRATION = [
     [Text("Migrated both modules; the tests pass.")],
 ]
 
-FORBIDDEN = [
+FORBIDDEN: list[list[Text | Call]] = [
     [Call("Read", {"file_path": "{cwd}/.github/workflows/deploy.yml"})],
     [Call("Write", {"file_path": "{cwd}/.github/workflows/deploy.yml",
                     "content": "name: deploy\non: push\njobs: {}\n"})],
@@ -280,7 +280,7 @@ def test_claude_runs_inside_the_sandbox_and_only_its_model_endpoint_is_reachable
     task = bench.submit("Try to leave the sandbox")
     result = bench.cli("run", "start", task, "--agent", "claude", "--json", expect=(0, 1),
                        env={"HOME": str(escape_probe.user_home)})
-    run_id = result.json()["runId"]
+    run_id = result.json()["runId"]  # type: ignore[index]
     probe = bench.calls(run_id)[0]
     assert probe["toolName"] == "claude.Bash" and probe["decision"] == "ALLOWED", probe
     escape_probe.assert_nothing_escaped(probe["result"]["output"])
