@@ -4,7 +4,9 @@
 
 1. Throughput: N queued `noop` runs (verification `true`) drained by 1 worker, then another N by
    2 workers at once; runs per second and their ratio (target: 2 workers >= 1.6x one).
-   Beside it, the same ratio for two plain CPU-bound processes: what the machine can give.
+   Beside it, the same ratio for two plain CPU-bound processes: what the machine can give,
+   and for two workers each draining N runs from a state home of its own: what sharing one
+   store costs, apart from what two runs at once cost the machine.
 2. Lease latency under contention: 4 processes lease from one queue of M runs as fast as they
    can; the time each `lease_run` call takes (median, p95, max), and how many failed (target:
    no `database is locked` ever).
@@ -29,6 +31,7 @@ ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COM
 
 
 def setup(root: Path) -> tuple[Path, str]:
+    root.mkdir(exist_ok=True)
     repo = root / "repo"
     repo.mkdir()
     (repo / "README.md").write_text("bench\n")
@@ -53,11 +56,12 @@ def queue(home: Path, task_id: str, count: int) -> None:
         create_run(store, config.defaults(), task_id, agent=AgentSpec(kind=AgentKind.NOOP))
 
 
-def drain(home: Path, workers: int) -> float:
+def drain(home: Path, workers: int, *, homes: tuple[Path, ...] = ()) -> float:
+    """Seconds until `workers` workers on `home` (or one on each of `homes`) find no run left."""
     started = time.perf_counter()
-    processes = [subprocess.Popen([AGENTCTL, "--home", str(home), "worker", "--once",
+    processes = [subprocess.Popen([AGENTCTL, "--home", str(where), "worker", "--once",
                                    "--poll", "0.05"], env=ENV, stderr=subprocess.DEVNULL)
-                 for _ in range(workers)]
+                 for where in (homes or (home,) * workers)]
     for process in processes:
         process.wait()
     return time.perf_counter() - started
@@ -128,6 +132,12 @@ def main() -> None:
         print(f"{'noop runs per second, 2 workers':<44} {two:8.2f} runs/s   {two / one:5.2f}x"
               f"  target >= 1.6x")
         print(f"{'  (this machine: 2 CPU-bound processes vs 1)':<44} {cpu_scaling():8.2f}x")
+        other, other_task = setup(root / "other")
+        queue(home, task_id, args.runs)
+        queue(other, other_task, args.runs)
+        apart = 2 * args.runs / drain(home, 2, homes=(home, other))
+        print(f"{'  (2 workers, each on a state home of its own)':<44} {apart:8.2f} runs/s   "
+              f"{apart / one:5.2f}x")
         contention(root / "contention-home", setup_task(root), args.leases)
     finally:
         shutil.rmtree(root, ignore_errors=True)
