@@ -80,7 +80,8 @@ class Prefetch:
 
     def __init__(self, source: str, commit: str, *, is_url: bool, cache: TreeCache) -> None:
         self._stopped = threading.Event()
-        _FILLING.add(cache_key(source, commit))
+        self._key = cache_key(source, commit)
+        _FILLING.add(self._key)
         self._thread = threading.Thread(target=self._fill, args=(source, commit, is_url, cache),
                                         name="agentctl-prefetch", daemon=True)
         self._thread.start()
@@ -89,13 +90,12 @@ class Prefetch:
         home = Path(tempfile.mkdtemp(prefix="agentctl-prefetch-"))
         try:
             build = builder(source, commit, is_url=is_url, home=home,
-                             should_stop=self._stopped.is_set)
-            acquire(cache, cache_key(source, commit), build,
-                    should_stop=self._stopped.is_set).release()
+                            should_stop=self._stopped.is_set)
+            acquire(cache, self._key, build, should_stop=self._stopped.is_set).release()
         except Exception:  # the attempt builds it again, and says why it cannot
             pass
         finally:
-            _FILLING.discard(cache_key(source, commit))
+            _FILLING.discard(self._key)
             force_rmtree(str(home))
 
     def stop(self) -> None:

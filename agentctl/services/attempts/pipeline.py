@@ -151,9 +151,11 @@ def _attempt(ctx: AttemptContext, run: Run) -> AttemptEnd:
             return
         try:
             beside = BaseBeside.start(ctx)
-        except (InfrastructureFailure, OSError):  # its networks could not be made: not the
-            beside = None  # clone's fault; the sequential path runs the base after the
-            # patch's checks, and says why if it cannot (a bug still surfaces)
+        except (InfrastructureFailure, OSError):
+            # its networks could not be made, which is not the clone's fault: the sequential
+            # path runs the base after the patch's checks, and says why if it cannot (a bug
+            # still surfaces)
+            pass
 
     try:
         failed = prepare_workspace(ctx, cloned=start_beside)
