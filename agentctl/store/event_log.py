@@ -14,16 +14,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from itertools import chain
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, bindparam, select, update
 
 from agentctl.domain.audit import SEALS
 from agentctl.domain.errors import IllegalTransition
 from agentctl.domain.events import GENESIS_HASH, NewEvent, StoredEvent, chain_hash, stored_form
 from agentctl.store import tables
+from agentctl.store.prebuilt import Prebuilt
 from agentctl.store.table_repository import insert_rows
 
 _EVENT = tables.event
 _HEAD = tables.event_head
+_LOCK_HEAD = Prebuilt(select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update())
+_MOVE_HEAD = Prebuilt(update(_HEAD).where(_HEAD.c.id == 1, _HEAD.c.seq == bindparam("old"))
+                      .values(seq=bindparam("seq"), hash=bindparam("hash")))
 _FIELDS = ("seq", "type", "task_id", "run_id", "attempt_id", "step_id", "payload", "created_at",
            "prev_hash", "hash")
 
@@ -77,9 +81,7 @@ class EventLog:
                          prev_hash, digest))
             prev_hash = digest
         insert_rows(self._connection, _EVENT, _FIELDS, rows)
-        result = self._connection.execute(
-            update(_HEAD).where(_HEAD.c.id == 1, _HEAD.c.seq == old_seq)
-            .values(seq=seq, hash=prev_hash))
+        result = _MOVE_HEAD.run(self._connection, {"old": old_seq, "seq": seq, "hash": prev_hash})
         if result.rowcount != 1:  # cannot happen while the row is locked: fail closed
             raise IllegalTransition("event log", str(old_seq), str(seq),
                                     "another writer appended concurrently")
@@ -88,8 +90,7 @@ class EventLog:
         self.appended = (seq, prev_hash)
 
     def _lock_head(self) -> tuple[int, str]:
-        locked = select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update()
-        row = self._connection.execute(locked).first()
+        row = _LOCK_HEAD.run(self._connection, {}).first()
         if row is None:  # the first event ever: make the head row, whoever comes first
             # once per database: import late, and only the dialect in use (PostgreSQL's
             # alone costs a new SQLite home's first command ~20 ms)
@@ -99,6 +100,6 @@ class EventLog:
                 from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
             self._connection.execute(insert(_HEAD).values(id=1, seq=0, hash=GENESIS_HASH)
                                      .on_conflict_do_nothing())
-            row = self._connection.execute(locked).first()
+            row = _LOCK_HEAD.run(self._connection, {}).first()
             assert row is not None
-        return int(row[0]), str(row[1])
+        return int(row.seq), str(row.hash)

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
 
-from sqlalchemy import Boolean, Connection, Float, Table, select
+from sqlalchemy import Boolean, Connection, Float, Table, bindparam, select
 
 from agentctl.domain.audit import row_digest
 from agentctl.store import tables
+from agentctl.store.prebuilt import Prebuilt
 from agentctl.store.seal_rules import (
     NOT_RECORDS,
     optional_positions,
@@ -72,15 +73,22 @@ def seal_rows(connection: Connection, touched: Mapping[str, Iterable[str]]
     for name, keys in touched.items():
         spec = SEALED[name]
         wanted = sorted(keys)
-        columns = [spec.table.c[column] for column in spec.columns]
         key_index = spec.columns.index(spec.key)
         found = sealed.setdefault(name, {})
         for start in range(0, len(wanted), _CHUNK):
-            query = select(*columns).where(
-                spec.table.c[spec.key].in_(wanted[start:start + _CHUNK]))
-            for row in connection.execute(query):
+            chunk = wanted[start:start + _CHUNK]
+            query = _read_back(name, len(chunk))
+            for row in query.run(connection, {f"k{i}": key for i, key in enumerate(chunk)}):
                 found[str(row[key_index])] = spec.digest(row)
     return sealed
+
+
+@lru_cache(maxsize=64)
+def _read_back(name: str, count: int) -> Prebuilt:
+    """The sealed columns of `count` rows of table `name`, by key (`k0`, `k1`, ...)."""
+    spec = SEALED[name]
+    return Prebuilt(select(*(spec.table.c[column] for column in spec.columns))
+                    .where(spec.table.c[spec.key].in_([bindparam(f"k{i}") for i in range(count)])))
 
 
 @lru_cache(maxsize=64)

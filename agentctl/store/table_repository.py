@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any, Generic, TypeVar, cast
+from typing import Generic, TypeVar, cast
 
-from sqlalchemy import Connection, Dialect, Select, Table, insert, select, update
+from sqlalchemy import Connection, Dialect, Table, bindparam, insert, select, update
 
 from agentctl.domain.errors import IllegalTransition, NotFound
+from agentctl.store.prebuilt import Prebuilt
 from agentctl.store.rows import Row, RowMapping, RowValues, Value
 from agentctl.store.seals import inserted
 
@@ -85,30 +86,26 @@ class Repository(Generic[R]):
         self._sealed.update(map(inserted(self._table.name, fields), rows))
 
     def get(self, identifier: str) -> R:
-        row = self._connection.execute(
-            select(self._table).where(self._key == identifier)
-        ).mappings().first()
+        row = _by_key(self._table).run(self._connection, {"key": identifier}).mappings().first()
         if row is None:
             raise NotFound(f"no {self._mapping.kind} {identifier}")
         return self._remember(row)
 
     def find(self, order_by: str | None = None, *, status: StrEnum | None = None,
              **equals: str | int) -> list[R]:
-        query = select(self._table)
+        names = tuple(sorted(equals)) + (("status",) if status is not None else ())
+        params: dict[str, object] = dict(equals)
         if status is not None:
-            query = query.where(self._table.c.status == status.value)
-        for column, value in equals.items():
-            query = query.where(self._table.c[column] == value)
-        if order_by:
-            query = query.order_by(self._table.c[order_by])
-        return [self._remember(row) for row in self._connection.execute(query).mappings()]
+            params["status"] = status.value
+        statement = _matching(self._table, names, order_by)
+        return [self._remember(row)
+                for row in statement.run(self._connection, params).mappings()]
 
-    def claim(self, query: Select[Any]) -> list[R]:
-        """The rows of `query` (a SELECT of this table), locked for this transaction; rows that
-        another transaction holds are skipped, not waited for (FOR UPDATE SKIP LOCKED on
-        PostgreSQL; SQLite's write transaction already keeps every other writer out)."""
-        locked = query.with_for_update(skip_locked=True)
-        return [self._remember(row) for row in self._connection.execute(locked).mappings()]
+    def claim(self, query: Prebuilt, params: Mapping[str, object]) -> list[R]:
+        """The rows of `query` (a SELECT of this table made FOR UPDATE SKIP LOCKED), locked for
+        this transaction; rows that another transaction holds are skipped, not waited for
+        (PostgreSQL; SQLite's write transaction already keeps every other writer out)."""
+        return [self._remember(row) for row in query.run(self._connection, params).mappings()]
 
     def _remember(self, row: Row) -> R:
         record = self._mapping.from_row(row)
@@ -127,14 +124,12 @@ class Repository(Generic[R]):
         before = self._loaded.get(identifier)
         changed = {name: value for name, value in row.items()
                    if name != self._mapping.key and (before is None or before.get(name) != value)}
-        query = update(self._table).where(self._key == identifier)
+        statement = _update(self._table, tuple(changed), expected_status is not None)
+        params: dict[str, object] = {f"set_{name}": value for name, value in changed.items()}
+        params["key"] = identifier
         if expected_status is not None:
-            query = query.where(self._table.c.status == expected_status.value)
-        if not changed:  # nothing to write, but the compare-and-set must still hold
-            query = query.values({self._mapping.key: identifier})
-        else:
-            query = query.values(changed)
-        result = self._connection.execute(query)
+            params["expected"] = expected_status.value
+        result = statement.run(self._connection, params)
         if result.rowcount != 1:
             current = self._connection.execute(
                 select(self._table.c.status).where(self._key == identifier)
@@ -146,3 +141,30 @@ class Repository(Generic[R]):
                                     f"(expected {expected_status})")
         self._loaded[identifier] = row
         self._touched.add(identifier)
+
+
+@lru_cache(maxsize=32)
+def _by_key(table: Table) -> Prebuilt:
+    (key,) = table.primary_key.columns
+    return Prebuilt(select(table).where(key == bindparam("key")))
+
+
+@lru_cache(maxsize=128)
+def _matching(table: Table, names: tuple[str, ...], order_by: str | None) -> Prebuilt:
+    """The rows whose columns `names` equal the parameters of those names."""
+    query = select(table).where(*(table.c[name] == bindparam(name) for name in names))
+    return Prebuilt(query.order_by(table.c[order_by]) if order_by else query)
+
+
+@lru_cache(maxsize=256)
+def _update(table: Table, changed: tuple[str, ...], compare_status: bool) -> Prebuilt:
+    """An UPDATE of the row `key` setting `changed` (each from `set_<column>`), only while its
+    status is `expected` when `compare_status`; with nothing changed it sets the key to itself,
+    so the compare-and-set still holds."""
+    (key,) = table.primary_key.columns
+    query = update(table).where(key == bindparam("key"))
+    if compare_status:
+        query = query.where(table.c.status == bindparam("expected"))
+    if not changed:
+        return Prebuilt(query.values({key.name: bindparam("key")}))
+    return Prebuilt(query.values({name: bindparam(f"set_{name}") for name in changed}))

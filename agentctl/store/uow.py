@@ -8,10 +8,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from functools import lru_cache
 from types import TracebackType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import Connection, Engine, Table, Update, func, or_, select, text, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Select,
+    Table,
+    Update,
+    bindparam,
+    func,
+    literal,
+    or_,
+    select,
+    text,
+    update,
+)
 
 from agentctl.domain.clock import to_iso
 from agentctl.domain.enums import AttemptStatus, RunStatus, TaskStatus
@@ -22,6 +36,7 @@ from agentctl.store import tables
 from agentctl.store.engine import reconnecting
 from agentctl.store.event_log import EventLog
 from agentctl.store.pending import PendingRows, columns
+from agentctl.store.prebuilt import Prebuilt
 from agentctl.store.rows import RowMapping
 from agentctl.store.rows import evidence as evidence_rows
 from agentctl.store.rows import runs as run_rows
@@ -38,16 +53,54 @@ _TASK = tables.task
 WAKE_CHANNEL = "agentctl_work"
 R = TypeVar("R")
 _LIVE = [AttemptStatus.STARTING.value, AttemptStatus.ACTIVE.value]
+_IS_LIVE = _ATTEMPT.c.status.in_([literal(status) for status in _LIVE])  # fixed values: prebuilt
 
 
-def _while_held(attempt_id: str, lease_id: str, now: datetime) -> Update:
+def _while_held() -> Update:
     """An UPDATE of the attempt that matches only while it holds that unexpired lease."""
     return update(_ATTEMPT).where(
-        _ATTEMPT.c.attempt_id == attempt_id,
-        _ATTEMPT.c.lease_id == lease_id,
-        _ATTEMPT.c.status.in_(_LIVE),
-        _ATTEMPT.c.lease_expires_at > to_iso(now),
+        _ATTEMPT.c.attempt_id == bindparam("attempt_id"),
+        _ATTEMPT.c.lease_id == bindparam("lease_id"),
+        _IS_LIVE,
+        _ATTEMPT.c.lease_expires_at > bindparam("now"),
     )
+
+
+_FENCE = Prebuilt(_while_held().values(fenced_writes=_ATTEMPT.c.fenced_writes + 1))
+_EXTEND = Prebuilt(_while_held().values(last_heartbeat_at=bindparam("beat"),
+                                        lease_expires_at=bindparam("until")))
+_RUN_STATUS = Prebuilt(select(_RUN.c.status).where(_RUN.c.run_id == bindparam("id")))
+_TASK_STATUS = Prebuilt(select(_TASK.c.status).where(_TASK.c.task_id == bindparam("id")))
+_SET_RUN_STATUS = Prebuilt(update(_RUN).where(_RUN.c.run_id == bindparam("id"),
+                                              _RUN.c.status == bindparam("expected"))
+                           .values(status=bindparam("target")))
+_RECORD_DIRECTORY = Prebuilt(update(_ATTEMPT).where(_ATTEMPT.c.attempt_id == bindparam("id"))
+                             .values(directory=bindparam("directory")))
+_NEXT_QUEUED = Prebuilt(
+    select(_RUN)
+    .where(_RUN.c.status == literal(RunStatus.QUEUED.value),
+           or_(_RUN.c.not_before.is_(None), _RUN.c.not_before <= bindparam("now")))
+    .order_by(_RUN.c.run_id)
+    .limit(1)
+    .with_for_update(skip_locked=True))
+
+
+def _expired() -> Select[Any]:
+    return (select(_ATTEMPT)
+            .where(_IS_LIVE, _ATTEMPT.c.lease_expires_at <= bindparam("now"))
+            .order_by(_ATTEMPT.c.lease_expires_at, _ATTEMPT.c.attempt_id))
+
+
+_EXPIRED = Prebuilt(_expired().with_for_update(skip_locked=True))
+
+
+@lru_cache(maxsize=8)
+def _expired_up_to(limit: int) -> Prebuilt:
+    return Prebuilt(_expired().limit(limit).with_for_update(skip_locked=True))
+
+
+def _held(attempt_id: str, lease_id: str, now: datetime) -> dict[str, object]:
+    return {"attempt_id": attempt_id, "lease_id": lease_id, "now": to_iso(now)}
 
 
 class UnitOfWork:
@@ -113,46 +166,31 @@ class UnitOfWork:
         An UPDATE rather than a SELECT, so the check takes the row lock on databases that have
         them and a reaper expiring the lease concurrently is ordered before or after us.
         """
-        result = self.connection.execute(
-            _while_held(attempt_id, lease_id, now)
-            .values(fenced_writes=_ATTEMPT.c.fenced_writes + 1)
-        )
+        result = _FENCE.run(self.connection, _held(attempt_id, lease_id, now))
         if result.rowcount != 1:
             raise LeaseLost(f"attempt {attempt_id} no longer holds lease {lease_id}; write refused")
 
     def extend_lease(self, attempt_id: str, lease_id: str, now: datetime, until: datetime) -> bool:
         """A heartbeat: push the expiry forward, only while the lease is still held."""
-        result = self.connection.execute(
-            _while_held(attempt_id, lease_id, now)
-            .values(last_heartbeat_at=to_iso(now), lease_expires_at=to_iso(until))
-        )
+        result = _EXTEND.run(self.connection, {**_held(attempt_id, lease_id, now),
+                                               "beat": to_iso(now), "until": to_iso(until)})
         return result.rowcount == 1
 
     def next_queued_run(self, now: datetime) -> Run | None:
         """The oldest queued run whose backoff has passed and that no other claimer holds,
         locked until this transaction ends: concurrent workers each get a different one."""
-        query = (
-            select(_RUN)
-            .where(_RUN.c.status == RunStatus.QUEUED.value,
-                   or_(_RUN.c.not_before.is_(None), _RUN.c.not_before <= to_iso(now)))
-            .order_by(_RUN.c.run_id)
-            .limit(1)
-        )
-        found = self.runs.claim(query)
+        found = self.runs.claim(_NEXT_QUEUED, {"now": to_iso(now)})
         return found[0] if found else None
 
     def expired_attempts(self, now: datetime, *, limit: int | None = None) -> list[Attempt]:
         """Live attempts whose lease ran out (their worker died or hangs), locked; those another
         worker is reclaiming right now are skipped."""
-        query = select(_ATTEMPT).where(
-            _ATTEMPT.c.status.in_(_LIVE), _ATTEMPT.c.lease_expires_at <= to_iso(now),
-        ).order_by(_ATTEMPT.c.lease_expires_at, _ATTEMPT.c.attempt_id)
-        return self.attempts.claim(query if limit is None else query.limit(limit))
+        query = _EXPIRED if limit is None else _expired_up_to(limit)
+        return self.attempts.claim(query, {"now": to_iso(now)})
 
     def record_directory(self, attempt_id: str, directory: str) -> None:
         """Whose directory this is: what the sweep of a dead attempt's leftovers goes by."""
-        self.connection.execute(update(_ATTEMPT).where(_ATTEMPT.c.attempt_id == attempt_id)
-                                .values(directory=directory))
+        _RECORD_DIRECTORY.run(self.connection, {"id": attempt_id, "directory": directory})
 
     def directories(self, attempt_ids: list[str]) -> list[str]:
         """The recorded directories of these attempts."""
@@ -177,24 +215,21 @@ class UnitOfWork:
 
     def run_status(self, run_id: str) -> RunStatus:
         """Just the status: moving a run along does not need its whole spec decoded."""
-        status = self.connection.execute(
-            select(_RUN.c.status).where(_RUN.c.run_id == run_id)).scalar()
+        status = _RUN_STATUS.run(self.connection, {"id": run_id}).scalar()
         if status is None:
             raise NotFound(f"no run {run_id}")
         return RunStatus(status)
 
     def task_status(self, task_id: str) -> TaskStatus:
-        status = self.connection.execute(
-            select(_TASK.c.status).where(_TASK.c.task_id == task_id)).scalar()
+        status = _TASK_STATUS.run(self.connection, {"id": task_id}).scalar()
         if status is None:
             raise NotFound(f"no task {task_id}")
         return TaskStatus(status)
 
     def set_run_status(self, run_id: str, *, expected: RunStatus, target: RunStatus) -> None:
         """Compare-and-set of a run's status (the transition rule was checked by the caller)."""
-        result = self.connection.execute(
-            update(_RUN).where(_RUN.c.run_id == run_id, _RUN.c.status == expected.value)
-            .values(status=target.value))
+        result = _SET_RUN_STATUS.run(self.connection, {"id": run_id, "expected": expected.value,
+                                                        "target": target.value})
         if result.rowcount != 1:
             raise IllegalTransition("run", expected.value, target.value,
                                     f"{run_id} changed concurrently")

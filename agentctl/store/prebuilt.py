@@ -1,0 +1,54 @@
+"""Statements built once and run as SQL text on the driver: the write path's hot statements.
+
+A write transaction holds SQLite's one write lock from its first statement to its commit, and
+two workers on one store wait for each other there. Building a Core statement, computing its
+cache key and looking up its compiled form cost more than the database's own work for the
+small reads and updates a run makes, so those are written here once, with bind parameters,
+compiled on first use per dialect and then executed through `exec_driver_sql` (as
+`table_repository.insert_rows` already does for inserts). Values are the driver's: the row
+codecs (`rows`) encode and decode them, as for the compiled reads of `views`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, CursorResult, Dialect
+from sqlalchemy.sql.expression import Executable
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    sql: str
+    order: tuple[str, ...] | None  # the parameters' order for a positional driver (SQLite)
+    fixed: Mapping[str, object]  # values the statement carries (`+ 1`, a LIMIT)
+
+
+class Prebuilt:
+    """One statement with bind parameters, compiled once per dialect."""
+
+    __slots__ = ("statement", "_compiled")
+
+    def __init__(self, statement: Executable) -> None:
+        self.statement = statement
+        self._compiled: dict[str, _Compiled] = {}
+
+    def compiled(self, dialect: Dialect) -> _Compiled:
+        found = self._compiled.get(dialect.name)
+        if found is None:
+            compiled = self.statement.compile(dialect=dialect)  # type: ignore[attr-defined]
+            found = self._compiled[dialect.name] = _Compiled(
+                str(compiled),
+                tuple(compiled.positiontup or ()) if compiled.positional else None,
+                {name: value for name, value in compiled.params.items() if value is not None})
+        return found
+
+    def run(self, connection: Connection, params: Mapping[str, object]) -> CursorResult[Any]:
+        compiled = self.compiled(connection.dialect)
+        values = {**compiled.fixed, **params} if compiled.fixed else params
+        if compiled.order is None:
+            return connection.exec_driver_sql(compiled.sql, dict(values))
+        return connection.exec_driver_sql(compiled.sql,
+                                          tuple(values[name] for name in compiled.order))
