@@ -1,6 +1,6 @@
 """A real bug fix end to end, beside doing it by hand, in the same run (issue 30 targets).
 
-    .venv/bin/python benchmarks/bench_bugfix.py [--case NAME] [--runs 5]
+    .venv/bin/python benchmarks/bench_bugfix.py [--case NAME|all] [--runs 5]
 
 A case of tests/corpus (the release with the bug, the later release's tests laid on it, the
 released fix as the patch; sdists from ~/.cache/agentctl-test-corpus or PyPI):
@@ -13,6 +13,12 @@ released fix as the patch; sdists from ~/.cache/agentctl-test-corpus or PyPI):
   (the default config: sandbox on, the base's checks run for the baseline),
   cold (a new state home each time: nothing cached) and warm (one home: the base's checkout
   and its baseline results cached by the first run). Targets: <= 2.5x cold, <= 2x warm.
+
+With --case all, every case of the corpus in turn, each measured as one case is (its own
+repository, fix and warm home, --runs rounds), then one table: a line per case, and the median
+of each column with how many cases meet each target. The ratios depend on the case (how heavy
+its tests are, how many fail on the base), so a figure for one case is not the figure. --phases,
+--cpu and --model measure a single case and are refused with --case all.
 
 With --phases, where each agentctl run's time went (medians), from its own record: start-up
 and submit (the process started until the run existed), each group of steps, the time between
@@ -42,11 +48,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.corpus.corpus import build_base, diff_after, gold, load_cases  # noqa: E402
+from tests.corpus.corpus import Case, build_base, diff_after, gold, load_cases  # noqa: E402
 
 AGENTCTL = str(Path(sys.executable).with_name("agentctl"))
 
@@ -169,85 +178,150 @@ def spin(seconds: float) -> subprocess.Popen[bytes]:
                              f"{seconds}: pass"])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--case", default="cachetools-lfu-copy-use-counts")
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--phases", action="store_true", help="where each run's time went")
-    parser.add_argument("--cpu", action="store_true", help="the CPU each way spent")
-    parser.add_argument("--model", action="store_true",
-                        help="the best schedule of the same evidence and agentctl's CPU")
-    options = parser.parse_args()
-    options.phases = options.phases or options.model
-    options.cpu = options.cpu or options.model
-    meter = CpuMeter.made() if options.cpu else None
-    if options.cpu and meter is None:
-        print("--cpu: no cgroup can be made here (root and cgroup v1 cpuacct or v2 needed)")
-    cpu: dict[str, list[float]] = {}
+HAND = "by hand (clone, apply, pytest)"
+SAME = "by hand, the same evidence"
+COLD = "agentctl cold"
+WARM = "agentctl warm"
+TARGETS = {COLD: 2.5, WARM: 2.0}
+EVERY_CASE = "all"
 
-    def counted() -> dict[str, object]:
+
+@dataclass(frozen=True)
+class Model:
+    """The best schedule of the same evidence beside agentctl's own CPU (--model)."""
+
+    start_up: float               # the cold runs' median from launch until the base was known
+    rest: float                   # agentctl's other CPU, spun beside the evidence
+    modelled: tuple[float, ...]   # seconds per round
+    packed: float                 # the start-up, then all that CPU over every core
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One case measured. Samples are in round order: the same index is the same round, which
+    the interleaved ratios pair up."""
+
+    case: str
+    runs: int
+    times: Mapping[str, tuple[float, ...]]                  # HAND, SAME, COLD, WARM
+    phases: Mapping[str, tuple[Mapping[str, float], ...]]   # COLD, WARM; empty without --phases
+    cpu: Mapping[str, tuple[float, ...]]                    # the ways counted; empty without one
+    model: Model | None
+
+    def median(self, way: str) -> float:
+        return statistics.median(self.times[way])
+
+    def ratio(self, way: str) -> float:
+        """The way's median over by hand's."""
+        return self.median(way) / self.median(HAND)
+
+    def interleaved(self, way: str, beside: str = HAND) -> list[float]:
+        """Each round's run of `way` over the run of `beside` just before it."""
+        return [mine / theirs
+                for mine, theirs in zip(self.times[way], self.times[beside], strict=True)]
+
+
+class CaseBench:
+    """One case's repository, fix and check, built once in a folder of its own, and each way
+    of doing the fix on them."""
+
+    def __init__(self, case: Case, meter: CpuMeter | None, *, with_phases: bool) -> None:
+        self.case, self.meter, self.with_phases = case, meter, with_phases
+        self.root = Path(tempfile.mkdtemp(prefix="agentctl-bench-bugfix-"))
+        self.repo, after = build_base(case, self.root)
+        self.fix = self.root / "fix.diff"
+        self.fix.write_text(diff_after(self.repo, self.root / "scratch", gold(case, after)))
+        self.command = case.verify_command(sys.executable)
+        self.submit = [AGENTCTL, "task", "submit", "--repo", str(self.repo), "--type", "bug_fix",
+                       "--instruction", case.bug, "--verify", self.command, "--run", "--agent",
+                       f"patch:{self.fix}", "--json"]
+        self.cpu: dict[str, list[float]] = {}
+        self.spent_in: dict[str, list[dict[str, float]]] = {COLD: [], WARM: []}
+        self.resolved_after: list[float] = []  # cold runs: launch to the task's creation
+
+    def header(self) -> str:
+        return (f"case {self.case.name}: {len(list(self.repo.rglob('*')))} paths; "
+                f"check: {self.command}")
+
+    def measure(self, runs: int, *, model: bool) -> Figures:
+        """`runs` rounds of each way after one run that fills the warm home; the folder is
+        removed after."""
+        try:
+            warm_home = self.root / "warm-home"
+            self._agentctl(warm_home)  # fills the warm home's caches
+            times: dict[str, list[float]] = {HAND: [], SAME: [], COLD: [], WARM: []}
+            for number in range(runs):
+                times[HAND].append(self._by_hand(number))
+                times[SAME].append(self._same_evidence(number))
+                cold = self.root / f"cold-home-{number}"
+                times[COLD].append(self._agentctl(cold, COLD))
+                shutil.rmtree(cold, ignore_errors=True)
+                times[WARM].append(self._agentctl(warm_home, WARM))
+            modelled = self._model(runs) if model and self.meter is not None else None
+            return Figures(
+                self.case.name, runs, {way: tuple(s) for way, s in times.items()},
+                {way: tuple(s) for way, s in self.spent_in.items()} if self.with_phases else {},
+                {way: tuple(s) for way, s in self.cpu.items()}, modelled)
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def _counted(self) -> dict[str, object]:
         """Options for subprocess that count the process's CPU (and its children's)."""
-        return {"preexec_fn": meter.enter} if meter is not None else {}
+        return {"preexec_fn": self.meter.enter} if self.meter is not None else {}
 
-    def charge(name: str, before: float) -> None:
-        if meter is not None:
-            cpu.setdefault(name, []).append(meter.seconds() - before)
+    def _spent(self) -> float:
+        return self.meter.seconds() if self.meter is not None else 0.0
 
-    def spent() -> float:
-        return meter.seconds() if meter is not None else 0.0
-    (case,) = [c for c in load_cases() if c.name == options.case]
-    root = Path(tempfile.mkdtemp(prefix="agentctl-bench-bugfix-"))
-    repo, after = build_base(case, root)
-    fix = root / "fix.diff"
-    fix.write_text(diff_after(repo, root / "scratch", gold(case, after)))
-    command = case.verify_command(sys.executable)
-    submit = [AGENTCTL, "task", "submit", "--repo", str(repo), "--type", "bug_fix",
-              "--instruction", case.bug, "--verify", command, "--run", "--agent",
-              f"patch:{fix}", "--json"]
-    print(f"case {case.name}: {len(list(repo.rglob('*')))} paths; check: {command}")
+    def _charge(self, way: str, before: float) -> None:
+        if self.meter is not None:
+            self.cpu.setdefault(way, []).append(self.meter.seconds() - before)
 
-    def by_hand(number: int) -> float:
-        clone = root / f"hand-{number}"
-        before = spent()
+    def _apply(self, tree: Path) -> None:
+        """`git apply` of the fix, without its warnings about the whitespace the fix adds (some
+        cases' tests hold trailing blanks): applied as is either way."""
+        subprocess.run(["git", "apply", "--whitespace=nowarn", str(self.fix)], cwd=tree,
+                       check=True, **self._counted())  # type: ignore[call-overload]
+
+    def _by_hand(self, number: int) -> float:
+        clone = self.root / f"hand-{number}"
+        before = self._spent()
         started = time.perf_counter()
-        subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True,
-                       **counted())  # type: ignore[call-overload]
-        subprocess.run(["git", "apply", str(fix)], cwd=clone, check=True,
-                       **counted())  # type: ignore[call-overload]
-        subprocess.run(command, shell=True, cwd=clone, capture_output=True,
-                       **counted())  # type: ignore[call-overload]
+        subprocess.run(["git", "clone", "-q", str(self.repo), str(clone)], check=True,
+                       **self._counted())  # type: ignore[call-overload]
+        self._apply(clone)
+        subprocess.run(self.command, shell=True, cwd=clone, capture_output=True,
+                       **self._counted())  # type: ignore[call-overload]
         elapsed = time.perf_counter() - started
-        charge("by hand (clone, apply, pytest)", before)
+        self._charge(HAND, before)
         shutil.rmtree(clone)
         return elapsed
 
-    def same_evidence(number: int, *, after: float = 0.0, beside: float = 0.0) -> float:
+    def _same_evidence(self, number: int, *, after: float = 0.0, beside: float = 0.0) -> float:
         """`after`, `beside`: CPU seconds spun before the evidence starts, and beside it (the
         model)."""
-        place = root / f"same-{number}"
+        place = self.root / f"same-{number}"
         started = time.perf_counter()
         if after:
             spin(after).wait()
         spinning = spin(beside) if beside else None
         trees = [place / name for name in ("fix", "base", "rerun")]
-        before = spent()
+        before = self._spent()
         for tree in trees:
-            subprocess.run(["git", "clone", "-q", str(repo), str(tree)], check=True,
-                           **counted())  # type: ignore[call-overload]
-        subprocess.run(["git", "apply", str(fix)], cwd=trees[0], check=True,
-                       **counted())  # type: ignore[call-overload]
-        first = [subprocess.Popen(command, shell=True, cwd=tree, stdout=subprocess.PIPE,
+            subprocess.run(["git", "clone", "-q", str(self.repo), str(tree)], check=True,
+                           **self._counted())  # type: ignore[call-overload]
+        self._apply(trees[0])
+        first = [subprocess.Popen(self.command, shell=True, cwd=tree, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, text=True,
-                                  **counted())  # type: ignore[call-overload]
+                                  **self._counted())  # type: ignore[call-overload]
                  for tree in trees[:2]]
         base_output = [process.communicate()[0] for process in first][1]
         failing = [line.split()[1] for line in base_output.splitlines()
                    if line.startswith(("FAILED ", "ERROR "))]
         if failing:
-            again = command.removesuffix(" ".join(case.tests)) + " ".join(failing)
+            again = self.command.removesuffix(" ".join(self.case.tests)) + " ".join(failing)
             reruns = [subprocess.Popen(again, shell=True, cwd=tree,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                       **counted())  # type: ignore[call-overload]
+                                       **self._counted())  # type: ignore[call-overload]
                       for tree in trees[1:]]
             for process in reruns:
                 process.wait()
@@ -255,91 +329,157 @@ def main() -> None:
             spinning.wait()
         elapsed = time.perf_counter() - started
         if not (after or beside):
-            charge("by hand, the same evidence", before)
+            self._charge(SAME, before)
         shutil.rmtree(place)
         return elapsed
 
-    spent_in: dict[str, list[dict[str, float]]] = {"agentctl cold": [], "agentctl warm": []}
-    resolved_after: list[float] = []  # cold runs: launch to the task's creation (base resolved)
-
-    def agentctl(home: Path, kind: str | None = None) -> float:
-        before = spent()
-        elapsed, launched, ended, printed = timed(submit, cwd=root, env={
+    def _agentctl(self, home: Path, way: str | None = None) -> float:
+        before = self._spent()
+        elapsed, launched, ended, printed = timed(self.submit, cwd=self.root, env={
             "PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "AGENTCTL_HOME": str(home)},
-            **counted())
-        if kind is not None:
-            charge(kind, before)
-        if options.phases and kind is not None:
+            **self._counted())
+        if way is not None:
+            self._charge(way, before)
+        if self.with_phases and way is not None:
             run_id = json.loads(printed)["runId"]
-            spent_in[kind].append(phases(home, run_id, launched, ended))
-            if kind == "agentctl cold":
-                resolved_after.append(task_created(home, run_id, launched))
+            self.spent_in[way].append(phases(home, run_id, launched, ended))
+            if way == COLD:
+                self.resolved_after.append(task_created(home, run_id, launched))
         return elapsed
 
-    warm_home = root / "warm-home"
-    agentctl(warm_home)  # fills the warm home's caches
-    times: dict[str, list[float]] = {"by hand (clone, apply, pytest)": [],
-                                     "by hand, the same evidence": [],
-                                     "agentctl cold": [], "agentctl warm": []}
-    for number in range(options.runs):
-        times["by hand (clone, apply, pytest)"].append(by_hand(number))
-        times["by hand, the same evidence"].append(same_evidence(number))
-        cold = root / f"cold-home-{number}"
-        times["agentctl cold"].append(agentctl(cold, "agentctl cold"))
-        shutil.rmtree(cold, ignore_errors=True)
-        times["agentctl warm"].append(agentctl(warm_home, "agentctl warm"))
-    baseline = statistics.median(times["by hand (clone, apply, pytest)"])
-    targets = {"agentctl cold": 2.5, "agentctl warm": 2.0}
-    print(f"a real bug fix end to end (median of {options.runs})")
-    for name, samples in times.items():
-        median = statistics.median(samples)
-        goal = f"   target <= {targets[name]:.1f}x" if name in targets else ""
+    def _model(self, runs: int) -> Model:
+        start_up = statistics.median(self.resolved_after)
+        evidence = statistics.median(self.cpu[SAME])
+        rest = max(0.0, statistics.median(self.cpu[COLD]) - evidence - start_up)
+        modelled = tuple(self._same_evidence(runs + n, after=start_up, beside=rest)
+                         for n in range(runs))
+        packed = start_up + (evidence + rest) / (os.cpu_count() or 1)
+        return Model(start_up, rest, modelled, packed)
+
+
+def samples(values: Iterable[float]) -> str:
+    return ", ".join(f"{value:.2f}" for value in values)
+
+
+def report_case(figures: Figures) -> None:
+    """One case's figures, line for line as this benchmark has always printed them."""
+    runs, baseline = figures.runs, figures.median(HAND)
+    print(f"a real bug fix end to end (median of {runs})")
+    for name, taken in figures.times.items():
+        median = statistics.median(taken)
+        goal = f"   target <= {TARGETS[name]:.1f}x" if name in TARGETS else ""
         print(f"  {name:<32} {median:7.3f} s  {median / baseline:5.2f}x{goal}   "
-              f"[{', '.join(f'{s:.2f}' for s in samples)}]")
-    hand = times["by hand (clone, apply, pytest)"]
-    for name, limit in targets.items():  # each run beside the by-hand one just before it
-        ratios = [mine / theirs for mine, theirs in zip(times[name], hand, strict=True)]
+              f"[{samples(taken)}]")
+    for name, limit in TARGETS.items():
+        ratios = figures.interleaved(name)
         print(f"  {name} interleaved: {sum(r <= limit for r in ratios)}/{len(ratios)} within "
-              f"{limit:.1f}x   [{', '.join(f'{r:.2f}' for r in ratios)}]")
-    same = times["by hand, the same evidence"]
-    ratios = [mine / theirs for mine, theirs in zip(times["agentctl cold"], same, strict=True)]
+              f"{limit:.1f}x   [{samples(ratios)}]")
+    ratios = figures.interleaved(COLD, SAME)
     print(f"  agentctl cold / the same evidence by hand, interleaved: median "
-          f"{statistics.median(ratios):.2f}x   [{', '.join(f'{r:.2f}' for r in ratios)}]")
-    if options.phases:
-        print(f"where agentctl's time went (median seconds of {options.runs})")
+          f"{statistics.median(ratios):.2f}x   [{samples(ratios)}]")
+    if figures.phases:
+        print(f"where agentctl's time went (median seconds of {runs})")
         print(f"  {'phase':<46} {'cold':>7} {'warm':>7}")
         for name in PHASES:
-            cold_s, warm_s = (statistics.median(s[name] for s in spent_in[kind])
-                              for kind in ("agentctl cold", "agentctl warm"))
+            cold_s, warm_s = (statistics.median(s[name] for s in figures.phases[way])
+                              for way in (COLD, WARM))
             print(f"  {name:<46} {cold_s:7.3f} {warm_s:7.3f}")
-    if options.model and meter is not None:
-        start_up = statistics.median(resolved_after)
-        rest = max(0.0, statistics.median(cpu["agentctl cold"])
-                   - statistics.median(cpu["by hand, the same evidence"]) - start_up)
-        modelled = [same_evidence(options.runs + n, after=start_up, beside=rest)
-                    for n in range(options.runs)]
-        median = statistics.median(modelled)
-        print(f"a model of the best schedule (median of {options.runs}): {start_up:.3f} s of "
+    if figures.model is not None:
+        model = figures.model
+        median = statistics.median(model.modelled)
+        print(f"a model of the best schedule (median of {runs}): {model.start_up:.3f} s of "
               f"start-up until the base is known, then the same evidence by hand beside "
-              f"{rest:.3f} s of agentctl's other CPU")
+              f"{model.rest:.3f} s of agentctl's other CPU")
         print(f"  {'modelled':<32} {median:7.3f} s  {median / baseline:5.2f}x   "
-              f"[{', '.join(f'{s:.2f}' for s in modelled)}]")
-        packed = start_up + (statistics.median(cpu["by hand, the same evidence"]) + rest) \
-            / (os.cpu_count() or 1)
-        print(f"  {'start-up, then that CPU packed':<32} {packed:7.3f} s  "
-              f"{packed / baseline:5.2f}x   (no waiting at all, every core busy throughout)")
-    if meter is not None:
+              f"[{samples(model.modelled)}]")
+        print(f"  {'start-up, then that CPU packed':<32} {model.packed:7.3f} s  "
+              f"{model.packed / baseline:5.2f}x   (no waiting at all, every core busy throughout)")
+    if figures.cpu:
         cores = os.cpu_count() or 1
-        hand_cpu = statistics.median(cpu["by hand (clone, apply, pytest)"])
-        print(f"the CPU each way spent (median seconds of {options.runs}, every process it "
+        hand_cpu = statistics.median(figures.cpu[HAND])
+        print(f"the CPU each way spent (median seconds of {runs}, every process it "
               f"started), and the wall it cannot go below on {cores} cores")
-        for name, samples in cpu.items():
-            median = statistics.median(samples)
+        for name, spent in figures.cpu.items():
+            median = statistics.median(spent)
             print(f"  {name:<32} cpu {median:7.3f} s  {median / hand_cpu:5.2f}x   "
                   f"cpu / cores {median / cores:6.3f} s = {median / cores / baseline:4.2f}x "
                   f"by hand's wall")
-        meter.close()
-    shutil.rmtree(root, ignore_errors=True)
+
+
+def report_sweep(every: list[Figures]) -> None:
+    """One line per case, then the median of each column and how many cases meet each target
+    (a case meets one when its median ratio does)."""
+    total = f"median of {len(every)} cases"
+    width = max(len(label) for label in [total, *(f.case for f in every)])
+    # by hand (s), then x by hand: the same evidence, cold, warm; cold over the same evidence
+    rows = [(f.median(HAND), f.ratio(SAME), f.ratio(COLD), f.ratio(WARM),
+             statistics.median(f.interleaved(COLD, SAME))) for f in every]
+    cold_met = [row[2] <= TARGETS[COLD] for row in rows]
+    warm_met = [row[3] <= TARGETS[WARM] for row in rows]
+
+    def line(label: str, row: tuple[float, ...], cold_ok: str, warm_ok: str) -> str:
+        hand, same, cold, warm, beside = row
+        return (f"  {label:<{width}}{hand:8.3f}{same:6.2f}x{cold:6.2f}x{warm:6.2f}x"
+                f"{beside:9.2f}x{cold_ok:>7}{warm_ok:>6}")
+
+    def met(flag: bool) -> str:
+        return "yes" if flag else "no"
+    print(f"every case of tests/corpus end to end (median of {every[0].runs} each), "
+          f"x: over by hand")
+    print(f"  {'case':<{width}}{'hand s':>8}{'same':>7}{'cold':>7}{'warm':>7}{'cold/same':>10}"
+          f"{'<=2.5x':>7}{'<=2x':>6}")
+    for figures, row, cold_ok, warm_ok in zip(every, rows, cold_met, warm_met, strict=True):
+        print(line(figures.case, row, met(cold_ok), met(warm_ok)))
+    medians = tuple(statistics.median(column) for column in zip(*rows, strict=True))
+    print(line(total, medians, f"{sum(cold_met)}/{len(rows)}", f"{sum(warm_met)}/{len(rows)}"))
+    print("  hand s: by hand (clone, apply, pytest); same: by hand, the same evidence;")
+    print("  cold, warm: agentctl; cold/same: agentctl cold over the same evidence, interleaved;")
+    print("  <=2.5x, <=2x: whether agentctl cold, warm meets its target")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", default="cachetools-lfu-copy-use-counts",
+                        help=f"a case of tests/corpus, or {EVERY_CASE!r}: each in turn, and a "
+                             "table of them")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--phases", action="store_true", help="where each run's time went")
+    parser.add_argument("--cpu", action="store_true", help="the CPU each way spent")
+    parser.add_argument("--model", action="store_true",
+                        help="the best schedule of the same evidence and agentctl's CPU")
+    options = parser.parse_args()
+
+    def refuse(message: str) -> NoReturn:
+        parser.exit(2, f"{parser.prog}: error: {message}\n")
+    cases = load_cases()
+    known = [case.name for case in cases]
+    if options.case != EVERY_CASE and options.case not in known:
+        refuse(f"argument --case: no case {options.case!r}; expected {EVERY_CASE} or one of "
+               f"{', '.join(known)}")
+    if options.case == EVERY_CASE and (options.phases or options.cpu or options.model):
+        refuse(f"--phases, --cpu and --model measure one case; with --case {EVERY_CASE} "
+               "expected none of them")
+    if options.runs < 1:
+        refuse(f"argument --runs: {options.runs}; expected 1 or more")
+    options.phases = options.phases or options.model
+    options.cpu = options.cpu or options.model
+    meter = CpuMeter.made() if options.cpu else None
+    if options.cpu and meter is None:
+        print("--cpu: no cgroup can be made here (root and cgroup v1 cpuacct or v2 needed)")
+    every: list[Figures] = []
+    try:
+        for case in cases:
+            if options.case in (EVERY_CASE, case.name):
+                bench = CaseBench(case, meter, with_phases=options.phases)
+                print(bench.header(), flush=True)
+                every.append(bench.measure(options.runs, model=options.model))
+    finally:
+        if meter is not None:
+            meter.close()
+    if options.case == EVERY_CASE:
+        report_sweep(every)
+    else:
+        report_case(every[0])
 
 
 if __name__ == "__main__":
