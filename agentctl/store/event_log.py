@@ -102,4 +102,4 @@ class EventLog:
                                      .on_conflict_do_nothing())
             row = _LOCK_HEAD.run(self._connection, {}).first()
             assert row is not None
-        return int(row.seq), str(row.hash)
+        return int(row[0]), str(row[1])

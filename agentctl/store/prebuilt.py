@@ -4,9 +4,9 @@ A write transaction holds SQLite's one write lock from its first statement to it
 two workers on one store wait for each other there. Building a Core statement, computing its
 cache key and looking up its compiled form cost more than the database's own work for the
 small reads and updates a run makes, so those are written here once, with bind parameters,
-compiled on first use per dialect and then executed through `exec_driver_sql` (as
-`table_repository.insert_rows` already does for inserts). Values are the driver's: the row
-codecs (`rows`) encode and decode them, as for the compiled reads of `views`.
+compiled on first use per dialect and then executed on the transaction's own driver connection
+(SQLAlchemy begins and commits it). Values are the driver's: the row codecs (`rows`) encode and
+decode them, as for the compiled reads of `views`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, CursorResult, Dialect
+from sqlalchemy import Connection, Dialect
 from sqlalchemy.sql.expression import Executable
 
 
@@ -45,10 +45,38 @@ class Prebuilt:
                 {name: value for name, value in compiled.params.items() if value is not None})
         return found
 
-    def run(self, connection: Connection, params: Mapping[str, object]) -> CursorResult[Any]:
+    def run(self, connection: Connection, params: Mapping[str, object]) -> Outcome:
+        """Execute on the transaction's own driver connection, past SQLAlchemy's execution
+        context and result objects (the statement's result is read whole: a handful of rows)."""
         compiled = self.compiled(connection.dialect)
         values = {**compiled.fixed, **params} if compiled.fixed else params
-        if compiled.order is None:
-            return connection.exec_driver_sql(compiled.sql, dict(values))
-        return connection.exec_driver_sql(compiled.sql,
-                                          tuple(values[name] for name in compiled.order))
+        cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            if compiled.order is None:
+                cursor.execute(compiled.sql, values)
+            else:
+                cursor.execute(compiled.sql, tuple(values[name] for name in compiled.order))
+            if cursor.description is None:
+                return Outcome((), [], cursor.rowcount)
+            return Outcome(tuple(column[0] for column in cursor.description), cursor.fetchall(),
+                           cursor.rowcount)
+        finally:
+            cursor.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a statement gave back: its rows (in column order) and how many rows it changed."""
+
+    names: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+    rowcount: int
+
+    def mappings(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.names, row, strict=True)) for row in self.rows]
+
+    def first(self) -> tuple[Any, ...] | None:
+        return self.rows[0] if self.rows else None
+
+    def scalar(self) -> Any:
+        return self.rows[0][0] if self.rows else None

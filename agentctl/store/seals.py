@@ -78,7 +78,7 @@ def seal_rows(connection: Connection, touched: Mapping[str, Iterable[str]]
         for start in range(0, len(wanted), _CHUNK):
             chunk = wanted[start:start + _CHUNK]
             query = _read_back(name, len(chunk))
-            for row in query.run(connection, {f"k{i}": key for i, key in enumerate(chunk)}):
+            for row in query.run(connection, {f"k{i}": key for i, key in enumerate(chunk)}).rows:
                 found[str(row[key_index])] = spec.digest(row)
     return sealed
 

@@ -86,10 +86,10 @@ class Repository(Generic[R]):
         self._sealed.update(map(inserted(self._table.name, fields), rows))
 
     def get(self, identifier: str) -> R:
-        row = _by_key(self._table).run(self._connection, {"key": identifier}).mappings().first()
-        if row is None:
+        rows = _by_key(self._table).run(self._connection, {"key": identifier}).mappings()
+        if not rows:
             raise NotFound(f"no {self._mapping.kind} {identifier}")
-        return self._remember(row)
+        return self._remember(rows[0])
 
     def find(self, order_by: str | None = None, *, status: StrEnum | None = None,
              **equals: str | int) -> list[R]:
