@@ -11,7 +11,7 @@ from sqlalchemy import Connection, Dialect, Table, bindparam, insert, select, up
 
 from agentctl.domain.errors import IllegalTransition, NotFound
 from agentctl.store.prebuilt import Prebuilt
-from agentctl.store.rows import Row, RowMapping, RowValues, Value
+from agentctl.store.rows import RowMapping, RowValues, Value
 from agentctl.store.seals import inserted
 
 R = TypeVar("R")
@@ -107,10 +107,11 @@ class Repository(Generic[R]):
         (PostgreSQL; SQLite's write transaction already keeps every other writer out)."""
         return [self._remember(row) for row in query.run(self._connection, params).mappings()]
 
-    def _remember(self, row: Row) -> R:
-        record = self._mapping.from_row(row)
-        self._loaded[str(getattr(record, self._mapping.key))] = self._mapping.to_row(record)
-        return record
+    def _remember(self, row: RowValues) -> R:
+        """The record of `row`, keeping the row as stored: what `save` compares against (not
+        the record encoded again, which would cost a run's whole spec per read)."""
+        self._loaded[str(row[self._mapping.key])] = row
+        return self._mapping.from_row(row)
 
     def save(self, record: R, *, expected_status: StrEnum | None = None) -> None:
         """Write the columns of `record` that differ from the row as read (all of them when it
