@@ -1,0 +1,97 @@
+"""The state home's two caches, seen and cleared: the checked-out bases (`trees/`) and the
+base's check results (`baselines/`). Neither needs the store, and reading creates nothing, so a
+home that does not exist yet shows two empty caches and stays absent.
+
+Clearing is safe with workers running: a tree entry a live run pins stays (and is reported as
+kept), the others go the way eviction removes them; a cleared baseline is run again by the
+next run on its base.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentctl.execution import tree_cache
+from agentctl.execution.tree_cache import TreeCache
+from agentctl.services.attempts.baseline_cache import BaselineCache, Usage
+
+BASELINES = "baselines"
+TREES_BOUND_KEY = "store.tree_cache_mb"  # the config key that bounds `trees/` (0: no cache)
+
+
+@dataclass(frozen=True, slots=True)
+class TreesState:
+    folder: Path
+    usage: Usage
+    pinned: int  # entries a live run holds right now
+    bound_mb: int  # `[store] tree_cache_mb`; 0 switches the cache off
+
+    @property
+    def bound_bytes(self) -> int:
+        return self.bound_mb * 2**20
+
+
+@dataclass(frozen=True, slots=True)
+class BaselinesState:
+    folder: Path
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class CachesState:
+    trees: TreesState
+    baselines: BaselinesState
+
+
+@dataclass(frozen=True, slots=True)
+class TreesCleared:
+    folder: Path
+    removed: Usage
+    kept: Usage  # pinned by a live run
+
+
+@dataclass(frozen=True, slots=True)
+class BaselinesCleared:
+    folder: Path
+    removed: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class CachesCleared:
+    trees: TreesCleared | None  # None: not asked to clear it
+    baselines: BaselinesCleared | None
+
+
+def show_caches(home: Path, tree_cache_mb: int) -> CachesState:
+    """Entries and bytes on disk of each cache of the home at `home`; how many tree entries
+    live runs pin right now."""
+    trees = _trees(home, tree_cache_mb)
+    entries = tree_cache.entries(trees)
+    pinned = sum(1 for entry in entries if tree_cache.is_pinned(trees, entry.key))
+    return CachesState(
+        trees=TreesState(trees.root, _usage(entries), pinned, tree_cache_mb),
+        baselines=BaselinesState(home / BASELINES, BaselineCache(home / BASELINES).usage()))
+
+
+def clear_caches(home: Path, tree_cache_mb: int, *, trees: bool,
+                 baselines: bool) -> CachesCleared:
+    """Remove every tree entry no live run pins (`trees`) and every baseline (`baselines`)."""
+    trees_cleared = baselines_cleared = None
+    if trees:
+        cache = _trees(home, tree_cache_mb)
+        cleared = tree_cache.clear(cache)
+        trees_cleared = TreesCleared(cache.root, _usage(cleared.removed), _usage(cleared.kept))
+    if baselines:
+        folder = home / BASELINES
+        baselines_cleared = BaselinesCleared(folder, BaselineCache(folder).clear())
+    return CachesCleared(trees_cleared, baselines_cleared)
+
+
+def _trees(home: Path, tree_cache_mb: int) -> TreeCache:
+    """The home's tree cache, switched off or not: entries left from when it was on count."""
+    return TreeCache(home / tree_cache.FOLDER, tree_cache_mb * 2**20)
+
+
+def _usage(entries: tuple[tree_cache.Entry, ...] | list[tree_cache.Entry]) -> Usage:
+    return Usage(len(entries), sum(entry.size for entry in entries))
