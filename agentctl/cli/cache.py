@@ -9,6 +9,7 @@ from agentctl.cli.context import state
 from agentctl.cli.options import Flag, JsonOption
 from agentctl.cli.output import emit_json, out
 from agentctl.cli.render.caches import caches_table, cleared_lines
+from agentctl.execution.kept_checkouts import FOLDER
 from agentctl.services.admin.caches import (
     TREES_BOUND_KEY,
     CachesCleared,
@@ -29,7 +30,9 @@ def show(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Show each cache's folder, entries and bytes on disk.
 
     For trees also the size bound (the config key and its value) and how many entries live
-    runs are using right now. Creates nothing, not even the home."""
+    runs are using right now; beside the baselines, the clean checkouts of the base kept for
+    reruns there (where the trees cannot be mounted as views). Creates nothing, not even the
+    home."""
     current = state(ctx)
     caches = show_caches(current.home.root, current.config.store.tree_cache_mb)
     if as_json:
@@ -42,8 +45,8 @@ def show(ctx: typer.Context, as_json: JsonOption = False) -> None:
 def clear(
     ctx: typer.Context,
     trees: Annotated[bool, Flag("--trees", help="Clear the checked-out bases.")] = False,
-    baselines: Annotated[bool, Flag("--baselines", help="Clear the base's check results.")]
-    = False,
+    baselines: Annotated[bool, Flag("--baselines", help="Clear the base's check results "
+                                    "(and the base checkouts kept beside them).")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Remove the cached trees not in use and every cached baseline.
@@ -69,7 +72,9 @@ def _shown(caches: CachesState) -> dict[str, object]:
                   "enabled": trees.bound_mb > 0,
                   "bound": {"configKey": TREES_BOUND_KEY, "value": trees.bound_mb,
                             "sizeBytes": trees.bound_bytes}},
-        "baselines": {"folder": str(baselines.folder), **_usage(baselines.usage)},
+        "baselines": {"folder": str(baselines.folder), **_usage(baselines.usage),
+                      "checkouts": {"folder": str(baselines.folder / FOLDER),
+                                    **_usage(baselines.checkouts)}},
     }
 
 
@@ -80,7 +85,9 @@ def _cleared(cleared: CachesCleared) -> dict[str, object]:
             "folder": str(trees.folder), "removed": _usage(trees.removed),
             "kept": _usage(trees.kept)},
         "baselines": None if baselines is None else {
-            "folder": str(baselines.folder), "removed": _usage(baselines.removed)},
+            "folder": str(baselines.folder), "removed": _usage(baselines.removed),
+            "checkouts": {"folder": str(baselines.folder / FOLDER),
+                          "removed": _usage(baselines.checkouts_removed)}},
     }
 
 

@@ -1,6 +1,7 @@
 """`agentctl cache show|clear` through the installed command, on a home a real run filled: one
 checked-out base in `trees/`, one baseline in `baselines/` (a custom task with the baseline
-always on, a `patch:` agent and a grep as its check). Each test works on its own copy of it."""
+always on, a `patch:` agent and a grep as its check), or, with the tree cache off, the base's
+checkout kept beside the baseline. Each test works on its own copy of it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from typing import Any
 import pytest
 from rich.filesize import decimal
 
+from agentctl.execution.base_checkouts import BaseCheckout
+from agentctl.execution.kept_checkouts import checkout_key
 from agentctl.execution.tree_cache import TreeCache, acquire, remove_tree
+from agentctl.execution.workspace import create_attempt_dirs
 from tests.conftest import GIT_IDENTITY, Result, git, make_repo
 from tests.e2e.conftest import one_error_line
 from tests.e2e.terminal_support import terminal
@@ -26,30 +30,28 @@ VERIFY = "grep -qx 'x = 2' app.py"  # fails on the base, passes with the patch
 
 @dataclass(frozen=True)
 class Filled:
-    """A home one run left a tree and a baseline in, and what to run again on it."""
+    """A home one run left its caches in, and what to run again on it."""
 
     template: Path
     cwd: Path
     task_id: str
+    repository: str
+    base_commit: str
 
 
-@pytest.fixture(scope="module")
-def filled(tmp_path_factory: pytest.TempPathFactory,
-           run_agentctl: Callable[..., Result]) -> Filled:
+def fill(root: Path, run_agentctl: Callable[..., Result], config: str) -> Filled:
+    """A run of a custom task with the baseline always on, under `config`, into `root/home`."""
     from agentctl.execution import overlay
 
-    root = tmp_path_factory.mktemp("cache-cli")
     if not overlay.supported(root):
         unavailable("overlay mounts are refused here (not root, or no overlay in the kernel)")
     repo = make_repo(root / "repo", {"app.py": "x = 1\n"})
     (repo / "app.py").write_text("x = 2\n")
-    diff = root / "change.diff"
-    diff.write_text(git(repo, "diff") + "\n")
-    git(repo, "checkout", "-q", "--", "app.py")
     cwd = root / "cwd"
     cwd.mkdir()
-    (cwd / ".agentctl.toml").write_text('[verification]\nbaseline = "always"\n')
-    (cwd / "change.diff").write_text(diff.read_text())
+    (cwd / "change.diff").write_text(git(repo, "diff") + "\n")
+    git(repo, "checkout", "-q", "--", "app.py")
+    (cwd / ".agentctl.toml").write_text('[verification]\nbaseline = "always"\n' + config)
     template = root / "home"
     ran = run_agentctl("task", "submit", "--repo", str(repo), "--base", "main", "--type",
                        "custom", "--instruction", "bump x", "--verify", VERIFY, "--run",
@@ -58,11 +60,27 @@ def filled(tmp_path_factory: pytest.TempPathFactory,
     assert ran.returncode == 0, ran.stderr
     run: Any = ran.json()
     assert run["verdict"]["status"] == "SUCCESS", run
-    return Filled(template, cwd, run["taskId"])
+    task: Any = run_agentctl("task", "show", run["taskId"], "--json", home=template,
+                             cwd=cwd).json()
+    return Filled(template, cwd, run["taskId"], task["repository"], run["baseCommit"])
 
 
-@pytest.fixture
-def home(filled: Filled, tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory,
+           run_agentctl: Callable[..., Result]) -> Filled:
+    """One checked-out base in `trees/`, one baseline in `baselines/`."""
+    return fill(tmp_path_factory.mktemp("cache-cli"), run_agentctl, "")
+
+
+@pytest.fixture(scope="module")
+def without_views(tmp_path_factory: pytest.TempPathFactory,
+                  run_agentctl: Callable[..., Result]) -> Filled:
+    """The tree cache off: no tree, one baseline and the base's checkout kept beside it."""
+    return fill(tmp_path_factory.mktemp("cache-cli-off"), run_agentctl,
+                "[store]\ntree_cache_mb = 0\n")
+
+
+def copy_of(filled: Filled, tmp_path: Path) -> Path:
     """A private copy of the filled home."""
     copy = tmp_path / "home"
     shutil.copytree(filled.template, copy, symlinks=True)
@@ -70,15 +88,22 @@ def home(filled: Filled, tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def home(filled: Filled, tmp_path: Path) -> Path:
+    return copy_of(filled, tmp_path)
+
+
+def cache_json(run_agentctl: Callable[..., Result], home: Path, cwd: Path, *args: str) -> Any:
+    """`agentctl cache ARGS --json` on `home`: its document (exit 0)."""
+    result = run_agentctl("cache", *args, "--json", home=home, cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    return result.json()
+
+
+@pytest.fixture
 def cache(filled: Filled, home: Path,
           run_agentctl: Callable[..., Result]) -> Callable[..., Any]:
-    """`cache(*args)`: `agentctl cache ARGS --json` on the copy, its document (exit 0)."""
-    def run(*args: str) -> Any:
-        result = run_agentctl("cache", *args, "--json", home=home, cwd=filled.cwd)
-        assert result.returncode == 0, result.stderr
-        return result.json()
-
-    return run
+    """`cache(*args)`: `agentctl cache ARGS --json` on the copy of `filled`."""
+    return lambda *args: cache_json(run_agentctl, home, filled.cwd, *args)
 
 
 def tree_entries(home: Path) -> list[Path]:
@@ -197,6 +222,43 @@ def test_cache_clear_prints_what_it_removed_and_what_it_kept(
         f"baselines  removed 1 entry ({decimal(removed)})"]
 
 
+def test_base_checkouts_kept_beside_the_baselines_are_shown_and_cleared_with_them(
+        without_views: Filled, tmp_path: Path, run_agentctl: Callable[..., Result]) -> None:
+    home = copy_of(without_views, tmp_path)
+    checkouts = home / "baselines" / "checkouts"
+    shown = cache_json(run_agentctl, home, without_views.cwd, "show")
+    assert shown["trees"]["enabled"] is False and shown["trees"]["entries"] == 0
+    assert shown["baselines"]["entries"] == 1
+    assert shown["baselines"]["checkouts"]["folder"] == str(checkouts)
+    assert shown["baselines"]["checkouts"]["entries"] == 1
+    assert shown["baselines"]["checkouts"]["sizeBytes"] > 0
+    key = checkout_key(without_views.repository, without_views.base_commit)
+    assert [p.name for p in checkouts.iterdir()] == [key]  # the one a run would claim
+
+    cache_json(run_agentctl, home, without_views.cwd, "clear", "--trees")
+    assert [p.name for p in checkouts.iterdir()] == [key]
+    cleared = cache_json(run_agentctl, home, without_views.cwd, "clear", "--baselines")
+    assert cleared["baselines"]["removed"]["entries"] == 1
+    assert cleared["baselines"]["checkouts"]["removed"]["entries"] == 1
+    assert cleared["baselines"]["checkouts"]["removed"]["sizeBytes"] > 0
+    assert list(checkouts.iterdir()) == [] and baseline_files(home) == []
+
+
+def test_a_base_checkout_an_attempt_holds_is_left_alone_and_comes_back_after(
+        without_views: Filled, tmp_path: Path, run_agentctl: Callable[..., Result]) -> None:
+    home = copy_of(without_views, tmp_path)
+    claimed = BaseCheckout(create_attempt_dirs(tmp_path), without_views.repository,
+                           without_views.base_commit, root=home / "baselines" / "checkouts")
+    path = claimed.ensure()  # as an attempt rerunning a test on the base claims it
+    assert claimed.reused
+    cleared = cache_json(run_agentctl, home, without_views.cwd, "clear")
+    assert cleared["baselines"]["checkouts"]["removed"]["entries"] == 0
+    assert (path / "app.py").read_text() == "x = 1\n"
+    claimed.release()  # given back, clean, for the next run
+    shown = cache_json(run_agentctl, home, without_views.cwd, "show")
+    assert shown["baselines"]["checkouts"]["entries"] == 1
+
+
 def test_cache_show_on_a_home_that_does_not_exist_shows_empty_caches_and_creates_nothing(
         tmp_path: Path, run_agentctl: Callable[..., Result]) -> None:
     absent = tmp_path / "never"
@@ -248,3 +310,5 @@ def test_cache_show_fits_an_80_column_terminal(filled: Filled, home: Path) -> No
     assert lines[2].strip() == str(short / "trees"), screen
     assert lines[3].split()[:2] == ["baselines", "1"], screen
     assert lines[4].strip() == str(short / "baselines"), screen
+    assert lines[5].split()[:2] == ["checkouts", "0"], screen
+    assert lines[6].strip() == str(short / "baselines" / "checkouts"), screen

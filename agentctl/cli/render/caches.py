@@ -7,12 +7,14 @@ from rich.filesize import decimal
 
 from agentctl.cli.render.fit import Column, fitted
 from agentctl.cli.render.style import escape
+from agentctl.execution.kept_checkouts import FOLDER
 from agentctl.services.admin.caches import TREES_BOUND_KEY, CachesCleared, CachesState
 from agentctl.services.attempts.baseline_cache import Usage
 
 
 def caches_table(caches: CachesState, *, width: int) -> RenderableType:
-    """One row per cache; its folder on a line of its own when the row is too wide for it."""
+    """One row per cache (the base checkouts kept beside the baselines too); its folder on a
+    line of its own when the row is too wide for it."""
     trees, baselines = caches.trees, caches.baselines
     bound = f"{_key()} = {trees.bound_mb}" + ("" if trees.bound_mb else " (off)")
     columns = [Column("CACHE", 3), Column("ENTRIES", 3), Column("SIZE", 3), Column("PINNED", 2),
@@ -20,7 +22,9 @@ def caches_table(caches: CachesState, *, width: int) -> RenderableType:
     rows = [["trees", str(trees.usage.entries), decimal(trees.usage.size), str(trees.pinned),
              bound, escape(trees.folder)],
             ["baselines", str(baselines.usage.entries), decimal(baselines.usage.size), "-", "-",
-             escape(baselines.folder)]]
+             escape(baselines.folder)],
+            ["checkouts", str(baselines.checkouts.entries), decimal(baselines.checkouts.size),
+             "-", "-", escape(baselines.folder / FOLDER)]]
     return fitted(columns, rows, width)
 
 
@@ -34,6 +38,8 @@ def cleared_lines(cleared: CachesCleared) -> list[str]:
         lines.append(line)
     if cleared.baselines is not None:
         lines.append(f"baselines  removed {_count(cleared.baselines.removed)}")
+        if cleared.baselines.checkouts_removed.entries:
+            lines.append(f"checkouts  removed {_count(cleared.baselines.checkouts_removed)}")
     return lines
 
 

@@ -1,10 +1,12 @@
-"""The state home's two caches, seen and cleared: the checked-out bases (`trees/`) and the
-base's check results (`baselines/`). Neither needs the store, and reading creates nothing, so a
-home that does not exist yet shows two empty caches and stays absent.
+"""The state home's caches, seen and cleared: the checked-out bases (`trees/`), the base's check
+results (`baselines/`) and the base checkouts kept beside them (`baselines/checkouts/`).
+None needs the store, and reading creates nothing, so a home that does not exist yet shows
+empty caches and stays absent.
 
 Clearing is safe with workers running: a tree entry a live run pins stays (and is reported as
-kept), the others go the way eviction removes them; a cleared baseline is run again by the
-next run on its base.
+kept), the others go the way eviction removes them; a kept base checkout is claimed as an
+attempt claims one before it is deleted (one an attempt holds is not kept, so not listed); a
+cleared baseline is run again by the next run on its base.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentctl.execution import tree_cache
+from agentctl.execution import kept_checkouts, tree_cache
 from agentctl.execution.tree_cache import TreeCache
 from agentctl.services.attempts.baseline_cache import BaselineCache, Usage
 
@@ -36,6 +38,7 @@ class TreesState:
 class BaselinesState:
     folder: Path
     usage: Usage
+    checkouts: Usage  # kept in `checkouts/` for reruns on the base
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,7 @@ class TreesCleared:
 class BaselinesCleared:
     folder: Path
     removed: Usage
+    checkouts_removed: Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +75,8 @@ def show_caches(home: Path, tree_cache_mb: int) -> CachesState:
     pinned = sum(1 for entry in entries if tree_cache.is_pinned(trees, entry.key))
     return CachesState(
         trees=TreesState(trees.root, _usage(entries), pinned, tree_cache_mb),
-        baselines=BaselinesState(home / BASELINES, BaselineCache(home / BASELINES).usage()))
+        baselines=BaselinesState(home / BASELINES, BaselineCache(home / BASELINES).usage(),
+                                 _measured(kept_checkouts.kept(_checkouts(home)))))
 
 
 def clear_caches(home: Path, tree_cache_mb: int, *, trees: bool,
@@ -84,13 +89,30 @@ def clear_caches(home: Path, tree_cache_mb: int, *, trees: bool,
         trees_cleared = TreesCleared(cache.root, _usage(cleared.removed), _usage(cleared.kept))
     if baselines:
         folder = home / BASELINES
-        baselines_cleared = BaselinesCleared(folder, BaselineCache(folder).clear())
+        removed = BaselineCache(folder).clear()
+        discarded = [(path, size) for path, size in _sizes(kept_checkouts.kept(_checkouts(home)))
+                     if kept_checkouts.discard(path)]
+        baselines_cleared = BaselinesCleared(
+            folder, removed, Usage(len(discarded), sum(size for _, size in discarded)))
     return CachesCleared(trees_cleared, baselines_cleared)
 
 
 def _trees(home: Path, tree_cache_mb: int) -> TreeCache:
     """The home's tree cache, switched off or not: entries left from when it was on count."""
     return TreeCache(home / tree_cache.FOLDER, tree_cache_mb * 2**20)
+
+
+def _checkouts(home: Path) -> Path:
+    return home / BASELINES / kept_checkouts.FOLDER
+
+
+def _sizes(paths: list[Path]) -> list[tuple[Path, int]]:
+    """Each folder with its bytes on disk (a checkout taken meanwhile counts what is left)."""
+    return [(path, tree_cache.disk_usage(path)) for path in paths]
+
+
+def _measured(paths: list[Path]) -> Usage:
+    return Usage(len(paths), tree_cache.disk_usage(*paths) if paths else 0)
 
 
 def _usage(entries: tuple[tree_cache.Entry, ...] | list[tree_cache.Entry]) -> Usage:
