@@ -11,14 +11,15 @@ cleared baseline is run again by the next run on its base.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.execution import kept_checkouts, tree_cache
 from agentctl.execution.tree_cache import TreeCache
+from agentctl.services.attempts.baseline_cache import FOLDER as BASELINES
 from agentctl.services.attempts.baseline_cache import BaselineCache, Usage
 
-BASELINES = "baselines"
 TREES_BOUND_KEY = "store.tree_cache_mb"  # the config key that bounds `trees/` (0: no cache)
 
 
@@ -75,7 +76,8 @@ def show_caches(home: Path, tree_cache_mb: int) -> CachesState:
     pinned = sum(1 for entry in entries if tree_cache.is_pinned(trees, entry.key))
     return CachesState(
         trees=TreesState(trees.root, _usage(entries), pinned, tree_cache_mb),
-        baselines=BaselinesState(home / BASELINES, BaselineCache(home / BASELINES).usage(),
+        baselines=BaselinesState(home / BASELINES,
+                                 BaselineCache(home / BASELINES).usage(),
                                  _measured(kept_checkouts.kept(_checkouts(home)))))
 
 
@@ -115,5 +117,5 @@ def _measured(paths: list[Path]) -> Usage:
     return Usage(len(paths), tree_cache.disk_usage(*paths) if paths else 0)
 
 
-def _usage(entries: tuple[tree_cache.Entry, ...] | list[tree_cache.Entry]) -> Usage:
+def _usage(entries: Sequence[tree_cache.Entry]) -> Usage:
     return Usage(len(entries), sum(entry.size for entry in entries))

@@ -23,6 +23,8 @@ from agentctl.domain.canonical import canonical_json
 from agentctl.domain.serialize import from_json, to_json
 from agentctl.domain.spec import ExecutionSpec, PlannedCheck
 
+FOLDER = "baselines"  # the cache's folder in the state home
+
 # Bumped when what a baseline holds, or how reports are read, changes.
 FORMAT = 2  # 2: unittest passes are named (a base report of 1 counted them unnamed)
 
