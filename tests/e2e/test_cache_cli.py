@@ -5,8 +5,12 @@ checkout kept beside the baseline. Each test works on its own copy of it."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +23,7 @@ from agentctl.execution.base_checkouts import BaseCheckout
 from agentctl.execution.kept_checkouts import checkout_key
 from agentctl.execution.tree_cache import TreeCache, acquire, remove_tree
 from agentctl.execution.workspace import create_attempt_dirs
-from tests.conftest import GIT_IDENTITY, Result, git, make_repo
+from tests.conftest import AGENTCTL, GIT_IDENTITY, Result, git, make_repo
 from tests.e2e.conftest import one_error_line
 from tests.e2e.terminal_support import terminal
 from tests.e2e.test_help import probe
@@ -197,6 +201,46 @@ def test_a_tree_a_live_run_pins_survives_clear_and_is_reported_kept(
     assert cleared["trees"]["kept"]["entries"] == 1 and cleared["trees"]["kept"]["sizeBytes"] > 0
     assert cleared["baselines"]["removed"]["entries"] == 1  # a baseline is never in use
     assert tree_entries(home) == [pinned] and (pinned / "repo" / "app.py").read_text() == "x = 1\n"
+
+
+def test_clear_beside_a_live_run_keeps_its_tree_and_the_run_ends_as_usual(
+        filled: Filled, tmp_path: Path, run_agentctl: Callable[..., Result]) -> None:
+    """A real run checks its base out into the cache and holds it while its agent waits for
+    the word; `cache clear` runs meanwhile, keeps that entry, and the run then verifies its
+    patch on it. (A home of its own: a copied entry's index no longer matches its files.)"""
+    home, state, cwd = tmp_path / "live-home", tmp_path / "state", tmp_path / "cwd"
+    state.mkdir()  # outside the workspace: the sandbox lets the agent read it
+    cwd.mkdir()
+    (state / "agent.sh").write_text(
+        'while [ ! -e "$1" ]; do sleep 0.05; done\nprintf "x = 2\\n" > app.py\n')
+    (cwd / ".agentctl.toml").write_text(
+        f'[verification]\nbaseline = "always"\n[sandbox]\nwritable = ["{state}"]\n')
+    environment = {**os.environ, "AGENTCTL_HOME": str(home), **GIT_IDENTITY}
+    environment.pop("AGENTCTL_CONFIG", None)
+    go = state / "go"
+    run = subprocess.Popen(
+        [AGENTCTL, "task", "submit", "--repo", filled.repository, "--base", "main", "--type",
+         "custom", "--instruction", "bump x", "--verify", VERIFY, "--run", "--agent",
+         f"command:sh {state / 'agent.sh'} {go}", "--json"],
+        cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        while cache_json(run_agentctl, home, cwd, "show")["trees"]["pinned"] == 0:
+            assert run.poll() is None, run.communicate()  # the run has not taken it yet
+            time.sleep(0.1)
+        cleared = cache_json(run_agentctl, home, cwd, "clear")
+        go.touch()
+        stdout, stderr = run.communicate(timeout=300)
+    finally:
+        go.touch()
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert cleared["trees"]["kept"]["entries"] == 1, cleared
+    assert cleared["trees"]["removed"]["entries"] == 0, cleared
+    assert run.returncode == 0, stderr
+    assert json.loads(stdout)["verdict"]["status"] == "SUCCESS", stdout
+    shown = cache_json(run_agentctl, home, cwd, "show")
+    assert shown["trees"]["entries"] == 1 and shown["trees"]["pinned"] == 0
 
 
 def test_a_tree_is_cleared_once_its_run_lets_go(cache: Callable[..., Any], home: Path) -> None:
