@@ -8,7 +8,7 @@ import typer
 from agentctl.cli.context import state
 from agentctl.cli.options import Flag, JsonOption
 from agentctl.cli.output import emit_json, out
-from agentctl.cli.render.caches import caches_table, cleared_lines
+from agentctl.cli.render.caches import caches_table, cleared_lines, leftovers_line
 from agentctl.execution.kept_checkouts import FOLDER
 from agentctl.services.admin.caches import (
     TREES_BOUND_KEY,
@@ -39,6 +39,8 @@ def show(ctx: typer.Context, as_json: JsonOption = False) -> None:
         emit_json(_shown(caches))
     else:
         out().print(caches_table(caches, width=out().width))
+        if caches.trees.leftovers.entries:
+            out().print(leftovers_line(caches.trees.leftovers), highlight=False, markup=False)
 
 
 @app.command()
@@ -69,7 +71,7 @@ def _shown(caches: CachesState) -> dict[str, object]:
     trees, baselines = caches.trees, caches.baselines
     return {
         "trees": {"folder": str(trees.folder), **_usage(trees.usage), "pinned": trees.pinned,
-                  "enabled": trees.bound_mb > 0,
+                  "enabled": trees.bound_mb > 0, "leftovers": _usage(trees.leftovers),
                   "bound": {"configKey": TREES_BOUND_KEY, "value": trees.bound_mb,
                             "sizeBytes": trees.bound_bytes}},
         "baselines": {"folder": str(baselines.folder), **_usage(baselines.usage),
@@ -83,7 +85,7 @@ def _cleared(cleared: CachesCleared) -> dict[str, object]:
     return {
         "trees": None if trees is None else {
             "folder": str(trees.folder), "removed": _usage(trees.removed),
-            "kept": _usage(trees.kept)},
+            "kept": _usage(trees.kept), "leftovers": _usage(trees.leftovers)},
         "baselines": None if baselines is None else {
             "folder": str(baselines.folder), "removed": _usage(baselines.removed),
             "checkouts": {"folder": str(baselines.folder / FOLDER),

@@ -114,10 +114,12 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Cleared:
-    """What `clear` did: the entries it removed, and those it kept because a run pins them."""
+    """What `clear` did: the entries it removed, those it kept because a run pins them, and
+    the leftovers in `tmp/` it removed (by name, not key)."""
 
     removed: tuple[Entry, ...]
     kept: tuple[Entry, ...]
+    leftovers: tuple[Entry, ...] = ()
 
 
 def entries(cache: TreeCache) -> list[Entry]:
@@ -127,13 +129,26 @@ def entries(cache: TreeCache) -> list[Entry]:
     return [Entry(key, size) for key, size, _used in _entries(cache)]
 
 
+def leftovers(cache: TreeCache) -> list[Entry]:
+    """What builders and removers that died left in `tmp/` (half-built or half-removed
+    entries), by folder name with its bytes on disk; a folder a live builder works in is not.
+    A probe, like `is_pinned`."""
+    found = [child for child in _in_tmp(cache) if not _locked(cache.root / _build_file(child))]
+    return [Entry(child.name, disk_usage(child)) for child in found]
+
+
 def is_pinned(cache: TreeCache, key: str) -> bool:
     """Whether a live run holds the entry right now: its pin file's lock cannot be taken
     exclusively. A probe: it creates nothing and leaves the entry's last use alone."""
+    return _locked(cache.root / f"{key}.pin")
+
+
+def _locked(path: Path) -> bool:
+    """Whether a process holds a flock on `path` (one that does not exist: no)."""
     try:
-        descriptor = os.open(cache.root / f"{key}.pin", os.O_RDONLY)
+        descriptor = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
-        return False  # never pinned since it was built
+        return False
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -155,7 +170,41 @@ def clear(cache: TreeCache) -> Cleared:
     with _exclusive(cache.root / "lock"):
         for key, size, _used in list(_entries(cache)):
             (removed if _remove_unpinned(cache, key) else kept).append(Entry(key, size))
-    return Cleared(tuple(removed), tuple(kept))
+        left = [entry for child in _in_tmp(cache)
+                if (entry := _remove_leftover(cache, child)) is not None]
+    return Cleared(tuple(removed), tuple(kept), tuple(left))
+
+
+def _remove_leftover(cache: TreeCache, child: Path) -> Entry | None:
+    """Remove a folder of `tmp/` unless its key is being built (None then). The caller holds
+    `lock`, which every eviction holds while it deletes, so a `.evicted.` folder seen here is
+    a dead remover's; the key's build lock keeps off a builder, and its clean-up of the key's
+    stale folders, while this one goes."""
+    descriptor = os.open(cache.root / _build_file(child), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None  # a live builder's
+        size = disk_usage(child)
+        remove_tree(child)
+    finally:
+        os.close(descriptor)
+    return Entry(child.name, size)
+
+
+def _in_tmp(cache: TreeCache) -> list[Path]:
+    """The folders in `tmp/` named after an entry's key: being built, or being removed."""
+    folder = cache.root / "tmp"
+    if not folder.is_dir():
+        return []
+    return [child for child in folder.iterdir()
+            if _KEY.fullmatch(child.name.partition(".")[0]) and child.is_dir()]
+
+
+def _build_file(child: Path) -> str:
+    """The lock file of the key a folder of `tmp/` belongs to."""
+    return f"{child.name.partition('.')[0]}.build"
 
 
 def _remove_unpinned(cache: TreeCache, key: str) -> bool:

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -301,6 +302,66 @@ def test_a_base_checkout_an_attempt_holds_is_left_alone_and_comes_back_after(
     claimed.release()  # given back, clean, for the next run
     shown = cache_json(run_agentctl, home, without_views.cwd, "show")
     assert shown["baselines"]["checkouts"]["entries"] == 1
+
+
+# A worker building a cache entry: it writes the checkout, then waits for `go` (when given)
+# or dies on the spot, killed -9 halfway, as a worker can be.
+BUILDER = """
+import os, signal, sys, time
+from pathlib import Path
+from agentctl.execution.tree_cache import TreeCache, acquire
+
+root, key, go = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
+
+def build(folder: Path) -> None:
+    (folder / "repo").mkdir()
+    (folder / "repo" / "app.py").write_text("x = 1\\n" * 20000)
+    (root / f"{key}.started").touch()
+    while go and not Path(go[0]).exists():
+        time.sleep(0.05)
+    if not go:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+acquire(TreeCache(root, 2**30), key, build).release()
+"""
+
+
+def start_builder(trees: Path, key: str, *go: Path) -> subprocess.Popen[str]:
+    builder = subprocess.Popen([sys.executable, "-c", BUILDER, str(trees), key, *map(str, go)],
+                               text=True, stderr=subprocess.PIPE)
+    started = trees / f"{key}.started"
+    while not started.exists():  # the checkout is written
+        if builder.poll() is not None:
+            assert started.exists(), builder.communicate()
+        time.sleep(0.05)
+    return builder
+
+
+def test_what_a_dead_builder_left_is_shown_and_cleared_but_a_live_builders_is_not(
+        tmp_path: Path, run_agentctl: Callable[..., Result]) -> None:
+    home, trees = tmp_path / "home", tmp_path / "home" / "trees"
+    dead, live = "d" * 32, "e" * 32
+    start_builder(trees, dead).wait()  # killed halfway: its folder stays in tmp/
+    go = tmp_path / "go"
+    builder = start_builder(trees, live, go)
+    try:
+        shown = cache_json(run_agentctl, home, tmp_path, "show")
+        assert shown["trees"]["entries"] == 0
+        assert shown["trees"]["leftovers"]["entries"] == 1
+        assert shown["trees"]["leftovers"]["sizeBytes"] > 120_000
+        text = run_agentctl("cache", "show", home=home, cwd=tmp_path).stdout
+        assert "trees/tmp/ holds 1 unfinished checkout (" in text, text
+        cleared = cache_json(run_agentctl, home, tmp_path, "clear", "--trees")
+        assert cleared["trees"]["leftovers"]["entries"] == 1, cleared
+        left = [p.name.partition(".")[0] for p in (trees / "tmp").iterdir()]
+        assert left == [live]  # the live builder's folder, still being written
+    finally:
+        go.touch()
+        builder.wait(timeout=120)
+    assert builder.returncode == 0, builder.stderr
+    assert (trees / live / "repo" / "app.py").exists()  # it finished and put its entry in place
+    shown = cache_json(run_agentctl, home, tmp_path, "show")
+    assert shown["trees"]["entries"] == 1 and shown["trees"]["leftovers"]["entries"] == 0
 
 
 def test_cache_show_on_a_home_that_does_not_exist_shows_empty_caches_and_creates_nothing(

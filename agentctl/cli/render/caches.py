@@ -36,11 +36,25 @@ def cleared_lines(cleared: CachesCleared) -> list[str]:
         if cleared.trees.kept.entries:
             line += f"; kept {_count(cleared.trees.kept)}, in use by a live run"
         lines.append(line)
+        if cleared.trees.leftovers.entries:
+            lines.append(f"           and {_leftovers(cleared.trees.leftovers)} dead workers "
+                         "left in tmp/")
     if cleared.baselines is not None:
         lines.append(f"baselines  removed {_count(cleared.baselines.removed)}")
         if cleared.baselines.checkouts_removed.entries:
             lines.append(f"checkouts  removed {_count(cleared.baselines.checkouts_removed)}")
     return lines
+
+
+def leftovers_line(usage: Usage) -> str:
+    """Under the table: what dead workers left in `trees/tmp/`, and how to get it back."""
+    return (f"trees/tmp/ holds {_leftovers(usage)} dead workers left: "
+            "'agentctl cache clear --trees' removes them")
+
+
+def _leftovers(usage: Usage) -> str:
+    noun = "checkout" if usage.entries == 1 else "checkouts"
+    return f"{usage.entries} unfinished {noun} ({decimal(usage.size)})"
 
 
 def _count(usage: Usage) -> str:

@@ -4,7 +4,8 @@ None needs the store, and reading creates nothing, so a home that does not exist
 empty caches and stays absent.
 
 Clearing is safe with workers running: a tree entry a live run pins stays (and is reported as
-kept), the others go the way eviction removes them; a kept base checkout is claimed as an
+kept), the others go the way eviction removes them, and so do the half-built or half-removed
+ones dead workers left in `trees/tmp/`; a kept base checkout is claimed as an
 attempt claims one before it is deleted (one an attempt holds is not kept, so not listed); a
 cleared baseline is run again by the next run on its base.
 """
@@ -29,6 +30,7 @@ class TreesState:
     usage: Usage
     pinned: int  # entries a live run holds right now
     bound_mb: int  # `[store] tree_cache_mb`; 0 switches the cache off
+    leftovers: Usage  # in `tmp/`: what builders and removers that died left
 
     @property
     def bound_bytes(self) -> int:
@@ -53,6 +55,7 @@ class TreesCleared:
     folder: Path
     removed: Usage
     kept: Usage  # pinned by a live run
+    leftovers: Usage  # removed from `tmp/`
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +78,8 @@ def show_caches(home: Path, tree_cache_mb: int) -> CachesState:
     entries = tree_cache.entries(trees)
     pinned = sum(1 for entry in entries if tree_cache.is_pinned(trees, entry.key))
     return CachesState(
-        trees=TreesState(trees.root, _usage(entries), pinned, tree_cache_mb),
+        trees=TreesState(trees.root, _usage(entries), pinned, tree_cache_mb,
+                         _usage(tree_cache.leftovers(trees))),
         baselines=BaselinesState(home / BASELINES,
                                  BaselineCache(home / BASELINES).usage(),
                                  _measured(kept_checkouts.kept(_checkouts(home)))))
@@ -88,7 +92,8 @@ def clear_caches(home: Path, tree_cache_mb: int, *, trees: bool,
     if trees:
         cache = _trees(home, tree_cache_mb)
         cleared = tree_cache.clear(cache)
-        trees_cleared = TreesCleared(cache.root, _usage(cleared.removed), _usage(cleared.kept))
+        trees_cleared = TreesCleared(cache.root, _usage(cleared.removed), _usage(cleared.kept),
+                                     _usage(cleared.leftovers))
     if baselines:
         folder = home / BASELINES
         removed = BaselineCache(folder).clear()
