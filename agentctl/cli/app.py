@@ -45,6 +45,8 @@ COMMANDS = {
     "attest": Lazy("agentctl.cli.attest:app", "Attestations: the signing key, and verifying a "
                    "bundle."),
     "db": Lazy("agentctl.cli.db:app", "The database schema: its revision and upgrades."),
+    "cache": Lazy("agentctl.cli.cache:app", "The state home's caches: checked-out bases and "
+                  "baselines."),
     "sandbox": Lazy("agentctl.cli.sandbox:app", "The OS sandbox every process of a run "
                     "executes in."),
     "mcp": Lazy("agentctl.cli.hooks:mcp_app", "agentctl's guarded tools as an MCP server."),

@@ -35,6 +35,7 @@ def worker(
     from agentctl.cli.artifact import artifact_content
     from agentctl.execution.tree_cache import in_home
     from agentctl.services.actions.replay import cassette_of
+    from agentctl.services.attempts.baseline_cache import FOLDER as BASELINES
     from agentctl.services.attempts.pipeline import RunOptions
     from agentctl.services.lifecycle.leftovers import sweep_in_background
     from agentctl.services.lifecycle.queue import Queue
@@ -48,7 +49,7 @@ def worker(
     root = current.home.artifacts
     options = RunOptions(redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
                          release_on_interrupt=True, progress=lambda text: note(f"  {text}"),
-                         baseline_cache=current.home.root / "baselines",
+                         baseline_cache=current.home.root / BASELINES,
                          concurrent_baseline=config.verification.baseline_concurrent,
                          tree_cache=in_home(current.home.root, config.store.tree_cache_mb),
                          protected=(current.home.root,),

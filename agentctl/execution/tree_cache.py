@@ -25,6 +25,7 @@ from pathlib import Path
 from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution.removal import force_rmtree
 
+FOLDER = "trees"  # the cache's folder in the state home
 _KEY = re.compile(r"[0-9a-f]{32}")
 _WAIT_SECONDS = 0.02  # polling a lock another worker (or this run's prefetch) holds
 
@@ -51,7 +52,7 @@ class PinnedEntry:
 
 def in_home(home: Path, max_mb: int) -> TreeCache | None:
     """The state home's cache (`[store] tree_cache_mb`), None when it is switched off."""
-    return TreeCache(home / "trees", max_mb * 2**20) if max_mb > 0 else None
+    return TreeCache(home / FOLDER, max_mb * 2**20) if max_mb > 0 else None
 
 
 def acquire(cache: TreeCache, key: str, build: Callable[[Path], None], *,
@@ -96,24 +97,133 @@ def evict(cache: TreeCache, keep: str | None = None) -> list[str]:
     for _used, key, size in sorted(entries):
         if total <= cache.max_bytes:
             break
-        if key == keep:
+        if key == keep or not _remove_unpinned(cache, key):
             continue
-        pin_file = cache.root / f"{key}.pin"
-        descriptor = os.open(pin_file, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # a run uses it
-            doomed = Path(tempfile.mkdtemp(prefix=f"{key}.evicted.", dir=cache.root / "tmp"))
-            os.rename(cache.root / key, doomed / "entry")
-            pin_file.unlink()
-        finally:
-            os.close(descriptor)
-        remove_tree(doomed)
         total -= size
         removed.append(key)
     return removed
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """An entry in place: its key and the bytes it takes on disk (as eviction counts them)."""
+
+    key: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Cleared:
+    """What `clear` did: the entries it removed, those it kept because a run pins them, and
+    the leftovers in `tmp/` it removed (by name, not key)."""
+
+    removed: tuple[Entry, ...]
+    kept: tuple[Entry, ...]
+    leftovers: tuple[Entry, ...] = ()
+
+
+def entries(cache: TreeCache) -> list[Entry]:
+    """The entries in place, none when the cache folder does not exist (nothing is created)."""
+    if not cache.root.is_dir():
+        return []
+    return [Entry(key, size) for key, size, _used in _entries(cache)]
+
+
+def leftovers(cache: TreeCache) -> list[Entry]:
+    """What builders and removers that died left in `tmp/` (half-built or half-removed
+    entries), by folder name with its bytes on disk; a folder a live builder works in is not.
+    A probe, like `is_pinned`."""
+    found = [child for child in _in_tmp(cache) if not _locked(cache.root / _build_file(child))]
+    return [Entry(child.name, disk_usage(child)) for child in found]
+
+
+def is_pinned(cache: TreeCache, key: str) -> bool:
+    """Whether a live run holds the entry right now: its pin file's lock cannot be taken
+    exclusively. A probe: it creates nothing and leaves the entry's last use alone."""
+    return _locked(cache.root / f"{key}.pin")
+
+
+def _locked(path: Path) -> bool:
+    """Whether a process holds a flock on `path` (one that does not exist: no)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(descriptor)  # drops the probe's lock, if it got it
+    return False
+
+
+def clear(cache: TreeCache) -> Cleared:
+    """Remove every entry no live run pins, as eviction does (each renamed out of place whole,
+    then deleted, under `lock`, so no worker takes half an entry for a whole one); the pinned
+    ones stay. Nothing is created when the cache folder does not exist."""
+    if not cache.root.is_dir():
+        return Cleared((), ())
+    (cache.root / "tmp").mkdir(exist_ok=True)
+    removed: list[Entry] = []
+    kept: list[Entry] = []
+    with _exclusive(cache.root / "lock"):
+        for key, size, _used in list(_entries(cache)):
+            (removed if _remove_unpinned(cache, key) else kept).append(Entry(key, size))
+        left = [entry for child in _in_tmp(cache)
+                if (entry := _remove_leftover(cache, child)) is not None]
+    return Cleared(tuple(removed), tuple(kept), tuple(left))
+
+
+def _remove_leftover(cache: TreeCache, child: Path) -> Entry | None:
+    """Remove a folder of `tmp/` unless its key is being built (None then). The caller holds
+    `lock`, which every eviction holds while it deletes, so a `.evicted.` folder seen here is
+    a dead remover's; the key's build lock keeps off a builder, and its clean-up of the key's
+    stale folders, while this one goes."""
+    descriptor = os.open(cache.root / _build_file(child), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None  # a live builder's
+        size = disk_usage(child)
+        remove_tree(child)
+    finally:
+        os.close(descriptor)
+    return Entry(child.name, size)
+
+
+def _in_tmp(cache: TreeCache) -> list[Path]:
+    """The folders in `tmp/` named after an entry's key: being built, or being removed."""
+    folder = cache.root / "tmp"
+    if not folder.is_dir():
+        return []
+    return [child for child in folder.iterdir()
+            if _KEY.fullmatch(child.name.partition(".")[0]) and child.is_dir()]
+
+
+def _build_file(child: Path) -> str:
+    """The lock file of the key a folder of `tmp/` belongs to."""
+    return f"{child.name.partition('.')[0]}.build"
+
+
+def _remove_unpinned(cache: TreeCache, key: str) -> bool:
+    """Remove the entry unless a run pins it (False then). The caller holds `lock`: the entry
+    is renamed into `tmp/` first, so the key is gone at once and no reader sees a part of it."""
+    pin_file = cache.root / f"{key}.pin"
+    descriptor = os.open(pin_file, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # a run uses it
+        doomed = Path(tempfile.mkdtemp(prefix=f"{key}.evicted.", dir=cache.root / "tmp"))
+        os.rename(cache.root / key, doomed / "entry")
+        pin_file.unlink()
+    finally:
+        os.close(descriptor)
+    remove_tree(doomed)
+    return True
 
 
 def disk_usage(*paths: Path) -> int:
@@ -173,7 +283,12 @@ def _entries(cache: TreeCache) -> Iterator[tuple[str, int, float]]:
         try:
             size = int((child / "size").read_text(encoding="ascii"))
         except (OSError, ValueError):
-            size = disk_usage(child)
+            try:
+                size = disk_usage(child)
+            except OSError:
+                if not child.exists():  # evicted meanwhile (a reader does not hold `lock`)
+                    continue
+                raise
         try:
             used = (cache.root / f"{child.name}.pin").stat().st_mtime
         except OSError:

@@ -30,6 +30,7 @@ from agentctl.domain.baseline import (
 from agentctl.domain.enums import StepType, TestOutcome, VerificationCheckStatus
 from agentctl.domain.spec import ExecutionSpec, PlannedCheck
 from agentctl.domain.verification import TestReport, VerificationCheck
+from agentctl.execution import kept_checkouts
 from agentctl.execution.base_checkouts import BaseCheckout
 from agentctl.execution.environment import verification_env
 from agentctl.services.attempts.attempt import AttemptContext
@@ -168,7 +169,8 @@ def networks_beside(spec: ExecutionSpec) -> int:
 
 def base_checkout(ctx: AttemptContext) -> BaseCheckout:
     return BaseCheckout(ctx.dirs, ctx.spec.repository, ctx.spec.base_commit,
-                        root=ctx.baseline_cache / "checkouts" if ctx.baseline_cache else None)
+                        root=ctx.baseline_cache / kept_checkouts.FOLDER if ctx.baseline_cache
+                        else None)
 
 
 def compare_with_base(ctx: AttemptContext, runs: list[CheckRun],

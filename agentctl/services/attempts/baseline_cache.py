@@ -2,7 +2,9 @@
 environment), so every run on one base pays for its baseline once.
 
 A file per key, written to a temporary name and renamed, so concurrent workers never see half a
-file; one that cannot be read is a miss, never an error.
+file; one that cannot be read is a miss, never an error. Clearing removes the files alone (a
+writer's temporary file and its folder stay, so a `put` under way still lands): a baseline
+cleared is simply run again by the next run on its base.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from agentctl.domain.baseline import Observed
 from agentctl.domain.canonical import canonical_json
 from agentctl.domain.serialize import from_json, to_json
 from agentctl.domain.spec import ExecutionSpec, PlannedCheck
+
+FOLDER = "baselines"  # the cache's folder in the state home
 
 # Bumped when what a baseline holds, or how reports are read, changes.
 FORMAT = 2  # 2: unittest passes are named (a base report of 1 counted them unnamed)
@@ -51,6 +55,14 @@ def baseline_key(spec: ExecutionSpec, check: PlannedCheck, env: Mapping[str, str
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Baseline files and the bytes they take on disk."""
+
+    entries: int
+    size: int
+
+
 class BaselineCache:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -77,3 +89,30 @@ class BaselineCache:
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
+
+    def usage(self) -> Usage:
+        """The files in place and their bytes on disk (none when the folder does not exist)."""
+        sizes = [size for _path, size in self._files()]
+        return Usage(len(sizes), sum(sizes))
+
+    def clear(self) -> Usage:
+        """Remove every baseline file; returns what was removed (a file another process removed
+        first is not counted)."""
+        removed = []
+        for path, size in self._files():
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            removed.append(size)
+        return Usage(len(removed), sum(removed))
+
+    def _files(self) -> list[tuple[Path, int]]:
+        """(path, bytes on disk) of each entry's file; a file gone meanwhile is left out."""
+        found = []
+        for path in self.root.glob("*/*.json"):  # `.tmp-*`, files being written, are not
+            try:
+                found.append((path, path.stat().st_blocks * 512))
+            except FileNotFoundError:
+                continue
+        return found

@@ -15,6 +15,7 @@ from agentctl.execution.bubblewrap import require
 from agentctl.execution.cache_fill import Prefetch
 from agentctl.execution.tree_cache import in_home
 from agentctl.services.attempts.attempt import Progress
+from agentctl.services.attempts.baseline_cache import FOLDER as BASELINES
 from agentctl.services.attempts.pipeline import RunOptions
 from agentctl.services.lifecycle.worker import create_and_run, prefetch_base
 from agentctl.services.ports import Approver, RunObserver
@@ -71,7 +72,7 @@ def start_run(storage: Storage, config: Config, request: StartRun) -> Run:
         keep_workspace=request.keep_workspace, approver=request.approver,
         progress=request.progress, observer=request.observer,
         redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
-        baseline_cache=home / "baselines" if home is not None else None,
+        baseline_cache=home / BASELINES if home is not None else None,
         concurrent_baseline=config.verification.baseline_concurrent,
         # a kept workspace outlives the run: its own checkout, not a view of the cache
         tree_cache=None if request.keep_workspace or home is None
