@@ -76,6 +76,7 @@ def acquire(cache: TreeCache, key: str, build: Callable[[Path], None], *,
             build(staging)
             if not (staging / "size").exists():  # not known to its builder
                 note_size(staging, disk_usage(staging))
+            _note_place(staging)
             with _exclusive(cache.root / "lock"):
                 os.rename(staging, cache.root / key)
                 pin = _pin(cache, key)
@@ -297,10 +298,38 @@ def _entries(cache: TreeCache) -> Iterator[tuple[str, int, float]]:
 
 
 def _pin_existing(cache: TreeCache, key: str) -> PinnedEntry | None:
+    """The entry pinned, or None when there is none; one that is not where it was built (the
+    home was copied or restored: see `_note_place`) is removed and is then none."""
     with _exclusive(cache.root / "lock"):
-        if not (cache.root / key).is_dir():
+        entry = cache.root / key
+        if not entry.is_dir():
             return None
-        return PinnedEntry(cache.root / key, _pin(cache, key), built=False)
+        if not _in_place(entry) and _remove_unpinned(cache, key):
+            return None
+        return PinnedEntry(entry, _pin(cache, key), built=False)
+
+
+_PLACE = "place"  # an entry's file naming the inode its folder was built in
+
+
+def _note_place(folder: Path) -> None:
+    """Record the inode of the entry's folder (a rename into place keeps it). A checkout's index
+    holds each file's inode and change time, which a view of the entry, hard-linked, shares; a
+    copy of the entry (`cp -a` of the home, a restored backup) has new ones, and git then takes
+    every file for changed and refuses to apply a patch to it."""
+    (folder / _PLACE).write_text(f"{os.stat(folder).st_ino}\n", encoding="ascii")
+
+
+def _in_place(entry: Path) -> bool:
+    """Whether the entry's folder is the one it was built in (an entry made before entries
+    noted their place counts as in place, as it always did)."""
+    try:
+        noted = int((entry / _PLACE).read_text(encoding="ascii"))
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return noted == os.stat(entry).st_ino
 
 
 def _pin(cache: TreeCache, key: str) -> int:

@@ -21,6 +21,7 @@ import pytest
 from rich.filesize import decimal
 
 from agentctl.execution.base_checkouts import BaseCheckout
+from agentctl.execution.cache_fill import builder, cache_key
 from agentctl.execution.kept_checkouts import checkout_key
 from agentctl.execution.tree_cache import TreeCache, acquire, remove_tree
 from agentctl.execution.workspace import create_attempt_dirs
@@ -120,13 +121,14 @@ def baseline_files(home: Path) -> list[Path]:
 
 
 @pytest.fixture
-def pinned(home: Path) -> Iterator[Path]:
-    """The home's tree entry held as a live run holds it (the same `acquire`), until the end."""
+def pinned(home: Path, filled: Filled, tmp_path: Path) -> Iterator[Path]:
+    """The home's tree entry held as a live run holds it (the same `acquire` and builder), until
+    the end. In this copy of the home the copied entry is not where it was built, so it is
+    built again first, as for a run."""
     (entry,) = tree_entries(home)
-
-    def build(_folder: Path) -> None:
-        raise AssertionError("the entry is in place: nothing to build")
-
+    assert entry.name == cache_key(filled.repository, filled.base_commit)
+    build = builder(filled.repository, filled.base_commit, is_url=False,
+                    home=tmp_path / "git-home", should_stop=None)
     held = acquire(TreeCache(home / "trees", 2**30), entry.name, build)
     try:
         yield entry

@@ -5,6 +5,7 @@ the run exists), and the run then works on views of that one entry."""
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,3 +38,36 @@ def test_a_run_submitted_on_a_cold_cache_fills_it_once_and_verifies_base_plus_pa
     assert len(entries) == 1  # built once, by the early fill or the attempt, never both
     assert list((trees / "tmp").iterdir()) == []
     assert (entries[0] / "repo" / "app.py").read_text() == "x = 1\n"  # the base, unpatched
+
+
+def test_a_copied_home_builds_its_cached_base_again_and_verifies_as_before(
+        tmp_path: Path, run_agentctl: Callable[..., Result]) -> None:
+    """A home copied with its cache (`cp -a`, a restored backup): the entry's files are new
+    inodes its index does not know, so git took every file for changed and refused to apply
+    the patch (FAILED: "does not match index"); the entry is now built again in the copy and
+    the one in the original is left as it was."""
+    repo = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
+    diff = tmp_path / "change.diff"
+    (repo / "app.py").write_text("x = 2\n")
+    diff.write_text(git(repo, "diff") + "\n")
+    git(repo, "checkout", "-q", "--", "app.py")
+    submit = ("task", "submit", "--repo", str(repo), "--base", "main", "--type", "custom",
+              "--instruction", "bump x", "--verify", "grep -qx 'x = 2' app.py", "--run",
+              "--agent", f"patch:{diff}", "--json")
+    original = tmp_path / "home"
+    assert run_agentctl(*submit, home=original, cwd=tmp_path).returncode == 0
+    (entry,) = [p for p in (original / "trees").iterdir() if p.is_dir() and p.name != "tmp"]
+    built_in = entry.stat().st_ino
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(original), str(copy)], check=True)
+
+    result = run_agentctl(*submit, home=copy, cwd=tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    run = json.loads(result.stdout)
+    assert run["status"] == "COMPLETED" and run["verdict"]["status"] == "SUCCESS", run
+    copied_entry = copy / "trees" / entry.name
+    assert (copied_entry / "repo" / "app.py").read_text() == "x = 1\n"
+    assert (copied_entry / "place").read_text() == f"{copied_entry.stat().st_ino}\n"
+    assert entry.stat().st_ino == built_in  # the original's entry untouched
+    assert run_agentctl(*submit, home=original, cwd=tmp_path).returncode == 0
