@@ -22,7 +22,7 @@ from pathlib import Path
 from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution.discard import remove_workspace
 from agentctl.execution.git import WorkspaceGit
-from agentctl.execution.kept_checkouts import checkout_key
+from agentctl.execution.tree_cache import cache_key
 from agentctl.execution.workspace import (
     AttemptDirs,
     checkout_base,
@@ -117,4 +117,4 @@ class BaseCheckout:
 
     @property
     def _key(self) -> str:
-        return checkout_key(self.repository, self.commit)
+        return cache_key(self.repository, self.commit)

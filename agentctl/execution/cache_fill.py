@@ -9,7 +9,6 @@ into attempts), so filling it copies no history.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 import threading
@@ -26,6 +25,7 @@ from agentctl.execution.tree_cache import (
     BLOCK,
     TreeCache,
     acquire,
+    cache_key,
     checkout_size,
     disk_usage,
     note_size,
@@ -36,11 +36,6 @@ __all__ = ["DATE_INDEX_ABOVE_BYTES", "Prefetch", "builder", "cache_key", "prefet
 
 DATE_INDEX_ABOVE_BYTES = 2**22  # ~40,000 files: see `_settle`
 _FILLING: set[str] = set()  # the cache keys this process's prefetches are filling
-
-
-def cache_key(source: str, commit: str) -> str:
-    """The tree cache's key of a base."""
-    return hashlib.sha256(f"{source}\0{commit}".encode()).hexdigest()[:32]
 
 
 def builder(source: str, commit: str, *, is_url: bool, home: Path,

@@ -7,28 +7,21 @@ own, so a checkout under any other name is in use (or a crashed attempt's, only 
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import tempfile
 from pathlib import Path
 
 from agentctl.execution.removal import force_rmtree
+from agentctl.execution.tree_cache import KEY
 
-FOLDER = "checkouts"  # under the baseline cache's folder
-_KEY = re.compile(r"[0-9a-f]{32}")
-
-
-def checkout_key(repository: str, commit: str) -> str:
-    """The name a checkout of `commit` of `repository` is kept under."""
-    return hashlib.sha256(f"{repository}\0{commit}".encode()).hexdigest()[:32]
+FOLDER = "checkouts"  # under the baseline cache's folder; each named by `tree_cache.cache_key`
 
 
 def kept(root: Path) -> list[Path]:
     """The checkouts kept under `root` for the next run (none when it does not exist)."""
     if not root.is_dir():
         return []
-    return [path for path in root.iterdir() if _KEY.fullmatch(path.name) and path.is_dir()]
+    return [path for path in root.iterdir() if KEY.fullmatch(path.name) and path.is_dir()]
 
 
 def discard(checkout: Path) -> bool:

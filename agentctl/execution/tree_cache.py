@@ -11,6 +11,7 @@ pinning, adding and evicting. Locks are flocks: a worker that dies drops its own
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import re
 import subprocess
@@ -26,7 +27,7 @@ from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution.removal import force_rmtree
 
 FOLDER = "trees"  # the cache's folder in the state home
-_KEY = re.compile(r"[0-9a-f]{32}")
+KEY = re.compile(r"[0-9a-f]{32}")  # what `cache_key` gives
 _WAIT_SECONDS = 0.02  # polling a lock another worker (or this run's prefetch) holds
 
 
@@ -50,6 +51,12 @@ class PinnedEntry:
         os.close(self.pin)
 
 
+def cache_key(source: str, commit: str) -> str:
+    """The key of a base (`source` at `commit`): its tree entry's name here, and the name its
+    checkout is kept under beside the baselines (`kept_checkouts`)."""
+    return hashlib.sha256(f"{source}\0{commit}".encode()).hexdigest()[:32]
+
+
 def in_home(home: Path, max_mb: int) -> TreeCache | None:
     """The state home's cache (`[store] tree_cache_mb`), None when it is switched off."""
     return TreeCache(home / FOLDER, max_mb * 2**20) if max_mb > 0 else None
@@ -59,7 +66,7 @@ def acquire(cache: TreeCache, key: str, build: Callable[[Path], None], *,
             should_stop: Callable[[], bool] | None = None) -> PinnedEntry:
     """The entry for `key`, pinned; built with `build(folder)` first when missing (which may
     raise, leaving nothing behind). Entries over the bound are evicted after an addition."""
-    if not _KEY.fullmatch(key):
+    if not KEY.fullmatch(key):
         raise ValueError(f"not a cache key: {key!r}")
     (cache.root / "tmp").mkdir(parents=True, exist_ok=True)
     pinned = _pin_existing(cache, key)
@@ -200,7 +207,7 @@ def _in_tmp(cache: TreeCache) -> list[Path]:
     if not folder.is_dir():
         return []
     return [child for child in folder.iterdir()
-            if _KEY.fullmatch(child.name.partition(".")[0]) and child.is_dir()]
+            if KEY.fullmatch(child.name.partition(".")[0]) and child.is_dir()]
 
 
 def _build_file(child: Path) -> str:
@@ -279,7 +286,7 @@ def remove_tree(path: Path) -> None:
 def _entries(cache: TreeCache) -> Iterator[tuple[str, int, float]]:
     """(key, size, last use) of each entry in place."""
     for child in cache.root.iterdir():
-        if not _KEY.fullmatch(child.name) or not child.is_dir():
+        if not KEY.fullmatch(child.name) or not child.is_dir():
             continue
         try:
             size = int((child / "size").read_text(encoding="ascii"))

@@ -22,7 +22,6 @@ from rich.filesize import decimal
 
 from agentctl.execution.base_checkouts import BaseCheckout
 from agentctl.execution.cache_fill import builder, cache_key
-from agentctl.execution.kept_checkouts import checkout_key
 from agentctl.execution.tree_cache import TreeCache, acquire, remove_tree
 from agentctl.execution.workspace import create_attempt_dirs
 from tests.conftest import AGENTCTL, GIT_IDENTITY, Result, git, make_repo
@@ -279,7 +278,7 @@ def test_base_checkouts_kept_beside_the_baselines_are_shown_and_cleared_with_the
     assert shown["baselines"]["checkouts"]["folder"] == str(checkouts)
     assert shown["baselines"]["checkouts"]["entries"] == 1
     assert shown["baselines"]["checkouts"]["sizeBytes"] > 0
-    key = checkout_key(without_views.repository, without_views.base_commit)
+    key = cache_key(without_views.repository, without_views.base_commit)
     assert [p.name for p in checkouts.iterdir()] == [key]  # the one a run would claim
 
     cache_json(run_agentctl, home, without_views.cwd, "clear", "--trees")
