@@ -21,26 +21,19 @@ def insert_rows(connection: Connection, table: Table, fields: tuple[str, ...],
                 rows: Sequence[tuple[object, ...]]) -> None:
     """One driver-level executemany of `rows` (values in `fields` order), skipping the ORM's
     per-row parameter processing: the hot path of a busy agent."""
-    if not rows:
-        return
-    sql, names, positional = _insert_statement(table, connection.dialect)
-    if positional and names == fields:
-        connection.exec_driver_sql(sql, list(rows))
-        return
-    if positional:
-        order = [fields.index(name) for name in names]
-        connection.exec_driver_sql(sql, [tuple(row[i] for i in order) for row in rows])
-        return
-    connection.exec_driver_sql(sql, [dict(zip(fields, row, strict=True)) for row in rows])
+    if rows:
+        _inserting(table).run_many(connection, fields, rows)
 
 
 @lru_cache(maxsize=64)
-def _insert_statement(table: Table, dialect: Dialect) -> tuple[str, tuple[str, ...], bool]:
-    """The INSERT compiled once for this dialect, and the order its parameters come in."""
-    compiled = insert(table).compile(dialect=dialect)
-    names = tuple(compiled.positiontup or ()) if compiled.positional else \
+def _inserting(table: Table) -> Prebuilt:
+    return Prebuilt(insert(table))
+
+
+def _insert_order(table: Table, dialect: Dialect) -> tuple[str, ...]:
+    """The order the INSERT takes its parameters in: the driver's, else the table's."""
+    return _inserting(table).compiled(dialect).order or \
         tuple(column.name for column in table.columns)
-    return str(compiled), names, bool(compiled.positional)
 
 
 @lru_cache(maxsize=64)
@@ -75,7 +68,7 @@ class Repository(Generic[R]):
         """Many rows in one driver-level executemany."""
         if not records:
             return
-        _, names, _ = _insert_statement(self._table, self._connection.dialect)
+        names = _insert_order(self._table, self._connection.dialect)
         to_values = self._mapping.to_values(names, defaults(self._table))
         self.add_rows(names, [to_values(record) for record in records])
 
