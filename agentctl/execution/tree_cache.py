@@ -188,16 +188,11 @@ def _remove_leftover(cache: TreeCache, child: Path) -> Entry | None:
     `lock`, which every eviction holds while it deletes, so a `.evicted.` folder seen here is
     a dead remover's; the key's build lock keeps off a builder, and its clean-up of the key's
     stale folders, while this one goes."""
-    descriptor = os.open(cache.root / _build_file(child), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+    with _if_free(cache.root / _build_file(child)) as free:
+        if not free:
             return None  # a live builder's
         size = disk_usage(child)
         remove_tree(child)
-    finally:
-        os.close(descriptor)
     return Entry(child.name, size)
 
 
@@ -219,17 +214,12 @@ def _remove_unpinned(cache: TreeCache, key: str) -> bool:
     """Remove the entry unless a run pins it (False then). The caller holds `lock`: the entry
     is renamed into `tmp/` first, so the key is gone at once and no reader sees a part of it."""
     pin_file = cache.root / f"{key}.pin"
-    descriptor = os.open(pin_file, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+    with _if_free(pin_file) as free:
+        if not free:
             return False  # a run uses it
         doomed = Path(tempfile.mkdtemp(prefix=f"{key}.evicted.", dir=cache.root / "tmp"))
         os.rename(cache.root / key, doomed / "entry")
         pin_file.unlink()
-    finally:
-        os.close(descriptor)
     remove_tree(doomed)
     return True
 
@@ -346,6 +336,21 @@ def _pin(cache: TreeCache, key: str) -> int:
     fcntl.flock(descriptor, fcntl.LOCK_SH)
     os.utime(descriptor)
     return descriptor
+
+
+@contextmanager
+def _if_free(path: Path) -> Iterator[bool]:
+    """An exclusive flock on `path` when no process holds one (True), else False at once."""
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(descriptor)
 
 
 @contextmanager
