@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 
 from agentctl.cli import output
 from agentctl.cli.main import main
-from agentctl.store.engine import close_engines
+from agentctl.store.transactions import close_all
 from tests.conftest import GIT_IDENTITY, Result
 
 
@@ -61,7 +61,7 @@ def invoke(*args: str, home: Path, cwd: Path, env: Mapping[str, str] | None = No
         os.environ.update(saved)
         signal.signal(signal.SIGTERM, on_term)
         output.verbosity = verbosity
-        close_engines()  # as the installed command does before it exits: no session outlives it
+        close_all()  # as the installed command does before it exits: no session outlives it
 
 
 def _exit_code(code: object) -> int:

@@ -87,10 +87,10 @@ def command() -> NoReturn:
     import atexit
 
     atexit._run_exitfuncs()
-    if "agentctl.store.engine" in sys.modules:
-        from agentctl.store.engine import close_engines
+    if "agentctl.store.transactions" in sys.modules:
+        from agentctl.store.transactions import close_all
 
-        close_engines()
+        close_all()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

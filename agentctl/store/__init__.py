@@ -1,8 +1,9 @@
 """Persistence. `Store` opens the database and the blob store; the schema is created by the
 first write, so a command refused before it writes leaves no trace (not even an empty database).
 
-Only this package imports SQLAlchemy; read-only commands use `views`, which does not (its SQL
-is compiled ahead from `queries`).
+Only this package imports SQLAlchemy, and on a SQLite home only to migrate a database that is
+behind: reads (`views`) and writes (`uow`) run the SQL `queries` and `statements` compiled ahead
+on the stdlib driver. A PostgreSQL store's connections come from SQLAlchemy's engine.
 """
 
 from __future__ import annotations
@@ -16,12 +17,11 @@ from agentctl.store.checkpoint import AuditSigner
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from sqlalchemy import Engine
-
     from agentctl.domain.audit import Checkpoint
     from agentctl.domain.audit_report import AuditReport
     from agentctl.services.unit_of_work import IdKind
     from agentctl.store.pending import PendingRows
+    from agentctl.store.transactions import Database
     from agentctl.store.uow import UnitOfWork
     from agentctl.store.views import Views
 
@@ -33,23 +33,21 @@ class Store:
         self.home = home
         self.blobs = BlobStore(home.artifacts)
         self.signer = AuditSigner(home.root)
-        self._engine: Engine | None = None
+        self._database: Database | None = None
 
-    def ensure_schema(self) -> None:
-        if self._engine is None:
-            from agentctl.store.engine import event_count
-            from agentctl.store.schema import ensure_schema
+    def ensure_schema(self) -> Database:
+        if self._database is None:
+            from agentctl.store.schema import ensure_schema, event_count
 
-            self._engine = ensure_schema(self.home)
-            if self.signer.key() is None and event_count(self._engine) == 0:
+            self._database = ensure_schema(self.home)
+            if self.signer.key() is None and event_count(self._database) == 0:
                 self.signer.create_key()  # a new log is signed from its first event
+        return self._database
 
     def unit_of_work(self) -> UnitOfWork:
         from agentctl.store.uow import UnitOfWork
 
-        self.ensure_schema()
-        assert self._engine is not None
-        return UnitOfWork(self._engine, on_commit=self.signer.advance)
+        return UnitOfWork(self.ensure_schema(), on_commit=self.signer.advance)
 
     def pending(self) -> PendingRows:
         """Inserts held for a later unit of work, encoded as they are added."""
@@ -77,12 +75,12 @@ class Store:
         return self.signer.read()
 
     def outage_errors(self) -> tuple[type[BaseException], ...]:
-        from agentctl.store.engine import outage_errors
+        from agentctl.store.outages import outage_errors
 
         return outage_errors(postgresql=self.home.sqlite_path is None)
 
     def outage_text(self, error: BaseException) -> str:
-        from agentctl.store.engine import outage_text
+        from agentctl.store.outages import outage_text
 
         return outage_text(error)
 

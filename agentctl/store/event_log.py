@@ -13,28 +13,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from itertools import chain
-
-from sqlalchemy import Connection, bindparam, select, update
+from typing import TYPE_CHECKING
 
 from agentctl.domain.audit import SEALS
 from agentctl.domain.errors import IllegalTransition
-from agentctl.domain.events import GENESIS_HASH, NewEvent, StoredEvent, chain_hash, stored_form
-from agentctl.store import tables
-from agentctl.store.prebuilt import Prebuilt
+from agentctl.domain.events import NewEvent, StoredEvent, chain_hash, stored_form
+from agentctl.store.prebuilt import run_named
 from agentctl.store.table_repository import insert_rows
 
-_EVENT = tables.event
-_HEAD = tables.event_head
-_LOCK_HEAD = Prebuilt(select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update())
-_MOVE_HEAD = Prebuilt(update(_HEAD).where(_HEAD.c.id == 1, _HEAD.c.seq == bindparam("old"))
-                      .values(seq=bindparam("seq"), hash=bindparam("hash")))
+if TYPE_CHECKING:
+    from agentctl.store.transactions import Transaction
+
 _FIELDS = ("seq", "type", "task_id", "run_id", "attempt_id", "step_id", "payload", "created_at",
            "prev_hash", "hash")
 
 
 class EventLog:
-    def __init__(self, connection: Connection) -> None:
-        self._connection = connection
+    def __init__(self, transaction: Transaction) -> None:
+        self._transaction = transaction
         self._first: NewEvent | None = None  # kept a record until `seal` is done with it
         self._pending: list[StoredEvent] = []  # the events after it
         self.appended: tuple[int, str] | None = None  # the head after this transaction's appends
@@ -80,8 +76,9 @@ class EventLog:
             rows.append((seq, type_, task, run, attempt, step, payload_json, created_at,
                          prev_hash, digest))
             prev_hash = digest
-        insert_rows(self._connection, _EVENT, _FIELDS, rows)
-        result = _MOVE_HEAD.run(self._connection, {"old": old_seq, "seq": seq, "hash": prev_hash})
+        insert_rows(self._transaction, "event", _FIELDS, rows)
+        result = run_named(self._transaction, "head:move",
+                           {"old": old_seq, "seq": seq, "hash": prev_hash})
         if result.rowcount != 1:  # cannot happen while the row is locked: fail closed
             raise IllegalTransition("event log", str(old_seq), str(seq),
                                     "another writer appended concurrently")
@@ -90,16 +87,9 @@ class EventLog:
         self.appended = (seq, prev_hash)
 
     def _lock_head(self) -> tuple[int, str]:
-        row = _LOCK_HEAD.run(self._connection, {}).first()
+        row = run_named(self._transaction, "head:lock", {}).first()
         if row is None:  # the first event ever: make the head row, whoever comes first
-            # once per database: import late, and only the dialect in use (PostgreSQL's
-            # alone costs a new SQLite home's first command ~20 ms)
-            if self._connection.dialect.name == "postgresql":
-                from sqlalchemy.dialects.postgresql import insert
-            else:
-                from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
-            self._connection.execute(insert(_HEAD).values(id=1, seq=0, hash=GENESIS_HASH)
-                                     .on_conflict_do_nothing())
-            row = _LOCK_HEAD.run(self._connection, {}).first()
+            run_named(self._transaction, "head:create", {})
+            row = run_named(self._transaction, "head:lock", {}).first()
             assert row is not None
         return int(row[0]), str(row[1])

@@ -10,30 +10,22 @@ by the collector at all, and writing them is one executemany per table.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 from typing import TypeVar
-
-from sqlalchemy import Table
 
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.events import NewEvent, StoredEvent, stored_form
 from agentctl.domain.step import Step, ToolCall
-from agentctl.store import tables
 from agentctl.store.rows import RowMapping, Value
 from agentctl.store.rows import runs as run_rows
-from agentctl.store.table_repository import defaults
+from agentctl.store.table_shapes import SHAPES
 
 R = TypeVar("R")
 
 
-@lru_cache(maxsize=8)
-def columns(table: Table) -> tuple[str, ...]:
-    """The order pending rows hold their values in: the table's own."""
-    return tuple(column.name for column in table.columns)
-
-
-def _encoder(table: Table, mapping: RowMapping[R]) -> Callable[[R], tuple[Value, ...]]:
-    return mapping.to_values(columns(table), defaults(table))
+def _encoder(mapping: RowMapping[R]) -> Callable[[R], tuple[Value, ...]]:
+    """A record's row in the order pending rows hold their values in: the table's own."""
+    table = SHAPES[mapping.table]
+    return mapping.to_values(table.columns, table.defaults)
 
 
 class PendingRows:
@@ -74,6 +66,6 @@ class PendingRows:
         self.events += map(stored_form, events)
 
 
-_STEP = _encoder(tables.step, run_rows.STEPS)
-_TOOL_CALL = _encoder(tables.tool_call, run_rows.TOOL_CALLS)
-_ARTIFACT = _encoder(tables.artifact, run_rows.ARTIFACTS)
+_STEP = _encoder(run_rows.STEPS)
+_TOOL_CALL = _encoder(run_rows.TOOL_CALLS)
+_ARTIFACT = _encoder(run_rows.ARTIFACTS)

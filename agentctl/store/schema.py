@@ -1,38 +1,73 @@
 """The schema a command finds: created on first use, brought to HEAD when behind.
 
-Apart from `engine` (connections) and `migrate` (Alembic), which it uses in that order, so that
-neither of those imports the other. A new SQLite home is made by the statements `tables.py`
-compiles to, compiled ahead into `sqlite_schema.py`:
+A new SQLite home is made by the statements `tables.py` compiles to, compiled ahead into
+`sqlite_schema.py`, on the stdlib driver; only a database that is behind imports the migration
+machinery (`migrate`: Alembic on SQLAlchemy's engine, `engine`).
 
     python -m agentctl.store.schema     # rewrites sqlite_schema.py (a test checks it is)
 """
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
-from sqlalchemy import Engine
-
 from agentctl.home import Home
-from agentctl.store.engine import engine_for
-from agentctl.store.revision import HEAD, revision_of
+from agentctl.store.revision import HEAD, stored_revision
+from agentctl.store.transactions import Database, sqlite_database
 
 
-def ensure_schema(home: Home) -> Engine:
+def ensure_schema(home: Home) -> Database:
     """Create the home on first use and bring its database to the schema this agentctl needs;
     one cheap query when it is there already (Alembic is imported only when it is not)."""
     home.root.mkdir(parents=True, exist_ok=True)
+    path = home.sqlite_path
+    if path is None:
+        return _shared(home)
+    database = sqlite_database(path)
+    connection = database.connect()
+    try:
+        revision = stored_revision(connection.cursor(), "sqlite")
+        if revision == HEAD or _create_new(connection):
+            return database
+    finally:
+        connection.close()
+    _upgrade_sqlite(home)
+    return database
+
+
+def _shared(home: Home) -> Database:
+    """A PostgreSQL store: its engine's connections, brought up to HEAD first if behind."""
+    from agentctl.store.engine import EngineDatabase, engine_for, reconnecting
+    from agentctl.store.revision import revision_of
+
     engine = engine_for(home.database_url)
-    with engine.connect() as connection:
+    with reconnecting(engine, engine.connect) as connection:
         revision = revision_of(connection)
-    if revision != HEAD and not (home.sqlite_path is not None and _create_new(engine)):
+    if revision != HEAD:
         from agentctl.store.migrate import upgrade
 
         upgrade(engine, home, automatic=True)
-    return engine
+    return EngineDatabase(engine)
 
 
-def _create_new(engine: Engine) -> bool:
+def _upgrade_sqlite(home: Home) -> None:
+    """Migrate a SQLite home that is behind, raising the driver's own errors as the rest of
+    its writes do (SQLAlchemy wraps them: `outages` names the driver's)."""
+    from sqlalchemy.exc import DBAPIError
+
+    from agentctl.store.engine import engine_for
+    from agentctl.store.migrate import upgrade
+
+    try:
+        upgrade(engine_for(home.database_url), home, automatic=True)
+    except DBAPIError as error:
+        if isinstance(error.orig, sqlite3.Error):
+            raise error.orig from error
+        raise
+
+
+def _create_new(connection: sqlite3.Connection) -> bool:
     """A new SQLite database (not one table yet) gets HEAD's tables, as `tables.py` compiles
     to (`sqlite_schema.py`: the statements `create_all` runs, compiled ahead, which spares a
     new home their compilation), and HEAD's stamp, in one write transaction: what replaying
@@ -41,18 +76,35 @@ def _create_new(engine: Engine) -> bool:
     new (a home made before migrations, or one another process made meanwhile): the migrations
     take it from there."""
     from agentctl.store.sqlite_schema import STATEMENTS
+    from agentctl.store.transactions import begin_immediate
 
-    with engine.begin() as connection:  # BEGIN IMMEDIATE: one process creates it
-        if connection.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar():
+    begin_immediate(connection)  # one process creates it
+    try:
+        if connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            connection.rollback()
             return False
         for statement in STATEMENTS:
-            connection.exec_driver_sql(statement)
-        connection.exec_driver_sql(  # as Alembic makes it
+            connection.execute(statement)
+        connection.execute(  # as Alembic makes it
             "CREATE TABLE alembic_version (\n\tversion_num VARCHAR(32) NOT NULL, \n\t"
             "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num)\n)")
-        connection.exec_driver_sql("INSERT INTO alembic_version (version_num) VALUES (?)",
-                                   (HEAD,))
+        connection.execute("INSERT INTO alembic_version (version_num) VALUES (?)", (HEAD,))
+        connection.commit()
+    except BaseException:
+        connection.rollback()
+        raise
     return True
+
+
+def event_count(database: Database) -> int:
+    transaction = database.begin()
+    try:
+        cursor = transaction.cursor()
+        cursor.execute("SELECT count(*) FROM event")
+        return int(cursor.fetchone()[0] or 0)
+    finally:
+        transaction.rollback()
+        transaction.close()
 
 
 def sqlite_statements() -> tuple[str, ...]:

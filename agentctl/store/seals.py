@@ -10,25 +10,26 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
-
-from sqlalchemy import Boolean, Connection, Float, Table, bindparam, select
+from typing import TYPE_CHECKING
 
 from agentctl.domain.audit import row_digest
-from agentctl.store import tables
-from agentctl.store.prebuilt import Prebuilt
+from agentctl.store import prebuilt
 from agentctl.store.seal_rules import (
     NOT_RECORDS,
     optional_positions,
     sealed_columns,
     without_unset,
 )
+from agentctl.store.table_shapes import SHAPES
+
+if TYPE_CHECKING:
+    from agentctl.store.transactions import Transaction
 
 _CHUNK = 500  # keys per read-back query
 
 
 @dataclass(frozen=True, slots=True)
 class SealedTable:
-    table: Table
     key: str
     columns: tuple[str, ...]  # in schema order
     flags: tuple[int, ...] = ()  # positions of Boolean columns (a driver may give True or 1)
@@ -49,16 +50,14 @@ class SealedTable:
 
 def _sealed() -> dict[str, SealedTable]:
     found = {}
-    for table in tables.metadata.sorted_tables:
+    for table in SHAPES.values():
         if table.name in NOT_RECORDS:
             continue
-        (key,) = [column.name for column in table.primary_key.columns]
-        names = sealed_columns(table.name, [column.name for column in table.columns])
-        sealed = [table.c[name] for name in names]
+        names = sealed_columns(table.name, table.columns)
         found[table.name] = SealedTable(
-            table, key, tuple(c.name for c in sealed),
-            flags=tuple(i for i, c in enumerate(sealed) if isinstance(c.type, Boolean)),
-            floats=tuple(i for i, c in enumerate(sealed) if isinstance(c.type, Float)),
+            table.key, names,
+            flags=tuple(i for i, name in enumerate(names) if name in table.booleans),
+            floats=tuple(i for i, name in enumerate(names) if name in table.floats),
             optional=optional_positions(table.name, names))
     return found
 
@@ -66,7 +65,7 @@ def _sealed() -> dict[str, SealedTable]:
 SEALED: Mapping[str, SealedTable] = _sealed()
 
 
-def seal_rows(connection: Connection, touched: Mapping[str, Iterable[str]]
+def seal_rows(transaction: Transaction, touched: Mapping[str, Iterable[str]]
               ) -> dict[str, dict[str, str]]:
     """{table: {id: seal}} of the rows written in this transaction, read back as stored."""
     sealed: dict[str, dict[str, str]] = {}
@@ -77,18 +76,10 @@ def seal_rows(connection: Connection, touched: Mapping[str, Iterable[str]]
         found = sealed.setdefault(name, {})
         for start in range(0, len(wanted), _CHUNK):
             chunk = wanted[start:start + _CHUNK]
-            query = _read_back(name, len(chunk))
-            for row in query.run(connection, {f"k{i}": key for i, key in enumerate(chunk)}).rows:
+            query = prebuilt.read_back(name, transaction.dialect, len(chunk))
+            for row in prebuilt.run(transaction, query, prebuilt.listed("keys", chunk)).rows:
                 found[str(row[key_index])] = spec.digest(row)
     return sealed
-
-
-@lru_cache(maxsize=64)
-def _read_back(name: str, count: int) -> Prebuilt:
-    """The sealed columns of `count` rows of table `name`, by key (`k0`, `k1`, ...)."""
-    spec = SEALED[name]
-    return Prebuilt(select(*(spec.table.c[column] for column in spec.columns))
-                    .where(spec.table.c[spec.key].in_([bindparam(f"k{i}") for i in range(count)])))
 
 
 @lru_cache(maxsize=64)

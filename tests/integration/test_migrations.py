@@ -76,7 +76,8 @@ def test_a_new_home_gets_the_schema_the_migrations_build_without_replaying_them(
     migrated.root.mkdir()
     migrate.upgrade(create_engine(migrated.database_url), migrated)
     created = resolve_home(str(tmp_path / "created"))
-    engine = ensure_schema(created)
+    ensure_schema(created)
+    engine = create_engine(created.database_url)
     assert migrated.sqlite_path is not None and created.sqlite_path is not None
     made, replayed = columns(created.sqlite_path), columns(migrated.sqlite_path)
     assert made.keys() == replayed.keys()
