@@ -18,8 +18,10 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -205,14 +207,14 @@ def _run_bytes(argv: Sequence[str], *, env: Mapping[str, str], what: str,
                should_stop: Callable[[], bool] | None = None,
                timeout: float = DEFAULT_TIMEOUT_SECONDS) -> GitBytes:
     try:
-        process = subprocess.Popen(
-            list(argv), stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=stdout if stdout is not None else subprocess.PIPE, stderr=subprocess.PIPE,
-            env=dict(env), cwd=cwd, start_new_session=True,
-        )
+        with _input_file(stdin) as source:
+            process = subprocess.Popen(
+                list(argv), stdin=source, stdout=stdout if stdout is not None else subprocess.PIPE,
+                stderr=subprocess.PIPE, env=dict(env), cwd=cwd, start_new_session=True,
+            )
     except OSError as error:
         raise InfrastructureFailure(f"{what}: cannot run git: {error}") from None
-    out, err = _communicate(process, stdin, should_stop, timeout, what)
+    out, err = _communicate(process, should_stop, timeout, what)
     result = GitBytes(process.returncode, out, err.decode("utf-8", "replace"))
     if check and result.returncode != 0:
         detail = one_line(result.stderr) or f"git exited {result.returncode}"
@@ -220,21 +222,32 @@ def _run_bytes(argv: Sequence[str], *, env: Mapping[str, str], what: str,
     return result
 
 
-def _communicate(process: subprocess.Popen[bytes], stdin: bytes | None,
-                 should_stop: Callable[[], bool] | None, timeout: float,
-                 what: str) -> tuple[bytes, bytes]:
+@contextmanager
+def _input_file(stdin: bytes | None) -> Iterator[IO[bytes] | int]:
+    """What git reads as its standard input: `stdin` from an unlinked file, so that no pipe
+    has to be fed while we poll. communicate() feeds a pipe only in the call that was given the
+    input and refuses it in a later one: input left over when that call's poll timed out (more
+    than a pipe holds, or a loaded machine) never reached git, which waited for the rest until
+    the timeout (a `cat-file --batch` of thousands of trees hung for 300 s)."""
+    if stdin is None:
+        yield subprocess.DEVNULL
+        return
+    with tempfile.TemporaryFile() as source:
+        source.write(stdin)
+        source.seek(0)
+        yield source
+
+
+def _communicate(process: subprocess.Popen[bytes], should_stop: Callable[[], bool] | None,
+                 timeout: float, what: str) -> tuple[bytes, bytes]:
     deadline = time.monotonic() + timeout
-    feed = stdin
     try:
         while True:
             try:
                 out, err = process.communicate(
-                    input=feed, timeout=min(_POLL_SECONDS, max(deadline - time.monotonic(), 0)))
+                    timeout=min(_POLL_SECONDS, max(deadline - time.monotonic(), 0)))
                 return out or b"", err or b""
             except subprocess.TimeoutExpired:
-                # communicate() keeps feeding the input it started with, and refuses it again
-                # ("Cannot send input after starting communication"): later calls pass none.
-                feed = None
                 if should_stop is not None and should_stop():
                     raise GitCancelled(f"{what}: cancelled; git stopped") from None
                 if time.monotonic() >= deadline:
