@@ -41,11 +41,14 @@ class Terminal:
         `width` tells whether it did)."""
         return self._tmux("capture-pane", "-p", "-J", "-t", "t", "-S", "-2000")
 
-    def wait_for(self, text: str, timeout: float = 90.0) -> str:
+    def wait_for(self, text: str, timeout: float = 90.0, *, across_lines: bool = False) -> str:
+        """The screen once `text` is on it; `across_lines`: also where the program broke it
+        over lines itself (Rich wraps a prompt longer than the terminal, a temporary
+        folder's path say, with a newline, which the terminal cannot join again)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             shown = self.screen()
-            if text in shown:
+            if text in (shown.replace("\n", "") if across_lines else shown):
                 return shown
             time.sleep(0.1)
         raise AssertionError(f"{text!r} never appeared on the screen:\n{self.screen()}")

@@ -178,7 +178,7 @@ def test_verdict_approve_is_by_git_s_user_name_by_default(
 # --- the dialog -----------------------------------------------------------------------------
 
 def answer(term: Terminal, question: str, reply: str = "") -> None:
-    term.wait_for(question)
+    term.wait_for(question, across_lines=True)
     term.type(reply)
 
 
