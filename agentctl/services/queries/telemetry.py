@@ -3,7 +3,8 @@ over OTLP/HTTP, and the outcome (spans sent, spans dropped) appended to the run'
 
 The run itself never waits on a collector: the trace is built after the verdict, from what the
 database holds, with the records' own times. A collector that is down costs at most
-`[telemetry] timeout_seconds` and one warning line; the run's outcome is untouched.
+`[telemetry] timeout_seconds` and one warning line; the run's outcome is untouched. A run with
+no endpoint never plans nor sends one: the planner and the exporter are imported when a trace is.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from agentctl.config import Config
 from agentctl.domain.clock import utcnow
@@ -18,10 +20,12 @@ from agentctl.domain.enums import EventType, RunStatus
 from agentctl.domain.errors import BadInput
 from agentctl.domain.events import NewEvent
 from agentctl.domain.run import Run
-from agentctl.domain.tracing import TracePlan, plan_trace
 from agentctl.domain.transitions import TERMINAL_RUN
-from agentctl.execution.otlp import ExportResult, export_trace
 from agentctl.services.unit_of_work import Reads, Storage
+
+if TYPE_CHECKING:
+    from agentctl.domain.tracing import TracePlan
+    from agentctl.execution.otlp import ExportResult
 
 ENDPOINT_ENV = "OTEL_EXPORTER_OTLP_ENDPOINT"
 _log = logging.getLogger("agentctl.telemetry")
@@ -70,6 +74,8 @@ def _ended(run: Run) -> bool:
 
 
 def plan_for(reads: Reads, run_id: str) -> TracePlan:
+    from agentctl.domain.tracing import plan_trace
+
     with reads.snapshot():
         run = reads.run(run_id)
         return plan_trace(run, reads.attempts(run_id), reads.steps(run_id),
@@ -77,6 +83,8 @@ def plan_for(reads: Reads, run_id: str) -> TracePlan:
 
 
 def _export(storage: Storage, config: Config, run_id: str, endpoint: str) -> ExportResult:
+    from agentctl.execution.otlp import export_trace
+
     with storage.reads() as reads:
         plan = plan_for(reads, run_id)
     return export_trace(plan, endpoint, max_spans=config.telemetry.max_spans,
