@@ -18,29 +18,17 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
+from agentctl.domain.sandbox import ConnectAttempt
 from agentctl.execution.socket_dirs import SocketDir
 
 if TYPE_CHECKING:
     import asyncio
 
 MAX_SOCKET_DIR_CHARS = 90
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectAttempt:
-    """One connection a sandboxed process asked the proxy for."""
-
-    host: str
-    port: int
-    allowed: bool
-    rule: str | None  # the allow rule that matched; None when denied
-    at: datetime
-    reason: str | None = None  # why it was denied, or why the tunnel failed
+T = TypeVar("T")
 
 
 class Gate:
@@ -74,7 +62,7 @@ class Gate:
         if self.server is not None:
             from agentctl.execution import egress_server
 
-            self.proxy.call(egress_server.stop(self))
+            self.proxy.call(egress_server.stop(self.server))
         self.socket_path.unlink(missing_ok=True)
         return self.attempts
 
@@ -97,10 +85,10 @@ class EgressProxy:
 
         gate = Gate(self, self.directory / f"net-{next(self._numbers)}.sock", tuple(rules))
         gate.socket_path.unlink(missing_ok=True)
-        self.call(egress_server.start(gate))
+        gate.server = self.call(egress_server.serve(gate.socket_path, gate.rules, gate.note))
         return gate
 
-    def call(self, coroutine: Coroutine[object, object, None]) -> None:
+    def call(self, coroutine: Coroutine[object, object, T]) -> T:
         """Run `coroutine` on the proxy's loop and wait for it (a gate opened or closed)."""
         from agentctl.execution import egress_server
 
@@ -108,7 +96,7 @@ class EgressProxy:
             if self._loop is None:
                 self._loop, self._thread = egress_server.started_loop()
             loop = self._loop
-        egress_server.run_on(loop, coroutine)
+        return egress_server.run_on(loop, coroutine)
 
     def close(self) -> None:
         if self._loop is not None and self._thread is not None:

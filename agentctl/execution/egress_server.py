@@ -1,6 +1,7 @@
 """The egress proxy's asyncio half: the server behind each gate, on the proxy's own loop, and
 the handling of one connection (a CONNECT tunnel or a plain `http://` request) against the
-gate's rules. `egress` imports it when an attempt opens its first gate.
+gate's rules. `egress` imports it when an attempt opens its first gate; it knows gates only by
+their socket, their rules and where their attempts are noted.
 """
 
 from __future__ import annotations
@@ -9,15 +10,18 @@ import asyncio
 import contextlib
 import ipaddress
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import TypeVar
 
 from agentctl.domain.clock import utcnow
-from agentctl.domain.sandbox import matching_rule
-from agentctl.execution.egress import ConnectAttempt, Gate
+from agentctl.domain.sandbox import ConnectAttempt, matching_rule
 
 MAX_HEAD_BYTES = 64 * 1024
 CONNECT_TIMEOUT_SECONDS = 30.0
 _LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
+T = TypeVar("T")
+Note = Callable[[ConnectAttempt], None]
 
 
 def started_loop() -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
@@ -28,14 +32,15 @@ def started_loop() -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
     return loop, thread
 
 
-def run_on(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[object, object, None]) -> None:
-    asyncio.run_coroutine_threadsafe(coroutine, loop).result(timeout=10)
+def run_on(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[object, object, T]) -> T:
+    return asyncio.run_coroutine_threadsafe(coroutine, loop).result(timeout=10)
 
 
-async def start(gate: Gate) -> None:
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def serve(socket_path: Path, rules: tuple[str, ...], note: Note) -> asyncio.AbstractServer:
+    """A gate's server: each connection on `socket_path` judged by `rules`, its attempt noted."""
+    async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            await _handle(gate, reader, writer)
+            await _handle(rules, note, reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
                 TimeoutError, OSError, ValueError):
             pass
@@ -43,17 +48,16 @@ async def start(gate: Gate) -> None:
             with contextlib.suppress(Exception):
                 writer.close()
 
-    gate.server = await asyncio.start_unix_server(serve, path=str(gate.socket_path))
+    return await asyncio.start_unix_server(connected, path=str(socket_path))
 
 
-async def stop(gate: Gate) -> None:
-    assert gate.server is not None
-    gate.server.close()
+async def stop(server: asyncio.AbstractServer) -> None:
+    server.close()
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(gate.server.wait_closed(), 1.0)
+        await asyncio.wait_for(server.wait_closed(), 1.0)
 
 
-async def _handle(gate: Gate, reader: asyncio.StreamReader,
+async def _handle(rules: tuple[str, ...], note: Note, reader: asyncio.StreamReader,
                   writer: asyncio.StreamWriter) -> None:
     head = await reader.readuntil(b"\r\n\r\n")
     if len(head) > MAX_HEAD_BYTES:
@@ -66,9 +70,9 @@ async def _handle(gate: Gate, reader: asyncio.StreamReader,
     else:
         host, port, path = _absolute_url(target)
         forwarded = f"{method} {path} {version}\r\n".encode() + _forward_headers(rest)
-    attempt = await _decide(gate, host, port)
+    attempt = await _decide(rules, host, port)
     if not attempt.allowed:
-        gate.note(attempt)
+        note(attempt)
         body = (f"agentctl sandbox: {host}:{port} is not allowed ({attempt.reason})\n").encode()
         writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
                      b"Connection: close\r\nContent-Length: " + str(len(body)).encode()
@@ -79,12 +83,12 @@ async def _handle(gate: Gate, reader: asyncio.StreamReader,
         upstream_reader, upstream_writer = await asyncio.wait_for(
             asyncio.open_connection(host, port), CONNECT_TIMEOUT_SECONDS)
     except (OSError, TimeoutError) as error:
-        gate.note(ConnectAttempt(host, port, True, attempt.rule, attempt.at,
+        note(ConnectAttempt(host, port, True, attempt.rule, attempt.at,
                                  reason=f"connect failed: {error}"))
         writer.write(b"HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n")
         await writer.drain()
         return
-    gate.note(attempt)
+    note(attempt)
     if method == "CONNECT":
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
         await writer.drain()
@@ -93,11 +97,11 @@ async def _handle(gate: Gate, reader: asyncio.StreamReader,
     await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
 
 
-async def _decide(gate: Gate, host: str, port: int) -> ConnectAttempt:
+async def _decide(rules: tuple[str, ...], host: str, port: int) -> ConnectAttempt:
     """A rule must match the name asked for; a name that resolves to this machine's loopback
     passes only when the rule itself names loopback (no way back in through a wildcard DNS)."""
     now = utcnow()
-    rule = matching_rule(gate.rules, host, port)
+    rule = matching_rule(rules, host, port)
     if rule is None:
         return ConnectAttempt(host, port, False, None, now,
                               reason="not in [sandbox.network] allow")
