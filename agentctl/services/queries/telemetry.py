@@ -9,7 +9,6 @@ no endpoint never plans nor sends one: the planner and the exporter are imported
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
     from agentctl.execution.otlp import ExportResult
 
 ENDPOINT_ENV = "OTEL_EXPORTER_OTLP_ENDPOINT"
-_log = logging.getLogger("agentctl.telemetry")
 
 
 def configured_endpoint(config: Config, environ: Mapping[str, str] = os.environ) -> str | None:
@@ -44,12 +42,12 @@ def trace_after_run(storage: Storage, config: Config, run: Run) -> ExportResult 
     try:
         result = _export(storage, config, run.run_id, endpoint)
     except BadInput as error:  # the extra is not installed: say so, the run stands
-        _log.warning("agentctl: WARNING: no trace for %s: %s", run.run_id, error)
+        _warn("agentctl: WARNING: no trace for %s: %s", run.run_id, error)
         return None
     _record(storage, run, result)
     if result.error:
-        _log.warning("agentctl: WARNING: trace of %s not sent: %s (%d spans dropped)", run.run_id,
-                     result.error, result.dropped)
+        _warn("agentctl: WARNING: trace of %s not sent: %s (%d spans dropped)", run.run_id,
+              result.error, result.dropped)
     return result
 
 
@@ -67,6 +65,12 @@ def export_finished_run(storage: Storage, config: Config, run_text: str | None, 
     result = _export(storage, config, run.run_id, target)
     _record(storage, run, result)
     return result
+
+
+def _warn(message: str, *args: object) -> None:
+    import logging  # only when a trace fails: logging is not on a run's start-up
+
+    logging.getLogger("agentctl.telemetry").warning(message, *args)
 
 
 def _ended(run: Run) -> bool:
