@@ -1,10 +1,13 @@
 """A run starts without what only other commands, other agents or other settings need: the other
-`run` commands, the built-in tools, the trace exporter, a TOML parser with no TOML to read, and
-the standard library's asyncio, socket, logging and thread pools, which no agentctl module
-imports at start-up (the egress proxy's asyncio half comes with the first gate it opens)."""
+`run` commands, the built-in tools, the trace exporter, a TOML parser with no TOML to read; and
+the code a run's start-up imports does not itself import the standard library's asyncio,
+socket, logging or thread pools (the egress proxy's asyncio half comes with its first gate, on
+the thread that prepares the networks; a cold cache fill's pool on its own thread)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,7 +31,7 @@ def importers(profile: str) -> dict[str, str | None]:
     return found
 
 
-def test_a_run_imports_no_other_command_tool_exporter_or_stdlib_server_of_its_own(
+def test_a_run_imports_no_other_run_command_built_in_tool_trace_exporter_or_toml_parser(
         agentctl: Callable[..., Result], repo: Path, tmp_path: Path) -> None:
     done = agentctl("task", "submit", "--repo", str(repo / "src"), "--type", "refactor",
                     "--instruction", "nothing", "--verify", "true", "--run", "--agent", "noop",
@@ -50,11 +53,25 @@ def test_a_run_imports_no_other_command_tool_exporter_or_stdlib_server_of_its_ow
     if config_path(None, tmp_path / "cwd") is None:
         unneeded.add("tomllib")  # no config file, no request file, no script plan: no TOML
     assert not unneeded & imported.keys(), unneeded & imported.keys()
-    # The egress proxy's server is imported when its first gate opens, on the thread that
-    # prepares the attempt's networks; the worker id's host name is os.uname()'s; a cold cache
-    # fill's thread pool, a failed trace's warning import theirs when they happen.
-    late = {"agentctl.execution.egress_server"}
+
+
+# What `task submit --run` imports on its main thread before the run executes, less the store
+# (SQLAlchemy, which imports asyncio and logging for itself, is the store's to take out).
+START_UP = ("agentctl.cli.main", "agentctl.cli.task", "agentctl.cli.run.start",
+            "agentctl.services.actions.tasks", "agentctl.services.lifecycle.start",
+            "agentctl.cli.documents")
+
+
+def test_a_runs_start_up_code_imports_no_asyncio_socket_logging_or_thread_pool_itself(
+        tmp_path: Path) -> None:
+    # one process, one thread: the nesting PYTHONPROFILEIMPORTTIME prints is who imported what
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c",
+                           f"import {', '.join(START_UP)}"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = importers(done.stderr)
+    assert set(START_UP) <= imported.keys(), done.stderr[-2000:]  # it measures
     ours = {module: imported[module] for module in
-            ("asyncio", "socket", "logging", "concurrent.futures") if module in imported}
+            ("asyncio", "socket", "logging", "concurrent.futures", "ssl") if module in imported}
     assert not {module: by for module, by in ours.items()
-                if by is not None and by.startswith("agentctl.") and by not in late}, ours
+                if by is None or by.startswith("agentctl")}, ours
