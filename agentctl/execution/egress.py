@@ -9,8 +9,8 @@ the process is over. The proxy never writes anything itself: it runs on its own 
 ledger has one writer.
 
 The gates and the proxy's thread are here; what runs on its event loop is in `egress_server`,
-imported when the first gate opens (asyncio alone is a twentieth of a run's start-up, and the
-first gate opens on the thread that prepares the attempt's networks).
+imported when the first gate opens: asyncio costs ~15 ms to import, and where networks are
+shared the first gate opens on the thread that prepares them, not on the run's start-up.
 """
 
 from __future__ import annotations
