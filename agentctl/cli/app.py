@@ -33,7 +33,7 @@ COMMANDS = {
                  "intent."),
     "session": Lazy("agentctl.cli.session:app", "Sessions: messy conversations that lead to "
                     "structured tasks."),
-    "run": Lazy("agentctl.cli.run:app", "Runs: one execution of a task on a pinned commit, "
+    "run": Lazy("agentctl.cli.run.commands:app", "Runs: one execution of a task on a pinned commit, "
                 "ending in a verdict."),
     "verdict": Lazy("agentctl.cli.verdict:app", "Verdicts: whether a run's patch is fit for a "
                     "PR, and why."),

@@ -6,7 +6,6 @@ and the key; call sites read attributes (`config.budget.max_attempts`), which my
 
 from __future__ import annotations
 
-import tomllib
 import types
 import typing
 from dataclasses import Field, fields, is_dataclass, replace
@@ -33,6 +32,8 @@ def defaults() -> Config:
 
 
 def load(path: Path) -> Config:
+    import tomllib  # with no config file there is nothing to parse
+
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:

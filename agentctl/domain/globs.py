@@ -33,6 +33,8 @@ def validate_glob(pattern: str) -> str:
         raise BadInput(f"malformed glob {pattern!r}: '[' is never closed")
     if text.startswith("./"):
         text = text[2:]
+    if "[" not in text:  # only a set can make a bad regex: the rest is escaped or fixed
+        return text
     try:
         _translate(text)
     except (re.error, ValueError):

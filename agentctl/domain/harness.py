@@ -9,13 +9,13 @@ package.json) is named by the judge only, since putting it back would undo the r
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentctl.domain import globs
 from agentctl.domain.enums import ChangeType, Severity
 from agentctl.domain.findings import DiffLine, JudgeFinding
+from agentctl.domain.lazy_regex import lazy_regex
 from agentctl.domain.patch import FileChange
 
 # Files whose whole job is the test harness: restored to the base's for the harness rerun.
@@ -26,15 +26,15 @@ HARNESS_FILES = (
 )
 # Files with a test section among other things: a harness change when the diff touches it.
 _SECTIONS = {
-    "pyproject.toml": re.compile(r"pytest|addopts|testpaths|python_files|python_functions|"
+    "pyproject.toml": lazy_regex(r"pytest|addopts|testpaths|python_files|python_functions|"
                                  r"unittest|coverage|tool\.tox|nox"),
-    "pom.xml": re.compile(r"surefire|failsafe|skipTests|testFailureIgnore|maven\.test|"
+    "pom.xml": lazy_regex(r"surefire|failsafe|skipTests|testFailureIgnore|maven\.test|"
                           r"<excludes?>|<includes?>|<test>"),
-    "build.gradle": re.compile(r"\btest\b|useJUnit|exclude|ignoreFailures|filter"),
-    "build.gradle.kts": re.compile(r"\btest\b|useJUnit|exclude|ignoreFailures|filter"),
-    "package.json": re.compile(r"\"(?:jest|vitest|mocha|ava|test)\"|--passWithNoTests|testMatch"),
+    "build.gradle": lazy_regex(r"\btest\b|useJUnit|exclude|ignoreFailures|filter"),
+    "build.gradle.kts": lazy_regex(r"\btest\b|useJUnit|exclude|ignoreFailures|filter"),
+    "package.json": lazy_regex(r"\"(?:jest|vitest|mocha|ava|test)\"|--passWithNoTests|testMatch"),
 }
-_LOAD_TESTS = re.compile(r"\bdef load_tests\s*\(")
+_LOAD_TESTS = lazy_regex(r"\bdef load_tests\s*\(")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,11 +61,11 @@ def harness_changes(changes: Sequence[FileChange],
             if globs.first_match(HARNESS_FILES, path) is not None:
                 out.setdefault(path, HarnessChange(path=path, restorable=True, added=added,
                                                    why="decides which tests run and how"))
-            elif name in _SECTIONS and any(_SECTIONS[name].search(text)
+            elif name in _SECTIONS and any(_SECTIONS[name]().search(text)
                                            for where, text in touched if where == path):
                 out.setdefault(path, HarnessChange(path=path, restorable=False,
                                                    why="its test section changed"))
-            elif path.endswith(".py") and any(_LOAD_TESTS.search(text)
+            elif path.endswith(".py") and any(_LOAD_TESTS().search(text)
                                               for where, text in touched if where == path):
                 out.setdefault(path, HarnessChange(path=path, restorable=False,
                                                    why="its load_tests decides which tests run"))

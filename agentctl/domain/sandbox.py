@@ -10,12 +10,25 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from agentctl.domain.errors import BadInput
 
 MAX_PROCESSES, MAX_MEMORY_MB, MAX_FILE_SIZE_MB = 512, 4096, 1024
 NET_CONNECT = "net.connect"  # the ToolCall every connection attempt through the proxy becomes
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectAttempt:
+    """One connection a sandboxed process asked the egress proxy for."""
+
+    host: str
+    port: int
+    allowed: bool
+    rule: str | None  # the allow rule that matched; None when denied
+    at: datetime
+    reason: str | None = None  # why it was denied, or why the tunnel failed
 
 
 class SandboxMode(StrEnum):

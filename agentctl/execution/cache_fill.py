@@ -14,7 +14,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from agentctl.execution.clones import SHA, clone, copy_source
@@ -45,6 +44,8 @@ def builder(source: str, commit: str, *, is_url: bool, home: Path,
     the checkout runs, parsed there too (walking 200,000 files after it costs half a second,
     parsing their listing a quarter)."""
     def build(folder: Path) -> None:
+        from concurrent.futures import ThreadPoolExecutor  # a cold cache's fill only
+
         copy_source(source, commit, folder / "base.git", is_url=is_url, home=home,
                     should_stop=should_stop, hardlinks=True)
         checkout = clone(folder / "base.git", folder / "repo", home, should_stop,

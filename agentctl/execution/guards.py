@@ -16,9 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from unidiff.errors import UnidiffParseError
-from unidiff.patch import PatchSet
-
 from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.enums import ToolDecision
 from agentctl.domain.globs import first_match
@@ -125,6 +122,9 @@ def _refused(decision: ToolDecision, rule: str, reason: str) -> PathCheck:
 def diff_paths(diff: str) -> list[str]:
     """Every workspace path a unified diff touches (both sides of a rename), as `git apply -p1`
     will see them. Raises ValueError when the diff cannot be read or would create a symlink."""
+    from unidiff.errors import UnidiffParseError  # for patch.apply: not on every run's path
+    from unidiff.patch import PatchSet
+
     try:
         patch = PatchSet(diff)
     except UnidiffParseError as error:

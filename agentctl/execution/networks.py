@@ -32,7 +32,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentctl.execution.egress import ConnectAttempt, EgressProxy, Gate
+from agentctl.domain.sandbox import ConnectAttempt
+from agentctl.execution.egress import EgressProxy, Gate
 from agentctl.execution.netbridge import PROXY_SOCKET, SharedNetwork
 from agentctl.execution.socket_dirs import SocketDir
 

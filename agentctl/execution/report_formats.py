@@ -4,31 +4,31 @@ into TestResults, apart from where a run leaves them so that each module has one
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import TestOutcome
+from agentctl.domain.lazy_regex import lazy_regex
 from agentctl.domain.verification import TestResult
 
 T = TestOutcome
 MAX_REPORT_BYTES = 64 << 20
 
-_UNITTEST_START = re.compile(r"^(\w+) \(([\w.]+)\)(?: \.\.\. (.*))?$")
-_UNITTEST_END = re.compile(
+_UNITTEST_START = lazy_regex(r"^(\w+) \(([\w.]+)\)(?: \.\.\. (.*))?$")
+_UNITTEST_END = lazy_regex(
     r"(ok|FAIL|ERROR|skipped '.*'|skipped \".*\"|expected failure|unexpected success)$")
-UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ")
-_UNITTEST_SKIPPED = re.compile(r"^(?:OK|FAILED) \(.*\bskipped=(\d+)")
-_UNITTEST_PROBLEM = re.compile(r"^(FAIL|ERROR): (\w+) \(([\w.]+)\)")
-EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Failure|Exit)\b")
-SEPARATOR = re.compile(r"^(?:={20,}|-{20,})$")
+UNITTEST_RAN = lazy_regex(r"^Ran (\d+) tests? in ")
+_UNITTEST_SKIPPED = lazy_regex(r"^(?:OK|FAILED) \(.*\bskipped=(\d+)")
+_UNITTEST_PROBLEM = lazy_regex(r"^(FAIL|ERROR): (\w+) \(([\w.]+)\)")
+EXCEPTION_LINE = lazy_regex(r"^[A-Za-z_][\w.]*(?:Error|Exception|Failure|Exit)\b")
+SEPARATOR = lazy_regex(r"^(?:={20,}|-{20,})$")
 _UNITTEST_VERDICTS = {"ok": T.PASSED, "FAIL": T.FAILED, "ERROR": T.ERROR,
                       "expected failure": T.PASSED, "unexpected success": T.FAILED}
 _GO_ACTIONS = {"pass": T.PASSED, "fail": T.FAILED, "skip": T.SKIPPED}
-_ASSERT_EXPRESSION = re.compile(r"\bassert\s")
-GO_MESSAGE = re.compile(r"^\s+\S+\.go:\d+: (.*)$")
+_ASSERT_EXPRESSION = lazy_regex(r"\bassert\s")
+GO_MESSAGE = lazy_regex(r"^\s+\S+\.go:\d+: (.*)$")
 
 
 def parse_junit(path: Path, *, pytest_ids: bool = False, root: Path | None = None,
@@ -82,29 +82,29 @@ def parse_unittest(lines: Iterator[str]) -> UnittestRun:
     ran = skipped = 0
     counted = False
     for line in lines:
-        if match := _UNITTEST_PROBLEM.match(line):
+        if match := _UNITTEST_PROBLEM().match(line):
             section = _unittest_id(match.group(2), match.group(3))
             outcomes[section] = T.FAILED if match.group(1) == "FAIL" else T.ERROR
             continue
-        if match := UNITTEST_RAN.match(line):
+        if match := UNITTEST_RAN().match(line):
             ran, section, counted = ran + int(match.group(1)), None, True
             continue
-        if match := _UNITTEST_SKIPPED.match(line):
+        if match := _UNITTEST_SKIPPED().match(line):
             skipped += int(match.group(1))
             continue
         if section is not None:
-            if SEPARATOR.match(line) and section in messages:
+            if SEPARATOR().match(line) and section in messages:
                 section = None
-            elif section not in messages and EXCEPTION_LINE.match(line):
+            elif section not in messages and EXCEPTION_LINE().match(line):
                 messages[section] = line.strip()
             continue
-        if match := _UNITTEST_START.match(line):
+        if match := _UNITTEST_START().match(line):
             pending = _unittest_id(match.group(1), match.group(2))
             rest = match.group(3)
             if rest is None:
                 continue
             line = rest
-        if pending is not None and (end := _UNITTEST_END.search(line.strip())):
+        if pending is not None and (end := _UNITTEST_END().search(line.strip())):
             word = end.group(1)
             outcomes[pending] = T.SKIPPED if word.startswith("skipped") else _UNITTEST_VERDICTS[word]
             pending = None
@@ -134,7 +134,7 @@ def parse_go_json(lines: Iterator[str]) -> list[TestResult]:
         if action in _GO_ACTIONS:
             outcomes[test_id] = _GO_ACTIONS[action]
         elif action == "output" and test_id not in messages:
-            if match := GO_MESSAGE.match(str(event.get("Output", "")).rstrip("\n")):
+            if match := GO_MESSAGE().match(str(event.get("Output", "")).rstrip("\n")):
                 messages[test_id] = match.group(1).strip()
     return [TestResult(test_id=test_id, outcome=outcome,
                        message=messages.get(test_id) if outcome is T.FAILED else None)
@@ -148,7 +148,7 @@ def first_assertion(message: str) -> str | None:
     if not lines:
         return None
     first = lines[0]
-    if not _ASSERT_EXPRESSION.search(first):
+    if not _ASSERT_EXPRESSION().search(first):
         for line in lines[1:6]:
             if line.startswith("assert ") or line.startswith("E       assert "):
                 return f"{first}: {line.removeprefix('E').strip()}"

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from agentctl.domain.sandbox import SandboxProfile
+from agentctl.domain.sandbox import ConnectAttempt, SandboxProfile
 from agentctl.execution.bubblewrap import NAMESPACE_FLAGS, check
-from agentctl.execution.egress import ConnectAttempt, EgressProxy
+from agentctl.execution.egress import EgressProxy
 from agentctl.execution.limits import layout, limited
 from agentctl.execution.netbridge import PROXY_PORT, PROXY_SOCKET, bridge_argv
 from agentctl.execution.networks import Network, Networks, can_join_networks, entered, nsenter_argv

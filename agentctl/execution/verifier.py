@@ -14,6 +14,7 @@ from pathlib import Path
 
 from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import TestOutcome, VerificationCheckStatus
+from agentctl.domain.lazy_regex import lazy_regex
 from agentctl.domain.spec import PlannedCheck
 from agentctl.domain.verification import DEFAULT_INFRA_PATTERNS, TestReport, classify_exit
 from agentctl.execution import report_formats, test_reports
@@ -25,25 +26,25 @@ C = VerificationCheckStatus
 MAX_SUMMARY_CHARS = 300
 MAX_FAILING_TESTS = 50
 
-_PYTEST = re.compile(r"^(?:FAILED|ERROR) (.+?(?:::|\.py).*?)(?: - (.*))?$")
-_UNITTEST = re.compile(r"^(?:FAIL|ERROR): (\S+) \(([^)\s]+)\)")
-_SUREFIRE = re.compile(r"^\[ERROR\]\s{2,}([\w$]+(?:\.[\w$]+)+(?::\d+)?(?:->\S+)*)\s+(.*)$")
-_SUREFIRE_TOTALS = re.compile(r"Tests run: \d+, Failures: (\d+), Errors: (\d+)")
-_GO = re.compile(r"^\s*--- FAIL: (\S+)")
-_JEST = re.compile(r"^\s*● (.+ › .+)$")
-_ERRORISH = re.compile(r"error|FAILED|Exception|assert", re.IGNORECASE)
+_PYTEST = lazy_regex(r"^(?:FAILED|ERROR) (.+?(?:::|\.py).*?)(?: - (.*))?$")
+_UNITTEST = lazy_regex(r"^(?:FAIL|ERROR): (\S+) \(([^)\s]+)\)")
+_SUREFIRE = lazy_regex(r"^\[ERROR\]\s{2,}([\w$]+(?:\.[\w$]+)+(?::\d+)?(?:->\S+)*)\s+(.*)$")
+_SUREFIRE_TOTALS = lazy_regex(r"Tests run: \d+, Failures: (\d+), Errors: (\d+)")
+_GO = lazy_regex(r"^\s*--- FAIL: (\S+)")
+_JEST = lazy_regex(r"^\s*● (.+ › .+)$")
+_ERRORISH = lazy_regex(r"error|FAILED|Exception|assert", re.IGNORECASE)
 # Wrapper lines that say a build failed without saying what: Maven's help footer and its
 # indented continuations (`[ERROR]   symbol: ...`), make's `*** [target] Error 1`.
-_NOISE = re.compile(
+_NOISE = lazy_regex(
     r"^\[ERROR\](?:\s*$|\s{2,}|\s*(?:-> )?\[Help|\s*Re-run Maven|\s*For more information"
     r"|\s*To see the full)|^make(?:\[\d+\])?: \*\*\*"
 )
 
 
 # How many tests ran, as the common runners say it at the end of their output.
-_PYTEST_SUMMARY = re.compile(r"^=+ (.+) in [\d.]+s\b.*=+$")
-_PYTEST_COUNT = re.compile(r"(\d+) (?:passed|failed|errors?|xfailed|xpassed)\b")
-_SUREFIRE_RAN = re.compile(r"^(?:\[\w+\] )?Tests run: (\d+), Failures")
+_PYTEST_SUMMARY = lazy_regex(r"^=+ (.+) in [\d.]+s\b.*=+$")
+_PYTEST_COUNT = lazy_regex(r"(\d+) (?:passed|failed|errors?|xfailed|xpassed)\b")
+_SUREFIRE_RAN = lazy_regex(r"^(?:\[\w+\] )?Tests run: (\d+), Failures")
 
 
 def tests_ran(log_tail: str) -> int | None:
@@ -52,10 +53,10 @@ def tests_ran(log_tail: str) -> int | None:
     found: int | None = None
     for line in log_tail.splitlines():
         text = line.strip()
-        if match := report_formats.UNITTEST_RAN.match(text) or _SUREFIRE_RAN.match(text):
+        if match := report_formats.UNITTEST_RAN().match(text) or _SUREFIRE_RAN().match(text):
             found = int(match.group(1))
-        elif match := _PYTEST_SUMMARY.match(text):
-            found = sum(int(count) for count in _PYTEST_COUNT.findall(match.group(1)))
+        elif match := _PYTEST_SUMMARY().match(text):
+            found = sum(int(count) for count in _PYTEST_COUNT().findall(match.group(1)))
     return found
 
 
@@ -203,19 +204,19 @@ def failing_tests_from_log(log_tail: str) -> tuple[str, ...]:
     lines = log_tail.splitlines()
     failing: list[str] = []
     for index, line in enumerate(lines):
-        if match := _PYTEST.match(line):
+        if match := _PYTEST().match(line):
             failing.append(_with_message(match.group(1), match.group(2)))
-        elif match := _UNITTEST.match(line):
+        elif match := _UNITTEST().match(line):
             name, where = match.groups()
             qualified = where if where.endswith(f".{name}") else f"{where}.{name}"
-            exception = _following(lines, index + 2, report_formats.EXCEPTION_LINE)
+            exception = _following(lines, index + 2, report_formats.EXCEPTION_LINE())
             failing.append(_with_message(qualified, exception))
-        elif match := _SUREFIRE.match(line):
+        elif match := _SUREFIRE().match(line):
             failing.append(_with_message(match.group(1), match.group(2)))
-        elif match := _GO.match(line):
-            message = _following(lines, index + 1, report_formats.GO_MESSAGE, within=3)
+        elif match := _GO().match(line):
+            message = _following(lines, index + 1, report_formats.GO_MESSAGE(), within=3)
             failing.append(_with_message(match.group(1), message))
-        elif match := _JEST.match(line):
+        elif match := _JEST().match(line):
             failing.append(match.group(1).strip())
     return _bounded(failing)
 
@@ -225,7 +226,7 @@ def _following(
 ) -> str | None:
     """The first line after `start` matching `pattern`, before a separator line."""
     for line in lines[start : start + within]:
-        if report_formats.SEPARATOR.match(line):
+        if report_formats.SEPARATOR().match(line):
             return None
         if match := pattern.match(line):
             return match.group(1) if pattern.groups else line.strip()
@@ -244,7 +245,7 @@ def _bounded(names: list[str]) -> tuple[str, ...]:
 def _totals_line(text: str) -> str | None:
     """Maven's `Tests run: 3, Failures: 1, Errors: 0` when it reports failures."""
     for line in reversed(text.splitlines()):
-        match = _SUREFIRE_TOTALS.search(line)
+        match = _SUREFIRE_TOTALS().search(line)
         if match and (int(match.group(1)) or int(match.group(2))):
             return line.strip()
     return None
@@ -252,7 +253,7 @@ def _totals_line(text: str) -> str | None:
 
 def _last_error_line(text: str) -> str | None:
     for line in reversed(text.splitlines()):
-        if _ERRORISH.search(line) and not _NOISE.match(line.strip()):
+        if _ERRORISH().search(line) and not _NOISE().match(line.strip()):
             return line.strip()
     return None
 

@@ -1,20 +1,2 @@
-"""`agentctl run`: start, list, show and cancel runs. One module per job; the group here,
-its commands registered in the order `agentctl run --help` lists them."""
-
-
-import typer
-
-from agentctl.cli.run import cancel, exports, replay, show, start
-
-app = typer.Typer(help="Runs: one execution of a task on a pinned commit, ending in a verdict.",
-                  no_args_is_help=True)
-app.command()(start.start)
-app.command()(replay.replay)
-app.command("list")(show.list_)
-app.command()(show.show)
-app.command()(show.diff)
-app.command()(cancel.cancel)
-app.command()(exports.report)
-app.command()(exports.attest)
-app.command("open")(exports.open_)
-app.command()(exports.trace)
+"""`agentctl run`: start, list, show and cancel runs. One module per job; the group is in
+`commands`, so that `task submit --run` imports `start` without the other commands."""

@@ -8,7 +8,6 @@ agent refuses to play a file that changed since.
 from __future__ import annotations
 
 import hashlib
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +68,8 @@ def read_pinned(spec: AgentSpec) -> bytes:
 
 
 def load_plan(path: Path, data: bytes | None = None) -> tuple[PlanStep, ...]:
+    import tomllib
+
     from agentctl.execution.tools import TOOL_NAMES, validate_arguments
 
     try:

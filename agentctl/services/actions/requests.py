@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -63,6 +62,8 @@ def read_request_file(path: Path) -> TaskRequest:
                        ) from None
     data: object
     if path.suffix.lower() == ".toml":
+        import tomllib  # a request on the command line reads no TOML
+
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:

@@ -4,6 +4,9 @@ Denied calls are recorded and answered as denials, never executed. Calls that on
 workspace are recorded in one transaction after they ran: the workspace dies with the attempt,
 so an effect whose record was lost in a crash can never reach a patch. Calls that may reach
 further (shell commands, an external agent) are on record before they start.
+
+The built-in tools (`execution.tools`) are imported at an agent's first call to one: an agent
+that is one command (noop, patch:, command:) never makes one.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from pathlib import Path
 from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.enums import ArtifactType, ArtifactVisibility, ToolDecision, ToolOutcome
 from agentctl.domain.step import ToolResult, changed_files_attribute
-from agentctl.execution import tools
 from agentctl.execution.attribution import (
     FILE_TOOLS,
     ChangeTracker,
@@ -162,6 +164,8 @@ class ToolRuntime:
             return over_budget
         if tool == AGENT_EXEC:  # the requester chose this agent; its own actions are its own
             return GuardDecision(ToolDecision.ALLOWED, "agent: command", None)
+        from agentctl.execution import tools
+
         if tool not in tools.TOOL_NAMES:
             return GuardDecision(ToolDecision.DENIED_BY_POLICY, None, f"unknown tool {tool!r}")
         return tools.guard(tool, arguments, self.context)
@@ -169,6 +173,8 @@ class ToolRuntime:
     def _execute(self, tool: str, arguments: Mapping[str, object], jail: Jail | None,
                  ) -> tuple[ToolResult, list[NewArtifact]]:
         if tool != AGENT_EXEC:
+            from agentctl.execution import tools
+
             context = replace(self.context, confine=jail) if jail is not None else self.context
             return tools.execute(tool, arguments, context), []
         self._transcripts += 1

@@ -5,7 +5,6 @@ store and on the in-memory fake."""
 from __future__ import annotations
 
 import os
-import socket
 import tempfile
 import threading
 import time
@@ -37,7 +36,9 @@ BUSY_POLL_SECONDS = 0.2
 
 
 def new_worker_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{ids.new_id('worker')[-6:]}"
+    """host:pid:suffix (the host name as `socket.gethostname()` gives it, without importing
+    socket on every run's start-up)."""
+    return f"{os.uname().nodename}:{os.getpid()}:{ids.new_id('worker')[-6:]}"
 
 
 def create_and_run(storage: Storage, config: Config, task_text: str, *, agent: AgentSpec,

@@ -3,14 +3,15 @@ over OTLP/HTTP, and the outcome (spans sent, spans dropped) appended to the run'
 
 The run itself never waits on a collector: the trace is built after the verdict, from what the
 database holds, with the records' own times. A collector that is down costs at most
-`[telemetry] timeout_seconds` and one warning line; the run's outcome is untouched.
+`[telemetry] timeout_seconds` and one warning line; the run's outcome is untouched. A run with
+no endpoint never plans nor sends one: the planner and the exporter are imported when a trace is.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from agentctl.config import Config
 from agentctl.domain.clock import utcnow
@@ -18,13 +19,14 @@ from agentctl.domain.enums import EventType, RunStatus
 from agentctl.domain.errors import BadInput
 from agentctl.domain.events import NewEvent
 from agentctl.domain.run import Run
-from agentctl.domain.tracing import TracePlan, plan_trace
 from agentctl.domain.transitions import TERMINAL_RUN
-from agentctl.execution.otlp import ExportResult, export_trace
 from agentctl.services.unit_of_work import Reads, Storage
 
+if TYPE_CHECKING:
+    from agentctl.domain.tracing import TracePlan
+    from agentctl.execution.otlp import ExportResult
+
 ENDPOINT_ENV = "OTEL_EXPORTER_OTLP_ENDPOINT"
-_log = logging.getLogger("agentctl.telemetry")
 
 
 def configured_endpoint(config: Config, environ: Mapping[str, str] = os.environ) -> str | None:
@@ -40,12 +42,12 @@ def trace_after_run(storage: Storage, config: Config, run: Run) -> ExportResult 
     try:
         result = _export(storage, config, run.run_id, endpoint)
     except BadInput as error:  # the extra is not installed: say so, the run stands
-        _log.warning("agentctl: WARNING: no trace for %s: %s", run.run_id, error)
+        _warn("agentctl: WARNING: no trace for %s: %s", run.run_id, error)
         return None
     _record(storage, run, result)
     if result.error:
-        _log.warning("agentctl: WARNING: trace of %s not sent: %s (%d spans dropped)", run.run_id,
-                     result.error, result.dropped)
+        _warn("agentctl: WARNING: trace of %s not sent: %s (%d spans dropped)", run.run_id,
+              result.error, result.dropped)
     return result
 
 
@@ -65,11 +67,19 @@ def export_finished_run(storage: Storage, config: Config, run_text: str | None, 
     return result
 
 
+def _warn(message: str, *args: object) -> None:
+    import logging  # only when a trace fails: logging is not on a run's start-up
+
+    logging.getLogger("agentctl.telemetry").warning(message, *args)
+
+
 def _ended(run: Run) -> bool:
     return run.status in TERMINAL_RUN or run.status is RunStatus.NEEDS_APPROVAL
 
 
 def plan_for(reads: Reads, run_id: str) -> TracePlan:
+    from agentctl.domain.tracing import plan_trace
+
     with reads.snapshot():
         run = reads.run(run_id)
         return plan_trace(run, reads.attempts(run_id), reads.steps(run_id),
@@ -77,6 +87,8 @@ def plan_for(reads: Reads, run_id: str) -> TracePlan:
 
 
 def _export(storage: Storage, config: Config, run_id: str, endpoint: str) -> ExportResult:
+    from agentctl.execution.otlp import export_trace
+
     with storage.reads() as reads:
         plan = plan_for(reads, run_id)
     return export_trace(plan, endpoint, max_spans=config.telemetry.max_spans,
