@@ -33,7 +33,7 @@ from agentctl.services.lifecycle.runs import create_run, lease_run
 from agentctl.services.ports import CallRequest
 from agentctl.store import Store
 from agentctl.store.audit import verify_store
-from agentctl.store.engine import BUSY_TIMEOUT_SECONDS, prepare_connection
+from agentctl.store.transactions import BUSY_TIMEOUT_SECONDS, prepare_connection
 from agentctl.store.views import Views
 
 T0 = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
