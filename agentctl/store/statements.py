@@ -231,12 +231,12 @@ def insert_dialect(dialect: str) -> Dialect:
     return sqlite.dialect(paramstyle="qmark") if dialect == "sqlite" else dialects()[dialect]
 
 
-Compiled = tuple[str, tuple[str, ...] | None, dict[str, object]]
-"""A statement's SQL, the order a positional driver takes its parameters in (None: by name),
+Entry = tuple[str, tuple[str, ...] | None, dict[str, object]]
+"""A statement as `compiled_statements` holds it: its SQL, the order a positional driver takes its parameters in (None: by name),
 and the values of the parameters it holds itself (a literal, a `+ 1`)."""
 
 
-def compile_one(name: str, dialect: str) -> Compiled:
+def compile_one(name: str, dialect: str) -> Entry:
     target = insert_dialect(dialect) if name.startswith("insert:") else dialects()[dialect]
     done = statement(name, dialect).compile(dialect=target)  # type: ignore[attr-defined]
     given = {bind.key for bind in done.binds.values() if bind.required}
