@@ -232,8 +232,9 @@ def insert_dialect(dialect: str) -> Dialect:
 
 
 Entry = tuple[str, tuple[str, ...] | None, dict[str, object]]
-"""A statement as `compiled_statements` holds it: its SQL, the order a positional driver takes its parameters in (None: by name),
-and the values of the parameters it holds itself (a literal, a `+ 1`)."""
+"""A statement as `compiled_statements` holds it: its SQL, the order a positional driver takes
+its parameters in (None: by name), and the values of the parameters it holds itself (a literal,
+a `+ 1`)."""
 
 
 def compile_one(name: str, dialect: str) -> Entry:
