@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, Table, bindparam, column, func, literal_column, select
 from sqlalchemy import table as lightweight_table
 from sqlalchemy.engine import Dialect
+from sqlalchemy.sql.compiler import SQLCompiler
 
 from agentctl.store import tables
 from agentctl.store.generated import module_text, write
@@ -198,7 +200,10 @@ def names() -> list[str]:
     return sorted(found)
 
 
-def _dialects() -> dict[str, Dialect]:
+@cache
+def dialects() -> dict[str, Dialect]:
+    """Each dialect as the driver at run time takes it: SQLite's named parameters (the stdlib
+    driver binds them from a dict), psycopg's pyformat."""
     from sqlalchemy.dialects import postgresql, sqlite
 
     return {"sqlite": sqlite.dialect(paramstyle="named"),
@@ -211,15 +216,19 @@ it holds itself (its constants: a LIMIT, a literal); the caller gives the others
 
 
 def compile_one(name: str, dialect: str) -> Compiled:
-    done = statement(name, dialect).compile(dialect=_dialects()[dialect])
+    done = statement(name, dialect).compile(dialect=dialects()[dialect])
+    return str(done), constants(done)
+
+
+def constants(done: SQLCompiler) -> dict[str, object]:
+    """The values of the parameters a compiled statement holds itself (not those it needs)."""
     given = {bind.key for bind in done.binds.values() if bind.required}
-    constants = {key: value for key, value in done.params.items() if key not in given}
-    return str(done), constants
+    return {key: value for key, value in done.params.items() if key not in given}
 
 
 def compiled() -> dict[str, dict[str, Compiled]]:
     return {dialect: {name: compile_one(name, dialect) for name in names()}
-            for dialect in _dialects()}
+            for dialect in dialects()}
 
 
 TARGET = Path(__file__).with_name("compiled_queries.py")

@@ -43,6 +43,7 @@ from agentctl.domain.enums import AttemptStatus, RunStatus
 from agentctl.domain.events import GENESIS_HASH
 from agentctl.domain.transitions import UNFINISHED_RUN
 from agentctl.store import tables
+from agentctl.store.queries import constants, dialects
 
 _ATTEMPT = tables.attempt
 _RUN = tables.run
@@ -215,17 +216,8 @@ def shape(table: Table) -> dict[str, Any]:
 
 
 @cache
-def dialects() -> dict[str, Dialect]:
-    """SQLite's named parameters (the stdlib driver takes a dict) but for INSERTs, whose
-    executemany of thousands of rows takes tuples (`insert_dialect`); psycopg's pyformat."""
-    from sqlalchemy.dialects import postgresql, sqlite
-
-    return {"sqlite": sqlite.dialect(paramstyle="named"),
-            "postgresql": postgresql.psycopg.dialect()}  # type: ignore[no-untyped-call]
-
-
-@cache
 def insert_dialect(dialect: str) -> Dialect:
+    """INSERTs on SQLite take `?`: their executemany of thousands of rows binds tuples."""
     from sqlalchemy.dialects import sqlite
 
     return sqlite.dialect(paramstyle="qmark") if dialect == "sqlite" else dialects()[dialect]
@@ -240,11 +232,8 @@ a `+ 1`)."""
 def compile_one(name: str, dialect: str) -> Entry:
     target = insert_dialect(dialect) if name.startswith("insert:") else dialects()[dialect]
     done = statement(name, dialect).compile(dialect=target)  # type: ignore[attr-defined]
-    given = {bind.key for bind in done.binds.values() if bind.required}
-    constants = {key: value for key, value in done.params.items()
-                 if key not in given and value is not None}
     order = tuple(done.positiontup or ()) if done.positional else None
-    return str(done), order, constants
+    return str(done), order, constants(done)
 
 
 def compiled() -> dict[str, Any]:
