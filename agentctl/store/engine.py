@@ -29,16 +29,22 @@ from agentctl.store.transactions import (
 RECONNECT_SECONDS = 30.0  # how long a lost shared database is retried before giving up
 
 
-@lru_cache(maxsize=8)
 def engine_for(url: str) -> Engine:
+    return database_for(url).engine
+
+
+@lru_cache(maxsize=8)
+def database_for(url: str) -> EngineDatabase:
+    """The process's one engine for `url`, closed with the other databases at exit."""
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_SECONDS,
                                                   "check_same_thread": False})
         _configure_sqlite(engine)
     else:
         engine = create_engine(url, pool_pre_ping=True)
-    remember(f"engine:{url}", EngineDatabase(engine))
-    return engine
+    database = EngineDatabase(engine)
+    remember(url, database)
+    return database
 
 
 def _configure_sqlite(engine: Engine) -> None:

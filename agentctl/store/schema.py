@@ -38,17 +38,17 @@ def ensure_schema(home: Home) -> Database:
 
 def _shared(home: Home) -> Database:
     """A PostgreSQL store: its engine's connections, brought up to HEAD first if behind."""
-    from agentctl.store.engine import EngineDatabase, engine_for, reconnecting
+    from agentctl.store.engine import database_for, reconnecting
     from agentctl.store.revision import revision_of
 
-    engine = engine_for(home.database_url)
-    with reconnecting(engine, engine.connect) as connection:
+    database = database_for(home.database_url)
+    with reconnecting(database.engine, database.engine.connect) as connection:
         revision = revision_of(connection)
     if revision != HEAD:
         from agentctl.store.migrate import upgrade
 
-        upgrade(engine, home, automatic=True)
-    return EngineDatabase(engine)
+        upgrade(database.engine, home, automatic=True)
+    return database
 
 
 def _upgrade_sqlite(home: Home) -> None:

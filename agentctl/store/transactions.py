@@ -178,10 +178,10 @@ def sqlite_database(path: Path) -> SqliteDatabase:
     return found
 
 
-def remember(url: str, database: Database) -> Database:
+def remember(url: str, database: Database) -> None:
     """Keep `database` to be closed with the others at exit (`close_all`)."""
     with _OPENING:
-        return _OPEN.setdefault(url, database)
+        _OPEN.setdefault(url, database)
 
 
 def close_all() -> None:
