@@ -1169,9 +1169,7 @@ PIECES: dict[str, dict[str, dict[str, Any]]] = {'postgresql': {'approval': {'equ
                                     'step_id': 'event.step_id',
                                     'task_id': 'event.task_id',
                                     'type': 'event.type'},
-                          'read_back': 'SELECT event.seq \n'
-                                       'FROM event \n'
-                                       'WHERE event.seq IN (__[POSTCOMPILE_keys])',
+                          'read_back': None,
                           'select': 'SELECT event.seq, event.type, event.task_id, event.run_id, '
                                     'event.attempt_id, event.step_id, event.payload, '
                                     'event.created_at, event.prev_hash, event.hash \n'
@@ -1196,9 +1194,7 @@ PIECES: dict[str, dict[str, dict[str, Any]]] = {'postgresql': {'approval': {'equ
                                'order': {'hash': 'event_head.hash',
                                          'id': 'event_head.id',
                                          'seq': 'event_head.seq'},
-                               'read_back': 'SELECT event_head.id \n'
-                                            'FROM event_head \n'
-                                            'WHERE event_head.id IN (__[POSTCOMPILE_keys])',
+                               'read_back': None,
                                'select': 'SELECT event_head.id, event_head.seq, event_head.hash \n'
                                          'FROM event_head',
                                'set': {'hash': 'hash=%(set_hash)s::VARCHAR',
@@ -1268,9 +1264,7 @@ PIECES: dict[str, dict[str, dict[str, Any]]] = {'postgresql': {'approval': {'equ
                                     'value': 'meta.value = %(value)s::VARCHAR'},
                          'key_is': 'meta.key = %(key)s::VARCHAR',
                          'order': {'key': 'meta.key', 'value': 'meta.value'},
-                         'read_back': 'SELECT meta.key \n'
-                                      'FROM meta \n'
-                                      'WHERE meta.key IN (__[POSTCOMPILE_keys])',
+                         'read_back': None,
                          'select': 'SELECT meta.key, meta.value \nFROM meta',
                          'set': {'key': 'key=%(set_key)s::VARCHAR',
                                  'value': 'value=%(set_value)s::VARCHAR'},
@@ -2070,9 +2064,7 @@ PIECES: dict[str, dict[str, dict[str, Any]]] = {'postgresql': {'approval': {'equ
                                 'step_id': 'event.step_id',
                                 'task_id': 'event.task_id',
                                 'type': 'event.type'},
-                      'read_back': 'SELECT event.seq \n'
-                                   'FROM event \n'
-                                   'WHERE event.seq IN (__[POSTCOMPILE_keys])',
+                      'read_back': None,
                       'select': 'SELECT event.seq, event.type, event.task_id, event.run_id, '
                                 'event.attempt_id, event.step_id, event.payload, event.created_at, '
                                 'event.prev_hash, event.hash \n'
@@ -2097,9 +2089,7 @@ PIECES: dict[str, dict[str, dict[str, Any]]] = {'postgresql': {'approval': {'equ
                            'order': {'hash': 'event_head.hash',
                                      'id': 'event_head.id',
                                      'seq': 'event_head.seq'},
-                           'read_back': 'SELECT event_head.id \n'
-                                        'FROM event_head \n'
-                                        'WHERE event_head.id IN (__[POSTCOMPILE_keys])',
+                           'read_back': None,
                            'select': 'SELECT event_head.id, event_head.seq, event_head.hash \n'
                                      'FROM event_head',
                            'set': {'hash': 'hash=:set_hash',
@@ -2162,9 +2152,7 @@ PIECES: dict[str, dict[str, dict[str, Any]]] = {'postgresql': {'approval': {'equ
             'meta': {'equals': {'key': 'meta."key" = :key', 'value': 'meta.value = :value'},
                      'key_is': 'meta."key" = :key',
                      'order': {'key': 'meta."key"', 'value': 'meta.value'},
-                     'read_back': 'SELECT meta."key" \n'
-                                  'FROM meta \n'
-                                  'WHERE meta."key" IN (__[POSTCOMPILE_keys])',
+                     'read_back': None,
                      'select': 'SELECT meta."key", meta.value \nFROM meta',
                      'set': {'key': '"key"=:set_key', 'value': 'value=:set_value'},
                      'set_key': '"key"=:key',

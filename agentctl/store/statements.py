@@ -44,6 +44,7 @@ from agentctl.domain.events import GENESIS_HASH
 from agentctl.domain.transitions import UNFINISHED_RUN
 from agentctl.store import tables
 from agentctl.store.queries import constants, dialects
+from agentctl.store.seal_rules import NOT_RECORDS, sealed_columns
 
 _ATTEMPT = tables.attempt
 _RUN = tables.run
@@ -178,7 +179,7 @@ def _after(text: str, marker: str) -> str:
     return text[at + len(marker):]
 
 
-def pieces(table: Table, dialect: Dialect, sealed: tuple[str, ...]) -> dict[str, Any]:
+def pieces(table: Table, dialect: Dialect) -> dict[str, Any]:
     key = _key(table)
 
     def sql(statement: Executable) -> str:
@@ -200,7 +201,8 @@ def pieces(table: Table, dialect: Dialect, sealed: tuple[str, ...]) -> dict[str,
                              "WHERE ") if "status" in table.c else None),
         "order": {column.name: _after(sql(select(table).order_by(column)), "ORDER BY ")
                   for column in table.columns},
-        "read_back": sql(sealed_read(table, sealed)),
+        "read_back": (None if table.name in NOT_RECORDS else  # never sealed: never read back
+                      sql(sealed_read(table, sealed_columns(table.name, tuple(table.c.keys()))))),
     }
 
 
@@ -237,17 +239,10 @@ def compile_one(name: str, dialect: str) -> Entry:
 
 
 def compiled() -> dict[str, Any]:
-    from agentctl.store.seal_rules import NOT_RECORDS, sealed_columns
-
-    def sealed(table: Table) -> tuple[str, ...]:
-        if table.name in NOT_RECORDS:
-            return (_key(table).name,)
-        return sealed_columns(table.name, [column.name for column in table.columns])
-
     return {
         "STATEMENTS": {dialect: {name: compile_one(name, dialect) for name in names()}
                        for dialect in dialects()},
-        "PIECES": {dialect: {table.name: pieces(table, made, sealed(table))
+        "PIECES": {dialect: {table.name: pieces(table, made)
                              for table in tables.metadata.sorted_tables}
                    for dialect, made in dialects().items()},
         "PLACEHOLDER": {dialect: {"named": ":{}", "pyformat": "%({})s"}[made.paramstyle]
