@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
-from agentctl.store.compiled_statements import PIECES, PLACEHOLDER, SHAPES, STATEMENTS
+from agentctl.store.compiled_statements import PIECES, PLACEHOLDER, STATEMENTS
+from agentctl.store.table_shapes import SHAPES
 
 if TYPE_CHECKING:
     from agentctl.store.transactions import Transaction
@@ -106,7 +107,7 @@ def update(table: str, dialect: str, changed: tuple[str, ...], compare_status: b
     `set_<column>`), only while its status is `expected` when `compare_status`."""
     pieces = PIECES[dialect][table]
     assigned = pieces["set"]
-    sets = ", ".join(assigned[column] for column in SHAPES[table]["columns"]  # as SQLAlchemy does
+    sets = ", ".join(assigned[column] for column in SHAPES[table].columns  # as SQLAlchemy does
                      if column in changed) if changed else pieces["set_key"]
     where = pieces["key_is"] + (f" AND {pieces['status_is']}" if compare_status else "")
     return Compiled(f"{pieces['update']}{sets} WHERE {where}", None, {})
