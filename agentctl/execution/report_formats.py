@@ -3,7 +3,10 @@ into TestResults, apart from where a run leaves them so that each module has one
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +32,15 @@ _UNITTEST_VERDICTS = {"ok": T.PASSED, "FAIL": T.FAILED, "ERROR": T.ERROR,
 _GO_ACTIONS = {"pass": T.PASSED, "fail": T.FAILED, "skip": T.SKIPPED}
 _ASSERT_EXPRESSION = lazy_regex(r"\bassert\s")
 GO_MESSAGE = lazy_regex(r"^\s+\S+\.go:\d+: (.*)$")
+
+
+def load_junit_reader_beside() -> None:
+    """Import the JUnit reader on a thread of its own while a run that will leave a report goes
+    on: its import (~25 ms, mostly `importlib.metadata` for its own version) would otherwise
+    come between the run's end and whatever waits for its results (a rerun, the verdict)."""
+    if "junitparser" not in sys.modules:
+        threading.Thread(target=importlib.import_module, args=("junitparser",),
+                         name="agentctl-junit-import", daemon=True).start()
 
 
 def parse_junit(path: Path, *, pytest_ids: bool = False, root: Path | None = None,

@@ -102,6 +102,8 @@ def run_check(
         reports.prepare()
         env = test_reports.injected_env(env, reports, select, junit=own_path)
     since_ns = time.time_ns() - 1_000_000  # coarse file times: a report written at once counts
+    if (reports is not None and own_path) or report_path is not None:
+        report_formats.load_junit_reader_beside()
     result = run_to_file(
         command or check.command, cwd=workspace, env=env, output=log_path,
         timeout=check.timeout_seconds, should_stop=should_stop, confine=confine,

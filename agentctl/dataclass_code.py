@@ -1,0 +1,88 @@
+"""The compiled methods of dataclasses, kept between processes like Python's own bytecode.
+
+`dataclasses` writes each class's `__init__`, `__repr__`, `__eq__`, `__hash__` and frozen
+`__setattr__` as source text and compiles it when the class is made: some 950 compiles, about
+55 ms of a run's start-up, every time. `install` points the `exec` that `dataclasses` calls by
+name at a table of the code compiled from each text, read from a file beside the package's
+bytecode at the first class made and written back at exit when something was missing. The
+text is the key, so a class that changed only misses (it is compiled as before); a file that
+cannot be read or written is no file at all.
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import dataclasses
+import marshal
+import os
+import sys
+from importlib.util import MAGIC_NUMBER
+from types import CodeType
+from typing import Any
+
+BESIDE_THE_PACKAGE = os.path.join(
+    os.path.dirname(__file__), "__pycache__",
+    f"dataclass-code.{sys.implementation.cache_tag}"
+    f"{f'.opt-{sys.flags.optimize}' if sys.flags.optimize else ''}.marshal")
+_MOST = 4096  # entries kept; past it, only what the last process that missed used
+
+_file = BESIDE_THE_PACKAGE
+_table: dict[str, CodeType] | None = None
+_used: set[str] = set()
+_missed = False
+
+
+def install(file: str = BESIDE_THE_PACKAGE) -> None:
+    """From here on, each class `dataclasses` makes takes its methods' code from the table
+    kept in `file`."""
+    global _file
+    _file = file
+    setattr(dataclasses, "exec", _exec)  # noqa: B010 - shadows the builtin in that module only
+
+
+def _exec(source: str | CodeType, globals: dict[str, Any] | None = None,
+          locals: dict[str, Any] | None = None) -> None:
+    if isinstance(source, str):
+        source = _compiled(source)
+    builtins.exec(source, globals, locals)
+
+
+def _compiled(text: str) -> CodeType:
+    global _table, _missed
+    if _table is None:
+        _table = _read()
+        atexit.register(_write)
+    _used.add(text)
+    code = _table.get(text)
+    if code is None:
+        code = _table[text] = compile(text, "<string>", "exec", dont_inherit=True)
+        _missed = True
+    return code
+
+
+def _read() -> dict[str, CodeType]:
+    """The table in the file, if this Python's bytecode wrote it (as a .pyc says whose it is)."""
+    try:
+        with open(_file, "rb") as file:
+            magic, table = marshal.loads(file.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    return table if magic == MAGIC_NUMBER and isinstance(table, dict) else {}
+
+
+def _write() -> None:
+    if not _missed or _table is None or sys.dont_write_bytecode:
+        return
+    kept = _table if len(_table) <= _MOST else {t: _table[t] for t in _used}
+    partial = f"{_file}.{os.getpid()}"
+    try:
+        os.makedirs(os.path.dirname(_file), exist_ok=True)
+        with open(partial, "wb") as file:
+            marshal.dump((MAGIC_NUMBER, kept), file)
+        os.replace(partial, _file)
+    except OSError:
+        try:
+            os.unlink(partial)
+        except OSError:
+            pass
