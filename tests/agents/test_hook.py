@@ -143,3 +143,17 @@ def test_an_input_written_over_several_lines_reaches_the_attempt_whole(attempt: 
                   str(attempt.server.path), "--attempt", "attempt_A", "--key", "key_hook")
     assert result.returncode == 0, result.stderr
     assert attempt.reached[0]["input"] == PRE
+
+
+def test_the_hook_process_loads_only_its_own_two_modules_of_agentctl() -> None:
+    """Started twice per tool call, as a plain script without `site`: it must not pay for what
+    the command line's start-up needs (the dataclass code table would cost it ~15 ms)."""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-E", "-s", "-S", "-c",
+         f"import sys; sys.path.insert(0, {str(root)!r}); import agentctl.hooks.hook; "
+         "print(sorted(m for m in sys.modules if m.startswith('agentctl')), "
+         "'dataclasses' in sys.modules)"],
+        capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == \
+        "['agentctl', 'agentctl.hooks', 'agentctl.hooks.hook', 'agentctl.hooks.wire'] False"
