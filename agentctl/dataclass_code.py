@@ -17,6 +17,7 @@ import dataclasses
 import marshal
 import os
 import sys
+import threading
 from importlib.util import MAGIC_NUMBER
 from types import CodeType
 from typing import Any
@@ -31,6 +32,7 @@ _file = BESIDE_THE_PACKAGE
 _table: dict[str, CodeType] | None = None
 _used: set[str] = set()
 _missed = False
+_reading = threading.Lock()
 
 
 def install(file: str = BESIDE_THE_PACKAGE) -> None:
@@ -49,16 +51,24 @@ def _exec(source: str | CodeType, globals: dict[str, Any] | None = None,
 
 
 def _compiled(text: str) -> CodeType:
-    global _table, _missed
-    if _table is None:
-        _table = _read()
-        atexit.register(_write)
+    global _missed
+    table = _table if _table is not None else _first_read()
     _used.add(text)
-    code = _table.get(text)
+    code = table.get(text)
     if code is None:
-        code = _table[text] = compile(text, "<string>", "exec", dont_inherit=True)
+        code = table[text] = compile(text, "<string>", "exec", dont_inherit=True)
         _missed = True
     return code
+
+
+def _first_read() -> dict[str, CodeType]:
+    """The table, read once per process (classes may be made on two threads at once)."""
+    global _table
+    with _reading:
+        if _table is None:
+            _table = _read()
+            atexit.register(_write)
+        return _table
 
 
 def _read() -> dict[str, CodeType]:

@@ -23,8 +23,8 @@ SCRIPT = textwrap.dedent("""
         {extra}
         tags: tuple[str, ...] = field(default=())
 
-    point = Point(1, {extra_value} tags=("a",))
-    assert point == Point(1, {extra_value} tags=("a",)) and hash(point) == hash(Point(1, {extra_value} tags=("a",)))
+    point, same = Point(1, {extra_value} tags=("a",)), Point(1, {extra_value} tags=("a",))
+    assert point == same and hash(point) == hash(same) and point is not same
     try:
         point.x = 2
     except FrozenInstanceError:
@@ -93,3 +93,35 @@ def test_a_folder_that_cannot_be_written_costs_nothing_but_the_table(tmp_path: P
     blocked.write_text("in the way\n")
     assert make_classes(blocked / "dataclass-code.marshal") == "Point(x=1, tags=('a',))"
     assert blocked.read_text() == "in the way\n"
+
+
+THREADS = textwrap.dedent("""
+    import sys, threading
+    from dataclasses import dataclass, make_dataclass
+    from agentctl import dataclass_code
+    dataclass_code.install(sys.argv[1])
+    ready = threading.Barrier(8)
+    made = {}
+
+    def make(number):
+        ready.wait()
+        made[number] = make_dataclass(f"Made{number}", [(f"field_{number}", int)], frozen=True)
+
+    threads = [threading.Thread(target=make, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    print(sorted(repr(cls(n)) for n, cls in made.items()))
+""")
+
+
+def test_classes_first_made_on_several_threads_at_once_all_reach_the_one_table(
+        tmp_path: Path) -> None:
+    table = tmp_path / "dataclass-code.marshal"
+    done = subprocess.run([sys.executable, "-c", THREADS, str(table)], capture_output=True,
+                          text=True, check=False, env={"PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(sorted(f"Made{n}(field_{n}={n})" for n in range(8)))
+    texts = entries(table)
+    assert all(any(f"def __init__(self,field_{n}:" in text for text in texts) for n in range(8))
