@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import builtins
+import contextlib
 import dataclasses
 import marshal
 import os
@@ -82,6 +83,8 @@ def _read() -> dict[str, CodeType]:
 
 
 def _write() -> None:
+    """At exit, when a class missed: the table, whole (or, grown past `_MOST`, only what this
+    process used), replacing the file at once; where Python writes no bytecode, nothing."""
     if not _missed or _table is None or sys.dont_write_bytecode:
         return
     kept = _table if len(_table) <= _MOST else {t: _table[t] for t in _used}
@@ -92,7 +95,5 @@ def _write() -> None:
             marshal.dump((MAGIC_NUMBER, kept), file)
         os.replace(partial, _file)
     except OSError:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(partial)
-        except OSError:
-            pass
