@@ -3,8 +3,8 @@
 `dataclasses` writes each class's `__init__`, `__repr__`, `__eq__`, `__hash__` and frozen
 `__setattr__` as source text and compiles it when the class is made: some 950 compiles, about
 55 ms of a run's start-up, every time. `install` points the `exec` that `dataclasses` calls by
-name at a table of the code compiled from each text, read from a file beside the package's
-bytecode at the first class made and written back at exit when something was missing. The
+name at a table of the code compiled from each text, read from a file kept where the package's
+bytecode is at the first class made and written back at exit when something was missing. The
 text is the key, so a class that changed only misses (it is compiled as before); a file that
 cannot be read or written is no file at all.
 """
@@ -19,14 +19,14 @@ import marshal
 import os
 import sys
 import threading
-from importlib.util import MAGIC_NUMBER
+from importlib.util import MAGIC_NUMBER, cache_from_source
 from types import CodeType
 from typing import Any
 
-BESIDE_THE_PACKAGE = os.path.join(
-    os.path.dirname(__file__), "__pycache__",
-    f"dataclass-code.{sys.implementation.cache_tag}"
-    f"{f'.opt-{sys.flags.optimize}' if sys.flags.optimize else ''}.marshal")
+# where Python would keep the bytecode of a module of this name beside the package, so that
+# -O and PYTHONPYCACHEPREFIX place it as they place bytecode
+BESIDE_THE_PACKAGE = cache_from_source(
+    os.path.join(os.path.dirname(__file__), "dataclass-code.py")).removesuffix(".pyc") + ".marshal"
 _MOST = 4096  # entries kept; past it, only what the last process that missed used
 
 _file = BESIDE_THE_PACKAGE

@@ -125,3 +125,23 @@ def test_classes_first_made_on_several_threads_at_once_all_reach_the_one_table(
     assert done.stdout.strip() == str(sorted(f"Made{n}(field_{n}={n})" for n in range(8)))
     texts = entries(table)
     assert all(any(f"def __init__(self,field_{n}:" in text for text in texts) for n in range(8))
+
+
+def test_the_default_table_goes_where_python_puts_bytecode(tmp_path: Path) -> None:
+    """PYTHONPYCACHEPREFIX (a read-only installation's bytecode kept elsewhere) moves the table
+    with the bytecode; -O gives it a file of its own, as it gives .pyc files."""
+    package = Path(__file__).resolve().parents[2] / "agentctl"
+    script = ("from dataclasses import dataclass\n"
+              "from agentctl import dataclass_code\n"
+              "dataclass_code.install()\n"
+              "@dataclass(frozen=True)\n"
+              "class Elsewhere:\n    where: str\n"
+              "print(dataclass_code.BESIDE_THE_PACKAGE)\n")
+    done = subprocess.run([sys.executable, "-O", "-c", script], capture_output=True, text=True,
+                          check=False, cwd=package.parent,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPYCACHEPREFIX": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    table = tmp_path / package.relative_to("/") / \
+        f"dataclass-code.{sys.implementation.cache_tag}.opt-1.marshal"
+    assert done.stdout.strip() == str(table)
+    assert any("def __init__(self,where:_type_where)" in text for text in entries(table))
