@@ -25,18 +25,18 @@ from typing import Any
 
 # where Python would keep the bytecode of a module of this name beside the package, so that
 # -O and PYTHONPYCACHEPREFIX place it as they place bytecode
-BESIDE_THE_PACKAGE = cache_from_source(
+WHERE_BYTECODE_GOES = cache_from_source(
     os.path.join(os.path.dirname(__file__), "dataclass-code.py")).removesuffix(".pyc") + ".marshal"
 _MOST = 4096  # entries kept; past it, only what the last process that missed used
 
-_file = BESIDE_THE_PACKAGE
+_file = WHERE_BYTECODE_GOES
 _table: dict[str, CodeType] | None = None
 _used: set[str] = set()
 _missed = False
 _reading = threading.Lock()
 
 
-def install(file: str = BESIDE_THE_PACKAGE) -> None:
+def install(file: str = WHERE_BYTECODE_GOES) -> None:
     """From here on, each class `dataclasses` makes takes its methods' code from the table
     kept in `file`."""
     global _file

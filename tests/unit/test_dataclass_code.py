@@ -136,7 +136,7 @@ def test_the_default_table_goes_where_python_puts_bytecode(tmp_path: Path) -> No
               "dataclass_code.install()\n"
               "@dataclass(frozen=True)\n"
               "class Elsewhere:\n    where: str\n"
-              "print(dataclass_code.BESIDE_THE_PACKAGE)\n")
+              "print(dataclass_code.WHERE_BYTECODE_GOES)\n")
     done = subprocess.run([sys.executable, "-O", "-c", script], capture_output=True, text=True,
                           check=False, cwd=package.parent,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPYCACHEPREFIX": str(tmp_path)})
