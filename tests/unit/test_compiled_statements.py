@@ -25,6 +25,11 @@ def test_the_compiled_write_sql_is_what_the_statements_compile_to_now() -> None:
     assert compiled_statements.PIECES == done["PIECES"]
 
 
+def _compiled(statement: object, dialect: str) -> str:
+    """What SQLAlchemy compiles `statement` to for `dialect`."""
+    return str(statement.compile(dialect=statements.dialects()[dialect]))  # type: ignore[attr-defined]
+
+
 def _expanded(statement: object, dialect: str) -> str:
     """What SQLAlchemy sends for `statement` once its list parameter holds its values, the
     casts PostgreSQL's compiler adds to each value left out (the server takes a text
@@ -43,8 +48,7 @@ def test_every_update_a_save_makes_is_the_one_sqlalchemy_compiles(dialect: str) 
         for changed in subsets:
             for compare in ((False, True) if "status" in table.c else (False,)):
                 joined = prebuilt.update(table.name, dialect, changed, compare).sql
-                expected = str(statements.update_of(table, changed, compare).compile(
-                    dialect=statements.dialects()[dialect]))
+                expected = _compiled(statements.update_of(table, changed, compare), dialect)
                 assert joined == expected, (table.name, changed, compare)
 
 
@@ -55,8 +59,7 @@ def test_every_find_is_the_select_sqlalchemy_compiles(dialect: str) -> None:
         for matched in [(), (names[1],), tuple(names[1:3]), tuple(names)]:
             for order_by in (None, names[0], names[-1]):
                 joined = prebuilt.matching(table.name, dialect, matched, order_by).sql
-                expected = str(statements.matching(table, matched, order_by).compile(
-                    dialect=statements.dialects()[dialect]))
+                expected = _compiled(statements.matching(table, matched, order_by), dialect)
                 assert joined == expected, (table.name, matched, order_by)
 
 
