@@ -14,6 +14,10 @@ released fix as the patch; sdists from ~/.cache/agentctl-test-corpus or PyPI):
   cold (a new state home each time: nothing cached) and warm (one home: the base's checkout
   and its baseline results cached by the first run). Targets: <= 2.5x cold, <= 2x warm.
 
+With --reruns N, agentctl runs under `[verification] reruns = N` and the same evidence by hand
+reruns the base's failures N times (N trees at once), so what the flake guard costs is seen
+beside the default's (2): 0 is the floor the issue names, one clone and two test runs.
+
 With --case all, every case of the corpus in turn, each measured as one case is (its own
 repository, fix and warm home, --runs rounds), then one table: a line per case, and the median
 of each column with how many cases meet each target. The ratios depend on the case (how heavy
@@ -55,9 +59,11 @@ from pathlib import Path
 from typing import NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from agentctl.config.schema import VerificationSettings  # noqa: E402
 from tests.corpus.corpus import Case, build_base, diff_after, gold, load_cases  # noqa: E402
 
 AGENTCTL = str(Path(sys.executable).with_name("agentctl"))
+DEFAULT_RERUNS = VerificationSettings().reruns
 
 
 class CpuMeter:
@@ -225,9 +231,16 @@ class CaseBench:
     """One case's repository, fix and check, built once in a folder of its own, and each way
     of doing the fix on them."""
 
-    def __init__(self, case: Case, meter: CpuMeter | None, *, with_phases: bool) -> None:
+    def __init__(self, case: Case, meter: CpuMeter | None, *, with_phases: bool,
+                 reruns: int | None = None) -> None:
         self.case, self.meter, self.with_phases = case, meter, with_phases
         self.root = Path(tempfile.mkdtemp(prefix="agentctl-bench-bugfix-"))
+        self.reruns = DEFAULT_RERUNS if reruns is None else reruns
+        self.env = {"PATH": "/usr/bin:/bin", "HOME": str(Path.home())}
+        if reruns is not None:  # the default config otherwise, as a user has it
+            config = self.root / "reruns.toml"
+            config.write_text(f"[verification]\nreruns = {reruns}\n")
+            self.env["AGENTCTL_CONFIG"] = str(config)
         self.repo, after = build_base(case, self.root)
         self.fix = self.root / "fix.diff"
         self.fix.write_text(diff_after(self.repo, self.root / "scratch", gold(case, after)))
@@ -241,7 +254,7 @@ class CaseBench:
 
     def header(self) -> str:
         return (f"case {self.case.name}: {len(list(self.repo.rglob('*')))} paths; "
-                f"check: {self.command}")
+                f"reruns: {self.reruns}; check: {self.command}")
 
     def measure(self, runs: int, *, model: bool) -> Figures:
         """`runs` rounds of each way after one run that fills the warm home; the folder is
@@ -304,7 +317,8 @@ class CaseBench:
         if after:
             spin(after).wait()
         spinning = spin(beside) if beside else None
-        trees = [place / name for name in ("fix", "base", "rerun")]
+        trees = [place / "fix", place / "base",
+                 *(place / f"rerun-{n}" for n in range(2, self.reruns + 1))]
         before = self._spent()
         for tree in trees:
             subprocess.run(["git", "clone", "-q", str(self.repo), str(tree)], check=True,
@@ -317,7 +331,7 @@ class CaseBench:
         base_output = [process.communicate()[0] for process in first][1]
         failing = [line.split()[1] for line in base_output.splitlines()
                    if line.startswith(("FAILED ", "ERROR "))]
-        if failing:
+        if failing and self.reruns:
             again = self.command.removesuffix(" ".join(self.case.tests)) + " ".join(failing)
             reruns = [subprocess.Popen(again, shell=True, cwd=tree,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -335,8 +349,8 @@ class CaseBench:
 
     def _agentctl(self, home: Path, way: str | None = None) -> float:
         before = self._spent()
-        elapsed, launched, ended, printed = timed(self.submit, cwd=self.root, env={
-            "PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "AGENTCTL_HOME": str(home)},
+        elapsed, launched, ended, printed = timed(
+            self.submit, cwd=self.root, env={**self.env, "AGENTCTL_HOME": str(home)},
             **self._counted())
         if way is not None:
             self._charge(way, before)
@@ -443,6 +457,9 @@ def main() -> None:
                         help=f"a case of tests/corpus, or {EVERY_CASE!r}: each in turn, and a "
                              "table of them")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--reruns", type=int, metavar="N",
+                        help=f"[verification] reruns for agentctl and by hand (default: the "
+                             f"config's, {DEFAULT_RERUNS})")
     parser.add_argument("--phases", action="store_true", help="where each run's time went")
     parser.add_argument("--cpu", action="store_true", help="the CPU each way spent")
     parser.add_argument("--model", action="store_true",
@@ -461,6 +478,8 @@ def main() -> None:
                "expected none of them")
     if options.runs < 1:
         refuse(f"argument --runs: {options.runs}; expected 1 or more")
+    if options.reruns is not None and options.reruns < 0:
+        refuse(f"argument --reruns: {options.reruns}; expected 0 or more")
     options.phases = options.phases or options.model
     options.cpu = options.cpu or options.model
     meter = CpuMeter.made() if options.cpu else None
@@ -470,7 +489,8 @@ def main() -> None:
     try:
         for case in cases:
             if options.case in (EVERY_CASE, case.name):
-                bench = CaseBench(case, meter, with_phases=options.phases)
+                bench = CaseBench(case, meter, with_phases=options.phases,
+                                  reruns=options.reruns)
                 print(bench.header(), flush=True)
                 every.append(bench.measure(options.runs, model=options.model))
     finally:
