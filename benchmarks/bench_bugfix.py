@@ -66,6 +66,15 @@ AGENTCTL = str(Path(sys.executable).with_name("agentctl"))
 DEFAULT_RERUNS = VerificationSettings().reruns
 
 
+def home_env(home: Path, config: Path | None = None) -> dict[str, str]:
+    """What agentctl is run with here: a plain PATH, the state `home`, and `config` if given
+    (else the user's, as a user has it)."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "AGENTCTL_HOME": str(home)}
+    if config is not None:
+        env["AGENTCTL_CONFIG"] = str(config)
+    return env
+
+
 class CpuMeter:
     """CPU seconds spent by processes started in its cgroup, and by all they start."""
 
@@ -130,9 +139,7 @@ PHASES = ("start-up, submit, run created", "run created to first step", "workspa
 def phases(home: Path, run_id: str, launched: datetime, ended: datetime) -> dict[str, float]:
     """Seconds per phase of the run, from its record."""
     shown = subprocess.run([AGENTCTL, "run", "show", run_id, "--tree", "--json"],
-                           capture_output=True,
-                           text=True, env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home()),
-                                           "AGENTCTL_HOME": str(home)}, check=True)
+                           capture_output=True, text=True, env=home_env(home), check=True)
     run = json.loads(shown.stdout)
     at = datetime.fromisoformat
     steps = [step for attempt in run["attempts"] for step in attempt["steps"]]
@@ -169,7 +176,7 @@ def phases(home: Path, run_id: str, launched: datetime, ended: datetime) -> dict
 def task_created(home: Path, run_id: str, launched: datetime) -> float:
     """Seconds from launch to the run's task being created: its base commit was resolved just
     before."""
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "AGENTCTL_HOME": str(home)}
+    env = home_env(home)
     run = json.loads(subprocess.run([AGENTCTL, "run", "show", run_id, "--json"], env=env,
                                     capture_output=True, text=True, check=True).stdout)
     task = json.loads(subprocess.run([AGENTCTL, "task", "show", run["taskId"], "--json"],
@@ -236,11 +243,10 @@ class CaseBench:
         self.case, self.meter, self.with_phases = case, meter, with_phases
         self.root = Path(tempfile.mkdtemp(prefix="agentctl-bench-bugfix-"))
         self.reruns = DEFAULT_RERUNS if reruns is None else reruns
-        self.env = {"PATH": "/usr/bin:/bin", "HOME": str(Path.home())}
-        if reruns is not None:  # the default config otherwise, as a user has it
-            config = self.root / "reruns.toml"
-            config.write_text(f"[verification]\nreruns = {reruns}\n")
-            self.env["AGENTCTL_CONFIG"] = str(config)
+        self.config: Path | None = None  # the default config, as a user has it
+        if reruns is not None:
+            self.config = self.root / "reruns.toml"
+            self.config.write_text(f"[verification]\nreruns = {reruns}\n")
         self.repo, after = build_base(case, self.root)
         self.fix = self.root / "fix.diff"
         self.fix.write_text(diff_after(self.repo, self.root / "scratch", gold(case, after)))
@@ -350,7 +356,7 @@ class CaseBench:
     def _agentctl(self, home: Path, way: str | None = None) -> float:
         before = self._spent()
         elapsed, launched, ended, printed = timed(
-            self.submit, cwd=self.root, env={**self.env, "AGENTCTL_HOME": str(home)},
+            self.submit, cwd=self.root, env=home_env(home, self.config),
             **self._counted())
         if way is not None:
             self._charge(way, before)
