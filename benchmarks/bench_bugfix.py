@@ -6,17 +6,17 @@ A case of tests/corpus (the release with the bug, the later release's tests laid
 released fix as the patch; sdists from ~/.cache/agentctl-test-corpus or PyPI):
 - by hand: `git clone` the base, `git apply` the fix, the case's one pytest command;
 - by hand, the same evidence (for scale, no target): what agentctl's default does, done by hand
-  on both cores: the fix's pytest beside the base's (a second clone), then the tests that
-  failed on the base run again twice at once (that tree and a third clone), each a fresh
-  process;
+  on both cores: the fix's pytest beside the base's (a second clone), the base's pytest
+  rerunning each test that fails there twice at once in its own process (agentctl's report
+  plugin, as agentctl runs it);
 - agentctl: `agentctl task submit --type bug_fix --verify CMD --run --agent patch:fix.diff`
   (the default config: sandbox on, the base's checks run for the baseline),
   cold (a new state home each time: nothing cached) and warm (one home: the base's checkout
   and its baseline results cached by the first run). Targets: <= 2.5x cold, <= 2x warm.
 
 With --reruns N, agentctl runs under `[verification] reruns = N` and the same evidence by hand
-reruns the base's failures N times (N trees at once), so what the flake guard costs is seen
-beside the default's (2): 0 is the floor the issue names, one clone and two test runs.
+reruns the base's failures N times, so what the flake guard costs is seen beside the default's
+(2): 0 is the floor the issue names, one clone and two test runs.
 
 With --case all, every case of the corpus in turn, each measured as one case is (its own
 repository, fix and warm home, --runs rounds), then one table: a line per case, and the median
@@ -60,6 +60,12 @@ from typing import NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agentctl.config.schema import VerificationSettings  # noqa: E402
+from agentctl.execution.test_reports import (  # noqa: E402
+    ReportDir,
+    injected_env,
+    lifted_pythonpath,
+    reran_in_process,
+)
 from tests.corpus.corpus import Case, build_base, diff_after, gold, load_cases  # noqa: E402
 
 AGENTCTL = str(Path(sys.executable).with_name("agentctl"))
@@ -323,28 +329,22 @@ class CaseBench:
         if after:
             spin(after).wait()
         spinning = spin(beside) if beside else None
-        trees = [place / "fix", place / "base",
-                 *(place / f"rerun-{n}" for n in range(2, self.reruns + 1))]
+        trees = [place / "fix", place / "base"]
         before = self._spent()
         for tree in trees:
             subprocess.run(["git", "clone", "-q", str(self.repo), str(tree)], check=True,
                            **self._counted())  # type: ignore[call-overload]
         self._apply(trees[0])
-        first = [subprocess.Popen(self.command, shell=True, cwd=tree, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True,
-                                  **self._counted())  # type: ignore[call-overload]
-                 for tree in trees[:2]]
-        base_output = [process.communicate()[0] for process in first][1]
-        failing = [line.split()[1] for line in base_output.splitlines()
-                   if line.startswith(("FAILED ", "ERROR "))]
-        if failing and self.reruns:
-            again = self.command.removesuffix(" ".join(self.case.tests)) + " ".join(failing)
-            reruns = [subprocess.Popen(again, shell=True, cwd=tree,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                       **self._counted())  # type: ignore[call-overload]
-                      for tree in trees[1:]]
-            for process in reruns:
-                process.wait()
+        base_command, base_env = self._rerunning_failures(place / "reports")
+        runs = [subprocess.Popen(command, shell=True, cwd=tree, env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 **self._counted())  # type: ignore[call-overload]
+                for tree, command, env in ((trees[0], self.command, None),
+                                           (trees[1], base_command, base_env))]
+        for process in runs:
+            process.wait()
+        if self.reruns and not reran_in_process(ReportDir(place / "reports")):
+            raise SystemExit("the base's failing tests were not rerun: nothing to compare")
         if spinning is not None:
             spinning.wait()
         elapsed = time.perf_counter() - started
@@ -352,6 +352,17 @@ class CaseBench:
             self._charge(SAME, before)
         shutil.rmtree(place)
         return elapsed
+
+    def _rerunning_failures(self, reports: Path) -> tuple[str, dict[str, str]]:
+        """The base's command and environment with its report plugin rerunning each failing
+        test `reruns` times in the same process, as agentctl runs it."""
+        command, env = self.command, dict(os.environ)
+        lifted = lifted_pythonpath(command)
+        if lifted is not None:
+            env["PYTHONPATH"], command = lifted
+        report_dir = ReportDir(reports)
+        report_dir.prepare()
+        return command, injected_env(env, report_dir, rerun_failures=self.reruns)
 
     def _agentctl(self, home: Path, way: str | None = None) -> float:
         before = self._spent()

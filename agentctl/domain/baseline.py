@@ -47,6 +47,17 @@ class Observed:
         return tuple(r.test_id for r in self.report.failing) if self.report else ()
 
 
+def reran_in_process(observed: Observed,
+                     reran: Mapping[str, tuple[TestOutcome, ...]]) -> Observed | None:
+    """`observed` with the reruns its runner made of its failing tests in the same process;
+    None unless it failed on named tests and every one of them was rerun there (then they are
+    rerun in processes of their own)."""
+    failing = observed.failing_ids
+    if not failing or not all(reran.get(test_id) for test_id in failing):
+        return None
+    return replace(observed, rerun_outcomes={test_id: reran[test_id] for test_id in failing})
+
+
 def baseline_wanted(mode: BaselineMode, task_type: TaskType,
                     checks: Sequence[VerificationCheck], *, must_pass: bool = False) -> bool:
     """`auto` runs the base only where it can change the verdict or show the fix: a required

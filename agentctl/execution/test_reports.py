@@ -38,6 +38,7 @@ SELECT_PLUGIN = "agentctl_select_tests"
 SELECT_ENV = "AGENTCTL_SELECT_TESTS"
 REPORT_PLUGIN = "agentctl_test_report"
 REPORT_ENV = "AGENTCTL_TEST_REPORT"
+RERUN_ENV = "AGENTCTL_RERUN_FAILURES"
 UNITTEST_HOOK = Path(__file__).with_name("unittest_report.py")
 # Where build tools write JUnit XML, relative to the workspace (and one module level down).
 JUNIT_GLOBS = (
@@ -61,25 +62,37 @@ def pytest_collection_modifyitems(config, items):
 '''
 
 # pytest's own JUnit writer costs about a tenth of a 1,000-test suite's time; this records the
-# same outcomes (by node id, with the first line of each failure) for next to nothing.
-_REPORT_SOURCE = f'''"""agentctl: each test's outcome as JSON into ${REPORT_ENV}."""
+# same outcomes (by node id, with the first line of each failure) for next to nothing. With
+# ${RERUN_ENV} = N it also reruns each failing test at once, in the same process, up to N times
+# until it passes (as Surefire and pytest-rerunfailures do): a rerun costs that test's time, not
+# another start-up and collection. Reruns are not logged as results (the first run's stand) but
+# listed in the terminal summary, so the log shows them too. An xdist worker reruns nothing.
+_REPORT_SOURCE = f'''"""agentctl: each test's outcome as JSON into ${REPORT_ENV}; failures rerun."""
 import json
 import os
 
+import pytest
+
 _RANK = {{"PASSED": 0, "SKIPPED": 1, "FAILED": 2, "ERROR": 3}}
+_RERUNS = int(os.environ.get("{RERUN_ENV}") or 0)
 _seen = {{}}
+_reruns = {{}}
 
 
-def pytest_runtest_logreport(report):
+def _outcome(report):
     if report.when == "call":
         outcome = {{"passed": "PASSED", "failed": "FAILED"}}.get(report.outcome, "SKIPPED")
         if hasattr(report, "wasxfail"):
             outcome = "SKIPPED" if report.outcome == "skipped" else "FAILED"
-    elif report.outcome == "failed":
-        outcome = "ERROR"
-    elif report.outcome == "skipped":
-        outcome = "SKIPPED"
-    else:
+        return outcome
+    if report.outcome == "failed":
+        return "ERROR"
+    return "SKIPPED" if report.outcome == "skipped" else None
+
+
+def pytest_runtest_logreport(report):
+    outcome = _outcome(report)
+    if outcome is None:
         _seen.setdefault(report.nodeid, ("PASSED", None))
         return
     crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
@@ -90,12 +103,36 @@ def pytest_runtest_logreport(report):
         _seen[report.nodeid] = (outcome, message)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    yield
+    if not _RERUNS or hasattr(item.config, "workerinput") or \\
+            _seen.get(item.nodeid, ("PASSED",))[0] not in ("FAILED", "ERROR"):
+        return
+    from _pytest.runner import runtestprotocol
+
+    outcomes = _reruns.setdefault(item.nodeid, [])
+    for _ in range(_RERUNS):
+        seen = [_outcome(report) for report in runtestprotocol(item, nextitem=nextitem, log=False)]
+        outcome = max(filter(None, seen), key=_RANK.__getitem__, default="PASSED")
+        outcomes.append(outcome)
+        if outcome in ("PASSED", "SKIPPED"):
+            break
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _reruns:
+        terminalreporter.write_sep("-", "agentctl: failing tests rerun in this process")
+        for nodeid, outcomes in _reruns.items():
+            terminalreporter.write_line(f"{{nodeid}}: {{', '.join(outcomes)}}")
+
+
 def pytest_sessionfinish(session):
     path = os.environ.get("{REPORT_ENV}")
     if not path or hasattr(session.config, "workerinput"):  # an xdist worker: the main one writes
         return
     with open(path, "w", encoding="utf-8") as out:
-        json.dump([[n, o, m] for n, (o, m) in _seen.items()], out)
+        json.dump([[n, o, m, _reruns.get(n, [])] for n, (o, m) in _seen.items()], out)
 '''
 # What pytest prints when our plugin cannot be imported (PYTHONPATH dropped by a wrapper).
 _PLUGIN_MISSING = re.compile(r"Error importing plugin .?" + REPORT_PLUGIN
@@ -104,6 +141,8 @@ _PLUGIN_MISSING = re.compile(r"Error importing plugin .?" + REPORT_PLUGIN
 # without keeping the one it was given (`$PYTHONPATH`): our plugins would not load.
 _SETS_PYTHONPATH = re.compile(r"(?:^|[\s;&|(`])PYTHONPATH=")
 _KEEPS_PYTHONPATH = re.compile(r"\$\{?PYTHONPATH\b")
+_LEADING_PYTHONPATH = re.compile(r"\s*PYTHONPATH=(?P<value>[\w./:+-]*)[ \t]+(?P<rest>\S.*)", re.S)
+_NOT_ONE_COMMAND = re.compile(r"[;&|()`{}\n]|\$\(")
 # PYTEST_ADDOPTS is one environment string: Linux takes at most 128 KiB for it.
 MAX_DESELECT_CHARS = 100_000
 
@@ -131,6 +170,17 @@ def selection(report_ids: Iterable[str], wanted: Sequence[str]) -> Selection:
     if sum(len(t) + 14 for t in others) > MAX_DESELECT_CHARS:
         others = ()
     return Selection(tuple(wanted), others)
+
+
+def lifted_pythonpath(command: str) -> tuple[str, str] | None:
+    """`PYTHONPATH=src pytest -q` as the value and the command it is given to, where that is
+    one simple command and the value a plain word: the value then goes into the environment,
+    where our plugins' folder can be put beside it, and the command means the same."""
+    match = _LEADING_PYTHONPATH.match(command)
+    if match is None or _NOT_ONE_COMMAND.search(match["rest"]) or \
+            _SETS_PYTHONPATH.search(match["rest"]):
+        return None
+    return match["value"], match["rest"]
 
 
 def sets_pythonpath(command: str) -> bool:
@@ -197,12 +247,14 @@ def _compile(source: Path) -> None:
 
 
 def injected_env(env: Mapping[str, str], reports: ReportDir,
-                 select: Selection = EVERY_TEST, *, junit: bool = False) -> dict[str, str]:
+                 select: Selection = EVERY_TEST, *, junit: bool = False,
+                 rerun_failures: int = 0) -> dict[str, str]:
     """`env` with pytest asked, through PYTEST_ADDOPTS, for each test's outcome: by agentctl's
     small plugin (found through PYTHONPATH), or with `junit` by pytest's own JUnit report
     (xunit1, which names each test's file so node ids can be rebuilt). For a rerun, only the
     `select`ed node ids are collected: by the selecting plugin, or with `junit` (no plugin of
-    ours loads) by deselecting the others."""
+    ours loads) by deselecting the others. The plugin reruns each failing test up to
+    `rerun_failures` times in the same process (`reran_in_process`)."""
     result = dict(env)
     if junit:
         options = [f"--junitxml={reports.pytest_report}", "-o", "junit_family=xunit1"]
@@ -210,6 +262,8 @@ def injected_env(env: Mapping[str, str], reports: ReportDir,
     else:
         options = ["-p", REPORT_PLUGIN]
         result[REPORT_ENV] = str(reports.pytest_json)
+        if rerun_failures:
+            result[RERUN_ENV] = str(rerun_failures)
         result[UNITTEST_ENV] = str(reports.path)
         if select.only:
             options += ["-p", SELECT_PLUGIN]
@@ -275,9 +329,21 @@ def _pytest_results(path: Path) -> list[TestResult] | None:
         rows = json.loads(path.read_text(encoding="utf-8"))
         return [TestResult(test_id=str(nodeid), outcome=TestOutcome(outcome),
                            message=first_assertion(message) if message else None)
-                for nodeid, outcome, message in rows]
+                for nodeid, outcome, message, *_reruns in rows]
     except (OSError, ValueError, TypeError):
         return None
+
+
+def reran_in_process(reports: ReportDir) -> dict[str, tuple[TestOutcome, ...]]:
+    """What the report plugin's reruns of failing tests saw (`rerun_failures`), by node id."""
+    try:
+        if reports.pytest_json.stat().st_size > MAX_REPORT_BYTES:
+            return {}
+        rows = json.loads(reports.pytest_json.read_text(encoding="utf-8"))
+        return {str(row[0]): tuple(TestOutcome(o) for o in row[3])
+                for row in rows if len(row) > 3 and row[3]}
+    except (OSError, ValueError, TypeError, IndexError):
+        return {}
 
 
 def _unittest_results(path: Path) -> list[TestResult]:

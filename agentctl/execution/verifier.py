@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentctl.domain.ansi import strip_ansi
@@ -71,6 +71,8 @@ class CheckOutcome:
     output_bytes: int
     tests_ran: int | None = None  # as the runner reported it; None when no runner was seen
     test_report: TestReport | None = None  # per-test results, when a runner's report was read
+    # failing tests the runner reran in its own process (`rerun_failures`): their outcomes
+    reran: Mapping[str, tuple[TestOutcome, ...]] = field(default_factory=dict)
 
 
 def run_check(
@@ -79,6 +81,7 @@ def run_check(
     reports: test_reports.ReportDir | None = None,
     select: test_reports.Selection = test_reports.EVERY_TEST,
     command: str | None = None, confine: Jail | None = None, kept: bool = False,
+    rerun_failures: int = 0,
 ) -> CheckOutcome:
     """Run `check.command` (or `command`, a rerun's) through `sh -c` in `workspace`, its output
     going to `log_path`.
@@ -89,23 +92,32 @@ def run_check(
     With `reports`, pytest is asked for a report there and per-test results are read from
     whatever the runner left (`test_reports.collect`); `select` reruns only those pytest tests.
     A command that sets PYTHONPATH itself gets pytest's own report at once (no plugin of ours
-    could load).
+    could load), unless it is `PYTHONPATH=value` given to one simple command: that value is
+    put in its environment instead, beside our plugins' folder. With `rerun_failures`, pytest
+    reruns each failing test up to that many times in its own process, where our plugin loads
+    (`CheckOutcome.reran`).
     A check that failed after the sandbox refused it a connection is an INFRA_FAILURE naming
     the host: the machine, not the code, kept it from passing.
     """
     report_path = (workspace / check.junit_xml).absolute() if check.junit_xml else None
     before = _stat(report_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    run = command or check.command
+    lifted = test_reports.lifted_pythonpath(run) if reports is not None else None
+    if lifted is not None:
+        env = {**env, "PYTHONPATH": lifted[0]}
+        run = lifted[1]
     base_env = env
-    own_path = test_reports.sets_pythonpath(command or check.command)
+    own_path = test_reports.sets_pythonpath(run)
     if reports is not None:
         reports.prepare()
-        env = test_reports.injected_env(env, reports, select, junit=own_path)
+        env = test_reports.injected_env(env, reports, select, junit=own_path,
+                                        rerun_failures=rerun_failures)
     since_ns = time.time_ns() - 1_000_000  # coarse file times: a report written at once counts
     if (reports is not None and own_path) or report_path is not None:
         report_formats.load_junit_reader_beside()
     result = run_to_file(
-        command or check.command, cwd=workspace, env=env, output=log_path,
+        run, cwd=workspace, env=env, output=log_path,
         timeout=check.timeout_seconds, should_stop=should_stop, confine=confine,
         kept=kept,
     )
@@ -115,7 +127,7 @@ def run_check(
         # the command's pytest could not load agentctl's plugin: again with pytest's own report
         env = test_reports.injected_env(base_env, reports, select, junit=True)
         result = run_to_file(
-            command or check.command, cwd=workspace, env=env, output=log_path,
+            run, cwd=workspace, env=env, output=log_path,
             timeout=check.timeout_seconds, should_stop=should_stop, confine=confine,
             kept=kept,
         )
@@ -123,11 +135,14 @@ def run_check(
     junit_report = report_path if report_path and _stat(report_path) not in (None, before) else None
     failing: tuple[str, ...] = ()
     tests: TestReport | None = None
+    reran: Mapping[str, tuple[TestOutcome, ...]] = {}
     if reports is not None and not result.cancelled:
         tests = test_reports.collect(workspace=workspace, reports=reports, log=log_path,
                                      since_ns=since_ns, junit_xml=check.junit_xml)
         failing = _bounded([_with_message(t.test_id, t.message) for t in tests.failing]) \
             if tests else ()
+        if rerun_failures and failing:
+            reran = test_reports.reran_in_process(reports)
     if junit_report is not None and not failing:
         from junitparser import JUnitXmlError  # only with a report to read: ~20 ms
 
@@ -156,7 +171,7 @@ def run_check(
     return CheckOutcome(
         status=status, exit_code=result.exit_code, duration_seconds=result.duration_seconds,
         summarized_failure=summary, failing_tests=failing, junit_report=junit_report,
-        output_bytes=result.output_bytes, test_report=tests,
+        output_bytes=result.output_bytes, test_report=tests, reran=reran,
         tests_ran=_ran(tests) if tests is not None and tests.complete else tests_ran(tail),
     )
 

@@ -17,6 +17,7 @@ from agentctl.execution.test_reports import (
     ReportDir,
     collect,
     injected_env,
+    lifted_pythonpath,
     selection,
     sets_pythonpath,
 )
@@ -228,6 +229,115 @@ def test_a_command_that_sets_pythonpath_runs_once_and_its_rerun_selects_by_desel
     assert {r.test_id: r.outcome for r in rerun.test_report.results} == {
         "test_a.py::test_one": T.PASSED, "test_a.py::test_one_fails": T.FAILED}
     assert "Error importing plugin" not in (tmp_path / "r.log").read_text()
+
+
+# test_flaky fails on every other run (a counter in the working directory); test_broken always
+# fails; test_fine passes; test_setup errs in its fixture every time.
+RERUN_TESTS = """import pathlib
+
+import pytest
+
+
+def test_fine():
+    pass
+
+
+def test_broken():
+    assert 1 == 2
+
+
+def test_flaky():
+    counter = pathlib.Path("flaky.count")
+    runs = int(counter.read_text()) + 1 if counter.exists() else 1
+    counter.write_text(str(runs))
+    assert runs % 2 == 0, "an odd run"
+
+
+@pytest.fixture
+def broken_fixture():
+    raise RuntimeError("no database")
+
+
+def test_setup(broken_fixture):
+    pass
+"""
+
+
+def test_pytest_reruns_each_failing_test_in_its_own_process_until_it_passes(
+        tmp_path: Path) -> None:
+    """With `rerun_failures`, the plugin reruns each failing test in the same pytest process,
+    up to that many times until it passes: the first run's outcomes stand as they were, the
+    reruns are read apart and listed in the log. A passing test is not rerun."""
+    workspace = tmp_path / "proj"
+    workspace.mkdir()
+    (workspace / "test_r.py").write_text(RERUN_TESTS)
+    outcome = run_check(PlannedCheck(name="t", command=f"{sys.executable} -m pytest -q"),
+                        workspace=workspace, env={"PATH": "/usr/bin:/bin"},
+                        log_path=tmp_path / "t.log", infra_patterns=(),
+                        reports=ReportDir(tmp_path / "private"), rerun_failures=2)
+
+    assert outcome.test_report is not None
+    assert {r.test_id: r.outcome for r in outcome.test_report.results} == {
+        "test_r.py::test_fine": T.PASSED, "test_r.py::test_broken": T.FAILED,
+        "test_r.py::test_flaky": T.FAILED, "test_r.py::test_setup": T.ERROR}
+    assert outcome.reran == {"test_r.py::test_broken": (T.FAILED, T.FAILED),
+                             "test_r.py::test_flaky": (T.PASSED,),
+                             "test_r.py::test_setup": (T.ERROR, T.ERROR)}
+    assert (workspace / "flaky.count").read_text() == "2"  # one run, one rerun: one process
+    log = (tmp_path / "t.log").read_text()
+    assert "agentctl: failing tests rerun in this process" in log
+    assert "test_r.py::test_broken: FAILED, FAILED" in log
+    assert "2 failed, 1 passed, 1 error" in log  # pytest's own counts are the first run's
+
+
+def test_without_rerun_failures_or_under_xdist_no_test_is_rerun_in_process(
+        tmp_path: Path) -> None:
+    """The plain run reruns nothing; under xdist the workers run the tests and rerun none
+    (their reruns would not reach the report): the reruns are then processes of their own."""
+    workspace = tmp_path / "proj"
+    workspace.mkdir()
+    (workspace / "test_r.py").write_text(RERUN_TESTS)
+    for name, command, reruns in (("plain", f"{sys.executable} -m pytest -q", 0),
+                                  ("xdist", f"{sys.executable} -m pytest -q -n 2", 2)):
+        outcome = run_check(PlannedCheck(name=name, command=command), workspace=workspace,
+                            env={"PATH": "/usr/bin:/bin"}, log_path=tmp_path / f"{name}.log",
+                            infra_patterns=(), reports=ReportDir(tmp_path / name),
+                            rerun_failures=reruns)
+        assert outcome.test_report is not None
+        assert outcome.test_report.outcome_of("test_r.py::test_broken") is T.FAILED, name
+        assert outcome.reran == {}, name
+        assert "rerun in this process" not in (tmp_path / f"{name}.log").read_text()
+
+
+def test_pythonpath_given_to_one_command_is_lifted_so_the_plugin_loads(tmp_path: Path) -> None:
+    """`PYTHONPATH=src pytest`: src goes into pytest's environment beside our plugins, so its
+    failing test is rerun in process and src's modules are still found."""
+    workspace = tmp_path / "proj"
+    (workspace / "src").mkdir(parents=True)
+    (workspace / "src" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (workspace / "test_c.py").write_text("from calc import add\n\n\n"
+                                         "def test_add():\n    assert add(2, 3) == 5\n")
+    reports = ReportDir(tmp_path / "private")
+    outcome = run_check(
+        PlannedCheck(name="t", command=f"PYTHONPATH=src {sys.executable} -m pytest -q"),
+        workspace=workspace, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": "/elsewhere"},
+        log_path=tmp_path / "t.log", infra_patterns=(), reports=reports, rerun_failures=1)
+    assert outcome.reran == {"test_c.py::test_add": (T.FAILED,)}
+    assert reports.pytest_json.is_file() and not reports.pytest_report.exists()
+
+
+def test_only_a_plain_pythonpath_for_one_simple_command_is_lifted() -> None:
+    assert lifted_pythonpath("PYTHONPATH=src python -m pytest -q") == (
+        "src", "python -m pytest -q")
+    assert lifted_pythonpath("PYTHONPATH=src:lib FOO=1 pytest $ARGS") == (
+        "src:lib", "FOO=1 pytest $ARGS")
+    assert lifted_pythonpath("PYTHONPATH= pytest") == ("", "pytest")
+    for kept_as_written in ("PYTHONPATH=src pytest; pytest other",
+                            "PYTHONPATH=src pytest && echo ok", "PYTHONPATH=src pytest | tee x",
+                            "PYTHONPATH=$(pwd)/src pytest", "PYTHONPATH='a b' pytest",
+                            "PYTHONPATH=src PYTHONPATH=lib pytest", "cd x; PYTHONPATH=src pytest",
+                            "PYTHONPATH=src", "export PYTHONPATH=src; pytest"):
+        assert lifted_pythonpath(kept_as_written) is None, kept_as_written
 
 
 def test_only_a_command_that_replaces_pythonpath_is_taken_to_hide_the_plugins() -> None:

@@ -21,6 +21,10 @@ from tests.conftest import make_repo
 from tests.pipeline.conftest import Harness
 from tests.pipeline.test_baseline import CALC, FIX_ADD, PYTEST, check_of, classes, pytest_repo
 
+# pytest where agentctl's plugin cannot load (the command sets PYTHONPATH in a way that cannot be
+# lifted into its environment): it reruns failing tests in processes of their own.
+PYTEST_OWN_PATH = f"export PYTHONPATH=.; {PYTEST}"
+
 on_sqlite = pytest.mark.parametrize("harness", ["sqlite"], indirect=True)
 
 # Run by the same check on the patch and on the base (calc.py tells which): it leaves its marker
@@ -46,7 +50,7 @@ def shaped(record: RunRecord) -> list[tuple[object, ...]]:
     steps = [(s.type, s.title, s.status,
               tuple(sorted((k, str(v)) for k, v in s.attributes.items()
                            if k in ("command", "baseline", "rerun", "selected", "status",
-                                    "exitCode", "reusedCheckout", "tests")))
+                                    "exitCode", "reusedCheckout", "tests", "reranInProcess")))
               ) for s in record.steps]
     events = [(e.type, titles.get(e.step_id or "")) for e in record.events]
     return [*steps, *events]
@@ -74,16 +78,18 @@ def test_the_base_runs_beside_the_patchs_checks(harness: Harness, tmp_path: Path
 
 
 @on_sqlite
-@pytest.mark.parametrize("reruns", [2, 1])
+@pytest.mark.parametrize(("reruns", "command"), [(2, PYTEST_OWN_PATH), (1, PYTEST_OWN_PATH),
+                                                 (2, PYTEST)])
 def test_beside_or_after_the_record_is_the_same(harness: Harness, tmp_path: Path,
-                                                reruns: int) -> None:
+                                                reruns: int, command: str) -> None:
     """A fix whose check fails on the base and once more with the patch (a rerun there, then
     reruns on the base): the same steps, notes and events in the same order either way, with
-    one rerun (made beside in the base's own tree) as with two."""
+    one rerun (made beside in the base's own tree) as with two, and with pytest rerunning the
+    base's failures in its own process."""
     harness.configure(f"[verification]\nreruns = {reruns}\n")
     harness.repo = pytest_repo(tmp_path)
     records = [harness.record(harness.execute(harness.submit(
-        harness.plan(FIX_ADD), verify=(PYTEST,), must_pass=("tests/test_calc.py::test_add",)),
+        harness.plan(FIX_ADD), verify=(command,), must_pass=("tests/test_calc.py::test_add",)),
         concurrent_baseline=beside)) for beside in (False, True)]
 
     after, beside = records
@@ -92,7 +98,15 @@ def test_beside_or_after_the_record_is_the_same(harness: Harness, tmp_path: Path
     assert beside.verdict is not None and after.verdict is not None
     assert (beside.verdict.status, beside.verdict.reasons) == (after.verdict.status,
                                                                after.verdict.reasons)
-    assert len([s for s in beside.steps if s.title.startswith("baseline rerun:")]) == reruns
+    rerun_steps = [s for s in beside.steps if s.title.startswith("baseline rerun:")]
+    (base,) = [s for s in beside.steps if s.title.startswith("baseline:")]
+    if command == PYTEST:
+        assert rerun_steps == []
+        assert base.attributes["reranInProcess"] == {
+            "tests/test_calc.py::test_add": ["FAILED"] * reruns,
+            "tests/test_calc.py::test_answer": ["FAILED"] * reruns}
+    else:
+        assert len(rerun_steps) == reruns and "reranInProcess" not in base.attributes
 
 
 @on_sqlite
@@ -167,7 +181,7 @@ def test_a_base_rerun_whose_selection_narrowed_runs_again_as_asked(harness: Harn
     harness.repo = pytest_repo(tmp_path, flaky=state / "flaky.count",
                                passes="__import__('calc').add(2, 3) == 5 or runs() > 1")
     record = harness.record(harness.execute(harness.submit(
-        harness.plan(FIX_ADD), verify=(PYTEST,)), concurrent_baseline=True))
+        harness.plan(FIX_ADD), verify=(PYTEST_OWN_PATH,)), concurrent_baseline=True))
 
     reruns = [s for s in record.steps if s.title.startswith("baseline rerun:")]
     assert [s.attributes["selected"] for s in reruns][-1] == ["tests/test_calc.py::test_add"]
@@ -227,7 +241,7 @@ def test_base_reruns_at_once_each_read_their_own_report(harness: Harness,
         "calc.py": CALC, "tests/__init__.py": "", "tests/test_flip.py": FIRST_IN_A_TREE,
         "pytest.ini": "[pytest]\naddopts = -p no:cacheprovider\n"})
     record = harness.record(harness.execute(harness.submit(
-        harness.plan(FIX_ADD), verify=(PYTEST,)), concurrent_baseline=True))
+        harness.plan(FIX_ADD), verify=(PYTEST_OWN_PATH,)), concurrent_baseline=True))
 
     reruns = [s for s in record.steps if s.title.startswith("baseline rerun:")]
     assert [s.attributes["status"] for s in reruns] == ["PASSED"]

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from agentctl.domain.baseline import Observed, baseline_wanted, classify
+from agentctl.domain.baseline import Observed, baseline_wanted, classify, reran_in_process
 from agentctl.domain.enums import (
     BaselineMode,
     PrEligibility,
@@ -202,6 +202,17 @@ def observed(status: C, *results: tuple[str, T], reruns: dict[str, tuple[T, ...]
     return Observed(status=status, report=TestReport(runner="pytest", results=tuple(
         TestResult(test_id=test_id, outcome=outcome) for test_id, outcome in results)),
         rerun_outcomes=reruns or {}, rerun_statuses=rerun_statuses)
+
+
+def test_reruns_made_in_process_count_only_when_every_failing_test_had_them() -> None:
+    base = observed(C.FAILED, ("a", T.FAILED), ("b", T.ERROR), ("c", T.PASSED))
+    reran = {"a": (T.FAILED, T.FAILED), "b": (T.PASSED,)}
+    assert reran_in_process(base, reran) == replace(base, rerun_outcomes=reran)
+    assert reran_in_process(base, {"a": (T.FAILED, T.FAILED)}) is None  # b: in processes
+    assert reran_in_process(base, {"a": (T.FAILED,), "b": ()}) is None
+    assert reran_in_process(observed(C.FAILED, ("c", T.PASSED)), {}) is None  # nothing named
+    flaky = reran_in_process(base, reran)
+    assert flaky is not None and flaky.runs_of("b") == (T.ERROR, T.PASSED)
 
 
 def test_each_test_is_classified_against_its_base_outcome() -> None:

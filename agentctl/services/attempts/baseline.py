@@ -8,7 +8,9 @@ reads a file. Each run is one of `comparison_runs`.
 Where the base is certain to be wanted (a fix, `must_pass`, `baseline = "always"`) and the
 machine has the cores, the base's runs start as soon as the workspace is there, beside the
 agent and the candidate's checks (`BaseBeside`): each check's first run, and where it failed
-its reruns there at once. Only the processes run early: their steps, logs and connections are
+its reruns there at once. pytest reruns the base's failing tests itself, in the same process
+(`reran_in_process`): a rerun then costs that test's time, not another start-up, collection
+and tree. Only the processes run early: their steps, logs and connections are
 recorded where the sequential order has them, so the record is the same either way. The reruns
 of a test that flipped with the patch depend on the candidate's results and run after.
 """
@@ -26,6 +28,7 @@ from agentctl.domain.baseline import (
     baseline_wanted,
     classified,
     flips_to_check_on_base,
+    reran_in_process,
 )
 from agentctl.domain.enums import StepType, TestOutcome, VerificationCheckStatus
 from agentctl.domain.spec import ExecutionSpec, PlannedCheck
@@ -59,7 +62,8 @@ class CheckRun:
 class BaseBeside:
     """The base's runs of each check, on a thread of its own while the agent and the candidate's
     checks work: the checkout, then the checks in plan order, each one's first run and, where
-    it failed, its reruns at once (`reruns_at_once`). Its processes are kept from the
+    it failed and its runner did not rerun the failing tests itself, its reruns at once
+    (`reruns_at_once`). Its processes are kept from the
     attempt's sweeps while they run; nothing is written to the ledger from here."""
 
     def __init__(self, ctx: AttemptContext) -> None:
@@ -96,24 +100,26 @@ class BaseBeside:
         return self._closed or self.ctx.stop()
 
     def _work(self) -> None:
+        plan = self.ctx.spec.verification_plan
         try:
             with self.ctx.quiet:  # its git is not kept: no sweep meanwhile
                 workspace = self.checkout.ensure(should_stop=self._stopped)
             for planned in self._planned:
                 if self._stopped():
                     break
-                early = EarlyRun(workspace, *run_on(self.ctx, planned, workspace, "baseline",
-                                                     kept=True, should_stop=self._stopped))
+                early = EarlyRun(workspace, *run_on(
+                    self.ctx, planned, workspace, "baseline", kept=True,
+                    should_stop=self._stopped, rerun_failures=plan.reruns))
                 self._publish(self._done, planned.name, early)
                 outcome = early.outcome
                 reruns: dict[int, EarlyRun] = {}
-                if outcome.status is C.FAILED and self.ctx.spec.verification_plan.reruns:
+                first = Observed(status=outcome.status, report=outcome.test_report)
+                if outcome.status is C.FAILED and plan.reruns and \
+                        reran_in_process(first, outcome.reran) is None:
                     if self._stopped():
                         break  # none published: the sequential path makes them, or stops
-                    reruns = reruns_at_once(
-                        self.ctx, planned, Observed(status=outcome.status,
-                                                    report=outcome.test_report),
-                        workspace, "baseline rerun", should_stop=self._stopped)
+                    reruns = reruns_at_once(self.ctx, planned, first, workspace,
+                                            "baseline rerun", should_stop=self._stopped)
                 self._publish(self._reruns, planned.name, reruns)
         except Exception:  # noqa: BLE001 - the sequential path runs it again and says why
             pass
@@ -226,17 +232,22 @@ def _baseline(ctx: AttemptContext, planned: PlannedCheck, checkout: BaseCheckout
             step.note(command=planned.command, baseline=True, cached=True, cacheKey=key,
                       status=entry.observed.status.value, paidByRun=entry.run_id)
         return entry.observed, True
+    plan = ctx.spec.verification_plan
     early = beside.take(planned) if beside is not None else None
     outcome = run_for_comparison(ctx, planned, None, "baseline", evidence, checkout=checkout,
-                                 early=early)
+                                 early=early, rerun_failures=plan.reruns)
     workspace = checkout.ensure()
     if outcome.status not in (C.PASSED, C.FAILED):
         return None, False  # a base that timed out or broke says nothing about the patch
     observed = Observed(status=outcome.status, report=outcome.test_report)
-    if outcome.status is C.FAILED and ctx.spec.verification_plan.reruns:
-        made = beside.reruns(planned) if beside is not None and early is not None else None
-        observed = _rerun(ctx, planned, observed, workspace, "baseline rerun", evidence,
-                          fresh_trees=ctx.concurrent_baseline, made=made)
+    if outcome.status is C.FAILED and plan.reruns:
+        in_process = reran_in_process(observed, outcome.reran)
+        if in_process is not None:
+            observed = in_process
+        else:
+            made = beside.reruns(planned) if beside is not None and early is not None else None
+            observed = _rerun(ctx, planned, observed, workspace, "baseline rerun", evidence,
+                              fresh_trees=ctx.concurrent_baseline, made=made)
     if cache is not None and not ctx.stop():
         cache.put(BaselineEntry(key=key, repository=ctx.spec.repository,
                                 base_commit=ctx.spec.base_commit, command=planned.command,

@@ -108,11 +108,14 @@ def _plain_unittest(command: str) -> list[str] | None:
 def run_for_comparison(ctx: AttemptContext, planned: PlannedCheck, workspace: Path | None,
                        role: str, evidence: list[str], *, select: Selection = EVERY_TEST,
                        command: str | None = None, checkout: BaseCheckout | None = None,
-                       number: int | None = None, early: EarlyRun | None = None) -> CheckOutcome:
+                       number: int | None = None, early: EarlyRun | None = None,
+                       rerun_failures: int = 0) -> CheckOutcome:
     """One run of a check for the baseline or a rerun: a RUN_VERIFIER step with its log (the
     `number`th rerun's log says which), in `workspace`, or with `checkout` in the clean
     checkout of the base, made (or claimed) first (once per attempt) in that step; or the
-    `early` run of it made beside the candidate's checks, recorded here as if made now."""
+    `early` run of it made beside the candidate's checks, recorded here as if made now. The
+    failing tests its runner reran in the same process (`rerun_failures`) are noted on the
+    step."""
     title = f"{role}: {planned.name}"
     ctx.progress(f"{role}: {command or planned.command}")
     with ctx.step(StepType.RUN_VERIFIER, title, live=True) as step:
@@ -125,7 +128,7 @@ def run_for_comparison(ctx: AttemptContext, planned: PlannedCheck, workspace: Pa
         assert workspace is not None, "a comparison runs in a workspace or the base checkout"
         outcome, jail = (early.outcome, early.jail) if early else run_on(
             ctx, planned, workspace, role, select=select, command=command, number=number,
-            should_stop=ctx.stop)
+            should_stop=ctx.stop, rerun_failures=rerun_failures)
         log = _log_path(ctx, planned, role, number)
         record_connections(ctx.ledger, jail, made_by=step.step.step_id,
                            process=command or planned.command, redactor=ctx.redactor)
@@ -137,6 +140,9 @@ def run_for_comparison(ctx: AttemptContext, planned: PlannedCheck, workspace: Pa
         step.add(draft)
         step.note(status=outcome.status.value, exitCode=outcome.exit_code,
                   durationSeconds=round(outcome.duration_seconds, 3))
+        if outcome.reran:
+            step.note(reranInProcess={ctx.redactor.clean(test_id): [o.value for o in outcomes]
+                                      for test_id, outcomes in outcome.reran.items()})
         ctx.reap()
     evidence.append(draft.artifact_id)
     return outcome
@@ -150,7 +156,8 @@ def _log_path(ctx: AttemptContext, planned: PlannedCheck, role: str,
 
 def run_on(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: str, *,
            should_stop: StopCheck, select: Selection = EVERY_TEST, command: str | None = None,
-           number: int | None = None, kept: bool = False) -> tuple[CheckOutcome, Jail | None]:
+           number: int | None = None, kept: bool = False,
+           rerun_failures: int = 0) -> tuple[CheckOutcome, Jail | None]:
     """The check's process alone (no step, nothing recorded): its outcome and its jail, whose
     connections are for the step to record."""
     # the same sandbox as the candidate's checks: a baseline differs in its code alone; each
@@ -165,5 +172,6 @@ def run_on(ctx: AttemptContext, planned: PlannedCheck, workspace: Path, role: st
                         log_path=_log_path(ctx, planned, role, number),
                         infra_patterns=ctx.spec.verification_plan.infra_patterns,
                         should_stop=should_stop, reports=reports, select=select,
-                        command=command, confine=jail, kept=kept)
+                        command=command, confine=jail, kept=kept,
+                        rerun_failures=rerun_failures)
     return outcome, jail
