@@ -8,7 +8,8 @@ released fix as the patch; sdists from ~/.cache/agentctl-test-corpus or PyPI):
 - by hand, the same evidence (for scale, no target): what agentctl's default does, done by hand
   on both cores: the fix's pytest beside the base's (a second clone), the base's pytest
   rerunning each test that fails there twice at once in its own process (agentctl's report
-  plugin, as agentctl runs it);
+  plugin, as agentctl runs it), then those it could not rerun there (subtests) twice at once
+  in processes of their own (that tree and a third clone);
 - agentctl: `agentctl task submit --type bug_fix --verify CMD --run --agent patch:fix.diff`
   (the default config: sandbox on, the base's checks run for the baseline),
   cold (a new state home each time: nothing cached) and warm (one home: the base's checkout
@@ -343,8 +344,19 @@ class CaseBench:
                                            (trees[1], base_command, base_env))]
         for process in runs:
             process.wait()
-        if self.reruns and not reran_in_process(ReportDir(place / "reports")):
-            raise SystemExit("the base's failing tests were not rerun: nothing to compare")
+        left = self._not_rerun(ReportDir(place / "reports"))
+        if left and self.reruns:  # rerun at once in processes of their own, the later in clones
+            for number in range(2, self.reruns + 1):
+                trees.append(place / f"rerun-{number}")
+                subprocess.run(["git", "clone", "-q", str(self.repo), str(trees[-1])],
+                               check=True, **self._counted())  # type: ignore[call-overload]
+            again = self.command.removesuffix(" ".join(self.case.tests)) + " ".join(left)
+            reruns = [subprocess.Popen(again, shell=True, cwd=tree,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       **self._counted())  # type: ignore[call-overload]
+                      for tree in trees[1:]]
+            for process in reruns:
+                process.wait()
         if spinning is not None:
             spinning.wait()
         elapsed = time.perf_counter() - started
@@ -363,6 +375,13 @@ class CaseBench:
         report_dir = ReportDir(reports)
         report_dir.prepare()
         return command, injected_env(env, report_dir, rerun_failures=self.reruns)
+
+    @staticmethod
+    def _not_rerun(reports: ReportDir) -> list[str]:
+        """The base's failing tests its pytest did not rerun in process (subtests)."""
+        rows = json.loads(reports.pytest_json.read_text(encoding="utf-8"))
+        reran = reran_in_process(reports)
+        return [row[0] for row in rows if row[1] in ("FAILED", "ERROR") and row[0] not in reran]
 
     def _agentctl(self, home: Path, way: str | None = None) -> float:
         before = self._spent()

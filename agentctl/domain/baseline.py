@@ -46,16 +46,24 @@ class Observed:
     def failing_ids(self) -> tuple[str, ...]:
         return tuple(r.test_id for r in self.report.failing) if self.report else ()
 
+    @property
+    def not_rerun(self) -> tuple[str, ...]:
+        """The failing tests no rerun has seen yet."""
+        return tuple(t for t in self.failing_ids if not self.rerun_outcomes.get(t))
+
+    @property
+    def every_failure_rerun(self) -> bool:
+        """Whether it failed on named tests and each one has been rerun (no run is left to
+        make; a failure that names no test is rerun whole)."""
+        return bool(self.failing_ids) and not self.not_rerun
+
 
 def reran_in_process(observed: Observed,
-                     reran: Mapping[str, tuple[TestOutcome, ...]]) -> Observed | None:
+                     reran: Mapping[str, tuple[TestOutcome, ...]]) -> Observed:
     """`observed` with the reruns its runner made of its failing tests in the same process;
-    None unless it failed on named tests and every one of them was rerun there (then they are
-    rerun in processes of their own)."""
-    failing = observed.failing_ids
-    if not failing or not all(reran.get(test_id) for test_id in failing):
-        return None
-    return replace(observed, rerun_outcomes={test_id: reran[test_id] for test_id in failing})
+    those it did not rerun there (`not_rerun`) are rerun in processes of their own."""
+    return replace(observed, rerun_outcomes={
+        test_id: reran[test_id] for test_id in observed.failing_ids if reran.get(test_id)})
 
 
 def baseline_wanted(mode: BaselineMode, task_type: TaskType,

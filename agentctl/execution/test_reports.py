@@ -65,8 +65,11 @@ def pytest_collection_modifyitems(config, items):
 # same outcomes (by node id, with the first line of each failure) for next to nothing. With
 # ${RERUN_ENV} = N it also reruns each failing test at once, in the same process, up to N times
 # until it passes (as Surefire and pytest-rerunfailures do): a rerun costs that test's time, not
-# another start-up and collection. Reruns are not logged as results (the first run's stand) but
-# listed in the terminal summary, so the log shows them too. An xdist worker reruns nothing.
+# another start-up and collection, and no long traceback is formatted for it (only its outcome
+# is kept). Reruns are not logged as results (the first run's stand) but listed in the terminal
+# summary, so the log shows them too. A test with subtests, which log their own reports, is not
+# rerun here, nor is one that logged anything while rerun; an xdist worker reruns nothing: those
+# are rerun in processes of their own.
 _REPORT_SOURCE = f'''"""agentctl: each test's outcome as JSON into ${REPORT_ENV}; failures rerun."""
 import json
 import os
@@ -77,6 +80,8 @@ _RANK = {{"PASSED": 0, "SKIPPED": 1, "FAILED": 2, "ERROR": 3}}
 _RERUNS = int(os.environ.get("{RERUN_ENV}") or 0)
 _seen = {{}}
 _reruns = {{}}
+_own_reports = set()  # tests that log reports of their own (subtests), or did while rerun
+_rerunning = []
 
 
 def _outcome(report):
@@ -91,6 +96,10 @@ def _outcome(report):
 
 
 def pytest_runtest_logreport(report):
+    if _rerunning or "subtest" in type(report).__name__.lower():
+        _own_reports.add(report.nodeid)
+        if _rerunning:
+            return
     outcome = _outcome(report)
     if outcome is None:
         _seen.setdefault(report.nodeid, ("PASSED", None))
@@ -106,18 +115,26 @@ def pytest_runtest_logreport(report):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     yield
-    if not _RERUNS or hasattr(item.config, "workerinput") or \\
+    if not _RERUNS or hasattr(item.config, "workerinput") or item.nodeid in _own_reports or \\
             _seen.get(item.nodeid, ("PASSED",))[0] not in ("FAILED", "ERROR"):
         return
     from _pytest.runner import runtestprotocol
 
-    outcomes = _reruns.setdefault(item.nodeid, [])
-    for _ in range(_RERUNS):
-        seen = [_outcome(report) for report in runtestprotocol(item, nextitem=nextitem, log=False)]
-        outcome = max(filter(None, seen), key=_RANK.__getitem__, default="PASSED")
-        outcomes.append(outcome)
-        if outcome in ("PASSED", "SKIPPED"):
-            break
+    outcomes = []
+    option, style = item.config.option, getattr(item.config.option, "tbstyle", "auto")
+    option.tbstyle = "line"
+    _rerunning.append(item.nodeid)
+    try:
+        for _ in range(_RERUNS):
+            seen = [_outcome(r) for r in runtestprotocol(item, nextitem=nextitem, log=False)]
+            outcomes.append(max(filter(None, seen), key=_RANK.__getitem__, default="PASSED"))
+            if outcomes[-1] in ("PASSED", "SKIPPED"):
+                break
+    finally:
+        _rerunning.clear()
+        option.tbstyle = style
+    if item.nodeid not in _own_reports:
+        _reruns[item.nodeid] = outcomes
 
 
 def pytest_terminal_summary(terminalreporter):

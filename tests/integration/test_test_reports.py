@@ -290,6 +290,51 @@ def test_pytest_reruns_each_failing_test_in_its_own_process_until_it_passes(
     assert "2 failed, 1 passed, 1 error" in log  # pytest's own counts are the first run's
 
 
+SUBTESTS = """import unittest
+
+
+class T(unittest.TestCase):
+    def test_parts(self):
+        for n in (1, 2):
+            with self.subTest(n=n):
+                self.assertEqual(n, 1)
+
+    def test_plain(self):
+        self.assertEqual(1, 2)
+
+    def test_text(self):
+        self.assertEqual("after", "a long traceback")
+"""
+
+
+def test_a_test_with_subtests_is_left_to_a_process_of_its_own(tmp_path: Path) -> None:
+    """Subtests log reports of their own, which a rerun in process would add to the first run's
+    counts: such a test is not rerun there; the others are, and what the log says of the first
+    run (its counts, a later failure's traceback in the command's own style) is unchanged."""
+    workspace = tmp_path / "proj"
+    workspace.mkdir()
+    (workspace / "test_s.py").write_text(SUBTESTS)
+    command = f"{sys.executable} -m pytest -p no:cacheprovider"
+    plain = run_check(PlannedCheck(name="plain", command=command), workspace=workspace,
+                      env={"PATH": "/usr/bin:/bin"}, log_path=tmp_path / "plain.log",
+                      infra_patterns=(), reports=ReportDir(tmp_path / "plain"))
+    rerun = run_check(PlannedCheck(name="rerun", command=command), workspace=workspace,
+                      env={"PATH": "/usr/bin:/bin"}, log_path=tmp_path / "rerun.log",
+                      infra_patterns=(), reports=ReportDir(tmp_path / "rerun"),
+                      rerun_failures=2)
+
+    assert rerun.test_report is not None and plain.test_report is not None
+    assert rerun.test_report.outcome_of("test_s.py::T::test_parts") is T.FAILED
+    assert rerun.reran == {"test_s.py::T::test_plain": (T.FAILED, T.FAILED),
+                           "test_s.py::T::test_text": (T.FAILED, T.FAILED)}
+    logs = [strip_ansi((tmp_path / f"{name}.log").read_text()) for name in ("plain", "rerun")]
+    summaries = [[line for line in log.splitlines() if " in " in line and "failed" in line][-1]
+                 for log in logs]
+    assert summaries[0].split(" in ")[0] == summaries[1].split(" in ")[0]
+    assert all("AssertionError: 'after' != 'a long traceback'" in log for log in logs)
+    assert all("self.assertEqual(\"after\"" in log for log in logs)  # the source: long style
+
+
 def test_without_rerun_failures_or_under_xdist_no_test_is_rerun_in_process(
         tmp_path: Path) -> None:
     """The plain run reruns nothing; under xdist the workers run the tests and rerun none

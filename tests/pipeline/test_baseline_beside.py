@@ -372,3 +372,45 @@ def test_an_agent_that_fails_stops_the_base_running_beside_it(harness: Harness,
     assert not running("slow.py", str(shared))
     assert not [s for s in record.steps if s.type is StepType.RUN_VERIFIER]
     assert record.verdict is not None and not record.verifications
+
+
+SUBTESTS_ON_ADD = '''import unittest
+
+from calc import add
+
+
+class AddTest(unittest.TestCase):
+    def test_sums(self):
+        for a, b in ((1, 1), (2, 3)):
+            with self.subTest(a=a, b=b):
+                self.assertEqual(add(a, b), a + b)
+'''
+
+
+@on_sqlite
+def test_pytest_reruns_in_process_what_it_can_and_a_process_reruns_the_rest(
+        harness: Harness, tmp_path: Path) -> None:
+    """Two tests fail on the base: pytest reruns the plain one in its own process; the one
+    with subtests is rerun in processes of their own, selected alone. Both are FAIL_TO_PASS,
+    and the record is the same beside as after."""
+    harness.repo = pytest_repo(tmp_path)
+    _committed(harness.repo, "tests/test_sums.py", SUBTESTS_ON_ADD)
+    records = [harness.record(harness.execute(harness.submit(
+        harness.plan(FIX_ADD), verify=(PYTEST,)), concurrent_baseline=beside))
+        for beside in (False, True)]
+
+    after, beside = records
+    assert shaped(beside) == shaped(after)
+    for record in records:
+        (base,) = [s for s in record.steps if s.title.startswith("baseline:")]
+        assert base.attributes["reranInProcess"] == {
+            "tests/test_calc.py::test_add": ["FAILED", "FAILED"],
+            "tests/test_calc.py::test_answer": ["FAILED", "FAILED"]}
+        reruns = [s for s in record.steps if s.title.startswith("baseline rerun:")]
+        assert [s.attributes["selected"] for s in reruns] == [
+            ["tests/test_sums.py::AddTest::test_sums"]] * 2
+        assert {t: k for t, k in classes(record).items() if k is not
+                TestClassification.PASS_TO_PASS} == {
+            "tests/test_calc.py::test_add": TestClassification.FAIL_TO_PASS,
+            "tests/test_calc.py::test_answer": TestClassification.FAIL_TO_FAIL,
+            "tests/test_sums.py::AddTest::test_sums": TestClassification.FAIL_TO_PASS}

@@ -204,15 +204,18 @@ def observed(status: C, *results: tuple[str, T], reruns: dict[str, tuple[T, ...]
         rerun_outcomes=reruns or {}, rerun_statuses=rerun_statuses)
 
 
-def test_reruns_made_in_process_count_only_when_every_failing_test_had_them() -> None:
+def test_reruns_made_in_process_leave_the_other_failing_tests_to_rerun() -> None:
     base = observed(C.FAILED, ("a", T.FAILED), ("b", T.ERROR), ("c", T.PASSED))
-    reran = {"a": (T.FAILED, T.FAILED), "b": (T.PASSED,)}
-    assert reran_in_process(base, reran) == replace(base, rerun_outcomes=reran)
-    assert reran_in_process(base, {"a": (T.FAILED, T.FAILED)}) is None  # b: in processes
-    assert reran_in_process(base, {"a": (T.FAILED,), "b": ()}) is None
-    assert reran_in_process(observed(C.FAILED, ("c", T.PASSED)), {}) is None  # nothing named
-    flaky = reran_in_process(base, reran)
-    assert flaky is not None and flaky.runs_of("b") == (T.ERROR, T.PASSED)
+    reran = {"a": (T.FAILED, T.FAILED), "b": (T.PASSED,), "c": (T.PASSED,)}
+    every = reran_in_process(base, reran)
+    assert every.rerun_outcomes == {"a": (T.FAILED, T.FAILED), "b": (T.PASSED,)}
+    assert every.not_rerun == () and every.every_failure_rerun
+    assert every.runs_of("b") == (T.ERROR, T.PASSED)
+    some = reran_in_process(base, {"a": (T.FAILED,), "b": ()})
+    assert some.not_rerun == ("b",) and not some.every_failure_rerun
+    assert reran_in_process(base, {}) == base
+    unnamed = reran_in_process(observed(C.FAILED, ("c", T.PASSED)), {})
+    assert not unnamed.every_failure_rerun  # a failure that names no test: the whole check
 
 
 def test_each_test_is_classified_against_its_base_outcome() -> None:

@@ -113,9 +113,9 @@ class BaseBeside:
                 self._publish(self._done, planned.name, early)
                 outcome = early.outcome
                 reruns: dict[int, EarlyRun] = {}
-                first = Observed(status=outcome.status, report=outcome.test_report)
-                if outcome.status is C.FAILED and plan.reruns and \
-                        reran_in_process(first, outcome.reran) is None:
+                first = reran_in_process(
+                    Observed(status=outcome.status, report=outcome.test_report), outcome.reran)
+                if outcome.status is C.FAILED and plan.reruns and not first.every_failure_rerun:
                     if self._stopped():
                         break  # none published: the sequential path makes them, or stops
                     reruns = reruns_at_once(self.ctx, planned, first, workspace,
@@ -239,15 +239,12 @@ def _baseline(ctx: AttemptContext, planned: PlannedCheck, checkout: BaseCheckout
     workspace = checkout.ensure()
     if outcome.status not in (C.PASSED, C.FAILED):
         return None, False  # a base that timed out or broke says nothing about the patch
-    observed = Observed(status=outcome.status, report=outcome.test_report)
-    if outcome.status is C.FAILED and plan.reruns:
-        in_process = reran_in_process(observed, outcome.reran)
-        if in_process is not None:
-            observed = in_process
-        else:
-            made = beside.reruns(planned) if beside is not None and early is not None else None
-            observed = _rerun(ctx, planned, observed, workspace, "baseline rerun", evidence,
-                              fresh_trees=ctx.concurrent_baseline, made=made)
+    observed = reran_in_process(Observed(status=outcome.status, report=outcome.test_report),
+                                outcome.reran)
+    if outcome.status is C.FAILED and plan.reruns and not observed.every_failure_rerun:
+        made = beside.reruns(planned) if beside is not None and early is not None else None
+        observed = _rerun(ctx, planned, observed, workspace, "baseline rerun", evidence,
+                          fresh_trees=ctx.concurrent_baseline, made=made)
     if cache is not None and not ctx.stop():
         cache.put(BaselineEntry(key=key, repository=ctx.spec.repository,
                                 base_commit=ctx.spec.base_commit, command=planned.command,
@@ -290,14 +287,15 @@ def _rerun_flips_on_base(ctx: AttemptContext, planned: PlannedCheck, candidate: 
 def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, workspace: Path,
            role: str, evidence: list[str], *, fresh_trees: bool = False,
            made: dict[int, EarlyRun] | None = None) -> Observed:
-    """Run the failing tests (or the check) again, up to `reruns` times, until each passed once.
+    """Run the failing tests no rerun has seen yet (or the check) again, up to `reruns` times,
+    until each passed once.
     `fresh_trees` (the base, with cores for it): the runs start at once, the later ones each in
     a fresh checkout of the base (`reruns_at_once`), unless `made` already (beside the
     candidate's checks), and are recorded as the sequential order has them; a run made past
     the point where that order stops is dropped unrecorded."""
     statuses: list[VerificationCheckStatus] = []
-    outcomes: dict[str, list[TestOutcome]] = {}
-    waiting = list(observed.failing_ids)
+    outcomes = {t: list(seen) for t, seen in observed.rerun_outcomes.items()}
+    waiting = list(observed.not_rerun)
     first = rerun_selection(planned.command, observed.report, waiting)
     early = made if made is not None else reruns_at_once(
         ctx, planned, observed, workspace, role, should_stop=ctx.stop) \

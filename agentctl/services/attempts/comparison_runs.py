@@ -46,13 +46,14 @@ class EarlyRun:
 def reruns_at_once(ctx: AttemptContext, planned: PlannedCheck, observed: Observed,
                    workspace: Path, role: str, *, should_stop: StopCheck,
                    ) -> dict[int, EarlyRun]:
-    """Every rerun of the failing tests on the base, each on a thread of its own and the later
-    ones each in a fresh checkout of the base (no run sees another's files: at least as clean
-    as one tree used in turn), by rerun number; {} when a checkout cannot be made (the
-    sequential path runs them and says why). Each selects the first run's failing tests; where
-    the sequential order has narrowed them (a test passed), `baseline._rerun` runs that rerun again."""
+    """Every rerun of the failing tests on the base (those pytest did not rerun in process),
+    each on a thread of its own and the later ones each in a fresh checkout of the base (no run
+    sees another's files: at least as clean as one tree used in turn), by rerun number; {} when
+    a checkout cannot be made (the sequential path runs them and says why). Each selects the
+    first run's failing tests; where the sequential order has narrowed them (a test passed),
+    `baseline._rerun` runs that rerun again."""
     select, command = rerun_selection(planned.command, observed.report,
-                                      list(observed.failing_ids))
+                                      list(observed.not_rerun))
     trees = {1: workspace}
     try:
         with ctx.quiet:  # its git is not kept: no sweep meanwhile
