@@ -68,8 +68,9 @@ def pytest_collection_modifyitems(config, items):
 # another start-up and collection, and no long traceback is formatted for it (only its outcome
 # is kept). Reruns are not logged as results (the first run's stand) but listed in the terminal
 # summary, so the log shows them too. A test with subtests, which log their own reports, is not
-# rerun here, nor is one that logged anything while rerun; an xdist worker reruns nothing: those
-# are rerun in processes of their own.
+# rerun here, nor is one that logged anything while rerun: those are rerun in processes of their
+# own. Under xdist each worker reruns its own failures and writes them beside the report
+# (`.worker-id`), where the main process reads them for its summary.
 _REPORT_SOURCE = f'''"""agentctl: each test's outcome as JSON into ${REPORT_ENV}; failures rerun."""
 import json
 import os
@@ -115,7 +116,7 @@ def pytest_runtest_logreport(report):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     yield
-    if not _RERUNS or hasattr(item.config, "workerinput") or item.nodeid in _own_reports or \\
+    if not _RERUNS or item.nodeid in _own_reports or \\
             _seen.get(item.nodeid, ("PASSED",))[0] not in ("FAILED", "ERROR"):
         return
     from _pytest.runner import runtestprotocol
@@ -138,18 +139,29 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def pytest_terminal_summary(terminalreporter):
-    if _reruns:
+    reruns = dict(_reruns)
+    path = os.environ.get("{REPORT_ENV}")
+    try:
+        for name in sorted(os.listdir(os.path.dirname(path))) if path else ():
+            if name.startswith(os.path.basename(path) + "."):  # an xdist worker's
+                with open(os.path.join(os.path.dirname(path), name), encoding="utf-8") as worker:
+                    reruns.update(json.load(worker))
+    except (OSError, ValueError):
+        pass  # agentctl reads them again, and says so where it cannot
+    if reruns:
         terminalreporter.write_sep("-", "agentctl: failing tests rerun in this process")
-        for nodeid, outcomes in _reruns.items():
+        for nodeid, outcomes in reruns.items():
             terminalreporter.write_line(f"{{nodeid}}: {{', '.join(outcomes)}}")
 
 
 def pytest_sessionfinish(session):
     path = os.environ.get("{REPORT_ENV}")
-    if not path or hasattr(session.config, "workerinput"):  # an xdist worker: the main one writes
+    worker = getattr(session.config, "workerinput", None)
+    if not path or (worker and not _reruns):  # an xdist worker: the main one writes the rest
         return
-    with open(path, "w", encoding="utf-8") as out:
-        json.dump([[n, o, m, _reruns.get(n, [])] for n, (o, m) in _seen.items()], out)
+    with open(f"{{path}}.{{worker['workerid']}}" if worker else path, "w", encoding="utf-8") as out:
+        json.dump(_reruns if worker else
+                  [[n, o, m, _reruns.get(n, [])] for n, (o, m) in _seen.items()], out)
 '''
 # What pytest prints when our plugin cannot be imported (PYTHONPATH dropped by a wrapper).
 _PLUGIN_MISSING = re.compile(r"Error importing plugin .?" + REPORT_PLUGIN
@@ -220,11 +232,15 @@ class ReportDir:
     def pytest_json(self) -> Path:
         return self.path / PYTEST_JSON
 
+    def worker_reruns(self) -> list[Path]:
+        """What each xdist worker's reruns of its failing tests saw."""
+        return sorted(self.path.glob(f"{PYTEST_JSON}.*"))
+
     def prepare(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
         self.pytest_report.unlink(missing_ok=True)
         self.pytest_json.unlink(missing_ok=True)
-        for stale in self.unittest_reports():
+        for stale in (*self.unittest_reports(), *self.worker_reruns()):
             stale.unlink(missing_ok=True)
         for name, text in ((f"{SELECT_PLUGIN}.py", _PLUGIN_SOURCE),
                            (f"{REPORT_PLUGIN}.py", _REPORT_SOURCE),
@@ -352,15 +368,22 @@ def _pytest_results(path: Path) -> list[TestResult] | None:
 
 
 def reran_in_process(reports: ReportDir) -> dict[str, tuple[TestOutcome, ...]]:
-    """What the report plugin's reruns of failing tests saw (`rerun_failures`), by node id."""
+    """What the report plugin's reruns of failing tests saw (`rerun_failures`), by node id:
+    the main process's, and each xdist worker's."""
+    reran: dict[str, tuple[TestOutcome, ...]] = {}
     try:
         if reports.pytest_json.stat().st_size > MAX_REPORT_BYTES:
             return {}
         rows = json.loads(reports.pytest_json.read_text(encoding="utf-8"))
-        return {str(row[0]): tuple(TestOutcome(o) for o in row[3])
-                for row in rows if len(row) > 3 and row[3]}
-    except (OSError, ValueError, TypeError, IndexError):
+        reran.update((str(row[0]), tuple(TestOutcome(o) for o in row[3]))
+                     for row in rows if len(row) > 3 and row[3])
+        for worker in reports.worker_reruns():
+            if worker.stat().st_size <= MAX_REPORT_BYTES:
+                reran.update((str(test_id), tuple(TestOutcome(o) for o in outcomes))
+                             for test_id, outcomes in json.loads(worker.read_text()).items())
+    except (OSError, ValueError, TypeError, IndexError, AttributeError):
         return {}
+    return reran
 
 
 def _unittest_results(path: Path) -> list[TestResult]:

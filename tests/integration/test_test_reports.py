@@ -335,23 +335,44 @@ def test_a_test_with_subtests_is_left_to_a_process_of_its_own(tmp_path: Path) ->
     assert all("self.assertEqual(\"after\"" in log for log in logs)  # the source: long style
 
 
-def test_without_rerun_failures_or_under_xdist_no_test_is_rerun_in_process(
-        tmp_path: Path) -> None:
-    """The plain run reruns nothing; under xdist the workers run the tests and rerun none
-    (their reruns would not reach the report): the reruns are then processes of their own."""
+def test_without_rerun_failures_no_test_is_rerun_in_process(tmp_path: Path) -> None:
     workspace = tmp_path / "proj"
     workspace.mkdir()
     (workspace / "test_r.py").write_text(RERUN_TESTS)
-    for name, command, reruns in (("plain", f"{sys.executable} -m pytest -q", 0),
-                                  ("xdist", f"{sys.executable} -m pytest -q -n 2", 2)):
-        outcome = run_check(PlannedCheck(name=name, command=command), workspace=workspace,
-                            env={"PATH": "/usr/bin:/bin"}, log_path=tmp_path / f"{name}.log",
-                            infra_patterns=(), reports=ReportDir(tmp_path / name),
-                            rerun_failures=reruns)
-        assert outcome.test_report is not None
-        assert outcome.test_report.outcome_of("test_r.py::test_broken") is T.FAILED, name
-        assert outcome.reran == {}, name
-        assert "rerun in this process" not in (tmp_path / f"{name}.log").read_text()
+    outcome = run_check(PlannedCheck(name="t", command=f"{sys.executable} -m pytest -q"),
+                        workspace=workspace, env={"PATH": "/usr/bin:/bin"},
+                        log_path=tmp_path / "t.log", infra_patterns=(),
+                        reports=ReportDir(tmp_path / "private"))
+    assert outcome.test_report is not None
+    assert outcome.test_report.outcome_of("test_r.py::test_broken") is T.FAILED
+    assert outcome.reran == {}
+    assert "rerun in this process" not in (tmp_path / "t.log").read_text()
+
+
+def test_under_xdist_each_worker_reruns_its_failures_and_the_log_lists_them(
+        tmp_path: Path) -> None:
+    """The workers run the tests and rerun their failures; what they saw is read beside the
+    main report and listed in the main process's summary. A report folder used before keeps
+    no worker's file from an earlier run."""
+    workspace = tmp_path / "proj"
+    workspace.mkdir()
+    (workspace / "test_r.py").write_text(RERUN_TESTS)
+    reports = ReportDir(tmp_path / "private")
+    reports.path.mkdir()
+    (reports.path / f"{reports.pytest_json.name}.gw7").write_text('{"test_r.py::gone": ["FAILED"]}')
+    outcome = run_check(PlannedCheck(name="t", command=f"{sys.executable} -m pytest -q -n 2"),
+                        workspace=workspace, env={"PATH": "/usr/bin:/bin"},
+                        log_path=tmp_path / "t.log", infra_patterns=(), reports=reports,
+                        rerun_failures=2)
+    assert outcome.test_report is not None
+    assert outcome.test_report.outcome_of("test_r.py::test_broken") is T.FAILED
+    assert outcome.reran == {"test_r.py::test_broken": (T.FAILED, T.FAILED),
+                             "test_r.py::test_flaky": (T.PASSED,),
+                             "test_r.py::test_setup": (T.ERROR, T.ERROR)}
+    log = strip_ansi((tmp_path / "t.log").read_text())
+    assert "agentctl: failing tests rerun in this process" in log
+    assert "test_r.py::test_setup: ERROR, ERROR" in log
+    assert "2 failed, 1 passed, 1 error" in log
 
 
 def test_pythonpath_given_to_one_command_is_lifted_so_the_plugin_loads(tmp_path: Path) -> None:
