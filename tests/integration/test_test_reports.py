@@ -21,7 +21,7 @@ from agentctl.execution.test_reports import (
     selection,
     sets_pythonpath,
 )
-from agentctl.execution.verifier import run_check
+from agentctl.execution.verifier import CheckOutcome, run_check
 from agentctl.services.attempts.spec import check_name
 
 T = TestOutcome
@@ -263,18 +263,27 @@ def test_setup(broken_fixture):
 """
 
 
+def checked(tmp_path: Path, files: dict[str, str], command: str, *, name: str = "t",
+            reports: ReportDir | None = None, env: dict[str, str] | None = None,
+            rerun_failures: int = 0) -> CheckOutcome:
+    """`command` run as a check in `tmp_path/proj` holding `files`, its log `tmp_path/name.log`."""
+    workspace = tmp_path / "proj"
+    for path, text in files.items():
+        (workspace / path).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / path).write_text(text)
+    return run_check(PlannedCheck(name=name, command=command), workspace=workspace,
+                     env=env or {"PATH": "/usr/bin:/bin"}, log_path=tmp_path / f"{name}.log",
+                     infra_patterns=(), reports=reports or ReportDir(tmp_path / f"{name}-reports"),
+                     rerun_failures=rerun_failures)
+
+
 def test_pytest_reruns_each_failing_test_in_its_own_process_until_it_passes(
         tmp_path: Path) -> None:
     """With `rerun_failures`, the plugin reruns each failing test in the same pytest process,
     up to that many times until it passes: the first run's outcomes stand as they were, the
     reruns are read apart and listed in the log. A passing test is not rerun."""
-    workspace = tmp_path / "proj"
-    workspace.mkdir()
-    (workspace / "test_r.py").write_text(RERUN_TESTS)
-    outcome = run_check(PlannedCheck(name="t", command=f"{sys.executable} -m pytest -q"),
-                        workspace=workspace, env={"PATH": "/usr/bin:/bin"},
-                        log_path=tmp_path / "t.log", infra_patterns=(),
-                        reports=ReportDir(tmp_path / "private"), rerun_failures=2)
+    outcome = checked(tmp_path, {"test_r.py": RERUN_TESTS}, f"{sys.executable} -m pytest -q",
+                      rerun_failures=2)
 
     assert outcome.test_report is not None
     assert {r.test_id: r.outcome for r in outcome.test_report.results} == {
@@ -283,7 +292,7 @@ def test_pytest_reruns_each_failing_test_in_its_own_process_until_it_passes(
     assert outcome.reran == {"test_r.py::test_broken": (T.FAILED, T.FAILED),
                              "test_r.py::test_flaky": (T.PASSED,),
                              "test_r.py::test_setup": (T.ERROR, T.ERROR)}
-    assert (workspace / "flaky.count").read_text() == "2"  # one run, one rerun: one process
+    assert (tmp_path / "proj" / "flaky.count").read_text() == "2"  # one run, one rerun: one process
     log = (tmp_path / "t.log").read_text()
     assert "agentctl: failing tests rerun in this process" in log
     assert "test_r.py::test_broken: FAILED, FAILED" in log
@@ -311,17 +320,9 @@ def test_a_test_with_subtests_is_left_to_a_process_of_its_own(tmp_path: Path) ->
     """Subtests log reports of their own, which a rerun in process would add to the first run's
     counts: such a test is not rerun there; the others are, and what the log says of the first
     run (its counts, a later failure's traceback in the command's own style) is unchanged."""
-    workspace = tmp_path / "proj"
-    workspace.mkdir()
-    (workspace / "test_s.py").write_text(SUBTESTS)
     command = f"{sys.executable} -m pytest -p no:cacheprovider"
-    plain = run_check(PlannedCheck(name="plain", command=command), workspace=workspace,
-                      env={"PATH": "/usr/bin:/bin"}, log_path=tmp_path / "plain.log",
-                      infra_patterns=(), reports=ReportDir(tmp_path / "plain"))
-    rerun = run_check(PlannedCheck(name="rerun", command=command), workspace=workspace,
-                      env={"PATH": "/usr/bin:/bin"}, log_path=tmp_path / "rerun.log",
-                      infra_patterns=(), reports=ReportDir(tmp_path / "rerun"),
-                      rerun_failures=2)
+    plain = checked(tmp_path, {"test_s.py": SUBTESTS}, command, name="plain")
+    rerun = checked(tmp_path, {}, command, name="rerun", rerun_failures=2)
 
     assert rerun.test_report is not None and plain.test_report is not None
     assert rerun.test_report.outcome_of("test_s.py::T::test_parts") is T.FAILED
@@ -336,13 +337,7 @@ def test_a_test_with_subtests_is_left_to_a_process_of_its_own(tmp_path: Path) ->
 
 
 def test_without_rerun_failures_no_test_is_rerun_in_process(tmp_path: Path) -> None:
-    workspace = tmp_path / "proj"
-    workspace.mkdir()
-    (workspace / "test_r.py").write_text(RERUN_TESTS)
-    outcome = run_check(PlannedCheck(name="t", command=f"{sys.executable} -m pytest -q"),
-                        workspace=workspace, env={"PATH": "/usr/bin:/bin"},
-                        log_path=tmp_path / "t.log", infra_patterns=(),
-                        reports=ReportDir(tmp_path / "private"))
+    outcome = checked(tmp_path, {"test_r.py": RERUN_TESTS}, f"{sys.executable} -m pytest -q")
     assert outcome.test_report is not None
     assert outcome.test_report.outcome_of("test_r.py::test_broken") is T.FAILED
     assert outcome.reran == {}
@@ -354,16 +349,11 @@ def test_under_xdist_each_worker_reruns_its_failures_and_the_log_lists_them(
     """The workers run the tests and rerun their failures; what they saw is read beside the
     main report and listed in the main process's summary. A report folder used before keeps
     no worker's file from an earlier run."""
-    workspace = tmp_path / "proj"
-    workspace.mkdir()
-    (workspace / "test_r.py").write_text(RERUN_TESTS)
     reports = ReportDir(tmp_path / "private")
     reports.path.mkdir()
     (reports.path / f"{reports.pytest_json.name}.gw7").write_text('{"test_r.py::gone": ["FAILED"]}')
-    outcome = run_check(PlannedCheck(name="t", command=f"{sys.executable} -m pytest -q -n 2"),
-                        workspace=workspace, env={"PATH": "/usr/bin:/bin"},
-                        log_path=tmp_path / "t.log", infra_patterns=(), reports=reports,
-                        rerun_failures=2)
+    outcome = checked(tmp_path, {"test_r.py": RERUN_TESTS}, f"{sys.executable} -m pytest -q -n 2",
+                      reports=reports, rerun_failures=2)
     assert outcome.test_report is not None
     assert outcome.test_report.outcome_of("test_r.py::test_broken") is T.FAILED
     assert outcome.reran == {"test_r.py::test_broken": (T.FAILED, T.FAILED),
@@ -378,16 +368,13 @@ def test_under_xdist_each_worker_reruns_its_failures_and_the_log_lists_them(
 def test_pythonpath_given_to_one_command_is_lifted_so_the_plugin_loads(tmp_path: Path) -> None:
     """`PYTHONPATH=src pytest`: src goes into pytest's environment beside our plugins, so its
     failing test is rerun in process and src's modules are still found."""
-    workspace = tmp_path / "proj"
-    (workspace / "src").mkdir(parents=True)
-    (workspace / "src" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    (workspace / "test_c.py").write_text("from calc import add\n\n\n"
-                                         "def test_add():\n    assert add(2, 3) == 5\n")
     reports = ReportDir(tmp_path / "private")
-    outcome = run_check(
-        PlannedCheck(name="t", command=f"PYTHONPATH=src {sys.executable} -m pytest -q"),
-        workspace=workspace, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": "/elsewhere"},
-        log_path=tmp_path / "t.log", infra_patterns=(), reports=reports, rerun_failures=1)
+    outcome = checked(
+        tmp_path, {"src/calc.py": "def add(a, b):\n    return a - b\n",
+                   "test_c.py": "from calc import add\n\n\n"
+                                "def test_add():\n    assert add(2, 3) == 5\n"},
+        f"PYTHONPATH=src {sys.executable} -m pytest -q", reports=reports,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": "/elsewhere"}, rerun_failures=1)
     assert outcome.reran == {"test_c.py::test_add": (T.FAILED,)}
     assert reports.pytest_json.is_file() and not reports.pytest_report.exists()
 
