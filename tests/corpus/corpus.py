@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -26,7 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 CASES_FILE = Path(__file__).with_name("cases.toml")
-INDEX = os.environ.get("AGENTCTL_TEST_CORPUS_INDEX", "https://pypi.org/pypi")
+# the simple repository API in its JSON form (PEP 691), which every index and mirror serves
+INDEX = os.environ.get("AGENTCTL_TEST_CORPUS_INDEX", "https://pypi.org/simple")
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 CACHE = Path(os.environ.get("AGENTCTL_TEST_CORPUS",
                             Path.home() / ".cache" / "agentctl-test-corpus"))
 TEST_DIRS = frozenset({"tests", "test", "testing"})
@@ -111,13 +114,21 @@ def sdist(release: Release) -> Path:
 
 
 def _sdist_url(release: Release) -> tuple[str, str]:
-    page = f"{INDEX}/{release.package}/{release.version}/json"
-    with urllib.request.urlopen(page, timeout=60) as response:
-        files = json.load(response)["urls"]
+    page = f"{INDEX}/{_project(release.package)}/"
+    request = urllib.request.Request(page, headers={"Accept": SIMPLE_JSON})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        files = json.load(response)["files"]
     for entry in files:
-        if entry["packagetype"] == "sdist" and entry["digests"]["sha256"] == release.sha256:
-            return urllib.parse.urljoin(page, entry["url"]), str(entry["filename"])
+        filename = str(entry["filename"])
+        if (entry["hashes"].get("sha256") == release.sha256
+                and filename.endswith((".tar.gz", ".zip"))):
+            return urllib.parse.urljoin(page, entry["url"]), filename
     raise AssertionError(f"{page} lists no sdist with sha256 {release.sha256}")
+
+
+def _project(package: str) -> str:
+    """The project's name as the simple API spells it (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", package).lower()
 
 
 def _normal(package: str) -> str:
