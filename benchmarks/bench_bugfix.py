@@ -8,8 +8,8 @@ released fix as the patch; sdists from ~/.cache/agentctl-test-corpus or PyPI):
 - by hand, the same evidence (for scale, no target): what agentctl's default does, done by hand
   on both cores: the fix's pytest beside the base's (a second clone), the base's pytest
   rerunning each test that fails there twice at once in its own process (agentctl's report
-  plugin, as agentctl runs it), then those it could not rerun there (subtests) twice at once
-  in processes of their own (that tree and a third clone);
+  plugin, as agentctl runs it), then those it could not rerun there (subtests under xdist)
+  twice at once in processes of their own (that tree and a third clone);
 - agentctl: `agentctl task submit --type bug_fix --verify CMD --run --agent patch:fix.diff`
   (the default config: sandbox on, the base's checks run for the baseline),
   cold (a new state home each time: nothing cached) and warm (one home: the base's checkout
@@ -378,7 +378,7 @@ class CaseBench:
 
     @staticmethod
     def _not_rerun(reports: ReportDir) -> list[str]:
-        """The base's failing tests its pytest did not rerun in process (subtests)."""
+        """The base's failing tests its pytest did not rerun in process (subtests under xdist)."""
         rows = json.loads(reports.pytest_json.read_text(encoding="utf-8"))
         reran = reran_in_process(reports)
         return [row[0] for row in rows if row[1] in ("FAILED", "ERROR") and row[0] not in reran]

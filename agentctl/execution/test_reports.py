@@ -67,10 +67,12 @@ def pytest_collection_modifyitems(config, items):
 # until it passes (as Surefire and pytest-rerunfailures do): a rerun costs that test's time, not
 # another start-up and collection, and no long traceback is formatted for it (only its outcome
 # is kept). Reruns are not logged as results (the first run's stand) but listed in the terminal
-# summary, so the log shows them too. A test with subtests, which log their own reports, is not
-# rerun here, nor is one that logged anything while rerun: those are rerun in processes of their
-# own. Under xdist each worker reruns its own failures and writes them beside the report
-# (`.worker-id`), where the main process reads them for its summary.
+# summary, so the log shows them too. What a test logs of its own while rerun (its subtests'
+# reports) is shown and counted nowhere, but one that failed fails the rerun. Under xdist each
+# worker reruns its own failures and writes them beside the report (`.worker-id`), where the main
+# process reads them for its summary; a worker sends whatever is logged to the main process, so
+# there a test with subtests, or one that logged anything while rerun, is left to processes of
+# their own.
 _REPORT_SOURCE = f'''"""agentctl: each test's outcome as JSON into ${REPORT_ENV}; failures rerun."""
 import json
 import os
@@ -81,8 +83,8 @@ _RANK = {{"PASSED": 0, "SKIPPED": 1, "FAILED": 2, "ERROR": 3}}
 _RERUNS = int(os.environ.get("{RERUN_ENV}") or 0)
 _seen = {{}}
 _reruns = {{}}
-_own_reports = set()  # tests that log reports of their own (subtests), or did while rerun
-_rerunning = []
+_own_reports = set()  # on an xdist worker: tests that log reports of their own (subtests)
+_rerun = {{}}  # while a test is rerun: whether anything it logged of its own failed
 
 
 def _outcome(report):
@@ -97,10 +99,12 @@ def _outcome(report):
 
 
 def pytest_runtest_logreport(report):
-    if _rerunning or "subtest" in type(report).__name__.lower():
+    if _rerun:
+        _rerun["failed"] = _rerun["failed"] or report.failed
         _own_reports.add(report.nodeid)
-        if _rerunning:
-            return
+        return
+    if "subtest" in type(report).__name__.lower():
+        _own_reports.add(report.nodeid)
     outcome = _outcome(report)
     if outcome is None:
         _seen.setdefault(report.nodeid, ("PASSED", None))
@@ -113,10 +117,18 @@ def pytest_runtest_logreport(report):
         _seen[report.nodeid] = (outcome, message)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(report, config):
+    if _rerun:  # a subtest of a rerun: neither printed nor counted
+        return "", "", ""
+    return None
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     yield
-    if not _RERUNS or item.nodeid in _own_reports or \\
+    worker = hasattr(item.config, "workerinput")
+    if not _RERUNS or (worker and item.nodeid in _own_reports) or \\
             _seen.get(item.nodeid, ("PASSED",))[0] not in ("FAILED", "ERROR"):
         return
     from _pytest.runner import runtestprotocol
@@ -124,17 +136,19 @@ def pytest_runtest_protocol(item, nextitem):
     outcomes = []
     option, style = item.config.option, getattr(item.config.option, "tbstyle", "auto")
     option.tbstyle = "line"
-    _rerunning.append(item.nodeid)
     try:
         for _ in range(_RERUNS):
+            _rerun["failed"] = False
             seen = [_outcome(r) for r in runtestprotocol(item, nextitem=nextitem, log=False)]
+            if _rerun["failed"]:
+                seen.append("FAILED")
             outcomes.append(max(filter(None, seen), key=_RANK.__getitem__, default="PASSED"))
             if outcomes[-1] in ("PASSED", "SKIPPED"):
                 break
     finally:
-        _rerunning.clear()
+        _rerun.clear()
         option.tbstyle = style
-    if item.nodeid not in _own_reports:
+    if not (worker and item.nodeid in _own_reports):
         _reruns[item.nodeid] = outcomes
 
 

@@ -299,7 +299,10 @@ def test_pytest_reruns_each_failing_test_in_its_own_process_until_it_passes(
     assert "2 failed, 1 passed, 1 error" in log  # pytest's own counts are the first run's
 
 
-SUBTESTS = """import unittest
+# test_parts and test_fixture fail in a subtest every time (test_fixture's body itself passes:
+# pytest fails it for its subtest); test_flaky_part's subtest fails on every other run.
+SUBTESTS = """import pathlib
+import unittest
 
 
 class T(unittest.TestCase):
@@ -308,32 +311,64 @@ class T(unittest.TestCase):
             with self.subTest(n=n):
                 self.assertEqual(n, 1)
 
+    def test_flaky_part(self):
+        counter = pathlib.Path("flaky.count")
+        runs = int(counter.read_text()) + 1 if counter.exists() else 1
+        counter.write_text(str(runs))
+        with self.subTest(run=runs):
+            self.assertEqual(runs % 2, 0)
+
     def test_plain(self):
         self.assertEqual(1, 2)
 
     def test_text(self):
         self.assertEqual("after", "a long traceback")
+
+
+def test_fixture(subtests):
+    with subtests.test(msg="one"):
+        assert 1 == 2
 """
 
 
-def test_a_test_with_subtests_is_left_to_a_process_of_its_own(tmp_path: Path) -> None:
-    """Subtests log reports of their own, which a rerun in process would add to the first run's
-    counts: such a test is not rerun there; the others are, and what the log says of the first
-    run (its counts, a later failure's traceback in the command's own style) is unchanged."""
+def test_a_test_with_subtests_is_rerun_in_process_and_a_failing_subtest_fails_the_rerun(
+        tmp_path: Path) -> None:
+    """Subtests log reports of their own: while rerun, those are neither printed nor counted
+    (the log's counts and a later failure's traceback, in the command's own style, are the
+    first run's), but a subtest that fails fails the rerun, even where the test's body passed."""
     command = f"{sys.executable} -m pytest -p no:cacheprovider"
     plain = checked(tmp_path, {"test_s.py": SUBTESTS}, command, name="plain")
+    (tmp_path / "proj" / "flaky.count").unlink()
     rerun = checked(tmp_path, {}, command, name="rerun", rerun_failures=2)
 
     assert rerun.test_report is not None and plain.test_report is not None
-    assert rerun.test_report.outcome_of("test_s.py::T::test_parts") is T.FAILED
-    assert rerun.reran == {"test_s.py::T::test_plain": (T.FAILED, T.FAILED),
-                           "test_s.py::T::test_text": (T.FAILED, T.FAILED)}
+    assert {r.test_id: r.outcome for r in rerun.test_report.results} == {
+        r.test_id: r.outcome for r in plain.test_report.results}
+    assert rerun.test_report.outcome_of("test_s.py::test_fixture") is T.FAILED
+    assert rerun.reran == {"test_s.py::T::test_parts": (T.FAILED, T.FAILED),
+                           "test_s.py::T::test_flaky_part": (T.PASSED,),
+                           "test_s.py::T::test_plain": (T.FAILED, T.FAILED),
+                           "test_s.py::T::test_text": (T.FAILED, T.FAILED),
+                           "test_s.py::test_fixture": (T.FAILED, T.FAILED)}
     logs = [strip_ansi((tmp_path / f"{name}.log").read_text()) for name in ("plain", "rerun")]
     summaries = [[line for line in log.splitlines() if " in " in line and "failed" in line][-1]
                  for log in logs]
     assert summaries[0].split(" in ")[0] == summaries[1].split(" in ")[0]
+    assert all(log.count("SUBFAIL") == logs[0].count("SUBFAIL") > 0 for log in logs)
     assert all("AssertionError: 'after' != 'a long traceback'" in log for log in logs)
     assert all("self.assertEqual(\"after\"" in log for log in logs)  # the source: long style
+
+
+def test_under_xdist_a_test_with_subtests_is_left_to_a_process_of_its_own(
+        tmp_path: Path) -> None:
+    """An xdist worker sends every report logged to the main process, which would print and
+    count a rerun's subtests: there such a test is not rerun in process; the others are."""
+    outcome = checked(tmp_path, {"test_s.py": SUBTESTS},
+                      f"{sys.executable} -m pytest -q -p no:cacheprovider -n 2", rerun_failures=2)
+    assert outcome.test_report is not None
+    assert outcome.test_report.outcome_of("test_s.py::T::test_parts") is T.FAILED
+    assert outcome.reran == {"test_s.py::T::test_plain": (T.FAILED, T.FAILED),
+                             "test_s.py::T::test_text": (T.FAILED, T.FAILED)}
 
 
 def test_without_rerun_failures_no_test_is_rerun_in_process(tmp_path: Path) -> None:

@@ -390,13 +390,14 @@ class AddTest(unittest.TestCase):
 @on_sqlite
 def test_pytest_reruns_in_process_what_it_can_and_a_process_reruns_the_rest(
         harness: Harness, tmp_path: Path) -> None:
-    """Two tests fail on the base: pytest reruns the plain one in its own process; the one
-    with subtests is rerun in processes of their own, selected alone. Both are FAIL_TO_PASS,
-    and the record is the same beside as after."""
+    """Under xdist, tests fail on the base: its workers rerun the plain ones in their own
+    processes; the one with subtests (whose reports a worker would send on) is rerun in
+    processes of their own, selected alone. Both are FAIL_TO_PASS, and the record is the same
+    beside as after."""
     harness.repo = pytest_repo(tmp_path)
     _committed(harness.repo, "tests/test_sums.py", SUBTESTS_ON_ADD)
     records = [harness.record(harness.execute(harness.submit(
-        harness.plan(FIX_ADD), verify=(PYTEST,)), concurrent_baseline=beside))
+        harness.plan(FIX_ADD), verify=(f"{PYTEST} -n 2",)), concurrent_baseline=beside))
         for beside in (False, True)]
 
     after, beside = records

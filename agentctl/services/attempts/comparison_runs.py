@@ -142,8 +142,9 @@ def run_for_comparison(ctx: AttemptContext, planned: PlannedCheck, workspace: Pa
         step.note(status=outcome.status.value, exitCode=outcome.exit_code,
                   durationSeconds=round(outcome.duration_seconds, 3))
         if outcome.reran:
+            # by test id: xdist workers finish in any order, the record does not
             step.note(reranInProcess={ctx.redactor.clean(test_id): [o.value for o in outcomes]
-                                      for test_id, outcomes in outcome.reran.items()})
+                                      for test_id, outcomes in sorted(outcome.reran.items())})
         ctx.reap()
     evidence.append(draft.artifact_id)
     return outcome
