@@ -64,8 +64,8 @@ from agentctl.config.schema import VerificationSettings  # noqa: E402
 from agentctl.execution.test_reports import (  # noqa: E402
     ReportDir,
     injected_env,
-    lifted_pythonpath,
     reran_in_process,
+    with_lifted_pythonpath,
 )
 from tests.corpus.corpus import Case, build_base, diff_after, gold, load_cases  # noqa: E402
 
@@ -368,10 +368,7 @@ class CaseBench:
     def _rerunning_failures(self, reports: Path) -> tuple[str, dict[str, str]]:
         """The base's command and environment with its report plugin rerunning each failing
         test `reruns` times in the same process, as agentctl runs it."""
-        command, env = self.command, dict(os.environ)
-        lifted = lifted_pythonpath(command)
-        if lifted is not None:
-            env["PYTHONPATH"], command = lifted
+        command, env = with_lifted_pythonpath(self.command, os.environ)
         report_dir = ReportDir(reports)
         report_dir.prepare()
         return command, injected_env(env, report_dir, rerun_failures=self.reruns)

@@ -57,6 +57,11 @@ class Observed:
         make; a failure that names no test is rerun whole)."""
         return bool(self.failing_ids) and not self.not_rerun
 
+    def reruns_left(self, reruns: int) -> bool:
+        """Whether this failed run, allowed `reruns`, still has some to make in processes of
+        their own (what its runner did not rerun in process)."""
+        return self.status is C.FAILED and reruns > 0 and not self.every_failure_rerun
+
 
 def reran_in_process(observed: Observed,
                      reran: Mapping[str, tuple[TestOutcome, ...]]) -> Observed:

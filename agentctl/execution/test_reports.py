@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import TestOutcome
@@ -28,17 +29,21 @@ from agentctl.execution.report_formats import (
     parse_junit,
     parse_unittest,
 )
+from agentctl.execution.pytest_plugins import (
+    REPORT_ENV,
+    REPORT_PLUGIN,
+    REPORT_SOURCE,
+    RERUN_ENV,
+    SELECT_ENV,
+    SELECT_PLUGIN,
+    SELECT_SOURCE,
+)
 from agentctl.execution.unittest_report import REPORT_ENV as UNITTEST_ENV
 
 MAX_LOG_LINE = 1 << 16
 _OUTCOMES = {outcome.value: outcome for outcome in TestOutcome}
 PYTEST_REPORT = "pytest-junit.xml"
 PYTEST_JSON = "pytest-results.json"
-SELECT_PLUGIN = "agentctl_select_tests"
-SELECT_ENV = "AGENTCTL_SELECT_TESTS"
-REPORT_PLUGIN = "agentctl_test_report"
-REPORT_ENV = "AGENTCTL_TEST_REPORT"
-RERUN_ENV = "AGENTCTL_RERUN_FAILURES"
 UNITTEST_HOOK = Path(__file__).with_name("unittest_report.py")
 # Where build tools write JUnit XML, relative to the workspace (and one module level down).
 JUNIT_GLOBS = (
@@ -48,135 +53,6 @@ JUNIT_GLOBS = (
     "test-reports/**/*.xml", "junit/**/*.xml",
 )
 
-_PLUGIN_SOURCE = f'''"""agentctl: run only the tests named in ${SELECT_ENV} (pytest node ids, one a line)."""
-import os
-
-
-def pytest_collection_modifyitems(config, items):
-    wanted = set(filter(None, os.environ.get("{SELECT_ENV}", "").splitlines()))
-    if not wanted:
-        return
-    kept = [item for item in items if item.nodeid in wanted]
-    config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in wanted])
-    items[:] = kept
-'''
-
-# pytest's own JUnit writer costs about a tenth of a 1,000-test suite's time; this records the
-# same outcomes (by node id, with the first line of each failure) for next to nothing. With
-# ${RERUN_ENV} = N it also reruns each failing test at once, in the same process, up to N times
-# until it passes (as Surefire and pytest-rerunfailures do): a rerun costs that test's time, not
-# another start-up and collection, and no long traceback is formatted for it (only its outcome
-# is kept). Reruns are not logged as results (the first run's stand) but listed in the terminal
-# summary, so the log shows them too. What a test logs of its own while rerun (its subtests'
-# reports) is shown and counted nowhere, but one that failed fails the rerun. Under xdist each
-# worker reruns its own failures and writes them beside the report (`.worker-id`), where the main
-# process reads them for its summary; a worker sends whatever is logged to the main process, so
-# there a test with subtests, or one that logged anything while rerun, is left to processes of
-# their own.
-_REPORT_SOURCE = f'''"""agentctl: each test's outcome as JSON into ${REPORT_ENV}; failures rerun."""
-import json
-import os
-
-import pytest
-
-_RANK = {{"PASSED": 0, "SKIPPED": 1, "FAILED": 2, "ERROR": 3}}
-_RERUNS = int(os.environ.get("{RERUN_ENV}") or 0)
-_seen = {{}}
-_reruns = {{}}
-_own_reports = set()  # on an xdist worker: tests that log reports of their own (subtests)
-_rerun = {{}}  # while a test is rerun: whether anything it logged of its own failed
-
-
-def _outcome(report):
-    if report.when == "call":
-        outcome = {{"passed": "PASSED", "failed": "FAILED"}}.get(report.outcome, "SKIPPED")
-        if hasattr(report, "wasxfail"):
-            outcome = "SKIPPED" if report.outcome == "skipped" else "FAILED"
-        return outcome
-    if report.outcome == "failed":
-        return "ERROR"
-    return "SKIPPED" if report.outcome == "skipped" else None
-
-
-def pytest_runtest_logreport(report):
-    if _rerun:
-        _rerun["failed"] = _rerun["failed"] or report.failed
-        _own_reports.add(report.nodeid)
-        return
-    if "subtest" in type(report).__name__.lower():
-        _own_reports.add(report.nodeid)
-    outcome = _outcome(report)
-    if outcome is None:
-        _seen.setdefault(report.nodeid, ("PASSED", None))
-        return
-    crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
-    message = getattr(crash, "message", None) or (str(report.longrepr)[:2000]
-                                                   if report.longrepr else None)
-    old = _seen.get(report.nodeid)
-    if old is None or _RANK[outcome] > _RANK[old[0]]:
-        _seen[report.nodeid] = (outcome, message)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_report_teststatus(report, config):
-    if _rerun:  # a subtest of a rerun: neither printed nor counted
-        return "", "", ""
-    return None
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    yield
-    worker = hasattr(item.config, "workerinput")
-    if not _RERUNS or (worker and item.nodeid in _own_reports) or \\
-            _seen.get(item.nodeid, ("PASSED",))[0] not in ("FAILED", "ERROR"):
-        return
-    from _pytest.runner import runtestprotocol
-
-    outcomes = []
-    option, style = item.config.option, getattr(item.config.option, "tbstyle", "auto")
-    option.tbstyle = "line"
-    try:
-        for _ in range(_RERUNS):
-            _rerun["failed"] = False
-            seen = [_outcome(r) for r in runtestprotocol(item, nextitem=nextitem, log=False)]
-            if _rerun["failed"]:
-                seen.append("FAILED")
-            outcomes.append(max(filter(None, seen), key=_RANK.__getitem__, default="PASSED"))
-            if outcomes[-1] in ("PASSED", "SKIPPED"):
-                break
-    finally:
-        _rerun.clear()
-        option.tbstyle = style
-    if not (worker and item.nodeid in _own_reports):
-        _reruns[item.nodeid] = outcomes
-
-
-def pytest_terminal_summary(terminalreporter):
-    reruns = dict(_reruns)
-    path = os.environ.get("{REPORT_ENV}")
-    try:
-        for name in sorted(os.listdir(os.path.dirname(path))) if path else ():
-            if name.startswith(os.path.basename(path) + "."):  # an xdist worker's
-                with open(os.path.join(os.path.dirname(path), name), encoding="utf-8") as worker:
-                    reruns.update(json.load(worker))
-    except (OSError, ValueError):
-        pass  # agentctl reads them again, and says so where it cannot
-    if reruns:
-        terminalreporter.write_sep("-", "agentctl: failing tests rerun in this process")
-        for nodeid, outcomes in reruns.items():
-            terminalreporter.write_line(f"{{nodeid}}: {{', '.join(outcomes)}}")
-
-
-def pytest_sessionfinish(session):
-    path = os.environ.get("{REPORT_ENV}")
-    worker = getattr(session.config, "workerinput", None)
-    if not path or (worker and not _reruns):  # an xdist worker: the main one writes the rest
-        return
-    with open(f"{{path}}.{{worker['workerid']}}" if worker else path, "w", encoding="utf-8") as out:
-        json.dump(_reruns if worker else
-                  [[n, o, m, _reruns.get(n, [])] for n, (o, m) in _seen.items()], out)
-'''
 # What pytest prints when our plugin cannot be imported (PYTHONPATH dropped by a wrapper).
 _PLUGIN_MISSING = re.compile(r"Error importing plugin .?" + REPORT_PLUGIN
                              + r"|No module named .?" + REPORT_PLUGIN)
@@ -226,6 +102,16 @@ def lifted_pythonpath(command: str) -> tuple[str, str] | None:
     return match["value"], match["rest"]
 
 
+def with_lifted_pythonpath(command: str,
+                           env: Mapping[str, str]) -> tuple[str, Mapping[str, str]]:
+    """`command` and `env`, with the value `lifted_pythonpath` finds moved into `env`."""
+    lifted = lifted_pythonpath(command)
+    if lifted is None:
+        return command, env
+    value, rest = lifted
+    return rest, {**env, "PYTHONPATH": value}
+
+
 def sets_pythonpath(command: str) -> bool:
     """Whether `command` replaces PYTHONPATH (so not even its pytest sees our plugins): then it
     is asked for pytest's own JUnit report at once instead of failing to load them first."""
@@ -256,8 +142,8 @@ class ReportDir:
         self.pytest_json.unlink(missing_ok=True)
         for stale in (*self.unittest_reports(), *self.worker_reruns()):
             stale.unlink(missing_ok=True)
-        for name, text in ((f"{SELECT_PLUGIN}.py", _PLUGIN_SOURCE),
-                           (f"{REPORT_PLUGIN}.py", _REPORT_SOURCE),
+        for name, text in ((f"{SELECT_PLUGIN}.py", SELECT_SOURCE),
+                           (f"{REPORT_PLUGIN}.py", REPORT_SOURCE),
                            ("sitecustomize.py", UNITTEST_HOOK.read_text(encoding="utf-8"))):
             if _write_once(self.path / name, text):
                 _compile(self.path / name)
@@ -371,12 +257,11 @@ def plugin_missing(log_tail: str) -> bool:
 def _pytest_results(path: Path) -> list[TestResult] | None:
     """The pytest plugin's (or the unittest hook's) records; None for a file that is not one."""
     try:
-        if path.stat().st_size > MAX_REPORT_BYTES:
-            return None
-        rows = json.loads(path.read_text(encoding="utf-8"))
-        return [TestResult(test_id=str(nodeid), outcome=TestOutcome(outcome),
-                           message=first_assertion(message) if message else None)
-                for nodeid, outcome, message, *_reruns in rows]
+        rows = _bounded_json(path)
+        return None if rows is None else [
+            TestResult(test_id=str(nodeid), outcome=TestOutcome(outcome),
+                       message=first_assertion(message) if message else None)
+            for nodeid, outcome, message, *_reruns in rows]
     except (OSError, ValueError, TypeError):
         return None
 
@@ -386,18 +271,24 @@ def reran_in_process(reports: ReportDir) -> dict[str, tuple[TestOutcome, ...]]:
     the main process's, and each xdist worker's."""
     reran: dict[str, tuple[TestOutcome, ...]] = {}
     try:
-        if reports.pytest_json.stat().st_size > MAX_REPORT_BYTES:
+        rows = _bounded_json(reports.pytest_json)
+        if rows is None:
             return {}
-        rows = json.loads(reports.pytest_json.read_text(encoding="utf-8"))
         reran.update((str(row[0]), tuple(TestOutcome(o) for o in row[3]))
                      for row in rows if len(row) > 3 and row[3])
         for worker in reports.worker_reruns():
-            if worker.stat().st_size <= MAX_REPORT_BYTES:
-                reran.update((str(test_id), tuple(TestOutcome(o) for o in outcomes))
-                             for test_id, outcomes in json.loads(worker.read_text()).items())
+            reran.update((str(test_id), tuple(TestOutcome(o) for o in outcomes))
+                         for test_id, outcomes in (_bounded_json(worker) or {}).items())
     except (OSError, ValueError, TypeError, IndexError, AttributeError):
         return {}
     return reran
+
+
+def _bounded_json(path: Path) -> Any:
+    """What a runner wrote as JSON into `path`; None past MAX_REPORT_BYTES (not read)."""
+    if path.stat().st_size > MAX_REPORT_BYTES:
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _unittest_results(path: Path) -> list[TestResult]:

@@ -103,10 +103,8 @@ def run_check(
     before = _stat(report_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     run = command or check.command
-    lifted = test_reports.lifted_pythonpath(run) if reports is not None else None
-    if lifted is not None:
-        env = {**env, "PYTHONPATH": lifted[0]}
-        run = lifted[1]
+    if reports is not None:
+        run, env = test_reports.with_lifted_pythonpath(run, env)
     base_env = env
     own_path = test_reports.sets_pythonpath(run)
     if reports is not None:

@@ -36,6 +36,7 @@ from agentctl.domain.verification import TestReport, VerificationCheck
 from agentctl.execution import kept_checkouts
 from agentctl.execution.base_checkouts import BaseCheckout
 from agentctl.execution.environment import verification_env
+from agentctl.execution.verifier import CheckOutcome
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.baseline_cache import BaselineCache, BaselineEntry, baseline_key
 from agentctl.services.attempts.comparison_runs import (
@@ -113,9 +114,8 @@ class BaseBeside:
                 self._publish(self._done, planned.name, early)
                 outcome = early.outcome
                 reruns: dict[int, EarlyRun] = {}
-                first = reran_in_process(
-                    Observed(status=outcome.status, report=outcome.test_report), outcome.reran)
-                if outcome.status is C.FAILED and plan.reruns and not first.every_failure_rerun:
+                first = _first_run(outcome)
+                if first.reruns_left(plan.reruns):
                     if self._stopped():
                         break  # none published: the sequential path makes them, or stops
                     reruns = reruns_at_once(self.ctx, planned, first, workspace,
@@ -239,9 +239,8 @@ def _baseline(ctx: AttemptContext, planned: PlannedCheck, checkout: BaseCheckout
     workspace = checkout.ensure()
     if outcome.status not in (C.PASSED, C.FAILED):
         return None, False  # a base that timed out or broke says nothing about the patch
-    observed = reran_in_process(Observed(status=outcome.status, report=outcome.test_report),
-                                outcome.reran)
-    if outcome.status is C.FAILED and plan.reruns and not observed.every_failure_rerun:
+    observed = _first_run(outcome)
+    if observed.reruns_left(plan.reruns):
         made = beside.reruns(planned) if beside is not None and early is not None else None
         observed = _rerun(ctx, planned, observed, workspace, "baseline rerun", evidence,
                           fresh_trees=ctx.concurrent_baseline, made=made)
@@ -282,6 +281,12 @@ def _rerun_flips_on_base(ctx: AttemptContext, planned: PlannedCheck, candidate: 
             break  # each one flipped on the base too: no more runs can change that
     return replace(base, rerun_outcomes={**base.rerun_outcomes,
                                          **{t: tuple(o) for t, o in outcomes.items()}})
+
+
+def _first_run(outcome: CheckOutcome) -> Observed:
+    """A check's first run on the base, with what its runner reran in process."""
+    return reran_in_process(Observed(status=outcome.status, report=outcome.test_report),
+                            outcome.reran)
 
 
 def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, workspace: Path,
