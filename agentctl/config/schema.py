@@ -30,6 +30,7 @@ from agentctl.config.checks import (
 from agentctl.domain.agent import ModelApi
 from agentctl.domain.enums import AutonomyLevel, BaselineMode, Forge
 from agentctl.domain.sandbox import MAX_FILE_SIZE_MB, MAX_MEMORY_MB, MAX_PROCESSES, SandboxMode
+from agentctl.domain.test_side import DEFAULT_TEST_PATHS
 
 LOCKFILES = (
     "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "Pipfile.lock", "uv.lock",
@@ -90,10 +91,11 @@ class VerificationSettings:
     timeout_seconds: Seconds = 600.0
     infra_patterns: Regexes = ()
     redact_logs_up_to_bytes: Count = 64 * 1024 * 1024
-    baseline: BaselineMode = BaselineMode.AUTO
+    baseline: BaselineMode = BaselineMode.ALWAYS
     reruns: Count = 2
     allow_preexisting_failures: Flag = True
     baseline_concurrent: Flag = True  # the base's checks beside the candidate's (2+ cores)
+    test_paths: Globs = DEFAULT_TEST_PATHS  # the patch's test side (DESIGN.md section 9)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

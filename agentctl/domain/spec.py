@@ -58,11 +58,13 @@ class PlannedCheck:
 class VerificationPlan:
     checks: tuple[PlannedCheck, ...]
     infra_patterns: tuple[str, ...]
-    baseline: BaselineMode = BaselineMode.AUTO
+    baseline: BaselineMode = BaselineMode.ALWAYS
     reruns: int = 2
     allow_preexisting_failures: bool = True
     must_pass: tuple[str, ...] = ()  # the task's tests that must pass (runner ids)
     allow_removed_tests: bool = False  # the task's: tests passing on the base may vanish
+    # the patch's test side (`test_side`): its files run only beside the other side's base
+    test_paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -27,12 +27,14 @@ from agentctl.domain.spec import (
     VerificationPlan,
 )
 from agentctl.domain.task import Task
+from agentctl.domain.test_side import test_paths_for
 
 
 def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
                agent_digest: str | None) -> ExecutionSpec:
     """The task's scope narrows config's: its forbidden paths and checks are added, never removed."""
     forbidden = tuple(dict.fromkeys((*config.boundary.forbidden, *task.forbidden_paths)))
+    checks = _checks(config, task)
     return ExecutionSpec(
         repository=task.repository or "",
         base_ref=task.base_ref,
@@ -66,13 +68,15 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
             max_result_bytes=config.tools.max_result_bytes,
         ),
         verification_plan=VerificationPlan(
-            checks=_checks(config, task),
+            checks=checks,
             infra_patterns=config.verification.infra_patterns,
             baseline=config.verification.baseline,
             reruns=config.verification.reruns,
             allow_preexisting_failures=config.verification.allow_preexisting_failures,
             must_pass=task.must_pass,
             allow_removed_tests=task.allow_removed_tests,
+            test_paths=test_paths_for(config.verification.test_paths,
+                                      (c.command for c in checks)),
         ),
         budget=Budget(
             max_attempts=config.budget.max_attempts,
