@@ -18,6 +18,7 @@ from agentctl.domain.enums import (
     TestOutcome,
     VerificationCheckStatus,
 )
+from agentctl.domain.final_failures import is_final
 from agentctl.domain.verification import ClassifiedTest, TestReport, VerificationCheck
 
 K = TestClassification
@@ -48,13 +49,16 @@ class Observed:
 
     @property
     def not_rerun(self) -> tuple[str, ...]:
-        """The failing tests no rerun has seen yet."""
-        return tuple(t for t in self.failing_ids if not self.rerun_outcomes.get(t))
+        """The failing tests no rerun has seen yet, but for those that failed to load (a
+        module that cannot import: `is_final`), which are never rerun."""
+        failing = self.report.failing if self.report else ()
+        return tuple(r.test_id for r in failing
+                     if not self.rerun_outcomes.get(r.test_id) and not is_final(r))
 
     @property
     def every_failure_rerun(self) -> bool:
-        """Whether it failed on named tests and each one has been rerun (no run is left to
-        make; a failure that names no test is rerun whole)."""
+        """Whether it failed on named tests and each one has been rerun or cannot be (no run
+        is left to make; a failure that names no test is rerun whole)."""
         return bool(self.failing_ids) and not self.not_rerun
 
     def reruns_left(self, reruns: int) -> bool:
