@@ -4,20 +4,23 @@ a rerun names, the other records each test's outcome (and reruns the failing one
 They run inside the project's pytest, so they import nothing of agentctl.
 """
 
+from agentctl.domain.final_failures import COLLECTION_ERROR
+from agentctl.execution.unittest_report import RERUN_ENV, SELECT_ENV  # one name for both runners
+
 SELECT_PLUGIN = "agentctl_select_tests"
-SELECT_ENV = "AGENTCTL_SELECT_TESTS"
 REPORT_PLUGIN = "agentctl_test_report"
 REPORT_ENV = "AGENTCTL_TEST_REPORT"
-RERUN_ENV = "AGENTCTL_RERUN_FAILURES"
 
-SELECT_SOURCE = f'''"""agentctl: run only the tests named in ${SELECT_ENV} (pytest node ids, one a line)."""
+SELECT_SOURCE = f'''"""agentctl: run only the tests named in the file ${SELECT_ENV} names (node ids, one a line)."""
 import os
 
 
 def pytest_collection_modifyitems(config, items):
-    wanted = set(filter(None, os.environ.get("{SELECT_ENV}", "").splitlines()))
-    if not wanted:
+    path = os.environ.get("{SELECT_ENV}")
+    if not path:
         return
+    with open(path, encoding="utf-8") as names:
+        wanted = set(filter(None, names.read().splitlines()))
     kept = [item for item in items if item.nodeid in wanted]
     config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in wanted])
     items[:] = kept
@@ -77,6 +80,14 @@ def pytest_runtest_logreport(report):
     old = _seen.get(report.nodeid)
     if old is None or _RANK[outcome] > _RANK[old[0]]:
         _seen[report.nodeid] = (outcome, message)
+
+
+def pytest_collectreport(report):
+    # a module (or class, or conftest) that failed to load: an error of its own, never rerun
+    if report.failed:
+        lines = [l[1:].strip() for l in str(report.longrepr).splitlines() if l.startswith("E ")]
+        first = lines[-1] if lines else str(report.longrepr).strip().split("\\n")[0]
+        _seen[report.nodeid or "."] = ("ERROR", "{COLLECTION_ERROR}" + first[:2000])
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -33,17 +33,18 @@ from agentctl.execution.pytest_plugins import (
     REPORT_ENV,
     REPORT_PLUGIN,
     REPORT_SOURCE,
-    RERUN_ENV,
-    SELECT_ENV,
     SELECT_PLUGIN,
     SELECT_SOURCE,
 )
 from agentctl.execution.unittest_report import REPORT_ENV as UNITTEST_ENV
+from agentctl.execution.unittest_report import RERUN_ENV, SELECT_ENV
+from agentctl.execution.unittest_report import RERUNS_FILE as UNITTEST_RERUNS
 
 MAX_LOG_LINE = 1 << 16
 _OUTCOMES = {outcome.value: outcome for outcome in TestOutcome}
 PYTEST_REPORT = "pytest-junit.xml"
 PYTEST_JSON = "pytest-results.json"
+SELECTED_TESTS = "selected-tests.txt"
 UNITTEST_HOOK = Path(__file__).with_name("unittest_report.py")
 # Where build tools write JUnit XML, relative to the workspace (and one module level down).
 JUNIT_GLOBS = (
@@ -68,9 +69,11 @@ MAX_DESELECT_CHARS = 100_000
 
 @dataclass(frozen=True, slots=True)
 class Selection:
-    """Which tests a pytest rerun runs: `only` these node ids, through the selecting plugin;
-    where that plugin cannot load (the command sets PYTHONPATH itself), through `--deselect` of
-    `others` (pytest's own option: every other test of the first run). Empty: all of them."""
+    """Which tests a rerun runs: `only` these ids, named in a file of the report folder (never
+    on the command line, which has limits of its own) that the selecting pytest plugin and the
+    unittest hook read; where no plugin of ours can load (the command sets PYTHONPATH itself),
+    through pytest's `--deselect` of `others` (every other test of the first run). Empty: all
+    of them."""
 
     only: tuple[str, ...] = ()
     others: tuple[str, ...] = ()
@@ -132,15 +135,24 @@ class ReportDir:
     def pytest_json(self) -> Path:
         return self.path / PYTEST_JSON
 
+    @property
+    def selected_tests(self) -> Path:
+        return self.path / SELECTED_TESTS
+
     def worker_reruns(self) -> list[Path]:
         """What each xdist worker's reruns of its failing tests saw."""
         return sorted(self.path.glob(f"{PYTEST_JSON}.*"))
+
+    def unittest_reruns(self) -> list[Path]:
+        """What the unittest hook's reruns of failing tests saw: one file per process."""
+        return sorted(self.path.glob(f"{UNITTEST_RERUNS}-*.tsv"))
 
     def prepare(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
         self.pytest_report.unlink(missing_ok=True)
         self.pytest_json.unlink(missing_ok=True)
-        for stale in (*self.unittest_reports(), *self.worker_reruns()):
+        self.selected_tests.unlink(missing_ok=True)
+        for stale in (*self.unittest_reports(), *self.worker_reruns(), *self.unittest_reruns()):
             stale.unlink(missing_ok=True)
         for name, text in ((f"{SELECT_PLUGIN}.py", SELECT_SOURCE),
                            (f"{REPORT_PLUGIN}.py", REPORT_SOURCE),
@@ -185,9 +197,10 @@ def injected_env(env: Mapping[str, str], reports: ReportDir,
     """`env` with pytest asked, through PYTEST_ADDOPTS, for each test's outcome: by agentctl's
     small plugin (found through PYTHONPATH), or with `junit` by pytest's own JUnit report
     (xunit1, which names each test's file so node ids can be rebuilt). For a rerun, only the
-    `select`ed node ids are collected: by the selecting plugin, or with `junit` (no plugin of
-    ours loads) by deselecting the others. The plugin reruns each failing test up to
-    `rerun_failures` times in the same process (`reran_in_process`)."""
+    `select`ed tests run: named in a file of `reports` that the selecting plugin and the
+    unittest hook read, or with `junit` (no plugin of ours loads) by deselecting the others.
+    The plugin and the hook rerun each failing test up to `rerun_failures` times in the same
+    process (`reran_in_process`)."""
     result = dict(env)
     if junit:
         options = [f"--junitxml={reports.pytest_report}", "-o", "junit_family=xunit1"]
@@ -200,7 +213,10 @@ def injected_env(env: Mapping[str, str], reports: ReportDir,
         result[UNITTEST_ENV] = str(reports.path)
         if select.only:
             options += ["-p", SELECT_PLUGIN]
-            result[SELECT_ENV] = "\n".join(select.only)
+            reports.path.mkdir(parents=True, exist_ok=True)
+            reports.selected_tests.write_text("".join(f"{t}\n" for t in select.only),
+                                              encoding="utf-8")
+            result[SELECT_ENV] = str(reports.selected_tests)
     if not junit:
         result["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(reports.path), env.get("PYTHONPATH", "")) if p)
@@ -267,20 +283,36 @@ def _pytest_results(path: Path) -> list[TestResult] | None:
 
 
 def reran_in_process(reports: ReportDir) -> dict[str, tuple[TestOutcome, ...]]:
-    """What the report plugin's reruns of failing tests saw (`rerun_failures`), by node id:
-    the main process's, and each xdist worker's."""
+    """What the report plugin's reruns of failing tests saw (`rerun_failures`), by test id:
+    the main process's, each xdist worker's, and the unittest hook's."""
     reran: dict[str, tuple[TestOutcome, ...]] = {}
     try:
-        rows = _bounded_json(reports.pytest_json)
-        if rows is None:
-            return {}
-        reran.update((str(row[0]), tuple(TestOutcome(o) for o in row[3]))
-                     for row in rows if len(row) > 3 and row[3])
-        for worker in reports.worker_reruns():
-            reran.update((str(test_id), tuple(TestOutcome(o) for o in outcomes))
-                         for test_id, outcomes in (_bounded_json(worker) or {}).items())
+        if reports.pytest_json.is_file():
+            rows = _bounded_json(reports.pytest_json)
+            if rows is None:
+                return {}
+            reran.update((str(row[0]), tuple(TestOutcome(o) for o in row[3]))
+                         for row in rows if len(row) > 3 and row[3])
+            for worker in reports.worker_reruns():
+                reran.update((str(test_id), tuple(TestOutcome(o) for o in outcomes))
+                             for test_id, outcomes in (_bounded_json(worker) or {}).items())
+        for path in reports.unittest_reruns():
+            reran.update(_unittest_reran(path))
     except (OSError, ValueError, TypeError, IndexError, AttributeError):
         return {}
+    return reran
+
+
+def _unittest_reran(path: Path) -> dict[str, tuple[TestOutcome, ...]]:
+    """The unittest hook's rerun lines (id, then each rerun's outcome, tab-separated)."""
+    reran: dict[str, tuple[TestOutcome, ...]] = {}
+    if path.stat().st_size > MAX_REPORT_BYTES:
+        return reran
+    with open(path, encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            test_id, *outcomes = line.rstrip("\n").split("\t")
+            if test_id and outcomes and all(o in _OUTCOMES for o in outcomes):
+                reran[test_id] = tuple(_OUTCOMES[o] for o in outcomes)
     return reran
 
 

@@ -14,7 +14,9 @@ from agentctl.domain.enums import TestOutcome
 from agentctl.domain.spec import PlannedCheck
 from agentctl.execution.report_formats import first_assertion, parse_go_json, parse_unittest
 from agentctl.execution.test_reports import (
+    EVERY_TEST,
     ReportDir,
+    Selection,
     collect,
     injected_env,
     lifted_pythonpath,
@@ -171,7 +173,9 @@ def test_the_injected_options_keep_what_the_environment_already_asks_of_pytest(
                        select=selection(["a.py::t", "a.py::u"], ["a.py::t"]))
     assert env["PYTEST_ADDOPTS"] == "-x -p agentctl_test_report -p agentctl_select_tests"
     assert env["PYTHONPATH"] == f"{tmp_path / 'my reports'}:/lib"
-    assert env["AGENTCTL_SELECT_TESTS"] == "a.py::t"
+    # the selection is a file in the report folder, never the environment or the command
+    assert env["AGENTCTL_SELECT_TESTS"] == str(reports.selected_tests)
+    assert reports.selected_tests.read_text() == "a.py::t\n"
     assert env["AGENTCTL_TEST_REPORT"] == str(reports.pytest_json)
     junit = injected_env({}, reports, junit=True)
     assert junit["PYTEST_ADDOPTS"] == (
@@ -265,7 +269,7 @@ def test_setup(broken_fixture):
 
 def checked(tmp_path: Path, files: dict[str, str], command: str, *, name: str = "t",
             reports: ReportDir | None = None, env: dict[str, str] | None = None,
-            rerun_failures: int = 0) -> CheckOutcome:
+            rerun_failures: int = 0, select: Selection = EVERY_TEST) -> CheckOutcome:
     """`command` run as a check in `tmp_path/proj` holding `files`, its log `tmp_path/name.log`."""
     workspace = tmp_path / "proj"
     for path, text in files.items():
@@ -274,7 +278,7 @@ def checked(tmp_path: Path, files: dict[str, str], command: str, *, name: str = 
     return run_check(PlannedCheck(name=name, command=command), workspace=workspace,
                      env=env or {"PATH": "/usr/bin:/bin"}, log_path=tmp_path / f"{name}.log",
                      infra_patterns=(), reports=reports or ReportDir(tmp_path / f"{name}-reports"),
-                     rerun_failures=rerun_failures)
+                     rerun_failures=rerun_failures, select=select)
 
 
 def test_pytest_reruns_each_failing_test_in_its_own_process_until_it_passes(
@@ -503,3 +507,111 @@ def test_the_unittest_hook_is_loaded_from_bytecode_and_imports_no_typing(tmp_pat
          "print(s.__file__, s.__spec__.cached, 'typing' in sys.modules)"],
         env=env, capture_output=True, text=True, check=True, cwd=tmp_path)
     assert probe.stdout.split() == [str(source), str(cached), "False"]
+
+
+# test_flaky fails on every other run and notes the process it ran in; the class and module
+# fixtures count how often they were set up (a rerun needs them, as the first run did).
+UNITTEST_RERUNS = """import os
+import pathlib
+import unittest
+
+
+def setUpModule():
+    with open("module.setups", "a") as out:
+        out.write("x")
+
+
+class T(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with open("class.setups", "a") as out:
+            out.write("x")
+
+    def test_fine(self):
+        pass
+
+    def test_broken(self):
+        self.assertEqual(1, 2)
+
+    def test_flaky(self):
+        counter = pathlib.Path("flaky.count")
+        runs = int(counter.read_text()) + 1 if counter.exists() else 1
+        counter.write_text(str(runs))
+        with open("flaky.pids", "a") as out:
+            out.write(f"{os.getpid()}\\n")
+        self.assertEqual(runs % 2, 0, "an odd run")
+
+    def test_parts(self):
+        for n in (1, 2):
+            with self.subTest(n=n):
+                self.assertEqual(n, 1)
+"""
+
+
+def test_unittest_reruns_each_failing_test_in_the_same_process_until_it_passes(
+        tmp_path: Path) -> None:
+    """The naming hook reruns each failing test once the suite has run, in the same process,
+    with its class's and module's fixtures around it: the first run's outcomes stand, the
+    reruns are written apart and listed in the log. A module that failed to import is not
+    rerun: it is not flaky."""
+    files = {"test_u.py": UNITTEST_RERUNS, "test_gone.py": "import not_a_module_anywhere\n"}
+    reports = ReportDir(tmp_path / "private")
+    outcome = checked(tmp_path, files, f"{sys.executable} -m unittest", reports=reports,
+                      rerun_failures=2)
+
+    assert outcome.test_report is not None
+    assert {r.test_id: r.outcome for r in outcome.test_report.results} == {
+        "test_u.T.test_fine": T.PASSED, "test_u.T.test_broken": T.FAILED,
+        "test_u.T.test_flaky": T.FAILED, "test_u.T.test_parts": T.FAILED,
+        "unittest.loader._FailedTest.test_gone": T.ERROR}
+    assert outcome.reran == {"test_u.T.test_broken": (T.FAILED, T.FAILED),
+                             "test_u.T.test_flaky": (T.PASSED,),
+                             "test_u.T.test_parts": (T.FAILED, T.FAILED)}
+    workspace = tmp_path / "proj"
+    assert len(set((workspace / "flaky.pids").read_text().split())) == 1  # one process
+    # the first run, then each of the 5 reruns set the class and its module up again
+    assert (workspace / "class.setups").read_text() == "x" * 6
+    assert (workspace / "module.setups").read_text() == "x" * 6
+    (written,) = reports.unittest_reruns()
+    assert written.read_text().splitlines() == [
+        "test_u.T.test_broken\tFAILED\tFAILED", "test_u.T.test_flaky\tPASSED",
+        "test_u.T.test_parts\tFAILED\tFAILED"]
+    log = (tmp_path / "t.log").read_text()
+    assert "agentctl: failing tests rerun in this process" in log
+    assert "test_u.T.test_broken: FAILED, FAILED" in log
+    assert "FAILED (failures=3, errors=1)" in log  # unittest's own counts are the first run's
+
+
+def test_a_unittest_rerun_runs_only_the_tests_its_file_names(tmp_path: Path) -> None:
+    """The selection is a file in the report folder: the command and its environment stay
+    small whatever the number of tests, and only the named tests run."""
+    wanted = ["test_u.T.test_broken", "test_u.T.test_flaky"]
+    reports = ReportDir(tmp_path / "private")
+    command = f"{sys.executable} -m unittest -v"
+    outcome = checked(tmp_path, {"test_u.py": UNITTEST_RERUNS}, command, reports=reports,
+                      select=Selection(tuple(wanted)), rerun_failures=1)
+
+    assert outcome.test_report is not None
+    assert sorted(r.test_id for r in outcome.test_report.results) == wanted
+    assert outcome.reran == {"test_u.T.test_broken": (T.FAILED,),
+                             "test_u.T.test_flaky": (T.PASSED,)}
+    assert reports.selected_tests.read_text().splitlines() == wanted
+    log = (tmp_path / "t.log").read_text()
+    assert "Ran 2 tests" in log and "test_fine" not in log
+    # the run, then one rerun of each: no module but the named tests' is set up
+    assert (tmp_path / "proj" / "module.setups").read_text() == "xxx"
+
+
+def test_pytest_reruns_select_through_a_file_whatever_the_number_of_tests(
+        tmp_path: Path) -> None:
+    """3,000 tests, 2,000 of them selected by long ids: more than an environment variable
+    holds (Linux takes 128 KiB), and still only those run (under xdist too)."""
+    names = [f"test_{'x' * 80}_{n}" for n in range(3000)]
+    module = "".join(f"def {name}():\n    pass\n\n\n" for name in names)
+    wanted = [f"test_many.py::{name}" for name in names[:2000]]
+    for command in (f"{sys.executable} -m pytest -q -p no:cacheprovider",
+                    f"{sys.executable} -m pytest -q -p no:cacheprovider -n 2"):
+        outcome = checked(tmp_path, {"test_many.py": module}, command,
+                          select=selection([f"test_many.py::{n}" for n in names], wanted))
+        assert outcome.test_report is not None, (tmp_path / "t.log").read_text()[-2000:]
+        assert sorted(r.test_id for r in outcome.test_report.results) == sorted(wanted)

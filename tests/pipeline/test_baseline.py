@@ -232,10 +232,12 @@ def test_unittest_tests_are_classified_and_the_broken_one_fails_the_run(
     assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
     assert record.verdict.reasons[0].startswith(
         "test_calc.CalcTest.test_mul (AssertionError: 5 != 6) failed; it passed on base ")
-    rerun = next(s for s in record.steps if s.title.startswith("rerun:"))
-    command = str(rerun.attributes["command"])  # only the failing tests run again
-    assert "-k test_calc.CalcTest.test_mul" in command
-    assert "-k test_calc.CalcTest.test_answer" in command and "test_add" not in command
+    (rerun,) = [s for s in record.steps if s.title.startswith("rerun:")]
+    # only the failing tests run again, named through a file: the command is the user's
+    assert rerun.attributes["command"] == UNITTEST
+    assert rerun.attributes["selected"] == ["test_calc.CalcTest.test_answer",
+                                            "test_calc.CalcTest.test_mul"]
+    assert rerun.attributes["selectedCount"] == 2
 
 
 @on_sqlite

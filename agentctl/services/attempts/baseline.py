@@ -41,6 +41,7 @@ from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.baseline_cache import BaselineCache, BaselineEntry, baseline_key
 from agentctl.services.attempts.comparison_runs import (
     EarlyRun,
+    in_process_reruns,
     rerun_selection,
     reruns_at_once,
     run_for_comparison,
@@ -265,13 +266,12 @@ def _rerun_flips_on_base(ctx: AttemptContext, planned: PlannedCheck, candidate: 
     if not flips:
         return base
     outcomes = {t: list(base.rerun_outcomes.get(t, ())) for t in flips}
-    select, command = rerun_selection(planned.command, candidate.report, flips)
+    select = rerun_selection(candidate.report, flips)
     for number in range(1, ctx.spec.verification_plan.reruns + 1):
         if ctx.stop():
             break
         outcome = run_for_comparison(ctx, planned, None, "baseline flake rerun", evidence,
-                                     select=select, command=command, checkout=checkout,
-                                     number=number)
+                                     select=select, checkout=checkout, number=number)
         for test_id in flips:
             seen = outcome.test_report.outcome_of(test_id) if outcome.test_report else None
             if seen is not None:
@@ -292,27 +292,34 @@ def _first_run(outcome: CheckOutcome) -> Observed:
 def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, workspace: Path,
            role: str, evidence: list[str], *, fresh_trees: bool = False,
            made: dict[int, EarlyRun] | None = None) -> Observed:
-    """Run the failing tests no rerun has seen yet (or the check) again, up to `reruns` times,
-    until each passed once.
-    `fresh_trees` (the base, with cores for it): the runs start at once, the later ones each in
-    a fresh checkout of the base (`reruns_at_once`), unless `made` already (beside the
-    candidate's checks), and are recorded as the sequential order has them; a run made past
-    the point where that order stops is dropped unrecorded."""
+    """Run the failing tests no rerun has seen yet (or the check, where its runner names no
+    test) again until each passed once or ran `reruns` times more. Named tests run in one
+    process, which reruns what still fails itself (`in_process_reruns`); another follows only
+    for what it did not rerun. A failure to load tests (a module that cannot import) is never
+    rerun: it is not flaky.
+    `fresh_trees` (the base, with cores for it): whole-command reruns start at once, the later
+    ones each in a fresh checkout of the base (`reruns_at_once`), unless `made` already (beside
+    the candidate's checks), and are recorded as the sequential order has them; a run made
+    past the point where that order stops is dropped unrecorded."""
+    reruns = ctx.spec.verification_plan.reruns
+    if not observed.reruns_left(reruns):
+        return observed
     statuses: list[VerificationCheckStatus] = []
     outcomes = {t: list(seen) for t, seen in observed.rerun_outcomes.items()}
     waiting = list(observed.not_rerun)
-    first = rerun_selection(planned.command, observed.report, waiting)
+    first = rerun_selection(observed.report, waiting)
     early = made if made is not None else reruns_at_once(
         ctx, planned, observed, workspace, role, should_stop=ctx.stop) \
-        if fresh_trees and ctx.spec.verification_plan.reruns > 1 else {}
-    for number in range(1, ctx.spec.verification_plan.reruns + 1):
+        if fresh_trees and reruns > 1 and not first.only else {}
+    for number in range(1, reruns + 1):
         if ctx.stop():
             break
-        select, command = rerun_selection(planned.command, observed.report, waiting)
-        run = early.get(number) if (select, command) == first else None  # ran what is asked
-        outcome = run_for_comparison(ctx, planned, run.workspace if run else workspace, role,
-                                     evidence, select=select, command=command, number=number,
-                                     early=run)
+        select = rerun_selection(observed.report, waiting)
+        run = early.get(number) if select == first else None  # ran what is asked
+        outcome = run_for_comparison(
+            ctx, planned, run.workspace if run else workspace, role, evidence, select=select,
+            number=number, early=run,
+            rerun_failures=in_process_reruns(reruns, number) if select.only else 0)
         statuses.append(outcome.status)
         if not waiting:
             if outcome.status is C.PASSED:
@@ -322,8 +329,9 @@ def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, works
             seen = outcome.test_report.outcome_of(test_id) if outcome.test_report else None
             if seen is not None:
                 outcomes.setdefault(test_id, []).append(seen)
-        waiting = [t for t in waiting if outcomes.get(t, [None])[-1] not in (TestOutcome.PASSED,
-                                                                          TestOutcome.SKIPPED)]
+                outcomes[test_id] += outcome.reran.get(test_id, ())
+        waiting = [t for t in waiting if len(outcomes.get(t, ())) < reruns and
+                   outcomes.get(t, [None])[-1] not in (TestOutcome.PASSED, TestOutcome.SKIPPED)]
         if not waiting:
             break
     return replace(observed, rerun_statuses=tuple(statuses),
