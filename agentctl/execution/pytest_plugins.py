@@ -11,7 +11,7 @@ SELECT_PLUGIN = "agentctl_select_tests"
 REPORT_PLUGIN = "agentctl_test_report"
 REPORT_ENV = "AGENTCTL_TEST_REPORT"
 
-SELECT_SOURCE = f'''"""agentctl: run only the tests named in the file ${SELECT_ENV} names (node ids, one a line)."""
+SELECT_SOURCE = f'''"""agentctl: run only the tests named in the file ${SELECT_ENV} names, one a line."""
 import os
 
 
