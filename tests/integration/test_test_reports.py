@@ -615,3 +615,18 @@ def test_pytest_reruns_select_through_a_file_whatever_the_number_of_tests(
                           select=selection([f"test_many.py::{n}" for n in names], wanted))
         assert outcome.test_report is not None, (tmp_path / "t.log").read_text()[-2000:]
         assert sorted(r.test_id for r in outcome.test_report.results) == sorted(wanted)
+
+
+def test_a_module_pytest_cannot_collect_is_named_as_a_collection_error(tmp_path: Path) -> None:
+    """The module's node id is an error with its last line (pytest then stops before any test
+    runs; under xdist the other modules' tests still run), and nothing is rerun in process."""
+    files = {"test_ok.py": "def test_ok():\n    pass\n",
+             "test_props.py": "import not_installed_anywhere  # noqa: F401\n"}
+    for command in (f"{sys.executable} -m pytest -q -p no:cacheprovider",
+                    f"{sys.executable} -m pytest -q -p no:cacheprovider -n 2"):
+        outcome = checked(tmp_path, files, command, rerun_failures=2)
+        assert outcome.test_report is not None
+        assert [(r.test_id, r.outcome, r.message) for r in outcome.test_report.failing] == [
+            ("test_props.py", T.ERROR, "collection error: ModuleNotFoundError: No module named "
+                                       "'not_installed_anywhere'")]
+        assert outcome.reran == {}
