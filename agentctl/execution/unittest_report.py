@@ -7,8 +7,10 @@ the command being changed. It costs nothing until `unittest.result` is imported:
 TestResult wrapped. Each process writes its own file at exit. A project's own sitecustomize
 (or the interpreter's) is still imported after this one.
 
-For a rerun it also runs only the tests named in the file $AGENTCTL_SELECT_TESTS names (the
-outermost suite a process runs is cut down to them, never a discovery per test), and with
+For a rerun it also runs only the tests named in the file $AGENTCTL_SELECT_TESTS names: a
+discovery loads them by name instead (only their modules are imported), falling back to the
+whole discovery where a name does not load; the outermost suite a process runs is cut down to
+them. With
 $AGENTCTL_RERUN_FAILURES = N reruns each test that failed, at the end of that suite, in the same
 process, up to N times until it passes (as the pytest plugin does): a rerun costs that test's
 time (and its class's and module's fixtures), not another start-up and discovery. A module
@@ -125,6 +127,47 @@ def _wrap_suite(suite_module: Any) -> None:
 
     run.__wrapped__ = original  # type: ignore[attr-defined]
     suite_module.TestSuite.run = run
+
+
+def _wrap_loader(loader_module: Any) -> None:
+    """`discover` loads only the selected tests, by name from the top-level folder discovery
+    would put on sys.path; where any of them does not load that way (a `load_tests` hook, a
+    start given as a module name), the whole discovery runs and the suite is cut down after."""
+    loader = loader_module.TestLoader
+    original = loader.discover
+    wanted = _selected()
+
+    def discover(self: Any, start_dir: str, pattern: str = "test*.py",
+                 top_level_dir: str | None = None) -> Any:
+        top = top_level_dir if top_level_dir is not None else start_dir
+        if not wanted or not os.path.isdir(top):
+            return original(self, start_dir, pattern, top_level_dir)
+        top = os.path.abspath(top)
+        errors, path = list(self.errors), list(sys.path)
+        if top not in sys.path:
+            sys.path.insert(0, top)
+        try:
+            suite = self.loadTestsFromNames(sorted(wanted))
+            if not self.errors[len(errors):] and not any(
+                    type(t).__name__ in _NOT_RERUN for t in _cases(suite)):
+                self._top_level_dir = top
+                return suite
+        except Exception:  # noqa: BLE001 - whatever a name does, the discovery can still run
+            pass
+        self.errors[:] = errors
+        sys.path[:] = path
+        return original(self, start_dir, pattern, top_level_dir)
+
+    discover.__wrapped__ = original  # type: ignore[attr-defined]
+    loader.discover = discover
+
+
+def _cases(suite: Any) -> Any:
+    for test in suite:
+        if hasattr(test, "_tests"):
+            yield from _cases(test)
+        else:
+            yield test
 
 
 def _selected() -> set[str] | None:
@@ -253,5 +296,7 @@ if __name__ == "sitecustomize":
         _wraps: dict[str, Any] = {"unittest.result": _wrap}
         if os.environ.get(SELECT_ENV) or os.environ.get(RERUN_ENV):
             _wraps["unittest.suite"] = _wrap_suite
+        if os.environ.get(SELECT_ENV):
+            _wraps["unittest.loader"] = _wrap_loader
         sys.meta_path.insert(0, _Finder(_wraps))
     _chain()

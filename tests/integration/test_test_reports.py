@@ -588,7 +588,9 @@ def test_a_unittest_rerun_runs_only_the_tests_its_file_names(tmp_path: Path) -> 
     wanted = ["test_u.T.test_broken", "test_u.T.test_flaky"]
     reports = ReportDir(tmp_path / "private")
     command = f"{sys.executable} -m unittest -v"
-    outcome = checked(tmp_path, {"test_u.py": UNITTEST_RERUNS}, command, reports=reports,
+    files = {"test_u.py": UNITTEST_RERUNS,
+             "test_other.py": "open('other.imported', 'w').close()\n"}
+    outcome = checked(tmp_path, files, command, reports=reports,
                       select=Selection(tuple(wanted)), rerun_failures=1)
 
     assert outcome.test_report is not None
@@ -598,6 +600,7 @@ def test_a_unittest_rerun_runs_only_the_tests_its_file_names(tmp_path: Path) -> 
     assert reports.selected_tests.read_text().splitlines() == wanted
     log = (tmp_path / "t.log").read_text()
     assert "Ran 2 tests" in log and "test_fine" not in log
+    assert not (tmp_path / "proj" / "other.imported").exists()  # loaded by name: no discovery
     # the run, then one rerun of each: no module but the named tests' is set up
     assert (tmp_path / "proj" / "module.setups").read_text() == "xxx"
 
@@ -630,3 +633,30 @@ def test_a_module_pytest_cannot_collect_is_named_as_a_collection_error(tmp_path:
             ("test_props.py", T.ERROR, "collection error: ModuleNotFoundError: No module named "
                                        "'not_installed_anywhere'")]
         assert outcome.reran == {}
+
+
+# A test class made by the module's load_tests hook: it cannot be loaded by its name.
+MADE_BY_LOAD_TESTS = """import unittest
+
+
+def load_tests(loader, tests, pattern):
+    made = type("Made", (unittest.TestCase,), {"test_made": lambda self: self.fail("made")})
+    made.__module__ = __name__
+    tests.addTests(loader.loadTestsFromTestCase(made))
+    return tests
+
+
+class Plain(unittest.TestCase):
+    def test_plain(self):
+        pass
+"""
+
+
+def test_a_unittest_selection_that_does_not_load_by_name_is_cut_from_the_whole_discovery(
+        tmp_path: Path) -> None:
+    wanted = ("test_made.Made.test_made", "test_u.T.test_broken")
+    outcome = checked(tmp_path, {"test_u.py": UNITTEST_RERUNS, "test_made.py": MADE_BY_LOAD_TESTS},
+                      f"{sys.executable} -m unittest discover -s .", select=Selection(wanted))
+    assert outcome.test_report is not None
+    assert {r.test_id: r.outcome for r in outcome.test_report.results} == {
+        "test_made.Made.test_made": T.FAILED, "test_u.T.test_broken": T.FAILED}
