@@ -42,6 +42,7 @@ from agentctl.services.attempts.baseline_cache import BaselineCache, BaselineEnt
 from agentctl.services.attempts.comparison_runs import (
     EarlyRun,
     in_process_reruns,
+    one_process,
     rerun_selection,
     reruns_at_once,
     run_for_comparison,
@@ -310,7 +311,7 @@ def _rerun(ctx: AttemptContext, planned: PlannedCheck, observed: Observed, works
     first = rerun_selection(observed.report, waiting)
     early = made if made is not None else reruns_at_once(
         ctx, planned, observed, workspace, role, should_stop=ctx.stop) \
-        if fresh_trees and reruns > 1 and not first.only else {}
+        if fresh_trees and reruns > 1 and not one_process(planned, first) else {}
     for number in range(1, reruns + 1):
         if ctx.stop():
             break

@@ -20,7 +20,13 @@ from agentctl.domain.verification import TestReport
 from agentctl.execution.base_checkouts import BaseCheckout
 from agentctl.execution.environment import verification_env
 from agentctl.execution.sandbox import Jail
-from agentctl.execution.test_reports import EVERY_TEST, ReportDir, Selection, selection
+from agentctl.execution.test_reports import (
+    EVERY_TEST,
+    ReportDir,
+    Selection,
+    selection,
+    sets_pythonpath,
+)
 from agentctl.execution.verifier import CheckOutcome, run_check
 from agentctl.execution.workspace import checkout_base
 from agentctl.services.attempts.attempt import AttemptContext
@@ -47,15 +53,16 @@ def reruns_at_once(ctx: AttemptContext, planned: PlannedCheck, observed: Observe
                    workspace: Path, role: str, *, should_stop: StopCheck,
                    ) -> dict[int, EarlyRun]:
     """The reruns of the base's failing tests (those its runner did not rerun in process) made
-    at once, by rerun number. Named tests: one run of them, which reruns what still fails in
-    its own process (`in_process_reruns`). Else every rerun of the whole command, each on a
+    at once, by rerun number. Named tests where agentctl's plugins load (`one_process`): one run
+    of them, which reruns what still fails in its own process (`in_process_reruns`). Else every
+    rerun (of the named tests, or of the whole command), each on a
     thread of its own and the later ones each in a fresh checkout of the base (no run sees
     another's files: at least as clean as one tree used in turn); {} when a checkout cannot be
     made (the sequential path runs them and says why). Where the sequential order has narrowed
     the selection (a test passed), `baseline._rerun` runs that rerun again."""
     reruns = ctx.spec.verification_plan.reruns
     select = rerun_selection(observed.report, list(observed.not_rerun))
-    if select.only:
+    if one_process(planned, select):
         return {1: EarlyRun(workspace, *run_on(
             ctx, planned, workspace, role, select=select, number=1, kept=True,
             should_stop=should_stop, rerun_failures=in_process_reruns(reruns, 1)))}
@@ -94,6 +101,13 @@ def rerun_selection(report: TestReport | None, failing: list[str]) -> Selection:
     if report.runner == "unittest":
         return Selection(tuple(failing))
     return EVERY_TEST
+
+
+def one_process(planned: PlannedCheck, select: Selection) -> bool:
+    """Whether one rerun process can make every rerun of `select`: it names tests, and the
+    command lets agentctl's plugins load (one that sets PYTHONPATH itself gets pytest's own
+    report, and no rerun in process)."""
+    return bool(select.only) and not sets_pythonpath(planned.command)
 
 
 def in_process_reruns(reruns: int, number: int) -> int:
