@@ -55,11 +55,11 @@ def reruns_at_once(ctx: AttemptContext, planned: PlannedCheck, observed: Observe
     """The reruns of the base's failing tests (those its runner did not rerun in process) made
     at once, by rerun number. Named tests where agentctl's plugins load (`one_process`): one run
     of them, which reruns what still fails in its own process (`in_process_reruns`). Else every
-    rerun (of the named tests, or of the whole command), each on a
-    thread of its own and the later ones each in a fresh checkout of the base (no run sees
-    another's files: at least as clean as one tree used in turn); {} when a checkout cannot be
-    made (the sequential path runs them and says why). Where the sequential order has narrowed
-    the selection (a test passed), `baseline._rerun` runs that rerun again."""
+    rerun (of the named tests, or of the whole command), each on a thread of its own and the
+    later ones each in a fresh checkout of the base (no run sees another's files: at least as
+    clean as one tree used in turn); {} when a checkout cannot be made (the sequential path
+    runs them and says why). Where the sequential order has narrowed the selection (a test
+    passed), `baseline._rerun` runs that rerun again."""
     reruns = ctx.spec.verification_plan.reruns
     select = rerun_selection(observed.report, list(observed.not_rerun))
     if one_process(planned, select):
