@@ -96,6 +96,7 @@ class VerificationSettings:
     allow_preexisting_failures: Flag = True
     baseline_concurrent: Flag = True  # the base's checks beside the candidate's (2+ cores)
     test_paths: Globs = DEFAULT_TEST_PATHS  # the patch's test side (DESIGN.md section 9)
+    flaky_blame_runs: PositiveCount = 5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

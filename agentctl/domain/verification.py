@@ -115,6 +115,9 @@ class ClassifiedTest:
     base: TestOutcome | None
     message: str | None = None
     base_unknown: bool = False
+    # the base's version of the test fails with the patch's code while the patch's version
+    # passes: the patch changed what it expects (for review, never evidence by itself)
+    expectations_changed: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,6 +141,9 @@ class VerificationCheck:
     baseline_commit: str | None = None
     baseline_cached: bool | None = None
     runner: str | None = None  # whose per-test results `tests` counts: pytest, unittest, junit...
+    # the runs beside the base that the patch's sides allowed: "fix evidence" (the base's code
+    # under the patch's tests), "regression evidence" (the patch's code under the base's tests)
+    evidence_runs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

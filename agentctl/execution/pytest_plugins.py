@@ -79,6 +79,15 @@ def pytest_runtest_logreport(report):
         _seen[report.nodeid] = (outcome, message)
 
 
+def pytest_collectreport(report):
+    # a module that cannot be collected (an import error) failed: its tests are not absent
+    if report.failed and report.nodeid:
+        crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+        message = getattr(crash, "message", None) or (str(report.longrepr)[-2000:]
+                                                       if report.longrepr else None)
+        _seen[report.nodeid] = ("ERROR", message)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_report_teststatus(report, config):
     if _rerun:  # a subtest of a rerun: neither printed nor counted

@@ -189,11 +189,14 @@ def injected_env(env: Mapping[str, str], reports: ReportDir,
     ours loads) by deselecting the others. The plugin reruns each failing test up to
     `rerun_failures` times in the same process (`reran_in_process`)."""
     result = dict(env)
+    # a module that cannot be imported fails and the others still run, each test with an
+    # outcome of its own: pytest stops at the first collection error otherwise
     if junit:
-        options = [f"--junitxml={reports.pytest_report}", "-o", "junit_family=xunit1"]
+        options = [f"--junitxml={reports.pytest_report}", "-o", "junit_family=xunit1",
+                   "--continue-on-collection-errors"]
         options += [f"--deselect={test_id}" for test_id in select.others]
     else:
-        options = ["-p", REPORT_PLUGIN]
+        options = ["-p", REPORT_PLUGIN, "--continue-on-collection-errors"]
         result[REPORT_ENV] = str(reports.pytest_json)
         if rerun_failures:
             result[RERUN_ENV] = str(rerun_failures)

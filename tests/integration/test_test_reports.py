@@ -169,13 +169,15 @@ def test_the_injected_options_keep_what_the_environment_already_asks_of_pytest(
     reports = ReportDir(tmp_path / "my reports")
     env = injected_env({"PYTEST_ADDOPTS": "-x", "PYTHONPATH": "/lib"}, reports,
                        select=selection(["a.py::t", "a.py::u"], ["a.py::t"]))
-    assert env["PYTEST_ADDOPTS"] == "-x -p agentctl_test_report -p agentctl_select_tests"
+    assert env["PYTEST_ADDOPTS"] == ("-x -p agentctl_test_report --continue-on-collection-errors "
+                                     "-p agentctl_select_tests")
     assert env["PYTHONPATH"] == f"{tmp_path / 'my reports'}:/lib"
     assert env["AGENTCTL_SELECT_TESTS"] == "a.py::t"
     assert env["AGENTCTL_TEST_REPORT"] == str(reports.pytest_json)
     junit = injected_env({}, reports, junit=True)
     assert junit["PYTEST_ADDOPTS"] == (
-        f"'--junitxml={tmp_path / 'my reports'}/pytest-junit.xml' -o junit_family=xunit1")
+        f"'--junitxml={tmp_path / 'my reports'}/pytest-junit.xml' -o junit_family=xunit1 "
+        "--continue-on-collection-errors")
     assert "PYTHONPATH" not in junit
     rerun = injected_env({}, reports, selection(["a.py::t", "a.py::u"], ["a.py::t"]), junit=True)
     assert rerun["PYTEST_ADDOPTS"].endswith(" --deselect=a.py::u")

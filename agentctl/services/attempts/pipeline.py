@@ -243,7 +243,7 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
         phase.name = "verify"
         ledger.advance(RunStatus.VERIFYING, EventType.VERIFIER_STARTED,
                        checks=[c.name for c in spec.verification_plan.checks])
-        verified = verify(ctx, patch, collected.diff, beside)
+        verified = verify(ctx, patch, collected.diff, beside, collected.diff_lines)
         if verified is None:
             return ctx.stop.ending() or LostLease("stopped while verifying")
         report = verified.report
