@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from agentctl.domain.ansi import strip_ansi
+from agentctl.domain.serialize import LATER
 from agentctl.domain.enums import (
     TestClassification,
     TestOutcome,
@@ -117,7 +118,7 @@ class ClassifiedTest:
     base_unknown: bool = False
     # the base's version of the test fails with the patch's code while the patch's version
     # passes: the patch changed what it expects (for review, never evidence by itself)
-    expectations_changed: bool = False
+    expectations_changed: bool = field(default=False, metadata=LATER)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -143,7 +144,7 @@ class VerificationCheck:
     runner: str | None = None  # whose per-test results `tests` counts: pytest, unittest, junit...
     # the runs beside the base that the patch's sides allowed: "fix evidence" (the base's code
     # under the patch's tests), "regression evidence" (the patch's code under the base's tests)
-    evidence_runs: tuple[str, ...] = ()
+    evidence_runs: tuple[str, ...] = field(default=(), metadata=LATER)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
