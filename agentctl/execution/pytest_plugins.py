@@ -101,36 +101,38 @@ def _emit(text):
 
 
 def _watched():
+    """(name, namespace, key): each function that decides what a test is said to have done,
+    where it is looked up (a class's or a module's live namespace)."""
     reports, runner, terminal = _pytest.reports, _pytest.runner, _pytest.terminal
-    own = globals()
+    report, base = vars(reports.TestReport), vars(reports.BaseReport)
     return (
-        ("_pytest.reports.TestReport.from_item_and_call",
-         vars(reports.TestReport).get("from_item_and_call")),
-        ("_pytest.reports.TestReport.__init__", vars(reports.TestReport).get("__init__")),
-        ("_pytest.reports.BaseReport._to_json", vars(reports.BaseReport).get("_to_json")),
-        ("_pytest.reports.BaseReport.passed", vars(reports.BaseReport).get("passed")),
-        ("_pytest.reports.BaseReport.failed", vars(reports.BaseReport).get("failed")),
-        ("_pytest.runner.call_and_report", vars(runner).get("call_and_report")),
-        ("_pytest.runner.runtestprotocol", vars(runner).get("runtestprotocol")),
-        ("_pytest.runner.pytest_runtest_protocol", vars(runner).get("pytest_runtest_protocol")),
+        ("_pytest.reports.TestReport.from_item_and_call", report, "from_item_and_call"),
+        ("_pytest.reports.TestReport.__init__", report, "__init__"),
+        ("_pytest.reports.BaseReport._to_json", base, "_to_json"),
+        ("_pytest.reports.BaseReport.passed", base, "passed"),
+        ("_pytest.reports.BaseReport.failed", base, "failed"),
+        ("_pytest.runner.call_and_report", vars(runner), "call_and_report"),
+        ("_pytest.runner.runtestprotocol", vars(runner), "runtestprotocol"),
+        ("_pytest.runner.pytest_runtest_protocol", vars(runner), "pytest_runtest_protocol"),
         ("_pytest.terminal.TerminalReporter.pytest_runtest_logreport",
-         vars(terminal.TerminalReporter).get("pytest_runtest_logreport")),
-        ("pytest_runtest_logreport", own.get("pytest_runtest_logreport")),
-        ("pytest_sessionfinish", own.get("pytest_sessionfinish")),
-        ("os._exit", os._exit),
+         vars(terminal.TerminalReporter), "pytest_runtest_logreport"),
+        ("pytest_runtest_logreport", globals(), "pytest_runtest_logreport"),
+        ("pytest_sessionfinish", globals(), "pytest_sessionfinish"),
+        ("os._exit", vars(os), "_exit"),
     )
 
 
-def _identity(value):
+def _code(value):
     inner = getattr(value, "__func__", None) or getattr(value, "fget", None) or value
-    return value, getattr(inner, "__code__", None), getattr(inner, "__wrapped__", None)
+    return getattr(inner, "__code__", None)
 
 
-def _check():
-    for (name, value), (_, noted) in zip(_watched(), _NOTED):
-        now = _identity(value)
-        if (now[0] is not noted[0] or now[1] is not noted[1] or now[2] is not noted[2]) \\
-                and name not in _tampered:
+def _check(full=False):
+    """After each test, whether each function is still the one noted (a few microseconds);
+    at the end, also whether its code was swapped in place."""
+    for name, namespace, key, value, code in _NOTED:
+        now = namespace.get(key)
+        if (now is not value or (full and _code(now) is not code)) and name not in _tampered:
             _tampered.append(name)
 
 
@@ -244,7 +246,7 @@ def pytest_terminal_summary(terminalreporter):
 
 
 def pytest_sessionfinish(session):
-    _check()
+    _check(full=True)
     worker = getattr(session.config, "workerinput", None)
     if worker is not None:  # an xdist worker: the main process writes the report
         session.config.workeroutput["{WORKER_TAMPERED}"] = list(_tampered)
@@ -268,7 +270,8 @@ def pytest_unconfigure(config):
 
 
 _RUNTESTPROTOCOL = _pytest.runner.runtestprotocol
-_NOTED = tuple((name, _identity(value)) for name, value in _watched())
+_NOTED = tuple((name, namespace, key, namespace.get(key), _code(namespace.get(key)))
+               for name, namespace, key in _watched())
 if _PATH:
     _open()
 '''

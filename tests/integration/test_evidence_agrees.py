@@ -198,3 +198,17 @@ def test_under_xdist_the_selection_and_the_report_still_reach_the_workers(
     assert outcome.test_report is not None
     assert [(r.test_id, r.outcome) for r in outcome.test_report.results] == [
         ("test_calc.py::test_add", T.FAILED)]
+
+
+def test_under_xdist_a_worker_whose_runner_was_changed_is_named(tmp_path: Path) -> None:
+    """The project's code runs in the workers: each compares its own runner and tells the main
+    process, which writes the report."""
+    forge = ("import _pytest.runner\n\n_real = _pytest.runner.call_and_report\n"
+             "_pytest.runner.call_and_report = lambda *a, **k: _real(*a, **k)\n\n")
+    outcome = checked(tmp_path, {"calc.py": forge + BUGGY_CALC, "test_calc.py": CALC_TESTS},
+                      f"{PYTEST} -n 2")
+
+    assert outcome.status is C.FAILED
+    assert outcome.summarized_failure is not None
+    assert outcome.summarized_failure.endswith(
+        "failed: the test runner was changed during the run: _pytest.runner.call_and_report")
