@@ -83,6 +83,7 @@ _own_reports = set()  # on an xdist worker: tests that log reports of their own 
 _rerun = {{}}  # while a test is rerun: whether anything it logged of its own failed
 _tampered = []
 _out = []  # the open report: [descriptor], until its end mark is written
+_PID = os.getpid()
 
 
 def _open():
@@ -92,6 +93,11 @@ def _open():
         return
     _out.append(fd)
     _emit("{START_MARK}\\n")
+
+
+def _own():
+    """Whether this is the process that opened the report (not a child a test forked)."""
+    return bool(_out) and _PID == os.getpid()
 
 
 def _emit(text):
@@ -254,7 +260,7 @@ def pytest_sessionfinish(session):
             with open(f"{{_PATH}}.{{worker['workerid']}}", "w", encoding="utf-8") as out:
                 json.dump(_reruns, out)
         return
-    if not _out:
+    if not _own():
         return
     rows = [[n, o, m, _reruns.get(n, [])] for n, (o, m) in _seen.items()]
     _emit(json.dumps({{"results": rows, "tampered": _tampered}}) + "\\n{END_MARK}\\n")
@@ -263,7 +269,7 @@ def pytest_sessionfinish(session):
 
 def pytest_unconfigure(config):
     """A pytest that ran no session (`--version`, a usage error) ends its report too."""
-    if _out:
+    if _own():
         _emit(json.dumps({{"results": [], "tampered": _tampered, "session": False}})
               + "\\n{END_MARK}\\n")
         os.close(_out.pop())

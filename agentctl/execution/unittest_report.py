@@ -36,8 +36,8 @@ _PASSED = ("PASSED", None)
 
 def _started() -> None:
     """The start mark, once, at this process's first recorded test."""
-    if "fd" in _state or not _state.get("path"):
-        return
+    if "fd" in _state or not _state.get("path") or _state.get("pid") != os.getpid():
+        return  # a forked worker (multiprocessing ends it with os._exit): its parent reports
     try:
         _state["fd"] = os.open(_state["path"], os.O_WRONLY | os.O_APPEND | os.O_CREAT
                                | os.O_CLOEXEC, 0o600)
@@ -151,7 +151,7 @@ def _wrap(result_module: Any) -> None:
 def _write() -> None:
     """One line per test: outcome, id and message, tab-separated (json would cost more to
     import than a quick suite takes to record), what changed, and the end mark: one write."""
-    if _state.get("fd") is None:
+    if _state.get("fd") is None or _state.get("pid") != os.getpid():
         return
     lines = [f"{o}\t{n}\t{_flat(m)}\n" for n, (o, m) in _seen.items()]
     lines += [f"{TAMPERED_MARK}\t{name}\n" for name in _changed()]
@@ -175,7 +175,7 @@ class _Finder:
         if name == "unittest.runner":
             sys.meta_path.remove(self)
         else:
-            _state["path"] = os.environ.pop(REPORT_ENV, None)
+            _state["path"], _state["pid"] = os.environ.pop(REPORT_ENV, None), os.getpid()
         from importlib.machinery import PathFinder  # loaded at start-up: importlib.util is not
 
         spec = PathFinder.find_spec(name, path)

@@ -212,3 +212,20 @@ def test_under_xdist_a_worker_whose_runner_was_changed_is_named(tmp_path: Path) 
     assert outcome.summarized_failure is not None
     assert outcome.summarized_failure.endswith(
         "failed: the test runner was changed during the run: _pytest.runner.call_and_report")
+
+
+def test_a_forked_worker_that_records_tests_and_ends_with_os_exit_is_no_unfinished_report(
+        tmp_path: Path) -> None:
+    """multiprocessing's forked workers (Django's parallel runner) record results and end with
+    os._exit: only the process that began the report finishes it."""
+    suite = (
+        "import os\nimport unittest\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_in_a_worker(self):\n"
+        "        pid = os.fork()\n"
+        "        if pid == 0:\n"
+        "            unittest.TestResult().addSuccess(self)\n"
+        "            os._exit(0)\n"
+        "        self.assertEqual(os.waitpid(pid, 0)[1], 0)\n")
+    outcome = checked(tmp_path, {"test_fork.py": suite}, f"{PYTHON} -m unittest -v test_fork")
+
+    assert (outcome.status, outcome.summarized_failure) == (C.PASSED, None)
