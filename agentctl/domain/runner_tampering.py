@@ -28,6 +28,10 @@ _REACHES = (
         r"PYTEST_|[\"']pytest[\"']\s+in\s+sys\.modules|sys\.modules\s*\[\s*[\"']pytest[\"']\s*\]"
         r"|sys\.modules\.get\(\s*[\"']pytest[\"']|AGENTCTL|\bagentctl_")),
 )
+# Python's runner reached from Python code; the test-environment signals from any code
+# (a shell script or a JavaScript module may read an environment variable too). Prose is not code.
+_PYTHON = (".py", ".pyw", ".pyx", ".pxd", ".pyi")
+_PROSE = (".md", ".rst", ".txt", ".adoc", ".html")
 _MAX_LINE = 200
 
 
@@ -36,9 +40,11 @@ def runner_tampering_findings(lines: Sequence[DiffLine],
     """One blocking finding per code-side line the patch adds that reaches into the runner."""
     out: list[JudgeFinding] = []
     for line in lines:
-        if not line.added or is_test_path(line.path, test_paths):
+        if not line.added or line.path.lower().endswith(_PROSE) or \
+                is_test_path(line.path, test_paths):
             continue
-        what = next((why for why, pattern in _REACHES if pattern().search(line.text)), None)
+        reaches = _REACHES if line.path.lower().endswith(_PYTHON) else _REACHES[-1:]
+        what = next((why for why, pattern in reaches if pattern().search(line.text)), None)
         if what is None:
             continue
         text = line.text.strip()

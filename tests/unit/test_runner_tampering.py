@@ -51,6 +51,16 @@ def test_test_side_files_removed_lines_and_plain_code_are_not_named() -> None:
     assert runner_tampering_findings(lines, DEFAULT_TEST_PATHS) == []
 
 
+def test_prose_is_not_code_and_other_languages_are_held_to_the_environment_signals() -> None:
+    lines = [added("README.md", "Run `import pytest` and use atexit"),
+             added("scripts/build.sh", "echo atexit TestResult"),
+             added("web/app.js", "if (process.env.AGENTCTL_HOME) { fake(); }")]
+
+    assert [(f.file_path, f.message.split(":")[0]) for f in
+            runner_tampering_findings(lines, DEFAULT_TEST_PATHS)] == [
+        ("web/app.js", "web/app.js reads whether it runs under test")]
+
+
 def test_the_spec_rule_decides_which_side_a_file_is_on() -> None:
     line = added("checks/run.py", "import pytest")
 
