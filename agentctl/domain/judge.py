@@ -14,7 +14,9 @@ from agentctl.domain.findings import JudgeFinding as JudgeFinding  # its home is
 from agentctl.domain.harness import harness_findings
 from agentctl.domain.judge_intent import intent_findings
 from agentctl.domain.patch import FileChange, PatchBoundaryCheck
+from agentctl.domain.runner_tampering import runner_tampering_findings
 from agentctl.domain.spec import JudgePolicy
+from agentctl.domain.test_side import DEFAULT_TEST_PATHS
 from agentctl.domain.verification import VerificationReport
 
 RULES_JUDGE = "rules"
@@ -73,11 +75,14 @@ def judge_by_rules(
     policy: JudgePolicy,
     verification: VerificationReport | None = None,
     task_type: TaskType | None = None,
+    test_paths: Sequence[str] = (),
 ) -> Judgement:
-    """Findings a reviewer would want first; the rules see only the redacted diff."""
+    """Findings a reviewer would want first; the rules see only the redacted diff.
+    `test_paths` is the spec's rule for the patch's test side (the default rule without one)."""
     findings: list[JudgeFinding] = []
     findings += _test_findings(changes, diff_lines)
     findings += harness_findings(changes, diff_lines)
+    findings += runner_tampering_findings(diff_lines, test_paths or DEFAULT_TEST_PATHS)
     findings += _vanished_test_findings(changes, verification)
     findings += _config_findings(changes, policy)
     findings += _size_findings(changes, policy)

@@ -1,11 +1,16 @@
-"""agentctl: each unittest outcome, passes included, into the directory $AGENTCTL_UNITTEST_REPORT.
+"""Each unittest outcome, passes included, appended to the file named by $TEST_OUTCOMES_LOG.
 
 Copied as `sitecustomize.py` into a check's private report directory, which is put on
 PYTHONPATH: every Python the verification command starts imports it, so `python -m unittest`
 (at any verbosity, or any runner built on unittest's TestResult) names every test without
 the command being changed. It costs nothing until `unittest.result` is imported: only then is
-TestResult wrapped. Each process writes its own file at exit. A project's own sitecustomize
-(or the interpreter's) is still imported after this one.
+TestResult wrapped (and the variable taken out of the environment, before any test module is
+imported). A process appends a start mark when it records its first test, through a descriptor
+it keeps, and its results with an end mark at exit: a process whose exit handlers were cleared
+(`atexit._clear()`) or that ended early (`os._exit`) leaves a start without an end. unittest's
+result methods (and TextTestResult's, TestCase.run) are noted when their modules load and
+compared at exit; what changed is written too. A project's own sitecustomize (or the
+interpreter's) is still imported after this one.
 """
 
 from __future__ import annotations
@@ -17,13 +22,73 @@ TYPE_CHECKING = False  # not typing's: importing typing costs more than recordin
 if TYPE_CHECKING:
     from typing import Any
 
-REPORT_ENV = "AGENTCTL_UNITTEST_REPORT"
+REPORT_ENV = "TEST_OUTCOMES_LOG"
+START_MARK = "start"
+END_MARK = "end"
+TAMPERED_MARK = "changed"
+_METHODS = ("addSuccess", "addFailure", "addError", "addSkip", "addExpectedFailure",
+            "addUnexpectedSuccess", "addSubTest")
+_state: dict[str, Any] = {}  # path, fd (once a test was recorded), noted identities
 _RANK = {"PASSED": 0, "SKIPPED": 1, "FAILED": 2, "ERROR": 3}
 _seen: dict[str, tuple[str, str | None]] = {}
 _PASSED = ("PASSED", None)
 
 
+def _started() -> None:
+    """The start mark, once, at this process's first recorded test."""
+    if "fd" in _state or not _state.get("path") or _state.get("pid") != os.getpid():
+        return  # a forked worker (multiprocessing ends it with os._exit): its parent reports
+    try:
+        _state["fd"] = os.open(_state["path"], os.O_WRONLY | os.O_APPEND | os.O_CREAT
+                               | os.O_CLOEXEC, 0o600)
+        _emit(f"{START_MARK}\t{os.getpid()}\n")
+    except OSError:
+        _state["fd"] = None
+
+
+def _emit(text: str) -> None:
+    data = text.encode("utf-8", "replace")
+    fd = _state.get("fd")
+    while data and fd is not None:
+        data = data[os.write(fd, data):]
+
+
+def _watched() -> list[tuple[str, Any]]:
+    """The functions that decide what a test's outcome is said to be."""
+    watched: list[tuple[str, Any]] = [("os._exit", os._exit)]
+    for module, owner in (("unittest.result", "TestResult"), ("unittest.runner", "TextTestResult"),
+                          ("unittest.case", "TestCase")):
+        cls = getattr(sys.modules.get(module), owner, None)
+        if cls is None:
+            continue
+        for name in ("run",) if owner == "TestCase" else _METHODS:
+            watched.append((f"{module}.{owner}.{name}", vars(cls).get(name)))
+    return watched
+
+
+def _identity(value: Any) -> tuple[Any, Any]:
+    return value, getattr(value, "__code__", None)
+
+
+def _note() -> None:
+    noted = _state.setdefault("noted", {})
+    for name, value in _watched():
+        noted.setdefault(name, _identity(value))
+
+
+def _changed() -> list[str]:
+    noted = _state.get("noted", {})
+    changed = []
+    for name, value in _watched():
+        was = noted.get(name)
+        now = _identity(value)
+        if was is not None and (was[0] is not now[0] or was[1] is not now[1]):
+            changed.append(name)
+    return changed
+
+
 def _record(test: Any, outcome: str, err: Any = None) -> None:
+    _started()
     try:
         test_id = test.id()
     except Exception:  # noqa: BLE001 - a broken test object must not break the run
@@ -65,6 +130,7 @@ def _wrap(result_module: Any) -> None:
         except Exception:  # noqa: BLE001 - a broken test object must not break the run
             return original_success(self, test)
         if test_id not in _seen:
+            _started()
             _seen[test_id] = _PASSED
         return original_success(self, test)
 
@@ -76,6 +142,7 @@ def _wrap(result_module: Any) -> None:
             ("addExpectedFailure", "PASSED", False), ("addUnexpectedSuccess", "FAILED", False),
             ("addSubTest", "FAILED", True)):
         hook(name, outcome, with_err)
+    _note()
     import atexit
 
     atexit.register(_write)
@@ -83,14 +150,14 @@ def _wrap(result_module: Any) -> None:
 
 def _write() -> None:
     """One line per test: outcome, id and message, tab-separated (json would cost more to
-    import than a quick suite takes to record)."""
-    directory = os.environ.get(REPORT_ENV)
-    if not directory or not _seen:
+    import than a quick suite takes to record), what changed, and the end mark: one write."""
+    if _state.get("fd") is None or _state.get("pid") != os.getpid():
         return
-    path = os.path.join(directory, f"unittest-{os.getpid()}.tsv")
+    lines = [f"{o}\t{n}\t{_flat(m)}\n" for n, (o, m) in _seen.items()]
+    lines += [f"{TAMPERED_MARK}\t{name}\n" for name in _changed()]
     try:
-        with open(path, "w", encoding="utf-8", errors="replace") as out:
-            out.writelines(f"{o}\t{n}\t{_flat(m)}\n" for n, (o, m) in _seen.items())
+        _emit("".join(lines) + f"{END_MARK}\t{os.getpid()}\n")
+        os.close(_state.pop("fd"))
     except OSError:
         pass  # the log still says what it can
 
@@ -103,9 +170,12 @@ class _Finder:
     """Waits for `unittest.result` to be imported, then wraps its TestResult."""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != "unittest.result":
+        if name not in ("unittest.result", "unittest.runner"):
             return None
-        sys.meta_path.remove(self)
+        if name == "unittest.runner":
+            sys.meta_path.remove(self)
+        else:
+            _state["path"], _state["pid"] = os.environ.pop(REPORT_ENV, None), os.getpid()
         from importlib.machinery import PathFinder  # loaded at start-up: importlib.util is not
 
         spec = PathFinder.find_spec(name, path)
@@ -116,7 +186,10 @@ class _Finder:
 
         def exec_module(module: Any) -> None:
             execute(module)
-            _wrap(module)
+            if name == "unittest.result":
+                _wrap(module)
+            else:
+                _note()
 
         loader.exec_module = exec_module
         return spec

@@ -169,11 +169,12 @@ def test_the_injected_options_keep_what_the_environment_already_asks_of_pytest(
     reports = ReportDir(tmp_path / "my reports")
     env = injected_env({"PYTEST_ADDOPTS": "-x", "PYTHONPATH": "/lib"}, reports,
                        select=selection(["a.py::t", "a.py::u"], ["a.py::t"]))
-    assert env["PYTEST_ADDOPTS"] == ("-x -p agentctl_test_report --continue-on-collection-errors "
-                                     "-p agentctl_select_tests")
+    assert env["PYTEST_ADDOPTS"] == ("-x -p _test_outcomes --continue-on-collection-errors "
+                                     "-p _selected_tests")
     assert env["PYTHONPATH"] == f"{tmp_path / 'my reports'}:/lib"
-    assert env["AGENTCTL_SELECT_TESTS"] == "a.py::t"
-    assert env["AGENTCTL_TEST_REPORT"] == str(reports.pytest_json)
+    assert env["TEST_SELECTION"] == "a.py::t"
+    assert env["TEST_OUTCOMES_FILE"] == str(reports.pytest_json)
+    assert not any("AGENTCTL" in name or "agentctl" in value for name, value in env.items())
     junit = injected_env({}, reports, junit=True)
     assert junit["PYTEST_ADDOPTS"] == (
         f"'--junitxml={tmp_path / 'my reports'}/pytest-junit.xml' -o junit_family=xunit1 "
@@ -197,7 +198,7 @@ def test_a_pytest_that_cannot_load_the_plugin_is_run_again_with_its_own_junit_re
     assert outcome.test_report is not None
     assert [(r.test_id, r.outcome, r.message) for r in outcome.test_report.results] == [
         ("test_a.py::test_one", T.FAILED, "assert 1 == 2")]
-    assert "agentctl_test_report" not in (tmp_path / "t.log").read_text()
+    assert "_test_outcomes" not in (tmp_path / "t.log").read_text()
 
 
 def test_a_command_that_sets_pythonpath_runs_once_and_its_rerun_selects_by_deselecting(
