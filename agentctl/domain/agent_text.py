@@ -13,11 +13,12 @@ import re
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-# Every character with a meaning in CommonMark or GitHub's Markdown (emphasis, code, links,
-# HTML and entities, headings, lists, quotes, tables, strikethrough, math): escaped with a
-# backslash, which CommonMark defines for any ASCII punctuation.
-_MARKDOWN = re.compile(r"([\\`*_\[\]<>&#+\-!|~=$])")
-_LIST_NUMBER = re.compile(r"^(\d+)([.)])")
+# What CommonMark or GitHub's Markdown reads as markup anywhere on a line (code, emphasis,
+# links, HTML and entities, table cells, strikethrough, math), `_` where it can open or close
+# emphasis, and what starts a block at the start of a line (heading, list, quote): escaped with
+# a backslash, which CommonMark defines for any ASCII punctuation.
+_MARKDOWN = re.compile(r"[\\`*\[\]<>&|~$]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_BLOCK_START = re.compile(r"^( *)([#+=-]|\d+(?=[.)]))")
 _BACKTICKS = re.compile(r"`+")
 
 
@@ -36,8 +37,9 @@ def visible(text: str) -> str:
 def md_text(text: object) -> str:
     """Agent-chosen text as Markdown that renders as exactly that text: one line, nothing in
     it read as markup, HTML, a heading, a list item or a table cell border."""
-    escaped = _MARKDOWN.sub(r"\\\1", visible(str(text)))
-    return _LIST_NUMBER.sub(r"\1\\\2", escaped)
+    escaped = _MARKDOWN.sub(lambda match: "\\" + match.group(), visible(str(text)))
+    return _BLOCK_START.sub(lambda match: match.group(1) + _block_escaped(match.group(2)),
+                            escaped)
 
 
 def md_code(text: object, *, in_table: bool = False) -> str:
@@ -53,6 +55,11 @@ def md_code(text: object, *, in_table: bool = False) -> str:
             (shown.startswith(" ") and shown.endswith(" ")):
         shown = f" {shown} "  # CommonMark strips one space from each side
     return f"{fence}{shown}{fence}"
+
+
+def _block_escaped(start: str) -> str:
+    """`#` as `\\#`; a list number `12.` as `12\\.` (the digits themselves need nothing)."""
+    return f"{start}\\" if start[0].isdigit() else f"\\{start}"
 
 
 def _spelled(character: str) -> str:
