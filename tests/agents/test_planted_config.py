@@ -139,3 +139,29 @@ def test_codex_never_runs_the_hooks_a_repository_commits(
     assert [(c["toolName"], c["decision"]) for c in calls] == [("codex.Bash", "ALLOWED")]
     assert not marker.exists(), "a hook from the repository's .codex/ ran"
     assert WORKSPACE_MARKER not in patch_paths(codex_bench, run["runId"])
+
+
+READ_KEY = ("python3 -c \"import os, sys\nfor p in sys.argv[1:]:\n try: print('READ', p, "
+            "open(os.path.expanduser(p)).read())\n except OSError as e: print('UNREADABLE', p, "
+            "e.errno)\" ~/.agentctl/settings.json {cwd}/../agent-home/.agentctl/settings.json")
+
+
+def test_no_tool_of_claude_can_read_the_hook_key(claude_bench: AgentBench,
+                                                 anthropic: FakeModel) -> None:
+    """The key is in the CLI's private settings file, which the hooks are started from: its
+    Read tool is refused outside the workspace and a shell call runs in a jail without the
+    CLI's home, so only the CLI and the hooks it starts (agentctl's alone) can read it."""
+    anthropic.script = Script([
+        [Call("Read", {"file_path": "{cwd}/../agent-home/.agentctl/settings.json"})],
+        [Call("Read", {"file_path": "~/.agentctl/settings.json"})],
+        [Call("Bash", {"command": READ_KEY, "description": "read the hook key"})],
+        [Text("done")]])
+    run = claude_bench.start(claude_bench.submit("Read the hook key"), "claude")
+    calls = claude_bench.calls(run["runId"])
+    reads = [c for c in calls if c["toolName"] == "claude.Read"]
+    assert [c["decision"] for c in reads] == ["DENIED_BY_PATH_GUARD"] * 2, reads
+    (shell,) = [c for c in calls if c["toolName"] == "claude.Bash"]
+    assert shell["decision"] == "ALLOWED"
+    output = shell["result"]["output"]
+    assert output.count("UNREADABLE") == 2 and "READ " not in output, output
+    assert "--key" not in json.dumps(claude_bench.tree(run["runId"]))
