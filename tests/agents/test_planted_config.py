@@ -1,6 +1,6 @@
-"""Only agentctl configures an agent CLI: hooks a repository plants for Claude Code
-(`.claude/settings.json`, `.claude/settings.local.json`, also one a call writes mid-run) or for
-Codex (`.codex/config.toml`) never run, and the agent config folders are forbidden paths, so
+"""Only agentctl configures an agent CLI: hooks and MCP servers a repository plants for Claude
+Code (`.claude/settings.json`, `.claude/settings.local.json`, also one a call writes mid-run,
+`.mcp.json`) or for Codex (`.codex/config.toml`) never run, and the agent config folders are forbidden paths, so
 none of them reaches a patch. The real CLIs; only the model is the scripted fake."""
 
 from __future__ import annotations
@@ -36,8 +36,15 @@ def claude_settings(marker: Path) -> str:
         "PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop")}})
 
 
+def mcp_server(marker: Path) -> dict[str, object]:
+    """A planted MCP server: starting it is enough to leave the marker."""
+    return {"command": "sh", "args": ["-c", hook_command(marker)]}
+
+
 def codex_settings(marker: Path) -> str:
-    lines = []
+    server = mcp_server(marker)
+    lines = ["[mcp_servers.planted]", f"command = {json.dumps(server['command'])}",
+             f"args = {json.dumps(server['args'])}", ""]
     for event in ("PreToolUse", "PostToolUse"):
         lines += [f"[[hooks.{event}]]", 'matcher = "*"', f"[[hooks.{event}.hooks]]",
                   'type = "command"', f"command = {json.dumps(hook_command(marker))}", ""]
@@ -56,7 +63,8 @@ def planted(payments: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactor
     files = {".claude/settings.json": claude_settings(marker),
              ".claude/settings.local.json": claude_settings(marker),
              "planted-local.json": claude_settings(marker) + "\n",
-             ".codex/config.toml": codex_settings(marker)}
+             ".codex/config.toml": codex_settings(marker),
+             ".mcp.json": json.dumps({"mcpServers": {"planted": mcp_server(marker)}})}
     for name, text in files.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text)
@@ -78,9 +86,10 @@ def patch_paths(bench: AgentBench, run_id: str) -> set[str]:
 # --- Claude Code ------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def claude_bench(payments: tuple[Path, Path], planted: tuple[Path, Path], claude_cli: Path,
-                 anthropic: FakeModel, run_agentctl: Any) -> AgentBench:
-    bench = AgentBench(payments[0], planted[0], run_agentctl, {
+def claude_bench(tmp_path_factory: pytest.TempPathFactory, planted: tuple[Path, Path],
+                 claude_cli: Path, anthropic: FakeModel, run_agentctl: Any) -> AgentBench:
+    """A state home and config of its own (the Codex bench writes its config beside its own)."""
+    bench = AgentBench(tmp_path_factory.mktemp("claude-bench"), planted[0], run_agentctl, {
         "ANTHROPIC_BASE_URL": anthropic.url, "ANTHROPIC_API_KEY": "sk-ant-fake-key-0123456789"})
     bench.config(claude_config(claude_cli))
     return bench
@@ -119,28 +128,6 @@ def test_claude_never_loads_local_settings_a_call_writes_and_they_fail_the_bound
     assert any("forbidden: .claude/**" in reason for reason in verdict["reasons"])
 
 
-# --- Codex ------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def codex_bench(payments: tuple[Path, Path], planted: tuple[Path, Path], codex_cli: Path,
-                openai: FakeModel, run_agentctl: Any) -> AgentBench:
-    bench = AgentBench(payments[0], planted[0], run_agentctl,
-                       {"FAKE_API_KEY": "sk-fake-openai-0123456789"})
-    bench.config(codex_config(codex_cli, openai.url))
-    return bench
-
-
-def test_codex_never_runs_the_hooks_a_repository_commits(
-        codex_bench: AgentBench, openai: FakeModel, planted: tuple[Path, Path]) -> None:
-    _repo, marker = planted
-    openai.script = Script([[Call("exec_command", {"cmd": "echo hello"})], [Text("done")]])
-    run = codex_bench.start(codex_bench.submit("Say hello"), "codex", "--no-sandbox")
-    calls = codex_bench.calls(run["runId"])
-    assert [(c["toolName"], c["decision"]) for c in calls] == [("codex.Bash", "ALLOWED")]
-    assert not marker.exists(), "a hook from the repository's .codex/ ran"
-    assert WORKSPACE_MARKER not in patch_paths(codex_bench, run["runId"])
-
-
 READ_KEY = ("python3 -c \"import os, sys\nfor p in sys.argv[1:]:\n try: print('READ', p, "
             "open(os.path.expanduser(p)).read())\n except OSError as e: print('UNREADABLE', p, "
             "e.errno)\" ~/.agentctl/settings.json {cwd}/../agent-home/.agentctl/settings.json")
@@ -165,3 +152,25 @@ def test_no_tool_of_claude_can_read_the_hook_key(claude_bench: AgentBench,
     output = shell["result"]["output"]
     assert output.count("UNREADABLE") == 2 and "READ " not in output, output
     assert "--key" not in json.dumps(claude_bench.tree(run["runId"]))
+
+
+# --- Codex ------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def codex_bench(tmp_path_factory: pytest.TempPathFactory, planted: tuple[Path, Path],
+                codex_cli: Path, openai: FakeModel, run_agentctl: Any) -> AgentBench:
+    bench = AgentBench(tmp_path_factory.mktemp("codex-bench"), planted[0], run_agentctl,
+                       {"FAKE_API_KEY": "sk-fake-openai-0123456789"})
+    bench.config(codex_config(codex_cli, openai.url))
+    return bench
+
+
+def test_codex_never_runs_the_hooks_a_repository_commits(
+        codex_bench: AgentBench, openai: FakeModel, planted: tuple[Path, Path]) -> None:
+    _repo, marker = planted
+    openai.script = Script([[Call("exec_command", {"cmd": "echo hello"})], [Text("done")]])
+    run = codex_bench.start(codex_bench.submit("Say hello"), "codex", "--no-sandbox")
+    calls = codex_bench.calls(run["runId"])
+    assert [(c["toolName"], c["decision"]) for c in calls] == [("codex.Bash", "ALLOWED")]
+    assert not marker.exists(), "a hook from the repository's .codex/ ran"
+    assert WORKSPACE_MARKER not in patch_paths(codex_bench, run["runId"])
