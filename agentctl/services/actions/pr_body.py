@@ -147,8 +147,8 @@ def _tests(facts: PrFacts) -> list[str]:
     if shown:
         lines += ["", "| check | test | class | base | patch |", "|---|---|---|---|---|"]
         lines += [f"| {md_text(name)} | {md_code(t.test_id, in_table=True)} | "
-                  f"{t.classification.value} | "
-                  f"{t.base.value if t.base else '—'} | {t.candidate.value} |" for name, t in shown]
+                  f"{t.classification.value} | {t.base.value if t.base else '—'} | "
+                  f"{t.candidate.value} |" for name, t in shown]
     return lines
 
 
