@@ -1,7 +1,8 @@
 """Only agentctl configures an agent CLI: hooks and MCP servers a repository plants for Claude
 Code (`.claude/settings.json`, `.claude/settings.local.json`, also one a call writes mid-run,
-`.mcp.json`) or for Codex (`.codex/config.toml`) never run, and the agent config folders are forbidden paths, so
-none of them reaches a patch. The real CLIs; only the model is the scripted fake."""
+`.mcp.json`) or for Codex (`.codex/config.toml`) never run, and the agent config folders are
+forbidden paths, so none of them reaches a patch. The real CLIs; only the model is the scripted
+fake."""
 
 from __future__ import annotations
 

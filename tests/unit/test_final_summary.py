@@ -29,7 +29,8 @@ def summary(samples: dict[str, object], hostile: bool) -> str:
         finding = judge.findings[0]  # type: ignore[attr-defined]
         judge = replace(judge, findings=tuple(  # type: ignore[type-var]
             replace(finding, message=f"`{h}` deleted", file_path=h) for h in HOSTILE))
-    decision = Decision(status=verdict.status, pr_eligibility=verdict.pr_eligibility,  # type: ignore[attr-defined]
+    decision = Decision(status=verdict.status,  # type: ignore[attr-defined]
+                        pr_eligibility=verdict.pr_eligibility,  # type: ignore[attr-defined]
                         reasons=reasons, evidence=(), chain=())
     return final_summary(run_id="run_1", run_number=1, spec=sample_spec(), spec_digest="sha256:x",
                          patch=patch, verification=report, judge=judge,  # type: ignore[arg-type]
