@@ -47,7 +47,9 @@ class CommandThroughGateway:
 
     def record(self) -> None:
         for exchange in self.gateway.drain():
-            self.said.append(record_exchange(self.ledger, self.redactor, exchange))
+            said = record_exchange(self.ledger, self.redactor, exchange)
+            if said is not None:
+                self.said.append(said)
         self.budget.spent(cost_usd=self.gateway.cost_usd, tokens=self.gateway.tokens)
 
     def close(self) -> None:

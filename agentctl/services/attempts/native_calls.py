@@ -221,8 +221,9 @@ class NativeCalls:
     # --- the agent's own stream as evidence ------------------------------------------------
     def exchange(self, exchange: Exchange) -> None:
         """One model request as the gateway saw it, on record (`record_exchange`)."""
-        self.said.append(record_exchange(self.runtime.ledger, self.runtime.context.redactor,
-                                         exchange))
+        said = record_exchange(self.runtime.ledger, self.runtime.context.redactor, exchange)
+        if said is not None:
+            self.said.append(said)
 
     def report(self, stream: Path, report: Mapping[str, object]) -> None:
         """The transcript and the spend as artifacts of one SUMMARIZE_LOG step. The transcript
