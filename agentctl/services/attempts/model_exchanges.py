@@ -54,6 +54,11 @@ def record_exchange(ledger: AttemptLedger, redactor: Redactor,
             "inputTokens": exchange.input_tokens, "outputTokens": exchange.output_tokens}
 
 
+def model_unreachable(fault: str) -> str:
+    """Why an attempt whose agent could not reach its model is an infrastructure failure."""
+    return f"the agent's model could not be reached after agentctl's retries: {fault}"
+
+
 def _ending(exchange: Exchange) -> tuple[StepStatus, str | None]:
     """A vendor fault's step: TIMED_OUT when no answer came in time, else FAILED."""
     if exchange.fault is None:
