@@ -144,7 +144,9 @@ def test_a_request_hung_when_the_agents_turn_ends_is_on_record(upstream: FakeMod
         gateway.close()
     asking.join(30)
     [hung] = gateway.drain()
-    assert hung.gave_up and hung.fault is not None and "turn ended" in hung.fault
+    assert hung.fault is not None and "turn ended" in hung.fault and hung.retry_in is None
+    assert hung.abandoned and not hung.gave_up  # ours to end, not the vendor's fault alone
+    assert gateway.unreachable is None
     assert answers == [502] and len(upstream.seen) == 1
 
 

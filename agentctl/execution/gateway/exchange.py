@@ -39,11 +39,12 @@ class Exchange:
     fault: str | None = None  # the vendor's fault (a retried status, a timeout, a drop)
     retry_in: float | None = None  # seconds until the gateway tried again; None: it did not
     refusal: Refusal | None = None  # never forwarded: why
+    abandoned: bool = False  # given up on when the agent's turn ended, not for the fault alone
 
     @property
     def gave_up(self) -> bool:
         """The agent was answered with this vendor fault: the gateway tried no more."""
-        return self.fault is not None and self.retry_in is None
+        return self.fault is not None and self.retry_in is None and not self.abandoned
 
     @classmethod
     def refused(cls, method: str, path: str, refusal: Refusal) -> Exchange:

@@ -149,7 +149,7 @@ class _Handler(BaseHTTPRequestHandler):
             gateway.retries, tries, None, lambda _name: None, time.time())
         status = 504 if timed_out else 502
         gateway.settle(Meter(), self._exchange(status, body, Meter(), b"", started, fault=fault,
-                                               retry_in=wait))
+                                               retry_in=wait, abandoned=gateway.closing))
         if wait is not None and not gateway.closed_within(wait):
             return True
         self._error(status, "api_error", f"agentctl gateway: the model endpoint "
@@ -158,7 +158,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _exchange(self, status: int, body: bytes, meter: Meter, kept: bytes, started: float, *,
                   digest: str | None = None, stop: str | None = None, fault: str | None = None,
-                  retry_in: float | None = None) -> Exchange:
+                  retry_in: float | None = None, abandoned: bool = False) -> Exchange:
         gateway = self.gateway
         return Exchange(
             method=self.command, path=self.path, status=status, model=meter.model,
@@ -168,7 +168,8 @@ class _Handler(BaseHTTPRequestHandler):
             stop_reason="agentctl_budget" if stop else meter.stop_reason,
             request_digest=_digest(body), response_digest=digest or _digest(kept),
             request=body[:KEEP_BYTES], response=kept[:KEEP_BYTES], text="".join(meter.texts),
-            budget_stop=stop, fault=fault, retry_in=retry_in)
+            budget_stop=stop, fault=fault, retry_in=retry_in,
+            abandoned=abandoned and fault is not None)
 
     # --- to the agent ----------------------------------------------------------------------
     def _head(self, response: http.client.HTTPResponse) -> None:
@@ -200,7 +201,7 @@ class _Handler(BaseHTTPRequestHandler):
             gateway.give_back(connection, response, reusable=not gone and fault is None)
         gateway.settle(meter, self._exchange(response.status, body, meter, bytes(kept), started,
                                              digest=f"sha256:{hasher.hexdigest()}", stop=stop,
-                                             fault=fault))
+                                             fault=fault, abandoned=gateway.closing))
         if not gone and fault is None:
             with contextlib.suppress(OSError):  # queued first: an agent that has its
                 self.wfile.write(b"0\r\n\r\n")  # answer finds the exchange on record

@@ -46,8 +46,8 @@ def record_exchange(ledger: AttemptLedger, redactor: Redactor,
         "responseDigest": exchange.response_digest, "httpStatus": exchange.status,
         **({"decision": "DENIED_BY_BUDGET", "matchedRule": f"budget: {exchange.budget_stop}"}
            if exchange.budget_stop else {}),
-        **({"fault": redactor.clean(exchange.fault), "retryInSeconds": exchange.retry_in}
-           if exchange.fault is not None else {})}))
+        **({"fault": redactor.clean(exchange.fault), "retryInSeconds": exchange.retry_in,
+            "abandoned": exchange.abandoned} if exchange.fault is not None else {})}))
     if exchange.fault is not None:
         return None
     return {"model": exchange.model, "text": clean, "stopReason": exchange.stop_reason,
