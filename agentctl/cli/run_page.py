@@ -81,8 +81,8 @@ def spend_of(run: Document) -> Spend:
 def gather(views: Views, blobs: BlobStore, run_text: str | None, *, public: bool) -> RunPage:
     run = views.run(run_text)
     with views.snapshot():
-        document = run_document(views, run, tree=True)
-        verdict = verdict_document(views, run, explain=True)
+        document = run_document(views, run, tree=True, files=blobs)
+        verdict = verdict_document(views, run, explain=True, files=blobs)
         task = verdict["task"] if verdict else _task(views, run.task_id)
         patch = views.patch(run.run_id)
         verification = views.verification(run.run_id)
@@ -150,6 +150,7 @@ def _keep_public(run: Document, verdict: Document | None) -> None:
         for step in attempt["steps"]:
             step["artifacts"] = [a for a in step["artifacts"] if a["visibility"] == PUBLIC]
             step["attributes"] = {}
+            step.pop("outputTail", None)  # from logs and outputs that are not public
             call: Any = step.get("toolCall")
             if call is not None:
                 call["argumentsJson"] = "{}"
@@ -160,3 +161,5 @@ def _keep_public(run: Document, verdict: Document | None) -> None:
         verdict["evidence"] = [a for a in verdict["evidence"] if a["visibility"] == PUBLIC]
         for link in verdict.get("chain") or []:
             link["evidence"] = [a for a in link["evidence"] if a["visibility"] == PUBLIC]
+        for failed in verdict.get("failedSteps") or []:
+            failed["outputTail"] = []

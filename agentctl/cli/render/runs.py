@@ -123,6 +123,9 @@ def run_tree(run: Document) -> RenderableType:
     if verdict:
         for reason in verdict["reasons"][:3]:
             root.add(f"[{colour(verdict['status'])}]reason:[/] {escape(reason)}")
+        if len(verdict["reasons"]) > 3:
+            root.add(f"[dim]… {len(verdict['reasons']) - 3} more reasons: agentctl verdict "
+                     f"explain {run['runId']}[/]")
     return root
 
 
@@ -187,9 +190,13 @@ def _add_step(node: Tree, step: Document) -> None:
             line += f"  approved by {escape(call['approvedBy'])}"
         branch.add(line)
     attributes = step["attributes"]
-    if step["status"] not in ("SUCCEEDED", "STARTED") and attributes.get("failure"):
+    failed = step["status"] not in ("SUCCEEDED", "STARTED")
+    if failed and attributes.get("failure"):
         branch.add(f"[red]{escape(attributes['failure'])}[/]")
-    elif attributes.get("summary") and attributes["summary"] != step["title"]:
+    if step.get("outputTail"):  # why it failed, from its output
+        branch.add(output_tail(step["outputTail"]))
+    if not (failed and attributes.get("failure")) and attributes.get("summary") \
+            and attributes["summary"] != step["title"]:
         branch.add(escape(attributes["summary"]))
     for change in step.get("changedFiles") or ():
         branch.add(f"[yellow]edited:[/] {escape(str(change['path']))} "
@@ -200,6 +207,12 @@ def _add_step(node: Tree, step: Document) -> None:
         branch.add(f"[cyan]{escape(artifact['name'])}[/]  {artifact['type']}  "
                    f"{artifact['sizeBytes']} B  sha256 {artifact['sha256'][:12]}  "
                    f"[dim]{artifact['visibility']}[/]")
+
+
+def output_tail(lines: Sequence[str]) -> str:
+    """The end of a failed step's output: its exception line (first, in red) and last lines."""
+    first, *rest = lines
+    return "\n".join([f"[red]{escape(first)}[/]", *(f"[dim]{escape(line)}[/]" for line in rest)])
 
 
 def _arguments(arguments_json: str) -> str:

@@ -1,0 +1,88 @@
+"""Reading a run that did not go well: why a step failed (its exception line) in the tree and in
+`verdict explain`, one numbering of steps, and a big result (30 PASS_TO_FAIL) that stays short."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.e2e.runs_support import Bench, steps
+
+BROKEN = 30
+TESTS = "".join(f"    def test_add_{n}(self):\n        self.assertEqual(add({n}, 1), {n + 1})\n\n"
+                for n in range(BROKEN))
+FILES = {
+    "calc/__init__.py": "def add(a, b):\n    return a + b\n",
+    "test_calc.py": ("import unittest\n\nfrom calc import add\n\n\n"
+                     f"class AddTest(unittest.TestCase):\n{TESTS}\n"
+                     "class SteadyTest(unittest.TestCase):\n"
+                     "    def test_true(self):\n        self.assertTrue(True)\n"),
+}
+EXCEPTION = "TypeError: object of type 'IniConfig' has no len()"
+BREAK = {"tool": "fs.replace", "path": "calc/__init__.py", "old": "return a + b",
+         "new": "raise TypeError(\"object of type 'IniConfig' has no len()\")"}
+CRASH = {"tool": "shell.run", "command": "python3 -c \"import no_such_module_here\""}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl,
+         ) -> Iterator[dict[str, Any]]:
+    """Two runs of one task: one whose check fails with an exception in 30 tests that passed
+    on the base, one whose plan's second step (a command) fails with an import error."""
+    root = tmp_path_factory.mktemp("reading")
+    repo = repo_maker(root / "calc", FILES)
+    bench = Bench(root, run_agentctl)
+    bench.config("[verification]\nreruns = 0\n")
+    task = bench.submit(repo, "--verify", "python3 -m unittest -v")
+    broken = bench.start(task, f"script:{bench.plan('break.toml', BREAK)}")
+    crashed = bench.start(task, f"script:{bench.plan('crash.toml', BREAK, CRASH)}")
+    yield {"bench": bench, "broken": broken["runId"], "crashed": crashed["runId"]}
+
+
+def test_a_failed_check_shows_its_exception_line_in_the_tree_and_in_explain(
+        runs: dict[str, Any]) -> None:
+    bench: Bench = runs["bench"]
+    check = next(s for s in steps(bench.tree(runs["broken"]))
+                 if s["type"] == "RUN_VERIFIER" and s["status"] == "FAILED")
+    assert check["outputTail"][0] == EXCEPTION
+
+    tree = bench.cli("run", "show", "--tree", runs["broken"]).stdout
+    assert EXCEPTION in tree
+    explained = bench.cli("verdict", "explain", runs["broken"], "--no-pager").stdout
+    verification = explained[explained.index("✗ verification"):explained.index("baseline")]
+    assert f"step {check['sequenceNumber']} " in verification
+    assert EXCEPTION in verification
+
+
+def test_a_failed_command_shows_its_exception_line_in_the_tree_and_in_explain(
+        runs: dict[str, Any]) -> None:
+    bench: Bench = runs["bench"]
+    tree = bench.cli("run", "show", "--tree", runs["crashed"]).stdout
+    assert "ModuleNotFoundError: No module named 'no_such_module_here'" in tree
+    explained = bench.cli("verdict", "explain", runs["crashed"], "--no-pager").stdout
+    agent = explained[explained.index("✗ agent"):explained.index("reasons")]
+    assert "ModuleNotFoundError: No module named 'no_such_module_here'" in agent
+
+
+def test_thirty_pass_to_fail_tests_give_a_short_explain_and_all_of_them_with_all(
+        runs: dict[str, Any]) -> None:
+    bench: Bench = runs["bench"]
+    ids = [t["testId"] for c in bench.explain(runs["broken"])["classification"]
+           for t in c["classifiedTests"] if t["classification"] == "PASS_TO_FAIL"]
+    assert len(ids) == BROKEN
+
+    short = bench.cli("verdict", "explain", runs["broken"], "--no-pager").stdout
+    assert f"{BROKEN} PASS_TO_FAIL" in short
+    assert sum(test_id in short for test_id in ids) < 10
+    assert len(short.splitlines()) < 60
+
+    every = bench.cli("verdict", "explain", runs["broken"], "--no-pager", "--all").stdout
+    assert all(test_id in every for test_id in ids)
+    assert "1 PASS_TO_PASS" in every and "SteadyTest" not in every
+
+
+def test_failures_come_first_in_the_classification(runs: dict[str, Any]) -> None:
+    text = runs["bench"].cli("verdict", "explain", runs["broken"], "--no-pager").stdout
+    assert text.index(f"{BROKEN} PASS_TO_FAIL") < text.index("1 PASS_TO_PASS")
