@@ -66,6 +66,20 @@ def test_a_failed_command_shows_its_exception_line_in_the_tree_and_in_explain(
     assert "ModuleNotFoundError: No module named 'no_such_module_here'" in agent
 
 
+def test_a_failed_plan_step_is_named_by_its_number_in_the_tree(runs: dict[str, Any]) -> None:
+    bench: Bench = runs["bench"]
+    tree = bench.tree(runs["crashed"])
+    (failed,) = [s for s in steps(tree) if s["status"] == "FAILED"]
+    number = failed["sequenceNumber"]
+    assert number != 2  # the plan's second step is not the tree's second step
+
+    reason = bench.explain(runs["crashed"])["reasons"][0]
+    assert reason.startswith(f"step {number} (plan step 2, shell.run "), reason
+    text = bench.cli("verdict", "explain", runs["crashed"], "--no-pager").stdout
+    assert "plan step 2 (" not in text  # never the plan's number alone
+    assert f"step {number} (plan step 2, shell.run" in text
+
+
 def test_thirty_pass_to_fail_tests_give_a_short_explain_and_all_of_them_with_all(
         runs: dict[str, Any]) -> None:
     bench: Bench = runs["bench"]
