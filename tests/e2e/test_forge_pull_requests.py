@@ -196,6 +196,16 @@ def test_the_body_holds_the_per_test_table_and_the_ai_disclosure(opened: dict[st
     assert "by step " in body and "`fs.replace`" in body
 
 
+def test_the_body_counts_each_checks_tests_and_names_no_local_path(
+        forges: Forges, opened: dict[str, Any]) -> None:
+    posts = [r for r in opened["firstRequests"]
+             if r.method == "POST" and r.path == "/repos/octo/calc/pulls"]
+    for body in (opened["body"], posts[0].json["body"]):
+        assert f"- `{UNITTEST}`: PASSED, 2 passed, 0 failed, 0 skipped" in body
+        assert str(forges.root) not in body and "/tmp/" not in body
+        assert "Generated-by: script:fix.toml (sha256:" in body
+
+
 def test_the_token_is_never_recorded_or_shown(opened: dict[str, Any]) -> None:
     for text in (opened["body"], opened["eventsRaw"], opened["first"]["stdout"],
                  opened["first"]["stderr"], opened["second"]["stdout"],
