@@ -100,6 +100,7 @@ def classification_table(report: VerificationReport | None) -> list[Document]:
     if report is None:
         return []
     return [{"check": c.name, "command": c.command, "status": c.status.value,
+             "durationSeconds": c.duration_seconds,
              "classification": c.classification.value if c.classification else None,
              "baselineCommit": c.baseline_commit, "baselineCached": c.baseline_cached,
              "tests": to_json(c.tests),

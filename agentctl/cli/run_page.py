@@ -15,6 +15,8 @@ from typing import Any
 from agentctl.cli.documents import Document, run_document, verdict_document
 from agentctl.domain.enums import ArtifactVisibility, RedactionStatus
 from agentctl.domain.serialize import to_json
+from agentctl.domain.verification import TestReport
+from agentctl.services.queries.per_test import per_test_reports
 from agentctl.store.blobs import BlobStore
 from agentctl.store.views import Views
 
@@ -41,6 +43,7 @@ class RunPage:
     spend: Spend
     logs: dict[str, EmbeddedText] = field(default_factory=dict)  # by artifact id
     public: bool = False
+    tests: dict[str, TestReport] = field(default_factory=dict)  # each check's, by its name
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +89,7 @@ def gather(views: Views, blobs: BlobStore, run_text: str | None, *, public: bool
         task = verdict["task"] if verdict else _task(views, run.task_id)
         patch = views.patch(run.run_id)
         verification = views.verification(run.run_id)
+        tests = per_test_reports(views, blobs, verification)
     artifacts = {a["artifactId"]: a for attempt in document["attempts"]
                  for step in attempt["steps"] for a in step["artifacts"]}
     diff = None
@@ -101,8 +105,12 @@ def gather(views: Views, blobs: BlobStore, run_text: str | None, *, public: bool
     spend = spend_of(document)
     if public:
         _keep_public(document, verdict)
+        public_checks = {c.name for c in verification.checks if artifacts.get(
+            c.test_report_artifact or "", {}).get("visibility") == PUBLIC} \
+            if verification is not None else set()
+        tests = {name: report for name, report in tests.items() if name in public_checks}
     return RunPage(run=document, verdict=verdict, task=task, diff=diff, spend=spend, logs=logs,
-                   public=public)
+                   public=public, tests=tests)
 
 
 def _task(views: Views, task_id: str) -> Document:

@@ -47,6 +47,7 @@ _seen = {{}}
 _reruns = {{}}
 _own_reports = set()  # on an xdist worker: tests that log reports of their own (subtests)
 _rerun = {{}}  # while a test is rerun: whether anything it logged of its own failed
+_durations = {{}}  # seconds per test: setup, call and teardown of its first run
 
 
 def _outcome(report):
@@ -67,6 +68,7 @@ def pytest_runtest_logreport(report):
         return
     if "subtest" in type(report).__name__.lower():
         _own_reports.add(report.nodeid)
+    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + (report.duration or 0.0)
     outcome = _outcome(report)
     if outcome is None:
         _seen.setdefault(report.nodeid, ("PASSED", None))
@@ -146,5 +148,6 @@ def pytest_sessionfinish(session):
         return
     with open(f"{{path}}.{{worker['workerid']}}" if worker else path, "w", encoding="utf-8") as out:
         json.dump(_reruns if worker else
-                  [[n, o, m, _reruns.get(n, [])] for n, (o, m) in _seen.items()], out)
+                  [[n, o, m, _reruns.get(n, []), round(_durations.get(n, 0.0), 6)]
+                   for n, (o, m) in _seen.items()], out)
 '''

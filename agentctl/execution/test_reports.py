@@ -263,8 +263,9 @@ def _pytest_results(path: Path) -> list[TestResult] | None:
         rows = _bounded_json(path)
         return None if rows is None else [
             TestResult(test_id=str(nodeid), outcome=TestOutcome(outcome),
-                       message=first_assertion(message) if message else None)
-            for nodeid, outcome, message, *_reruns in rows]
+                       message=first_assertion(message) if message else None,
+                       duration_seconds=float(rest[1]) if len(rest) > 1 else None)
+            for nodeid, outcome, message, *rest in rows]  # rest: reruns, then seconds
     except (OSError, ValueError, TypeError):
         return None
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import json
+import sys
+
 import pytest
 
 from tests.e2e.runs_support import Bench, steps
@@ -24,6 +27,16 @@ EXCEPTION = "TypeError: object of type 'IniConfig' has no len()"
 BREAK = {"tool": "fs.replace", "path": "calc/__init__.py", "old": "return a + b",
          "new": "raise TypeError(\"object of type 'IniConfig' has no len()\")"}
 CRASH = {"tool": "shell.run", "command": "python3 -c \"import no_such_module_here\""}
+DOC = {"tool": "fs.replace", "path": "calc.py", "old": "def add(a, b):\n",
+       "new": "def add(a, b):\n    \"\"\"The sum.\"\"\"\n"}
+PYTEST_FILES = {
+    "calc.py": "def add(a, b):\n    return a + b\n",
+    "tests/__init__.py": "",
+    "tests/test_calc.py": ("import time\n\nfrom calc import add\n\n\n"
+                           "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+                           "def test_slow():\n    time.sleep(0.3)\n\n\n"
+                           "def test_broken():\n    assert add(2, 2) == 5\n"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +51,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl,
     task = bench.submit(repo, "--verify", "python3 -m unittest -v")
     broken = bench.start(task, f"script:{bench.plan('break.toml', BREAK)}")
     crashed = bench.start(task, f"script:{bench.plan('crash.toml', BREAK, CRASH)}")
-    yield {"bench": bench, "broken": broken["runId"], "crashed": crashed["runId"]}
+    pytest_task = bench.submit(repo_maker(root / "pycalc", PYTEST_FILES), "--verify",
+                               f"{sys.executable} -m pytest -q -p no:cacheprovider")
+    touched = bench.start(pytest_task, f"script:{bench.plan('doc.toml', DOC)}")
+    yield {"bench": bench, "broken": broken["runId"], "crashed": crashed["runId"],
+           "pytest": touched["runId"]}
 
 
 def test_a_failed_check_shows_its_exception_line_in_the_tree_and_in_explain(
@@ -100,3 +117,18 @@ def test_thirty_pass_to_fail_tests_give_a_short_explain_and_all_of_them_with_all
 def test_failures_come_first_in_the_classification(runs: dict[str, Any]) -> None:
     text = runs["bench"].cli("verdict", "explain", runs["broken"], "--no-pager").stdout
     assert text.index(f"{BROKEN} PASS_TO_FAIL") < text.index("1 PASS_TO_PASS")
+
+
+def test_ctrf_has_one_entry_per_test_with_its_duration(runs: dict[str, Any]) -> None:
+    bench: Bench = runs["bench"]
+    ctrf = json.loads(bench.cli("run", "report", runs["pytest"], "--format", "ctrf").stdout)
+    tests = {t["name"]: t for t in ctrf["results"]["tests"]}
+    assert set(tests) == {"tests/test_calc.py::test_add", "tests/test_calc.py::test_slow",
+                          "tests/test_calc.py::test_broken"}
+    assert tests["tests/test_calc.py::test_broken"]["status"] == "failed"
+    assert tests["tests/test_calc.py::test_broken"]["message"] == "assert 4 == 5"
+    assert tests["tests/test_calc.py::test_add"]["status"] == "passed"
+    assert tests["tests/test_calc.py::test_slow"]["duration"] >= 300  # it sleeps 0.3 s
+    assert all(t["suite"] == tests["tests/test_calc.py::test_add"]["suite"] for t in tests.values())
+    summary = ctrf["results"]["summary"]
+    assert (summary["tests"], summary["passed"], summary["failed"]) == (3, 2, 1)
