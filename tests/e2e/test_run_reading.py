@@ -132,3 +132,44 @@ def test_ctrf_has_one_entry_per_test_with_its_duration(runs: dict[str, Any]) -> 
     assert all(t["suite"] == tests["tests/test_calc.py::test_add"]["suite"] for t in tests.values())
     summary = ctrf["results"]["summary"]
     assert (summary["tests"], summary["passed"], summary["failed"]) == (3, 2, 1)
+
+
+def test_the_run_page_groups_tests_by_class_failures_first_and_folds_the_rest(
+        runs: dict[str, Any]) -> None:
+    from html.parser import HTMLParser
+
+    page = runs["bench"].cli("run", "report", runs["broken"], "--format", "html").stdout
+
+    class Classes(HTMLParser):
+        """Per class block: its name, and the test rows shown in the open and folded."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.order: list[str] = []
+            self.rows: dict[str, list[bool]] = {}
+            self.folded = 0
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found = dict(attrs)
+            if tag == "div" and found.get("class") == "class":
+                self.order.append(str(found["data-class"]))
+                self.rows[self.order[-1]] = []
+            elif tag == "details" and self.order:
+                self.folded += 1
+            elif tag == "tr" and found.get("class") == "test" and self.order:
+                self.rows[self.order[-1]].append(self.folded > 0)
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag == "details" and self.folded:
+                self.folded -= 1
+            elif tag == "div" and self.order:
+                self.folded = 0
+
+    parsed = Classes()
+    parsed.feed(page)
+    assert parsed.order == ["PASS_TO_FAIL", "PASS_TO_PASS"]
+    assert parsed.rows["PASS_TO_FAIL"].count(False) == 10
+    assert parsed.rows["PASS_TO_FAIL"].count(True) == BROKEN - 10
+    assert parsed.rows["PASS_TO_PASS"] == [True]
+    assert f"<strong>{BROKEN}</strong>" in page
+    assert "TypeError: object of type &#x27;IniConfig&#x27; has no len()" in page
