@@ -42,6 +42,7 @@ def run_view_document(view: RunView) -> Document:
         document["attempts"] = [
             {**to_json(attempt.attempt), "steps": step_documents(attempt, artifact_document)}  # type: ignore[dict-item]
             for attempt in view.attempts]
+        document["classification"] = classification_table(view.verification)
         for attempt_document in document["attempts"]:
             for step in attempt_document["steps"]:
                 if step["stepId"] in view.output_tails:

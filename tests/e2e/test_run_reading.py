@@ -119,6 +119,14 @@ def test_failures_come_first_in_the_classification(runs: dict[str, Any]) -> None
     assert text.index(f"{BROKEN} PASS_TO_FAIL") < text.index("1 PASS_TO_PASS")
 
 
+def test_the_tree_counts_the_tests_by_class_with_the_first_few(runs: dict[str, Any]) -> None:
+    tree = runs["bench"].cli("run", "show", "--tree", runs["broken"]).stdout
+    line = next(line for line in tree.splitlines() if f"{BROKEN} PASS_TO_FAIL" in line)
+    assert "test_calc.AddTest.test_add_0" in line and f"{BROKEN - 3} more" in line
+    assert tree.index(f"{BROKEN} PASS_TO_FAIL") < tree.index("1 PASS_TO_PASS")
+    assert tree.count("test_calc.AddTest.test_add_") < 10
+
+
 def test_ctrf_has_one_entry_per_test_with_its_duration(runs: dict[str, Any]) -> None:
     bench: Bench = runs["bench"]
     ctrf = json.loads(bench.cli("run", "report", runs["pytest"], "--format", "ctrf").stdout)

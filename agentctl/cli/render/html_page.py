@@ -13,6 +13,7 @@ from datetime import datetime
 from html import escape
 from typing import Any
 
+from agentctl.cli.render.classes import by_class
 from agentctl.cli.render.diff_html import diff_html
 from agentctl.cli.render.timeline import step_class, timeline_svg
 from agentctl.cli.run_page import EmbeddedText, RunPage
@@ -157,10 +158,6 @@ def _log(log: EmbeddedText | None) -> str:
     return (f"<details><summary>show{note}</summary><pre>{escape(log.text)}</pre></details>")
 
 
-# Failures first: what the patch broke, then what stays broken, then what it fixed; a class
-# added later comes after these, and PASS_TO_PASS last.
-CLASS_ORDER = ("PASS_TO_FAIL", "PASS_TO_MISSING", "PASS_TO_FLAKY", "FAIL_TO_FAIL", "FLAKY",
-               "FAIL_TO_PASS")
 SHOWN_TESTS = 10  # per class; the rest fold into a <details>
 SHOWN_REASONS = 8
 
@@ -177,11 +174,7 @@ def _tests(verdict: Document | None) -> str:
                    f'{badge(check["status"])} '
                    f'{badge(check["classification"]) if check["classification"] else "-"} '
                    f'<code>{escape(check["command"])}</code></div>')
-        groups: dict[str, list[Document]] = {}
-        for test in check["classifiedTests"]:
-            groups.setdefault(test["classification"], []).append(test)
-        for name in sorted(groups, key=_class_rank):
-            tests = groups[name]
+        for name, tests in by_class(check["classifiedTests"]):
             shown = [] if name == "PASS_TO_PASS" else tests[:SHOWN_TESTS]
             rest = tests[len(shown):]
             out.append(f'<div class="class" data-class="{escape(name)}"><strong>{len(tests)}'
@@ -190,12 +183,6 @@ def _tests(verdict: Document | None) -> str:
                           f"</summary>{_test_table(rest)}</details>" if rest else "")
                        + "</div>")
     return "".join(out)
-
-
-def _class_rank(name: str) -> tuple[int, str]:
-    if name == "PASS_TO_PASS":
-        return len(CLASS_ORDER) + 1, name
-    return (CLASS_ORDER.index(name) if name in CLASS_ORDER else len(CLASS_ORDER)), name
 
 
 def _test_table(tests: list[Document]) -> str:

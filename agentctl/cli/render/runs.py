@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from agentctl.cli.render.classes import STYLE, by_class
 from agentctl.cli.render.fit import Column, fitted
 from agentctl.cli.render.style import badge, colour, duration, escape, repository_name
 
@@ -120,6 +121,8 @@ def run_tree(run: Document) -> RenderableType:
     for attempt in run.get("attempts", []):
         node = root.add(_attempt_label(attempt))
         _add_steps(node, attempt["steps"])
+    for check in run.get("classification") or []:
+        _add_classes(root, check)
     if verdict:
         for reason in verdict["reasons"][:3]:
             root.add(f"[{colour(verdict['status'])}]reason:[/] {escape(reason)}")
@@ -127,6 +130,27 @@ def run_tree(run: Document) -> RenderableType:
             root.add(f"[dim]… {len(verdict['reasons']) - 3} more reasons: agentctl verdict "
                      f"explain {run['runId']}[/]")
     return root
+
+
+SHOWN_IDS = 3
+
+
+def _add_classes(root: Tree, check: Document) -> None:
+    """A check's tests by class with counts, failures first, each with its first few ids."""
+    if not check["classifiedTests"]:
+        return
+    node = root.add(f"[bold]tests[/] {escape(check['check'])}  [dim]against base "
+                    f"{str(check['baselineCommit'] or '-')[:12]}[/]")
+    for name, tests in by_class(check["classifiedTests"]):
+        line = f"{len(tests)} {name}"
+        if name != "PASS_TO_PASS":
+            ids = ", ".join(t["testId"] for t in tests[:SHOWN_IDS])
+            more = f" … {len(tests) - SHOWN_IDS} more (verdict explain --all)" \
+                if len(tests) > SHOWN_IDS else ""
+            line = f"[{STYLE.get(name, 'white')}]{line}[/]  {escape(ids)}[dim]{more}[/]"
+        else:
+            line = f"[dim]{line}[/]"
+        node.add(line)
 
 
 def _attempt_label(attempt: Document) -> str:

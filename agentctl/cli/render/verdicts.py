@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from agentctl.cli.render.classes import STYLE, by_class
 from agentctl.cli.render.runs import pr_line, sandbox_line
 from agentctl.cli.render.style import badge, escape
 
@@ -68,12 +69,6 @@ def explanation(verdict: Document, *, home: str, full: bool = False,
     return Group(*(Text.from_markup(line, emoji=False) for line in lines))
 
 
-_CLASS_STYLE = {"FAIL_TO_PASS": "green", "PASS_TO_PASS": "dim", "PASS_TO_FAIL": "red",
-                "FAIL_TO_FAIL": "yellow", "FLAKY": "magenta", "PASS_TO_MISSING": "red",
-                "PASS_TO_FLAKY": "red"}
-# Failures first: what the patch broke, then what stays broken, then what it fixed.
-_CLASS_ORDER = ("PASS_TO_FAIL", "PASS_TO_MISSING", "PASS_TO_FLAKY", "FAIL_TO_FAIL", "FLAKY",
-                "FAIL_TO_PASS")
 SHOWN_TESTS = 5  # per class, without --all
 SHOWN_REASONS = 8
 
@@ -90,15 +85,9 @@ def _classification(checks: list[Document], *, every: bool = False) -> list[str]
                  if base else "no baseline")
         kind = check["classification"] or "-"
         lines.append(f"  [bold]{escape(check['check'])}[/]  "
-                     f"[{_CLASS_STYLE.get(kind, 'white')}]{kind}[/]  [dim]{where}[/]")
-        groups: dict[str, list[Document]] = {}
-        for test in check["classifiedTests"]:
-            groups.setdefault(test["classification"], []).append(test)
-        ordered = sorted(groups, key=lambda c: (_CLASS_ORDER.index(c) if c in _CLASS_ORDER
-                                                else len(_CLASS_ORDER), c))
-        for name in ordered:
-            tests = groups[name]
-            style = _CLASS_STYLE.get(name, "white")
+                     f"[{STYLE.get(kind, 'white')}]{kind}[/]  [dim]{where}[/]")
+        for name, tests in by_class(check["classifiedTests"]):
+            style = STYLE.get(name, "white")
             lines.append(f"    [{style}]{len(tests)} {name}[/]")
             if name == "PASS_TO_PASS":
                 continue

@@ -106,6 +106,7 @@ class RunView:
     pull_requests: tuple[PullRequest, ...]
     attempts: tuple[AttemptView, ...] | None = None
     output_tails: OutputTails = field(default_factory=dict)  # failed steps', by step id
+    verification: VerificationReport | None = None  # with the tree: the tests by class
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +176,8 @@ def run_view(reads: RunReads, run: Run, *, tree: bool = False,
     tails = failure_tails((_output(s) for a in attempts or () for s in a.steps), files)
     return RunView(run=run, verdict=reads.verdict(run.run_id),
                    pull_requests=tuple(reads.pull_requests(run.run_id)),
-                   attempts=attempts, output_tails=tails)
+                   attempts=attempts, output_tails=tails,
+                   verification=reads.verification(run.run_id) if tree else None)
 
 
 def _attempts(reads: RunReads, run_id: str) -> tuple[AttemptView, ...]:
