@@ -33,10 +33,15 @@ def exception_line(text: str) -> str | None:
     return None if found is None else _bounded(found)
 
 
-def output_tail(text: str, *, lines: int = TAIL_LINES) -> tuple[str, ...]:
+def output_tail(text: str, *, lines: int = TAIL_LINES,
+                workspace: str | None = None) -> tuple[str, ...]:
     """The exception line first (when there is one), then the last `lines` non-blank lines of
-    the output, each at most LINE_WIDTH characters; () for an empty output."""
+    the output, each at most LINE_WIDTH characters; () for an empty output. Paths in the
+    attempt's `workspace` (gone once it ended) are shown relative to the checkout they are in."""
     clean = strip_ansi(text)
+    if workspace:
+        clean = re.sub(re.escape(workspace.rstrip("/")) + r"/(?:(?:repo|verify|base-verify)/)?",
+                       "", clean)
     last = [_bounded(line.rstrip()) for line in clean.splitlines()
             if line.strip() and not _RULE.match(line.strip())][-lines:]
     exception = exception_line(clean)

@@ -99,3 +99,10 @@ def test_ran_zero_tests_is_said_only_of_a_check_that_exited_zero() -> None:
     failed = replace(passed, status=VerificationCheckStatus.FAILED, exit_code=2,
                      summarized_failure="failed (exit 2): tests/test_stats.py")
     assert not any("proves nothing" in message for message in _judged(failed))
+
+
+def test_paths_in_the_attempts_workspace_are_shown_relative_to_their_checkout() -> None:
+    output = ('  File "/tmp/agentctl-ws-x1/verify/tests/test_a.py", line 8, in test_a\n'
+              "ValueError: bad /tmp/agentctl-ws-x1/repo/a.py\n")
+    assert output_tail(output, workspace="/tmp/agentctl-ws-x1") == (
+        "ValueError: bad a.py", '  File "tests/test_a.py", line 8, in test_a')

@@ -27,6 +27,7 @@ class StepOutput(NamedTuple):
     status: str
     result: str | None
     artifacts: Sequence[Artifact]
+    workspace: str | None = None  # the attempt's private directory, where its paths point
 
 
 class LogFiles(Protocol):
@@ -46,7 +47,7 @@ def failure_tails(steps: Iterable[StepOutput], files: LogFiles | None) -> Output
         if text is None and files is not None:
             log = next((a for a in step.artifacts if a.type is ArtifactType.COMMAND_LOG), None)
             text = None if log is None else log_tail(files, log)
-        tail = output_tail(text) if text else ()
+        tail = output_tail(text, workspace=step.workspace) if text else ()
         if tail:
             tails[step.step_id] = tail
     return tails

@@ -173,7 +173,8 @@ def run_view(reads: RunReads, run: Run, *, tree: bool = False,
     """With `tree` its attempts, and with `files` (the artifact store) the output of each
     failed check too (a failed tool call's is in its record)."""
     attempts = _attempts(reads, run.run_id) if tree else None
-    tails = failure_tails((_output(s) for a in attempts or () for s in a.steps), files)
+    tails = failure_tails((_output(s, _workspace(a.steps)) for a in attempts or ()
+                           for s in a.steps), files)
     return RunView(run=run, verdict=reads.verdict(run.run_id),
                    pull_requests=tuple(reads.pull_requests(run.run_id)),
                    attempts=attempts, output_tails=tails,
@@ -257,7 +258,8 @@ def failed_steps(reads: RunReads, run_id: str, files: LogFiles | None) -> tuple[
         return ()
     last = max(attempts, key=lambda view: view.attempt.attempt_number)
     failed = [step for step in last.steps if step.row.status not in ("SUCCEEDED", "STARTED")]
-    tails = failure_tails(map(_output, failed), files)
+    workspace = _workspace(last.steps)
+    tails = failure_tails((_output(step, workspace) for step in failed), files)
     return tuple(FailedStep(
         sequence_number=step.row.sequence_number, type=step.row.type,
         title=step.call.tool_name if step.call else step.row.title,
@@ -265,9 +267,18 @@ def failed_steps(reads: RunReads, run_id: str, files: LogFiles | None) -> tuple[
         for step in failed)
 
 
-def _output(step: StepView) -> StepOutput:
+def _output(step: StepView, workspace: str | None) -> StepOutput:
     return StepOutput(step.row.step_id, step.row.status,
-                      step.call.result if step.call else None, step.artifacts)
+                      step.call.result if step.call else None, step.artifacts, workspace)
+
+
+def _workspace(steps: Sequence[StepView]) -> str | None:
+    """The attempt's private directory, as its PREPARE_WORKSPACE step recorded it."""
+    for step in steps:
+        if step.row.type == "PREPARE_WORKSPACE":
+            path = step.attributes.get("path")
+            return path if isinstance(path, str) else None
+    return None
 
 
 def _failure_of(step: StepView) -> str | None:
