@@ -296,21 +296,30 @@ def _bounded_json(path: Path) -> Any:
 
 
 def _unittest_results(path: Path) -> list[TestResult]:
-    """The unittest hook's lines (outcome, id, message); a line that is not one is skipped."""
+    """The unittest hook's lines (outcome, id, message, seconds); a line that is not one is
+    skipped."""
     results: list[TestResult] = []
     try:
         if path.stat().st_size > MAX_REPORT_BYTES:
             return []
         with open(path, encoding="utf-8", errors="replace") as lines:
             for line in lines:
-                outcome, _, rest = line.rstrip("\n").partition("\t")
-                test_id, _, message = rest.partition("\t")
+                outcome, test_id, message, seconds, *_ = (*line.rstrip("\n").split("\t"),
+                                                          "", "", "")
                 if test_id and outcome in _OUTCOMES:
                     results.append(TestResult(test_id=test_id, outcome=_OUTCOMES[outcome],
-                                              message=message or None))
+                                              message=message or None,
+                                              duration_seconds=_seconds(seconds)))
     except OSError:
         return results
     return results
+
+
+def _seconds(text: str) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
 
 
 def _readable(path: Path, *, pytest_ids: bool, root: Path | None = None) -> list[TestResult]:

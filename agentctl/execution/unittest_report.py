@@ -21,6 +21,8 @@ REPORT_ENV = "AGENTCTL_UNITTEST_REPORT"
 _RANK = {"PASSED": 0, "SKIPPED": 1, "FAILED": 2, "ERROR": 3}
 _seen: dict[str, tuple[str, str | None]] = {}
 _PASSED = ("PASSED", None)
+_started: dict[int, float] = {}  # by id() of the test running
+_seconds: dict[str, float] = {}  # by test id: how long it ran
 
 
 def _record(test: Any, outcome: str, err: Any = None) -> None:
@@ -70,6 +72,7 @@ def _wrap(result_module: Any) -> None:
 
     add_success.__wrapped__ = original_success  # type: ignore[attr-defined]
     base.addSuccess = add_success
+    _time(base)
     for name, outcome, with_err in (
             ("addFailure", "FAILED", True),
             ("addError", "ERROR", True), ("addSkip", "SKIPPED", False),
@@ -81,16 +84,43 @@ def _wrap(result_module: Any) -> None:
     atexit.register(_write)
 
 
+def _time(base: Any) -> None:
+    """How long each test ran, from startTest to stopTest (its setUp and tearDown included)."""
+    from time import perf_counter
+
+    original_start, original_stop = base.startTest, base.stopTest
+
+    def start_test(self: Any, test: Any) -> Any:
+        _started[id(test)] = perf_counter()
+        return original_start(self, test)
+
+    def stop_test(self: Any, test: Any) -> Any:
+        began = _started.pop(id(test), None)
+        if began is not None:
+            try:
+                test_id = test.id()
+            except Exception:  # noqa: BLE001 - a broken test object must not break the run
+                test_id = None
+            if test_id is not None:
+                _seconds[test_id] = _seconds.get(test_id, 0.0) + perf_counter() - began
+        return original_stop(self, test)
+
+    start_test.__wrapped__ = original_start  # type: ignore[attr-defined]
+    stop_test.__wrapped__ = original_stop  # type: ignore[attr-defined]
+    base.startTest, base.stopTest = start_test, stop_test
+
+
 def _write() -> None:
-    """One line per test: outcome, id and message, tab-separated (json would cost more to
-    import than a quick suite takes to record)."""
+    """One line per test: outcome, id, message and seconds, tab-separated (json would cost more
+    to import than a quick suite takes to record)."""
     directory = os.environ.get(REPORT_ENV)
     if not directory or not _seen:
         return
     path = os.path.join(directory, f"unittest-{os.getpid()}.tsv")
     try:
         with open(path, "w", encoding="utf-8", errors="replace") as out:
-            out.writelines(f"{o}\t{n}\t{_flat(m)}\n" for n, (o, m) in _seen.items())
+            out.writelines(f"{o}\t{n}\t{_flat(m)}\t{_seconds.get(n, '')}\n"
+                           for n, (o, m) in _seen.items())
     except OSError:
         pass  # the log still says what it can
 

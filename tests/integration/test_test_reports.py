@@ -469,6 +469,8 @@ def test_quiet_unittest_under_the_injected_hook_names_every_pass(tmp_path: Path)
         ("test_u.T.test_errs", T.ERROR, "RuntimeError: boom"),
         ("test_u.T.test_skipped", T.SKIPPED, None)}
     assert "test_u.T" not in " ".join(p.name for p in workspace.iterdir())
+    seconds = {r.test_id: r.duration_seconds for r in report.results}
+    assert all(isinstance(s, float) and s >= 0 for s in seconds.values()), seconds
 
 
 def test_the_unittest_hook_still_imports_the_projects_own_sitecustomize(tmp_path: Path) -> None:
