@@ -135,7 +135,7 @@ def _vanished_test_findings(changes: Sequence[FileChange],
     out of its pattern: "Ran 0 tests ... OK"), or a test file moved where it may not be found."""
     out: list[JudgeFinding] = []
     for check in verification.checks if verification is not None else ():
-        if check.tests_ran == 0:
+        if check.tests_ran == 0 and check.exit_code == 0:  # a failed check is failed already
             out.append(JudgeFinding(
                 severity=Severity.ERROR, category="no-tests-ran", blocks_auto_pr=True,
                 message=f"`{check.command}` ran 0 tests: its success proves nothing"))

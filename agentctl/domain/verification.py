@@ -66,6 +66,7 @@ class TestResult:
     test_id: str
     outcome: TestOutcome
     message: str | None = None
+    duration_seconds: float | None = None  # None where its runner did not say
 
     @property
     def failed(self) -> bool:

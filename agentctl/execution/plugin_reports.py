@@ -150,9 +150,11 @@ def _add_rows(rows: Iterable[object], results: dict[str, TestResult],
             continue
         nodeid, outcome, message = str(row[0]), row[1], row[2]
         try:
+            seconds = row[4] if len(row) > 4 and isinstance(row[4], (int, float)) else None
             results.setdefault(nodeid, TestResult(
                 test_id=nodeid, outcome=TestOutcome(outcome),
-                message=first_assertion(str(message)) if message else None))
+                message=first_assertion(str(message)) if message else None,
+                duration_seconds=float(seconds) if seconds is not None else None))
             if len(row) > 3 and row[3]:
                 reran[nodeid] = tuple(TestOutcome(o) for o in row[3])
         except (TypeError, ValueError):

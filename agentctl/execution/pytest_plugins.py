@@ -140,6 +140,7 @@ def _check(full=False):
         now = namespace.get(key)
         if (now is not value or (full and _code(now) is not code)) and name not in _tampered:
             _tampered.append(name)
+_durations = {{}}  # seconds per test: setup, call and teardown of its first run
 
 
 def _outcome(report):
@@ -160,6 +161,7 @@ def pytest_runtest_logreport(report):
         return
     if "subtest" in type(report).__name__.lower():
         _own_reports.add(report.nodeid)
+    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + (report.duration or 0.0)
     outcome = _outcome(report)
     if outcome is None:
         _seen.setdefault(report.nodeid, ("PASSED", None))
@@ -262,7 +264,8 @@ def pytest_sessionfinish(session):
         return
     if not _own():
         return
-    rows = [[n, o, m, _reruns.get(n, [])] for n, (o, m) in _seen.items()]
+    rows = [[n, o, m, _reruns.get(n, []), round(_durations.get(n, 0.0), 6)]
+            for n, (o, m) in _seen.items()]
     _emit(json.dumps({{"results": rows, "tampered": _tampered}}) + "\\n{END_MARK}\\n")
     os.close(_out.pop())
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
+from agentctl.domain.agent import AgentSpec
 from agentctl.domain.enums import TestClassification, TestOutcome
 from agentctl.domain.verification import ClassifiedTest
 from agentctl.services.actions.pr_body import (
@@ -149,3 +152,24 @@ def test_agent_chosen_strings_render_as_text_and_the_sections_stay_agentctls(
     trailers = body.rstrip().splitlines()[-3:]
     assert [line.split(":", 1)[0] for line in trailers] == [
         "Generated-by", "agentctl-run", "agentctl-spec"]
+def test_each_check_counts_its_tests_without_a_base_comparison(
+        samples: dict[str, object]) -> None:
+    verification = {"checks": [
+        {"command": "python -m pytest -q", "status": "PASSED",
+         "tests": {"passed": 54, "failed": 0, "skipped": 1, "errors": 0}},
+        {"command": "make lint", "status": "PASSED"}]}
+    body = pr_body(facts(samples, verification=verification))
+    assert "- `python -m pytest -q`: PASSED, 54 passed, 0 failed, 1 skipped\n" in body
+    assert "- `make lint`: PASSED\n" in body
+
+
+@pytest.mark.parametrize(("described", "digest", "shared"), [
+    ("script:/repo/plans/fix.toml", "sha256:ab", "script:plans/fix.toml"),
+    ("script:/tmp/x/fix.toml", "sha256:ab", "script:fix.toml (sha256:ab)"),
+    ("patch:/home/me/change.diff", None, "patch:change.diff"),
+    ("command:claude -p", None, "command:claude -p"),
+    ("noop", None, "noop"),
+])
+def test_a_plan_or_diff_is_named_by_its_path_in_the_repository_or_its_digest(
+        described: str, digest: str | None, shared: str) -> None:
+    assert AgentSpec.frozen(described, digest).shared("/repo") == shared

@@ -172,9 +172,22 @@ def _changes(facts: PrFacts) -> list[str]:
 def _checks(facts: PrFacts) -> list[str]:
     checks = (facts.verification or {}).get("checks") or []
     return ["### Verification", "", *([f"- {md_code(c['command'])}: {md_text(c['status'])}"
+                                       + _counts(c)
                                        + (f" — {md_text(c['summarizedFailure'])}"
                                           if c.get("summarizedFailure") else "")
                                        for c in checks] or ["No verification command ran."])]
+
+
+def _counts(check: Document) -> str:
+    """How many tests the check ran, whether or not the base was compared: ", 54 passed, 0
+    failed, 1 skipped"."""
+    tests = check.get("tests")
+    if isinstance(tests, Mapping):
+        errors = f", {tests['errors']} errors" if tests.get("errors") else ""
+        return (f", {tests.get('passed', 0)} passed, {tests.get('failed', 0)} failed, "
+                f"{tests.get('skipped', 0)} skipped{errors}")
+    ran = check.get("testsRan")
+    return f", {ran} tests ran" if isinstance(ran, int) else ""  # not a test runner's
 
 
 def _judge(judge: Document | None) -> list[str]:
