@@ -64,6 +64,7 @@ from agentctl.config.schema import VerificationSettings  # noqa: E402
 from agentctl.execution.test_reports import (  # noqa: E402
     ReportDir,
     injected_env,
+    read_pytest_run,
     reran_in_process,
     with_lifted_pythonpath,
 )
@@ -376,9 +377,9 @@ class CaseBench:
     @staticmethod
     def _not_rerun(reports: ReportDir) -> list[str]:
         """The base's failing tests its pytest did not rerun in process (subtests under xdist)."""
-        rows = json.loads(reports.pytest_json.read_text(encoding="utf-8"))
-        reran = reran_in_process(reports)
-        return [row[0] for row in rows if row[1] in ("FAILED", "ERROR") and row[0] not in reran]
+        run = read_pytest_run(reports.pytest_json)
+        reran = reran_in_process(reports, run)
+        return [r.test_id for r in run.results if r.failed and r.test_id not in reran]
 
     def _agentctl(self, home: Path, way: str | None = None) -> float:
         before = self._spent()

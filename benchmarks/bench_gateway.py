@@ -8,6 +8,10 @@ and a non-streamed JSON one. Each round makes the same request directly and thro
 `Gateway` (its placeholder key swapped for the real one, every event metered), interleaved.
 Printed: the median time to the first streamed byte and to the whole answer, each beside the
 direct figure. Target: the gateway adds at most 5 ms to each median.
+
+Also printed (issue 45): what the gateway's checks of each request cost (the vendor's endpoint
+by method and exact path, the Host, the budget), timed over allowed and refused requests beside
+the one suffix test it made before. Target: at most 0.1 ms a request.
 """
 
 from __future__ import annotations
@@ -18,9 +22,12 @@ import json
 import statistics
 import threading
 import time
+import timeit
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from agentctl.domain.agent import ModelApi
+from agentctl.domain.model_routes import budget_refusal
 from agentctl.execution.gateway.server import Gateway, Limits
 
 KEY = "sk-bench-real-key"
@@ -92,6 +99,36 @@ def line(name: str, value: float, baseline: float) -> None:
           f"+{value - baseline:5.2f} ms  target +5 ms")
 
 
+TARGETS = [("POST", "/v1/messages?beta=true"), ("POST", "/v1/messages"),
+           ("POST", "/v1/messages/count_tokens"), ("POST", "/v1/messages/batches"),
+           ("POST", "/v1/messages;x"), ("GET", "/v1/models"),
+           ("POST", "http://127.0.0.1:1/v1/messages"), ("HEAD", "/")]
+BEFORE_PATHS = ("/messages", "/responses", "/chat/completions")  # the check it made before
+
+
+def checks(gateway: Gateway, rounds: int) -> None:
+    """Microseconds a request for the gateway's checks, beside the suffix test of before."""
+    host = f"127.0.0.1:{gateway.port}"
+    routes = gateway.routes
+
+    def now() -> None:
+        for method, target in TARGETS:
+            refusal = routes.refusal(method, target, host)
+            if refusal is None and gateway.spent:
+                budget_refusal(gateway.spent)
+
+    def before() -> None:
+        for method, target in TARGETS:
+            _ = method == "POST" and target.partition("?")[0].endswith(BEFORE_PATHS)
+
+    number = max(rounds, 100) * 50
+    each = len(TARGETS) * number / 1e6
+    now_us = min(timeit.repeat(now, number=number, repeat=5)) / each
+    before_us = min(timeit.repeat(before, number=number, repeat=5)) / each
+    print(f"{'checks of one request (route, Host, budget)':<44} {now_us:7.2f} us  "
+          f"before {before_us:7.2f} us  +{now_us - before_us:5.2f} us  target <= 100 us")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=200)
@@ -100,7 +137,8 @@ def main() -> None:
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     port = int(server.server_address[1])
-    gateway = Gateway(f"http://127.0.0.1:{port}", KEY, limits=Limits(max_tokens=10**12))
+    gateway = Gateway(f"http://127.0.0.1:{port}", KEY, api=ModelApi.ANTHROPIC,
+                      limits=Limits(max_tokens=10**12))
     runs: dict[str, list[tuple[float, float]]] = {"direct": [], "gateway": [],
                                                    "direct-json": [], "gateway-json": []}
     plans: list[tuple[str, Callable[[], tuple[float, float]]]] = [
@@ -121,6 +159,7 @@ def main() -> None:
     line("streamed (40 events): first byte", med["gateway"][0], med["direct"][0])
     line("streamed (40 events): whole answer", med["gateway"][1], med["direct"][1])
     line("not streamed: whole answer", med["gateway-json"][1], med["direct-json"][1])
+    checks(gateway, rounds)
     gateway.close()
     server.shutdown()
 

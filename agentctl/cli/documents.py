@@ -14,6 +14,7 @@ from agentctl.domain.run import Run
 from agentctl.domain.serialize import to_json
 from agentctl.domain.verdict import Verdict
 from agentctl.domain.verification import VerificationReport
+from agentctl.services.queries.failure_output import LogFiles
 from agentctl.services.queries.read_models import (
     EditedBy,
     RunReads,
@@ -26,8 +27,9 @@ from agentctl.services.queries.read_models import (
 Document = dict[str, Any]
 
 
-def run_document(reads: RunReads, run: Run, *, tree: bool = False) -> Document:
-    return run_view_document(run_view(reads, run, tree=tree))
+def run_document(reads: RunReads, run: Run, *, tree: bool = False,
+                 files: LogFiles | None = None) -> Document:
+    return run_view_document(run_view(reads, run, tree=tree, files=files))
 
 
 def run_view_document(view: RunView) -> Document:
@@ -40,6 +42,11 @@ def run_view_document(view: RunView) -> Document:
         document["attempts"] = [
             {**to_json(attempt.attempt), "steps": step_documents(attempt, artifact_document)}  # type: ignore[dict-item]
             for attempt in view.attempts]
+        document["classification"] = classification_table(view.verification)
+        for attempt_document in document["attempts"]:
+            for step in attempt_document["steps"]:
+                if step["stepId"] in view.output_tails:
+                    step["outputTail"] = list(view.output_tails[step["stepId"]])
     return document
 
 
@@ -54,8 +61,9 @@ def artifact_document(artifact: Artifact) -> Document:
     return to_json(artifact)  # type: ignore[return-value]
 
 
-def verdict_document(reads: RunReads, run: Run, *, explain: bool = False) -> Document | None:
-    view = verdict_view(reads, run, explain=explain)
+def verdict_document(reads: RunReads, run: Run, *, explain: bool = False,
+                     files: LogFiles | None = None) -> Document | None:
+    view = verdict_view(reads, run, explain=explain, files=files)
     return None if view is None else verdict_view_document(view)
 
 
@@ -81,6 +89,10 @@ def verdict_view_document(view: VerdictView) -> Document:
         document["classification"] = classification_table(explained.verification)
         document["editedBy"] = edited_by_document(explained.edited_by)
         document["pullRequests"] = to_json(list(explained.pull_requests))
+        document["failedSteps"] = [
+            {"sequenceNumber": f.sequence_number, "type": f.type, "title": f.title,
+             "failure": f.failure, "outputTail": list(f.output_tail)}
+            for f in explained.failed_steps]
     return document
 
 
@@ -89,6 +101,7 @@ def classification_table(report: VerificationReport | None) -> list[Document]:
     if report is None:
         return []
     return [{"check": c.name, "command": c.command, "status": c.status.value,
+             "durationSeconds": c.duration_seconds,
              "classification": c.classification.value if c.classification else None,
              "baselineCommit": c.baseline_commit, "baselineCached": c.baseline_cached,
              "tests": to_json(c.tests),

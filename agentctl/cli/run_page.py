@@ -15,6 +15,8 @@ from typing import Any
 from agentctl.cli.documents import Document, run_document, verdict_document
 from agentctl.domain.enums import ArtifactVisibility, RedactionStatus
 from agentctl.domain.serialize import to_json
+from agentctl.domain.verification import TestReport
+from agentctl.services.queries.per_test import per_test_reports
 from agentctl.store.blobs import BlobStore
 from agentctl.store.views import Views
 
@@ -41,6 +43,7 @@ class RunPage:
     spend: Spend
     logs: dict[str, EmbeddedText] = field(default_factory=dict)  # by artifact id
     public: bool = False
+    tests: dict[str, TestReport] = field(default_factory=dict)  # each check's, by its name
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +84,12 @@ def spend_of(run: Document) -> Spend:
 def gather(views: Views, blobs: BlobStore, run_text: str | None, *, public: bool) -> RunPage:
     run = views.run(run_text)
     with views.snapshot():
-        document = run_document(views, run, tree=True)
-        verdict = verdict_document(views, run, explain=True)
+        document = run_document(views, run, tree=True, files=blobs)
+        verdict = verdict_document(views, run, explain=True, files=blobs)
         task = verdict["task"] if verdict else _task(views, run.task_id)
         patch = views.patch(run.run_id)
         verification = views.verification(run.run_id)
+        tests = per_test_reports(views, blobs, verification)
     artifacts = {a["artifactId"]: a for attempt in document["attempts"]
                  for step in attempt["steps"] for a in step["artifacts"]}
     diff = None
@@ -101,8 +105,12 @@ def gather(views: Views, blobs: BlobStore, run_text: str | None, *, public: bool
     spend = spend_of(document)
     if public:
         _keep_public(document, verdict)
+        public_checks = {c.name for c in verification.checks if artifacts.get(
+            c.test_report_artifact or "", {}).get("visibility") == PUBLIC} \
+            if verification is not None else set()
+        tests = {name: report for name, report in tests.items() if name in public_checks}
     return RunPage(run=document, verdict=verdict, task=task, diff=diff, spend=spend, logs=logs,
-                   public=public)
+                   public=public, tests=tests)
 
 
 def _task(views: Views, task_id: str) -> Document:
@@ -150,6 +158,7 @@ def _keep_public(run: Document, verdict: Document | None) -> None:
         for step in attempt["steps"]:
             step["artifacts"] = [a for a in step["artifacts"] if a["visibility"] == PUBLIC]
             step["attributes"] = {}
+            step.pop("outputTail", None)  # from logs and outputs that are not public
             call: Any = step.get("toolCall")
             if call is not None:
                 call["argumentsJson"] = "{}"
@@ -160,3 +169,5 @@ def _keep_public(run: Document, verdict: Document | None) -> None:
         verdict["evidence"] = [a for a in verdict["evidence"] if a["visibility"] == PUBLIC]
         for link in verdict.get("chain") or []:
             link["evidence"] = [a for a in link["evidence"] if a["visibility"] == PUBLIC]
+        for failed in verdict.get("failedSteps") or []:
+            failed["outputTail"] = []

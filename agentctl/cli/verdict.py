@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
-from agentctl.cli.options import FullOption, JsonOption, NoPagerOption, RunArgument
+from agentctl.cli.options import Flag, FullOption, JsonOption, NoPagerOption, RunArgument
 from agentctl.cli.output import emit_json, out
 from agentctl.domain.enums import ApprovalDecision
 from agentctl.domain.errors import NotFound
@@ -18,10 +18,13 @@ app = typer.Typer(help="Verdicts: whether a run's patch is fit for a PR, and why
 
 def _load(ctx: typer.Context, run_id: str | None, *, explain: bool) -> dict:  # type: ignore[type-arg]
     from agentctl.cli.documents import verdict_document
+    from agentctl.store.blobs import BlobStore
 
-    with state(ctx).views() as views:
+    current = state(ctx)
+    with current.views() as views:
         run = views.run(run_id)
-        document = verdict_document(views, run, explain=explain)
+        document = verdict_document(views, run, explain=explain,
+                                    files=BlobStore(current.home.artifacts) if explain else None)
     if document is None:
         raise NotFound(f"run {run.run_id} has no verdict yet (status {run.status.value})")
     return document
@@ -43,6 +46,8 @@ def show(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = Fals
 
 @app.command()
 def explain(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = False,
+            every: Annotated[bool, Flag("--all", help="Every test of each class and every "
+                             "reason (default: the first few).")] = False,
             no_pager: NoPagerOption = False, as_json: JsonOption = False) -> None:
     """Walk the decision chain (boundary, apply, verification, judge, autonomy, eligibility,
     approvals) with the evidence artifact behind each link (`agentctl artifact show RUN NAME`
@@ -54,7 +59,7 @@ def explain(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = F
     from agentctl.cli.pager import page, pager_command
     from agentctl.cli.render.verdicts import explanation
 
-    shown = explanation(document, home=str(state(ctx).home.root), full=full)
+    shown = explanation(document, home=str(state(ctx).home.root), full=full, every=every)
     if pager_command(not no_pager) is None:
         out().print(shown)
         return

@@ -51,6 +51,10 @@ PRODUCTION_CONFIG = (
     "**/config/**", "*Config.java", "*Configuration.java", "config.py", "settings.py",
     "*production*", "*.properties", "application*.yml", "application*.yaml",
 )
+# Where an agent CLI reads its settings, hooks, skills and MCP servers, and agentctl its own:
+# a patch that adds one configures the next run on its branch (only agentctl may).
+AGENT_CONFIG = (".claude/**", ".codex/**", ".gemini/**", ".github/hooks/**", ".opencode/**",
+                ".mcp.json", ".agentctl.toml")
 SECRET_FILES = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "*.p12", "*.pfx",
                 ".npmrc", ".pypirc", ".netrc", "credentials*.json")
 
@@ -64,7 +68,8 @@ class PolicySettings:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BoundarySettings:
-    forbidden: Globs = (".github/**", "infra/**", "deployment/**", *SECRET_FILES[:4])
+    forbidden: Globs = (".github/**", "infra/**", "deployment/**", *SECRET_FILES[:4],
+                        *AGENT_CONFIG)
     allowed: Globs = ()
     lockfiles: Globs = LOCKFILES
     generated: Globs = GENERATED
@@ -96,6 +101,7 @@ class VerificationSettings:
     allow_preexisting_failures: Flag = True
     baseline_concurrent: Flag = True  # the base's checks beside the candidate's (2+ cores)
     test_paths: Globs = DEFAULT_TEST_PATHS  # the patch's test side (DESIGN.md section 9)
+    flaky_blame_runs: PositiveCount = 5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

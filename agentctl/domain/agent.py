@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import PurePosixPath
 
 
 class AgentKind(StrEnum):
@@ -68,3 +69,14 @@ class AgentSpec:
         """The spec as `describe` froze it into an ExecutionSpec (already validated then)."""
         kind, _, value = described.partition(":")
         return cls(AgentKind(kind), value, digest)
+
+    def shared(self, repository: str) -> str:
+        """The agent as others may read it (a PR body, a commit): a plan or diff file by its
+        path in `repository`, else by its name and digest, never by a local absolute path."""
+        path = PurePosixPath(self.value)
+        if self.kind not in (AgentKind.SCRIPT, AgentKind.PATCH) or not path.is_absolute():
+            return self.describe()
+        root = PurePosixPath(repository)
+        if root.is_absolute() and path.is_relative_to(root):
+            return f"{self.kind.value}:{path.relative_to(root)}"
+        return f"{self.kind.value}:{path.name}" + (f" ({self.digest})" if self.digest else "")

@@ -8,11 +8,14 @@ in-toto tool can check the signatures and subjects without agentctl.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agentctl.domain.canonical import canonical_json
+from agentctl.domain.enums import TestClassification, TestOutcome, VerificationCheckStatus
+from agentctl.domain.verification import TestReport, VerificationCheck
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
@@ -32,6 +35,35 @@ class Subject:
 
     def as_json(self) -> Json:
         return {"name": self.name, "digest": dict(self.digest)}
+
+
+# Tests that passed on some runs and failed on others: "passed with warnings", the predicate says.
+_WARNED = frozenset({TestClassification.FLAKY, TestClassification.PASS_TO_FLAKY})
+_FAILED = frozenset({TestOutcome.FAILED, TestOutcome.ERROR})
+
+
+def test_result(check: VerificationCheck, report: TestReport | None) -> Json:
+    """in-toto's test-result v0.1 predicate for one check: `result` PASSED, WARNED (it passed,
+    but some test only on a rerun) or FAILED, and every test the runner named by outcome (from
+    its per-test report, else from the comparison with the base)."""
+    outcomes = {r.test_id: r.outcome for r in report.results} if report is not None else {}
+    for test in check.classified_tests:
+        outcomes.setdefault(test.test_id, test.candidate)
+    warned = {t.test_id for t in check.classified_tests if t.classification in _WARNED}
+    failed = ({t for t, outcome in outcomes.items() if outcome in _FAILED}
+              | set(check.failing_test_ids)) - warned
+    passed = {t for t, outcome in outcomes.items() if outcome is TestOutcome.PASSED} \
+        - warned - failed
+    if check.status is not VerificationCheckStatus.PASSED:
+        result = "FAILED"
+    else:
+        result = "WARNED" if warned else "PASSED"
+    return {"result": result,
+            "configuration": [{"name": check.name, "digest": {
+                "sha256": hashlib.sha256(check.command.encode()).hexdigest()},
+                "annotations": {"command": check.command, "required": check.required}}],
+            "passedTests": sorted(passed), "warnedTests": sorted(warned),
+            "failedTests": sorted(failed)}
 
 
 def pae(payload_type: str, payload: bytes) -> bytes:

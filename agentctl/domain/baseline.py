@@ -87,59 +87,215 @@ def baseline_wanted(mode: BaselineMode, task_type: TaskType,
     return any(c.required and c.status is C.FAILED for c in checks)
 
 
-def classify(candidate: Observed, base: Observed | None) -> tuple[
-        TestClassification | None, tuple[ClassifiedTest, ...]]:
-    """The check's class and each test's. Without a base only FLAKY can be told; a test the
-    base does not have counts as failing there (SWE-bench's rule for new tests)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SideRuns:
+    """The runs beside the base that a patch with a test side gets (DESIGN.md section 9):
+    `fix`, the base's code under the patch's tests (which tests fail without the fix), and
+    `regression`, the patch's code under the base's tests (no test that passed on the base
+    may fail there). `changed_files`: the test-side files the patch changed."""
+
+    fix: Observed | None = None
+    regression: Observed | None = None
+    changed_files: frozenset[str] = frozenset()
+
+
+NO_SIDES = SideRuns()
+BLAME_RUNS = 5  # clean base runs it takes to blame the patch for a flaky test
+
+
+def classify(candidate: Observed, base: Observed | None, sides: SideRuns = NO_SIDES, *,
+             blame_runs: int = BLAME_RUNS) -> tuple[TestClassification | None,
+                                                    tuple[ClassifiedTest, ...]]:
+    """The check's class and each test's. Without a base only FLAKY can be told. A test counts
+    as FAIL_TO_PASS only where the same test file fails on the base's code (the base's run, or
+    with a test side the fix evidence) and passes with the whole patch: a new test that passes
+    on the base's code shows nothing, nor does an expectation edited to match the bug."""
+    if base is not None:
+        candidate = aligned(candidate, base)
+        sides = replace(sides, fix=aligned(sides.fix, base) if sides.fix else None,
+                        regression=aligned(sides.regression, base) if sides.regression else None)
     tests: list[ClassifiedTest] = []
     if candidate.report is not None:
         for result in candidate.report.results:
             runs = candidate.runs_of(result.test_id)
             if result.outcome is T.SKIPPED:
                 continue
-            base_runs = base.runs_of(result.test_id) if base is not None else ()
-            kind = _classify_test(runs, base_runs, has_base=base is not None)
+            base_runs = _runs_in(base, result.test_id)
+            kind = _classify_test(runs, base_runs, has_base=base is not None,
+                                  blame_runs=blame_runs)
+            if kind is K.FAIL_TO_PASS:
+                kind = _fix_evidence(result.test_id, base_runs, sides)
             if kind is not None:
                 tests.append(ClassifiedTest(
                     test_id=result.test_id, classification=kind, candidate=result.outcome,
                     base=next(iter(base_runs), None), message=result.message,
-                    base_unknown=not base_runs and not _knows_collection(base)))
-    tests += _missing(candidate, base)
+                    base_unknown=not base_runs and not _knows_collection(base),
+                    expectations_changed=_expectations_changed(result.test_id, kind, sides)))
+    tests += _regressions(candidate, base, sides, {t.test_id for t in tests
+                                                   if t.classification is K.PASS_TO_FAIL})
     return _classify_check(candidate, base, tests), tuple(tests)
 
 
-def _missing(candidate: Observed, base: Observed | None) -> list[ClassifiedTest]:
-    """Tests that passed on the base and did not run with the patch (deselected, newly skipped,
-    removed or renamed). Only a patch run that named every test it ran can show one missing."""
-    if base is None or base.report is None or candidate.report is None \
-            or not candidate.report.complete or candidate.status not in COMPARABLE:
+def _fix_evidence(test_id: str, base_runs: Sequence[TestOutcome],
+                  sides: SideRuns) -> TestClassification | None:
+    """A test that passes with the patch and did not pass on the base: FAIL_TO_PASS where its
+    own file (the patch's version, with a test side) fails on the base's code; PASS_TO_PASS
+    where it passes there; None where nothing shows it failing without the fix (a test the
+    base does not have, and no fix evidence ran)."""
+    if sides.fix is None:
+        return K.FAIL_TO_PASS if base_runs else None
+    there = _runs_in(sides.fix, test_id)
+    if not there:
+        return None
+    return K.FAIL_TO_PASS if _failed(there[0]) else K.PASS_TO_PASS
+
+
+def _expectations_changed(test_id: str, kind: TestClassification | None,
+                          sides: SideRuns) -> bool:
+    """The patch's version of the test passes with the patch's code, the base's version fails
+    with it: the patch changed what the test expects."""
+    if sides.regression is None or kind not in (K.PASS_TO_PASS, K.FAIL_TO_PASS):
+        return False
+    if not _changed_file(test_id, sides.changed_files):
+        return False
+    there = _runs_in(sides.regression, test_id)
+    return bool(there) and _failed(there[0])
+
+
+def _regressions(candidate: Observed, base: Observed | None, sides: SideRuns,
+                 known: set[str]) -> list[ClassifiedTest]:
+    """The tests that passed on the base and fail, or vanish, with the patch: with the patch's
+    tests (the candidate) or under the base's own (the regression evidence), so renaming,
+    skipping, editing, deleting or deselecting a test cannot hide one. A test the patch's
+    version still passes (its expectations changed) is left to `_expectations_changed`."""
+    if base is None or base.report is None:
         return []
-    ran = {r.test_id: r.outcome for r in candidate.report.results}
-    return [ClassifiedTest(test_id=r.test_id, classification=K.PASS_TO_MISSING,
-                           candidate=T.SKIPPED, base=T.PASSED,
-                           message="skipped with the patch" if r.test_id in ran
-                           else "did not run with the patch")
-            for r in base.report.results
-            if r.outcome is T.PASSED and ran.get(r.test_id, T.SKIPPED) is T.SKIPPED
-            and not _mixed(base.runs_of(r.test_id))]
+    ran = {r.test_id: r.outcome for r in candidate.report.results} \
+        if candidate.report is not None else {}
+    regression = sides.regression
+    out: list[ClassifiedTest] = []
+    for result in base.report.results:
+        test_id = result.test_id
+        if result.outcome is not T.PASSED or test_id in known or _mixed(base.runs_of(test_id)):
+            continue
+        there = _runs_in(regression, test_id) if regression is not None else ()
+        with_patch = ran.get(test_id)
+        if there and _failed(there[0]) and (with_patch is None or with_patch is T.SKIPPED
+                                            or not _changed_file(test_id, sides.changed_files)):
+            out.append(ClassifiedTest(
+                test_id=test_id, classification=K.PASS_TO_FAIL, base=T.PASSED,
+                candidate=there[0], message="its base version fails with the patch's code"))
+            continue
+        if not _comparable(candidate) or (with_patch is not None and with_patch is not T.SKIPPED):
+            continue
+        message = ("skipped with the patch" if with_patch is T.SKIPPED
+                   else "did not run with the patch")
+        if regression is not None and _comparable(regression) and there[:1] == (T.SKIPPED,):
+            message = "its base version is skipped with the patch's code"
+        out.append(ClassifiedTest(test_id=test_id, classification=K.PASS_TO_MISSING,
+                                  candidate=T.SKIPPED, base=T.PASSED, message=message))
+    return out
 
 
-def flips_to_check_on_base(candidate: Observed, base: Observed) -> tuple[str, ...]:
-    """Tests whose result changed between the patch's runs but that passed the one time they ran
-    on the base: rerun there, they tell FLAKY (flips on the base too) from PASS_TO_FLAKY."""
+def _comparable(observed: Observed) -> bool:
+    """Only a run that named every test it ran can show one missing."""
+    return observed.report is not None and observed.report.complete \
+        and observed.status in COMPARABLE
+
+
+def aligned(observed: Observed, reference: Observed) -> Observed:
+    """`observed` with its parametrized test ids that `reference` lacks renamed to those of the
+    same test function at the same place among its unmatched ones: ids that differ only by a
+    value drawn at collection (a time, a random number, an address) are the same test."""
+    if observed.report is None or reference.report is None:
+        return observed
+    known = {r.test_id for r in observed.report.results}
+    theirs: dict[str, list[str]] = {}
+    for result in reference.report.results:
+        if "[" in result.test_id and result.test_id not in known:
+            theirs.setdefault(result.test_id.split("[", 1)[0], []).append(result.test_id)
+    if not theirs:
+        return observed
+    reference_ids = {r.test_id for r in reference.report.results}
+    renamed: dict[str, str] = {}
+    for result in observed.report.results:
+        test_id = result.test_id
+        if "[" not in test_id or test_id in reference_ids:
+            continue
+        free = theirs.get(test_id.split("[", 1)[0])
+        if free:
+            renamed[test_id] = free.pop(0)
+    if not renamed:
+        return observed
+    report = replace(observed.report, results=tuple(
+        replace(r, test_id=renamed.get(r.test_id, r.test_id)) for r in observed.report.results))
+    return replace(observed, report=report, rerun_outcomes={
+        renamed.get(t, t): o for t, o in observed.rerun_outcomes.items()})
+
+
+def _runs_in(observed: Observed | None, test_id: str) -> tuple[TestOutcome, ...]:
+    """Every outcome `observed` has for `test_id`; where it has none but its file (a pytest
+    module, a unittest module) could not be collected there, that error: a test whose module
+    fails to import failed there, it is never absent."""
+    if observed is None:
+        return ()
+    runs = observed.runs_of(test_id)
+    if runs or observed.report is None:
+        return runs
+    file = _file_of(test_id)
+    module = test_id.rsplit(".", 2)[0] if "::" not in test_id else None
+    for result in observed.report.failing:
+        if result.test_id == file or (module and result.test_id.endswith(
+                f"_FailedTest.{module}")) or (module and result.test_id == module):
+            return (T.ERROR,)
+    return ()
+
+
+def _changed_file(test_id: str, changed: frozenset[str]) -> bool:
+    """Whether the test's file is one the patch changed: a pytest node id's path, or a dotted
+    unittest id's module."""
+    if "::" in test_id:
+        return _file_of(test_id) in changed
+    parts = test_id.split(".")
+    return any(".".join(parts[:n]) in changed for n in range(1, len(parts)))
+
+
+def _file_of(test_id: str) -> str:
+    """The test's file as its id names it (a pytest node id's path, else the id itself)."""
+    return test_id.split("::", 1)[0]
+
+
+def flips_to_check_on_base(candidate: Observed, base: Observed, *,
+                           blame_runs: int = BLAME_RUNS) -> tuple[str, ...]:
+    """Tests whose result changed between the patch's runs but that passed every time they ran
+    on the base, fewer times than it takes to blame the patch: rerun there, they tell FLAKY
+    (flips on the base too) from PASS_TO_FLAKY."""
     return tuple(test_id for test_id in candidate.rerun_outcomes
                  if _mixed(candidate.runs_of(test_id))
                  and base.runs_of(test_id)[:1] == (T.PASSED,)
-                 and len(base.runs_of(test_id)) == 1)
+                 and not _mixed(base.runs_of(test_id))
+                 and len(base.runs_of(test_id)) < _needed(candidate.runs_of(test_id),
+                                                          blame_runs))
+
+
+def _needed(runs: Sequence[TestOutcome], blame_runs: int) -> int:
+    """Clean base runs that blame the patch for flipping: as many as the patch took to flip,
+    and at least `blame_runs`."""
+    first = _failed(runs[0])
+    flip = next((i for i, o in enumerate(runs) if o is not T.SKIPPED and _failed(o) != first),
+                len(runs) - 1)
+    return max(blame_runs, flip + 1)
 
 
 def _classify_test(runs: Sequence[TestOutcome], base_runs: Sequence[TestOutcome], *,
-                   has_base: bool) -> TestClassification | None:
+                   has_base: bool, blame_runs: int = BLAME_RUNS) -> TestClassification | None:
     if _mixed(base_runs):
         return K.FLAKY
     if _mixed(runs):
-        # flips with the patch only: the patch made a passing test unstable
-        return K.PASS_TO_FLAKY if base_runs and base_runs[0] is T.PASSED else K.FLAKY
+        # flips with the patch only, and the base passed enough runs to say so
+        clean = sum(1 for o in base_runs if o is T.PASSED)
+        return K.PASS_TO_FLAKY if base_runs and base_runs[0] is T.PASSED \
+            and clean >= _needed(runs, blame_runs) else K.FLAKY
     if not has_base:
         return None
     failed = _failed(runs[0])
@@ -178,12 +334,16 @@ def _classify_check(candidate: Observed, base: Observed | None,
 
 
 def classified(check: VerificationCheck, candidate: Observed, base: Observed | None,
-               base_commit: str | None, cached: bool | None) -> VerificationCheck:
+               base_commit: str | None, cached: bool | None, sides: SideRuns = NO_SIDES, *,
+               blame_runs: int = BLAME_RUNS) -> VerificationCheck:
     """The check with its classes, and where they came from."""
-    kind, tests = classify(candidate, base)
+    kind, tests = classify(candidate, base, sides, blame_runs=blame_runs)
+    runs = tuple(name for name, run in (("fix evidence", sides.fix),
+                                        ("regression evidence", sides.regression)) if run)
     return replace(check, classification=kind, classified_tests=tests,
                    baseline_commit=base_commit if base is not None else None,
-                   baseline_cached=cached if base is not None else None)
+                   baseline_cached=cached if base is not None else None,
+                   evidence_runs=runs if base is not None else ())
 
 
 def _knows_collection(base: Observed | None) -> bool:

@@ -24,7 +24,7 @@ import json
 import orjson
 
 from agentctl.domain.json_text import compiled
-from agentctl.domain.serialize import to_json
+from agentctl.domain.serialize import sealed_json
 
 _ENCODE = compiled(json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False))
 _FLAT_VALUES = frozenset((str, int, bool, type(None)))  # exact types: no enums, no floats
@@ -64,4 +64,4 @@ def sha256_digest(document: object) -> str:
 def record_digest(record: object) -> str:
     """`sha256_digest` of a record's JSON document (DESIGN.md §4: camelCase keys, enum values,
     ISO times): what it says, not how a database stores it."""
-    return sha256_digest(to_json(record))
+    return sha256_digest(sealed_json(record))

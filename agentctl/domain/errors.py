@@ -61,5 +61,10 @@ class InfrastructureFailure(AgentctlError):
     exit_code = 1
 
 
+class ModelUnreachable(InfrastructureFailure):
+    """The agent could not complete because its model could not be reached (the vendor kept
+    failing, or never answered), its gateway's retries used up: the attempt is retried."""
+
+
 class StoreUnavailable(InfrastructureFailure):
     """The shared database could not be reached, after retrying with backoff."""

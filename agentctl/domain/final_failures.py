@@ -7,11 +7,13 @@ from __future__ import annotations
 from agentctl.domain.verification import TestResult
 
 # How the report plugin names a pytest collection error (a module, a class or a conftest
-# that failed to load), ahead of its first line.
+# that failed to load), ahead of its last line; pytest's own JUnit report says only this.
 COLLECTION_ERROR = "collection error: "
+_JUNIT_COLLECTION_ERROR = "collection failure"
 # unittest's stand-ins for a module or name it could not load.
 _UNITTEST_LOAD_FAILURES = ("unittest.loader._FailedTest", "unittest.loader.ModuleImportFailure")
-_IMPORT_FAILURES = (COLLECTION_ERROR, "ModuleNotFoundError", "ImportError: Failed to import test")
+_IMPORT_FAILURES = (COLLECTION_ERROR, _JUNIT_COLLECTION_ERROR, "ModuleNotFoundError",
+                    "ImportError: Failed to import test")
 
 
 def is_final(result: TestResult) -> bool:

@@ -14,7 +14,15 @@ every git command line, before the allow rules count:
   `bisect`, `submodule`, `filter-branch`, `hook`, ...) are refused;
 - options that read files wherever they are told, outside the workspace too (`git diff
   --no-index /etc/passwd x`, `git blame --contents`, `git archive --add-file`, `git config
-  --file`, `git commit -F /path`), are refused
+  --file`, `git commit -F /path`), are refused, and so are path arguments outside the workspace
+  (absolute, climbing out, `file:` URLs) of the commands that read them (`git diff
+  ../../etc/passwd x` switches to --no-index on its own; `git apply`, `git hash-object`,
+  `git fetch`, ...)
+
+Options are read as git's option parser reads them: a long option may be cut to any unambiguous
+prefix (`--upl` is `--upload-pack`), so any prefix of a listed name counts as that name (one that
+is ambiguous git refuses anyway); `--name=value` is the name; short options may be bundled
+(`-iO`), so each letter of a bundle counts
 
 unless the allow rule that matched names them itself (`git log --output=log.txt *`): a person
 wrote that, knowing what it does.
@@ -65,6 +73,16 @@ _READS_ANYWHERE = ("--no-index", "--contents", "--add-file", "--file", "--blob")
 # Short options that do the same for some subcommands: (subcommand, option).
 _READS_SHORT = {("commit", "-F"), ("tag", "-F"), ("notes", "-F"), ("config", "-f"),
                 ("merge", "-F")}
+# Options of git's own commands that are whole names, not abbreviations of a listed one (git
+# takes an exact name first): `git format-patch --to=ADDRESS`.
+_EXACT_NAMES = frozenset({"--to"})
+# Subcommands that read (or fetch from) a path given as an argument, outside the workspace too.
+READS_PATH_ARGUMENTS = frozenset({
+    "diff", "apply", "am", "hash-object", "mailinfo", "mailsplit", "merge-file", "bundle",
+    "fetch", "pull", "clone", "ls-remote", "index-pack", "verify-pack", "remote", "blame",
+    "annotate", "check-ignore", "check-attr", "archive", "format-patch", "init", "worktree",
+    "fetch-pack", "send-pack", "rev-parse",
+})
 # Short options that write or run for some subcommands: (subcommand, option).
 _RISKY_SHORT = {("format-patch", "-o"), ("archive", "-o"), ("grep", "-O"), ("rebase", "-x"),
                 ("difftool", "-x"), ("clone", "-c"), ("clone", "-u"), ("fetch", "-u"),
@@ -100,22 +118,52 @@ def git_risks(argv: Sequence[str]) -> list[Risk]:
                                     "can stand for any other)")]
     if subcommand in RUNS_PROGRAMS:
         risks.append(Risk(index, f"`git {subcommand}` runs programs it is configured or told to"))
+    options = True
     for position in range(index + 1, len(argv)):
         arg = argv[position]
-        if arg == "--":
-            break
-        if arg.partition("=")[0] in _RISKY_OPTIONS:
-            risks.append(Risk(position, f"`{arg.partition('=')[0]}` writes files or runs a "
-                                        "program"))
-        elif arg.partition("=")[0] in _READS_ANYWHERE or (
-                not arg.startswith("--") and (subcommand, arg[:2]) in _READS_SHORT):
-            name = arg.partition("=")[0] if arg.startswith("--") else arg[:2]
-            risks.append(Risk(position, f"`{name}` of `git {subcommand}` reads files outside "
-                                        "the workspace"))
-        elif not arg.startswith("--") and (subcommand, arg[:2]) in _RISKY_SHORT:
-            risks.append(Risk(position, f"`{arg[:2]}` of `git {subcommand}` writes files or "
-                                        "runs a program"))
+        if options and arg in ("--", "--end-of-options"):
+            options = False
+        elif options and arg.startswith("--"):
+            risks += _long_option_risks(position, arg, subcommand)
+        elif options and arg.startswith("-") and len(arg) > 1:
+            risks += _short_option_risks(position, arg, subcommand)
+        elif subcommand in READS_PATH_ARGUMENTS and _outside(arg):
+            risks.append(Risk(position, f"`git {subcommand}` reads files outside the workspace "
+                                        f"(`{arg}`)"))
     return risks
+
+
+def _long_option_risks(position: int, arg: str, subcommand: str) -> list[Risk]:
+    given = arg.partition("=")[0]
+    risky = _expanded(given, _RISKY_OPTIONS)
+    if risky is not None:
+        return [Risk(position, f"`{risky}` writes files or runs a program"
+                               + (f" (`{given}` abbreviates it)" if risky != given else ""))]
+    reads = _expanded(given, _READS_ANYWHERE)
+    if reads is not None:
+        return [Risk(position, f"`{reads}` of `git {subcommand}` reads files outside the "
+                               "workspace" + (f" (`{given}` abbreviates it)"
+                                              if reads != given else ""))]
+    return []
+
+
+def _short_option_risks(position: int, arg: str, subcommand: str) -> list[Risk]:
+    for letter in arg[1:]:
+        option = f"-{letter}"
+        if (subcommand, option) in _RISKY_SHORT:
+            return [Risk(position, f"`{option}` of `git {subcommand}` writes files or runs a "
+                                   "program")]
+        if (subcommand, option) in _READS_SHORT:
+            return [Risk(position, f"`{option}` of `git {subcommand}` reads files outside the "
+                                   "workspace")]
+    return []
+
+
+def _expanded(given: str, names: Sequence[str]) -> str | None:
+    """The listed option `given` names in full or as git's parser accepts it cut short."""
+    if len(given) <= 2 or given in _EXACT_NAMES:
+        return None
+    return next((name for name in names if name.startswith(given)), None)
 
 
 def named_by(rule_tokens: Sequence[str], risk: Risk) -> bool:
@@ -125,7 +173,7 @@ def named_by(rule_tokens: Sequence[str], risk: Risk) -> bool:
 
 
 def _outside(path: str) -> bool:
-    if path.startswith(("/", "~")):
+    if path.startswith(("/", "~")) or path.lower().startswith("file:"):
         return True
     depth = 0
     for part in path.split("/"):

@@ -2,9 +2,8 @@
 
 A patch that changes one can make a failing test vanish (`addopts = --deselect ...`) or report
 every test passed (a conftest hook); such a change is the project's to make, not the agent's to
-make quietly. Dedicated harness files are also put back as they are on the base and the checks
-run again there; a file whose test section is part of a larger one (pyproject.toml, pom.xml,
-package.json) is named by the judge only, since putting it back would undo the rest of it.
+make quietly: the judge names it for a person. What the verdict rests on does not depend on it:
+the patch's code also runs under the base's whole test side (`test_side`).
 """
 
 from __future__ import annotations
@@ -13,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentctl.domain import globs
-from agentctl.domain.enums import ChangeType, Severity
+from agentctl.domain.enums import Severity
 from agentctl.domain.findings import DiffLine, JudgeFinding
 from agentctl.domain.lazy_regex import lazy_regex
 from agentctl.domain.patch import FileChange
 
-# Files whose whole job is the test harness: restored to the base's for the harness rerun.
+# Files whose whole job is the test harness.
 HARNESS_FILES = (
     "conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "noxfile.py", ".coveragerc",
     "jest.config.*", "vitest.config.*", "vitest.workspace.*", "karma.conf.*", ".mocharc*",
@@ -39,13 +38,10 @@ _LOAD_TESTS = lazy_regex(r"\bdef load_tests\s*\(")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HarnessChange:
-    """A harness file the patch changed, why it is one, and whether the base's copy can stand
-    in for it when the checks run again (`restorable`)."""
+    """A harness file the patch changed, and why it is one."""
 
     path: str
     why: str
-    restorable: bool
-    added: bool = False  # the base has no such file: it is removed for the rerun
 
 
 def harness_changes(changes: Sequence[FileChange],
@@ -56,18 +52,15 @@ def harness_changes(changes: Sequence[FileChange],
     for change in changes:
         for path in dict.fromkeys(p for p in (change.old_path, change.path) if p):
             name = path.rsplit("/", 1)[-1]
-            added = change.change_type in (ChangeType.ADDED, ChangeType.COPIED) or (
-                change.change_type is ChangeType.RENAMED and path == change.path)
             if globs.first_match(HARNESS_FILES, path) is not None:
-                out.setdefault(path, HarnessChange(path=path, restorable=True, added=added,
+                out.setdefault(path, HarnessChange(path=path,
                                                    why="decides which tests run and how"))
             elif name in _SECTIONS and any(_SECTIONS[name]().search(text)
                                            for where, text in touched if where == path):
-                out.setdefault(path, HarnessChange(path=path, restorable=False,
-                                                   why="its test section changed"))
+                out.setdefault(path, HarnessChange(path=path, why="its test section changed"))
             elif path.endswith(".py") and any(_LOAD_TESTS().search(text)
                                               for where, text in touched if where == path):
-                out.setdefault(path, HarnessChange(path=path, restorable=False,
+                out.setdefault(path, HarnessChange(path=path,
                                                    why="its load_tests decides which tests run"))
     return tuple(out.values())
 

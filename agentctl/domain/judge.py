@@ -14,7 +14,9 @@ from agentctl.domain.findings import JudgeFinding as JudgeFinding  # its home is
 from agentctl.domain.harness import harness_findings
 from agentctl.domain.judge_intent import intent_findings
 from agentctl.domain.patch import FileChange, PatchBoundaryCheck
+from agentctl.domain.runner_tampering import runner_tampering_findings
 from agentctl.domain.spec import JudgePolicy
+from agentctl.domain.test_side import DEFAULT_TEST_PATHS
 from agentctl.domain.verification import VerificationReport
 
 RULES_JUDGE = "rules"
@@ -73,11 +75,14 @@ def judge_by_rules(
     policy: JudgePolicy,
     verification: VerificationReport | None = None,
     task_type: TaskType | None = None,
+    test_paths: Sequence[str] = (),
 ) -> Judgement:
-    """Findings a reviewer would want first; the rules see only the redacted diff."""
+    """Findings a reviewer would want first; the rules see only the redacted diff.
+    `test_paths` is the spec's rule for the patch's test side (the default rule without one)."""
     findings: list[JudgeFinding] = []
     findings += _test_findings(changes, diff_lines)
     findings += harness_findings(changes, diff_lines)
+    findings += runner_tampering_findings(diff_lines, test_paths or DEFAULT_TEST_PATHS)
     findings += _vanished_test_findings(changes, verification)
     findings += _config_findings(changes, policy)
     findings += _size_findings(changes, policy)
@@ -130,7 +135,7 @@ def _vanished_test_findings(changes: Sequence[FileChange],
     out of its pattern: "Ran 0 tests ... OK"), or a test file moved where it may not be found."""
     out: list[JudgeFinding] = []
     for check in verification.checks if verification is not None else ():
-        if check.tests_ran == 0:
+        if check.tests_ran == 0 and check.exit_code == 0:  # a failed check is failed already
             out.append(JudgeFinding(
                 severity=Severity.ERROR, category="no-tests-ran", blocks_auto_pr=True,
                 message=f"`{check.command}` ran 0 tests: its success proves nothing"))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from agentctl.domain import globs
+from agentctl.domain.agent_text import control_character, visible
 from agentctl.domain.enums import ChangeType, PatchApplyStatus
 from agentctl.domain.spec import PatchBoundary
 
@@ -58,16 +59,20 @@ class PatchBoundaryCheck:
     unexpected_binary_files: tuple[str, ...] = ()  # binaries no [boundary] allow_binary names
 
     def reasons(self) -> list[str]:
+        """One line each, paths with their control characters spelled out."""
         out = [
-            f"patch touches forbidden path {path} ({self.matched_rules.get(path, 'forbidden')})"
+            f"patch touches forbidden path {visible(path)} "
+            f"({visible(self.matched_rules.get(path, 'forbidden'))})"
             for path in self.forbidden_path_violations
         ]
-        out += [f"patch touches {path}, outside the allowed paths" for path in
+        out += [f"patch touches {visible(path)}, outside the allowed paths" for path in
                 self.allowed_path_violations]
-        out += [f"unexpected generated file {path}" for path in self.unexpected_generated_files]
-        out += [f"unexpected lockfile change {path}" for path in self.unexpected_lockfile_changes]
-        out += [f"unexpected binary file {path} (a binary the patch may hold is named in "
-                "[boundary] allow_binary)" for path in self.unexpected_binary_files]
+        out += [f"unexpected generated file {visible(path)}"
+                for path in self.unexpected_generated_files]
+        out += [f"unexpected lockfile change {visible(path)}"
+                for path in self.unexpected_lockfile_changes]
+        out += [f"unexpected binary file {visible(path)} (a binary the patch may hold is named "
+                "in [boundary] allow_binary)" for path in self.unexpected_binary_files]
         return out
 
 
@@ -102,7 +107,8 @@ def classify(
         generated=globs.first_match(boundary.generated_patterns, path) is not None,
         lockfile=globs.first_match(boundary.lockfile_patterns, path) is not None,
         test_file=any(globs.first_match(TEST_FILE_PATTERNS, p) for p in touched),
-        forbidden_by_policy=any(globs.first_match(boundary.forbidden_paths, p) for p in touched),
+        forbidden_by_policy=any(globs.first_match(boundary.forbidden_paths, p)
+                                or control_character(p) for p in touched),
         link_target=link_target,
     )
 
@@ -122,7 +128,8 @@ def compute_stats(changes: Sequence[FileChange]) -> PatchStats:
 
 
 def check_boundary(changes: Iterable[FileChange], boundary: PatchBoundary) -> PatchBoundaryCheck:
-    """Every path a change touches must be allowed (if an allow-list is given) and not forbidden."""
+    """Every path a change touches must be allowed (if an allow-list is given), not forbidden,
+    and free of control characters."""
     forbidden: list[str] = []
     outside: list[str] = []
     generated: list[str] = []
@@ -135,8 +142,12 @@ def check_boundary(changes: Iterable[FileChange], boundary: PatchBoundary) -> Pa
             _add(forbidden, change.path)
             rules[change.path] = escape
         for path in change.touched_paths():
+            character = control_character(path)
             rule = globs.first_match(boundary.forbidden_paths, path)
-            if rule is not None:
+            if character is not None:  # a name that could rewrite the PR body showing it
+                _add(forbidden, path)
+                rules[path] = f"control character: {character} in the path"
+            elif rule is not None:
                 _add(forbidden, path)
                 rules[path] = f"forbidden: {rule}"
             elif boundary.allowed_paths and globs.first_match(boundary.allowed_paths, path) is None:

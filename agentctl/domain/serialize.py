@@ -13,7 +13,7 @@ import json
 import types
 import typing
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import MISSING, fields, is_dataclass
+from dataclasses import MISSING, Field, fields, is_dataclass
 from datetime import datetime
 from enum import Enum
 from functools import cache, lru_cache
@@ -60,6 +60,45 @@ def to_json(value: object) -> object:
 def _keys(cls: type) -> tuple[tuple[str, str], ...]:
     """(field name, JSON key) per field of a record type, computed once."""
     return tuple((f.name, camel(f.name)) for f in fields(cls))
+
+
+# Field metadata: the field was added after records of its type were first sealed. While it holds
+# its default it is left out of what is sealed (`sealed_json`), so a record written before it
+# existed keeps its digest and `audit verify` still passes on an old home.
+ADDED_LATER = "agentctl.added_later"
+LATER = {ADDED_LATER: True}
+
+
+def sealed_json(value: object) -> object:
+    """`to_json` as a record is sealed: fields added later are left out at their default."""
+    if is_dataclass(value) and not isinstance(value, type):
+        if not _reaches_later(type(value)):
+            return to_json(value)
+        out: dict[str, object] = {}
+        for item_field, key in _fields_and_keys(type(value)):
+            item = getattr(value, item_field.name)
+            if item_field.metadata.get(ADDED_LATER) and item == item_field.default:
+                continue
+            out[key] = sealed_json(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [sealed_json(item) for item in value]
+    return to_json(value)
+
+
+@cache
+def _fields_and_keys(cls: type) -> tuple[tuple[Field[object], str], ...]:
+    return tuple((f, camel(f.name)) for f in fields(cls))
+
+
+@cache
+def _reaches_later(tp: object) -> bool:
+    """Whether a value of type `tp` may hold a field added later, at any depth."""
+    if isinstance(tp, type) and is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        return any(f.metadata.get(ADDED_LATER) or _reaches_later(hints[f.name])
+                   for f in fields(tp))
+    return any(_reaches_later(arg) for arg in typing.get_args(tp))
 
 
 def dumps(value: object) -> str:

@@ -65,6 +65,7 @@ class VerificationPlan:
     allow_removed_tests: bool = False  # the task's: tests passing on the base may vanish
     # the patch's test side (`test_side`): its files run only beside the other side's base
     test_paths: tuple[str, ...] = ()
+    blame_runs: int = 5  # clean base runs it takes to blame the patch for a flaky test
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

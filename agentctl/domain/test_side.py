@@ -63,7 +63,7 @@ class PatchSides:
         return bool(self.test)
 
 
-def test_paths_for(configured: Sequence[str], commands: Iterable[str]) -> tuple[str, ...]:
+def frozen_test_paths(configured: Sequence[str], commands: Iterable[str]) -> tuple[str, ...]:
     """The frozen rule: the configured globs and each repository file a verify command names
     (`bash scripts/test.sh`, `python run_tests.py`)."""
     named: list[str] = []

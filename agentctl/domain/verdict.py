@@ -16,10 +16,12 @@ from agentctl.domain.enums import (
     JudgeStatus,
     PatchApplyStatus,
     PrEligibility,
+    Severity,
     VerdictStatus,
     VerificationStatus,
 )
 from agentctl.domain.errors import InvariantViolation
+from agentctl.domain.judge import JudgeReport
 from agentctl.domain.verdict_baseline import baseline_link
 from agentctl.domain.verdict_types import ChainLink as ChainLink
 from agentctl.domain.verdict_types import Evidence as Evidence
@@ -163,6 +165,9 @@ def _decide_status(inputs: VerdictInputs, chain: list[ChainLink]) -> tuple[Verdi
         return V.FAILED_VERIFICATION, excused.failed
     if verification_verdict is not None and (excused is None or not excused.review):
         return verification_verdict
+    condemned = _condemned(inputs.judge)
+    if condemned:
+        return V.INCONCLUSIVE, condemned
     verification = inputs.verification
     if excused is not None and excused.review:
         review[:0] = excused.review
@@ -231,6 +236,19 @@ def _judge_link(inputs: VerdictInputs, chain: list[ChainLink]) -> list[str]:
     chain.append(ChainLink(check="judge", passed=not reasons, detail=detail,
                            evidence=inputs.evidence.judge))
     return reasons
+
+
+def _condemned(judge: JudgeReport | None) -> list[str]:
+    """A judge that says FAILED, or any CRITICAL finding, outweighs passing checks: the run is
+    never eligible, whoever approves (a person may still read it and start another)."""
+    if judge is None:
+        return []
+    critical = [f.message for f in judge.findings if f.severity is Severity.CRITICAL]
+    if judge.status is not JudgeStatus.FAILED and not critical:
+        return []
+    return [f"the judge said {judge.status.value}"
+            + (f" with a CRITICAL finding: {_first_and_count(critical)}" if critical
+               else f": {judge.summary or 'no summary'}") + "; never eligible for a PR"]
 
 
 def _first_and_count(messages: Sequence[str]) -> str:

@@ -58,30 +58,26 @@ def baseline_link(inputs: VerdictInputs, chain: list[ChainLink]) -> Excuse | Non
         if not check.required:
             continue
         failed += _vanished(check, on_base, intent)
+        review += _expectations(check)
         if check.status in (C.PASSED, C.SKIPPED):
             continue
         failed += _agents_failures(check, on_base)
         preexisting += [t.test_id for t in tests
                         if t.classification is K.FAIL_TO_FAIL and t.base is not None]
-        if not tests and check.classification is K.FAIL_TO_FAIL:
-            preexisting.append(f"`{check.command}`")
     failed += _must_pass(report, intent)
-    if preexisting and intent.fix and not intent.must_pass:
-        failed += [f"the fix is not shown: {name} failed on {on_base} and still fails"
-                   for name in preexisting[:MAX_NAMED]]
-        if len(preexisting) > MAX_NAMED:
-            failed.append(f"(+{len(preexisting) - MAX_NAMED} more that still fail)")
-    elif preexisting:
-        already = f"{_tests(len(preexisting))} already failed on {on_base}"
+    if preexisting:
+        already = f"{_tests(len(preexisting))} already failed on {on_base} and still " \
+                  f"{'fails' if len(preexisting) == 1 else 'fail'} (not blamed)"
         if not inputs.allow_preexisting_failures:
-            failed.append(f"{already} ({_named(preexisting)}), and "
+            failed.append(f"{already}: {_named(preexisting)}, and "
                           "verification.allow_preexisting_failures is false")
         else:
             review.append(f"{already}: {_named(preexisting)}")
     if intent.fix and not _fix_shown(report):
         if base is not None:
-            failed.append(f"the fix is not shown: no test failed on {on_base} and passes with "
-                          "the patch")
+            still = f"; {_named(preexisting)} still failing" if preexisting else ""
+            failed.append(f"the fix is not shown: no test fails on {on_base}'s code and passes "
+                          "with the patch" + _unnamed_runners(report) + still)
         else:
             review.append("the fix is not shown: no baseline ran to compare with")
     if flaky:
@@ -96,9 +92,13 @@ def baseline_link(inputs: VerdictInputs, chain: list[ChainLink]) -> Excuse | Non
 
 
 def _vanished(check: VerificationCheck, on_base: str, intent: Intent) -> list[str]:
-    """Tests the patch made flaky or made vanish: the agent's, whatever the check's status."""
+    """Tests the patch made flaky or made vanish, and those whose base version fails with the
+    patch's code while its own checks pass: the agent's, whatever the check's status."""
     out = [f"{t.test_id} passed on every run on {on_base}; the patch made it flaky"
            for t in check.classified_tests if t.classification is K.PASS_TO_FLAKY]
+    if check.status is not C.FAILED:
+        out += [f"{_test(t)}; it passed on {on_base}" for t in check.classified_tests
+                if t.classification is K.PASS_TO_FAIL]
     missing = [t.test_id for t in check.classified_tests
                if t.classification is K.PASS_TO_MISSING]
     if missing and not intent.allow_removed_tests:
@@ -107,8 +107,31 @@ def _vanished(check: VerificationCheck, on_base: str, intent: Intent) -> list[st
     return out
 
 
+def _expectations(check: VerificationCheck) -> list[str]:
+    """Tests whose base version fails with the patch's code while the patch's passes: possibly
+    intended (an API migration), never evidence by itself."""
+    changed = [t.test_id for t in check.classified_tests if t.expectations_changed]
+    if not changed:
+        return []
+    return [f"the patch changed what {_named(changed)} "
+            f"{'expects' if len(changed) == 1 else 'expect'} (the base's version fails with "
+            "the patch's code)"]
+
+
+def _unnamed_runners(report: VerificationReport) -> str:
+    """Why a passing check of a runner that names no tests shows nothing."""
+    whole = [c for c in report.checks if c.required and not c.classified_tests
+             and c.classification is not None]
+    if not whole:
+        return ""
+    return (f" (`{whole[0].command}` does not name its tests: compared as a whole, a check "
+            "never shows a fix)")
+
+
 def _must_pass(report: VerificationReport, intent: Intent) -> list[str]:
-    """Each must-pass test that the patch's checks did not show passing."""
+    """Each must-pass test that the patch's checks did not show passing, in its base version:
+    one the base does not have, or whose base version fails with the patch's code, is the
+    agent's word, not evidence."""
     seen: dict[str, ClassifiedTest] = {}
     failing: set[str] = set()
     for check in report.checks:
@@ -117,6 +140,14 @@ def _must_pass(report: VerificationReport, intent: Intent) -> list[str]:
     out: list[str] = []
     for test_id in intent.must_pass:
         test = seen.get(test_id)
+        if test is not None and test.expectations_changed:
+            out.append(f"must-pass test {test_id} passes only in the patch's version of it (its "
+                       "base version fails with the patch's code)")
+            continue
+        if test is not None and test.base is None and not test.base_unknown:
+            out.append(f"must-pass test {test_id} is not on the base: the patch's own test is "
+                       "not evidence")
+            continue
         if test is not None and test.classification in (K.FAIL_TO_PASS, K.PASS_TO_PASS):
             continue
         if test is not None:
@@ -130,10 +161,10 @@ def _must_pass(report: VerificationReport, intent: Intent) -> list[str]:
 
 
 def _fix_shown(report: VerificationReport) -> bool:
-    return any(c.classification is K.FAIL_TO_PASS
-               or any(t.classification is K.FAIL_TO_PASS and t.candidate is TestOutcome.PASSED
-                      for t in c.classified_tests)
-               for c in report.checks if c.required)
+    """Only a named test shows a fix: a check compared as a whole proves nothing per test."""
+    return any(t.classification is K.FAIL_TO_PASS and t.candidate is TestOutcome.PASSED
+               and not t.expectations_changed
+               for c in report.checks if c.required for t in c.classified_tests)
 
 
 def _agents_failures(check: VerificationCheck, on_base: str) -> list[str]:
@@ -155,6 +186,10 @@ def _agents_failures(check: VerificationCheck, on_base: str) -> list[str]:
     if not check.classified_tests and check.classification is K.PASS_TO_FAIL:
         out.append(f"{check.summarized_failure or '`' + check.command + '` failed'}; it passed "
                    f"on {on_base}")
+    if not check.classified_tests and check.classification is K.FAIL_TO_FAIL:
+        out.append(f"{check.summarized_failure or '`' + check.command + '` failed'}; it failed "
+                   f"on {on_base} too, but this runner does not name its tests: compared as a "
+                   "whole, its failures are not known to be the same")
     return out
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from agentctl.domain.ansi import strip_ansi
+from agentctl.domain.serialize import LATER
 from agentctl.domain.enums import (
     TestClassification,
     TestOutcome,
@@ -65,6 +66,7 @@ class TestResult:
     test_id: str
     outcome: TestOutcome
     message: str | None = None
+    duration_seconds: float | None = None  # None where its runner did not say
 
     @property
     def failed(self) -> bool:
@@ -115,6 +117,9 @@ class ClassifiedTest:
     base: TestOutcome | None
     message: str | None = None
     base_unknown: bool = False
+    # the base's version of the test fails with the patch's code while the patch's version
+    # passes: the patch changed what it expects (for review, never evidence by itself)
+    expectations_changed: bool = field(default=False, metadata=LATER)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,6 +143,9 @@ class VerificationCheck:
     baseline_commit: str | None = None
     baseline_cached: bool | None = None
     runner: str | None = None  # whose per-test results `tests` counts: pytest, unittest, junit...
+    # the runs beside the base that the patch's sides allowed: "fix evidence" (the base's code
+    # under the patch's tests), "regression evidence" (the patch's code under the base's tests)
+    evidence_runs: tuple[str, ...] = field(default=(), metadata=LATER)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentctl.domain.agent_text import control_character, visible
 from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.enums import ToolDecision
 from agentctl.domain.globs import first_match
@@ -79,6 +80,10 @@ def _normalise(raw: str) -> tuple[str | None, str, str]:
         return None, "empty path", "the path is empty"
     if "\0" in raw:
         return None, "NUL byte", "the path contains a NUL byte"
+    character = control_character(raw)
+    if character is not None:  # a name that could rewrite what shows it (a PR body, a log)
+        return None, "control character", (f"`{visible(raw)}` contains the control character "
+                                           f"{character}; paths may not")
     if raw.startswith(("/", "~")):
         return None, "absolute path", f"`{raw}` is not relative to the workspace"
     if _in_git_dir(raw.split("/")):

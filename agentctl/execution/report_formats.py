@@ -71,7 +71,9 @@ def parse_junit(path: Path, *, pytest_ids: bool = False, root: Path | None = Non
             test_id = _pytest_node_id(case, root) if pytest_ids else None
             if test_id is None:
                 test_id = f"{case.classname}.{case.name}" if case.classname else str(case.name)
-            results.append(TestResult(test_id=test_id, outcome=outcome, message=message))
+            seconds = getattr(case, "time", None)
+            results.append(TestResult(test_id=test_id, outcome=outcome, message=message,
+                                      duration_seconds=float(seconds) if seconds else None))
     return results
 
 
@@ -132,6 +134,7 @@ def parse_go_json(lines: Iterator[str]) -> list[TestResult]:
     """`go test -json` events: each test's last pass/fail/skip, and its first `file.go:N:` line."""
     outcomes: dict[str, TestOutcome] = {}
     messages: dict[str, str] = {}
+    seconds: dict[str, float] = {}
     for line in lines:
         if not line.startswith("{"):
             continue
@@ -145,11 +148,14 @@ def parse_go_json(lines: Iterator[str]) -> list[TestResult]:
         action = event.get("Action")
         if action in _GO_ACTIONS:
             outcomes[test_id] = _GO_ACTIONS[action]
+            if isinstance(event.get("Elapsed"), (int, float)):
+                seconds[test_id] = float(event["Elapsed"])
         elif action == "output" and test_id not in messages:
             if match := GO_MESSAGE().match(str(event.get("Output", "")).rstrip("\n")):
                 messages[test_id] = match.group(1).strip()
     return [TestResult(test_id=test_id, outcome=outcome,
-                       message=messages.get(test_id) if outcome is T.FAILED else None)
+                       message=messages.get(test_id) if outcome is T.FAILED else None,
+                       duration_seconds=seconds.get(test_id))
             for test_id, outcome in outcomes.items()]
 
 

@@ -21,10 +21,17 @@ from typing import Any
 from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import TestOutcome
 from agentctl.domain.verification import TestReport, TestResult
+from agentctl.execution.plugin_reports import (
+    UNITTEST_LOG,
+    HeldReports,
+    PytestRun,
+    UnittestHookRun,
+    read_pytest_run,
+    read_unittest_run,
+)
 from agentctl.execution.report_formats import (
     MAX_REPORT_BYTES,
     UnittestRun,
-    first_assertion,
     parse_go_json,
     parse_junit,
     parse_unittest,
@@ -33,15 +40,16 @@ from agentctl.execution.pytest_plugins import (
     REPORT_ENV,
     REPORT_PLUGIN,
     REPORT_SOURCE,
+    RERUN_ENV,
+    SELECT_ENV,
     SELECT_PLUGIN,
     SELECT_SOURCE,
 )
 from agentctl.execution.unittest_report import REPORT_ENV as UNITTEST_ENV
-from agentctl.execution.unittest_report import RERUN_ENV, SELECT_ENV
-from agentctl.execution.unittest_report import RERUNS_FILE as UNITTEST_RERUNS
+from agentctl.execution.unittest_report import RERUN_ENV as UNITTEST_RERUN_ENV
+from agentctl.execution.unittest_report import SELECT_ENV as UNITTEST_SELECT_ENV
 
 MAX_LOG_LINE = 1 << 16
-_OUTCOMES = {outcome.value: outcome for outcome in TestOutcome}
 PYTEST_REPORT = "pytest-junit.xml"
 PYTEST_JSON = "pytest-results.json"
 SELECTED_TESTS = "selected-tests.txt"
@@ -143,16 +151,12 @@ class ReportDir:
         """What each xdist worker's reruns of its failing tests saw."""
         return sorted(self.path.glob(f"{PYTEST_JSON}.*"))
 
-    def unittest_reruns(self) -> list[Path]:
-        """What the unittest hook's reruns of failing tests saw: one file per process."""
-        return sorted(self.path.glob(f"{UNITTEST_RERUNS}-*.tsv"))
-
     def prepare(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
         self.pytest_report.unlink(missing_ok=True)
         self.pytest_json.unlink(missing_ok=True)
         self.selected_tests.unlink(missing_ok=True)
-        for stale in (*self.unittest_reports(), *self.worker_reruns(), *self.unittest_reruns()):
+        for stale in (self.unittest_log, *self.worker_reruns()):
             stale.unlink(missing_ok=True)
         for name, text in ((f"{SELECT_PLUGIN}.py", SELECT_SOURCE),
                            (f"{REPORT_PLUGIN}.py", REPORT_SOURCE),
@@ -160,9 +164,14 @@ class ReportDir:
             if _write_once(self.path / name, text):
                 _compile(self.path / name)
 
-    def unittest_reports(self) -> list[Path]:
-        """What the unittest hook wrote: one file per Python process that ran tests."""
-        return sorted(self.path.glob("unittest-*.tsv"))
+    @property
+    def unittest_log(self) -> Path:
+        """Where the unittest hook of every Python process that ran tests appends them."""
+        return self.path / UNITTEST_LOG
+
+    def hold(self) -> HeldReports:
+        """Both plugin reports, emptied and held open by agentctl for one run."""
+        return HeldReports(self.pytest_json, self.unittest_log)
 
 
 def _write_once(path: Path, text: str) -> bool:
@@ -202,21 +211,26 @@ def injected_env(env: Mapping[str, str], reports: ReportDir,
     The plugin and the hook rerun each failing test up to `rerun_failures` times in the same
     process (`reran_in_process`)."""
     result = dict(env)
+    # a module that cannot be imported fails and the others still run, each test with an
+    # outcome of its own: pytest stops at the first collection error otherwise
     if junit:
-        options = [f"--junitxml={reports.pytest_report}", "-o", "junit_family=xunit1"]
+        options = [f"--junitxml={reports.pytest_report}", "-o", "junit_family=xunit1",
+                   "--continue-on-collection-errors"]
         options += [f"--deselect={test_id}" for test_id in select.others]
     else:
-        options = ["-p", REPORT_PLUGIN]
+        options = ["-p", REPORT_PLUGIN, "--continue-on-collection-errors"]
         result[REPORT_ENV] = str(reports.pytest_json)
+        result[UNITTEST_ENV] = str(reports.unittest_log)
+        # each runner's own variables: pytest imports unittest (and the hook takes its
+        # variables out of the environment) before it loads its plugins
         if rerun_failures:
-            result[RERUN_ENV] = str(rerun_failures)
-        result[UNITTEST_ENV] = str(reports.path)
+            result[RERUN_ENV] = result[UNITTEST_RERUN_ENV] = str(rerun_failures)
         if select.only:
             options += ["-p", SELECT_PLUGIN]
             reports.path.mkdir(parents=True, exist_ok=True)
             reports.selected_tests.write_text("".join(f"{t}\n" for t in select.only),
                                               encoding="utf-8")
-            result[SELECT_ENV] = str(reports.selected_tests)
+            result[SELECT_ENV] = result[UNITTEST_SELECT_ENV] = str(reports.selected_tests)
     if not junit:
         result["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(reports.path), env.get("PYTHONPATH", "")) if p)
@@ -226,10 +240,13 @@ def injected_env(env: Mapping[str, str], reports: ReportDir,
 
 
 def collect(*, workspace: Path, reports: ReportDir, log: Path, since_ns: int,
-            junit_xml: str | None = None) -> TestReport | None:
-    """Every per-test result the run left: pytest's injected report, JUnit XML written since
-    `since_ns` where build tools put it (and `junit_xml`, the plan's own path), go test -json
-    and unittest from the log. None when no runner said anything per test."""
+            junit_xml: str | None = None, pytest_run: PytestRun | None = None,
+            unittest_run: UnittestHookRun | None = None) -> TestReport | None:
+    """Every per-test result the run left: pytest's injected report (`pytest_run`, as read
+    through agentctl's own descriptor; else from its path), JUnit XML written since `since_ns`
+    where build tools put it (and `junit_xml`, the plan's own path), go test -json and unittest
+    from the log. None when no runner said anything per test. A pytest report its process
+    never finished, or one whose runner was changed, is no report."""
     found: dict[str, TestResult] = {}
     runners: list[str] = []
 
@@ -239,17 +256,20 @@ def collect(*, workspace: Path, reports: ReportDir, log: Path, since_ns: int,
             for result in results:
                 found.setdefault(result.test_id, result)
 
-    if reports.pytest_json.is_file():
-        pytest_results = _pytest_results(reports.pytest_json)
-        add("pytest", pytest_results or [])
-        if pytest_results == []:
+    if pytest_run is None:
+        pytest_run = read_pytest_run(reports.pytest_json)
+    if pytest_run.sessions and pytest_run.trusted:
+        add("pytest", list(pytest_run.results))
+        if not pytest_run.results:
             runners.append("pytest")  # pytest ran and found no test: 0 is a count too
     elif reports.pytest_report.is_file():
         add("pytest", _readable(reports.pytest_report, pytest_ids=True, root=workspace))
     for path in _written_junit(workspace, since_ns, junit_xml):
         add("junit", _readable(path, pytest_ids=False))
-    if not found:
-        add("unittest", [r for path in reports.unittest_reports() for r in _unittest_results(path)])
+    if unittest_run is None:
+        unittest_run = read_unittest_run(reports.unittest_log)
+    if not found and unittest_run.trusted:
+        add("unittest", list(unittest_run.results))
     unnamed = UnittestRun([])
     if not found:
         go, unnamed = _from_log(log)
@@ -270,49 +290,21 @@ def plugin_missing(log_tail: str) -> bool:
     return bool(_PLUGIN_MISSING.search(log_tail))
 
 
-def _pytest_results(path: Path) -> list[TestResult] | None:
-    """The pytest plugin's (or the unittest hook's) records; None for a file that is not one."""
+def reran_in_process(reports: ReportDir, pytest_run: PytestRun | None = None,
+                     unittest_run: UnittestHookRun | None = None,
+                     ) -> dict[str, tuple[TestOutcome, ...]]:
+    """What the report plugin's and the unittest hook's reruns of failing tests saw
+    (`rerun_failures`), by test id: pytest's main process's, each xdist worker's, and each
+    unittest process's."""
+    reran: dict[str, tuple[TestOutcome, ...]] = dict(
+        (pytest_run or read_pytest_run(reports.pytest_json)).reran)
+    reran.update((unittest_run or read_unittest_run(reports.unittest_log)).reran)
     try:
-        rows = _bounded_json(path)
-        return None if rows is None else [
-            TestResult(test_id=str(nodeid), outcome=TestOutcome(outcome),
-                       message=first_assertion(message) if message else None)
-            for nodeid, outcome, message, *_reruns in rows]
-    except (OSError, ValueError, TypeError):
-        return None
-
-
-def reran_in_process(reports: ReportDir) -> dict[str, tuple[TestOutcome, ...]]:
-    """What the report plugin's reruns of failing tests saw (`rerun_failures`), by test id:
-    the main process's, each xdist worker's, and the unittest hook's."""
-    reran: dict[str, tuple[TestOutcome, ...]] = {}
-    try:
-        if reports.pytest_json.is_file():
-            rows = _bounded_json(reports.pytest_json)
-            if rows is None:
-                return {}
-            reran.update((str(row[0]), tuple(TestOutcome(o) for o in row[3]))
-                         for row in rows if len(row) > 3 and row[3])
-            for worker in reports.worker_reruns():
-                reran.update((str(test_id), tuple(TestOutcome(o) for o in outcomes))
-                             for test_id, outcomes in (_bounded_json(worker) or {}).items())
-        for path in reports.unittest_reruns():
-            reran.update(_unittest_reran(path))
+        for worker in reports.worker_reruns():
+            reran.update((str(test_id), tuple(TestOutcome(o) for o in outcomes))
+                         for test_id, outcomes in (_bounded_json(worker) or {}).items())
     except (OSError, ValueError, TypeError, IndexError, AttributeError):
         return {}
-    return reran
-
-
-def _unittest_reran(path: Path) -> dict[str, tuple[TestOutcome, ...]]:
-    """The unittest hook's rerun lines (id, then each rerun's outcome, tab-separated)."""
-    reran: dict[str, tuple[TestOutcome, ...]] = {}
-    if path.stat().st_size > MAX_REPORT_BYTES:
-        return reran
-    with open(path, encoding="utf-8", errors="replace") as lines:
-        for line in lines:
-            test_id, *outcomes = line.rstrip("\n").split("\t")
-            if test_id and outcomes and all(o in _OUTCOMES for o in outcomes):
-                reran[test_id] = tuple(_OUTCOMES[o] for o in outcomes)
     return reran
 
 
@@ -321,24 +313,6 @@ def _bounded_json(path: Path) -> Any:
     if path.stat().st_size > MAX_REPORT_BYTES:
         return None
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _unittest_results(path: Path) -> list[TestResult]:
-    """The unittest hook's lines (outcome, id, message); a line that is not one is skipped."""
-    results: list[TestResult] = []
-    try:
-        if path.stat().st_size > MAX_REPORT_BYTES:
-            return []
-        with open(path, encoding="utf-8", errors="replace") as lines:
-            for line in lines:
-                outcome, _, rest = line.rstrip("\n").partition("\t")
-                test_id, _, message = rest.partition("\t")
-                if test_id and outcome in _OUTCOMES:
-                    results.append(TestResult(test_id=test_id, outcome=_OUTCOMES[outcome],
-                                              message=message or None))
-    except OSError:
-        return results
-    return results
 
 
 def _readable(path: Path, *, pytest_ids: bool, root: Path | None = None) -> list[TestResult]:

@@ -1,20 +1,25 @@
-"""agentctl: each unittest outcome, passes included, into the directory $AGENTCTL_UNITTEST_REPORT.
+"""Each unittest outcome, passes included, appended to the file named by $TEST_OUTCOMES_LOG.
 
 Copied as `sitecustomize.py` into a check's private report directory, which is put on
 PYTHONPATH: every Python the verification command starts imports it, so `python -m unittest`
 (at any verbosity, or any runner built on unittest's TestResult) names every test without
 the command being changed. It costs nothing until `unittest.result` is imported: only then is
-TestResult wrapped. Each process writes its own file at exit. A project's own sitecustomize
-(or the interpreter's) is still imported after this one.
+TestResult wrapped (and the variables taken out of the environment, before any test module is
+imported). A process appends a start mark when it records its first test, through a descriptor
+it keeps, and its results with an end mark at exit: a process whose exit handlers were cleared
+(`atexit._clear()`) or that ended early (`os._exit`) leaves a start without an end. unittest's
+result methods (and TextTestResult's, TestCase.run) are noted when their modules load (after
+this hook wrapped them) and compared at exit; what changed is written too. A project's own
+sitecustomize (or the interpreter's) is still imported after this one.
 
-For a rerun it also runs only the tests named in the file $AGENTCTL_SELECT_TESTS names: a
+For a rerun it also runs only the tests named in the file $TEST_LOG_SELECTION names: a
 discovery loads them by name instead (only their modules are imported), falling back to the
 whole discovery where a name does not load; the outermost suite a process runs is cut down to
-them. With
-$AGENTCTL_RERUN_FAILURES = N reruns each test that failed, at the end of that suite, in the same
-process, up to N times until it passes (as the pytest plugin does): a rerun costs that test's
-time (and its class's and module's fixtures), not another start-up and discovery. A module
-that failed to import is not rerun: it is not flaky.
+them. With $TEST_LOG_RERUNS = N it reruns each test that failed, at the end of that suite, in
+the same process, up to N times until it passes (as the pytest plugin does): a rerun costs that
+test's time (and its class's and module's fixtures), not another start-up and discovery. The
+reruns' outcomes are written beside the results, before the end mark. A module that failed to
+import is not rerun: it is not flaky.
 """
 
 from __future__ import annotations
@@ -26,10 +31,19 @@ TYPE_CHECKING = False  # not typing's: importing typing costs more than recordin
 if TYPE_CHECKING:
     from typing import Any
 
-REPORT_ENV = "AGENTCTL_UNITTEST_REPORT"
-SELECT_ENV = "AGENTCTL_SELECT_TESTS"
-RERUN_ENV = "AGENTCTL_RERUN_FAILURES"
-RERUNS_FILE = "reran-unittest"  # beside the report: `reran-unittest-<pid>.tsv`
+REPORT_ENV = "TEST_OUTCOMES_LOG"
+# The hook's own names, not the pytest plugins' (TEST_SELECTION, TEST_RERUNS): pytest imports
+# unittest, and the hook takes its variables out of the environment, before its plugins load.
+SELECT_ENV = "TEST_LOG_SELECTION"
+RERUN_ENV = "TEST_LOG_RERUNS"
+START_MARK = "start"
+END_MARK = "end"
+TAMPERED_MARK = "changed"
+RERAN_MARK = "reran"
+_METHODS = ("addSuccess", "addFailure", "addError", "addSkip", "addExpectedFailure",
+            "addUnexpectedSuccess", "addSubTest")
+# path, pid, fd (once a test was recorded), noted identities; the selection and reruns asked
+_state: dict[str, Any] = {}
 _RANK = {"PASSED": 0, "SKIPPED": 1, "FAILED": 2, "ERROR": 3}
 _seen: dict[str, tuple[str, str | None]] = {}
 _PASSED = ("PASSED", None)
@@ -37,12 +51,66 @@ _PASSED = ("PASSED", None)
 _NOT_RERUN = ("_FailedTest", "ModuleImportFailure", "_ErrorHolder")
 _failing: dict[str, Any] = {}  # tests that failed in the outermost suite under way, by id
 _reran: dict[str, list[str]] = {}
-_state = {"outermost": False, "rerunning": False}
+_run = {"outermost": False, "rerunning": False}
+
+
+def _started() -> None:
+    """The start mark, once, at this process's first recorded test."""
+    if "fd" in _state or not _state.get("path") or _state.get("pid") != os.getpid():
+        return  # a forked worker (multiprocessing ends it with os._exit): its parent reports
+    try:
+        _state["fd"] = os.open(_state["path"], os.O_WRONLY | os.O_APPEND | os.O_CREAT
+                               | os.O_CLOEXEC, 0o600)
+        _emit(f"{START_MARK}\t{os.getpid()}\n")
+    except OSError:
+        _state["fd"] = None
+
+
+def _emit(text: str) -> None:
+    data = text.encode("utf-8", "replace")
+    fd = _state.get("fd")
+    while data and fd is not None:
+        data = data[os.write(fd, data):]
+
+
+def _watched() -> list[tuple[str, Any]]:
+    """The functions that decide what a test's outcome is said to be."""
+    watched: list[tuple[str, Any]] = [("os._exit", os._exit)]
+    for module, owner in (("unittest.result", "TestResult"), ("unittest.runner", "TextTestResult"),
+                          ("unittest.case", "TestCase")):
+        cls = getattr(sys.modules.get(module), owner, None)
+        if cls is None:
+            continue
+        for name in ("run",) if owner == "TestCase" else _METHODS:
+            watched.append((f"{module}.{owner}.{name}", vars(cls).get(name)))
+    return watched
+
+
+def _identity(value: Any) -> tuple[Any, Any]:
+    return value, getattr(value, "__code__", None)
+
+
+def _note() -> None:
+    noted = _state.setdefault("noted", {})
+    for name, value in _watched():
+        noted.setdefault(name, _identity(value))
+
+
+def _changed() -> list[str]:
+    noted = _state.get("noted", {})
+    changed = []
+    for name, value in _watched():
+        was = noted.get(name)
+        now = _identity(value)
+        if was is not None and (was[0] is not now[0] or was[1] is not now[1]):
+            changed.append(name)
+    return changed
 
 
 def _record(test: Any, outcome: str, err: Any = None) -> None:
-    if _state["rerunning"]:
+    if _run["rerunning"]:
         return  # a rerun's outcome is read from its own result
+    _started()
     try:
         test_id = test.id()
     except Exception:  # noqa: BLE001 - a broken test object must not break the run
@@ -85,7 +153,8 @@ def _wrap(result_module: Any) -> None:
             test_id = test.id()
         except Exception:  # noqa: BLE001 - a broken test object must not break the run
             return original_success(self, test)
-        if test_id not in _seen and not _state["rerunning"]:
+        if test_id not in _seen and not _run["rerunning"]:
+            _started()
             _seen[test_id] = _PASSED
         return original_success(self, test)
 
@@ -97,6 +166,7 @@ def _wrap(result_module: Any) -> None:
             ("addExpectedFailure", "PASSED", False), ("addUnexpectedSuccess", "FAILED", False),
             ("addSubTest", "FAILED", True)):
         hook(name, outcome, with_err)
+    _note()
     import atexit
 
     atexit.register(_write)
@@ -108,12 +178,12 @@ def _wrap_suite(suite_module: Any) -> None:
     left alone."""
     original = suite_module.TestSuite.run
     wanted = _selected()
-    reruns = int(os.environ.get(RERUN_ENV) or 0)
+    reruns = _state.get("reruns", 0)
 
     def run(self: Any, result: Any, debug: bool = False) -> Any:
-        if _state["outermost"] or getattr(result, "_testRunEntered", False):
+        if _run["outermost"] or getattr(result, "_testRunEntered", False):
             return original(self, result, debug)
-        _state["outermost"] = True
+        _run["outermost"] = True
         _failing.clear()
         try:
             if wanted is not None:
@@ -123,7 +193,7 @@ def _wrap_suite(suite_module: Any) -> None:
                 _rerun(suite_module, reruns)
             return ran
         finally:
-            _state["outermost"] = False
+            _run["outermost"] = False
 
     run.__wrapped__ = original  # type: ignore[attr-defined]
     suite_module.TestSuite.run = run
@@ -171,14 +241,17 @@ def _cases(suite: Any) -> Any:
 
 
 def _selected() -> set[str] | None:
-    path = os.environ.get(SELECT_ENV)
-    if not path:
-        return None
-    try:
-        with open(path, encoding="utf-8") as names:
-            return {line for line in names.read().splitlines() if line}
-    except OSError:
-        return None  # every test runs: more than asked, never less
+    """The tests the selection file names (read once), None without one."""
+    if "wanted" not in _state:
+        path, _state["wanted"] = _state.get("select"), None
+        try:
+            if path:
+                with open(path, encoding="utf-8") as names:
+                    _state["wanted"] = {line for line in names.read().splitlines() if line}
+        except OSError:
+            pass  # every test runs: more than asked, never less
+    wanted: set[str] | None = _state["wanted"]
+    return wanted
 
 
 def _keep(suite: Any, wanted: set[str]) -> None:
@@ -204,7 +277,7 @@ def _rerun(suite_module: Any, times: int) -> None:
 
     failing = list(_failing.items())
     _failing.clear()
-    _state["rerunning"] = True
+    _run["rerunning"] = True
     try:
         for test_id, test in failing:
             outcomes = _reran.setdefault(test_id, [])
@@ -217,7 +290,7 @@ def _rerun(suite_module: Any, times: int) -> None:
                 if outcomes[-1] in ("PASSED", "SKIPPED"):
                     break
     finally:
-        _state["rerunning"] = False
+        _run["rerunning"] = False
     stream = sys.stderr
     stream.write("\nagentctl: failing tests rerun in this process\n")
     stream.writelines(f"{test_id}: {', '.join(_reran[test_id])}\n" for test_id, _ in failing)
@@ -226,20 +299,23 @@ def _rerun(suite_module: Any, times: int) -> None:
 
 def _write() -> None:
     """One line per test: outcome, id and message, tab-separated (json would cost more to
-    import than a quick suite takes to record); the reruns' outcomes in a file of their own."""
-    directory = os.environ.get(REPORT_ENV)
-    if not directory or not _seen:
+    import than a quick suite takes to record), each rerun test's outcomes, what changed, and
+    the end mark: one write."""
+    if _state.get("fd") is None or _state.get("pid") != os.getpid():
         return
-    path = os.path.join(directory, f"unittest-{os.getpid()}.tsv")
-    reran = os.path.join(directory, f"{RERUNS_FILE}-{os.getpid()}.tsv")
+    lines = [f"{o}\t{n}\t{_flat(m)}\n" for n, (o, m) in _seen.items()]
+    lines += [f"{RERAN_MARK}\t{_flat(n)}\t{chr(9).join(o)}\n" for n, o in _reran.items() if o]
+    lines += [f"{TAMPERED_MARK}\t{name}\n" for name in _changed()]
     try:
-        with open(path, "w", encoding="utf-8", errors="replace") as out:
-            out.writelines(f"{o}\t{n}\t{_flat(m)}\n" for n, (o, m) in _seen.items())
-        if _reran:
-            with open(reran, "w", encoding="utf-8", errors="replace") as out:
-                out.writelines(f"{_flat(n)}\t{chr(9).join(o)}\n" for n, o in _reran.items())
+        _emit("".join(lines) + f"{END_MARK}\t{os.getpid()}\n")
+        os.close(_state.pop("fd"))
     except OSError:
         pass  # the log still says what it can
+
+
+def _noted(module: Any) -> None:
+    """`unittest.runner` loaded (after `unittest.case`): note what both hold."""
+    _note()
 
 
 def _flat(message: str | None) -> str:
@@ -248,7 +324,8 @@ def _flat(message: str | None) -> str:
 
 class _Finder:
     """Waits for `unittest.result` to be imported, then wraps its TestResult (and, for a
-    rerun, `unittest.suite`'s TestSuite)."""
+    rerun, `unittest.suite`'s TestSuite and `unittest.loader`'s discover) and notes what
+    `unittest.runner` holds; each wrapped before its identity is noted."""
 
     def __init__(self, wraps: dict[str, Any]) -> None:
         self.wraps = wraps
@@ -259,6 +336,11 @@ class _Finder:
             return None
         if not self.wraps:
             sys.meta_path.remove(self)
+        if name == "unittest.result":
+            _state["path"], _state["pid"] = os.environ.pop(REPORT_ENV, None), os.getpid()
+            _state["select"] = os.environ.pop(SELECT_ENV, None)
+            reruns = os.environ.pop(RERUN_ENV, None) or "0"
+            _state["reruns"] = int(reruns) if reruns.isdigit() else 0
         from importlib.machinery import PathFinder  # loaded at start-up: importlib.util is not
 
         spec = PathFinder.find_spec(name, path)
@@ -293,7 +375,7 @@ def _chain() -> None:
 
 if __name__ == "sitecustomize":
     if os.environ.get(REPORT_ENV) and "unittest.result" not in sys.modules:
-        _wraps: dict[str, Any] = {"unittest.result": _wrap}
+        _wraps: dict[str, Any] = {"unittest.result": _wrap, "unittest.runner": _noted}
         if os.environ.get(SELECT_ENV) or os.environ.get(RERUN_ENV):
             _wraps["unittest.suite"] = _wrap_suite
         if os.environ.get(SELECT_ENV):

@@ -15,9 +15,12 @@ from pathlib import Path
 from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import TestOutcome, VerificationCheckStatus
 from agentctl.domain.lazy_regex import lazy_regex
+from agentctl.domain.runner_summary import NOT_LOADED, Evidence, ReportState, disagreement, \
+    read_summaries
 from agentctl.domain.spec import PlannedCheck
 from agentctl.domain.verification import DEFAULT_INFRA_PATTERNS, TestReport, classify_exit
 from agentctl.execution import report_formats, test_reports
+from agentctl.execution.plugin_reports import both
 from agentctl.execution.process import run_to_file
 from agentctl.execution.redact_stream import read_tail
 from agentctl.execution.sandbox import Jail
@@ -114,33 +117,44 @@ def run_check(
     since_ns = time.time_ns() - 1_000_000  # coarse file times: a report written at once counts
     if (reports is not None and own_path) or report_path is not None:
         report_formats.load_junit_reader_beside()
-    result = run_to_file(
-        run, cwd=workspace, env=env, output=log_path,
-        timeout=check.timeout_seconds, should_stop=should_stop, confine=confine,
-        kept=kept,
-    )
-    tail = strip_ansi(read_tail(log_path))
-    if reports is not None and not own_path and result.exit_code != 0 and \
-            test_reports.plugin_missing(tail):
-        # the command's pytest could not load agentctl's plugin: again with pytest's own report
-        env = test_reports.injected_env(base_env, reports, select, junit=True)
+    held = reports.hold() if reports is not None else None
+    try:
         result = run_to_file(
             run, cwd=workspace, env=env, output=log_path,
             timeout=check.timeout_seconds, should_stop=should_stop, confine=confine,
             kept=kept,
         )
         tail = strip_ansi(read_tail(log_path))
+        if reports is not None and not own_path and result.exit_code != 0 and \
+                test_reports.plugin_missing(tail):
+            # the command's pytest could not load agentctl's plugin: again with pytest's own
+            # report
+            env = test_reports.injected_env(base_env, reports, select, junit=True)
+            result = run_to_file(
+                run, cwd=workspace, env=env, output=log_path,
+                timeout=check.timeout_seconds, should_stop=should_stop, confine=confine,
+                kept=kept,
+            )
+            tail = strip_ansi(read_tail(log_path))
+        pytest_run, unittest_run = held.read() if held is not None else (None, None)
+    finally:
+        if held is not None:
+            held.close()
     junit_report = report_path if report_path and _stat(report_path) not in (None, before) else None
     failing: tuple[str, ...] = ()
     tests: TestReport | None = None
+    plugin: ReportState = NOT_LOADED
     reran: Mapping[str, tuple[TestOutcome, ...]] = {}
     if reports is not None and not result.cancelled:
         tests = test_reports.collect(workspace=workspace, reports=reports, log=log_path,
-                                     since_ns=since_ns, junit_xml=check.junit_xml)
+                                     since_ns=since_ns, junit_xml=check.junit_xml,
+                                     pytest_run=pytest_run, unittest_run=unittest_run)
+        if pytest_run is not None and unittest_run is not None:
+            plugin = both(pytest_run.state, unittest_run.state)
         failing = _bounded([_with_message(t.test_id, t.message) for t in tests.failing]) \
             if tests else ()
         if rerun_failures and failing:
-            reran = test_reports.reran_in_process(reports)
+            reran = test_reports.reran_in_process(reports, pytest_run)
     if junit_report is not None and not failing:
         from junitparser import JUnitXmlError  # only with a report to read: ~20 ms
 
@@ -154,6 +168,13 @@ def run_check(
         result.exit_code, timed_out=result.timed_out, log_tail=tail,
         infra_patterns=[*DEFAULT_INFRA_PATTERNS, *infra_patterns], failing_tests=failing,
     )
+    disagrees = None if result.cancelled or result.timed_out else disagreement(Evidence(
+        exit_code=result.exit_code, summaries=read_summaries(tail), plugin=plugin,
+        report_failing=None if tests is None else len(tests.failing)))
+    overruled = disagrees is not None and (status is C.PASSED or bool(plugin.tampered))
+    if overruled:
+        status = C.FAILED
+        failing = failing or failing_tests_from_log(tail)
     summary: str | None
     blocked = sorted({f"{c.host}:{c.port}" for c in confine.denied}) if confine else []
     if result.cancelled:
@@ -163,6 +184,8 @@ def run_check(
         summary = _one_line(f"{_cmd(check)} infrastructure failure: the sandbox blocked network "
                             f"access to {', '.join(blocked)} (allow it in [sandbox.network] "
                             "allow)")
+    elif overruled:
+        summary = _one_line(f"{_cmd(check)} failed: {disagrees}")
     else:
         summary = None if status is C.PASSED else summarize_failure(
             check, status, result.exit_code, tail, failing, evidence)

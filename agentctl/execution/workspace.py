@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,8 +47,9 @@ from agentctl.execution.tree_cache import TreeCache, acquire
 from agentctl.execution.tree_edit import diff_paths, names_gitlink, work_tree_tree
 from agentctl.execution.upper_layer import touched
 
-__all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched", "clone_at",
-           "create_attempt_dirs", "require_sha", "uses_views", "view_layers"]
+__all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched", "checkout_with",
+           "clone_at", "create_attempt_dirs", "require_sha", "side_diff", "uses_views",
+           "view_layers"]
 
 CloneCancelled = GitCancelled
 
@@ -250,6 +251,41 @@ def checkout_base(dirs: AttemptDirs, commit: str, *,
                      what=f"cannot check out commit {commit} for the baseline",
                      should_stop=should_stop)
     return where
+
+
+def checkout_with(dirs: AttemptDirs, commit: str, diff: Path, dest: Path, *,
+                  should_stop: Callable[[], bool] | None = None) -> Path:
+    """A fresh checkout of `commit` at `dest` with `diff` (a part of the patch) applied by git,
+    which writes nothing beyond a symbolic link: where one side of the patch runs beside the
+    other side's base (`test_side`)."""
+    require_sha(commit)
+    if uses_views(dirs):
+        checkout = _view(dirs, dest)
+    else:
+        remove_workspace(dest)
+        checkout = _clone_base(dirs, dest, should_stop)
+        checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
+                     what=f"cannot check out commit {commit} for the evidence runs",
+                     should_stop=should_stop)
+    if diff.stat().st_size:
+        checkout.run("apply", "--index", "--whitespace=nowarn", str(diff.resolve()),
+                     what="cannot apply a part of the patch to a fresh checkout",
+                     should_stop=should_stop)
+    return dest
+
+
+def side_diff(dirs: AttemptDirs, commit: str, paths: Iterable[str], out: Path) -> Path:
+    """The patch's changes to `paths` alone, as git gives them from the verified tree's index
+    (staged by `checkout_patched`, read before any check runs there), into `out`."""
+    checkout = WorkspaceGit(git_dir=dirs.verify / ".git", work_tree=dirs.verify,
+                            home=dirs.root / "git-home")
+    specs = [f":(literal){path}" for path in paths]
+    with out.open("wb") as sink:
+        if specs:  # no path: an empty diff, not the whole patch
+            checkout.run("diff", "--cached", "--binary", "--full-index", "--no-renames",
+                         "--no-ext-diff", "--no-textconv", commit, "--", *specs,
+                         what="cannot split the patch into its sides", stdout=sink)
+    return out
 
 
 def _clone_base(dirs: AttemptDirs, dest: Path,

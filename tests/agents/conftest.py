@@ -138,8 +138,14 @@ class AgentBench:
         return [step for attempt in self.tree(run_id)["attempts"] for step in attempt["steps"]]
 
     def calls(self, run_id: str) -> list[dict[str, Any]]:
-        """The agent's own tool calls (the sandbox's `net.connect` records are `connections`)."""
-        return [call for call in self.all_calls(run_id) if call["toolName"] != "net.connect"]
+        """The agent's own tool calls (the sandbox's `net.connect` records are `connections`;
+        the model requests its gateway refused, such as Claude Code's unsandboxed `HEAD /`
+        warm-up, are `refused_model_requests`)."""
+        return [call for call in self.all_calls(run_id)
+                if call["toolName"] not in ("net.connect", "model.request")]
+
+    def refused_model_requests(self, run_id: str) -> list[dict[str, Any]]:
+        return [call for call in self.all_calls(run_id) if call["toolName"] == "model.request"]
 
     def connections(self, run_id: str) -> list[dict[str, Any]]:
         return [call for call in self.all_calls(run_id) if call["toolName"] == "net.connect"]

@@ -3,8 +3,10 @@
 
 This is the one fake in the agent tests, and it stands at the one boundary agentctl does not
 own: the model vendor's API. Everything else (Claude Code, Codex, agentctl, git, the hook) is
-the real thing. A turn is picked by counting the assistant turns already in the request (both
-CLIs resend the whole history), so the server holds no conversation state of its own.
+the real thing. It can also answer as a vendor in trouble (`Fault`: 429, 529, 500, a dropped
+connection, silence), and notes every request whatever its path (`seen`). A turn is picked
+by counting the assistant turns already in the request (both CLIs resend the whole history),
+so the server holds no conversation state of its own.
 """
 
 from __future__ import annotations
@@ -37,6 +39,17 @@ class Call:
 Turn = Sequence[Text | Call]
 
 
+@dataclass(frozen=True)
+class Fault:
+    """A vendor fault instead of an answer: a status (429, 529, 500...) with its headers; or
+    `hang` seconds of silence; or `drop`, the connection closed with no answer."""
+
+    status: int = 500
+    headers: tuple[tuple[str, str], ...] = ()
+    hang: float = 0.0
+    drop: bool = False
+
+
 @dataclass
 class Script:
     turns: Sequence[Turn]
@@ -56,6 +69,11 @@ class FakeModel:
     def __init__(self, render: Callable[[Script, dict[str, Any]], Iterator[bytes]]) -> None:
         self.script = Script([])
         self._render = render
+        # every request that arrived, whatever its path: (method, target, headers)
+        self.seen: list[tuple[str, str, dict[str, str]]] = []
+        self.seen_at: list[float] = []  # time.monotonic() of each
+        self.faults: list[Fault] = []  # the next requests' answers, one each, before the script
+        self.always: Fault | None = None  # every request's answer once `faults` are used up
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -66,14 +84,44 @@ class FakeModel:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-                self._send(200, b"{}", "application/json")
+                if not self._faulted():
+                    self._send(200, b"{}", "application/json")
 
             def do_HEAD(self) -> None:  # noqa: N802
-                self._send(200, b"", "application/json")
+                if not self._faulted():
+                    self._send(200, b"", "application/json")
+
+            def _faulted(self) -> bool:
+                """Noted as seen; True when a scripted fault answered it."""
+                owner.seen.append((self.command, self.path,
+                                   {k.lower(): v for k, v in self.headers.items()}))
+                owner.seen_at.append(time.monotonic())
+                fault = owner.faults.pop(0) if owner.faults else owner.always
+                if fault is None:
+                    return False
+                if fault.hang:
+                    time.sleep(fault.hang)
+                if fault.drop or fault.hang:
+                    self.close_connection = True
+                    self.connection.close()
+                    return True
+                data = json.dumps({"type": "error", "error": {
+                    "type": "overloaded_error", "message": f"fake {fault.status}"}}).encode()
+                self.send_response(fault.status)
+                for name, value in fault.headers:
+                    self.send_header(name, value)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return True
 
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if self._faulted():
+                    return
+                body = json.loads(raw or b"{}")
                 if not self.path.startswith(("/v1/messages", "/v1/responses")) \
                         or "count_tokens" in self.path:
                     self._send(200, json.dumps({"input_tokens": 10}).encode(),

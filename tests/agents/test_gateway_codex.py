@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.agents.conftest import AgentBench
-from tests.agents.fake_models import Call, FakeModel, Script, Text, function_outputs
+from tests.agents.fake_models import Call, FakeModel, Fault, Script, Text, function_outputs
 from tests.agents.key_search import search_command
 from tests.agents.test_codex import codex_config
 
@@ -57,3 +57,26 @@ def test_codex_searching_its_environment_and_files_finds_no_key(
         a for a in bench.json("artifact", "list", run_id)
         if a["type"] == "COST_REPORT")["artifactId"]).stdout)
     assert cost["source"] == "gateway" and cost["claimsAgree"] is True
+
+
+def test_codex_whose_model_keeps_failing_is_an_infrastructure_failure(
+        bench: AgentBench, codex_cli: Path, openai: FakeModel) -> None:
+    """The Responses API answers 529 to everything: the gateway's tries are on record as
+    FAILED planning steps and the attempt is the vendor's failure, not Codex's (told not to
+    retry on its own, so the test is quick)."""
+    no_retries = ('extra_args = ["-c", "model_providers.agentctl.request_max_retries=0", '
+                  '"-c", "model_providers.agentctl.stream_max_retries=0", ')
+    bench.config(codex_config(codex_cli, openai.url).replace("extra_args = [", no_retries))
+    openai.always = Fault(529)
+    try:
+        run = bench.start(bench.submit("Ask an overloaded model"), "codex")
+    finally:
+        openai.always = None
+        bench.config(codex_config(codex_cli, openai.url))
+    verdict = run["verdict"]
+    assert verdict["status"] == "FAILED_INFRASTRUCTURE", verdict
+    assert "HTTP 529" in verdict["reasons"][0], verdict["reasons"]
+    planning = [s for s in bench.steps(run["runId"]) if s["type"] == "MODEL_PLANNING"]
+    assert planning and {(s["status"], s["attributes"]["httpStatus"]) for s in planning} == {
+        ("FAILED", 529)}
+    assert planning[-1]["attributes"]["retryInSeconds"] is None

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from agentctl.domain.model_faults import Retries
 from tests.agents.conftest import AgentBench
-from tests.agents.fake_models import FakeModel, Script, Text
+from tests.agents.fake_models import FakeModel, Fault, Script, Text
 from tests.agents.key_search import SCRIPT as KEY_SEARCH
 
 KEY = "sk-ant-command-real-7c1e5a9b3d"
@@ -188,3 +189,53 @@ def test_a_token_budget_stops_a_command_agent_mid_answer_with_denied_by_budget(
     assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE", verdict
     assert "max_tokens 300" in verdict["reasons"][0] and f"{spent} model tokens" in \
         verdict["reasons"][0], verdict["reasons"]
+
+
+UNLUCKY = '''\
+import os, urllib.error, urllib.request
+
+base = os.environ["ANTHROPIC_BASE_URL"]
+headers = {"x-api-key": os.environ["ANTHROPIC_API_KEY"], "content-type": "application/json"}
+status = 0
+for path in ("/v1/messages/batches", "/v1/messages"):
+    request = urllib.request.Request(base + path, b'{"model": "claude-sonnet-4-5"}', headers)
+    try:
+        status = urllib.request.urlopen(request, timeout=60).status
+    except urllib.error.HTTPError as error:
+        status = error.code
+    print("ANSWER", path, status)
+raise SystemExit(1 if status >= 500 else 0)
+'''
+
+
+def test_a_command_agent_whose_model_keeps_failing_ends_failed_infrastructure_after_retries(
+        bench: AgentBench, anthropic: FakeModel) -> None:
+    """The vendor answers 500 to everything: the gateway tries each request again within its
+    bound, every try is a FAILED planning step, and the attempt is an infrastructure failure
+    (retried as one) rather than the agent's. An off-API request is a denied call."""
+    (bench.root / "unlucky.py").write_text(UNLUCKY)
+    bench.config(config("anthropic").replace("max_attempts = 1", "max_attempts = 2"))
+    anthropic.always, seen = Fault(500), len(anthropic.seen)
+    try:
+        run = bench.start(bench.submit("Ask a failing model"),
+                          f"command:python3 {bench.root / 'unlucky.py'}")
+    finally:
+        anthropic.always = None
+        bench.config(config("anthropic"))
+    verdict = run["verdict"]
+    assert verdict["status"] == "FAILED_INFRASTRUCTURE", verdict
+    assert "model could not be reached" in verdict["reasons"][0], verdict["reasons"]
+    assert "HTTP 500" in verdict["reasons"][0]
+    attempts = bench.tree(run["runId"])["attempts"]
+    assert len(attempts) == 2  # retried as an infrastructure failure
+    tries = Retries().tries
+    assert len(anthropic.seen) - seen == 2 * tries  # the batch request never left
+    for attempt in attempts:
+        planning = [s for s in attempt["steps"] if s["type"] == "MODEL_PLANNING"]
+        assert [(s["status"], s["attributes"]["httpStatus"]) for s in planning] == [
+            ("FAILED", 500)] * tries
+        assert planning[-1]["attributes"]["retryInSeconds"] is None
+        refused = [s["toolCall"] for s in attempt["steps"] if s["toolCall"]
+                   and s["toolCall"]["toolName"] == "model.request"]
+        assert [(c["decision"], json.loads(c["argumentsJson"])["target"]) for c in refused] == [
+            ("DENIED_BY_POLICY", "/v1/messages/batches")]

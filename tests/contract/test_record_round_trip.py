@@ -62,9 +62,9 @@ def full_records() -> dict[str, Any]:
         patch_boundary=replace(spec.patch_boundary, allow_generated_changes=True,
                                ignore_generated=("*.pyc",), allow_binary=("*.png",)),
         verification_plan=replace(
-            spec.verification_plan, baseline=BaselineMode.ALWAYS, reruns=5,
+            spec.verification_plan, baseline=BaselineMode.AUTO, reruns=5,
             allow_preexisting_failures=False, must_pass=("test_calc.py::test_adds",),
-            allow_removed_tests=True,
+            allow_removed_tests=True, test_paths=("tests", "conftest.py"), blame_runs=7,
             checks=(replace(checks[0], required=False, timeout_seconds=12.5),
                     replace(checks[1], junit_xml="lint.xml"))),
         judge_policy=replace(spec.judge_policy, command="judge --strict"),
@@ -102,8 +102,9 @@ def full_records() -> dict[str, Any]:
                 classified_tests=(ClassifiedTest(
                     test_id="t::b", classification=TestClassification.PASS_TO_FAIL,
                     candidate=TestOutcome.FAILED, base=TestOutcome.PASSED, message="boom",
-                    base_unknown=True),),
-                baseline_commit="b" * 40, baseline_cached=True, runner="pytest"),))
+                    base_unknown=True, expectations_changed=True),),
+                baseline_commit="b" * 40, baseline_cached=True, runner="pytest",
+                evidence_runs=("fix evidence", "regression evidence")),))
     judge = records["JudgeReport"]
     records["JudgeReport"] = replace(judge, findings=tuple(
         replace(finding, file_path="a.py", line_number=3, blocks_auto_pr=True)
@@ -159,5 +160,5 @@ def test_a_run_keeps_the_verification_plan_and_budget_fields_a_hand_written_deco
         stored = uow.runs.get(run.run_id)
     plan = stored.execution_spec.verification_plan
     assert (plan.baseline, plan.reruns, plan.allow_preexisting_failures) == \
-        (BaselineMode.ALWAYS, 5, False)
+        (BaselineMode.AUTO, 5, False)
     assert (stored.budget.max_cost_usd, stored.budget.max_tokens) == (1.25, 5000)

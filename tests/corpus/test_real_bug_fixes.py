@@ -4,7 +4,11 @@ installed CLI: `task submit --type bug_fix --run` with a `patch:` agent, three t
 - the release's own fix: SUCCESS, the bug's tests FAIL_TO_PASS;
 - a patch that only adds a note: FAILED_VERIFICATION, the bug's tests still failing, named;
 - the fix plus an edit that breaks code the base got right: FAILED_VERIFICATION, the broken tests
-  PASS_TO_FAIL, named.
+  PASS_TO_FAIL, named;
+- on one case of each project, the hostile variants (`corpus.hostile`): patches that fix nothing
+  and try to grade themselves (a new test only, the bug's tests edited, a deselect in a new
+  pytest config file, a conftest that drops them or flips every report): never SUCCESS, never
+  eligible.
 
 Each case is a class of its own, so that `--dist loadscope` spreads the cases over the workers.
 The sdists come from the package index on first use (never skipped: no index, no pass).
@@ -21,11 +25,23 @@ from typing import Any, ClassVar
 
 import pytest
 
-from tests.corpus.corpus import Case, breaking, build_base, diff_after, gold, load_cases, noop
+from tests.corpus.corpus import (
+    Case,
+    breaking,
+    build_base,
+    diff_after,
+    gold,
+    hostile,
+    load_cases,
+    noop,
+)
 from tests.e2e.runs_support import in_parallel
 
 CASES = load_cases()
 PATCHES = ("gold", "noop", "break")
+# the hostile variants run on the first case of each project (they cost a run each)
+HOSTILE = {case.name for case in reversed(CASES)
+           if case is next(c for c in CASES if c.before.package == case.before.package)}
 
 
 @dataclass(frozen=True)
@@ -45,6 +61,8 @@ def run_case(case: Case, root: Path, run_agentctl: Callable[..., Any],
              run_cli: Callable[..., Any]) -> dict[str, Outcome]:
     repo, after = build_base(case, root)
     edits = {"gold": gold(case, after), "noop": noop, "break": breaking(case, after)}
+    if case.name in HOSTILE:
+        edits.update(hostile(case))
     home, cwd = root / "home", root / "cwd"
     cwd.mkdir()
     # one run of each check: these cases are about the classes, not about reruns
@@ -74,7 +92,8 @@ def run_case(case: Case, root: Path, run_agentctl: Callable[..., Any],
 
     # the gold run first: it leaves the base's results in the baseline cache for the other two
     results = {"gold": submit("gold")}
-    results.update(zip(PATCHES[1:], in_parallel(submit, PATCHES[1:], workers=2), strict=True))
+    rest = [name for name in edits if name != "gold"]
+    results.update(zip(rest, in_parallel(submit, rest, workers=2), strict=True))
     return {name: outcome(result) for name, result in results.items()}
 
 
@@ -118,6 +137,17 @@ class RealBugFix:
             assert any(test in reason for reason in broken.reasons), (test, broken.why())
         regressions = {test for test, kind in broken.classes.items() if kind == "PASS_TO_FAIL"}
         assert regressions == set(self.case.breaking.pass_to_fail), broken.why()
+
+    def test_no_patch_that_grades_itself_succeeds_or_is_eligible(
+            self, runs: dict[str, Outcome]) -> None:
+        if self.case.name not in HOSTILE:
+            pytest.skip("the hostile variants run on the first case of each project")
+        for name in hostile(self.case):
+            attack = runs[name]
+            assert (attack.exit_code, attack.verdict) == (1, "FAILED_VERIFICATION"), \
+                (name, attack.why())
+            for test in self.case.fail_to_pass:
+                assert attack.classes.get(test) != "FAIL_TO_PASS", (name, test, attack.why())
 
 
 def _class_name(case: Case) -> str:

@@ -196,6 +196,16 @@ def test_the_body_holds_the_per_test_table_and_the_ai_disclosure(opened: dict[st
     assert "by step " in body and "`fs.replace`" in body
 
 
+def test_the_body_counts_each_checks_tests_and_names_no_local_path(
+        forges: Forges, opened: dict[str, Any]) -> None:
+    posts = [r for r in opened["firstRequests"]
+             if r.method == "POST" and r.path == "/repos/octo/calc/pulls"]
+    for body in (opened["body"], posts[0].json["body"]):
+        assert f"- `{UNITTEST}`: PASSED, 2 passed, 0 failed, 0 skipped" in body
+        assert str(forges.root) not in body and "/tmp/" not in body
+        assert "Generated-by: script:fix.toml (sha256:" in body
+
+
 def test_the_token_is_never_recorded_or_shown(opened: dict[str, Any]) -> None:
     for text in (opened["body"], opened["eventsRaw"], opened["first"]["stdout"],
                  opened["first"]["stderr"], opened["second"]["stdout"],
@@ -386,9 +396,36 @@ def test_the_test_result_lists_passed_and_failed_tests(attested: dict[str, Any])
     results = [s["predicate"] for s in (_securesystemslib_verify(x, attested["key"])
                                         for x in lines)
                if s["predicateType"].endswith("test-result/v0.1")]
-    assert results[0]["result"] == "pass"
-    assert any("test_adds_two_numbers" in t for t in results[0]["passedTests"])
-    assert results[0]["failedTests"] == []
+    assert results[0]["result"] == "PASSED"
+    assert results[0]["passedTests"] == ["test_calc.AddTest.test_adding_zero_changes_nothing",
+                                         "test_calc.AddTest.test_adds_two_numbers"]
+    assert results[0]["warnedTests"] == results[0]["failedTests"] == []
+
+
+def test_every_test_result_statement_meets_the_published_in_toto_schema(
+        attested: dict[str, Any]) -> None:
+    """The Statement and the test-result v0.1 predicate as in-toto's own bindings define them
+    (no field they do not name, each of its type), with `result` one of the spec's three."""
+    from google.protobuf import json_format
+    from in_toto_attestation.predicates.test_result.v0 import test_result_pb2
+    from in_toto_attestation.v1 import statement_pb2
+    from in_toto_attestation.v1.resource_descriptor import ResourceDescriptor
+    from in_toto_attestation.v1.statement import Statement
+
+    statements = [_securesystemslib_verify(line, attested["key"])
+                  for line in attested["bundle"].read_text().splitlines()]
+    results = [s for s in statements if s["predicateType"] ==
+               "https://in-toto.io/attestation/test-result/v0.1"]
+    assert results
+    for statement in results:
+        Statement.copy_from_pb(json_format.ParseDict(
+            statement, statement_pb2.Statement())).validate()  # type: ignore[attr-defined]
+        predicate = json_format.ParseDict(statement["predicate"],
+                                          test_result_pb2.TestResult())  # type: ignore[attr-defined]
+        assert predicate.result in ("PASSED", "WARNED", "FAILED")
+        assert predicate.configuration
+        for descriptor in predicate.configuration:
+            ResourceDescriptor.copy_from_pb(descriptor).validate()
 
 
 def test_the_run_predicate_holds_verdict_approvals_and_audit_head(

@@ -109,7 +109,7 @@ def test_verdict_explain_is_short_by_default_and_paged_only_on_a_terminal(
     assert code == 0 and "PAGER-RAN" in screen, screen
     paged = log.read_text()
     assert "verifier-report.json" in paged and not HEX64.search(paged), paged
-    assert len(paged.splitlines()) < 45
+    assert len(paged.splitlines()) < 50  # with the failed check's exception and output end
     piped = cli(shown, "verdict", "explain", AGENTCTL_PAGER=pager)
     assert "PAGER-RAN" not in piped.stdout and "verifier-report.json" in piped.stdout
     unpaged, _ = at(shown, 80, "agentctl verdict explain --no-pager", AGENTCTL_PAGER=pager)

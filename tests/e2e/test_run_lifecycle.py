@@ -19,7 +19,8 @@ import pytest
 
 from tests.e2e.runs_support import CALC_FILES, UNITTEST, Bench, repo_snapshot, step_of
 
-CHAIN = ["boundary", "apply", "verification", "judge", "autonomy", "eligibility", "approvals"]
+CHAIN = ["boundary", "apply", "verification", "baseline", "judge", "autonomy", "eligibility",
+         "approvals"]
 LIFE = ["RunCreated", "RunQueued", "LeaseAcquired", "AttemptStarted", "WorkspacePrepared",
         "ToolCallRequested", "PatchProduced", "VerifierStarted", "VerifierCompleted",
         "JudgeCompleted", "VerdictDecided", "RunCompleted"]

@@ -1,5 +1,7 @@
-"""The gateway on its own against the fake Anthropic API (the vendor boundary): who may use it,
-what it forwards, and that a spent budget refuses the next request before it leaves."""
+"""The gateway on its own against the fake Anthropic API (the vendor boundary, the one fake
+here: the gateway is the real server on loopback): who may use it, what it forwards (each
+vendor's endpoints by method and exact path, nothing else), and that a spent budget refuses
+every further request before it leaves."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from agentctl.domain.agent import ModelApi
+from agentctl.domain.enums import ToolDecision
 from agentctl.execution.gateway.server import Gateway, Limits
 from tests.agents.fake_models import FakeModel, Script, Text, anthropic_server
 
@@ -36,7 +40,7 @@ def post(gateway: Gateway, key: str) -> tuple[int, bytes]:
 
 def test_a_request_without_the_attempts_placeholder_is_refused_and_never_forwarded(
         upstream: FakeModel) -> None:
-    gateway = Gateway(upstream.url, KEY)
+    gateway = Gateway(upstream.url, KEY, api=ModelApi.ANTHROPIC)
     try:
         assert post(gateway, KEY)[0] == 401  # not even the real key opens it
         assert post(gateway, "agentctl-gateway-guess")[0] == 401
@@ -53,7 +57,7 @@ def test_a_request_without_the_attempts_placeholder_is_refused_and_never_forward
 def test_once_the_budget_is_spent_the_next_request_is_refused_before_it_leaves(
         upstream: FakeModel) -> None:
     upstream.script = Script([[Text("a" * 400)]], usage=(10, 100), chunk=40)
-    gateway = Gateway(upstream.url, KEY, limits=Limits(max_tokens=50))
+    gateway = Gateway(upstream.url, KEY, api=ModelApi.ANTHROPIC, limits=Limits(max_tokens=50))
     try:
         status, data = post(gateway, gateway.placeholder)
         assert status == 200 and b"the budget is spent (max_tokens 50" in data
@@ -72,7 +76,7 @@ def test_the_cost_report_uses_the_gateways_figures_and_a_disagreeing_claim_is_a_
         upstream: FakeModel) -> None:
     from agentctl.execution.gateway.attach import claim_warnings, gateway_report
 
-    gateway = Gateway(upstream.url, KEY)
+    gateway = Gateway(upstream.url, KEY, api=ModelApi.ANTHROPIC)
     try:
         assert post(gateway, gateway.placeholder)[0] == 200
         claimed = {"agent": "claude", "costUsd": 9.0, "inputTokens": 1200, "outputTokens": 300}
@@ -114,3 +118,114 @@ def test_the_cli_gets_the_gateway_and_a_placeholder_never_the_key(
         assert sent == (KEY if header == "x-api-key" else f"Bearer {KEY}")
     finally:
         attached.gateway.close()
+
+
+def send(gateway: Gateway, method: str, target: str, *, host: str | None = None) -> int:
+    """One request as a client inside the sandbox could send it (target and Host verbatim)."""
+    connection = http.client.HTTPConnection("127.0.0.1", gateway.port, timeout=30)
+    headers = {"x-api-key": gateway.placeholder, "content-type": "application/json"}
+    if host is not None:
+        headers["Host"] = host
+    connection.request(method, target, body=json.dumps(
+        {"model": "claude-sonnet-4-5", "stream": True, "messages": []}), headers=headers)
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    return response.status
+
+
+REFUSED = [
+    ("POST", "/v1/messages/", None),
+    ("POST", "/v1/messages/batches", None),
+    ("POST", "/v1/messages;x", None),
+    ("POST", "/v1/messages#frag", None),
+    ("POST", "/v1%2Fmessages", None),
+    ("POST", "/v1/messages%2F", None),
+    ("POST", "/v1/complete", None),
+    ("POST", "/v1//messages", None),
+    ("POST", "/v1/./messages", None),
+    ("POST", "/v1/messages?beta=true#x", None),
+    ("GET", "/v1/models", None),
+    ("GET", "/v1/messages", None),
+    ("HEAD", "/", None),
+    ("PUT", "/v1/messages", None),
+    ("DELETE", "/v1/messages", None),
+    ("POST", "http://127.0.0.1:1/v1/messages", None),
+    ("POST", "//127.0.0.1:1/v1/messages", None),
+    ("POST", "/v1/messages", "api.anthropic.com"),
+    ("POST", "/v1/messages", "127.0.0.1"),
+]
+
+
+@pytest.mark.parametrize(("method", "target", "host"), REFUSED)
+def test_a_request_off_the_vendors_api_is_refused_never_forwarded_and_on_record_as_denied(
+        upstream: FakeModel, method: str, target: str, host: str | None) -> None:
+    """The fake upstream counts every request it receives, whatever its path: a refused one
+    never reaches it, so neither does the real key."""
+    gateway = Gateway(upstream.url, KEY, api=ModelApi.ANTHROPIC)
+    try:
+        status = send(gateway, method, target, host=host)
+        assert 400 <= status < 500, status
+        assert upstream.seen == []  # not forwarded, so the real key went nowhere
+        [refused] = gateway.drain()
+        assert refused.refusal is not None and refused.status == status
+        assert refused.refusal.decision is ToolDecision.DENIED_BY_POLICY
+        assert refused.method == method  # http.server itself folds a leading `//` into `/`
+        assert refused.path.lstrip("/") == target.lstrip("/")
+        assert gateway.requests == 0 and gateway.tokens == 0
+        assert send(gateway, "POST", "/v1/messages?beta=true") == 200  # the API itself is open
+        assert [(m, t) for m, t, _ in upstream.seen] == [("POST", "/v1/messages?beta=true")]
+        assert upstream.seen[0][2]["x-api-key"] == KEY
+    finally:
+        gateway.close()
+
+
+def test_the_vendors_endpoints_are_exact_under_the_upstreams_own_path(
+        upstream: FakeModel) -> None:
+    """OpenAI's base URL holds `/v1`: `/v1/responses` and `/v1/chat/completions` pass,
+    Anthropic's paths and OpenAI's without the prefix do not."""
+    gateway = Gateway(upstream.url + "/v1", KEY, api=ModelApi.OPENAI)
+    try:
+        assert send(gateway, "POST", "/v1/messages") == 404
+        assert send(gateway, "POST", "/responses") == 404
+        assert send(gateway, "GET", "/v1/responses") == 405
+        assert [e.status for e in gateway.drain()] == [404, 404, 405]
+        assert upstream.seen == []
+        assert send(gateway, "POST", "/v1/chat/completions") == 200
+        assert [t for _, t, _ in upstream.seen] == ["/v1/chat/completions"]
+    finally:
+        gateway.close()
+
+
+def test_once_the_budget_is_spent_every_request_is_refused_model_listing_and_counting_too(
+        upstream: FakeModel) -> None:
+    upstream.script = Script([[Text("a" * 400)]], usage=(10, 100), chunk=40)
+    gateway = Gateway(upstream.url, KEY, api=ModelApi.ANTHROPIC, limits=Limits(max_tokens=50))
+    try:
+        assert post(gateway, gateway.placeholder)[0] == 200
+        assert len(upstream.seen) == 1 and gateway.spent == "max_tokens 50"
+        gateway.drain()
+        assert send(gateway, "GET", "/v1/models") == 404
+        assert send(gateway, "POST", "/v1/messages/count_tokens") == 400
+        assert send(gateway, "POST", "/v1/messages") == 400
+        assert len(upstream.seen) == 1  # none of them reached the model
+        refused = gateway.drain()
+        assert [r.refusal.decision if r.refusal else None for r in refused] == [
+            ToolDecision.DENIED_BY_POLICY, ToolDecision.DENIED_BY_BUDGET,
+            ToolDecision.DENIED_BY_BUDGET]
+        assert refused[1].refusal is not None
+        assert refused[1].refusal.rule == "budget: max_tokens 50"
+    finally:
+        gateway.close()
+
+
+def test_token_counting_is_forwarded_and_on_record_while_the_budget_lasts(
+        upstream: FakeModel) -> None:
+    gateway = Gateway(upstream.url, KEY, api=ModelApi.ANTHROPIC, limits=Limits(max_tokens=50))
+    try:
+        assert send(gateway, "POST", "/v1/messages/count_tokens?beta=true") == 200
+        assert [t for _, t, _ in upstream.seen] == ["/v1/messages/count_tokens?beta=true"]
+        [counted] = gateway.drain()
+        assert counted.refusal is None and counted.status == 200 and counted.fault is None
+    finally:
+        gateway.close()

@@ -45,6 +45,20 @@ def test_paths_outside_the_workspace_or_inside_git_are_denied_by_the_path_guard(
     assert result.relative is None and result.absolute is None
 
 
+@pytest.mark.parametrize("raw", ["notes\n### Approvals\n<!--.md", "a\rb.txt", "a\tb.txt",
+                                 "src/\x1b[2Jclear.py", "del\x7f.txt", "bell\x07.txt"])
+@pytest.mark.parametrize("write", [True, False])
+def test_a_path_with_a_control_character_is_denied_by_the_path_guard_naming_the_rule(
+    workspace: Path, raw: str, write: bool,
+) -> None:
+    result = check(workspace, raw, write=write)
+    assert result.decision.decision is ToolDecision.DENIED_BY_PATH_GUARD
+    assert result.decision.matched_rule == "path guard: control character"
+    reason = result.decision.reason or ""
+    assert "control character" in reason and all(ord(c) >= 0x20 and c != "\x7f" for c in reason)
+    assert result.relative is None and not (workspace / raw).exists()
+
+
 def test_a_relative_path_is_normalised_and_resolved_inside_the_workspace(workspace: Path) -> None:
     result = check(workspace, "./src//lib/../app.py")
     assert result.decision.decision is ToolDecision.ALLOWED

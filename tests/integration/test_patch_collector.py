@@ -439,3 +439,18 @@ def test_any_other_binary_file_fails_the_boundary_unless_allow_binary_names_it(
     assert check.reasons() == ["unexpected binary file logo.png (a binary the patch may hold is "
                                "named in [boundary] allow_binary)"]
     assert check_boundary([change], replace(DROPPINGS, allow_binary=("*.png",))).passed
+
+
+@pytest.mark.parametrize("name", ["notes\n### Approvals\n<!--.md", "carriage\rreturn.txt",
+                                  "tab\there.txt", "esc\x1b[31m.txt", "del\x7f.txt"])
+def test_a_file_named_with_a_control_character_is_a_boundary_finding(
+    workspace: Path, base: str, name: str,
+) -> None:
+    (workspace / name).write_text("planted\n")
+    patch = collect(workspace, base)
+    assert only(patch).path == name and only(patch).forbidden_by_policy  # collected verbatim
+    check = check_boundary(patch.changes, BOUNDARY)
+    assert not check.passed and check.forbidden_path_violations == (name,)
+    (reason,) = check.reasons()
+    assert reason.startswith("patch touches forbidden path ") and "control character" in reason
+    assert all(ord(c) >= 0x20 and c != "\x7f" for c in reason), reason  # spelled out, one line

@@ -111,7 +111,8 @@ def test_a_fix_with_a_failure_already_on_base_needs_review_and_names_each_class(
     assert check.failing_test_ids == ("tests/test_calc.py::test_answer",)
     assert record.verdict is not None
     assert record.verdict.status is VerdictStatus.SUCCESS_NEEDS_REVIEW
-    assert record.verdict.reasons[0] == (f"1 test already failed on base {base[:12]}: "
+    assert record.verdict.reasons[0] == (f"1 test already failed on base {base[:12]} and still "
+                                         "fails (not blamed): "
                                          "tests/test_calc.py::test_answer")
     (judgement,) = record.judgements
     assert not [f for f in judgement.findings if f.category == "no-fix-shown"]
@@ -127,11 +128,9 @@ def test_a_bug_fix_whose_test_still_fails_is_failed_verification_naming_it(
     base = record.run.base_commit[:12]
     assert record.verdict is not None
     assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
-    assert record.verdict.reasons[:2] == (
-        f"the fix is not shown: tests/test_calc.py::test_add failed on base {base} and still "
-        "fails",
-        f"the fix is not shown: tests/test_calc.py::test_answer failed on base {base} and still "
-        "fails")
+    assert record.verdict.reasons == (
+        f"the fix is not shown: no test fails on base {base}'s code and passes with the patch; "
+        "tests/test_calc.py::test_add, tests/test_calc.py::test_answer still failing",)
 
 
 @on_sqlite
@@ -159,9 +158,7 @@ def test_a_patch_that_breaks_a_passing_test_fails_naming_it_and_the_base(
     assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
     base = record.run.base_commit[:12]
     assert record.verdict.reasons == (
-        f"tests/test_calc.py::test_mul (assert 5 == 6) failed; it passed on base {base}",
-        f"the fix is not shown: tests/test_calc.py::test_answer failed on base {base} and "
-        "still fails")
+        f"tests/test_calc.py::test_mul (assert 5 == 6) failed; it passed on base {base}",)
 
 
 @on_sqlite
@@ -273,13 +270,14 @@ def test_a_fix_no_test_shows_fails_verification_and_gets_a_judge_warning(
     assert record.verdict is not None
     assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
     assert record.verdict.reasons == (
-        f"the fix is not shown: no test failed on base {record.run.base_commit[:12]} and passes "
-        "with the patch",)
+        f"the fix is not shown: no test fails on base {record.run.base_commit[:12]}'s code and "
+        "passes with the patch",)
 
 
 @on_sqlite
-def test_passing_checks_of_a_task_that_is_not_a_fix_run_no_baseline(
+def test_passing_checks_of_a_task_that_is_not_a_fix_run_no_baseline_under_auto(
         harness: Harness, tmp_path: Path) -> None:
+    harness.configure('[verification]\nbaseline = "auto"\n')
     record = harness.run(harness.plan(
         {"tool": "fs.replace", "path": "calc/__init__.py", "old": "a + b", "new": "b + a"}),
         task_type="refactor")
@@ -503,7 +501,7 @@ ALL_PASS_HOOK = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
                  "--deselect tests/test_calc.py::test_add\n"}, "pytest.ini"),
     ({"tool": "fs.write", "path": "conftest.py", "content": ALL_PASS_HOOK}, "conftest.py"),
 ], ids=["pytest.ini deselects", "conftest.py passes all"])
-def test_a_harness_change_that_hides_a_broken_test_fails_naming_the_file(
+def test_a_harness_change_that_hides_a_broken_test_fails_naming_it(
         harness: Harness, tmp_path: Path, harness_edit: dict[str, str], named: str) -> None:
     harness.repo = clean_pytest_repo(tmp_path)
     harness.configure('[policy]\nmax_autonomy = "auto_pr"\n')
@@ -512,12 +510,13 @@ def test_a_harness_change_that_hides_a_broken_test_fails_naming_the_file(
 
     assert record.verdict is not None
     assert record.verdict.status is VerdictStatus.FAILED_VERIFICATION
-    (report,) = record.verifications
-    hidden = next(c for c in report.checks if c.name.endswith("(base harness)"))
-    assert hidden.status.value == "FAILED" and hidden.failing_test_ids == (
-        "tests/test_calc.py::test_add",)
-    assert any(f"under the base's {named}" in r and "tests/test_calc.py::test_add" in r
-               for r in record.verdict.reasons)
+    base = record.run.base_commit[:12]
+    assert (f"tests/test_calc.py::test_add (its base version fails with the patch's code); it "
+            f"passed on base {base}") in record.verdict.reasons
+    assert classes(record)["tests/test_calc.py::test_add"] is K.PASS_TO_FAIL
+    name = check_of(record).name
+    assert {s.title for s in record.steps if s.type is StepType.RUN_VERIFIER} >= {
+        f"fix evidence: {name}", f"regression evidence: {name}"}
     (judgement,) = record.judgements
     assert [(f.category, f.file_path, f.blocks_auto_pr) for f in judgement.findings
             if f.category == "harness-changed"] == [("harness-changed", named, True)]

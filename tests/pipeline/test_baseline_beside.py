@@ -112,7 +112,9 @@ def test_beside_or_after_the_record_is_the_same(harness: Harness, tmp_path: Path
 @on_sqlite
 def test_a_task_whose_base_may_not_be_wanted_runs_no_base_early(harness: Harness,
                                                                 tmp_path: Path) -> None:
-    """A feature whose checks pass needs no base: none is run, beside or after."""
+    """Under `baseline = "auto"`, a feature whose checks pass needs no base: none is run,
+    beside or after."""
+    harness.configure('[verification]\nbaseline = "auto"\n')
     harness.repo = pytest_repo(tmp_path)
     record = harness.record(harness.execute(harness.submit(
         harness.plan({"tool": "fs.write", "path": "NOTES.md", "content": "notes\n"}),

@@ -92,8 +92,9 @@ def test_a_module_that_fails_to_import_on_the_base_is_run_once_there(
 @on_sqlite
 def test_a_pytest_collection_error_is_classified_from_one_run(
         harness: Harness, tmp_path: Path) -> None:
-    """pytest stops at a module it cannot collect: that error is the run's one result, on
-    the base and with the patch, and no rerun of the whole command is made for it."""
+    """A module pytest cannot collect is an error of its own, on the base and with the patch
+    (the other modules' tests still run): it is never rerun, and no rerun of the whole
+    command is made for it."""
     harness.repo = make_repo(tmp_path / "pyproj", {
         "calc.py": CALC, "tests/__init__.py": "",
         "tests/test_calc.py": "from calc import add\n\n\n"
@@ -103,6 +104,7 @@ def test_a_pytest_collection_error_is_classified_from_one_run(
 
     check = check_of(record)
     assert check.failing_test_ids == ("tests/test_props.py",)
-    assert classes(record) == {"tests/test_props.py": K.FAIL_TO_FAIL}
+    assert classes(record) == {"tests/test_props.py": K.FAIL_TO_FAIL,
+                               "tests/test_calc.py::test_add": K.FAIL_TO_PASS}
     assert len(steps(record, "baseline")) == 1
     assert steps(record, "baseline rerun") == [] and steps(record, "rerun") == []

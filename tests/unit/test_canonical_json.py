@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from agentctl.domain.audit import digest
 from agentctl.domain.canonical import canonical_json, record_digest, sha256_digest
 from agentctl.domain.enums import ToolOutcome
-from agentctl.domain.serialize import to_json
+from agentctl.domain.serialize import sealed_json, to_json
+from agentctl.domain.verification import VerificationReport
 from tests.unit.conftest import sample_records, sample_spec
 
 UNICODE = "résumé — ✓ «naïve» \x7f 😀"
@@ -42,10 +43,24 @@ def test_record_digests_are_byte_for_byte_what_earlier_versions_stored(record: o
     """The record digests in old homes' events were taken over this very form, so they verify."""
     if hasattr(record, "reason"):
         record = replace(record, reason=UNICODE)  # type: ignore[type-var]
-    earlier = json.dumps(to_json(record), sort_keys=True, separators=(",", ":"),
+    earlier = json.dumps(sealed_json(record), sort_keys=True, separators=(",", ":"),
                          ensure_ascii=False)
     assert digest(record) == record_digest(record) == \
         "sha256:" + hashlib.sha256(earlier.encode("utf-8")).hexdigest()
+
+
+def test_a_field_added_later_is_sealed_only_when_it_says_something() -> None:
+    """A record written before `evidenceRuns` existed keeps its digest; one that has evidence
+    runs seals them."""
+    (report,) = [r for r in sample_records() if isinstance(r, VerificationReport)]
+    sealed = sealed_json(report)
+    assert isinstance(sealed, dict) and "evidenceRuns" not in sealed["checks"][0]
+    assert "evidenceRuns" in to_json(report)["checks"][0]  # type: ignore[index,call-overload]
+    with_runs = replace(report, checks=(replace(report.checks[0],
+                                                evidence_runs=("fix evidence",)),))
+    assert record_digest(with_runs) != record_digest(report)
+    assert sealed_json(with_runs)["checks"][0]["evidenceRuns"] == [  # type: ignore[index,call-overload]
+        "fix evidence"]
 
 
 def test_an_ascii_spec_keeps_the_digest_earlier_versions_gave_it() -> None:

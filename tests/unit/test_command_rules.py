@@ -230,3 +230,54 @@ def test_a_rule_that_names_no_index_itself_allows_it() -> None:
                          allow_shell=False).decision is ALLOWED
     assert check_command("git diff HEAD -- calc.py", defaults().tools.commands,
                          allow_shell=False).decision is ALLOWED
+
+
+GIT_READERS = ("git grep *", "git diff *", "git apply *", "git hash-object *", "git fetch *",
+               "git ls-remote *", "git blame *")
+
+
+@pytest.mark.parametrize(("command", "named"), [
+    ("git grep --open-files-in=python3 x", "--open-files-in-pager"),
+    ("git grep --open-files-in python3 x", "--open-files-in-pager"),
+    ("git grep -iOpython3 x", "-O"),
+    ("git ls-remote --upl=touch origin", "--upload-pack"),
+    ("git fetch --up touch origin", "--upload-pack"),
+    ("git diff --no-i /etc/passwd calc.py", "--no-index"),
+    ("git blame --cont=/etc/passwd calc.py", "--contents"),
+    ("git diff --outp=../x.txt", "--output"),
+])
+def test_git_options_are_read_as_git_reads_them_abbreviated_joined_or_bundled(
+        command: str, named: str) -> None:
+    commands = defaults().tools.commands
+    rules = CommandRules(deny=commands.deny, ask=commands.ask, allow=GIT_READERS)
+    decision = check_command(command, rules, allow_shell=False)
+    assert decision.decision is DENIED, decision
+    assert f"`{named}`" in (decision.reason or ""), decision
+
+
+@pytest.mark.parametrize("command", [
+    "git diff ../../../../etc/passwd README.md",
+    "git diff -- ../../../../etc/passwd README.md",
+    "git diff HEAD /etc/passwd",
+    "git apply /tmp/planted.patch",
+    "git hash-object -w /etc/passwd",
+    "git fetch file:///srv/other.git",
+    "git ls-remote ../../other-repo",
+])
+def test_git_path_arguments_outside_the_workspace_are_denied_for_commands_that_read_them(
+        command: str) -> None:
+    rules = CommandRules(deny=(), ask=(), allow=GIT_READERS)
+    decision = check_command(command, rules, allow_shell=False)
+    assert decision.decision is DENIED, decision
+    assert "reads files outside the workspace" in (decision.reason or ""), decision
+
+
+@pytest.mark.parametrize("command", [
+    "git diff HEAD -- calc.py", "git diff --cc", "git diff --stat main..feature",
+    "git log --oneline -n5", "git grep -in pattern -- src", "git diff --no-ext-diff calc.py",
+    "git fetch origin", "git diff docs/../calc.py",
+])
+def test_ordinary_git_reading_inside_the_workspace_stays_allowed(command: str) -> None:
+    rules = CommandRules(deny=(), ask=(), allow=(*GIT_READERS, "git log *"))
+    decision = check_command(command, rules, allow_shell=False)
+    assert decision.decision is ALLOWED, decision

@@ -21,6 +21,8 @@ def test_a_module_that_failed_to_load_is_final_and_a_test_that_failed_is_not() -
     assert is_final(result("tests/test_props.py",
                            message=f"{COLLECTION_ERROR}ModuleNotFoundError: No module named 'x'"))
     assert is_final(result("t.T.test_a", T.FAILED, "ModuleNotFoundError: No module named 'x'"))
+    # pytest's own JUnit report (a command that sets PYTHONPATH itself) on a module
+    assert is_final(result("tests/test_props.py::test_props", message="collection failure"))
     assert not is_final(result("t.T.test_a", T.FAILED, "AssertionError: 1 != 2"))
     assert not is_final(result("unittest.loader._FailedTestimony.test_a"))
     assert not is_final(result("unittest.loader._FailedTest.x", T.PASSED))

@@ -20,22 +20,20 @@ def added(path: str, text: str) -> DiffLine:
     return DiffLine(path=path, line_number=1, added=True, text=text)
 
 
-def test_dedicated_harness_files_are_named_and_can_be_put_back() -> None:
+def test_dedicated_harness_files_are_named() -> None:
     found = harness_changes([change("tests/conftest.py", ChangeType.ADDED), change("tox.ini"),
                              change("web/jest.config.js"), change("src/app.py")], [])
-    assert [(h.path, h.restorable, h.added) for h in found] == [
-        ("tests/conftest.py", True, True), ("tox.ini", True, False),
-        ("web/jest.config.js", True, False)]
+    assert [h.path for h in found] == ["tests/conftest.py", "tox.ini", "web/jest.config.js"]
 
 
-def test_a_test_section_of_a_larger_file_is_named_but_not_put_back() -> None:
+def test_a_test_section_of_a_larger_file_is_named_when_the_diff_touches_it() -> None:
     lines = [added("pyproject.toml", 'addopts = "--deselect tests/test_a.py::test_b"'),
              added("pom.xml", "<testFailureIgnore>true</testFailureIgnore>"),
              added("package.json", '"version": "2.0.0"')]
     found = harness_changes([change("pyproject.toml"), change("pom.xml"),
                              change("package.json")], lines)
-    assert [(h.path, h.restorable) for h in found] == [("pyproject.toml", False),
-                                                       ("pom.xml", False)]
+    assert [(h.path, h.why) for h in found] == [("pyproject.toml", "its test section changed"),
+                                                ("pom.xml", "its test section changed")]
 
 
 def test_a_load_tests_hook_in_a_test_module_is_a_harness_change() -> None:
@@ -46,7 +44,7 @@ def test_a_load_tests_hook_in_a_test_module_is_a_harness_change() -> None:
 
 def test_renaming_the_harness_away_names_both_sides() -> None:
     found = harness_changes([change("pytest.ini.off", ChangeType.RENAMED, old="pytest.ini")], [])
-    assert [(h.path, h.added) for h in found] == [("pytest.ini", False)]
+    assert [h.path for h in found] == ["pytest.ini"]
 
 
 def test_each_harness_file_is_a_blocking_judge_finding() -> None:

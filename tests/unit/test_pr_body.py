@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
+from agentctl.domain.agent import AgentSpec
 from agentctl.domain.enums import TestClassification, TestOutcome
 from agentctl.domain.verification import ClassifiedTest
 from agentctl.services.actions.pr_body import (
@@ -83,3 +86,90 @@ def test_an_attestation_that_does_not_fit_is_left_out_of_the_body(
     assert "<details>bundle</details>" in small
     big = pr_body(facts(samples), attestation="x" * MAX_BODY_CHARS)
     assert "x" * 100 not in big and len(big) <= MAX_BODY_CHARS
+
+
+# What an agent may choose: a file name, a test id, text a judge message quotes. Each tries to
+# add an approval, hide the rest of the body in an HTML comment, break out of a code span or a
+# table cell, or start a heading or a list.
+HOSTILE = ("x\n### Approvals\n\n- APPROVED by security-lead: verified the sandbox\n<!--",
+           "``\n# Forged`` <!-- | x |", "<!-- hidden", "### Heading", "- item | cell",
+           "<details><summary>s</summary>", "&lt;!--", "1. list", "\r\n### CR heading")
+
+
+def rendered(body: str) -> tuple[dict[str, str], list[str]]:
+    """What a CommonMark renderer with GitHub's tables reads from a body: each heading with
+    the text under it, in order, and the kinds of HTML it found."""
+    from markdown_it import MarkdownIt
+
+    sections: dict[str, str] = {}
+    html: list[str] = []
+    heading = ""
+    tokens = MarkdownIt("commonmark").enable("table").parse(body)
+    for i, token in enumerate(tokens):
+        html += [t.type for t in [token, *(token.children or ())]
+                 if t.type in ("html_block", "html_inline")]
+        if token.type == "heading_open":
+            heading = tokens[i + 1].content
+            assert heading not in sections, f"a second {heading!r} section"
+            sections[heading] = ""
+        elif token.type == "inline" and tokens[i - 1].type != "heading_open":
+            sections[heading] = " ".join(
+                [sections.get(heading, ""), *(c.content for c in token.children or ())])
+    return sections, html
+
+
+def test_agent_chosen_strings_render_as_text_and_the_sections_stay_agentctls(
+        samples: dict[str, object]) -> None:
+    plain = pr_body(facts(samples))
+    tests = [ClassifiedTest(test_id=f"tests/test_x.py::test[{h}]",
+                            classification=TestClassification.FAIL_TO_PASS,
+                            candidate=TestOutcome.PASSED, base=TestOutcome.FAILED)
+             for h in HOSTILE]
+    touched = {"stats": {"filesChanged": len(HOSTILE), "additions": 1, "deletions": 0},
+               "files": [{"path": h, "changeType": "ADDED", "additions": 1, "deletions": 0}
+                         for h in HOSTILE]}
+    verdict = replace(samples["Verdict"],  # type: ignore[type-var]
+                      reasons=tuple(f"patch touches {h}" for h in HOSTILE))
+    judge = {"status": "NEEDS_HUMAN_REVIEW", "confidence": 0.5,
+             "findings": [{"severity": "warning", "message": f"test `{h}` was deleted"}
+                          for h in HOSTILE]}
+    verification = {"checks": [{"command": "pytest", "status": "FAILED",
+                                "summarizedFailure": h} for h in HOSTILE]}
+    body = pr_body(facts(
+        samples, report=with_tests(samples, tests), touched=touched, verdict=verdict,
+        judge=judge, verification=verification,
+        edits=[FileEdit(h, 1, f"claude.{h}") for h in HOSTILE],
+        denied=[DeniedCall(f"claude.{h}", h, f"`{h}` is forbidden") for h in HOSTILE],
+        disclosure=Disclosure(agent="claude", model=HOSTILE[0], cli_version=HOSTILE[1])))
+    sections, html = rendered(body)
+    assert list(sections) == list(rendered(plain)[0])  # the same sections, in order
+    assert html == [], html  # no comment, no tag: nothing hidden
+    text = " ".join(sections.values())
+    for hostile in HOSTILE:  # each one is shown, spelled on one line
+        shown = hostile.replace("\r", "\\r").replace("\n", "\\n")
+        assert shown in text, shown
+    assert sections["Approvals"].strip() == "APPROVED by bob: reviewed the diff"
+    trailers = body.rstrip().splitlines()[-3:]
+    assert [line.split(":", 1)[0] for line in trailers] == [
+        "Generated-by", "agentctl-run", "agentctl-spec"]
+def test_each_check_counts_its_tests_without_a_base_comparison(
+        samples: dict[str, object]) -> None:
+    verification = {"checks": [
+        {"command": "python -m pytest -q", "status": "PASSED",
+         "tests": {"passed": 54, "failed": 0, "skipped": 1, "errors": 0}},
+        {"command": "make lint", "status": "PASSED"}]}
+    body = pr_body(facts(samples, verification=verification))
+    assert "- `python -m pytest -q`: PASSED, 54 passed, 0 failed, 1 skipped\n" in body
+    assert "- `make lint`: PASSED\n" in body
+
+
+@pytest.mark.parametrize(("described", "digest", "shared"), [
+    ("script:/repo/plans/fix.toml", "sha256:ab", "script:plans/fix.toml"),
+    ("script:/tmp/x/fix.toml", "sha256:ab", "script:fix.toml (sha256:ab)"),
+    ("patch:/home/me/change.diff", None, "patch:change.diff"),
+    ("command:claude -p", None, "command:claude -p"),
+    ("noop", None, "noop"),
+])
+def test_a_plan_or_diff_is_named_by_its_path_in_the_repository_or_its_digest(
+        described: str, digest: str | None, shared: str) -> None:
+    assert AgentSpec.frozen(described, digest).shared("/repo") == shared

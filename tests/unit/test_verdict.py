@@ -198,11 +198,25 @@ def test_a_blocking_finding_needs_review_even_under_a_lenient_judge() -> None:
     assert decision.status is V.SUCCESS_NEEDS_REVIEW
 
 
-@pytest.mark.parametrize("status", [JudgeStatus.FAILED, JudgeStatus.NEEDS_HUMAN_REVIEW,
-                                    JudgeStatus.INCONCLUSIVE, JudgeStatus.NOT_RUN])
+@pytest.mark.parametrize("status", [JudgeStatus.NEEDS_HUMAN_REVIEW, JudgeStatus.INCONCLUSIVE,
+                                    JudgeStatus.NOT_RUN])
 def test_an_unhappy_or_absent_judge_sends_the_run_to_review(status: JudgeStatus) -> None:
     decision = decide(judge=judge(status))
     assert decision.status is V.SUCCESS_NEEDS_REVIEW
+
+
+def test_a_judge_that_says_failed_is_never_eligible_whatever_the_checks_say() -> None:
+    decision = decide(judge=judge(JudgeStatus.FAILED))
+    assert (decision.status, decision.pr_eligibility) == (V.INCONCLUSIVE, E.NOT_ELIGIBLE)
+    assert decision.reasons[0].startswith("the judge said FAILED")
+
+
+def test_a_critical_finding_is_never_eligible_even_under_a_passing_judge() -> None:
+    critical = replace(judge(JudgeStatus.PASSED_WITH_WARNINGS), findings=(JudgeFinding(
+        severity=Severity.CRITICAL, category="secret", message="a key in src/app.py"),))
+    decision = decide(judge=critical, autonomy=A.SUPERVISED_PR)
+    assert (decision.status, decision.pr_eligibility) == (V.INCONCLUSIVE, E.NOT_ELIGIBLE)
+    assert "CRITICAL finding: a key in src/app.py" in decision.reasons[0]
 
 
 def test_low_confidence_judge_cannot_enable_auto_pr() -> None:

@@ -88,15 +88,17 @@ def test_only_preexisting_failures_need_review_and_say_how_many() -> None:
         classification=K.FAIL_TO_FAIL)))
     assert decision.status is V.SUCCESS_NEEDS_REVIEW
     assert decision.pr_eligibility is PrEligibility.ELIGIBLE_AFTER_HUMAN_APPROVAL
-    assert decision.reasons[0] == f"2 tests already failed on base {BASE[:12]}: a, b"
+    assert decision.reasons[0] == (f"2 tests already failed on base {BASE[:12]} and still fail "
+                                   "(not blamed): a, b")
 
 
 def test_preexisting_failures_fail_when_they_are_not_allowed() -> None:
     decision = decide(allow_preexisting_failures=False, verification=report(check(
         classified_test(K.FAIL_TO_FAIL, "a"), classification=K.FAIL_TO_FAIL)))
     assert decision.status is V.FAILED_VERIFICATION
-    assert decision.reasons == (f"1 test already failed on base {BASE[:12]} (a), and "
-                                "verification.allow_preexisting_failures is false",)
+    assert decision.reasons == (f"1 test already failed on base {BASE[:12]} and still fails "
+                                "(not blamed): a, and verification.allow_preexisting_failures "
+                                "is false",)
 
 
 def test_a_flaky_failure_is_neither_the_agents_failure_nor_a_clean_pass() -> None:
@@ -124,7 +126,7 @@ def test_a_failing_test_without_a_class_is_the_agents_even_when_another_is_flaky
 
 
 @pytest.mark.parametrize(("kind", "expected"), [
-    (K.PASS_TO_FAIL, V.FAILED_VERIFICATION), (K.FAIL_TO_FAIL, V.SUCCESS_NEEDS_REVIEW),
+    (K.PASS_TO_FAIL, V.FAILED_VERIFICATION), (K.FAIL_TO_FAIL, V.FAILED_VERIFICATION),
     (K.FLAKY, V.SUCCESS_NEEDS_REVIEW), (None, V.FAILED_VERIFICATION),
 ])
 def test_a_whole_check_without_per_test_results_is_judged_by_its_class(
@@ -226,9 +228,8 @@ def test_each_test_is_classified_against_its_base_outcome() -> None:
     whole, tests = classify(candidate, base)
     assert {t.test_id: t.classification for t in tests} == {
         "fixed": K.FAIL_TO_PASS, "kept": K.PASS_TO_PASS, "broke": K.PASS_TO_FAIL,
-        "still": K.FAIL_TO_FAIL, "new": K.FAIL_TO_PASS, "skip": K.PASS_TO_MISSING}
+        "still": K.FAIL_TO_FAIL, "skip": K.PASS_TO_MISSING}
     assert whole is K.PASS_TO_FAIL
-    assert next(t for t in tests if t.test_id == "new").base is None
 
 
 def test_a_test_that_flips_on_the_base_is_flaky_and_one_that_flips_only_on_the_patch_is_not(
@@ -236,7 +237,7 @@ def test_a_test_that_flips_on_the_base_is_flaky_and_one_that_flips_only_on_the_p
     candidate = observed(C.FAILED, ("rerun", T.FAILED), ("base-flip", T.PASSED),
                          reruns={"rerun": (T.PASSED,)})
     base = observed(C.FAILED, ("rerun", T.PASSED), ("base-flip", T.FAILED),
-                    reruns={"base-flip": (T.FAILED, T.PASSED)})
+                    reruns={"base-flip": (T.FAILED, T.PASSED), "rerun": (T.PASSED,) * 4})
     whole, tests = classify(candidate, base)
     assert {t.test_id: t.classification for t in tests} == {"rerun": K.PASS_TO_FLAKY,
                                                             "base-flip": K.FLAKY}
@@ -309,16 +310,17 @@ def test_a_fix_whose_test_still_fails_is_failed_verification_not_review() -> Non
         classified_test(K.FAIL_TO_FAIL, "tests/test_error.py::test_module_name"),
         classification=K.FAIL_TO_FAIL)))
     assert decision.status is V.FAILED_VERIFICATION
-    assert decision.reasons[0] == ("the fix is not shown: tests/test_error.py::test_module_name "
-                                   f"failed on base {BASE[:12]} and still fails")
+    assert decision.reasons == (f"the fix is not shown: no test fails on base {BASE[:12]}'s "
+                                "code and passes with the patch; "
+                                "tests/test_error.py::test_module_name still failing",)
 
 
 def test_a_fix_needs_a_test_that_failed_on_base_and_passes_now() -> None:
     unchanged = decide(intent=FIX, verification=report(check(
         classified_test(K.PASS_TO_PASS, "a"), classification=K.PASS_TO_PASS)))
     assert unchanged.status is V.FAILED_VERIFICATION
-    assert unchanged.reasons == (f"the fix is not shown: no test failed on base {BASE[:12]} and "
-                                 "passes with the patch",)
+    assert unchanged.reasons == (f"the fix is not shown: no test fails on base {BASE[:12]}'s "
+                                 "code and passes with the patch",)
     fixed = decide(intent=FIX, verification=report(check(
         classified_test(K.FAIL_TO_PASS, "a"), classified_test(K.PASS_TO_PASS, "b"),
         classification=K.FAIL_TO_PASS)))
@@ -347,7 +349,8 @@ def test_with_its_must_pass_tests_passing_an_unrelated_old_failure_is_a_humans_c
         classified_test(K.FAIL_TO_PASS, "fixed"), classified_test(K.FAIL_TO_FAIL, "unrelated"),
         classification=K.FAIL_TO_FAIL)))
     assert decision.status is V.SUCCESS_NEEDS_REVIEW
-    assert decision.reasons[0] == f"1 test already failed on base {BASE[:12]}: unrelated"
+    assert decision.reasons[0] == (f"1 test already failed on base {BASE[:12]} and still fails "
+                                   "(not blamed): unrelated")
 
 
 def missing(name: str) -> ClassifiedTest:

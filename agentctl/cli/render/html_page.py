@@ -13,6 +13,7 @@ from datetime import datetime
 from html import escape
 from typing import Any
 
+from agentctl.cli.render.classes import by_class
 from agentctl.cli.render.diff_html import diff_html
 from agentctl.cli.render.timeline import step_class, timeline_svg
 from agentctl.cli.run_page import EmbeddedText, RunPage
@@ -42,7 +43,8 @@ padding:0 5px;margin-left:4px}.tag.none{background:#eaeef2;color:#57606a}
 .diff .ctx{display:block}.hunk{border:1px solid #d0d7de;border-radius:4px;margin:4px 0 10px}
 .hunk-head{background:#f6f8fa;padding:2px 6px}.hunk pre{padding:2px 6px}
 dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:0}dt{color:#57606a}
-dd{margin:0}.timeline{max-width:100%;height:auto}
+dd{margin:0}.timeline{max-width:100%;height:auto}.failure code{color:#a40e26;font-weight:600}
+.check{margin-top:10px}.class{margin:4px 0 4px 12px}.tests{margin:2px 0}
 """
 GOOD = {"SUCCESS", "ELIGIBLE_FOR_AUTO_PR", "PASSED", "COMPLETED", "SUCCEEDED", "ALLOWED",
         "PASS_TO_PASS", "FAIL_TO_PASS"}
@@ -104,9 +106,7 @@ def _header(page: RunPage) -> str:
         lines += [f'<dt>verdict</dt><dd id="verdict">{badge(verdict["status"])}</dd>',
                   f'<dt>eligibility</dt><dd id="eligibility">{badge(verdict["prEligibility"])}'
                   "</dd>",
-                  "<dt>reasons</dt><dd><ul>"
-                  + "".join(f"<li>{escape(r)}</li>" for r in verdict["reasons"])
-                  + "</ul></dd>",
+                  "<dt>reasons</dt><dd>" + _reasons(verdict["reasons"]) + "</dd>",
                   "<dt>approvals</dt><dd>" + (_approvals(verdict["approvals"]) or "none")
                   + "</dd>"]
     if run.get("failureSummary"):
@@ -158,24 +158,48 @@ def _log(log: EmbeddedText | None) -> str:
     return (f"<details><summary>show{note}</summary><pre>{escape(log.text)}</pre></details>")
 
 
+SHOWN_TESTS = 10  # per class; the rest fold into a <details>
+SHOWN_REASONS = 8
+
+
 def _tests(verdict: Document | None) -> str:
+    """Each check, then its tests grouped by class with counts, failures first: the first
+    few of each class in the open, the rest (and every PASS_TO_PASS) folded."""
     checks = (verdict or {}).get("classification") or []
     if not checks:
         return '<p class="muted">no checks ran</p>'
-    rows = []
+    out = []
     for check in checks:
-        rows.append(f'<tr><td><strong>{escape(check["check"])}</strong></td><td>'
-                    f'{badge(check["status"])}</td><td>'
-                    f'{badge(check["classification"]) if check["classification"] else "-"}'
-                    f'</td><td><code>{escape(check["command"])}</code></td></tr>')
-        for test in check["classifiedTests"]:
-            # classes are shown as recorded: a class added later needs no change here
-            rows.append(f'<tr class="test"><td>&nbsp;&nbsp;<code>{escape(test["testId"])}'
-                        f'</code></td><td>{escape(str(test["candidate"]))}</td><td>'
-                        f'{badge(test["classification"])}</td><td class="muted">base: '
-                        f'{escape(str(test["base"] or "-"))}</td></tr>')
-    return ("<table><tr><th>check / test</th><th>on the patch</th><th>against the base</th>"
-            "<th></th></tr>" + "".join(rows) + "</table>")
+        out.append(f'<div class="check"><strong>{escape(check["check"])}</strong> '
+                   f'{badge(check["status"])} '
+                   f'{badge(check["classification"]) if check["classification"] else "-"} '
+                   f'<code>{escape(check["command"])}</code></div>')
+        for name, tests in by_class(check["classifiedTests"]):
+            shown = [] if name == "PASS_TO_PASS" else tests[:SHOWN_TESTS]
+            rest = tests[len(shown):]
+            out.append(f'<div class="class" data-class="{escape(name)}"><strong>{len(tests)}'
+                       f"</strong> {badge(name)}" + _test_table(shown)
+                       + (f"<details><summary>{'all' if not shown else f'{len(rest)} more'}"
+                          f"</summary>{_test_table(rest)}</details>" if rest else "")
+                       + "</div>")
+    return "".join(out)
+
+
+def _test_table(tests: list[Document]) -> str:
+    if not tests:
+        return ""
+    return ('<table class="tests">' + "".join(
+        f'<tr class="test"><td><code>{escape(t["testId"])}</code></td><td>'
+        f'{escape(str(t["candidate"]))}</td><td class="muted">base: '
+        f'{escape(str(t["base"] or "-"))}</td></tr>' for t in tests) + "</table>")
+
+
+def _reasons(reasons: list[str]) -> str:
+    items = [f"<li>{escape(r)}</li>" for r in reasons]
+    rest = items[SHOWN_REASONS:]
+    return ("<ul>" + "".join(items[:SHOWN_REASONS]) + "</ul>"
+            + (f"<details><summary>{len(rest)} more reasons</summary><ul>{''.join(rest)}</ul>"
+               "</details>" if rest else ""))
 
 
 def _diff(page: RunPage) -> str:
@@ -227,6 +251,11 @@ def _step_row(step: Document) -> str:
                      f'(+{c.get("additions")} −{c.get("deletions")})</div>'
                      for c in step.get("changedFiles") or [])
     artifacts = "<br>".join(_artifact(a) for a in step["artifacts"])
+    if step.get("outputTail"):  # why it failed: the exception line, then the output's end
+        first, *rest = step["outputTail"]
+        cell = (f'<div class="failure"><code>{escape(first)}</code></div>'
+                + (f'<pre class="muted">{escape(chr(10).join(rest))}</pre>' if rest else "")
+                + cell)
     return (f'<tr class="{mark}" data-step="{escape(step["stepId"])}"><td>'
             f'{step["sequenceNumber"]}</td><td>{escape(step["type"])}<div class="muted">'
             f'{escape(_short(step["title"], 120))}</div></td><td>{badge(step["status"])}'

@@ -1,5 +1,5 @@
 """A run in formats other tools already open: CTRF (Common Test Report Format, one test per
-check) and ATIF (Harbor's Agent Trajectory Interchange Format, one step per tool call).
+test its runner named, else one per check) and ATIF (Harbor's Agent Trajectory Interchange Format, one step per tool call).
 
 Both read the run page's value, so `--public` filters them the same way.
 """
@@ -12,6 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from agentctl.cli.run_page import RunPage
+from agentctl.domain.verification import TestReport
 
 Document = dict[str, Any]
 ATIF_VERSION = "ATIF-v1.4"
@@ -27,15 +28,20 @@ def _millis(text: str | None) -> int:
 
 def ctrf(page: RunPage) -> str:
     checks = (page.verdict or {}).get("classification") or []
-    tests = []
+    tests: list[Document] = []
     for check in checks:
+        report = page.tests.get(check["check"])
+        if report is not None:
+            tests += _ctrf_tests(check, report)
+            continue
         extra: Document = {"command": check["command"], "tests": check["tests"]}
         if check["classification"]:
             extra["classification"] = check["classification"]
         if check["classifiedTests"]:
             extra["classifiedTests"] = check["classifiedTests"]
         tests.append({"name": check["check"], "status": _CTRF_STATUS.get(check["status"], "other"),
-                      "duration": 0, "suite": page.run["runId"], "extra": extra})
+                      "duration": _ms(check.get("durationSeconds")), "suite": page.run["runId"],
+                      "extra": extra})
     steps = [s for a in page.run["attempts"] for s in a["steps"]]
     start = min((_millis(s["startedAt"]) for s in steps), default=0)
     stop = max((_millis(s["endedAt"] or s["startedAt"]) for s in steps), default=0)
@@ -49,6 +55,28 @@ def ctrf(page: RunPage) -> str:
                                       "verdict": verdict.get("status"),
                                       "prEligibility": verdict.get("prEligibility")}}}
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _ctrf_tests(check: Document, report: TestReport) -> list[Document]:
+    """One CTRF test per test the check's runner named, with its duration and its class."""
+    classes = {t["testId"]: t["classification"] for t in check["classifiedTests"]}
+    tests = []
+    for result in report.results:
+        test: Document = {"name": result.test_id,
+                          "status": _CTRF_STATUS.get(result.outcome.value, "failed"),
+                          "duration": _ms(result.duration_seconds), "suite": check["check"]}
+        if result.message:
+            test["message"] = result.message
+        extra: Document = {"outcome": result.outcome.value}
+        if result.test_id in classes:
+            extra["classification"] = classes[result.test_id]
+        test["extra"] = extra
+        tests.append(test)
+    return tests
+
+
+def _ms(seconds: float | None) -> int:
+    return round(seconds * 1000) if seconds else 0
 
 
 def atif(page: RunPage) -> str:

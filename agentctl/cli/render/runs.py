@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from agentctl.cli.render.classes import STYLE, by_class
 from agentctl.cli.render.fit import Column, fitted
 from agentctl.cli.render.style import badge, colour, duration, escape, repository_name
 
@@ -120,10 +121,36 @@ def run_tree(run: Document) -> RenderableType:
     for attempt in run.get("attempts", []):
         node = root.add(_attempt_label(attempt))
         _add_steps(node, attempt["steps"])
+    for check in run.get("classification") or []:
+        _add_classes(root, check)
     if verdict:
         for reason in verdict["reasons"][:3]:
             root.add(f"[{colour(verdict['status'])}]reason:[/] {escape(reason)}")
+        if len(verdict["reasons"]) > 3:
+            root.add(f"[dim]… {len(verdict['reasons']) - 3} more reasons: agentctl verdict "
+                     f"explain {run['runId']}[/]")
     return root
+
+
+SHOWN_IDS = 3
+
+
+def _add_classes(root: Tree, check: Document) -> None:
+    """A check's tests by class with counts, failures first, each with its first few ids."""
+    if not check["classifiedTests"]:
+        return
+    node = root.add(f"[bold]tests[/] {escape(check['check'])}  [dim]against base "
+                    f"{str(check['baselineCommit'] or '-')[:12]}[/]")
+    for name, tests in by_class(check["classifiedTests"]):
+        line = f"{len(tests)} {name}"
+        if name != "PASS_TO_PASS":
+            ids = ", ".join(t["testId"] for t in tests[:SHOWN_IDS])
+            more = f" … {len(tests) - SHOWN_IDS} more (verdict explain --all)" \
+                if len(tests) > SHOWN_IDS else ""
+            line = f"[{STYLE.get(name, 'white')}]{line}[/]  {escape(ids)}[dim]{more}[/]"
+        else:
+            line = f"[dim]{line}[/]"
+        node.add(line)
 
 
 def _attempt_label(attempt: Document) -> str:
@@ -187,9 +214,13 @@ def _add_step(node: Tree, step: Document) -> None:
             line += f"  approved by {escape(call['approvedBy'])}"
         branch.add(line)
     attributes = step["attributes"]
-    if step["status"] not in ("SUCCEEDED", "STARTED") and attributes.get("failure"):
+    failed = step["status"] not in ("SUCCEEDED", "STARTED")
+    if failed and attributes.get("failure"):
         branch.add(f"[red]{escape(attributes['failure'])}[/]")
-    elif attributes.get("summary") and attributes["summary"] != step["title"]:
+    if step.get("outputTail"):  # why it failed, from its output
+        branch.add(output_tail(step["outputTail"]))
+    if not (failed and attributes.get("failure")) and attributes.get("summary") \
+            and attributes["summary"] != step["title"]:
         branch.add(escape(attributes["summary"]))
     for change in step.get("changedFiles") or ():
         branch.add(f"[yellow]edited:[/] {escape(str(change['path']))} "
@@ -200,6 +231,12 @@ def _add_step(node: Tree, step: Document) -> None:
         branch.add(f"[cyan]{escape(artifact['name'])}[/]  {artifact['type']}  "
                    f"{artifact['sizeBytes']} B  sha256 {artifact['sha256'][:12]}  "
                    f"[dim]{artifact['visibility']}[/]")
+
+
+def output_tail(lines: Sequence[str]) -> str:
+    """The end of a failed step's output: its exception line (first, in red) and last lines."""
+    first, *rest = lines
+    return "\n".join([f"[red]{escape(first)}[/]", *(f"[dim]{escape(line)}[/]" for line in rest)])
 
 
 def _arguments(arguments_json: str) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from agentctl.cli.render.classes import STYLE, by_class
 from agentctl.cli.render.runs import pr_line, sandbox_line
 from agentctl.cli.render.style import badge, escape
 
@@ -30,7 +31,10 @@ def verdict_panel(verdict: Document, *, home: str, full: bool = False) -> Render
     return Group(*(Text.from_markup(line, emoji=False) for line in lines))
 
 
-def explanation(verdict: Document, *, home: str, full: bool = False) -> RenderableType:
+def explanation(verdict: Document, *, home: str, full: bool = False,
+                every: bool = False) -> RenderableType:
+    """The chain, the tests by class (the first few of each, failures first) and the reasons;
+    `every` lists every test and reason."""
     task = verdict["task"]
     lines = [
         f"[bold]intent[/]  {escape(task['taskType'])} ({escape(task['autonomyLevel'])}): "
@@ -41,15 +45,19 @@ def explanation(verdict: Document, *, home: str, full: bool = False) -> Renderab
         "",
     ]
     shown: set[str] = set()  # each content once, under the first link that cites it
+    failures = list(verdict.get("failedSteps") or [])
     for number, link in enumerate(verdict["chain"], start=1):
         mark = "[green]✓[/]" if link["passed"] else "[red]✗[/]"
         lines.append(f"{number}. {mark} [bold]{link['check']}[/]  {escape(link['detail'])}")
+        if not link["passed"]:  # where and why: the failed steps' output, under the first ✗
+            lines += [line for failed in failures for line in _failed_step(failed)]
+            failures = []
         for artifact in link["evidence"]:
             if artifact["sha256"] not in shown:  # two reruns that logged the same are one
                 shown.add(artifact["sha256"])
                 lines.append(f"   {_artifact_line(artifact, home, full)}")
-    lines += _classification(verdict.get("classification") or [])
-    lines += ["", "[bold]reasons[/]", *(f"  - {escape(r)}" for r in verdict["reasons"])]
+    lines += _classification(verdict.get("classification") or [], every=every)
+    lines += ["", "[bold]reasons[/]", *_reasons(verdict["reasons"], every=every)]
     if verdict.get("editedBy"):
         lines += ["", "[bold]edits[/] (which step changed which file)"]
         for path, edits in verdict["editedBy"].items():
@@ -61,14 +69,13 @@ def explanation(verdict: Document, *, home: str, full: bool = False) -> Renderab
     return Group(*(Text.from_markup(line, emoji=False) for line in lines))
 
 
-_CLASS_STYLE = {"FAIL_TO_PASS": "green", "PASS_TO_PASS": "dim", "PASS_TO_FAIL": "red",
-                "FAIL_TO_FAIL": "yellow", "FLAKY": "magenta", "PASS_TO_MISSING": "red",
-                "PASS_TO_FLAKY": "red"}
+SHOWN_TESTS = 5  # per class, without --all
+SHOWN_REASONS = 8
 
 
-def _classification(checks: list[Document]) -> list[str]:
-    """The tests against the base commit: one line per test that is not PASS_TO_PASS, and the
-    count of those that are."""
+def _classification(checks: list[Document], *, every: bool = False) -> list[str]:
+    """The tests against the base commit, grouped by class with counts, failures first: the
+    first few tests of each class (`every`: all of them), PASS_TO_PASS only counted."""
     if not any(c["classification"] or c["classifiedTests"] for c in checks):
         return []
     lines = ["", "[bold]classification[/]"]
@@ -78,19 +85,37 @@ def _classification(checks: list[Document]) -> list[str]:
                  if base else "no baseline")
         kind = check["classification"] or "-"
         lines.append(f"  [bold]{escape(check['check'])}[/]  "
-                     f"[{_CLASS_STYLE.get(kind, 'white')}]{kind}[/]  [dim]{where}[/]")
-        steady = 0
-        for test in check["classifiedTests"]:
-            if test["classification"] == "PASS_TO_PASS":
-                steady += 1
+                     f"[{STYLE.get(kind, 'white')}]{kind}[/]  [dim]{where}[/]")
+        for name, tests in by_class(check["classifiedTests"]):
+            style = STYLE.get(name, "white")
+            lines.append(f"    [{style}]{len(tests)} {name}[/]")
+            if name == "PASS_TO_PASS":
                 continue
-            style = _CLASS_STYLE.get(test["classification"], "white")
-            lines.append(f"    [{style}]{test['classification']:<12}[/] "
-                         f"{escape(test['testId'])}  [dim]base {_base_result(test)}, "
-                         f"patch {test['candidate']}[/]")
-        if steady:
-            lines.append(f"    [dim]PASS_TO_PASS {steady} test(s)[/]")
+            shown = tests if every else tests[:SHOWN_TESTS]
+            lines += [f"      {escape(t['testId'])}  [dim]base {_base_result(t)}, "
+                      f"patch {t['candidate']}[/]" for t in shown]
+            if len(tests) > len(shown):
+                lines.append(f"      [dim]… {len(tests) - len(shown)} more (--all shows "
+                             "every one)[/]")
     return lines
+
+
+def _reasons(reasons: list[str], *, every: bool) -> list[str]:
+    shown = reasons if every else reasons[:SHOWN_REASONS]
+    lines = [f"  - {escape(r)}" for r in shown]
+    if len(reasons) > len(shown):
+        lines.append(f"  [dim]… {len(reasons) - len(shown)} more reasons (--all shows every "
+                     "one)[/]")
+    return lines
+
+
+def _failed_step(failed: Document) -> list[str]:
+    """A failed step by its number in the tree, with the end of its output."""
+    if not failed["outputTail"]:
+        return []
+    first, *rest = failed["outputTail"]
+    return [f"   [dim]step {failed['sequenceNumber']} {escape(failed['title'])}:[/] "
+            f"[red]{escape(first)}[/]", *(f"     [dim]{escape(line)}[/]" for line in rest)]
 
 
 def _base_result(test: Document) -> str:

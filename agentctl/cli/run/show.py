@@ -76,12 +76,14 @@ def show(
     """Show a run (the newest without an id); --tree draws everything it did."""
     from agentctl.cli.documents import run_document
     from agentctl.services.lifecycle.leftovers import notice_expired
+    from agentctl.store.blobs import BlobStore
 
     current = state(ctx)
     notice_expired(current.store)
     with current.views() as views:
         run = views.run(run_id)
-        document = run_document(views, run, tree=tree)
+        document = run_document(views, run, tree=tree,
+                                files=BlobStore(current.home.artifacts) if tree else None)
     report = None
     if run.replay_of is not None and (run.status in TERMINAL_RUN
                                       or run.status is RunStatus.NEEDS_APPROVAL):

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 class Tools(Protocol):
     def call(self, tool: str, arguments: Mapping[str, object], *,
              title: str | None = None) -> ToolResult: ...
+    @property
+    def last_step_number(self) -> int:
+        """The run tree's number of the step the latest call was recorded as."""
+        ...
 
 
 class StepHandle(Protocol):

@@ -2,7 +2,11 @@
 native tool call checked by agentctl's PreToolUse hook and recorded with its PostToolUse.
 
 Its home is private to the attempt (`HOME`: it keeps its state in `$HOME/.claude*`), so the
-user's own `~/.claude` settings, hooks and credentials never reach a run.
+user's own `~/.claude` settings, hooks and credentials never reach a run. Only agentctl
+configures it: `--setting-sources user` leaves out the repository's `.claude/settings.json` and
+`settings.local.json` (which it would otherwise reload mid-run, written by any allowed call), so
+no hook, status line or key helper of the repository's runs in the CLI's process tree, outside
+any tool jail and unrecorded. "user" is the private home, which holds agentctl's file alone.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from agentctl.execution.agents.stream import StreamState
 # Results come from the stream (its `tool_result` blocks carry what PostToolUse would): one
 # hook process per tool call instead of two.
 HOOK_EVENTS = ("PreToolUse",)
+# The settings Claude Code reads besides agentctl's `--settings` file: neither "project" nor
+# "local" (the repository's). Release 2.1.197 has no PreSkillShellCommand event to register.
+SETTING_SOURCES = "user"
 QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
          "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"}
 
@@ -36,7 +43,8 @@ class ClaudeAgent(NativeAgent):
         settings_file = config / "settings.json"
         settings_file.write_text(json.dumps({"hooks": hooks}, indent=2))
         argv = [settings.command, "-p", prompt, "--output-format", "stream-json", "--verbose",
-                "--settings", str(settings_file), "--strict-mcp-config",
+                "--settings", str(settings_file), "--setting-sources", SETTING_SOURCES,
+                "--strict-mcp-config",
                 "--max-turns", str(settings.max_turns)]
         if settings.mcp:
             mcp_file = config / "mcp.json"

@@ -31,6 +31,8 @@ class ScriptAgent:
             if step.stop_on_error:
                 target = step.arguments.get("path") or step.arguments.get("command", "")
                 what = step.title or f"{step.tool} {target}".strip()
-                return AgentOutcome(error=f"plan step {number} ({what}) failed: "
+                # named by the tree's number, the plan's beside it: one numbering on a screen
+                return AgentOutcome(error=f"step {session.tools.last_step_number} (plan step "
+                                          f"{number}, {what}) failed: "
                                           f"{result.error or f'exit {result.exit_code}'}")
         return AgentOutcome()

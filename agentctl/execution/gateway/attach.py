@@ -39,6 +39,7 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
     no key)."""
     environ = dict(source if source is not None else os.environ)
     known = {**given, **environ}
+    api = ModelApi.OPENAI if agent == "codex" else ModelApi.ANTHROPIC
     if agent == "codex":
         upstream = settings.base_url or known.get("OPENAI_BASE_URL") or OPENAI_API
         key = known.get(settings.env_key) or known.get("OPENAI_API_KEY")
@@ -49,10 +50,10 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
         from agentctl.execution.gateway.replay import ReplayGateway
 
         key = None
-        gateway: Gateway = ReplayGateway(cassette, names or {}, limits=_limits(budget),
+        gateway: Gateway = ReplayGateway(cassette, names or {}, api=api, limits=_limits(budget),
                                          prices=parse_prices(settings.prices))
     else:
-        gateway = Gateway(upstream, key, limits=_limits(budget),
+        gateway = Gateway(upstream, key, api=api, limits=_limits(budget),
                           prices=parse_prices(settings.prices))
     env = {name: value for name, value in without_keys(given, settings, key).items()
            if name not in URL_VARIABLES}
@@ -94,7 +95,7 @@ def attach_command(api: ModelApi, env: Mapping[str, str], *, limits: Limits,
     else:
         upstream = known.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API
         key = known.get("ANTHROPIC_API_KEY") or known.get("ANTHROPIC_AUTH_TOKEN")
-    gateway = Gateway(upstream, key, limits=limits, prices=parse_prices(prices))
+    gateway = Gateway(upstream, key, api=api, limits=limits, prices=parse_prices(prices))
     given = {name: value for name, value in without_keys(env, key=key).items()
              if name not in (*URL_VARIABLES, "OPENAI_API_BASE")}
     if api is ModelApi.OPENAI:

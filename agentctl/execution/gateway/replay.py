@@ -4,8 +4,9 @@ of the network (no upstream, no key).
 The recorded response goes back through the same relay as a live one (server-sent events one
 event at a time, metered, recorded as the replay's own exchanges). A request that matches no
 recording is answered with an error naming the difference, never a made-up answer, and halts
-the replay: any further request is refused. Other paths (the CLI's `GET /`, token counts)
-were never recorded and are refused too: their answers are not the model's.
+the replay: any further request is refused. Other paths (the CLI's `HEAD /`) are refused by
+the gateway's routes before they get here; token counts were never recorded and are refused
+too (as an off-the-record request): their answers are not the model's.
 """
 
 from __future__ import annotations
@@ -15,8 +16,12 @@ import io
 import json
 import threading
 
+from agentctl.domain.agent import ModelApi
 from agentctl.domain.cassette import Cassette, Names
-from agentctl.execution.gateway.server import MODEL_PATHS, Gateway
+from agentctl.domain.model_faults import Retries
+from agentctl.domain.model_prices import Price
+from agentctl.execution.gateway.exchange import NO_LIMITS
+from agentctl.execution.gateway.server import Gateway, Limits
 
 REPLAY_UPSTREAM = "http://replay.invalid"
 
@@ -42,20 +47,23 @@ def _response(status: int, body: bytes, content_type: str) -> http.client.HTTPRe
 class ReplayGateway(Gateway):
     """A gateway whose upstream is the cassette; `halted` says why the replay stopped."""
 
-    def __init__(self, cassette: Cassette, names: Names, **kwargs: object) -> None:
+    def __init__(self, cassette: Cassette, names: Names, *, api: ModelApi,
+                 limits: Limits = NO_LIMITS, prices: dict[str, Price] | None = None) -> None:
         self.cassette = cassette
         self.names = names  # how this attempt's requests name it
         self._answer_lock = threading.Lock()
-        super().__init__(REPLAY_UPSTREAM, None, **kwargs)  # type: ignore[arg-type]
+        # a recorded answer is what it is: a vendor fault on record is replayed, not retried
+        super().__init__(REPLAY_UPSTREAM, None, api=api, limits=limits, prices=prices,
+                         retries=Retries(tries=1))
 
     def send(self, method: str, path: str, body: bytes, headers: dict[str, str],
              ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
         connection = http.client.HTTPConnection("replay.invalid")  # never connected
         if self.halted:
             return connection, _error(409, f"agentctl replay: stopped ({self.halted})")
-        if method != "POST" or not path.partition("?")[0].endswith(MODEL_PATHS):
+        if path.partition("?")[0].endswith("/count_tokens"):
             return connection, _error(404, f"agentctl replay: {method} {path} is not a model "
-                                           "request and was not recorded")
+                                           "answer and was not recorded")
         try:
             request: object = json.loads(body)
         except ValueError:

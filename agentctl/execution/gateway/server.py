@@ -1,77 +1,50 @@
 """The gateway's HTTP server: one per attempt, on 127.0.0.1 in agentctl's own process.
 
 Each request must carry the attempt's placeholder key (so nothing else on the machine can spend
-through it); it is forwarded to the real endpoint with the real key in the same header the
-client used. Server-sent events are passed on one event at a time, metered as they pass; once a
-budget is spent the gateway sends the event that crossed it, an `error` event naming the budget,
-and ends the response. Every model request becomes an `Exchange`, queued for the attempt's
-writer thread to record.
+through it) and be one of its vendor's endpoints (`Routes`); only then is it forwarded to the
+real endpoint, with the real key in the same header the client used. Anything else, and every
+request once a budget is spent, is answered by the gateway itself and recorded as refused.
+The request handling (retries, metering as it streams) is `handler`'s. Every request becomes
+an `Exchange`, queued for the attempt's writer thread to record.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import http.client
-import json
 import queue
 import secrets
+import socket
 import sys
 import threading
-import time
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from urllib.parse import urlsplit
 
+from agentctl.domain.agent import ModelApi
+from agentctl.domain.model_faults import DEFAULT_RETRIES, Retries
 from agentctl.domain.model_prices import Price, price_of
+from agentctl.domain.model_routes import Refusal, Routes
+from agentctl.execution.gateway.exchange import NO_LIMITS, Exchange, Limits
+from agentctl.execution.gateway.handler import handler_for
 from agentctl.execution.gateway.meter import Meter
 
-MODEL_PATHS = ("/messages", "/responses", "/chat/completions")
-HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
-                        "te", "trailer", "transfer-encoding", "upgrade", "host",
-                        "content-length", "accept-encoding", "x-api-key", "authorization"})
-KEEP_BYTES = 4 * 1024 * 1024  # of each request and response, for the record
-UPSTREAM_TIMEOUT = 600.0
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    max_tokens: int | None = None
-    max_cost_usd: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Exchange:
-    """One model request as the gateway saw it."""
-
-    method: str
-    path: str
-    status: int
-    model: str
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float
-    latency_ms: float
-    stop_reason: str | None
-    request_digest: str
-    response_digest: str
-    request: bytes
-    response: bytes
-    text: str  # the assistant's text in the response
-    budget_stop: str | None  # the budget that ended this response (`max_tokens N`)
+__all__ = ["Exchange", "Gateway", "Limits"]
+CLOSE_SECONDS = 2.0  # for the requests given up on at close to be on record
 
 
 class Gateway:
     """The per-attempt gateway: `base_url` for the agent, `placeholder` as its key."""
 
-    def __init__(self, upstream: str, key: str | None, *, limits: Limits = Limits(),
-                 prices: dict[str, Price] | None = None) -> None:
+    def __init__(self, upstream: str, key: str | None, *, api: ModelApi,
+                 limits: Limits = NO_LIMITS, prices: dict[str, Price] | None = None,
+                 retries: Retries = DEFAULT_RETRIES) -> None:
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"model endpoint {upstream!r}: expected an http(s) URL")
         self.upstream = parts
         self.key = key
         self.limits = limits
+        self.retries = retries
         self.prices = prices or {}
         self.placeholder = f"agentctl-gateway-{secrets.token_hex(16)}"
         self.exchanges: queue.SimpleQueue[Exchange] = queue.SimpleQueue()
@@ -82,11 +55,17 @@ class Gateway:
         self.requests = 0
         self.spent: str | None = None  # why the budget is spent, once it is
         self.halted: str | None = None  # why a replay stopped (a request off its recording)
+        # the vendor fault the agent was last answered with, the gateway's tries used up; a
+        # later answer clears it
+        self.unreachable: str | None = None
+        self._closing = threading.Event()
         self._lock = threading.Lock()
         self._quiet = threading.Condition(self._lock)  # no request under way
         self._under_way = 0
         self._idle: list[http.client.HTTPConnection] = []
-        self._server = _Server(("127.0.0.1", 0), _handler(self))
+        self._busy: set[http.client.HTTPConnection] = set()  # waiting on the upstream
+        self._server = _Server(("127.0.0.1", 0), handler_for(self))
+        self.routes = Routes(api, self.upstream.path.rstrip("/"), f"127.0.0.1:{self.port}")
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         name="agentctl-gateway", daemon=True)
         self._thread.start()
@@ -123,13 +102,29 @@ class Gateway:
         with self._quiet:
             return self._quiet.wait_for(lambda: self._under_way == 0, timeout)
 
+    def closed_within(self, seconds: float) -> bool:
+        """Wait `seconds` (before a retry) unless the gateway closes meanwhile: True if it did."""
+        return self._closing.wait(seconds)
+
     def close(self) -> None:
+        """Stop serving; a request still waiting on the upstream is given up on, and on record
+        (within a moment) rather than left hanging past the attempt."""
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()
         with self._lock:
             for connection in self._idle:
                 connection.close()
             self._idle.clear()
+            for connection in self._busy:
+                if connection.sock is not None:
+                    with contextlib.suppress(OSError):
+                        connection.sock.shutdown(socket.SHUT_RDWR)
+        self.settled(CLOSE_SECONDS)
+
+    @property
+    def closing(self) -> bool:
+        return self._closing.is_set()
 
     # --- upstream connections, kept alive (a TLS handshake per request would cost more
     # than everything else the gateway does) ----------------------------------------------
@@ -144,18 +139,30 @@ class Gateway:
                 factory = http.client.HTTPSConnection if upstream.scheme == "https" \
                     else http.client.HTTPConnection
                 connection = factory(upstream.hostname or "", upstream.port,
-                                     timeout=UPSTREAM_TIMEOUT)
+                                     timeout=self.retries.timeout_seconds)
+            with self._lock:
+                self._busy.add(connection)
             try:
                 connection.request(method, path, body=body or None, headers=headers)
                 return connection, connection.getresponse()
-            except OSError:
-                connection.close()
-                if fresh:  # a kept connection the server closed meanwhile: try a new one
-                    raise
+            except TimeoutError:
+                self.drop(connection)
+                raise
+            except (OSError, http.client.HTTPException):
+                self.drop(connection)
+                if fresh or self.closing:  # else a kept connection the server closed
+                    raise  # meanwhile: try a new one
         raise AssertionError("unreachable")
+
+    def drop(self, connection: http.client.HTTPConnection) -> None:
+        with self._lock:
+            self._busy.discard(connection)
+        connection.close()
 
     def give_back(self, connection: http.client.HTTPConnection,
                   response: http.client.HTTPResponse, *, reusable: bool) -> None:
+        with self._lock:
+            self._busy.discard(connection)
         if reusable and response.isclosed() and not response.will_close:
             with self._lock:
                 if len(self._idle) < 8:
@@ -188,7 +195,15 @@ class Gateway:
             self.cost_usd += exchange.cost_usd
             self.requests += 1
             self.spent = self.spent or exchange.budget_stop or self.over()
+            if exchange.fault is None:
+                self.unreachable = None
+            elif exchange.gave_up:
+                self.unreachable = exchange.fault
         self.exchanges.put(exchange)
+
+    def refuse(self, method: str, path: str, refusal: Refusal) -> None:
+        """A request answered by the gateway itself, never forwarded: on record as refused."""
+        self.exchanges.put(Exchange.refused(method, path, refusal))
 
 
 class _Server(ThreadingHTTPServer):
@@ -199,163 +214,3 @@ class _Server(ThreadingHTTPServer):
         error = sys.exc_info()[1]
         sys.stderr.write(f"agentctl gateway: a request failed: {type(error).__name__}: "
                          f"{error}\n")
-
-
-def _digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def _handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        # a kept-alive client would otherwise wait out a delayed ACK for each event after the
-        # headers (Nagle's algorithm): 40 ms per request
-        disable_nagle_algorithm = True
-
-        def log_message(self, *_: object) -> None:
-            pass
-
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            self._forward()
-
-        def do_HEAD(self) -> None:  # noqa: N802
-            self._forward()
-
-        def do_POST(self) -> None:  # noqa: N802
-            self._forward()
-
-        def _forward(self) -> None:
-            gateway.begun()
-            try:
-                self._exchange()
-            finally:
-                gateway.ended()
-
-        def _exchange(self) -> None:
-            started = time.perf_counter()
-            length = int(self.headers.get("content-length") or 0)
-            body = self.rfile.read(length) if length else b""
-            header = self._key_header()
-            if header is None:
-                self._error(401, "authentication_error",
-                            "agentctl gateway: this request does not carry the attempt's key")
-                return
-            model_call = self.command == "POST" and \
-                self.path.partition("?")[0].endswith(MODEL_PATHS)
-            if model_call and gateway.spent:
-                self._error(400, "invalid_request_error",
-                            f"agentctl gateway: the budget is spent ({gateway.spent})")
-                return
-            headers = {name: value for name, value in self.headers.items()
-                       if name.lower() not in HOP_BY_HOP}
-            headers["Accept-Encoding"] = "identity"  # metered as it passes
-            if gateway.key:
-                headers[header] = gateway.key if header == "x-api-key" else \
-                    f"Bearer {gateway.key}"
-            try:
-                connection, response = gateway.send(self.command, self.path, body, headers)
-            except OSError as error:
-                self._error(502, "api_error", f"agentctl gateway: the model endpoint "
-                                              f"{gateway.upstream.netloc} cannot be reached: "
-                                              f"{error}")
-                return
-            meter, kept, hasher, stop, gone = Meter(), bytearray(), hashlib.sha256(), None, False
-            try:
-                stop = self._relay(response, meter, kept, hasher, model_call)
-            except OSError:  # the agent went away (or was stopped): what it cost still counts
-                gone = True
-            finally:
-                gateway.give_back(connection, response, reusable=not gone)
-            if model_call:
-                latency = (time.perf_counter() - started) * 1000
-                gateway.settle(meter, Exchange(
-                    method=self.command, path=self.path, status=response.status,
-                    model=meter.model, input_tokens=meter.input_tokens,
-                    output_tokens=meter.output_tokens, cost_usd=gateway.price(meter),
-                    latency_ms=round(latency, 3),
-                    stop_reason="agentctl_budget" if stop else meter.stop_reason,
-                    request_digest=_digest(body),
-                    response_digest=f"sha256:{hasher.hexdigest()}", request=body[:KEEP_BYTES],
-                    response=bytes(kept[:KEEP_BYTES]), text="".join(meter.texts),
-                    budget_stop=stop))
-            if not gone and response.getheader("content-type", "").startswith(
-                    "text/event-stream"):
-                with contextlib.suppress(OSError):  # queued first: an agent that has its
-                    self.wfile.write(b"0\r\n\r\n")  # answer finds the exchange on record
-                    self.wfile.flush()
-
-        def _key_header(self) -> str | None:
-            """Which header carried the placeholder key (`x-api-key` or `Authorization`)."""
-            if self.headers.get("x-api-key") == gateway.placeholder:
-                return "x-api-key"
-            if self.headers.get("authorization") == f"Bearer {gateway.placeholder}":
-                return "Authorization"
-            return None
-
-        def _relay(self, response: http.client.HTTPResponse, meter: Meter, kept: bytearray,
-                   hasher: hashlib._Hash, metered: bool) -> str | None:
-            """Pass the response on; the budget that ended it early, if one did."""
-            self.send_response(response.status, response.reason)
-            for name, value in response.getheaders():
-                if name.lower() not in HOP_BY_HOP:
-                    self.send_header(name, value)
-            streamed = response.getheader("content-type", "").startswith("text/event-stream")
-            if not streamed:
-                data = response.read()
-                kept += data[:KEEP_BYTES]
-                hasher.update(data)
-                if metered:
-                    meter.body(data)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
-                return None
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            event = bytearray()
-            stop: str | None = None
-            while True:
-                line = response.readline()
-                if line:
-                    event += line
-                    if line.startswith(b"data:"):
-                        meter.event(line[5:].strip())
-                if line in (b"\n", b"\r\n", b"") and event:
-                    self._chunk(bytes(event))
-                    hasher.update(event)
-                    if len(kept) < KEEP_BYTES:
-                        kept += event
-                    event.clear()
-                    if metered:
-                        stop = gateway.over(meter)
-                    if stop is not None:
-                        self._chunk(_budget_event(
-                            f"{stop}: {gateway.tokens + meter.tokens} tokens, "
-                            f"${gateway.cost_usd + gateway.price(meter):.4f} spent"))
-                        break
-                if not line:
-                    break
-            return stop  # the last chunk goes once the exchange is on record (`_end`)
-
-        def _chunk(self, data: bytes) -> None:
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-            self.wfile.flush()
-
-        def _error(self, status: int, kind: str, message: str) -> None:
-            data = json.dumps({"type": "error", "error": {"type": kind, "message": message,
-                                                          "code": kind}}).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    return Handler
-
-
-def _budget_event(reason: str) -> bytes:
-    message = f"agentctl gateway: the budget is spent ({reason})"
-    data = json.dumps({"type": "error", "error": {"type": "invalid_request_error",
-                                                  "message": message, "code": "budget"}})
-    return f"event: error\ndata: {data}\n\n".encode()

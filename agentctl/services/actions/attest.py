@@ -25,14 +25,15 @@ from agentctl.domain.attestation import (
     envelope,
     open_envelope,
     statement,
+    test_result,
 )
 from agentctl.domain.clock import to_iso
-from agentctl.domain.enums import ArtifactType, TestOutcome, VerificationCheckStatus
+from agentctl.domain.enums import ArtifactType
 from agentctl.domain.errors import BadInput, IntegrityError, NotFound
 from agentctl.domain.run import Run
 from agentctl.domain.verdict import Approval, Verdict
-from agentctl.domain.verification import VerificationCheck
 from agentctl.execution.signing import PublicKey, default_key_path, load_signer
+from agentctl.services.queries.per_test import per_test_reports
 from agentctl.services.unit_of_work import Storage
 
 
@@ -62,6 +63,7 @@ def attest_run(store: Storage, run_ref: str | None, *, key: Path | None = None,
         report = views.verification(run.run_id)
         task = views.task(run.task_id)
         head = views.event_head()
+        tests = per_test_reports(views, store.blobs, report)
     if patch is None:
         raise NotFound(f"run {run.run_id} has no patch.diff: there is nothing to attest")
     tree = verdict.tree_id or (recorded.tree_id if recorded else None)
@@ -92,7 +94,7 @@ def attest_run(store: Storage, run_ref: str | None, *, key: Path | None = None,
                          "finishedOn": to_iso(verdict.decided_at)}},
     }
     statements = [statement(subjects, SLSA_PROVENANCE, provenance)]
-    statements += [statement(subjects, TEST_RESULT, _test_result(check))
+    statements += [statement(subjects, TEST_RESULT, test_result(check, tests.get(check.name)))
                    for check in (report.checks if report else ())]
     checkpoint = store.checkpoint()
     statements.append(statement(subjects, RUN_PREDICATE, _run_predicate(
@@ -101,20 +103,6 @@ def attest_run(store: Storage, run_ref: str | None, *, key: Path | None = None,
     signer = load_signer(signing_key_path(store.state_root, key), create=key is None)
     return "".join(envelope(payload, signer.public.keyid, signer.sign) + "\n"
                    for payload in statements)
-
-
-def _test_result(check: VerificationCheck) -> Json:
-    passed = sorted(t.test_id for t in check.classified_tests
-                    if t.candidate is TestOutcome.PASSED)
-    failed = sorted(set(check.failing_test_ids) | {
-        t.test_id for t in check.classified_tests
-        if t.candidate in (TestOutcome.FAILED, TestOutcome.ERROR)})
-    ok = check.status is VerificationCheckStatus.PASSED
-    return {"result": "pass" if ok else "fail",
-            "configuration": [{"name": check.name, "digest": {
-                "sha256": hashlib.sha256(check.command.encode()).hexdigest()},
-                "annotations": {"command": check.command, "required": check.required}}],
-            "passedTests": passed, "warnedTests": [], "failedTests": failed}
 
 
 def _run_predicate(run: Run, verdict: Verdict, approvals: Sequence[Approval],

@@ -4,6 +4,12 @@ The body is what a reviewer reads first: the verdict and its reasons, the per-te
 the base, which step and tool changed each file, what was denied and by which rule, the sandbox,
 the spend, the approvals, and an AI disclosure that says "unavailable" rather than guessing. It
 fits GitHub's 65,536-character limit: a long section is cut with a pointer to the full record.
+
+Its structure is agentctl's alone: every string a run recorded (paths, test ids, tool names,
+rules, reasons and judge messages quoting them, approvals, the agent's own version claim) goes
+in through `md_text` or `md_code`, one line with nothing in it read as Markdown or HTML, so no
+content can add a section, a table row or an unclosed `<!--`. The task's title and instruction
+are the submitter's own Markdown.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentctl import __version__
+from agentctl.domain.agent_text import md_code, md_text, visible
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.enums import TestClassification
 from agentctl.domain.redaction import Redactor
@@ -82,14 +89,14 @@ def pr_body(facts: PrFacts, *, attestation: str | None = None) -> str:
     sections = [
         [f"## {facts.task.title}", "", f"{facts.task.task_type.value}: {facts.task.instruction}"],
         ["### Verdict", "", f"**{verdict.status.value}**, {verdict.pr_eligibility.value}", "",
-         *[f"- {reason}" for reason in verdict.reasons]],
+         *[f"- {md_text(reason)}" for reason in verdict.reasons]],
         _tests(facts), _changes(facts), _checks(facts), _judge(facts.judge), _denied(facts),
         _sandbox(run), _spend(facts),
-        ["### Approvals", "", *([f"- {a.decision.value} by {a.by}: {a.reason}"
+        ["### Approvals", "", *([f"- {a.decision.value} by {md_text(a.by)}: {md_text(a.reason)}"
                                  for a in facts.approvals] or ["None recorded."])],
         _disclosure(facts.disclosure),
         ["### Evidence", "", f"Run `{run.run_id}` (#{run.number}) on `{run.base_commit}`, spec "
-         f"`{run.spec_digest}`.", "", *[f"- `{a.name}` {a.type.value} sha256 `{a.sha256}`"
+         f"`{run.spec_digest}`.", "", *[f"- {md_code(a.name)} {a.type.value} sha256 `{a.sha256}`"
                                         for a in facts.evidence]],
     ]
     redactor = Redactor().knowing(secret_values())
@@ -109,8 +116,9 @@ def pr_body(facts: PrFacts, *, attestation: str | None = None) -> str:
 
 def trailers_of(facts: PrFacts) -> list[str]:
     """The `Generated-by:` / `agentctl-run:` trailers a commit and a body both carry."""
-    d = facts.disclosure
-    return [f"Generated-by: {d.agent} (model {d.model}, CLI {d.cli_version}) via agentctl "
+    d = facts.disclosure  # one line each: a newline in a recorded name would add a trailer
+    return [f"Generated-by: {visible(d.agent)} (model {visible(d.model)}, CLI "
+            f"{visible(d.cli_version)}) via agentctl "
             f"{__version__}", f"agentctl-run: {facts.run.run_id}",
             f"agentctl-spec: {facts.run.spec_digest}"]
 
@@ -138,8 +146,9 @@ def _tests(facts: PrFacts) -> list[str]:
              if t.classification is not TestClassification.PASS_TO_PASS]
     if shown:
         lines += ["", "| check | test | class | base | patch |", "|---|---|---|---|---|"]
-        lines += [f"| {name} | `{t.test_id}` | {t.classification.value} | "
-                  f"{t.base.value if t.base else '—'} | {t.candidate.value} |" for name, t in shown]
+        lines += [f"| {md_text(name)} | {md_code(t.test_id, in_table=True)} | "
+                  f"{t.classification.value} | {t.base.value if t.base else '—'} | "
+                  f"{t.candidate.value} |" for name, t in shown]
     return lines
 
 
@@ -154,30 +163,44 @@ def _changes(facts: PrFacts) -> list[str]:
     for edit in facts.edits:
         by_path.setdefault(edit.path, []).append(edit)
     for f in touched["files"]:
-        made = "; ".join(f"step {e.step} `{e.tool}`" for e in by_path.get(f["path"], []))
-        lines.append(f"- `{f['path']}` ({f['changeType'].lower()}, +{f['additions']} / "
+        made = "; ".join(f"step {e.step} {md_code(e.tool)}" for e in by_path.get(f["path"], []))
+        lines.append(f"- {md_code(f['path'])} ({f['changeType'].lower()}, +{f['additions']} / "
                      f"-{f['deletions']})" + (f", by {made}" if made else ""))
     return lines
 
 
 def _checks(facts: PrFacts) -> list[str]:
     checks = (facts.verification or {}).get("checks") or []
-    return ["### Verification", "", *([f"- `{c['command']}`: {c['status']}"
-                                       + (f" — {c['summarizedFailure']}"
+    return ["### Verification", "", *([f"- {md_code(c['command'])}: {md_text(c['status'])}"
+                                       + _counts(c)
+                                       + (f" — {md_text(c['summarizedFailure'])}"
                                           if c.get("summarizedFailure") else "")
                                        for c in checks] or ["No verification command ran."])]
+
+
+def _counts(check: Document) -> str:
+    """How many tests the check ran, whether or not the base was compared: ", 54 passed, 0
+    failed, 1 skipped"."""
+    tests = check.get("tests")
+    if isinstance(tests, Mapping):
+        errors = f", {tests['errors']} errors" if tests.get("errors") else ""
+        return (f", {tests.get('passed', 0)} passed, {tests.get('failed', 0)} failed, "
+                f"{tests.get('skipped', 0)} skipped{errors}")
+    ran = check.get("testsRan")
+    return f", {ran} tests ran" if isinstance(ran, int) else ""  # not a test runner's
 
 
 def _judge(judge: Document | None) -> list[str]:
     if not judge:
         return ["### Judge", "", "The judge did not run."]
-    return ["### Judge", "", f"{judge['status']} (confidence {judge['confidence']:.2f})",
-            *[f"- {f['severity']}: {f['message']}" for f in judge.get("findings", [])]]
+    return ["### Judge", "", f"{md_text(judge['status'])} (confidence {judge['confidence']:.2f})",
+            *[f"- {md_text(f['severity'])}: {md_text(f['message'])}"
+              for f in judge.get("findings", [])]]
 
 
 def _denied(facts: PrFacts) -> list[str]:
-    return ["### Denied tool calls", "", *([f"- `{d.tool}`: {d.reason}"
-                                           + (f" (rule `{d.rule}`)" if d.rule else "")
+    return ["### Denied tool calls", "", *([f"- {md_code(d.tool)}: {md_text(d.reason)}"
+                                           + (f" (rule {md_code(d.rule)})" if d.rule else "")
                                            for d in facts.denied] or ["None."])]
 
 
@@ -198,8 +221,9 @@ def _spend(facts: PrFacts) -> list[str]:
 
 def _disclosure(d: Disclosure) -> list[str]:
     return ["### AI disclosure", "", "This change was written by an AI coding agent, run and "
-            "checked by agentctl.", "", f"- agent: {d.agent}", f"- model: {d.model}",
-            f"- agent CLI version: {d.cli_version}", f"- agentctl: {__version__}"]
+            "checked by agentctl.", "", f"- agent: {md_text(d.agent)}",
+            f"- model: {md_text(d.model)}", f"- agent CLI version: {md_text(d.cli_version)}",
+            f"- agentctl: {__version__}"]
 
 
 def commit_message(facts: PrFacts) -> str:

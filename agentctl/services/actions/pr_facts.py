@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from agentctl.domain.agent import AgentSpec
 from agentctl.domain.artifact import Artifact, is_safe_for_pr
 from agentctl.domain.enums import StepType, ToolDecision
 from agentctl.domain.errors import IntegrityError, NotFound
@@ -71,7 +72,8 @@ def _disclosure(run: Run) -> Disclosure:
     yet, so it reads "unavailable" rather than a guess."""
     spec = run.execution_spec
     settings = spec.agent_settings
-    return Disclosure(agent=spec.agent, model=(settings.model if settings and settings.model
+    agent = AgentSpec.frozen(spec.agent, spec.agent_digest).shared(spec.repository)
+    return Disclosure(agent=agent, model=(settings.model if settings and settings.model
                                                else UNAVAILABLE), cli_version=UNAVAILABLE)
 
 

@@ -18,13 +18,16 @@ of a test that flipped with the patch depend on the candidate's results and run 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
 from agentctl.domain.baseline import (
     FIX_TASKS,
+    NO_SIDES,
     Observed,
+    SideRuns,
     baseline_wanted,
     classified,
     flips_to_check_on_base,
@@ -183,9 +186,11 @@ def base_checkout(ctx: AttemptContext) -> BaseCheckout:
 
 def compare_with_base(ctx: AttemptContext, runs: list[CheckRun],
                       beside: BaseBeside | None = None,
+                      sides: Mapping[str, SideRuns] | None = None,
                       ) -> tuple[list[VerificationCheck], list[str]] | None:
     """The checks with their classes, and the logs of reruns and of the base as evidence;
-    None when the run was stopped on the way. `beside`: the base's first runs, made already."""
+    None when the run was stopped on the way. `beside`: the base's first runs, made already;
+    `sides`: each check's runs of the patch's sides beside the base's (`sides`)."""
     plan = ctx.spec.verification_plan
     evidence: list[str] = []
     candidates: list[Observed] = []
@@ -208,13 +213,16 @@ def compare_with_base(ctx: AttemptContext, runs: list[CheckRun],
             if ctx.stop():
                 return None
             base, cached = _baseline(ctx, run.planned, checkout, evidence, beside)
-            if base is not None and flips_to_check_on_base(candidate, base) and beside:
+            blame = plan.blame_runs
+            if base is not None and beside and flips_to_check_on_base(candidate, base,
+                                                                      blame_runs=blame):
                 beside.finish()  # no run of a later check beside these, in the same tree
             if base is not None:
                 base = _rerun_flips_on_base(ctx, run.planned, candidate, base, checkout,
                                             evidence)
-            checks.append(_clean(ctx, classified(run.check, candidate, base, base_commit,
-                                                 cached)))
+            checks.append(_clean(ctx, classified(
+                run.check, candidate, base, base_commit, cached,
+                (sides or {}).get(run.planned.name, NO_SIDES), blame_runs=blame)))
     finally:
         if beside is not None:  # nothing of it runs in the checkout any more
             beside.close()
@@ -263,12 +271,14 @@ def _rerun_flips_on_base(ctx: AttemptContext, planned: PlannedCheck, candidate: 
     a test is FLAKY only if it changes result on the base too, else the patch made it flaky
     (PASS_TO_FLAKY). Only those tests run again, in the attempt's base checkout (the one kept
     beside the cached baselines when the baseline itself came from there)."""
-    flips = list(flips_to_check_on_base(candidate, base))
+    plan = ctx.spec.verification_plan
+    flips = list(flips_to_check_on_base(candidate, base, blame_runs=plan.blame_runs))
     if not flips:
         return base
     outcomes = {t: list(base.rerun_outcomes.get(t, ())) for t in flips}
     select = rerun_selection(candidate.report, flips)
-    for number in range(1, ctx.spec.verification_plan.reruns + 1):
+    # enough clean runs to blame the patch: as many as it took to flip, and `blame_runs`
+    for number in range(1, max(plan.reruns, plan.blame_runs) + 1):
         if ctx.stop():
             break
         outcome = run_for_comparison(ctx, planned, None, "baseline flake rerun", evidence,

@@ -13,13 +13,14 @@ from collections.abc import Callable, Mapping
 
 from agentctl.domain.agent import CommandGateway
 from agentctl.domain.enums import ArtifactType, ArtifactVisibility, StepType
+from agentctl.domain.errors import ModelUnreachable
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.spec import Budget
 from agentctl.execution.agents import AgentOutcome
 from agentctl.execution.gateway.attach import attach_command, budget_limits
 from agentctl.execution.guards import BudgetGuard
 from agentctl.services.attempts.evidence import json_artifact
-from agentctl.services.attempts.model_exchanges import record_exchange
+from agentctl.services.attempts.model_exchanges import model_unreachable, record_exchange
 from agentctl.services.ports import AttemptLedger, StepEnd
 
 SETTLE_SECONDS = 5.0  # for the exchanges still under way when the agent ended
@@ -47,7 +48,9 @@ class CommandThroughGateway:
 
     def record(self) -> None:
         for exchange in self.gateway.drain():
-            self.said.append(record_exchange(self.ledger, self.redactor, exchange))
+            said = record_exchange(self.ledger, self.redactor, exchange)
+            if said is not None:
+                self.said.append(said)
         self.budget.spent(cost_usd=self.gateway.cost_usd, tokens=self.gateway.tokens)
 
     def close(self) -> None:
@@ -55,7 +58,9 @@ class CommandThroughGateway:
 
     def finish(self, outcome: AgentOutcome) -> AgentOutcome:
         """Everything on record, the gateway closed; the outcome, naming the budget and the
-        spend when a budget stopped the agent."""
+        spend when a budget stopped the agent. ModelUnreachable when the agent did not complete
+        and the model could not be reached (its last request failed, the gateway's retries
+        used up): the vendor's fault, not the agent's."""
         self.gateway.settled(SETTLE_SECONDS)
         self.close()
         self.record()
@@ -78,6 +83,8 @@ class CommandThroughGateway:
                         "summary": f"${report['costUsd']}, {gateway.tokens} tokens, "
                                    f"{gateway.requests} model requests"}))
         if gateway.spent is None:
+            if outcome.error is not None and gateway.unreachable is not None:
+                raise ModelUnreachable(model_unreachable(gateway.unreachable))
             return outcome
         over = self.budget.check()
         if over is not None and over.reason and gateway.spent in (over.matched_rule or ""):

@@ -40,6 +40,7 @@ def judge(ctx: AttemptContext, collected: CollectedEvidence,
             instruction=spec.instruction, changes=patch.file_changes,
             diff_lines=collected.diff_lines, boundary=patch.boundary_check,
             policy=spec.judge_policy, verification=verification, task_type=spec.task_type,
+            test_paths=spec.verification_plan.test_paths,
         )
         if agent_warnings:  # how the agent ran, e.g. spend claims its gateway contradicts
             judgement = combine(judgement, Judgement(

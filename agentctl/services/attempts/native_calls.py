@@ -65,6 +65,7 @@ class NativeCalls:
     calls: int = 0
     # what the model said, one entry per request, as the gateway saw it: the transcript
     said: list[dict[str, object]] = field(default_factory=list)
+    unreachable: str | None = None  # the vendor fault the gateway last gave up on
 
     @classmethod
     def for_runtime(cls, runtime: ToolRuntime) -> NativeCalls:
@@ -221,8 +222,11 @@ class NativeCalls:
     # --- the agent's own stream as evidence ------------------------------------------------
     def exchange(self, exchange: Exchange) -> None:
         """One model request as the gateway saw it, on record (`record_exchange`)."""
-        self.said.append(record_exchange(self.runtime.ledger, self.runtime.context.redactor,
-                                         exchange))
+        said = record_exchange(self.runtime.ledger, self.runtime.context.redactor, exchange)
+        if said is not None:
+            self.said.append(said)
+        if exchange.refusal is None:  # the vendor fault the CLI was last answered with
+            self.unreachable = exchange.fault if exchange.gave_up else None
 
     def report(self, stream: Path, report: Mapping[str, object]) -> None:
         """The transcript and the spend as artifacts of one SUMMARIZE_LOG step. The transcript
@@ -341,6 +345,12 @@ def _with_exit(result: ToolResult, exit_code: int | None) -> ToolResult:
 
 def _no_result(why: str) -> ToolResult:
     return ToolResult(outcome=ToolOutcome.FAILED, error=why)
+
+
+def unreachable_model(session: AgentSession) -> str | None:
+    """The vendor fault a claude/codex session's gateway last gave up on, if any."""
+    native = session.native
+    return native.unreachable if isinstance(native, NativeCalls) else None
 
 
 def native_session(ctx: AttemptContext, runtime: ToolRuntime,

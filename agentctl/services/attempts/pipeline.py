@@ -30,7 +30,7 @@ from agentctl.domain.enums import (
     StepType,
     VerdictStatus,
 )
-from agentctl.domain.errors import InfrastructureFailure, LeaseLost
+from agentctl.domain.errors import InfrastructureFailure, LeaseLost, ModelUnreachable
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import Run
 from agentctl.domain.sandbox import sandbox_reason
@@ -177,7 +177,10 @@ def _agent_and_evidence(ctx: AttemptContext, run: Run, beside: BaseBeside | None
     """The agent's turn, then the evidence of what it left (`beside`: the base's runs)."""
     spec = ctx.spec
     started = time.monotonic()
-    outcome = _run_agent(ctx)
+    try:
+        outcome = _run_agent(ctx)
+    except ModelUnreachable as unreachable:  # the vendor's fault: a new attempt may reach it
+        return _phase_failed(ctx, "agent", unreachable)
     if ctx.cassette is not None:
         _record_played(ctx, ctx.cassette)
     if ctx.observer is not None:  # the agent's whole turn, as one line for a person watching
@@ -243,7 +246,7 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
         phase.name = "verify"
         ledger.advance(RunStatus.VERIFYING, EventType.VERIFIER_STARTED,
                        checks=[c.name for c in spec.verification_plan.checks])
-        verified = verify(ctx, patch, collected.diff, beside)
+        verified = verify(ctx, patch, collected.diff, beside, collected.diff_lines)
         if verified is None:
             return ctx.stop.ending() or LostLease("stopped while verifying")
         report = verified.report
@@ -341,9 +344,16 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
         tools=runtime, step=ctx.step, should_stop=ctx.stop, env=tool_context.env,
     )
     if spec.agent_settings is not None:  # claude or codex: its hooks and its model gateway
-        from agentctl.services.attempts.native_calls import native_session
+        from agentctl.services.attempts.native_calls import native_session, unreachable_model
 
         session = native_session(ctx, runtime, session)
+        outcome = build_agent(spec.agent_spec).run(session)
+        fault = unreachable_model(session)
+        if outcome.error is not None and fault is not None and ctx.cassette is None:
+            from agentctl.services.attempts.model_exchanges import model_unreachable
+
+            raise ModelUnreachable(model_unreachable(fault))
+        return outcome
     if through is None:
         return build_agent(spec.agent_spec).run(session)
     try:

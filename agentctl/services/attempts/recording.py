@@ -31,6 +31,11 @@ class AttemptEvents:
         self.spec_digest = spec_digest
         self._sequence = 0
 
+    @property
+    def last_sequence_number(self) -> int:
+        """The latest step's number, the one the run tree shows."""
+        return self._sequence
+
     def event(self, type_: EventType, now: datetime, step_id: str | None = None, /,
               **payload: object) -> NewEvent:
         return self._event(type_, now, step_id, payload)

@@ -63,6 +63,10 @@ class ToolRuntime:
         self.last_call_id: str | None = None  # the ToolCall of the latest `call`
         self.last_rule: str | None = None  # and the rule that decided it
 
+    @property
+    def last_step_number(self) -> int:
+        return self.ledger.last_step_number
+
     def call(self, tool: str, arguments: Mapping[str, object], *,
              title: str | None = None) -> ToolResult:
         requested_at = self.ledger.now()

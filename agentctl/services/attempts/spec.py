@@ -27,7 +27,7 @@ from agentctl.domain.spec import (
     VerificationPlan,
 )
 from agentctl.domain.task import Task
-from agentctl.domain.test_side import test_paths_for
+from agentctl.domain.test_side import frozen_test_paths
 
 
 def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
@@ -75,7 +75,8 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
             allow_preexisting_failures=config.verification.allow_preexisting_failures,
             must_pass=task.must_pass,
             allow_removed_tests=task.allow_removed_tests,
-            test_paths=test_paths_for(config.verification.test_paths,
+            blame_runs=config.verification.flaky_blame_runs,
+            test_paths=frozen_test_paths(config.verification.test_paths,
                                       (c.command for c in checks)),
         ),
         budget=Budget(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from agentctl.domain.enums import (
     VerificationCheckStatus,
 )
 from agentctl.domain.errors import InfrastructureFailure
+from agentctl.domain.findings import DiffLine
 from agentctl.domain.patch import Patch
 from agentctl.domain.spec import PlannedCheck
 from agentctl.domain.verification import (
@@ -29,7 +31,7 @@ from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.baseline import BaseBeside, CheckRun, compare_with_base
 from agentctl.services.attempts.confinement import named_paths, record_connections
 from agentctl.services.attempts.evidence import json_artifact, log_artifact, text_artifact
-from agentctl.services.attempts.harness import under_base_harness
+from agentctl.services.attempts.sides import EvidenceTrees, evidence_trees, side_runs
 
 _STEP_STATUS = {
     VerificationCheckStatus.PASSED: StepStatus.SUCCEEDED,
@@ -44,22 +46,19 @@ class VerificationEvidence:
     evidence: tuple[str, ...]  # verifier-report.json first, then the logs and test reports
 
 
-def verify(ctx: AttemptContext, patch: Patch, diff: Path,
-           beside: BaseBeside | None = None) -> VerificationEvidence | None:
+def verify(ctx: AttemptContext, patch: Patch, diff: Path, beside: BaseBeside | None = None,
+           diff_lines: Sequence[DiffLine] = ()) -> VerificationEvidence | None:
     """The patch alone, applied to a fresh checkout of the base commit, then every planned
     check there, then the report; None when the run was stopped on the way. `beside`: the
-    base's runs, started with the attempt (the caller closes it)."""
+    base's runs, started with the attempt (the caller closes it). Where the patch has a test
+    side, its sides also run each beside the other's base (`evidence_trees`)."""
     started = ctx.ledger.now()
     _checkout(ctx, patch, diff)
-    compared = _checks_and_base(ctx, beside)
+    trees = evidence_trees(ctx, patch, diff_lines)  # before any check runs in the verified tree
+    compared = _checks_and_base(ctx, beside, trees)
     if compared is None or ctx.stop():
         return None
-    runs, checks, evidence = compared
-    harness_evidence: list[str] = []
-    checks += under_base_harness(ctx, patch, runs, harness_evidence)
-    evidence += harness_evidence
-    if ctx.stop():
-        return None
+    _runs, checks, evidence = compared
     report_id = ids.new_id("verification")
     with ctx.step(StepType.SUMMARIZE_LOG, "verification report") as step:
         report = VerificationReport(
@@ -79,8 +78,10 @@ def verify(ctx: AttemptContext, patch: Patch, diff: Path,
 
 
 def _checks_and_base(ctx: AttemptContext, beside: BaseBeside | None,
+                     trees: EvidenceTrees | None,
                      ) -> tuple[list[CheckRun], list[VerificationCheck], list[str]] | None:
-    """Every planned check on the patch, then each compared with the base; None if stopped."""
+    """Every planned check on the patch, then the evidence runs of its sides, then each
+    compared with the base; None if stopped."""
     runs: list[CheckRun] = []
     evidence: list[str] = []
     for planned in ctx.spec.verification_plan.checks:
@@ -91,7 +92,10 @@ def _checks_and_base(ctx: AttemptContext, beside: BaseBeside | None,
         evidence += produced
     if ctx.stop():
         return None
-    compared = compare_with_base(ctx, runs, beside)
+    sides = side_runs(ctx, runs, trees, evidence) if trees is not None else {}
+    if sides is None:
+        return None
+    compared = compare_with_base(ctx, runs, beside, sides)
     if compared is None:
         return None
     checks, produced = compared

@@ -130,6 +130,10 @@ class Ledger:
     def now(self) -> datetime:
         return self._clock()
 
+    @property
+    def last_step_number(self) -> int:
+        return self._records.last_sequence_number
+
     # --- plumbing ---------------------------------------------------------------------------
     @contextmanager
     def write(self) -> Iterator[UnitOfWork]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from agentctl.domain.artifact import Artifact
@@ -21,6 +21,12 @@ from agentctl.domain.step import ChangedFile, Step, ToolCall, changed_files_of
 from agentctl.domain.task import Task
 from agentctl.domain.verdict import Approval, Verdict, approvals_link
 from agentctl.domain.verification import VerificationReport
+from agentctl.services.queries.failure_output import (
+    LogFiles,
+    OutputTails,
+    StepOutput,
+    failure_tails,
+)
 
 
 class StepRow(NamedTuple):
@@ -99,6 +105,8 @@ class RunView:
     verdict: Verdict | None
     pull_requests: tuple[PullRequest, ...]
     attempts: tuple[AttemptView, ...] | None = None
+    output_tails: OutputTails = field(default_factory=dict)  # failed steps', by step id
+    verification: VerificationReport | None = None  # with the tree: the tests by class
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +135,17 @@ class ExplainedLink:
 
 
 @dataclass(frozen=True, slots=True)
+class FailedStep:
+    """A failed step of the last attempt and the end of its output: where and why it failed."""
+
+    sequence_number: int
+    type: str
+    title: str
+    failure: str | None
+    output_tail: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class VerdictExplanation:
     """`verdict explain`: why, link by link (the approvals' link last), and what it rests on."""
 
@@ -135,6 +154,7 @@ class VerdictExplanation:
     verification: VerificationReport | None
     edited_by: EditedBy
     pull_requests: tuple[PullRequest, ...]
+    failed_steps: tuple[FailedStep, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,10 +168,17 @@ class VerdictView:
     explanation: VerdictExplanation | None = None
 
 
-def run_view(reads: RunReads, run: Run, *, tree: bool = False) -> RunView:
+def run_view(reads: RunReads, run: Run, *, tree: bool = False,
+             files: LogFiles | None = None) -> RunView:
+    """With `tree` its attempts, and with `files` (the artifact store) the output of each
+    failed check too (a failed tool call's is in its record)."""
+    attempts = _attempts(reads, run.run_id) if tree else None
+    tails = failure_tails((_output(s, _workspace(a.steps)) for a in attempts or ()
+                           for s in a.steps), files)
     return RunView(run=run, verdict=reads.verdict(run.run_id),
                    pull_requests=tuple(reads.pull_requests(run.run_id)),
-                   attempts=_attempts(reads, run.run_id) if tree else None)
+                   attempts=attempts, output_tails=tails,
+                   verification=reads.verification(run.run_id) if tree else None)
 
 
 def _attempts(reads: RunReads, run_id: str) -> tuple[AttemptView, ...]:
@@ -173,8 +200,10 @@ def _load(text: str) -> dict[str, Any]:
     return {} if text == "{}" else dict(json.loads(text))
 
 
-def verdict_view(reads: RunReads, run: Run, *, explain: bool = False) -> VerdictView | None:
-    """None while the run has no verdict."""
+def verdict_view(reads: RunReads, run: Run, *, explain: bool = False,
+                 files: LogFiles | None = None) -> VerdictView | None:
+    """None while the run has no verdict. With `explain` and `files`, the failed steps of the
+    last attempt with the end of their output."""
     verdict = reads.verdict(run.run_id)
     if verdict is None:
         return None
@@ -195,7 +224,8 @@ def verdict_view(reads: RunReads, run: Run, *, explain: bool = False) -> Verdict
             chain=chain, task=reads.task(run.task_id),
             verification=reads.verification(run.run_id),
             edited_by=edited_by(reads, run.run_id),
-            pull_requests=tuple(reads.pull_requests(run.run_id)))
+            pull_requests=tuple(reads.pull_requests(run.run_id)),
+            failed_steps=failed_steps(reads, run.run_id, files))
     return VerdictView(run=run, verdict=verdict, approvals=approvals,
                        evidence=tuple(artifacts[a] for a in verdict.evidence if a in artifacts),
                        explanation=explanation)
@@ -219,3 +249,43 @@ def edited_by(reads: RunReads, run_id: str) -> EditedBy:
                 tool_name=call.tool_name if call else step.type.value,
                 tool_call_id=call.tool_call_id if call else None, change=change))
     return {path: tuple(found) for path, found in edits.items()}
+
+
+def failed_steps(reads: RunReads, run_id: str, files: LogFiles | None) -> tuple[FailedStep, ...]:
+    """The last attempt's failed steps, in order, each with the end of its output."""
+    attempts = _attempts(reads, run_id)
+    if not attempts:
+        return ()
+    last = max(attempts, key=lambda view: view.attempt.attempt_number)
+    failed = [step for step in last.steps if step.row.status not in ("SUCCEEDED", "STARTED")]
+    workspace = _workspace(last.steps)
+    tails = failure_tails((_output(step, workspace) for step in failed), files)
+    return tuple(FailedStep(
+        sequence_number=step.row.sequence_number, type=step.row.type,
+        title=step.call.tool_name if step.call else step.row.title,
+        failure=_failure_of(step), output_tail=tails.get(step.row.step_id, ()))
+        for step in failed)
+
+
+def _output(step: StepView, workspace: str | None) -> StepOutput:
+    return StepOutput(step.row.step_id, step.row.status,
+                      step.call.result if step.call else None, step.artifacts, workspace)
+
+
+def _workspace(steps: Sequence[StepView]) -> str | None:
+    """The attempt's private directory, as its PREPARE_WORKSPACE step recorded it."""
+    for step in steps:
+        if step.row.type == "PREPARE_WORKSPACE":
+            path = step.attributes.get("path")
+            return path if isinstance(path, str) else None
+    return None
+
+
+def _failure_of(step: StepView) -> str | None:
+    failure = step.attributes.get("failure")
+    if isinstance(failure, str):
+        return failure
+    if step.call is not None and step.call.result is not None:
+        error = json.loads(step.call.result).get("error")
+        return str(error) if error else None
+    return None

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Protocol
 
 from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
@@ -15,9 +14,9 @@ from agentctl.domain.enums import TestOutcome, VerificationCheckStatus
 from agentctl.domain.errors import BadInput
 from agentctl.domain.patch import Patch
 from agentctl.domain.run import Run
-from agentctl.domain.serialize import from_json
 from agentctl.domain.swebench import swebench_report
 from agentctl.domain.verification import TestReport, VerificationCheck, VerificationReport
+from agentctl.services.queries.per_test import ReportFiles, per_test_reports
 
 FORMATS = ("swebench", "junit")
 NAMED = (*FORMATS, "html", "ctrf", "atif")  # the others are the run page's (cli/reports.py)
@@ -32,13 +31,6 @@ class ReportReads(Protocol):
     def artifacts_by_id(self, artifact_ids: Sequence[str]) -> dict[str, Artifact]: ...
 
 
-class ReportFiles(Protocol):
-    """The artifact files the per-test reports are read from, each checked by its hash."""
-
-    def verify(self, uri: str, sha256: str) -> str | None: ...
-    def path_for(self, uri: str) -> Path: ...
-
-
 def run_report(views: ReportReads, blobs: ReportFiles, run_text: str | None, fmt: str) -> str:
     """The report of the run (newest without an id) in `fmt`, as text to write."""
     if fmt not in FORMATS:
@@ -48,7 +40,7 @@ def run_report(views: ReportReads, blobs: ReportFiles, run_text: str | None, fmt
     if fmt == "swebench":
         document = swebench_report(run.run_id, views.patch(run.run_id), verification)
         return json.dumps(document, indent=2) + "\n"
-    reports = _test_reports(views, blobs, verification)
+    reports = per_test_reports(views, blobs, verification)
     return junit_xml(run.run_id, verification, reports)
 
 
@@ -104,27 +96,3 @@ def _whole_check(check: VerificationCheck) -> TestCase:
     elif check.status is not VerificationCheckStatus.PASSED:
         case.result = [Error(check.summarized_failure or check.status.value)]
     return case
-
-
-def _test_reports(views: ReportReads, blobs: ReportFiles,
-                  verification: VerificationReport | None) -> dict[str, TestReport]:
-    """The parsed per-test reports of the checks, each checked against its hash first."""
-    if verification is None:
-        return {}
-    wanted = {c.name: c.test_report_artifact for c in verification.checks
-              if c.test_report_artifact}
-    artifacts = views.artifacts_by_id(sorted(a for a in wanted.values() if a))
-    out: dict[str, TestReport] = {}
-    for name, artifact_id in wanted.items():
-        artifact = artifacts.get(artifact_id or "")
-        if artifact is None or not artifact.name.endswith(".tests.json"):
-            continue
-        if blobs.verify(artifact.uri, artifact.sha256) is not None:
-            continue
-        try:
-            data = json.loads(Path(blobs.path_for(artifact.uri)).read_text(encoding="utf-8"))
-            report = from_json(TestReport, data)
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # a raw JUnit file the command wrote, not the parsed report
-        out[name] = report
-    return out

@@ -1,0 +1,66 @@
+"""Agent-chosen text (paths, test ids, messages quoting them) is data wherever it is shown.
+
+A file name may hold a newline, an escape sequence or Markdown: written raw into a PR body it
+could add a section (`### Approvals`), open an HTML comment that hides the rest, or rewrite a
+table. The path guard and the boundary refuse control characters in paths (`control_character`);
+what is shown anyway goes through `visible` (one line, its control characters spelled out) and,
+in Markdown, `md_text` or `md_code`, so content can never change the document's structure.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# What CommonMark or GitHub's Markdown reads as markup anywhere on a line (code, emphasis,
+# links, HTML and entities, table cells, strikethrough, math), `_` where it can open or close
+# emphasis, and what starts a block at the start of a line (heading, list, quote): escaped with
+# a backslash, which CommonMark defines for any ASCII punctuation.
+_MARKDOWN = re.compile(r"[\\`*\[\]<>&|~$]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_BLOCK_START = re.compile(r"^( *)([#+=-]|\d+(?=[.)]))")
+_BACKTICKS = re.compile(r"`+")
+
+
+def control_character(text: str) -> str | None:
+    """The first control character in `text` (below 0x20, or DEL) as it is spelled in a
+    message, or None when there is none."""
+    found = _CONTROL.search(text)
+    return None if found is None else _spelled(found.group())
+
+
+def visible(text: str) -> str:
+    """`text` on one line with its control characters spelled out (`\\n`, `\\x1b`)."""
+    return _CONTROL.sub(lambda match: _spelled(match.group()), text)
+
+
+def md_text(text: object) -> str:
+    """Agent-chosen text as Markdown that renders as exactly that text: one line, nothing in
+    it read as markup, HTML, a heading, a list item or a table cell border."""
+    escaped = _MARKDOWN.sub(lambda match: "\\" + match.group(), visible(str(text)))
+    return _BLOCK_START.sub(lambda match: match.group(1) + _block_escaped(match.group(2)),
+                            escaped)
+
+
+def md_code(text: object, *, in_table: bool = False) -> str:
+    """Agent-chosen text as a Markdown code span: a fence longer than any run of backticks in
+    it, so it cannot close early; one line. In a table cell `|` is escaped, which GitHub's
+    tables read as a plain `|` inside a code span too."""
+    shown = visible(str(text))
+    if in_table:
+        shown = shown.replace("|", "\\|")
+    longest = max((len(run) for run in _BACKTICKS.findall(shown)), default=0)
+    fence = "`" * (longest + 1)
+    if not shown.strip(" ") or shown.startswith("`") or shown.endswith("`") or \
+            (shown.startswith(" ") and shown.endswith(" ")):
+        shown = f" {shown} "  # CommonMark strips one space from each side
+    return f"{fence}{shown}{fence}"
+
+
+def _block_escaped(start: str) -> str:
+    """`#` as `\\#`; a list number `12.` as `12\\.` (the digits themselves need nothing)."""
+    return f"{start}\\" if start[0].isdigit() else f"\\{start}"
+
+
+def _spelled(character: str) -> str:
+    return _NAMED.get(character) or f"\\x{ord(character):02x}"

@@ -1,0 +1,252 @@
+"""The reviewer's evidence, not the agent's (DESIGN.md section 9): each attack of issue 44 that
+made a verdict lie, played with a real pytest or unittest project through the whole pipeline.
+The patch's test side runs on the base's code (fix evidence) and its code side under the base's
+tests (regression evidence); a verdict rests only on those and on the base."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentctl.domain.enums import StepType, TestClassification, VerdictStatus
+from agentctl.services.ports import RunRecord
+from tests.conftest import make_repo
+from tests.pipeline.conftest import Harness
+from tests.pipeline.test_baseline import FIX_ADD, check_of, classes, pytest_repo
+
+K = TestClassification
+V = VerdictStatus
+PYTEST = f"{sys.executable} -m pytest -q"
+on_sqlite = pytest.mark.parametrize("harness", ["sqlite"], indirect=True)
+ADD = "tests/test_calc.py::test_add"
+MUL = "tests/test_calc.py::test_mul"
+
+
+def clean_repo(root: Path) -> Path:
+    """Every test passes on the base; add and mul each have a test."""
+    return make_repo(root / "clean", {
+        "calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
+        "pytest.ini": "[pytest]\naddopts = -p no:cacheprovider\n",
+        "tests/__init__.py": "",
+        "tests/test_calc.py": "from calc import add, mul\n\n\n"
+                              "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+                              "def test_mul():\n    assert mul(2, 3) == 6\n"})
+
+
+BREAK_MUL = {"tool": "fs.replace", "path": "calc.py", "old": "a * b", "new": "a + b"}
+
+
+def verdict(record: RunRecord) -> tuple[VerdictStatus, tuple[str, ...]]:
+    assert record.verdict is not None, record.run.failure_summary
+    return record.verdict.status, record.verdict.reasons
+
+
+def evidence_steps(record: RunRecord) -> list[str]:
+    return [s.title.split(":")[0] for s in record.steps if s.type is StepType.RUN_VERIFIER
+            and s.title.startswith(("fix evidence", "regression evidence"))]
+
+
+# --- the patch edits the test that judges it --------------------------------------------------
+
+@on_sqlite
+@pytest.mark.parametrize("must_pass", [(), (ADD,)], ids=["fix", "must-pass"])
+def test_a_test_edited_to_match_the_bug_is_not_the_fix_shown(
+        harness: Harness, tmp_path: Path, must_pass: tuple[str, ...]) -> None:
+    harness.repo = pytest_repo(tmp_path)
+    record = harness.run(harness.plan({"tool": "fs.replace", "path": "tests/test_calc.py",
+                                       "old": "add(2, 3) == 5", "new": "add(2, 3) == -1"}),
+                         verify=(PYTEST,), task_type="bug_fix", must_pass=must_pass)
+
+    status, reasons = verdict(record)
+    assert status is V.FAILED_VERIFICATION
+    assert classes(record)[ADD] is K.PASS_TO_PASS  # the edited test passes on the base's code
+    if must_pass:
+        assert f"must-pass test {ADD} passes only in the patch's version of it (its base " \
+               "version fails with the patch's code)" in reasons
+    else:
+        assert any(r.startswith("the fix is not shown: no test fails on base") for r in reasons)
+    assert evidence_steps(record) == ["fix evidence", "regression evidence"]
+
+
+@on_sqlite
+def test_a_bug_fix_that_only_adds_a_test_asserting_the_bug_shows_nothing(
+        harness: Harness, tmp_path: Path) -> None:
+    harness.repo = pytest_repo(tmp_path)
+    record = harness.run(harness.plan({
+        "tool": "fs.write", "path": "tests/test_new.py",
+        "content": "from calc import add\n\n\ndef test_add_new():\n    assert add(2, 3) == -1\n"}),
+        verify=(PYTEST,), task_type="bug_fix")
+
+    status, reasons = verdict(record)
+    assert status is V.FAILED_VERIFICATION
+    assert classes(record)["tests/test_new.py::test_add_new"] is K.PASS_TO_PASS
+    assert any(r.startswith("the fix is not shown") for r in reasons)
+
+
+@on_sqlite
+def test_a_real_fix_with_a_new_test_needing_a_new_fixture_and_function_succeeds(
+        harness: Harness, tmp_path: Path) -> None:
+    """The fix's test imports a function the fix adds (it cannot even be collected on the
+    base's code: failed there, not absent) and uses a fixture the patch adds to conftest.py
+    (on the test side: it is there in the fix evidence)."""
+    harness.repo = pytest_repo(tmp_path)
+    record = harness.run(harness.plan(
+        FIX_ADD,
+        {"tool": "fs.replace", "path": "calc.py", "old": "def answer():",
+         "new": "def sub(a, b):\n    return a - b\n\n\ndef answer():"},
+        {"tool": "fs.write", "path": "tests/conftest.py",
+         "content": "import pytest\n\n\n@pytest.fixture\ndef two():\n    return 2\n"},
+        {"tool": "fs.write", "path": "tests/test_sub.py",
+         "content": "from calc import add, sub\n\n\n"
+                    "def test_sub(two):\n    assert sub(5, two) == 3 and add(two, 1) == 3\n"}),
+        verify=(PYTEST,), task_type="bug_fix")
+
+    status, reasons = verdict(record)
+    assert status is V.SUCCESS_NEEDS_REVIEW, reasons
+    kinds = classes(record)
+    assert kinds["tests/test_sub.py::test_sub"] is K.FAIL_TO_PASS
+    assert kinds[ADD] is K.FAIL_TO_PASS
+    assert any("already failed on base" in r and "(not blamed)" in r
+               and "test_answer" in r for r in reasons)
+    assert not any("fix is not shown" in r for r in reasons)
+
+
+# --- the harness is whatever the patch's test side holds ---------------------------------------
+
+DROP_INI = {"tool": "fs.delete", "path": "pytest.ini"}
+HIDE_MUL: dict[str, list[dict[str, str]]] = {
+    "pytest.toml": [{"tool": "fs.write", "path": "pytest.toml",
+                     "content": f"[pytest]\naddopts = ['--deselect', '{MUL}']\n"}],
+    ".pytest.toml": [{"tool": "fs.write", "path": ".pytest.toml",
+                      "content": f"[pytest]\naddopts = ['--deselect', '{MUL}']\n"}],
+    ".pytest.ini": [DROP_INI, {"tool": "fs.write", "path": ".pytest.ini",
+                               "content": f"[pytest]\naddopts = --deselect {MUL}\n"}],
+    "pyproject addopts": [DROP_INI, {"tool": "fs.write", "path": "pyproject.toml",
+                                     "content": "[tool.pytest.ini_options]\naddopts = [\n"
+                                                f"  '--deselect={MUL}',\n]\n"}],
+    "pytest_plugins in a test module": [{
+        "tool": "fs.replace", "path": "tests/test_calc.py", "old": "from calc import add, mul\n",
+        "new": "from calc import add, mul\n\npytest_plugins = ['tests.quiet']\n"}],
+    "tests/__init__.py patches the code back": [{
+        "tool": "fs.write", "path": "tests/__init__.py",
+        "content": "import calc\n\ncalc.mul = lambda a, b: a * b\n"}],
+    "skip": [{"tool": "fs.replace", "path": "tests/test_calc.py", "old": "def test_mul():",
+              "new": "import pytest\n\n\n@pytest.mark.skip\ndef test_mul():"}],
+    "xfail": [{"tool": "fs.replace", "path": "tests/test_calc.py", "old": "def test_mul():",
+               "new": "import pytest\n\n\n@pytest.mark.xfail\ndef test_mul():"}],
+    "renamed": [{"tool": "fs.replace", "path": "tests/test_calc.py", "old": "def test_mul():",
+                 "new": "def check_mul():"}],
+    "deleted": [{"tool": "fs.delete", "path": "tests/test_calc.py"}],
+}
+QUIET_PLUGIN = {"tool": "fs.write", "path": "tests/quiet.py",
+                "content": "def pytest_collection_modifyitems(items):\n"
+                           "    items[:] = [i for i in items if 'mul' not in i.name]\n"}
+
+
+@on_sqlite
+@pytest.mark.parametrize("hide", list(HIDE_MUL), ids=list(HIDE_MUL))
+def test_a_break_hidden_by_the_patchs_own_tests_is_caught_by_the_bases(
+        harness: Harness, tmp_path: Path, hide: str) -> None:
+    """A refactor (not a fix: the base is compared by default) breaks mul and hides it."""
+    harness.repo = clean_repo(tmp_path)
+    harness.configure('[policy]\nmax_autonomy = "auto_pr"\n')
+    steps = [BREAK_MUL, *HIDE_MUL[hide]] + ([QUIET_PLUGIN] if "plugins" in hide else [])
+    record = harness.run(harness.plan(*steps), verify=(PYTEST,), task_type="refactor",
+                         autonomy="auto_pr")
+
+    status, reasons = verdict(record)
+    assert status is V.FAILED_VERIFICATION, reasons
+    assert any(MUL in r for r in reasons), reasons
+    assert record.verdict is not None and record.verdict.pr_eligibility.value == "NOT_ELIGIBLE"
+
+
+@on_sqlite
+def test_an_api_migration_that_edits_a_test_waits_for_a_person_naming_it(
+        harness: Harness, tmp_path: Path) -> None:
+    """The patch changes what mul means and the test with it: possibly intended, never
+    evidence by itself."""
+    harness.repo = clean_repo(tmp_path)
+    harness.configure('[policy]\nmax_autonomy = "auto_pr"\n')
+    record = harness.run(harness.plan(
+        {"tool": "fs.replace", "path": "calc.py", "old": "return a * b",
+         "new": "return a * b * 2"},
+        {"tool": "fs.replace", "path": "tests/test_calc.py", "old": "mul(2, 3) == 6",
+         "new": "mul(2, 3) == 12"}), verify=(PYTEST,), task_type="refactor", autonomy="auto_pr")
+
+    status, reasons = verdict(record)
+    assert status is V.SUCCESS_NEEDS_REVIEW, reasons
+    assert (f"the patch changed what {MUL} expects (the base's version fails with the patch's "
+            "code)") in reasons
+    assert [t.expectations_changed for t in check_of(record).classified_tests
+            if t.test_id == MUL] == [True]
+
+
+@on_sqlite
+def test_a_patch_without_a_test_side_adds_no_run(harness: Harness, tmp_path: Path) -> None:
+    harness.repo = pytest_repo(tmp_path)
+    record = harness.run(harness.plan(FIX_ADD), verify=(PYTEST,), task_type="bug_fix")
+
+    assert evidence_steps(record) == []
+    assert classes(record)[ADD] is K.FAIL_TO_PASS
+    assert check_of(record).evidence_runs == ()
+
+
+def unittest_repo(root: Path) -> Path:
+    return make_repo(root / "unitproj", {
+        "calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
+        "tests/__init__.py": "",
+        "tests/test_calc.py": "import unittest\n\nfrom calc import add, mul\n\n\n"
+                              "class CalcTest(unittest.TestCase):\n"
+                              "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n"
+                              "    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n"})
+
+
+UNITTEST_HIDES = {
+    "load_tests assignment": {
+        "tool": "fs.replace", "path": "tests/test_calc.py", "old": "class CalcTest",
+        "new": "def _keep(loader, tests, pattern):\n    return unittest.TestSuite()\n\n\n"
+               "load_tests = _keep\n\n\nclass CalcTest"},
+    "raise SkipTest": {"tool": "fs.write", "path": "tests/__init__.py",
+                       "content": "import unittest\n\nraise unittest.SkipTest('later')\n"},
+}
+
+
+@on_sqlite
+@pytest.mark.parametrize("hide", list(UNITTEST_HIDES), ids=list(UNITTEST_HIDES))
+def test_a_unittest_break_hidden_by_the_patchs_test_package_is_caught(
+        harness: Harness, tmp_path: Path, hide: str) -> None:
+    harness.repo = unittest_repo(tmp_path)
+    record = harness.run(harness.plan(BREAK_MUL, UNITTEST_HIDES[hide]),
+                         verify=(f"{sys.executable} -m unittest discover -v -s tests -t .",), task_type="refactor")
+
+    status, reasons = verdict(record)
+    assert status is V.FAILED_VERIFICATION, reasons
+    assert any("test_mul" in r for r in reasons), reasons
+
+
+# --- a runner that names no tests ---------------------------------------------------------
+
+@on_sqlite
+def test_a_runner_that_names_no_tests_never_calls_a_new_failure_already_there(
+        harness: Harness, tmp_path: Path) -> None:
+    """`node --test` on a base with one unrelated failing test: a patch that breaks another
+    test fails too, and the whole check is not "already failed on base"."""
+    harness.repo = make_repo(tmp_path / "node", {
+        "calc.js": "exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n",
+        "test/calc.test.js": "const test = require('node:test');\n"
+                             "const assert = require('node:assert');\n"
+                             "const { add, mul } = require('../calc.js');\n"
+                             "test('add', () => assert.strictEqual(add(2, 3), 5));\n"
+                             "test('mul', () => assert.strictEqual(mul(2, 3), 6));\n",
+        "test/other.test.js": "const test = require('node:test');\n"
+                              "test('unrelated', () => { throw new Error('broken on base'); });\n"})
+    record = harness.run(harness.plan({"tool": "fs.replace", "path": "calc.js",
+                                       "old": "a * b", "new": "a + b"}),
+                         verify=("node --test",), task_type="refactor")
+
+    status, reasons = verdict(record)
+    assert status is V.FAILED_VERIFICATION, reasons
+    assert "this runner does not name its tests: compared as a whole" in reasons[0]
+    assert not any("already failed on base" in r for r in reasons)

@@ -1,0 +1,153 @@
+"""The pure rules behind the reviewer's evidence (DESIGN.md section 9): which paths are the
+patch's test side, which runs show a fix or a regression, stable test identity, and when a
+flaky test is the patch's doing."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentctl.domain.baseline import SideRuns, aligned, classify
+from agentctl.domain.enums import ChangeType
+from agentctl.domain.enums import TestClassification as K
+from agentctl.domain.enums import TestOutcome as T
+from agentctl.domain.enums import VerificationCheckStatus as C
+from agentctl.domain.findings import DiffLine
+from agentctl.domain.patch import FileChange
+from agentctl.domain.test_side import DEFAULT_TEST_PATHS, is_test_path, split_patch, frozen_test_paths
+from tests.unit.test_verdict_baseline import observed
+
+
+@pytest.mark.parametrize("path", [
+    "tests/test_calc.py", "tests/__init__.py", "src/pkg/tests/helpers.py", "conftest.py",
+    "a/b/conftest.py", "test_x.py", "x_test.py", "pytest.toml", ".pytest.toml", "pytest.ini",
+    ".pytest.ini", "tox.ini", "setup.cfg", "noxfile.py", "sitecustomize.py",
+    "src/usercustomize.py", "lib/evil.pth", "Makefile", "src/test/java/a/FooTest.java",
+    "web/__tests__/a.js", "web/a.test.ts", "pkg/a_test.go", "testing/util.py",
+])
+def test_what_decides_the_tests_is_on_the_test_side(path: str) -> None:
+    assert is_test_path(path, DEFAULT_TEST_PATHS)
+
+
+@pytest.mark.parametrize("path", ["src/calc.py", "calc.py", "pyproject.toml", "README.md",
+                                  "src/contest.py", "src/main/java/a/Foo.java"])
+def test_production_code_is_on_the_code_side(path: str) -> None:
+    assert not is_test_path(path, DEFAULT_TEST_PATHS)
+
+
+def change(path: str, kind: ChangeType = ChangeType.MODIFIED, old: str | None = None,
+           ) -> FileChange:
+    return FileChange(path=path, change_type=kind, additions=1, deletions=0, generated=False,
+                      binary=False, lockfile=False, test_file=False, forbidden_by_policy=False,
+                      old_path=old)
+
+
+def test_a_file_with_a_test_section_is_on_the_test_side_only_when_the_diff_touches_it() -> None:
+    changes = [change("pyproject.toml"), change("package.json"), change("src/a.py")]
+    quiet = split_patch(changes, [DiffLine(path="pyproject.toml", line_number=3, added=True,
+                                           text='version = "2.0"')], DEFAULT_TEST_PATHS)
+    assert quiet.test == () and quiet.code == ("pyproject.toml", "package.json", "src/a.py")
+    loud = split_patch(changes, [DiffLine(path="pyproject.toml", line_number=9, added=True,
+                                          text="addopts = ['--deselect=t']")], DEFAULT_TEST_PATHS)
+    assert loud.test == ("pyproject.toml",) and "pyproject.toml" not in loud.code
+
+
+def test_a_move_across_the_sides_is_a_test_side_change_at_both_ends() -> None:
+    sides = split_patch([change("src/helpers.py", ChangeType.RENAMED, old="tests/helpers.py")],
+                        (), DEFAULT_TEST_PATHS)
+    assert sides.test == ("tests/helpers.py", "src/helpers.py") and sides.code == ()
+
+
+def test_the_files_a_verify_command_runs_through_join_the_rule() -> None:
+    paths = frozen_test_paths(("tests",), ["bash scripts/check.sh", "python -m pytest -q src/",
+                                        "make test", "python manage.py test --settings=x.y"])
+    assert paths == ("tests", "scripts/check.sh", "manage.py")
+
+
+# --- classes from the side runs ------------------------------------------------------------
+
+def test_a_new_test_counts_as_the_fix_only_if_it_fails_on_the_bases_code() -> None:
+    candidate = observed(C.PASSED, ("t::shows", T.PASSED), ("t::asserts_bug", T.PASSED))
+    base = observed(C.PASSED)
+    fix = observed(C.FAILED, ("t::shows", T.FAILED), ("t::asserts_bug", T.PASSED))
+    _, tests = classify(candidate, base, SideRuns(fix=fix))
+    assert {t.test_id: t.classification for t in tests} == {"t::shows": K.FAIL_TO_PASS,
+                                                            "t::asserts_bug": K.PASS_TO_PASS}
+    _, without = classify(candidate, base)
+    assert without == ()  # no fix evidence, no base copy: nothing shows a fix
+
+
+def test_a_new_test_whose_module_cannot_import_on_the_bases_code_failed_there() -> None:
+    candidate = observed(C.PASSED, ("tests/test_new.py::test_sub", T.PASSED))
+    fix = observed(C.FAILED, ("tests/test_new.py", T.ERROR))
+    _, tests = classify(candidate, observed(C.PASSED), SideRuns(fix=fix))
+    assert [(t.test_id, t.classification) for t in tests] == [
+        ("tests/test_new.py::test_sub", K.FAIL_TO_PASS)]
+
+
+def test_a_unittest_module_that_cannot_import_on_the_base_failed_there_not_absent() -> None:
+    candidate = observed(C.PASSED, ("tests.test_idna.IdnaTest.test_x", T.PASSED))
+    base = observed(C.FAILED, ("unittest.loader._FailedTest.tests.test_idna", T.ERROR))
+    _, tests = classify(candidate, base)
+    assert [(t.classification, t.base) for t in tests] == [(K.FAIL_TO_PASS, T.ERROR)]
+
+
+def test_the_bases_tests_failing_with_the_patchs_code_are_regressions_however_hidden() -> None:
+    base = observed(C.PASSED, ("t.py::kept", T.PASSED), ("t.py::hidden", T.PASSED),
+                    ("t.py::skipped", T.PASSED), ("t.py::gone", T.PASSED))
+    candidate = observed(C.PASSED, ("t.py::kept", T.PASSED), ("t.py::skipped", T.SKIPPED))
+    regression = observed(C.FAILED, ("t.py::kept", T.PASSED), ("t.py::hidden", T.FAILED),
+                          ("t.py::skipped", T.FAILED), ("t.py::gone", T.PASSED))
+    whole, tests = classify(candidate, base, SideRuns(
+        fix=candidate, regression=regression, changed_files=frozenset({"t.py"})))
+    assert {t.test_id: t.classification for t in tests} == {
+        "t.py::kept": K.PASS_TO_PASS, "t.py::hidden": K.PASS_TO_FAIL,
+        "t.py::skipped": K.PASS_TO_FAIL, "t.py::gone": K.PASS_TO_MISSING}
+    assert whole is K.PASS_TO_FAIL
+
+
+def test_an_edited_test_that_passes_only_in_its_new_version_is_named_not_blamed() -> None:
+    base = observed(C.PASSED, ("t.py::mul", T.PASSED))
+    candidate = observed(C.PASSED, ("t.py::mul", T.PASSED))
+    regression = observed(C.FAILED, ("t.py::mul", T.FAILED))
+    _, tests = classify(candidate, base, SideRuns(fix=base, regression=regression,
+                                                  changed_files=frozenset({"t.py"})))
+    (test,) = tests
+    assert (test.classification, test.expectations_changed) == (K.PASS_TO_PASS, True)
+    # the same failure with the test file untouched is the code's: a conftest changed instead
+    _, untouched = classify(candidate, base, SideRuns(fix=base, regression=regression,
+                                                      changed_files=frozenset({"conftest.py"})))
+    assert [t.classification for t in untouched] == [K.PASS_TO_PASS, K.PASS_TO_FAIL]
+
+
+# --- stable identity ----------------------------------------------------------------------
+
+def test_parametrized_ids_drawn_at_collection_are_the_same_test_by_position() -> None:
+    base = observed(C.PASSED, ("t.py::f[a-1796630016.15]", T.PASSED),
+                    ("t.py::f[b-1796630016.16]", T.PASSED), ("t.py::g[x]", T.PASSED))
+    candidate = observed(C.PASSED, ("t.py::f[a-1796630099.01]", T.PASSED),
+                         ("t.py::f[b-1796630099.02]", T.PASSED), ("t.py::g[x]", T.PASSED))
+    assert [r.test_id for r in aligned(candidate, base).report.results] == [  # type: ignore[union-attr]
+        "t.py::f[a-1796630016.15]", "t.py::f[b-1796630016.16]", "t.py::g[x]"]
+    _, tests = classify(candidate, base)
+    assert {t.classification for t in tests} == {K.PASS_TO_PASS}
+
+
+def test_a_parametrization_that_is_gone_is_still_missing() -> None:
+    base = observed(C.PASSED, ("t.py::f[1]", T.PASSED), ("t.py::f[2]", T.PASSED))
+    candidate = observed(C.PASSED, ("t.py::f[9]", T.PASSED))
+    _, tests = classify(candidate, base)
+    assert sorted((t.test_id, t.classification) for t in tests) == [
+        ("t.py::f[1]", K.PASS_TO_PASS), ("t.py::f[2]", K.PASS_TO_MISSING)]
+
+
+# --- flaky blame --------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("clean_base_runs", "expected"), [(1, K.FLAKY), (4, K.FLAKY),
+                                                           (5, K.PASS_TO_FLAKY)])
+def test_the_patch_is_blamed_for_a_flaky_test_only_after_enough_clean_base_runs(
+        clean_base_runs: int, expected: K) -> None:
+    candidate = observed(C.FAILED, ("t::x", T.FAILED), reruns={"t::x": (T.PASSED,)})
+    base = observed(C.PASSED, ("t::x", T.PASSED),
+                    reruns={"t::x": (T.PASSED,) * (clean_base_runs - 1)})
+    _, (test,) = classify(candidate, base)
+    assert test.classification is expected
