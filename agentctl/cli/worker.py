@@ -56,6 +56,7 @@ def worker(
                          tree_cache=in_home(current.home.root, config.store.tree_cache_mb),
                          protected=(current.home.root,),
                          trace_endpoint=endpoint,
+                         artifact_outage_seconds=config.store.artifact_outage_seconds,
                          cassettes=lambda original: cassette_of(
                              current.store, original,
                              lambda artifact: b"".join(artifact_content(root, artifact))))

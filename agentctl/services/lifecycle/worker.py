@@ -26,6 +26,7 @@ from agentctl.execution.task_repository import is_url
 from agentctl.execution.tree_cache import TreeCache
 from agentctl.services.attempts.attempt import StopSignal
 from agentctl.services.attempts.pipeline import RunOptions, execute_attempt
+from agentctl.services.lifecycle.patient_blobs import BlobOutage, PatientBlobs
 from agentctl.services.lifecycle.queue import Queue
 from agentctl.services.lifecycle.runs import create_run
 from agentctl.services.ports import Lease, RunQueue
@@ -119,8 +120,11 @@ def execute_leased(queue: RunQueue, lease: Lease, options: RunOptions) -> Run | 
     stop = StopSignal()
     if options.observer is not None:
         options.observer.attempt(lease.attempt_number)
+    outage = BlobOutage(options.artifact_outage_seconds, stopped=stop, warn=options.progress)
+    ledger = queue.ledger(lease, run.spec_digest,
+                          blobs=lambda blobs: PatientBlobs(blobs, outage))
     with LeaseKeeper(queue, lease, stop):
-        return execute_attempt(queue.ledger(lease, run.spec_digest), run, stop, options)
+        return execute_attempt(ledger, run, stop, options)
 
 
 def replay_cassette(options: RunOptions, replay_of: str) -> Cassette:
