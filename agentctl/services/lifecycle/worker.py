@@ -26,6 +26,7 @@ from agentctl.execution.task_repository import is_url
 from agentctl.execution.tree_cache import TreeCache
 from agentctl.services.attempts.attempt import StopSignal
 from agentctl.services.attempts.pipeline import RunOptions, execute_attempt
+from agentctl.services.lease_deadline import bounded_by
 from agentctl.services.lifecycle.patient_blobs import BlobOutage, PatientBlobs
 from agentctl.services.lifecycle.queue import Queue
 from agentctl.services.lifecycle.runs import create_run
@@ -88,7 +89,15 @@ class LeaseKeeper:
         self._done.set()
         self._thread.join()
 
+    def expires(self) -> float:
+        """When the lease runs out (`time.monotonic`), as far as the last heartbeat knows."""
+        return self._expires
+
     def _loop(self) -> None:
+        with bounded_by(self.expires):  # a heartbeat never waits on the store past the lease
+            self._beat()
+
+    def _beat(self) -> None:
         interval = self.lease.ttl_seconds / 3
         outage = self.queue.outage_errors()
         due = time.monotonic() + interval
@@ -123,7 +132,7 @@ def execute_leased(queue: RunQueue, lease: Lease, options: RunOptions) -> Run | 
     outage = BlobOutage(options.artifact_outage_seconds, stopped=stop, warn=options.progress)
     ledger = queue.ledger(lease, run.spec_digest,
                           blobs=lambda blobs: PatientBlobs(blobs, outage))
-    with LeaseKeeper(queue, lease, stop):
+    with LeaseKeeper(queue, lease, stop) as keeper, bounded_by(keeper.expires):
         return execute_attempt(ledger, run, stop, options)
 
 
