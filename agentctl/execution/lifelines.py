@@ -1,5 +1,6 @@
-"""What ties a started git to the worker that started it, when nothing of the worker is left to
-end it (SIGKILL, an out-of-memory kill).
+"""What ties a started git (or an unconfined command) to the worker that started it, when
+nothing of the worker is left to end it (SIGKILL, an out-of-memory kill). A sandboxed command
+has bubblewrap's `--die-with-parent` instead.
 
 - A death signal: git is started through `setpriv --pdeathsig KILL`, which asks the kernel to
   SIGKILL it when the thread that started it ends, then executes git (the signal outlives the
@@ -28,6 +29,13 @@ def tied(argv: Sequence[str]) -> list[str]:
     """`argv` started so that it is killed when the thread starting it ends."""
     wrapper = _setpriv()
     return [wrapper, *_DEATH_SIGNAL, *argv] if wrapper else list(argv)
+
+
+def tied_if_found(argv: Sequence[str], search_path: str | None) -> list[str]:
+    """`argv` tied (as `tied`) when its program is found on `search_path` and may be executed;
+    else as it is, so that starting it fails as it would have (and is said the same way)."""
+    found = shutil.which(argv[0], path=search_path) if argv else None
+    return tied(argv) if found is not None else list(argv)
 
 
 @cache

@@ -1,4 +1,5 @@
-"""What ties git to the process that started it: a death signal, and the locks it inherits.
+"""What ties git (and an unconfined command) to the process that started it: a death signal,
+and the locks git inherits.
 Real processes: a Python process killed with SIGKILL, a shell standing in for git's helpers."""
 
 from __future__ import annotations
@@ -11,15 +12,26 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from agentctl.execution import lifelines
 from agentctl.execution.git import run_git_process
 
-STARTER = """\
+STARTERS = {
+    "git": """\
 import os, sys
 from agentctl.execution.git import run_git_process
 run_git_process(["sh", "-c", f"echo $$ > {sys.argv[1]}; exec sleep 60"], env=os.environ,
                 what="sleep", timeout=120)
-"""
+""",
+    "command": """\
+import os, sys
+from pathlib import Path
+from agentctl.execution.process import run_to_file
+run_to_file(f"echo $$ > {sys.argv[1]}; exec sleep 60", cwd=Path.cwd(), env=dict(os.environ),
+            output=Path(sys.argv[1] + ".out"), timeout=120)
+""",
+}
 
 
 def _gone(pid: int) -> bool:
@@ -41,9 +53,12 @@ def _locked(path: Path) -> bool:
     return False
 
 
-def test_a_process_git_runs_is_killed_when_the_process_that_started_it_is(tmp_path: Path) -> None:
+@pytest.mark.parametrize("runner", sorted(STARTERS))
+def test_a_process_git_or_a_command_runs_is_killed_when_the_process_that_started_it_is(
+        tmp_path: Path, runner: str) -> None:
     pid_file = tmp_path / "pid"
-    starter = subprocess.Popen([sys.executable, "-c", STARTER, str(pid_file)])
+    starter = subprocess.Popen([sys.executable, "-c", STARTERS[runner], str(pid_file)],
+                               cwd=tmp_path)
     started = 0
     try:
         deadline = time.monotonic() + 60
