@@ -22,6 +22,7 @@ from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.domain.run import Run
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.execution.cache_fill import Prefetch, prefetch
+from agentctl.execution.discard import collect_deleters
 from agentctl.execution.task_repository import is_url
 from agentctl.execution.tree_cache import TreeCache
 from agentctl.services.attempts.attempt import StopSignal
@@ -195,6 +196,7 @@ def work(queue: RunQueue, *, worker_id: str, ttl_seconds: float, poll_seconds: f
             if once and not queue.waiting():
                 return executed
             unreachable = 0
+            collect_deleters()  # idle: no finished deleter of ours stays a zombie
         except outage as error:
             # The database went away (restart, network) or cannot be written (a full disk, a
             # read-only artifact store): wait and try again. An attempt cut short by it was
