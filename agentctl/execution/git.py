@@ -193,8 +193,9 @@ def run_git_process(argv: Sequence[str], *, env: Mapping[str, str], what: str,
                     should_stop: Callable[[], bool] | None = None,
                     timeout: float = DEFAULT_TIMEOUT_SECONDS) -> GitResult:
     """Run git (no shell) in its own session, killed when the thread starting it ends (a worker
-    killed mid-clone leaves no git writing: `lifelines`); raise InfrastructureFailure naming `what` and git's
-    stderr when it fails, times out or is stopped (GitCancelled), after killing its group.
+    killed mid-clone leaves no git writing: `lifelines`); raise InfrastructureFailure naming
+    `what` and git's stderr when it fails, times out or is stopped (GitCancelled), after killing
+    its group.
 
     `stdout`, when given, receives git's output directly (a diff never passes through Python).
     """

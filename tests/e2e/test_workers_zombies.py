@@ -1,6 +1,7 @@
 """A long-lived worker gathers no zombies: orphans it adopts (it is a subreaper) are reaped when
-they exit, whatever their process group, and so are its own background deleters. A real `agentctl worker` running several runs whose
-verifier leaves an orphan in a session of its own that exits at once."""
+they exit, whatever their process group, and so are its own background deleters. A real
+`agentctl worker` running several runs whose verifier leaves an orphan in a session of its own
+that exits at once."""
 
 from __future__ import annotations
 
