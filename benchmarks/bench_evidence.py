@@ -14,11 +14,14 @@ under the base's tests (regression evidence), beside each other.
 Each is `agentctl task submit --type bug_fix --run --agent patch:fix.diff`; the figure is the
 median wall time of `--runs` rounds, taken in turn, and their ratio. Target: <= 1.3x (median
 of the cases). A patch without a test side adds no run: `bench_bugfix.py` measures that one.
+The verdicts are printed too: where the later release sharpened a test the base already had,
+only the fix evidence shows the fix (the base's own version of that test passed).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import statistics
 import subprocess
@@ -66,7 +69,8 @@ def built(case: Case, root: Path) -> tuple[Path, Path]:
     return repo, diff
 
 
-def run_once(case: Case, repo: Path, diff: Path, home: Path, config: Path) -> float:
+def run_once(case: Case, repo: Path, diff: Path, home: Path, config: Path) -> tuple[float, str]:
+    """Seconds the run took and its verdict (both must be the fix's: SUCCESS)."""
     env = {"PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "AGENTCTL_HOME": str(home),
            "AGENTCTL_CONFIG": str(config)}
     started = time.perf_counter()
@@ -79,10 +83,10 @@ def run_once(case: Case, repo: Path, diff: Path, home: Path, config: Path) -> fl
     if result.returncode not in (0, 1):
         raise SystemExit(f"{case.name}: agentctl exited {result.returncode}: "
                          f"{result.stderr.strip()[-400:]}")
-    return took
+    return took, json.loads(result.stdout)["verdict"]["status"]
 
 
-def measure(case: Case, runs: int) -> tuple[float, float]:
+def measure(case: Case, runs: int) -> tuple[float, float, str]:
     with tempfile.TemporaryDirectory(prefix="bench-evidence-") as scratch:
         root = Path(scratch)
         repo, diff = built(case, root)
@@ -91,11 +95,16 @@ def measure(case: Case, runs: int) -> tuple[float, float]:
         plain.write_text("[verification]\nreruns = 0\ntest_paths = []\n")
         sides.write_text("[verification]\nreruns = 0\n")
         run_once(case, repo, diff, home, plain)  # the base's results cached for both
-        without, with_sides = [], []
+        without: list[float] = []
+        with_sides: list[float] = []
+        verdicts: dict[Path, set[str]] = {plain: set(), sides: set()}
         for _ in range(runs):
-            without.append(run_once(case, repo, diff, home, plain))
-            with_sides.append(run_once(case, repo, diff, home, sides))
-        return statistics.median(without), statistics.median(with_sides)
+            for config, times in ((plain, without), (sides, with_sides)):
+                took, verdict = run_once(case, repo, diff, home, config)
+                times.append(took)
+                verdicts[config].add(verdict)
+        said = " / ".join(",".join(sorted(v)) for v in verdicts.values())
+        return statistics.median(without), statistics.median(with_sides), said
 
 
 def main() -> None:
@@ -109,11 +118,12 @@ def main() -> None:
         raise SystemExit(f"no case named {args.case!r}; expected one of "
                          + ", ".join(c.name for c in cases))
     ratios = []
-    print(f"{'case':44} {'no sides':>9} {'sides':>9} {'ratio':>7}")
+    print(f"{'case':44} {'no sides':>9} {'sides':>9} {'ratio':>7}  verdicts (no sides / sides)")
     for case in chosen:
-        without, with_sides = measure(case, args.runs)
+        without, with_sides, verdicts = measure(case, args.runs)
         ratios.append(with_sides / without)
-        print(f"{case.name:44} {without:8.2f}s {with_sides:8.2f}s {ratios[-1]:6.2f}x")
+        print(f"{case.name:44} {without:8.2f}s {with_sides:8.2f}s {ratios[-1]:6.2f}x  "
+              + verdicts)
     median = statistics.median(ratios)
     print(f"{'median':44} {'':>9} {'':>9} {median:6.2f}x  (target <= {TARGET}x: "
           f"{'met' if median <= TARGET else 'NOT met'})")
