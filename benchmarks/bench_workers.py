@@ -1,6 +1,6 @@
 """Workers on one SQLite store, beside a single worker measured in the same run (issue 4).
 
-    .venv/bin/python benchmarks/bench_workers.py [--runs 24] [--leases 200]
+    .venv/bin/python benchmarks/bench_workers.py [--runs 24] [--leases 200] [--only collector]
 
 1. Throughput: N queued `noop` runs (verification `true`) drained by 1 worker, then another N by
    2 workers at once; runs per second and their ratio (target: 2 workers >= 1.6x one).
@@ -10,6 +10,9 @@
 2. Lease latency under contention: 4 processes lease from one queue of M runs as fast as they
    can; the time each `lease_run` call takes (median, p95, max), and how many failed (target:
    no `database is locked` ever).
+3. A dead trace collector: N runs drained by 1 worker whose OTLP endpoint is a closed port,
+   beside N drained by 1 worker with no endpoint; the ratio of their times (target: <= 1.1x),
+   and the same for a collector that takes connections and never answers.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -56,11 +60,12 @@ def queue(home: Path, task_id: str, count: int) -> None:
         create_run(store, config.defaults(), task_id, agent=AgentSpec(kind=AgentKind.NOOP))
 
 
-def drain(home: Path, workers: int, *, homes: tuple[Path, ...] = ()) -> float:
+def drain(home: Path, workers: int, *, homes: tuple[Path, ...] = (),
+          env: dict[str, str] | None = None) -> float:
     """Seconds until `workers` workers on `home` (or one on each of `homes`) find no run left."""
     started = time.perf_counter()
     processes = [subprocess.Popen([AGENTCTL, "--home", str(where), "worker", "--once",
-                                   "--poll", "0.05"], env=ENV, stderr=subprocess.DEVNULL)
+                                   "--poll", "0.05"], env=env or ENV, stderr=subprocess.DEVNULL)
                  for where in (homes or (home,) * workers)]
     for process in processes:
         process.wait()
@@ -101,6 +106,32 @@ def contention(home: Path, task_id: str, leases: int) -> None:
     print(f"{'  errors (database is locked or other)':<44} {len(errors):6d}        target 0")
 
 
+def collectors(home: Path, task_id: str, runs: int) -> None:
+    """A worker whose collector is down (a closed port) or hangs (never accepted from) against
+    one with no collector, each draining `runs` runs, best of 3 (a loaded machine's noise)."""
+    with socket.socket() as closed, socket.socket() as hanging:
+        closed.bind(("127.0.0.1", 0))
+        hanging.bind(("127.0.0.1", 0))
+        hanging.listen(64)
+        endpoints = {"none": None, "dead": closed.getsockname()[1],
+                     "hanging": hanging.getsockname()[1]}
+        times: dict[str, float] = {}
+        for _ in range(3):
+            for name, port in endpoints.items():
+                env = dict(ENV)
+                env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+                if port is not None:
+                    env["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{port}"
+                queue(home, task_id, runs)
+                took = drain(home, 1, env=env)
+                times[name] = min(times.get(name, took), took)
+    none = times["none"]
+    print(f"{'worker, no collector':<44} {none:8.2f} s for {runs} runs")
+    for name in ("dead", "hanging"):
+        print(f"{'worker, ' + name + ' collector':<44} {times[name]:8.2f} s   "
+              f"{times[name] / none:5.2f}x  target <= 1.1x (dead)")
+
+
 CPU_LOOP = "sum(range(30_000_000))"
 
 
@@ -120,10 +151,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=24)
     parser.add_argument("--leases", type=int, default=200)
+    parser.add_argument("--only", choices=["collector"], help="run only that figure")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="agentctl-bench-workers-"))
     try:
         home, task_id = setup(root)
+        if args.only == "collector":
+            collectors(home, task_id, args.runs)
+            return
         queue(home, task_id, args.runs)
         one = args.runs / drain(home, 1)
         queue(home, task_id, args.runs)
@@ -139,6 +174,7 @@ def main() -> None:
         print(f"{'  (2 workers, each on a state home of its own)':<44} {apart:8.2f} runs/s   "
               f"{apart / one:5.2f}x")
         contention(root / "contention-home", setup_task(root), args.leases)
+        collectors(home, task_id, args.runs)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -40,20 +40,23 @@ def worker(
     from agentctl.services.lifecycle.leftovers import sweep_in_background
     from agentctl.services.lifecycle.queue import Queue
     from agentctl.services.lifecycle.worker import new_worker_id, work
-    from agentctl.services.queries.telemetry import configured_endpoint, trace_after_run
+    from agentctl.services.queries.telemetry import configured_endpoint
+    from agentctl.services.queries.trace_sender import TraceSender
     from agentctl.store.wakeup import WakeUps
 
     current = state(ctx)
     config = current.config
     worker_id = new_worker_id()
     root = current.home.artifacts
+    endpoint = configured_endpoint(config)
     options = RunOptions(redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
                          release_on_interrupt=True, progress=lambda text: note(f"  {text}"),
                          baseline_cache=current.home.root / BASELINES,
                          concurrent_baseline=config.verification.baseline_concurrent,
                          tree_cache=in_home(current.home.root, config.store.tree_cache_mb),
                          protected=(current.home.root,),
-                         trace_endpoint=configured_endpoint(config),
+                         trace_endpoint=endpoint,
+                         artifact_outage_seconds=config.store.artifact_outage_seconds,
                          cassettes=lambda original: cassette_of(
                              current.store, original,
                              lambda artifact: b"".join(artifact_content(root, artifact))))
@@ -63,10 +66,14 @@ def worker(
     note(f"worker {worker_id} started")
     sweeper = sweep_in_background(current.store, report=lambda text: note(f"  {text}"))
 
+    traces = None if endpoint is None else TraceSender(
+        current.store, config, endpoint, report=lambda text: note(f"  {text}"))
+
     def report(run: "Run | None") -> None:
         if run is not None:
             note(f"{run.run_id}: {run.status.value}")
-            trace_after_run(current.store, config, run)  # when configured and the run ended
+            if traces is not None:  # sent off this loop: a collector never holds a run
+                traces.submit(run)
 
     wakeups = WakeUps(current.store.home)
     try:
@@ -80,5 +87,8 @@ def worker(
         raise typer.Exit(130) from None
     finally:
         wakeups.close()
+        if traces is not None:
+            counts = traces.close()
+            note(f"worker {worker_id} traces: {counts.sent} sent, {counts.dropped} dropped")
     sweeper.join()  # not when interrupted: what is left is swept at the next start
     note(f"worker {worker_id} done: {executed} attempt(s)")

@@ -222,6 +222,7 @@ class StoreSettings:
     url: DatabaseUrl = ""  # empty: the SQLite file in the home; AGENTCTL_DATABASE_URL wins
     artifacts: Text = ""  # empty: `artifacts/` in the home
     tree_cache_mb: Count = 10240  # checked-out bases kept in `trees/` of the home; 0: none
+    artifact_outage_seconds: Seconds = 60.0  # an unwritable artifact store holds an attempt
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

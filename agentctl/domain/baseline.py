@@ -123,8 +123,8 @@ def classify(candidate: Observed, base: Observed | None, sides: SideRuns = NO_SI
             base_runs = _runs_in(base, result.test_id)
             kind = _classify_test(runs, base_runs, has_base=base is not None,
                                   blame_runs=blame_runs)
-            if kind is K.FAIL_TO_PASS:
-                kind = _fix_evidence(result.test_id, base_runs, sides)
+            if kind in (K.FAIL_TO_PASS, K.PASS_TO_PASS):
+                kind = _fix_evidence(result.test_id, kind, base_runs, sides)
             if kind is not None:
                 tests.append(ClassifiedTest(
                     test_id=result.test_id, classification=kind, candidate=result.outcome,
@@ -136,18 +136,17 @@ def classify(candidate: Observed, base: Observed | None, sides: SideRuns = NO_SI
     return _classify_check(candidate, base, tests), tuple(tests)
 
 
-def _fix_evidence(test_id: str, base_runs: Sequence[TestOutcome],
+def _fix_evidence(test_id: str, kind: TestClassification, base_runs: Sequence[TestOutcome],
                   sides: SideRuns) -> TestClassification | None:
-    """A test that passes with the patch and did not pass on the base: FAIL_TO_PASS where its
-    own file (the patch's version, with a test side) fails on the base's code; PASS_TO_PASS
-    where it passes there; None where nothing shows it failing without the fix (a test the
-    base does not have, and no fix evidence ran)."""
-    if sides.fix is None:
-        return K.FAIL_TO_PASS if base_runs else None
-    there = _runs_in(sides.fix, test_id)
-    if not there:
-        return None
-    return K.FAIL_TO_PASS if _failed(there[0]) else K.PASS_TO_PASS
+    """A test that passes with the patch, classed by the same test file on the base's code:
+    with a test side, the fix evidence decides (the patch's version of the test failing there
+    is FAIL_TO_PASS, whatever the base's own version did; passing there, PASS_TO_PASS); else
+    the base's run does. None where nothing shows it without the fix (a test the base does not
+    have, and no fix evidence has it)."""
+    there = _runs_in(sides.fix, test_id) if sides.fix is not None else ()
+    if there:
+        return K.FAIL_TO_PASS if _failed(there[0]) else K.PASS_TO_PASS
+    return kind if base_runs else None
 
 
 def _expectations_changed(test_id: str, kind: TestClassification | None,

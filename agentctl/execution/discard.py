@@ -82,10 +82,19 @@ def discard_workspace(path: Path) -> Path | None:
 
 def delete_in_background(parent: Path) -> None:
     """Start a detached, idle-priority process that deletes every trash folder in `parent`
-    (this attempt's and any a crash left); its exit status is collected by the next call."""
+    (this attempt's and any a crash left); its exit status is collected by the next call, or
+    by `collect_deleters`."""
     from agentctl.execution.trash import spawn_deleter
 
     spawn_deleter(parent, TRASH_PREFIX)
+
+
+def collect_deleters() -> None:
+    """Collect the exit status of the background deleters that have finished, so that none is
+    left a zombie while a worker waits for work."""
+    from agentctl.execution.trash import collect
+
+    collect()
 
 
 def remove_leftovers(directories: Iterable[str]) -> None:

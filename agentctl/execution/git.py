@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO
 
 from agentctl.domain.errors import InfrastructureFailure
+from agentctl.execution import lifelines
 
 DEFAULT_TIMEOUT_SECONDS = 300.0
 _POLL_SECONDS = 0.1
@@ -191,8 +192,10 @@ def run_git_process(argv: Sequence[str], *, env: Mapping[str, str], what: str,
                     stdin: bytes | None = None, check: bool = True,
                     should_stop: Callable[[], bool] | None = None,
                     timeout: float = DEFAULT_TIMEOUT_SECONDS) -> GitResult:
-    """Run git (no shell) in its own session; raise InfrastructureFailure naming `what` and git's
-    stderr when it fails, times out or is stopped (GitCancelled), after killing its group.
+    """Run git (no shell) in its own session, killed when the thread starting it ends (a worker
+    killed mid-clone leaves no git writing: `lifelines`); raise InfrastructureFailure naming
+    `what` and git's stderr when it fails, times out or is stopped (GitCancelled), after killing
+    its group.
 
     `stdout`, when given, receives git's output directly (a diff never passes through Python).
     """
@@ -209,8 +212,10 @@ def _run_bytes(argv: Sequence[str], *, env: Mapping[str, str], what: str,
     try:
         with _input_file(stdin) as source:
             process = subprocess.Popen(
-                list(argv), stdin=source, stdout=stdout if stdout is not None else subprocess.PIPE,
+                lifelines.tied(argv), stdin=source,
+                stdout=stdout if stdout is not None else subprocess.PIPE,
                 stderr=subprocess.PIPE, env=dict(env), cwd=cwd, start_new_session=True,
+                pass_fds=lifelines.held(),
             )
     except OSError as error:
         raise InfrastructureFailure(f"{what}: cannot run git: {error}") from None

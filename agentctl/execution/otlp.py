@@ -18,6 +18,7 @@ from agentctl.domain.errors import BadInput
 from agentctl.domain.tracing import PlannedSpan, TracePlan
 
 BATCH = 512
+_PROXY_VARIABLES = frozenset({"http_proxy", "https_proxy", "all_proxy"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,13 +39,17 @@ def traces_url(endpoint: str) -> str:
 
 def export_trace(plan: TracePlan, endpoint: str, *, max_spans: int,
                  timeout: float) -> ExportResult:
+    url = traces_url(endpoint)
+    unreachable = _unreachable(url, timeout)
+    if unreachable is not None:
+        return ExportResult(url, f"{plan.trace_id:032x}", len(plan.spans), 0, len(plan.spans),
+                            unreachable)
     try:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.trace.export import SpanExportResult
     except ImportError:
         raise BadInput("traces need the OpenTelemetry SDK: pip install 'agentctl[otel]'") \
             from None
-    url = traces_url(endpoint)
     kept = plan.spans[:max_spans]
     spans = _readable(plan.trace_id, kept)
     exporter = OTLPSpanExporter(endpoint=url, timeout=timeout)
@@ -61,6 +66,30 @@ def export_trace(plan: TracePlan, endpoint: str, *, max_spans: int,
             exporter.shutdown()  # type: ignore[no-untyped-call]
     return ExportResult(url, f"{plan.trace_id:032x}", len(plan.spans), exported,
                         len(plan.spans) - exported, error)
+
+
+def _unreachable(url: str, timeout: float) -> str | None:
+    """Why nothing can be sent to `url` at all (nobody listens there), or None. Asked before the
+    SDK is imported: importing it costs a third of a second of CPU, which a collector that is
+    down would make every worker pay for nothing. Not asked through a proxy (which the SDK's
+    HTTP client uses and a plain connection would not)."""
+    import os
+    import socket
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    proxied = any(name.lower() in _PROXY_VARIABLES and value for name, value in os.environ.items())
+    if parts.hostname is None or proxied:
+        return None
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None  # the SDK says what is wrong with the URL
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout):
+            return None
+    except OSError as error:
+        return f"the collector at {url} cannot be reached: {error.strerror or error}"
 
 
 @contextmanager

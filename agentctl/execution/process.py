@@ -24,7 +24,7 @@ from subprocess import DEVNULL, PIPE, STDOUT, Popen, TimeoutExpired
 from typing import BinaryIO, Protocol
 
 from agentctl.domain.enums import ToolOutcome
-from agentctl.execution import reaper
+from agentctl.execution import lifelines, reaper
 
 POLL_SECONDS = 0.1
 GRACE_SECONDS = 1.0
@@ -125,6 +125,8 @@ def _run(
     to its end, group and all."""
 
     def start(args: list[str]) -> Popen[bytes]:
+        if launch is None:  # a worker killed with SIGKILL takes it along (`lifelines`)
+            args = lifelines.tied_if_found(args, env.get("PATH", os.defpath))
         return Popen(args, cwd=cwd, env=dict(env), stdin=PIPE if stdin is not None else DEVNULL,
                      stdout=sink, stderr=STDOUT, start_new_session=True, close_fds=True)
 

@@ -98,7 +98,7 @@ def release(pid: int) -> None:
 def sweep(spared: set[Process] | frozenset[Process] = frozenset()) -> int:
     """Kill every descendant of this process that was not already running when `spared` was
     taken (`descendants()` at the start of the phase) and is not kept, and reap the orphans it
-    adopted; the number killed."""
+    adopted, killed here or exited before; the number killed."""
     killed: set[int] = set()
     for _ in range(_ROUNDS):
         with _kept_lock:
@@ -114,7 +114,34 @@ def sweep(spared: set[Process] | frozenset[Process] = frozenset()) -> int:
             break
         _reap(killed)
     _reap(killed)
+    _reap_exited(spared)
     return len(killed)
+
+
+def _reap_exited(spared: set[Process] | frozenset[Process]) -> None:
+    """Collect every child of ours that has exited on its own, whatever its group, unless it was
+    there when `spared` was taken or is kept: an orphan we adopted has no one else to, and left
+    alone it stays a zombie for as long as we live. Our own processes are not taken from their
+    owners: those of the phase were waited for before its sweep, kept ones are left alone."""
+    own = os.getpid()
+    with _kept_lock:
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) in _kept:
+                continue
+            try:
+                descriptor = os.open(f"/proc/{name}/stat", os.O_RDONLY)
+                try:
+                    stat = os.read(descriptor, 4096)
+                finally:
+                    os.close(descriptor)
+            except OSError:
+                continue  # reaped meanwhile
+            fields = stat[stat.rfind(b")") + 2:].split()
+            exited = fields[0] == b"Z" and int(fields[1]) == own
+            if not exited or (int(name), int(fields[19])) in spared:
+                continue
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(int(name), os.WNOHANG)
 
 
 def _reap(pids: set[int]) -> None:

@@ -34,7 +34,7 @@ _started: list[int] = []  # deleters of this process whose exit was not collecte
 def spawn_deleter(parent: Path, prefix: str) -> int:
     """Start the detached deleter of the trash folders named `prefix`* in `parent`; its pid.
     It is kept from the reaper's sweeps (an attempt starting while it runs must not kill it)."""
-    _collect()
+    collect()
     argv = [_SHELL, "-c", _DELETE, "agentctl-trash", str(parent), prefix]
     null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
     with kept() as keep:
@@ -49,9 +49,10 @@ def spawn_deleter(parent: Path, prefix: str) -> int:
     return pid
 
 
-def _collect() -> None:
+def collect() -> None:
     """Collect the exit status of deleters that are done (a long-lived worker would otherwise
-    gather zombies), and hand them back to the reaper's sweeps."""
+    gather zombies: it calls this when idle, and each start of a deleter does), and hand them
+    back to the reaper's sweeps."""
     for pid in list(_started):
         with contextlib.suppress(ChildProcessError):
             done, _ = os.waitpid(pid, os.WNOHANG)

@@ -2,10 +2,12 @@
 then only read, bounded in size, the least recently used entry evicted first.
 
 An entry is built in `tmp/` and renamed into place (atomic: a reader sees all of it or none);
-one worker builds a key while the others wait for it (`<key>.build`, an exclusive flock). A run
-pins its entry with a shared flock on `<key>.pin` for as long as it uses it, and eviction only
-takes entries it can lock exclusively, so no entry disappears under a run. `lock` serialises
-pinning, adding and evicting. Locks are flocks: a worker that dies drops its own.
+one worker builds a key while the others wait for it (`<key>.build`, an exclusive flock, which
+the builder's git processes inherit: a builder killed halfway holds it until its last git has
+ended, so nobody removes a folder still being written). A run pins its entry with a shared
+flock on `<key>.pin` for as long as it uses it, and eviction only takes entries it can lock
+exclusively, so no entry disappears under a run. `lock` serialises pinning, adding and evicting.
+Locks are flocks: a worker that dies drops its own.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.errors import InfrastructureFailure
+from agentctl.execution import lifelines
 from agentctl.execution.removal import force_rmtree
 
 FOLDER = "trees"  # the cache's folder in the state home
@@ -72,15 +75,17 @@ def acquire(cache: TreeCache, key: str, build: Callable[[Path], None], *,
     pinned = _pin_existing(cache, key)
     if pinned is not None:
         return pinned
-    with _exclusive(cache.root / f"{key}.build", should_stop):
+    with _exclusive(cache.root / f"{key}.build", should_stop) as building:
         pinned = _pin_existing(cache, key)
         if pinned is not None:  # another worker built it while we waited
             return pinned
         for stale in (cache.root / "tmp").glob(f"{key}.*"):  # a builder that died halfway
-            remove_tree(stale)
+            with suppress(OSError):  # left for `clear`: never this run's failure
+                remove_tree(stale)
         staging = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=cache.root / "tmp"))
         try:
-            build(staging)
+            with lifelines.holding(building):  # its git keeps the build lock while it lives
+                build(staging)
             if not (staging / "size").exists():  # not known to its builder
                 note_size(staging, disk_usage(staging))
             _note_place(staging)
@@ -354,8 +359,9 @@ def _if_free(path: Path) -> Iterator[bool]:
 
 
 @contextmanager
-def _exclusive(path: Path, should_stop: Callable[[], bool] | None = None) -> Iterator[None]:
-    """An exclusive flock on `path`, waited for (giving up when `should_stop` fires)."""
+def _exclusive(path: Path, should_stop: Callable[[], bool] | None = None) -> Iterator[int]:
+    """An exclusive flock on `path`, waited for (giving up when `should_stop` fires); the
+    descriptor holding it."""
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         while True:
@@ -367,6 +373,6 @@ def _exclusive(path: Path, should_stop: Callable[[], bool] | None = None) -> Ite
                     raise InfrastructureFailure(
                         "cancelled while another worker was caching the base") from None
                 time.sleep(_WAIT_SECONDS)
-        yield
+        yield descriptor
     finally:
         os.close(descriptor)

@@ -27,6 +27,7 @@ from agentctl.store.transactions import (
 )
 
 RECONNECT_SECONDS = 30.0  # how long a lost shared database is retried before giving up
+_SHORTEST_WAIT = 0.05  # between two tries, however little of the lease is left
 
 
 def engine_for(url: str) -> Engine:
@@ -107,11 +108,15 @@ T = TypeVar("T")
 def reconnecting(engine: Engine, connect: Callable[[], T], *,
                  patience: float = RECONNECT_SECONDS) -> T:
     """`connect()`, retried with backoff while a shared database cannot be reached (it restarts,
-    the network drops); StoreUnavailable once `patience` runs out. Only connecting is retried:
-    a transaction cut half-way is rolled back and its caller decides, so nothing is written
-    twice and every retried write passes its lease fence again."""
+    the network drops); StoreUnavailable once `patience` runs out, or the lease this thread
+    works under (`lease_deadline`), whichever comes first; no wait between tries is longer than
+    a quarter of the lease left, so a database back in time is found in time. Only connecting
+    is retried: a transaction cut half-way is rolled back and its caller decides, so nothing is
+    written twice and every retried write passes its lease fence again."""
     if engine.dialect.name == "sqlite":
         return connect()  # a file: nothing to wait for (locks are begin_immediate's)
+    from agentctl.services.lease_deadline import seconds_left
+
     deadline = time.monotonic() + patience
     delay = 0.1
     while True:
@@ -119,9 +124,13 @@ def reconnecting(engine: Engine, connect: Callable[[], T], *,
             return connect()
         except (OperationalError, engine.dialect.loaded_dbapi.OperationalError) as error:
             # SQLAlchemy wraps the driver's error, but a raw connection (the views) raises it bare
-            if time.monotonic() + delay > deadline:
+            left = seconds_left()
+            wait = delay * random.uniform(0.5, 1.5)
+            if left is not None:
+                wait = min(wait, max(left / 4, _SHORTEST_WAIT))
+            if time.monotonic() + wait > deadline or (left is not None and wait >= left):
                 raise StoreUnavailable(f"the database cannot be reached: "
                                        f"{outage_text(error)}") from error
-        time.sleep(delay * random.uniform(0.5, 1.5))
+        time.sleep(wait)
         delay = min(delay * 2, 2.0)
 

@@ -109,13 +109,41 @@ def test_a_full_disk_ends_the_attempt_and_the_worker_runs_the_next_run_once_spac
         fleet.audit_ok()
 
 
-def test_a_read_only_artifact_store_fails_the_attempt_and_the_worker_runs_the_next_run(
+def test_an_artifact_store_read_only_for_a_few_seconds_is_waited_out_by_the_same_attempt(
         fleet: Fleet) -> None:
     artifacts = fleet.bench.root / "artifacts"
     with tmpfs(artifacts, "64m"):
         fleet.configure(max_attempts=1)
         config = fleet.bench.cwd / ".agentctl.toml"
-        config.write_text(config.read_text() + f"[store]\nartifacts = '{artifacts}'\n")
+        config.write_text(config.read_text() + f"[store]\nartifacts = '{artifacts}'\n"
+                          "artifact_outage_seconds = 600\n")
+        run_id = fleet.queue(fleet.submit(), fleet.hanging_plan(first=3, later=0))
+        worker = fleet.start_worker("--once")
+        fleet.wait_for_agent(run_id=run_id)
+        subprocess.run(["mount", "-o", "remount,ro", str(artifacts)], check=True)
+        try:
+            meets_fault(worker, "artifact store cannot be written")
+            time.sleep(3)  # a few heartbeats while the attempt waits
+        finally:
+            subprocess.run(["mount", "-o", "remount,rw", str(artifacts)], check=True)
+
+        assert worker.wait(timeout=120) == 0, worker.stderr()
+    clean_stderr(worker.stderr())
+    assert worker.stderr().count("artifact store cannot be written") == 1
+    tree = fleet.tree(run_id)
+    assert tree["status"] == "COMPLETED", tree
+    assert attempt_summary(tree) == [(1, "COMPLETED", None)]  # the same attempt, no lease lost
+
+
+def test_a_read_only_artifact_store_fails_the_attempt_and_the_worker_runs_the_next_run(
+        fleet: Fleet) -> None:
+    """Read-only for longer than `[store] artifact_outage_seconds`."""
+    artifacts = fleet.bench.root / "artifacts"
+    with tmpfs(artifacts, "64m"):
+        fleet.configure(max_attempts=1)
+        config = fleet.bench.cwd / ".agentctl.toml"
+        config.write_text(config.read_text() + f"[store]\nartifacts = '{artifacts}'\n"
+                          "artifact_outage_seconds = 1\n")
         task_id = fleet.submit()
         first = fleet.queue(task_id, fleet.hanging_plan(first=3, later=0))
         worker = fleet.start_worker()

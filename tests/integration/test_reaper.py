@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 from agentctl.execution.process import run_to_file
-from agentctl.execution.reaper import descendants, kept, release, sweep
+from agentctl.execution.reaper import become_subreaper, descendants, kept, release, sweep
 
 
 def test_a_kept_process_and_its_children_outlive_a_sweep_until_released() -> None:
@@ -49,3 +50,47 @@ def test_a_kept_run_is_not_swept_while_it_runs(tmp_path: Path) -> None:
     marker.touch()
     thread.join()
     assert results[0].exit_code == 0
+
+
+def _zombie_children() -> set[int]:
+    zombies = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2:].split()
+            if fields[0] == "Z" and int(fields[1]) == os.getpid():
+                zombies.add(int(entry.name))
+    return zombies
+
+
+def test_a_sweep_reaps_an_adopted_orphan_that_exited_in_a_session_of_its_own() -> None:
+    assert become_subreaper()
+    spared = frozenset(descendants())
+    before = _zombie_children()
+    subprocess.run(["/bin/sh", "-c", "(setsid true &); sleep 0.2"], check=True)
+    while not _zombie_children() - before:  # the orphan is ours now, and has exited
+        time.sleep(0.01)
+
+    sweep(spared)
+
+    assert not _zombie_children() - before
+
+
+def test_a_sweep_leaves_the_exit_status_of_our_own_spared_and_kept_processes_to_us() -> None:
+    assert become_subreaper()
+    spared_process = subprocess.Popen(["/bin/sh", "-c", "sleep 0.2; exit 3"])
+    spared = frozenset(descendants())
+    with kept() as keep:
+        kept_process = subprocess.Popen(["/bin/sh", "-c", "exit 4"])
+        keep(kept_process.pid)
+    try:
+        while not {spared_process.pid, kept_process.pid} <= _zombie_children():
+            time.sleep(0.01)
+        sweep(spared)
+        assert spared_process.wait(timeout=10) == 3
+        assert kept_process.wait(timeout=10) == 4
+    finally:
+        release(kept_process.pid)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -20,6 +21,7 @@ import pytest
 from agentctl.domain.spec import PatchBoundary
 from agentctl.execution import cache_fill, overlay, workspace
 from agentctl.execution.discard import remove_workspace
+from agentctl.execution.git import run_git_process
 from agentctl.execution.patch_collector import collect_patch
 from agentctl.execution.tree_cache import TreeCache, acquire, disk_usage, note_size
 from agentctl.execution.workspace import (
@@ -333,6 +335,52 @@ def test_what_a_builder_that_died_halfway_left_is_removed_by_the_next_build(
 
     assert not dead.exists()
     assert (cache.root / key / "tree").read_text() == "x"
+
+
+def test_what_a_dead_builder_left_that_cannot_be_removed_never_fails_the_next_build(
+        tmp_path: Path) -> None:
+    """A folder of the dead builder's that will not go (here: something is mounted in it) is
+    left for `cache clear`; the entry is built all the same."""
+    cache = TreeCache(tmp_path / "trees", 2**30)
+    key = "c" * 32
+    stuck = cache.root / "tmp" / f"{key}.halfway" / "repo"
+    stuck.mkdir(parents=True)
+    subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(stuck)], check=True)
+
+    def build(folder: Path) -> None:
+        (folder / "tree").write_text("x")
+
+    try:
+        acquire(cache, key, build).release()
+    finally:
+        subprocess.run(["umount", "-l", str(stuck)], check=False)
+
+    assert (cache.root / key / "tree").read_text() == "x"
+
+
+def test_a_dead_builders_git_holds_the_build_until_it_ends(tmp_path: Path) -> None:
+    """A helper git started during a build (here: a process that outlives the build) keeps the
+    key's build lock: the next builder waits for it rather than removing what it writes."""
+    cache = TreeCache(tmp_path / "trees", 2**30)
+    key = "d" * 32
+    helper: list[int] = []
+
+    def build(folder: Path) -> None:
+        started = run_git_process(["sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!"],
+                                  env=os.environ, what="helper")
+        helper.append(int(started.stdout))
+        (folder / "tree").write_text("x")
+
+    acquire(cache, key, build).release()
+    try:
+        descriptor = os.open(cache.root / f"{key}.build", os.O_RDONLY)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(descriptor)
+    finally:
+        os.kill(helper[0], signal.SIGKILL)
 
 
 def test_collection_in_a_view_looks_only_where_the_view_was_written(

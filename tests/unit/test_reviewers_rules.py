@@ -151,3 +151,16 @@ def test_the_patch_is_blamed_for_a_flaky_test_only_after_enough_clean_base_runs(
                     reruns={"t::x": (T.PASSED,) * (clean_base_runs - 1)})
     _, (test,) = classify(candidate, base)
     assert test.classification is expected
+
+
+def test_a_test_the_patch_sharpened_to_catch_the_bug_shows_the_fix() -> None:
+    """The base's version of the test passed (it missed the bug); the patch's version fails on
+    the base's code and passes with the fix: the same test file both times, so FAIL_TO_PASS
+    (SWE-bench's test patch on the base)."""
+    candidate = observed(C.PASSED, ("t.py::renames", T.PASSED), ("t.py::other", T.PASSED))
+    base = observed(C.PASSED, ("t.py::renames", T.PASSED), ("t.py::other", T.PASSED))
+    fix = observed(C.FAILED, ("t.py::renames", T.FAILED), ("t.py::other", T.PASSED))
+    _, tests = classify(candidate, base, SideRuns(fix=fix, regression=base,
+                                                  changed_files=frozenset({"t.py"})))
+    assert {t.test_id: (t.classification, t.base) for t in tests} == {
+        "t.py::renames": (K.FAIL_TO_PASS, T.PASSED), "t.py::other": (K.PASS_TO_PASS, T.PASSED)}

@@ -69,6 +69,9 @@ from agentctl.services.attempts.verify import VerificationEvidence, verify
 from agentctl.services.ports import Approver, AttemptLedger, RunObserver, StepDone
 
 
+ARTIFACT_OUTAGE_SECONDS = 60.0  # `[store] artifact_outage_seconds`'s default
+
+
 @dataclass(frozen=True, slots=True)
 class RunOptions:
     keep_workspace: bool = False
@@ -83,6 +86,9 @@ class RunOptions:
     protected: tuple[Path, ...] = ()
     # Where the run's trace goes ([telemetry]): claude/codex get the trace context to nest under.
     trace_endpoint: str | None = None
+    # [store] artifact_outage_seconds: how long an artifact store that cannot be written holds
+    # the attempt before it is an infrastructure failure
+    artifact_outage_seconds: float = ARTIFACT_OUTAGE_SECONDS
     observer: RunObserver | None = None  # told when each attempt starts and each step ends
     cassette: Cassette | None = None  # a replay: the native agent's model answers from it
     # Where a replay's cassette comes from, by the run it replays (each attempt a fresh one);

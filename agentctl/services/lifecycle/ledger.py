@@ -36,6 +36,7 @@ from agentctl.domain.verification import VerificationReport
 from agentctl.services.attempts.recording import AttemptEvents
 from agentctl.services.lifecycle import runs
 from agentctl.services.ports import (
+    Blobs,
     CallRequest,
     Lease,
     NewArtifact,
@@ -117,11 +118,11 @@ class Ledger:
     """The AttemptLedger: one attempt's writes, batched where a crash can lose nothing real."""
 
     def __init__(self, storage: Storage, lease: Lease, *, spec_digest: str,
-                 clock: Clock = utcnow) -> None:
+                 clock: Clock = utcnow, blobs: Blobs | None = None) -> None:
         self.storage = storage
         self.lease = lease
         self.spec_digest = spec_digest
-        self.blobs = storage.blobs
+        self.blobs = storage.blobs if blobs is None else blobs
         self._clock = clock
         self._records = AttemptEvents(lease, spec_digest)
         self._batch = _Batch(storage.pending())

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.run import Run
 from agentctl.services.lifecycle import runs
 from agentctl.services.lifecycle.ledger import Ledger
-from agentctl.services.ports import Heartbeat, Lease, RunRecord
+from agentctl.services.ports import Blobs, Heartbeat, Lease, RunRecord
 from agentctl.services.unit_of_work import Storage
 
 
@@ -52,8 +53,10 @@ class Queue:
     def outage_text(self, error: BaseException) -> str:
         return self.storage.outage_text(error)
 
-    def ledger(self, lease: Lease, spec_digest: str) -> Ledger:
-        return Ledger(self.storage, lease, spec_digest=spec_digest, clock=self.clock)
+    def ledger(self, lease: Lease, spec_digest: str, *,
+               blobs: Callable[[Blobs], Blobs] | None = None) -> Ledger:
+        return Ledger(self.storage, lease, spec_digest=spec_digest, clock=self.clock,
+                      blobs=None if blobs is None else blobs(self.storage.blobs))
 
     def record(self, run_id: str) -> RunRecord:
         with self.storage.reads() as reads:

@@ -78,7 +78,8 @@ def start_run(storage: Storage, config: Config, request: StartRun) -> Run:
         tree_cache=None if request.keep_workspace or home is None
         else in_home(home, config.store.tree_cache_mb),
         protected=(home,) if home is not None else (),
-        trace_endpoint=configured_endpoint(config))
+        trace_endpoint=configured_endpoint(config),
+        artifact_outage_seconds=config.store.artifact_outage_seconds)
     return create_and_run(storage, config, request.task, agent=request.agent,
                           detach=request.detach, options=options,
                           base_commit=request.base_commit)

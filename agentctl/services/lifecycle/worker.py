@@ -22,10 +22,13 @@ from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.domain.run import Run
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.execution.cache_fill import Prefetch, prefetch
+from agentctl.execution.discard import collect_deleters
 from agentctl.execution.task_repository import is_url
 from agentctl.execution.tree_cache import TreeCache
 from agentctl.services.attempts.attempt import StopSignal
 from agentctl.services.attempts.pipeline import RunOptions, execute_attempt
+from agentctl.services.lease_deadline import bounded_by
+from agentctl.services.lifecycle.patient_blobs import BlobOutage, PatientBlobs
 from agentctl.services.lifecycle.queue import Queue
 from agentctl.services.lifecycle.runs import create_run
 from agentctl.services.ports import Lease, RunQueue
@@ -87,7 +90,15 @@ class LeaseKeeper:
         self._done.set()
         self._thread.join()
 
+    def expires(self) -> float:
+        """When the lease runs out (`time.monotonic`), as far as the last heartbeat knows."""
+        return self._expires
+
     def _loop(self) -> None:
+        with bounded_by(self.expires):  # a heartbeat never waits on the store past the lease
+            self._beat()
+
+    def _beat(self) -> None:
         interval = self.lease.ttl_seconds / 3
         outage = self.queue.outage_errors()
         due = time.monotonic() + interval
@@ -119,8 +130,11 @@ def execute_leased(queue: RunQueue, lease: Lease, options: RunOptions) -> Run | 
     stop = StopSignal()
     if options.observer is not None:
         options.observer.attempt(lease.attempt_number)
-    with LeaseKeeper(queue, lease, stop):
-        return execute_attempt(queue.ledger(lease, run.spec_digest), run, stop, options)
+    outage = BlobOutage(options.artifact_outage_seconds, stopped=stop, warn=options.progress)
+    ledger = queue.ledger(lease, run.spec_digest,
+                          blobs=lambda blobs: PatientBlobs(blobs, outage))
+    with LeaseKeeper(queue, lease, stop) as keeper, bounded_by(keeper.expires):
+        return execute_attempt(ledger, run, stop, options)
 
 
 def replay_cassette(options: RunOptions, replay_of: str) -> Cassette:
@@ -182,6 +196,7 @@ def work(queue: RunQueue, *, worker_id: str, ttl_seconds: float, poll_seconds: f
             if once and not queue.waiting():
                 return executed
             unreachable = 0
+            collect_deleters()  # idle: no finished deleter of ours stays a zombie
         except outage as error:
             # The database went away (restart, network) or cannot be written (a full disk, a
             # read-only artifact store): wait and try again. An attempt cut short by it was

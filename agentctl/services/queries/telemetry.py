@@ -37,7 +37,7 @@ def configured_endpoint(config: Config, environ: Mapping[str, str] = os.environ)
 def trace_after_run(storage: Storage, config: Config, run: Run) -> ExportResult | None:
     """The ended run's trace, sent when an endpoint is configured; its ExportResult, or None."""
     endpoint = configured_endpoint(config)
-    if endpoint is None or not _ended(run):
+    if endpoint is None or not has_ended(run):
         return None
     try:
         result = _export(storage, config, run.run_id, endpoint)
@@ -60,7 +60,7 @@ def export_finished_run(storage: Storage, config: Config, run_text: str | None, 
                        "[telemetry] otlp_endpoint")
     with storage.reads() as reads:
         run = reads.run(run_text)
-    if not _ended(run):
+    if not has_ended(run):
         raise BadInput(f"run {run.run_id} is {run.status.value}; trace a run that has ended")
     result = _export(storage, config, run.run_id, target)
     _record(storage, run, result)
@@ -73,7 +73,8 @@ def _warn(message: str, *args: object) -> None:
     logging.getLogger("agentctl.telemetry").warning(message, *args)
 
 
-def _ended(run: Run) -> bool:
+def has_ended(run: Run) -> bool:
+    """Whether the run has a trace to send: it has ended (or awaits approval)."""
     return run.status in TERMINAL_RUN or run.status is RunStatus.NEEDS_APPROVAL
 
 
@@ -86,13 +87,32 @@ def plan_for(reads: Reads, run_id: str) -> TracePlan:
                           reads.tool_calls(run_id), reads.verdict(run_id))
 
 
-def _export(storage: Storage, config: Config, run_id: str, endpoint: str) -> ExportResult:
+def _export(storage: Storage, config: Config, run_id: str, endpoint: str,
+            timeout: float | None = None) -> ExportResult:
     from agentctl.execution.otlp import export_trace
 
     with storage.reads() as reads:
         plan = plan_for(reads, run_id)
     return export_trace(plan, endpoint, max_spans=config.telemetry.max_spans,
-                        timeout=config.telemetry.timeout_seconds)
+                        timeout=config.telemetry.timeout_seconds if timeout is None else timeout)
+
+
+def export_and_record(storage: Storage, config: Config, run: Run, endpoint: str, *,
+                      timeout: float) -> ExportResult:
+    """Send the ended run's trace within `timeout` and put the outcome on its record."""
+    result = _export(storage, config, run.run_id, endpoint, timeout)
+    _record(storage, run, result)
+    return result
+
+
+def record_unsent(storage: Storage, run: Run, endpoint: str, why: str) -> None:
+    """Put on the run's record that its trace was not sent, and why (every span dropped)."""
+    from agentctl.execution.otlp import ExportResult, traces_url
+
+    with storage.reads() as reads:
+        plan = plan_for(reads, run.run_id)
+    _record(storage, run, ExportResult(traces_url(endpoint), f"{plan.trace_id:032x}",
+                                       len(plan.spans), 0, len(plan.spans), why))
 
 
 def _record(storage: Storage, run: Run, result: ExportResult) -> None:
