@@ -203,6 +203,8 @@ def _detail(checks: Sequence[VerificationCheck], on_base: str) -> str:
     cached = any(c.baseline_cached for c in checks)
     where = f"on {on_base}" + (" (cached)" if cached else "") if any(
         c.baseline_commit for c in checks) else "no baseline; reruns only"
+    if any(c.evidence_runs for c in checks):  # the patch had a test side
+        where += ", each side of the patch beside the other's base"
     return f"{where}: " + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
 
 

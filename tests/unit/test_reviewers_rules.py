@@ -164,3 +164,17 @@ def test_a_test_the_patch_sharpened_to_catch_the_bug_shows_the_fix() -> None:
                                                   changed_files=frozenset({"t.py"})))
     assert {t.test_id: (t.classification, t.base) for t in tests} == {
         "t.py::renames": (K.FAIL_TO_PASS, T.PASSED), "t.py::other": (K.PASS_TO_PASS, T.PASSED)}
+
+
+def test_the_baseline_link_says_when_the_patchs_sides_ran_beside_the_bases() -> None:
+    from dataclasses import replace
+
+    from tests.unit.test_verdict_baseline import BASE, check, classified_test, decide, report
+
+    plain = check(classified_test(K.FAIL_TO_PASS, "t::a"), classification=K.FAIL_TO_PASS)
+    sided = replace(plain, evidence_runs=("fix evidence", "regression evidence"))
+    for checked, said in ((plain, False), (sided, True)):
+        decision = decide(verification=report(checked))
+        (link,) = [link for link in decision.chain if link.check == "baseline"]
+        assert link.detail.startswith(f"on base {BASE[:12]}")
+        assert ("each side of the patch beside the other's base" in link.detail) is said
