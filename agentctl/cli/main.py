@@ -23,6 +23,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(hook(args[1:]))
     if (bad := _bad_argument(args)) is not None:
         _fail(bad, 2)
+    if os.environ.get("AGENTCTL_DEBUG"):
+        _debug_log()
     import typer
 
     from agentctl.domain.errors import AgentctlError
@@ -176,6 +178,18 @@ def _database_error(error: Exception) -> tuple[str, bool] | None:
 # SQLite's primary result codes for a machine that refuses: PERM, READONLY, IOERR, FULL,
 # CANTOPEN (their file is fine; the disk or its permissions are not).
 _SQLITE_ENVIRONMENT = frozenset({3, 8, 10, 13, 14})
+
+
+def _debug_log() -> None:
+    """AGENTCTL_DEBUG: agentctl's own debug log on stderr too (why a background fill or a
+    LISTEN failed), not the libraries'."""
+    import logging
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    logger = logging.getLogger("agentctl")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
 
 
 def _bug(error: Exception) -> NoReturn:

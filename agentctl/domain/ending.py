@@ -53,12 +53,15 @@ class Cancelled:
 @dataclass(frozen=True, slots=True)
 class InfraFailed:
     """Something outside the agent's control failed: a fresh attempt while the budget lasts,
-    else the run ends with `final` (by default FAILED_INFRASTRUCTURE citing `reason`)."""
+    else the run ends with `final` (by default FAILED_INFRASTRUCTURE citing `reason`).
+    `retry=False` (a bug of agentctl's) ends the run at once: another attempt would only
+    meet the same bug."""
 
     code: str
     reason: str
     final: Decision | None = None
     lease_expired: bool = False
+    retry: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +173,7 @@ def _infra_failed(situation: Situation, end: InfraFailed, now: datetime) -> Conc
                              run.execution_spec.autonomy_level)
         return _decided(situation, decision, now, attempt=ended, closed=closed, earlier=events,
                         decided_by=f"cancelled by {run.cancel_requested_by}")
-    if may_retry(number, run.budget):
+    if end.retry and may_retry(number, run.budget):
         not_before = now + run.budget.backoff_before(number + 1)
         queued = run.requeued(now, not_before=not_before, reason=end.reason)
         events += (_event(run, EventType.RUN_QUEUED, now,

@@ -16,8 +16,8 @@ must-pass tests must each pass.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from agentctl.domain.enums import TestClassification, TestOutcome, VerificationCheckStatus
 from agentctl.domain.verdict_types import ChainLink, Intent, VerdictInputs
@@ -26,6 +26,7 @@ from agentctl.domain.verification import ClassifiedTest, VerificationCheck, Veri
 K = TestClassification
 C = VerificationCheckStatus
 MAX_NAMED = 3
+MAX_REASONS = 10  # past this, one "+N more" line: every test is in `verdict explain --all`
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +89,7 @@ def baseline_link(inputs: VerdictInputs, chain: list[ChainLink]) -> Excuse | Non
     elif failed or review:
         chain.append(ChainLink(check="baseline", passed=False, evidence=(),
                                detail="no baseline; the task's intent is not shown"))
-    return Excuse(failed or None, review)
+    return Excuse(_capped(failed) or None, _capped(review))
 
 
 def _vanished(check: VerificationCheck, on_base: str, intent: Intent) -> list[str]:
@@ -97,8 +98,10 @@ def _vanished(check: VerificationCheck, on_base: str, intent: Intent) -> list[st
     out = [f"{t.test_id} passed on every run on {on_base}; the patch made it flaky"
            for t in check.classified_tests if t.classification is K.PASS_TO_FLAKY]
     if check.status is not C.FAILED:
-        out += [f"{_test(t)}; it passed on {on_base}" for t in check.classified_tests
-                if t.classification is K.PASS_TO_FAIL]
+        out += _folded([t for t in check.classified_tests if t.classification is K.PASS_TO_FAIL],
+                       lambda t: f"{_test(t)}; it passed on {on_base}",
+                       lambda n, group: f"{n} tests in {group} fail with the patch; they passed "
+                                        f"on {on_base}")
     missing = [t.test_id for t in check.classified_tests
                if t.classification is K.PASS_TO_MISSING]
     if missing and not intent.allow_removed_tests:
@@ -171,10 +174,14 @@ def _agents_failures(check: VerificationCheck, on_base: str) -> list[str]:
     """The failures of one failed required check that are the patch's."""
     if check.status is not C.FAILED or check.classification is None:
         return [check.summarized_failure or f"{check.name} {check.status.value}"]
-    out = [f"{_test(t)} failed; it passed on {on_base}" for t in check.classified_tests
-           if t.classification is K.PASS_TO_FAIL]
-    out += [f"{_test(t)} fails, and {on_base} does not have it" for t in check.classified_tests
-            if t.classification is K.FAIL_TO_FAIL and t.base is None and not t.base_unknown]
+    out = _folded([t for t in check.classified_tests if t.classification is K.PASS_TO_FAIL],
+                  lambda t: f"{_test(t)} failed; it passed on {on_base}",
+                  lambda n, group: f"{n} tests in {group} failed; they passed on {on_base}")
+    out += _folded([t for t in check.classified_tests if t.classification is K.FAIL_TO_FAIL
+                    and t.base is None and not t.base_unknown],
+                   lambda t: f"{_test(t)} fails, and {on_base} does not have it",
+                   lambda n, group: f"{n} tests in {group} fail, and {on_base} does not have "
+                                    "them")
     out += [f"{_test(t)} fails; its result on {on_base} is not known (the runner did not name "
             "it)" for t in check.classified_tests
             if t.classification is K.FAIL_TO_FAIL and t.base is None and t.base_unknown]
@@ -206,6 +213,46 @@ def _detail(checks: Sequence[VerificationCheck], on_base: str) -> str:
     if any(c.evidence_runs for c in checks):  # the patch had a test side
         where += ", each side of the patch beside the other's base"
     return f"{where}: " + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
+
+
+def _folded(tests: Sequence[ClassifiedTest], one: Callable[[ClassifiedTest], str],
+            many: Callable[[int, str], str]) -> list[str]:
+    """One reason per test, except where more than MAX_NAMED tests of one file (or unittest
+    class) fail the same way: those fold into one reason naming the first few, so 24 broken
+    tests read as one line, not 24 near-identical ones."""
+    groups: dict[str, list[ClassifiedTest]] = {}
+    for test in tests:
+        groups.setdefault(_group(test.test_id)[0], []).append(test)
+    out: list[str] = []
+    for group, members in groups.items():
+        if len(members) <= MAX_NAMED or not group:
+            out += [one(t) for t in members]
+            continue
+        first, *rest = members
+        examples = [_test(replace(first, test_id=_group(first.test_id)[1]))]
+        examples += [_group(t.test_id)[1] for t in rest[:MAX_NAMED - 1]]
+        out.append(f"{many(len(members), group)}: e.g. {', '.join(examples)}")
+    return out
+
+
+def _group(test_id: str) -> tuple[str, str]:
+    """A test's file (pytest's `path::name`) or class (unittest's `module.Class.name`), and
+    its name within it; no group for a bare name."""
+    if "::" in test_id:
+        where, _, name = test_id.partition("::")
+        return where, name
+    where, _, name = test_id.rpartition(".")
+    return where, name
+
+
+def _capped(reasons: list[str]) -> list[str]:
+    """The first MAX_REASONS reasons and how many more: a verdict stays readable however
+    many tests broke (each test and its class stays in the verification report)."""
+    if len(reasons) <= MAX_REASONS:
+        return reasons
+    more = len(reasons) - (MAX_REASONS - 1)
+    return [*reasons[:MAX_REASONS - 1],
+            f"+{more} more (every test and its class: `verdict explain --all`)"]
 
 
 def _test(test: ClassifiedTest) -> str:

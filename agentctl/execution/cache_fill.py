@@ -88,8 +88,13 @@ class Prefetch:
             build = builder(source, commit, is_url=is_url, home=home,
                             should_stop=self._stopped.is_set)
             acquire(cache, self._key, build, should_stop=self._stopped.is_set).release()
-        except Exception:  # the attempt builds it again, and says why it cannot
-            pass
+        except Exception as error:  # noqa: BLE001 - the attempt builds it again, and says why
+            if not self._stopped.is_set():  # its reason kept, for whoever reads the debug log
+                import logging
+
+                logging.getLogger("agentctl.prefetch").debug(
+                    "prefetch of %s at %s failed: %s: %s", source, commit,
+                    type(error).__name__, error, exc_info=error)
         finally:
             _FILLING.discard(self._key)
             force_rmtree(str(home))

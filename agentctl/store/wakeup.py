@@ -17,6 +17,7 @@ class WakeUps:
     def __init__(self, home: Home) -> None:
         self._url = home.database_url
         self._listener: Any = None
+        self._warned = False
 
     def wait(self, seconds: float) -> None:
         """Return after `seconds`, or sooner when a run is queued."""
@@ -28,9 +29,22 @@ class WakeUps:
             listener = self._listen()
             for _ in listener.notifies(timeout=seconds, stop_after=1):
                 pass
-        except Exception:  # noqa: BLE001 - a hint only: fall back to the poll
+        except Exception as error:  # noqa: BLE001 - a hint only: fall back to the poll
+            self._listen_failed(error)
             self.close()
             time.sleep(max(0.0, seconds - (time.monotonic() - started)))
+
+    def _listen_failed(self, error: Exception) -> None:
+        """Said once per worker (each wait after it falls back to the poll again), then only
+        in the debug log: why queued runs are picked up a poll late."""
+        import logging
+
+        logger = logging.getLogger("agentctl.worker")
+        level = logging.DEBUG if self._warned else logging.WARNING
+        self._warned = True
+        logger.log(level, "agentctl: cannot LISTEN for queued runs (%s: %s); polling instead",
+                   type(error).__name__, str(error).strip().splitlines()[0] if str(error).strip()
+                   else "")
 
     def _listen(self) -> Any:
         if self._listener is None:

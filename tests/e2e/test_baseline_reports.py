@@ -127,3 +127,20 @@ def test_run_report_refuses_bad_input_in_one_line(runs: dict[str, Any], args: tu
     result = runs["cli"]("run", "report", runs["fixed"]["runId"], *args, expect=(2,))
     one_error_line(result.stderr)
     assert expected in result.stderr
+
+
+def test_run_report_names_a_test_report_that_fails_its_hash(runs: dict[str, Any]) -> None:
+    broken = runs["broken"]["runId"]
+    artifacts = runs["cli"]("artifact", "list", broken, "--json").json()
+    (report,) = [a for a in artifacts if a["name"].endswith(".tests.json")]
+    (blob,) = (runs["root"] / "home").rglob(report["sha256"])
+    kept = blob.read_bytes()
+    blob.chmod(0o644)
+    blob.write_bytes(kept.replace(b"assert 5 == 6", b"assert 6 == 6"))
+    try:
+        result = runs["cli"]("run", "report", broken, "--format", "junit", expect=(3,))
+    finally:
+        blob.write_bytes(kept)
+    line = one_error_line(result.stderr)
+    assert f"artifact {report['artifactId']}" in line and "fails its hash" in line
+    assert result.stdout == ""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import logging
 import os
 import signal
 import subprocess
@@ -526,3 +527,19 @@ def test_the_cache_links_the_sources_object_files_and_leaves_them_as_they_were(
     remove_workspace(dirs.root)
     assert evict(TreeCache(cache.root, 0)) and not lower.exists()
     assert {pack: (os.lstat(pack).st_mode, pack.read_bytes()) for pack in packs} == before
+
+
+def test_a_prefetch_that_fails_leaves_its_reason_in_the_debug_log(
+        repo: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The attempt builds the entry again and says why it cannot; the prefetch's own failure
+    is no longer swallowed without a word."""
+    missing = "0" * 40  # a commit the repository does not have
+    cache = TreeCache(tmp_path / "trees", 2**30)
+    with caplog.at_level(logging.DEBUG, logger="agentctl.prefetch"):
+        early = cache_fill.prefetch(str(repo), missing, is_url=False, cache=cache,
+                                    scratch=tmp_path)
+        assert early is not None
+        early._thread.join()  # the fill ends on its own: not stopped
+    (record,) = [r for r in caplog.records if r.name == "agentctl.prefetch"]
+    assert record.getMessage().startswith(f"prefetch of {repo} at {missing} failed: ")
+    assert record.exc_info is not None

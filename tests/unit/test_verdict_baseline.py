@@ -395,3 +395,48 @@ def test_a_test_skipped_with_the_patch_that_passed_on_base_is_pass_to_missing() 
     unnamed = Observed(status=C.PASSED, report=TestReport(runner="unittest", results=(),
                                                           unnamed_passed=3))
     assert classify(unnamed, base)[1] == ()  # a patch run that names nothing proves no absence
+
+
+def test_many_tests_of_one_file_failing_the_same_way_fold_into_one_reason() -> None:
+    broken = [classified_test(K.PASS_TO_FAIL, f"tests/test_ordinal.py::test_{n}")
+              for n in range(24)]
+    decision = decide(verification=report(check(
+        *broken, classified_test(K.PASS_TO_FAIL, "tests/test_other.py::test_z"),
+        classified_test(K.PASS_TO_PASS, "tests/test_other.py::test_ok"),
+        classification=K.PASS_TO_FAIL)))
+    assert decision.status is V.FAILED_VERIFICATION
+    assert decision.reasons == (
+        f"24 tests in tests/test_ordinal.py failed; they passed on base {BASE[:12]}: "
+        "e.g. test_0 (assert 1 == 2), test_1, test_2",
+        f"tests/test_other.py::test_z (assert 1 == 2) failed; it passed on base {BASE[:12]}")
+
+
+def test_unittest_ids_fold_by_class_and_three_of_a_kind_stay_one_line_each() -> None:
+    folded = [classified_test(K.PASS_TO_FAIL, f"test_calc.AddTest.test_add_{n}")
+              for n in range(4)]
+    three = [classified_test(K.PASS_TO_FAIL, f"test_calc.MulTest.test_mul_{n}")
+             for n in range(3)]
+    decision = decide(verification=report(check(*folded, *three,
+                                                classification=K.PASS_TO_FAIL)))
+    assert decision.reasons[0] == (f"4 tests in test_calc.AddTest failed; they passed on base "
+                                   f"{BASE[:12]}: e.g. test_add_0 (assert 1 == 2), test_add_1, "
+                                   "test_add_2")
+    assert decision.reasons[1:] == tuple(
+        f"test_calc.MulTest.test_mul_{n} (assert 1 == 2) failed; it passed on base {BASE[:12]}"
+        for n in range(3))
+
+
+def test_new_failing_tests_of_one_file_fold_too() -> None:
+    decision = decide(verification=report(check(
+        *(classified_test(NEW, f"tests/test_new.py::test_{n}") for n in range(5)),
+        classification=K.FAIL_TO_FAIL)))
+    assert decision.reasons == (f"5 tests in tests/test_new.py fail, and base {BASE[:12]} does "
+                                "not have them: e.g. test_0 (assert 1 == 2), test_1, test_2",)
+
+
+def test_reasons_are_capped_with_how_many_more() -> None:
+    files = [classified_test(K.PASS_TO_FAIL, f"tests/test_{n}.py::test_a") for n in range(25)]
+    decision = decide(verification=report(check(*files, classification=K.PASS_TO_FAIL)))
+    assert len(decision.reasons) == 10
+    assert decision.reasons[0].startswith("tests/test_0.py::test_a (assert 1 == 2) failed")
+    assert decision.reasons[-1] == "+16 more (every test and its class: `verdict explain --all`)"

@@ -9,7 +9,6 @@ helper there, and its own sandbox (`-s workspace-write`) then fails every comman
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -21,9 +20,34 @@ from agentctl.execution.agents.stream import StreamState
 HOOK_EVENTS = ("PreToolUse", "PostToolUse")
 
 
-def _toml(value: object) -> str:
-    """A TOML value: JSON's strings and lists are TOML's too."""
-    return json.dumps(value)
+def config_toml(settings: NativeAgentSettings, hook: str, mcp: list[str],
+                traces: str | None) -> str:
+    """Codex's `config.toml`, written by a TOML library: a path or model name with any
+    character (one outside the BMP, a quote, a newline) stays a string Codex can read."""
+    import tomli_w
+
+    config: dict[str, object] = {}
+    if settings.model:
+        config["model"] = settings.model
+    if settings.base_url:
+        config["model_provider"] = "agentctl"
+        config["model_providers"] = {"agentctl": {
+            "name": "agentctl", "base_url": settings.base_url, "wire_api": "responses",
+            "env_key": settings.env_key}}
+    if settings.mcp:
+        config["mcp_servers"] = {"agentctl": {
+            "command": mcp[0], "args": mcp[1:], "startup_timeout_sec": 60,
+            "default_tools_approval_mode": "approve"}}
+    if traces:  # the run is traced: Codex's own spans go to the same collector
+        config["otel"] = {"trace_exporter": {"otlp-http": {
+            "endpoint": traces, "protocol": "binary"}}}
+    # Interactive sessions off: what `write_stdin` types into a `tty` session fires no
+    # hook, so it would run unchecked and unrecorded. Every command then runs to completion
+    # as one `exec_command` the PreToolUse hook sees.
+    config["features"] = {"unified_exec_tty": False}
+    config["hooks"] = {event: [{"matcher": "*", "hooks": [
+        {"type": "command", "command": hook, "timeout": 3600}]}] for event in HOOK_EVENTS}
+    return tomli_w.dumps(config)
 
 
 class CodexAgent(NativeAgent):
@@ -38,30 +62,10 @@ class CodexAgent(NativeAgent):
 
     def launch(self, session: AgentSession, settings: NativeAgentSettings, home: Path,
                prompt: str, hook: str, mcp: list[str]) -> Launch:
-        lines = []
-        if settings.model:
-            lines.append(f"model = {_toml(settings.model)}")
-        if settings.base_url:
-            lines += ['model_provider = "agentctl"', "", "[model_providers.agentctl]",
-                      'name = "agentctl"', f"base_url = {_toml(settings.base_url)}",
-                      'wire_api = "responses"', f"env_key = {_toml(settings.env_key)}"]
-        if settings.mcp:
-            lines += ["", "[mcp_servers.agentctl]", f"command = {_toml(mcp[0])}",
-                      f"args = {_toml(mcp[1:])}", "startup_timeout_sec = 60",
-                      'default_tools_approval_mode = "approve"']
         collector = session.env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-        if collector:  # the run is traced: Codex's own spans go to the same collector
-            traces = _toml(collector.rstrip("/") + "/v1/traces")
-            lines += ["", "[otel]", "trace_exporter = { otlp-http = { endpoint = "
-                      f'{traces}, protocol = "binary" }} }}']
-        # Interactive sessions off: what `write_stdin` types into a `tty` session fires no
-        # hook, so it would run unchecked and unrecorded. Every command then runs to completion
-        # as one `exec_command` the PreToolUse hook sees.
-        lines += ["", "[features]", "unified_exec_tty = false"]
-        for event in HOOK_EVENTS:
-            lines += ["", f"[[hooks.{event}]]", 'matcher = "*"', f"[[hooks.{event}.hooks]]",
-                      'type = "command"', f"command = {_toml(hook)}", "timeout = 3600"]
-        (home / "config.toml").write_text("\n".join(lines) + "\n")
+        traces = collector.rstrip("/") + "/v1/traces" if collector else None
+        (home / "config.toml").write_text(config_toml(settings, hook, mcp, traces),
+                                          encoding="utf-8")
         # Inside agentctl's sandbox Codex cannot start its own (no nested user namespaces):
         # agentctl's is the confinement then, and Codex is told not to try.
         mode = "danger-full-access" if session.sandbox is not None else "workspace-write"

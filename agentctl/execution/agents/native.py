@@ -249,9 +249,10 @@ class NativeAgent:
             return refused(f"unknown hook event {event!r}")
         except LeaseLost:
             raise  # the attempt is over: the hook gets no answer, which denies
-        except (AgentctlError, OSError, ValueError, KeyError, TypeError) as error:
+        except (AgentctlError, OSError, ValueError) as error:
             # What the agent asked for was refused or malformed: a denial it can read. Anything
-            # else is a bug of ours and ends the attempt with its traceback (FAILURE_REPORT).
+            # else (a KeyError, a TypeError) is a bug of ours, never read as a denial: it ends
+            # the attempt with its traceback (FAILURE_REPORT), once.
             return refused(f"{type(error).__name__}: {error}")
 
     def _is_shell(self, payload: Mapping[str, object], session: AgentSession) -> bool:

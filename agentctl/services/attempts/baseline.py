@@ -126,8 +126,14 @@ class BaseBeside:
                     reruns = reruns_at_once(self.ctx, planned, first, workspace,
                                             "baseline rerun", should_stop=self._stopped)
                 self._publish(self._reruns, planned.name, reruns)
-        except Exception:  # noqa: BLE001 - the sequential path runs it again and says why
-            pass
+        except Exception as error:  # noqa: BLE001 - the sequential path runs it again and says why
+            if not self._stopped():  # a failure of its own (a bug) would otherwise leave no trace
+                import logging
+
+                logging.getLogger("agentctl.baseline").warning(
+                    "agentctl: the base's checks beside the patch's stopped (%s: %s); they run "
+                    "after the patch's instead", type(error).__name__, error)
+                logging.getLogger("agentctl.baseline").debug("traceback", exc_info=error)
         finally:
             with self._ready:
                 self._closed = True

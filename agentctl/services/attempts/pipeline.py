@@ -59,6 +59,7 @@ from agentctl.execution.tool_context import ToolContext
 from agentctl.execution.tree_cache import TreeCache
 from agentctl.services.attempts.attempt import AttemptContext, Progress, StopSignal
 from agentctl.services.attempts.baseline import BaseBeside
+from agentctl.services.attempts.bugs import bug_text, is_bug
 from agentctl.services.attempts.collect import CollectedEvidence, collect
 from agentctl.services.attempts.evidence import json_artifact, text_artifact
 from agentctl.services.attempts.judging import JudgeEvidence, judge
@@ -226,10 +227,13 @@ def _faulted(ctx: AttemptContext, error: Exception) -> AttemptEnd:
     except LeaseLost as lost:
         return LostLease(str(lost))
     except Exception:  # noqa: BLE001 - the report cannot be stored either: end without it
-        reason = f"attempt failed: {ctx.redactor.clean(str(error)) or type(error).__name__}"
+        bug = is_bug(error)
+        reason = ctx.redactor.clean(bug_text(error, "the attempt")) if bug else \
+            f"attempt failed: {ctx.redactor.clean(str(error)) or type(error).__name__}"
         ctx.progress(reason)
-        return InfraFailed(code="attempt_failed", reason=reason,
-                           final=infrastructure_failed(reason, ctx.spec.autonomy_level))
+        return InfraFailed(code="agentctl_bug" if bug else "attempt_failed", reason=reason,
+                           final=infrastructure_failed(reason, ctx.spec.autonomy_level),
+                           retry=not bug)
 
 
 @dataclass
@@ -287,10 +291,13 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
 
 def _phase_failed(ctx: AttemptContext, phase: str, error: Exception) -> AttemptEnd:
     """A phase broke (git failed, the disk filled, a bug): a FAILURE_REPORT, and an end that
-    retries while attempts remain, else FAILED_INFRASTRUCTURE citing the report."""
+    retries while attempts remain, else FAILED_INFRASTRUCTURE citing the report; a bug of
+    agentctl's ends the run at once, in its own words."""
     if stopped := ctx.stop.ending():
         return stopped
-    reason = f"{phase} failed: {ctx.redactor.clean(str(error)) or type(error).__name__}"
+    bug = is_bug(error)
+    reason = ctx.redactor.clean(bug_text(error, f"the {phase} phase")) if bug else \
+        f"{phase} failed: {ctx.redactor.clean(str(error)) or type(error).__name__}"
     ctx.progress(reason)
     with ctx.step(StepType.FINALIZE, f"{phase} failed") as step:
         report = json_artifact(
@@ -302,6 +309,8 @@ def _phase_failed(ctx: AttemptContext, phase: str, error: Exception) -> AttemptE
         step.fail(f"{phase}_failed", reason)
     final = infrastructure_failed(reason, ctx.spec.autonomy_level,
                                   Evidence(failure=(report.artifact_id,)))
+    if bug:
+        return InfraFailed(code="agentctl_bug", reason=reason, final=final, retry=False)
     return InfraFailed(code=f"{phase}_failed", reason=reason, final=final)
 
 

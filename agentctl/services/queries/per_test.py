@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from agentctl.domain.artifact import Artifact
+from agentctl.domain.errors import IntegrityError
 from agentctl.domain.serialize import from_json
 from agentctl.domain.verification import TestReport, VerificationReport
 
@@ -27,7 +28,7 @@ class ReportFiles(Protocol):
 def per_test_reports(views: ArtifactReads, blobs: ReportFiles,
                      verification: VerificationReport | None) -> dict[str, TestReport]:
     """By check name: the parsed per-test reports, each checked against its hash first (a
-    check without one, or whose file does not match, is left out)."""
+    check without one is left out; IntegrityError names one whose file does not match)."""
     if verification is None:
         return {}
     wanted = {c.name: c.test_report_artifact for c in verification.checks
@@ -38,8 +39,13 @@ def per_test_reports(views: ArtifactReads, blobs: ReportFiles,
         artifact = artifacts.get(artifact_id or "")
         if artifact is None or not artifact.name.endswith(".tests.json"):
             continue
-        if blobs.verify(artifact.uri, artifact.sha256) is not None:
-            continue
+        if (wrong := blobs.verify(artifact.uri, artifact.sha256)) is not None:
+            # never left out in silence: a report without the tests a tampered file held
+            # would read as a check that listed none
+            raise IntegrityError(
+                f"the test report of check {name!r} ({artifact.name}, artifact "
+                f"{artifact.artifact_id}) fails its hash: {wrong}; `agentctl artifact verify "
+                f"{verification.run_id}` lists what else does")
         try:
             data = json.loads(Path(blobs.path_for(artifact.uri)).read_text(encoding="utf-8"))
             report = from_json(TestReport, data)
