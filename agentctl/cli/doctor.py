@@ -4,6 +4,7 @@
 import os
 import shutil
 from dataclasses import dataclass
+from pathlib import Path
 
 import typer
 
@@ -30,7 +31,7 @@ def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
     from agentctl.cli.render.style import escape
 
     current = state(ctx)
-    findings = [_sandbox(), *_agents(), _store(current), _forge()]
+    findings = [_sandbox(), _views(current), *_agents(), _store(current), _forge()]
     if as_json:
         emit_json([{"part": f.part, "ok": f.ok, "required": f.required, "detail": f.detail}
                    for f in findings])
@@ -49,6 +50,24 @@ def _sandbox() -> Finding:
         where = f" ({status.bubblewrap.path})" if status.bubblewrap else ""
         return Finding("sandbox", True, f"bubblewrap works{where}; limits: {status.cgroups}")
     return Finding("sandbox", False, f"{status.message}; {bubblewrap.HINT}")
+
+
+def _views(current: State) -> Finding:
+    """Whether each attempt's trees are copy-on-write views of the shared base-tree cache, or
+    full checkouts (what a run then costs, and how to get the views)."""
+    import tempfile
+
+    from agentctl.execution import overlay
+
+    if overlay.supported(Path(tempfile.gettempdir())):
+        return Finding("views", True, "workspaces, verified and baseline trees are "
+                       f"copy-on-write views of the base-tree cache in {current.home.root}",
+                       required=False)
+    why = ("a normal user cannot mount overlays (it needs CAP_SYS_ADMIN)" if os.geteuid()
+           else "this kernel refused an overlay mount")
+    return Finding("views", False, f"off: {why}; every workspace, verified and baseline tree "
+                   "is a full checkout, which costs the repository's size per tree (run as "
+                   "root, or in a container with CAP_SYS_ADMIN, to get views)", required=False)
 
 
 def _agents() -> list[Finding]:

@@ -49,7 +49,10 @@ class CgroupLayout:
     @property
     def describe(self) -> str:
         if self.pids is None and self.memory is None:
-            return "no writable cgroup: rlimits only (process count not enforced for root)"
+            if os.geteuid() == 0:
+                return "no writable cgroup: rlimits only (process count not enforced for root)"
+            return ("no writable cgroup: rlimits only (the process count counts all of your "
+                    "processes; memory is an address-space limit)")
         kind = "cgroup v2" if self.unified else "cgroup v1"
         held = [name for name, path in (("pids", self.pids), ("memory", self.memory)) if path]
         return f"{kind} ({', '.join(held)})"
