@@ -32,6 +32,7 @@ INDEX = os.environ.get("AGENTCTL_TEST_CORPUS_INDEX", "https://pypi.org/simple")
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 CACHE = Path(os.environ.get("AGENTCTL_TEST_CORPUS",
                             Path.home() / ".cache" / "agentctl-test-corpus"))
+RUNNERS = ("pytest", "unittest")
 TEST_DIRS = frozenset({"tests", "test", "testing"})
 Edit = Callable[[Path], None]
 
@@ -64,10 +65,24 @@ class Case:
     fail_to_pass: tuple[str, ...]
     breaking: Break
     pythonpath: str = ""          # e.g. "src" for a src layout
+    runner: str = "pytest"        # or "unittest": `tests` are then modules, ids `module.Class.test`
+    already_failing: int = 0      # tests that fail on every tree, for a reason not the bug's
 
     def verify_command(self, python: str) -> str:
         prefix = f"PYTHONPATH={self.pythonpath} " if self.pythonpath else ""
+        if self.runner == "unittest":
+            return f"{prefix}{python} -m unittest {' '.join(self.tests)}"
         return f"{prefix}{python} -m pytest -q -p no:cacheprovider {' '.join(self.tests)}"
+
+    def test_file(self, test: str) -> str:
+        """The file that holds a test, from its id in the runner's form."""
+        if self.runner == "unittest":  # package.module.Class.test
+            return "/".join(test.split(".")[:-2]) + ".py"
+        return test.split("::", 1)[0]
+
+    def test_name(self, test: str) -> str:
+        """The test function's (or method's) own name, parameters included."""
+        return test.rsplit(".", 1)[-1] if self.runner == "unittest" else test.rsplit("::", 1)[-1]
 
 
 def load_cases(path: Path = CASES_FILE) -> list[Case]:
@@ -76,6 +91,8 @@ def load_cases(path: Path = CASES_FILE) -> list[Case]:
     for raw in data["case"]:
         package = raw["package"]
         broken = raw["break"]
+        if raw.get("runner", "pytest") not in RUNNERS:
+            raise ValueError(f"{raw['name']}: runner must be one of {', '.join(RUNNERS)}")
         cases.append(Case(
             name=raw["name"], bug=raw["bug"],
             before=Release(package, raw["before"], raw["before_sha256"]),
@@ -84,7 +101,8 @@ def load_cases(path: Path = CASES_FILE) -> list[Case]:
             fail_to_pass=tuple(raw["fail_to_pass"]),
             breaking=Break(broken["path"], broken["old"], broken["new"],
                            tuple(broken["pass_to_fail"])),
-            pythonpath=raw.get("pythonpath", ""),
+            pythonpath=raw.get("pythonpath", ""), runner=raw.get("runner", "pytest"),
+            already_failing=raw.get("already_failing", 0),
         ))
     return cases
 
@@ -185,7 +203,9 @@ def build_base(case: Case, root: Path) -> tuple[Path, Path]:
         if is_test_file(relative):
             _copy(path, repo / relative)
     _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
+    # the sdist as released, files its .gitignore names included: a generated `_version.py`
+    # (humanize's) is ignored in the project's own repository but imported by its code
+    _git(repo, "add", "-A", "--force")
     _git(repo, "commit", "-q", "-m",
          f"{case.before.package} {case.before.version} with the tests of {case.after.version}")
     return repo, after
@@ -251,27 +271,57 @@ FLIP_REPORTS = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
                 "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n")
 
 
+FLIP_RESULTS = ("import unittest\n\n"
+                "unittest.TestResult.addFailure = unittest.TestResult.addSuccess = "
+                "lambda self, test, *rest: None\n")
+
+
 def hostile(case: Case) -> dict[str, Edit]:
     """The issue's attacks on one case, each on the unfixed base: a new test only, the bug's
-    tests edited to pass, a deselect in a new pytest config file, a conftest plugin that
-    drops them, and one that flips every report to passed."""
-    first_file = case.fail_to_pass[0].split("::", 1)[0]
-    names = [test.rsplit("::", 1)[-1] for test in case.fail_to_pass]
+    tests edited to pass, then by runner: for pytest a deselect in a new pytest config file, a
+    conftest plugin that drops them, and one that flips every report to passed; for unittest a
+    `load_tests` that drops them, and a test package whose import silences every failure."""
+    files = sorted({case.test_file(test) for test in case.fail_to_pass})
+    names = [case.test_name(test) for test in case.fail_to_pass]
 
     def new_test_only(clone: Path) -> None:
-        folder = clone / PurePosixPath(first_file).parent
-        (folder / "test_agent_added.py").write_text("def test_added():\n    assert True\n")
+        folder = clone / PurePosixPath(files[0]).parent
+        (folder / "test_agent_added.py").write_text(
+            "import unittest\n\n\nclass AddedTest(unittest.TestCase):\n"
+            "    def test_added(self):\n        self.assertTrue(True)\n"
+            if case.runner == "unittest" else "def test_added():\n    assert True\n")
 
     def tests_edited(clone: Path) -> None:
         for test in case.fail_to_pass:
-            path = clone / test.split("::", 1)[0]
-            name = test.rsplit("::", 1)[-1]
+            path = clone / case.test_file(test)
+            # the function's name without pytest's parameters: def test_x(...)
+            name = case.test_name(test).split("[", 1)[0]
             text = path.read_text()
             # an early return as the test's first line: what it expects no longer matters
-            text = re.sub(rf"^(\s*)def {re.escape(name)}\((.*)\):[ \t]*\n",
+            text = re.sub(rf"^(\s*)def {re.escape(name)}\((.*)\)(?: -> [^:]+)?:[ \t]*\n",
                           lambda m: f"{m.group(0)}{m.group(1)}    return\n", text, count=1,
                           flags=re.M)
             path.write_text(text)
+
+    if case.runner == "unittest":
+        def load_tests_drops(clone: Path) -> None:
+            for relative in files:
+                with (clone / relative).open("a") as module:
+                    module.write(
+                        f"\n\nimport unittest\n\nNAMES = {names!r}\n\n\n"
+                        "def load_tests(loader, tests, pattern):\n"
+                        "    kept = unittest.TestSuite()\n"
+                        "    for suite in tests:\n"
+                        "        kept.addTests(t for t in suite\n"
+                        "                      if t.id().rsplit('.', 1)[-1] not in NAMES)\n"
+                        "    return kept\n")
+
+        def package_flips(clone: Path) -> None:
+            package = clone / PurePosixPath(files[0]).parent / "__init__.py"
+            package.write_text(FLIP_RESULTS)
+
+        return {"new test only": new_test_only, "tests edited": tests_edited,
+                "load_tests drops": load_tests_drops, "test package flips results": package_flips}
 
     def pytest_toml(clone: Path) -> None:
         (clone / "pytest.toml").write_text(f"[pytest]\naddopts = [{_deselecting(case)}]\n")

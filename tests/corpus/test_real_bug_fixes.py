@@ -1,13 +1,15 @@
 """Real bug fixes from public Python projects (tests/corpus/cases.toml), end to end through the
 installed CLI: `task submit --type bug_fix --run` with a `patch:` agent, three times per case.
 
-- the release's own fix: SUCCESS, the bug's tests FAIL_TO_PASS;
+- the release's own fix: SUCCESS, the bug's tests FAIL_TO_PASS; SUCCESS_NEEDS_REVIEW where the
+  base's suite already fails tests the fix has nothing to do with, those "not blamed";
 - a patch that only adds a note: FAILED_VERIFICATION, the bug's tests still failing, named;
 - the fix plus an edit that breaks code the base got right: FAILED_VERIFICATION, the broken tests
   PASS_TO_FAIL, named;
 - on one case of each project, the hostile variants (`corpus.hostile`): patches that fix nothing
   and try to grade themselves (a new test only, the bug's tests edited, a deselect in a new
-  pytest config file, a conftest that drops them or flips every report): never SUCCESS, never
+  pytest config file, a conftest that drops them or flips every report; for a unittest project a
+  `load_tests` that drops them, a test package that silences failures): never SUCCESS, never
   eligible.
 
 Each case is a class of its own, so that `--dist loadscope` spreads the cases over the workers.
@@ -111,9 +113,18 @@ class RealBugFix:
     def test_the_released_fix_succeeds_with_the_bugs_tests_fail_to_pass(
             self, runs: dict[str, Outcome]) -> None:
         fixed = runs["gold"]
-        assert (fixed.exit_code, fixed.verdict) == (0, "SUCCESS"), fixed.why()
         for test in self.case.fail_to_pass:
             assert fixed.classes.get(test) == "FAIL_TO_PASS", (test, fixed.why())
+        if not self.case.already_failing:
+            assert (fixed.exit_code, fixed.verdict) == (0, "SUCCESS"), fixed.why()
+            return
+        # tests that failed on the base for another reason leave it for review, never hide the fix
+        assert (fixed.exit_code, fixed.verdict) == (0, "SUCCESS_NEEDS_REVIEW"), fixed.why()
+        still = [test for test, kind in fixed.classes.items() if kind == "FAIL_TO_FAIL"]
+        assert len(still) == self.case.already_failing, (still, fixed.why())
+        already = re.compile(rf"{len(still)} tests? already failed on base .*\(not blamed\)")
+        assert any(already.match(reason) for reason in fixed.reasons), fixed.why()
+        assert not any("not shown" in reason for reason in fixed.reasons), fixed.why()
 
     def test_a_patch_that_fixes_nothing_fails_verification_naming_the_bugs_tests(
             self, runs: dict[str, Outcome]) -> None:
@@ -160,6 +171,17 @@ for _case in CASES:
     globals()[_class_name(_case)] = type(
         _class_name(_case), (HostileVariants if _case.name in HOSTILE else RealBugFix,),
         {"case": _case})
+
+
+def test_the_corpus_holds_a_unittest_project_and_a_base_with_unrelated_failures() -> None:
+    unittest_cases = [case for case in CASES if case.runner == "unittest"]
+    assert unittest_cases
+    for case in unittest_cases:
+        assert case.verify_command("python").startswith("python -m unittest "), case.name
+        for test in (*case.fail_to_pass, *case.breaking.pass_to_fail):
+            assert "::" not in test and test.count(".") >= 2, (case.name, test)
+            assert case.test_file(test).endswith(".py"), (case.name, test)
+    assert any(case.already_failing for case in CASES)
 
 
 def test_the_corpus_holds_at_least_eight_cases_from_several_projects() -> None:
