@@ -339,6 +339,54 @@ def test_pr_status_reads_a_closed_merge_request_back(merge_request: dict[str, An
     assert json.loads(merge_request["status"]["stdout"])["state"] == "CLOSED"
 
 
+@pytest.fixture(scope="module")
+def redirected(forges: Forges) -> dict[str, Any]:
+    """The forge answers the first call with a 302 to another host, which would take the token."""
+    elsewhere = FakeForge("github").start()
+    try:
+        _, remote, run = forges.approved_run("redirected")
+        target = elsewhere.url.replace("127.0.0.1", "localhost") + "/repos/octo/calc/pulls"
+        forges.github.redirect_next("GET", "/repos/octo/calc/pulls", target)
+        failed = forges.pr(run["runId"], remote)
+        return {"failed": failed, "elsewhere": list(elsewhere.requests),
+                "events": forges.events(run["runId"])}
+    finally:
+        elsewhere.stop()
+
+
+def test_a_redirect_to_another_host_never_receives_the_token(redirected: dict[str, Any]) -> None:
+    assert not [r for r in redirected["elsewhere"] if "Authorization" in r.headers]
+    assert redirected["elsewhere"] == []  # not followed at all
+    failed = redirected["failed"]
+    assert failed["exitCode"] == 1
+    lines = failed["stderr"].strip().splitlines()
+    assert len(lines) == 1 and "302" in lines[0] and "not followed" in lines[0], lines
+    assert TOKEN not in failed["stderr"]
+    assert [t for t in redirected["events"] if t.startswith("Pr")] == ["PrRequested", "PrFailed"]
+
+
+HUGE = b"[" + b",".join([b'{"number": 1, "state": "open"}'] * 40_000) + b"]"  # 1.2 MB
+DEEP = b"[" * 50_000 + b"]" * 50_000  # 100 kB, fifty thousand levels
+
+
+@pytest.mark.parametrize(("name", "answer", "words"), [
+    ("huge", HUGE, "more than 1048576 bytes"),
+    ("deep", DEEP, "nested deeper than"),
+])
+def test_a_huge_or_deep_answer_is_refused_in_one_line_and_recorded(
+        forges: Forges, name: str, answer: bytes, words: str) -> None:
+    _, remote, run = forges.approved_run(name)
+    forges.github.answer_next("GET", "/repos/octo/calc/pulls", answer)
+    failed = forges.pr(run["runId"], remote)
+    assert failed["exitCode"] == 1, failed
+    lines = failed["stderr"].strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and "Traceback" not in failed["stderr"], lines
+    assert [t for t in forges.events(run["runId"]) if t.startswith("Pr")] == [
+        "PrRequested", "PrFailed"]
+    failure = [e for e in forges.bench.events(run["runId"]) if e["type"] == "PrFailed"][0]
+    assert words in failure["payload"]["error"]
+
+
 # --- attestation --------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
