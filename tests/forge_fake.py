@@ -2,8 +2,8 @@
 
 Each server records every request exactly as it arrived (method, path, query, headers, JSON
 body) and keeps just enough state to answer like the real API: PRs (MRs) by number, their
-state, comments. A test can queue a failure (status and JSON body) or a delay for the next
-request matching a method and path prefix.
+state, comments. A test can queue a failure (status and JSON body), a delay, a redirect or raw answer bytes for
+the next request matching a method and path prefix.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ class Fault:
     status: int = 0
     body: Any = None
     delay: float = 0.0
+    location: str = ""  # a redirect's target
+    raw: bytes | None = None  # answer bytes sent as they are
 
 
 @dataclass
@@ -76,6 +78,12 @@ class FakeForge:
 
     def fail_next(self, method: str, prefix: str, status: int, body: Any) -> None:
         self.faults.append(Fault(method, prefix, status=status, body=body))
+
+    def redirect_next(self, method: str, prefix: str, location: str, status: int = 302) -> None:
+        self.faults.append(Fault(method, prefix, status=status, location=location))
+
+    def answer_next(self, method: str, prefix: str, raw: bytes, status: int = 200) -> None:
+        self.faults.append(Fault(method, prefix, status=status, raw=raw))
 
     def delay_next(self, method: str, prefix: str, seconds: float) -> None:
         self.faults.append(Fault(method, prefix, delay=seconds))
@@ -121,16 +129,20 @@ class FakeForge:
         if fault is not None and fault.delay:
             time.sleep(fault.delay)
         if fault is not None and fault.status:
-            return self._reply(handler, fault.status, fault.body)
+            return self._reply(handler, fault.status, fault.body, location=fault.location,
+                               raw=fault.raw)
         with self.lock:
             status, answer = self._route(seen)
         self._reply(handler, status, answer)
 
     @staticmethod
-    def _reply(handler: BaseHTTPRequestHandler, status: int, answer: Any) -> None:
-        data = json.dumps(answer).encode()
+    def _reply(handler: BaseHTTPRequestHandler, status: int, answer: Any, *,
+               location: str = "", raw: bytes | None = None) -> None:
+        data = json.dumps(answer).encode() if raw is None else raw
         try:
             handler.send_response(status)
+            if location:
+                handler.send_header("Location", location)
             handler.send_header("Content-Type", "application/json")
             handler.send_header("Content-Length", str(len(data)))
             handler.end_headers()

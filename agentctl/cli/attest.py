@@ -42,8 +42,9 @@ def pubkey(
 def verify(
     ctx: typer.Context,
     bundle: Annotated[Path, typer.Argument(metavar="FILE", help="A bundle from `run attest`.")],
-    key: Annotated[Path | None, typer.Option("--key", metavar="PUB", help="The signer's PEM "
-                   "public key. (default: this state home's key)")] = None,
+    key: Annotated[Path | None, typer.Option("--key", metavar="PUB", help="Pin the signer's "
+                   "PEM public key. (default: this state home's key, which shows only that "
+                   "this home made the bundle; without one, integrity only)")] = None,
     patch: Annotated[Path | None, typer.Option("--patch", metavar="FILE", help="Check the "
                      "statements are about this patch file.")] = None,
     commit: Annotated[str | None, typer.Option("--commit", metavar="REV", help="Check the "
@@ -52,10 +53,10 @@ def verify(
                     "--commit.")] = Path("."),
     as_json: Annotated[bool, Flag("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Check every envelope's signature and, with --patch or --commit, its subjects. Exit 3 on
-    the first that fails, naming it."""
-    from agentctl.execution.signing import load_public_key, load_signer
-    from agentctl.services.actions.attest import signing_key_path, verify_bundle
+    """Check every envelope's signature, that the bundle is whole (the provenance, each check's
+    test result, the run predicate) and, with --patch or --commit, its subjects; say where its
+    trust comes from. Exit 3 on the first that fails, naming it."""
+    from agentctl.services.actions.attest import trusted_key, verify_bundle
 
     try:
         text = bundle.read_text(encoding="utf-8")
@@ -63,17 +64,21 @@ def verify(
         raise BadInput(f"cannot read bundle {bundle}: {error}") from None
     if patch is not None and not patch.is_file():
         raise BadInput(f"--patch {patch} is not a file")
-    public = load_public_key(key) if key is not None else \
-        load_signer(signing_key_path(state(ctx).home.root, None), create=False).public
+    public, trust = trusted_key(state(ctx).home.root, key)
     tree = _tree(repo, commit) if commit else None
     verified = verify_bundle(text, public, patch=patch, tree=tree)
     if as_json:
         emit_json({"ok": True, "keyid": verified.keyid,
                    "predicateTypes": list(verified.predicate_types),
-                   "subjects": [s.as_json() for s in verified.subjects]})
+                   "subjects": [s.as_json() for s in verified.subjects],
+                   "checks": list(verified.checks), "trust": trust.as_json()})
         return
-    out().print(f"{len(verified.predicate_types)} statement(s) verified, signed by "
-                f"{verified.keyid[:16]}")
+    from rich.markup import escape
+
+    checks = escape(", ".join(verified.checks) or "none")
+    out().print(f"{len(verified.predicate_types)} statement(s) verified, complete: provenance, "
+                f"the test result of each check ({checks}), the run predicate", soft_wrap=True)
+    out().print(f"trust: {escape(trust.says())}", soft_wrap=True)
 
 
 def _tree(repo: Path, commit: str) -> str:

@@ -87,6 +87,12 @@ def envelope(payload: bytes, keyid: str, sign: Callable[[bytes], bytes]) -> str:
                       separators=(",", ":"))
 
 
+def listed(name: str, predicate_type: str, payload: bytes) -> Json:
+    """How the run predicate names a Statement of its bundle: what it is and its digest."""
+    return {"name": name, "predicateType": predicate_type,
+            "sha256": hashlib.sha256(payload).hexdigest()}
+
+
 @dataclass(frozen=True, slots=True)
 class Opened:
     """An envelope whose signature checked, and the Statement it carries."""
@@ -94,10 +100,13 @@ class Opened:
     predicate_type: str
     subjects: tuple[Subject, ...]
     statement: Json
+    sha256: str  # of the payload: what the run predicate lists
 
 
-def open_envelope(line: str, keyid: str, verify: Callable[[bytes, bytes], bool]) -> Opened:
-    """The Statement of an envelope signed by `keyid`; ValueError naming what is wrong."""
+def open_envelope(line: str, keyid: str | None,
+                  verify: Callable[[bytes, bytes], bool] | None) -> Opened:
+    """The Statement of an envelope signed by `keyid` (None: the signature is not checked);
+    ValueError naming what is wrong."""
     try:
         document = json.loads(line)
         payload = base64.b64decode(document["payload"], validate=True)
@@ -109,7 +118,8 @@ def open_envelope(line: str, keyid: str, verify: Callable[[bytes, bytes], bool])
     if payload_type != PAYLOAD_TYPE:
         raise ValueError(f"payloadType is {payload_type!r}, not {PAYLOAD_TYPE}")
     signed = pae(payload_type, payload)
-    if not any(k == keyid and verify(signed, sig) for k, sig in signatures):
+    if verify is not None and not any(k == keyid and verify(signed, sig)
+                                      for k, sig in signatures):
         raise ValueError(f"no valid signature by key {keyid}")
     try:
         body = json.loads(payload)
@@ -120,4 +130,44 @@ def open_envelope(line: str, keyid: str, verify: Callable[[bytes, bytes], bool])
         raise ValueError(f"the payload is not an in-toto Statement ({error})") from None
     if body.get("_type") != STATEMENT_TYPE:
         raise ValueError(f"the payload's _type is {body.get('_type')!r}, not {STATEMENT_TYPE}")
-    return Opened(predicate_type, subjects, body)
+    return Opened(predicate_type, subjects, body, hashlib.sha256(payload).hexdigest())
+
+
+def complete(bundle: Sequence[Opened]) -> tuple[str, ...]:
+    """The checks whose results the bundle holds, once it is whole: its run predicate last, and
+    before it exactly the Statements that predicate lists (the provenance among them), each with
+    the digest listed. ValueError naming the first missing or extra one."""
+    last = bundle[-1]
+    if last.predicate_type != RUN_PREDICATE:
+        where = [n for n, o in enumerate(bundle, 1) if o.predicate_type == RUN_PREDICATE]
+        raise ValueError(f"incomplete bundle: the run predicate ({RUN_PREDICATE}) is "
+                         + (f"envelope {where[0]}, not the last" if where else "missing"))
+    predicate = last.statement.get("predicate")
+    entries = predicate.get("statements") if isinstance(predicate, Mapping) else None
+    if not isinstance(entries, list) or not all(isinstance(e, Mapping) for e in entries):
+        raise ValueError("the run predicate lists no statements (a bundle from an older "
+                         "agentctl): make it again with `agentctl run attest`")
+    unlisted = list(range(len(bundle) - 1))  # each envelope answers for one entry at most
+    for entry in entries:
+        at = next((i for i in unlisted if bundle[i].sha256 == entry.get("sha256")
+                   and bundle[i].predicate_type == entry.get("predicateType")), None)
+        if at is None:
+            raise ValueError(f"incomplete bundle: {_what(entry)} is missing")
+        unlisted.remove(at)
+    if unlisted:
+        extra = bundle[unlisted[0]]
+        raise ValueError(f"envelope {unlisted[0] + 1} ({extra.predicate_type}) is not one the "
+                         "run predicate lists")
+    if not any(e.get("predicateType") == SLSA_PROVENANCE for e in entries):
+        raise ValueError(f"incomplete bundle: the run predicate lists no provenance "
+                         f"({SLSA_PROVENANCE})")
+    return tuple(str(e.get("name")) for e in entries if e.get("predicateType") == TEST_RESULT)
+
+
+def _what(entry: Mapping[str, object]) -> str:
+    kind = entry.get("predicateType")
+    if kind == SLSA_PROVENANCE:
+        return f"the provenance ({SLSA_PROVENANCE})"
+    if kind == TEST_RESULT:
+        return f"the test result of check {entry.get('name')!r}"
+    return f"the statement {entry.get('name')!r} ({kind})"

@@ -2,7 +2,9 @@
 
 Each forge answers the same four questions (find the open PR of a branch, open one, update one,
 read one back) and a comment; any failure is one `ForgeError` naming the forge's own message.
-The token is sent in a header and never appears in a message, a record or a log.
+The token is sent in a header and never appears in a message, a record or a log. No redirect is
+followed (it would carry the token to wherever the forge points), and an answer larger than
+`MAX_ANSWER_BYTES` or nested deeper than `MAX_JSON_DEPTH` is refused before it costs memory.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from agentctl.domain.redaction import Redactor
 
 TIMEOUT_SECONDS = 30.0
 GITHUB_API = "https://api.github.com"
+MAX_ANSWER_BYTES = 1 << 20  # a page of PRs is tens of KiB; more is not an answer we asked for
+MAX_JSON_DEPTH = 32  # a PR is a few levels deep
 TOKEN_VARIABLES = {Forge.GITHUB: ("GITHUB_TOKEN", "GH_TOKEN"), Forge.GITLAB: ("GITLAB_TOKEN",)}
 
 Json = dict[str, object]
@@ -155,25 +159,91 @@ class _Http:
             headers["Content-Type"] = "application/json"
         request = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
-                text = response.read()
+            with _OPENER.open(request, timeout=self.timeout) as response:
+                text = _capped(response)
         except urllib.error.HTTPError as error:
+            if 300 <= error.code < 400:
+                where = urllib.parse.urlsplit(error.headers.get("Location") or "").netloc
+                raise ForgeError(self._say(
+                    f"{method} {path} answered {error.code}, a redirect to "
+                    f"{where or 'elsewhere'}: not followed (it would carry the token); set "
+                    "[pr] api_url to the API's own address")) from None
             raise ForgeError(self._say(f"{method} {path} answered {error.code}: "
-                                       f"{_message(error.read())}")) from None
+                                       f"{_message(_capped(error, quiet=True))}")) from None
+        except _TooLarge:
+            raise ForgeError(self._say(f"{method} {path} answered more than "
+                                       f"{MAX_ANSWER_BYTES} bytes: refused")) from None
         except (urllib.error.URLError, TimeoutError, OSError) as error:
             reason = getattr(error, "reason", error)
             raise ForgeError(self._say(f"{method} {path} failed: {reason}")) from None
-        return json.loads(text) if text.strip() else None
+        if not text.strip():
+            return None
+        try:
+            return _parsed(text)
+        except ValueError as error:
+            raise ForgeError(self._say(f"{method} {path} answered {error}")) from None
 
     def _say(self, text: str) -> str:
         return self.redactor.clean(f"{self.kind.value}: {text}")
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: the request carries the token, and a redirect may point anywhere.
+    The 3xx then surfaces as an HTTPError."""
+
+    def redirect_request(self, *_: object, **__: object) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+def _capped(response: _Readable, *, quiet: bool = False) -> bytes:
+    """The body, at most `MAX_ANSWER_BYTES`; more raises `_TooLarge` (an error's body is cut)."""
+    try:
+        body = response.read(MAX_ANSWER_BYTES + 1)
+    except OSError:
+        if quiet:
+            return b""
+        raise
+    if len(body) > MAX_ANSWER_BYTES:
+        if quiet:
+            return body[:MAX_ANSWER_BYTES]
+        raise _TooLarge
+    return body
+
+
+def _parsed(text: bytes) -> object:
+    """JSON no deeper than `MAX_JSON_DEPTH`; ValueError saying why not."""
+    try:
+        document: object = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels: refused") from None
+    except ValueError as error:
+        raise ValueError(f"what is not JSON ({str(error)[:80]})") from None
+    level: list[object] = [document]
+    for _ in range(MAX_JSON_DEPTH):  # level by level: no recursion on what the forge sent
+        level = [child for value in level for child in
+                 (value.values() if isinstance(value, dict) else
+                  value if isinstance(value, list) else ())]
+        if not level:
+            return document
+    raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels: refused")
+
+
 def _message(body: bytes) -> str:
     """The forge's own words: GitHub's `message` and `errors[].message`, GitLab's `message`."""
     try:
-        document = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        document = _parsed(body)
+    except ValueError:
         return body.decode(errors="replace").strip().splitlines()[0][:200] if body.strip() \
             else "no message"
     if not isinstance(document, dict):
@@ -197,6 +267,13 @@ def _message(body: bytes) -> str:
 def _as_dict(value: object) -> Json:
     if not isinstance(value, dict):
         raise ForgeError(f"the forge answered {type(value).__name__}, not an object")
+    return value
+
+
+def _number(document: Json, name: str) -> int:
+    value = document.get(name)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ForgeError(f"the forge's answer has no numeric {name!r}")
     return value
 
 
@@ -244,7 +321,7 @@ class GitHub:
         pr = _as_dict(value)
         state = PrState.MERGED if pr.get("merged") or pr.get("merged_at") else \
             PrState.OPEN if pr.get("state") == "open" else PrState.CLOSED
-        return RemotePr(number=int(str(pr["number"])), url=str(pr.get("html_url") or ""),
+        return RemotePr(number=_number(pr, "number"), url=str(pr.get("html_url") or ""),
                         state=state, draft=bool(pr.get("draft")))
 
 
@@ -285,7 +362,7 @@ class GitLab:
             found = self.http.call("GET", "/users", query={"username": name})
             if not isinstance(found, list) or not found:
                 raise ForgeError(f"gitlab: no user {name!r} to ask for a review")
-            ids.append(int(str(_as_dict(found[0])["id"])))
+            ids.append(_number(_as_dict(found[0]), "id"))
         return ids
 
     @staticmethod
@@ -293,7 +370,7 @@ class GitLab:
         mr = _as_dict(value)
         state = {"opened": PrState.OPEN, "merged": PrState.MERGED}.get(str(mr.get("state")),
                                                                        PrState.CLOSED)
-        return RemotePr(number=int(str(mr["iid"])), url=str(mr.get("web_url") or ""),
+        return RemotePr(number=_number(mr, "iid"), url=str(mr.get("web_url") or ""),
                         state=state, draft=bool(mr.get("draft") or mr.get("work_in_progress")))
 
 

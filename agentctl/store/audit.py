@@ -92,7 +92,7 @@ def verify_store(store: Store) -> AuditReport:
         # a log sealed from its start seals every tool call row whole: the older, narrower
         # per-call digest is then left out (it costs as much as the seals of a busy run)
         stored = _stored_records(store, views, calls=not born_sealed)
-        sealed_rows = _row_seals(views)
+        sealed_rows, leases = _row_seals(views)
     if born_sealed:
         claims = [claim for claim in claims if claim.kind != "tool call"]
     claimed = {(c.kind, c.record_id) for c in claims}
@@ -108,7 +108,9 @@ def verify_store(store: Store) -> AuditReport:
         *unmatched(stored.digests, claims, stored.labels),
         *run_status_problems(stored.statuses, completed,
                              frozenset(s.value for s in TERMINAL_RUN)),
-        *seal_problems(sealed_rows, seals, strict=born_sealed),  # the specific words first
+        *seal_problems(sealed_rows, _sealed_kind(seals, leases=False), strict=born_sealed),
+        # an attempt that ended before final leases were sealed has none: nothing to compare
+        *seal_problems(leases, _sealed_kind(seals, leases=True), strict=False),
     ]
     return AuditReport(events=count, head=head, checkpoint=checkpoint,
                        checkpoint_state=state, breaks=breaks, problems=problems,
@@ -118,17 +120,29 @@ def verify_store(store: Store) -> AuditReport:
 _SEALING = f'"{SEALS}":{{'
 
 
-def _row_seals(views: Views) -> dict[tuple[str, str], str]:
-    """Every stored row of every record table, (table, id) -> its seal as stored now. Read from
-    the database as it is, without the ORM: the key is each table's first column."""
+def _sealed_kind(seals: dict[tuple[str, str], str], *, leases: bool
+                 ) -> dict[tuple[str, str], str]:
+    """The seals of records, or (`leases`) those of ended attempts' final lease bookkeeping."""
+    from agentctl.store.seal_rules import LEASE_SEAL
+
+    return {key: found for key, found in seals.items() if (key[0] == LEASE_SEAL) is leases}
+
+
+def _row_seals(views: Views) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str]]:
+    """Every stored row of every record table, (table, id) -> its seal as stored now, and every
+    ended attempt's final lease bookkeeping, ("attempt_lease", id) -> its seal. Read from the
+    database as it is, without the ORM: the key is each table's first column."""
     from agentctl.store.seal_rules import (
+        LEASE_SEAL,
         NOT_RECORDS,
+        final_lease,
         optional_positions,
         sealed_columns,
         without_unset,
     )
 
     found: dict[tuple[str, str], str] = {}
+    leases: dict[tuple[str, str], str] = {}
     for name in views.table_names():
         if name in NOT_RECORDS:
             continue
@@ -144,7 +158,11 @@ def _row_seals(views: Views) -> dict[tuple[str, str], str]:
             for at in flags:  # PostgreSQL gives a boolean, SQLite (and the writer's seal) 0/1
                 values[at] = int(values[at])
             found[(name, str(row[0]))] = row_digest(without_unset(values, optional))
-    return found
+            if name == "attempt":
+                lease = final_lease(dict(zip(columns, row, strict=True)))
+                if lease is not None:
+                    leases[(LEASE_SEAL, str(row[0]))] = row_digest(lease)
+    return found, leases
 
 
 @dataclass(slots=True)

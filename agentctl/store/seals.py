@@ -16,6 +16,7 @@ from agentctl.domain.audit import row_digest
 from agentctl.store import prebuilt
 from agentctl.store.seal_rules import (
     NOT_RECORDS,
+    final_lease,
     optional_positions,
     sealed_columns,
     without_unset,
@@ -95,3 +96,15 @@ def inserted(name: str, fields: tuple[str, ...]) -> Callable[[Sequence[object]],
         return str(row[key]), digest(pick(row))
 
     return seal
+
+
+def lease_seals(transaction: Transaction, attempts: Iterable[str]) -> dict[str, str]:
+    """{attempt id: seal of its final lease bookkeeping} of the attempts written in this
+    transaction that have ended, read back as stored (`seal_rules.LEASE_SEAL`)."""
+    found = {}
+    for attempt_id in sorted(attempts):
+        for row in prebuilt.run_named(transaction, "get:attempt", {"key": attempt_id}).mappings():
+            values = final_lease(row)
+            if values is not None:
+                found[attempt_id] = row_digest(values)
+    return found

@@ -22,7 +22,8 @@ from agentctl.store.rows import RowMapping
 from agentctl.store.rows import evidence as evidence_rows
 from agentctl.store.rows import runs as run_rows
 from agentctl.store.rows import tasks as task_rows
-from agentctl.store.seals import SEALED, seal_rows
+from agentctl.store.seal_rules import LEASE_SEAL
+from agentctl.store.seals import SEALED, lease_seals, seal_rows
 from agentctl.store.table_repository import Repository
 from agentctl.store.table_shapes import SHAPES
 
@@ -178,6 +179,10 @@ class UnitOfWork:
         touched = {name: keys for name, keys in self.touched.items() if keys}
         for name, rows in seal_rows(self.transaction, touched).items():
             sealed.setdefault(name, {}).update(rows)
+        attempts = self.touched["attempt"] | self.inserted["attempt"].keys()
+        lease = lease_seals(self.transaction, attempts) if attempts else None
+        if lease:
+            sealed[LEASE_SEAL] = lease
         if sealed:
             self.events.seal(sealed)
 

@@ -4,7 +4,8 @@ The test is generated from the schema: for every column of every record table in
 `store/tables.py`, a value edited on a copy of a real home (a session, a task, a run through a
 script agent, an approval and a pull request) makes `audit verify` fail naming that record. A
 column added later is covered, or this test fails: the columns left out are only the ones
-`store/seals.py` names as lease bookkeeping.
+`store/seal_rules.py` names as lease bookkeeping, whose final values are sealed apart
+when the attempt ends (tested below).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from agentctl.domain.audit import record_name
 from agentctl.home import Home
 from agentctl.store import Store, tables
 from agentctl.store.audit import verify_store
-from agentctl.store.seal_rules import LEASE_BOOKKEEPING, NOT_RECORDS
+from agentctl.store.seal_rules import LEASE_BOOKKEEPING, LEASE_SEAL, NOT_RECORDS
 from tests.e2e.runs_support import CALC_FILES, UNITTEST, Bench
 
 RECORD_TABLES = [t.name for t in tables.metadata.sorted_tables if t.name not in NOT_RECORDS]
@@ -152,6 +153,25 @@ def test_every_column_of_every_record_table_is_sealed(tampered: Tampered, table:
         tampered.set(table, key, where, column.name, row[column.name])
     assert not missed, f"{table}: edits to {missed} pass `audit verify`"
     assert tampered.verify().ok  # every edit undone: the seals hold again
+
+
+@pytest.mark.parametrize("column", sorted(LEASE_BOOKKEEPING["attempt"]))
+def test_an_ended_attempts_lease_columns_edited_afterwards_are_found(
+        tampered: Tampered, column: str) -> None:
+    """Left out of the attempt's own seal (every heartbeat rewrites them), their final values
+    are sealed when the attempt ends."""
+    row = tampered.first("attempt", "attempt_id")
+    assert row["ended_at"] is not None
+    identifier = row["attempt_id"]
+    tampered.set("attempt", "attempt_id", identifier, column,
+                 _edited(row[column], tables.metadata.tables["attempt"].columns[column]))
+    report = tampered.verify()
+    assert [p.detail for p in report.problems if p.what == record_name(LEASE_SEAL, identifier)] \
+        == ["its content does not match the event that last sealed it (edited)"]
+    result = tampered.cli_verify()
+    assert result.returncode == 3 and identifier in result.stderr, result.stderr
+    tampered.set("attempt", "attempt_id", identifier, column, row[column])
+    assert tampered.verify().ok
 
 
 def test_a_row_inserted_behind_the_log_is_found(tampered: Tampered) -> None:

@@ -339,6 +339,54 @@ def test_pr_status_reads_a_closed_merge_request_back(merge_request: dict[str, An
     assert json.loads(merge_request["status"]["stdout"])["state"] == "CLOSED"
 
 
+@pytest.fixture(scope="module")
+def redirected(forges: Forges) -> dict[str, Any]:
+    """The forge answers the first call with a 302 to another host, which would take the token."""
+    elsewhere = FakeForge("github").start()
+    try:
+        _, remote, run = forges.approved_run("redirected")
+        target = elsewhere.url.replace("127.0.0.1", "localhost") + "/repos/octo/calc/pulls"
+        forges.github.redirect_next("GET", "/repos/octo/calc/pulls", target)
+        failed = forges.pr(run["runId"], remote)
+        return {"failed": failed, "elsewhere": list(elsewhere.requests),
+                "events": forges.events(run["runId"])}
+    finally:
+        elsewhere.stop()
+
+
+def test_a_redirect_to_another_host_never_receives_the_token(redirected: dict[str, Any]) -> None:
+    assert not [r for r in redirected["elsewhere"] if "Authorization" in r.headers]
+    assert redirected["elsewhere"] == []  # not followed at all
+    failed = redirected["failed"]
+    assert failed["exitCode"] == 1
+    lines = failed["stderr"].strip().splitlines()
+    assert len(lines) == 1 and "302" in lines[0] and "not followed" in lines[0], lines
+    assert TOKEN not in failed["stderr"]
+    assert [t for t in redirected["events"] if t.startswith("Pr")] == ["PrRequested", "PrFailed"]
+
+
+HUGE = b"[" + b",".join([b'{"number": 1, "state": "open"}'] * 40_000) + b"]"  # 1.2 MB
+DEEP = b"[" * 50_000 + b"]" * 50_000  # 100 kB, fifty thousand levels
+
+
+@pytest.mark.parametrize(("name", "answer", "words"), [
+    ("huge", HUGE, "more than 1048576 bytes"),
+    ("deep", DEEP, "nested deeper than"),
+])
+def test_a_huge_or_deep_answer_is_refused_in_one_line_and_recorded(
+        forges: Forges, name: str, answer: bytes, words: str) -> None:
+    _, remote, run = forges.approved_run(name)
+    forges.github.answer_next("GET", "/repos/octo/calc/pulls", answer)
+    failed = forges.pr(run["runId"], remote)
+    assert failed["exitCode"] == 1, failed
+    lines = failed["stderr"].strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and "Traceback" not in failed["stderr"], lines
+    assert [t for t in forges.events(run["runId"]) if t.startswith("Pr")] == [
+        "PrRequested", "PrFailed"]
+    failure = [e for e in forges.bench.events(run["runId"]) if e["type"] == "PrFailed"][0]
+    assert words in failure["payload"]["error"]
+
+
 # --- attestation --------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -523,6 +571,95 @@ def test_attest_verify_with_another_key_fails(attested: dict[str, Any], forges: 
                         str(other))
     assert result["exitCode"] == 3
     assert "envelope 1: no valid signature by key" in result["stderr"]
+
+
+
+def _cut(attested: dict[str, Any], keep: Callable[[int, int], bool], path: Path) -> Path:
+    """The bundle with only the lines `keep(index, count)` allows."""
+    lines = attested["bundle"].read_text().splitlines()
+    path.write_text("".join(line + "\n" for at, line in enumerate(lines)
+                            if keep(at, len(lines))))
+    return path
+
+
+@pytest.mark.parametrize(("keep", "named"), [
+    (lambda at, count: at != 0, "the provenance (https://slsa.dev/provenance/v1) is missing"),
+    (lambda at, count: at != 1, "the test result of check 'python3-unittest' is missing"),
+    (lambda at, count: at != count - 1, "the run predicate (https://agentctl.dev/attestation/"
+                                        "run/v1) is missing"),
+    (lambda at, count: at == 0, "the run predicate (https://agentctl.dev/attestation/run/v1) is "
+                                "missing"),  # cut down to its provenance envelope
+], ids=["provenance", "test-result", "run-predicate", "provenance-only"])
+def test_a_bundle_with_a_statement_removed_fails_naming_it(
+        attested: dict[str, Any], forges: Forges, tmp_path: Path,
+        keep: Callable[[int, int], bool], named: str) -> None:
+    cut = _cut(attested, keep, tmp_path / "cut.jsonl")
+    result = cli_result(forges.bench, "attest", "verify", str(cut), "--key",
+                        str(attested["pem"]))
+    assert result["exitCode"] == 3, result
+    lines = result["stderr"].strip().splitlines()
+    assert len(lines) == 1 and f"incomplete bundle: {named}" in lines[0], lines
+
+
+def test_a_statement_the_run_predicate_does_not_list_fails(
+        attested: dict[str, Any], forges: Forges, tmp_path: Path) -> None:
+    """A test result repeated from another bundle of the same patch is not part of this one."""
+    lines = attested["bundle"].read_text().splitlines()
+    padded = tmp_path / "padded.jsonl"
+    padded.write_text("\n".join([lines[0], lines[1], lines[1], *lines[2:]]) + "\n")
+    result = cli_result(forges.bench, "attest", "verify", str(padded), "--key",
+                        str(attested["pem"]))
+    assert result["exitCode"] == 3, result
+    assert "envelope 3 (https://in-toto.io/attestation/test-result/v0.1) is not one the run " \
+        "predicate lists" in result["stderr"]
+
+
+def test_a_bundle_signed_by_another_key_fails_with_the_pinned_key(
+        attested: dict[str, Any], forges: Forges, tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    other = tmp_path / "other.pem"
+    other.write_bytes(Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption()))
+    forged = tmp_path / "forged.jsonl"
+    forges.bench.cli("run", "attest", attested["run"]["runId"], "--key", str(other),
+                     "--output", str(forged))
+    pinned = cli_result(forges.bench, "attest", "verify", str(forged), "--key",
+                        str(attested["pem"]))
+    assert pinned["exitCode"] == 3
+    assert f"envelope 1: no valid signature by key {attested['key']['keyid']}" in \
+        pinned["stderr"]
+    by_its_own = cli_result(forges.bench, "attest", "verify", str(forged), "--key", str(other))
+    assert by_its_own["exitCode"] == 0, by_its_own["stderr"]
+
+
+def test_a_good_bundle_passes_and_says_where_its_trust_comes_from(
+        attested: dict[str, Any], forges: Forges, tmp_path: Path) -> None:
+    keyid = attested["key"]["keyid"]
+    bundle = str(attested["bundle"])
+    pinned = cli_result(forges.bench, "attest", "verify", bundle, "--key", str(attested["pem"]))
+    assert pinned["exitCode"] == 0, pinned["stderr"]
+    assert "complete: provenance, the test result of each check (python3-unittest), the run " \
+        "predicate" in pinned["stdout"]
+    assert f"trust: signed by the key you pinned, {keyid} ({attested['pem']})" in \
+        pinned["stdout"]
+    home = cli_result(forges.bench, "attest", "verify", bundle)
+    assert home["exitCode"] == 0, home["stderr"]
+    assert f"trust: signed by this state home's own key {keyid}" in home["stdout"]
+    assert "pin the signer's public key with --key" in home["stdout"]
+    as_json = json.loads(cli_result(forges.bench, "attest", "verify", bundle, "--key",
+                                    str(attested["pem"]), "--json")["stdout"])
+    assert as_json["trust"]["source"] == "pinned" and as_json["trust"]["keyid"] == keyid
+    assert as_json["checks"] == ["python3-unittest"]
+    elsewhere = cli_result(forges.bench, "--home", str(tmp_path / "keyless"), "attest",
+                           "verify", bundle, "--json")
+    assert elsewhere["exitCode"] == 0, elsewhere["stderr"]
+    trust = json.loads(elsewhere["stdout"])["trust"]
+    assert trust["source"] == "unsigned" and trust["keyid"] is None
+    assert trust["says"].startswith("unsigned: integrity only")
+    assert not (tmp_path / "keyless" / "attest-ed25519.pem").exists()
 
 
 def test_run_show_and_verdict_explain_print_the_pr_for_people(opened: dict[str, Any],

@@ -1,9 +1,11 @@
 """`run attest` and `attest verify`: what a run proved, as signed in-toto Statements.
 
 One bundle (JSON lines, one DSSE envelope each) per run: SLSA provenance, one test-result per
-verification check, and agentctl's run predicate. Every Statement names the same subjects: the
-patch (sha256) and the tree it gives on the base commit (gitTree), so a reviewer can check the
-bundle against the diff they read or the commit they merge.
+verification check, and agentctl's run predicate last. Every Statement names the same subjects:
+the patch (sha256) and the tree it gives on the base commit (gitTree), so a reviewer can check
+the bundle against the diff they read or the commit they merge. The run predicate lists the
+digest of every Statement before it, so a bundle with one cut out (a failed check's result, the
+provenance) does not verify.
 """
 
 from __future__ import annotations
@@ -21,8 +23,11 @@ from agentctl.domain.attestation import (
     SLSA_PROVENANCE,
     TEST_RESULT,
     Json,
+    Opened,
     Subject,
+    complete,
     envelope,
+    listed,
     open_envelope,
     statement,
     test_result,
@@ -32,7 +37,12 @@ from agentctl.domain.enums import ArtifactType
 from agentctl.domain.errors import BadInput, IntegrityError, NotFound
 from agentctl.domain.run import Run
 from agentctl.domain.verdict import Approval, Verdict
-from agentctl.execution.signing import PublicKey, default_key_path, load_signer
+from agentctl.execution.signing import (
+    PublicKey,
+    default_key_path,
+    load_public_key,
+    load_signer,
+)
 from agentctl.services.queries.per_test import per_test_reports
 from agentctl.services.unit_of_work import Storage
 
@@ -93,13 +103,16 @@ def attest_run(store: Storage, run_ref: str | None, *, key: Path | None = None,
             "metadata": {"invocationId": run.run_id, "startedOn": to_iso(run.created_at),
                          "finishedOn": to_iso(verdict.decided_at)}},
     }
-    statements = [statement(subjects, SLSA_PROVENANCE, provenance)]
-    statements += [statement(subjects, TEST_RESULT, test_result(check, tests.get(check.name)))
-                   for check in (report.checks if report else ())]
+    named = [("provenance", SLSA_PROVENANCE, statement(subjects, SLSA_PROVENANCE, provenance))]
+    named += [(check.name, TEST_RESULT, statement(subjects, TEST_RESULT,
+                                                  test_result(check, tests.get(check.name))))
+              for check in (report.checks if report else ())]
     checkpoint = store.checkpoint()
-    statements.append(statement(subjects, RUN_PREDICATE, _run_predicate(
-        run, verdict, approvals, head, None if checkpoint is None else
-        {"seq": checkpoint.seq, "hash": checkpoint.hash})))
+    predicate = _run_predicate(run, verdict, approvals, head, None if checkpoint is None else
+                               {"seq": checkpoint.seq, "hash": checkpoint.hash})
+    statements = [payload for _, _, payload in named]
+    statements.append(statement(subjects, RUN_PREDICATE, {
+        **predicate, "statements": [listed(*entry) for entry in named]}))
     signer = load_signer(signing_key_path(store.state_root, key), create=key is None)
     return "".join(envelope(payload, signer.public.keyid, signer.sign) + "\n"
                    for payload in statements)
@@ -123,24 +136,63 @@ def _run_predicate(run: Run, verdict: Verdict, approvals: Sequence[Approval],
 
 @dataclass(frozen=True, slots=True)
 class Verified:
-    keyid: str
+    keyid: str | None  # None: no key, the signatures were not checked
     predicate_types: tuple[str, ...]
     subjects: tuple[Subject, ...]
+    checks: tuple[str, ...]  # the checks whose test results the bundle holds
 
 
-def verify_bundle(text: str, key: PublicKey, *, patch: Path | None = None,
+@dataclass(frozen=True, slots=True)
+class Trust:
+    """Where a verified bundle's trust comes from: said with every verification, since a
+    signature by the home's own key proves no more than that this home made the bundle."""
+
+    source: str  # "pinned" (--key), "home" (this state home's key) or "unsigned"
+    keyid: str | None
+    key: Path | None
+
+    def says(self) -> str:
+        if self.source == "pinned":
+            return f"signed by the key you pinned, {self.keyid} ({self.key})"
+        if self.source == "home":
+            return (f"signed by this state home's own key {self.keyid} ({self.key}): that only "
+                    "shows this home made it; pin the signer's public key with --key")
+        return ("unsigned: integrity only (no key to check the signatures against: the "
+                "statements agree with each other, nobody vouches for them; pin a key with "
+                "--key)")
+
+    def as_json(self) -> Json:
+        return {"source": self.source, "keyid": self.keyid,
+                "key": None if self.key is None else str(self.key), "says": self.says()}
+
+
+def trusted_key(home: Path, pinned: Path | None) -> tuple[PublicKey | None, Trust]:
+    """The key to check a bundle against: the pinned one, else this home's (never made here:
+    verifying is no reason to mint a key), else none."""
+    if pinned is not None:
+        public = load_public_key(pinned)
+        return public, Trust("pinned", public.keyid, pinned)
+    path = default_key_path(home)
+    if not path.exists():
+        return None, Trust("unsigned", None, None)
+    public = load_signer(path, create=False).public
+    return public, Trust("home", public.keyid, path)
+
+
+def verify_bundle(text: str, key: PublicKey | None, *, patch: Path | None = None,
                   tree: str | None = None) -> Verified:
-    """Every envelope signed by `key`, and (when given) the patch's sha256 and the commit's tree
-    among every Statement's subjects; IntegrityError naming the first line that fails."""
+    """Every envelope signed by `key` (None: not checked), (when given) the patch's sha256 and
+    the commit's tree among every Statement's subjects, and the bundle complete: the statements
+    the run predicate lists, each as listed, and no other. IntegrityError naming the first
+    that fails."""
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         raise BadInput("the bundle holds no envelope")
     patch_digest = hashlib.sha256(patch.read_bytes()).hexdigest() if patch else None
-    types: list[str] = []
-    subjects: tuple[Subject, ...] = ()
+    opened_all: list[Opened] = []
     for number, line in enumerate(lines, start=1):
         try:
-            opened = open_envelope(line, key.keyid, key.verify)
+            opened = open_envelope(line, key.keyid if key else None, key.verify if key else None)
         except ValueError as error:
             raise IntegrityError(f"envelope {number}: {error}") from None
         digests = {(k, v) for s in opened.subjects for k, v in s.digest.items()}
@@ -150,6 +202,13 @@ def verify_bundle(text: str, key: PublicKey, *, patch: Path | None = None,
         if tree and ("gitTree", tree) not in digests:
             raise IntegrityError(f"envelope {number} ({opened.predicate_type}) is not about "
                                  f"this commit's tree {tree[:12]}")
-        types.append(opened.predicate_type)
-        subjects = opened.subjects
-    return Verified(key.keyid, tuple(types), subjects)
+        if opened_all and opened.subjects != opened_all[0].subjects:
+            raise IntegrityError(f"envelope {number} ({opened.predicate_type}) is about other "
+                                 "subjects than envelope 1")
+        opened_all.append(opened)
+    try:
+        checks = complete(opened_all)
+    except ValueError as error:
+        raise IntegrityError(str(error)) from None
+    return Verified(key.keyid if key is not None else None,
+                    tuple(o.predicate_type for o in opened_all), opened_all[-1].subjects, checks)

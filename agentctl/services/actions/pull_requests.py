@@ -1,9 +1,9 @@
 """`pr create`: a downstream action on an eligible (or approved) verdict, never part of the run.
 
 The branch is pushed, then the forge is asked to open the PR (or to update the one this run
-opened, or to adopt the open one the branch already has), and only then is the PR recorded. A
-forge error leaves `PrRequested` and `PrFailed` in the log and no PR record; the commit is dated
-by the verdict, so a retry pushes the same commit and asks again.
+opened, or to adopt the open one the branch already has), and only then is the PR recorded. Any
+failure after `PrRequested` (the push, the forge) leaves `PrFailed` beside it and no PR record;
+the commit is dated by the verdict, so a retry pushes the same commit and asks again.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from agentctl.domain.verdict import may_open_pr
 from agentctl.execution.forge import (
     TIMEOUT_SECONDS,
     ForgeClient,
-    ForgeError,
     ForgeTarget,
     PrFields,
     RemotePr,
@@ -94,19 +93,19 @@ def create_pull_request(store: Storage, request: PrRequest, settings: PrSettings
     _append(store, plan, EventType.PR_REQUESTED, clock, {
         "branch": plan.branch, "draft": plan.fields.draft, "remote": plan.remote,
         "forge": plan.target.kind.value, "by": request.by})
-    commit = _commit_and_push(store, plan)
-    remote_pr, adopted = None, False
-    if plan.forge is not None:
-        try:
+    try:
+        commit = _commit_and_push(store, plan)
+        remote_pr, adopted = None, False
+        if plan.forge is not None:
             remote_pr, adopted = _open_or_update(plan.forge, plan.fields, plan.prior)
             if plan.attestation is not None and plan.attestation not in plan.fields.body:
                 plan.forge.comment(remote_pr.number, _comment(plan.attestation))
-        except ForgeError as error:
-            _append(store, plan, EventType.PR_FAILED, clock, {
-                "forge": plan.target.kind.value, "error": str(error)})
-            raise
-    create_branch(plan.repo, plan.branch, commit)
-    blob = store.blobs.put_bytes(plan.fields.body.encode())
+        create_branch(plan.repo, plan.branch, commit)
+        blob = store.blobs.put_bytes(plan.fields.body.encode())
+    except Exception as error:  # whatever failed after PrRequested, the log says so
+        _append(store, plan, EventType.PR_FAILED, clock, {
+            "forge": plan.target.kind.value, "error": _one_line(error)})
+        raise
     body_artifact = Artifact(
         artifact_id=ids.new_id("artifact"), run_id=run.run_id, attempt_id=plan.patch.attempt_id,
         produced_by_step=plan.pr_id, type=ArtifactType.PR_BODY_DRAFT, name="pr-body.md",
@@ -227,6 +226,11 @@ def _open_or_update(forge: ForgeClient, fields: PrFields,
     if found is not None:
         return forge.update(found.number, fields), True
     return forge.create(fields), False
+
+
+def _one_line(error: Exception) -> str:
+    lines = str(error).strip().splitlines()
+    return (lines[0] if lines else type(error).__name__)[:500]
 
 
 def _details(bundle: str) -> str:
