@@ -300,7 +300,10 @@ def _rerun(suite_module: Any, times: int) -> None:
 def _write() -> None:
     """One line per test: outcome, id and message, tab-separated (json would cost more to
     import than a quick suite takes to record), each rerun test's outcomes, what changed, and
-    the end mark: one write."""
+    the end mark: one write. A process that recorded no test but whose result methods were
+    changed (replaced before the first test could be recorded) still says so."""
+    if "fd" not in _state and _changed():
+        _started()
     if _state.get("fd") is None or _state.get("pid") != os.getpid():
         return
     lines = [f"{o}\t{n}\t{_flat(m)}\n" for n, (o, m) in _seen.items()]

@@ -154,6 +154,26 @@ def test_unittest_result_methods_changed_by_the_code_are_named(tmp_path: Path) -
         "unittest.result.TestResult.addFailure" in outcome.summarized_failure
 
 
+def test_unittest_result_methods_silenced_before_any_test_is_recorded_are_named(
+        tmp_path: Path) -> None:
+    """The test package turns every result into nothing before the first test: no test is
+    ever recorded, and what changed is said all the same."""
+    outcome = checked(tmp_path, {
+        "calc.py": BUGGY_CALC,
+        "tests/__init__.py": ("from unittest.result import TestResult\n\n"
+                              "TestResult.addFailure = lambda self, test, err: None\n"
+                              "TestResult.addSuccess = lambda self, test: None\n"),
+        "tests/test_calc.py": ("import unittest\n\nfrom calc import add\n\n\n"
+                               "class T(unittest.TestCase):\n"
+                               "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"),
+    }, f"{PYTHON} -m unittest discover -s tests -t .")
+
+    assert outcome.status is C.FAILED
+    assert outcome.summarized_failure is not None
+    assert "the test runner was changed during the run: " in outcome.summarized_failure
+    assert "unittest.result.TestResult.addFailure" in outcome.summarized_failure
+
+
 def test_a_passing_unittest_and_pytest_run_still_pass_with_their_reports(tmp_path: Path) -> None:
     fixed = "def add(a, b):\n    return a + b\n"
     outcome = checked(tmp_path, {"calc.py": fixed, "test_calc.py": CALC_TESTS,
