@@ -1,6 +1,8 @@
 """The run's timeline as inline SVG: one band per attempt, one bar per step (a Gantt chart).
 
-Plain SVG with a `<title>` per bar, so it reads without JavaScript and prints. Times come from
+Plain SVG with a `<title>` per bar, so it reads without JavaScript and prints. Each bar is named
+on its row, in the left column (its number and tool or type), so the chart reads without hovering;
+past LABELLED steps the rows are too thin for text and only the titles name them. Times come from
 the records; a step still open (or one whose end was never written) ends where the next begins.
 """
 
@@ -16,6 +18,8 @@ WIDTH = 960
 LABEL = 170
 ROW = 14
 BAND_GAP = 22
+LABELLED = 200  # steps; a longer run's rows shrink to a chart, not a wall
+LABEL_CHARS = 26
 
 
 def _time(text: str | None) -> float | None:
@@ -45,7 +49,8 @@ def timeline_svg(attempts: list[Document]) -> str:
     first = min(s for s, _ in spans)
     last = max(max(e for _, e in spans), first + 0.001)
     scale = (WIDTH - LABEL - 10) / (last - first)
-    row = ROW if len(spans) <= 200 else 4  # a long run stays a chart, not a wall
+    labelled = len(spans) <= LABELLED
+    row = ROW if labelled else 4
     parts: list[str] = []
     y = 4
     for attempt in attempts:
@@ -53,12 +58,13 @@ def timeline_svg(attempts: list[Document]) -> str:
         label = f"attempt {attempt['attemptNumber']} · {attempt['status']}"
         if retried:
             label += " (retry)"
-        band_height = max(row * len(attempt["steps"]), row) + 6
+        head = ROW if labelled else 0  # the band's own label gets a row above its bars
+        band_height = max(row * len(attempt["steps"]), row) + 6 + head
         parts.append(f'<g class="attempt{" retried" if retried else ""}" '
                      f'data-attempt="{escape(attempt["attemptId"])}">'
                      f'<rect class="band" x="0" y="{y}" width="{WIDTH}" height="{band_height}"/>'
                      f'<text class="band-label" x="4" y="{y + 12}">{escape(label)}</text>')
-        y += 3
+        y += 3 + head
         for step in attempt["steps"]:
             start = _time(step["startedAt"]) or first
             end = _time(step["endedAt"]) or start
@@ -73,6 +79,10 @@ def timeline_svg(attempts: list[Document]) -> str:
             parts.append(f'<rect class="bar {mark}" data-step="{escape(step["stepId"])}" '
                          f'x="{x:.1f}" y="{y}" width="{width:.1f}" height="{max(row - 2, 2)}">'
                          f'<title>{escape(tip)}</title></rect>')
+            if labelled:
+                name = _short(f"#{step['sequenceNumber']} {what}", LABEL_CHARS)
+                parts.append(f'<text class="bar-label" data-step="{escape(step["stepId"])}" '
+                             f'x="14" y="{y + row - 4}">{escape(name)}</text>')
             y += row
         y += BAND_GAP - 3
         parts.append("</g>")
@@ -83,3 +93,7 @@ def timeline_svg(attempts: list[Document]) -> str:
     return (f'<svg class="timeline" role="img" aria-label="timeline of attempts and steps" '
             f'width="{WIDTH}" height="{y + 6}" '
             f'viewBox="0 0 {WIDTH} {y + 6}">{"".join(parts)}</svg>')
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
