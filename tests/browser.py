@@ -84,3 +84,35 @@ def _requested(netlog: Path) -> list[str]:
     return [str(e["params"]["url"]) for e in log["events"]
             if e["type"] == start and str(e["params"].get("network_isolation_key", ""))
             .startswith("file://")]
+
+
+MEASURE = """<script>addEventListener('load', () => {
+  const view = document.documentElement.clientWidth;
+  const wide = [...document.querySelectorAll('body *')].filter(
+    e => e.getBoundingClientRect().right > view + 0.5 && !e.closest('details:not([open])'));
+  document.body.setAttribute('data-measured', JSON.stringify({
+    view, scroll: document.documentElement.scrollWidth,
+    wide: wide.slice(0, 5).map(e => e.tagName + '.' + e.className)}));
+});</script>"""
+
+
+def widths(page: Path, scratch: Path, width: int) -> dict[str, object]:
+    """The page laid out in a window `width` pixels wide: its viewport, its scroll width and the
+    first elements that reach past the viewport's right edge. The page itself runs no script
+    (its CSP forbids it), so a copy without that policy carries the measuring one."""
+    import re
+
+    scratch.mkdir(parents=True, exist_ok=True)
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
+    copy = scratch / "measured.html"
+    copy.write_text(text.replace("</body>", MEASURE + "</body>"))
+    done = subprocess.run([chromium(), *FLAGS, f"--user-data-dir={scratch / 'profile-measure'}",
+                           f"--window-size={width},900", "--dump-dom", copy.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'data-measured="([^"]*)"', done.stdout)
+    assert found, done.stdout[-2000:]
+    import html
+
+    measured: dict[str, object] = json.loads(html.unescape(found.group(1)))
+    return measured

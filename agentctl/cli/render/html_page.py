@@ -32,19 +32,21 @@ td,th{border-bottom:1px solid #eaeef2;padding:3px 6px;text-align:left;vertical-a
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;
 background:#eaeef2}.good{background:#dafbe1;color:#116329}.bad{background:#ffebe9;color:#a40e26}
 .warn{background:#fff8c5;color:#7d4e00}.band{fill:#f6f8fa;stroke:#d0d7de}
-.retried .band{fill:#fff8c5}.band-label,.axis{font-size:11px;fill:#57606a}
+.retried .band{fill:#fff8c5}.band-label,.axis{font-size:11px;fill:#57606a}.bar-label{font-size:10px;fill:#1b1f24}
 .bar.ok{fill:#2da44e}.bar.failed{fill:#cf222e}.bar.denied{fill:#8250df}.bar.skipped{fill:#afb8c1}
 .bar.open{fill:#bf8700}tr.denied{background:#fbefff}tr.failed{background:#ffebe9}
 .mark{font-weight:700}.link{border:1px solid #d0d7de;border-radius:6px;padding:6px 10px;
 margin:6px 0}.link.passed{border-left:6px solid #2da44e}.link.failed{border-left:6px solid #cf222e}
+.link.pending{border-left:6px solid #afb8c1}
 .tag{display:inline-block;font-size:11px;background:#ddf4ff;color:#0a3069;border-radius:4px;
 padding:0 5px;margin-left:4px}.tag.none{background:#eaeef2;color:#57606a}
 .diff .add{background:#dafbe1;display:block}.diff .del{background:#ffebe9;display:block}
 .diff .ctx{display:block}.hunk{border:1px solid #d0d7de;border-radius:4px;margin:4px 0 10px}
 .hunk-head{background:#f6f8fa;padding:2px 6px}.hunk pre{padding:2px 6px}
-dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:0}dt{color:#57606a}
-dd{margin:0}.timeline{max-width:100%;height:auto}.failure code{color:#a40e26;font-weight:600}
+dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 12px;margin:0}
+dt{color:#57606a}dd{margin:0;min-width:0}td,dd,code,summary,li{overflow-wrap:anywhere}.timeline{max-width:100%;height:auto}.failure code{color:#a40e26;font-weight:600}
 .check{margin-top:10px}.class{margin:4px 0 4px 12px}.tests{margin:2px 0}
+.compact{margin:2px 0;padding-left:18px}.compact li{margin:1px 0}
 """
 GOOD = {"SUCCESS", "ELIGIBLE_FOR_AUTO_PR", "PASSED", "COMPLETED", "SUCCEEDED", "ALLOWED",
         "PASS_TO_PASS", "FAIL_TO_PASS"}
@@ -140,15 +142,31 @@ def _chain(verdict: Document | None, logs: dict[str, EmbeddedText]) -> str:
         return '<p class="muted">no verdict yet</p>'
     out = []
     for link in verdict.get("chain") or []:
-        passed = bool(link["passed"])
+        state = _link_state(link, verdict)
         evidence = "".join(
             f"<li>{_artifact(a)}{_log(logs.get(a['artifactId']))}</li>"
             for a in link["evidence"])
-        out.append(f'<div class="link {"passed" if passed else "failed"}">'
-                   f'<span class="mark">{"✓" if passed else "✗"}</span> '
+        out.append(f'<div class="link {state}" data-check="{escape(link["check"])}">'
+                   f'<span class="mark">{MARKS[state]}</span> '
                    f'<strong>{escape(link["check"])}</strong> {escape(str(link["detail"]))}'
                    + (f"<ul>{evidence}</ul>" if evidence else "") + "</div>")
     return "".join(out)
+
+
+MARKS = {"passed": "✓", "failed": "✗", "pending": "…"}
+AWAITS_APPROVAL = ("SUCCESS", "SUCCESS_NEEDS_REVIEW")
+
+
+def _link_state(link: Document, verdict: Document) -> str:
+    """passed, failed, or pending: an approval not given yet on a run that succeeded is the
+    next step, not a failure, so its card stays neutral (a rejection is still a failure)."""
+    if link["passed"]:
+        return "passed"
+    approvals = verdict.get("approvals") or []
+    if link["check"] == "approvals" and verdict["status"] in AWAITS_APPROVAL and (
+            not approvals or approvals[-1]["decision"] != "REJECTED"):
+        return "pending"
+    return "failed"
 
 
 def _log(log: EmbeddedText | None) -> str:
@@ -175,7 +193,12 @@ def _tests(verdict: Document | None) -> str:
                    f'{badge(check["classification"]) if check["classification"] else "-"} '
                    f'<code>{escape(check["command"])}</code></div>')
         for name, tests in by_class(check["classifiedTests"]):
-            shown = [] if name == "PASS_TO_PASS" else tests[:SHOWN_TESTS]
+            if name == "PASS_TO_PASS":
+                out.append(f'<div class="class" data-class="{escape(name)}"><strong>'
+                           f"{len(tests)}</strong> {badge(name)}<details><summary>all</summary>"
+                           f"{_compact(tests)}</details></div>")
+                continue
+            shown = tests[:SHOWN_TESTS]
             rest = tests[len(shown):]
             out.append(f'<div class="class" data-class="{escape(name)}"><strong>{len(tests)}'
                        f"</strong> {badge(name)}" + _test_table(shown)
@@ -192,6 +215,29 @@ def _test_table(tests: list[Document]) -> str:
         f'<tr class="test"><td><code>{escape(t["testId"])}</code></td><td>'
         f'{escape(str(t["candidate"]))}</td><td class="muted">base: '
         f'{escape(str(t["base"] or "-"))}</td></tr>' for t in tests) + "</table>")
+
+
+def _compact(tests: list[Document]) -> str:
+    """Tests that passed on both sides, as names only, grouped under their file or class: one
+    line per group instead of a row per test keeps a suite of thousands within a small page."""
+    groups: dict[str, list[str]] = {}
+    for test in tests:
+        head, tail = _split_id(str(test["testId"]))
+        groups.setdefault(head, []).append(tail)
+    return '<ul class="compact">' + "".join(
+        f'<li><code>{escape(head or "-")}</code> ({len(names)}): '
+        f'{escape(", ".join(names))}</li>' for head, names in groups.items()) + "</ul>"
+
+
+def _split_id(test_id: str) -> tuple[str, str]:
+    """`tests/t.py::C::test_a[x]` into its file and class and `test_a[x]`; a unittest id
+    `mod.Class.test_a` likewise at its last dot (never inside a parameter's brackets)."""
+    stem = test_id.split("[", 1)[0]
+    separator = "::" if "::" in stem else "."
+    cut = stem.rfind(separator)
+    if cut <= 0:
+        return "", test_id
+    return test_id[:cut], test_id[cut + len(separator):]
 
 
 def _reasons(reasons: list[str]) -> str:
