@@ -64,6 +64,9 @@ class Views:
         self._connection, self._dialect = _connect(home)
         self._sql = SQL[self._dialect]
         self.repository = repository
+        # a run's verification reports, read once per snapshot: the biggest record a run has
+        # (one entry per test), and the tree, the verdict and the page each want it
+        self._verifications: dict[str, list[VerificationReport]] | None = None
 
     def close(self) -> None:
         if self._connection is not None:
@@ -89,9 +92,11 @@ class Views:
         else:  # PostgreSQL: READ COMMITTED would take a new snapshot per statement
             self._connection.rollback()  # the schema check's implicit transaction
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        self._verifications = {}  # nothing changes under a snapshot: what it read still holds
         try:
             yield
         finally:
+            self._verifications = None
             self._connection.rollback()
 
     # --- plumbing: statements of `queries.py`, compiled ahead for this dialect ---------------
@@ -316,8 +321,14 @@ class Views:
     def verifications(self, run_id: str) -> list[VerificationReport]:
         from agentctl.store.rows import evidence as evidence_rows
 
-        return self._records(evidence_rows.verification_report_from_row, "verifications",
-                             run_id=run_id)
+        held = self._verifications
+        if held is not None and run_id in held:
+            return list(held[run_id])
+        found = self._records(evidence_rows.verification_report_from_row, "verifications",
+                              run_id=run_id)
+        if held is not None:
+            held[run_id] = found
+        return list(found)
 
     def verification(self, run_id: str) -> VerificationReport | None:
         return _last(self.verifications(run_id))

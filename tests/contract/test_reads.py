@@ -117,3 +117,36 @@ def test_the_audit_of_a_store_that_was_written_through_the_port_verifies(
 def test_a_prefix_that_names_no_run_is_not_found(storage: Storage) -> None:
     with storage.reads() as reads, pytest.raises(NotFound):
         reads.run("run_01ZZZZ")
+
+
+def test_a_snapshot_reads_a_runs_verification_once_and_a_later_snapshot_sees_a_new_one(
+        storage: Storage, repo: Path, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from agentctl.domain.enums import VerificationCheckStatus, VerificationStatus
+    from agentctl.domain.verification import VerificationCheck, VerificationReport
+
+    run = a_run(storage, a_task(storage, repo, tmp_path), tmp_path)
+    check = VerificationCheck(name="tests", command="pytest", status=VerificationCheckStatus.PASSED,
+                              exit_code=0, duration_seconds=1.0, log_artifact=None,
+                              summarized_failure=None, required=True)
+    first = VerificationReport(verification_report_id="verification_1", run_id=run.run_id,
+                               attempt_id="attempt_1", status=VerificationStatus.PASSED,
+                               checks=(check,), full_report_artifact="artifact_1",
+                               started_at=utcnow(), ended_at=utcnow())
+    with storage.unit_of_work() as uow:
+        uow.verifications.add(first)
+    with storage.reads() as reads:
+        with reads.snapshot():
+            assert reads.verification(run.run_id) == first
+            assert reads.verification(run.run_id) == first  # the second read: the same
+        with storage.unit_of_work() as uow:
+            uow.verifications.add(replace(first, verification_report_id="verification_2",
+                                          status=VerificationStatus.FAILED))
+        with reads.snapshot():  # a new snapshot reads again: nothing held over from the last
+            found = reads.verification(run.run_id)
+            assert found is not None and found.verification_report_id == "verification_2"
+        with storage.unit_of_work() as uow:
+            uow.verifications.add(replace(first, verification_report_id="verification_3"))
+        found = reads.verification(run.run_id)  # and so does a read outside any snapshot
+        assert found is not None and found.verification_report_id == "verification_3"
