@@ -59,6 +59,9 @@ def submit(
                       help="Verification command, added to config's (repeatable).")] = None,
     must_pass: Annotated[list[str] | None, typer.Option("--must-pass", metavar="TEST_ID", help=(
         "A test that must pass with the patch, as its runner names it (repeatable)."))] = None,
+    test_patch: Annotated[str | None, typer.Option("--test-patch", metavar="FILE", help=(
+        "A diff of tests over the base (SWE-bench's test_patch): the patch is judged by them, "
+        "applied over its code, and its own edits to them do not count."))] = None,
     allow_removed_tests: Annotated[bool, Flag("--allow-removed-tests", help=(
         "Tests that passed on the base may vanish (a task that removes tests)."))] = False,
     autonomy: Annotated[str | None, typer.Option("--autonomy", metavar="LEVEL", help=(
@@ -103,7 +106,7 @@ def submit(
         autonomy_level=autonomy, session_id=session, allowed_paths=tuple(allow or ()),
         forbidden_paths=tuple(forbid or ()), verification_commands=tuple(verify or ()),
         labels=parse_labels(label) if label else {}, must_pass=tuple(must_pass or ()),
-        allow_removed_tests=True if allow_removed_tests else None))
+        allow_removed_tests=True if allow_removed_tests else None, test_patch=test_patch))
     current = state(ctx)
     request = _completed(current, request, ask=not no_input and _at_terminal())
     agent_spec = None

@@ -92,11 +92,15 @@ class SideRuns:
     """The runs beside the base that a patch with a test side gets (DESIGN.md section 9):
     `fix`, the base's code under the patch's tests (which tests fail without the fix), and
     `regression`, the patch's code under the base's tests (no test that passed on the base
-    may fail there). `changed_files`: the test-side files the patch changed."""
+    may fail there). `changed_files`: the test-side files the patch changed. With a test patch
+    the task supplies, `fix` is the base's code under it, `regression` the patch's code under
+    the base's tests and it, and `supplied_files` the files it touches: their tests are judged
+    there alone (SWE-bench's FAIL_TO_PASS), whatever the patch did to them."""
 
     fix: Observed | None = None
     regression: Observed | None = None
     changed_files: frozenset[str] = frozenset()
+    supplied_files: frozenset[str] = frozenset()
 
 
 NO_SIDES = SideRuns()
@@ -114,11 +118,12 @@ def classify(candidate: Observed, base: Observed | None, sides: SideRuns = NO_SI
         candidate = aligned(candidate, base)
         sides = replace(sides, fix=aligned(sides.fix, base) if sides.fix else None,
                         regression=aligned(sides.regression, base) if sides.regression else None)
-    tests: list[ClassifiedTest] = []
+    tests: list[ClassifiedTest] = _supplied(sides)
     if candidate.report is not None:
         for result in candidate.report.results:
             runs = candidate.runs_of(result.test_id)
-            if result.outcome is T.SKIPPED:
+            if result.outcome is T.SKIPPED or _changed_file(result.test_id,
+                                                            sides.supplied_files):
                 continue
             base_runs = _runs_in(base, result.test_id)
             kind = _classify_test(runs, base_runs, has_base=base is not None,
@@ -134,6 +139,28 @@ def classify(candidate: Observed, base: Observed | None, sides: SideRuns = NO_SI
     tests += _regressions(candidate, base, sides, {t.test_id for t in tests
                                                    if t.classification is K.PASS_TO_FAIL})
     return _classify_check(candidate, base, tests), tuple(tests)
+
+
+def _supplied(sides: SideRuns) -> list[ClassifiedTest]:
+    """The tests of the task's test patch, each as SWE-bench judges it: its outcome on the
+    base's code (the fix evidence) against its outcome on the patch's code (the regression
+    evidence), both with the test patch applied; the patch's own version never counts."""
+    fix, judged = sides.fix, sides.regression
+    if not sides.supplied_files or judged is None or judged.report is None:
+        return []
+    out: list[ClassifiedTest] = []
+    for result in judged.report.results:
+        test_id = result.test_id
+        if result.outcome is T.SKIPPED or not _changed_file(test_id, sides.supplied_files):
+            continue
+        before = _runs_in(fix, test_id)
+        kind = _classify_test(judged.runs_of(test_id), before, has_base=True)
+        if kind is not None:
+            out.append(ClassifiedTest(
+                test_id=test_id, classification=kind, candidate=result.outcome,
+                base=next(iter(before), None), message=result.message,
+                base_unknown=not before and not _knows_collection(fix)))
+    return out
 
 
 def _fix_evidence(test_id: str, kind: TestClassification, base_runs: Sequence[TestOutcome],
@@ -175,7 +202,8 @@ def _regressions(candidate: Observed, base: Observed | None, sides: SideRuns,
     out: list[ClassifiedTest] = []
     for result in base.report.results:
         test_id = result.test_id
-        if result.outcome is not T.PASSED or test_id in known or _mixed(base.runs_of(test_id)):
+        if result.outcome is not T.PASSED or test_id in known or _mixed(base.runs_of(test_id)) \
+                or _changed_file(test_id, sides.supplied_files):  # judged by `_supplied`
             continue
         there = _runs_in(regression, test_id) if regression is not None else ()
         with_patch = ran.get(test_id)

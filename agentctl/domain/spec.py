@@ -63,6 +63,7 @@ class VerificationPlan:
     allow_preexisting_failures: bool = True
     must_pass: tuple[str, ...] = ()  # the task's tests that must pass (runner ids)
     allow_removed_tests: bool = False  # the task's: tests passing on the base may vanish
+    test_patch: str | None = None  # the task's test patch (a diff), judged in its stead
     # the patch's test side (`test_side`): its files run only beside the other side's base
     test_paths: tuple[str, ...] = ()
     blame_runs: int = 5  # clean base runs it takes to blame the patch for a flaky test

@@ -50,6 +50,9 @@ class Task:
     # whether tests may vanish (a task whose point is removing them).
     must_pass: tuple[str, ...] = ()
     allow_removed_tests: bool = False
+    # SWE-bench's test_patch: a diff of tests the task supplies, applied over the base's code
+    # and over the patch's code to judge it, so the agent's edits to those tests do not count
+    test_patch: str | None = None
 
     def __post_init__(self) -> None:
         check_task_fields(

@@ -176,11 +176,12 @@ class WorkspaceGit:
 def trusted_git(args: Sequence[str], *, what: str, cwd: Path | None = None,
                 env: Mapping[str, str] | None = None, check: bool = True,
                 should_stop: Callable[[], bool] | None = None,
-                timeout: float = DEFAULT_TIMEOUT_SECONDS) -> GitResult:
+                timeout: float = DEFAULT_TIMEOUT_SECONDS, stdin: bytes | None = None,
+                ) -> GitResult:
     """`git ARGS` on the user's own repository, as they would run it (hooks disabled)."""
     return run_git_process(["git", "-c", "core.hooksPath=/dev/null", *args],
                            env=trusted_git_environment(env), cwd=cwd, what=what, check=check,
-                           should_stop=should_stop, timeout=timeout)
+                           should_stop=should_stop, timeout=timeout, stdin=stdin)
 
 
 class GitCancelled(InfrastructureFailure):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -253,11 +253,11 @@ def checkout_base(dirs: AttemptDirs, commit: str, *,
     return where
 
 
-def checkout_with(dirs: AttemptDirs, commit: str, diff: Path, dest: Path, *,
+def checkout_with(dirs: AttemptDirs, commit: str, diffs: Sequence[Path], dest: Path, *,
                   should_stop: Callable[[], bool] | None = None) -> Path:
-    """A fresh checkout of `commit` at `dest` with `diff` (a part of the patch) applied by git,
-    which writes nothing beyond a symbolic link: where one side of the patch runs beside the
-    other side's base (`test_side`)."""
+    """A fresh checkout of `commit` at `dest` with `diffs` (a part of the patch, a task's test
+    patch) applied by git in order, which writes nothing beyond a symbolic link: where one side
+    of the patch runs beside the other side's base (`test_side`)."""
     require_sha(commit)
     if uses_views(dirs):
         checkout = _view(dirs, dest)
@@ -267,10 +267,11 @@ def checkout_with(dirs: AttemptDirs, commit: str, diff: Path, dest: Path, *,
         checkout.run("-c", "checkout.workers=0", "checkout", "--quiet", "--detach", commit,
                      what=f"cannot check out commit {commit} for the evidence runs",
                      should_stop=should_stop)
-    if diff.stat().st_size:
-        checkout.run("apply", "--index", "--whitespace=nowarn", str(diff.resolve()),
-                     what="cannot apply a part of the patch to a fresh checkout",
-                     should_stop=should_stop)
+    for diff in diffs:
+        if diff.stat().st_size:
+            checkout.run("apply", "--index", "--whitespace=nowarn", str(diff.resolve()),
+                         what="cannot apply a part of the patch to a fresh checkout",
+                         should_stop=should_stop)
     return dest
 
 

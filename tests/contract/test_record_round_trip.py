@@ -65,6 +65,7 @@ def full_records() -> dict[str, Any]:
             spec.verification_plan, baseline=BaselineMode.AUTO, reruns=5,
             allow_preexisting_failures=False, must_pass=("test_calc.py::test_adds",),
             allow_removed_tests=True, test_paths=("tests", "conftest.py"), blame_runs=7,
+            test_patch="--- a/t.py\n+++ b/t.py\n",
             checks=(replace(checks[0], required=False, timeout_seconds=12.5),
                     replace(checks[1], junit_xml="lint.xml"))),
         judge_policy=replace(spec.judge_policy, command="judge --strict"),
@@ -80,7 +81,8 @@ def full_records() -> dict[str, Any]:
                              completed_at=T1, failure_summary="it failed", not_before=T1,
                              replay_of="run_01ORIGINAL",
                              cancel_requested_by="alice", cancel_reason="no longer needed")
-    records["Task"] = replace(records["Task"], must_pass=("t::a",), allow_removed_tests=True)
+    records["Task"] = replace(records["Task"], must_pass=("t::a",), allow_removed_tests=True,
+                              test_patch="--- a/t.py\n+++ b/t.py\n")
     records["Step"] = replace(records["Step"], failure_code="exit_1")
     records["ToolCall"] = replace(records["ToolCall"], approved_by="bob", result=ToolResult(
         outcome=ToolOutcome.DENIED, decision=ToolDecision.DENIED_BY_COMMAND_GUARD,

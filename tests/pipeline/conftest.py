@@ -87,13 +87,14 @@ class Harness:
                instruction: str = "fix the thing", verify: tuple[str, ...] = (UNITTEST,),
                autonomy: str | None = None, allowed: tuple[str, ...] = (),
                forbidden: tuple[str, ...] = (), must_pass: tuple[str, ...] = (),
-               allow_removed_tests: bool = False) -> Run:
+               allow_removed_tests: bool = False, test_patch: str | None = None) -> Run:
         """A queued run of a new task, as `task submit` and `run start --detach` make it."""
         task = submit_task(self.storage, self.settings, TaskRequest(
             repository=str(self.repo), task_type=task_type, instruction=instruction,
             verification_commands=verify, autonomy_level=autonomy, allowed_paths=allowed,
             forbidden_paths=forbidden, must_pass=must_pass,
-            allow_removed_tests=allow_removed_tests or None), cwd=self.root)
+            allow_removed_tests=allow_removed_tests or None, test_patch=test_patch),
+            cwd=self.root)
         return create_run(self.storage, self.settings, task.task_id, agent=agent)
 
     def execute(self, run: Run, **options: object) -> Run:

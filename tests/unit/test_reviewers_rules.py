@@ -4,6 +4,8 @@ flaky test is the patch's doing."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from agentctl.domain.baseline import SideRuns, aligned, classify
@@ -178,3 +180,28 @@ def test_the_baseline_link_says_when_the_patchs_sides_ran_beside_the_bases() -> 
         (link,) = [link for link in decision.chain if link.check == "baseline"]
         assert link.detail.startswith(f"on base {BASE[:12]}")
         assert ("each side of the patch beside the other's base" in link.detail) is said
+
+
+def test_a_test_patchs_tests_are_judged_in_its_version_never_the_agents() -> None:
+    """With a task's test patch, its file's tests are classed by the fix evidence (the base's
+    code under it) against the regression evidence (the patch's code under it): the agent's
+    own passing copy of `sub` counts for nothing, and a test the test patch removed is not
+    missing."""
+    base = observed(C.PASSED, ("t.py::add", T.PASSED), ("t.py::old", T.PASSED),
+                    ("u.py::mul", T.PASSED))
+    candidate = observed(C.PASSED, ("t.py::add", T.PASSED), ("t.py::sub", T.PASSED),
+                         ("u.py::mul", T.PASSED))
+    fix = observed(C.FAILED, ("t.py::add", T.PASSED), ("t.py::sub", T.FAILED),
+                   ("u.py::mul", T.PASSED))
+    sides = SideRuns(fix=fix, supplied_files=frozenset({"t.py"}))
+    fixed = observed(C.PASSED, ("t.py::add", T.PASSED), ("t.py::sub", T.PASSED),
+                     ("u.py::mul", T.PASSED))
+    _, tests = classify(candidate, base, replace(sides, regression=fixed))
+    assert {t.test_id: (t.classification, t.base) for t in tests} == {
+        "t.py::add": (K.PASS_TO_PASS, T.PASSED), "t.py::sub": (K.FAIL_TO_PASS, T.FAILED),
+        "u.py::mul": (K.PASS_TO_PASS, T.PASSED)}
+    unfixed = observed(C.FAILED, ("t.py::add", T.PASSED), ("t.py::sub", T.FAILED),
+                       ("u.py::mul", T.PASSED))
+    whole, tests = classify(candidate, base, replace(sides, regression=unfixed))
+    assert {t.test_id: t.classification for t in tests}["t.py::sub"] is K.FAIL_TO_FAIL
+    assert whole is K.FAIL_TO_FAIL

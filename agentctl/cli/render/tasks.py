@@ -46,6 +46,9 @@ def task_detail(task: Task) -> Table:
         rows.append(("verify", escape("; ".join(task.verification_commands))))
     if task.must_pass:
         rows.append(("must pass", escape(", ".join(task.must_pass))))
+    if task.test_patch:
+        rows.append(("test patch", f"{task.test_patch.count(chr(10))} lines (judged in its "
+                                   "version, not the agent's)"))
     if task.allow_removed_tests:
         rows.append(("removed tests", "allowed"))
     if task.labels:

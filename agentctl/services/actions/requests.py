@@ -26,6 +26,7 @@ _KEYS: dict[str, str] = {
     "sessionId": "session_id", "session_id": "session_id", "source": "source",
     "mustPass": "must_pass", "must_pass": "must_pass",
     "allowRemovedTests": "allow_removed_tests", "allow_removed_tests": "allow_removed_tests",
+    "testPatch": "test_patch", "test_patch": "test_patch",
 }
 # Assigned by agentctl, not by the requester: accepted in a file (the seed's task JSON carries
 # them) and ignored.
@@ -50,6 +51,7 @@ class TaskRequest:
     source: str | None = None
     must_pass: tuple[str, ...] = ()  # test ids that must pass with the patch
     allow_removed_tests: bool | None = None  # None: not said (a flag overrides only when given)
+    test_patch: str | None = None  # the path of a diff of tests the task supplies
 
 
 def read_request_file(path: Path) -> TaskRequest:
@@ -89,6 +91,8 @@ def read_request_file(path: Path) -> TaskRequest:
                            f"{', '.join(k for k in _KEYS if '_' not in k)}")
         name = _KEYS[key]
         out[name] = _typed(path, key, name, value)
+    if isinstance(out.get("test_patch"), str):  # a path in the file is the file's neighbour
+        out["test_patch"] = str(path.parent / out["test_patch"])
     out.setdefault("source", TaskSource.FILE.value)
     return TaskRequest(**out)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -84,6 +85,7 @@ def submit_and_resolve(
     repository = repos.resolve_repository(request.repository or "", config.repositories, cwd)
     base_ref = (request.base_ref or "").strip() or repos.default_base_ref(repository)
     base_commit = repos.check_base_ref(repository, base_ref)
+    test_patch = _test_patch(request.test_patch, cwd, repository.location, base_commit)
 
     now = clock()
     task = Task(
@@ -96,7 +98,7 @@ def submit_and_resolve(
         verification_commands=commands,
         session_id=request.session_id,
         must_pass=tuple(redactor.clean(t) for t in valid.must_pass),
-        allow_removed_tests=bool(request.allow_removed_tests),
+        allow_removed_tests=bool(request.allow_removed_tests), test_patch=test_patch,
     ).with_status(TaskStatus.ACCEPTED, now)
     denials = policy_denial_reasons(
         autonomy=task.autonomy_level, allowed_paths=task.allowed_paths,
@@ -122,7 +124,8 @@ def submit_and_resolve(
                      "baseRef": task.base_ref, "autonomyLevel": task.autonomy_level.value,
                      "createdBy": task.created_by, "sessionId": task.session_id,
                      "mustPass": list(task.must_pass),
-                     "allowRemovedTests": task.allow_removed_tests},
+                     "allowRemovedTests": task.allow_removed_tests,
+                     "testPatch": _digest(task.test_patch)},
         )
         decided = NewEvent(
             type=EventType.TASK_POLICY_DENIED if denials else EventType.TASK_ACCEPTED,
@@ -131,6 +134,30 @@ def submit_and_resolve(
         )
         uow.events.append(submitted, decided)
     return Submitted(task, base_commit)
+
+
+def _test_patch(given: str | None, cwd: Path, location: str,
+                base_commit: str | None) -> str | None:
+    """The test patch's text, read and checked before anything is stored: a diff git can read
+    that applies to the base commit (a URL's base is known only when a run starts)."""
+    if given is None:
+        return None
+    from agentctl.execution import test_patch as patches
+
+    if not given.strip():
+        raise BadInput("--test-patch needs the path of a diff file")
+    path = cwd / Path(given).expanduser()
+    named = f"test patch {given}"
+    text = patches.read_test_patch(path)
+    patches.patch_paths(text, named=named)
+    if base_commit is not None:
+        patches.check_applies(location, base_commit, text, named=named)
+    return text
+
+
+def _digest(text: str | None) -> str | None:
+    """What the submission event says of a test patch: its digest (the text is the task's)."""
+    return None if text is None else "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def cancel_task(storage: Storage, task_text: str, *, by: str, reason: str,

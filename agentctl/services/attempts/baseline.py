@@ -92,7 +92,7 @@ class BaseBeside:
         cached (else it would only mount a base tree for nothing); else None."""
         plan = ctx.spec.verification_plan
         if not ctx.concurrent_baseline or not baseline_wanted(
-                plan.baseline, ctx.spec.task_type, [], must_pass=bool(plan.must_pass)):
+                plan.baseline, ctx.spec.task_type, [], must_pass=bool(plan.must_pass or plan.test_patch)):
             return None
         beside = cls(ctx)
         if not beside._planned:
@@ -209,7 +209,7 @@ def compare_with_base(ctx: AttemptContext, runs: list[CheckRun],
             return None
     base_commit = ctx.spec.base_commit
     if not baseline_wanted(plan.baseline, ctx.spec.task_type, [r.check for r in runs],
-                           must_pass=bool(plan.must_pass)):
+                           must_pass=bool(plan.must_pass or plan.test_patch)):
         return [_clean(ctx, classified(r.check, c, None, None, None))
                 for r, c in zip(runs, candidates, strict=True)], evidence
     checks: list[VerificationCheck] = []

@@ -12,7 +12,9 @@ trees, each a fresh checkout of the base commit with one side of the patch appli
   deselected its own copy.
 
 A patch without a test side adds no run: the base's run is its fix evidence, and its tests are
-the base's.
+the base's. A task that supplies a test patch (SWE-bench's `test_patch`) always gets both trees,
+with its test patch in place of the patch's test side in the first and over the patch's code in
+the second: the tests it touches are judged there, never in the agent's version of them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from agentctl.domain.enums import ChangeType, StepType, VerificationCheckStatus
 from agentctl.domain.findings import DiffLine
 from agentctl.domain.patch import Patch
 from agentctl.domain.test_side import split_patch
+from agentctl.execution.test_patch import patch_paths
 from agentctl.execution.workspace import checkout_with, side_diff
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.baseline import CheckRun
@@ -46,6 +49,7 @@ class EvidenceTrees:
     fix: Path
     regression: Path
     changed: frozenset[str]
+    supplied: frozenset[str] = frozenset()  # the task's test patch's files (and modules)
 
 
 def evidence_trees(ctx: AttemptContext, patch: Patch,
@@ -53,25 +57,41 @@ def evidence_trees(ctx: AttemptContext, patch: Patch,
     """Both trees, made from the verified tree's index before any check runs there; None when
     the patch has no test side or no base is ever compared."""
     plan = ctx.spec.verification_plan
-    if not plan.test_paths or not baseline_wanted(plan.baseline, ctx.spec.task_type, [],
-                                                  must_pass=True):
+    supplied = plan.test_patch
+    if not (plan.test_paths or supplied) or not baseline_wanted(
+            plan.baseline, ctx.spec.task_type, [], must_pass=True):
         return None
     sides = split_patch(patch.file_changes, diff_lines, plan.test_paths)
-    if not sides.has_test_side:
+    if not sides.has_test_side and not supplied:
         return None
     base = ctx.spec.base_commit
     with ctx.step(StepType.APPLY_PATCH, "apply each side of the patch to a fresh checkout of "
                   f"{base[:12]}", live=True) as step:
-        test_diff = side_diff(ctx.dirs, base, sides.test, ctx.scratch / "test-side.diff")
-        code_diff = side_diff(ctx.dirs, base, sides.code, ctx.scratch / "code-side.diff")
-        fix = checkout_with(ctx.dirs, base, test_diff, ctx.dirs.root / "fix-evidence",
+        given: tuple[str, ...] = ()
+        if supplied:  # in place of the patch's test side, and over its code
+            given = patch_paths(supplied)
+            test_diff = ctx.scratch / "test-patch.diff"
+            test_diff.write_text(supplied, encoding="utf-8")
+            step.note(testPatch=[ctx.redactor.clean(p) for p in given[:_NOTED]])
+        else:
+            test_diff = side_diff(ctx.dirs, base, sides.test, ctx.scratch / "test-side.diff")
+        code = [p for p in sides.code if p not in given]  # its edits to them do not count
+        code_diff = side_diff(ctx.dirs, base, code, ctx.scratch / "code-side.diff")
+        fix = checkout_with(ctx.dirs, base, (test_diff,), ctx.dirs.root / "fix-evidence",
                             should_stop=ctx.stop)
-        regression = checkout_with(ctx.dirs, base, code_diff,
-                                   ctx.dirs.root / "regression-evidence", should_stop=ctx.stop)
+        regression = checkout_with(ctx.dirs, base, (code_diff, test_diff) if supplied
+                                   else (code_diff,), ctx.dirs.root / "regression-evidence",
+                                   should_stop=ctx.stop)
         step.note(testSide=[ctx.redactor.clean(p) for p in sides.test[:_NOTED]],
-                  testSideFiles=len(sides.test), codeSideFiles=len(sides.code),
+                  testSideFiles=len(sides.test), codeSideFiles=len(code),
                   fixEvidence=str(fix), regressionEvidence=str(regression))
-    return EvidenceTrees(fix=fix, regression=regression, changed=_changed(patch, sides.test))
+    return EvidenceTrees(fix=fix, regression=regression, changed=_changed(patch, sides.test),
+                         supplied=_modules(given))
+
+
+def _modules(paths: Sequence[str]) -> frozenset[str]:
+    """Paths, and for Python files their dotted module names (unittest's ids)."""
+    return frozenset(paths) | {p[:-3].replace("/", ".") for p in paths if p.endswith(".py")}
 
 
 def _changed(patch: Patch, test_side: Sequence[str]) -> frozenset[str]:
@@ -96,7 +116,7 @@ def side_runs(ctx: AttemptContext, runs: Sequence[CheckRun], trees: EvidenceTree
     status and no tests: it shows nothing either way."""
     plan = ctx.spec.verification_plan
     if not baseline_wanted(plan.baseline, ctx.spec.task_type, [r.check for r in runs],
-                           must_pass=bool(plan.must_pass)):
+                           must_pass=bool(plan.must_pass or plan.test_patch)):
         return {}
     out: dict[str, SideRuns] = {}
     for run in runs:
@@ -114,7 +134,8 @@ def side_runs(ctx: AttemptContext, runs: Sequence[CheckRun], trees: EvidenceTree
         if ctx.stop():
             return None
         out[run.planned.name] = SideRuns(fix=seen[FIX], regression=seen[REGRESSION],
-                                         changed_files=trees.changed)
+                                         changed_files=trees.changed,
+                                         supplied_files=trees.supplied)
     return out
 
 
