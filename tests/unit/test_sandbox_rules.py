@@ -66,6 +66,7 @@ def test_the_profile_is_part_of_the_spec_digest() -> None:
         verification_commands: tuple[str, ...] = ()
         must_pass: tuple[str, ...] = ()
         allow_removed_tests = False
+        test_patch: str | None = None
         repository, base_ref, instruction = "/r", "main", "x"
         task_type, autonomy_level = TaskType.BUG_FIX, AutonomyLevel.DRY_RUN
 
