@@ -14,7 +14,8 @@ from agentctl.domain.enums import (
     RedactionStatus,
     StepType,
 )
-from agentctl.domain.judge import DiffLine
+from agentctl.domain.held_secrets import held, held_secret_findings
+from agentctl.domain.judge import DiffLine, JudgeFinding
 from agentctl.domain.patch import FileChange, Patch, check_boundary, compute_stats
 from agentctl.domain.redaction import Redactor
 from agentctl.execution.patch_collector import collect_patch
@@ -31,6 +32,8 @@ class CollectedEvidence:
     evidence: tuple[str, ...]  # artifact ids: patch.diff, touched-files.json
     diff: Path | None = None  # the patch, as collected (what is applied for verification)
     safe_diff: Path | None = None  # the diff file, when it is SAFE_FOR_PR (no secrets found)
+    # the secrets the agent held ([env] passthrough), and where the patch carries one
+    held_secrets: tuple[JudgeFinding, ...] = ()
 
 
 def collect(ctx: AttemptContext) -> CollectedEvidence:
@@ -97,7 +100,15 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
     diff_lines = tuple(replace(line, text=ctx.redactor.clean(line.text))
                        for line in collected.diff_lines)
     return CollectedEvidence(patch, diff_lines, tuple(a.artifact_id for a in step.artifacts),
-                             diff=diff_path, safe_diff=None if secrets else diff_path)
+                             diff=diff_path, safe_diff=None if secrets else diff_path,
+                             held_secrets=tuple(held_secret_findings(
+                                 held_secrets(ctx), collected.diff_lines, ctx.redactor.clean)))
+
+
+def held_secrets(ctx: AttemptContext) -> dict[str, str]:
+    """The passthrough secrets the run's processes were given, by name: the agent held them."""
+    return held({name: ctx.env[name] for name in ctx.spec.tool_policy.env_passthrough
+                 if name in ctx.env})
 
 
 def _redacted(changes: Sequence[FileChange], redactor: Redactor) -> tuple[FileChange, ...]:
