@@ -34,6 +34,8 @@ class CollectedEvidence:
     safe_diff: Path | None = None  # the diff file, when it is SAFE_FOR_PR (no secrets found)
     # the secrets the agent held ([env] passthrough), and where the patch carries one
     held_secrets: tuple[JudgeFinding, ...] = ()
+    # patched files no recorded call changed (written while none ran, or after the last)
+    unattributed: tuple[str, ...] = ()
 
 
 def collect(ctx: AttemptContext) -> CollectedEvidence:
@@ -71,9 +73,12 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
         changes = collected.changes
         stats = compute_stats(changes)
         boundary = check_boundary(changes, spec.patch_boundary)
+        unattributed = _unattributed(ctx, changes)
+        if unattributed:
+            step.note(unattributed=len(unattributed))
         step.add(json_artifact(ctx.ledger.blobs, {
             "baseCommit": spec.base_commit, "files": changes, "stats": stats,
-            "boundaryCheck": boundary,
+            "boundaryCheck": boundary, "unattributed": unattributed,
             "excluded": [{"path": path, "reason": "ignore_generated"}
                          for path in collected.excluded],
         }, name="touched-files.json", type_=ArtifactType.TOUCHED_FILES, redactor=ctx.redactor))
@@ -101,8 +106,18 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
                        for line in collected.diff_lines)
     return CollectedEvidence(patch, diff_lines, tuple(a.artifact_id for a in step.artifacts),
                              diff=diff_path, safe_diff=None if secrets else diff_path,
+                             unattributed=tuple(ctx.redactor.clean(p) for p in unattributed),
                              held_secrets=tuple(held_secret_findings(
                                  held_secrets(ctx), collected.diff_lines, ctx.redactor.clean)))
+
+
+def _unattributed(ctx: AttemptContext, changes: Sequence[FileChange]) -> list[str]:
+    """The patch's paths no recorded call changed, and what changed while no call ran (the
+    agent's leftover processes are gone by now: nothing changes after this)."""
+    if ctx.tracker is None:
+        return []
+    patched = [p for change in changes for p in (change.path, change.old_path) if p]
+    return ctx.tracker.unattributed(patched)
 
 
 def held_secrets(ctx: AttemptContext) -> dict[str, str]:
