@@ -46,7 +46,8 @@ def test_a_command_agent_that_writes_a_held_secret_hex_encoded_and_reversed_is_n
     assert record.verdict is not None
     assert record.verdict.pr_eligibility is not PrEligibility.ELIGIBLE_FOR_AUTO_PR
     assert any("DEPLOY_TOKEN" in reason for reason in record.verdict.reasons)
-    assert SECRET not in stored_text(record)
+    text = stored_text(record)
+    assert SECRET not in text and HEX not in text and SECRET[::-1] not in text
 
 
 def test_a_clean_run_that_held_a_secret_still_needs_review_and_says_which(

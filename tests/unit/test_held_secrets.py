@@ -80,3 +80,11 @@ def test_a_model_endpoint_passed_through_is_no_secret_unless_it_carries_credenti
     assert held({"ANTHROPIC_BASE_URL": "http://localhost:8080", "DEPLOY_TOKEN": SECRET,
                  "OPENAI_BASE_URL": "https://me:pw@proxy.example/v1", "EMPTY": ""}) == {
         "DEPLOY_TOKEN": SECRET, "OPENAI_BASE_URL": "https://me:pw@proxy.example/v1"}
+
+
+def test_a_known_value_is_redacted_hex_encoded_and_reversed_too() -> None:
+    from agentctl.domain.redaction import Redactor
+
+    clean = Redactor().knowing([SECRET]).clean
+    for shown in (SECRET.encode().hex(), SECRET.encode().hex().upper(), SECRET[::-1]):
+        assert clean(f"id = {shown}\n") == "id = [REDACTED:secret-value]\n"
