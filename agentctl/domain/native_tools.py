@@ -33,6 +33,13 @@ class NativeCall:
     paths: tuple[str, ...] = ()  # workspace-relative where they could be made so
 
     @property
+    def background(self) -> bool:
+        """A command the agent asked to keep running after its call returns (Claude Code's
+        `run_in_background`): it would go on writing during later calls."""
+        return self.action is NativeAction.COMMAND \
+            and self.arguments.get("run_in_background") not in (None, False, "", "false")
+
+    @property
     def writes(self) -> bool:
         """Whether the call may change the workspace (so its changed files are looked for)."""
         return self.action in (NativeAction.COMMAND, NativeAction.WRITE, NativeAction.NAMED,

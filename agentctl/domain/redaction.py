@@ -85,7 +85,8 @@ class Redactor:
 
 
 def encoded_forms(values: Iterable[str]) -> list[str]:
-    """Each value, its base64 (standard and URL-safe, padded or not) and its URL encoding."""
+    """Each value, its base64 (standard and URL-safe, padded or not), its URL encoding, its
+    hex (either case) and the value reversed: what a command prints a value it hides as."""
     out: list[str] = []
     for value in values:
         if len(value) < MIN_LITERAL_CHARS:
@@ -93,7 +94,8 @@ def encoded_forms(values: Iterable[str]) -> list[str]:
         raw = value.encode("utf-8", "surrogateescape")
         standard, urlsafe = base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()
         out += [value, standard, standard.rstrip("="), urlsafe, urlsafe.rstrip("="),
-                urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value)]
+                urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value),
+                raw.hex(), raw.hex().upper(), value[::-1]]
     return list(dict.fromkeys(out))
 
 

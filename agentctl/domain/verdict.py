@@ -85,6 +85,13 @@ class Decision:
                                    for link in self.chain))
 
 
+def unattributed_detail(paths: Sequence[str], shown: int = 5) -> str:
+    """The files the patch changes that no recorded call changed: written while no call ran
+    (a background job of an earlier call, a process no call owns) or after the last one."""
+    more = f" (+{len(paths) - shown} more in touched-files.json)" if len(paths) > shown else ""
+    return "changed by no recorded call: " + ", ".join(paths[:shown]) + more
+
+
 def cancelled(reason: str, autonomy: AutonomyLevel) -> Decision:
     """The verdict of a run a person stopped: it gathered no evidence worth judging."""
     return decide_verdict(VerdictInputs(autonomy=autonomy, evidence=Evidence(), cancelled=reason))
@@ -101,6 +108,9 @@ def decide_verdict(inputs: VerdictInputs) -> Decision:
     chain: list[ChainLink] = []
     status, reasons = _decide_status(inputs, chain)
     eligibility, why = _eligibility(status, inputs.autonomy)
+    if inputs.unattributed:
+        chain.append(ChainLink(check="attribution", passed=False, evidence=inputs.evidence.patch,
+                               detail=unattributed_detail(inputs.unattributed)))
     chain.append(ChainLink(check="autonomy", passed=True, detail=f"autonomy level {inputs.autonomy.value}"))
     if inputs.sandbox_off is not None:
         eligibility, why = unsandboxed_cap(eligibility, why)

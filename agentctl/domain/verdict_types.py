@@ -55,3 +55,4 @@ class VerdictInputs:
     allow_preexisting_failures: bool = True  # [verification] allow_preexisting_failures
     intent: Intent = Intent()  # what the task asked the checks to show
     sandbox_off: str | None = None  # why the run's processes were not sandboxed, if they were not
+    unattributed: tuple[str, ...] = ()  # patched files no recorded call changed

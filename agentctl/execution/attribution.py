@@ -8,7 +8,7 @@ prints as `edited: path (+a −d)` and `--json` carries as `changedFiles`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from agentctl.domain.enums import ChangeType
@@ -23,7 +23,13 @@ _CHANGE_TYPES = {"A": ChangeType.ADDED, "M": ChangeType.MODIFIED, "D": ChangeTyp
 class ChangeTracker:
     """The work tree as of the last snapshot. A tracked call (a command, a patch, a native
     agent's tool) is bracketed: `prepare()` before it, `changes()` after it. File tools are
-    attributed without snapshots (`file_tool_changes`) and only `mark_stale()` the last one."""
+    attributed without snapshots (`file_tool_changes`, `credit`) and only `mark_stale()` the
+    last one.
+
+    What changed while no call ran (a background job of an earlier call still writing, a
+    process no call owns) is found by the snapshot before the next call and kept apart, never
+    credited to that call; `unattributed` names it, with every file no call was credited with.
+    """
 
     def __init__(self, git: WorkspaceGit, base_index: Path, scratch: Path) -> None:
         self.git = git
@@ -31,17 +37,19 @@ class ChangeTracker:
         copy_index(base_index, self.index)  # its stat cache spares re-hashing
         self.tree: str | None = None  # None: take one before the next tracked call
         self._checksum = b""  # the index's own trailing hash as of `self.tree`
+        self.credited: set[str] = set()  # every path a call was credited with
+        self.between: set[str] = set()  # paths changed while no tracked call ran
 
     def mark_stale(self) -> None:
         self.tree = None
 
+    def credit(self, changed: Iterable[ChangedFile]) -> None:
+        for change in changed:
+            self.credited.update(p for p in (change.path, change.old_path) if p)
+
     def prepare(self) -> None:
-        """Snapshot now unless the last snapshot is still the work tree as it is."""
-        if self.tree is None:
-            try:
-                self.tree = self._snapshot()
-            except InfrastructureFailure:
-                self.tree = None
+        """Snapshot now; what changed since the last snapshot changed between calls."""
+        self._between_calls()
 
     def changes(self) -> list[ChangedFile]:
         """Files changed since `prepare()` (empty if none), and the snapshot moves on. An error
@@ -54,7 +62,26 @@ class ChangeTracker:
             return []
         if before is None or before == self.tree:
             return []
-        return self._diff(before, self.tree)
+        changed = self._diff(before, self.tree)
+        self.credit(changed)
+        return changed
+
+    def unattributed(self, patched: Iterable[str]) -> list[str]:
+        """Of the `patched` paths, those no call was credited with, and every path changed
+        while no call ran (after the last one included: call this once the agent is done)."""
+        self._between_calls()
+        return sorted(self.between | (set(patched) - self.credited))
+
+    def _between_calls(self) -> None:
+        before = self.tree
+        try:
+            self.tree = self._snapshot()
+        except InfrastructureFailure:
+            self.tree = None
+            return
+        if before is not None and before != self.tree:
+            for change in self._diff(before, self.tree):
+                self.between.update(p for p in (change.path, change.old_path) if p)
 
     def _snapshot(self) -> str:
         self.git.run("add", "-A", "--", ".", index=self.index, what="cannot snapshot the work tree")

@@ -127,6 +127,11 @@ def guard_native(call: NativeCall, context: ToolContext) -> GuardDecision:
             if not call.command.strip():
                 return GuardDecision(ToolDecision.DENIED_BY_POLICY, "invalid arguments",
                                      f"{call.tool_name}: no command given")
+            if call.background:  # every process a call starts ends with the call
+                return GuardDecision(ToolDecision.DENIED_BY_POLICY, "native: background command",
+                                     f"{call.tool_name}: a command left running in the "
+                                     "background would change files during later calls, "
+                                     "credited to them; run it in the foreground")
             return _guard_command(call.command, context)
         case NativeAction.WRITE | NativeAction.READ:
             write = call.action is NativeAction.WRITE

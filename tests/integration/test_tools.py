@@ -349,3 +349,20 @@ def test_a_hard_link_to_a_file_outside_is_replaced_never_written_through(
     assert outside.read_text() == "the user's file\n"
     assert (context.workspace / "linked.txt").read_text() == "x\n"
     assert (context.workspace / "linked.txt").stat().st_nlink == 1
+
+
+def test_a_native_command_asked_to_run_in_the_background_is_denied(context: ToolContext) -> None:
+    """Every process a call starts ends with the call: a background Bash would keep writing
+    through later calls, its edits credited to them."""
+    from agentctl.domain.native_tools import native_call
+    from agentctl.execution.tools import guard_native
+
+    workspace = str(context.workspace)
+    foreground = native_call("claude", "Bash", {"command": "python3 -V"}, workspace)
+    background = native_call("claude", "Bash", {"command": "python3 -V",
+                                                "run_in_background": True}, workspace)
+    assert guard_native(foreground, context).allowed
+    denied = guard_native(background, context)
+    assert (denied.decision, denied.matched_rule) == (ToolDecision.DENIED_BY_POLICY,
+                                                      "native: background command")
+    assert denied.reason is not None and "claude.Bash" in denied.reason

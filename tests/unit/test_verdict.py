@@ -340,3 +340,13 @@ def test_the_verification_link_carries_each_checks_test_counts_and_runner() -> N
     link = next(link for link in decide(verification=counted).chain
                 if link.check == "verification")
     assert link.detail == "69 passed, 0 failed, 2 skipped (unittest)"
+
+
+def test_patched_files_no_recorded_call_changed_are_a_link_of_the_chain() -> None:
+    decision = decide(unattributed=tuple(f"late{n}.txt" for n in range(7)))
+    (link,) = [link for link in decision.chain if link.check == "attribution"]
+    assert (link.passed, link.detail) == (False, "changed by no recorded call: late0.txt, "
+                                          "late1.txt, late2.txt, late3.txt, late4.txt "
+                                          "(+2 more in touched-files.json)")
+    assert link.evidence == EVIDENCE.patch
+    assert [link.check for link in decide().chain if link.check == "attribution"] == []

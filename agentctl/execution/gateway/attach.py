@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from agentctl.domain.agent import ModelApi, NativeAgentSettings
 from agentctl.domain.cassette import Cassette, Names
+from agentctl.domain.held_secrets import holds
 from agentctl.domain.model_prices import parse_prices
 from agentctl.execution.gateway.server import Gateway, Limits
 
@@ -68,12 +69,17 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
 
 
 def without_keys(env: Mapping[str, str], settings: NativeAgentSettings | None = None,
-                 key: str | None = None) -> dict[str, str]:
-    """`env` without the model API keys (and any variable holding `key`'s value): for
-    everything a gateway agent's run spawns, so no process in its sandboxes holds one."""
+                 key: str | None = None, *, source: Mapping[str, str] | None = None,
+                 ) -> dict[str, str]:
+    """`env` without the model API keys, and without any variable that carries `key` (else
+    every key variable's value in `source`, default os.environ) in any form: `Bearer <key>`,
+    base64, hex, reversed... For everything a gateway agent's run spawns, so no process in its
+    sandboxes holds one."""
     names = {*KEY_VARIABLES, *((settings.env_key,) if settings is not None else ())}
+    environ = os.environ if source is None else source
+    keys = [key] if key else [environ[name] for name in sorted(names) if environ.get(name)]
     return {name: value for name, value in env.items()
-            if name not in names and (not key or value != key)}
+            if name not in names and not any(holds(value, k) for k in keys)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from agentctl.domain.errors import LeaseLost
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.spec import ExecutionSpec
 from agentctl.domain.step import Step
+from agentctl.execution.attribution import ChangeTracker
 from agentctl.execution.reaper import Process, sweep
 from agentctl.execution.sandbox import Sandbox
 from agentctl.execution.tree_cache import TreeCache
@@ -82,6 +83,8 @@ class AttemptContext:
     cassette: Cassette | None = None  # a replay's recorded model exchanges
     observer: RunObserver | None = None  # told when each step ends
     concurrent_baseline: bool = False  # the base's checks may run beside the candidate's
+    # which files each agent call changed, once the agent runs: what no call did is named
+    tracker: ChangeTracker | None = None
     # Held while work beside the pipeline starts processes it cannot keep (a base checkout's
     # git): a sweep waits for it
     quiet: threading.Lock = field(default_factory=threading.Lock)
@@ -91,6 +94,11 @@ class AttemptContext:
         how many there were."""
         with self.quiet:
             return sweep(self.spared)
+
+    def reap_since(self, running: frozenset[Process]) -> int:
+        """Kill what started since `running` was taken and still runs: what one call left."""
+        with self.quiet:
+            return sweep(self.spared | running)
 
     @property
     def workspace(self) -> Path:

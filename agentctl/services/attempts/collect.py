@@ -14,7 +14,8 @@ from agentctl.domain.enums import (
     RedactionStatus,
     StepType,
 )
-from agentctl.domain.judge import DiffLine
+from agentctl.domain.held_secrets import held, held_secret_findings
+from agentctl.domain.judge import DiffLine, JudgeFinding
 from agentctl.domain.patch import FileChange, Patch, check_boundary, compute_stats
 from agentctl.domain.redaction import Redactor
 from agentctl.execution.patch_collector import collect_patch
@@ -31,6 +32,10 @@ class CollectedEvidence:
     evidence: tuple[str, ...]  # artifact ids: patch.diff, touched-files.json
     diff: Path | None = None  # the patch, as collected (what is applied for verification)
     safe_diff: Path | None = None  # the diff file, when it is SAFE_FOR_PR (no secrets found)
+    # the secrets the agent held ([env] passthrough), and where the patch carries one
+    held_secrets: tuple[JudgeFinding, ...] = ()
+    # patched files no recorded call changed (written while none ran, or after the last)
+    unattributed: tuple[str, ...] = ()
 
 
 def collect(ctx: AttemptContext) -> CollectedEvidence:
@@ -68,9 +73,12 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
         changes = collected.changes
         stats = compute_stats(changes)
         boundary = check_boundary(changes, spec.patch_boundary)
+        unattributed = _unattributed(ctx, changes)
+        if unattributed:
+            step.note(unattributed=len(unattributed))
         step.add(json_artifact(ctx.ledger.blobs, {
             "baseCommit": spec.base_commit, "files": changes, "stats": stats,
-            "boundaryCheck": boundary,
+            "boundaryCheck": boundary, "unattributed": unattributed,
             "excluded": [{"path": path, "reason": "ignore_generated"}
                          for path in collected.excluded],
         }, name="touched-files.json", type_=ArtifactType.TOUCHED_FILES, redactor=ctx.redactor))
@@ -97,7 +105,25 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
     diff_lines = tuple(replace(line, text=ctx.redactor.clean(line.text))
                        for line in collected.diff_lines)
     return CollectedEvidence(patch, diff_lines, tuple(a.artifact_id for a in step.artifacts),
-                             diff=diff_path, safe_diff=None if secrets else diff_path)
+                             diff=diff_path, safe_diff=None if secrets else diff_path,
+                             unattributed=tuple(ctx.redactor.clean(p) for p in unattributed),
+                             held_secrets=tuple(held_secret_findings(
+                                 held_secrets(ctx), collected.diff_lines, ctx.redactor.clean)))
+
+
+def _unattributed(ctx: AttemptContext, changes: Sequence[FileChange]) -> list[str]:
+    """The patch's paths no recorded call changed, and what changed while no call ran (the
+    agent's leftover processes are gone by now: nothing changes after this)."""
+    if ctx.tracker is None:
+        return []
+    patched = [p for change in changes for p in (change.path, change.old_path) if p]
+    return ctx.tracker.unattributed(patched)
+
+
+def held_secrets(ctx: AttemptContext) -> dict[str, str]:
+    """The passthrough secrets the run's processes were given, by name: the agent held them."""
+    return held({name: ctx.env[name] for name in ctx.spec.tool_policy.env_passthrough
+                 if name in ctx.env})
 
 
 def _redacted(changes: Sequence[FileChange], redactor: Redactor) -> tuple[FileChange, ...]:

@@ -13,6 +13,7 @@ from agentctl.domain.judge import (
     JudgeReport,
     combine,
     judge_by_rules,
+    status_for,
 )
 from agentctl.domain.serialize import to_json
 from agentctl.domain.spec import ExecutionSpec
@@ -42,6 +43,10 @@ def judge(ctx: AttemptContext, collected: CollectedEvidence,
             policy=spec.judge_policy, verification=verification, task_type=spec.task_type,
             test_paths=spec.verification_plan.test_paths,
         )
+        if collected.held_secrets:  # first: the verdict's reason names the secrets held
+            judgement = combine(Judgement(
+                status=status_for(collected.held_secrets), confidence=judgement.confidence,
+                summary="the agent held secrets", findings=collected.held_secrets), judgement)
         if agent_warnings:  # how the agent ran, e.g. spend claims its gateway contradicts
             judgement = combine(judgement, Judgement(
                 status=JudgeStatus.PASSED_WITH_WARNINGS, confidence=judgement.confidence,

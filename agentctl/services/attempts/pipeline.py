@@ -278,6 +278,7 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
             intent=Intent(fix=spec.task_type in FIX_TASKS,
                           must_pass=spec.verification_plan.must_pass,
                           allow_removed_tests=spec.verification_plan.allow_removed_tests),
+            unattributed=collected.unattributed,
             evidence=Evidence(patch=collected.evidence,
                               verification=verified.evidence if verified else (),
                               judge=judged.evidence if judged else ()),
@@ -347,13 +348,15 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
             return AgentOutcome(error=f"the agent cannot start its model gateway: {error}")
         tool_context = replace(tool_context, env=through.env,
                                should_stop=through.watching(ctx.stop))
+    ctx.tracker = ChangeTracker(ctx.dirs.git, _own_copy(ctx.dirs.index), ctx.scratch)
     runtime = ToolRuntime(ctx.ledger, tool_context, budget, base_index=ctx.dirs.index,
                           approver=ctx.approver, redact_logs_up_to=ctx.redact_logs_up_to,
                           sandbox=ctx.sandbox, agent_home=ctx.dirs.root / "agent-home",
                           task_file=task_file, protected=ctx.protected,
                           plan_is_trusted=spec.agent_spec.kind is AgentKind.SCRIPT,
-                          tracker=ChangeTracker(ctx.dirs.git, _own_copy(ctx.dirs.index),
-                                                ctx.scratch))
+                          tracker=ctx.tracker,
+                          reap_since=ctx.reap_since
+                          if spec.agent_spec.kind is AgentKind.SCRIPT else None)
     session = AgentSession(
         instruction=spec.instruction, workspace=ctx.workspace, task_file=task_file,
         tools=runtime, step=ctx.step, should_stop=ctx.stop, env=tool_context.env,

@@ -12,7 +12,7 @@ that is one command (noop, patch:, command:) never makes one.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,6 +28,7 @@ from agentctl.execution.attribution import (
 )
 from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.process import run_to_file
+from agentctl.execution.reaper import Process, descendants
 from agentctl.execution.sandbox import Jail, Sandbox
 from agentctl.execution.tool_context import ToolContext
 from agentctl.services.attempts.confinement import agent_jail, named_paths, record_connections
@@ -46,7 +47,8 @@ class ToolRuntime:
                  redact_logs_up_to: int, sandbox: Sandbox | None = None,
                  agent_home: Path | None = None, task_file: Path | None = None,
                  protected: tuple[Path, ...] = (), plan_is_trusted: bool = False,
-                 tracker: ChangeTracker | None = None) -> None:
+                 tracker: ChangeTracker | None = None,
+                 reap_since: Callable[[frozenset[Process]], int] | None = None) -> None:
         self.ledger = ledger
         self.plan_is_trusted = plan_is_trusted  # a script plan: the requester wrote its commands
         self.sandbox = sandbox
@@ -54,6 +56,9 @@ class ToolRuntime:
         self.task_file = task_file
         self.protected = protected
         self.tracker = tracker  # which files each call changed (`changedFiles` on its step)
+        # Ends what a command left running (a `setsid` job, which its group's end misses):
+        # only where nothing else of the agent's runs beside its calls (a script plan)
+        self.reap_since = reap_since
         self.base_index = base_index
         self.context = context
         self.budget = budget
@@ -97,8 +102,12 @@ class ToolRuntime:
             self.last_call_id = call.tool_call_id
             if self.tracker is not None:
                 self.tracker.prepare()
+            running = frozenset(descendants()) \
+                if self.reap_since is not None and tool == "shell.run" else None
             try:
                 result, artifacts = self._executed(tool, arguments, jail)
+                if running is not None and self.reap_since is not None:
+                    self.reap_since(running)
             except BaseException:  # Ctrl-C or SIGTERM mid-command: close the step, then stop
                 self.ledger.end_call(step, call, ToolResult(outcome=ToolOutcome.CANCELLED,
                                                             error="interrupted"))
@@ -119,13 +128,17 @@ class ToolRuntime:
                                         read_state(self.context.workspace, paths))
             if changed:
                 self.tracker.mark_stale()
+                self.tracker.credit(changed)
             attributes = changed_files_attribute(changed, self.context.redactor.clean)
             self.last_call_id = self.ledger.finished_call(
                 request, result, attributes=attributes).tool_call_id
+        elif tool == "patch.apply" and self.tracker is not None:
+            self.tracker.prepare()
+            result, _ = self._executed(tool, arguments)
+            self.last_call_id = self.ledger.finished_call(
+                request, result, attributes=self._tracked_changes()).tool_call_id
         else:
             result, _ = self._executed(tool, arguments)
-            if tool == "patch.apply" and self.tracker is not None:
-                self.tracker.mark_stale()
             self.last_call_id = self.ledger.finished_call(request, result).tool_call_id
         self.budget.charge(result.output_bytes)
         return result
