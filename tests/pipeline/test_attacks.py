@@ -50,7 +50,8 @@ def test_an_ignored_shim_that_fakes_passing_tests_is_not_in_the_checkout_that_is
 def test_a_detached_process_that_would_rewrite_files_after_collection_is_gone_first(
         harness: Harness, tmp_path: Path) -> None:
     """A daemon the agent started with setsid, rewriting a file again and again: it is killed
-    before the patch is collected, so nothing can change between collection and verification
+    when its call ends (a script plan's shell.run ends what it started), at the latest before
+    the patch is collected, so nothing can change between collection and verification
     (which runs on a fresh checkout anyway). Unsandboxed: the subreaper holds without the
     sandbox's pid namespace (test_sandbox covers it sandboxed)."""
     harness.configure('[sandbox]\nmode = "off"\n')
@@ -79,8 +80,6 @@ def test_a_detached_process_that_would_rewrite_files_after_collection_is_gone_fi
     except ProcessLookupError:
         alive = False
     assert not alive, "the daemon the agent started outlived the attempt"
-    collect = next(s for s in record.steps if s.type.value == "COLLECT_ARTIFACTS")
-    assert collect.attributes["leftoverProcessesKilled"] >= 1
     (patch,) = record.patches
     checkout = next(s for s in record.steps if s.title.startswith("apply the patch to a fresh"))
     assert checkout.attributes["tree"] == patch.tree_id

@@ -57,6 +57,7 @@ def test_a_clean_run_that_held_a_secret_still_needs_review_and_says_which(
     record = harness.run(harness.plan(
         {"tool": "fs.write", "path": "calc/__init__.py",
          "content": "def add(a, b):\n    return b + a\n"},
+        {"tool": "shell.run", "command": "python3 -c 'print(1)'"},  # its environment has it
     ), autonomy="auto_pr", task_type="refactor",
                         instruction="make calc.add commutative")
 
@@ -70,6 +71,19 @@ def test_a_clean_run_that_held_a_secret_still_needs_review_and_says_which(
     assert record.verdict.reasons[0].endswith(
         ": the agent held secret DEPLOY_TOKEN ([env] passthrough): a person reviews the patch"
         " before any PR")
+
+
+def test_a_plan_that_starts_no_process_holds_no_secret(harness: Harness, monkeypatch) -> None:
+    """Only the checks and the judge, which are agentctl's, were given the value."""
+    monkeypatch.setenv("DEPLOY_TOKEN", SECRET)
+    harness.configure(AUTO)
+    record = harness.run(harness.plan(
+        {"tool": "fs.write", "path": "calc/__init__.py",
+         "content": "def add(a, b):\n    return b + a\n"},
+    ), autonomy="auto_pr", task_type="refactor", instruction="make calc.add commutative")
+
+    (judgement,) = record.judgements
+    assert [f for f in judgement.findings if f.category == "held-secret"] == []
 
 
 def test_a_run_that_held_no_secret_has_no_such_finding(harness: Harness) -> None:

@@ -14,10 +14,13 @@ from agentctl.domain.enums import (
     RedactionStatus,
     StepType,
 )
+from agentctl.domain.agent import AgentKind, AgentSpec
+from agentctl.domain.errors import BadInput
 from agentctl.domain.held_secrets import held, held_secret_findings
 from agentctl.domain.judge import DiffLine, JudgeFinding
 from agentctl.domain.patch import FileChange, Patch, check_boundary, compute_stats
 from agentctl.domain.redaction import Redactor
+from agentctl.execution.agents.spec import load_plan, read_pinned
 from agentctl.execution.patch_collector import collect_patch
 from agentctl.execution.redact_stream import redact_file
 from agentctl.execution.tree_edit import patched_tree
@@ -121,9 +124,29 @@ def _unattributed(ctx: AttemptContext, changes: Sequence[FileChange]) -> list[st
 
 
 def held_secrets(ctx: AttemptContext) -> dict[str, str]:
-    """The passthrough secrets the run's processes were given, by name: the agent held them."""
+    """The passthrough secrets the agent's processes were given, by name: the agent held them.
+    A patch or noop agent starts none; a script plan only through a shell call; the checks and
+    the judge, which also get them, are agentctl's, not the agent's."""
+    if not _agent_ran_a_process(ctx.spec.agent_spec):
+        return {}
     return held({name: ctx.env[name] for name in ctx.spec.tool_policy.env_passthrough
                  if name in ctx.env})
+
+
+# the tools of a script plan that start a process, which gets the passthrough environment
+PROCESS_TOOLS = frozenset({"shell.run", "agent.exec"})
+
+
+def _agent_ran_a_process(agent: AgentSpec) -> bool:
+    if agent.kind in (AgentKind.PATCH, AgentKind.NOOP):
+        return False
+    if agent.kind is not AgentKind.SCRIPT:
+        return True  # command and native agents run with the passthrough environment
+    try:
+        plan = load_plan(Path(agent.value), read_pinned(agent))
+    except (BadInput, OSError):
+        return True  # unreadable now: assume the worst
+    return any(step.tool in PROCESS_TOOLS for step in plan)
 
 
 def _redacted(changes: Sequence[FileChange], redactor: Redactor) -> tuple[FileChange, ...]:
