@@ -18,13 +18,19 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from agentctl.domain.canonical import record_digest
+from agentctl.domain.canonical import record_digest, record_digest_before
 from agentctl.domain.step import ToolCall
 
 
 def digest(record: object) -> str:
     """sha256 over the record's canonical JSON: what it says, not how a database stores it."""
     return record_digest(record)
+
+
+def digest_before(record: object) -> str | None:
+    """The digest an event made before fields were added to the record's type unmarked holds
+    for it (`serialize.LATER_UNMARKED`); None when its type has no such field."""
+    return record_digest_before(record)
 
 
 def call_digest(call: ToolCall) -> str:
@@ -128,10 +134,12 @@ class Claim:
 
 
 def unmatched(records: Mapping[tuple[str, str], str], claims: Iterable[Claim],
-              labels: Mapping[tuple[str, str], str] | None = None) -> list[Problem]:
+              labels: Mapping[tuple[str, str], str] | None = None,
+              earlier: Mapping[tuple[str, str], str] | None = None) -> list[Problem]:
     """Records (kind, id) -> digest against the events' claims: a record no event created, a
     record whose content is not what its event says, an event whose record is gone. `labels`
-    add a name to what is reported (an artifact's file name)."""
+    add a name to what is reported (an artifact's file name); `earlier` is the digest a record
+    had before fields were added to its type unmarked, which its event may hold instead."""
     problems: list[Problem] = []
     claimed: dict[tuple[str, str], Claim] = {}
     for made in claims:
@@ -145,7 +153,8 @@ def unmatched(records: Mapping[tuple[str, str], str], claims: Iterable[Claim],
         claim = claimed.get(key)
         if claim is None:
             problems.append(Problem(what(key), "no event records its creation"))
-        elif claim.digest is not None and claim.digest != actual:
+        elif claim.digest is not None and claim.digest != actual \
+                and claim.digest != (earlier or {}).get(key):
             problems.append(Problem(what(key), "its content does not match the event that "
                                                "created it (edited)"))
     for key in claimed.keys() - records.keys():

@@ -24,7 +24,7 @@ import json
 import orjson
 
 from agentctl.domain.json_text import compiled
-from agentctl.domain.serialize import sealed_json
+from agentctl.domain.serialize import sealed_before_json, sealed_json
 
 _ENCODE = compiled(json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False))
 _FLAT_VALUES = frozenset((str, int, bool, type(None)))  # exact types: no enums, no floats
@@ -65,3 +65,10 @@ def record_digest(record: object) -> str:
     """`sha256_digest` of a record's JSON document (DESIGN.md §4: camelCase keys, enum values,
     ISO times): what it says, not how a database stores it."""
     return sha256_digest(sealed_json(record))
+
+
+def record_digest_before(record: object) -> str | None:
+    """The digest the record was sealed under before its unmarked later fields existed
+    (`serialize.LATER_UNMARKED`), or None when its type has none."""
+    document = sealed_before_json(record)
+    return None if document is None else sha256_digest(document)

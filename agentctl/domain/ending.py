@@ -21,7 +21,13 @@ from agentctl.domain.enums import (
     VerdictStatus,
 )
 from agentctl.domain.events import NewEvent
-from agentctl.domain.run import Attempt, Run, may_retry, task_status_after
+from agentctl.domain.run import (
+    BEFORE_PR,
+    Attempt,
+    Run,
+    may_retry,
+    task_status_after,
+)
 from agentctl.domain.step import Step
 from agentctl.domain.task import Task
 from agentctl.domain.transitions import is_terminal
@@ -147,7 +153,9 @@ def _cancelled(situation: Situation, end: Cancelled, now: datetime) -> Conclusio
         ended = run.closed(situation.verdict, now, cancelled=True)
         return Conclusion(run=ended, task=_settled(situation, VerdictStatus.CANCELLED, now),
                           events=(_event(run, EventType.RUN_COMPLETED, now,
-                                         status=ended.status.value, by=end.by),))
+                                         status=ended.status.value, by=end.by,
+                                         verdictStatus=situation.verdict.status.value,
+                                         note=f"cancelled {BEFORE_PR}"),))
     closed = _closed_steps(situation, now, code="cancelled")
     return _decided(situation, cancelled(end.text, run.execution_spec.autonomy_level), now,
                     decided_by=f"cancelled by {end.by}", closed=closed,

@@ -9,6 +9,7 @@ from datetime import datetime
 from agentctl.domain import globs
 from agentctl.domain.agent_text import control_character, visible
 from agentctl.domain.enums import ChangeType, PatchApplyStatus
+from agentctl.domain.serialize import LATER_UNMARKED
 from agentctl.domain.spec import PatchBoundary
 
 # Test files by the conventions of the common ecosystems; not configurable because the judge's
@@ -56,7 +57,8 @@ class PatchBoundaryCheck:
     unexpected_generated_files: tuple[str, ...]
     unexpected_lockfile_changes: tuple[str, ...]
     matched_rules: Mapping[str, str] = field(default_factory=dict)  # path -> rule
-    unexpected_binary_files: tuple[str, ...] = ()  # binaries no [boundary] allow_binary names
+    # binaries no [boundary] allow_binary names
+    unexpected_binary_files: tuple[str, ...] = field(default=(), metadata=LATER_UNMARKED)
 
     def reasons(self) -> list[str]:
         """One line each, paths with their control characters spelled out."""

@@ -176,6 +176,17 @@ def task_status_after(verdict: VerdictStatus) -> TaskStatus:
     return TaskStatus.FAILED
 
 
+def cancelled_before_pr(status: str, verdict_status: str | None) -> bool:
+    """A run cancelled while it awaited a human's approval: its verdict was decided and stands
+    (the run is CANCELLED, the verdict is not), and no PR is opened for it, since an approval is
+    refused once the run has ended. Statuses as text: what `run show`'s document holds."""
+    return status == RunStatus.CANCELLED.value and verdict_status is not None \
+        and verdict_status != VerdictStatus.CANCELLED.value
+
+
+BEFORE_PR = "before its PR: the verdict stands, and no PR will be opened"
+
+
 def may_retry(attempt_number: int, budget: Budget) -> bool:
     """Infrastructure failures earn a fresh attempt while the budget's attempts last."""
     return attempt_number < budget.max_attempts

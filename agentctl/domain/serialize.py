@@ -69,20 +69,43 @@ ADDED_LATER = "agentctl.added_later"
 LATER = {ADDED_LATER: True}
 
 
+# Field metadata: the field was added after records of its type were first sealed, but without
+# `LATER`, so it has been sealed even at its default since it came (marking it now would change
+# those seals). A record written before it existed was sealed without it: `audit verify` also
+# accepts the digest taken with it left out at its default (`sealed_before_json`).
+ADDED_UNMARKED = "agentctl.added_later_unmarked"
+LATER_UNMARKED = {ADDED_UNMARKED: True}
+
+
 def sealed_json(value: object) -> object:
     """`to_json` as a record is sealed: fields added later are left out at their default."""
+    return _sealed(value, (ADDED_LATER,))
+
+
+def sealed_before_json(value: object) -> object | None:
+    """`sealed_json` as the record was sealed before its `LATER_UNMARKED` fields existed (left
+    out at their default too), or None when its type has none: then `sealed_json` is all."""
+    if not is_dataclass(value) or isinstance(value, type) \
+            or not _reaches(type(value), ADDED_UNMARKED):
+        return None
+    return _sealed(value, (ADDED_LATER, ADDED_UNMARKED))
+
+
+def _sealed(value: object, marks: tuple[str, ...]) -> object:
+    """`to_json`, leaving out the fields carrying one of `marks` where they hold their default."""
     if is_dataclass(value) and not isinstance(value, type):
-        if not _reaches_later(type(value)):
+        if not any(_reaches(type(value), mark) for mark in marks):
             return to_json(value)
         out: dict[str, object] = {}
         for item_field, key in _fields_and_keys(type(value)):
             item = getattr(value, item_field.name)
-            if item_field.metadata.get(ADDED_LATER) and item == item_field.default:
+            if any(item_field.metadata.get(mark) for mark in marks) \
+                    and item == item_field.default:
                 continue
-            out[key] = sealed_json(item)
+            out[key] = _sealed(item, marks)
         return out
     if isinstance(value, (list, tuple)):
-        return [sealed_json(item) for item in value]
+        return [_sealed(item, marks) for item in value]
     return to_json(value)
 
 
@@ -92,13 +115,12 @@ def _fields_and_keys(cls: type) -> tuple[tuple[Field[object], str], ...]:
 
 
 @cache
-def _reaches_later(tp: object) -> bool:
-    """Whether a value of type `tp` may hold a field added later, at any depth."""
+def _reaches(tp: object, mark: str) -> bool:
+    """Whether a value of type `tp` may hold a field carrying `mark`, at any depth."""
     if isinstance(tp, type) and is_dataclass(tp):
         hints = typing.get_type_hints(tp)
-        return any(f.metadata.get(ADDED_LATER) or _reaches_later(hints[f.name])
-                   for f in fields(tp))
-    return any(_reaches_later(arg) for arg in typing.get_args(tp))
+        return any(f.metadata.get(mark) or _reaches(hints[f.name], mark) for f in fields(tp))
+    return any(_reaches(arg, mark) for arg in typing.get_args(tp))
 
 
 def dumps(value: object) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from agentctl.domain.ansi import strip_ansi
-from agentctl.domain.serialize import LATER
+from agentctl.domain.serialize import LATER, LATER_UNMARKED
 from agentctl.domain.enums import (
     TestClassification,
     TestOutcome,
@@ -116,7 +116,7 @@ class ClassifiedTest:
     candidate: TestOutcome
     base: TestOutcome | None
     message: str | None = None
-    base_unknown: bool = False
+    base_unknown: bool = field(default=False, metadata=LATER_UNMARKED)
     # the base's version of the test fails with the patch's code while the patch's version
     # passes: the patch changed what it expects (for review, never evidence by itself)
     expectations_changed: bool = field(default=False, metadata=LATER)
@@ -142,7 +142,8 @@ class VerificationCheck:
     classified_tests: tuple[ClassifiedTest, ...] = ()
     baseline_commit: str | None = None
     baseline_cached: bool | None = None
-    runner: str | None = None  # whose per-test results `tests` counts: pytest, unittest, junit...
+    # whose per-test results `tests` counts: pytest, unittest, junit...
+    runner: str | None = field(default=None, metadata=LATER_UNMARKED)
     # the runs beside the base that the patch's sides allowed: "fix evidence" (the base's code
     # under the patch's tests), "regression evidence" (the patch's code under the base's tests)
     evidence_runs: tuple[str, ...] = field(default=(), metadata=LATER)

@@ -24,6 +24,7 @@ from agentctl.domain.audit import (
     checkpoint_state,
     claims_of,
     digest,
+    digest_before,
     row_digest,
     run_status_problems,
     seal_problems,
@@ -105,7 +106,7 @@ def verify_store(store: Store) -> AuditReport:
     problems = [
         *([problem] if problem else []),
         *stored.problems,
-        *unmatched(stored.digests, claims, stored.labels),
+        *unmatched(stored.digests, claims, stored.labels, stored.earlier),
         *run_status_problems(stored.statuses, completed,
                              frozenset(s.value for s in TERMINAL_RUN)),
         *seal_problems(sealed_rows, _sealed_kind(seals, leases=False), strict=born_sealed),
@@ -168,6 +169,7 @@ def _row_seals(views: Views) -> tuple[dict[tuple[str, str], str], dict[tuple[str
 @dataclass(slots=True)
 class _Stored:
     digests: dict[tuple[str, str], str] = field(default_factory=dict)
+    earlier: dict[tuple[str, str], str] = field(default_factory=dict)  # see `digest_before`
     labels: dict[tuple[str, str], str] = field(default_factory=dict)
     statuses: dict[str, str] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
@@ -200,6 +202,9 @@ def _stored_records(store: Store, views: Views, *, calls: bool) -> _Stored:
                                                                       f"{error}"))
                 continue
             stored.digests[(kind, record_id)] = digest_of(record)
+            before = digest_before(record)
+            if before is not None:
+                stored.earlier[(kind, record_id)] = before
             if isinstance(record, Artifact):
                 stored.labels[(kind, record_id)] = record.name
                 problem = store.blobs.verify(record.uri, record.sha256)

@@ -166,6 +166,26 @@ def test_run_trace_without_endpoint_or_with_collector_down(traced, bench: Any,
     assert "not sent" in error_line(down.stderr)
 
 
+@pytest.mark.parametrize("url", ["not a url", "localhost:4318", "ftp://collector", "http://",
+                                 "http://collector:99999"])
+def test_run_trace_refuses_what_is_not_a_url_and_records_nothing(
+        traced, bench: Any, error_line, url: str) -> None:
+    run, _, _ = traced
+    before = bench.cli("events", "--run", run["runId"], "--json").json()
+    refused = bench.cli("run", "trace", run["runId"], "--endpoint", url, expect=(2,))
+    assert error_line(refused.stderr).startswith(
+        f"agentctl: error: --endpoint {url!r} is not an OTLP/HTTP endpoint: ")
+    assert bench.cli("events", "--run", run["runId"], "--json").json() == before
+
+
+def test_a_bad_endpoint_in_the_environment_is_named_as_such(traced, bench: Any,
+                                                             error_line) -> None:
+    run, _, _ = traced
+    refused = bench.cli("run", "trace", run["runId"], expect=(2,),
+                        env={"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"})
+    assert "OTEL_EXPORTER_OTLP_ENDPOINT 'collector:4318'" in error_line(refused.stderr)
+
+
 def test_a_worker_traces_the_runs_it_finishes(bench: Any) -> None:
     with otlp_receiver() as receiver:
         env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint}

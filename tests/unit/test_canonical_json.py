@@ -13,9 +13,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentctl.domain.audit import digest
-from agentctl.domain.canonical import canonical_json, record_digest, sha256_digest
+from agentctl.domain.canonical import (
+    canonical_json,
+    record_digest,
+    record_digest_before,
+    sha256_digest,
+)
 from agentctl.domain.enums import ToolOutcome
-from agentctl.domain.serialize import sealed_json, to_json
+from agentctl.domain.serialize import sealed_before_json, sealed_json, to_json
 from agentctl.domain.verification import VerificationReport
 from tests.unit.conftest import sample_records, sample_spec
 
@@ -61,6 +66,24 @@ def test_a_field_added_later_is_sealed_only_when_it_says_something() -> None:
     assert record_digest(with_runs) != record_digest(report)
     assert sealed_json(with_runs)["checks"][0]["evidenceRuns"] == [  # type: ignore[index,call-overload]
         "fix evidence"]
+
+
+def test_a_field_added_unmarked_has_a_digest_with_it_and_one_from_before_it() -> None:
+    """`runner` came without LATER: sealed (null) since then, absent from records sealed
+    before it; the earlier digest leaves it out only at its default."""
+    (report,) = [r for r in sample_records() if isinstance(r, VerificationReport)]
+    sealed, before = sealed_json(report), sealed_before_json(report)
+    assert isinstance(sealed, dict) and isinstance(before, dict)
+    assert "runner" in sealed["checks"][0] and "runner" not in before["checks"][0]
+    assert record_digest_before(report) == sha256_digest(before) != record_digest(report)
+    named = replace(report, checks=(replace(report.checks[0], runner="pytest"),))
+    assert sealed_before_json(named)["checks"][0]["runner"] == "pytest"  # type: ignore[index]
+    assert record_digest_before(named) != record_digest_before(report)
+
+
+def test_a_record_without_unmarked_fields_has_one_digest() -> None:
+    unmarked = [r for r in sample_records() if record_digest_before(r) is None]
+    assert unmarked and not any(isinstance(r, VerificationReport) for r in unmarked)
 
 
 def test_an_ascii_spec_keeps_the_digest_earlier_versions_gave_it() -> None:

@@ -16,6 +16,7 @@ from rich.tree import Tree
 from agentctl.cli.render.classes import STYLE, by_class
 from agentctl.cli.render.fit import Column, fitted
 from agentctl.cli.render.style import badge, colour, duration, escape, repository_name
+from agentctl.domain.run import BEFORE_PR, cancelled_before_pr
 
 Document = dict[str, Any]
 # Steps shown in full per attempt; longer runs of ordinary successful tool calls are folded.
@@ -79,6 +80,10 @@ def run_detail(run: Document) -> RenderableType:
     ]
     if run.get("failureSummary"):
         rows.append(("failure", escape(run["failureSummary"])))
+    if cancelled_before_pr(run["status"], verdict.get("status")):
+        rows.append(("cancelled", escape(f"by {run.get('cancelRequestedBy') or '?'} "
+                                         f"({run.get('cancelReason') or 'no reason'}) "
+                                         f"{BEFORE_PR}")))
     for reason in (verdict.get("reasons") or [])[:5]:
         rows.append(("reason", escape(reason)))
     for pr in run.get("pullRequests") or []:

@@ -54,10 +54,17 @@ def trace_after_run(storage: Storage, config: Config, run: Run) -> ExportResult 
 def export_finished_run(storage: Storage, config: Config, run_text: str | None, *,
                         endpoint: str | None) -> ExportResult:
     """`run trace`: send an ended run's trace (again); the outcome goes on its record."""
+    from agentctl.domain.otlp_endpoint import endpoint_problem
+
     target = endpoint or configured_endpoint(config)
     if not target:
         raise BadInput(f"no OTLP endpoint: pass --endpoint URL, set {ENDPOINT_ENV} or "
                        "[telemetry] otlp_endpoint")
+    problem = endpoint_problem(target)
+    if problem:
+        source = "--endpoint" if endpoint else ENDPOINT_ENV if os.environ.get(ENDPOINT_ENV) \
+            else "[telemetry] otlp_endpoint"
+        raise BadInput(f"{source} {target!r} is not an OTLP/HTTP endpoint: {problem}")
     with storage.reads() as reads:
         run = reads.run(run_text)
     if not has_ended(run):
