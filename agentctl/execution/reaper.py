@@ -53,15 +53,9 @@ def _processes() -> _Table:
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
-        try:  # raw reads: a text file object per process costs more than the read itself
-            descriptor = os.open(f"/proc/{name}/stat", os.O_RDONLY)
-            try:
-                stat = os.read(descriptor, 4096)
-            finally:
-                os.close(descriptor)
-        except OSError:
+        fields = _stat_fields(name)
+        if fields is None:
             continue  # gone meanwhile
-        fields = stat[stat.rfind(b")") + 2:].split()
         if not fields or fields[0] == b"Z":
             continue  # a zombie runs nothing; its parent (we, for adopted ones) reaps it
         process = (int(name), int(fields[19]))
@@ -128,15 +122,9 @@ def _reap_exited(spared: set[Process] | frozenset[Process]) -> None:
         for name in os.listdir("/proc"):
             if not name.isdigit() or int(name) in _kept:
                 continue
-            try:
-                descriptor = os.open(f"/proc/{name}/stat", os.O_RDONLY)
-                try:
-                    stat = os.read(descriptor, 4096)
-                finally:
-                    os.close(descriptor)
-            except OSError:
+            fields = _stat_fields(name)
+            if not fields:
                 continue  # reaped meanwhile
-            fields = stat[stat.rfind(b")") + 2:].split()
             exited = fields[0] == b"Z" and int(fields[1]) == own
             if not exited or (int(name), int(fields[19])) in spared:
                 continue
@@ -150,3 +138,17 @@ def _reap(pids: set[int]) -> None:
     for pid in list(pids):
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
+
+
+def _stat_fields(pid: str) -> list[bytes] | None:
+    """The fields of /proc/PID/stat after the command name (state first); None when the
+    process is gone. Raw reads: a text file object per process costs more than the read."""
+    try:
+        descriptor = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        try:
+            stat = os.read(descriptor, 4096)
+        finally:
+            os.close(descriptor)
+    except OSError:
+        return None
+    return stat[stat.rfind(b")") + 2:].split()

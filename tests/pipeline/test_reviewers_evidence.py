@@ -14,7 +14,13 @@ from agentctl.domain.enums import StepType, TestClassification, VerdictStatus
 from agentctl.services.ports import RunRecord
 from tests.conftest import make_repo
 from tests.pipeline.conftest import Harness
-from tests.pipeline.test_baseline import FIX_ADD, check_of, classes, pytest_repo
+from tests.pipeline.test_baseline import (
+    FIX_ADD,
+    check_of,
+    classes,
+    pytest_repo,
+)
+from tests.pipeline.test_baseline import clean_pytest_repo as clean_repo
 
 K = TestClassification
 V = VerdictStatus
@@ -22,17 +28,6 @@ PYTEST = f"{sys.executable} -m pytest -q"
 on_sqlite = pytest.mark.parametrize("harness", ["sqlite"], indirect=True)
 ADD = "tests/test_calc.py::test_add"
 MUL = "tests/test_calc.py::test_mul"
-
-
-def clean_repo(root: Path) -> Path:
-    """Every test passes on the base; add and mul each have a test."""
-    return make_repo(root / "clean", {
-        "calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
-        "pytest.ini": "[pytest]\naddopts = -p no:cacheprovider\n",
-        "tests/__init__.py": "",
-        "tests/test_calc.py": "from calc import add, mul\n\n\n"
-                              "def test_add():\n    assert add(2, 3) == 5\n\n\n"
-                              "def test_mul():\n    assert mul(2, 3) == 6\n"})
 
 
 BREAK_MUL = {"tool": "fs.replace", "path": "calc.py", "old": "a * b", "new": "a + b"}
