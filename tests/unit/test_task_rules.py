@@ -27,10 +27,10 @@ from agentctl.domain.task import (
     Session,
     SessionMessage,
     Task,
-    shown_status,
     TaskPolicy,
     default_title,
     policy_denial_reasons,
+    shown_status,
 )
 
 T = TaskStatus
