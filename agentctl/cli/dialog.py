@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rich.prompt import Confirm, Prompt
 
+from agentctl.cli.cancel import cancellable
 from agentctl.cli.output import err
 from agentctl.cli.render.style import escape
 from agentctl.domain.enums import AutonomyLevel, MessageRole, TaskType
@@ -96,8 +97,10 @@ def converse(request: TaskRequest, *, here: str | None, forbidden: Sequence[str]
 
     def ask(question: str, default: str | None = None, choices: list[str] | None = None) -> str:
         while True:
-            answer = (Prompt.ask(escape(question), console=console, default=default,
-                                 choices=choices, show_default=default is not None) or "").strip()
+            with cancellable():
+                answer = (Prompt.ask(escape(question), console=console, default=default,
+                                     choices=choices, show_default=default is not None)
+                          or "").strip()
             if answer:
                 asked.append(Exchange(question, answer))
                 return answer
@@ -124,7 +127,8 @@ def converse(request: TaskRequest, *, here: str | None, forbidden: Sequence[str]
         request = replace(request, autonomy_level=ask(
             AUTONOMY, AutonomyLevel.SUPERVISED_PR.value, [a.value for a in AutonomyLevel]))
     console.print(summary(request))
-    confirmed = Confirm.ask(CONFIRM, console=console, default=True)
+    with cancellable():
+        confirmed = Confirm.ask(CONFIRM, console=console, default=True)
     asked.append(Exchange(CONFIRM, "yes" if confirmed else "no"))
     return request, asked
 

@@ -15,6 +15,8 @@ from agentctl.cli.output import emit_json, out
 AGENT_CLIS = {"claude": "Claude Code (--agent claude[:MODEL])",
               "codex": "the Codex CLI (--agent codex[:MODEL])"}
 FORGE_TOKENS = ("GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN")
+PART_WIDTH = 10
+MIN_DETAIL_WIDTH = 20  # a terminal narrower than this wraps the detail itself
 
 
 @dataclass(frozen=True)
@@ -28,18 +30,31 @@ class Finding:
 def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Check the sandbox, the agent CLIs, the store and a forge token. Exit 1 when a required
     part does not work (an agent CLI or a token that is missing only warns)."""
-    from agentctl.cli.render.style import escape
-
     current = state(ctx)
     findings = [_sandbox(), _views(current), *_agents(), _store(current), _forge()]
     if as_json:
         emit_json([{"part": f.part, "ok": f.ok, "required": f.required, "detail": f.detail}
                    for f in findings])
     else:
-        for f in findings:
-            mark = "[green]✓[/]" if f.ok else "[red]✗[/]" if f.required else "[yellow]![/]"
-            out().print(f"{mark} {f.part:<10} {escape(f.detail)}", highlight=False)
+        _print(findings)
     raise typer.Exit(0 if all(f.ok or not f.required for f in findings) else 1)
+
+
+def _print(findings: list[Finding]) -> None:
+    """One row per part; a detail longer than the terminal wraps under its own text (a
+    hanging indent), so the marks and part names stay a column a reader can run an eye down."""
+    from rich.text import Text
+
+    console = out()
+    for f in findings:
+        mark = "[green]✓[/]" if f.ok else "[red]✗[/]" if f.required else "[yellow]![/]"
+        lead = Text.from_markup(f"{mark} {f.part:<{PART_WIDTH}} ")
+        detail = Text(f.detail)  # plain text: a path's brackets are never markup
+        width = max(console.width - lead.cell_len, MIN_DETAIL_WIDTH)
+        for n, line in enumerate(detail.wrap(console, width, overflow="fold")):
+            line.rstrip()
+            console.print(Text.assemble(lead if n == 0 else " " * lead.cell_len, line),
+                          highlight=False, soft_wrap=True)
 
 
 def _sandbox() -> Finding:

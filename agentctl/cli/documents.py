@@ -118,5 +118,7 @@ def edited_by_document(edits: EditedBy) -> dict[str, list[Document]]:
     return {path: [{"stepId": e.step_id, "sequenceNumber": e.sequence_number,
                     "toolName": e.tool_name, "toolCallId": e.tool_call_id,
                     "changeType": e.change.change_type.value, "additions": e.change.additions,
-                    "deletions": e.change.deletions} for e in found]
+                    "deletions": e.change.deletions,
+                    **({} if e.change.binary_size is None else
+                       {"binary": True, "sizeBytes": e.change.binary_size})} for e in found]
             for path, found in edits.items()}

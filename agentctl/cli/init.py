@@ -55,7 +55,9 @@ def _proposed_checks(cwd: Path) -> tuple[str, ...]:
         return ()
     from rich.prompt import Confirm
 
+    from agentctl.cli.cancel import cancellable
     from agentctl.cli.render.style import escape
 
-    return detected if Confirm.ask(f"Verify every run with [bold]{escape(shown)}[/]?",
-                                   console=err(), default=True) else ()
+    with cancellable():
+        return detected if Confirm.ask(f"Verify every run with [bold]{escape(shown)}[/]?",
+                                       console=err(), default=True) else ()

@@ -123,9 +123,10 @@ class LiveStatus:
             self._status.start()
 
 
-# The steps worth a line of their own (by their title where it says more: a check's name).
+# The steps worth a line of their own (by their title where it says more: a check's name; a
+# patch applied by the agent, `apply fix.diff`, apart from the verified tree's fresh checkout).
 _KEPT_STEPS = {"CLONE_REPOSITORY": "workspace", "MODEL_PLANNING": "agent",
-               "APPLY_PATCH": "patch applies", "RUN_VERIFIER": None, "JUDGE_DIFF": "judge"}
+               "APPLY_PATCH": None, "RUN_VERIFIER": None, "JUDGE_DIFF": "judge"}
 
 
 def _seconds(seconds: float) -> str:

@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager
 
 from rich.prompt import Confirm
 
+from agentctl.cli.cancel import new_line_on_interrupt
 from agentctl.cli.output import err
 from agentctl.cli.render.style import escape
 from agentctl.domain.command_rules import GuardDecision
@@ -33,7 +34,8 @@ def terminal_approver(pause: Callable[[], AbstractContextManager[None]]) -> Appr
         with pause():
             err().print(f"\n[bold]{tool}[/] [cyan]{escape(str(what))}[/] matches "
                         f"[yellow]{escape(str(decision.matched_rule))}[/]")
-            allowed = Confirm.ask("Allow this call?", console=err(), default=False)
+            with new_line_on_interrupt():  # the run is cancelled on record by its caller
+                allowed = Confirm.ask("Allow this call?", console=err(), default=False)
         return who if allowed else None
 
     return approve

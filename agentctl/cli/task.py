@@ -20,7 +20,7 @@ from agentctl.cli.options import (
     status_filter,
 )
 from agentctl.cli.output import emit_json, hint, out
-from agentctl.domain.enums import TaskStatus
+from agentctl.domain.enums import RunStatus, TaskStatus
 from agentctl.domain.errors import BadInput, PolicyDenied
 from agentctl.domain.serialize import to_json
 
@@ -176,7 +176,9 @@ def _report_and_run(current: State, submitted: "Submitted", agent_spec: "AgentSp
             from agentctl.cli.render.tasks import task_detail
 
             with current.views() as views:
-                out().print(task_detail(views.task(task.task_id)))
+                waiting = views.runs(limit=1, task_id=task.task_id,
+                                     status=RunStatus.NEEDS_APPROVAL)
+                out().print(task_detail(views.task(task.task_id), next(iter(waiting), None)))
 
         raise typer.Exit(execute_and_report(current, task.task_id, agent_spec, detach=detach,
                                             keep_workspace=keep_workspace, as_json=as_json,
@@ -253,6 +255,8 @@ def list_(
         tasks = views.tasks(limit=limit, status=wanted,
                             session_id=session_id, repository=repository)
         short = {} if full or as_json else views.short_ids("task", [t.task_id for t in tasks])
+        awaiting = set() if as_json else {r.task_id for r in views.runs(
+            limit=10_000, status=RunStatus.NEEDS_APPROVAL, repository=repository)}
     if as_json:
         emit_json(tasks)
         return
@@ -262,7 +266,7 @@ def list_(
         return
     from agentctl.cli.render.tasks import task_table
 
-    out().print(task_table(tasks, short=short, width=out().width))
+    out().print(task_table(tasks, short=short, width=out().width, awaiting=awaiting))
 
 
 @app.command()
@@ -287,15 +291,18 @@ def show(
     pull_request = None if newest is None else {
         "state": newest.state.value, "forge": newest.forge.value, "number": newest.number,
         "url": newest.url, "runId": newest.run_id}
+    awaiting = max((r for r in runs if r.status is RunStatus.NEEDS_APPROVAL),
+                   key=lambda r: r.number, default=None)
     if as_json:
         document = to_json(task)
         document["runs"] = run_rows  # type: ignore[index]
+        document["awaitingApproval"] = awaiting and awaiting.run_id  # type: ignore[index]
         document["pullRequest"] = pull_request  # type: ignore[index]
         emit_json(document)
         return
     from agentctl.cli.render.tasks import task_detail
 
-    out().print(task_detail(task))
+    out().print(task_detail(task, awaiting))
     if pull_request is not None:
         out().print(f"  PR {pull_request['state']}" + (f"  {pull_request['url']}"
                                                        if pull_request["url"] else ""))

@@ -26,6 +26,7 @@ class ChangedFile:
     additions: int
     deletions: int
     old_path: str | None = None
+    binary_size: int | None = None  # a binary file's bytes (after; before when deleted): no lines
 
     def to_json(self, clean: Callable[[str], str] = str) -> dict[str, object]:
         """As recorded on the step; `clean` redacts the paths (a secret used as a file name)."""
@@ -34,6 +35,8 @@ class ChangedFile:
                                        "additions": self.additions, "deletions": self.deletions}
         if self.old_path:
             document["oldPath"] = clean(self.old_path)
+        if self.binary_size is not None:
+            document["binary"], document["sizeBytes"] = True, self.binary_size
         return document
 
 
@@ -57,7 +60,10 @@ def changed_files_of(attributes: Mapping[str, object]) -> tuple[ChangedFile, ...
         additions, deletions = entry.get("additions", 0), entry.get("deletions", 0)
         if isinstance(path, str) and kind in _CHANGE_TYPES and isinstance(additions, int) \
                 and isinstance(deletions, int) and (old is None or isinstance(old, str)):
-            found.append(ChangedFile(path, ChangeType(kind), additions, deletions, old))
+            size = entry.get("sizeBytes")
+            found.append(ChangedFile(path, ChangeType(kind), additions, deletions, old,
+                                     size if entry.get("binary") and isinstance(size, int)
+                                     else None))
     return tuple(found)
 
 

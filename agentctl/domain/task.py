@@ -167,3 +167,12 @@ class SessionMessage:
     def __post_init__(self) -> None:
         if not self.content.strip():
             raise InvariantViolation("a session message cannot be empty")
+
+
+def shown_status(status: TaskStatus, *, awaiting_approval: bool) -> str:
+    """The task's status as a person reads it: its stored COMPLETED or FAILED only says that no
+    run is still working, so while one of its runs waits for a person's approval the task
+    reads as that run does (NEEDS_APPROVAL, the run's word: the vocabulary has no other)."""
+    if awaiting_approval and status in (TaskStatus.COMPLETED, TaskStatus.FAILED):
+        return "NEEDS_APPROVAL"
+    return status.value

@@ -143,8 +143,9 @@ def _decide_status(inputs: VerdictInputs, chain: list[ChainLink]) -> tuple[Verdi
         applies = patch.apply_status is PatchApplyStatus.APPLIES_CLEANLY
         chain.append(ChainLink(
             check="apply", passed=applies, evidence=ev.patch,
-            detail=f"applies cleanly to {patch.base_commit[:12]}" if applies else
-            f"does not apply to {patch.base_commit[:12]}: {patch.apply_error or 'git apply failed'}",
+            detail=f"the collected patch applies cleanly to {patch.base_commit[:12]}, giving "
+            "the workspace's tree" if applies else f"the collected patch does not apply to "
+            f"{patch.base_commit[:12]}: {patch.apply_error or 'git apply failed'}",
         ))
     infrastructure = inputs.infrastructure_failure if inputs.verification is None else None
     if infrastructure is not None:

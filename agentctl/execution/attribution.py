@@ -97,7 +97,7 @@ class ChangeTracker:
                                what="cannot compare snapshots").stdout
         statuses = self.git.run("diff-tree", "-r", "-M", "-z", "--name-status", before, after,
                                 what="cannot compare snapshots").stdout
-        counts = _numstat(listing)
+        counts, binaries = _numstat(listing)
         changed: list[ChangedFile] = []
         fields = statuses.split("\0")
         position = 0
@@ -111,8 +111,14 @@ class ChangeTracker:
                 old, path = None, fields[position + 1]
                 position += 2
             additions, deletions = counts.get(path, (0, 0))
-            changed.append(ChangedFile(path, kind, additions, deletions, old))
+            size = self._size(before if kind is ChangeType.DELETED else after, path) \
+                if path in binaries else None
+            changed.append(ChangedFile(path, kind, additions, deletions, old, size))
         return changed
+
+    def _size(self, tree: str, path: str) -> int | None:
+        found = self.git.run("cat-file", "-s", f"{tree}:{path}", what="cannot size a file")
+        return int(found.stdout) if found.stdout.strip().isdigit() else None
 
 
 def _trailer(index: Path) -> bytes:
@@ -125,10 +131,11 @@ def _trailer(index: Path) -> bytes:
         return b""
 
 
-def _numstat(text: str) -> dict[str, tuple[int, int]]:
+def _numstat(text: str) -> tuple[dict[str, tuple[int, int]], set[str]]:
     """`git diff-tree --numstat -z`: `a<TAB>d<TAB>path\\0`, or for a rename `a<TAB>d<TAB>\\0old\\0new\\0`;
-    binary files count `-` (0 here)."""
+    binary files count `-` (0 here, and named in the second value)."""
     counts: dict[str, tuple[int, int]] = {}
+    binaries: set[str] = set()
     fields = text.split("\0")
     position = 0
     while position < len(fields):
@@ -145,7 +152,9 @@ def _numstat(text: str) -> dict[str, tuple[int, int]]:
             position += 2
         counts[path] = (int(added) if added.isdigit() else 0,
                         int(deleted) if deleted.isdigit() else 0)
-    return counts
+        if added == deleted == "-":
+            binaries.add(path)
+    return counts, binaries
 
 
 # --- agentctl's own file tools: attributed in-process, without a snapshot -------------------
@@ -189,6 +198,10 @@ def file_tool_changes(tool: str, arguments: Mapping[str, object],
             continue
         kind = ChangeType.ADDED if old is None else ChangeType.DELETED if new is None \
             else ChangeType.MODIFIED
+        content = new if new is not None else old
+        if content is not None and b"\0" in content[:8000]:  # git's own test for binary
+            changed.append(ChangedFile(name, kind, 0, 0, binary_size=len(content)))
+            continue
         additions, deletions = line_counts(_lines(old) or [], _lines(new) or [])
         changed.append(ChangedFile(name, kind, additions, deletions))
     return changed

@@ -59,7 +59,9 @@ def test_submit_list_show_cancel(cli, repo: Path, home: Path, error_line) -> Non
     assert shown.returncode == 0, shown.stderr
     document = shown.json()
     assert document["runs"] == [] and document["pullRequest"] is None
-    assert {k: v for k, v in document.items() if k not in ("runs", "pullRequest")} == task
+    assert document["awaitingApproval"] is None
+    assert {k: v for k, v in document.items()
+            if k not in ("runs", "pullRequest", "awaitingApproval")} == task
 
     plain = cli("task", "show", task_id)
     assert plain.returncode == 0

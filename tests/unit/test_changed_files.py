@@ -45,3 +45,22 @@ def test_an_entry_that_is_not_a_changed_file_is_left_out() -> None:
     assert step.changed_files == (EDITED,)
     assert a_step({"changedFiles": "a.py"}).changed_files == ()
     assert a_step({}).changed_files == ()
+
+
+def test_a_binary_file_is_recorded_with_its_size_and_read_back() -> None:
+    logo = ChangedFile("logo.png", ChangeType.ADDED, 0, 0, binary_size=2048)
+    recorded = changed_files_attribute([logo])
+    assert recorded == {"changedFiles": [{"path": "logo.png", "changeType": "ADDED",
+                                          "additions": 0, "deletions": 0, "binary": True,
+                                          "sizeBytes": 2048}]}
+    assert a_step(recorded).changed_files == (logo,)
+
+
+def test_a_file_tool_that_writes_bytes_with_a_nul_changes_a_binary_file() -> None:
+    from agentctl.execution.attribution import file_tool_changes
+
+    written = file_tool_changes("fs.write", {"path": "data.bin"}, {"data.bin": None},
+                                {"data.bin": b"\x89PNG\0\x01\x02"})
+    assert written == [ChangedFile("data.bin", ChangeType.ADDED, 0, 0, binary_size=7)]
+    text = file_tool_changes("fs.write", {"path": "a.txt"}, {"a.txt": b"x\n"}, {"a.txt": b"y\n"})
+    assert text == [ChangedFile("a.txt", ChangeType.MODIFIED, 1, 1)]

@@ -30,6 +30,7 @@ from agentctl.domain.task import (
     TaskPolicy,
     default_title,
     policy_denial_reasons,
+    shown_status,
 )
 
 T = TaskStatus
@@ -325,3 +326,15 @@ def test_ids_made_by_concurrent_threads_are_unique() -> None:
     for thread in threads:
         thread.join()
     assert len(set(made)) == 4000
+
+
+@pytest.mark.parametrize(("status", "awaiting", "shown"), [
+    (TaskStatus.COMPLETED, True, "NEEDS_APPROVAL"),
+    (TaskStatus.FAILED, True, "NEEDS_APPROVAL"),
+    (TaskStatus.COMPLETED, False, "COMPLETED"),
+    (TaskStatus.RUNNING, True, "RUNNING"),  # a newer run is still working: that is the news
+    (TaskStatus.CANCELLED, True, "CANCELLED"),
+])
+def test_a_task_whose_run_awaits_approval_reads_as_that_run(
+        status: TaskStatus, awaiting: bool, shown: str) -> None:
+    assert shown_status(status, awaiting_approval=awaiting) == shown

@@ -7,10 +7,11 @@ indented line under its row (`task task_01JZ9  base 3f2a1c9e`), so nothing is cu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.padding import Padding
 from rich.text import Text
 
@@ -76,3 +77,38 @@ def _join(line: Text, parts: Sequence[Text], widths: Sequence[int]) -> None:
         line.append_text(part)
         if n < len(parts) - 1:
             line.append(" " * (size - part.cell_len + GAP))
+
+
+_LEAD = re.compile(r" *(?:\d+\. \S |- |\S+ +)?")
+MAX_HANGING = 16  # deeper than this, a narrow terminal would leave the text too little room
+
+
+class Hanging:
+    """A line of text that wraps under its own text (a hanging indent), never back to column
+    0: `5. ✗ judge  …` continues under `judge`, `  - reason …` under the reason, `sandbox …`
+    under what follows the key."""
+
+    def __init__(self, text: Text) -> None:
+        self.text = text
+        found = _LEAD.match(text.plain)
+        lead = len(text.plain) - len(text.plain.lstrip(" "))
+        end = found.end() if found else 0
+        self.indent = min(end if end > lead else lead + 2, MAX_HANGING)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        indent = min(self.indent, width // 2)
+        first = self.text.wrap(console, width, overflow="fold")[0]
+        first.rstrip()
+        yield first
+        rest = self.text[len(first.plain):]
+        rest = rest[len(rest.plain) - len(rest.plain.lstrip(" ")):]
+        if rest.plain:
+            for line in rest.wrap(console, max(width - indent, 1), overflow="fold"):
+                line.rstrip()
+                yield Text.assemble(" " * indent, line)
+
+
+def hanging(lines: Sequence[str]) -> RenderableType:
+    """Lines of Rich markup, each wrapping under its own text."""
+    return Group(*(Hanging(Text.from_markup(line, emoji=False)) for line in lines))

@@ -228,8 +228,7 @@ def _add_step(node: Tree, step: Document) -> None:
             and attributes["summary"] != step["title"]:
         branch.add(escape(attributes["summary"]))
     for change in step.get("changedFiles") or ():
-        branch.add(f"[yellow]edited:[/] {escape(str(change['path']))} "
-                   f"([green]+{change['additions']}[/] [red]−{change['deletions']}[/])"
+        branch.add(f"[yellow]edited:[/] {escape(str(change['path']))} ({line_counts(change)})"
                    + ("" if change.get("changeType") == "MODIFIED"
                       else f" [dim]{change.get('changeType')}[/]"))
     for artifact in step["artifacts"]:
@@ -255,3 +254,11 @@ def _arguments(arguments_json: str) -> str:
     extra = f" → {arguments['to']}" if "to" in arguments else ""
     text = f"{main}{extra}"
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def line_counts(change: Document) -> str:
+    """`+3 −1`, or for a binary file (which has no lines) `binary, 2,048 bytes`."""
+    if change.get("binary"):
+        size = change.get("sizeBytes")
+        return f"binary, {size:,} bytes" if isinstance(size, int) else "binary"
+    return f"[green]+{change['additions']}[/] [red]−{change['deletions']}[/]"

@@ -2,35 +2,43 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from rich.console import RenderableType
 from rich.table import Table
 
 from agentctl.cli.render.fit import Column, fitted
 from agentctl.cli.render.style import badge, escape, repository_name, when
-from agentctl.domain.task import Session, SessionMessage, Task
+from agentctl.domain.run import Run
+from agentctl.domain.task import Session, SessionMessage, Task, shown_status
 
 
 def task_table(tasks: Sequence[Task], *, short: Mapping[str, str], width: int,
-               ) -> RenderableType:
-    """One row per task; the title and what else does not fit go on an indented line."""
+               awaiting: Collection[str] = ()) -> RenderableType:
+    """One row per task; the title and what else does not fit go on an indented line.
+    `awaiting`: the tasks a run of which waits for approval (they read NEEDS_APPROVAL)."""
     columns = [Column("TASK", 3), Column("STATUS", 3), Column("TYPE", 1), Column("AUTONOMY", 1),
                Column("REPO"), Column("CREATED"), Column("TITLE", text=True)]
-    rows = [[short.get(t.task_id, t.task_id), badge(t.status), t.task_type.value,
+    rows = [[short.get(t.task_id, t.task_id),
+             badge(shown_status(t.status, awaiting_approval=t.task_id in awaiting)),
+             t.task_type.value,
              t.autonomy_level.value, escape(repository_name(t.repository)),
              when(t.created_at)[:16], escape(t.title)] for t in tasks]
     return fitted(columns, rows, width)
 
 
-def task_detail(task: Task) -> Table:
+def task_detail(task: Task, awaiting: Run | None = None) -> Table:
+    """`awaiting`: the task's run that waits for a person's approval, named on the status row
+    with the command that gives it."""
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     rows: list[tuple[str, str]] = [
         ("task", task.task_id),
-        ("status", badge(task.status) + (f"  {escape(task.status_reason)}" if task.status_reason
-                                         else "")),
+        ("status", badge(shown_status(task.status, awaiting_approval=awaiting is not None))
+         + (f"  run #{awaiting.number} awaits approval: agentctl verdict approve "
+            f"{awaiting.run_id}" if awaiting is not None else
+            f"  {escape(task.status_reason)}" if task.status_reason else "")),
         ("title", escape(task.title)),
         ("type", task.task_type.value),
         ("autonomy", task.autonomy_level.value),

@@ -9,7 +9,8 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from agentctl.cli.render.classes import STYLE, by_class
-from agentctl.cli.render.runs import pr_line, sandbox_line
+from agentctl.cli.render.fit import hanging
+from agentctl.cli.render.runs import line_counts, pr_line, sandbox_line
 from agentctl.cli.render.style import badge, escape
 
 Document = dict[str, Any]
@@ -28,7 +29,7 @@ def verdict_panel(verdict: Document, *, home: str, full: bool = False) -> Render
         *(_artifact_line(a, home, full) for a in verdict["evidence"]),
     ]
     lines += _approvals(verdict)
-    return Group(*(Text.from_markup(line, emoji=False) for line in lines))
+    return hanging(lines)
 
 
 def explanation(verdict: Document, *, home: str, full: bool = False,
@@ -63,10 +64,10 @@ def explanation(verdict: Document, *, home: str, full: bool = False,
         for path, edits in verdict["editedBy"].items():
             lines += [f"  {escape(path)} ← step {edit['sequenceNumber']} "
                       f"[bold]{escape(str(edit['toolName']))}[/] "
-                      f"(+{edit['additions']} −{edit['deletions']})" for edit in edits]
+                      f"({line_counts(edit)})" for edit in edits]
     for pr in verdict.get("pullRequests") or []:
         lines += ["", f"[bold]pull request[/] {pr_line(pr)}"]
-    return Group(*(Text.from_markup(line, emoji=False) for line in lines))
+    return hanging(lines)
 
 
 SHOWN_TESTS = 5  # per class, without --all
