@@ -16,6 +16,7 @@ from agentctl.domain.enums import Severity
 from agentctl.domain.findings import DiffLine, JudgeFinding
 from agentctl.domain.lazy_regex import lazy_regex
 from agentctl.domain.patch import FileChange
+from agentctl.domain.test_side import TEST_SECTIONS
 
 # Files whose whole job is the test harness.
 HARNESS_FILES = (
@@ -23,16 +24,6 @@ HARNESS_FILES = (
     "jest.config.*", "vitest.config.*", "vitest.workspace.*", "karma.conf.*", ".mocharc*",
     "phpunit.xml", "phpunit.xml.dist", "jest.setup.*",
 )
-# Files with a test section among other things: a harness change when the diff touches it.
-_SECTIONS = {
-    "pyproject.toml": lazy_regex(r"pytest|addopts|testpaths|python_files|python_functions|"
-                                 r"unittest|coverage|tool\.tox|nox"),
-    "pom.xml": lazy_regex(r"surefire|failsafe|skipTests|testFailureIgnore|maven\.test|"
-                          r"<excludes?>|<includes?>|<test>"),
-    "build.gradle": lazy_regex(r"\btest\b|useJUnit|exclude|ignoreFailures|filter"),
-    "build.gradle.kts": lazy_regex(r"\btest\b|useJUnit|exclude|ignoreFailures|filter"),
-    "package.json": lazy_regex(r"\"(?:jest|vitest|mocha|ava|test)\"|--passWithNoTests|testMatch"),
-}
 _LOAD_TESTS = lazy_regex(r"\bdef load_tests\s*\(")
 
 
@@ -55,7 +46,7 @@ def harness_changes(changes: Sequence[FileChange],
             if globs.first_match(HARNESS_FILES, path) is not None:
                 out.setdefault(path, HarnessChange(path=path,
                                                    why="decides which tests run and how"))
-            elif name in _SECTIONS and any(_SECTIONS[name]().search(text)
+            elif name in TEST_SECTIONS and any(TEST_SECTIONS[name]().search(text)
                                            for where, text in touched if where == path):
                 out.setdefault(path, HarnessChange(path=path, why="its test section changed"))
             elif path.endswith(".py") and any(_LOAD_TESTS().search(text)

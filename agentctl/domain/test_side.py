@@ -35,8 +35,9 @@ DEFAULT_TEST_PATHS = (
     "jest.config.*", "jest.setup.*", "vitest.config.*", "vitest.workspace.*", "karma.conf.*",
     ".mocharc*", "phpunit.xml", "phpunit.xml.dist",
 )
-# Files with a test section among other things: on the test side when the diff touches it.
-_SECTIONS = {
+# Files with a test section among other things: on the test side (and a harness change for
+# the judge) when the diff touches it.
+TEST_SECTIONS = {
     "pyproject.toml": lazy_regex(r"pytest|addopts|testpaths|python_files|python_classes|"
                                  r"python_functions|unittest|coverage|tool\.tox|nox"),
     "pom.xml": lazy_regex(r"surefire|failsafe|skipTests|testFailureIgnore|maven\.test|"
@@ -106,5 +107,5 @@ def split_patch(changes: Sequence[FileChange], lines: Sequence[DiffLine],
 def _on_test_side(path: str, patterns: Sequence[str], texts: Sequence[str]) -> bool:
     if is_test_path(path, patterns):
         return True
-    section = _SECTIONS.get(path.rsplit("/", 1)[-1])
+    section = TEST_SECTIONS.get(path.rsplit("/", 1)[-1])
     return section is not None and any(section().search(text) for text in texts)

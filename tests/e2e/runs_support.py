@@ -222,3 +222,17 @@ def _walk(repo: Path) -> Iterator[Path]:
         dirs[:] = [d for d in dirs if not (Path(folder) == repo and d == ".git")]
         for name in files:
             yield Path(folder) / name
+
+
+def docstring_fix(repo: Path, tmp_path: Path) -> Path:
+    """`fix.diff` in `tmp_path`: a docstring for calc's add, as a clone of `repo` gives it."""
+    import subprocess
+
+    from tests.conftest import git
+
+    scratch = tmp_path / "scratch"
+    subprocess.run(["git", "clone", "-q", str(repo), str(scratch)], check=True)
+    (scratch / "calc" / "__init__.py").write_text(
+        "def add(a, b):\n    \"\"\"The sum.\"\"\"\n    return a + b\n")
+    (tmp_path / "fix.diff").write_text(git(scratch, "diff") + "\n")
+    return tmp_path / "fix.diff"

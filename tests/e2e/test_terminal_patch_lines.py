@@ -5,23 +5,18 @@ the agent's own patch (`apply fix.diff`) and the verified tree's fresh checkout 
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import AGENTCTL, GIT_IDENTITY, git
-from tests.e2e.runs_support import CALC_FILES, UNITTEST, Bench
+from tests.conftest import AGENTCTL, GIT_IDENTITY
+from tests.e2e.runs_support import CALC_FILES, UNITTEST, Bench, docstring_fix
 from tests.e2e.terminal_support import terminal
 
 
 def test_the_agent_s_patch_and_the_fresh_checkout_are_two_lines_named_apart(
         tmp_path: Path, repo_maker: Any, run_agentctl: Any) -> None:
     repo = repo_maker(tmp_path / "calc", CALC_FILES)
-    scratch = tmp_path / "scratch"
-    subprocess.run(["git", "clone", "-q", str(repo), str(scratch)], check=True)
-    (scratch / "calc" / "__init__.py").write_text(
-        "def add(a, b):\n    \"\"\"The sum.\"\"\"\n    return a + b\n")
-    (tmp_path / "fix.diff").write_text(git(scratch, "diff") + "\n")
+    docstring_fix(repo, tmp_path)
     bench = Bench(tmp_path, run_agentctl)
     task = bench.submit(repo, "--verify", UNITTEST)
     env = {"AGENTCTL_HOME": str(bench.home), **GIT_IDENTITY}

@@ -4,12 +4,11 @@ does not fit wraps under that text, never back to column 0, so the first column 
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import AGENTCTL, GIT_IDENTITY, git
-from tests.e2e.runs_support import CALC_FILES, UNITTEST, Bench
+from tests.conftest import AGENTCTL, GIT_IDENTITY
+from tests.e2e.runs_support import CALC_FILES, UNITTEST, Bench, docstring_fix
 from tests.e2e.terminal_support import terminal
 
 MARKS = ("✓", "✗", "!")
@@ -41,11 +40,7 @@ EXPLAIN_STARTS = re.compile(r"^(intent|verdict|sandbox|classification|reasons|ev
 def test_verdict_explain_wraps_each_row_under_its_own_text_at_80_columns(
         tmp_path: Path, repo_maker: Any, run_agentctl: Any) -> None:
     repo = repo_maker(tmp_path / "calc", CALC_FILES)
-    scratch = tmp_path / "scratch"
-    subprocess.run(["git", "clone", "-q", str(repo), str(scratch)], check=True)
-    (scratch / "calc" / "__init__.py").write_text(
-        "def add(a, b):\n    \"\"\"The sum.\"\"\"\n    return a + b\n")
-    (tmp_path / "fix.diff").write_text(git(scratch, "diff") + "\n")
+    docstring_fix(repo, tmp_path)
     bench = Bench(tmp_path, run_agentctl)
     task = bench.submit(repo, "--verify", UNITTEST, instruction="document what add returns "
                         "and why, in words a new reader of the calculator understands")

@@ -19,6 +19,7 @@ from agentctl.domain.runner_summary import (
     read_summaries,
 )
 from tests.machine import unavailable
+from tests.pipeline.test_baseline import MAVEN_POM
 
 CALC_TESTS = """
 def test_add():
@@ -60,27 +61,6 @@ test('passes', () => {});
 test('passes too', () => {});
 """
 
-MAVEN_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>demo</groupId><artifactId>calc</artifactId><version>1.0</version>
-  <properties>
-    <maven.compiler.release>17</maven.compiler.release>
-    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
-  </properties>
-  <dependencies>
-    <dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter</artifactId>
-      <version>5.10.2</version><scope>test</scope></dependency>
-  </dependencies>
-  <build><plugins>
-    <plugin><groupId>org.apache.maven.plugins</groupId>
-      <artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version></plugin>
-    <plugin><groupId>org.apache.maven.plugins</groupId>
-      <artifactId>maven-compiler-plugin</artifactId><version>3.11.0</version></plugin>
-    <plugin><groupId>org.apache.maven.plugins</groupId>
-      <artifactId>maven-resources-plugin</artifactId><version>3.3.1</version></plugin>
-  </plugins></build>
-</project>
-"""
 
 
 def logged(command: list[str], cwd: Path) -> str:
