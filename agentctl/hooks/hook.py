@@ -37,6 +37,12 @@ except ImportError:  # pragma: no cover - not CPython
 
 AGENTS = ("claude", "codex")
 OPTIONS = ("--socket", "--attempt", "--key")
+# `--event NAME`: the event this invocation answers, for a CLI whose hook input does not name
+# it (each event then has a command of its own in agentctl's configuration of that CLI).
+EVENT_OPTION = "--event"
+# The CLI's session began with agentctl's configuration loaded: the guard proves it is live
+# (no tool call; the attempt acknowledges it).
+SESSION_START = "SessionStart"
 CONNECT_SECONDS = 10.0
 # An `ask` rule in an interactive run waits for a person at the attempt's terminal.
 REPLY_SECONDS = 3600.0
@@ -65,8 +71,9 @@ def _main(argv: list[str]) -> int:
     if payload is None:
         raise HookError("hook input is not a JSON object; expected the agent's PreToolUse or "
                         "PostToolUse object on stdin")
-    event = payload.get("hook_event_name")
-    if not isinstance(event, str) or not isinstance(payload.get("tool_name"), str):
+    event = options.get(EVENT_OPTION) or payload.get("hook_event_name")
+    if not isinstance(event, str) or (event != SESSION_START
+                                      and not isinstance(payload.get("tool_name"), str)):
         raise HookError("hook input lacks hook_event_name or tool_name; expected the agent's "
                         "PreToolUse or PostToolUse object on stdin")
     # The input travels as the agent wrote it (it is one whole JSON object, so it cannot add
@@ -81,7 +88,7 @@ def _main(argv: list[str]) -> int:
         raise HookError("the attempt's answer is not a JSON object")
     if reply.get("refused"):  # not a decision on the call: the request itself was refused
         raise HookError(str(reply.get("reason") or "the attempt refused the request"))
-    if event != "PreToolUse":
+    if event != "PreToolUse":  # a result or the session's start: acknowledged
         if reply.get("ok") is not True:
             raise HookError(str(reply.get("reason") or "the attempt refused the result"))
         return 0
@@ -109,11 +116,13 @@ def _arguments(argv: list[str]) -> tuple[str, dict[str, str]]:
     rest = argv[1:]
     while rest:
         name, *rest = rest
-        if name not in OPTIONS or not rest:
+        if name not in (*OPTIONS, EVENT_OPTION) or not rest:
             raise HookError(f"unexpected hook argument {name!r}; expected --socket, --attempt "
-                            "and --key with values")
+                            "and --key with values (and --event NAME)")
         options[name], *rest = rest
     missing = [name for name in OPTIONS if not options.get(name)]
+    if EVENT_OPTION in options and not options[EVENT_OPTION].isidentifier():
+        raise HookError(f"--event {options[EVENT_OPTION]!r} is not an event name")
     if missing:
         raise HookError(f"no run to check this call against: missing {', '.join(missing)} "
                         "(the hook only works inside an agentctl run)")

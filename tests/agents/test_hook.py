@@ -145,6 +145,27 @@ def test_an_input_written_over_several_lines_reaches_the_attempt_whole(attempt: 
     assert attempt.reached[0]["input"] == PRE
 
 
+def test_the_session_start_named_by_event_reaches_the_attempt_and_is_acknowledged(
+        attempt: Attempt) -> None:
+    """A CLI whose hook input names no event gets one command per event (`--event`); the
+    session's start carries no tool call."""
+    attempt.answer = {"ok": True}
+    result = hook('{"sessionId": "s"}', "claude", "--socket", str(attempt.server.path),
+                  "--attempt", "attempt_A", "--key", "key_hook", "--event", "SessionStart")
+    assert result.returncode == 0 and result.stdout == "", result.stderr
+    assert attempt.reached[0]["event"] == "SessionStart"
+    assert attempt.reached[0]["input"] == {"sessionId": "s"}
+
+
+@pytest.mark.parametrize("event", ["Pre ToolUse", "x;y"])
+def test_an_event_that_is_no_name_denies_and_reaches_nothing(attempt: Attempt,
+                                                             event: str) -> None:
+    result = hook(json.dumps(PRE), "claude", "--socket", str(attempt.server.path),
+                  "--attempt", "attempt_A", "--key", "key_hook", "--event", event)
+    assert result.returncode == 2 and "is not an event name" in result.stderr
+    assert attempt.reached == []
+
+
 def test_the_hook_process_loads_only_its_own_two_modules_of_agentctl() -> None:
     """Started twice per tool call, as a plain script without `site`: it must not pay for what
     the command line's start-up needs (the dataclass code table would cost it ~15 ms)."""

@@ -33,7 +33,7 @@ def mcp_command(identity: AttemptIdentity, key: str) -> list[str]:
 
 
 
-HOOK_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
+HOOK_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart"})
 
 
 def forgery(event: object, source: Source, message: Mapping[str, object],

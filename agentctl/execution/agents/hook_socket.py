@@ -41,6 +41,9 @@ class Credentials:
 
     hook: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     mcp: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    # what a guard that runs inside the CLI (a plugin) adds to each model request, proving to
+    # the gateway that it was loaded; never a key to the socket
+    guard: str = field(default_factory=lambda: secrets.token_urlsafe(24))
 
     def source(self, key: object) -> Source:
         if isinstance(key, str) and secrets.compare_digest(key, self.hook):

@@ -103,6 +103,10 @@ class NativeAgent:
         self.spec = spec
         self._gateway: Gateway | None = None
         self._jails: ToolJails | None = None
+        self.keys = Credentials()  # fresh per attempt (`run` makes them)
+        # set when the CLI's session-start hook reached the attempt: agentctl's configuration
+        # was loaded in that process
+        self.guard_loaded = threading.Event()
 
     # --- what each agent says ---------------------------------------------------------------
     def launch(self, session: AgentSession, settings: NativeAgentSettings, home: Path,
@@ -139,7 +143,7 @@ class NativeAgent:
         home = self.home_dir(identity)
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
         stream = session.task_file.parent / f"{self.name}-stream.jsonl"
-        keys = Credentials()
+        keys = self.keys = Credentials()
         launch = self.launch(session, settings, home, prompt_for(session),
                              hook_command(self.name, identity, keys.hook),
                              mcp_command(identity, keys.mcp))
@@ -243,6 +247,9 @@ class NativeAgent:
                             "route this one (no `command` string): not run")}
                     answer["updatedInput"] = json.dumps(routed, separators=(",", ":"))
                 return answer
+            if event == "SessionStart":
+                self.guard_loaded.set()
+                return {"ok": True}
             if event in ("PostToolUse", "PostToolUseFailure"):
                 native.after(self.name, payload, failed=event == "PostToolUseFailure")
                 return {"ok": True}
