@@ -9,12 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentctl.execution.socket_dirs import PREFIX, SocketDir, sweep
+from agentctl.execution.sandboxing.socket_dirs import PREFIX, SocketDir, sweep
 
 _HOLD = """
 import sys, time
 from pathlib import Path
-from agentctl.execution.socket_dirs import SocketDir
+from agentctl.execution.sandboxing.socket_dirs import SocketDir
 made = SocketDir(Path(sys.argv[1]))
 print(made.path, flush=True)
 time.sleep(600)
@@ -64,7 +64,7 @@ def test_the_sweep_leaves_a_folder_being_made_and_anything_not_a_folder(tmp_path
 _SWEEP = """
 import sys
 from pathlib import Path
-from agentctl.execution.socket_dirs import sweep
+from agentctl.execution.sandboxing.socket_dirs import sweep
 parent = Path(sys.argv[1])
 while not (parent / "stop").exists():
     sweep(parent)

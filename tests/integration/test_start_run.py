@@ -14,7 +14,7 @@ from agentctl.domain.agent import AgentKind, AgentSpec
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.errors import BadInput
 from agentctl.domain.sandbox import SandboxMode
-from agentctl.execution import bubblewrap
+from agentctl.execution.sandboxing import bubblewrap
 from agentctl.home import resolve_home
 from agentctl.services.actions.requests import TaskRequest
 from agentctl.services.actions.tasks import submit_task

@@ -244,6 +244,6 @@ def _test_ids(ids: tuple[str, ...]) -> tuple[str, ...]:
 
 def detected_test_commands(repository: Path) -> tuple[str, ...]:
     """The test commands a repository's build files imply, offered when a request names none."""
-    from agentctl.execution.test_detection import detect_test_commands
+    from agentctl.execution.verification.test_detection import detect_test_commands
 
     return detect_test_commands(repository)

@@ -15,8 +15,8 @@ from pathlib import Path
 from agentctl.config import Config
 from agentctl.domain.enums import TaskStatus
 from agentctl.domain.task import Task
-from agentctl.execution.cache_fill import Prefetch
-from agentctl.execution.checkout_changes import CheckoutChanges
+from agentctl.execution.workspaces.cache_fill import Prefetch
+from agentctl.execution.workspaces.checkout_changes import CheckoutChanges
 from agentctl.services.actions.requests import TaskRequest
 from agentctl.services.actions.tasks import submit_and_resolve
 from agentctl.services.lifecycle.start import (

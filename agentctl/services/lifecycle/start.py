@@ -12,10 +12,10 @@ from agentctl.config import Config
 from agentctl.domain.agent import AgentSpec
 from agentctl.domain.run import Run
 from agentctl.domain.sandbox import SandboxMode, SandboxProfile
-from agentctl.execution.bubblewrap import require
-from agentctl.execution.cache_fill import Prefetch
-from agentctl.execution.checkout_changes import CheckoutChanges
-from agentctl.execution.tree_cache import in_home
+from agentctl.execution.sandboxing.bubblewrap import require
+from agentctl.execution.workspaces.cache_fill import Prefetch
+from agentctl.execution.workspaces.checkout_changes import CheckoutChanges
+from agentctl.execution.workspaces.tree_cache import in_home
 from agentctl.services.attempts.attempt import Progress
 from agentctl.services.attempts.baseline_cache import FOLDER as BASELINES
 from agentctl.services.attempts.pipeline import RunOptions
