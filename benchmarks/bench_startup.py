@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -148,14 +149,18 @@ def stored_task(home: Path) -> str | None:
     return ids[TASKS // 2] if complete else None
 
 
-def time_once(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+def measure(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Wall seconds, and the CPU seconds (user + system) the command's processes used: the
+    steadier figure on a machine others load."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     completed = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if completed.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({completed.returncode}): {completed.stderr}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -222,11 +227,14 @@ def main() -> None:
                  *((f"{name}|plain", argv, plain) for name, (argv, _) in commands.items()),
                  ("sqlalchemy", [sys.executable, "-c", "import sqlalchemy"], env)]
         for _, argv, environment in timed:  # warm the file cache and byte-code
-            time_once(argv, environment, workdir)
+            measure(argv, environment, workdir)
         samples: dict[str, list[float]] = {name: [] for name, _, _ in timed}
+        cpu: dict[str, list[float]] = {name: [] for name, _, _ in timed}
         for _ in range(args.runs):
             for name, argv, environment in timed:
-                samples[name].append(time_once(argv, environment, workdir))
+                wall, used = measure(argv, environment, workdir)
+                samples[name].append(wall)
+                cpu[name].append(used)
 
     floor_median = statistics.median(samples["floor"])
     floor_best = min(samples["floor"])
@@ -236,21 +244,24 @@ def main() -> None:
             "kept, as asked (no bytecode, no dataclass code table)" if args.keep_environment
             else "timed without it (--keep-environment to keep it)"))
     print(f"floor, a minimal Typer app's --help: median {floor_median * 1000:.0f} ms, "
-          f"min {floor_best * 1000:.0f} ms")
+          f"min {floor_best * 1000:.0f} ms, CPU {statistics.median(cpu['floor']) * 1000:.0f} ms")
     print("ratio: median / floor median (the target applies to it); min ratio: min / floor "
-          f"min, steadier on a busy machine; plain: {PLAIN}=1, every speed-up off")
-    print(f"{'command':<34} {'target':>6} | {'speed-ups: median':>17} {'ratio':>6} "
-          f"{'min ratio':>9} | {'plain: median':>13} {'ratio':>6} {'min ratio':>9}")
+          "min; cpu: median CPU (user + system) of the command, the steadiest on a busy "
+          f"machine; plain: {PLAIN}=1, every speed-up off")
+    print(f"{'command':<30} {'target':>6} | {'speed-ups: median':>17} {'ratio':>6} "
+          f"{'min ratio':>9} {'cpu':>6} | {'plain: median':>13} {'ratio':>6} {'min ratio':>9} "
+          f"{'cpu':>6}")
     over: list[str] = []
     for name, (_, target) in commands.items():
-        row = f"{name.removeprefix('agentctl '):<34} {f'{target:.1f}x' if target else '':>6}"
+        row = f"{name.removeprefix('agentctl '):<30} {f'{target:.1f}x' if target else '':>6}"
         for mode, width in (("on", 17), ("plain", 13)):
             times = samples[f"{name}|{mode}"]
             ratio = statistics.median(times) / floor_median
             if target is not None and ratio > target:
                 over.append(f"{name} ({mode})")
+            used = statistics.median(cpu[f"{name}|{mode}"])
             row += (f" | {statistics.median(times) * 1000:>{width - 2}.0f}ms {ratio:>5.2f}x "
-                    f"{min(times) / floor_best:>8.2f}x")
+                    f"{min(times) / floor_best:>8.2f}x {used * 1000:>4.0f}ms")
         print(row + (" OVER" if any(o.startswith(f"{name} (") for o in over) else ""))
     print(f"(reference) python -c 'import sqlalchemy': "
           f"{statistics.median(samples['sqlalchemy']) * 1000:.0f} ms")
