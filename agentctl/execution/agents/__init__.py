@@ -94,6 +94,9 @@ class AgentOutcome:
     # what the judge should weigh about how it ran (its own spend claims that disagree with
     # what its model gateway measured)
     warnings: tuple[str, ...] = ()
+    # agentctl's own machinery failed, not the agent (its guard never proved itself loaded):
+    # the run ends FAILED_INFRASTRUCTURE with this reason, nothing of the workspace judged
+    infrastructure: str | None = None
 
 
 class Agent(Protocol):

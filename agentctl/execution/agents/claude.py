@@ -21,8 +21,9 @@ from agentctl.execution.agents.native import Launch, NativeAgent, frozen_spec
 from agentctl.execution.agents.stream import StreamState
 
 # Results come from the stream (its `tool_result` blocks carry what PostToolUse would): one
-# hook process per tool call instead of two.
-HOOK_EVENTS = ("PreToolUse",)
+# hook process per tool call instead of two. SessionStart arms the model gateway (the guard is
+# loaded in this process); Claude Code waits for it before its first model request.
+HOOK_EVENTS = ("PreToolUse", "SessionStart")
 # The settings Claude Code reads besides agentctl's `--settings` file: neither "project" nor
 # "local" (the repository's). Release 2.1.197 has no PreSkillShellCommand event to register.
 SETTING_SOURCES = "user"

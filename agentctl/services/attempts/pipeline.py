@@ -197,6 +197,11 @@ def _agent_and_evidence(ctx: AttemptContext, run: Run, beside: BaseBeside | None
             time.monotonic() - started, outcome.error))
     if stopped := ctx.stop.ending():
         return stopped
+    if outcome.infrastructure is not None:  # its guard never loaded: nothing of it is judged,
+        reason = ctx.redactor.clean(outcome.infrastructure)  # and another attempt would
+        ctx.progress(reason)  # launch it the same way
+        return InfraFailed(code="agent_unguarded", reason=reason, retry=False,
+                           final=infrastructure_failed(reason, spec.autonomy_level))
     phase = Phase("collect")
     try:
         return _judge_the_evidence(ctx, run, outcome, phase, beside)

@@ -1,0 +1,131 @@
+"""The enforcement canary, end to end with the real CLIs: the run's model gateway forwards
+nothing until agentctl's guard proved itself loaded in the CLI's process (its session-start
+hook reached the attempt). A run whose hooks are switched off by the operator's own launch
+settings is refused at its first model request: the vendor sees nothing, no tool call runs
+unguarded, and the run ends FAILED_INFRASTRUCTURE "the agent's guard did not load"."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentctl.domain.model_routes import GUARD_RULE
+from agentctl.services.admin.demo import prepare
+from tests.agents.conftest import AgentBench, claude_config
+from tests.agents.fake_models import FakeModel, Script
+from tests.agents.test_claude import MIGRATION
+from tests.agents.test_codex import SCRIPT, codex_config
+
+NOT_LOADED = "the agent's guard did not load"
+# Claude Code: a second `--settings` with disableAllHooks switches off every hook, agentctl's
+# too (`--setting-sources ""` does not: agentctl's --settings file is not a setting source).
+CLAUDE_HOOKS_OFF = 'extra_args = ["--settings", "{\\"disableAllHooks\\": true}"]\n'
+# Codex: its `hooks` feature off
+CODEX_HOOKS_OFF = ["--disable", "hooks"]
+
+
+def _bench(tmp_path_factory: pytest.TempPathFactory, run_agentctl: Any,
+           env: dict[str, str]) -> AgentBench:
+    root = tmp_path_factory.mktemp("canary")
+    repository, _plans, _settings = prepare(root)
+    return AgentBench(root, repository, run_agentctl, env)
+
+
+@pytest.fixture(scope="module")
+def claude_bench(tmp_path_factory: pytest.TempPathFactory, run_agentctl: Any,
+                 anthropic: FakeModel) -> AgentBench:
+    return _bench(tmp_path_factory, run_agentctl, {
+        "ANTHROPIC_BASE_URL": anthropic.url, "ANTHROPIC_API_KEY": "sk-ant-fake-key-0123456789"})
+
+
+@pytest.fixture(scope="module")
+def codex_bench(tmp_path_factory: pytest.TempPathFactory, run_agentctl: Any) -> AgentBench:
+    return _bench(tmp_path_factory, run_agentctl, {"FAKE_API_KEY": "sk-fake-openai-0123456789"})
+
+
+def _run(bench: AgentBench, model: FakeModel, script: list[Any], agent: str,
+         ) -> dict[str, Any]:
+    model.script = Script(script)
+    model.seen.clear()
+    run = bench.start(bench.submit("Migrate old_feature_flag_client to new_feature_flags"), agent)
+    return {"run": run, "seen": list(model.seen), "show": bench.json("run", "show", run["runId"])}
+
+
+def _assert_refused(bench: AgentBench, refused: dict[str, Any]) -> None:
+    run_id = refused["run"]["runId"]
+    # nothing reached the vendor, so the CLI could make no tool call, guarded or not
+    assert refused["seen"] == []
+    assert bench.calls(run_id) == []
+    show = refused["show"]
+    assert show["status"] == "FAILED", show
+    verdict = bench.json("verdict", "show", run_id)
+    assert verdict["status"] == "FAILED_INFRASTRUCTURE"
+    assert verdict["reasons"][0].startswith(NOT_LOADED), verdict["reasons"]
+    # the request the gateway refused is on record with the canary's rule
+    requests = bench.refused_model_requests(run_id)
+    guarded = [call for call in requests if call["matchedRule"] == GUARD_RULE]
+    assert guarded, requests
+    assert all(call["decision"] == "DENIED_BY_POLICY" for call in guarded)
+    assert NOT_LOADED in guarded[0]["denialReason"], guarded[0]
+    shown = bench.cli("run", "show", run_id).stdout
+    assert "verdict    FAILED_INFRASTRUCTURE" in shown and f"reason     {NOT_LOADED}" in shown
+    assert refused["run"]["exitCode"] == 1
+
+
+def _assert_guarded(bench: AgentBench, normal: dict[str, Any]) -> None:
+    run_id = normal["run"]["runId"]
+    verdict = bench.json("verdict", "show", run_id)
+    assert verdict["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW"), verdict
+    assert [s for s in normal["seen"] if s[0] == "POST"], normal["seen"]
+    calls = bench.calls(run_id)
+    assert calls and any(call["decision"] == "ALLOWED" for call in calls), calls
+    assert not [call for call in bench.refused_model_requests(run_id)
+                if call["matchedRule"] == GUARD_RULE]
+
+
+# --- Claude Code ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def claude_runs(claude_bench: AgentBench, claude_cli: Path,
+                anthropic: FakeModel) -> dict[str, dict[str, Any]]:
+    claude_bench.config(claude_config(claude_cli))
+    normal = _run(claude_bench, anthropic, MIGRATION, "claude")
+    claude_bench.config(claude_config(claude_cli).replace(
+        "max_turns = 30\n", f"max_turns = 30\n{CLAUDE_HOOKS_OFF}"))
+    refused = _run(claude_bench, anthropic, MIGRATION, "claude")
+    return {"normal": normal, "refused": refused}
+
+
+def test_claude_with_its_hooks_switched_off_is_refused_before_its_model_is_reached(
+        claude_bench: AgentBench, claude_runs: dict[str, dict[str, Any]]) -> None:
+    _assert_refused(claude_bench, claude_runs["refused"])
+
+
+def test_claude_with_agentctls_hooks_reaches_its_model_and_runs_guarded(
+        claude_bench: AgentBench, claude_runs: dict[str, dict[str, Any]]) -> None:
+    _assert_guarded(claude_bench, claude_runs["normal"])
+
+
+# --- Codex --------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def codex_runs(codex_bench: AgentBench, codex_cli: Path,
+               openai: FakeModel) -> dict[str, dict[str, Any]]:
+    config = codex_config(codex_cli, openai.url)
+    codex_bench.config(config)
+    normal = _run(codex_bench, openai, SCRIPT, "codex")
+    off = json.dumps(CODEX_HOOKS_OFF)[1:-1]
+    codex_bench.config(config.replace("extra_args = [", f"extra_args = [{off}, "))
+    refused = _run(codex_bench, openai, SCRIPT, "codex")
+    return {"normal": normal, "refused": refused}
+
+
+def test_codex_with_its_hooks_switched_off_is_refused_before_its_model_is_reached(
+        codex_bench: AgentBench, codex_runs: dict[str, dict[str, Any]]) -> None:
+    _assert_refused(codex_bench, codex_runs["refused"])
+
+
+def test_codex_with_agentctls_hooks_reaches_its_model_and_runs_guarded(
+        codex_bench: AgentBench, codex_runs: dict[str, dict[str, Any]]) -> None:
+    _assert_guarded(codex_bench, codex_runs["normal"])
