@@ -16,7 +16,7 @@ class AgentCli:
 
 # One row per `--agent NAME` that launches a native CLI (its `[agents.NAME] command`).
 AGENT_CLIS: dict[str, AgentCli] = {
-    "claude": AgentCli("Claude Code (--agent claude[:MODEL])", ("2.1.197",)),
+    "claude": AgentCli("Claude Code (--agent claude[:MODEL])", ("2.1.197", "2.1.332")),
     "codex": AgentCli("the Codex CLI (--agent codex[:MODEL])", ("0.171.0",)),
 }
 

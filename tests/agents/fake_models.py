@@ -177,9 +177,11 @@ _CWD = re.compile(r"[Ww]orking directory: (/[^\s\\\"]+)")
 
 
 def working_directory(body: dict[str, Any]) -> str:
-    """The agent's cwd as its system prompt states it: scripted paths say `{cwd}`."""
+    """The agent's cwd as its system prompt states it (Claude Code after 2.1.240: its first
+    messages): scripted paths say `{cwd}`."""
     found = _CWD.search(json.dumps(body.get("system", "")) + json.dumps(body.get("instructions", ""))
-                        + json.dumps(body.get("input", ""))[:20000])
+                        + json.dumps(body.get("input", ""))[:20000]
+                        + json.dumps(body.get("messages", [])[:3]))
     return found.group(1) if found else ""
 
 

@@ -7,15 +7,22 @@ unguarded, and the run ends FAILED_INFRASTRUCTURE "the agent's guard did not loa
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentctl.domain.model_routes import GUARD_RULE
+from agentctl.execution.agents import AttemptIdentity
+from agentctl.execution.agents.channel import hook_command
+from agentctl.execution.agents.claude import HOOK_EVENTS, QUIET
+from agentctl.execution.agents.hook_socket import BridgeServer, Credentials, Source
 from agentctl.services.admin.demo import prepare
-from tests.agents.conftest import AgentBench, claude_config
-from tests.agents.fake_models import FakeModel, Script
+from tests.agents.conftest import CLAUDE, CLAUDE_NEWEST, AgentBench, claude_config, install_cli
+from tests.agents.fake_models import Call, FakeModel, Script, Text
 from tests.agents.test_claude import MIGRATION
 from tests.agents.test_codex import SCRIPT, codex_config
 
@@ -86,10 +93,16 @@ def _assert_guarded(bench: AgentBench, normal: dict[str, Any]) -> None:
                 if call["matchedRule"] == GUARD_RULE]
 
 
-# --- Claude Code ------------------------------------------------------------------------------
+# --- Claude Code, the pinned release and the newest ---------------------------------------------
+@pytest.fixture(scope="module", params=[CLAUDE, CLAUDE_NEWEST], ids=lambda release: release[1])
+def claude_release(request: pytest.FixtureRequest) -> Path:
+    return install_cli(*request.param)
+
+
 @pytest.fixture(scope="module")
-def claude_runs(claude_bench: AgentBench, claude_cli: Path,
+def claude_runs(claude_bench: AgentBench, claude_release: Path,
                 anthropic: FakeModel) -> dict[str, dict[str, Any]]:
+    claude_cli = claude_release
     claude_bench.config(claude_config(claude_cli))
     normal = _run(claude_bench, anthropic, MIGRATION, "claude")
     claude_bench.config(claude_config(claude_cli).replace(
@@ -129,3 +142,64 @@ def test_codex_with_its_hooks_switched_off_is_refused_before_its_model_is_reache
 def test_codex_with_agentctls_hooks_reaches_its_model_and_runs_guarded(
         codex_bench: AgentBench, codex_runs: dict[str, dict[str, Any]]) -> None:
     _assert_guarded(codex_bench, codex_runs["normal"])
+
+
+# --- a skill's shell command (Claude Code after 2.1.240: PreSkillShellCommand) ------------------
+SKILL = """---
+name: probe
+description: a skill whose text runs a shell command when it loads
+---
+The marker: !`printf '%s-%s' SKILL RAN`
+"""
+
+
+@pytest.mark.parametrize("decision", ["deny", "allow"])
+def test_the_newest_claude_code_asks_agentctls_hook_before_a_skills_shell_command(
+        anthropic: FakeModel, tmp_path: Path, decision: str) -> None:
+    """A skill's text may embed a shell command, which is no tool call (no PreToolUse). The
+    newest Claude Code, configured with agentctl's hook events and hook command, asks the
+    attempt about it (PreSkillShellCommand) and obeys: denied, it never runs. (In a run the
+    Skill tool itself is denied, as a tool agentctl cannot check: this is the layer under it.)"""
+    home, work = tmp_path / "home", tmp_path / "work"
+    skill = home / ".claude" / "skills" / "probe"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(SKILL)
+    work.mkdir()
+    keys = Credentials()
+    reached: list[dict[str, object]] = []
+
+    def answer(message: dict[str, object], source: Source) -> dict[str, object]:
+        reached.append(message)
+        if message.get("event") == "PreSkillShellCommand":
+            return {"decision": decision, "reason": f"{decision} by the test"}
+        return {"decision": "allow", "reason": "ok"} if message.get("event") == "PreToolUse" \
+            else {"ok": True}
+
+    server = BridgeServer(AttemptIdentity(tmp_path, "attempt_S"), answer, keys)
+    done = threading.Event()
+    serving = threading.Thread(target=lambda: [server.serve(0.05) for _ in iter(done.is_set,
+                                                                                 True)])
+    serving.start()
+    hook = hook_command("claude", AttemptIdentity(tmp_path, "attempt_S"), keys.hook)
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"hooks": {event: [{"matcher": "*", "hooks": [
+        {"type": "command", "command": hook, "timeout": 60}]}] for event in HOOK_EVENTS}}))
+    anthropic.script = Script([[Call("Skill", {"skill": "probe"})], [Text("Loaded.")]])
+    try:
+        subprocess.run([str(install_cli(*CLAUDE_NEWEST)), "-p", "load the probe skill",
+                        "--output-format", "stream-json", "--verbose", "--settings",
+                        str(settings), "--setting-sources", "user", "--max-turns", "3"],
+                       cwd=work, capture_output=True, text=True, timeout=180, check=False,
+                       env={**os.environ, **QUIET, "HOME": str(home),
+                            "ANTHROPIC_BASE_URL": anthropic.url,
+                            "ANTHROPIC_API_KEY": "sk-ant-fake-key-0123456789"})
+    finally:
+        done.set()
+        serving.join()
+        server.close()
+    [asked] = [message for message in reached if message["event"] == "PreSkillShellCommand"]
+    payload = asked["input"]
+    assert isinstance(payload, dict) and payload["tool_name"] == "Bash"
+    assert payload["tool_input"]["command"] == "printf '%s-%s' SKILL RAN"
+    ran = "SKILL-RAN" in json.dumps(anthropic.script.requests)  # its output reached the model
+    assert ran is (decision == "allow")

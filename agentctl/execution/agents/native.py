@@ -259,6 +259,8 @@ class NativeAgent:
                             "route this one (no `command` string): not run")}
                     answer["updatedInput"] = json.dumps(routed, separators=(",", ":"))
                 return answer
+            if event == "PreSkillShellCommand":
+                return self._skill_command(payload, native)
             if event == "SessionStart":
                 self.guard_loaded.set()
                 return {"ok": True}
@@ -273,6 +275,25 @@ class NativeAgent:
             # else (a KeyError, a TypeError) is a bug of ours, never read as a denial: it ends
             # the attempt with its traceback (FAILURE_REPORT), once.
             return refused(f"{type(error).__name__}: {error}")
+
+    def _skill_command(self, payload: dict[str, object],
+                       native: NativeTools) -> dict[str, object]:
+        """A shell command a skill or slash command embeds (Claude Code's PreSkillShellCommand):
+        checked and recorded as a command, named by its skill; allowed or denied only, since
+        its input cannot be replaced. Claude Code runs it itself, so in a sandboxed run (where
+        every command runs in a tool jail of its own) it is not run."""
+        tool_input = payload.get("tool_input")
+        call = {**payload, "tool_input": {
+            **(tool_input if isinstance(tool_input, dict) else {}),
+            "skill": str(payload.get("command_name") or "")}}
+        decision = native.before(self.name, call)
+        if decision.allow and self._jails is not None:
+            reason = ("agentctl runs shell commands in a jail of their own, and a skill's "
+                      "shell command runs in the agent's process instead: not run")
+            native.after(self.name, {**call, "tool_response": {"error": reason}}, failed=True)
+            return {"decision": wire.DENY, "reason": reason}
+        return {"decision": wire.ALLOW if decision.allow else wire.DENY,
+                "reason": decision.reason}
 
     def _is_shell(self, payload: Mapping[str, object], session: AgentSession) -> bool:
         """Whether the call runs a shell command (to be routed into a tool jail)."""
@@ -337,10 +358,13 @@ def _last_plain_line(stream: Path) -> str:
     """The CLI's last word that is not part of its JSON stream (an error on stderr)."""
     try:
         with stream.open("rb") as reader:
-            reader.seek(max(stream.stat().st_size - 4096, 0))
+            start = max(stream.stat().st_size - 4096, 0)
+            reader.seek(start)
             tail = reader.read().decode("utf-8", "replace")
     except OSError:
         return ""
+    if start:  # the first line is the end of a line that began before: none of its words
+        tail = tail.partition("\n")[2]
     lines = [line.strip() for line in tail.splitlines()
              if line.strip() and not line.lstrip().startswith("{")]
     return lines[-1][:300] if lines else ""
