@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +25,14 @@ from agentctl.execution.agents.claude import HOOK_EVENTS, QUIET
 from agentctl.execution.agents.hook_socket import BridgeServer, Credentials, Source
 from agentctl.services.admin.demo import prepare
 from tests.agents.conftest import CLAUDE, CLAUDE_NEWEST, AgentBench, claude_config, install_cli
-from tests.agents.fake_models import Call, FakeModel, Script, Text
+from tests.agents.fake_models import (
+    Call,
+    FakeModel,
+    Script,
+    Text,
+    tool_results,
+    working_directory,
+)
 from tests.agents.test_claude import MIGRATION
 from tests.agents.test_codex import SCRIPT, codex_config
 
@@ -54,8 +64,8 @@ def codex_bench(tmp_path_factory: pytest.TempPathFactory, run_agentctl: Any) -> 
 
 
 def _run(bench: AgentBench, model: FakeModel, script: list[Any], agent: str,
-         ) -> dict[str, Any]:
-    model.script = Script(script)
+         hold: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    model.script = Script(script, hold=hold)
     model.seen.clear()
     run = bench.start(bench.submit("Migrate old_feature_flag_client to new_feature_flags"), agent)
     return {"run": run, "seen": list(model.seen), "show": bench.json("run", "show", run["runId"])}
@@ -203,3 +213,49 @@ def test_the_newest_claude_code_asks_agentctls_hook_before_a_skills_shell_comman
     assert payload["tool_input"]["command"] == "printf '%s-%s' SKILL RAN"
     ran = "SKILL-RAN" in json.dumps(anthropic.script.requests)  # its output reached the model
     assert ran is (decision == "allow")
+
+
+# --- an effect no hook saw ends the attempt ------------------------------------------------------
+# A process the agent's command leaves behind (unsandboxed: no tool jail ends it with its call)
+# writes a file a second later, while no call of the agent's is under way.
+LATE = "import time; time.sleep(1); open('late.txt', 'w').write('late')"
+LEAVE_BEHIND = shlex.join(["python3", "-c", (
+    f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {LATE!r}], "
+    "start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, "
+    "stderr=subprocess.DEVNULL)")])
+LEFT_BEHIND = [
+    [Call("Bash", {"command": LEAVE_BEHIND, "description": "start a writer and return"})],
+    [Call("Write", {"file_path": "{cwd}/payments/notes.txt", "content": "notes\n"})],
+    [Text("done")],
+]
+
+
+def test_a_file_no_recorded_call_made_ends_the_attempt_naming_it(
+        claude_bench: AgentBench, anthropic: FakeModel) -> None:
+    """A file changes while no call of the agent's is under way (here a process its command
+    left running, in an unsandboxed run; as well a tool whose hook did not fire): the agent's
+    next call finds it and is denied, and the attempt ends FAILED_INFRASTRUCTURE naming the
+    file. A record that misses what made a change is never judged."""
+    claude_bench.config(claude_config(install_cli(*CLAUDE)) + '\n[sandbox]\nmode = "off"\n')
+    held: list[Path] = []
+
+    def hold(body: dict[str, Any]) -> None:
+        """The answer after the first call's result waits for the late write."""
+        if tool_results(body) and not held:
+            late = Path(working_directory(body)) / "late.txt"
+            held.append(late)
+            deadline = time.monotonic() + 60
+            while not late.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+
+    left = _run(claude_bench, anthropic, LEFT_BEHIND, "claude", hold=hold)
+    run_id = left["run"]["runId"]
+    assert held and held[0].name == "late.txt"
+    verdict = claude_bench.json("verdict", "show", run_id)
+    calls = claude_bench.calls(run_id)
+    assert verdict["status"] == "FAILED_INFRASTRUCTURE", (verdict, calls)
+    assert verdict["reasons"] == ["a workspace change no recorded call made (agentctl's guard "
+                                  "did not see the tool that made it): late.txt"]
+    assert [(call["toolName"], call["decision"], call["matchedRule"]) for call in calls] == [
+        ("claude.Bash", "ALLOWED", "allow: python3 *"),
+        ("claude.Write", "DENIED_BY_POLICY", "native: every change is made by a recorded call")]

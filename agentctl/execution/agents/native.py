@@ -186,7 +186,7 @@ class NativeAgent:
                 native.settle()
                 self._follow(reader, state, native, session)
                 if native.over_budget() is not None or attached.gateway.halted \
-                        or guard.refused:
+                        or guard.refused or native.unhooked_changes() is not None:
                     stop.set()
         except BaseException:
             stop.set()
@@ -215,6 +215,9 @@ class NativeAgent:
         if guard.refused:  # its model got nothing: no call of it can have gone unguarded
             return AgentOutcome(error=f"{GUARD_NOT_LOADED}: {guard.refused}",
                                 infrastructure=f"{GUARD_NOT_LOADED}: {guard.refused}")
+        unhooked = native.unhooked_changes()
+        if unhooked is not None:  # the record misses what made it: nothing is judged
+            return AgentOutcome(error=unhooked, infrastructure=unhooked)
         if ended.error and last and outcome and outcome[0].exit_code not in (0, None):
             return AgentOutcome(error=f"{ended.error}: {last}")
         return ended
