@@ -107,7 +107,7 @@ def _agents(current: State) -> list[Finding]:
 def _agent(name: str, command: str) -> Finding:
     import subprocess
 
-    from agentctl.domain.agent_clis import AGENT_CLIS, tested_note, version_in
+    from agentctl.domain.agent_clis import AGENT_CLIS, release_tested, version_in
 
     what = AGENT_CLIS[name].what
     path = shutil.which(command)
@@ -130,7 +130,7 @@ def _agent(name: str, command: str) -> Finding:
     version = version_in(said)
     if version is None:
         return Finding(name, False, f"{what}: {path}: {why}", required=False)
-    tested, note = tested_note(name, version)
+    tested, note = release_tested(name, version)
     return Finding(name, tested, f"{what}: {path} {version}, {note}", required=False,
                    version=version, tested=tested)
 

@@ -30,7 +30,7 @@ def version_in(output: str) -> str | None:
     return found.group(1) if found else None
 
 
-def tested_note(name: str, version: str) -> tuple[bool, str]:
+def release_tested(name: str, version: str) -> tuple[bool, str]:
     """Whether agentctl was tested with `version` of agent `name`, and the words for it."""
     tested = AGENT_CLIS[name].tested
     if version in tested:
