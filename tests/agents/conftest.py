@@ -30,6 +30,7 @@ from tests.e2e.runs_support import runs_in_process
 
 CLAUDE = ("@anthropic-ai/claude-code", "2.1.197", "claude")
 CODEX = ("@openai/codex", "0.171.0", "codex")
+COPILOT = ("@github/copilot", "1.0.102", "copilot")
 
 
 def agents_cache() -> Path:
@@ -63,6 +64,17 @@ def claude_cli() -> Path:
 @pytest.fixture(scope="session")
 def codex_cli() -> Path:
     return install_cli(*CODEX)
+
+
+@pytest.fixture(scope="session")
+def copilot_cli() -> Path:
+    return install_cli(*COPILOT)
+
+
+def copilot_cache() -> Path:
+    """Copilot CLI's unpacked package (~200 MB on its first start), shared by every test run:
+    agentctl is given it as COPILOT_CACHE_HOME."""
+    return agents_cache() / "copilot-cache"
 
 
 @pytest.fixture(scope="module")

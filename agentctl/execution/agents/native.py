@@ -45,6 +45,8 @@ SERVE_SECONDS = 0.02
 class Launch:
     argv: Sequence[str]
     env: Mapping[str, str]
+    # what else its sandbox shows it, read-only (a cache of its own it shares across attempts)
+    read_only: tuple[Path, ...] = ()
 
 
 def launch_agent(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, output: Path,
@@ -74,7 +76,7 @@ def agent_jail(session: AgentSession, launch: Launch, home: Path,
     return sandbox.jail(
         session.workspace, allow=endpoints, home=home, forward=loopback_forwards(endpoints),
         read_only=(session.task_file, *program, Path(agentctl.__file__).parent,
-                   *named_files(launch.argv[1:])),
+                   *named_files(launch.argv[1:]), *launch.read_only),
         writable=(home, identity.private / wire.SOCKET_NAME))
 
 
@@ -325,10 +327,13 @@ def _last_plain_line(stream: Path) -> str:
     """The CLI's last word that is not part of its JSON stream (an error on stderr)."""
     try:
         with stream.open("rb") as reader:
-            reader.seek(max(stream.stat().st_size - 4096, 0))
+            start = max(stream.stat().st_size - 4096, 0)
+            reader.seek(start)
             tail = reader.read().decode("utf-8", "replace")
     except OSError:
         return ""
+    if start:  # the first line read is the end of one that began before it
+        tail = tail.partition("\n")[2]
     lines = [line.strip() for line in tail.splitlines()
              if line.strip() and not line.lstrip().startswith("{")]
     return lines[-1][:300] if lines else ""
