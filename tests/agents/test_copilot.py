@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.agents.conftest import AgentBench, copilot_cache
-from tests.agents.fake_models import Call, FakeModel, Script, Text, function_outputs
+from tests.agents.fake_models import Call, FakeModel, Script, Text, function_outputs, openai_server
 from tests.agents.key_search import search_command
 
 KEY = "sk-real-openai-copilot-7a6b5c4d3e"
@@ -185,3 +185,24 @@ def test_a_malformed_copilot_spec_is_one_line_and_exit_2(bench: AgentBench, spec
     result = bench.cli("run", "start", "task_none", "--agent", spec, expect=(2,))
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "copilot:MODEL" in result.stderr
+
+
+def test_a_copilot_run_replayed_with_the_model_stopped_is_identical(
+        payments: tuple[Path, Path], copilot_cli: Path, run_agentctl: Any) -> None:
+    """Copilot writes the clock into every user message (`<current_datetime>`): not what a
+    replay compares."""
+    root, repository = payments
+    model = openai_server()
+    bench = AgentBench(root, repository, run_agentctl, copilot_env(model))
+    bench.config(copilot_config(copilot_cli))
+    model.script = Script([[Call("bash", {"command": "ls payments", "description": "list"})],
+                           [Text("done")]])
+    try:
+        run = bench.start(bench.submit("List the payments package"), "copilot")
+    finally:
+        model.close()
+    report = bench.cli("run", "replay", run["runId"], "--json").json()
+    assert report["identical"] is True, report["differences"]
+    assert report["requestsReplayed"] == report["requestsRecorded"] == 2
+    assert [c["toolName"] for c in bench.calls(report["runId"])] == \
+        [c["toolName"] for c in bench.calls(run["runId"])] == ["copilot.bash"]
