@@ -38,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentctl.execution.sandbox import program_dirs  # noqa: E402
+from agentctl.execution.sandboxing.sandbox import program_dirs  # noqa: E402
 from agentctl.services.admin.demo import prepare  # noqa: E402
 from tests.agents.conftest import CLAUDE, COPILOT, copilot_cache, install_cli  # noqa: E402
 from tests.agents.fake_models import (  # noqa: E402

@@ -59,7 +59,7 @@ def _print(findings: list[Finding]) -> None:
 
 
 def _sandbox() -> Finding:
-    from agentctl.execution import bubblewrap
+    from agentctl.execution.sandboxing import bubblewrap
 
     status = bubblewrap.check()
     if status.works:
@@ -73,7 +73,7 @@ def _views(current: State) -> Finding:
     full checkouts (what a run then costs, and how to get the views)."""
     import tempfile
 
-    from agentctl.execution import overlay
+    from agentctl.execution.workspaces import overlay
 
     if overlay.supported(Path(tempfile.gettempdir())):
         return Finding("views", True, "workspaces, verified and baseline trees are "

@@ -13,7 +13,7 @@ import pytest
 from agentctl.domain.enums import VerificationCheckStatus as C
 from agentctl.domain.spec import PlannedCheck
 from agentctl.execution.environment import scrubbed_env
-from agentctl.execution.verifier import CheckOutcome, run_check
+from agentctl.execution.verification.verifier import CheckOutcome, run_check
 
 ENV = scrubbed_env(("PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR"))
 PYTHON = shlex.quote(sys.executable)

@@ -21,9 +21,9 @@ from agentctl.domain.judge import DiffLine, JudgeFinding
 from agentctl.domain.patch import FileChange, Patch, check_boundary, compute_stats
 from agentctl.domain.redaction import Redactor
 from agentctl.execution.agents.spec import load_plan, read_pinned
-from agentctl.execution.patch_collector import collect_patch
+from agentctl.execution.workspaces.patch_collector import collect_patch
 from agentctl.execution.redact_stream import redact_file
-from agentctl.execution.tree_edit import patched_tree
+from agentctl.execution.workspaces.tree_edit import patched_tree
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.evidence import file_artifact, json_artifact
 

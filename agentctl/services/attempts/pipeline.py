@@ -43,20 +43,20 @@ from agentctl.domain.verdict import (
     infrastructure_failed,
 )
 from agentctl.domain.verdict_types import Intent
-from agentctl.execution import workspace as workspaces
+from agentctl.execution.workspaces import workspace as workspaces
 from agentctl.execution.agents import AgentOutcome, AgentSession, build_agent
-from agentctl.execution.attribution import ChangeTracker
-from agentctl.execution.discard import discard_workspace
+from agentctl.execution.agents.attribution import ChangeTracker
+from agentctl.execution.workspaces.discard import discard_workspace
 from agentctl.execution.environment import (
     RUN_DEFAULTS,
     scrubbed_env,
     secret_values,
 )
 from agentctl.execution.git import agent_git_env, copy_index
-from agentctl.execution.guards import BudgetGuard
+from agentctl.execution.agents.guards import BudgetGuard
 from agentctl.execution.reaper import become_subreaper, descendants
-from agentctl.execution.tool_context import ToolContext
-from agentctl.execution.tree_cache import TreeCache
+from agentctl.execution.agents.tool_context import ToolContext
+from agentctl.execution.workspaces.tree_cache import TreeCache
 from agentctl.services.attempts.attempt import AttemptContext, Progress, StopSignal
 from agentctl.services.attempts.baseline import BaseBeside
 from agentctl.services.attempts.bugs import bug_text, is_bug

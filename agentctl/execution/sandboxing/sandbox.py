@@ -35,11 +35,11 @@ from typing import TypeVar
 from urllib.parse import urlsplit
 
 from agentctl.domain.sandbox import ConnectAttempt, SandboxProfile
-from agentctl.execution.bubblewrap import NAMESPACE_FLAGS, check
-from agentctl.execution.egress import EgressProxy
-from agentctl.execution.limits import layout, limited
-from agentctl.execution.netbridge import PROXY_PORT, PROXY_SOCKET, bridge_argv
-from agentctl.execution.networks import Network, Networks, can_join_networks, entered, nsenter_argv
+from agentctl.execution.sandboxing.bubblewrap import NAMESPACE_FLAGS, check
+from agentctl.execution.sandboxing.egress import EgressProxy
+from agentctl.execution.sandboxing.limits import layout, limited
+from agentctl.execution.sandboxing.netbridge import PROXY_PORT, PROXY_SOCKET, bridge_argv
+from agentctl.execution.sandboxing.networks import Network, Networks, can_join_networks, entered, nsenter_argv
 
 PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
 TOOLCHAIN_LEAVES = frozenset({"bin", "sbin", "shims"})

@@ -10,7 +10,7 @@ from pathlib import Path
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.spec import PatchBoundary, ToolPolicy
 from agentctl.execution.git import WorkspaceGit
-from agentctl.execution.guards import BudgetGuard
+from agentctl.execution.agents.guards import BudgetGuard
 from agentctl.execution.process import Confiner
 
 

@@ -26,11 +26,11 @@ from agentctl.domain.errors import InfrastructureFailure
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, classify, ignored_generated
 from agentctl.domain.spec import PatchBoundary
-from agentctl.execution import upper_layer
-from agentctl.execution.diff_listing import ListedChange, split_output
+from agentctl.execution.workspaces import upper_layer
+from agentctl.execution.workspaces.diff_listing import ListedChange, split_output
 from agentctl.execution.git import WorkspaceGit, copy_index, one_line, unquote_path
-from agentctl.execution.upper_layer import SYMLINK_MODE
-from agentctl.execution.workspace import AttemptDirs, require_sha, view_layers
+from agentctl.execution.workspaces.upper_layer import SYMLINK_MODE
+from agentctl.execution.workspaces.workspace import AttemptDirs, require_sha, view_layers
 
 MAX_DIFF_LINES = 20_000  # lines the judge reads; the stats count every line regardless
 MAX_LINE_CHARS = 2_000

@@ -16,11 +16,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agentctl.execution.clones import SHA, clone, copy_source
+from agentctl.execution.workspaces.clones import SHA, clone, copy_source
 from agentctl.execution.git import WorkspaceGit
-from agentctl.execution.overlay import supported as views_supported
-from agentctl.execution.removal import force_rmtree
-from agentctl.execution.tree_cache import (
+from agentctl.execution.workspaces.overlay import supported as views_supported
+from agentctl.execution.workspaces.removal import force_rmtree
+from agentctl.execution.workspaces.tree_cache import (
     BLOCK,
     TreeCache,
     acquire,

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.errors import InfrastructureFailure
-from agentctl.execution.cache_fill import builder, cache_key, shared_indexes
-from agentctl.execution.clones import BASE_REF, SHA, clone, copy_source
-from agentctl.execution.discard import ATTEMPT_DIR_PREFIX, held, hold, remove_workspace
+from agentctl.execution.workspaces.cache_fill import builder, cache_key, shared_indexes
+from agentctl.execution.workspaces.clones import BASE_REF, SHA, clone, copy_source
+from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX, held, hold, remove_workspace
 from agentctl.execution.git import (
     GitCancelled,
     WorkspaceGit,
@@ -35,17 +35,17 @@ from agentctl.execution.git import (
     hardened_env,
     run_git_process,
 )
-from agentctl.execution.overlay import (
+from agentctl.execution.workspaces.overlay import (
     OverlayRefused,
     bind_read_only,
     mount_view,
     upper_of,
 )
-from agentctl.execution.overlay import forget as forget_views
-from agentctl.execution.overlay import supported as views_supported
-from agentctl.execution.tree_cache import TreeCache, acquire
-from agentctl.execution.tree_edit import diff_paths, names_gitlink, work_tree_tree
-from agentctl.execution.upper_layer import touched
+from agentctl.execution.workspaces.overlay import forget as forget_views
+from agentctl.execution.workspaces.overlay import supported as views_supported
+from agentctl.execution.workspaces.tree_cache import TreeCache, acquire
+from agentctl.execution.workspaces.tree_edit import diff_paths, names_gitlink, work_tree_tree
+from agentctl.execution.workspaces.upper_layer import touched
 
 __all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched", "checkout_with",
            "clone_at", "create_attempt_dirs", "require_sha", "side_diff", "uses_views",

@@ -27,9 +27,13 @@ class SocketDir:
     def __init__(self, parent: Path = PARENT) -> None:
         sweep(parent)
         self.path = Path(tempfile.mkdtemp(prefix=PREFIX, dir=parent))
-        self._held: int | None = os.open(self.path / _HOLDER,
-                                         os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # The lock file appears under its name only once held: a sweep in another process that
+        # found it created but not yet locked would take it and remove a live folder.
+        staged = self.path / f"{_HOLDER}.new"
+        self._held: int | None = os.open(
+            staged, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         fcntl.flock(self._held, fcntl.LOCK_EX)
+        os.rename(staged, self.path / _HOLDER)
 
     def remove(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)

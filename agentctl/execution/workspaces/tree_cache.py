@@ -27,7 +27,7 @@ from pathlib import Path
 
 from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution import lifelines
-from agentctl.execution.removal import force_rmtree
+from agentctl.execution.workspaces.removal import force_rmtree
 
 FOLDER = "trees"  # the cache's folder in the state home
 KEY = re.compile(r"[0-9a-f]{32}")  # what `cache_key` gives

@@ -19,11 +19,11 @@ from agentctl.domain.runner_summary import NOT_LOADED, Evidence, ReportState, di
     read_summaries
 from agentctl.domain.spec import PlannedCheck
 from agentctl.domain.verification import DEFAULT_INFRA_PATTERNS, TestReport, classify_exit
-from agentctl.execution import report_formats, test_reports
-from agentctl.execution.plugin_reports import both
+from agentctl.execution.verification import report_formats, test_reports
+from agentctl.execution.verification.plugin_reports import both
 from agentctl.execution.process import run_to_file
 from agentctl.execution.redact_stream import read_tail
-from agentctl.execution.sandbox import Jail
+from agentctl.execution.sandboxing.sandbox import Jail
 
 C = VerificationCheckStatus
 MAX_SUMMARY_CHARS = 300

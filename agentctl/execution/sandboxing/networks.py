@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.sandbox import ConnectAttempt
-from agentctl.execution.egress import EgressProxy, Gate
-from agentctl.execution.netbridge import PROXY_SOCKET, SharedNetwork
-from agentctl.execution.socket_dirs import SocketDir
+from agentctl.execution.sandboxing.egress import EgressProxy, Gate
+from agentctl.execution.sandboxing.netbridge import PROXY_SOCKET, SharedNetwork
+from agentctl.execution.sandboxing.socket_dirs import SocketDir
 
 # Namespaces kept with no process in them, over every rule set (the oldest given back goes)
 MAX_IDLE = 4

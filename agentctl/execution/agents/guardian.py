@@ -1,4 +1,4 @@
-"""`python -I -m agentctl.hooks.guardian -- ARGV...`: runs a native agent CLI so that nothing
+"""`python -I -m agentctl.execution.agents.guardian -- ARGV...`: runs a native agent CLI so that nothing
 it started can outlive the agentctl process that launched it, even a `kill -9` of that one.
 
 The guardian is a child subreaper (orphans of the agent are re-parented to it, not to init)

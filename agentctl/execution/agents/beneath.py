@@ -18,7 +18,7 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from agentctl.execution.tool_context import ToolFailure
+from agentctl.execution.agents.tool_context import ToolFailure
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # NONBLOCK: a FIFO won't hang

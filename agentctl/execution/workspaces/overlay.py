@@ -21,7 +21,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from agentctl.execution.removal import force_rmtree
+from agentctl.execution.workspaces.removal import force_rmtree
 
 _MNT_DETACH = 2
 _MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_SLAVE = 1, 32, 4096, 16384, 1 << 19

@@ -18,9 +18,9 @@ from pathlib import Path
 from agentctl.domain.enums import TestOutcome
 from agentctl.domain.runner_summary import NOT_LOADED, ReportState
 from agentctl.domain.verification import TestResult
-from agentctl.execution import unittest_report
-from agentctl.execution.pytest_plugins import END_MARK, START_MARK
-from agentctl.execution.report_formats import MAX_REPORT_BYTES, first_assertion
+from agentctl.execution.verification import unittest_report
+from agentctl.execution.verification.pytest_plugins import END_MARK, START_MARK
+from agentctl.execution.verification.report_formats import MAX_REPORT_BYTES, first_assertion
 
 UNITTEST_LOG = "unittest.tsv"
 _OUTCOMES = {outcome.value: outcome for outcome in TestOutcome}

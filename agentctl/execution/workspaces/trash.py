@@ -64,7 +64,7 @@ def collect() -> None:
 
 def sweep_trash(parent: Path, prefix: str) -> int:
     """Delete here every trash folder in `parent` (what crashed runs left); how many went."""
-    from agentctl.execution.removal import force_rmtree
+    from agentctl.execution.workspaces.removal import force_rmtree
 
     removed = 0
     try:

@@ -11,8 +11,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from agentctl.execution.removal import force_rmtree
-from agentctl.execution.tree_cache import KEY
+from agentctl.execution.workspaces.removal import force_rmtree
+from agentctl.execution.workspaces.tree_cache import KEY
 
 FOLDER = "checkouts"  # under the baseline cache's folder; each named by `tree_cache.cache_key`
 

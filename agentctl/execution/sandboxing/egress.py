@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from agentctl.domain.sandbox import ConnectAttempt
-from agentctl.execution.socket_dirs import SocketDir
+from agentctl.execution.sandboxing.socket_dirs import SocketDir
 
 if TYPE_CHECKING:
     import asyncio
@@ -60,7 +60,7 @@ class Gate:
     def close(self) -> tuple[ConnectAttempt, ...]:
         """Stop listening (the process behind it has ended); the attempts it saw."""
         if self.server is not None:
-            from agentctl.execution import egress_server
+            from agentctl.execution.sandboxing import egress_server
 
             self.proxy.call(egress_server.stop(self.server))
         self.socket_path.unlink(missing_ok=True)
@@ -81,7 +81,7 @@ class EgressProxy:
         self._start = threading.Lock()  # the attempt's checks may open gates from two threads
 
     def open_gate(self, rules: Sequence[str]) -> Gate:
-        from agentctl.execution import egress_server
+        from agentctl.execution.sandboxing import egress_server
 
         gate = Gate(self, self.directory / f"net-{next(self._numbers)}.sock", tuple(rules))
         gate.socket_path.unlink(missing_ok=True)
@@ -90,7 +90,7 @@ class EgressProxy:
 
     def call(self, coroutine: Coroutine[object, object, T]) -> T:
         """Run `coroutine` on the proxy's loop and wait for it (a gate opened or closed)."""
-        from agentctl.execution import egress_server
+        from agentctl.execution.sandboxing import egress_server
 
         with self._start:
             if self._loop is None:

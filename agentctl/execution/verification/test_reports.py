@@ -21,7 +21,7 @@ from typing import Any
 from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import TestOutcome
 from agentctl.domain.verification import TestReport, TestResult
-from agentctl.execution.plugin_reports import (
+from agentctl.execution.verification.plugin_reports import (
     UNITTEST_LOG,
     HeldReports,
     PytestRun,
@@ -29,14 +29,14 @@ from agentctl.execution.plugin_reports import (
     read_pytest_run,
     read_unittest_run,
 )
-from agentctl.execution.report_formats import (
+from agentctl.execution.verification.report_formats import (
     MAX_REPORT_BYTES,
     UnittestRun,
     parse_go_json,
     parse_junit,
     parse_unittest,
 )
-from agentctl.execution.pytest_plugins import (
+from agentctl.execution.verification.pytest_plugins import (
     REPORT_ENV,
     REPORT_PLUGIN,
     REPORT_SOURCE,
@@ -45,9 +45,9 @@ from agentctl.execution.pytest_plugins import (
     SELECT_PLUGIN,
     SELECT_SOURCE,
 )
-from agentctl.execution.unittest_report import REPORT_ENV as UNITTEST_ENV
-from agentctl.execution.unittest_report import RERUN_ENV as UNITTEST_RERUN_ENV
-from agentctl.execution.unittest_report import SELECT_ENV as UNITTEST_SELECT_ENV
+from agentctl.execution.verification.unittest_report import REPORT_ENV as UNITTEST_ENV
+from agentctl.execution.verification.unittest_report import RERUN_ENV as UNITTEST_RERUN_ENV
+from agentctl.execution.verification.unittest_report import SELECT_ENV as UNITTEST_SELECT_ENV
 
 MAX_LOG_LINE = 1 << 16
 PYTEST_REPORT = "pytest-junit.xml"

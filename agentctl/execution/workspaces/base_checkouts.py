@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentctl.domain.errors import InfrastructureFailure
-from agentctl.execution.discard import remove_workspace
+from agentctl.execution.workspaces.discard import remove_workspace
 from agentctl.execution.git import WorkspaceGit
-from agentctl.execution.tree_cache import cache_key
-from agentctl.execution.workspace import (
+from agentctl.execution.workspaces.tree_cache import cache_key
+from agentctl.execution.workspaces.workspace import (
     AttemptDirs,
     checkout_base,
     uses_views,

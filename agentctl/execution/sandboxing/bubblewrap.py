@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agentctl.domain.errors import BadInput, InfrastructureFailure
 from agentctl.domain.sandbox import SandboxProfile
-from agentctl.execution.limits import layout
+from agentctl.execution.sandboxing.limits import layout
 
 # Every namespace unshared, a user namespace with no nested ones, no capabilities, a process
 # tree that dies with its parent, a new session: the set measured to hold as root here.

@@ -21,15 +21,15 @@ from agentctl.domain.errors import BadInput
 from agentctl.domain.globs import first_match
 from agentctl.domain.native_tools import NativeAction, NativeCall
 from agentctl.domain.step import ToolResult
-from agentctl.execution import beneath
+from agentctl.execution.agents import beneath
 from agentctl.execution.git import hardened_argv
-from agentctl.execution.guards import (
+from agentctl.execution.agents.guards import (
     PathCheck,
     check_path,
     diff_paths,
     git_apply_paths,
 )
-from agentctl.execution.shell_tool import (
+from agentctl.execution.agents.shell_tool import (
     REDACTION_SLACK,
     bounded_output,
     elapsed_ms,
@@ -38,7 +38,7 @@ from agentctl.execution.shell_tool import (
     run_tool_process,
     shell_run,
 )
-from agentctl.execution.tool_context import ToolContext, ToolFailure
+from agentctl.execution.agents.tool_context import ToolContext, ToolFailure
 
 TOOL_NAMES = ("fs.read", "fs.write", "fs.replace", "fs.delete", "fs.rename", "patch.apply",
               "shell.run")
