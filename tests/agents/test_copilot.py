@@ -155,7 +155,7 @@ while pid > 1:
     placeholder = placeholder or b"agentctl-gateway-" in data
     hits += [f"environ:{pid}"] if key in data else []
     chain += 1
-    if b"agentctl.hooks.guardian" in open(f"/proc/{pid}/cmdline", "rb").read():
+    if b"guardian\x00--\x00" in open(f"/proc/{pid}/cmdline", "rb").read():
         break
     pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
 for folder, _, names in os.walk(os.environ["HOME"]):

@@ -173,7 +173,7 @@ class CopilotAgent(NativeAgent):
 
     def endpoints(self, session: AgentSession, settings: NativeAgentSettings) -> tuple[str, ...]:
         """Its model gateway (the provider base URL it is given) and the trace collector."""
-        from agentctl.execution.sandbox import model_endpoints
+        from agentctl.execution.sandboxing.sandbox import model_endpoints
 
         url = session.env.get("COPILOT_PROVIDER_BASE_URL")
         return model_endpoints({"OPENAI_BASE_URL": url} if url else session.env) \
