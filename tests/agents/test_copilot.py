@@ -206,3 +206,22 @@ def test_a_copilot_run_replayed_with_the_model_stopped_is_identical(
     assert report["requestsReplayed"] == report["requestsRecorded"] == 2
     assert [c["toolName"] for c in bench.calls(report["runId"])] == \
         [c["toolName"] for c in bench.calls(run["runId"])] == ["copilot.bash"]
+
+
+def test_copilot_past_its_turn_limit_is_denied_and_could_not_complete(
+        bench: AgentBench, copilot_cli: Path, openai: FakeModel) -> None:
+    """Copilot has no turn limit of its own: agentctl denies its calls past max_turns."""
+    bench.config(copilot_config(copilot_cli, "max_turns = 1\n"))
+    openai.script = Script([[Call("bash", {"command": "echo one", "description": "one"})],
+                            [Call("bash", {"command": "echo two", "description": "two"})],
+                            [Text("done")]])
+    try:
+        run = bench.start(bench.submit("Two calls"), "copilot")
+    finally:
+        bench.config(copilot_config(copilot_cli))
+    calls = bench.calls(run["runId"])
+    assert [json.loads(c["argumentsJson"])["command"] for c in calls] == ["echo one"]
+    told = " ".join(function_outputs(openai.script.requests[2]))
+    assert "turn limit (1)" in told, told
+    verdict = bench.json("verdict", "show", run["runId"])
+    assert any("turn limit (max_turns)" in reason for reason in verdict["reasons"]), verdict

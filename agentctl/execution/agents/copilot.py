@@ -188,6 +188,7 @@ class CopilotAgent(NativeAgent):
         if not isinstance(payload, dict) or "toolName" not in payload:
             return super()._handle(message, source, native, reader, state, session)
         asked = tool_input(payload.get("toolArgs"))
+        self._follow(reader, state, native, session)  # the turn this call belongs to is read
         if event == "PreToolUse" and self._max_turns and state.turns > self._max_turns:
             state.error = "it hit its turn limit (max_turns)"
             return {"decision": wire.DENY, "reason": (
