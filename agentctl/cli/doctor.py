@@ -15,6 +15,9 @@ from agentctl.cli.output import emit_json, out
 AGENT_CLIS = {"claude": "Claude Code (--agent claude[:MODEL])",
               "codex": "the Codex CLI (--agent codex[:MODEL])",
               "copilot": "GitHub Copilot CLI (--agent copilot[:MODEL])"}
+# The release of each agent CLI agentctl's own tests run (the npm pins of its agent tests)
+TESTED_VERSIONS = {"claude": "2.1.197", "codex": "0.171.0", "copilot": "1.0.102"}
+VERSION_SECONDS = 30.0  # Copilot unpacks its package on its first start
 FORGE_TOKENS = ("GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN")
 PART_WIDTH = 10
 MIN_DETAIL_WIDTH = 20  # a terminal narrower than this wraps the detail itself
@@ -90,9 +93,29 @@ def _agents() -> list[Finding]:
     found = []
     for name, what in AGENT_CLIS.items():
         path = shutil.which(name)
-        found.append(Finding(name, path is not None, f"{what}: {path}" if path else
+        found.append(Finding(name, path is not None,
+                             f"{what}: {path} ({_version(name, path)})" if path else
                              f"{what}: not on PATH", required=False))
     return found
+
+
+def _version(name: str, path: str) -> str:
+    """The CLI's version, and whether agentctl's tests run that release."""
+    import re
+    import subprocess
+
+    try:
+        done = subprocess.run([path, "--version"], capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=VERSION_SECONDS, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "its version unknown: --version did not answer"
+    found = re.search(r"\d+\.\d+\.\d+", done.stdout + done.stderr)
+    if found is None:
+        return "its version unknown: --version did not say"
+    tested = TESTED_VERSIONS.get(name)
+    if found.group() == tested:
+        return f"version {tested}, the release agentctl is tested with"
+    return f"version {found.group()}, not the {tested} agentctl is tested with"
 
 
 def _store(current: State) -> Finding:

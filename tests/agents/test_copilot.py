@@ -5,6 +5,7 @@ scripted fake of `fake_models`."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -225,3 +226,18 @@ def test_copilot_past_its_turn_limit_is_denied_and_could_not_complete(
     assert "turn limit (1)" in told, told
     verdict = bench.json("verdict", "show", run["runId"])
     assert any("turn limit (max_turns)" in reason for reason in verdict["reasons"]), verdict
+
+
+def test_doctor_names_copilot_s_version_and_whether_agentctl_is_tested_with_it(
+        copilot_cli: Path, run_agentctl: Any, tmp_path: Path) -> None:
+    other = tmp_path / "other-bin"
+    other.mkdir()
+    (other / "copilot").write_text("#!/bin/sh\necho 'GitHub Copilot CLI 9.9.9.'\n")
+    (other / "copilot").chmod(0o755)
+    details = {}
+    for name, folder in (("pinned", copilot_cli.parent), ("other", other)):
+        done = run_agentctl("doctor", "--json", home=tmp_path / "home", cwd=tmp_path,
+                            env={"PATH": f"{folder}:{os.environ['PATH']}"})
+        details[name] = {f["part"]: f for f in json.loads(done.stdout)}["copilot"]["detail"]
+    assert details["pinned"].endswith("(version 1.0.102, the release agentctl is tested with)")
+    assert details["other"].endswith("(version 9.9.9, not the 1.0.102 agentctl is tested with)")
