@@ -241,3 +241,29 @@ def test_doctor_names_copilot_s_version_and_whether_agentctl_is_tested_with_it(
         details[name] = {f["part"]: f for f in json.loads(done.stdout)}["copilot"]["detail"]
     assert details["pinned"].endswith("(version 1.0.102, the release agentctl is tested with)")
     assert details["other"].endswith("(version 9.9.9, not the 1.0.102 agentctl is tested with)")
+
+
+READ_KEY = ("python3 -c \"import os, sys\nfor p in sys.argv[1:]:\n try: print('READ', p, "
+            "open(os.path.expanduser(p)).read())\n except OSError as e: print('UNREADABLE', p, "
+            "e.errno)\" ~/.copilot/hooks/agentctl.json "
+            "{cwd}/../agent-home/.copilot/hooks/agentctl.json")
+
+
+def test_no_tool_of_copilot_can_read_the_hook_key(bench: AgentBench, openai: FakeModel) -> None:
+    """The hooks' key is in the CLI's private hook file: its file tools are refused outside
+    the workspace, and a shell call runs in a jail without the CLI's home."""
+    openai.script = Script([
+        [Call("view", {"path": "{cwd}/../agent-home/.copilot/hooks/agentctl.json"})],
+        [Call("view", {"path": "~/.copilot/hooks/agentctl.json"})],
+        [Call("bash", {"command": READ_KEY, "description": "read the hook key"})],
+        [Text("done")]])
+    run = bench.start(bench.submit("Read the hook key"), "copilot")
+    calls = bench.calls(run["runId"])
+    views = [c for c in calls if c["toolName"] == "copilot.view"]
+    assert [c["decision"] for c in views] == ["DENIED_BY_PATH_GUARD"] * 2, views
+    (shell,) = [c for c in calls if c["toolName"] == "copilot.bash"]
+    assert shell["decision"] == "ALLOWED"
+    output = shell["result"]["output"]
+    assert output.count("UNREADABLE") == 2 and "READ " not in output, output
+    told = json.dumps(openai.script.requests[-1])
+    assert "--key" not in told and "--key" not in json.dumps(bench.tree(run["runId"]))
