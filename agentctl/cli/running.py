@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import typer
 
+from agentctl._speedups.process import start_up_done
 from agentctl.cli.context import State
-from agentctl.cli.main import start_up_done
 from agentctl.cli.output import emit_json, hint, live_status, note, out
 from agentctl.cli.run.document import run_document_of
 from agentctl.cli.sandbox import warn_unsandboxed

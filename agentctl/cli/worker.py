@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from agentctl._speedups.process import start_up_done
 from agentctl.cli.context import state
-from agentctl.cli.main import start_up_done
 from agentctl.cli.options import Flag
 from agentctl.cli.output import note
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.sandbox import SandboxProfile
-from agentctl.execution.sandboxing.bubblewrap import check
-from agentctl.execution.sandboxing.networks import MAX_IDLE, NetworkPool, can_join_networks
 from agentctl.execution.process import run_to_file
 from agentctl.execution.reaper import descendants, sweep
+from agentctl.execution.sandboxing.bubblewrap import check
+from agentctl.execution.sandboxing.networks import MAX_IDLE, NetworkPool, can_join_networks
 from agentctl.execution.sandboxing.sandbox import Sandbox
 from tests.machine import unavailable
 

@@ -17,9 +17,9 @@ from agentctl.domain.sandbox import SandboxMode
 from agentctl.execution.sandboxing import bubblewrap
 from agentctl.home import resolve_home
 from agentctl.services.actions.requests import TaskRequest
+from agentctl.services.actions.submit_and_run import SubmitAndRun, submit_and_run
 from agentctl.services.actions.tasks import submit_task
 from agentctl.services.lifecycle.start import RunChoices, StartRun, run_config, start_run
-from agentctl.services.actions.submit_and_run import SubmitAndRun, submit_and_run
 from agentctl.store import Store
 from tests.e2e.conftest import db_state
 

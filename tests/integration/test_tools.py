@@ -17,7 +17,6 @@ from agentctl.domain.errors import BadInput
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.spec import CommandRules, PatchBoundary, ToolPolicy
 from agentctl.domain.step import ToolResult
-from agentctl.execution.git import WorkspaceGit
 from agentctl.execution.agents.tool_context import ToolContext
 from agentctl.execution.agents.tools import (
     TOOL_NAMES,
@@ -25,6 +24,7 @@ from agentctl.execution.agents.tools import (
     guard,
     validate_arguments,
 )
+from agentctl.execution.git import WorkspaceGit
 
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 LITERAL_SECRET = "hunter2-correct-horse"

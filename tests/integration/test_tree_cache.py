@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.spec import PatchBoundary
+from agentctl.execution.git import run_git_process
 from agentctl.execution.workspaces import cache_fill, overlay, workspace
 from agentctl.execution.workspaces.discard import remove_workspace
-from agentctl.execution.git import run_git_process
 from agentctl.execution.workspaces.patch_collector import collect_patch
 from agentctl.execution.workspaces.tree_cache import TreeCache, acquire, disk_usage, note_size
 from agentctl.execution.workspaces.workspace import (

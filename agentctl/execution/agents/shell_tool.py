@@ -11,8 +11,8 @@ from pathlib import Path
 
 from agentctl.domain.enums import ToolOutcome
 from agentctl.domain.step import ToolResult
-from agentctl.execution.process import Confiner, ProcessResult, run_to_file
 from agentctl.execution.agents.tool_context import ToolContext, ToolFailure
+from agentctl.execution.process import Confiner, ProcessResult, run_to_file
 
 # Read a little past the limit, so a secret that straddles the cut is still recognised whole.
 REDACTION_SLACK = 1024

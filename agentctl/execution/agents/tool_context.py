@@ -9,8 +9,8 @@ from pathlib import Path
 
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.spec import PatchBoundary, ToolPolicy
-from agentctl.execution.git import WorkspaceGit
 from agentctl.execution.agents.guards import BudgetGuard
+from agentctl.execution.git import WorkspaceGit
 from agentctl.execution.process import Confiner
 
 

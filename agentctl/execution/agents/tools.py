@@ -22,7 +22,6 @@ from agentctl.domain.globs import first_match
 from agentctl.domain.native_tools import NativeAction, NativeCall
 from agentctl.domain.step import ToolResult
 from agentctl.execution.agents import beneath
-from agentctl.execution.git import hardened_argv
 from agentctl.execution.agents.guards import (
     PathCheck,
     check_path,
@@ -39,6 +38,7 @@ from agentctl.execution.agents.shell_tool import (
     shell_run,
 )
 from agentctl.execution.agents.tool_context import ToolContext, ToolFailure
+from agentctl.execution.git import hardened_argv
 
 TOOL_NAMES = ("fs.read", "fs.write", "fs.replace", "fs.delete", "fs.rename", "patch.apply",
               "shell.run")

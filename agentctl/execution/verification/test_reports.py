@@ -29,13 +29,6 @@ from agentctl.execution.verification.plugin_reports import (
     read_pytest_run,
     read_unittest_run,
 )
-from agentctl.execution.verification.report_formats import (
-    MAX_REPORT_BYTES,
-    UnittestRun,
-    parse_go_json,
-    parse_junit,
-    parse_unittest,
-)
 from agentctl.execution.verification.pytest_plugins import (
     REPORT_ENV,
     REPORT_PLUGIN,
@@ -44,6 +37,13 @@ from agentctl.execution.verification.pytest_plugins import (
     SELECT_ENV,
     SELECT_PLUGIN,
     SELECT_SOURCE,
+)
+from agentctl.execution.verification.report_formats import (
+    MAX_REPORT_BYTES,
+    UnittestRun,
+    parse_go_json,
+    parse_junit,
+    parse_unittest,
 )
 from agentctl.execution.verification.unittest_report import REPORT_ENV as UNITTEST_ENV
 from agentctl.execution.verification.unittest_report import RERUN_ENV as UNITTEST_RERUN_ENV

@@ -15,15 +15,14 @@ from pathlib import Path
 from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import TestOutcome, VerificationCheckStatus
 from agentctl.domain.lazy_regex import lazy_regex
-from agentctl.domain.runner_summary import NOT_LOADED, Evidence, ReportState, disagreement, \
-    read_summaries
+from agentctl.domain.runner_summary import NOT_LOADED, Evidence, ReportState, disagreement, read_summaries
 from agentctl.domain.spec import PlannedCheck
 from agentctl.domain.verification import DEFAULT_INFRA_PATTERNS, TestReport, classify_exit
-from agentctl.execution.verification import report_formats, test_reports
-from agentctl.execution.verification.plugin_reports import both
 from agentctl.execution.process import run_to_file
 from agentctl.execution.redact_stream import read_tail
 from agentctl.execution.sandboxing.sandbox import Jail
+from agentctl.execution.verification import report_formats, test_reports
+from agentctl.execution.verification.plugin_reports import both
 
 C = VerificationCheckStatus
 MAX_SUMMARY_CHARS = 300

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentctl.domain.errors import InfrastructureFailure
-from agentctl.execution.workspaces.discard import remove_workspace
 from agentctl.execution.git import WorkspaceGit
+from agentctl.execution.workspaces.discard import remove_workspace
 from agentctl.execution.workspaces.tree_cache import cache_key
 from agentctl.execution.workspaces.workspace import (
     AttemptDirs,

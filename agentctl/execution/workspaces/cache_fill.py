@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agentctl.execution.workspaces.clones import SHA, clone, copy_source
 from agentctl.execution.git import WorkspaceGit
+from agentctl.execution.workspaces.clones import SHA, clone, copy_source
 from agentctl.execution.workspaces.overlay import supported as views_supported
 from agentctl.execution.workspaces.removal import force_rmtree
 from agentctl.execution.workspaces.tree_cache import (

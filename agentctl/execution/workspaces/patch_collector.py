@@ -26,9 +26,9 @@ from agentctl.domain.errors import InfrastructureFailure
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, classify, ignored_generated
 from agentctl.domain.spec import PatchBoundary
+from agentctl.execution.git import WorkspaceGit, copy_index, one_line, unquote_path
 from agentctl.execution.workspaces import upper_layer
 from agentctl.execution.workspaces.diff_listing import ListedChange, split_output
-from agentctl.execution.git import WorkspaceGit, copy_index, one_line, unquote_path
 from agentctl.execution.workspaces.upper_layer import SYMLINK_MODE
 from agentctl.execution.workspaces.workspace import AttemptDirs, require_sha, view_layers
 

@@ -24,9 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.errors import InfrastructureFailure
-from agentctl.execution.workspaces.cache_fill import builder, cache_key, shared_indexes
-from agentctl.execution.workspaces.clones import BASE_REF, SHA, clone, copy_source
-from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX, held, hold, remove_workspace
 from agentctl.execution.git import (
     GitCancelled,
     WorkspaceGit,
@@ -35,6 +32,9 @@ from agentctl.execution.git import (
     hardened_env,
     run_git_process,
 )
+from agentctl.execution.workspaces.cache_fill import builder, cache_key, shared_indexes
+from agentctl.execution.workspaces.clones import BASE_REF, SHA, clone, copy_source
+from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX, held, hold, remove_workspace
 from agentctl.execution.workspaces.overlay import (
     OverlayRefused,
     bind_read_only,

@@ -26,8 +26,7 @@ from agentctl.domain.enums import (
 )
 from agentctl.domain.native_tools import NativeAction, NativeCall, native_call
 from agentctl.domain.step import Step, ToolCall, ToolResult, changed_files_attribute
-from agentctl.execution.agents import tools
-from agentctl.execution.agents import AgentSession, AttemptIdentity, NativeDecision
+from agentctl.execution.agents import AgentSession, AttemptIdentity, NativeDecision, tools
 from agentctl.execution.agents.attribution import ChangeTracker
 from agentctl.execution.gateway.server import Exchange
 from agentctl.execution.sandboxing.sandbox import Jail

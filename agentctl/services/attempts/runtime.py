@@ -27,10 +27,10 @@ from agentctl.execution.agents.attribution import (
     touched_paths,
 )
 from agentctl.execution.agents.guards import BudgetGuard
+from agentctl.execution.agents.tool_context import ToolContext
 from agentctl.execution.process import run_to_file
 from agentctl.execution.reaper import Process, descendants
 from agentctl.execution.sandboxing.sandbox import Jail, Sandbox
-from agentctl.execution.agents.tool_context import ToolContext
 from agentctl.services.attempts.confinement import agent_jail, named_paths, record_connections
 from agentctl.services.attempts.evidence import json_artifact, log_artifact
 from agentctl.services.attempts.recording import arguments_json

@@ -7,6 +7,10 @@ name at a table of the code compiled from each text, read from a file kept where
 bytecode is at the first class made and written back at exit when something was missing. The
 text is the key, so a class that changed only misses (it is compiled as before); a file that
 cannot be read or written is no file at all.
+
+Where Python writes no bytecode (`PYTHONDONTWRITEBYTECODE`, `-B`) the table is not written
+either, so it never helps there: `agentctl doctor` says so (`off_because`). Under
+`AGENTCTL_PLAIN=1` nothing is installed and `dataclasses` compiles as it always does.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from importlib.util import MAGIC_NUMBER, cache_from_source
 from types import CodeType
 from typing import Any
 
+from agentctl._speedups import PLAIN, SWITCH
+
 # where Python would keep the bytecode of a module of this name beside the package, so that
 # -O and PYTHONPYCACHEPREFIX place it as they place bytecode
 WHERE_BYTECODE_GOES = cache_from_source(
@@ -38,10 +44,21 @@ _reading = threading.Lock()
 
 def install(file: str = WHERE_BYTECODE_GOES) -> None:
     """From here on, each class `dataclasses` makes takes its methods' code from the table
-    kept in `file`."""
+    kept in `file` (nothing under `AGENTCTL_PLAIN=1`)."""
     global _file
+    if PLAIN:
+        return
     _file = file
     setattr(dataclasses, "exec", _exec)  # noqa: B010 - shadows the builtin in that module only
+
+
+def off_because() -> str | None:
+    """Why the table does not speed up this process's start (None when it does)."""
+    if PLAIN:
+        return f"{SWITCH} is set"
+    if sys.dont_write_bytecode:
+        return "PYTHONDONTWRITEBYTECODE (or -B) is set"
+    return None
 
 
 def _exec(source: str | CodeType, globals: dict[str, Any] | None = None,

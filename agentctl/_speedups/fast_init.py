@@ -5,6 +5,7 @@ class's own `__setattr__` refuses), which looks the attribute up on the type aga
 field: a step and its tool call cost 27 such lookups, more than the rest of building them. The
 `__init__` made here has the same signature, defaults, default factories and `__post_init__`,
 and sets each field through its slot's descriptor directly. The record stays frozen.
+Under `AGENTCTL_PLAIN=1` the class keeps the dataclass's own `__init__` (the checks still run).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from dataclasses import MISSING, fields, is_dataclass
 from types import MemberDescriptorType
 from typing import Any, TypeVar
+
+from agentctl._speedups import PLAIN
 
 T = TypeVar("T")
 
@@ -43,6 +46,8 @@ def fast_init(cls: type[T]) -> type[T]:
             parameter = name
         (keywords if field.kw_only else positional).append(parameter)
         body.append(f"    _set_{name}(self, {name})")
+    if PLAIN:
+        return cls
     if hasattr(cls, "__post_init__"):
         body.append("    self.__post_init__()")
     signature = ", ".join(["self", *positional, *(["*", *keywords] if keywords else [])])
