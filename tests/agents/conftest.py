@@ -1,4 +1,5 @@
-"""The agent tier: the real Claude Code and Codex CLIs, pinned, installed once into a cache.
+"""The agent tier: the real Claude Code, Codex and Copilot CLIs, pinned, installed once into a
+cache (Copilot's unpacked package too, `copilot_cache`).
 
 The CLIs come from npm (`npm install` into `~/.cache/agentctl-test-agents/<cli>-<version>`, or
 `$AGENTCTL_TEST_AGENTS`), reused when present: installing them is part of the test run and
