@@ -239,8 +239,8 @@ def test_doctor_names_copilot_s_version_and_whether_agentctl_is_tested_with_it(
         done = run_agentctl("doctor", "--json", home=tmp_path / "home", cwd=tmp_path,
                             env={"PATH": f"{folder}:{os.environ['PATH']}"})
         details[name] = {f["part"]: f for f in json.loads(done.stdout)}["copilot"]["detail"]
-    assert details["pinned"].endswith("(version 1.0.102, the release agentctl is tested with)")
-    assert details["other"].endswith("(version 9.9.9, not the 1.0.102 agentctl is tested with)")
+    assert details["pinned"].endswith(" 1.0.102, tested by agentctl")
+    assert details["other"].endswith(" 9.9.9, not tested by agentctl (tested: 1.0.102)")
 
 
 READ_KEY = ("python3 -c \"import os, sys\nfor p in sys.argv[1:]:\n try: print('READ', p, "

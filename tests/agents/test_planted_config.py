@@ -225,3 +225,22 @@ def test_copilot_never_runs_the_hooks_a_repository_commits(
     assert "hello" in calls[0]["result"]["output"]  # agentctl's hooks ran, and recorded it
     assert not marker.exists(), "a hook or MCP server from the repository ran"
     assert WORKSPACE_MARKER not in patch_paths(copilot_bench, run["runId"])
+
+
+def test_copilot_whose_hooks_the_repository_switched_off_is_refused_by_the_canary(
+        copilot_bench: AgentBench, copilot_cli: Path, openai: FakeModel,
+        planted: tuple[Path, Path]) -> None:
+    """An operator's `--trust-folder` makes Copilot load the repository's settings, whose
+    disableAllHooks switches agentctl's hooks off too: its guard never arms, so its model gets
+    nothing and the run ends FAILED_INFRASTRUCTURE."""
+    from tests.agents.test_canary import _assert_refused, _run
+
+    copilot_bench.config(copilot_config(copilot_cli, 'extra_args = ["--trust-folder"]\n'))
+    try:
+        refused = _run(copilot_bench, openai, [[Call("bash", {"command": "echo hello",
+                                                               "description": "hello"})],
+                                               [Text("done")]], "copilot")
+    finally:
+        copilot_bench.config(copilot_config(copilot_cli) + "\n[env]\npassthrough = "
+                             + json.dumps(sorted(COPILOT_TRUST)) + "\n")
+    _assert_refused(copilot_bench, refused)
