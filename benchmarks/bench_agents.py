@@ -18,8 +18,9 @@ fake Anthropic API of tests/agents/fake_models.py (the one fake: the model vendo
    everything besides the agent's own time <= 1.5 s.
 
 `--cli copilot` measures the same two for GitHub Copilot CLI (npm, pinned) against the fake
-OpenAI Responses API: its hookless baseline removes agentctl's `hooks/agentctl.json` from the
-private COPILOT_HOME before it starts (Copilot runs every tool with --allow-all-tools), and
+OpenAI Responses API: its hookless baseline keeps only the sessionStart hook (which arms the
+run's gateway) of agentctl's `hooks/agentctl.json` in the private COPILOT_HOME before it starts
+(Copilot runs every tool with --allow-all-tools), and
 the run is tests/agents/test_copilot.py's scripted session. Target per call: <= 20 ms added.
 """
 
@@ -157,8 +158,12 @@ def copilot_main(calls_wanted: int) -> None:
     try:
         repo, _plans, _settings = prepare(root)
         hookless = root / "copilot-without-hook"
-        hookless.write_text(f'#!/bin/sh\nrm -f "$COPILOT_HOME/hooks/agentctl.json"\n'
-                            f'exec {copilot} "$@"\n')
+        # only the session-start hook kept: it arms the run's gateway (the canary)
+        keep = ('import json, sys; p = sys.argv[1]; d = json.load(open(p)); '
+                'd["hooks"] = {"sessionStart": d["hooks"]["sessionStart"]}; '
+                'json.dump(d, open(p, "w"))')
+        hookless.write_text(f'#!/bin/sh\npython3 -c \'{keep}\' '
+                            f'"$COPILOT_HOME/hooks/agentctl.json"\nexec {copilot} "$@"\n')
         hookless.chmod(0o755)
         visible = json.dumps([str(d) for d in program_dirs(str(copilot), os.environ["PATH"])])
         config = (f'[agents.copilot]\ncommand = "{copilot}"\nmodel = "fake-model"\n'
