@@ -15,9 +15,10 @@ class AgentKind(StrEnum):
     NOOP = "noop"
     CLAUDE = "claude"  # Claude Code, each native tool call guarded through its hooks
     CODEX = "codex"  # the Codex CLI, likewise
+    COPILOT = "copilot"  # GitHub Copilot CLI, likewise
 
 
-NATIVE_KINDS = frozenset({AgentKind.CLAUDE, AgentKind.CODEX})
+NATIVE_KINDS = frozenset({AgentKind.CLAUDE, AgentKind.CODEX, AgentKind.COPILOT})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -135,5 +135,9 @@ def build_agent(spec: AgentSpec) -> Agent:
             from agentctl.execution.agents.codex import CodexAgent
 
             return CodexAgent(spec)
+        case AgentKind.COPILOT:
+            from agentctl.execution.agents.copilot import CopilotAgent
+
+            return CopilotAgent(spec)
         case AgentKind.NOOP:
             return NoopAgent()

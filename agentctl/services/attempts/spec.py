@@ -128,6 +128,11 @@ def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | N
                                    extra_args=codex.extra_args, base_url=codex.base_url,
                                    env_key=codex.env_key, mcp=codex.mcp,
                                    prices=codex.prices)
+    if agent.kind is AgentKind.COPILOT:
+        copilot = config.agents.copilot
+        return NativeAgentSettings(command=copilot.command, model=agent.value or copilot.model,
+                                   max_turns=copilot.max_turns, extra_args=copilot.extra_args,
+                                   prices=copilot.prices)
     return None
 
 
