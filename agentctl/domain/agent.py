@@ -15,9 +15,10 @@ class AgentKind(StrEnum):
     NOOP = "noop"
     CLAUDE = "claude"  # Claude Code, each native tool call guarded through its hooks
     CODEX = "codex"  # the Codex CLI, likewise
+    GEMINI = "gemini"  # Gemini CLI, likewise
 
 
-NATIVE_KINDS = frozenset({AgentKind.CLAUDE, AgentKind.CODEX})
+NATIVE_KINDS = frozenset({AgentKind.CLAUDE, AgentKind.CODEX, AgentKind.GEMINI})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,6 +43,7 @@ class ModelApi(StrEnum):
     NONE = "none"  # no gateway: the agent reaches its model itself
     ANTHROPIC = "anthropic"  # ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY
     OPENAI = "openai"  # OPENAI_BASE_URL (and OPENAI_API_BASE), OPENAI_API_KEY
+    GEMINI = "gemini"  # GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY (generateContent)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

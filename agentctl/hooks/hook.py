@@ -1,5 +1,5 @@
-"""`python -E -s -S .../agentctl/hooks/hook.py claude|codex --socket S --attempt A --key K`
-(or `python -m agentctl.hooks.hook`, `agentctl hook`): the PreToolUse/PostToolUse hook agentctl
+"""`python -E -s -S .../agentctl/hooks/hook.py AGENT --socket S --attempt A --key K` (AGENT:
+claude, codex or gemini; or `python -m agentctl.hooks.hook`, `agentctl hook`): the PreToolUse/PostToolUse hook agentctl
 installs into a native agent's private configuration.
 
 It decides nothing itself and writes nothing: it forwards the hook's input to the attempt's own
@@ -8,7 +8,8 @@ and refuses a key it did not issue to its hooks) and prints the decision in the 
 format, with the input the call runs with instead when the attempt replaced it (a shell command
 becomes the stub that runs it in its own jail). It fails closed: any error
 (bad input, no attempt listening, a lost lease, a crash) is one line on stderr and exit 2,
-which both Claude Code and Codex take as "block"; any other non-zero code would fail open.
+which Claude Code, Codex and Gemini CLI all take as "block"; any other non-zero code would
+fail open (Gemini reads exit 1 as a warning and runs the call).
 Imports stay within the standard library: this process starts twice per tool call, so the
 adapters run it as a plain script without `site` (`-S`), which saves most of Python's start.
 """
@@ -35,7 +36,7 @@ try:
 except ImportError:  # pragma: no cover - not CPython
     import socket as sockets  # type: ignore[no-redef]
 
-AGENTS = ("claude", "codex")
+AGENTS = ("claude", "codex", "gemini")
 OPTIONS = ("--socket", "--attempt", "--key")
 # `--event NAME`: the event this invocation answers, for a CLI whose hook input does not name
 # it (each event then has a command of its own in agentctl's configuration of that CLI).
@@ -100,11 +101,28 @@ def _main(argv: list[str]) -> int:
         text = reply.get("updatedInput")  # a JSON object's text: passed on as it is
         if not isinstance(text, str) or json_object(text.encode()) is None:
             raise HookError("the attempt's replacement input is not a JSON object")
-        updated = b',"updatedInput":' + text.encode()
+        updated = text.encode()
+    if agent == "gemini":
+        return _gemini_answer(str(decision), reason, updated)
+    if updated:
+        updated = b',"updatedInput":' + updated
     sys.stdout.buffer.write(b"".join([
         b'{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":',
         _json_text(str(decision)), b',"permissionDecisionReason":', _json_text(reason),
         updated, b"}}\n"]))
+    return 0
+
+
+def _gemini_answer(decision: str, reason: str, updated: bytes) -> int:
+    """Gemini CLI's BeforeTool answer: a denial both ways (its JSON and exit 2), an allowed
+    call with the input it runs with instead (merged over the model's, key by key)."""
+    if decision == wire.DENY:
+        sys.stdout.buffer.write(b'{"decision":"deny","reason":' + _json_text(reason) + b"}\n")
+        sys.stderr.write(f"agentctl: denied: {' '.join(reason.split())[:500]}\n")
+        return 2
+    rewrite = (b',"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":' + updated
+               + b"}") if updated else b""
+    sys.stdout.buffer.write(b'{"decision":"allow"' + rewrite + b"}\n")
     return 0
 
 

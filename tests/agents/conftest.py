@@ -1,4 +1,5 @@
-"""The agent tier: the real Claude Code and Codex CLIs, pinned, installed once into a cache.
+"""The agent tier: the real Claude Code, Codex and Gemini CLIs, pinned, installed once into a
+cache.
 
 The CLIs come from npm (`npm install` into `~/.cache/agentctl-test-agents/<cli>-<version>`, or
 `$AGENTCTL_TEST_AGENTS`), reused when present: installing them is part of the test run and
@@ -30,6 +31,7 @@ from tests.e2e.runs_support import runs_in_process
 
 CLAUDE = ("@anthropic-ai/claude-code", "2.1.197", "claude")
 CODEX = ("@openai/codex", "0.171.0", "codex")
+GEMINI = ("@google/gemini-cli", "0.61.0", "gemini")
 
 
 def agents_cache() -> Path:
@@ -63,6 +65,11 @@ def claude_cli() -> Path:
 @pytest.fixture(scope="session")
 def codex_cli() -> Path:
     return install_cli(*CODEX)
+
+
+@pytest.fixture(scope="session")
+def gemini_cli() -> Path:
+    return install_cli(*GEMINI)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,9 @@ def task(agentctl: Callable[..., Result], repo: Path) -> str:
     return str(result.json()["taskId"])  # type: ignore[index]
 
 
-@pytest.mark.parametrize("spec", ["claude:", "codex:two words", "claudex", "claude :x"])
+@pytest.mark.parametrize("spec", ["claude:", "codex:two words", "claudex", "claude :x",
+                                  "gemini:", "gemini:../x", "gemini:a/b:streamGenerateContent",
+                                  "gemini:pro?alt=json"])
 def test_a_bad_native_agent_spec_is_one_line_exit_2(agentctl: Callable[..., Result], task: str,
                                                     spec: str) -> None:
     result = agentctl("run", "start", task, "--agent", spec)
@@ -32,7 +34,7 @@ def test_a_bad_native_agent_spec_is_one_line_exit_2(agentctl: Callable[..., Resu
     ("[agents.claude]\nmax_turns = 0\n", "agents.claude.max_turns"),
     ("[agents.claude]\nturns = 3\n", "agents.claude.turns"),
     ("[agents.codex]\nextra_args = \"-x\"\n", "agents.codex.extra_args"),
-    ("[agents.gemini]\ncommand = \"g\"\n", "agents.gemini"),
+    ("[agents.gemini]\nturns = 3\n", "agents.gemini.turns"),
     ("[budget]\nmax_cost_usd = -1\n", "budget.max_cost_usd"),
 ])
 def test_bad_agents_config_is_one_line_naming_the_key(agentctl: Callable[..., Result],

@@ -131,5 +131,9 @@ def build_agent(spec: AgentSpec) -> Agent:
             from agentctl.execution.agents.codex import CodexAgent
 
             return CodexAgent(spec)
+        case AgentKind.GEMINI:
+            from agentctl.execution.agents.gemini import GeminiAgent
+
+            return GeminiAgent(spec)
         case AgentKind.NOOP:
             return NoopAgent()

@@ -128,6 +128,11 @@ def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | N
                                    extra_args=codex.extra_args, base_url=codex.base_url,
                                    env_key=codex.env_key, mcp=codex.mcp,
                                    prices=codex.prices)
+    if agent.kind is AgentKind.GEMINI:
+        gemini = config.agents.gemini
+        return NativeAgentSettings(command=gemini.command, model=agent.value or gemini.model,
+                                   max_turns=gemini.max_turns, extra_args=gemini.extra_args,
+                                   prices=gemini.prices)
     return None
 
 
