@@ -1,6 +1,7 @@
 """Only agentctl configures an agent CLI: hooks and MCP servers a repository plants for Claude
 Code (`.claude/settings.json`, `.claude/settings.local.json`, also one a call writes mid-run,
-`.mcp.json`) or for Codex (`.codex/config.toml`) never run, and the agent config folders are
+`.mcp.json`), for Codex (`.codex/config.toml`) or for Gemini CLI (`.gemini/settings.json`)
+never run, and the agent config folders are
 forbidden paths, so none of them reaches a patch. The real CLIs; only the model is the scripted
 fake."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,13 @@ def codex_settings(marker: Path) -> str:
     return "\n".join(lines)
 
 
+def gemini_settings(marker: Path) -> str:
+    hook = [{"matcher": "*", "hooks": [{"type": "command", "command": hook_command(marker)}]}]
+    return json.dumps({"hooks": {event: hook for event in (
+        "BeforeTool", "AfterTool", "SessionStart", "BeforeAgent", "BeforeModel")},
+        "mcpServers": {"planted": mcp_server(marker)}})
+
+
 @pytest.fixture(scope="module")
 def planted(payments: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
             ) -> tuple[Path, Path]:
@@ -65,6 +74,7 @@ def planted(payments: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactor
              ".claude/settings.local.json": claude_settings(marker),
              "planted-local.json": claude_settings(marker) + "\n",
              ".codex/config.toml": codex_settings(marker),
+             ".gemini/settings.json": gemini_settings(marker),
              ".mcp.json": json.dumps({"mcpServers": {"planted": mcp_server(marker)}})}
     for name, text in files.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
@@ -175,3 +185,36 @@ def test_codex_never_runs_the_hooks_a_repository_commits(
     assert [(c["toolName"], c["decision"]) for c in calls] == [("codex.Bash", "ALLOWED")]
     assert not marker.exists(), "a hook from the repository's .codex/ ran"
     assert WORKSPACE_MARKER not in patch_paths(codex_bench, run["runId"])
+
+
+# --- Gemini CLI -------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def gemini_bench(tmp_path_factory: pytest.TempPathFactory, planted: tuple[Path, Path],
+                 gemini_cli: Path, run_agentctl: Any) -> Iterator[tuple[AgentBench, FakeModel]]:
+    from tests.agents.fake_gemini import gemini_server
+    from tests.agents.test_gemini import gemini_config
+
+    server = gemini_server()
+    bench = AgentBench(tmp_path_factory.mktemp("gemini-bench"), planted[0], run_agentctl, {
+        "GOOGLE_GEMINI_BASE_URL": server.url, "GEMINI_API_KEY": "AIza-fake-gemini-0123456789"})
+    bench.config(gemini_config(gemini_cli))
+    yield bench, server
+    server.close()
+
+
+@pytest.mark.parametrize("sandbox", [("--no-sandbox",), ()], ids=["unsandboxed", "sandboxed"])
+def test_gemini_never_runs_the_hooks_a_repository_commits(
+        gemini_bench: tuple[AgentBench, FakeModel], planted: tuple[Path, Path],
+        sandbox: tuple[str, ...]) -> None:
+    bench, server = gemini_bench
+    _repo, marker = planted
+    server.script = Script([
+        [Call("run_shell_command", {"command": "echo hello", "description": "say hello"})],
+        [Text("done")]])
+    run = bench.start(bench.submit("Say hello"), "gemini", *sandbox)
+    (call,) = bench.calls(run["runId"])
+    assert (call["toolName"], call["decision"]) == ("gemini.run_shell_command", "ALLOWED")
+    assert "hello" in call["result"]["output"]  # the CLI ran and called its tools
+    assert not marker.exists(), "a hook or MCP server from the repository's .gemini/ ran"
+    assert WORKSPACE_MARKER not in patch_paths(bench, run["runId"])
