@@ -141,3 +141,50 @@ def test_the_model_turns_are_planning_steps_with_their_text(
     assert first["summary"] == "Migrating refunds first."
     assert first["inputTokens"] == 1200 and first["outputTokens"] == 300
     assert first["model"] == "gemini-2.5-pro" and first["stopReason"] == "STOP"
+
+
+TEN_CALLS: list[list[Text | Call]] = [
+    [Call("run_shell_command", {"command": f"echo call {n}", "description": "count"})]
+    for n in range(10)] + [[Text("all ten done")]]
+
+
+@pytest.fixture(scope="module")
+def token_budget(bench: AgentBench, gemini: FakeModel, gemini_cli: Path) -> dict[str, Any]:
+    bench.config(gemini_config(gemini_cli, "max_tokens = 2000\n"))
+    try:
+        gemini.script = Script(TEN_CALLS)
+        run = bench.start(bench.submit("Spend tokens"), "gemini")
+    finally:
+        bench.config(gemini_config(gemini_cli))
+    return {"run": run, "requests": list(gemini.script.requests)}
+
+
+def test_max_tokens_stops_gemini_mid_stream_and_the_verdict_names_the_spend(
+        bench: AgentBench, token_budget: dict[str, Any]) -> None:
+    assert len(token_budget["requests"]) < 4  # 1,500 tokens a turn: stopped in the second
+    calls = bench.calls(token_budget["run"]["runId"])
+    assert len(calls) < 3
+    verdict = bench.json("verdict", "show", token_budget["run"]["runId"])
+    assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE"
+    assert "max_tokens 2000" in verdict["reasons"][0], verdict
+
+
+@pytest.fixture(scope="module")
+def turn_limited(bench: AgentBench, gemini: FakeModel, gemini_cli: Path) -> dict[str, Any]:
+    bench.config(gemini_config(gemini_cli).replace("max_turns = 30", "max_turns = 2"))
+    try:
+        gemini.script = Script(TEN_CALLS)
+        run = bench.start(bench.submit("Run out of turns"), "gemini")
+    finally:
+        bench.config(gemini_config(gemini_cli))
+    return {"run": run, "requests": list(gemini.script.requests)}
+
+
+def test_gemini_that_hits_its_turn_limit_could_not_complete(
+        bench: AgentBench, turn_limited: dict[str, Any]) -> None:
+    assert len(turn_limited["requests"]) < 10
+    verdict = bench.json("verdict", "show", turn_limited["run"]["runId"])
+    assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE"
+    reason = verdict["reasons"][0]
+    assert reason.startswith("gemini could not complete: it hit its turn limit"), reason
+    assert "Ripgrep" not in reason and "YOLO" not in reason  # its start-up notices say nothing

@@ -70,6 +70,8 @@ class GeminiAgent(NativeAgent):
     name = "gemini"
     # the guard proves itself loaded by Gemini's SessionStart hook (the enforcement canary)
     arming = "session-start"
+    quiet_lines = ("Warning: 256-color support", "YOLO mode is enabled", "[STARTUP]",
+                   "Ripgrep is not available")
 
     def __init__(self, spec: AgentSpec) -> None:
         super().__init__(spec)
