@@ -188,3 +188,27 @@ def test_gemini_that_hits_its_turn_limit_could_not_complete(
     reason = verdict["reasons"][0]
     assert reason.startswith("gemini could not complete: it hit its turn limit"), reason
     assert "Ripgrep" not in reason and "YOLO" not in reason  # its start-up notices say nothing
+
+
+# Run unjailed (no sandbox), a shell call is the CLI's own child: it has the CLI's environment
+# and home, where the real key must not be (agentctl's own process holds it; not searched).
+OWN = ("import os, sys\nkey = sys.argv[1][::-1]\nhits = [n for n, v in os.environ.items() if key in v]"
+       "\nhome = os.environ['HOME']\nfor folder, _, names in os.walk(home):\n for name in names:"
+       "\n  try: data = open(os.path.join(folder, name), errors='replace').read()"
+       "\n  except OSError: continue\n  if key in data: hits.append(os.path.join(folder, name))"
+       "\nprint('HITS', hits, 'PLACEHOLDER', os.environ.get('GEMINI_API_KEY', '')[:17],"
+       " 'SETTINGS', os.path.isfile(home + '/.gemini/settings.json'))")
+
+
+def test_the_real_key_is_nowhere_in_the_clis_environment_or_home(
+        bench: AgentBench, gemini: FakeModel) -> None:
+    import shlex
+
+    gemini.script = Script([[Call("run_shell_command", {
+        "command": shlex.join(["python3", "-c", OWN, KEY[::-1]]), "description": "look"})],
+        [Text("done")]])
+    run = bench.start(bench.submit("Look for the key"), "gemini", "--no-sandbox")
+    (call,) = bench.calls(run["runId"])
+    assert call["decision"] == "ALLOWED", call
+    output = call["result"]["output"]
+    assert "HITS [] PLACEHOLDER agentctl-gateway- SETTINGS True" in output, output
