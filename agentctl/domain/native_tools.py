@@ -73,7 +73,7 @@ _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to):
 
 def native_call(agent: str, tool: str, tool_input: Mapping[str, object],
                 workspace: str) -> NativeCall:
-    """The agentctl view of one native tool call of `agent` (claude or codex)."""
+    """The agentctl view of one native tool call of `agent` (claude, codex or gemini)."""
     name = f"{agent}.{tool}"
     arguments = dict(tool_input)
     if tool.startswith(OWN_MCP_PREFIX):

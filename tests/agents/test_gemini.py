@@ -212,3 +212,33 @@ def test_the_real_key_is_nowhere_in_the_clis_environment_or_home(
     assert call["decision"] == "ALLOWED", call
     output = call["result"]["output"]
     assert "HITS [] PLACEHOLDER agentctl-gateway- SETTINGS True" in output, output
+
+
+def migration_script() -> list[list[Text | Call]]:
+    """Claude's feature-flag migration (test_claude.MIGRATION) in Gemini CLI's tools."""
+    from tests.agents.test_claude import MIGRATION
+
+    tools = {"Read": "read_file", "Edit": "replace", "Write": "write_file",
+             "Bash": "run_shell_command"}
+    said = {"replace": {"instruction": "use new_feature_flags"}}  # replace requires one
+    return [[Call(tools[block.name], {**block.input, **said.get(tools[block.name], {})})
+             if isinstance(block, Call) and isinstance(block.input, dict) else block
+             for block in turn] for turn in MIGRATION]
+
+
+def test_gemini_performs_the_migration_and_it_needs_review(
+        bench: AgentBench, gemini: FakeModel) -> None:
+    gemini.script = Script(migration_script())
+    run = bench.start(bench.submit("Migrate old_feature_flag_client to new_feature_flags"),
+                      "gemini")
+    calls = bench.calls(run["runId"])
+    assert [c["toolName"].split(".")[1] for c in calls] == [
+        "read_file", "replace", "replace", "read_file", "write_file", "read_file", "replace",
+        "run_shell_command"]
+    assert all(c["decision"] == "ALLOWED" and c["result"]["ok"] for c in calls), calls
+    assert "OK" in calls[-1]["result"]["output"]  # the unit tests ran, jailed, and passed
+    verdict = bench.json("verdict", "show", run["runId"])
+    assert verdict["status"] == "SUCCESS_NEEDS_REVIEW", verdict
+    edits = bench.json("verdict", "explain", run["runId"])["editedBy"]
+    assert [e["toolName"] for e in edits["payments/refunds.py"]] == ["gemini.write_file"]
+    assert [e["toolName"] for e in edits["payments/checkout.py"]] == ["gemini.replace"] * 2
