@@ -28,6 +28,7 @@ SCRIPT: list[list[Text | Call]] = [
     [Call("run_shell_command", {"command": "echo hi > marker.txt", "description": "marker"})],
     [Call("write_file", {"file_path": ".github/workflows/deploy.yml",
                          "content": "name: deploy\non: push\njobs: {}\n"})],
+    [Call("run_shell_command", {"command": 'python3 -c "import sys; print(7); sys.exit(3)"'})],
     [Text("Refunds migrated; the rest was denied.")],
 ]
 
@@ -76,6 +77,7 @@ def test_each_native_call_is_recorded_with_its_decision_and_rule(
         ("gemini.run_shell_command", "DENIED_BY_COMMAND_GUARD", "deny: curl *"),
         ("gemini.run_shell_command", "DENIED_BY_COMMAND_GUARD", calls[3]["matchedRule"]),
         ("gemini.write_file", "DENIED_BY_POLICY", "forbidden: .github/**"),
+        ("gemini.run_shell_command", "ALLOWED", "allow: python3 *"),
     ], calls
 
 
@@ -98,6 +100,13 @@ def test_an_allowed_shell_call_runs_in_its_jail_and_its_output_is_recorded(
     assert json.loads(shell["argumentsJson"])["command"].startswith("python3 -c")
     assert shell["result"]["ok"], shell
     assert "KEY=None HOME-GEMINI=False" in shell["result"]["output"], shell["result"]
+
+
+def test_a_failing_shell_call_is_recorded_with_its_exit_code(scripted: dict[str, Any]) -> None:
+    result = scripted["calls"][5]["result"]
+    assert (result["ok"], result["exitCode"], result["error"]) == (False, 3,
+                                                                   "exited with code 3"), result
+    assert "7" in result["output"]
 
 
 def test_a_denied_shell_call_never_runs(bench: AgentBench, scripted: dict[str, Any]) -> None:

@@ -139,6 +139,8 @@ class GeminiAgent(NativeAgent):
         result: dict[str, object] = {"output": _WRAPPER.sub("", text)}
         if found:
             result["exit_code"] = int(found.group(1))
+            if result["exit_code"]:
+                result["error"] = f"exited with code {found.group(1)}"
         if error:
             result["error"] = error.get("message") if isinstance(error, dict) else str(error)
         return {**message, "event": "PostToolUseFailure" if error else "PostToolUse",
