@@ -47,6 +47,7 @@ DROPPED = ("GEMINI_CLI_HOME", "GEMINI_CLI_TRUSTED_FOLDERS_PATH", "GEMINI_RESTRIC
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
 _WRAPPER = re.compile(r"^\s*<untrusted_context>\n?|\n?</untrusted_context>\s*$")
 TURN_LIMIT_EXIT = 53
+SHELL_TOOL = "run_shell_command"  # its answer ends with `Exit Code: N` when N is not 0
 
 
 def settings_json(settings: NativeAgentSettings, hook: str) -> str:
@@ -111,7 +112,8 @@ class GeminiAgent(NativeAgent):
     def _handle(self, message: dict[str, object], source: Source, native: NativeTools,
                 reader: StreamReader, state: StreamState,
                 session: AgentSession) -> dict[str, object]:
-        message = self._normalized(message)
+        if source is Source.HOOK:  # anything else is refused as it came
+            message = self._normalized(message)
         answer = super()._handle(message, source, native, reader, state, session)
         routed = answer.get("updatedInput")
         payload = message.get("input")
@@ -135,7 +137,8 @@ class GeminiAgent(NativeAgent):
         response = response if isinstance(response, dict) else {}
         text = _content_text(response.get("llmContent"))
         error = response.get("error")
-        found = _EXIT_CODE.search(text)
+        shell = payload.get("tool_name") == SHELL_TOOL
+        found = _EXIT_CODE.search(text) if shell else None
         result: dict[str, object] = {"output": _WRAPPER.sub("", text)}
         if found:
             result["exit_code"] = int(found.group(1))
