@@ -248,6 +248,8 @@ def test_gemini_performs_the_migration_and_it_needs_review(
     assert "OK" in calls[-1]["result"]["output"]  # the unit tests ran, jailed, and passed
     verdict = bench.json("verdict", "show", run["runId"])
     assert verdict["status"] == "SUCCESS_NEEDS_REVIEW", verdict
+    # the key stayed with the gateway; its base URL only says where the model is
+    assert not any("held secret" in reason for reason in verdict["reasons"]), verdict
     edits = bench.json("verdict", "explain", run["runId"])["editedBy"]
     assert [e["toolName"] for e in edits["payments/refunds.py"]] == ["gemini.write_file"]
     assert [e["toolName"] for e in edits["payments/checkout.py"]] == ["gemini.replace"] * 2
