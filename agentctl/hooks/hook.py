@@ -1,6 +1,6 @@
 """`python -E -s -S .../agentctl/hooks/hook.py AGENT --socket S --attempt A --key K` (AGENT:
-claude, codex or gemini; or `python -m agentctl.hooks.hook`, `agentctl hook`): the PreToolUse/PostToolUse hook agentctl
-installs into a native agent's private configuration.
+claude, codex or gemini; or `python -m agentctl.hooks.hook`, `agentctl hook`): the
+PreToolUse/PostToolUse hook agentctl installs into a native agent's private configuration.
 
 It decides nothing itself and writes nothing: it forwards the hook's input to the attempt's own
 process over the socket with the hooks' key (the attempt's one writer records and decides,
