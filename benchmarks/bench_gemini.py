@@ -11,7 +11,8 @@ fake Gemini API of tests/agents/fake_gemini.py.
    settings agentctl wrote, then runs gemini with agentctl's argv, env, home and workspace),
    and `gemini` alone for reference. Per call: the time between the model requests on either
    side of it. Target: the median added <= 20 ms (the same run without hooks is the CLI
-   alone, as agentctl launches it).
+   alone, as agentctl launches it). For reference, `gemini` alone with two hooks that do
+   nothing (read their input, allow): Gemini's own hook runner costs a call that much.
 2. A whole `--agent gemini` run of the feature-flag migration (clone, agent, collect, verify,
    judge, verdict), beside the same scripted session run by `gemini` alone in a clone.
    Target: everything besides the agent's own time <= 1.5 s.
@@ -45,12 +46,19 @@ ALONE_SETTINGS = {"security": {"auth": {"selectedType": "gemini-api-key"}},
                   "telemetry": {"enabled": False}, "privacy": {"usageStatisticsEnabled": False}}
 
 
-def alone(gemini: Path, server: FakeModel, script: Script, repo: Path, root: Path) -> float:
-    """The scripted session by `gemini` alone in a fresh clone: the agent's own time."""
+def alone(gemini: Path, server: FakeModel, script: Script, repo: Path, root: Path, *,
+          noop_hooks: bool = False) -> float:
+    """The scripted session by `gemini` alone in a fresh clone: the agent's own time. With
+    `noop_hooks`, a BeforeTool and an AfterTool hook that read their input and allow: what
+    Gemini's own hook runner costs a call, whatever the hook does."""
     work = Path(tempfile.mkdtemp(dir=root))
     subprocess.run(["git", "clone", "-q", str(repo), str(work / "repo")], check=True)
     (work / "home" / ".gemini").mkdir(parents=True)
-    (work / "home" / ".gemini" / "settings.json").write_text(json.dumps(ALONE_SETTINGS))
+    noop = f"{sys.executable} -E -s -S -c 'import sys; sys.stdin.read(); print(\"{{}}\")'"
+    hooks = {event: [{"matcher": ".*", "hooks": [{"type": "command", "command": noop}]}]
+             for event in ("BeforeTool", "AfterTool")}
+    (work / "home" / ".gemini" / "settings.json").write_text(
+        json.dumps({**ALONE_SETTINGS, **({"hooks": hooks} if noop_hooks else {})}))
     server.script = script
     env = {"PATH": os.environ["PATH"], "HOME": str(work / "home"),
            "GOOGLE_GEMINI_BASE_URL": server.url, "GEMINI_API_KEY": KEY}
@@ -130,6 +138,10 @@ def main() -> None:
         alone(gemini, server, reference, repo, root)
         print(f"{'(reference) gemini alone, per tool call (median)':<52} "
               f"{1000 * statistics.median(per_call(reference)):9.3f} ms")
+        noop = Script(calls)
+        alone(gemini, server, noop, repo, root, noop_hooks=True)
+        print(f"{'(reference) gemini alone, two no-op hooks (median)':<52} "
+              f"{1000 * statistics.median(per_call(noop)):9.3f} ms")
         for where, label in ((unsandboxed, "sandbox off"), (sandboxed, "in the sandbox")):
             hooked = median_call(where, server, Script(calls), repo, where / "home")
             unhooked_dir = where.parent / f"{where.name}-nohook"
