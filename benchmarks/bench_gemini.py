@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentctl.execution.sandbox import program_dirs  # noqa: E402
+from agentctl.execution.sandboxing.sandbox import program_dirs  # noqa: E402
 from agentctl.services.admin.demo import prepare  # noqa: E402
 from benchmarks.bench_agents import AGENTCTL, IDENTITY, line, per_call  # noqa: E402
 from tests.agents.conftest import GEMINI, install_cli  # noqa: E402
