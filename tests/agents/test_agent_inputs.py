@@ -61,3 +61,23 @@ def test_a_claude_that_cannot_start_could_not_complete(agentctl: Callable[..., R
     verdict = result.json()["verdict"]  # type: ignore[index]
     assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE"
     assert "no-such-claude" in verdict["reasons"][0] and "cannot start" in verdict["reasons"][0]
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('[agents.gemini]\ncommand = "{tmp}/no-such-gemini"\n', "no-such-gemini"),
+    ('[agents.gemini]\ncommand = "{tmp}/no-such-gemini"\nmodel = "../v1beta/files"\n',
+     "cannot be part of Gemini's API path"),
+])
+def test_a_gemini_that_cannot_start_could_not_complete(agentctl: Callable[..., Result],
+                                                       tmp_path: Path, repo: Path, text: str,
+                                                       said: str) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(text.replace("{tmp}", str(tmp_path)))
+    task = agentctl("--config", str(config), "task", "submit", "--repo", str(repo), "--type",
+                    "bug_fix", "--instruction", "x", "--json").json()
+    result = agentctl("--config", str(config), "run", "start", task["taskId"],  # type: ignore[index]
+                      "--agent", "gemini", "--json")
+    assert result.returncode == 1
+    verdict = result.json()["verdict"]  # type: ignore[index]
+    assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE"
+    assert said in verdict["reasons"][0] and "cannot start" in verdict["reasons"][0]
