@@ -139,5 +139,9 @@ def build_agent(spec: AgentSpec) -> Agent:
             from agentctl.execution.agents.copilot import CopilotAgent
 
             return CopilotAgent(spec)
+        case AgentKind.GEMINI:
+            from agentctl.execution.agents.gemini import GeminiAgent
+
+            return GeminiAgent(spec)
         case AgentKind.NOOP:
             return NoopAgent()
