@@ -31,7 +31,8 @@ def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Check the sandbox, the agent CLIs, the store and a forge token. Exit 1 when a required
     part does not work (an agent CLI or a token that is missing only warns)."""
     current = state(ctx)
-    findings = [_sandbox(), _views(current), *_agents(), _store(current), _forge()]
+    views = _views(current)  # first: a run's sandbox starts in the namespace views need
+    findings = [_sandbox(), views, *_agents(), _store(current), _forge()]
     if as_json:
         emit_json([{"part": f.part, "ok": f.ok, "required": f.required, "detail": f.detail}
                    for f in findings])
@@ -75,14 +76,14 @@ def _views(current: State) -> Finding:
     from agentctl.execution import overlay
 
     if overlay.supported(Path(tempfile.gettempdir())):
+        whose = "" if os.geteuid() == 0 else " (mounted in a user namespace of agentctl's own)"
         return Finding("views", True, "workspaces, verified and baseline trees are "
-                       f"copy-on-write views of the base-tree cache in {current.home.root}",
-                       required=False)
-    why = ("a normal user cannot mount overlays (it needs CAP_SYS_ADMIN)" if os.geteuid()
-           else "this kernel refused an overlay mount")
+                       f"copy-on-write views of the base-tree cache in {current.home.root}"
+                       f"{whose}", required=False)
+    why = overlay.refusal() or "this kernel refused an overlay mount"
     return Finding("views", False, f"off: {why}; every workspace, verified and baseline tree "
-                   "is a full checkout, which costs the repository's size per tree (run as "
-                   "root, or in a container with CAP_SYS_ADMIN, to get views)", required=False)
+                   "is a full checkout, which costs a checkout's time and the repository's size "
+                   "per tree", required=False)
 
 
 def _agents() -> list[Finding]:

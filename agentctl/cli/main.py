@@ -127,10 +127,15 @@ def start_up_done() -> None:
     lives as long as the process, so it is frozen out of every later collection, and
     collections go back to CPython's pace for the work that follows (an agent may call tools
     for hours). A no-op unless `collect_less` ran (the installed command), and after the
-    first call."""
+    first call. A normal user's process also moves into the namespace its views of the tree
+    cache are mounted in (`overlay.prepare`): the kernel makes it only while the process has
+    one thread, and a run starts several."""
     import gc
 
+    from agentctl.execution import overlay
+
     global _starting
+    overlay.prepare()
     if _starting is None:
         return
     gc.freeze()
