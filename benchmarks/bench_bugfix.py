@@ -68,6 +68,7 @@ from agentctl.execution.test_reports import (  # noqa: E402
     reran_in_process,
     with_lifted_pythonpath,
 )
+from path_taken import from_home  # noqa: E402
 from tests.corpus.corpus import Case, build_base, diff_after, gold, load_cases  # noqa: E402
 
 AGENTCTL = str(Path(sys.executable).with_name("agentctl"))
@@ -276,6 +277,7 @@ class CaseBench:
         try:
             warm_home = self.root / "warm-home"
             self._agentctl(warm_home)  # fills the warm home's caches
+            print(from_home(warm_home), flush=True)
             times: dict[str, list[float]] = {HAND: [], SAME: [], COLD: [], WARM: []}
             for number in range(runs):
                 times[HAND].append(self._by_hand(number))
