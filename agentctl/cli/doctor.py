@@ -28,11 +28,12 @@ class Finding:
 
 
 def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
-    """Check the sandbox, the agent CLIs, the store and a forge token. Exit 1 when a required
-    part does not work (an agent CLI or a token that is missing only warns)."""
+    """Check the sandbox, its limits, the views, the agent CLIs, the store and a forge token.
+    Exit 1 when a required part does not work (an agent CLI or a token that is missing only
+    warns)."""
     current = state(ctx)
     views = _views(current)  # first: a run's sandbox starts in the namespace views need
-    findings = [_sandbox(), views, *_agents(), _store(current), _forge()]
+    findings = [_sandbox(), _limits(), views, *_agents(), _store(current), _forge()]
     if as_json:
         emit_json([{"part": f.part, "ok": f.ok, "required": f.required, "detail": f.detail}
                    for f in findings])
@@ -64,8 +65,21 @@ def _sandbox() -> Finding:
     status = bubblewrap.check()
     if status.works:
         where = f" ({status.bubblewrap.path})" if status.bubblewrap else ""
-        return Finding("sandbox", True, f"bubblewrap works{where}; limits: {status.cgroups}")
+        return Finding("sandbox", True, f"bubblewrap works{where}")
     return Finding("sandbox", False, f"{status.message}; {bubblewrap.HINT}")
+
+
+def _limits() -> Finding:
+    """What caps each run's processes and memory: a cgroup of its own, or rlimits only (and
+    then what is not enforced, and what would give it a cgroup)."""
+    from agentctl.execution.limits import layout
+
+    found = layout()
+    fix = found.fix
+    if fix is None:
+        return Finding("limits", True, f"{found.describe}: each run's processes and memory are "
+                       "capped in a group of its own", required=False)
+    return Finding("limits", False, f"{found.describe}; fix: {fix}", required=False)
 
 
 def _views(current: State) -> Finding:

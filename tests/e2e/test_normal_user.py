@@ -118,6 +118,83 @@ def test_doctor_tells_a_normal_user_what_it_gets_and_what_it_lacks(
         assert views["detail"].startswith("off: ") and "full checkout" in views["detail"]
 
 
+def test_doctor_tells_a_normal_user_without_a_cgroup_what_rlimits_leave_unenforced_and_the_fix(
+        normal_user: NormalUser) -> None:
+    done = normal_user.run("doctor", "--json", cwd=work_dir(normal_user))
+    limits = {f["part"]: f for f in json.loads(done.stdout)}["limits"]
+    if limits["ok"]:  # a cgroup delegated to this user (systemd's user session, an administrator)
+        assert "capped in a group of its own" in limits["detail"], limits
+        return
+    assert limits["required"] is False
+    assert "rlimits only" in limits["detail"], limits
+    assert "process count is not enforced per run" in limits["detail"]
+    assert "for root" not in limits["detail"]
+    assert "fix: " in limits["detail"] and "Delegate=yes" in limits["detail"]
+
+
+def test_a_normal_user_in_cgroups_delegated_to_them_has_each_run_capped_in_a_group(
+        normal_user: NormalUser) -> None:
+    """An administrator's delegation (cgroup v1: a pids and a memory group the user owns, which
+    the user's session starts in): doctor, as the user, finds both and says each run is capped."""
+    if not normal_user.prefix:
+        pytest.skip("handing a cgroup over to a user needs root")
+    own = dict(line.split(":", 2)[1:] for line in Path("/proc/self/cgroup").read_text().split())
+    groups = [Path("/sys/fs/cgroup", name, own.get(name, "/").lstrip("/"),
+                   f"agentctl-test-delegated-{os.getpid()}") for name in ("pids", "memory")]
+    try:
+        for group in groups:
+            try:
+                group.mkdir()
+            except OSError as error:
+                unavailable(f"no cgroup v1 {group.parts[4]} group to delegate: {error}")
+            for path in (group, group / "cgroup.procs", group / "tasks"):
+                shutil.chown(path, USER)
+        joins = " && ".join(f"echo $$ > {group}/cgroup.procs" for group in groups)
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(normal_user.home), "LANG": "C.UTF-8",
+               "AGENTCTL_HOME": str(normal_user.home / "agentctl-home")}
+        done = subprocess.run(
+            ["sh", "-c", f'{joins} && exec "$@"', "delegated", *normal_user.prefix, "env", "-i",
+             *(f"{k}={v}" for k, v in env.items()), normal_user.agentctl, "doctor", "--json"],
+            cwd=work_dir(normal_user), capture_output=True, text=True, timeout=120, check=False)
+    finally:
+        for group in groups:
+            with contextlib.suppress(OSError):
+                until(lambda group=group: not (group / "cgroup.procs").read_text().split(), 10)
+                group.rmdir()
+    limits = {f["part"]: f for f in json.loads(done.stdout)}["limits"]
+    assert limits["ok"] is True, limits
+    assert limits["detail"].startswith("cgroup v1 (pids, memory)"), limits
+
+
+def test_a_normal_users_check_cannot_fork_past_max_processes_without_a_cgroup(
+        normal_user: NormalUser) -> None:
+    """rlimits are the backstop: the process count is a cap on the user's processes, set in the
+    launcher whatever /bin/sh is (dash calls it -p, bash -u)."""
+    where, repo = owned_repo(normal_user, {**BASE, "forks.py": FORKS})
+    as_user(normal_user, "printf '[sandbox]\\nmax_processes = 40\\n' > .agentctl.toml", where)
+
+    run = submit(normal_user, repo, "command:touch new.txt", "python3 forks.py")
+
+    assert run["verdict"]["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW"), run["verdict"]
+
+
+# Forks sleeping children until the kernel refuses; fails when 60 were allowed.
+FORKS = """import os, sys, time
+made = 0
+for _ in range(200):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(5)
+        os._exit(0)
+    made += 1
+print(made, "processes")
+sys.exit(0 if made < 60 else 1)
+"""
+
+
 def test_doctor_names_why_a_normal_user_has_no_views_where_user_namespaces_are_refused(
         normal_user: NormalUser) -> None:
     """Inside a bubblewrap that forbids further user namespaces (as a locked-down container
