@@ -244,7 +244,8 @@ def _map_to_itself(uid: int, gid: int) -> None:
 def _refused_namespace(error: int, as_user: bool) -> str:
     """Why the namespace views are mounted in could not be made, with what would change it."""
     if not as_user:
-        return f"cannot make a mount namespace of agentctl's own: {os.strerror(error)}"
+        return (f"cannot make a mount namespace of agentctl's own: {os.strerror(error)} (a "
+                "container must grant CAP_SYS_ADMIN)")
     if error == errno.EINVAL:
         return ("cannot make a user namespace of agentctl's own: this process already runs "
                 "threads (a normal user's views are prepared before any starts)")
