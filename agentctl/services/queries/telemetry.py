@@ -10,7 +10,7 @@ no endpoint never plans nor sends one: the planner and the exporter are imported
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from agentctl.config import Config
@@ -95,19 +95,31 @@ def plan_for(reads: Reads, run_id: str) -> TracePlan:
 
 
 def _export(storage: Storage, config: Config, run_id: str, endpoint: str,
-            timeout: float | None = None) -> ExportResult:
+            timeout: float | None = None,
+            on_wire: Callable[[bool], None] | None = None) -> ExportResult:
     from agentctl.execution.otlp import export_trace
 
     with storage.reads() as reads:
         plan = plan_for(reads, run_id)
-    return export_trace(plan, endpoint, max_spans=config.telemetry.max_spans,
-                        timeout=config.telemetry.timeout_seconds if timeout is None else timeout)
+    if on_wire is not None:
+        on_wire(True)
+    try:
+        return export_trace(plan, endpoint, max_spans=config.telemetry.max_spans,
+                            timeout=config.telemetry.timeout_seconds if timeout is None
+                            else timeout)
+    finally:
+        if on_wire is not None:
+            on_wire(False)
 
 
 def export_and_record(storage: Storage, config: Config, run: Run, endpoint: str, *,
-                      timeout: float) -> ExportResult:
-    """Send the ended run's trace within `timeout` and put the outcome on its record."""
-    result = _export(storage, config, run.run_id, endpoint, timeout)
+                      timeout: float,
+                      on_wire: Callable[[bool], None] | None = None) -> ExportResult:
+    """Send the ended run's trace within `timeout` and put the outcome on its record.
+    `on_wire(True)` is told as the trace goes out to the collector, `on_wire(False)` once
+    it is back: only that part waits on the collector (reading the run, and the exporter's
+    import, take what the machine's load makes them take)."""
+    result = _export(storage, config, run.run_id, endpoint, timeout, on_wire)
     _record(storage, run, result)
     return result
 

@@ -6,8 +6,9 @@ dropped). Each export has a short timeout and no retry (`SHORT_TIMEOUT_SECONDS`,
 `[telemetry] timeout_seconds` when shorter). Once an export fails, the collector is taken for
 down for `DOWN_SECONDS`: the traces of that time are dropped untried, each said on its run's
 record, so no backlog builds up behind it. When the worker ends, the exports left are waited for
-as long as they keep finishing (the next one within its timeout and `GRACE_SECONDS`); the rest
-are dropped. Every drop is counted; the first failure of each outage is said once.
+as long as they keep finishing: only a trace on its way to the collector is given up on, once
+it has been out longer than its timeout and `GRACE_SECONDS` (reading a run and loading the
+exporter take what the machine's load makes them take, and always end); the rest are dropped. Every drop is counted; the first failure of each outage is said once.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class TraceSender:
         self._down_until: float | None = None
         self._closed = False
         self._thread: threading.Thread | None = None
+        self._on_wire_since: float | None = None  # when the trace under way went out, if it did
 
     def submit(self, run: Run) -> None:
         """Send the run's trace if it has ended; never waits."""
@@ -75,12 +77,13 @@ class TraceSender:
     def close(self) -> SendCounts:
         """Wait for the exports left while they keep finishing; the counts, what is left being
         dropped. The thread, if stuck on a collector, is left to end with the process."""
+        patience = self._timeout + GRACE_SECONDS
         with self._changed:
             while self._handled < self._handed:
-                before = self._handled
-                self._changed.wait(self._timeout + GRACE_SECONDS)
-                if self._handled == before:
-                    break
+                self._changed.wait(patience)
+                since = self._on_wire_since
+                if since is not None and self._clock() - since > patience:
+                    break  # the collector holds it: the rest is dropped
             self._closed = True
             self._dropped += self._handed - self._handled
             counts = SendCounts(self._sent, self._dropped)
@@ -105,6 +108,11 @@ class TraceSender:
                 self._dropped += not sent
                 self._changed.notify_all()
 
+    def _wire(self, out: bool) -> None:
+        with self._changed:
+            self._on_wire_since = self._clock() if out else None
+            self._changed.notify_all()
+
     def _send(self, run: Run) -> bool:
         faults: tuple[type[BaseException], ...] = (AgentctlError,
                                                    *self._storage.outage_errors())
@@ -117,7 +125,7 @@ class TraceSender:
             return False
         try:
             result = export_and_record(self._storage, self._config, run, self._endpoint,
-                                       timeout=self._timeout)
+                                       timeout=self._timeout, on_wire=self._wire)
         except faults as error:
             self._report(f"trace of {run.run_id} not sent: {error}")
             return False
