@@ -13,7 +13,8 @@ from agentctl.cli.options import JsonOption
 from agentctl.cli.output import emit_json, out
 
 AGENT_CLIS = {"claude": "Claude Code (--agent claude[:MODEL])",
-              "codex": "the Codex CLI (--agent codex[:MODEL])"}
+              "codex": "the Codex CLI (--agent codex[:MODEL])",
+              "opencode": "opencode (--agent opencode[:PROVIDER/MODEL])"}
 FORGE_TOKENS = ("GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN")
 PART_WIDTH = 10
 MIN_DETAIL_WIDTH = 20  # a terminal narrower than this wraps the detail itself

@@ -55,19 +55,28 @@ _CLAUDE_INTERNAL = frozenset({"TodoWrite", "Task", "Agent", "ExitPlanMode", "Bas
                               "KillShell", "KillBash", "ToolSearch", "ListMcpResourcesTool",
                               "ReadMcpResourceTool", "TaskOutput", "TaskStop"})
 _WEB = frozenset({"WebFetch", "WebSearch", "web_search", "web_fetch"})
+# opencode's tools (1.18), by their own lowercase names and camelCase keys
+_OPENCODE_WRITE = {"write": "filePath", "edit": "filePath", "multiedit": "filePath"}
+_OPENCODE_READ = {"read": "filePath", "glob": "path", "grep": "path", "list": "path"}
+_OPENCODE_READ_GLOB = {"glob": "pattern", "grep": "include"}
+_OPENCODE_WEB = frozenset({"webfetch", "websearch", "codesearch"})
+_OPENCODE_INTERNAL = frozenset({"todowrite", "todoread", "task", "skill", "question",
+                                "plan_enter", "plan_exit", "invalid"})
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$",
                          re.MULTILINE)
 
 
 def native_call(agent: str, tool: str, tool_input: Mapping[str, object],
                 workspace: str) -> NativeCall:
-    """The agentctl view of one native tool call of `agent` (claude or codex)."""
+    """The agentctl view of one native tool call of `agent` (claude, codex or opencode)."""
     name = f"{agent}.{tool}"
     arguments = dict(tool_input)
     if tool.startswith(OWN_MCP_PREFIX):
         return NativeCall(name, NativeAction.GUARDED_ELSEWHERE, arguments)
     if tool.startswith("mcp__"):
         return NativeCall(name, NativeAction.NAMED, arguments, command=tool)
+    if agent == "opencode":
+        return _opencode(name, tool, tool_input, workspace)
     if tool in _WEB:
         target = tool_input.get("url") or tool_input.get("query") or ""
         return NativeCall(name, NativeAction.NAMED, arguments,
@@ -90,6 +99,38 @@ def native_call(agent: str, tool: str, tool_input: Mapping[str, object],
         return NativeCall(name, NativeAction.READ, arguments,
                           paths=tuple(relative(p, workspace) for p in read if p))
     if tool in _CLAUDE_INTERNAL:
+        return NativeCall(name, NativeAction.INTERNAL, arguments)
+    return NativeCall(name, NativeAction.UNKNOWN, arguments)
+
+
+def _opencode(name: str, tool: str, tool_input: Mapping[str, object],
+              workspace: str) -> NativeCall:
+    """One of opencode's calls: `bash` a command, `write`/`edit`/`apply_patch` writes, `read`,
+    `glob`, `grep`, `list` reads, web tools by name, its todo list and subagents internal (a
+    subagent's own calls come through the same plugin); anything else (an MCP server's tool,
+    `batch`) unknown, so denied."""
+    arguments = dict(tool_input)
+    if tool == "bash":
+        return NativeCall(name, NativeAction.COMMAND, arguments, command=_command(tool_input))
+    if tool in ("apply_patch", "patch"):
+        text = tool_input.get("patchText") or tool_input.get("patch")
+        patch = text if isinstance(text, str) else ""
+        paths = tuple(dict.fromkeys(relative(path, workspace)
+                                    for path in _PATCH_PATH.findall(patch)))
+        return NativeCall(name, NativeAction.WRITE, arguments, paths=paths or ("",))
+    if tool in _OPENCODE_WRITE:
+        return NativeCall(name, NativeAction.WRITE, arguments,
+                          paths=(relative(_text(tool_input, _OPENCODE_WRITE[tool]), workspace),))
+    if tool in _OPENCODE_READ:
+        read = (_text(tool_input, _OPENCODE_READ[tool]),
+                _text(tool_input, _OPENCODE_READ_GLOB.get(tool, "")))
+        return NativeCall(name, NativeAction.READ, arguments,
+                          paths=tuple(relative(p, workspace) for p in read if p))
+    if tool in _OPENCODE_WEB:
+        target = tool_input.get("url") or tool_input.get("query") or ""
+        return NativeCall(name, NativeAction.NAMED, arguments,
+                          command=f"{tool} {_quoted(str(target))}".strip())
+    if tool in _OPENCODE_INTERNAL:
         return NativeCall(name, NativeAction.INTERNAL, arguments)
     return NativeCall(name, NativeAction.UNKNOWN, arguments)
 

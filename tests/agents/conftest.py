@@ -30,6 +30,7 @@ from tests.e2e.runs_support import runs_in_process
 
 CLAUDE = ("@anthropic-ai/claude-code", "2.1.197", "claude")
 CODEX = ("@openai/codex", "0.171.0", "codex")
+OPENCODE = ("opencode-ai", "1.18.33", "opencode")
 
 
 def agents_cache() -> Path:
@@ -63,6 +64,11 @@ def claude_cli() -> Path:
 @pytest.fixture(scope="session")
 def codex_cli() -> Path:
     return install_cli(*CODEX)
+
+
+@pytest.fixture(scope="session")
+def opencode_cli() -> Path:
+    return install_cli(*OPENCODE)
 
 
 @pytest.fixture(scope="module")

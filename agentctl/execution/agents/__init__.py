@@ -131,5 +131,9 @@ def build_agent(spec: AgentSpec) -> Agent:
             from agentctl.execution.agents.codex import CodexAgent
 
             return CodexAgent(spec)
+        case AgentKind.OPENCODE:
+            from agentctl.execution.agents.opencode import OpencodeAgent
+
+            return OpencodeAgent(spec)
         case AgentKind.NOOP:
             return NoopAgent()

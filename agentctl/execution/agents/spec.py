@@ -35,10 +35,19 @@ def parse_agent_spec(text: str, cwd: Path) -> AgentSpec:
         model = value.strip()
         if (sep and not model) or any(c.isspace() for c in model):
             raise BadInput(f"invalid agent spec {text!r}; expected {name} or {name}:MODEL")
+        if name == AgentKind.OPENCODE and model:
+            from agentctl.domain.provider_model import provider_model
+
+            try:
+                provider_model(model)
+            except ValueError as error:
+                raise BadInput(f"invalid agent spec {text!r}: {error}; expected "
+                               "opencode:PROVIDER/MODEL") from None
         return AgentSpec(AgentKind(name), model)
     if name not in set(AgentKind) or not sep or not value.strip():
         raise BadInput(f"invalid agent spec {text!r}; expected script:PLAN.toml, patch:FILE.diff, "
-                       "command:CMD, claude[:MODEL], codex[:MODEL] or noop")
+                       "command:CMD, claude[:MODEL], codex[:MODEL], opencode[:PROVIDER/MODEL] or "
+                       "noop")
     kind = AgentKind(name)
     if kind is AgentKind.COMMAND:
         return AgentSpec(kind, value.strip())

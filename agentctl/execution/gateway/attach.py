@@ -35,13 +35,17 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
            budget: Mapping[str, object], *,
            source: Mapping[str, str] | None = None,
            cassette: Cassette | None = None, names: Names | None = None) -> Attached:
-    """Start the attempt's gateway for `agent` (claude or codex), and the environment its CLI
+    """Start the attempt's gateway for `agent` (claude, codex or opencode), and the environment its CLI
     gets instead of `given`; with a cassette, one that answers from it (a replay: no upstream,
     no key)."""
     environ = dict(source if source is not None else os.environ)
     known = {**given, **environ}
     api = ModelApi.OPENAI if agent == "codex" else ModelApi.ANTHROPIC
-    if agent == "codex":
+    if agent == "opencode":  # the vendor its PROVIDER/MODEL names
+        from agentctl.domain.provider_model import provider_model
+
+        api = provider_model(settings.model)[0]
+    if api is ModelApi.OPENAI:
         upstream = settings.base_url or known.get("OPENAI_BASE_URL") or OPENAI_API
         key = known.get(settings.env_key) or known.get("OPENAI_API_KEY")
     else:
@@ -58,7 +62,7 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
                           prices=parse_prices(settings.prices))
     env = {name: value for name, value in without_keys(given, settings, key).items()
            if name not in URL_VARIABLES}
-    if agent == "codex":
+    if api is ModelApi.OPENAI:
         env["OPENAI_API_KEY"] = gateway.placeholder
         settings = replace(settings, base_url=gateway.base_url, env_key="OPENAI_API_KEY")
     else:  # the placeholder in the variable the key came from: its header is the upstream's

@@ -15,6 +15,7 @@ from agentctl.domain.agent import (
     NativeAgentSettings,
 )
 from agentctl.domain.enums import TaskType
+from agentctl.domain.errors import BadInput
 from agentctl.domain.sandbox import SandboxLimits, SandboxProfile
 from agentctl.domain.spec import (
     Budget,
@@ -116,7 +117,8 @@ def _sandbox(config: Config) -> SandboxProfile:
 
 
 def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | None:
-    """`[agents.claude|codex]` frozen for a native agent; the spec's model wins over config's."""
+    """`[agents.claude|codex|opencode]` frozen for a native agent; the spec's model wins over
+    config's."""
     if agent.kind is AgentKind.CLAUDE:
         claude = config.agents.claude
         return NativeAgentSettings(command=claude.command, model=agent.value or claude.model,
@@ -128,7 +130,25 @@ def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | N
                                    extra_args=codex.extra_args, base_url=codex.base_url,
                                    env_key=codex.env_key, mcp=codex.mcp,
                                    prices=codex.prices)
+    if agent.kind is AgentKind.OPENCODE:
+        opencode = config.agents.opencode
+        return NativeAgentSettings(command=opencode.command,
+                                   model=opencode_model(agent.value or opencode.model),
+                                   max_turns=opencode.max_turns,
+                                   extra_args=opencode.extra_args, prices=opencode.prices)
     return None
+
+
+def opencode_model(text: str) -> str:
+    """`PROVIDER/MODEL` checked (`[agents.opencode] model` is read here first), the default
+    when empty; BadInput otherwise."""
+    from agentctl.domain.provider_model import DEFAULT_MODEL, provider_model
+
+    try:
+        provider_model(text)
+    except ValueError as error:
+        raise BadInput(f"[agents.opencode] model: {error}; expected PROVIDER/MODEL") from None
+    return text or DEFAULT_MODEL
 
 
 def command_gateway(config: Config, agent: AgentSpec) -> CommandGateway | None:
