@@ -41,6 +41,8 @@ READ_GUARD = ("python3 -c \"import sys\nfor p in sys.argv[1:]:\n try: print('REA
 SCRIPT: list[list[Text | Call]] = [
     [Text("Migrating refunds."),
      Call("write", {"filePath": "{cwd}/payments/refunds.py", "content": REFUNDS})],
+    [Call("edit", {"filePath": "{cwd}/payments/checkout.py", "oldString": "no such text",
+                   "newString": "anything"})],
     [Call("bash", {"command": search_command(KEY), "description": "look for the key"})],
     [Call("bash", {"command": READ_GUARD, "description": "read the guard's settings"})],
     [Call("bash", {"command": f"curl -s -o {DENIED_MARKER} file:///etc/hostname",
@@ -84,6 +86,7 @@ def test_each_opencode_call_is_recorded_with_its_decision_and_rule(
     calls = bench.calls(scripted["run"]["runId"])
     assert [(c["toolName"], c["decision"], c["matchedRule"]) for c in calls] == [
         ("opencode.write", "ALLOWED", "workspace"),
+        ("opencode.edit", "ALLOWED", "workspace"),
         ("opencode.bash", "ALLOWED", "allow: python3 *"),
         ("opencode.bash", "ALLOWED", "allow: python3 *"),
         ("opencode.bash", "DENIED_BY_COMMAND_GUARD", "deny: curl *"),
@@ -105,9 +108,17 @@ def test_an_allowed_write_edits_the_file_under_its_own_step(
         ["opencode.write"]
 
 
+def test_a_tool_that_fails_is_recorded_failed_with_opencodes_error(
+        bench: AgentBench, scripted: dict[str, Any]) -> None:
+    """opencode gives its plugin no result for a tool that threw: its stream's error is it."""
+    edit = bench.calls(scripted["run"]["runId"])[1]
+    assert edit["result"] is not None and not edit["result"]["ok"], edit
+    assert edit["result"]["error"] and "reported no result" not in edit["result"]["error"], edit
+
+
 def test_an_allowed_shell_call_runs_jailed_and_its_output_is_recorded(
         bench: AgentBench, scripted: dict[str, Any]) -> None:
-    search, read = bench.calls(scripted["run"]["runId"])[1:3]
+    search, read = bench.calls(scripted["run"]["runId"])[2:4]
     # the jail's environment and files hold neither the real key nor the placeholder
     assert "KEY-HITS [] PLACEHOLDER False" in search["result"]["output"], search
     assert search["result"]["ok"] and search["result"]["exitCode"] == 0
@@ -121,7 +132,7 @@ def test_an_allowed_shell_call_runs_jailed_and_its_output_is_recorded(
 def test_a_denied_shell_call_never_runs_and_the_model_is_told_the_rule(
         bench: AgentBench, scripted: dict[str, Any]) -> None:
     run_id = scripted["run"]["runId"]
-    curl = bench.calls(run_id)[3]
+    curl = bench.calls(run_id)[4]
     assert curl["result"] is None
     assert DENIED_MARKER not in patch_paths(bench, run_id)
     told = " ".join(tool_results(scripted["requests"][-1]))
@@ -247,3 +258,31 @@ def test_a_bad_opencode_spec_is_one_line_and_exit_2(bench: AgentBench, agent: st
     result = bench.cli("run", "start", task, "--agent", agent, expect=(2,))
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "opencode" in result.stderr
+
+
+# --- an OpenAI model: the Responses API through the gateway -----------------------------------
+
+OPENAI_KEY = "sk-openai-real-0pen0c0de7"
+
+
+def test_opencode_with_an_openai_model_speaks_responses_through_the_gateway(
+        tmp_path_factory: pytest.TempPathFactory, payments: tuple[Path, Path],
+        opencode_cli: Path, openai: FakeModel, run_agentctl: Any) -> None:
+    bench = AgentBench(tmp_path_factory.mktemp("opencode-openai"), payments[1], run_agentctl, {
+        "OPENAI_BASE_URL": f"{openai.url}/v1", "OPENAI_API_KEY": OPENAI_KEY})
+    bench.config(opencode_config(opencode_cli).replace(
+        '"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"', '"OPENAI_BASE_URL", "OPENAI_API_KEY"'))
+    openai.script = Script([
+        [Call("bash", {"command": "echo from-responses", "description": "say"})],
+        [Call("apply_patch", {"patchText": "*** Begin Patch\n*** Add File: .github/x.yml\n"
+                                           "+x: 1\n*** End Patch\n"})],
+        [Text("done")]])
+    run = bench.start(bench.submit("Say it"), "opencode:openai/gpt-5")
+    calls = bench.calls(run["runId"])
+    assert [(c["toolName"], c["decision"]) for c in calls] == [
+        ("opencode.bash", "ALLOWED"), ("opencode.apply_patch", "DENIED_BY_POLICY")], calls
+    assert "from-responses" in calls[0]["result"]["output"]
+    assert calls[1]["matchedRule"] == "forbidden: .github/**"
+    assert openai.script.headers and all(
+        h.get("authorization") == f"Bearer {OPENAI_KEY}" for h in openai.script.headers)
+    assert all(body.get("model") == "gpt-5" for body in openai.script.requests)

@@ -23,8 +23,16 @@ const ACK_MS = 60_000;
 const MAX_BYTES = 16 * 1024 * 1024;
 
 function settings() {
-  const folder = dirname(dirname(fileURLToPath(import.meta.url)));
-  const value = JSON.parse(readFileSync(join(folder, SETTINGS), "utf8"));
+  const path = join(dirname(dirname(fileURLToPath(import.meta.url))), SETTINGS);
+  let value;
+  try {
+    value = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new Error(`agentctl guard: cannot read its settings ${path}: ${error.message}`);
+  }
+  if (value === null || typeof value !== "object") {
+    throw new Error(`agentctl guard: ${path} is not a JSON object`);
+  }
   for (const name of ["socket", "attempt", "key", "guard", "keyHeader", "keyValue"]) {
     if (typeof value[name] !== "string" || value[name] === "") {
       throw new Error(`agentctl guard: ${SETTINGS} has no ${name}`);
