@@ -286,3 +286,17 @@ def test_opencode_with_an_openai_model_speaks_responses_through_the_gateway(
     assert openai.script.headers and all(
         h.get("authorization") == f"Bearer {OPENAI_KEY}" for h in openai.script.headers)
     assert all(body.get("model") == "gpt-5" for body in openai.script.requests)
+
+
+def test_a_bad_configured_model_is_one_line_and_exit_2(bench: AgentBench,
+                                                       opencode_cli: Path) -> None:
+    bench.config(opencode_config(opencode_cli).replace(
+        "max_turns = 30", 'max_turns = 30\nmodel = "google/gemini-2.5-pro"'))
+    try:
+        task = bench.submit("Nothing runs")
+        result = bench.cli("run", "start", task, "--agent", "opencode", expect=(2,))
+    finally:
+        bench.config(opencode_config(opencode_cli))
+    assert result.stderr.strip().splitlines() == [
+        "agentctl: error: [agents.opencode] model: provider 'google' is not one agentctl's gateway "
+        "speaks (expected anthropic or openai); expected PROVIDER/MODEL"], result.stderr
