@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 
 from tests.agents.conftest import AgentBench
-from tests.agents.fake_models import Call, FakeModel, Script, Text, tool_results
+from tests.agents.fake_models import (
+    Call,
+    FakeModel,
+    Script,
+    Text,
+    render_anthropic,
+    tool_results,
+)
 from tests.agents.key_search import search_command
 from tests.agents.test_planted_config import patch_paths
 from tests.conftest import git
@@ -300,3 +307,44 @@ def test_a_bad_configured_model_is_one_line_and_exit_2(bench: AgentBench,
     assert result.stderr.strip().splitlines() == [
         "agentctl: error: [agents.opencode] model: provider 'google' is not one agentctl's gateway "
         "speaks (expected anthropic or openai); expected PROVIDER/MODEL"], result.stderr
+
+
+# --- a subagent's calls come through the same guard --------------------------------------------
+
+SUBAGENT = "SUBAGENT-TASK"
+
+
+def test_a_subagents_calls_are_checked_and_recorded_like_its_own(
+        tmp_path_factory: pytest.TempPathFactory, payments: tuple[Path, Path],
+        opencode_cli: Path, run_agentctl: Any) -> None:
+    """opencode's `task` tool starts a subagent in a session of its own: the fake answers that
+    session (its first message is the task's prompt) from a script of its own."""
+    main = Script([
+        [Call("task", {"description": "echo twice", "prompt": f"{SUBAGENT}: echo, then curl",
+                       "subagent_type": "general"})],
+        [Text("done")]])
+    sub = Script([
+        [Call("bash", {"command": "echo from-subagent", "description": "say"})],
+        [Call("bash", {"command": "curl -s https://example.com", "description": "fetch"})],
+        [Text("subagent done")]])
+
+    def render(script: Script, body: dict[str, Any]) -> Any:
+        first = json.dumps(body.get("messages", [])[:1])
+        return render_anthropic(sub if SUBAGENT in first else script, body)
+
+    server = FakeModel(render)
+    try:
+        server.script = main
+        bench = AgentBench(tmp_path_factory.mktemp("opencode-subagent"), payments[1],
+                           run_agentctl, {"ANTHROPIC_BASE_URL": server.url,
+                                          "ANTHROPIC_API_KEY": KEY})
+        bench.config(opencode_config(opencode_cli))
+        run = bench.start(bench.submit("Delegate"), "opencode")
+    finally:
+        server.close()
+    calls = bench.calls(run["runId"])
+    assert [(c["toolName"], c["decision"]) for c in calls] == [
+        ("opencode.task", "ALLOWED"), ("opencode.bash", "ALLOWED"),
+        ("opencode.bash", "DENIED_BY_COMMAND_GUARD")], calls
+    assert "from-subagent" in calls[1]["result"]["output"]
+    assert calls[2]["matchedRule"] == "deny: curl *" and calls[2]["result"] is None
