@@ -18,6 +18,7 @@ from tests.agents.fake_models import (
     FakeModel,
     Script,
     Text,
+    anthropic_server,
     render_anthropic,
     tool_results,
 )
@@ -348,3 +349,44 @@ def test_a_subagents_calls_are_checked_and_recorded_like_its_own(
         ("opencode.bash", "DENIED_BY_COMMAND_GUARD")], calls
     assert "from-subagent" in calls[1]["result"]["output"]
     assert calls[2]["matchedRule"] == "deny: curl *" and calls[2]["result"] is None
+
+
+# --- spend from the wire, and a replay --------------------------------------------------------
+
+TEN_CALLS = [[Call("bash", {"command": f"echo call {n}", "description": "count"})]
+             for n in range(10)] + [[Text("all ten done")]]
+
+
+def test_max_tokens_stops_opencode_from_the_gateways_figures(
+        tmp_path_factory: pytest.TempPathFactory, payments: tuple[Path, Path],
+        opencode_cli: Path, anthropic: FakeModel, run_agentctl: Any) -> None:
+    bench = AgentBench(tmp_path_factory.mktemp("opencode-tokens"), payments[1], run_agentctl, {
+        "ANTHROPIC_BASE_URL": anthropic.url, "ANTHROPIC_API_KEY": KEY})
+    bench.config(opencode_config(opencode_cli, "max_tokens = 2000\n"))
+    anthropic.script = Script(TEN_CALLS)
+    run = bench.start(bench.submit("Spend tokens"), "opencode")
+    assert len(anthropic.script.requests) < 10  # stopped before it asked for the rest
+    verdict = bench.json("verdict", "show", run["runId"])
+    assert verdict["status"] == "FAILED_AGENT_COULD_NOT_COMPLETE", verdict
+    assert "max_tokens 2000" in verdict["reasons"][0], verdict
+
+
+def test_an_opencode_run_replayed_with_the_model_stopped_is_identical(
+        tmp_path_factory: pytest.TempPathFactory, payments: tuple[Path, Path],
+        opencode_cli: Path, run_agentctl: Any) -> None:
+    model = anthropic_server()
+    bench = AgentBench(tmp_path_factory.mktemp("opencode-replay"), payments[1], run_agentctl, {
+        "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": KEY})
+    bench.config(opencode_config(opencode_cli))
+    model.script = Script([[Call("bash", {"command": "ls payments", "description": "list"})],
+                           [Text("done")]])
+    try:
+        run = bench.start(bench.submit("List the payments package"), "opencode")
+    finally:
+        model.close()  # nothing answers at its address now
+    report = bench.cli("run", "replay", run["runId"], "--json", expect=(0, 1),
+                       env={"ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": ""}).json()
+    assert report["identical"] is True, "\n".join(report["differences"])
+    assert report["requestsReplayed"] == report["requestsRecorded"] == 2
+    assert [c["toolName"] for c in bench.calls(report["runId"])] == \
+        [c["toolName"] for c in bench.calls(run["runId"])] == ["opencode.bash"]

@@ -32,6 +32,9 @@ try {
   const headers = {};
   await hooks["chat.headers"]({}, {headers});
   console.log("HEADERS " + JSON.stringify(headers));
+  await hooks["tool.execute.after"]({tool: "bash", sessionID: "s", callID: "c1", args},
+                                    {title: "t", output: "hi", metadata: {exit: 3}});
+  console.log("AFTER");
 } catch (error) {
   console.log("THROWN " + error.message);
 }
@@ -147,13 +150,14 @@ def test_an_allow_puts_the_attempts_input_into_opencodes_own_args(
     stub = {"command": "exec 3>/calls/x/cmd; cat /calls/x/out", "description": "d"}
     attempt.answers.append(json.dumps({"decision": "allow", "reason": "ok",
                                        "updatedInput": json.dumps(stub)}).encode() + b"\n")
+    attempt.answers.append(b'{"ok":true}\n')  # the PostToolUse
     lines = drive(folder).splitlines()
     assert lines[0] == "LOADED", lines
     # the same object opencode runs the tool with, its keys the replacement's alone
     assert lines[1] == f"ALLOWED {json.dumps(stub, separators=(',', ':'))} same=true", lines
     headers = json.loads(lines[2].removeprefix("HEADERS "))
     assert headers == {"x-agentctl-guard": "nonce-1", "x-api-key": "agentctl-gateway-placeholder"}
-    start, before = attempt.received
+    start, before, after = attempt.received
     assert (start["event"], start["key"], start["attempt"]) == ("SessionStart", "hook-key",
                                                                  "att_1")
     assert before["event"] == "PreToolUse" and before["agent"] == "opencode"
@@ -161,3 +165,5 @@ def test_an_allow_puts_the_attempts_input_into_opencodes_own_args(
                                "tool_input": {"command": "echo hi", "description": "d",
                                               "timeout": 5},
                                "tool_use_id": "c1"}
+    assert after["event"] == "PostToolUse" and after["input"]["tool_response"] == {
+        "output": "hi", "exit_code": 3}
