@@ -5,7 +5,7 @@ conversation (`messages` for Anthropic and Chat Completions, `input` for Respons
 `tools`, with the attempt's directory written as `{attempt}` and its id as `{attemptId}` on
 both sides (the workspace and the agent's home are named by them and differ between runs),
 without the `id` of each item (message ids the CLI makes up) and with what `VOLATILE` matches
-(in tool output, or a tool jail's token) written as `…`. Everything else — headers,
+in tool output written as `…`. Everything else — headers,
 `metadata`, `system`/`instructions` (which carry the date and the host), `stream`,
 sampling settings — is ignored. Secrets are redacted on both sides before they are compared:
 a stored exchange was redacted, so a live request holding the secret still matches it, and a
@@ -26,10 +26,8 @@ COMPARED = ("model", "messages", "input", "tools")
 ATTEMPT = "{attempt}"
 ATTEMPT_ID = "{attemptId}"
 # What an agent CLI itself writes into a tool's output that differs on every run (Codex's
-# exec output: a random chunk id and the wall time), written as `…`; and the token of a tool
-# jail's stub, which opencode sends back to its model as the command it ran.
-VOLATILE = re.compile(r"(?<=Chunk ID: )[0-9a-f]+|(?<=Wall time: )[0-9.]+(?= seconds)"
-                      r"|(?<=/\.agentctl/calls/)[0-9a-f]{32}")
+# exec output: a random chunk id and the wall time), written as `…`.
+VOLATILE = re.compile(r"(?<=Chunk ID: )[0-9a-f]+|(?<=Wall time: )[0-9.]+(?= seconds)")
 
 Names = Mapping[str, str]  # what an attempt's requests name it by -> its placeholder
 

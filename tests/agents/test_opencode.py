@@ -135,6 +135,9 @@ def test_an_allowed_shell_call_runs_jailed_and_its_output_is_recorded(
     told = " ".join(tool_results(scripted["requests"][-1]))
     assert "KEY-HITS [] PLACEHOLDER False" in told  # what opencode gave its model
     assert KEY not in json.dumps(scripted["requests"])
+    # the model is shown its own commands, never the jail's stub that ran them
+    assert ".agentctl/calls/" not in json.dumps(scripted["requests"])
+    assert json.dumps(search_command(KEY))[1:-1] in json.dumps(scripted["requests"][-1])
 
 
 def test_a_denied_shell_call_never_runs_and_the_model_is_told_the_rule(

@@ -2,7 +2,8 @@
 against a real unix socket standing for the attempt, every way its exchange can go wrong
 (no settings, nobody listening, a denial, a refusal, an unreadable answer, a connection closed
 unanswered) is a throw, which opencode reads as "do not run this call". Only an explicit allow
-lets the call run, with the attempt's replacement input put into opencode's own args object."""
+lets the call run, with the attempt's replacement input put into opencode's own args object
+(and the model's own arguments shown to the model in opencode's history)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,10 @@ try {
   const headers = {};
   await hooks["chat.headers"]({}, {headers});
   console.log("HEADERS " + JSON.stringify(headers));
+  const messages = [{info: {}, parts: [{type: "text"}, {type: "tool", callID: "c1",
+                                         state: {status: "completed", input: args}}]}];
+  await hooks["experimental.chat.messages.transform"]({}, {messages});
+  console.log("SHOWN " + JSON.stringify(messages[0].parts[1].state.input));
   await hooks["tool.execute.after"]({tool: "bash", sessionID: "s", callID: "c1", args},
                                     {title: "t", output: "hi", metadata: {exit: 3}});
   console.log("AFTER");
@@ -157,6 +162,8 @@ def test_an_allow_puts_the_attempts_input_into_opencodes_own_args(
     assert lines[1] == f"ALLOWED {json.dumps(stub, separators=(',', ':'))} same=true", lines
     headers = json.loads(lines[2].removeprefix("HEADERS "))
     assert headers == {"x-agentctl-guard": "nonce-1", "x-api-key": "agentctl-gateway-placeholder"}
+    # opencode keeps the replacement in its history: its model is shown its own command
+    assert lines[3] == 'SHOWN {"command":"echo hi","description":"d","timeout":5}', lines
     start, before, after = attempt.received
     assert (start["event"], start["key"], start["attempt"]) == ("SessionStart", "hook-key",
                                                                  "att_1")

@@ -102,6 +102,9 @@ async function acknowledged(config, event, input) {
 
 export const AgentctlGuard = async () => {
   const config = settings();
+  // a call's own arguments, by call id, where the attempt replaced them: opencode keeps the
+  // replacement in its history, and its model is shown its own command instead
+  const originals = new Map();
   // the guard is live in this process: the attempt notes it before any model request
   await acknowledged(config, "SessionStart", { hook_event_name: "SessionStart" });
   return {
@@ -130,6 +133,7 @@ export const AgentctlGuard = async () => {
           throw denied("the attempt's replacement input is not a JSON object");
         }
         // in place: opencode runs the tool with this very object
+        originals.set(input.callID, { ...output.args });
         for (const name of Object.keys(output.args)) {
           if (!(name in replaced)) delete output.args[name];
         }
@@ -146,6 +150,15 @@ export const AgentctlGuard = async () => {
         });
       } catch (error) {
         throw denied(error.message);
+      }
+    },
+    "experimental.chat.messages.transform": async (_input, output) => {
+      for (const message of output?.messages ?? []) {
+        for (const part of message?.parts ?? []) {
+          if (part?.type === "tool" && part.state && originals.has(part.callID)) {
+            part.state = { ...part.state, input: originals.get(part.callID) };
+          }
+        }
       }
     },
     "chat.headers": async (_input, output) => {
