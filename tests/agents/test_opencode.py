@@ -257,7 +257,8 @@ def test_a_guard_that_fails_to_load_gets_no_model_and_no_call_runs(
     assert bench.calls(run["runId"]) == []
     verdict = bench.json("verdict", "show", run["runId"])
     assert verdict["status"].startswith("FAILED"), verdict
-    assert any("guard did not load" in reason for reason in verdict["reasons"]), verdict
+    assert "the agent's guard did not load" in verdict["reasons"][0], verdict
+    assert "does not carry the attempt's key" in verdict["reasons"][0]  # the gateway refused
 
 
 # --- what the user types ----------------------------------------------------------------------

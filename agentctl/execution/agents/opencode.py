@@ -133,7 +133,7 @@ class OpencodeAgent(NativeAgent):
         ended = super().outcome(process, state, native, timeout)
         if ended.error is not None and not self.guard_loaded.is_set() \
                 and native.over_budget() is None:
-            return AgentOutcome(error=GUARD_NOT_LOADED)
+            return AgentOutcome(error=f"{GUARD_NOT_LOADED} ({ended.error})")
         return ended
 
 
