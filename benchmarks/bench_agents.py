@@ -45,7 +45,11 @@ from tests.agents.conftest import CLAUDE, OPENCODE, install_cli  # noqa: E402
 from tests.agents.fake_models import Call, FakeModel, Script, Text, anthropic_server  # noqa: E402
 from agentctl.domain.agent import ModelApi, NativeAgentSettings  # noqa: E402
 from agentctl.execution.agents.opencode import QUIET as OPENCODE_QUIET  # noqa: E402
-from agentctl.execution.agents.opencode import config_content, offline  # noqa: E402
+from agentctl.execution.agents.opencode import (  # noqa: E402
+    NOT_LOADED_KEY,
+    config_content,
+    offline,
+)
 from tests.agents.test_claude import MIGRATION, REFUNDS  # noqa: E402
 
 AGENTCTL = str(Path(sys.executable).parent / "agentctl")
@@ -150,9 +154,9 @@ def opencode_alone(opencode: Path, server: FakeModel, script: Script, repo: Path
     for folder in (home / "config", home / ".config" / "opencode"):
         offline(folder)
     settings = NativeAgentSettings(command=str(opencode), max_turns=200)
-    content = config_content(ModelApi.ANTHROPIC, "claude-sonnet-4-5", f"{server.url}/v1",
-                             settings)
-    content["provider"]["agentctl"]["options"]["apiKey"] = "sk-ant-bench-0123456789"  # type: ignore[index]
+    content = json.loads(json.dumps(config_content(
+        ModelApi.ANTHROPIC, "claude-sonnet-4-5", f"{server.url}/v1", settings)).replace(
+        NOT_LOADED_KEY, "sk-ant-bench-0123456789"))  # its own key: no plugin adds one
     server.script = script
     env = {"PATH": os.environ["PATH"], "HOME": str(home), **OPENCODE_QUIET,
            "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / "data"),

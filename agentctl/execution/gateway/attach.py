@@ -35,9 +35,9 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
            budget: Mapping[str, object], *,
            source: Mapping[str, str] | None = None,
            cassette: Cassette | None = None, names: Names | None = None) -> Attached:
-    """Start the attempt's gateway for `agent` (claude, codex or opencode), and the environment its CLI
-    gets instead of `given`; with a cassette, one that answers from it (a replay: no upstream,
-    no key)."""
+    """Start the attempt's gateway for `agent` (claude, codex or opencode), and the environment
+    its CLI gets instead of `given`; with a cassette, one that answers from it (a replay: no
+    upstream, no key)."""
     environ = dict(source if source is not None else os.environ)
     known = {**given, **environ}
     api = ModelApi.OPENAI if agent == "codex" else ModelApi.ANTHROPIC
