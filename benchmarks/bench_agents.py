@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentctl.execution.sandbox import program_dirs  # noqa: E402
+from agentctl.execution.sandboxing.sandbox import program_dirs  # noqa: E402
 from agentctl.services.admin.demo import prepare  # noqa: E402
 from tests.agents.conftest import CLAUDE, OPENCODE, install_cli  # noqa: E402
 from tests.agents.fake_models import Call, FakeModel, Script, Text, anthropic_server  # noqa: E402

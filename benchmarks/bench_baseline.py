@@ -72,8 +72,8 @@ def fastest(first: Callable[[], float], second: Callable[[], float],
 def bench_injection(root: Path, tests: int, repeat: int) -> None:
     from agentctl.domain.spec import PlannedCheck
     from agentctl.execution.environment import verification_env
-    from agentctl.execution.test_reports import ReportDir
-    from agentctl.execution.verifier import run_check
+    from agentctl.execution.verification.test_reports import ReportDir
+    from agentctl.execution.verification.verifier import run_check
 
     per_file = 100
     files = {f"tests/test_m{n}.py": "".join(
@@ -113,8 +113,8 @@ def bench_injection(root: Path, tests: int, repeat: int) -> None:
 def bench_unittest_naming(root: Path, tests: int, repeat: int) -> None:
     from agentctl.domain.spec import PlannedCheck
     from agentctl.execution.environment import verification_env
-    from agentctl.execution.test_reports import ReportDir
-    from agentctl.execution.verifier import run_check
+    from agentctl.execution.verification.test_reports import ReportDir
+    from agentctl.execution.verification.verifier import run_check
 
     per_class = 100
     files = {f"tests/test_u{n}.py": "import unittest\n\n\nclass T(unittest.TestCase):\n" + "".join(

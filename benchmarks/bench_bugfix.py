@@ -61,7 +61,7 @@ from typing import NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agentctl.config.schema import VerificationSettings  # noqa: E402
-from agentctl.execution.test_reports import (  # noqa: E402
+from agentctl.execution.verification.test_reports import (  # noqa: E402
     ReportDir,
     injected_env,
     read_pytest_run,

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentctl.execution.test_detection import detect_test_commands
+from agentctl.execution.verification.test_detection import detect_test_commands
 
 
 def build(root: Path, files: int) -> None:

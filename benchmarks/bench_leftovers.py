@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from agentctl.domain.clock import to_iso, utcnow
-from agentctl.execution.discard import ATTEMPT_DIR_PREFIX
+from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX
 from agentctl.home import resolve_home
 from agentctl.services.lifecycle.leftovers import notice_expired, sweep_in_background
 from agentctl.store import Store, tables

@@ -169,7 +169,7 @@ CAPTURE = """
 import sys, time
 from pathlib import Path
 from agentctl.domain.spec import PlannedCheck
-from agentctl.execution.verifier import run_check
+from agentctl.execution.verification.verifier import run_check
 from agentctl.store.blobs import BlobStore
 root = Path(sys.argv[1]); command = sys.argv[2]
 check = PlannedCheck(name="big", command=command, timeout_seconds=600)

@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 from agentctl.domain.sandbox import SandboxProfile
-from agentctl.execution.bubblewrap import check
 from agentctl.execution.process import run_to_file
-from agentctl.execution.sandbox import Sandbox
+from agentctl.execution.sandboxing.bubblewrap import check
+from agentctl.execution.sandboxing.sandbox import Sandbox
 
 AGENTCTL = str(Path(sys.executable).parent / "agentctl")
 

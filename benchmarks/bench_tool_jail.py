@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_agents import line, per_call, under_agentctl  # noqa: E402
 
-from agentctl.execution.sandbox import program_dirs  # noqa: E402
+from agentctl.execution.sandboxing.sandbox import program_dirs  # noqa: E402
 from agentctl.services.admin.demo import prepare  # noqa: E402
 from tests.agents.conftest import CLAUDE, install_cli  # noqa: E402
 from tests.agents.fake_models import Call, Script, Text, anthropic_server  # noqa: E402

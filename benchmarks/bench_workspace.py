@@ -27,11 +27,11 @@ from pathlib import Path
 from generated_repo import Shape, cached_repository
 
 from agentctl.domain.spec import PatchBoundary
-from agentctl.execution.discard import remove_workspace
-from agentctl.execution.overlay import supported as views_supported
-from agentctl.execution.patch_collector import collect_patch
-from agentctl.execution.tree_cache import TreeCache
-from agentctl.execution.workspace import (
+from agentctl.execution.workspaces.discard import remove_workspace
+from agentctl.execution.workspaces.overlay import supported as views_supported
+from agentctl.execution.workspaces.patch_collector import collect_patch
+from agentctl.execution.workspaces.tree_cache import TreeCache
+from agentctl.execution.workspaces.workspace import (
     AttemptDirs,
     checkout_base,
     checkout_patched,

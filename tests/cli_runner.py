@@ -23,9 +23,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from typer._click import formatting
 from typer.testing import CliRunner
 
+from agentctl._speedups.typer_click import formatting
 from agentctl.cli import output
 from agentctl.cli.main import main
 from agentctl.store.transactions import close_all

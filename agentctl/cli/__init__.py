@@ -4,7 +4,3 @@ Command modules do not use `from __future__ import annotations`: Typer inspects 
 signature at start-up, and evaluating string annotations there cost more than the commands'
 own work in `task list`.
 """
-
-from agentctl import dataclass_code
-
-dataclass_code.install()  # before any command module makes its classes

@@ -9,7 +9,7 @@ from agentctl.cli.context import state
 from agentctl.cli.options import Flag, JsonOption
 from agentctl.cli.output import emit_json, out
 from agentctl.cli.render.caches import caches_table, cleared_lines, leftovers_line
-from agentctl.execution.kept_checkouts import FOLDER
+from agentctl.execution.workspaces.kept_checkouts import FOLDER
 from agentctl.services.admin.caches import (
     TREES_BOUND_KEY,
     CachesCleared,

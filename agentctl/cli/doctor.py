@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from agentctl._speedups import dataclass_code
 from agentctl.cli.context import State, state
 from agentctl.cli.options import JsonOption
 from agentctl.cli.output import emit_json, out
@@ -32,7 +33,8 @@ def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Check the sandbox, the agent CLIs, the store and a forge token. Exit 1 when a required
     part does not work (an agent CLI or a token that is missing only warns)."""
     current = state(ctx)
-    findings = [_sandbox(), _views(current), *_agents(), _store(current), _forge()]
+    findings = [_sandbox(), _views(current), *_agents(), _store(current), _forge(),
+                _start_up()]
     if as_json:
         emit_json([{"part": f.part, "ok": f.ok, "required": f.required, "detail": f.detail}
                    for f in findings])
@@ -59,7 +61,7 @@ def _print(findings: list[Finding]) -> None:
 
 
 def _sandbox() -> Finding:
-    from agentctl.execution import bubblewrap
+    from agentctl.execution.sandboxing import bubblewrap
 
     status = bubblewrap.check()
     if status.works:
@@ -73,7 +75,7 @@ def _views(current: State) -> Finding:
     full checkouts (what a run then costs, and how to get the views)."""
     import tempfile
 
-    from agentctl.execution import overlay
+    from agentctl.execution.workspaces import overlay
 
     if overlay.supported(Path(tempfile.gettempdir())):
         return Finding("views", True, "workspaces, verified and baseline trees are "
@@ -116,3 +118,19 @@ def _forge() -> Finding:
                        required=False)
     return Finding("forge", False, f"no {', '.join(FORGE_TOKENS)}: pr create makes local "
                    "branches only", required=False)
+
+
+def _start_up() -> Finding:
+    """Whether the speed-ups hold (`agentctl/_speedups`): the one a user's environment can turn
+    off without saying so is the dataclass code table, where Python writes no bytecode."""
+    why = dataclass_code.off_because()
+    if why is None:
+        return Finding("start-up", True, "speed-ups on (compiled dataclass methods kept in "
+                       f"{dataclass_code.WHERE_BYTECODE_GOES}); AGENTCTL_PLAIN=1 turns them off",
+                       required=False)
+    if why.startswith("AGENTCTL_PLAIN"):
+        return Finding("start-up", False, "speed-ups off (AGENTCTL_PLAIN is set): each command "
+                       "starts the plain way, some 40 ms slower", required=False)
+    return Finding("start-up", False, f"the compiled dataclass methods are never kept ({why}): "
+                   "each command compiles them again (~40 ms); unset it for agentctl to keep "
+                   "them", required=False)

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from agentctl._speedups.typer_click import Context, HelpFormatter
 from agentctl.cli.lazy import LazyGroup
-
-if TYPE_CHECKING:  # Typer carries its own copy of click
-    from typer._click import Context, HelpFormatter
 
 # Called by agents' hooks, MCP clients and operators, rarely typed by a person.
 PLUMBING = frozenset({"hook", "mcp", "db"})

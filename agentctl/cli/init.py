@@ -44,7 +44,7 @@ def _proposed_checks(cwd: Path) -> tuple[str, ...]:
     """The test commands this repository's files imply, if the person takes them: asked at a
     terminal, named as a hint otherwise (the file then lists none)."""
     from agentctl.execution.task_repository import enclosing_work_tree
-    from agentctl.execution.test_detection import detect_test_commands
+    from agentctl.execution.verification.test_detection import detect_test_commands
 
     detected = detect_test_commands(Path(enclosing_work_tree(cwd) or cwd))
     if not detected:

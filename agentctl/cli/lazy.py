@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
-from typer._click.utils import make_default_short_help
 from typer.core import TyperGroup
 
-if TYPE_CHECKING:
-    from typer._click import Command, Context
+from agentctl._speedups.typer_click import Command, Context, make_default_short_help
 
 
 @dataclass(frozen=True)

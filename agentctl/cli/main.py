@@ -12,6 +12,8 @@ import os
 import sys
 from typing import NoReturn
 
+from agentctl._speedups import dataclass_code, process
+
 INTERNAL_ERROR = 70
 
 
@@ -25,6 +27,7 @@ def main(argv: list[str] | None = None) -> None:
         _fail(bad, 2)
     if os.environ.get("AGENTCTL_DEBUG"):
         _debug_log()
+    dataclass_code.install()  # before any command module makes its classes
     import typer
 
     from agentctl.domain.errors import AgentctlError
@@ -65,77 +68,24 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def command() -> NoReturn:
-    """The `agentctl` command: `main`, then out without the interpreter's teardown. Freeing
-    every module's objects one by one costs tens of milliseconds after the work is done (a run's
-    verdict already printed); what that teardown does that matters is done here: non-daemon
-    threads waited for (by falling back to it), exit handlers run, the database's connections
-    closed, the output flushed. In-process callers (tests) call `main` and keep theirs."""
-    collect_less()
+    """The `agentctl` command: `main` in a process whose garbage collector and exit the
+    speed-ups tune (`_speedups.process`; `AGENTCTL_PLAIN=1` leaves both as Python has them).
+    In-process callers (tests) call `main` and keep their interpreter as it was."""
+    process.collect_less()
     try:
         main()
         code: object = 0
     except SystemExit as done:
         code = done.code
-    import threading
+    process.leave(code, closing=_close_store)
 
-    if any(thread.is_alive() and not thread.daemon for thread in threading.enumerate()
-           if thread is not threading.main_thread()):
-        sys.exit(code)  # type: ignore[arg-type]
-    if code is None:
-        code = 0
-    elif not isinstance(code, int):
-        print(code, file=sys.stderr)
-        code = 1
-    import atexit
 
-    atexit._run_exitfuncs()
+def _close_store() -> None:
+    """The database's connections closed (the WAL checkpointed), as the teardown would."""
     if "agentctl.store.transactions" in sys.modules:
         from agentctl.store.transactions import close_all
 
         close_all()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more to say
-            pass
-    os._exit(code)
-
-
-GC_YOUNG_THRESHOLD = 100_000
-"""Allocations between two collections of the youngest generation while the command starts
-(CPython's default, 700, is restored when the start-up is done)."""
-
-_starting: tuple[int, int, int] | None = None  # the thresholds to restore, while starting
-
-
-def collect_less() -> None:
-    """No cyclic garbage collection while the command starts: its start-up makes hundreds of
-    thousands of long-lived objects (modules, classes, dataclasses' generated methods), and at
-    CPython's default every 700 of them set off a collection that frees nothing: ~35 ms of a
-    run's CPU, before its first check can start. Reference counting still frees everything
-    not in a cycle at once. Only the installed command does this (`command`), not an
-    in-process caller."""
-    import gc
-
-    global _starting
-    _starting = gc.get_threshold()
-    gc.set_threshold(GC_YOUNG_THRESHOLD, *_starting[1:])
-
-
-def start_up_done() -> None:
-    """A command about to do long work (a run) says its start-up is over: what exists now
-    lives as long as the process, so it is frozen out of every later collection, and
-    collections go back to CPython's pace for the work that follows (an agent may call tools
-    for hours). A no-op unless `collect_less` ran (the installed command), and after the
-    first call."""
-    import gc
-
-    global _starting
-    if _starting is None:
-        return
-    gc.freeze()
-    gc.set_threshold(*_starting)
-    _starting = None
 
 
 MAX_ARGUMENT_CHARS = 100_000

@@ -107,6 +107,14 @@ class LiveStatus:
         detail = f"  {escape(done.detail)}" if done.detail else ""
         self._keep(f"{mark} {escape(what)}{detail}  [dim]{_seconds(done.seconds)}[/]")
 
+    def notice(self, text: str) -> None:
+        if self._status is None:
+            note(text)
+        else:
+            from agentctl.cli.render.style import escape
+
+            err().print(escape(text), highlight=False)
+
     def _keep(self, line: str) -> None:
         if self._status is not None:
             err().print(line, highlight=False)

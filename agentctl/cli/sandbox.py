@@ -22,7 +22,7 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
     namespaces, the limits (cgroups or rlimits), and the config's profile. Exit 1 when runs
     could not start sandboxed on this machine."""
     from agentctl.cli.render.style import escape
-    from agentctl.execution import bubblewrap
+    from agentctl.execution.sandboxing import bubblewrap
 
     status = bubblewrap.check()
     settings = state(ctx).config.sandbox

@@ -25,11 +25,8 @@ from agentctl.domain.errors import BadInput, PolicyDenied
 from agentctl.domain.serialize import to_json
 
 if TYPE_CHECKING:
-    from agentctl.cli.run.start import CheckoutChanges
-    from agentctl.domain.agent import AgentSpec
-    from agentctl.execution.cache_fill import Prefetch
     from agentctl.services.actions.requests import TaskRequest
-    from agentctl.services.actions.tasks import Submitted
+    from agentctl.services.actions.submit_and_run import SubmittedRun
 
 app = typer.Typer(help="Submit and inspect tasks: structured, executable intent.",
                   no_args_is_help=True)
@@ -96,7 +93,7 @@ def submit(
         parse_labels,
         read_request_file,
     )
-    from agentctl.services.actions.tasks import submit_and_resolve
+    from agentctl.services.actions.submit_and_run import SubmitAndRun, submit_and_run
 
     if (agent or detach or keep_workspace or interactive) and not run_now:
         raise BadInput("--agent, --detach, --keep-workspace and --interactive need --run")
@@ -109,83 +106,48 @@ def submit(
         allow_removed_tests=True if allow_removed_tests else None, test_patch=test_patch))
     current = state(ctx)
     request = _completed(current, request, ask=not no_input and _at_terminal())
-    agent_spec = None
-    if run_now:  # a bad agent spec is refused before anything is stored
-        from agentctl.execution.agents.spec import parse_agent_spec
+    command = SubmitAndRun(request=request, cwd=Path.cwd())
+    if not run_now:
+        submitted = submit_and_run(current.store, current.config, command)
+        _show_task(submitted, as_json)
+        hint(f"next: agentctl run start {submitted.task.task_id}")
+        return
+    from agentctl.cli.running import report_run, run_here_or_queue
+    from agentctl.services.lifecycle.start import parse_agent
 
-        agent_spec = parse_agent_spec(agent or current.config.agent.default, Path.cwd())
-        if interactive:  # nor one that would ask with no one to answer
-            from agentctl.cli.prompt import check_terminal
+    # a bad agent spec is refused before anything is stored
+    spec = parse_agent(agent or current.config.agent.default, Path.cwd())
+    submitted = run_here_or_queue(
+        current, "task", lambda how: submit_and_run(current.store, current.config,
+                                                    replace(command, run=how)),
+        agent=spec, detach=detach, keep_workspace=keep_workspace, interactive=interactive)
+    if submitted.run is None:  # denied by policy: no run
+        _show_task(submitted, as_json)
+    task_id = submitted.task.task_id
 
-            if detach:
-                raise BadInput("--interactive needs the run to execute here; drop --detach")
-            check_terminal()
-        if not detach:  # nor is a run this machine could not sandbox
-            from agentctl.services.lifecycle.start import run_config
+    def card() -> None:  # the task as the run left it (COMPLETED, FAILED, ...)
+        from agentctl.cli.render.tasks import task_detail
 
-            run_config(current.config)
-    fills: list[Prefetch | None] = []
-    changes: list[CheckoutChanges] = []
+        with current.views() as views:
+            waiting = views.runs(limit=1, task_id=task_id, status=RunStatus.NEEDS_APPROVAL)
+            out().print(task_detail(views.task(task_id), next(iter(waiting), None)))
 
-    def fill(repository: str, commit: str, base_ref: str) -> None:
-        """A run about to start: look at the checkout's uncommitted changes now; and for one
-        about to execute here on views of the tree cache, start checking its base out (a kept
-        workspace is a checkout of its own; a queued run, its worker's)."""
-        if agent_spec is None:
-            return
-        from agentctl.cli.run.start import CheckoutChanges
-
-        changes.append(CheckoutChanges(repository, base_ref))
-        if not detach and not keep_workspace:
-            from agentctl.services.lifecycle.start import fill_tree_cache
-
-            fills.append(fill_tree_cache(current.config, current.home.root, repository, commit))
-
-    try:
-        submitted = submit_and_resolve(current.store, current.config, request, cwd=Path.cwd(),
-                                       resolved=fill)
-        _report_and_run(current, submitted, agent_spec, detach=detach,
-                        keep_workspace=keep_workspace, as_json=as_json, interactive=interactive,
-                        changes=changes[0] if changes else None)
-    finally:
-        for look in changes:
-            look.close()
-        for started in fills:
-            if started is not None:
-                started.stop()
+    assert submitted.run is not None
+    raise typer.Exit(report_run(current, submitted.run, detached=detach, as_json=as_json,
+                                before=card))
 
 
-def _report_and_run(current: State, submitted: "Submitted", agent_spec: "AgentSpec | None", *,
-                    detach: bool, keep_workspace: bool, as_json: bool,
-                    interactive: bool, changes: "CheckoutChanges | None" = None) -> None:
-    """Show the stored task, then (with --run) run it and exit with the verdict's code."""
+def _show_task(submitted: "SubmittedRun", as_json: bool) -> None:
+    """The stored task; a policy denial is exit 2 with its reason."""
     task = submitted.task
-    if task.status is TaskStatus.POLICY_DENIED or agent_spec is None:
-        if as_json:
-            emit_json(task)
-        else:
-            from agentctl.cli.render.tasks import task_detail  # text only: Rich's tables
+    if as_json:
+        emit_json(task)
+    else:
+        from agentctl.cli.render.tasks import task_detail  # text only: Rich's tables
 
-            out().print(task_detail(task))
+        out().print(task_detail(task))
     if task.status is TaskStatus.POLICY_DENIED:
         raise PolicyDenied(f"task {task.task_id} denied by policy: {task.status_reason}")
-    if agent_spec is not None:
-        from agentctl.cli.run.start import execute_and_report
-
-        def card() -> None:  # the task as the run left it (COMPLETED, FAILED, ...)
-            from agentctl.cli.render.tasks import task_detail
-
-            with current.views() as views:
-                waiting = views.runs(limit=1, task_id=task.task_id,
-                                     status=RunStatus.NEEDS_APPROVAL)
-                out().print(task_detail(views.task(task.task_id), next(iter(waiting), None)))
-
-        raise typer.Exit(execute_and_report(current, task.task_id, agent_spec, detach=detach,
-                                            keep_workspace=keep_workspace, as_json=as_json,
-                                            interactive=interactive,
-                                            before=card, base_commit=submitted.base_commit,
-                                            changes=changes))
-    hint(f"next: agentctl run start {task.task_id}")
 
 
 def _at_terminal() -> bool:
@@ -208,11 +170,11 @@ def _completed(current: State, request: "TaskRequest", *, ask: bool) -> "TaskReq
         if not request.repository and (here := dialog.here(Path.cwd())):
             request = replace(request, repository=here)
         return request
-    from agentctl.execution.test_detection import detect_test_commands
+    from agentctl.services.actions.requests import detected_test_commands
 
     config = current.config
     here = dialog.here(Path.cwd())
-    detected = detect_test_commands(Path(here)) if here and not config.verification.commands \
+    detected = detected_test_commands(Path(here)) if here and not config.verification.commands \
         else ()
     request, exchange = dialog.converse(
         request, here=here, forbidden=config.boundary.forbidden,

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from agentctl._speedups.process import start_up_done
 from agentctl.cli.context import state
-from agentctl.cli.main import start_up_done
 from agentctl.cli.options import Flag
 from agentctl.cli.output import note
 
@@ -33,7 +33,7 @@ def worker(
     lease expires. SIGTERM or Ctrl-C hands the current run back to the queue.
     """
     from agentctl.cli.artifact import artifact_content
-    from agentctl.execution.tree_cache import in_home
+    from agentctl.execution.workspaces.tree_cache import in_home
     from agentctl.services.actions.replay import cassette_of
     from agentctl.services.attempts.baseline_cache import FOLDER as BASELINES
     from agentctl.services.attempts.pipeline import RunOptions

@@ -3,6 +3,12 @@
 Standard predicates where one fits (SLSA provenance v1, in-toto test-result v0.1) and agentctl's
 own run predicate for what none covers (verdict, approvals, the audit chain head), so that any
 in-toto tool can check the signatures and subjects without agentctl.
+
+A Statement leaves the system, so its bytes are RFC 8785's (the JSON Canonicalization Scheme,
+serialized where it is signed: `services/actions/attest.py`), not agentctl's own canonical JSON
+(`domain/canonical.py`), which every stored digest is taken over and which differs from RFC 8785
+on floats (`1e-05` against `0.00001`, `2.0` against `2`) and on the order of keys beyond the
+BMP: a verifier that re-serializes a Statement, in any language, gets the signed bytes back.
 """
 
 from __future__ import annotations
@@ -13,7 +19,6 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from agentctl.domain.canonical import canonical_json
 from agentctl.domain.enums import TestClassification, TestOutcome, VerificationCheckStatus
 from agentctl.domain.verification import TestReport, VerificationCheck
 
@@ -72,10 +77,10 @@ def pae(payload_type: str, payload: bytes) -> bytes:
     return b"DSSEv1 %d %s %d %s" % (len(kind), kind, len(payload), payload)
 
 
-def statement(subjects: Sequence[Subject], predicate_type: str, predicate: Json) -> bytes:
-    """One in-toto Statement v1, serialized once: these bytes are what gets signed."""
-    return canonical_json({"_type": STATEMENT_TYPE, "subject": [s.as_json() for s in subjects],
-                           "predicateType": predicate_type, "predicate": predicate}).encode()
+def statement(subjects: Sequence[Subject], predicate_type: str, predicate: Json) -> Json:
+    """One in-toto Statement v1 (its signed bytes are its RFC 8785 form)."""
+    return {"_type": STATEMENT_TYPE, "subject": [s.as_json() for s in subjects],
+            "predicateType": predicate_type, "predicate": predicate}
 
 
 def envelope(payload: bytes, keyid: str, sign: Callable[[bytes], bytes]) -> str:

@@ -23,7 +23,7 @@ import json
 
 import orjson
 
-from agentctl.domain.json_text import compiled
+from agentctl._speedups.json_text import compiled
 from agentctl.domain.serialize import sealed_before_json, sealed_json
 
 _ENCODE = compiled(json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False))

@@ -6,7 +6,8 @@ Values are what users type and what JSON carries, so they never change once rele
 from __future__ import annotations
 
 from enum import StrEnum
-from operator import attrgetter
+
+from agentctl._speedups.enum_values import plain_values
 
 
 class TaskStatus(StrEnum):
@@ -340,15 +341,4 @@ class BaselineMode(StrEnum):
     NEVER = "never"
 
 
-def _plain_values() -> None:
-    """`.value` read as a plain attribute: Python 3.11's `Enum.value` is a Python-level
-    descriptor (~4x slower), and a busy agent's every tool call reads a dozen of them on the way
-    to its rows and events. Same value, same type; members and lookups are untouched."""
-    value = property(attrgetter("_value_"))
-    for vocabulary in list(globals().values()):
-        if isinstance(vocabulary, type) and issubclass(vocabulary, StrEnum) \
-                and vocabulary is not StrEnum:
-            type.__setattr__(vocabulary, "value", value)
-
-
-_plain_values()
+plain_values(globals().values())  # the speed-up of reading `.value`

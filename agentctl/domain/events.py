@@ -10,10 +10,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from agentctl._speedups.fast_init import fast_init
 from agentctl.domain.canonical import canonical_json
 from agentctl.domain.clock import iso_text
 from agentctl.domain.enums import EventType
-from agentctl.domain.fast_init import fast_init
 
 GENESIS_HASH = "0" * 64
 

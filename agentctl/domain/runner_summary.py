@@ -8,7 +8,6 @@ shows fails the check, and a check whose witnesses disagree is named as such.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 

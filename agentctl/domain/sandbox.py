@@ -3,7 +3,7 @@ pure rules about it: which hosts the network allowlist lets through, what an uns
 may still earn.
 
 The profile says what the run was promised (mode, extra read-only dirs, allowed hosts, limits);
-`agentctl.execution.sandbox` turns it into a bubblewrap command line on a given machine.
+`agentctl.execution.sandboxing.sandbox` turns it into a bubblewrap command line on a given machine.
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from agentctl._speedups.fast_init import fast_init
 from agentctl.domain.enums import ChangeType, StepStatus, StepType, ToolDecision, ToolOutcome
 from agentctl.domain.errors import InvariantViolation
-from agentctl.domain.fast_init import fast_init
 from agentctl.domain.transitions import advance
 
 # Attribute values longer than this belong in an artifact (seed: long output must be an artifact).

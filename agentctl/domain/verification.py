@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from agentctl.domain.ansi import strip_ansi
-from agentctl.domain.serialize import LATER, LATER_UNMARKED
 from agentctl.domain.enums import (
     TestClassification,
     TestOutcome,
     VerificationCheckStatus,
     VerificationStatus,
 )
+from agentctl.domain.serialize import LATER, LATER_UNMARKED
 
 C = VerificationCheckStatus
 

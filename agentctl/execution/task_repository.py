@@ -32,9 +32,21 @@ def enclosing_work_tree(start: Path) -> str | None:
     no GitPython: every read command asks), or None outside any repository."""
     start = start.resolve()
     for folder in (start, *start.parents):
-        if (folder / ".git").exists():
+        if _is_git_marker(folder / ".git"):
             return str(folder)
     return None
+
+
+def _is_git_marker(path: Path) -> bool:
+    """What git itself takes for one: a git dir (it has a HEAD) or a `gitdir:` file (a linked
+    worktree, a submodule); an empty `.git` folder someone left in /tmp is neither."""
+    try:
+        if path.is_dir():
+            return (path / "HEAD").is_file()
+        with path.open("rb") as marker:
+            return marker.read(7) == b"gitdir:"
+    except OSError:
+        return False
 
 
 def named_repository(text: str, aliases: Mapping[str, str], cwd: Path) -> str:

@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
+from agentctl._speedups.fast_init import fast_init
 from agentctl.domain import ids
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.blob import StoredBlob
@@ -31,7 +32,6 @@ from agentctl.domain.enums import (
     ToolDecision,
 )
 from agentctl.domain.events import Event
-from agentctl.domain.fast_init import fast_init
 from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch
 from agentctl.domain.run import Attempt, Run
@@ -198,3 +198,5 @@ class RunObserver(Protocol):
 
     def attempt(self, number: int) -> None: ...
     def step_done(self, done: StepDone) -> None: ...
+    def notice(self, text: str) -> None:
+        """A warning the person should read before the run goes on (one line)."""

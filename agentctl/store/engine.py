@@ -8,11 +8,10 @@ database.
 
 from __future__ import annotations
 
-import random
-import time
+import logging
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import OperationalError
@@ -26,8 +25,17 @@ from agentctl.store.transactions import (
     remember,
 )
 
+if TYPE_CHECKING:
+    import stamina
+
 RECONNECT_SECONDS = 30.0  # how long a lost shared database is retried before giving up
+_FIRST_WAIT = 0.1  # then doubled each try, up to
+_LONGEST_WAIT = 2.0
+_JITTER = 0.1  # at most this much added at random to each wait
 _SHORTEST_WAIT = 0.05  # between two tries, however little of the lease is left
+# stamina notes each scheduled retry as a warning, which with no logging set up would reach a
+# command's stderr once per try; the outage's one line is StoreUnavailable's
+logging.getLogger("stamina").addHandler(logging.NullHandler())
 
 
 def engine_for(url: str) -> Engine:
@@ -112,25 +120,41 @@ def reconnecting(engine: Engine, connect: Callable[[], T], *,
     works under (`lease_deadline`), whichever comes first; no wait between tries is longer than
     a quarter of the lease left, so a database back in time is found in time. Only connecting
     is retried: a transaction cut half-way is rolled back and its caller decides, so nothing is
-    written twice and every retried write passes its lease fence again."""
+    written twice and every retried write passes its lease fence again.
+
+    The policy is stamina's (exponential backoff with jitter, bounded in time, its test mode);
+    the lease's bound is its backoff hook, asked after each failed try, since the lease can run
+    out (or be extended) while the database is away."""
     if engine.dialect.name == "sqlite":
         return connect()  # a file: nothing to wait for (locks are begin_immediate's)
+    import stamina  # with the postgres extra, as the driver is
+
     from agentctl.services.lease_deadline import seconds_left
 
-    deadline = time.monotonic() + patience
-    delay = 0.1
-    while True:
-        try:
-            return connect()
-        except (OperationalError, engine.dialect.loaded_dbapi.OperationalError) as error:
-            # SQLAlchemy wraps the driver's error, but a raw connection (the views) raises it bare
-            left = seconds_left()
-            wait = delay * random.uniform(0.5, 1.5)
-            if left is not None:
-                wait = min(wait, max(left / 4, _SHORTEST_WAIT))
-            if time.monotonic() + wait > deadline or (left is not None and wait >= left):
-                raise StoreUnavailable(f"the database cannot be reached: "
-                                       f"{outage_text(error)}") from error
-        time.sleep(wait)
-        delay = min(delay * 2, 2.0)
+    # SQLAlchemy wraps the driver's error, but a raw connection (the views) raises it bare
+    lost = (OperationalError, engine.dialect.loaded_dbapi.OperationalError)
+    tries = stamina.retry_context(on=lambda error: _again(error, lost, seconds_left(), current),
+                                  attempts=None, timeout=patience, wait_initial=_FIRST_WAIT,
+                                  wait_max=_LONGEST_WAIT, wait_jitter=_JITTER)
+    try:
+        for current in tries:
+            with current:
+                return connect()
+    except lost as error:
+        raise StoreUnavailable(f"the database cannot be reached: {outage_text(error)}") \
+            from error
+    raise AssertionError("unreachable: stamina raises the last error once it stops")
 
+
+def _again(error: Exception, lost: tuple[type[Exception], ...], left: float | None,
+           current: stamina.Attempt) -> bool | float:
+    """After a failed try: False to stop, True for stamina's next wait, or a shorter wait in
+    seconds (a quarter of the lease left, when stamina's could be longer)."""
+    if not isinstance(error, lost):
+        return False
+    if left is None:
+        return True
+    bound = max(left / 4, _SHORTEST_WAIT)
+    if bound >= left:
+        return False  # the lease ends before another try could tell
+    return True if current.next_wait + _JITTER <= bound else bound

@@ -12,8 +12,8 @@ from typing import Any
 
 import orjson
 
+from agentctl._speedups.json_text import compiled
 from agentctl.domain.enums import ToolDecision, ToolOutcome
-from agentctl.domain.json_text import compiled
 from agentctl.domain.step import ToolResult
 
 

@@ -19,10 +19,10 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
+from agentctl.domain import id_prefixes
 from agentctl.domain.clock import to_iso
 from agentctl.domain.errors import NotFound
 from agentctl.home import Home
-from agentctl.store import ids
 from agentctl.store.compiled_queries import SQL
 from agentctl.store.revision import HEAD, SchemaBehind, stored_revision
 from agentctl.store.rows import tasks as task_rows
@@ -189,14 +189,14 @@ class Views:
         return [CallRow._make(row) for row in self._tuples("call_tree", run_id=run_id)]
 
     def resolve(self, kind: IdKind, text: str) -> str:
-        low, high = ids.prefix_bounds(ids.full_prefix(kind, text))
+        low, high = id_prefixes.prefix_bounds(id_prefixes.full_prefix(kind, text))
         found = [str(row[0]) for row in self._tuples(f"resolve:{kind}", low=low, high=high)]
-        return ids.pick_unique(kind, text, found)
+        return id_prefixes.pick_unique(kind, text, found)
 
     def short_ids(self, kind: IdKind, full: Sequence[str]) -> dict[str, str]:
         """Each id cut to the shortest prefix no other stored id of its kind shares (as git
         abbreviates hashes), one length for all so a column stays aligned."""
-        needed = len(kind) + 1 + ids.MIN_PREFIX_CHARS
+        needed = len(kind) + 1 + id_prefixes.MIN_PREFIX_CHARS
         for one in full:
             for side in ("below", "above"):
                 found = self._tuples(f"{side}:{kind}", id=one)

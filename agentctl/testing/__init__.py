@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 
+from agentctl.domain import id_prefixes
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.audit import Checkpoint, CheckpointState
 from agentctl.domain.audit_report import AuditReport
@@ -36,7 +37,6 @@ from agentctl.domain.transitions import UNFINISHED_RUN
 from agentctl.domain.verdict import Approval, Verdict
 from agentctl.domain.verification import VerificationReport
 from agentctl.services.unit_of_work import IdKind, Pending
-from agentctl.store import ids
 from agentctl.testing.reads import InMemoryReads
 from agentctl.testing.tables import (
     LIVE_ATTEMPT,
@@ -112,10 +112,10 @@ class InMemoryStorage:
         return str(error)
 
     def resolve(self, kind: IdKind, text: str) -> str:
-        prefix = ids.full_prefix(kind, text)
+        prefix = id_prefixes.full_prefix(kind, text)
         table: CommittedTable[object] = getattr(self, f"{kind}s")
         with self.lock:
-            return ids.pick_unique(kind, text, sorted(k for k in table.rows
+            return id_prefixes.pick_unique(kind, text, sorted(k for k in table.rows
                                                       if k.startswith(prefix))[:4])
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from agentctl.domain.sandbox import SandboxProfile
 from agentctl.execution.agents.tool_jail import ToolJails
-from agentctl.execution.sandbox import Sandbox
+from agentctl.execution.sandboxing.sandbox import Sandbox
 
 
 class Route:

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from rich.filesize import decimal
 
-from agentctl.execution.base_checkouts import BaseCheckout
-from agentctl.execution.cache_fill import builder, cache_key
-from agentctl.execution.tree_cache import TreeCache, acquire, remove_tree
-from agentctl.execution.workspace import create_attempt_dirs
+from agentctl.execution.workspaces.base_checkouts import BaseCheckout
+from agentctl.execution.workspaces.cache_fill import builder, cache_key
+from agentctl.execution.workspaces.tree_cache import TreeCache, acquire, remove_tree
+from agentctl.execution.workspaces.workspace import create_attempt_dirs
 from tests.conftest import AGENTCTL, GIT_IDENTITY, Result, git, make_repo
 from tests.e2e.conftest import one_error_line
 from tests.e2e.terminal_support import terminal
@@ -46,7 +46,7 @@ class Filled:
 
 def fill(root: Path, run_agentctl: Callable[..., Result], config: str) -> Filled:
     """A run of a custom task with the baseline always on, under `config`, into `root/home`."""
-    from agentctl.execution import overlay
+    from agentctl.execution.workspaces import overlay
 
     if not overlay.supported(root):
         unavailable("overlay mounts are refused here (not root, or no overlay in the kernel)")
@@ -310,7 +310,7 @@ def test_a_base_checkout_an_attempt_holds_is_left_alone_and_comes_back_after(
 BUILDER = """
 import os, signal, sys, time
 from pathlib import Path
-from agentctl.execution.tree_cache import TreeCache, acquire
+from agentctl.execution.workspaces.tree_cache import TreeCache, acquire
 
 root, key, go = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
 

@@ -62,6 +62,8 @@ def collector_after(*args: str, cwd: Path, env: dict[str, str] | None = None,
 
     environment = {**os.environ, **(env or {})}
     environment.pop("AGENTCTL_CONFIG", None)
+    if "AGENTCTL_PLAIN" not in (env or {}):
+        environment.pop("AGENTCTL_PLAIN", None)
     done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True,
                           text=True, env=environment, cwd=cwd)
     assert done.returncode in (0, 1), done.stderr[-2000:]
@@ -73,12 +75,25 @@ def test_a_command_starts_without_collecting_cyclic_garbage(tmp_path: Path) -> N
     """Its start-up's objects live as long as it does: the entry point raises the youngest
     generation's threshold (CPython's 700) so that making them sets off no collection; a
     command that does no long work leaves it there, nothing frozen."""
-    from agentctl.cli.main import GC_YOUNG_THRESHOLD
+    from agentctl._speedups.process import GC_YOUNG_THRESHOLD
 
     thresholds, frozen = collector_after("--help", cwd=tmp_path)
 
     assert thresholds == (GC_YOUNG_THRESHOLD, 10, 10) and GC_YOUNG_THRESHOLD > 700
     assert frozen == 0
+
+
+def test_agentctl_plain_leaves_the_collector_at_pythons_pace_and_nothing_frozen(
+        home: Path, tmp_path: Path) -> None:
+    """The off switch of the speed-ups: neither the start-up's pace nor the run's freeze."""
+    repo = make_repo(tmp_path / "calc", {"calc.py": "x = 1\n"})
+
+    thresholds, frozen = collector_after(
+        "task", "submit", "--repo", str(repo), "--type", "bug_fix", "--instruction", "nothing",
+        "--verify", "true", "--run", "--agent", "noop", "--no-input", cwd=tmp_path,
+        env={"AGENTCTL_HOME": str(home), "AGENTCTL_PLAIN": "1"})
+
+    assert (thresholds, frozen) == ((700, 10, 10), 0)
 
 
 def test_a_run_freezes_its_start_up_and_collects_at_pythons_pace_after(

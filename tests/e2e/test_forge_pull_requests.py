@@ -428,6 +428,17 @@ def test_every_envelope_verifies_with_securesystemslib(attested: dict[str, Any])
         assert statement["_type"] == "https://in-toto.io/Statement/v1"
 
 
+def test_every_payload_is_the_rfc_8785_form_of_its_statement(attested: dict[str, Any]) -> None:
+    """What a verifier that re-serializes a Statement gets back, with the reference library."""
+    import base64
+
+    import rfc8785
+
+    for line in attested["bundle"].read_text().splitlines():
+        payload = base64.b64decode(json.loads(line)["payload"])
+        assert rfc8785.dumps(json.loads(payload)) == payload
+
+
 def test_the_subjects_are_the_patch_and_its_tree(attested: dict[str, Any], run_git) -> None:
     import hashlib
 

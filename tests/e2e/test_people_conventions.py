@@ -82,11 +82,26 @@ def test_doctor_checks_each_part_and_never_prints_a_token(cli: Cli) -> None:
     checked = cli("doctor", env={"GITHUB_TOKEN": token})
     assert checked.returncode == 0, checked.stdout
     parts = [line.split()[1] for line in checked.stdout.splitlines()]
-    assert parts == ["sandbox", "views", "claude", "codex", "opencode", "store", "forge"]
+    assert parts == ["sandbox", "views", "claude", "codex", "opencode", "store", "forge",
+                     "start-up"]
     assert "token in GITHUB_TOKEN" in checked.stdout and token not in checked.stdout
     document = cli("doctor", "--json", env={"GITHUB_TOKEN": ""}).json()
     forge = next(f for f in document if f["part"] == "forge")  # type: ignore[union-attr]
     assert (forge["ok"], forge["required"]) == (False, False)
+
+
+@pytest.mark.parametrize(("env", "words"), [
+    ({"PYTHONDONTWRITEBYTECODE": "1"}, "PYTHONDONTWRITEBYTECODE (or -B) is set"),
+    ({"AGENTCTL_PLAIN": "1"}, "speed-ups off (AGENTCTL_PLAIN is set)"),
+], ids=["no-bytecode", "plain"])
+def test_doctor_says_when_the_start_up_speed_ups_are_off(
+        agentctl: Callable[..., Result], env: dict[str, str], words: str) -> None:
+    """The dataclass code table is silently never written where Python writes no bytecode:
+    doctor says so (a warning: nothing is wrong but the start-up's cost)."""
+    document = agentctl("doctor", "--json", env=env).json()
+    start_up = next(f for f in document if f["part"] == "start-up")  # type: ignore[union-attr]
+    assert (start_up["ok"], start_up["required"]) == (False, False)
+    assert words in start_up["detail"], start_up
 
 
 def test_init_names_the_detected_test_command_without_a_terminal(cli: Cli,

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import json
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 

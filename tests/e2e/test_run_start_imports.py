@@ -46,7 +46,7 @@ def test_a_run_imports_no_other_run_command_built_in_tool_trace_exporter_or_toml
         "agentctl.cli.run.replay", "agentctl.cli.run.exports",
         # the built-in tools (fs.*, patch.apply with unidiff, shell.run) serve a script: or
         # native agent's calls; a noop, patch: or command: agent makes none
-        "agentctl.execution.tools", "agentctl.execution.shell_tool", "unidiff",
+        "agentctl.execution.agents.tools", "agentctl.execution.agents.shell_tool", "unidiff",
         # with no OTLP endpoint the run's trace is neither planned nor sent
         "agentctl.domain.tracing", "agentctl.execution.otlp",
     }

@@ -9,7 +9,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from agentctl.execution import overlay
+from agentctl.execution.workspaces import overlay
 from tests.conftest import Result, git, make_repo
 from tests.machine import unavailable
 

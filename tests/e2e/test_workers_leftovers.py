@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctl.execution import overlay
+from agentctl.execution.workspaces import overlay
 from tests.e2e.workers_support import Fleet, Worker, attempt_summary, clean_stderr, wait_until
 from tests.machine import unavailable
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentctl.domain.enums import ChangeType
 from agentctl.domain.step import ChangedFile
-from agentctl.execution.attribution import ChangeTracker
+from agentctl.execution.agents.attribution import ChangeTracker
 from agentctl.execution.git import WorkspaceGit
 from tests.conftest import make_repo
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from agentctl.domain.enums import TestOutcome as T
 from agentctl.domain.enums import VerificationCheckStatus as C
 from agentctl.domain.spec import PlannedCheck
-from agentctl.execution.test_reports import ReportDir
-from agentctl.execution.verifier import CheckOutcome, run_check
+from agentctl.execution.verification.test_reports import ReportDir
+from agentctl.execution.verification.verifier import CheckOutcome, run_check
 
 PYTHON = shlex.quote(sys.executable)
 PYTEST = f"{PYTHON} -m pytest -q -p no:cacheprovider"
@@ -204,7 +204,7 @@ def test_no_variable_inside_a_check_names_agentctl(tmp_path: Path) -> None:
 def rerun(tmp_path: Path, files: dict[str, str], command: str,
           wanted: tuple[str, ...]) -> CheckOutcome:
     """`command` as a rerun of the `wanted` tests, each failing one rerun in process."""
-    from agentctl.execution.test_reports import Selection
+    from agentctl.execution.verification.test_reports import Selection
 
     workspace = tmp_path / "proj"
     for path, text in files.items():
@@ -265,7 +265,7 @@ def test_unittest_methods_changed_under_in_process_reruns_are_still_named(
 
 def test_under_xdist_the_selection_and_the_report_still_reach_the_workers(
         tmp_path: Path) -> None:
-    from agentctl.execution.test_reports import Selection
+    from agentctl.execution.verification.test_reports import Selection
 
     workspace = tmp_path / "proj"
     workspace.mkdir()

@@ -7,7 +7,7 @@ import os
 import threading
 from pathlib import Path
 
-from agentctl.execution.external_judge import run_external_judge
+from agentctl.execution.verification.external_judge import run_external_judge
 
 
 def test_the_judges_output_folder_is_made_inside_the_attempts_scratch_directory(

@@ -9,7 +9,7 @@ import pytest
 from agentctl.config.schema import SECRET_FILES
 from agentctl.domain.enums import ToolDecision
 from agentctl.domain.spec import Budget
-from agentctl.execution.guards import BudgetGuard, PathCheck, check_path, diff_paths
+from agentctl.execution.agents.guards import BudgetGuard, PathCheck, check_path, diff_paths
 
 FORBIDDEN = (".github/**", "infra/**", ".env")
 

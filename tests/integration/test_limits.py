@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from agentctl.domain.sandbox import SandboxLimits
-from agentctl.execution.limits import layout, limited
+from agentctl.execution.sandboxing.limits import layout, limited
 from tests.machine import unavailable
 
 
@@ -43,7 +43,7 @@ def test_the_empty_groups_of_a_killed_agentctl_are_removed_by_the_next_one() -> 
         directory.mkdir()
     try:
         subprocess.run([sys.executable, "-c",
-                        "from agentctl.execution.limits import layout; layout()"], check=True)
+                        "from agentctl.execution.sandboxing.limits import layout; layout()"], check=True)
         assert not any(d.exists() for d in stale)
     finally:
         for directory in stale:
@@ -57,7 +57,7 @@ def test_a_group_of_a_live_process_is_left_alone() -> None:
         directory.mkdir()
     try:
         subprocess.run([sys.executable, "-c",
-                        "from agentctl.execution.limits import layout; layout()"], check=True)
+                        "from agentctl.execution.sandboxing.limits import layout; layout()"], check=True)
         assert all(d.is_dir() for d in live)
     finally:
         for directory in live:

@@ -7,14 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentctl.execution import overlay
+from agentctl.execution.workspaces import overlay
 from tests.machine import unavailable
 
 # Runs in a fresh interpreter: this test process may have moved into a namespace already.
 SCRIPT = """
 import sys, threading
 from pathlib import Path
-from agentctl.execution import overlay
+from agentctl.execution.workspaces import overlay
 
 root = Path(sys.argv[1])
 (root / "lower").mkdir()

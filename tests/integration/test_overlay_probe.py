@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctl.execution import overlay
+from agentctl.execution.workspaces import overlay
 from tests.machine import unavailable
 
 # A fresh process asks; it prints the answer and whether it left the machine's mount namespace
@@ -18,7 +18,7 @@ from tests.machine import unavailable
 _ASK = """
 import os, sys
 from pathlib import Path
-from agentctl.execution import overlay
+from agentctl.execution.workspaces import overlay
 before = os.readlink("/proc/self/ns/mnt")
 answer = overlay.supported(Path(sys.argv[1]), Path(sys.argv[2]))
 print(answer, os.readlink("/proc/self/ns/mnt") != before)

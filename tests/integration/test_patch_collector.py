@@ -15,12 +15,12 @@ from agentctl.domain.enums import ChangeType
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, check_boundary
 from agentctl.domain.spec import PatchBoundary
-from agentctl.execution.discard import remove_workspace
 from agentctl.execution.git import copy_index
-from agentctl.execution.patch_collector import CollectedPatch, collect_patch
-from agentctl.execution.tree_cache import TreeCache
-from agentctl.execution.tree_edit import patched_tree
-from agentctl.execution.workspace import (
+from agentctl.execution.workspaces.discard import remove_workspace
+from agentctl.execution.workspaces.patch_collector import CollectedPatch, collect_patch
+from agentctl.execution.workspaces.tree_cache import TreeCache
+from agentctl.execution.workspaces.tree_edit import patched_tree
+from agentctl.execution.workspaces.workspace import (
     AttemptDirs,
     clone_at,
     create_attempt_dirs,

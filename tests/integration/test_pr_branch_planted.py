@@ -9,7 +9,7 @@ from pathlib import Path
 
 import git
 
-from agentctl.execution.pr_branch import build_commit, create_branch
+from agentctl.execution.pull_requests.pr_branch import build_commit, create_branch
 from tests.conftest import git as run_git
 from tests.conftest import make_repo
 

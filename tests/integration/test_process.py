@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentctl.execution.process import run_to_file
+from tests.support.processes import group_is_gone
 
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 
@@ -24,17 +25,6 @@ def run(command, tmp_path: Path, **options):
     output = tmp_path / "out.log"
     return run_to_file(command, cwd=options.pop("cwd", tmp_path), output=output, **options), output
 
-
-def group_is_gone(pgid: int, within: float = 5.0) -> bool:
-    """Killed members are reaped by init, which may take a moment in a container."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def first_line_pid(output: Path) -> int:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from agentctl.domain.enums import TestOutcome
 from agentctl.domain.spec import PlannedCheck
-from agentctl.execution.test_reports import ReportDir
-from agentctl.execution.verifier import run_check
+from agentctl.execution.verification.test_reports import ReportDir
+from agentctl.execution.verification.verifier import run_check
 
 T = TestOutcome
 MIXIN = ("class SizeTests:\n"

@@ -55,3 +55,46 @@ def test_without_a_lease_reconnecting_waits_out_its_patience(nowhere: str) -> No
         reconnecting(engine, connect, patience=0.5)
     assert tries >= 2
     engine.dispose()
+
+
+def test_a_database_back_while_the_lease_lasts_is_found_in_time(nowhere: str) -> None:
+    """Away for three tries, back on the fourth: connected, within a lease of two seconds (a
+    wait never longer than a quarter of what is left of it)."""
+    engine = create_engine(nowhere)
+    tries = 0
+    lease_ends = time.monotonic() + 2.0
+
+    def connect() -> str:
+        nonlocal tries
+        tries += 1
+        if tries < 4:
+            engine.connect()  # refused: the real driver's error, as SQLAlchemy wraps it
+        return "connected"
+
+    with bounded_by(lambda: lease_ends):
+        assert reconnecting(engine, connect, patience=20.0) == "connected"
+    assert tries == 4
+    engine.dispose()
+
+
+def test_the_retries_are_stamina_s_policy_so_its_test_mode_caps_them(nowhere: str) -> None:
+    """One declared retry policy (stamina's): a test suite that caps retries with stamina's
+    switch caps the store's reconnects too, with no waits between them."""
+    import stamina
+
+    engine = create_engine(nowhere)
+    tries = 0
+
+    def connect() -> Connection:
+        nonlocal tries
+        tries += 1
+        return engine.connect()
+
+    stamina.set_testing(True, attempts=2)
+    try:
+        with pytest.raises(StoreUnavailable, match="the database cannot be reached"):
+            reconnecting(engine, connect, patience=20.0)
+    finally:
+        stamina.set_testing(False)
+    assert tries == 2
+    engine.dispose()

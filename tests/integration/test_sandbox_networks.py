@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.sandbox import SandboxProfile
-from agentctl.execution.bubblewrap import check
-from agentctl.execution.networks import MAX_IDLE, NetworkPool, can_join_networks
 from agentctl.execution.process import run_to_file
 from agentctl.execution.reaper import descendants, sweep
-from agentctl.execution.sandbox import Sandbox
+from agentctl.execution.sandboxing.bubblewrap import check
+from agentctl.execution.sandboxing.networks import MAX_IDLE, NetworkPool, can_join_networks
+from agentctl.execution.sandboxing.sandbox import Sandbox
 from tests.machine import unavailable
 
 FETCH = ("python3 -c \"import urllib.request as u; "
@@ -184,7 +184,7 @@ def test_a_network_ends_with_the_agentctl_that_made_it(tmp_path: Path) -> None:
 import os, sys
 from pathlib import Path
 from agentctl.domain.sandbox import SandboxProfile
-from agentctl.execution.sandbox import Sandbox
+from agentctl.execution.sandboxing.sandbox import Sandbox
 sandbox = Sandbox.for_attempt(SandboxProfile(), env=dict(os.environ), hidden=(),
                               proxy_dir=Path({str(tmp_path)!r}))
 with sandbox.networks.lend((), "3128") as network:

@@ -9,12 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentctl.execution.socket_dirs import PREFIX, SocketDir, sweep
+from agentctl.execution.sandboxing.socket_dirs import PREFIX, SocketDir, sweep
 
 _HOLD = """
 import sys, time
 from pathlib import Path
-from agentctl.execution.socket_dirs import SocketDir
+from agentctl.execution.sandboxing.socket_dirs import SocketDir
 made = SocketDir(Path(sys.argv[1]))
 print(made.path, flush=True)
 time.sleep(600)
@@ -59,3 +59,32 @@ def test_the_sweep_leaves_a_folder_being_made_and_anything_not_a_folder(tmp_path
 
     assert sweep(tmp_path) == []
     assert being_made.is_dir() and elsewhere.is_dir() and link.is_symlink()
+
+
+_SWEEP = """
+import sys
+from pathlib import Path
+from agentctl.execution.sandboxing.socket_dirs import sweep
+parent = Path(sys.argv[1])
+while not (parent / "stop").exists():
+    sweep(parent)
+"""
+
+
+def test_a_folder_being_made_is_never_swept_from_under_its_maker(tmp_path: Path) -> None:
+    """Three runs starting at once: each sweeps while the others make their folders. A sweep
+    that saw the lock file before its maker held it removed a live run's folder (its socket's
+    bind then failed: "verify failed: [Errno 2]")."""
+    sweepers = [subprocess.Popen([sys.executable, "-c", _SWEEP, str(tmp_path)])
+                for _ in range(2)]
+    try:
+        lost = 0
+        for _ in range(1500):
+            made = SocketDir(tmp_path)
+            lost += not (made.path / "holder.lock").is_file()
+            made.remove()
+    finally:
+        (tmp_path / "stop").write_text("")
+        for sweeper in sweepers:
+            sweeper.wait(timeout=60)
+    assert lost == 0

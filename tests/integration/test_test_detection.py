@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctl.execution.test_detection import detect_test_commands
+from agentctl.execution.verification.test_detection import detect_test_commands
 
 CASES = [
     ({"pyproject.toml": "[tool.pytest.ini_options]\n"}, ("python -m pytest",)),

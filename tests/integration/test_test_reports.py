@@ -12,8 +12,8 @@ from pathlib import Path
 from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import TestOutcome
 from agentctl.domain.spec import PlannedCheck
-from agentctl.execution.report_formats import first_assertion, parse_go_json, parse_unittest
-from agentctl.execution.test_reports import (
+from agentctl.execution.verification.report_formats import first_assertion, parse_go_json, parse_unittest
+from agentctl.execution.verification.test_reports import (
     EVERY_TEST,
     ReportDir,
     Selection,
@@ -23,7 +23,7 @@ from agentctl.execution.test_reports import (
     selection,
     sets_pythonpath,
 )
-from agentctl.execution.verifier import CheckOutcome, run_check
+from agentctl.execution.verification.verifier import CheckOutcome, run_check
 from agentctl.services.attempts.spec import check_name
 
 T = TestOutcome

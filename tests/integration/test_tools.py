@@ -17,14 +17,14 @@ from agentctl.domain.errors import BadInput
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.spec import CommandRules, PatchBoundary, ToolPolicy
 from agentctl.domain.step import ToolResult
-from agentctl.execution.git import WorkspaceGit
-from agentctl.execution.tool_context import ToolContext
-from agentctl.execution.tools import (
+from agentctl.execution.agents.tool_context import ToolContext
+from agentctl.execution.agents.tools import (
     TOOL_NAMES,
     execute,
     guard,
     validate_arguments,
 )
+from agentctl.execution.git import WorkspaceGit
 
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 LITERAL_SECRET = "hunter2-correct-horse"
@@ -355,7 +355,7 @@ def test_a_native_command_asked_to_run_in_the_background_is_denied(context: Tool
     """Every process a call starts ends with the call: a background Bash would keep writing
     through later calls, its edits credited to them."""
     from agentctl.domain.native_tools import native_call
-    from agentctl.execution.tools import guard_native
+    from agentctl.execution.agents.tools import guard_native
 
     workspace = str(context.workspace)
     foreground = native_call("claude", "Bash", {"command": "python3 -V"}, workspace)

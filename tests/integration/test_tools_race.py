@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.step import ToolResult
-from agentctl.execution.tool_context import ToolContext
-from agentctl.execution.tools import execute, guard
+from agentctl.execution.agents.tool_context import ToolContext
+from agentctl.execution.agents.tools import execute, guard
 from tests.integration.test_tools import make_context
 
 pytestmark = pytest.mark.skipif(platform.system() != "Linux", reason="renameat2 is Linux's")

@@ -9,11 +9,11 @@ import hashlib
 import os
 from pathlib import Path
 
-from agentctl.execution import overlay
-from agentctl.execution.discard import TRASH_PREFIX, discard_workspace
-from agentctl.execution.trash import spawn_deleter, sweep_trash
-from agentctl.execution.tree_cache import TreeCache
-from agentctl.execution.workspace import (
+from agentctl.execution.workspaces import overlay
+from agentctl.execution.workspaces.discard import TRASH_PREFIX, discard_workspace
+from agentctl.execution.workspaces.trash import spawn_deleter, sweep_trash
+from agentctl.execution.workspaces.tree_cache import TreeCache
+from agentctl.execution.workspaces.workspace import (
     clone_at,
     create_attempt_dirs,
     uses_views,

@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.spec import PatchBoundary
-from agentctl.execution import cache_fill, overlay, workspace
-from agentctl.execution.discard import remove_workspace
 from agentctl.execution.git import run_git_process
-from agentctl.execution.patch_collector import collect_patch
-from agentctl.execution.tree_cache import TreeCache, acquire, disk_usage, note_size
-from agentctl.execution.workspace import (
+from agentctl.execution.workspaces import cache_fill, overlay, workspace
+from agentctl.execution.workspaces.discard import remove_workspace
+from agentctl.execution.workspaces.patch_collector import collect_patch
+from agentctl.execution.workspaces.tree_cache import TreeCache, acquire, disk_usage, note_size
+from agentctl.execution.workspaces.workspace import (
     AttemptDirs,
     checkout_base,
     checkout_patched,
@@ -220,9 +220,9 @@ def test_a_large_checkouts_index_stays_split_and_a_run_writes_none_of_the_cache(
 WORKER = textwrap.dedent("""
     import hashlib, os, sys, time
     from pathlib import Path
-    from agentctl.execution.tree_cache import TreeCache
-    from agentctl.execution.discard import remove_workspace
-    from agentctl.execution.workspace import (checkout_patched, clone_at, create_attempt_dirs,
+    from agentctl.execution.workspaces.tree_cache import TreeCache
+    from agentctl.execution.workspaces.discard import remove_workspace
+    from agentctl.execution.workspaces.workspace import (checkout_patched, clone_at, create_attempt_dirs,
                                               uses_views)
     repo, commit, cache, parent, diff, go = sys.argv[1:]
     while not Path(go).exists():
@@ -511,7 +511,7 @@ def test_the_cache_links_the_sources_object_files_and_leaves_them_as_they_were(
         repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
     """Filling the cache copies no history (the pack is linked, as `git clone` links it), and
     neither a run nor evicting the entry changes a byte or a mode of the source's objects."""
-    from agentctl.execution.tree_cache import evict
+    from agentctl.execution.workspaces.tree_cache import evict
 
     git(repo, "gc", "-q")
     packs = sorted((repo / ".git" / "objects" / "pack").iterdir())

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentctl.execution.git import WorkspaceGit
-from agentctl.execution.tree_edit import names_gitlink, patched_tree, work_tree_tree
+from agentctl.execution.workspaces.tree_edit import names_gitlink, patched_tree, work_tree_tree
 from tests.conftest import git, make_repo
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.spec import PatchBoundary
-from agentctl.execution import overlay, upper_layer
-from agentctl.execution.discard import remove_workspace
-from agentctl.execution.patch_collector import collect_patch
-from agentctl.execution.tree_cache import TreeCache
-from agentctl.execution.workspace import (
+from agentctl.execution.workspaces import overlay, upper_layer
+from agentctl.execution.workspaces.discard import remove_workspace
+from agentctl.execution.workspaces.patch_collector import collect_patch
+from agentctl.execution.workspaces.tree_cache import TreeCache
+from agentctl.execution.workspaces.workspace import (
     AttemptDirs,
     clone_at,
     create_attempt_dirs,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 import time
@@ -13,7 +12,8 @@ import pytest
 from agentctl.domain.enums import VerificationCheckStatus as C
 from agentctl.domain.spec import PlannedCheck
 from agentctl.execution.environment import scrubbed_env
-from agentctl.execution.verifier import CheckOutcome, run_check
+from agentctl.execution.verification.verifier import CheckOutcome, run_check
+from tests.support.processes import group_is_gone
 
 ENV = scrubbed_env(("PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR"))
 PYTHON = shlex.quote(sys.executable)
@@ -182,15 +182,6 @@ def test_infra_patterns_from_the_plan_are_used_too(workspace: Path) -> None:
         "`echo 'runner quota exceeded'; exit 1` infrastructure failure: runner quota exceeded")
 
 
-def group_is_gone(pgid: int, within: float = 30.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_timeout_is_timed_out_and_leaves_nothing_running(workspace: Path) -> None:

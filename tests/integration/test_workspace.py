@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.errors import InfrastructureFailure
-from agentctl.execution.discard import remove_workspace
-from agentctl.execution.workspace import (
+from agentctl.execution.workspaces.discard import remove_workspace
+from agentctl.execution.workspaces.workspace import (
     CloneCancelled,
     clone_at,
     create_attempt_dirs,

@@ -21,7 +21,7 @@ from agentctl.config import Config
 from agentctl.domain.agent import AgentSpec
 from agentctl.domain.run import Run
 from agentctl.execution.agents.spec import parse_agent_spec
-from agentctl.execution.tree_cache import TreeCache
+from agentctl.execution.workspaces.tree_cache import TreeCache
 from agentctl.home import Home, resolve_home
 from agentctl.services.actions.requests import TaskRequest
 from agentctl.services.actions.tasks import submit_task

@@ -381,8 +381,8 @@ def test_pytest_outcomes_are_read_from_the_injected_report_not_the_project(
         tmp_path: Path) -> None:
     """The report goes to a private directory; nothing lands in the checkout."""
     from agentctl.domain.spec import PlannedCheck
-    from agentctl.execution.test_reports import ReportDir
-    from agentctl.execution.verifier import run_check
+    from agentctl.execution.verification.test_reports import ReportDir
+    from agentctl.execution.verification.verifier import run_check
 
     repo = pytest_repo(tmp_path)
     reports = ReportDir(tmp_path / "private")

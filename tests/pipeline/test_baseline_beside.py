@@ -15,7 +15,7 @@ from agentctl.domain.enums import (
     TestClassification,
     VerificationCheckStatus,
 )
-from agentctl.execution.discard import remove_workspace
+from agentctl.execution.workspaces.discard import remove_workspace
 from agentctl.services.ports import RunRecord
 from tests.conftest import make_repo
 from tests.pipeline.conftest import Harness

@@ -24,7 +24,7 @@ import pytest
 from agentctl.domain.enums import ToolDecision, ToolOutcome, VerdictStatus
 from agentctl.domain.sandbox import NET_CONNECT
 from agentctl.execution.agents.spec import parse_agent_spec
-from agentctl.execution.bubblewrap import check
+from agentctl.execution.sandboxing.bubblewrap import check
 from agentctl.services.ports import RunRecord
 from tests.pipeline.conftest import UNITTEST, Harness
 

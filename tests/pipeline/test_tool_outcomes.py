@@ -3,8 +3,6 @@ a denial DENIED with its rule, a failure FAILED with its exit code; nothing is r
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 
 from agentctl.domain.enums import (
@@ -17,6 +15,7 @@ from agentctl.domain.enums import (
 )
 from agentctl.services.ports import RunRecord
 from tests.pipeline.conftest import Harness
+from tests.support.processes import group_is_gone
 
 SLEEPER = ("import os, sys, time; print(os.getpgrp(), flush=True); time.sleep(5); "
            "open(sys.argv[1], 'w').write('too late')")
@@ -28,17 +27,6 @@ def tool_steps(record: RunRecord) -> list[tuple[str, StepStatus, str | None]]:
             for step in record.steps if step.type is StepType.TOOL_CALL]
 
 
-def group_is_gone(pgid: int, within: float = 30.0) -> bool:
-    """Whether the process group is empty (reaped), waiting a while for the kernel to reap it:
-    an outcome, however loaded the machine is, not a deadline."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_shell_run_past_its_timeout_is_recorded_timed_out_and_leaves_nothing_running(

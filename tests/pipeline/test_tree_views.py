@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.enums import StepType
-from agentctl.execution import overlay
 from agentctl.execution.agents.spec import parse_agent_spec
-from agentctl.execution.tree_cache import TreeCache
+from agentctl.execution.workspaces import overlay
+from agentctl.execution.workspaces.tree_cache import TreeCache
 from tests.machine import unavailable
 from tests.pipeline.conftest import UNITTEST, Harness
 

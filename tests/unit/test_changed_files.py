@@ -57,7 +57,7 @@ def test_a_binary_file_is_recorded_with_its_size_and_read_back() -> None:
 
 
 def test_a_file_tool_that_writes_bytes_with_a_nul_changes_a_binary_file() -> None:
-    from agentctl.execution.attribution import file_tool_changes
+    from agentctl.execution.agents.attribution import file_tool_changes
 
     written = file_tool_changes("fs.write", {"path": "data.bin"}, {"data.bin": None},
                                 {"data.bin": b"\x89PNG\0\x01\x02"})

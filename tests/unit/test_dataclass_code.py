@@ -14,7 +14,7 @@ import pytest
 SCRIPT = textwrap.dedent("""
     import sys
     from dataclasses import FrozenInstanceError, dataclass, field
-    from agentctl import dataclass_code
+    from agentctl._speedups import dataclass_code
     dataclass_code.install(sys.argv[1])
 
     @dataclass(frozen=True, slots=True)
@@ -98,7 +98,7 @@ def test_a_folder_that_cannot_be_written_costs_nothing_but_the_table(tmp_path: P
 THREADS = textwrap.dedent("""
     import sys, threading
     from dataclasses import dataclass, make_dataclass
-    from agentctl import dataclass_code
+    from agentctl._speedups import dataclass_code
     dataclass_code.install(sys.argv[1])
     ready = threading.Barrier(8)
     made = {}
@@ -130,15 +130,15 @@ def test_classes_first_made_on_several_threads_at_once_all_reach_the_one_table(
 def test_the_default_table_goes_where_python_puts_bytecode(tmp_path: Path) -> None:
     """PYTHONPYCACHEPREFIX (a read-only installation's bytecode kept elsewhere) moves the table
     with the bytecode; -O gives it a file of its own, as it gives .pyc files."""
-    package = Path(__file__).resolve().parents[2] / "agentctl"
+    package = Path(__file__).resolve().parents[2] / "agentctl" / "_speedups"
     script = ("from dataclasses import dataclass\n"
-              "from agentctl import dataclass_code\n"
+              "from agentctl._speedups import dataclass_code\n"
               "dataclass_code.install()\n"
               "@dataclass(frozen=True)\n"
               "class Elsewhere:\n    where: str\n"
               "print(dataclass_code.WHERE_BYTECODE_GOES)\n")
     done = subprocess.run([sys.executable, "-O", "-c", script], capture_output=True, text=True,
-                          check=False, cwd=package.parent,
+                          check=False, cwd=package.parents[1],
                           env={"PATH": "/usr/bin:/bin", "PYTHONPYCACHEPREFIX": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     table = tmp_path / package.relative_to("/") / \

@@ -8,7 +8,11 @@ import pytest
 
 from agentctl.domain.enums import VerificationCheckStatus as C
 from agentctl.domain.spec import PlannedCheck
-from agentctl.execution.verifier import failing_in_junit, failing_tests_from_log, summarize_failure
+from agentctl.execution.verification.verifier import (
+    failing_in_junit,
+    failing_tests_from_log,
+    summarize_failure,
+)
 
 MAVEN_TEST_FAILURE = """\
 [INFO] Running com.example.AppTest

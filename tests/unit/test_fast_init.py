@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from agentctl._speedups.fast_init import fast_init
 from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import StepStatus, StepType
 from agentctl.domain.errors import InvariantViolation
-from agentctl.domain.fast_init import fast_init
 from agentctl.domain.step import Step
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from agentctl.domain.enums import Forge
 from agentctl.domain.errors import BadInput
-from agentctl.execution.forge import _message, detect
+from agentctl.execution.pull_requests.forge import _message, detect
 
 
 @pytest.mark.parametrize(("url", "kind", "api", "repository"), [

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from agentctl._speedups.json_text import compiled
 from agentctl.domain.enums import RunStatus, StepType
-from agentctl.domain.json_text import compiled
 
 DOCUMENTS: list[object] = [
     {"b": 1, "a": {"d": [1, 2.5, -0.0, 1e300], "c": None}, "e": True, "f": False},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentctl.domain.enums import ToolDecision
 from agentctl.domain.spec import Budget
-from agentctl.execution.guards import BudgetGuard
+from agentctl.execution.agents.guards import BudgetGuard
 
 
 def budget(**limits: object) -> Budget:

@@ -15,7 +15,7 @@ from agentctl.domain.enums import TestOutcome as T
 from agentctl.domain.enums import VerificationCheckStatus as C
 from agentctl.domain.findings import DiffLine
 from agentctl.domain.patch import FileChange
-from agentctl.domain.test_side import DEFAULT_TEST_PATHS, is_test_path, split_patch, frozen_test_paths
+from agentctl.domain.test_side import DEFAULT_TEST_PATHS, frozen_test_paths, is_test_path, split_patch
 from tests.unit.test_verdict_baseline import observed
 
 

@@ -18,7 +18,7 @@ from agentctl.domain.sandbox import (
     validate_rule,
 )
 from agentctl.domain.verdict import unsandboxed_cap
-from agentctl.execution.sandbox import configured_dirs, model_endpoints, toolchain_dirs
+from agentctl.execution.sandboxing.sandbox import configured_dirs, model_endpoints, toolchain_dirs
 from agentctl.services.attempts.confinement import named_paths
 
 E = PrEligibility

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from agentctl.domain.enums import TestOutcome
-from agentctl.execution.report_formats import parse_go_json, parse_junit
+from agentctl.execution.verification.report_formats import parse_go_json, parse_junit
 
 
 def test_go_test_json_gives_each_tests_elapsed_seconds() -> None:

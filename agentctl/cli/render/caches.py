@@ -7,7 +7,7 @@ from rich.filesize import decimal
 
 from agentctl.cli.render.fit import Column, fitted
 from agentctl.cli.render.style import escape
-from agentctl.execution.kept_checkouts import FOLDER
+from agentctl.execution.workspaces.kept_checkouts import FOLDER
 from agentctl.services.admin.caches import TREES_BOUND_KEY, CachesCleared, CachesState
 from agentctl.services.attempts.baseline_cache import Usage
 

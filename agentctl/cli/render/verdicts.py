@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rich.console import Group, RenderableType
-from rich.text import Text
+from rich.console import RenderableType
 
 from agentctl.cli.render.classes import STYLE, by_class
 from agentctl.cli.render.fit import hanging

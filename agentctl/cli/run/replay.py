@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from agentctl._speedups.process import start_up_done
 from agentctl.cli.artifact import artifact_content
 from agentctl.cli.context import State, state
-from agentctl.cli.main import start_up_done
 from agentctl.cli.options import Flag, JsonOption
 from agentctl.cli.output import emit_json, hint, live_status, out
 from agentctl.cli.run.document import run_document_of

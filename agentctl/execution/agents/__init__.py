@@ -20,7 +20,7 @@ from agentctl.domain.step import ToolResult
 if TYPE_CHECKING:
     from agentctl.domain.cassette import Cassette
     from agentctl.execution.gateway.server import Exchange
-    from agentctl.execution.sandbox import Jail, Sandbox
+    from agentctl.execution.sandboxing.sandbox import Jail, Sandbox
 
 
 class Tools(Protocol):

@@ -77,7 +77,7 @@ class CodexAgent(NativeAgent):
         return Launch(argv, {**session.env, "CODEX_HOME": str(home), "HOME": str(home)})
 
     def endpoints(self, session: AgentSession, settings: NativeAgentSettings) -> tuple[str, ...]:
-        from agentctl.execution.sandbox import model_endpoints
+        from agentctl.execution.sandboxing.sandbox import model_endpoints
 
         env = {**session.env, "CODEX_BASE_URL": settings.base_url} if settings.base_url \
             else session.env

@@ -38,7 +38,7 @@ from agentctl.execution.process import ProcessResult, run_to_file
 from agentctl.hooks import wire
 
 if TYPE_CHECKING:
-    from agentctl.execution.sandbox import Jail
+    from agentctl.execution.sandboxing.sandbox import Jail
 
 SERVE_SECONDS = 0.02
 @dataclass(frozen=True, slots=True)
@@ -54,7 +54,7 @@ def launch_agent(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, outp
     jail, bubblewrap's pid namespace dies with agentctl, so a `kill -9` of agentctl leaves no
     orphan; unsandboxed, the guardian does that."""
     if jail is None:
-        argv = [sys.executable, "-I", "-m", "agentctl.hooks.guardian", "--", *argv]
+        argv = [sys.executable, "-I", "-m", "agentctl.execution.agents.guardian", "--", *argv]
     return run_to_file(argv, cwd=cwd, env=env, output=output, timeout=timeout,
                        should_stop=should_stop, confine=jail)
 
@@ -65,7 +65,7 @@ def agent_jail(session: AgentSession, launch: Launch, home: Path,
     lives) read-write, the hook socket, its program, agentctl (for the hook and the MCP server)
     and the task file read-only, and only its model endpoints reachable."""
     import agentctl
-    from agentctl.execution.sandbox import loopback_forwards, program_dirs
+    from agentctl.execution.sandboxing.sandbox import loopback_forwards, program_dirs
 
     sandbox, identity = session.sandbox, session.identity
     if sandbox is None or identity is None:
@@ -116,7 +116,7 @@ class NativeAgent:
     def endpoints(self, session: AgentSession, settings: NativeAgentSettings) -> tuple[str, ...]:
         """The model API hosts (`host:port`) its process may reach, and the trace collector
         when the run is traced."""
-        from agentctl.execution.sandbox import model_endpoints
+        from agentctl.execution.sandboxing.sandbox import model_endpoints
 
         return model_endpoints(session.env) + collector_endpoints(session.env)
 

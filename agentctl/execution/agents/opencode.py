@@ -84,7 +84,7 @@ class OpencodeAgent(NativeAgent):
         return Launch(argv, env)
 
     def endpoints(self, session: AgentSession, settings: NativeAgentSettings) -> tuple[str, ...]:
-        from agentctl.execution.sandbox import model_endpoints
+        from agentctl.execution.sandboxing.sandbox import model_endpoints
 
         env = {**session.env, "OPENAI_BASE_URL": settings.base_url} if settings.base_url \
             else session.env

@@ -79,7 +79,7 @@ def read_pinned(spec: AgentSpec) -> bytes:
 def load_plan(path: Path, data: bytes | None = None) -> tuple[PlanStep, ...]:
     import tomllib
 
-    from agentctl.execution.tools import TOOL_NAMES, validate_arguments
+    from agentctl.execution.agents.tools import TOOL_NAMES, validate_arguments
 
     try:
         document = tomllib.loads((data if data is not None else path.read_bytes()).decode())

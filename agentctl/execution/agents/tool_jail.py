@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agentctl.execution.sandbox import Jail, Sandbox
+    from agentctl.execution.sandboxing.sandbox import Jail, Sandbox
 
 WATCH_SECONDS = 0.5  # how often a running command looks at the attempt's stop flag
 GRACE_SECONDS = 2.0

@@ -27,6 +27,7 @@ from agentctl.domain.model_routes import Refusal, Routes
 from agentctl.execution.gateway.exchange import NO_LIMITS, Exchange, Limits
 from agentctl.execution.gateway.handler import handler_for
 from agentctl.execution.gateway.meter import Meter
+from agentctl.execution.gateway.upstream import Outbound
 
 __all__ = ["Exchange", "Gateway", "Limits"]
 CLOSE_SECONDS = 2.0  # for the requests given up on at close to be on record
@@ -42,6 +43,7 @@ class Gateway:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"model endpoint {upstream!r}: expected an http(s) URL")
         self.upstream = parts
+        self.outbound = Outbound.of(parts)  # directly, or through the environment's proxy
         self.key = key
         self.limits = limits
         self.retries = retries
@@ -135,15 +137,11 @@ class Gateway:
         for connection in ([idle] if idle is not None else []) + [None]:
             fresh = connection is None
             if connection is None:
-                upstream = self.upstream
-                factory = http.client.HTTPSConnection if upstream.scheme == "https" \
-                    else http.client.HTTPConnection
-                connection = factory(upstream.hostname or "", upstream.port,
-                                     timeout=self.retries.timeout_seconds)
+                connection = self.outbound.connection(self.retries.timeout_seconds)
             with self._lock:
                 self._busy.add(connection)
             try:
-                connection.request(method, path, body=body or None, headers=headers)
+                self.outbound.request(connection, method, path, body, headers)
                 return connection, connection.getresponse()
             except TimeoutError:
                 self.drop(connection)

@@ -14,6 +14,9 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
+
+import rfc8785
 
 from agentctl import __version__
 from agentctl.domain.attestation import (
@@ -103,19 +106,26 @@ def attest_run(store: Storage, run_ref: str | None, *, key: Path | None = None,
             "metadata": {"invocationId": run.run_id, "startedOn": to_iso(run.created_at),
                          "finishedOn": to_iso(verdict.decided_at)}},
     }
-    named = [("provenance", SLSA_PROVENANCE, statement(subjects, SLSA_PROVENANCE, provenance))]
-    named += [(check.name, TEST_RESULT, statement(subjects, TEST_RESULT,
-                                                  test_result(check, tests.get(check.name))))
+    named = [("provenance", SLSA_PROVENANCE,
+              signed_bytes(statement(subjects, SLSA_PROVENANCE, provenance)))]
+    named += [(check.name, TEST_RESULT, signed_bytes(statement(
+        subjects, TEST_RESULT, test_result(check, tests.get(check.name)))))
               for check in (report.checks if report else ())]
     checkpoint = store.checkpoint()
     predicate = _run_predicate(run, verdict, approvals, head, None if checkpoint is None else
                                {"seq": checkpoint.seq, "hash": checkpoint.hash})
     statements = [payload for _, _, payload in named]
-    statements.append(statement(subjects, RUN_PREDICATE, {
-        **predicate, "statements": [listed(*entry) for entry in named]}))
+    statements.append(signed_bytes(statement(subjects, RUN_PREDICATE, {
+        **predicate, "statements": [listed(*entry) for entry in named]})))
     signer = load_signer(signing_key_path(store.state_root, key), create=key is None)
     return "".join(envelope(payload, signer.public.keyid, signer.sign) + "\n"
                    for payload in statements)
+
+
+def signed_bytes(document: Json) -> bytes:
+    """A Statement as the bytes that are signed: its RFC 8785 form, which any JCS
+    implementation rebuilds from the parsed Statement (see `domain/attestation.py`)."""
+    return rfc8785.dumps(cast(Any, document))
 
 
 def _run_predicate(run: Run, verdict: Verdict, approvals: Sequence[Approval],

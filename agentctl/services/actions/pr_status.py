@@ -11,8 +11,8 @@ from agentctl.domain.enums import EventType, Forge
 from agentctl.domain.errors import NotFound
 from agentctl.domain.events import NewEvent
 from agentctl.domain.pull_request import PullRequest
-from agentctl.execution.forge import TIMEOUT_SECONDS, client, detect, token_for
-from agentctl.execution.pr_branch import remote_url_in
+from agentctl.execution.pull_requests.forge import TIMEOUT_SECONDS, client, detect, token_for
+from agentctl.execution.pull_requests.pr_branch import remote_url_in
 from agentctl.services.unit_of_work import Storage
 
 

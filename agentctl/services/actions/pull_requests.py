@@ -29,7 +29,7 @@ from agentctl.domain.errors import IntegrityError, NotFound, PolicyDenied
 from agentctl.domain.events import NewEvent
 from agentctl.domain.pull_request import PullRequest, check_pr_target, default_branch
 from agentctl.domain.verdict import may_open_pr
-from agentctl.execution.forge import (
+from agentctl.execution.pull_requests.forge import (
     TIMEOUT_SECONDS,
     ForgeClient,
     ForgeTarget,
@@ -39,7 +39,7 @@ from agentctl.execution.forge import (
     detect,
     token_for,
 )
-from agentctl.execution.pr_branch import (
+from agentctl.execution.pull_requests.pr_branch import (
     build_commit,
     create_branch,
     open_repository,

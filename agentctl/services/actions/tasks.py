@@ -142,7 +142,7 @@ def _test_patch(given: str | None, cwd: Path, location: str,
     that applies to the base commit (a URL's base is known only when a run starts)."""
     if given is None:
         return None
-    from agentctl.execution import test_patch as patches
+    from agentctl.execution.verification import test_patch as patches
 
     if not given.strip():
         raise BadInput("--test-patch needs the path of a diff file")

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentctl.execution import kept_checkouts, tree_cache
-from agentctl.execution.tree_cache import TreeCache
+from agentctl.execution.workspaces import kept_checkouts, tree_cache
+from agentctl.execution.workspaces.tree_cache import TreeCache
 from agentctl.services.attempts.baseline_cache import FOLDER as BASELINES
 from agentctl.services.attempts.baseline_cache import BaselineCache, Usage
 

@@ -17,11 +17,11 @@ from agentctl.domain.errors import LeaseLost
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.spec import ExecutionSpec
 from agentctl.domain.step import Step
-from agentctl.execution.attribution import ChangeTracker
+from agentctl.execution.agents.attribution import ChangeTracker
 from agentctl.execution.reaper import Process, sweep
-from agentctl.execution.sandbox import Sandbox
-from agentctl.execution.tree_cache import TreeCache
-from agentctl.execution.workspace import AttemptDirs
+from agentctl.execution.sandboxing.sandbox import Sandbox
+from agentctl.execution.workspaces.tree_cache import TreeCache
+from agentctl.execution.workspaces.workspace import AttemptDirs
 from agentctl.services.ports import (
     Approver,
     AttemptLedger,

@@ -36,10 +36,10 @@ from agentctl.domain.baseline import (
 from agentctl.domain.enums import StepType, TestOutcome, VerificationCheckStatus
 from agentctl.domain.spec import ExecutionSpec, PlannedCheck
 from agentctl.domain.verification import TestReport, VerificationCheck
-from agentctl.execution import kept_checkouts
-from agentctl.execution.base_checkouts import BaseCheckout
 from agentctl.execution.environment import verification_env
-from agentctl.execution.verifier import CheckOutcome
+from agentctl.execution.verification.verifier import CheckOutcome
+from agentctl.execution.workspaces import kept_checkouts
+from agentctl.execution.workspaces.base_checkouts import BaseCheckout
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.baseline_cache import BaselineCache, BaselineEntry, baseline_key
 from agentctl.services.attempts.comparison_runs import (

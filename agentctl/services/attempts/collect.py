@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agentctl.domain import ids
+from agentctl.domain.agent import AgentKind, AgentSpec
 from agentctl.domain.enums import (
     ArtifactType,
     ArtifactVisibility,
@@ -14,16 +15,15 @@ from agentctl.domain.enums import (
     RedactionStatus,
     StepType,
 )
-from agentctl.domain.agent import AgentKind, AgentSpec
 from agentctl.domain.errors import BadInput
 from agentctl.domain.held_secrets import held, held_secret_findings
 from agentctl.domain.judge import DiffLine, JudgeFinding
 from agentctl.domain.patch import FileChange, Patch, check_boundary, compute_stats
 from agentctl.domain.redaction import Redactor
 from agentctl.execution.agents.spec import load_plan, read_pinned
-from agentctl.execution.patch_collector import collect_patch
 from agentctl.execution.redact_stream import redact_file
-from agentctl.execution.tree_edit import patched_tree
+from agentctl.execution.workspaces.patch_collector import collect_patch
+from agentctl.execution.workspaces.tree_edit import patched_tree
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.evidence import file_artifact, json_artifact
 

@@ -17,8 +17,8 @@ from agentctl.domain.errors import ModelUnreachable
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.spec import Budget
 from agentctl.execution.agents import AgentOutcome
+from agentctl.execution.agents.guards import BudgetGuard
 from agentctl.execution.gateway.attach import attach_command, budget_limits
-from agentctl.execution.guards import BudgetGuard
 from agentctl.services.attempts.evidence import json_artifact
 from agentctl.services.attempts.model_exchanges import model_unreachable, record_exchange
 from agentctl.services.ports import AttemptLedger, StepEnd

@@ -17,18 +17,18 @@ from agentctl.domain.enums import ArtifactType, StepType
 from agentctl.domain.errors import InfrastructureFailure
 from agentctl.domain.spec import PlannedCheck
 from agentctl.domain.verification import TestReport
-from agentctl.execution.base_checkouts import BaseCheckout
 from agentctl.execution.environment import verification_env
-from agentctl.execution.sandbox import Jail
-from agentctl.execution.test_reports import (
+from agentctl.execution.sandboxing.sandbox import Jail
+from agentctl.execution.verification.test_reports import (
     EVERY_TEST,
     ReportDir,
     Selection,
     selection,
     sets_pythonpath,
 )
-from agentctl.execution.verifier import CheckOutcome, run_check
-from agentctl.execution.workspace import checkout_base
+from agentctl.execution.verification.verifier import CheckOutcome, run_check
+from agentctl.execution.workspaces.base_checkouts import BaseCheckout
+from agentctl.execution.workspaces.workspace import checkout_base
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.confinement import named_paths, record_connections
 from agentctl.services.attempts.evidence import log_artifact

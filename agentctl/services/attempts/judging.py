@@ -18,7 +18,7 @@ from agentctl.domain.judge import (
 from agentctl.domain.serialize import to_json
 from agentctl.domain.spec import ExecutionSpec
 from agentctl.domain.verification import VerificationReport
-from agentctl.execution.external_judge import run_external_judge
+from agentctl.execution.verification.external_judge import run_external_judge
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.collect import CollectedEvidence
 from agentctl.services.attempts.confinement import named_paths, record_connections

@@ -26,11 +26,10 @@ from agentctl.domain.enums import (
 )
 from agentctl.domain.native_tools import NativeAction, NativeCall, native_call
 from agentctl.domain.step import Step, ToolCall, ToolResult, changed_files_attribute
-from agentctl.execution import tools
-from agentctl.execution.agents import AgentSession, AttemptIdentity, NativeDecision
-from agentctl.execution.attribution import ChangeTracker
+from agentctl.execution.agents import AgentSession, AttemptIdentity, NativeDecision, tools
+from agentctl.execution.agents.attribution import ChangeTracker
 from agentctl.execution.gateway.server import Exchange
-from agentctl.execution.sandbox import Jail
+from agentctl.execution.sandboxing.sandbox import Jail
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.confinement import record_connections
 from agentctl.services.attempts.evidence import json_artifact, log_artifact

@@ -11,7 +11,8 @@ import json
 import os
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -43,20 +44,20 @@ from agentctl.domain.verdict import (
     infrastructure_failed,
 )
 from agentctl.domain.verdict_types import Intent
-from agentctl.execution import workspace as workspaces
 from agentctl.execution.agents import AgentOutcome, AgentSession, build_agent
-from agentctl.execution.attribution import ChangeTracker
-from agentctl.execution.discard import discard_workspace
+from agentctl.execution.agents.attribution import ChangeTracker
+from agentctl.execution.agents.guards import BudgetGuard
+from agentctl.execution.agents.tool_context import ToolContext
 from agentctl.execution.environment import (
     RUN_DEFAULTS,
     scrubbed_env,
     secret_values,
 )
 from agentctl.execution.git import agent_git_env, copy_index
-from agentctl.execution.guards import BudgetGuard
 from agentctl.execution.reaper import become_subreaper, descendants
-from agentctl.execution.tool_context import ToolContext
-from agentctl.execution.tree_cache import TreeCache
+from agentctl.execution.workspaces import workspace as workspaces
+from agentctl.execution.workspaces.discard import discard_workspace
+from agentctl.execution.workspaces.tree_cache import TreeCache
 from agentctl.services.attempts.attempt import AttemptContext, Progress, StopSignal
 from agentctl.services.attempts.baseline import BaseBeside
 from agentctl.services.attempts.bugs import bug_text, is_bug
@@ -68,7 +69,6 @@ from agentctl.services.attempts.runtime import ToolRuntime
 from agentctl.services.attempts.summary import final_summary
 from agentctl.services.attempts.verify import VerificationEvidence, verify
 from agentctl.services.ports import Approver, AttemptLedger, RunObserver, StepDone
-
 
 ARTIFACT_OUTAGE_SECONDS = 60.0  # `[store] artifact_outage_seconds`'s default
 
@@ -197,13 +197,10 @@ def _agent_and_evidence(ctx: AttemptContext, run: Run, beside: BaseBeside | None
             time.monotonic() - started, outcome.error))
     if stopped := ctx.stop.ending():
         return stopped
-    phase = Phase("collect")
     try:
-        return _judge_the_evidence(ctx, run, outcome, phase, beside)
-    except (LeaseLost, KeyboardInterrupt):
-        raise
-    except Exception as error:  # noqa: BLE001 - whatever broke, the run ends on record
-        return _phase_failed(ctx, phase.name, error)
+        return _judge_the_evidence(ctx, run, outcome, beside)
+    except PhaseBroke as broke:  # whatever broke, the run ends on record, naming the phase
+        return _phase_failed(ctx, broke.phase, broke.error)
 
 
 def _record_played(ctx: AttemptContext, cassette: Cassette) -> None:
@@ -236,38 +233,59 @@ def _faulted(ctx: AttemptContext, error: Exception) -> AttemptEnd:
                            retry=not bug)
 
 
-@dataclass
-class Phase:
-    """The evidence phase under way, for the failure report if it breaks."""
+class PhaseBroke(Exception):
+    """An evidence phase broke: which one, and what broke it (for the failure report)."""
 
-    name: str
+    def __init__(self, phase: str, error: Exception) -> None:
+        super().__init__(phase, error)
+        self.phase, self.error = phase, error
+
+
+@contextmanager
+def _phase(name: str) -> Iterator[None]:
+    """Whatever breaks in here (but a lost lease or a stop) is this phase's failure."""
+    try:
+        yield
+    except (LeaseLost, PhaseBroke):
+        raise
+    except Exception as error:  # noqa: BLE001 - named, then ended on record by the caller
+        raise PhaseBroke(name, error) from error
 
 
 def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
-                        phase: Phase, beside: BaseBeside | None = None) -> AttemptEnd:
+                        beside: BaseBeside | None = None) -> AttemptEnd:
     """COLLECT, VERIFY (the patch alone, on a fresh checkout), JUDGE, and the verdict."""
     spec, ledger = ctx.spec, ctx.ledger
-    collected = collect(ctx)
+    with _phase("collect"):
+        collected = collect(ctx)
     patch = collected.patch
     verified: VerificationEvidence | None = None
     judged: JudgeEvidence | None = None
     applies = patch is not None and patch.apply_status is PatchApplyStatus.APPLIES_CLEANLY
     if patch is not None and collected.diff is not None and applies and outcome.error is None:
-        phase.name = "verify"
-        ledger.advance(RunStatus.VERIFYING, EventType.VERIFIER_STARTED,
-                       checks=[c.name for c in spec.verification_plan.checks])
-        verified = verify(ctx, patch, collected.diff, beside, collected.diff_lines)
-        if verified is None:
-            return ctx.stop.ending() or LostLease("stopped while verifying")
-        report = verified.report
-        ledger.advance(RunStatus.JUDGING, EventType.VERIFIER_COMPLETED,
-                       verificationReportId=report.verification_report_id,
-                       status=report.status.value, failures=report.failure_reasons(),
-                       verificationDigest=digest(report))
-        phase.name = "judge"
-        ctx.progress("judging the diff")
-        judged = judge(ctx, collected, report, outcome.warnings)
-    phase.name = "decide"
+        with _phase("verify"):
+            ledger.advance(RunStatus.VERIFYING, EventType.VERIFIER_STARTED,
+                           checks=[c.name for c in spec.verification_plan.checks])
+            verified = verify(ctx, patch, collected.diff, beside, collected.diff_lines)
+            if verified is None:
+                return ctx.stop.ending() or LostLease("stopped while verifying")
+            report = verified.report
+            ledger.advance(RunStatus.JUDGING, EventType.VERIFIER_COMPLETED,
+                           verificationReportId=report.verification_report_id,
+                           status=report.status.value, failures=report.failure_reasons(),
+                           verificationDigest=digest(report))
+        with _phase("judge"):
+            ctx.progress("judging the diff")
+            judged = judge(ctx, collected, report, outcome.warnings)
+    with _phase("decide"):
+        return _decided(ctx, run, collected, verified, judged, outcome)
+
+
+def _decided(ctx: AttemptContext, run: Run, collected: CollectedEvidence,
+             verified: VerificationEvidence | None, judged: JudgeEvidence | None,
+             outcome: AgentOutcome) -> AttemptEnd:
+    """The verdict on the evidence, summarized."""
+    spec, patch = ctx.spec, collected.patch
     decision = _summarized(ctx, run, collected, verified, judged, outcome, decide_verdict(
         VerdictInputs(
             sandbox_off=sandbox_reason(spec.sandbox),

@@ -14,10 +14,10 @@ from agentctl.domain.errors import InfrastructureFailure
 from agentctl.domain.globs import matching_paths
 from agentctl.domain.spec import ExecutionSpec
 from agentctl.domain.verdict import Evidence, infrastructure_failed
-from agentctl.execution import workspace as workspaces
 from agentctl.execution.environment import secret_file_values
-from agentctl.execution.sandbox import Sandbox
+from agentctl.execution.sandboxing.sandbox import Sandbox
 from agentctl.execution.task_repository import is_url
+from agentctl.execution.workspaces import workspace as workspaces
 from agentctl.home import resolve_home
 from agentctl.services.attempts.attempt import AttemptContext, StepRecord
 from agentctl.services.attempts.evidence import json_artifact

@@ -19,18 +19,18 @@ from pathlib import Path
 from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.enums import ArtifactType, ArtifactVisibility, ToolDecision, ToolOutcome
 from agentctl.domain.step import ToolResult, changed_files_attribute
-from agentctl.execution.attribution import (
+from agentctl.execution.agents.attribution import (
     FILE_TOOLS,
     ChangeTracker,
     file_tool_changes,
     read_state,
     touched_paths,
 )
-from agentctl.execution.guards import BudgetGuard
+from agentctl.execution.agents.guards import BudgetGuard
+from agentctl.execution.agents.tool_context import ToolContext
 from agentctl.execution.process import run_to_file
 from agentctl.execution.reaper import Process, descendants
-from agentctl.execution.sandbox import Jail, Sandbox
-from agentctl.execution.tool_context import ToolContext
+from agentctl.execution.sandboxing.sandbox import Jail, Sandbox
 from agentctl.services.attempts.confinement import agent_jail, named_paths, record_connections
 from agentctl.services.attempts.evidence import json_artifact, log_artifact
 from agentctl.services.attempts.recording import arguments_json
@@ -181,7 +181,7 @@ class ToolRuntime:
             return over_budget
         if tool == AGENT_EXEC:  # the requester chose this agent; its own actions are its own
             return GuardDecision(ToolDecision.ALLOWED, "agent: command", None)
-        from agentctl.execution import tools
+        from agentctl.execution.agents import tools
 
         if tool not in tools.TOOL_NAMES:
             return GuardDecision(ToolDecision.DENIED_BY_POLICY, None, f"unknown tool {tool!r}")
@@ -190,7 +190,7 @@ class ToolRuntime:
     def _execute(self, tool: str, arguments: Mapping[str, object], jail: Jail | None,
                  ) -> tuple[ToolResult, list[NewArtifact]]:
         if tool != AGENT_EXEC:
-            from agentctl.execution import tools
+            from agentctl.execution.agents import tools
 
             context = replace(self.context, confine=jail) if jail is not None else self.context
             return tools.execute(tool, arguments, context), []

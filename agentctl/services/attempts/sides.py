@@ -29,8 +29,8 @@ from agentctl.domain.enums import ChangeType, StepType, VerificationCheckStatus
 from agentctl.domain.findings import DiffLine
 from agentctl.domain.patch import Patch
 from agentctl.domain.test_side import split_patch
-from agentctl.execution.test_patch import patch_paths
-from agentctl.execution.workspace import checkout_with, side_diff
+from agentctl.execution.verification.test_patch import patch_paths
+from agentctl.execution.workspaces.workspace import checkout_with, side_diff
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.baseline import CheckRun
 from agentctl.services.attempts.comparison_runs import EarlyRun, run_for_comparison, run_on

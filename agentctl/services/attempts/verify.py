@@ -24,9 +24,9 @@ from agentctl.domain.verification import (
     overall_status,
 )
 from agentctl.execution.environment import verification_env
-from agentctl.execution.test_reports import ReportDir
-from agentctl.execution.verifier import CheckOutcome, run_check
-from agentctl.execution.workspace import checkout_patched
+from agentctl.execution.verification.test_reports import ReportDir
+from agentctl.execution.verification.verifier import CheckOutcome, run_check
+from agentctl.execution.workspaces.workspace import checkout_patched
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.baseline import BaseBeside, CheckRun, compare_with_base
 from agentctl.services.attempts.confinement import named_paths, record_connections

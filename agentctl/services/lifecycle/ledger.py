@@ -14,7 +14,6 @@ lock. Long steps (a clone, a verifier command) are written when they start, so t
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -88,22 +87,6 @@ class _Batch:
             add_produced(uow, record)
 
 
-@contextmanager
-def _collector_paused(pause: bool) -> Iterator[None]:
-    """No cyclic garbage collection while a batch is written: its rows, seals and events are
-    tens of thousands of fresh containers, none garbage, and each full collection they trigger
-    walks the whole heap (~25 ms) for nothing. Freed by reference counting as ever; the
-    collector runs again, as it was, when the transaction ends."""
-    if not pause or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def add_produced(uow: UnitOfWork, record: Produced) -> None:
     match record:
         case Patch():
@@ -139,7 +122,7 @@ class Ledger:
     @contextmanager
     def write(self) -> Iterator[UnitOfWork]:
         """A fenced transaction for this attempt; what was batched lands first, in order."""
-        with _collector_paused(bool(self._batch)), self.storage.unit_of_work() as uow:
+        with self.storage.unit_of_work() as uow:
             uow.fence(self.lease.attempt_id, self.lease.lease_id, self.now())
             self._batch.store(uow)
             yield uow

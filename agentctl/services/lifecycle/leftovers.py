@@ -24,8 +24,8 @@ def sweep_attempt_directories(storage: Storage, parent: Path | None = None) -> i
     A judge's scratch folder lives inside its attempt's directory and goes with it.
     """
     # here, not above: the commands that only call notice_expired need none of the workspace code
-    from agentctl.execution.discard import ATTEMPT_DIR_PREFIX, TRASH_PREFIX, remove_leftovers
-    from agentctl.execution.trash import sweep_trash
+    from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX, TRASH_PREFIX, remove_leftovers
+    from agentctl.execution.workspaces.trash import sweep_trash
 
     folder = (parent or Path(tempfile.gettempdir())).resolve()
     sweep_trash(folder, TRASH_PREFIX)

@@ -31,7 +31,7 @@ from agentctl.domain.spec import ExecutionSpec
 from agentctl.domain.task import Task
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.execution import task_repository as repos
-from agentctl.execution.discard import remove_leftovers
+from agentctl.execution.workspaces.discard import remove_leftovers
 from agentctl.services.attempts.spec import build_spec
 from agentctl.services.ports import Heartbeat, Lease
 from agentctl.services.unit_of_work import Storage, UnitOfWork

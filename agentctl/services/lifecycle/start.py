@@ -1,6 +1,7 @@
-"""`run start` (and `task submit --run`) as one use case: the request says which task, which
-agent and how; the use case holds the sandbox refusal and builds the run's options from the
-config, so the command line only parses, calls this and renders."""
+"""`run start` as one use case: the request says which task, which agent and how; the use case
+holds the sandbox refusal, the warnings before the run, the signal policy, the run's options
+from the config and the trace export after it, so the command line only parses, calls this and
+renders. `task submit --run` is `submit_and_run` (services/actions/submit_and_run.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from agentctl.config import Config
 from agentctl.domain.agent import AgentSpec
 from agentctl.domain.run import Run
 from agentctl.domain.sandbox import SandboxMode, SandboxProfile
-from agentctl.execution.bubblewrap import require
-from agentctl.execution.cache_fill import Prefetch
-from agentctl.execution.tree_cache import in_home
+from agentctl.execution.sandboxing.bubblewrap import require
+from agentctl.execution.workspaces.cache_fill import Prefetch
+from agentctl.execution.workspaces.checkout_changes import CheckoutChanges
+from agentctl.execution.workspaces.tree_cache import in_home
 from agentctl.services.attempts.attempt import Progress
 from agentctl.services.attempts.baseline_cache import FOLDER as BASELINES
 from agentctl.services.attempts.pipeline import RunOptions
@@ -28,10 +30,9 @@ def _quiet(_message: str) -> None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class StartRun:
-    """A run to start: the task (id or unique prefix) and agent, and how it runs."""
+class RunChoices:
+    """How a run goes, as the person chose: which agent, queued or here, and what watches it."""
 
-    task: str
     agent: AgentSpec
     detach: bool = False  # queue it for `agentctl worker` and return at once
     keep_workspace: bool = False
@@ -40,9 +41,41 @@ class StartRun:
     approver: Approver | None = None  # asks a person about `ask` rules (None: nobody to ask)
     progress: Progress = _quiet
     observer: RunObserver | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StartRun:
+    """A run to start: the task (id or unique prefix), and how."""
+
+    task: str
+    how: RunChoices
     # the commit the task's base ref named when it was submitted, by this same command (None:
     # resolved as the run is created)
     base_commit: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StartedRun:
+    """What a started run shows: the run as it ended (or was queued), under the config it ran
+    with (the sandbox it had)."""
+
+    run: Run
+    config: Config
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM stopped the run of this task here; it ended CANCELLED on record."""
+
+    def __init__(self, task: str) -> None:
+        super().__init__(task)
+        self.task = task
+
+
+def parse_agent(text: str, cwd: Path) -> AgentSpec:
+    """`--agent` as typed, checked before anything is stored (a plan parsed, a file pinned)."""
+    from agentctl.execution.agents.spec import parse_agent_spec
+
+    return parse_agent_spec(text, cwd)
 
 
 def run_config(config: Config, *, no_sandbox: bool = False) -> Config:
@@ -63,23 +96,52 @@ def fill_tree_cache(config: Config, state_home: Path, repository: str,
     return prefetch_base(repository, commit, in_home(state_home, config.store.tree_cache_mb))
 
 
-def start_run(storage: Storage, config: Config, request: StartRun) -> Run:
+def start_run(storage: Storage, config: Config, request: StartRun, *,
+              changes: CheckoutChanges | None = None) -> StartedRun:
     """The run, queued under a frozen spec and, unless detached, executed here until it ends
-    (or waits for a human)."""
-    config = run_config(config, no_sandbox=request.no_sandbox)
-    home = request.state_home
+    (or waits for a human), then its trace sent when one is configured. Before it: the sandbox
+    refusal, the warning about the checkout's uncommitted changes (`changes`: the look at them,
+    started already), and the runs whose `run start` died ended first. Here, SIGTERM stops the
+    run as Ctrl-C does (KeyboardInterrupt: it ends CANCELLED, on record)."""
+    from agentctl.services.lifecycle.leftovers import notice_expired
+    from agentctl.services.queries.telemetry import trace_after_run
+
+    how = request.how
+    config = run_config(config, no_sandbox=how.no_sandbox)  # refused before a word or a row
+    if how.observer is not None:
+        if changes is None:
+            with storage.reads() as reads:
+                task = reads.task(request.task)
+            changes = CheckoutChanges(task.repository or "", task.base_ref)
+        warning = changes.warning()
+        if warning:
+            how.observer.notice(warning)
+    notice_expired(storage)  # a run of the task whose `run start` died ends first
+    if not how.detach:
+        import signal
+
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+    home = how.state_home
     options = RunOptions(
-        keep_workspace=request.keep_workspace, approver=request.approver,
-        progress=request.progress, observer=request.observer,
+        keep_workspace=how.keep_workspace, approver=how.approver,
+        progress=how.progress, observer=how.observer,
         redact_logs_up_to=config.verification.redact_logs_up_to_bytes,
         baseline_cache=home / BASELINES if home is not None else None,
         concurrent_baseline=config.verification.baseline_concurrent,
         # a kept workspace outlives the run: its own checkout, not a view of the cache
-        tree_cache=None if request.keep_workspace or home is None
+        tree_cache=None if how.keep_workspace or home is None
         else in_home(home, config.store.tree_cache_mb),
         protected=(home,) if home is not None else (),
         trace_endpoint=configured_endpoint(config),
         artifact_outage_seconds=config.store.artifact_outage_seconds)
-    return create_and_run(storage, config, request.task, agent=request.agent,
-                          detach=request.detach, options=options,
-                          base_commit=request.base_commit)
+    try:
+        run = create_and_run(storage, config, request.task, agent=how.agent,
+                             detach=how.detach, options=options,
+                             base_commit=request.base_commit)
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt as stopped:
+        raise RunInterrupted(request.task) from stopped
+    if not how.detach:
+        trace_after_run(storage, config, run)  # after the verdict: never on the run's path
+    return StartedRun(run, config)

@@ -21,10 +21,10 @@ from agentctl.domain.enums import RunStatus
 from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.domain.run import Run
 from agentctl.domain.transitions import TERMINAL_RUN
-from agentctl.execution.cache_fill import Prefetch, prefetch
-from agentctl.execution.discard import collect_deleters
 from agentctl.execution.task_repository import is_url
-from agentctl.execution.tree_cache import TreeCache
+from agentctl.execution.workspaces.cache_fill import Prefetch, prefetch
+from agentctl.execution.workspaces.discard import collect_deleters
+from agentctl.execution.workspaces.tree_cache import TreeCache
 from agentctl.services.attempts.attempt import StopSignal
 from agentctl.services.attempts.pipeline import RunOptions, execute_attempt
 from agentctl.services.lease_deadline import bounded_by

@@ -27,8 +27,8 @@ from enum import Enum
 from operator import attrgetter
 from typing import Any, Generic, Protocol, TypeVar, cast
 
+from agentctl._speedups.json_text import compiled
 from agentctl.domain.clock import iso_text
-from agentctl.domain.json_text import compiled
 from agentctl.domain.serialize import from_json, to_json
 
 R = TypeVar("R")

@@ -1,0 +1,1 @@
+"""Pull requests: the forge clients (GitHub, GitLab) and the branch a PR is pushed from."""

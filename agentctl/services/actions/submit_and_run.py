@@ -1,0 +1,82 @@
+"""`task submit` (and `task submit --run`) as one use case: the request is stored as a task
+under policy and, with a run chosen, the run starts on the commit the base ref named as it was
+submitted.
+
+As soon as the base ref is resolved (before the task is stored) the run's base starts checking
+out into the tree cache and the checkout's uncommitted changes are looked at, so both run while
+the task and the run are written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentctl.config import Config
+from agentctl.domain.enums import TaskStatus
+from agentctl.domain.task import Task
+from agentctl.execution.workspaces.cache_fill import Prefetch
+from agentctl.execution.workspaces.checkout_changes import CheckoutChanges
+from agentctl.services.actions.requests import TaskRequest
+from agentctl.services.actions.tasks import submit_and_resolve
+from agentctl.services.lifecycle.start import (
+    RunChoices,
+    StartedRun,
+    StartRun,
+    fill_tree_cache,
+    run_config,
+    start_run,
+)
+from agentctl.services.unit_of_work import Storage
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubmitAndRun:
+    """A task to submit (`cwd` resolves its repository and files), and the run to start right
+    away, if any."""
+
+    request: TaskRequest
+    cwd: Path
+    run: RunChoices | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SubmittedRun:
+    """The stored task (READY_FOR_RUN, or POLICY_DENIED with its reason) and its run, when one
+    was chosen and policy let it start."""
+
+    task: Task
+    run: StartedRun | None = None
+
+
+def submit_and_run(storage: Storage, config: Config, command: SubmitAndRun) -> SubmittedRun:
+    how = command.run
+    if how is not None and not how.detach:  # a run this machine cannot sandbox stores nothing
+        run_config(config, no_sandbox=how.no_sandbox)
+    fills: list[Prefetch | None] = []
+    looks: list[CheckoutChanges] = []
+
+    def resolved(repository: str, commit: str, base_ref: str) -> None:
+        if how is None:
+            return
+        looks.append(CheckoutChanges(repository, base_ref))
+        # a kept workspace is a checkout of its own; a queued run, its worker's
+        if not how.detach and not how.keep_workspace and how.state_home is not None:
+            fills.append(fill_tree_cache(config, how.state_home, repository, commit))
+
+    try:
+        submitted = submit_and_resolve(storage, config, command.request, cwd=command.cwd,
+                                       resolved=resolved)
+        task = submitted.task
+        if how is None or task.status is TaskStatus.POLICY_DENIED:
+            return SubmittedRun(task)
+        started = start_run(storage, config, StartRun(
+            task=task.task_id, how=how, base_commit=submitted.base_commit),
+            changes=looks[0] if looks else None)
+        return SubmittedRun(task, started)
+    finally:
+        for look in looks:
+            look.close()
+        for fill in fills:
+            if fill is not None:
+                fill.stop()
