@@ -19,7 +19,7 @@ fake Anthropic API of tests/agents/fake_models.py (the one fake: the model vendo
 
 `--agent opencode` measures the same for opencode (npm `opencode-ai`, pinned): its guard is
 agentctl's plugin inside the CLI, so the run without the guard is the same run with that plugin
-replaced by one that only adds the gateway's key to model requests (without it the gateway
+replaced by one that only adds the guard's nonce to model requests (without it the gateway
 refuses them), and opencode alone runs with an equivalent configuration of its own. The whole
 run is the refunds part of the migration (a write, the tests in a shell call).
 """
@@ -45,11 +45,7 @@ from tests.agents.conftest import CLAUDE, OPENCODE, install_cli  # noqa: E402
 from tests.agents.fake_models import Call, FakeModel, Script, Text, anthropic_server  # noqa: E402
 from agentctl.domain.agent import ModelApi, NativeAgentSettings  # noqa: E402
 from agentctl.execution.agents.opencode import QUIET as OPENCODE_QUIET  # noqa: E402
-from agentctl.execution.agents.opencode import (  # noqa: E402
-    NOT_LOADED_KEY,
-    config_content,
-    offline,
-)
+from agentctl.execution.agents.opencode import config_content, offline  # noqa: E402
 from tests.agents.test_claude import MIGRATION, REFUNDS  # noqa: E402
 
 AGENTCTL = str(Path(sys.executable).parent / "agentctl")
@@ -127,12 +123,11 @@ def per_call(script: Script) -> list[float]:
     return [later - earlier for earlier, later in zip(arrivals, arrivals[1:], strict=False)]
 
 
-# What agentctl's plugin does for the model alone: the gateway's key and the guard's nonce.
+# What agentctl's plugin does for the model alone: the guard's nonce the gateway asks for.
 HEADERS_ONLY = """import { readFileSync } from "node:fs";
 export const Headers = async () => {
   const c = JSON.parse(readFileSync(new URL("../agentctl-guard.json", import.meta.url), "utf8"));
-  return { "chat.headers": async (_i, o) => {
-    o.headers["x-agentctl-guard"] = c.guard; o.headers[c.keyHeader] = c.keyValue; } };
+  return { "chat.headers": async (_i, o) => { o.headers["x-agentctl-guard"] = c.guard; } };
 };
 """
 OPENCODE_REFUNDS = [
@@ -154,9 +149,8 @@ def opencode_alone(opencode: Path, server: FakeModel, script: Script, repo: Path
     for folder in (home / "config", home / ".config" / "opencode"):
         offline(folder)
     settings = NativeAgentSettings(command=str(opencode), max_turns=200)
-    content = json.loads(json.dumps(config_content(
-        ModelApi.ANTHROPIC, "claude-sonnet-4-5", f"{server.url}/v1", settings)).replace(
-        NOT_LOADED_KEY, "sk-ant-bench-0123456789"))  # its own key: no plugin adds one
+    content = config_content(ModelApi.ANTHROPIC, "claude-sonnet-4-5", f"{server.url}/v1",
+                             "sk-ant-bench-0123456789", settings)
     server.script = script
     env = {"PATH": os.environ["PATH"], "HOME": str(home), **OPENCODE_QUIET,
            "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / "data"),

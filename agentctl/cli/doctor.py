@@ -13,9 +13,7 @@ from agentctl.cli.context import State, state
 from agentctl.cli.options import JsonOption
 from agentctl.cli.output import emit_json, out
 
-AGENT_CLIS = {"claude": "Claude Code (--agent claude[:MODEL])",
-              "codex": "the Codex CLI (--agent codex[:MODEL])",
-              "opencode": "opencode (--agent opencode[:PROVIDER/MODEL])"}
+VERSION_SECONDS = 15.0  # for `<cli> --version` (a Node CLI's start, on a busy machine)
 FORGE_TOKENS = ("GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN")
 PART_WIDTH = 10
 MIN_DETAIL_WIDTH = 20  # a terminal narrower than this wraps the detail itself
@@ -27,17 +25,22 @@ class Finding:
     ok: bool
     detail: str
     required: bool = True  # False: a missing optional part (an agent CLI, a token) warns only
+    version: str | None = None  # an agent CLI's, as its --version printed it
+    tested: bool | None = None  # an agent CLI's: whether agentctl was tested with its version
 
 
 def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Check the sandbox, the agent CLIs, the store and a forge token. Exit 1 when a required
     part does not work (an agent CLI or a token that is missing only warns)."""
     current = state(ctx)
-    findings = [_sandbox(), _views(current), *_agents(), _store(current), _forge(),
+    findings = [_sandbox(), _views(current), *_agents(current), _store(current), _forge(),
                 _start_up()]
     if as_json:
-        emit_json([{"part": f.part, "ok": f.ok, "required": f.required, "detail": f.detail}
-                   for f in findings])
+        from agentctl.domain.agent_clis import AGENT_CLIS
+
+        emit_json([{"part": f.part, "ok": f.ok, "required": f.required, "detail": f.detail,
+                    **({"version": f.version, "tested": f.tested} if f.part in AGENT_CLIS
+                       else {})} for f in findings])
     else:
         _print(findings)
     raise typer.Exit(0 if all(f.ok or not f.required for f in findings) else 1)
@@ -88,13 +91,65 @@ def _views(current: State) -> Finding:
                    "root, or in a container with CAP_SYS_ADMIN, to get views)", required=False)
 
 
-def _agents() -> list[Finding]:
-    found = []
-    for name, what in AGENT_CLIS.items():
-        path = shutil.which(name)
-        found.append(Finding(name, path is not None, f"{what}: {path}" if path else
-                             f"{what}: not on PATH", required=False))
-    return found
+def _agents(current: State) -> list[Finding]:
+    """Each agent CLI: where its command is, the release its `--version` names, and whether
+    agentctl was tested with it (asked all at once: each may take seconds to start)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agentctl.domain.agent_clis import AGENT_CLIS
+
+    commands = _agent_commands(current)
+    with ThreadPoolExecutor(max_workers=len(AGENT_CLIS)) as pool:
+        return list(pool.map(lambda name: _agent(name, commands.get(name) or name),
+                             AGENT_CLIS))
+
+
+def _agent(name: str, command: str) -> Finding:
+    import subprocess
+
+    from agentctl.domain.agent_clis import AGENT_CLIS, release_tested, version_in
+
+    what = AGENT_CLIS[name].what
+    path = shutil.which(command)
+    if path is None:
+        return Finding(name, False, f"{what}: {command}: not found" if command != name
+                       else f"{what}: not on PATH", required=False)
+    try:
+        done = subprocess.run([path, "--version"], capture_output=True, text=True,
+                              errors="replace", timeout=VERSION_SECONDS,
+                              stdin=subprocess.DEVNULL, check=False)
+        said = f"{done.stdout}\n{done.stderr}"
+    except subprocess.TimeoutExpired:
+        said = ""
+        why = f"--version gave no answer within {VERSION_SECONDS:g} s"
+    except OSError as error:
+        said = ""
+        why = f"--version could not run: {error.strerror or error}"
+    else:
+        why = f"--version named no release (exit {done.returncode})"
+    version = version_in(said)
+    if version is None:
+        return Finding(name, False, f"{what}: {path}: {why}", required=False)
+    tested, note = release_tested(name, version)
+    return Finding(name, tested, f"{what}: {path} {version}, {note}", required=False,
+                   version=version, tested=tested)
+
+
+def _agent_commands(current: State) -> dict[str, str]:
+    """Each agent's `[agents.NAME] command` (its name when the config cannot be read: that
+    is the store's and the run's finding, not this one's)."""
+    from agentctl.domain.agent_clis import AGENT_CLIS
+
+    try:
+        agents = current.config.agents
+    except Exception:  # noqa: BLE001 - any config problem: the default commands
+        return {}
+    commands = {}
+    for name in AGENT_CLIS:
+        command = getattr(getattr(agents, name, None), "command", None)
+        if isinstance(command, str) and command:
+            commands[name] = command
+    return commands
 
 
 def _store(current: State) -> Finding:

@@ -36,6 +36,14 @@ class NativeAgentSettings:
     prices: tuple[str, ...] = ()  # `MODEL=IN/OUT` (USD per million tokens) for the gateway
 
 
+class Arming(StrEnum):
+    """How a native agent's guard proves to the run's model gateway that it is loaded in the
+    CLI's process; until it has, the gateway forwards none of the run's model requests."""
+
+    SESSION_START = "session-start"  # the CLI's session-start hook reached the attempt
+    HEADER = "header"  # each request carries `x-agentctl-guard: <nonce>` (a guard inside the CLI)
+
+
 class ModelApi(StrEnum):
     """The model API a `command:` agent speaks (`[agents.command] gateway`): through agentctl's
     model gateway it is given that vendor's base URL variables and a placeholder key."""

@@ -70,6 +70,17 @@ class Routes:
                        f"agentctl gateway: {reason}")
 
 
+GUARD_NOT_LOADED = "the agent's guard did not load"  # the run's reason when it never armed
+GUARD_RULE = "gateway: the agent's guard proves itself loaded before any model request"
+
+
+def guard_refusal(why: str) -> Refusal:
+    """A request before (or without) the proof that agentctl's guard is loaded in the CLI's
+    process: never forwarded, so no tool call can follow unguarded."""
+    return Refusal(403, ToolDecision.DENIED_BY_POLICY, GUARD_RULE,
+                   f"agentctl gateway: {GUARD_NOT_LOADED}: {why}")
+
+
 def budget_refusal(spent: str) -> Refusal:
     """Once a budget is spent, every further request (of any endpoint) is refused."""
     return Refusal(400, ToolDecision.DENIED_BY_BUDGET, f"budget: {spent}",

@@ -43,6 +43,10 @@ EVENT_OPTION = "--event"
 # The CLI's session began with agentctl's configuration loaded: the guard proves it is live
 # (no tool call; the attempt acknowledges it).
 SESSION_START = "SessionStart"
+PRE_TOOL_USE = "PreToolUse"
+# The events the CLI waits on a decision for: a tool call, and (Claude Code after 2.1.240) a
+# shell command a skill or slash command embeds, which is no tool call
+DECISION_EVENTS = (PRE_TOOL_USE, "PreSkillShellCommand")
 CONNECT_SECONDS = 10.0
 # An `ask` rule in an interactive run waits for a person at the attempt's terminal.
 REPLY_SECONDS = 3600.0
@@ -88,21 +92,22 @@ def _main(argv: list[str]) -> int:
         raise HookError("the attempt's answer is not a JSON object")
     if reply.get("refused"):  # not a decision on the call: the request itself was refused
         raise HookError(str(reply.get("reason") or "the attempt refused the request"))
-    if event != "PreToolUse":  # a result or the session's start: acknowledged
+    if event not in DECISION_EVENTS:  # a result or the session's start: acknowledged
         if reply.get("ok") is not True:
             raise HookError(str(reply.get("reason") or "the attempt refused the result"))
         return 0
     decision, reason = reply.get("decision"), str(reply.get("reason") or "")
     if decision not in (wire.ALLOW, wire.DENY):
         raise HookError(reason or "the attempt gave no decision")
-    updated = b""
-    if decision == wire.ALLOW and reply.get("updatedInput") is not None:
+    updated = b""  # a skill's shell command takes none: any value would block it
+    if decision == wire.ALLOW and reply.get("updatedInput") is not None \
+            and event == PRE_TOOL_USE:
         text = reply.get("updatedInput")  # a JSON object's text: passed on as it is
         if not isinstance(text, str) or json_object(text.encode()) is None:
             raise HookError("the attempt's replacement input is not a JSON object")
         updated = b',"updatedInput":' + text.encode()
     sys.stdout.buffer.write(b"".join([
-        b'{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":',
+        b'{"hookSpecificOutput":{"hookEventName":', _json_text(event), b',"permissionDecision":',
         _json_text(str(decision)), b',"permissionDecisionReason":', _json_text(reason),
         updated, b"}}\n"]))
     return 0

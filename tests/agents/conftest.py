@@ -29,6 +29,12 @@ from tests.conftest import Result
 from tests.e2e.runs_support import runs_in_process
 
 CLAUDE = ("@anthropic-ai/claude-code", "2.1.197", "claude")
+# The newest Claude Code release checked (`npm view @anthropic-ai/claude-code version`): the
+# first with PreSkillShellCommand. AGENTCTL_TEST_CLAUDE=newest runs the Claude tests on it,
+# =both on each (twice the Claude tier's time); the default is the pinned release.
+CLAUDE_NEWEST = ("@anthropic-ai/claude-code", "2.1.332", "claude")
+CLAUDE_RELEASES = {"pinned": (CLAUDE,), "newest": (CLAUDE_NEWEST,),
+                   "both": (CLAUDE, CLAUDE_NEWEST)}
 CODEX = ("@openai/codex", "0.171.0", "codex")
 OPENCODE = ("opencode-ai", "1.18.33", "opencode")
 
@@ -56,9 +62,18 @@ def install_cli(package: str, version: str, binary: str) -> Path:
     return executable
 
 
-@pytest.fixture(scope="session")
-def claude_cli() -> Path:
-    return install_cli(*CLAUDE)
+def claude_releases() -> tuple[tuple[str, str, str], ...]:
+    chosen = os.environ.get("AGENTCTL_TEST_CLAUDE") or "pinned"
+    if chosen not in CLAUDE_RELEASES:
+        raise pytest.UsageError(f"AGENTCTL_TEST_CLAUDE={chosen!r}: expected "
+                                f"{', '.join(CLAUDE_RELEASES)}")
+    return CLAUDE_RELEASES[chosen]
+
+
+@pytest.fixture(scope="session", params=claude_releases(), ids=lambda release: release[1])
+def claude_cli(request: pytest.FixtureRequest) -> Path:
+    """The Claude Code the claude tests run: the pinned release, or the newest, or each."""
+    return install_cli(*request.param)
 
 
 @pytest.fixture(scope="session")

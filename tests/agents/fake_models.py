@@ -58,6 +58,9 @@ class Script:
     headers: list[dict[str, str]] = field(default_factory=list)  # of each request, as received
     chunk: int = 0  # stream a Text in deltas of this many characters (0: one delta)
     arrivals: list[float] = field(default_factory=list)  # time.monotonic() of each request
+    # called with each request before it is answered: a test may hold an answer back until
+    # something it waits for happened (a file its agent's process writes)
+    hold: Callable[[dict[str, Any]], None] | None = None
 
     def turn(self, number: int) -> Turn:
         return self.turns[number] if number < len(self.turns) else [Text("done")]
@@ -130,6 +133,8 @@ class FakeModel:
                 owner.script.requests.append(body)
                 owner.script.headers.append({k.lower(): v for k, v in self.headers.items()})
                 owner.script.arrivals.append(time.monotonic())
+                if owner.script.hold is not None:
+                    owner.script.hold(body)
                 chunks = list(owner._render(owner.script, body))
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
@@ -177,9 +182,11 @@ _CWD = re.compile(r"[Ww]orking directory: (/[^\s\\\"]+)")
 
 
 def working_directory(body: dict[str, Any]) -> str:
-    """The agent's cwd as its system prompt states it: scripted paths say `{cwd}`."""
+    """The agent's cwd as its system prompt states it (Claude Code after 2.1.240: its first
+    messages): scripted paths say `{cwd}`."""
     found = _CWD.search(json.dumps(body.get("system", "")) + json.dumps(body.get("instructions", ""))
-                        + json.dumps(body.get("input", ""))[:20000])
+                        + json.dumps(body.get("input", ""))[:20000]
+                        + json.dumps(body.get("messages", [])[:3]))
     return found.group(1) if found else ""
 
 

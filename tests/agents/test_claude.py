@@ -258,7 +258,9 @@ def cost_budget(bench: AgentBench, anthropic: FakeModel, claude_cli: Path) -> di
     bench.config(claude_config(claude_cli, "max_cost_usd = 0.02\n"))
     try:
         anthropic.script = Script(TEN_CALLS)
-        run = bench.start(bench.submit("Spend money"), "claude")
+        # one model for every release: its price (Claude Code's own bound, the gateway's)
+        # does not change with the release's default model
+        run = bench.start(bench.submit("Spend money"), "claude:claude-sonnet-4-5")
     finally:
         bench.config(claude_config(claude_cli))
     return {"run": run, "requests": list(anthropic.script.requests)}

@@ -15,7 +15,9 @@ from tests.agents.conftest import AgentBench, claude_config
 from tests.agents.fake_models import Call, FakeModel, Script, Text
 from tests.conftest import AGENTCTL, GIT_IDENTITY
 
-SLEEP = "sleep 937"
+# not `sleep 937`: Claude Code after 2.1.240 refuses a long plain sleep of its own accord
+SLEEP = "time.sleep(937)"
+COMMAND = f'python3 -c "import time; {SLEEP}"'
 
 
 def processes_matching(text: str) -> list[int]:
@@ -50,7 +52,7 @@ def test_kill_9_of_the_worker_leaves_no_orphan_and_the_next_attempt_starts_clean
         "ANTHROPIC_BASE_URL": anthropic.url, "ANTHROPIC_API_KEY": "sk-ant-fake-key-0123456789"})
     bench.config(claude_config(claude_cli, attempts=2)
                  + "\n[worker]\nlease_ttl_seconds = 3\npoll_seconds = 0.2\n")
-    anthropic.script = Script([[Call("Bash", {"command": SLEEP, "description": "wait"})],
+    anthropic.script = Script([[Call("Bash", {"command": COMMAND, "description": "wait"})],
                                [Text("done")]])
     task = bench.submit("Wait a long time")
     run = bench.cli("run", "start", task, "--agent", "claude", "--detach", "--json").json()

@@ -130,6 +130,24 @@ def test_a_replaced_input_is_passed_on_as_updated_input(attempt: Attempt) -> Non
     assert answer["updatedInput"] == {"command": "stub TOKEN"}
 
 
+@pytest.mark.parametrize("decision", ["allow", "deny"])
+def test_a_skills_shell_command_gets_its_decision_in_its_own_event_and_never_an_input(
+        attempt: Attempt, decision: str) -> None:
+    """Claude Code's PreSkillShellCommand: allow or deny only (any updatedInput blocks)."""
+    attempt.answer = {"decision": decision, "reason": "by rule",
+                      "updatedInput": json.dumps({"command": "stub TOKEN"})}
+    skill = {"hook_event_name": "PreSkillShellCommand", "tool_name": "Bash",
+             "tool_input": {"command": "git status"}, "tool_use_id": "s1",
+             "command_name": "probe"}
+    result = hook(json.dumps(skill), "claude", "--socket", str(attempt.server.path),
+                  "--attempt", "attempt_A", "--key", "key_hook")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["hookSpecificOutput"] == {
+        "hookEventName": "PreSkillShellCommand", "permissionDecision": decision,
+        "permissionDecisionReason": "by rule"}
+    assert attempt.reached[0]["event"] == "PreSkillShellCommand"
+
+
 def test_a_replacement_that_is_not_a_json_object_denies(attempt: Attempt) -> None:
     attempt.answer = {"decision": "allow", "reason": "ok", "updatedInput": "[1] {}"}
     result = hook(json.dumps(PRE), "claude", "--socket", str(attempt.server.path),

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from agentctl.domain.model_routes import GUARD_RULE
 from tests.agents.conftest import AgentBench
 from tests.agents.fake_models import (
     Call,
@@ -157,12 +158,12 @@ def test_the_forbidden_write_is_refused_and_only_the_allowed_edit_is_the_patch(
     assert bench.cli("audit", "verify").returncode == 0
 
 
-def test_the_model_is_reached_through_the_gateway_with_the_key_the_plugin_adds(
+def test_the_model_is_reached_only_through_the_gateway_with_the_real_key(
         scripted: dict[str, Any]) -> None:
     headers = scripted["headers"]
-    # opencode's own configuration holds a key the gateway refuses: every request that got
-    # through carried the placeholder agentctl's plugin adds, swapped for the real key
+    # the placeholder swapped for the real key; the plugin's guard nonce checked and kept back
     assert headers and all(h.get("x-api-key") == KEY for h in headers), headers
+    assert not any("x-agentctl-guard" in h for h in headers), headers
     assert len(scripted["requests"]) == len(SCRIPT)  # no title call: one request per turn
 
 
@@ -235,8 +236,9 @@ def test_a_guard_that_fails_to_load_gets_no_model_and_no_call_runs(
         tmp_path_factory: pytest.TempPathFactory, payments: tuple[Path, Path],
         opencode_cli: Path, anthropic: FakeModel, run_agentctl: Any) -> None:
     """The operator's `command` is a wrapper that breaks agentctl's plugin before starting
-    opencode (which then skips it without a word): its model requests lack the key only the
-    plugin adds, so the gateway refuses them, and the call the model would make never runs."""
+    opencode (which then skips it without a word): its model requests lack the guard's nonce
+    the plugin adds, so the gateway refuses them (on record), the vendor is never reached, the
+    call the model would make never runs, and the run is an infrastructure failure."""
     root = tmp_path_factory.mktemp("opencode-broken")
     marker = root / "ran-unguarded.txt"
     wrapper = root / "opencode-broken-guard"
@@ -255,10 +257,12 @@ def test_a_guard_that_fails_to_load_gets_no_model_and_no_call_runs(
     assert not marker.exists(), "a call ran without agentctl's guard"
     assert anthropic.script.requests == []  # no request reached the model
     assert bench.calls(run["runId"]) == []
+    refused = bench.refused_model_requests(run["runId"])
+    assert refused and {r["matchedRule"] for r in refused} == {GUARD_RULE}, refused
     verdict = bench.json("verdict", "show", run["runId"])
-    assert verdict["status"].startswith("FAILED"), verdict
+    assert verdict["status"] == "FAILED_INFRASTRUCTURE", verdict
     assert "the agent's guard did not load" in verdict["reasons"][0], verdict
-    assert "does not carry the attempt's key" in verdict["reasons"][0]  # the gateway refused
+    assert "x-agentctl-guard" in verdict["reasons"][0], verdict
 
 
 # --- what the user types ----------------------------------------------------------------------

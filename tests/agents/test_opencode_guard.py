@@ -89,8 +89,7 @@ def folder(tmp_path: Path) -> Path:
 
 def settings(folder: Path, socket_path: Path) -> None:
     (folder / SETTINGS).write_text(json.dumps({
-        "socket": str(socket_path), "attempt": "att_1", "key": "hook-key", "guard": "nonce-1",
-        "keyHeader": "x-api-key", "keyValue": "agentctl-gateway-placeholder"}))
+        "socket": str(socket_path), "attempt": "att_1", "key": "hook-key", "guard": "nonce-1"}))
 
 
 def drive(folder: Path) -> str:
@@ -161,7 +160,7 @@ def test_an_allow_puts_the_attempts_input_into_opencodes_own_args(
     # the same object opencode runs the tool with, its keys the replacement's alone
     assert lines[1] == f"ALLOWED {json.dumps(stub, separators=(',', ':'))} same=true", lines
     headers = json.loads(lines[2].removeprefix("HEADERS "))
-    assert headers == {"x-agentctl-guard": "nonce-1", "x-api-key": "agentctl-gateway-placeholder"}
+    assert headers == {"x-agentctl-guard": "nonce-1"}
     # opencode keeps the replacement in its history: its model is shown its own command
     assert lines[3] == 'SHOWN {"command":"echo hi","description":"d","timeout":5}', lines
     start, before, after = attempt.received

@@ -39,7 +39,7 @@ def test_a_non_bmp_path_and_model_name_read_back_unchanged(tmp_path: Path) -> No
         "command": f"{odd}/agentctl", "args": ["mcp", "serve", "--workspace", odd],
         "startup_timeout_sec": 60, "default_tools_approval_mode": "approve"}}
     hooks = config["hooks"]
-    assert isinstance(hooks, dict) and set(hooks) == {"PreToolUse", "PostToolUse"}
+    assert isinstance(hooks, dict) and set(hooks) == {"PreToolUse", "PostToolUse", "SessionStart"}
     assert hooks["PreToolUse"] == [{"matcher": "*", "hooks": [
         {"type": "command", "command": f"{odd}/bin/agentctl hook codex", "timeout": 3600}]}]
     assert config["model_provider"] == "agentctl"

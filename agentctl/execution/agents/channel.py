@@ -33,7 +33,8 @@ def mcp_command(identity: AttemptIdentity, key: str) -> list[str]:
 
 
 
-HOOK_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart"})
+HOOK_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart",
+                         "PreSkillShellCommand"})
 
 
 def forgery(event: object, source: Source, message: Mapping[str, object],

@@ -21,10 +21,14 @@ from agentctl.execution.agents.native import Launch, NativeAgent, frozen_spec
 from agentctl.execution.agents.stream import StreamState
 
 # Results come from the stream (its `tool_result` blocks carry what PostToolUse would): one
-# hook process per tool call instead of two.
-HOOK_EVENTS = ("PreToolUse",)
+# hook process per tool call instead of two. SessionStart arms the model gateway (the guard is
+# loaded in this process); Claude Code waits for it before its first model request.
+# PreSkillShellCommand (releases after 2.1.240) checks the shell commands skills and slash
+# commands embed, which are no tool calls; an older release skips the event it does not know
+# (2.1.197 runs the others as before).
+HOOK_EVENTS = ("PreToolUse", "SessionStart", "PreSkillShellCommand")
 # The settings Claude Code reads besides agentctl's `--settings` file: neither "project" nor
-# "local" (the repository's). Release 2.1.197 has no PreSkillShellCommand event to register.
+# "local" (the repository's).
 SETTING_SOURCES = "user"
 QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
          "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"}

@@ -17,7 +17,8 @@ from agentctl.execution.agents import AgentSession, AttemptIdentity
 from agentctl.execution.agents.native import Launch, NativeAgent, collector_endpoints
 from agentctl.execution.agents.stream import StreamState
 
-HOOK_EVENTS = ("PreToolUse", "PostToolUse")
+# SessionStart arms the model gateway: the hooks are loaded in this process
+HOOK_EVENTS = ("PreToolUse", "PostToolUse", "SessionStart")
 
 
 def config_toml(settings: NativeAgentSettings, hook: str, mcp: list[str],

@@ -24,15 +24,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentctl.domain.agent import AgentSpec, NativeAgentSettings
+from agentctl.domain.agent import AgentSpec, Arming, NativeAgentSettings
 from agentctl.domain.cassette import attempt_names
 from agentctl.domain.errors import AgentctlError, LeaseLost
+from agentctl.domain.model_routes import GUARD_NOT_LOADED
 from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
 from agentctl.execution.agents.channel import claimed_call, forgery, hook_command, mcp_command
 from agentctl.execution.agents.hook_socket import BridgeServer, Credentials, Source, refused
 from agentctl.execution.agents.stream import StreamReader, StreamState
 from agentctl.execution.agents.tool_jail import ToolJails
 from agentctl.execution.gateway.attach import attach, claim_warnings, gateway_report
+from agentctl.execution.gateway.guard import Guard
 from agentctl.execution.gateway.server import Gateway
 from agentctl.execution.process import ProcessResult, run_to_file
 from agentctl.hooks import wire
@@ -98,6 +100,9 @@ class NativeAgent:
     name = "native"
     # whether a command's exit code closes its call (Codex's PostToolUse does not carry it)
     waits_for_exit_codes = False
+    # how its guard proves to the model gateway that it is loaded in the CLI's process (an
+    # `Arming` value): its session-start hook, or a header a guard inside the CLI adds
+    arming: str = Arming.SESSION_START
 
     def __init__(self, spec: AgentSpec) -> None:
         self.spec = spec
@@ -131,11 +136,15 @@ class NativeAgent:
         if shutil.which(settings.command, path=session.env.get("PATH") or None) is None:
             return AgentOutcome(error=f"{self.name} cannot start: {settings.command}: no such "
                                       f"executable (set [agents.{self.name}] command)")
+        keys = self.keys = Credentials()
+        self.guard_loaded = threading.Event()
+        guard = Guard(Arming(self.arming), self.guard_loaded, keys.guard)
         try:  # every model request goes through agentctl: the real key stays out here
             attached = attach(self.name, session.env, settings,
                               frozen_spec(session).get("budget", {}),
                               cassette=session.cassette,
-                              names=attempt_names(str(identity.private), identity.attempt_id))
+                              names=attempt_names(str(identity.private), identity.attempt_id),
+                              guard=guard)
         except ValueError as error:
             return AgentOutcome(error=f"{self.name} cannot start its model gateway: {error}")
         session = replace(session, env=attached.env)
@@ -143,7 +152,6 @@ class NativeAgent:
         home = self.home_dir(identity)
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
         stream = session.task_file.parent / f"{self.name}-stream.jsonl"
-        keys = self.keys = Credentials()
         launch = self.launch(session, settings, home, prompt_for(session),
                              hook_command(self.name, identity, keys.hook),
                              mcp_command(identity, keys.mcp))
@@ -177,7 +185,8 @@ class NativeAgent:
                 server.serve(SERVE_SECONDS)
                 native.settle()
                 self._follow(reader, state, native, session)
-                if native.over_budget() is not None or attached.gateway.halted:
+                if native.over_budget() is not None or attached.gateway.halted \
+                        or guard.refused or native.unhooked_changes() is not None:
                     stop.set()
         except BaseException:
             stop.set()
@@ -203,6 +212,12 @@ class NativeAgent:
         if attached.gateway.halted:
             return AgentOutcome(error=f"the replay stopped: "
                                       f"{attached.gateway.halted.splitlines()[0]}")
+        if guard.refused:  # its model got nothing: no call of it can have gone unguarded
+            return AgentOutcome(error=f"{GUARD_NOT_LOADED}: {guard.refused}",
+                                infrastructure=f"{GUARD_NOT_LOADED}: {guard.refused}")
+        unhooked = native.unhooked_changes()
+        if unhooked is not None:  # the record misses what made it: nothing is judged
+            return AgentOutcome(error=unhooked, infrastructure=unhooked)
         if ended.error and last and outcome and outcome[0].exit_code not in (0, None):
             return AgentOutcome(error=f"{ended.error}: {last}")
         return ended
@@ -247,6 +262,8 @@ class NativeAgent:
                             "route this one (no `command` string): not run")}
                     answer["updatedInput"] = json.dumps(routed, separators=(",", ":"))
                 return answer
+            if event == "PreSkillShellCommand":
+                return self._skill_command(payload, native)
             if event == "SessionStart":
                 self.guard_loaded.set()
                 return {"ok": True}
@@ -261,6 +278,25 @@ class NativeAgent:
             # else (a KeyError, a TypeError) is a bug of ours, never read as a denial: it ends
             # the attempt with its traceback (FAILURE_REPORT), once.
             return refused(f"{type(error).__name__}: {error}")
+
+    def _skill_command(self, payload: dict[str, object],
+                       native: NativeTools) -> dict[str, object]:
+        """A shell command a skill or slash command embeds (Claude Code's PreSkillShellCommand):
+        checked and recorded as a command, named by its skill; allowed or denied only, since
+        its input cannot be replaced. Claude Code runs it itself, so in a sandboxed run (where
+        every command runs in a tool jail of its own) it is not run."""
+        tool_input = payload.get("tool_input")
+        call = {**payload, "tool_input": {
+            **(tool_input if isinstance(tool_input, dict) else {}),
+            "skill": str(payload.get("command_name") or "")}}
+        decision = native.before(self.name, call)
+        if decision.allow and self._jails is not None:
+            reason = ("agentctl runs shell commands in a jail of their own, and a skill's "
+                      "shell command runs in the agent's process instead: not run")
+            native.after(self.name, {**call, "tool_response": {"error": reason}}, failed=True)
+            return {"decision": wire.DENY, "reason": reason}
+        return {"decision": wire.ALLOW if decision.allow else wire.DENY,
+                "reason": decision.reason}
 
     def _is_shell(self, payload: Mapping[str, object], session: AgentSession) -> bool:
         """Whether the call runs a shell command (to be routed into a tool jail)."""
@@ -325,10 +361,13 @@ def _last_plain_line(stream: Path) -> str:
     """The CLI's last word that is not part of its JSON stream (an error on stderr)."""
     try:
         with stream.open("rb") as reader:
-            reader.seek(max(stream.stat().st_size - 4096, 0))
+            start = max(stream.stat().st_size - 4096, 0)
+            reader.seek(start)
             tail = reader.read().decode("utf-8", "replace")
     except OSError:
         return ""
+    if start:  # the first line is the end of a line that began before: none of its words
+        tail = tail.partition("\n")[2]
     lines = [line.strip() for line in tail.splitlines()
              if line.strip() and not line.lstrip().startswith("{")]
     return lines[-1][:300] if lines else ""

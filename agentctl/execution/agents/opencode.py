@@ -9,11 +9,11 @@ XDG folders are private too, and `OPENCODE_DISABLE_PROJECT_CONFIG` keeps the rep
 `opencode.json`, `.opencode/` plugins, agents and commands out; only agentctl configures it
 (`OPENCODE_CONFIG_CONTENT`: one provider, agentctl's gateway, and nothing else enabled).
 
-opencode skips a plugin that fails to load without a word, so the guard is made the only way to
-the model: the provider's key in opencode's configuration is one the gateway refuses, and the
-plugin adds the attempt's placeholder key (and the guard nonce, `x-agentctl-guard`) to every
-model request. No plugin, no model answer, no tool call. Its exit code is 0 even when calls were
-denied: how it ended is read from its events.
+opencode skips a plugin that fails to load without a word, so the guard proves itself on every
+model request: the plugin adds the attempt's guard nonce (`x-agentctl-guard`), and the gateway
+forwards no request without it (the enforcement canary, `arming = "header"`). No plugin, no
+model answer, no tool call: the run ends FAILED_INFRASTRUCTURE "the agent's guard did not load".
+Its exit code is 0 even when calls were denied: how it ended is read from its events.
 """
 
 from __future__ import annotations
@@ -24,19 +24,15 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from agentctl.domain.agent import ModelApi, NativeAgentSettings
+from agentctl.domain.agent import Arming, ModelApi, NativeAgentSettings
 from agentctl.domain.provider_model import provider_model
-from agentctl.execution.agents import AgentOutcome, AgentSession, NativeTools
+from agentctl.execution.agents import AgentSession
 from agentctl.execution.agents.native import Launch, NativeAgent, collector_endpoints
 from agentctl.execution.agents.stream import StreamState
-from agentctl.execution.process import ProcessResult
 from agentctl.hooks import wire
 
 PLUGIN = Path(__file__).with_name("opencode_guard.js")
 SETTINGS = "agentctl-guard.json"  # what the plugin reads, beside its plugins/ folder
-# the key opencode's own configuration holds: the gateway refuses it, so a model request
-# only goes through with the key agentctl's plugin adds
-NOT_LOADED_KEY = "agentctl-guard-not-loaded"
 PROVIDER = "agentctl"
 SDKS = {ModelApi.ANTHROPIC: "@ai-sdk/anthropic", ModelApi.OPENAI: "@ai-sdk/openai"}
 QUIET = {"OPENCODE_DISABLE_PROJECT_CONFIG": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
@@ -47,14 +43,12 @@ QUIET = {"OPENCODE_DISABLE_PROJECT_CONFIG": "1", "OPENCODE_DISABLE_MODELS_FETCH"
 VENDOR_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL",
                     "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "CODEX_API_KEY")
 AGENTS = ("build", "general", "explore")  # its primary agent and the subagents it may start
-GUARD_NOT_LOADED = ("the agent's guard did not load: agentctl's plugin never reached the "
-                    "attempt, so opencode was refused its model")
 
 
 class OpencodeAgent(NativeAgent):
     name = "opencode"
     # how the guard proves itself loaded: a per-run header on every model request
-    arming = "header"
+    arming = Arming.HEADER
 
     def launch(self, session: AgentSession, settings: NativeAgentSettings, home: Path,
                prompt: str, hook: str, mcp: list[str]) -> Launch:
@@ -72,13 +66,12 @@ class OpencodeAgent(NativeAgent):
         url, key = gateway_of(api, session.env, settings)
         private(config / SETTINGS, json.dumps({
             "socket": str(identity.private / wire.SOCKET_NAME), "attempt": identity.attempt_id,
-            "key": self.keys.hook, "guard": self.keys.guard,
-            "keyHeader": "x-api-key" if api is ModelApi.ANTHROPIC else "authorization",
-            "keyValue": key if api is ModelApi.ANTHROPIC else f"Bearer {key}"}))
+            "key": self.keys.hook, "guard": self.keys.guard}))
         env = {name: value for name, value in session.env.items()
                if name not in VENDOR_VARIABLES and not name.startswith("OPENCODE_")}
+        content = config_content(api, model, url, key, settings)
         env.update(QUIET, HOME=str(home), OPENCODE_CONFIG_DIR=str(config),
-                   OPENCODE_CONFIG_CONTENT=json.dumps(config_content(api, model, url, settings)),
+                   OPENCODE_CONFIG_CONTENT=json.dumps(content),
                    **{name: str(path) for name, path in xdg.items()})
         argv = [settings.command, "run", "--format", "json", *settings.extra_args, "--", prompt]
         return Launch(argv, env)
@@ -128,34 +121,26 @@ class OpencodeAgent(NativeAgent):
         if isinstance(event.get("sessionID"), str):
             state.extra["sessionId"] = event["sessionID"]
 
-    def outcome(self, process: ProcessResult | None, state: StreamState, native: NativeTools,
-                timeout: float) -> AgentOutcome:
-        ended = super().outcome(process, state, native, timeout)
-        if ended.error is not None and not self.guard_loaded.is_set() \
-                and native.over_budget() is None:
-            return AgentOutcome(error=f"{GUARD_NOT_LOADED} ({ended.error})")
-        return ended
-
 
 def gateway_of(api: ModelApi, env: Mapping[str, str],
                settings: NativeAgentSettings) -> tuple[str, str]:
     """The gateway's base URL as the vendor's SDK takes it, and its placeholder key (what
-    `attach` gave the CLI's environment, which opencode itself never sees)."""
+    `attach` gave the CLI's environment; opencode gets them in its configuration instead)."""
     if api is ModelApi.OPENAI:
         return settings.base_url, env.get("OPENAI_API_KEY", "")
     key = env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN") or ""
     return env.get("ANTHROPIC_BASE_URL", "").rstrip("/") + "/v1", key
 
 
-def config_content(api: ModelApi, model: str, url: str,
+def config_content(api: ModelApi, model: str, url: str, key: str,
                    settings: NativeAgentSettings) -> dict[str, object]:
-    """opencode's whole configuration: one provider (the gateway, a key it refuses: the plugin
-    adds the real one), no other enabled, every permission allowed (agentctl's plugin is the
-    policy; an `ask` would only auto-reject headless), no title call, snapshots, LSP,
-    formatters, sharing or updates."""
+    """opencode's whole configuration: one provider (the gateway, its placeholder key), no
+    other enabled, every permission allowed (agentctl's plugin is the policy; an `ask` would
+    only auto-reject headless), no title call, snapshots, LSP, formatters, sharing or
+    updates."""
     return {
         "provider": {PROVIDER: {"npm": SDKS[api], "name": "agentctl gateway",
-                                "options": {"baseURL": url, "apiKey": NOT_LOADED_KEY},
+                                "options": {"baseURL": url, "apiKey": key},
                                 "models": {model: {"name": model}}}},
         "enabled_providers": [PROVIDER],
         "model": f"{PROVIDER}/{model}", "small_model": f"{PROVIDER}/{model}",

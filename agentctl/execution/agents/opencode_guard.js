@@ -5,11 +5,10 @@
 // dependencies, so opencode loads it offline.
 //
 // It fails closed. A call is denied (thrown) on any error: no settings, no attempt listening,
-// no answer within the deadline, an answer that is not an allow. And the model key is the
-// plugin's to give: opencode's own configuration holds a key the gateway refuses, and every
-// model request gets the attempt's key and guard nonce from `chat.headers` here. So if this
-// plugin fails to load (opencode then skips it silently), no model request is answered, and
-// no tool call can happen unguarded.
+// no answer within the deadline, an answer that is not an allow. And every model request gets
+// the attempt's guard nonce from `chat.headers` here, without which agentctl's gateway forwards
+// nothing: if this plugin fails to load (opencode then skips it silently), no model request is
+// answered, and no tool call can happen unguarded.
 
 import { readFileSync } from "node:fs";
 import { createConnection } from "node:net";
@@ -33,7 +32,7 @@ function settings() {
   if (value === null || typeof value !== "object") {
     throw new Error(`agentctl guard: ${path} is not a JSON object`);
   }
-  for (const name of ["socket", "attempt", "key", "guard", "keyHeader", "keyValue"]) {
+  for (const name of ["socket", "attempt", "key", "guard"]) {
     if (typeof value[name] !== "string" || value[name] === "") {
       throw new Error(`agentctl guard: ${SETTINGS} has no ${name}`);
     }
@@ -163,7 +162,6 @@ export const AgentctlGuard = async () => {
     },
     "chat.headers": async (_input, output) => {
       output.headers["x-agentctl-guard"] = config.guard;
-      output.headers[config.keyHeader] = config.keyValue;
     },
   };
 };

@@ -16,6 +16,7 @@ from agentctl.domain.agent import ModelApi, NativeAgentSettings
 from agentctl.domain.cassette import Cassette, Names
 from agentctl.domain.held_secrets import holds
 from agentctl.domain.model_prices import parse_prices
+from agentctl.execution.gateway.guard import Guard
 from agentctl.execution.gateway.server import Gateway, Limits
 
 ANTHROPIC_API = "https://api.anthropic.com"
@@ -34,10 +35,12 @@ class Attached:
 def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
            budget: Mapping[str, object], *,
            source: Mapping[str, str] | None = None,
-           cassette: Cassette | None = None, names: Names | None = None) -> Attached:
+           cassette: Cassette | None = None, names: Names | None = None,
+           guard: Guard | None = None) -> Attached:
     """Start the attempt's gateway for `agent` (claude, codex or opencode), and the environment
     its CLI gets instead of `given`; with a cassette, one that answers from it (a replay: no
-    upstream, no key)."""
+    upstream, no key). With `guard`, nothing is forwarded before the CLI's guard proved itself
+    loaded."""
     environ = dict(source if source is not None else os.environ)
     known = {**given, **environ}
     api = ModelApi.OPENAI if agent == "codex" else ModelApi.ANTHROPIC
@@ -56,10 +59,10 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
 
         key = None
         gateway: Gateway = ReplayGateway(cassette, names or {}, api=api, limits=_limits(budget),
-                                         prices=parse_prices(settings.prices))
+                                         prices=parse_prices(settings.prices), guard=guard)
     else:
         gateway = Gateway(upstream, key, api=api, limits=_limits(budget),
-                          prices=parse_prices(settings.prices))
+                          prices=parse_prices(settings.prices), guard=guard)
     env = {name: value for name, value in without_keys(given, settings, key).items()
            if name not in URL_VARIABLES}
     if api is ModelApi.OPENAI:

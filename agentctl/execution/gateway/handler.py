@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from agentctl.domain.model_faults import RETRIED_STATUSES, wait_before_retry
 from agentctl.domain.model_routes import budget_refusal
 from agentctl.execution.gateway.exchange import Exchange
+from agentctl.execution.gateway.guard import GUARD_HEADER
 from agentctl.execution.gateway.meter import Meter
 
 if TYPE_CHECKING:
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
                         "te", "trailer", "transfer-encoding", "upgrade", "host",
-                        "content-length", "accept-encoding", "x-api-key", "authorization"})
+                        "content-length", "accept-encoding", "x-api-key", "authorization",
+                        GUARD_HEADER})  # the last three are agentctl's, never the vendor's
 KEEP_BYTES = 4 * 1024 * 1024  # of each request and response, for the record
 UPSTREAM_ERRORS = (OSError, http.client.HTTPException)
 
@@ -78,6 +80,8 @@ class _Handler(BaseHTTPRequestHandler):
         refusal = gateway.routes.refusal(self.command, self.path, self.headers.get("host"))
         if refusal is None and gateway.spent:
             refusal = budget_refusal(gateway.spent)
+        if refusal is None:
+            refusal = gateway.unguarded(self.headers.get(GUARD_HEADER))
         if refusal is not None:
             gateway.refuse(self.command, self.path, refusal)
             self._error(refusal.status, "invalid_request_error", refusal.reason)

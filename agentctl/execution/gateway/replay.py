@@ -21,6 +21,7 @@ from agentctl.domain.cassette import Cassette, Names
 from agentctl.domain.model_faults import Retries
 from agentctl.domain.model_prices import Price
 from agentctl.execution.gateway.exchange import NO_LIMITS
+from agentctl.execution.gateway.guard import Guard
 from agentctl.execution.gateway.server import Gateway, Limits
 
 REPLAY_UPSTREAM = "http://replay.invalid"
@@ -48,13 +49,14 @@ class ReplayGateway(Gateway):
     """A gateway whose upstream is the cassette; `halted` says why the replay stopped."""
 
     def __init__(self, cassette: Cassette, names: Names, *, api: ModelApi,
-                 limits: Limits = NO_LIMITS, prices: dict[str, Price] | None = None) -> None:
+                 limits: Limits = NO_LIMITS, prices: dict[str, Price] | None = None,
+                 guard: Guard | None = None) -> None:
         self.cassette = cassette
         self.names = names  # how this attempt's requests name it
         self._answer_lock = threading.Lock()
         # a recorded answer is what it is: a vendor fault on record is replayed, not retried
         super().__init__(REPLAY_UPSTREAM, None, api=api, limits=limits, prices=prices,
-                         retries=Retries(tries=1))
+                         retries=Retries(tries=1), guard=guard)
 
     def send(self, method: str, path: str, body: bytes, headers: dict[str, str],
              ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:

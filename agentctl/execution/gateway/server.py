@@ -1,7 +1,8 @@
 """The gateway's HTTP server: one per attempt, on 127.0.0.1 in agentctl's own process.
 
 Each request must carry the attempt's placeholder key (so nothing else on the machine can spend
-through it) and be one of its vendor's endpoints (`Routes`); only then is it forwarded to the
+through it), be one of its vendor's endpoints (`Routes`) and, for a native agent, come after
+its guard proved itself loaded (`guard`); only then is it forwarded to the
 real endpoint, with the real key in the same header the client used. Anything else, and every
 request once a budget is spent, is answered by the gateway itself and recorded as refused.
 The request handling (retries, metering as it streams) is `handler`'s. Every request becomes
@@ -25,6 +26,7 @@ from agentctl.domain.model_faults import DEFAULT_RETRIES, Retries
 from agentctl.domain.model_prices import Price, price_of
 from agentctl.domain.model_routes import Refusal, Routes
 from agentctl.execution.gateway.exchange import NO_LIMITS, Exchange, Limits
+from agentctl.execution.gateway.guard import Guard
 from agentctl.execution.gateway.handler import handler_for
 from agentctl.execution.gateway.meter import Meter
 from agentctl.execution.gateway.upstream import Outbound
@@ -38,7 +40,7 @@ class Gateway:
 
     def __init__(self, upstream: str, key: str | None, *, api: ModelApi,
                  limits: Limits = NO_LIMITS, prices: dict[str, Price] | None = None,
-                 retries: Retries = DEFAULT_RETRIES) -> None:
+                 retries: Retries = DEFAULT_RETRIES, guard: Guard | None = None) -> None:
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"model endpoint {upstream!r}: expected an http(s) URL")
@@ -48,6 +50,7 @@ class Gateway:
         self.limits = limits
         self.retries = retries
         self.prices = prices or {}
+        self.guard = guard  # a native agent's: nothing is forwarded before its guard loaded
         self.placeholder = f"agentctl-gateway-{secrets.token_hex(16)}"
         self.exchanges: queue.SimpleQueue[Exchange] = queue.SimpleQueue()
         self.tokens = 0
@@ -123,6 +126,11 @@ class Gateway:
                     with contextlib.suppress(OSError):
                         connection.sock.shutdown(socket.SHUT_RDWR)
         self.settled(CLOSE_SECONDS)
+
+    def unguarded(self, header: str | None) -> Refusal | None:
+        """Why a request may not go on yet: the agent's guard has not proved itself loaded
+        (`header`: the request's guard header). None when it has, or there is no guard."""
+        return self.guard.refusal(header, self._closing) if self.guard is not None else None
 
     @property
     def closing(self) -> bool:

@@ -38,6 +38,9 @@ from agentctl.services.attempts.recording import arguments_json
 from agentctl.services.attempts.runtime import ToolRuntime
 from agentctl.services.ports import CallRequest, StepEnd
 
+UNHOOKED = ("a workspace change no recorded call made (agentctl's guard did not see the tool "
+            "that made it)")
+UNHOOKED_RULE = "native: every change is made by a recorded call"
 _EXIT_CODE = re.compile(r"exit(?:ed with)? code:? (-?\d+)", re.IGNORECASE)
 
 
@@ -65,6 +68,9 @@ class NativeCalls:
     # what the model said, one entry per request, as the gateway saw it: the transcript
     said: list[dict[str, object]] = field(default_factory=list)
     unreachable: str | None = None  # the vendor fault the gateway last gave up on
+    # files that changed while no call of the agent's was under way: a tool the guard never
+    # saw made them (its hook did not run for it, or a process no call owns); it ends the attempt
+    unhooked: str | None = None
 
     @classmethod
     def for_runtime(cls, runtime: ToolRuntime) -> NativeCalls:
@@ -78,8 +84,10 @@ class NativeCalls:
         native = self._native(agent, payload)
         if native.action is NativeAction.GUARDED_ELSEWHERE:
             return NativeDecision(True, "checked by agentctl's MCP server when it runs")
+        snapped = native.writes and self._look_for_unhooked()
         requested_at = ledger.now()
-        decision = self._decide(native)
+        decision = self._decide(native) if self.unhooked is None else GuardDecision(
+            ToolDecision.DENIED_BY_POLICY, UNHOOKED_RULE, self.unhooked)
         approved_by = None
         if decision.decision is ToolDecision.REQUIRES_APPROVAL and runtime.approver is not None:
             approved_by = runtime.approver(native.tool_name, native.arguments, decision)
@@ -109,7 +117,7 @@ class NativeCalls:
                                    f"{request.denial_reason}"
             return NativeDecision(False, _reason(decision, request.denial_reason))
         ledger.flush()  # what is batched is on record before the agent acts
-        if self.tracker is not None and native.writes:
+        if self.tracker is not None and native.writes and not snapped:
             self.tracker.prepare()
         step, call = ledger.begin_call(request)
         key = _call_key(payload)
@@ -202,6 +210,26 @@ class NativeCalls:
         self._close_awaiting()
         for key in list(self.pending):
             self._close(self.pending.pop(key), _no_result("the agent reported no result"))
+        self._look_for_unhooked()  # after its last call too
+
+    def unhooked_changes(self) -> str | None:
+        """Why the attempt must end: files changed that no recorded call accounts for."""
+        return self.unhooked
+
+    def _look_for_unhooked(self) -> bool:
+        """Snapshot the work tree while no call is under way (none could have made what changed
+        since the last snapshot, which closed the last call's changes); a change is unhooked.
+        Whether it took the snapshot."""
+        if self.tracker is None or self.pending or self.awaiting or self.unhooked is not None:
+            return False
+        known = set(self.tracker.between)
+        self.tracker.prepare()
+        changed = sorted(self.tracker.between - known)
+        if changed:
+            named = ", ".join(changed[:5]) + (f" (+{len(changed) - 5} more)"
+                                              if len(changed) > 5 else "")
+            self.unhooked = self.runtime.context.redactor.clean(f"{UNHOOKED}: {named}")
+        return True
 
     # --- budgets ----------------------------------------------------------------------------
     def spent(self, *, cost_usd: float, tokens: int) -> None:

@@ -197,6 +197,11 @@ def _agent_and_evidence(ctx: AttemptContext, run: Run, beside: BaseBeside | None
             time.monotonic() - started, outcome.error))
     if stopped := ctx.stop.ending():
         return stopped
+    if outcome.infrastructure is not None:  # its guard did not load, or missed a change:
+        reason = ctx.redactor.clean(outcome.infrastructure)  # nothing of it is judged, and
+        ctx.progress(reason)  # another attempt would launch it the same way
+        return InfraFailed(code="agent_unguarded", reason=reason, retry=False,
+                           final=infrastructure_failed(reason, spec.autonomy_level))
     try:
         return _judge_the_evidence(ctx, run, outcome, beside)
     except PhaseBroke as broke:  # whatever broke, the run ends on record, naming the phase
