@@ -17,7 +17,13 @@ fake Anthropic API of tests/agents/fake_models.py (the one fake: the model vendo
    judge, verdict), beside the same scripted session run by `claude` alone in a clone. Target:
    everything besides the agent's own time <= 1.5 s.
 
-`--agent opencode` measures the same for opencode (npm `opencode-ai`, pinned): its guard is
+`--cli copilot` measures the same two for GitHub Copilot CLI (npm, pinned) against the fake
+OpenAI Responses API: its hookless baseline keeps only the sessionStart hook (which arms the
+run's gateway) of agentctl's `hooks/agentctl.json` in the private COPILOT_HOME before it starts
+(Copilot runs every tool with --allow-all-tools), and
+the run is tests/agents/test_copilot.py's scripted session. Target per call: <= 20 ms added.
+
+`--cli opencode` measures the same for opencode (npm `opencode-ai`, pinned): its guard is
 agentctl's plugin inside the CLI, so the run without the guard is the same run with that plugin
 replaced by one that only adds the guard's nonce to model requests (without it the gateway
 refuses them), and opencode alone runs with an equivalent configuration of its own. The whole
@@ -41,8 +47,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentctl.execution.sandboxing.sandbox import program_dirs  # noqa: E402
 from agentctl.services.admin.demo import prepare  # noqa: E402
-from tests.agents.conftest import CLAUDE, OPENCODE, install_cli  # noqa: E402
-from tests.agents.fake_models import Call, FakeModel, Script, Text, anthropic_server  # noqa: E402
+from tests.agents.conftest import (  # noqa: E402
+    CLAUDE,
+    COPILOT,
+    OPENCODE,
+    copilot_cache,
+    install_cli,
+)
+from tests.agents.fake_models import (  # noqa: E402
+    Call,
+    FakeModel,
+    Script,
+    Text,
+    anthropic_server,
+    openai_server,
+)
 from agentctl.domain.agent import ModelApi, NativeAgentSettings  # noqa: E402
 from agentctl.execution.agents.opencode import QUIET as OPENCODE_QUIET  # noqa: E402
 from agentctl.execution.agents.opencode import config_content, offline  # noqa: E402
@@ -81,7 +100,8 @@ def under_agentctl(root: Path, server: FakeModel, script: Script, repo: Path,
                    home: Path, agent: str = "claude") -> float:
     server.script = script
     env = {**os.environ, **IDENTITY, "AGENTCTL_HOME": str(home), "ANTHROPIC_BASE_URL": server.url,
-           "ANTHROPIC_API_KEY": "sk-ant-bench-0123456789"}
+           "ANTHROPIC_API_KEY": "sk-ant-bench-0123456789", "OPENAI_BASE_URL": f"{server.url}/v1",
+           "OPENAI_API_KEY": "sk-bench-0123456789", "COPILOT_CACHE_HOME": str(copilot_cache())}
     env.pop("AGENTCTL_CONFIG", None)
     task = json.loads(subprocess.run(
         [AGENTCTL, "task", "submit", "--repo", str(repo), "--type", "api_migration",
@@ -216,12 +236,92 @@ def opencode_main(calls_wanted: int) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def copilot_alone(copilot: Path, server: FakeModel, script: Script, repo: Path,
+                  root: Path) -> float:
+    """The scripted session by `copilot` alone in a fresh clone, offline against the fake."""
+    work = Path(tempfile.mkdtemp(dir=root))
+    subprocess.run(["git", "clone", "-q", str(repo), str(work / "repo")], check=True)
+    (work / "home").mkdir()
+    server.script = script
+    env = {"PATH": os.environ["PATH"], "HOME": str(work / "home"),
+           "COPILOT_HOME": str(work / "home" / ".copilot"),
+           "COPILOT_CACHE_HOME": str(copilot_cache()), "COPILOT_OFFLINE": "true",
+           "COPILOT_PROVIDER_BASE_URL": f"{server.url}/v1", "COPILOT_PROVIDER_TYPE": "openai",
+           "COPILOT_PROVIDER_WIRE_API": "responses", "COPILOT_PROVIDER_API_KEY": "sk-bench-0123"}
+    started = time.perf_counter()
+    subprocess.run([str(copilot), "-p", "bench", "--model", "fake-model", "--allow-all-tools",
+                    "--output-format", "json", "--no-auto-update", "--disable-builtin-mcps",
+                    "--no-sandbox"], cwd=work / "repo", env=env, stdin=subprocess.DEVNULL,
+                   check=True, capture_output=True, timeout=600)
+    return time.perf_counter() - started
+
+
+def copilot_main(calls_wanted: int) -> None:
+    """The two measures for Copilot CLI (see the module's docstring)."""
+    from tests.agents.test_copilot import SCRIPT
+
+    copilot = install_cli(*COPILOT)
+    server = openai_server()
+    root = Path(tempfile.mkdtemp(prefix="bench-agents-"))
+    try:
+        repo, _plans, _settings = prepare(root)
+        hookless = root / "copilot-without-hook"
+        # only the session-start hook kept: it arms the run's gateway (the canary)
+        keep = ('import json, sys; p = sys.argv[1]; d = json.load(open(p)); '
+                'd["hooks"] = {"sessionStart": d["hooks"]["sessionStart"]}; '
+                'json.dump(d, open(p, "w"))')
+        hookless.write_text(f'#!/bin/sh\npython3 -c \'{keep}\' '
+                            f'"$COPILOT_HOME/hooks/agentctl.json"\nexec {copilot} "$@"\n')
+        hookless.chmod(0o755)
+        visible = json.dumps([str(d) for d in program_dirs(str(copilot), os.environ["PATH"])])
+        config = (f'[agents.copilot]\ncommand = "{copilot}"\nmodel = "fake-model"\n'
+                  f'max_turns = {calls_wanted + 10}\n\n'
+                  '[verification]\ncommands = ["python3 -m unittest discover -s tests -t ."]\n\n'
+                  '[policy]\nmax_autonomy = "supervised_pr"\n\n'
+                  f'[budget]\nmax_attempts = 1\nmax_tool_calls = {calls_wanted + 10}\n')
+        sandboxed, unsandboxed = root / "sandboxed", root / "unsandboxed"
+        for where, extra in ((sandboxed, ""), (unsandboxed, '\n[sandbox]\nmode = "off"\n')):
+            where.mkdir()
+            (where / ".agentctl.toml").write_text(config + extra)
+        calls = [[Call("bash", {"command": "true", "description": "n"})]
+                 for _ in range(calls_wanted)] + [[Text("done")]]
+        reference = Script(calls)
+        copilot_alone(copilot, server, reference, repo, root)
+        print(f"{'(reference) copilot alone, per tool call (median)':<52} "
+              f"{1000 * statistics.median(per_call(reference)):9.3f} ms")
+        for where, label in ((unsandboxed, "sandbox off"), (sandboxed, "in the sandbox")):
+            hooked = median_call(where, server, Script(calls), repo, where / "home", "copilot")
+            unhooked_dir = where.parent / f"{where.name}-nohook"
+            unhooked_dir.mkdir()
+            (unhooked_dir / ".agentctl.toml").write_text(
+                (where / ".agentctl.toml").read_text().replace(str(copilot), str(hookless))
+                + ("" if where is unsandboxed else f"\n[sandbox]\nread_only = {visible}\n"))
+            base = median_call(unhooked_dir, server, Script(calls), repo,
+                               unhooked_dir / "home", "copilot")
+            line(f"per tool call, {calls_wanted} calls, {label} (median)", hooked * 1000,
+                 base * 1000, "ms", f"added {1000 * (hooked - base):.1f} ms <= 20 ms")
+        own = statistics.median(copilot_alone(copilot, server, Script(SCRIPT), repo, root)
+                                for _ in range(3))
+        for where, label in ((unsandboxed, "sandbox off"), (sandboxed, "in the sandbox")):
+            total = statistics.median(under_agentctl(where, server, Script(SCRIPT), repo,
+                                                     where / "home", "copilot")
+                                      for _ in range(3))
+            line(f"--agent copilot scripted run, {label}", total, own, "s ",
+                 f"besides the agent {total - own:.2f} s <= 1.5 s")
+    finally:
+        server.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=50)
-    parser.add_argument("--agent", choices=("claude", "opencode"), default="claude")
+    parser.add_argument("--cli", choices=("claude", "copilot", "opencode"), default="claude")
     args = parser.parse_args()
-    if args.agent == "opencode":
+    if args.cli == "copilot":
+        copilot_main(args.calls)
+        return
+    if args.cli == "opencode":
         opencode_main(args.calls)
         return
     claude = install_cli(*CLAUDE)

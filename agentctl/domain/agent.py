@@ -15,10 +15,12 @@ class AgentKind(StrEnum):
     NOOP = "noop"
     CLAUDE = "claude"  # Claude Code, each native tool call guarded through its hooks
     CODEX = "codex"  # the Codex CLI, likewise
+    COPILOT = "copilot"  # GitHub Copilot CLI, likewise
     OPENCODE = "opencode"  # opencode, each native tool call guarded by agentctl's plugin
 
 
-NATIVE_KINDS = frozenset({AgentKind.CLAUDE, AgentKind.CODEX, AgentKind.OPENCODE})
+NATIVE_KINDS = frozenset({AgentKind.CLAUDE, AgentKind.CODEX, AgentKind.COPILOT,
+                          AgentKind.OPENCODE})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,9 +25,12 @@ from agentctl.domain.redaction import Redactor
 COMPARED = ("model", "messages", "input", "tools")
 ATTEMPT = "{attempt}"
 ATTEMPT_ID = "{attemptId}"
-# What an agent CLI itself writes into a tool's output that differs on every run (Codex's
-# exec output: a random chunk id and the wall time), written as `…`.
-VOLATILE = re.compile(r"(?<=Chunk ID: )[0-9a-f]+|(?<=Wall time: )[0-9.]+(?= seconds)")
+# What an agent CLI itself writes into a request that differs on every run (Codex's exec
+# output: a random chunk id and the wall time; Copilot's clock in each message, and the shell
+# call as agentctl rewrote it, its tool jail's random token, in the history), written as `…`.
+VOLATILE = re.compile(r"(?<=Chunk ID: )[0-9a-f]+|(?<=Wall time: )[0-9.]+(?= seconds)"
+                      r"|(?<=<current_datetime>)[^<]{1,64}(?=</current_datetime>)"
+                      r"|(?<=/\.agentctl/calls/)[0-9a-f]{32}")
 
 Names = Mapping[str, str]  # what an attempt's requests name it by -> its placeholder
 

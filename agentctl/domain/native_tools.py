@@ -54,6 +54,15 @@ _CLAUDE_READ = {"Read": "file_path", "Grep": "path", "Glob": "path", "LS": "path
 _CLAUDE_INTERNAL = frozenset({"TodoWrite", "Task", "Agent", "ExitPlanMode", "BashOutput",
                               "KillShell", "KillBash", "ToolSearch", "ListMcpResourcesTool",
                               "ReadMcpResourceTool", "TaskOutput", "TaskStop"})
+# Copilot CLI's tools (its `apply_patch`, offered to some models, is Codex's patch format)
+_COPILOT_WRITE = {"create": "path", "edit": "path", "str_replace": "path", "insert": "path",
+                  "str_replace_editor": "path", "write": "path"}
+_COPILOT_READ = {"view": "path", "grep": "paths", "rg": "paths", "glob": "paths"}
+_COPILOT_INTERNAL = frozenset({"read_bash", "stop_bash", "list_bash", "read_powershell",
+                               "stop_powershell", "list_powershell", "sql", "session_store_sql",
+                               "skill", "fetch_copilot_cli_documentation", "report_intent",
+                               "task", "read_agent", "list_agents", "write_agent",
+                               "task_complete", "ask_user", "exit_plan_mode", "update_todo"})
 _WEB = frozenset({"WebFetch", "WebSearch", "web_search", "web_fetch"})
 # opencode's tools (1.18), by their own lowercase names and camelCase keys
 _OPENCODE_WRITE = {"write": "filePath", "edit": "filePath", "multiedit": "filePath"}
@@ -68,7 +77,7 @@ _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to):
 
 def native_call(agent: str, tool: str, tool_input: Mapping[str, object],
                 workspace: str) -> NativeCall:
-    """The agentctl view of one native tool call of `agent` (claude, codex or opencode)."""
+    """The agentctl view of one native tool call of `agent` (claude or codex)."""
     name = f"{agent}.{tool}"
     arguments = dict(tool_input)
     if tool.startswith(OWN_MCP_PREFIX):
@@ -77,6 +86,8 @@ def native_call(agent: str, tool: str, tool_input: Mapping[str, object],
         return NativeCall(name, NativeAction.NAMED, arguments, command=tool)
     if agent == "opencode":
         return _opencode(name, tool, tool_input, workspace)
+    if agent == "copilot" and tool not in ("apply_patch", *_WEB):
+        return _copilot_call(name, tool, tool_input, arguments, workspace)
     if tool in _WEB:
         target = tool_input.get("url") or tool_input.get("query") or ""
         return NativeCall(name, NativeAction.NAMED, arguments,
@@ -99,6 +110,26 @@ def native_call(agent: str, tool: str, tool_input: Mapping[str, object],
         return NativeCall(name, NativeAction.READ, arguments,
                           paths=tuple(relative(p, workspace) for p in read if p))
     if tool in _CLAUDE_INTERNAL:
+        return NativeCall(name, NativeAction.INTERNAL, arguments)
+    return NativeCall(name, NativeAction.UNKNOWN, arguments)
+
+
+def _copilot_call(name: str, tool: str, tool_input: Mapping[str, object],
+                  arguments: dict[str, object], workspace: str) -> NativeCall:
+    """One of Copilot CLI's own tools (its names are Copilot's alone: `view`, `bash`)."""
+    if tool in ("bash", "powershell"):
+        return NativeCall(name, NativeAction.COMMAND, arguments, command=_command(tool_input))
+    if tool in _COPILOT_WRITE:
+        return NativeCall(name, NativeAction.WRITE, arguments,
+                          paths=(relative(_text(tool_input, _COPILOT_WRITE[tool]), workspace),))
+    if tool in _COPILOT_READ:
+        value = tool_input.get(_COPILOT_READ[tool])  # a search's paths: one or several
+        given = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        read = [*(str(path) for path in given), _text(tool_input, "glob"),
+                _text(tool_input, "pattern") if tool == "glob" else ""]
+        return NativeCall(name, NativeAction.READ, arguments,
+                          paths=tuple(relative(p, workspace) for p in read if p))
+    if tool in _COPILOT_INTERNAL:
         return NativeCall(name, NativeAction.INTERNAL, arguments)
     return NativeCall(name, NativeAction.UNKNOWN, arguments)
 

@@ -35,7 +35,11 @@ try:
 except ImportError:  # pragma: no cover - not CPython
     import socket as sockets  # type: ignore[no-redef]
 
-AGENTS = ("claude", "codex")
+AGENTS = ("claude", "codex", "copilot")
+# Copilot CLI names the call `toolName` (its input names no event: `--event` does) and reads
+# its own answer: `permissionDecision` at the top, a rewrite as `modifiedArgs`, and a deny
+# also as exit 2 (each alone blocks; a non-empty answer without a decision would be "ask").
+COPILOT = "copilot"
 OPTIONS = ("--socket", "--attempt", "--key")
 # `--event NAME`: the event this invocation answers, for a CLI whose hook input does not name
 # it (each event then has a command of its own in agentctl's configuration of that CLI).
@@ -76,8 +80,8 @@ def _main(argv: list[str]) -> int:
         raise HookError("hook input is not a JSON object; expected the agent's PreToolUse or "
                         "PostToolUse object on stdin")
     event = options.get(EVENT_OPTION) or payload.get("hook_event_name")
-    if not isinstance(event, str) or (event != SESSION_START
-                                      and not isinstance(payload.get("tool_name"), str)):
+    tool = payload.get("toolName" if agent == COPILOT else "tool_name")
+    if not isinstance(event, str) or (event != SESSION_START and not isinstance(tool, str)):
         raise HookError("hook input lacks hook_event_name or tool_name; expected the agent's "
                         "PreToolUse or PostToolUse object on stdin")
     # The input travels as the agent wrote it (it is one whole JSON object, so it cannot add
@@ -105,7 +109,17 @@ def _main(argv: list[str]) -> int:
         text = reply.get("updatedInput")  # a JSON object's text: passed on as it is
         if not isinstance(text, str) or json_object(text.encode()) is None:
             raise HookError("the attempt's replacement input is not a JSON object")
-        updated = b',"updatedInput":' + text.encode()
+        updated = (b',"modifiedArgs":' if agent == COPILOT else b',"updatedInput":') \
+            + text.encode()
+    if agent == COPILOT:
+        sys.stdout.buffer.write(b"".join([
+            b'{"permissionDecision":', _json_text(str(decision)),
+            b',"permissionDecisionReason":', _json_text(reason), updated, b"}\n"]))
+        if decision == wire.DENY:
+            sys.stdout.buffer.flush()
+            sys.stderr.write(f"agentctl: denied: {' '.join(reason.split())[:500]}\n")
+            return 2
+        return 0
     sys.stdout.buffer.write(b"".join([
         b'{"hookSpecificOutput":{"hookEventName":', _json_text(event), b',"permissionDecision":',
         _json_text(str(decision)), b',"permissionDecisionReason":', _json_text(reason),

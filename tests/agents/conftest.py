@@ -1,4 +1,5 @@
-"""The agent tier: the real Claude Code and Codex CLIs, pinned, installed once into a cache.
+"""The agent tier: the real Claude Code, Codex and Copilot CLIs, pinned, installed once into a
+cache (Copilot's unpacked package too, `copilot_cache`).
 
 The CLIs come from npm (`npm install` into `~/.cache/agentctl-test-agents/<cli>-<version>`, or
 `$AGENTCTL_TEST_AGENTS`), reused when present: installing them is part of the test run and
@@ -36,6 +37,7 @@ CLAUDE_NEWEST = ("@anthropic-ai/claude-code", "2.1.332", "claude")
 CLAUDE_RELEASES = {"pinned": (CLAUDE,), "newest": (CLAUDE_NEWEST,),
                    "both": (CLAUDE, CLAUDE_NEWEST)}
 CODEX = ("@openai/codex", "0.171.0", "codex")
+COPILOT = ("@github/copilot", "1.0.102", "copilot")
 OPENCODE = ("opencode-ai", "1.18.33", "opencode")
 
 
@@ -79,6 +81,17 @@ def claude_cli(request: pytest.FixtureRequest) -> Path:
 @pytest.fixture(scope="session")
 def codex_cli() -> Path:
     return install_cli(*CODEX)
+
+
+@pytest.fixture(scope="session")
+def copilot_cli() -> Path:
+    return install_cli(*COPILOT)
+
+
+def copilot_cache() -> Path:
+    """Copilot CLI's unpacked package (~200 MB on its first start), shared by every test run:
+    agentctl is given it as COPILOT_CACHE_HOME."""
+    return agents_cache() / "copilot-cache"
 
 
 @pytest.fixture(scope="session")

@@ -196,3 +196,42 @@ def test_the_hook_process_loads_only_its_own_two_modules_of_agentctl() -> None:
         capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == \
         "['agentctl', 'agentctl.hooks', 'agentctl.hooks.hook', 'agentctl.hooks.wire'] False"
+
+
+COPILOT_PRE = {"sessionId": "s", "timestamp": 1, "cwd": "/w", "toolName": "bash",
+               "toolArgs": {"command": "echo hi", "description": "say hi"}}
+
+
+def copilot_hook(attempt: Attempt, event: str = "PreToolUse",
+                 payload: dict[str, object] = COPILOT_PRE) -> subprocess.CompletedProcess[str]:
+    return hook(json.dumps(payload), "copilot", "--socket", str(attempt.server.path),
+                "--attempt", "attempt_A", "--key", "key_hook", "--event", event)
+
+
+def test_copilot_is_answered_in_its_own_format_with_an_explicit_allow(attempt: Attempt) -> None:
+    """Copilot reads an answer without `permissionDecision` as "ask" (auto-approved with
+    --allow-all-tools): the allow is always explicit, a rewrite is `modifiedArgs`."""
+    attempt.answer = {"decision": "allow", "reason": "ok",
+                      "updatedInput": json.dumps({"command": "stub TOKEN"})}
+    result = copilot_hook(attempt)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"permissionDecision": "allow",
+                                         "permissionDecisionReason": "ok",
+                                         "modifiedArgs": {"command": "stub TOKEN"}}
+    assert attempt.reached[0]["event"] == "PreToolUse"
+    assert attempt.reached[0]["input"] == COPILOT_PRE
+
+
+def test_copilot_denied_is_told_twice_the_answer_and_exit_2(attempt: Attempt) -> None:
+    attempt.answer = {"decision": "deny", "reason": "deny: curl *"}
+    result = copilot_hook(attempt)
+    assert result.returncode == 2
+    assert json.loads(result.stdout) == {"permissionDecision": "deny",
+                                         "permissionDecisionReason": "deny: curl *"}
+    assert result.stderr == "agentctl: denied: deny: curl *\n"
+
+
+def test_copilot_input_without_its_tool_name_denies(attempt: Attempt) -> None:
+    result = copilot_hook(attempt, payload={"sessionId": "s", "tool_name": "bash"})
+    assert result.returncode == 2 and result.stdout == ""
+    assert attempt.reached == []

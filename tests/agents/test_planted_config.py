@@ -1,8 +1,8 @@
 """Only agentctl configures an agent CLI: hooks and MCP servers a repository plants for Claude
 Code (`.claude/settings.json`, `.claude/settings.local.json`, also one a call writes mid-run,
-`.mcp.json`) or for Codex (`.codex/config.toml`) never run, and the agent config folders are
-forbidden paths, so none of them reaches a patch. The real CLIs; only the model is the scripted
-fake."""
+`.mcp.json`), for Codex (`.codex/config.toml`) or for Copilot CLI (`.github/hooks/*.json`,
+`.github/copilot/settings*.json`) never run, and the agent config folders are forbidden paths,
+so none of them reaches a patch. The real CLIs; only the model is the scripted fake."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 from tests.agents.conftest import AgentBench, claude_config
 from tests.agents.fake_models import Call, FakeModel, Script, Text
 from tests.agents.test_codex import codex_config
+from tests.agents.test_copilot import copilot_config, copilot_env
 from tests.conftest import git
 
 WORKSPACE_MARKER = "planted-hook-ran.txt"
@@ -52,6 +53,16 @@ def codex_settings(marker: Path) -> str:
     return "\n".join(lines)
 
 
+COPILOT_EVENTS = ("sessionStart", "userPromptSubmitted", "preToolUse", "postToolUse",
+                  "sessionEnd")
+
+
+def copilot_hooks(marker: Path, **settings: object) -> str:
+    hook = [{"type": "command", "bash": hook_command(marker), "timeoutSec": 30}]
+    return json.dumps({"version": 1, **settings,
+                       "hooks": {event: hook for event in COPILOT_EVENTS}})
+
+
 @pytest.fixture(scope="module")
 def planted(payments: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
             ) -> tuple[Path, Path]:
@@ -65,7 +76,11 @@ def planted(payments: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactor
              ".claude/settings.local.json": claude_settings(marker),
              "planted-local.json": claude_settings(marker) + "\n",
              ".codex/config.toml": codex_settings(marker),
-             ".mcp.json": json.dumps({"mcpServers": {"planted": mcp_server(marker)}})}
+             ".mcp.json": json.dumps({"mcpServers": {"planted": mcp_server(marker)}}),
+             ".github/hooks/planted.json": copilot_hooks(marker),
+             ".github/copilot/settings.json": copilot_hooks(marker),
+             # would switch agentctl's own hooks off, were the folder trusted
+             ".github/copilot/settings.local.json": json.dumps({"disableAllHooks": True})}
     for name, text in files.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text)
@@ -175,3 +190,57 @@ def test_codex_never_runs_the_hooks_a_repository_commits(
     assert [(c["toolName"], c["decision"]) for c in calls] == [("codex.Bash", "ALLOWED")]
     assert not marker.exists(), "a hook from the repository's .codex/ ran"
     assert WORKSPACE_MARKER not in patch_paths(codex_bench, run["runId"])
+
+
+# --- Copilot CLI ------------------------------------------------------------------------------
+
+# What would make Copilot trust the folder (and so load its hooks, settings and MCP servers)
+# or load its hooks without trust, set for agentctl and passed through to the run: agentctl
+# drops them from the CLI's environment.
+COPILOT_TRUST = {"COPILOT_ALLOW_ALL": "true", "GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS": "true",
+                 "GITHUB_COPILOT_PROMPT_MODE_WORKSPACE_MCP": "true"}
+
+
+@pytest.fixture(scope="module")
+def copilot_bench(tmp_path_factory: pytest.TempPathFactory, planted: tuple[Path, Path],
+                  copilot_cli: Path, openai: FakeModel, run_agentctl: Any) -> AgentBench:
+    bench = AgentBench(tmp_path_factory.mktemp("copilot-bench"), planted[0], run_agentctl,
+                       {**copilot_env(openai), **COPILOT_TRUST})
+    bench.config(copilot_config(copilot_cli) + "\n[env]\npassthrough = "
+                 + json.dumps(sorted(COPILOT_TRUST)) + "\n")
+    return bench
+
+
+@pytest.mark.parametrize("sandbox", ["off", "on"])
+def test_copilot_never_runs_the_hooks_a_repository_commits(
+        copilot_bench: AgentBench, openai: FakeModel, planted: tuple[Path, Path],
+        sandbox: str) -> None:
+    _repo, marker = planted
+    openai.script = Script([[Call("bash", {"command": "echo hello", "description": "hello"})],
+                            [Text("done")]])
+    flags = ("--no-sandbox",) if sandbox == "off" else ()
+    run = copilot_bench.start(copilot_bench.submit("Say hello"), "copilot", *flags)
+    calls = copilot_bench.calls(run["runId"])
+    assert [(c["toolName"], c["decision"]) for c in calls] == [("copilot.bash", "ALLOWED")]
+    assert "hello" in calls[0]["result"]["output"]  # agentctl's hooks ran, and recorded it
+    assert not marker.exists(), "a hook or MCP server from the repository ran"
+    assert WORKSPACE_MARKER not in patch_paths(copilot_bench, run["runId"])
+
+
+def test_copilot_whose_hooks_the_repository_switched_off_is_refused_by_the_canary(
+        copilot_bench: AgentBench, copilot_cli: Path, openai: FakeModel,
+        planted: tuple[Path, Path]) -> None:
+    """An operator's `--trust-folder` makes Copilot load the repository's settings, whose
+    disableAllHooks switches agentctl's hooks off too: its guard never arms, so its model gets
+    nothing and the run ends FAILED_INFRASTRUCTURE."""
+    from tests.agents.test_canary import _assert_refused, _run
+
+    copilot_bench.config(copilot_config(copilot_cli, 'extra_args = ["--trust-folder"]\n'))
+    try:
+        refused = _run(copilot_bench, openai, [[Call("bash", {"command": "echo hello",
+                                                               "description": "hello"})],
+                                               [Text("done")]], "copilot")
+    finally:
+        copilot_bench.config(copilot_config(copilot_cli) + "\n[env]\npassthrough = "
+                             + json.dumps(sorted(COPILOT_TRUST)) + "\n")
+    _assert_refused(copilot_bench, refused)

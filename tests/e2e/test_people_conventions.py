@@ -35,8 +35,8 @@ def test_plumbing_commands_have_their_own_help_section(cli: Cli) -> None:
 @pytest.mark.parametrize("command", [("run", "start"), ("task", "submit")])
 def test_agent_help_lists_every_agent(cli: Cli, command: tuple[str, ...]) -> None:
     helped = " ".join(cli(*command, "--help").stdout.split())
-    for agent in ("claude[:MODEL]", "codex[:MODEL]", "opencode[:PROVIDER/MODEL]",
-                  "script:PLAN.toml", "patch:FILE.diff",
+    for agent in ("claude[:MODEL]", "codex[:MODEL]", "copilot[:MODEL]",
+                  "opencode[:PROVIDER/MODEL]", "script:PLAN.toml", "patch:FILE.diff",
                   "command:CMD", "noop"):
         assert agent in helped
 
@@ -82,7 +82,7 @@ def test_doctor_checks_each_part_and_never_prints_a_token(cli: Cli) -> None:
     checked = cli("doctor", env={"GITHUB_TOKEN": token})
     assert checked.returncode == 0, checked.stdout
     parts = [line.split()[1] for line in checked.stdout.splitlines()]
-    assert parts == ["sandbox", "views", "claude", "codex", "opencode", "store", "forge",
+    assert parts == ["sandbox", "views", "claude", "codex", "copilot", "opencode", "store", "forge",
                      "start-up"]
     assert "token in GITHUB_TOKEN" in checked.stdout and token not in checked.stdout
     document = cli("doctor", "--json", env={"GITHUB_TOKEN": ""}).json()

@@ -45,3 +45,24 @@ def test_commands_web_and_mcp_tools_are_judged_by_the_rules() -> None:
 def test_an_unknown_tool_is_unknown_and_bookkeeping_is_internal() -> None:
     assert native_call("claude", "Teleport", {}, WS).action is NativeAction.UNKNOWN
     assert native_call("claude", "TodoWrite", {"todos": []}, WS).action is NativeAction.INTERNAL
+
+
+def test_copilot_tools_are_judged_by_their_own_names() -> None:
+    shell = native_call("copilot", "bash", {"command": "pytest -q", "description": "t"}, WS)
+    assert (shell.tool_name, shell.action, shell.command) == ("copilot.bash",
+                                                              NativeAction.COMMAND, "pytest -q")
+    for tool in ("create", "edit"):
+        write = native_call("copilot", tool, {"path": f"{WS}/.github/x.yml"}, WS)
+        assert (write.action, write.paths) == (NativeAction.WRITE, (".github/x.yml",))
+    grep = native_call("copilot", "grep", {"pattern": "KEY", "paths": [f"{WS}/cfg", "/etc"],
+                                           "glob": ".env"}, WS)
+    assert (grep.action, grep.paths) == (NativeAction.READ, ("cfg", "/etc", ".env"))
+    assert native_call("copilot", "glob", {"pattern": "**/*.pem"}, WS).paths == ("**/*.pem",)
+    patch = native_call("copilot", "apply_patch",
+                        {"input": "*** Begin Patch\n*** Add File: a.py\n+x\n*** End Patch\n"}, WS)
+    assert (patch.action, patch.paths) == (NativeAction.WRITE, ("a.py",))
+    assert native_call("copilot", "read_bash", {"shellId": "1"}, WS).action \
+        is NativeAction.INTERNAL
+    # a name Copilot does not have is judged as unknown, never as another CLI's tool
+    assert native_call("copilot", "Write", {"file_path": "a.py"}, WS).action \
+        is NativeAction.UNKNOWN

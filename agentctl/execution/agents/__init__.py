@@ -135,6 +135,10 @@ def build_agent(spec: AgentSpec) -> Agent:
             from agentctl.execution.agents.codex import CodexAgent
 
             return CodexAgent(spec)
+        case AgentKind.COPILOT:
+            from agentctl.execution.agents.copilot import CopilotAgent
+
+            return CopilotAgent(spec)
         case AgentKind.OPENCODE:
             from agentctl.execution.agents.opencode import OpencodeAgent
 

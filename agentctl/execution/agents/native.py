@@ -47,6 +47,8 @@ SERVE_SECONDS = 0.02
 class Launch:
     argv: Sequence[str]
     env: Mapping[str, str]
+    # what else its sandbox shows it, read-only (a cache of its own it shares across attempts)
+    read_only: tuple[Path, ...] = ()
 
 
 def launch_agent(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, output: Path,
@@ -76,7 +78,7 @@ def agent_jail(session: AgentSession, launch: Launch, home: Path,
     return sandbox.jail(
         session.workspace, allow=endpoints, home=home, forward=loopback_forwards(endpoints),
         read_only=(session.task_file, *program, Path(agentctl.__file__).parent,
-                   *named_files(launch.argv[1:])),
+                   *named_files(launch.argv[1:]), *launch.read_only),
         writable=(home, identity.private / wire.SOCKET_NAME))
 
 

@@ -46,8 +46,8 @@ def parse_agent_spec(text: str, cwd: Path) -> AgentSpec:
         return AgentSpec(AgentKind(name), model)
     if name not in set(AgentKind) or not sep or not value.strip():
         raise BadInput(f"invalid agent spec {text!r}; expected script:PLAN.toml, patch:FILE.diff, "
-                       "command:CMD, claude[:MODEL], codex[:MODEL], opencode[:PROVIDER/MODEL] or "
-                       "noop")
+                       "command:CMD, claude[:MODEL], codex[:MODEL], copilot[:MODEL], "
+                       "opencode[:PROVIDER/MODEL] or noop")
     kind = AgentKind(name)
     if kind is AgentKind.COMMAND:
         return AgentSpec(kind, value.strip())

@@ -21,8 +21,12 @@ from agentctl.execution.gateway.server import Gateway, Limits
 
 ANTHROPIC_API = "https://api.anthropic.com"
 OPENAI_API = "https://api.openai.com/v1"
-KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY")
-URL_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
+KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY",
+                 "COPILOT_PROVIDER_API_KEY", "COPILOT_PROVIDER_BEARER_TOKEN")
+URL_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "COPILOT_PROVIDER_BASE_URL")
+# Copilot CLI's own-provider mode, as agentctl gives it the gateway: an OpenAI Responses API
+# (the protocol the gateway already meters for Codex).
+COPILOT_PROVIDER = {"COPILOT_PROVIDER_TYPE": "openai", "COPILOT_PROVIDER_WIRE_API": "responses"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,18 +41,23 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
            source: Mapping[str, str] | None = None,
            cassette: Cassette | None = None, names: Names | None = None,
            guard: Guard | None = None) -> Attached:
-    """Start the attempt's gateway for `agent` (claude, codex or opencode), and the environment
-    its CLI gets instead of `given`; with a cassette, one that answers from it (a replay: no
-    upstream, no key). With `guard`, nothing is forwarded before the CLI's guard proved itself
-    loaded."""
+    """Start the attempt's gateway for `agent` (claude, codex, copilot or opencode), and the
+    environment its CLI gets instead of `given`; with a cassette, one that answers from it (a
+    replay: no upstream, no key). With `guard`, nothing is forwarded before the CLI's guard
+    proved itself loaded."""
     environ = dict(source if source is not None else os.environ)
     known = {**given, **environ}
-    api = ModelApi.OPENAI if agent == "codex" else ModelApi.ANTHROPIC
+    api = ModelApi.OPENAI if agent in ("codex", "copilot") else ModelApi.ANTHROPIC
     if agent == "opencode":  # the vendor its PROVIDER/MODEL names
         from agentctl.domain.provider_model import provider_model
 
         api = provider_model(settings.model)[0]
-    if api is ModelApi.OPENAI:
+    if agent == "copilot":  # its own provider variables first, else OpenAI's
+        upstream = known.get("COPILOT_PROVIDER_BASE_URL") or known.get("OPENAI_BASE_URL") \
+            or OPENAI_API
+        key = known.get("COPILOT_PROVIDER_API_KEY") or known.get("COPILOT_PROVIDER_BEARER_TOKEN") \
+            or known.get("OPENAI_API_KEY")
+    elif api is ModelApi.OPENAI:  # codex, or opencode with an OpenAI model
         upstream = settings.base_url or known.get("OPENAI_BASE_URL") or OPENAI_API
         key = known.get(settings.env_key) or known.get("OPENAI_API_KEY")
     else:
@@ -65,7 +74,10 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
                           prices=parse_prices(settings.prices), guard=guard)
     env = {name: value for name, value in without_keys(given, settings, key).items()
            if name not in URL_VARIABLES}
-    if api is ModelApi.OPENAI:
+    if agent == "copilot":
+        env.update(COPILOT_PROVIDER, COPILOT_PROVIDER_BASE_URL=gateway.base_url,
+                   COPILOT_PROVIDER_API_KEY=gateway.placeholder)
+    elif api is ModelApi.OPENAI:
         env["OPENAI_API_KEY"] = gateway.placeholder
         settings = replace(settings, base_url=gateway.base_url, env_key="OPENAI_API_KEY")
     else:  # the placeholder in the variable the key came from: its header is the upstream's

@@ -117,8 +117,7 @@ def _sandbox(config: Config) -> SandboxProfile:
 
 
 def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | None:
-    """`[agents.claude|codex|opencode]` frozen for a native agent; the spec's model wins over
-    config's."""
+    """`[agents.claude|codex]` frozen for a native agent; the spec's model wins over config's."""
     if agent.kind is AgentKind.CLAUDE:
         claude = config.agents.claude
         return NativeAgentSettings(command=claude.command, model=agent.value or claude.model,
@@ -130,6 +129,11 @@ def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | N
                                    extra_args=codex.extra_args, base_url=codex.base_url,
                                    env_key=codex.env_key, mcp=codex.mcp,
                                    prices=codex.prices)
+    if agent.kind is AgentKind.COPILOT:
+        copilot = config.agents.copilot
+        return NativeAgentSettings(command=copilot.command, model=agent.value or copilot.model,
+                                   max_turns=copilot.max_turns, extra_args=copilot.extra_args,
+                                   prices=copilot.prices)
     if agent.kind is AgentKind.OPENCODE:
         opencode = config.agents.opencode
         return NativeAgentSettings(command=opencode.command,
