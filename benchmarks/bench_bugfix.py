@@ -60,6 +60,8 @@ from pathlib import Path
 from typing import NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from path_taken import from_home  # noqa: E402
+
 from agentctl.config.schema import VerificationSettings  # noqa: E402
 from agentctl.execution.verification.test_reports import (  # noqa: E402
     ReportDir,
@@ -276,6 +278,7 @@ class CaseBench:
         try:
             warm_home = self.root / "warm-home"
             self._agentctl(warm_home)  # fills the warm home's caches
+            print(from_home(warm_home), flush=True)
             times: dict[str, list[float]] = {HAND: [], SAME: [], COLD: [], WARM: []}
             for number in range(runs):
                 times[HAND].append(self._by_hand(number))

@@ -3,6 +3,7 @@ plain-git baseline run alongside it.
 
     python benchmarks/bench_workspace.py              # 20,000 files, ~150 MB, 200 commits
     python benchmarks/bench_workspace.py --files 2000 # a quick run
+    python benchmarks/bench_workspace.py --files 200 --commits 2 --runs 1  # CI's smoke run
 
 The repository is generated once with `git fast-import` and cached (see --dir). Each round
 removes the previous clones, then times the baseline and agentctl in alternating order, each
@@ -25,10 +26,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from generated_repo import Shape, cached_repository
+from path_taken import in_process
 
 from agentctl.domain.spec import PatchBoundary
+from agentctl.execution.workspaces import overlay
 from agentctl.execution.workspaces.discard import remove_workspace
-from agentctl.execution.workspaces.overlay import supported as views_supported
 from agentctl.execution.workspaces.patch_collector import collect_patch
 from agentctl.execution.workspaces.tree_cache import TreeCache
 from agentctl.execution.workspaces.workspace import (
@@ -88,17 +90,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--commits", type=int, default=Shape(0).commits,
+                        help="history of the generated repository (default %(default)s)")
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "agentctl-bench")
     options = parser.parse_args()
-    shape = Shape(options.files)
-    source = cached_repository(options.dir, f"repo-{options.files}", shape)
+    shape = Shape(options.files, commits=options.commits)
+    name = f"repo-{options.files}" + ("" if options.commits == Shape(0).commits
+                                      else f"-{options.commits}")
+    source = cached_repository(options.dir, name, shape)
     commit = subprocess.run(["git", "-C", str(source), "rev-parse", "main"], check=True,
                             capture_output=True, text=True).stdout.strip()
     size = sum(p.stat().st_size for p in source.rglob("*") if p.is_file() and ".git" not in p.parts)
     print(f"repository: {options.files} files, {size / 1e6:.1f} MB, {shape.commits} commits, "
           f"{os.cpu_count()} cores, {source}")
-    if not views_supported(options.dir):
-        print("views cannot be mounted here (not root?): every tree is a checkout of its own")
+    overlay.prepare()  # a normal user's namespace for views: while this process has one thread
+    views = overlay.supported(options.dir)
+    print(in_process(views, overlay.refusal()), flush=True)
 
     plain = options.dir / "clone-plain"
     dirs: list[AttemptDirs] = []

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
+from agentctl.cli.long_work import begin_long_work
 from agentctl.cli.options import Flag
 from agentctl.cli.output import live_status, out
 from agentctl.cli.sandbox import warn_unsandboxed
@@ -36,6 +37,7 @@ def demo(
     from agentctl.services.lifecycle.start import run_config
 
     current = state(ctx)
+    begin_long_work()  # before the progress line's thread: a normal user's views need it
     chosen_config = run_config(defaults(), no_sandbox=no_sandbox)
     warn_unsandboxed(chosen_config)
     sandboxed = chosen_config.sandbox.mode.value == "on"

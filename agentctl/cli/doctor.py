@@ -30,10 +30,12 @@ class Finding:
 
 
 def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
-    """Check the sandbox, the agent CLIs, the store and a forge token. Exit 1 when a required
-    part does not work (an agent CLI or a token that is missing only warns)."""
+    """Check the sandbox, its limits, the views, the agent CLIs, the store and a forge token.
+    Exit 1 when a required part does not work (an agent CLI or a token that is missing only
+    warns)."""
     current = state(ctx)
-    findings = [_sandbox(), _views(current), *_agents(current), _store(current), _forge(),
+    views = _views(current)  # first: a run's sandbox starts in the namespace views need
+    findings = [_sandbox(), _limits(), views, *_agents(current), _store(current), _forge(),
                 _start_up()]
     if as_json:
         from agentctl.domain.agent_clis import AGENT_CLIS
@@ -69,8 +71,21 @@ def _sandbox() -> Finding:
     status = bubblewrap.check()
     if status.works:
         where = f" ({status.bubblewrap.path})" if status.bubblewrap else ""
-        return Finding("sandbox", True, f"bubblewrap works{where}; limits: {status.cgroups}")
+        return Finding("sandbox", True, f"bubblewrap works{where}")
     return Finding("sandbox", False, f"{status.message}; {bubblewrap.HINT}")
+
+
+def _limits() -> Finding:
+    """What caps each run's processes and memory: a cgroup of its own, or rlimits only (and
+    then what is not enforced, and what would give it a cgroup)."""
+    from agentctl.execution.sandboxing.limits import layout
+
+    found = layout()
+    fix = found.fix
+    if fix is None:
+        return Finding("limits", True, f"{found.describe}: each run's processes and memory are "
+                       "capped in a group of its own", required=False)
+    return Finding("limits", False, f"{found.describe}; fix: {fix}", required=False)
 
 
 def _views(current: State) -> Finding:
@@ -81,14 +96,14 @@ def _views(current: State) -> Finding:
     from agentctl.execution.workspaces import overlay
 
     if overlay.supported(Path(tempfile.gettempdir())):
+        whose = "" if os.geteuid() == 0 else " (mounted in a user namespace of agentctl's own)"
         return Finding("views", True, "workspaces, verified and baseline trees are "
-                       f"copy-on-write views of the base-tree cache in {current.home.root}",
-                       required=False)
-    why = ("a normal user cannot mount overlays (it needs CAP_SYS_ADMIN)" if os.geteuid()
-           else "this kernel refused an overlay mount")
+                       f"copy-on-write views of the base-tree cache in {current.home.root}"
+                       f"{whose}", required=False)
+    why = overlay.refusal() or "this kernel refused an overlay mount"
     return Finding("views", False, f"off: {why}; every workspace, verified and baseline tree "
-                   "is a full checkout, which costs the repository's size per tree (run as "
-                   "root, or in a container with CAP_SYS_ADMIN, to get views)", required=False)
+                   "is a full checkout, which costs a checkout's time and the repository's size "
+                   "per tree", required=False)
 
 
 def _agents(current: State) -> list[Finding]:

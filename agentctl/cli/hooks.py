@@ -1,4 +1,4 @@
-"""`agentctl hook claude|codex` and `agentctl mcp serve`: the native agents' way into a run.
+"""`agentctl hook claude|codex|gemini` and `agentctl mcp serve`: the native agents' way into a run.
 
 Both are launched by the claude/codex adapters with the attempt's socket, attempt id and their
 own key (`--socket S --attempt A --key K`). `agentctl hook` is also answered before Typer is
@@ -15,7 +15,7 @@ mcp_app = typer.Typer(help="agentctl's guarded tools as an MCP server.", no_args
 
 
 def hook(ctx: typer.Context, agent: Annotated[str, typer.Argument(
-        metavar="AGENT", help="claude or codex")]) -> None:
+        metavar="AGENT", help="claude, codex or gemini")]) -> None:
     """The PreToolUse/PostToolUse hook: reads the agent's hook JSON on stdin, answers with the
     run's decision in the agent's format. Any error denies: one line on stderr, exit 2."""
     from agentctl.hooks.hook import main

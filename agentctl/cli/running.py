@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import typer
 
-from agentctl._speedups.process import start_up_done
 from agentctl.cli.context import State
+from agentctl.cli.long_work import begin_long_work
 from agentctl.cli.output import emit_json, hint, live_status, note, out
 from agentctl.cli.run.document import run_document_of
 from agentctl.cli.sandbox import warn_unsandboxed
@@ -29,7 +29,7 @@ def run_here_or_queue(current: State, label: str, call: "Callable[[RunChoices], 
     with `--interactive`); a run stopped by Ctrl-C is named, then exit 130."""
     from agentctl.services.lifecycle.start import RunChoices, RunInterrupted
 
-    start_up_done()  # what is made from here on is the run's
+    begin_long_work()  # what is made from here on is the run's
     if interactive:
         from agentctl.cli.prompt import check_terminal
 

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentctl._speedups.process import start_up_done
 from agentctl.cli.context import state
+from agentctl.cli.long_work import begin_long_work
 from agentctl.cli.options import Flag
 from agentctl.cli.output import note
 
@@ -62,7 +62,7 @@ def worker(
                              lambda artifact: b"".join(artifact_content(root, artifact))))
     # SIGTERM stops the worker like Ctrl-C: the current attempt is released to the queue.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    start_up_done()  # what is made from here on is the runs'
+    begin_long_work()  # what is made from here on is the runs'
     note(f"worker {worker_id} started")
     sweeper = sweep_in_background(current.store, report=lambda text: note(f"  {text}"))
 

@@ -187,6 +187,15 @@ class CopilotSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class GeminiSettings:
+    command: Text = "gemini"
+    model: Text = ""  # -m when set (`--agent gemini:MODEL` overrides it)
+    max_turns: PositiveCount = 50
+    extra_args: Strings = ()
+    prices: Prices = ()  # "MODEL=IN/OUT" in USD per million tokens, before the built-in table
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class OpencodeSettings:
     command: Text = "opencode"
     model: Text = ""  # PROVIDER/MODEL, anthropic or openai (empty: anthropic/claude-sonnet-4-5)
@@ -205,13 +214,14 @@ class CommandAgentSettings:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentsSettings:
-    """`[agents.claude]`, `[agents.codex]`, `[agents.copilot]`, `[agents.opencode]`: how the
-    native agent CLIs are launched; `[agents.command]`: whether a `command:` agent reaches its
-    model through the gateway."""
+    """`[agents.claude]`, `[agents.codex]`, `[agents.copilot]`, `[agents.gemini]`,
+    `[agents.opencode]`: how the native agent CLIs are launched; `[agents.command]`: whether a
+    `command:` agent reaches its model through the gateway."""
 
     claude: ClaudeSettings = field(default_factory=ClaudeSettings)
     codex: CodexSettings = field(default_factory=CodexSettings)
     copilot: CopilotSettings = field(default_factory=CopilotSettings)
+    gemini: GeminiSettings = field(default_factory=GeminiSettings)
     opencode: OpencodeSettings = field(default_factory=OpencodeSettings)
     command: CommandAgentSettings = field(default_factory=CommandAgentSettings)
 

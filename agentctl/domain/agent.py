@@ -16,10 +16,11 @@ class AgentKind(StrEnum):
     CLAUDE = "claude"  # Claude Code, each native tool call guarded through its hooks
     CODEX = "codex"  # the Codex CLI, likewise
     COPILOT = "copilot"  # GitHub Copilot CLI, likewise
+    GEMINI = "gemini"  # Gemini CLI, likewise
     OPENCODE = "opencode"  # opencode, each native tool call guarded by agentctl's plugin
 
 
-NATIVE_KINDS = frozenset({AgentKind.CLAUDE, AgentKind.CODEX, AgentKind.COPILOT,
+NATIVE_KINDS = frozenset({AgentKind.CLAUDE, AgentKind.CODEX, AgentKind.COPILOT, AgentKind.GEMINI,
                           AgentKind.OPENCODE})
 
 
@@ -53,6 +54,7 @@ class ModelApi(StrEnum):
     NONE = "none"  # no gateway: the agent reaches its model itself
     ANTHROPIC = "anthropic"  # ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY
     OPENAI = "openai"  # OPENAI_BASE_URL (and OPENAI_API_BASE), OPENAI_API_KEY
+    GEMINI = "gemini"  # GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY (generateContent)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

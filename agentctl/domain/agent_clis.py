@@ -19,6 +19,7 @@ AGENT_CLIS: dict[str, AgentCli] = {
     "claude": AgentCli("Claude Code (--agent claude[:MODEL])", ("2.1.197", "2.1.332")),
     "codex": AgentCli("the Codex CLI (--agent codex[:MODEL])", ("0.171.0",)),
     "copilot": AgentCli("GitHub Copilot CLI (--agent copilot[:MODEL])", ("1.0.102",)),
+    "gemini": AgentCli("Gemini CLI (--agent gemini[:MODEL])", ("0.61.0",)),
     "opencode": AgentCli("opencode (--agent opencode[:PROVIDER/MODEL])", ("1.18.33",)),
 }
 

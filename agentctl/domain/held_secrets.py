@@ -16,7 +16,8 @@ from agentctl.domain.enums import Severity
 from agentctl.domain.findings import DiffLine, JudgeFinding
 
 # Passed through to say where a model is, not to authorize anything.
-ENDPOINT_VARIABLES = frozenset({"ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_BASE"})
+ENDPOINT_VARIABLES = frozenset({"ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_BASE",
+                                "GOOGLE_GEMINI_BASE_URL"})
 MIN_SEARCHED_CHARS = 8  # shorter values would match ordinary text
 # What separates the items of a list of characters (`['s', 'e']`, `"s","e"`, `(115, 101)`).
 _LIST_NOISE = re.compile(r"[\s'\"`\[\](){},;]+")

@@ -38,6 +38,9 @@ PRICES: dict[str, Price] = {
     "gpt-4o": Price(2.5, 10.0),
     "o4-mini": Price(1.1, 4.4),
     "o3": Price(2.0, 8.0),
+    "gemini-2.5-pro": Price(1.25, 10.0),
+    "gemini-2.5-flash-lite": Price(0.1, 0.4),
+    "gemini-2.5-flash": Price(0.3, 2.5),
 }
 DEFAULT = Price(3.0, 15.0)
 

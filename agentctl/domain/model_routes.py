@@ -21,6 +21,14 @@ MODEL_REQUEST = "model.request"  # the ToolCall a request the gateway refused be
 ENDPOINTS: dict[ModelApi, tuple[tuple[str, str], ...]] = {
     ModelApi.ANTHROPIC: (("POST", "/v1/messages"), ("POST", "/v1/messages/count_tokens")),
     ModelApi.OPENAI: (("POST", "/responses"), ("POST", "/chat/completions")),
+    ModelApi.GEMINI: (),  # every endpoint names its model: `MODEL_PATHS`
+}
+# Gemini's endpoints carry the model in the path (`/v1beta/models/MODEL:streamGenerateContent`):
+# a model name of a safe charset only (never a `/`, `..`, `%` or `:`), one of these methods.
+GEMINI_MODEL = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
+MODEL_PATHS: dict[ModelApi, tuple[tuple[str, str], ...]] = {
+    ModelApi.GEMINI: (("POST", rf"/v1beta/models/{GEMINI_MODEL}:streamGenerateContent"),
+                      ("POST", rf"/v1beta/models/{GEMINI_MODEL}:generateContent")),
 }
 _QUERY = re.compile(r"[A-Za-z0-9_.~=&%+,-]*")  # `?beta=true`; never a `#` or a second `?`
 
@@ -43,9 +51,13 @@ class Routes:
         self.api = api
         self.host = host
         self.allowed = frozenset((method, prefix + path) for method, path in ENDPOINTS[api])
+        self._patterns = tuple((method, re.compile(re.escape(prefix) + pattern))
+                               for method, pattern in MODEL_PATHS.get(api, ()))
         self._paths = frozenset(path for _, path in self.allowed)
-        self._rule = f"gateway: {api.value} API (" + ", ".join(
-            f"{method} {path}" for method, path in sorted(self.allowed)) + ")"
+        shown = [*(f"{method} {path}" for method, path in sorted(self.allowed)),
+                 *(f"{method} {prefix}{pattern.replace(GEMINI_MODEL, '{model}')}"
+                   for method, pattern in MODEL_PATHS.get(api, ()))]
+        self._rule = f"gateway: {api.value} API (" + ", ".join(shown) + ")"
 
     def refusal(self, method: str, target: str, host: str | None) -> Refusal | None:
         """None when `method target` is one of the vendor's endpoints, sent to this gateway."""
@@ -56,8 +68,11 @@ class Routes:
             return self._refused(421, f"Host {str(host)[:200]!r} is not this gateway's "
                                       f"({self.host})")
         path, mark, query = target.partition("?")
-        if (method, path) not in self.allowed:
-            known = path in self._paths
+        if (method, path) not in self.allowed and not any(
+                method == allowed and pattern.fullmatch(path)
+                for allowed, pattern in self._patterns):
+            known = path in self._paths or any(pattern.fullmatch(path)
+                                               for _, pattern in self._patterns)
             return self._refused(405 if known else 404,
                                  f"{method} {target[:200]} is not an endpoint of the "
                                  f"{self.api.value} API that agentctl meters")

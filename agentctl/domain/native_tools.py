@@ -36,8 +36,9 @@ class NativeCall:
     def background(self) -> bool:
         """A command the agent asked to keep running after its call returns (Claude Code's
         `run_in_background`): it would go on writing during later calls."""
-        return self.action is NativeAction.COMMAND \
-            and self.arguments.get("run_in_background") not in (None, False, "", "false")
+        return self.action is NativeAction.COMMAND and any(
+            self.arguments.get(key) not in (None, False, "", "false")
+            for key in ("run_in_background", "is_background"))
 
     @property
     def writes(self) -> bool:
@@ -63,7 +64,18 @@ _COPILOT_INTERNAL = frozenset({"read_bash", "stop_bash", "list_bash", "read_powe
                                "skill", "fetch_copilot_cli_documentation", "report_intent",
                                "task", "read_agent", "list_agents", "write_agent",
                                "task_complete", "ask_user", "exit_plan_mode", "update_todo"})
-_WEB = frozenset({"WebFetch", "WebSearch", "web_search", "web_fetch"})
+_WEB = frozenset({"WebFetch", "WebSearch", "web_search", "web_fetch", "google_web_search"})
+# Gemini CLI's tools (0.61): the path each reads or writes; its own bookkeeping
+_GEMINI_WRITE = {"write_file": ("file_path",), "replace": ("file_path",)}
+_GEMINI_READ = {"read_file": ("file_path",), "list_directory": ("dir_path",),
+                "glob": ("dir_path", "pattern"), "grep_search": ("dir_path", "include_pattern"),
+                "search_file_content": ("dir_path", "include"),
+                "read_many_files": ("include",)}
+_GEMINI_INTERNAL = frozenset({"write_todos", "update_topic", "enter_plan_mode", "exit_plan_mode",
+                              "ask_user", "complete_task", "activate_skill", "save_memory",
+                              "list_background_processes",
+                              "read_background_output", "get_internal_docs",
+                              "list_mcp_resources", "read_mcp_resource"})
 # opencode's tools (1.18), by their own lowercase names and camelCase keys
 _OPENCODE_WRITE = {"write": "filePath", "edit": "filePath", "multiedit": "filePath"}
 _OPENCODE_READ = {"read": "filePath", "glob": "path", "grep": "path", "list": "path"}
@@ -77,7 +89,7 @@ _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to):
 
 def native_call(agent: str, tool: str, tool_input: Mapping[str, object],
                 workspace: str) -> NativeCall:
-    """The agentctl view of one native tool call of `agent` (claude or codex)."""
+    """The agentctl view of one native tool call of `agent` (claude, codex or gemini)."""
     name = f"{agent}.{tool}"
     arguments = dict(tool_input)
     if tool.startswith(OWN_MCP_PREFIX):
@@ -89,10 +101,11 @@ def native_call(agent: str, tool: str, tool_input: Mapping[str, object],
     if agent == "copilot" and tool not in ("apply_patch", *_WEB):
         return _copilot_call(name, tool, tool_input, arguments, workspace)
     if tool in _WEB:
-        target = tool_input.get("url") or tool_input.get("query") or ""
+        target = tool_input.get("url") or tool_input.get("query") or tool_input.get("prompt") or ""
         return NativeCall(name, NativeAction.NAMED, arguments,
                           command=f"{tool} {_quoted(str(target))}".strip())
-    if tool in ("Bash", "exec_command", "shell", "local_shell", "unified_exec"):
+    if tool in ("Bash", "exec_command", "shell", "local_shell", "unified_exec",
+                "run_shell_command"):
         return NativeCall(name, NativeAction.COMMAND, arguments, command=_command(tool_input))
     if tool == "apply_patch":
         text = tool_input.get("command") or tool_input.get("input") or tool_input.get("patch")
@@ -110,6 +123,28 @@ def native_call(agent: str, tool: str, tool_input: Mapping[str, object],
         return NativeCall(name, NativeAction.READ, arguments,
                           paths=tuple(relative(p, workspace) for p in read if p))
     if tool in _CLAUDE_INTERNAL:
+        return NativeCall(name, NativeAction.INTERNAL, arguments)
+    if agent == "gemini":
+        return _gemini_call(name, tool, tool_input, workspace)
+    return NativeCall(name, NativeAction.UNKNOWN, arguments)
+
+
+def _gemini_call(name: str, tool: str, tool_input: Mapping[str, object],
+                 workspace: str) -> NativeCall:
+    """Gemini CLI's file tools by the paths they name (a list where it takes several)."""
+    arguments = dict(tool_input)
+    if tool in _GEMINI_WRITE or tool in _GEMINI_READ:
+        paths: list[str] = []
+        for key in _GEMINI_WRITE.get(tool) or _GEMINI_READ[tool]:
+            value = tool_input.get(key)
+            for path in value if isinstance(value, list) else [value]:
+                if isinstance(path, str) and path:
+                    paths.append(relative(path, workspace))
+        action = NativeAction.WRITE if tool in _GEMINI_WRITE else NativeAction.READ
+        if action is NativeAction.WRITE and not paths:
+            paths = [""]  # a write that names no file is refused, never allowed unchecked
+        return NativeCall(name, action, arguments, paths=tuple(paths))
+    if tool in _GEMINI_INTERNAL:
         return NativeCall(name, NativeAction.INTERNAL, arguments)
     return NativeCall(name, NativeAction.UNKNOWN, arguments)
 

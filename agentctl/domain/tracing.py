@@ -30,7 +30,7 @@ PHASES: Mapping[StepType, str] = {
     StepType.JUDGE_DIFF: "judge", StepType.SUMMARIZE_LOG: "finalize",
     StepType.FINALIZE: "finalize",
 }
-_PROVIDERS = {"claude": "anthropic", "codex": "openai", "copilot": "openai"}
+_PROVIDERS = {"claude": "anthropic", "codex": "openai", "copilot": "openai", "gemini": "gcp.gemini"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
-"""`python -E -s -S .../agentctl/hooks/hook.py claude|codex --socket S --attempt A --key K`
-(or `python -m agentctl.hooks.hook`, `agentctl hook`): the PreToolUse/PostToolUse hook agentctl
-installs into a native agent's private configuration.
+"""`python -E -s -S .../agentctl/hooks/hook.py AGENT --socket S --attempt A --key K` (AGENT:
+claude, codex or gemini; or `python -m agentctl.hooks.hook`, `agentctl hook`): the
+PreToolUse/PostToolUse hook agentctl installs into a native agent's private configuration.
 
 It decides nothing itself and writes nothing: it forwards the hook's input to the attempt's own
 process over the socket with the hooks' key (the attempt's one writer records and decides,
@@ -8,7 +8,8 @@ and refuses a key it did not issue to its hooks) and prints the decision in the 
 format, with the input the call runs with instead when the attempt replaced it (a shell command
 becomes the stub that runs it in its own jail). It fails closed: any error
 (bad input, no attempt listening, a lost lease, a crash) is one line on stderr and exit 2,
-which both Claude Code and Codex take as "block"; any other non-zero code would fail open.
+which Claude Code, Codex and Gemini CLI all take as "block"; any other non-zero code would
+fail open (Gemini reads exit 1 as a warning and runs the call).
 Imports stay within the standard library: this process starts twice per tool call, so the
 adapters run it as a plain script without `site` (`-S`), which saves most of Python's start.
 """
@@ -35,7 +36,7 @@ try:
 except ImportError:  # pragma: no cover - not CPython
     import socket as sockets  # type: ignore[no-redef]
 
-AGENTS = ("claude", "codex", "copilot")
+AGENTS = ("claude", "codex", "copilot", "gemini")
 # Copilot CLI names the call `toolName` (its input names no event: `--event` does) and reads
 # its own answer: `permissionDecision` at the top, a rewrite as `modifiedArgs`, and a deny
 # also as exit 2 (each alone blocks; a non-empty answer without a decision would be "ask").
@@ -109,9 +110,10 @@ def _main(argv: list[str]) -> int:
         text = reply.get("updatedInput")  # a JSON object's text: passed on as it is
         if not isinstance(text, str) or json_object(text.encode()) is None:
             raise HookError("the attempt's replacement input is not a JSON object")
-        updated = (b',"modifiedArgs":' if agent == COPILOT else b',"updatedInput":') \
-            + text.encode()
+        updated = text.encode()
     if agent == COPILOT:
+        if updated:
+            updated = b',"modifiedArgs":' + updated
         sys.stdout.buffer.write(b"".join([
             b'{"permissionDecision":', _json_text(str(decision)),
             b',"permissionDecisionReason":', _json_text(reason), updated, b"}\n"]))
@@ -120,10 +122,27 @@ def _main(argv: list[str]) -> int:
             sys.stderr.write(f"agentctl: denied: {' '.join(reason.split())[:500]}\n")
             return 2
         return 0
+    if agent == "gemini":
+        return _gemini_answer(str(decision), reason, updated)
+    if updated:
+        updated = b',"updatedInput":' + updated
     sys.stdout.buffer.write(b"".join([
         b'{"hookSpecificOutput":{"hookEventName":', _json_text(event), b',"permissionDecision":',
         _json_text(str(decision)), b',"permissionDecisionReason":', _json_text(reason),
         updated, b"}}\n"]))
+    return 0
+
+
+def _gemini_answer(decision: str, reason: str, updated: bytes) -> int:
+    """Gemini CLI's BeforeTool answer: a denial both ways (its JSON and exit 2), an allowed
+    call with the input it runs with instead (merged over the model's, key by key)."""
+    if decision == wire.DENY:
+        sys.stdout.buffer.write(b'{"decision":"deny","reason":' + _json_text(reason) + b"}\n")
+        sys.stderr.write(f"agentctl: denied: {' '.join(reason.split())[:500]}\n")
+        return 2
+    rewrite = (b',"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":' + updated
+               + b"}") if updated else b""
+    sys.stdout.buffer.write(b'{"decision":"allow"' + rewrite + b"}\n")
     return 0
 
 

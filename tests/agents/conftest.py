@@ -1,5 +1,5 @@
-"""The agent tier: the real Claude Code, Codex and Copilot CLIs, pinned, installed once into a
-cache (Copilot's unpacked package too, `copilot_cache`).
+"""The agent tier: the real Claude Code, Codex, Copilot and Gemini CLIs, pinned, installed once
+into a cache (Copilot's unpacked package too, `copilot_cache`).
 
 The CLIs come from npm (`npm install` into `~/.cache/agentctl-test-agents/<cli>-<version>`, or
 `$AGENTCTL_TEST_AGENTS`), reused when present: installing them is part of the test run and
@@ -38,6 +38,7 @@ CLAUDE_RELEASES = {"pinned": (CLAUDE,), "newest": (CLAUDE_NEWEST,),
                    "both": (CLAUDE, CLAUDE_NEWEST)}
 CODEX = ("@openai/codex", "0.171.0", "codex")
 COPILOT = ("@github/copilot", "1.0.102", "copilot")
+GEMINI = ("@google/gemini-cli", "0.61.0", "gemini")
 OPENCODE = ("opencode-ai", "1.18.33", "opencode")
 
 
@@ -92,6 +93,11 @@ def copilot_cache() -> Path:
     """Copilot CLI's unpacked package (~200 MB on its first start), shared by every test run:
     agentctl is given it as COPILOT_CACHE_HOME."""
     return agents_cache() / "copilot-cache"
+
+
+@pytest.fixture(scope="session")
+def gemini_cli() -> Path:
+    return install_cli(*GEMINI)
 
 
 @pytest.fixture(scope="session")

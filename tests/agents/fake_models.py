@@ -61,6 +61,7 @@ class Script:
     # called with each request before it is answered: a test may hold an answer back until
     # something it waits for happened (a file its agent's process writes)
     hold: Callable[[dict[str, Any]], None] | None = None
+    paths: list[str] = field(default_factory=list)  # of each scripted request
 
     def turn(self, number: int) -> Turn:
         return self.turns[number] if number < len(self.turns) else [Text("done")]
@@ -69,9 +70,11 @@ class Script:
 class FakeModel:
     """A server on an ephemeral port; `script` may be swapped between runs."""
 
-    def __init__(self, render: Callable[[Script, dict[str, Any]], Iterator[bytes]]) -> None:
+    def __init__(self, render: Callable[[Script, dict[str, Any]], Iterator[bytes]],
+                 scripted: tuple[str, ...] = ("/v1/messages", "/v1/responses")) -> None:
         self.script = Script([])
         self._render = render
+        self.scripted = scripted  # the paths answered from the script
         # every request that arrived, whatever its path: (method, target, headers)
         self.seen: list[tuple[str, str, dict[str, str]]] = []
         self.seen_at: list[float] = []  # time.monotonic() of each
@@ -125,8 +128,7 @@ class FakeModel:
                 if self._faulted():
                     return
                 body = json.loads(raw or b"{}")
-                if not self.path.startswith(("/v1/messages", "/v1/responses")) \
-                        or "count_tokens" in self.path:
+                if not self.path.startswith(owner.scripted) or "count_tokens" in self.path:
                     self._send(200, json.dumps({"input_tokens": 10}).encode(),
                                "application/json")
                     return
@@ -135,9 +137,12 @@ class FakeModel:
                 owner.script.arrivals.append(time.monotonic())
                 if owner.script.hold is not None:
                     owner.script.hold(body)
+                owner.script.paths.append(self.path)
                 chunks = list(owner._render(owner.script, body))
+                whole = not chunks[0].startswith((b"event:", b"data:"))  # a JSON body
                 self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
+                self.send_header("content-type",
+                                 "application/json" if whole else "text/event-stream")
                 self.send_header("cache-control", "no-cache")
                 self.send_header("content-length", str(sum(len(c) for c in chunks)))
                 self.end_headers()

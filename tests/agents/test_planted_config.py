@@ -1,13 +1,15 @@
 """Only agentctl configures an agent CLI: hooks and MCP servers a repository plants for Claude
 Code (`.claude/settings.json`, `.claude/settings.local.json`, also one a call writes mid-run,
-`.mcp.json`), for Codex (`.codex/config.toml`) or for Copilot CLI (`.github/hooks/*.json`,
-`.github/copilot/settings*.json`) never run, and the agent config folders are forbidden paths,
-so none of them reaches a patch. The real CLIs; only the model is the scripted fake."""
+`.mcp.json`), for Codex (`.codex/config.toml`), for Copilot CLI (`.github/hooks/*.json`,
+`.github/copilot/settings*.json`) or for Gemini CLI (`.gemini/settings.json`) never run, and the
+agent config folders are forbidden paths, so none of them reaches a patch. The real CLIs; only
+the model is the scripted fake."""
 
 from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +65,13 @@ def copilot_hooks(marker: Path, **settings: object) -> str:
                        "hooks": {event: hook for event in COPILOT_EVENTS}})
 
 
+def gemini_settings(marker: Path) -> str:
+    hook = [{"matcher": "*", "hooks": [{"type": "command", "command": hook_command(marker)}]}]
+    return json.dumps({"hooks": {event: hook for event in (
+        "BeforeTool", "AfterTool", "SessionStart", "BeforeAgent", "BeforeModel")},
+        "mcpServers": {"planted": mcp_server(marker)}})
+
+
 @pytest.fixture(scope="module")
 def planted(payments: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
             ) -> tuple[Path, Path]:
@@ -77,6 +86,7 @@ def planted(payments: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactor
              "planted-local.json": claude_settings(marker) + "\n",
              ".codex/config.toml": codex_settings(marker),
              ".mcp.json": json.dumps({"mcpServers": {"planted": mcp_server(marker)}}),
+             ".gemini/settings.json": gemini_settings(marker),
              ".github/hooks/planted.json": copilot_hooks(marker),
              ".github/copilot/settings.json": copilot_hooks(marker),
              # would switch agentctl's own hooks off, were the folder trusted
@@ -244,3 +254,36 @@ def test_copilot_whose_hooks_the_repository_switched_off_is_refused_by_the_canar
         copilot_bench.config(copilot_config(copilot_cli) + "\n[env]\npassthrough = "
                              + json.dumps(sorted(COPILOT_TRUST)) + "\n")
     _assert_refused(copilot_bench, refused)
+
+
+# --- Gemini CLI -------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def gemini_bench(tmp_path_factory: pytest.TempPathFactory, planted: tuple[Path, Path],
+                 gemini_cli: Path, run_agentctl: Any) -> Iterator[tuple[AgentBench, FakeModel]]:
+    from tests.agents.fake_gemini import gemini_server
+    from tests.agents.test_gemini import gemini_config
+
+    server = gemini_server()
+    bench = AgentBench(tmp_path_factory.mktemp("gemini-bench"), planted[0], run_agentctl, {
+        "GOOGLE_GEMINI_BASE_URL": server.url, "GEMINI_API_KEY": "AIza-fake-gemini-0123456789"})
+    bench.config(gemini_config(gemini_cli))
+    yield bench, server
+    server.close()
+
+
+@pytest.mark.parametrize("sandbox", [("--no-sandbox",), ()], ids=["unsandboxed", "sandboxed"])
+def test_gemini_never_runs_the_hooks_a_repository_commits(
+        gemini_bench: tuple[AgentBench, FakeModel], planted: tuple[Path, Path],
+        sandbox: tuple[str, ...]) -> None:
+    bench, server = gemini_bench
+    _repo, marker = planted
+    server.script = Script([
+        [Call("run_shell_command", {"command": "echo hello", "description": "say hello"})],
+        [Text("done")]])
+    run = bench.start(bench.submit("Say hello"), "gemini", *sandbox)
+    (call,) = bench.calls(run["runId"])
+    assert (call["toolName"], call["decision"]) == ("gemini.run_shell_command", "ALLOWED")
+    assert "hello" in call["result"]["output"]  # the CLI ran and called its tools
+    assert not marker.exists(), "a hook or MCP server from the repository's .gemini/ ran"
+    assert WORKSPACE_MARKER not in patch_paths(bench, run["runId"])

@@ -157,11 +157,11 @@ def test_replaying_bad_input_is_one_line_and_exit_2(
     assert len(bench.json("run", "list")) == before  # nothing was started
     noop = bench.start(bench.submit("Change nothing"), "noop")
     refused = bench.cli("run", "replay", noop["runId"], expect=(2,))
-    assert "only a claude or codex run" in refused.stderr
+    assert "only a claude, codex or gemini run" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
     queued = len(bench.json("run", "list"))
     detached = bench.cli("run", "replay", noop["runId"], "--detach", expect=(2,))
-    assert "only a claude or codex run" in detached.stderr
+    assert "only a claude, codex or gemini run" in detached.stderr
     assert len(detached.stderr.strip().splitlines()) == 1
     assert len(bench.json("run", "list")) == queued  # nothing was queued
     bench.config(claude_config(claude_cli).replace(str(claude_cli), "/nonexistent/claude"))

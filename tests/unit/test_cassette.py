@@ -86,3 +86,36 @@ def test_a_replay_whose_recording_cannot_be_read_answers_no_request() -> None:
                     "run_01ORIGINAL are gone"]
     loaded = Cassette([Recording("/v1/messages", 200, _request("hi"), "ok")], OLD)
     assert replay_cassette(RunOptions(cassettes=lambda _run: loaded), "run_01X") is loaded
+
+
+def _gemini(text: str, output: str = "Output: hi\nProcess Group PGID: 4242") -> dict[str, object]:
+    return {"contents": [
+        {"role": "user", "parts": [{"text": "Today's date is Monday, December 7, 2026 "
+                                            f"(formatted according to the user's locale). {text}"}]},
+        {"role": "model", "parts": [{"functionCall": {"id": "run_shell_command_17966_0",
+                                                      "name": "run_shell_command",
+                                                      "args": {"command": "echo hi"}}}]},
+        {"role": "user", "parts": [{"functionResponse": {
+            "id": "run_shell_command_17966_0", "name": "run_shell_command",
+            "response": {"output": output}}}]}],
+        "tools": [{"functionDeclarations": [{"name": "run_shell_command"}]}],
+        "systemInstruction": {"parts": [{"text": "you are gemini"}]}}
+
+
+STREAM = "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+
+
+def test_gemini_contents_and_the_model_its_path_names_are_compared() -> None:
+    base = normalised(_gemini("hi"), OLD, path=STREAM)
+    assert normalised(_gemini("hello"), OLD, path=STREAM) != base
+    assert normalised(_gemini("hi"), OLD, path=STREAM.replace("2.5-pro", "2.5-flash")) != base
+    assert normalised(_gemini("hi", "Output: bye\nProcess Group PGID: 4242"), OLD,
+                      path=STREAM) != base
+
+
+def test_gemini_call_ids_the_date_and_the_process_group_are_not_compared() -> None:
+    live = _gemini("hi", "Output: hi\nProcess Group PGID: 9911")
+    live["contents"][0]["parts"][0]["text"] = (  # type: ignore[index]
+        "Today's date is Tuesday, December 8, 2026 (formatted according to the user's locale). hi")
+    live["contents"][1]["parts"][0]["functionCall"]["id"] = "run_shell_command_99999_0"  # type: ignore[index]
+    assert normalised(live, NEW, path=STREAM) == normalised(_gemini("hi"), OLD, path=STREAM)

@@ -57,3 +57,28 @@ def test_prices_by_longest_prefix_configured_first_and_unknown_models_are_not_fr
     assert price_of("claude-sonnet-4-5", table).cost(10**6, 10**6) == 3.0
     with pytest.raises(PriceError, match="MODEL=IN/OUT"):
         parse_prices(["gpt-5=1"])
+
+
+def test_gemini_stream_usage_is_the_running_total_and_thinking_is_output() -> None:
+    meter = feed(Meter(), {"candidates": [{"content": {"role": "model", "parts": [
+        {"text": "plan", "thought": True}, {"text": "x" * 40}]}}],
+        "modelVersion": "gemini-2.5-pro",
+        "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 1}})
+    assert (meter.model, meter.input_tokens, meter.output_tokens) == ("gemini-2.5-pro", 100, 11)
+    assert meter.texts == ["x" * 40]  # the thought is not the answer's text
+    feed(meter, {"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"name": "run_shell_command", "args": {"command": "ls"}}}]},
+        "finishReason": "STOP"}], "modelVersion": "gemini-2.5-pro",
+        "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 7,
+                          "thoughtsTokenCount": 5, "toolUsePromptTokenCount": 3}})
+    assert (meter.input_tokens, meter.output_tokens, meter.stop_reason) == (103, 12, "STOP")
+
+
+def test_a_whole_gemini_answer_is_metered_from_its_body() -> None:
+    meter = Meter()
+    meter.body(json.dumps({"candidates": [{"content": {"parts": [{"text": "hi"}]},
+                                           "finishReason": "MAX_TOKENS"}],
+                           "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": 2},
+                           "modelVersion": "gemini-2.5-flash"}).encode())
+    assert (meter.model, meter.tokens, meter.stop_reason, meter.texts) == (
+        "gemini-2.5-flash", 11, "MAX_TOKENS", ["hi"])

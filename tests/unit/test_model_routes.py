@@ -72,3 +72,28 @@ def test_a_retry_after_date_counts_from_now_and_the_backoff_is_bounded() -> None
     assert wait_before_retry(Retries(), 1, 429, {"retry-after": formatdate(now + 10, usegmt=True)}
                              .get, now) == pytest.approx(10.0)
     assert wait_before_retry(Retries(tries=20, max_wait_seconds=3.0), 10, 500, {}.get, 0) == 3.0
+
+
+def test_gemini_endpoints_name_a_model_of_a_safe_charset_in_their_path() -> None:
+    routes = Routes(ModelApi.GEMINI, "", HOST)
+    for target in ("/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
+                   "/v1beta/models/gemini-2.5-flash-lite:generateContent",
+                   "/v1beta/models/gemini_3.0:generateContent"):
+        assert routes.refusal("POST", target, HOST) is None, target
+    for method, target, status in [
+            ("GET", "/v1beta/models/gemini-2.5-pro:generateContent", 405),
+            ("POST", "/v1beta/models/gemini-2.5-pro:countTokens", 404),
+            ("POST", "/v1beta/models/../files:generateContent", 404),
+            ("POST", "/v1beta/models/a/b:generateContent", 404),
+            ("POST", "/v1beta/models/%2e%2e:generateContent", 404),
+            ("POST", "/v1beta/models/:generateContent", 404),
+            ("POST", "/v1beta/models/x:generateContent:streamGenerateContent", 404),
+            ("POST", "/v1beta/models/" + "m" * 129 + ":generateContent", 404),
+            ("POST", "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse#x", 400),
+            ("POST", "/v1/models/gemini-2.5-pro:generateContent", 404),
+            ("POST", "/v1beta/files", 404)]:
+        refusal = routes.refusal(method, target, HOST)
+        assert refusal is not None and refusal.status == status, (method, target, refusal)
+        assert refusal.rule == ("gateway: gemini API (POST /v1beta/models/{model}:"
+                                "streamGenerateContent, POST /v1beta/models/{model}:"
+                                "generateContent)")

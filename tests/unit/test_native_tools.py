@@ -66,3 +66,26 @@ def test_copilot_tools_are_judged_by_their_own_names() -> None:
     # a name Copilot does not have is judged as unknown, never as another CLI's tool
     assert native_call("copilot", "Write", {"file_path": "a.py"}, WS).action \
         is NativeAction.UNKNOWN
+
+
+def test_gemini_tools_by_the_paths_and_commands_they_name() -> None:
+    shell = native_call("gemini", "run_shell_command", {"command": "pytest -q",
+                                                        "dir_path": "src"}, WS)
+    assert (shell.tool_name, shell.action, shell.command) == (
+        "gemini.run_shell_command", NativeAction.COMMAND, "pytest -q")
+    assert native_call("gemini", "run_shell_command", {"command": "x", "is_background": True},
+                       WS).background
+    for tool in ("write_file", "replace"):
+        write = native_call("gemini", tool, {"file_path": f"{WS}/a/b.py"}, WS)
+        assert (write.action, write.paths) == (NativeAction.WRITE, ("a/b.py",))
+    assert native_call("gemini", "write_file", {"content": "x"}, WS).paths == ("",)
+    many = native_call("gemini", "read_many_files", {"include": [".env", f"{WS}/src"]}, WS)
+    assert (many.action, many.paths) == (NativeAction.READ, (".env", "src"))
+    grep = native_call("gemini", "grep_search", {"pattern": "KEY", "dir_path": "cfg",
+                                                 "include_pattern": "*.pem"}, WS)
+    assert grep.paths == ("cfg", "*.pem")
+    web = native_call("gemini", "web_fetch", {"prompt": "summarise https://x.test"}, WS)
+    assert web.action is NativeAction.NAMED and web.command == "web_fetch 'summarise https://x.test'"
+    assert native_call("gemini", "write_todos", {"todos": []}, WS).action is NativeAction.INTERNAL
+    # a sub-agent's own calls are not known to reach the hooks: unknown, so denied
+    assert native_call("gemini", "invoke_agent", {}, WS).action is NativeAction.UNKNOWN

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentctl._speedups.process import start_up_done
 from agentctl.cli.artifact import artifact_content
 from agentctl.cli.context import State, state
+from agentctl.cli.long_work import begin_long_work
 from agentctl.cli.options import Flag, JsonOption
 from agentctl.cli.output import emit_json, hint, live_status, out
 from agentctl.cli.run.document import run_document_of
@@ -52,7 +52,7 @@ def replay(
     import signal  # SIGTERM stops a replay as Ctrl-C does: it ends CANCELLED, on record
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    start_up_done()  # what is made from here on is the replay's
+    begin_long_work()  # what is made from here on is the replay's
     with live_status(f"replay of {run_id}") as progress:
         from agentctl.services.attempts.pipeline import RunOptions
 

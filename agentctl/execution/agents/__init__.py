@@ -139,6 +139,10 @@ def build_agent(spec: AgentSpec) -> Agent:
             from agentctl.execution.agents.copilot import CopilotAgent
 
             return CopilotAgent(spec)
+        case AgentKind.GEMINI:
+            from agentctl.execution.agents.gemini import GeminiAgent
+
+            return GeminiAgent(spec)
         case AgentKind.OPENCODE:
             from agentctl.execution.agents.opencode import OpencodeAgent
 

@@ -23,7 +23,18 @@ def hook_command(agent: str, identity: AttemptIdentity, key: str) -> str:
     argv = [sys.executable, "-E", "-s", "-S", hook.__file__, agent,
             "--socket", str(identity.private / wire.SOCKET_NAME),
             "--attempt", identity.attempt_id, "--key", key]
-    return f"{shlex.join(argv)} || exit 2"
+    return f"{shlex.join(argv)}{FAIL_CLOSED}"
+
+
+FAIL_CLOSED = " || exit 2"
+
+
+def for_event(hook: str, event: str) -> str:
+    """`hook` (as `hook_command` made it) answering `event` (`--event NAME`), for a CLI whose
+    hook input does not name the event in agentctl's terms."""
+    if not hook.endswith(FAIL_CLOSED) or not event.isidentifier():
+        raise ValueError(f"not a hook command for --event {event!r}: {hook[:80]!r}")
+    return f"{hook[:-len(FAIL_CLOSED)]} --event {event}{FAIL_CLOSED}"
 
 
 def mcp_command(identity: AttemptIdentity, key: str) -> list[str]:

@@ -105,6 +105,8 @@ class NativeAgent:
     # how its guard proves to the model gateway that it is loaded in the CLI's process (an
     # `Arming` value): its session-start hook, or a header a guard inside the CLI adds
     arming: str = Arming.SESSION_START
+    # how the CLI's stderr lines that never say why it ended begin (start-up notices)
+    quiet_lines: tuple[str, ...] = ()
 
     def __init__(self, spec: AgentSpec) -> None:
         self.spec = spec
@@ -206,7 +208,7 @@ class NativeAgent:
         native.close_pending()
         if jail is not None:
             native.network(jail, agent=self.name, command=shlex.join(launch.argv[:1]))
-        last = _last_plain_line(stream)
+        last = _last_plain_line(stream, self.quiet_lines)
         report = gateway_report(self.report(state), attached.gateway)
         native.report(stream, report)
         ended = self.outcome(outcome[0] if outcome else None, state, native, timeout)
@@ -359,8 +361,9 @@ class NativeAgent:
         return AgentOutcome()
 
 
-def _last_plain_line(stream: Path) -> str:
-    """The CLI's last word that is not part of its JSON stream (an error on stderr)."""
+def _last_plain_line(stream: Path, quiet: tuple[str, ...] = ()) -> str:
+    """The CLI's last word that is not part of its JSON stream (an error on stderr), past the
+    lines that begin as `quiet` ones do."""
     try:
         with stream.open("rb") as reader:
             start = max(stream.stat().st_size - 4096, 0)
@@ -371,7 +374,7 @@ def _last_plain_line(stream: Path) -> str:
     if start:  # the first line is the end of a line that began before: none of its words
         tail = tail.partition("\n")[2]
     lines = [line.strip() for line in tail.splitlines()
-             if line.strip() and not line.lstrip().startswith("{")]
+             if line.strip() and not line.lstrip().startswith(("{", *quiet))]
     return lines[-1][:300] if lines else ""
 
 

@@ -35,6 +35,9 @@ def parse_agent_spec(text: str, cwd: Path) -> AgentSpec:
         model = value.strip()
         if (sep and not model) or any(c.isspace() for c in model):
             raise BadInput(f"invalid agent spec {text!r}; expected {name} or {name}:MODEL")
+        if name == AgentKind.GEMINI and model and not gemini_model(model):
+            raise BadInput(f"invalid agent spec {text!r}: Gemini's model is part of its API's "
+                           "path; expected letters, digits, '.', '_' and '-' (gemini-2.5-pro)")
         if name == AgentKind.OPENCODE and model:
             from agentctl.domain.provider_model import provider_model
 
@@ -47,7 +50,7 @@ def parse_agent_spec(text: str, cwd: Path) -> AgentSpec:
     if name not in set(AgentKind) or not sep or not value.strip():
         raise BadInput(f"invalid agent spec {text!r}; expected script:PLAN.toml, patch:FILE.diff, "
                        "command:CMD, claude[:MODEL], codex[:MODEL], copilot[:MODEL], "
-                       "opencode[:PROVIDER/MODEL] or noop")
+                       "gemini[:MODEL], opencode[:PROVIDER/MODEL] or noop")
     kind = AgentKind(name)
     if kind is AgentKind.COMMAND:
         return AgentSpec(kind, value.strip())
@@ -64,6 +67,16 @@ def parse_agent_spec(text: str, cwd: Path) -> AgentSpec:
     elif b"\0" in data:  # git writes even binary changes as text (base85): this is no diff
         raise BadInput(f"patch file {path} is binary; expected a diff (git diff --binary)")
     return AgentSpec(kind, str(path.resolve()), "sha256:" + hashlib.sha256(data).hexdigest())
+
+
+def gemini_model(model: str) -> bool:
+    """Whether `model` can name a Gemini model in its API's path (the gateway's routes
+    accept no other)."""
+    import re
+
+    from agentctl.domain.model_routes import GEMINI_MODEL
+
+    return re.fullmatch(GEMINI_MODEL, model) is not None
 
 
 def read_pinned(spec: AgentSpec) -> bytes:

@@ -21,9 +21,12 @@ from agentctl.execution.gateway.server import Gateway, Limits
 
 ANTHROPIC_API = "https://api.anthropic.com"
 OPENAI_API = "https://api.openai.com/v1"
+GEMINI_API = "https://generativelanguage.googleapis.com"
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY",
-                 "COPILOT_PROVIDER_API_KEY", "COPILOT_PROVIDER_BEARER_TOKEN")
-URL_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "COPILOT_PROVIDER_BASE_URL")
+                 "COPILOT_PROVIDER_API_KEY", "COPILOT_PROVIDER_BEARER_TOKEN", "GEMINI_API_KEY",
+                 "GOOGLE_API_KEY")
+URL_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "COPILOT_PROVIDER_BASE_URL",
+                 "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL")
 # Copilot CLI's own-provider mode, as agentctl gives it the gateway: an OpenAI Responses API
 # (the protocol the gateway already meters for Codex).
 COPILOT_PROVIDER = {"COPILOT_PROVIDER_TYPE": "openai", "COPILOT_PROVIDER_WIRE_API": "responses"}
@@ -41,13 +44,14 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
            source: Mapping[str, str] | None = None,
            cassette: Cassette | None = None, names: Names | None = None,
            guard: Guard | None = None) -> Attached:
-    """Start the attempt's gateway for `agent` (claude, codex, copilot or opencode), and the
-    environment its CLI gets instead of `given`; with a cassette, one that answers from it (a
-    replay: no upstream, no key). With `guard`, nothing is forwarded before the CLI's guard
+    """Start the attempt's gateway for `agent` (claude, codex, copilot, gemini or opencode), and
+    the environment its CLI gets instead of `given`; with a cassette, one that answers from it
+    (a replay: no upstream, no key). With `guard`, nothing is forwarded before the CLI's guard
     proved itself loaded."""
     environ = dict(source if source is not None else os.environ)
     known = {**given, **environ}
-    api = ModelApi.OPENAI if agent in ("codex", "copilot") else ModelApi.ANTHROPIC
+    api = {"codex": ModelApi.OPENAI, "copilot": ModelApi.OPENAI,
+           "gemini": ModelApi.GEMINI}.get(agent, ModelApi.ANTHROPIC)
     if agent == "opencode":  # the vendor its PROVIDER/MODEL names
         from agentctl.domain.provider_model import provider_model
 
@@ -60,6 +64,8 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
     elif api is ModelApi.OPENAI:  # codex, or opencode with an OpenAI model
         upstream = settings.base_url or known.get("OPENAI_BASE_URL") or OPENAI_API
         key = known.get(settings.env_key) or known.get("OPENAI_API_KEY")
+    elif agent == "gemini":
+        upstream, key = _gemini_upstream(known)
     else:
         upstream = known.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API
         key = known.get("ANTHROPIC_API_KEY") or known.get("ANTHROPIC_AUTH_TOKEN")
@@ -80,11 +86,20 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
     elif api is ModelApi.OPENAI:
         env["OPENAI_API_KEY"] = gateway.placeholder
         settings = replace(settings, base_url=gateway.base_url, env_key="OPENAI_API_KEY")
+    elif agent == "gemini":
+        env.update(GEMINI_API_KEY=gateway.placeholder, GOOGLE_GEMINI_BASE_URL=gateway.base_url)
     else:  # the placeholder in the variable the key came from: its header is the upstream's
         bearer = not known.get("ANTHROPIC_API_KEY") and bool(known.get("ANTHROPIC_AUTH_TOKEN"))
         env["ANTHROPIC_AUTH_TOKEN" if bearer else "ANTHROPIC_API_KEY"] = gateway.placeholder
         env["ANTHROPIC_BASE_URL"] = gateway.base_url
     return Attached(gateway, env, settings)
+
+
+def _gemini_upstream(known: Mapping[str, str]) -> tuple[str, str | None]:
+    """Gemini's API and key as its CLI would pick them (`GEMINI_API_KEY`, else
+    `GOOGLE_API_KEY`), from agentctl's own environment."""
+    return (known.get("GOOGLE_GEMINI_BASE_URL") or GEMINI_API,
+            known.get("GEMINI_API_KEY") or known.get("GOOGLE_API_KEY"))
 
 
 def without_keys(env: Mapping[str, str], settings: NativeAgentSettings | None = None,
@@ -117,6 +132,8 @@ def attach_command(api: ModelApi, env: Mapping[str, str], *, limits: Limits,
     if api is ModelApi.OPENAI:
         upstream = known.get("OPENAI_BASE_URL") or OPENAI_API
         key = known.get("OPENAI_API_KEY")
+    elif api is ModelApi.GEMINI:
+        upstream, key = _gemini_upstream(known)
     else:
         upstream = known.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API
         key = known.get("ANTHROPIC_API_KEY") or known.get("ANTHROPIC_AUTH_TOKEN")
@@ -126,6 +143,8 @@ def attach_command(api: ModelApi, env: Mapping[str, str], *, limits: Limits,
     if api is ModelApi.OPENAI:
         given.update(OPENAI_BASE_URL=gateway.base_url, OPENAI_API_BASE=gateway.base_url,
                      OPENAI_API_KEY=gateway.placeholder)
+    elif api is ModelApi.GEMINI:
+        given.update(GEMINI_API_KEY=gateway.placeholder, GOOGLE_GEMINI_BASE_URL=gateway.base_url)
     else:  # the placeholder in the variable the key came from: its header is the upstream's
         bearer = not known.get("ANTHROPIC_API_KEY") and bool(known.get("ANTHROPIC_AUTH_TOKEN"))
         given["ANTHROPIC_AUTH_TOKEN" if bearer else "ANTHROPIC_API_KEY"] = gateway.placeholder

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
                         "te", "trailer", "transfer-encoding", "upgrade", "host",
                         "content-length", "accept-encoding", "x-api-key", "authorization",
-                        GUARD_HEADER})  # the last three are agentctl's, never the vendor's
+                        "x-goog-api-key", GUARD_HEADER})  # keys and the guard's: agentctl's
 KEEP_BYTES = 4 * 1024 * 1024  # of each request and response, for the record
 UPSTREAM_ERRORS = (OSError, http.client.HTTPException)
 
@@ -90,14 +90,17 @@ class _Handler(BaseHTTPRequestHandler):
                    if name.lower() not in HOP_BY_HOP}
         headers["Accept-Encoding"] = "identity"  # metered as it passes
         if gateway.key:
-            headers[header] = gateway.key if header == "x-api-key" else f"Bearer {gateway.key}"
+            headers[header] = f"Bearer {gateway.key}" if header == "Authorization" \
+                else gateway.key
         self._forward(body, headers)
 
     def _key_header(self) -> str | None:
-        """Which header carried the placeholder key (`x-api-key` or `Authorization`)."""
+        """Which header carried the placeholder key (`x-api-key`, Gemini's `x-goog-api-key`
+        or `Authorization`)."""
         placeholder = self.gateway.placeholder
-        if self.headers.get("x-api-key") == placeholder:
-            return "x-api-key"
+        for name in ("x-api-key", "x-goog-api-key"):
+            if self.headers.get(name) == placeholder:
+                return name
         if self.headers.get("authorization") == f"Bearer {placeholder}":
             return "Authorization"
         return None

@@ -1,5 +1,5 @@
 """Reading usage out of model responses as they stream: Anthropic Messages, OpenAI Responses
-and Chat Completions, one SSE event (or one whole JSON body) at a time.
+and Chat Completions, Gemini generateContent, one SSE event (or one whole JSON body) at a time.
 
 Vendors report output tokens late (Anthropic in `message_delta`, OpenAI at the end), so while a
 response streams its output is estimated from the characters streamed so far (4 per token) and
@@ -73,6 +73,8 @@ class Meter:
             self._responses_event(kind, event)
         elif "choices" in event:
             self._chat(event, streamed=True)
+        elif "candidates" in event or "usageMetadata" in event:
+            self._gemini(event, streamed=True)
 
     def _responses_event(self, kind: str, event: dict[str, object]) -> None:
         if kind.endswith(".delta") and isinstance(event.get("delta"), str):
@@ -117,6 +119,9 @@ class Meter:
             self._responses_body(value)
         elif "choices" in value:
             self._chat(value, streamed=False)
+        elif "candidates" in value or "usageMetadata" in value:
+            self._gemini(value, streamed=False)
+            self.final = self.final or "usageMetadata" in value
 
     def _anthropic_usage(self, usage: dict[str, object]) -> None:
         given = sum(_int(usage.get(key)) for key in (
@@ -157,6 +162,36 @@ class Meter:
                     self.streamed_chars += len(arguments)
             if isinstance(choice.get("finish_reason"), str):
                 self.stop_reason = str(choice["finish_reason"])
+
+
+    def _gemini(self, value: dict[str, object], *, streamed: bool) -> None:
+        """A generateContent response (or one streamed chunk of it): its `usageMetadata` is
+        the running total so far; thinking is billed as output, tool-use prompts as input."""
+        self.model = str(value.get("modelVersion") or self.model)
+        usage = _dict(value.get("usageMetadata"))
+        if usage:
+            self.input_tokens = max(self.input_tokens, _int(usage.get("promptTokenCount"))
+                                    + _int(usage.get("toolUsePromptTokenCount")))
+            self.reported_output = max(self.reported_output,
+                                       _int(usage.get("candidatesTokenCount"))
+                                       + _int(usage.get("thoughtsTokenCount")))
+        for entry in _list(value.get("candidates")):
+            candidate = _dict(entry)
+            for part in _list(_dict(candidate.get("content")).get("parts")):
+                piece = _dict(part)
+                text = piece.get("text")
+                if isinstance(text, str):
+                    if piece.get("thought") is not True:
+                        self.texts.append(text)
+                    if streamed:
+                        self.streamed_chars += len(text)
+                call = piece.get("functionCall")
+                if isinstance(call, dict) and streamed:
+                    self.streamed_chars += len(json.dumps(call.get("args"), default=str))
+            reason = candidate.get("finishReason")
+            if isinstance(reason, str):
+                self.stop_reason = reason
+                self.final = self.final or "candidatesTokenCount" in usage
 
 
 def _dict(value: object) -> dict[str, object]:

@@ -71,7 +71,7 @@ class ReplayGateway(Gateway):
         except ValueError:
             request = body.decode("utf-8", "replace")
         with self._answer_lock:
-            recording, problem = self.cassette.answer(request, self.names)
+            recording, problem = self.cassette.answer(request, self.names, path)
             if recording is None:
                 self.halted = problem
                 return connection, _error(409, f"agentctl replay: {problem}")

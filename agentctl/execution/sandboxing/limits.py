@@ -13,7 +13,14 @@ to `tasks` instead: the calling thread (its only one) moves alone, and the kerne
 lock (0.05 ms). v2 has no such path for a domain group, so there it writes `cgroup.procs`.
 
 RLIMIT_NPROC does not bind root, and an address-space limit breaks the JVM, so those two are
-only the backstop where no cgroup could be made.
+only the backstop where no cgroup could be made. For a normal user RLIMIT_NPROC counts every
+process of the user's, not the run's: a cap on the user, not on the run. Debian's /bin/sh (dash)
+names it `ulimit -p`, bash and others `-u`: the launcher tries both.
+
+A normal user gets cgroups where one is delegated to them (systemd's `Delegate=yes`, as
+`systemd-run --user --scope -p Delegate=yes` gives): a v2 group of their own whose children may
+have the pids and memory controllers once the group holds no process, so agentctl moves itself
+into a leaf of it first (`_delegated`), as a delegated group's owner is meant to.
 """
 
 from __future__ import annotations
@@ -51,11 +58,28 @@ class CgroupLayout:
         if self.pids is None and self.memory is None:
             if os.geteuid() == 0:
                 return "no writable cgroup: rlimits only (process count not enforced for root)"
-            return ("no writable cgroup: rlimits only (the process count counts all of your "
-                    "processes; memory is an address-space limit)")
+            return ("no writable cgroup: rlimits only (the process count is not enforced per "
+                    "run: it caps all of your processes together; memory is an address-space "
+                    "limit)")
         kind = "cgroup v2" if self.unified else "cgroup v1"
         held = [name for name, path in (("pids", self.pids), ("memory", self.memory)) if path]
         return f"{kind} ({', '.join(held)})"
+
+    @property
+    def fix(self) -> str | None:
+        """What would give each run a cgroup of its own, where it has none (None: it has)."""
+        if self.pids is not None and self.memory is not None:
+            return None
+        if os.geteuid() == 0:
+            return ("give agentctl a writable cgroup: a writable /sys/fs/cgroup (not a container "
+                    "that mounts it read-only), v1 pids and memory or v2 with both controllers")
+        if Path(f"/run/user/{os.geteuid()}/systemd").is_dir():
+            return ("start agentctl in a cgroup systemd delegates to you: "
+                    "systemd-run --user --scope -p Delegate=yes agentctl ...")
+        return ("no systemd user session here to delegate a cgroup: log in through systemd "
+                "(or enable lingering: loginctl enable-linger) and start agentctl with "
+                "systemd-run --user --scope -p Delegate=yes, or have an administrator give you "
+                "a pids and a memory cgroup of your own, or run as root")
 
 
 @cache
@@ -65,13 +89,16 @@ def layout() -> CgroupLayout:
     own = _own_groups()
     unified = CGROUP_ROOT / own.get("", "/").lstrip("/")
     controllers = _read(unified / "cgroup.controllers").split()
-    if "pids" in controllers and "memory" in controllers and _can_make_child(unified):
+    if "pids" in controllers and "memory" in controllers and (
+            _can_make_child(unified, "pids.max", "memory.max") or _delegated(unified)):
         where = CgroupLayout(pids=unified, memory=unified, unified=True)
     else:
         pids = CGROUP_ROOT / "pids" / own.get("pids", "/").lstrip("/")
         memory = CGROUP_ROOT / "memory" / own.get("memory", "/").lstrip("/")
-        where = CgroupLayout(pids=pids if _can_make_child(pids) else None,
-                             memory=memory if _can_make_child(memory) else None, unified=False)
+        where = CgroupLayout(
+            pids=pids if _can_make_child(pids, "pids.max") else None,
+            memory=memory if _can_make_child(memory, "memory.limit_in_bytes") else None,
+            unified=False)
     for parent in {p for p in (where.pids, where.memory) if p is not None}:
         _remove_stale(parent)
     return where
@@ -175,7 +202,8 @@ def launcher(limits: SandboxLimits, group: Cgroup | None) -> list[str]:
     if group is None or not group.memory_limited:
         lines.append(f"ulimit -v {limits.max_memory_mb * 1024} 2>/dev/null")
     if (group is None or not group.pids_limited) and os.geteuid() != 0:
-        lines.append(f"ulimit -u {limits.max_processes} 2>/dev/null")
+        lines.append(f"{{ ulimit -u {limits.max_processes} || ulimit -p {limits.max_processes}; }}"
+                     " 2>/dev/null")
     lines.append('exec "$@"')
     return ["/bin/sh", "-c", "; ".join(lines), "agentctl-limits"]
 
@@ -225,15 +253,39 @@ def _own_groups() -> dict[str, str]:
     return groups
 
 
-def _can_make_child(parent: Path) -> bool:
+def _can_make_child(parent: Path, *limits: str) -> bool:
+    """Whether a child group can be made under `parent` with `limits` (its files) there to
+    write: a v2 child has them only where its parent enables the controllers for children."""
     probe = parent / f"agentctl-probe-{os.getpid()}"
     try:
         probe.mkdir()
     except OSError:
         return False
-    with contextlib.suppress(OSError):
-        probe.rmdir()
-    return True
+    try:
+        return all(os.access(probe / limit, os.W_OK) for limit in limits)
+    finally:
+        with contextlib.suppress(OSError):
+            probe.rmdir()
+
+
+def _delegated(group: Path) -> bool:
+    """A v2 group delegated to this user (theirs to write, its children without pids and
+    memory yet): move this process into a leaf of it, so the group holds no process and may
+    enable both for its children (the kernel refuses while it holds one), and enable them.
+    False, and nothing moved, where the group is not ours or another process is in it."""
+    if os.geteuid() == 0 or not os.access(group / "cgroup.subtree_control", os.W_OK):
+        return False
+    leaf = group / f"agentctl-{os.getpid()}-0"  # removed with the stale ones once we are gone
+    try:
+        leaf.mkdir(exist_ok=True)
+        (leaf / "cgroup.procs").write_text(str(os.getpid()))
+    except OSError:
+        with contextlib.suppress(OSError):
+            leaf.rmdir()
+        return False
+    if _write(group / "cgroup.subtree_control", "+pids +memory"):
+        return _can_make_child(group, "pids.max", "memory.max")
+    return False  # another process is in the group: the leaf holds us, harmlessly
 
 
 def _write(path: Path, value: str) -> bool:

@@ -51,7 +51,8 @@ GIT_IDENTITY = {"GIT_AUTHOR_NAME": "agentctl agent", "GIT_AUTHOR_EMAIL": "agent@
                 "GIT_COMMITTER_EMAIL": "agent@agentctl.invalid"}
 # Where a model vendor's CLI goes when no base URL is set: allowed for the agent process only.
 DEFAULT_MODEL_ENDPOINTS = ("api.anthropic.com:443", "api.openai.com:443")
-MODEL_URL_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "CODEX_BASE_URL")
+MODEL_URL_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "CODEX_BASE_URL",
+                       "GOOGLE_GEMINI_BASE_URL")
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 # bubblewrap's NAMESPACE_FLAGS in a network namespace joined before bwrap starts (`--unshare-all`
 # less the network)

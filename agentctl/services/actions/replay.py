@@ -72,8 +72,8 @@ def queue_replay(storage: Storage, run_text: str, *, what_if: Config | None = No
         task = reads.task(original.task_id)
     spec = original.execution_spec
     if spec.agent_spec.kind not in NATIVE_KINDS:
-        raise BadInput(f"run {original.run_id} ran agent {spec.agent!r}: only a claude or codex "
-                       "run has its model exchanges on record to replay")
+        raise BadInput(f"run {original.run_id} ran agent {spec.agent!r}: only a claude, codex "
+                       "or gemini run has its model exchanges on record to replay")
     if not _recorded(record)[0]:
         raise BadInput(f"run {original.run_id} has no recorded model exchanges "
                        f"({EXCHANGE}) to replay")

@@ -134,6 +134,11 @@ def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | N
         return NativeAgentSettings(command=copilot.command, model=agent.value or copilot.model,
                                    max_turns=copilot.max_turns, extra_args=copilot.extra_args,
                                    prices=copilot.prices)
+    if agent.kind is AgentKind.GEMINI:
+        gemini = config.agents.gemini
+        return NativeAgentSettings(command=gemini.command, model=agent.value or gemini.model,
+                                   max_turns=gemini.max_turns, extra_args=gemini.extra_args,
+                                   prices=gemini.prices)
     if agent.kind is AgentKind.OPENCODE:
         opencode = config.agents.opencode
         return NativeAgentSettings(command=opencode.command,

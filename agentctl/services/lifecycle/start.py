@@ -71,6 +71,14 @@ class RunInterrupted(KeyboardInterrupt):
         self.task = task
 
 
+def prepare_views() -> None:
+    """For a normal user, a user and mount namespace of agentctl's own, where the tree cache's
+    views mount without root (a no-op for root, or where the kernel refuses: full checkouts)."""
+    from agentctl.execution.workspaces import overlay
+
+    overlay.prepare()
+
+
 def parse_agent(text: str, cwd: Path) -> AgentSpec:
     """`--agent` as typed, checked before anything is stored (a plan parsed, a file pinned)."""
     from agentctl.execution.agents.spec import parse_agent_spec
