@@ -22,6 +22,12 @@ OpenAI Responses API: its hookless baseline keeps only the sessionStart hook (wh
 run's gateway) of agentctl's `hooks/agentctl.json` in the private COPILOT_HOME before it starts
 (Copilot runs every tool with --allow-all-tools), and
 the run is tests/agents/test_copilot.py's scripted session. Target per call: <= 20 ms added.
+
+`--cli opencode` measures the same for opencode (npm `opencode-ai`, pinned): its guard is
+agentctl's plugin inside the CLI, so the run without the guard is the same run with that plugin
+replaced by one that only adds the guard's nonce to model requests (without it the gateway
+refuses them), and opencode alone runs with an equivalent configuration of its own. The whole
+run is the refunds part of the migration (a write, the tests in a shell call).
 """
 
 from __future__ import annotations
@@ -41,7 +47,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentctl.execution.sandboxing.sandbox import program_dirs  # noqa: E402
 from agentctl.services.admin.demo import prepare  # noqa: E402
-from tests.agents.conftest import CLAUDE, COPILOT, copilot_cache, install_cli  # noqa: E402
+from tests.agents.conftest import (  # noqa: E402
+    CLAUDE,
+    COPILOT,
+    OPENCODE,
+    copilot_cache,
+    install_cli,
+)
 from tests.agents.fake_models import (  # noqa: E402
     Call,
     FakeModel,
@@ -50,7 +62,10 @@ from tests.agents.fake_models import (  # noqa: E402
     anthropic_server,
     openai_server,
 )
-from tests.agents.test_claude import MIGRATION  # noqa: E402
+from agentctl.domain.agent import ModelApi, NativeAgentSettings  # noqa: E402
+from agentctl.execution.agents.opencode import QUIET as OPENCODE_QUIET  # noqa: E402
+from agentctl.execution.agents.opencode import config_content, offline  # noqa: E402
+from tests.agents.test_claude import MIGRATION, REFUNDS  # noqa: E402
 
 AGENTCTL = str(Path(sys.executable).parent / "agentctl")
 IDENTITY = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
@@ -126,6 +141,99 @@ def per_call(script: Script) -> list[float]:
     """Seconds between consecutive model requests: one tool call and its turn each."""
     arrivals = script.arrivals
     return [later - earlier for earlier, later in zip(arrivals, arrivals[1:], strict=False)]
+
+
+# What agentctl's plugin does for the model alone: the guard's nonce the gateway asks for.
+HEADERS_ONLY = """import { readFileSync } from "node:fs";
+export const Headers = async () => {
+  const c = JSON.parse(readFileSync(new URL("../agentctl-guard.json", import.meta.url), "utf8"));
+  return { "chat.headers": async (_i, o) => { o.headers["x-agentctl-guard"] = c.guard; } };
+};
+"""
+OPENCODE_REFUNDS = [
+    [Text("Migrating refunds."), Call("write", {"filePath": "{cwd}/payments/refunds.py",
+                                                 "content": REFUNDS})],
+    [Call("bash", {"command": "python3 -m unittest discover -s tests -t .",
+                   "description": "run the unit tests"})],
+    [Text("Refunds migrated; the tests pass.")],
+]
+
+
+def opencode_alone(opencode: Path, server: FakeModel, script: Script, repo: Path,
+                   root: Path) -> float:
+    """The scripted session by `opencode run` alone in a fresh clone, configured as agentctl
+    configures it but with the fake's key in its own configuration and no plugin."""
+    work = Path(tempfile.mkdtemp(dir=root))
+    subprocess.run(["git", "clone", "-q", str(repo), str(work / "repo")], check=True)
+    home = work / "home"
+    for folder in (home / "config", home / ".config" / "opencode"):
+        offline(folder)
+    settings = NativeAgentSettings(command=str(opencode), max_turns=200)
+    content = config_content(ModelApi.ANTHROPIC, "claude-sonnet-4-5", f"{server.url}/v1",
+                             "sk-ant-bench-0123456789", settings)
+    server.script = script
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), **OPENCODE_QUIET,
+           "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / "data"),
+           "XDG_CACHE_HOME": str(home / "cache"), "XDG_STATE_HOME": str(home / "state"),
+           "OPENCODE_CONFIG_DIR": str(home / "config"),
+           "OPENCODE_CONFIG_CONTENT": json.dumps(content)}
+    started = time.perf_counter()
+    subprocess.run([str(opencode), "run", "--format", "json", "--", "bench"], cwd=work / "repo",
+                   env=env, stdin=subprocess.DEVNULL, check=True, capture_output=True,
+                   timeout=600)
+    return time.perf_counter() - started
+
+
+def opencode_main(calls_wanted: int) -> None:
+    opencode = install_cli(*OPENCODE)
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    server = anthropic_server()
+    root = Path(tempfile.mkdtemp(prefix="bench-opencode-"))
+    try:
+        repo, _plans, _settings = prepare(root)
+        unguarded = root / "opencode-headers-only"
+        unguarded.write_text("#!/bin/sh\ncat > \"$OPENCODE_CONFIG_DIR/plugins/agentctl-guard.js\""
+                             f" <<'EOF'\n{HEADERS_ONLY}EOF\nexec {opencode} \"$@\"\n")
+        unguarded.chmod(0o755)
+        visible = json.dumps([str(d) for d in program_dirs(str(opencode), os.environ["PATH"])])
+        config = (
+            f'[agents.opencode]\ncommand = "{opencode}"\nmax_turns = {calls_wanted + 10}\n\n'
+            '[env]\npassthrough = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]\n\n'
+            '[verification]\ncommands = ["python3 -m unittest discover -s tests -t ."]\n\n'
+            '[policy]\nmax_autonomy = "supervised_pr"\n\n'
+            f'[budget]\nmax_attempts = 1\nmax_tool_calls = {calls_wanted + 10}\n')
+        calls = [[Call("bash", {"command": "true", "description": "n"})]
+                 for _ in range(calls_wanted)] + [[Text("done")]]
+        reference = Script(calls)
+        opencode_alone(opencode, server, reference, repo, root)
+        print(f"{'(reference) opencode alone, per tool call (median)':<52} "
+              f"{1000 * statistics.median(per_call(reference)):9.3f} ms")
+        places = []
+        for name, extra in (("unsandboxed", '\n[sandbox]\nmode = "off"\n'), ("sandboxed", "")):
+            where = root / name
+            where.mkdir()
+            (where / ".agentctl.toml").write_text(config + extra)
+            places.append((where, "sandbox off" if extra else "in the sandbox"))
+            hooked = median_call(where, server, Script(calls), repo, where / "home", "opencode")
+            bare = root / f"{name}-unguarded"
+            bare.mkdir()
+            (bare / ".agentctl.toml").write_text(
+                (config + extra).replace(str(opencode), str(unguarded))
+                + ("" if extra else f"\n[sandbox]\nread_only = {visible}\n"))
+            base = median_call(bare, server, Script(calls), repo, bare / "home", "opencode")
+            line(f"per tool call, {calls_wanted} calls, {places[-1][1]} (median)",
+                 hooked * 1000, base * 1000, "ms", f"added {1000 * (hooked - base):.1f} ms")
+        own = statistics.median(opencode_alone(opencode, server, Script(OPENCODE_REFUNDS), repo,
+                                               root) for _ in range(3))
+        for where, label in places:
+            total = statistics.median(under_agentctl(where, server, Script(OPENCODE_REFUNDS),
+                                                     repo, where / "home", "opencode")
+                                      for _ in range(3))
+            line(f"--agent opencode refunds run, {label}", total, own, "s ",
+                 f"besides the agent {total - own:.2f} s <= 1.5 s")
+    finally:
+        server.close()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def copilot_alone(copilot: Path, server: FakeModel, script: Script, repo: Path,
@@ -208,10 +316,13 @@ def copilot_main(calls_wanted: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=50)
-    parser.add_argument("--cli", choices=("claude", "copilot"), default="claude")
+    parser.add_argument("--cli", choices=("claude", "copilot", "opencode"), default="claude")
     args = parser.parse_args()
     if args.cli == "copilot":
         copilot_main(args.calls)
+        return
+    if args.cli == "opencode":
+        opencode_main(args.calls)
         return
     claude = install_cli(*CLAUDE)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (figures scale "

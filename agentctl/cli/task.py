@@ -71,8 +71,8 @@ def submit(
         "Read the request from a file (the seed's request JSON as is); flags override it."))] = None,
     run_now: Annotated[bool, Flag("--run", help="Start a run right away.")] = False,
     agent: Annotated[str | None, typer.Option("--agent", metavar="SPEC", help=(
-        "With --run: claude[:MODEL], codex[:MODEL], copilot[:MODEL], gemini[:MODEL], script:PLAN.toml, "
-        "patch:FILE.diff, command:CMD or noop."))] = None,
+        "With --run: claude[:MODEL], codex[:MODEL], copilot[:MODEL], gemini[:MODEL], "
+        "opencode[:PROVIDER/MODEL], script:PLAN.toml, patch:FILE.diff, command:CMD or noop."))] = None,
     detach: Annotated[bool, Flag("--detach", help="With --run: queue the run for a "
                       "worker and return at once.")] = False,
     keep_workspace: Annotated[bool, Flag("--keep-workspace", help="With --run: keep the "

@@ -196,6 +196,15 @@ class GeminiSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class OpencodeSettings:
+    command: Text = "opencode"
+    model: Text = ""  # PROVIDER/MODEL, anthropic or openai (empty: anthropic/claude-sonnet-4-5)
+    max_turns: PositiveCount = 50
+    extra_args: Strings = ()
+    prices: Prices = ()  # "MODEL=IN/OUT" in USD per million tokens, before the built-in table
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CommandAgentSettings:
     """`[agents.command]`: a `command:` agent's model requests through the gateway."""
 
@@ -205,14 +214,15 @@ class CommandAgentSettings:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentsSettings:
-    """`[agents.claude]`, `[agents.codex]`, `[agents.copilot]`, `[agents.gemini]`: how the native
-    agent CLIs are launched; `[agents.command]`: whether a `command:` agent reaches its model
-    through the gateway."""
+    """`[agents.claude]`, `[agents.codex]`, `[agents.copilot]`, `[agents.gemini]`,
+    `[agents.opencode]`: how the native agent CLIs are launched; `[agents.command]`: whether a
+    `command:` agent reaches its model through the gateway."""
 
     claude: ClaudeSettings = field(default_factory=ClaudeSettings)
     codex: CodexSettings = field(default_factory=CodexSettings)
     copilot: CopilotSettings = field(default_factory=CopilotSettings)
     gemini: GeminiSettings = field(default_factory=GeminiSettings)
+    opencode: OpencodeSettings = field(default_factory=OpencodeSettings)
     command: CommandAgentSettings = field(default_factory=CommandAgentSettings)
 
 

@@ -17,9 +17,11 @@ class AgentKind(StrEnum):
     CODEX = "codex"  # the Codex CLI, likewise
     COPILOT = "copilot"  # GitHub Copilot CLI, likewise
     GEMINI = "gemini"  # Gemini CLI, likewise
+    OPENCODE = "opencode"  # opencode, each native tool call guarded by agentctl's plugin
 
 
-NATIVE_KINDS = frozenset({AgentKind.CLAUDE, AgentKind.CODEX, AgentKind.COPILOT, AgentKind.GEMINI})
+NATIVE_KINDS = frozenset({AgentKind.CLAUDE, AgentKind.CODEX, AgentKind.COPILOT, AgentKind.GEMINI,
+                          AgentKind.OPENCODE})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

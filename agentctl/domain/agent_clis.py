@@ -20,6 +20,7 @@ AGENT_CLIS: dict[str, AgentCli] = {
     "codex": AgentCli("the Codex CLI (--agent codex[:MODEL])", ("0.171.0",)),
     "copilot": AgentCli("GitHub Copilot CLI (--agent copilot[:MODEL])", ("1.0.102",)),
     "gemini": AgentCli("Gemini CLI (--agent gemini[:MODEL])", ("0.61.0",)),
+    "opencode": AgentCli("opencode (--agent opencode[:PROVIDER/MODEL])", ("1.18.33",)),
 }
 
 _VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)")

@@ -76,6 +76,13 @@ _GEMINI_INTERNAL = frozenset({"write_todos", "update_topic", "enter_plan_mode", 
                               "list_background_processes",
                               "read_background_output", "get_internal_docs",
                               "list_mcp_resources", "read_mcp_resource"})
+# opencode's tools (1.18), by their own lowercase names and camelCase keys
+_OPENCODE_WRITE = {"write": "filePath", "edit": "filePath", "multiedit": "filePath"}
+_OPENCODE_READ = {"read": "filePath", "glob": "path", "grep": "path", "list": "path"}
+_OPENCODE_READ_GLOB = {"glob": "pattern", "grep": "include"}
+_OPENCODE_WEB = frozenset({"webfetch", "websearch", "codesearch"})
+_OPENCODE_INTERNAL = frozenset({"todowrite", "todoread", "task", "skill", "question",
+                                "plan_enter", "plan_exit", "invalid"})
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$",
                          re.MULTILINE)
 
@@ -89,6 +96,8 @@ def native_call(agent: str, tool: str, tool_input: Mapping[str, object],
         return NativeCall(name, NativeAction.GUARDED_ELSEWHERE, arguments)
     if tool.startswith("mcp__"):
         return NativeCall(name, NativeAction.NAMED, arguments, command=tool)
+    if agent == "opencode":
+        return _opencode(name, tool, tool_input, workspace)
     if agent == "copilot" and tool not in ("apply_patch", *_WEB):
         return _copilot_call(name, tool, tool_input, arguments, workspace)
     if tool in _WEB:
@@ -156,6 +165,38 @@ def _copilot_call(name: str, tool: str, tool_input: Mapping[str, object],
         return NativeCall(name, NativeAction.READ, arguments,
                           paths=tuple(relative(p, workspace) for p in read if p))
     if tool in _COPILOT_INTERNAL:
+        return NativeCall(name, NativeAction.INTERNAL, arguments)
+    return NativeCall(name, NativeAction.UNKNOWN, arguments)
+
+
+def _opencode(name: str, tool: str, tool_input: Mapping[str, object],
+              workspace: str) -> NativeCall:
+    """One of opencode's calls: `bash` a command, `write`/`edit`/`apply_patch` writes, `read`,
+    `glob`, `grep`, `list` reads, web tools by name, its todo list and subagents internal (a
+    subagent's own calls come through the same plugin); anything else (an MCP server's tool,
+    `batch`) unknown, so denied."""
+    arguments = dict(tool_input)
+    if tool == "bash":
+        return NativeCall(name, NativeAction.COMMAND, arguments, command=_command(tool_input))
+    if tool in ("apply_patch", "patch"):
+        text = tool_input.get("patchText") or tool_input.get("patch")
+        patch = text if isinstance(text, str) else ""
+        paths = tuple(dict.fromkeys(relative(path, workspace)
+                                    for path in _PATCH_PATH.findall(patch)))
+        return NativeCall(name, NativeAction.WRITE, arguments, paths=paths or ("",))
+    if tool in _OPENCODE_WRITE:
+        return NativeCall(name, NativeAction.WRITE, arguments,
+                          paths=(relative(_text(tool_input, _OPENCODE_WRITE[tool]), workspace),))
+    if tool in _OPENCODE_READ:
+        read = (_text(tool_input, _OPENCODE_READ[tool]),
+                _text(tool_input, _OPENCODE_READ_GLOB.get(tool, "")))
+        return NativeCall(name, NativeAction.READ, arguments,
+                          paths=tuple(relative(p, workspace) for p in read if p))
+    if tool in _OPENCODE_WEB:
+        target = tool_input.get("url") or tool_input.get("query") or ""
+        return NativeCall(name, NativeAction.NAMED, arguments,
+                          command=f"{tool} {_quoted(str(target))}".strip())
+    if tool in _OPENCODE_INTERNAL:
         return NativeCall(name, NativeAction.INTERNAL, arguments)
     return NativeCall(name, NativeAction.UNKNOWN, arguments)
 

@@ -39,6 +39,7 @@ CLAUDE_RELEASES = {"pinned": (CLAUDE,), "newest": (CLAUDE_NEWEST,),
 CODEX = ("@openai/codex", "0.171.0", "codex")
 COPILOT = ("@github/copilot", "1.0.102", "copilot")
 GEMINI = ("@google/gemini-cli", "0.61.0", "gemini")
+OPENCODE = ("opencode-ai", "1.18.33", "opencode")
 
 
 def agents_cache() -> Path:
@@ -97,6 +98,11 @@ def copilot_cache() -> Path:
 @pytest.fixture(scope="session")
 def gemini_cli() -> Path:
     return install_cli(*GEMINI)
+
+
+@pytest.fixture(scope="session")
+def opencode_cli() -> Path:
+    return install_cli(*OPENCODE)
 
 
 @pytest.fixture(scope="module")

@@ -35,8 +35,9 @@ def test_plumbing_commands_have_their_own_help_section(cli: Cli) -> None:
 @pytest.mark.parametrize("command", [("run", "start"), ("task", "submit")])
 def test_agent_help_lists_every_agent(cli: Cli, command: tuple[str, ...]) -> None:
     helped = " ".join(cli(*command, "--help").stdout.split())
-    for agent in ("claude[:MODEL]", "codex[:MODEL]", "copilot[:MODEL]", "script:PLAN.toml",
-                  "patch:FILE.diff", "command:CMD", "noop"):
+    for agent in ("claude[:MODEL]", "codex[:MODEL]", "copilot[:MODEL]",
+                  "opencode[:PROVIDER/MODEL]", "script:PLAN.toml", "patch:FILE.diff",
+                  "command:CMD", "noop"):
         assert agent in helped
 
 
@@ -81,8 +82,8 @@ def test_doctor_checks_each_part_and_never_prints_a_token(cli: Cli) -> None:
     checked = cli("doctor", env={"GITHUB_TOKEN": token})
     assert checked.returncode == 0, checked.stdout
     parts = [line.split()[1] for line in checked.stdout.splitlines()]
-    assert parts == ["sandbox", "limits", "views", "claude", "codex", "copilot", "gemini", "store",
-                     "forge", "start-up"]
+    assert parts == ["sandbox", "limits", "views", "claude", "codex", "copilot", "gemini",
+                     "opencode", "store", "forge", "start-up"]
     assert "token in GITHUB_TOKEN" in checked.stdout and token not in checked.stdout
     document = cli("doctor", "--json", env={"GITHUB_TOKEN": ""}).json()
     forge = next(f for f in document if f["part"] == "forge")  # type: ignore[union-attr]

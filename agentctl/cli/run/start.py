@@ -16,8 +16,9 @@ def start(
     ctx: typer.Context,
     task_id: Annotated[str, typer.Argument(metavar="TASK", help="Task id or unique prefix.")],
     agent: Annotated[str | None, typer.Option("--agent", metavar="SPEC", help=(
-        "claude[:MODEL], codex[:MODEL], copilot[:MODEL], gemini[:MODEL], script:PLAN.toml, patch:FILE.diff, "
-        "command:CMD or noop. (default: agent.default)"))] = None,
+        "claude[:MODEL], codex[:MODEL], copilot[:MODEL], gemini[:MODEL], "
+        "opencode[:PROVIDER/MODEL], script:PLAN.toml, patch:FILE.diff, command:CMD or noop. "
+        "(default: agent.default)"))] = None,
     detach: Annotated[bool, Flag("--detach", help="Queue the run for `agentctl worker` "
                       "and return at once.")] = False,
     interactive: Annotated[bool, Flag("--interactive", help="Ask at the terminal before "

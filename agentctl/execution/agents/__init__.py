@@ -143,5 +143,9 @@ def build_agent(spec: AgentSpec) -> Agent:
             from agentctl.execution.agents.gemini import GeminiAgent
 
             return GeminiAgent(spec)
+        case AgentKind.OPENCODE:
+            from agentctl.execution.agents.opencode import OpencodeAgent
+
+            return OpencodeAgent(spec)
         case AgentKind.NOOP:
             return NoopAgent()

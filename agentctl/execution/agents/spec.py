@@ -38,10 +38,19 @@ def parse_agent_spec(text: str, cwd: Path) -> AgentSpec:
         if name == AgentKind.GEMINI and model and not gemini_model(model):
             raise BadInput(f"invalid agent spec {text!r}: Gemini's model is part of its API's "
                            "path; expected letters, digits, '.', '_' and '-' (gemini-2.5-pro)")
+        if name == AgentKind.OPENCODE and model:
+            from agentctl.domain.provider_model import provider_model
+
+            try:
+                provider_model(model)
+            except ValueError as error:
+                raise BadInput(f"invalid agent spec {text!r}: {error}; expected "
+                               "opencode:PROVIDER/MODEL") from None
         return AgentSpec(AgentKind(name), model)
     if name not in set(AgentKind) or not sep or not value.strip():
         raise BadInput(f"invalid agent spec {text!r}; expected script:PLAN.toml, patch:FILE.diff, "
-                       "command:CMD, claude[:MODEL], codex[:MODEL], copilot[:MODEL], gemini[:MODEL] or noop")
+                       "command:CMD, claude[:MODEL], codex[:MODEL], copilot[:MODEL], "
+                       "gemini[:MODEL], opencode[:PROVIDER/MODEL] or noop")
     kind = AgentKind(name)
     if kind is AgentKind.COMMAND:
         return AgentSpec(kind, value.strip())

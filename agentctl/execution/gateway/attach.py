@@ -44,20 +44,24 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
            source: Mapping[str, str] | None = None,
            cassette: Cassette | None = None, names: Names | None = None,
            guard: Guard | None = None) -> Attached:
-    """Start the attempt's gateway for `agent` (claude, codex, copilot or gemini), and the environment
-    its CLI gets instead of `given`; with a cassette, one that answers from it (a replay: no
-    upstream, no key). With `guard`, nothing is forwarded before the CLI's guard proved itself
-    loaded."""
+    """Start the attempt's gateway for `agent` (claude, codex, copilot, gemini or opencode), and
+    the environment its CLI gets instead of `given`; with a cassette, one that answers from it
+    (a replay: no upstream, no key). With `guard`, nothing is forwarded before the CLI's guard
+    proved itself loaded."""
     environ = dict(source if source is not None else os.environ)
     known = {**given, **environ}
     api = {"codex": ModelApi.OPENAI, "copilot": ModelApi.OPENAI,
            "gemini": ModelApi.GEMINI}.get(agent, ModelApi.ANTHROPIC)
+    if agent == "opencode":  # the vendor its PROVIDER/MODEL names
+        from agentctl.domain.provider_model import provider_model
+
+        api = provider_model(settings.model)[0]
     if agent == "copilot":  # its own provider variables first, else OpenAI's
         upstream = known.get("COPILOT_PROVIDER_BASE_URL") or known.get("OPENAI_BASE_URL") \
             or OPENAI_API
         key = known.get("COPILOT_PROVIDER_API_KEY") or known.get("COPILOT_PROVIDER_BEARER_TOKEN") \
             or known.get("OPENAI_API_KEY")
-    elif agent == "codex":
+    elif api is ModelApi.OPENAI:  # codex, or opencode with an OpenAI model
         upstream = settings.base_url or known.get("OPENAI_BASE_URL") or OPENAI_API
         key = known.get(settings.env_key) or known.get("OPENAI_API_KEY")
     elif agent == "gemini":
@@ -79,7 +83,7 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
     if agent == "copilot":
         env.update(COPILOT_PROVIDER, COPILOT_PROVIDER_BASE_URL=gateway.base_url,
                    COPILOT_PROVIDER_API_KEY=gateway.placeholder)
-    elif agent == "codex":
+    elif api is ModelApi.OPENAI:
         env["OPENAI_API_KEY"] = gateway.placeholder
         settings = replace(settings, base_url=gateway.base_url, env_key="OPENAI_API_KEY")
     elif agent == "gemini":

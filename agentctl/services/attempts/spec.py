@@ -15,6 +15,7 @@ from agentctl.domain.agent import (
     NativeAgentSettings,
 )
 from agentctl.domain.enums import TaskType
+from agentctl.domain.errors import BadInput
 from agentctl.domain.sandbox import SandboxLimits, SandboxProfile
 from agentctl.domain.spec import (
     Budget,
@@ -138,7 +139,25 @@ def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | N
         return NativeAgentSettings(command=gemini.command, model=agent.value or gemini.model,
                                    max_turns=gemini.max_turns, extra_args=gemini.extra_args,
                                    prices=gemini.prices)
+    if agent.kind is AgentKind.OPENCODE:
+        opencode = config.agents.opencode
+        return NativeAgentSettings(command=opencode.command,
+                                   model=opencode_model(agent.value or opencode.model),
+                                   max_turns=opencode.max_turns,
+                                   extra_args=opencode.extra_args, prices=opencode.prices)
     return None
+
+
+def opencode_model(text: str) -> str:
+    """`PROVIDER/MODEL` checked (`[agents.opencode] model` is read here first), the default
+    when empty; BadInput otherwise."""
+    from agentctl.domain.provider_model import DEFAULT_MODEL, provider_model
+
+    try:
+        provider_model(text)
+    except ValueError as error:
+        raise BadInput(f"[agents.opencode] model: {error}; expected PROVIDER/MODEL") from None
+    return text or DEFAULT_MODEL
 
 
 def command_gateway(config: Config, agent: AgentSpec) -> CommandGateway | None:
