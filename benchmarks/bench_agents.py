@@ -45,6 +45,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agentctl.domain.agent import ModelApi, NativeAgentSettings  # noqa: E402
+from agentctl.execution.agents.opencode import QUIET as OPENCODE_QUIET  # noqa: E402
+from agentctl.execution.agents.opencode import config_content, offline  # noqa: E402
 from agentctl.execution.sandboxing.sandbox import program_dirs  # noqa: E402
 from agentctl.services.admin.demo import prepare  # noqa: E402
 from tests.agents.conftest import (  # noqa: E402
@@ -62,9 +65,6 @@ from tests.agents.fake_models import (  # noqa: E402
     anthropic_server,
     openai_server,
 )
-from agentctl.domain.agent import ModelApi, NativeAgentSettings  # noqa: E402
-from agentctl.execution.agents.opencode import QUIET as OPENCODE_QUIET  # noqa: E402
-from agentctl.execution.agents.opencode import config_content, offline  # noqa: E402
 from tests.agents.test_claude import MIGRATION, REFUNDS  # noqa: E402
 
 AGENTCTL = str(Path(sys.executable).parent / "agentctl")
