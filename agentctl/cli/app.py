@@ -23,8 +23,8 @@ COMMANDS = {
     "demo": Lazy("agentctl.cli.demo:demo", "Run the seed's four scenarios on a bundled "
                  "payments-service: a migration that needs review, a forbidden workflow edit, "
                  "a dependency mirror timeout, a broken assertion."),
-    "doctor": Lazy("agentctl.cli.doctor:doctor", "Check the sandbox, the agent CLIs, the store "
-                   "and a forge token. Exit 1 when a required part does not work (an agent CLI "
+    "doctor": Lazy("agentctl.cli.doctor:doctor", "Check the sandbox, its limits, the views, the "
+                   "agent CLIs, the store and a forge token. Exit 1 when a required part does not work (an agent CLI "
                    "or a token that is missing only warns)."),
     "hook": Lazy("agentctl.cli.hooks:hook", "The PreToolUse/PostToolUse hook: reads the "
                  "agent's hook JSON on stdin, answers with the run's decision in the agent's "
