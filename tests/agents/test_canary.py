@@ -31,7 +31,6 @@ from tests.agents.fake_models import (
     Script,
     Text,
     tool_results,
-    working_directory,
 )
 from tests.agents.test_claude import MIGRATION
 from tests.agents.test_codex import SCRIPT, codex_config
@@ -217,17 +216,20 @@ def test_the_newest_claude_code_asks_agentctls_hook_before_a_skills_shell_comman
 
 # --- an effect no hook saw ends the attempt ------------------------------------------------------
 # A process the agent's command leaves behind (unsandboxed: no tool jail ends it with its call)
-# writes a file a second later, while no call of the agent's is under way.
-LATE = "import time; time.sleep(1); open('late.txt', 'w').write('late')"
-LEAVE_BEHIND = shlex.join(["python3", "-c", (
-    f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {LATE!r}], "
-    "start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, "
-    "stderr=subprocess.DEVNULL)")])
-LEFT_BEHIND = [
-    [Call("Bash", {"command": LEAVE_BEHIND, "description": "start a writer and return"})],
-    [Call("Write", {"file_path": "{cwd}/payments/notes.txt", "content": "notes\n"})],
-    [Text("done")],
-]
+# writes a file a second later, while no call of the agent's is under way; then it says so in a
+# file outside the workspace (a view mounted where only agentctl's processes see it).
+def left_behind(said: Path) -> list[list[Call | Text]]:
+    late = (f"import time; time.sleep(1); open('late.txt', 'w').write('late'); "
+            f"open({str(said)!r}, 'w').write('written')")
+    leave_behind = shlex.join(["python3", "-c", (
+        f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {late!r}], "
+        "start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, "
+        "stderr=subprocess.DEVNULL)")])
+    return [
+        [Call("Bash", {"command": leave_behind, "description": "start a writer and return"})],
+        [Call("Write", {"file_path": "{cwd}/payments/notes.txt", "content": "notes\n"})],
+        [Text("done")],
+    ]
 
 
 def test_a_file_no_recorded_call_made_ends_the_attempt_naming_it(
@@ -237,20 +239,21 @@ def test_a_file_no_recorded_call_made_ends_the_attempt_naming_it(
     next call finds it and is denied, and the attempt ends FAILED_INFRASTRUCTURE naming the
     file. A record that misses what made a change is never judged."""
     claude_bench.config(claude_config(install_cli(*CLAUDE)) + '\n[sandbox]\nmode = "off"\n')
-    held: list[Path] = []
+    said = claude_bench.root / "late-written"
+    said.unlink(missing_ok=True)
+    held: list[bool] = []
 
     def hold(body: dict[str, Any]) -> None:
         """The answer after the first call's result waits for the late write."""
         if tool_results(body) and not held:
-            late = Path(working_directory(body)) / "late.txt"
-            held.append(late)
             deadline = time.monotonic() + 60
-            while not late.exists() and time.monotonic() < deadline:
+            while not said.exists() and time.monotonic() < deadline:
                 time.sleep(0.05)
+            held.append(said.exists())
 
-    left = _run(claude_bench, anthropic, LEFT_BEHIND, "claude", hold=hold)
+    left = _run(claude_bench, anthropic, left_behind(said), "claude", hold=hold)
     run_id = left["run"]["runId"]
-    assert held and held[0].name == "late.txt"
+    assert held == [True]  # the late write came before the agent's next call
     verdict = claude_bench.json("verdict", "show", run_id)
     calls = claude_bench.calls(run_id)
     assert verdict["status"] == "FAILED_INFRASTRUCTURE", (verdict, calls)
