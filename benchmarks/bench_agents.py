@@ -117,12 +117,15 @@ def under_agentctl(root: Path, server: FakeModel, script: Script, repo: Path,
 
 
 def without_hook(claude: Path, root: Path) -> Path:
-    """`claude` as agentctl launches it, but with the hook settings agentctl wrote emptied and
-    the tools granted on the command line instead (without a hook that allows them, Claude Code
-    run as root would skip every call as unpermitted)."""
+    """`claude` as agentctl launches it, but with only the SessionStart hook (which arms the
+    run's gateway) left of the hook settings agentctl wrote, and the tools granted on the
+    command line instead (without a hook that allows them, Claude Code run as root would skip
+    every call as unpermitted)."""
+    keep = ("import json, sys; p = sys.argv[1]; d = json.load(open(p)); "
+            "d['hooks'] = {'SessionStart': d['hooks']['SessionStart']}; json.dump(d, open(p, 'w'))")
     wrapper = root / "claude-without-hook"
     wrapper.write_text(f'#!/bin/sh\nprevious=""\nfor word in "$@"; do\n'
-                       f'  [ "$previous" = "--settings" ] && echo "{{}}" > "$word"\n'
+                       f'  [ "$previous" = "--settings" ] && python3 -c "{keep}" "$word"\n'
                        f'  previous="$word"\ndone\n'
                        f'exec {claude} "$@" --allowedTools "Read Edit Write Bash"\n')
     wrapper.chmod(0o755)

@@ -90,11 +90,13 @@ def under_agentctl(root: Path, server: FakeModel, script: Script, repo: Path,
 
 
 def without_hooks(gemini: Path, root: Path) -> Path:
-    """`gemini` as agentctl launches it, with the hooks of the settings agentctl wrote into
-    its home taken out (yolo then runs every call unchecked)."""
+    """`gemini` as agentctl launches it, with the tool hooks of the settings agentctl wrote
+    into its home taken out (yolo then runs every call unchecked); only SessionStart stays,
+    which arms the run's gateway."""
     wrapper = root / "gemini-without-hooks"
     drop = ("import json, os, sys; p = os.path.expanduser('~/.gemini/settings.json'); "
-            "s = json.load(open(p)); s.pop('hooks', None); json.dump(s, open(p, 'w'))")
+            "s = json.load(open(p)); s['hooks'] = {'SessionStart': s['hooks']['SessionStart']}; "
+            "json.dump(s, open(p, 'w'))")
     wrapper.write_text(f"#!/bin/sh\n{sys.executable} -c \"{drop}\" || exit 1\n"
                        f'exec {gemini} "$@"\n')
     wrapper.chmod(0o755)
