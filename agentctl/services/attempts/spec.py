@@ -6,7 +6,7 @@ import re
 import shlex
 
 from agentctl.config import Config
-from agentctl.config.schema import CheckSettings
+from agentctl.config.schema import CheckSettings, CopilotSettings, GeminiSettings, OpencodeSettings
 from agentctl.domain.agent import (
     AgentKind,
     AgentSpec,
@@ -117,7 +117,7 @@ def _sandbox(config: Config) -> SandboxProfile:
 
 
 def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | None:
-    """`[agents.claude|codex]` frozen for a native agent; the spec's model wins over config's."""
+    """`[agents.NAME]` frozen for a native agent; the spec's model wins over config's."""
     if agent.kind is AgentKind.CLAUDE:
         claude = config.agents.claude
         return NativeAgentSettings(command=claude.command, model=agent.value or claude.model,
@@ -129,23 +129,18 @@ def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | N
                                    extra_args=codex.extra_args, base_url=codex.base_url,
                                    env_key=codex.env_key, mcp=codex.mcp,
                                    prices=codex.prices)
-    if agent.kind is AgentKind.COPILOT:
-        copilot = config.agents.copilot
-        return NativeAgentSettings(command=copilot.command, model=agent.value or copilot.model,
-                                   max_turns=copilot.max_turns, extra_args=copilot.extra_args,
-                                   prices=copilot.prices)
-    if agent.kind is AgentKind.GEMINI:
-        gemini = config.agents.gemini
-        return NativeAgentSettings(command=gemini.command, model=agent.value or gemini.model,
-                                   max_turns=gemini.max_turns, extra_args=gemini.extra_args,
-                                   prices=gemini.prices)
-    if agent.kind is AgentKind.OPENCODE:
-        opencode = config.agents.opencode
-        return NativeAgentSettings(command=opencode.command,
-                                   model=opencode_model(agent.value or opencode.model),
-                                   max_turns=opencode.max_turns,
-                                   extra_args=opencode.extra_args, prices=opencode.prices)
-    return None
+    # the CLIs whose table is command, model, max_turns, extra_args and prices alone
+    clis: dict[AgentKind, CopilotSettings | GeminiSettings | OpencodeSettings] = {
+        AgentKind.COPILOT: config.agents.copilot, AgentKind.GEMINI: config.agents.gemini,
+        AgentKind.OPENCODE: config.agents.opencode}
+    cli = clis.get(agent.kind)
+    if cli is None:
+        return None
+    model = agent.value or cli.model
+    return NativeAgentSettings(
+        command=cli.command, max_turns=cli.max_turns, extra_args=cli.extra_args,
+        model=opencode_model(model) if agent.kind is AgentKind.OPENCODE else model,
+        prices=cli.prices)
 
 
 def opencode_model(text: str) -> str:
