@@ -1,6 +1,7 @@
 """`agentctl run list|show|diff`: what runs there are, what one did, and its patch."""
 
 
+from contextlib import nullcontext
 from typing import Annotated
 
 import typer
@@ -71,9 +72,11 @@ def show(
     run_id: RunArgument = None,
     tree: Annotated[bool, Flag("--tree", help="Attempts, steps, tool calls and artifacts."
                     )] = False,
+    no_pager: NoPagerOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Show a run (the newest without an id); --tree draws everything it did."""
+    """Show a run (the newest without an id); --tree draws everything it did (through a pager
+    on a terminal, as `verdict explain`)."""
     from agentctl.cli.documents import run_document
     from agentctl.services.lifecycle.leftovers import notice_expired
     from agentctl.store.blobs import BlobStore
@@ -95,13 +98,18 @@ def show(
     if as_json:
         emit_json(document)
         return
+    from agentctl.cli.pager import page, pager_command
     from agentctl.cli.render import runs as render
 
-    out().print(render.run_tree(document) if tree else render.run_detail(document))
-    if report is not None:
-        from agentctl.cli.run.replay import print_replay
+    paged = tree and pager_command(not no_pager) is not None
+    with out().capture() if paged else nullcontext() as captured:
+        out().print(render.run_tree(document) if tree else render.run_detail(document))
+        if report is not None:
+            from agentctl.cli.run.replay import print_replay
 
-        print_replay(report)
+            print_replay(report)
+    if captured is not None:  # a big run's tree is hundreds of lines: rendered, then paged
+        page(captured.get())
 
 
 
