@@ -153,6 +153,9 @@ class ToolResult:
                    error=f"denied ({decision.value}): {reason}")
 
 
+CANCELLED = ToolOutcome.CANCELLED.value
+"""The failure of a step a person stopped (Ctrl-C, SIGTERM): its code and its whole text."""
+
 _STEP_STATUS = {
     ToolOutcome.OK: StepStatus.SUCCEEDED,
     ToolOutcome.FAILED: StepStatus.FAILED,

@@ -3,6 +3,7 @@ judge's "ran 0 tests" only about a check that succeeded."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -12,7 +13,9 @@ from agentctl.domain.judge import judge_by_rules
 from agentctl.domain.output_tail import LINE_WIDTH, exception_line, output_tail
 from agentctl.domain.patch import PatchBoundaryCheck
 from agentctl.domain.spec import JudgePolicy
+from agentctl.domain.step import CANCELLED
 from agentctl.domain.verification import VerificationCheck, VerificationReport
+from agentctl.services.queries.failure_output import StepOutput, failure_tails
 from tests.unit.conftest import T0
 
 PYTEST_COLLECTION = """\
@@ -106,3 +109,12 @@ def test_paths_in_the_attempts_workspace_are_shown_relative_to_their_checkout() 
               "ValueError: bad /tmp/agentctl-ws-x1/repo/a.py\n")
     assert output_tail(output, workspace="/tmp/agentctl-ws-x1") == (
         "ValueError: bad a.py", '  File "tests/test_a.py", line 8, in test_a')
+
+
+def test_a_step_a_person_stopped_has_no_output_tail_and_a_failed_one_has() -> None:
+    result = json.dumps({"output": "collecting\nValueError: bad value\n"})
+    tails = failure_tails([StepOutput("stopped", "FAILED", result, (), failure_code=CANCELLED),
+                           StepOutput("broken", "FAILED", result, (), failure_code="exit_1")],
+                          None)
+    assert list(tails) == ["broken"]
+    assert tails["broken"][0] == "ValueError: bad value"

@@ -16,7 +16,7 @@ from agentctl.domain.enums import StepStatus, StepType
 from agentctl.domain.errors import LeaseLost
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.spec import ExecutionSpec
-from agentctl.domain.step import Step
+from agentctl.domain.step import CANCELLED, Step
 from agentctl.execution.agents.attribution import ChangeTracker
 from agentctl.execution.reaper import Process, sweep
 from agentctl.execution.sandboxing.sandbox import Sandbox
@@ -124,6 +124,10 @@ class AttemptContext:
             yield record
         except LeaseLost:
             raise  # our writes are refused now; the step stays as the last holder left it
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a person stopped it, nothing broke
+            record.fail(CANCELLED, CANCELLED)
+            record.close(self.ledger)
+            raise
         except BaseException as error:
             record.fail("interrupted", f"{type(error).__name__}: {error}")
             record.close(self.ledger)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.enums import ArtifactType, ArtifactVisibility, ToolDecision, ToolOutcome
-from agentctl.domain.step import ToolResult, changed_files_attribute
+from agentctl.domain.step import CANCELLED, ToolResult, changed_files_attribute
 from agentctl.execution.agents.attribution import (
     FILE_TOOLS,
     ChangeTracker,
@@ -110,7 +110,7 @@ class ToolRuntime:
                     self.reap_since(running)
             except BaseException:  # Ctrl-C or SIGTERM mid-command: close the step, then stop
                 self.ledger.end_call(step, call, ToolResult(outcome=ToolOutcome.CANCELLED,
-                                                            error="interrupted"))
+                                                            error=CANCELLED))
                 record_connections(self.ledger, jail, made_by=step.step_id,
                                    process=str(arguments.get("command", tool)),
                                    redactor=self.context.redactor)

@@ -12,6 +12,7 @@ from typing import NamedTuple, Protocol
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.enums import ArtifactType, RedactionStatus
 from agentctl.domain.output_tail import output_tail
+from agentctl.domain.step import CANCELLED
 
 LOG_TAIL_BYTES = 16 << 10  # where a check's failure is: its log's end
 _DONE = ("SUCCEEDED", "STARTED")
@@ -28,6 +29,7 @@ class StepOutput(NamedTuple):
     result: str | None
     artifacts: Sequence[Artifact]
     workspace: str | None = None  # the attempt's private directory, where its paths point
+    failure_code: str | None = None
 
 
 class LogFiles(Protocol):
@@ -41,8 +43,8 @@ def failure_tails(steps: Iterable[StepOutput], files: LogFiles | None) -> Output
     """Each failed step's output tail (steps whose output is not on record are left out)."""
     tails: dict[str, tuple[str, ...]] = {}
     for step in steps:
-        if step.status in _DONE:
-            continue
+        if step.status in _DONE or step.failure_code == CANCELLED:
+            continue  # a step a person stopped: its output's end says nothing about why
         text = _call_output(step.result)
         if text is None and files is not None:
             log = next((a for a in step.artifacts if a.type is ArtifactType.COMMAND_LOG), None)

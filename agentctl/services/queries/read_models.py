@@ -269,7 +269,8 @@ def failed_steps(reads: RunReads, run_id: str, files: LogFiles | None) -> tuple[
 
 def _output(step: StepView, workspace: str | None) -> StepOutput:
     return StepOutput(step.row.step_id, step.row.status,
-                      step.call.result if step.call else None, step.artifacts, workspace)
+                      step.call.result if step.call else None, step.artifacts, workspace,
+                      step.row.failure_code)
 
 
 def _workspace(steps: Sequence[StepView]) -> str | None:
