@@ -41,8 +41,8 @@ def init(
 
 
 def _proposed_checks(cwd: Path) -> tuple[str, ...]:
-    """The test commands this repository's files imply, if the person takes them: asked at a
-    terminal, named as a hint otherwise (the file then lists none)."""
+    """The test commands this repository's files imply: asked at a terminal, taken without one
+    (and said so: the file is the person's to edit)."""
     from agentctl.execution.task_repository import enclosing_work_tree
     from agentctl.execution.verification.test_detection import detect_test_commands
 
@@ -51,8 +51,8 @@ def _proposed_checks(cwd: Path) -> tuple[str, ...]:
         return ()
     shown = "; ".join(detected)
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
-        hint(f"detected test command: {shown}; list it under [verification] commands")
-        return ()
+        hint(f"detected test command: {shown}; written under [verification] commands")
+        return detected
     from rich.prompt import Confirm
 
     from agentctl.cli.cancel import cancellable

@@ -104,13 +104,25 @@ def test_doctor_says_when_the_start_up_speed_ups_are_off(
     assert words in start_up["detail"], start_up
 
 
-def test_init_names_the_detected_test_command_without_a_terminal(cli: Cli,
-                                                                 repo: Path) -> None:
+def test_init_writes_the_detected_test_command_without_a_terminal(cli: Cli,
+                                                                  repo: Path) -> None:
     (repo / "tests" / "conftest.py").write_text("")
     created = cli("init", cwd=repo)
     assert created.returncode == 0
-    assert "detected test command: python -m pytest" in created.stderr
-    assert "\ncommands = []\n" in (repo / ".agentctl.toml").read_text()
+    assert "detected test command: python -m pytest; written under [verification] commands" \
+        in created.stderr.splitlines()
+    assert '\ncommands = ["python -m pytest"]\n' in (repo / ".agentctl.toml").read_text()
+
+
+def test_init_takes_a_pytest_suite_in_testing_for_pytest(
+        cli: Cli, tmp_path: Path, repo_maker: Callable[..., Path]) -> None:
+    """iniconfig's layout: bare test functions in `testing/`, no conftest, no pytest config."""
+    repo = repo_maker(tmp_path / "iniconfig", {
+        "src/iniconfig/__init__.py": "", "pyproject.toml": "[project]\nname = 'iniconfig'\n",
+        "testing/test_iniconfig.py": "from iniconfig import IniConfig\n\n\n"
+                                     "def test_empty():\n    assert IniConfig('x', data='')\n"})
+    assert cli("init", cwd=repo).returncode == 0
+    assert '\ncommands = ["python -m pytest"]\n' in (repo / ".agentctl.toml").read_text()
 
 
 def test_init_at_a_terminal_proposes_the_detected_test_command(repo: Path, home: Path) -> None:

@@ -4,6 +4,8 @@ a 20,000-file repository answers as fast as a small one)."""
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from pathlib import Path
 
 _PYTEST_MARKERS = ("pytest.ini", "conftest.py")
@@ -41,14 +43,41 @@ def _python_command(root: Path, names: set[str]) -> str | None:
     for name, section in _PYTEST_SECTIONS.items():
         if name in names and section in _read(root / name):
             return "python -m pytest"
-    tests = root / "tests"
-    if "tests" in names and tests.is_dir():
-        if (tests / "conftest.py").exists() or "pytest" in _read(root / "pyproject.toml"):
-            return "python -m pytest"
-        return "python -m unittest discover -s tests"
-    if any(n.startswith("test_") and n.endswith(".py") for n in names):
+    for folder in ("tests", "testing"):
+        tests = root / folder
+        if folder in names and tests.is_dir():
+            if (tests / "conftest.py").exists() or "pytest" in _read(root / "pyproject.toml") \
+                    or _pytest_style(_test_files(tests)):
+                return "python -m pytest"
+            return f"python -m unittest discover -s {folder}"
+    if _pytest_style(root / n for n in sorted(names)):
+        return "python -m pytest"
+    if any(_is_test_file(n) for n in names):
         return "python -m unittest discover"
     return None
+
+
+def _test_files(folder: Path) -> list[Path]:
+    try:
+        return sorted(entry for entry in folder.iterdir() if _is_test_file(entry.name))
+    except OSError:
+        return []
+
+
+def _is_test_file(name: str) -> bool:
+    return name.startswith("test_") and name.endswith(".py")
+
+
+_PYTEST_IMPORT = re.compile(r"^(?:import pytest|from pytest import)\b", re.MULTILINE)
+_BARE_TEST = re.compile(r"^def test_", re.MULTILINE)  # unittest's tests are methods, indented
+
+
+def _pytest_style(paths: Iterable[Path], looked_at: int = 20) -> bool:
+    """Whether the first test files (by name) are pytest's: `import pytest`, or a test that is
+    a bare function rather than a TestCase's method."""
+    files = [path for path in paths if _is_test_file(path.name)][:looked_at]
+    return any(_PYTEST_IMPORT.search(text) or _BARE_TEST.search(text)
+               for text in map(_read, files))
 
 
 def _has_npm_test(package: Path) -> bool:
