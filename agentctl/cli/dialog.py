@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
 from rich.prompt import Confirm, Prompt
@@ -17,6 +18,7 @@ from rich.prompt import Confirm, Prompt
 from agentctl.cli.cancel import cancellable
 from agentctl.cli.output import err
 from agentctl.cli.render.style import escape
+from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.enums import AutonomyLevel, MessageRole, TaskType
 from agentctl.domain.task import SessionMessage
 from agentctl.execution.task_repository import enclosing_work_tree
@@ -42,8 +44,25 @@ AUTONOMY_HELP = {
 
 @dataclass(frozen=True)
 class Exchange:
+    """A question and its answer, each stamped when it was said (the session keeps both)."""
+
     question: str
     answer: str
+    asked_at: datetime
+    answered_at: datetime
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """What the place and the config already settle: a field they give is never asked, and
+    the autonomy question proposes the config's level."""
+
+    here: str | None = None  # the repository you stand in
+    allowed: Sequence[str] = ()
+    forbidden: Sequence[str] = ()
+    checks: bool = False  # the config names verification commands
+    detected: Sequence[str] = ()  # the test commands the repository's files imply
+    autonomy: AutonomyLevel = AutonomyLevel.DRY_RUN
 
 
 def _split(text: str, separator: str) -> tuple[str, ...]:
@@ -87,57 +106,60 @@ def settled(messages: Sequence[SessionMessage]) -> TaskRequest:
     return TaskRequest(**fields)  # type: ignore[arg-type]
 
 
-def converse(request: TaskRequest, *, here: str | None, forbidden: Sequence[str],
-             allowed: Sequence[str], detected: Sequence[str]) -> tuple[TaskRequest, list[Exchange]]:
-    """Ask for each field `request` lacks; the answers, and what was asked, in order. The
-    last exchange is the confirmation ("yes" or "no")."""
+def converse(request: TaskRequest, defaults: Defaults, *, clock: Clock = utcnow,
+             ) -> tuple[TaskRequest, list[Exchange]]:
+    """Ask for each field that neither `request` (the flags) nor `defaults` give; the answers,
+    and what was asked, in order. The last exchange is the confirmation ("yes" or "no")."""
 
     console = err()
     asked: list[Exchange] = []
 
     def ask(question: str, default: str | None = None, choices: list[str] | None = None) -> str:
         while True:
+            asked_at = clock()
             with cancellable():
                 answer = (Prompt.ask(escape(question), console=console, default=default,
                                      choices=choices, show_default=default is not None)
                           or "").strip()
             if answer:
-                asked.append(Exchange(question, answer))
+                asked.append(Exchange(question, answer, asked_at, clock()))
                 return answer
             console.print("[red]an answer is needed[/]")
 
     if not request.repository:
-        request = replace(request, repository=ask(REPOSITORY, here))
+        request = replace(request, repository=defaults.here or ask(REPOSITORY))
     if not request.task_type:
         request = replace(request, task_type=ask(TASK_TYPE, None, [t.value for t in TaskType]))
     if not request.instruction:
         request = replace(request, instruction=ask(INSTRUCTION))
-    if not request.allowed_paths:
-        request = replace(request, allowed_paths=_split(
-            ask(ALLOWED, ", ".join(allowed) or NONE), ","))
-    if not request.forbidden_paths:
-        request = replace(request, forbidden_paths=_split(
-            ask(FORBIDDEN, ", ".join(forbidden) or NONE), ","))
-    if not request.verification_commands:
+    if not (request.allowed_paths or defaults.allowed):
+        request = replace(request, allowed_paths=_split(ask(ALLOWED, NONE), ","))
+    if not (request.forbidden_paths or defaults.forbidden):
+        request = replace(request, forbidden_paths=_split(ask(FORBIDDEN, NONE), ","))
+    if not (request.verification_commands or defaults.checks):
         request = replace(request, verification_commands=_split(
-            ask(VERIFY, "; ".join(detected) or NONE), ";"))
+            ask(VERIFY, "; ".join(defaults.detected) or NONE), ";"))
     if not request.autonomy_level:
         for level, meaning in AUTONOMY_HELP.items():
             console.print(f"  [bold]{level.value}[/]: {meaning}")
         request = replace(request, autonomy_level=ask(
-            AUTONOMY, AutonomyLevel.SUPERVISED_PR.value, [a.value for a in AutonomyLevel]))
-    console.print(summary(request))
+            AUTONOMY, defaults.autonomy.value, [a.value for a in AutonomyLevel]))
+    console.print(summary(request, defaults))
+    asked_at = clock()
     with cancellable():
         confirmed = Confirm.ask(CONFIRM, console=console, default=True)
-    asked.append(Exchange(CONFIRM, "yes" if confirmed else "no"))
+    asked.append(Exchange(CONFIRM, "yes" if confirmed else "no", asked_at, clock()))
     return request, asked
 
 
-def summary(request: TaskRequest) -> str:
+def summary(request: TaskRequest, defaults: Defaults) -> str:
+    def listed(given: Sequence[str], configured: Sequence[str], separator: str) -> str:
+        return separator.join([*given, *configured])
+
     rows = [("repository", request.repository), ("type", request.task_type),
             ("instruction", request.instruction),
-            ("allowed", ", ".join(request.allowed_paths) or "any path"),
-            ("forbidden", ", ".join(request.forbidden_paths) or "-"),
+            ("allowed", listed(request.allowed_paths, defaults.allowed, ", ") or "any path"),
+            ("forbidden", listed(request.forbidden_paths, defaults.forbidden, ", ") or "-"),
             ("verify", "; ".join(request.verification_commands) or "config's checks"),
             ("autonomy", request.autonomy_level)]
     return "\n" + "\n".join(f"  [bold]{key:<12}[/]{escape(value or '-')}" for key, value in rows)

@@ -85,8 +85,9 @@ def submit(
 ) -> None:
     """Submit a task; policy decides READY_FOR_RUN or POLICY_DENIED (exit 2 with the reason).
 
-    On a terminal it asks for what the flags leave out (the repository defaults to the one you
-    stand in) and keeps the questions and answers in a session linked to the task."""
+    On a terminal it asks for what neither the flags nor the config give (the repository is the
+    one you stand in; the autonomy proposed is policy.default_autonomy) and keeps the questions
+    and answers, each with its time, in a session linked to the task."""
     from agentctl.services.actions.requests import (
         TaskRequest,
         overridden,
@@ -174,20 +175,23 @@ def _completed(current: State, request: "TaskRequest", *, ask: bool) -> "TaskReq
 
     config = current.config
     here = dialog.here(Path.cwd())
-    detected = detected_test_commands(Path(here)) if here and not config.verification.commands \
-        else ()
-    request, exchange = dialog.converse(
-        request, here=here, forbidden=config.boundary.forbidden,
-        allowed=config.boundary.allowed, detected=detected)
+    checks = bool(config.verification.commands)
+    request, exchange = dialog.converse(request, dialog.Defaults(
+        here=here, allowed=config.boundary.allowed, forbidden=config.boundary.forbidden,
+        checks=checks, autonomy=config.policy.default_autonomy,
+        detected=detected_test_commands(Path(here)) if here and not checks else ()))
     from agentctl.services.actions.sessions import add_message, start_session
     from agentctl.services.actions.tasks import current_user
 
     store = current.store
     session_id = request.session_id or start_session(
-        store, title=dialog.title_of(request), owner=current_user()).session_id
-    for said in exchange:
-        add_message(store, session_id, role="system", content=said.question)
-        add_message(store, session_id, role="user", content=said.answer)
+        store, title=dialog.title_of(request), owner=current_user(),
+        clock=lambda: exchange[0].asked_at).session_id  # it began with the first question
+    for said in exchange:  # each stamped when it was said, not when the task was submitted
+        add_message(store, session_id, role="system", content=said.question,
+                    at=said.asked_at)
+        add_message(store, session_id, role="user", content=said.answer,
+                    at=said.answered_at)
     if exchange[-1].answer != "yes":
         from agentctl.cli.output import note
 

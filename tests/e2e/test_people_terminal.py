@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -189,12 +190,11 @@ def test_task_submit_at_a_terminal_asks_and_keeps_the_exchange_in_a_session(
     env = {"AGENTCTL_HOME": str(tmp_path / "home"), "AGENTCTL_USER": "erin"}
     with terminal(80, repo, env) as term:
         term.type("agentctl task submit --label via=dialog")
-        asked = term.wait_for("Which repository?")
-        answer(term, f"({repo}):")  # the default: the repository you stand in
         answer(term, "What kind of change is it?", "bug_fix")
-        answer(term, "What should change?", "Upgrade Jackson")
+        term.wait_for("What should change?")
+        between = datetime.now(UTC)  # the type is answered, the instruction not yet
+        term.type("Upgrade Jackson")
         answer(term, "Which paths may change?", "src/**")
-        answer(term, "Which paths must not change?")
         screen = term.wait_for("(python -m pytest):")  # proposed from what the repo holds
         term.type("")
         term.wait_for("supervised_pr: a PR after a person approves")  # each level explained
@@ -203,6 +203,9 @@ def test_task_submit_at_a_terminal_asks_and_keeps_the_exchange_in_a_session(
         term.type("y")
         term.wait_for("next: agentctl run start")
     assert "Upgrade Jackson" in summary and "draft_pr" in summary
+    assert str(repo) in summary.replace("\n", "")  # the repository you stand in, not asked
+    # the config's forbidden paths stand: not asked
+    assert "Which repository?" not in screen and "must not change" not in screen
     listed = subprocess.run([AGENTCTL, "task", "list", "--json"], capture_output=True,
                             text=True, env={**_environ(), **env}, check=True)
     [task] = json.loads(listed.stdout)
@@ -212,12 +215,43 @@ def test_task_submit_at_a_terminal_asks_and_keeps_the_exchange_in_a_session(
     session = subprocess.run([AGENTCTL, "session", "show", task["sessionId"], "--json"],
                              capture_output=True, text=True, env={**_environ(), **env},
                              check=True)
-    messages = [(m["role"], m["content"]) for m in json.loads(session.stdout)["messages"]]
-    assert messages[:6] == [("system", "Which repository?"), ("user", str(repo)),
-                            ("system", "What kind of change is it?"), ("user", "bug_fix"),
+    said = json.loads(session.stdout)["messages"]
+    messages = [(m["role"], m["content"]) for m in said]
+    assert messages[:4] == [("system", "What kind of change is it?"), ("user", "bug_fix"),
                             ("system", "What should change?"), ("user", "Upgrade Jackson")]
     assert messages[-2:] == [("system", "Submit this task?"), ("user", "yes")]
-    assert "python -m pytest" in screen and "Which repository?" in asked
+    assert "python -m pytest" in screen
+    # each message is stamped when it was said, not all with the submit's moment
+    times = [datetime.fromisoformat(m["createdAt"].replace("Z", "+00:00")) for m in said]
+    assert times == sorted(times)
+    assert times[1] < between < times[3], (times, between)
+
+
+def test_the_dialog_takes_its_defaults_from_the_config_and_asks_only_what_is_missing(
+        tmp_path: Path, repo_maker: Callable[..., Path]) -> None:
+    repo = repo_maker(tmp_path / "calc", {"calc.py": "x = 1\n", "tests/conftest.py": ""})
+    config = tmp_path / "agentctl.toml"
+    config.write_text('[policy]\ndefault_autonomy = "dry_run"\n\n[boundary]\n'
+                      'allowed = ["calc.py"]\n\n[verification]\ncommands = ["true"]\n')
+    env = {"AGENTCTL_HOME": str(tmp_path / "home"), "AGENTCTL_CONFIG": str(config)}
+    with terminal(80, repo, env) as term:
+        term.type("agentctl task submit --type bug_fix --forbid 'docs/**'")
+        answer(term, "What should change?", "Round half up")
+        screen = term.wait_for("How far may agentctl go?")
+        term.type("")  # the config's level
+        term.wait_for("Submit this task?")
+        term.type("y")
+        term.wait_for("next: agentctl run start")
+    assert "How far may agentctl go? [dry_run/draft_pr/supervised_pr/auto_pr] (dry_run)" \
+        in screen.replace("\n", ""), screen
+    for question in ("Which repository?", "What kind of change", "Which paths",
+                     "Which commands verify"):
+        assert question not in screen, screen
+    listed = subprocess.run([AGENTCTL, "task", "list", "--json"], capture_output=True,
+                            text=True, env={**_environ(), **env}, check=True)
+    [task] = json.loads(listed.stdout)
+    assert (task["repository"], task["autonomyLevel"], task["forbiddenPaths"]) == (
+        str(repo), "dry_run", ["docs/**"])
 
 
 def test_submit_with_a_session_reuses_what_it_settled_and_the_repository_you_stand_in(

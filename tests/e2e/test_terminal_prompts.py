@@ -15,7 +15,7 @@ from tests.e2e.terminal_support import terminal
 
 QUESTIONS = {
     "init": ("init", "Verify every run with python -m pytest?"),
-    "task submit": ("task submit", "Which repository?"),
+    "task submit": ("task submit", "What kind of change is it?"),
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 
 from agentctl.domain import ids
 from agentctl.domain.clock import Clock, utcnow
@@ -36,7 +37,8 @@ def start_session(storage: Storage, *, title: str, owner: str, clock: Clock = ut
 
 
 def add_message(storage: Storage, session_text: str, *, role: str, content: str,
-                clock: Clock = utcnow) -> SessionMessage:
+                clock: Clock = utcnow, at: datetime | None = None) -> SessionMessage:
+    """`at`: when it was said, if earlier than now (a dialog's answers, stored at its end)."""
     try:
         message_role = MessageRole(role)
     except ValueError:
@@ -44,7 +46,7 @@ def add_message(storage: Storage, session_text: str, *, role: str, content: str,
     if not content.strip():
         raise BadInput("message text is empty")
     session_id = storage.resolve("session", session_text)
-    now = clock()
+    now = at or clock()
     with storage.unit_of_work() as uow:
         session = uow.sessions.get(session_id)
         message = SessionMessage(
