@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 from rich.prompt import Confirm
@@ -11,10 +11,9 @@ from rich.prompt import Confirm
 from agentctl.cli.cancel import new_line_on_interrupt
 from agentctl.cli.output import err
 from agentctl.cli.render.style import escape
-from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.errors import BadInput
 from agentctl.services.actions.tasks import current_user
-from agentctl.services.ports import Approver
+from agentctl.services.ports import ApprovalQuestion, Approver
 
 
 def check_terminal() -> None:
@@ -29,11 +28,13 @@ def terminal_approver(pause: Callable[[], AbstractContextManager[None]]) -> Appr
 
     who = current_user()
 
-    def approve(tool: str, arguments: Mapping[str, object], decision: GuardDecision) -> str | None:
+    def approve(question: ApprovalQuestion) -> str | None:
+        arguments = question.arguments
         what = arguments.get("command") or arguments.get("path") or ""
         with pause():
-            err().print(f"\n[bold]{tool}[/] [cyan]{escape(str(what))}[/] matches "
-                        f"[yellow]{escape(str(decision.matched_rule))}[/]")
+            err().print(f"\n[dim]run {question.run_id} · step {question.step}[/]\n"
+                        f"[bold]{escape(question.tool)}[/] [cyan]{escape(str(what))}[/] "
+                        f"matches [yellow]{escape(str(question.decision.matched_rule))}[/]")
             with new_line_on_interrupt():  # the run is cancelled on record by its caller
                 allowed = Confirm.ask("Allow this call?", console=err(), default=False)
         return who if allowed else None

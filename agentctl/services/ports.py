@@ -41,8 +41,21 @@ from agentctl.domain.verification import VerificationReport
 
 # The records a step may produce besides its artifacts; each is stored with its event.
 Produced = Patch | VerificationReport | JudgeReport
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalQuestion:
+    """An `ask` call waiting for a person: which run, which step of its tree, what it does."""
+
+    run_id: str
+    step: int  # the number the call's step gets in `run show --tree`
+    tool: str
+    arguments: Mapping[str, object]
+    decision: GuardDecision
+
+
 # Asks a person whether an `ask` call may run: the approver's name, or None for no.
-Approver = Callable[[str, Mapping[str, object], GuardDecision], "str | None"]
+Approver = Callable[[ApprovalQuestion], "str | None"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.people_support import TerminalSession, at_terminal, stored_text, tool_calls
-from tests.e2e.runs_support import CALC_FILES, Bench, in_parallel
+from tests.e2e.runs_support import CALC_FILES, Bench, in_parallel, tool_steps
 
 FILES = {**CALC_FILES, "old/junk.txt": "left over\n"}
 DOCSTRING = {"tool": "fs.replace", "path": "calc/__init__.py", "old": "def add(a, b):\n",
@@ -83,6 +83,15 @@ def test_the_prompt_names_the_command_and_the_rule_that_asks(
     seen = session(asked, answer)
     assert seen.prompts == 1, seen.screen
     assert "rm -rf old" in seen.screen and "ask: rm -rf *" in seen.screen
+
+
+@pytest.mark.parametrize("answer", ["yes", "no"])
+def test_the_prompt_names_the_run_and_the_call_s_step_in_its_tree(
+        asked: dict[str, Any], answer: str) -> None:
+    call = only_call(asked, answer, "rm -rf old")
+    [step] = [s for s in tool_steps(asked[answer]["tree"]) if s["toolCall"] == call]
+    run_id = asked[answer]["run"]["runId"]
+    assert f"run {run_id} · step {step['sequenceNumber']}" in session(asked, answer).screen
 
 
 @pytest.mark.parametrize("answer", ["yes", "no"])

@@ -90,7 +90,7 @@ class NativeCalls:
             ToolDecision.DENIED_BY_POLICY, UNHOOKED_RULE, self.unhooked)
         approved_by = None
         if decision.decision is ToolDecision.REQUIRES_APPROVAL and runtime.approver is not None:
-            approved_by = runtime.approver(native.tool_name, native.arguments, decision)
+            approved_by = runtime.ask(native.tool_name, native.arguments, decision)
             decision = GuardDecision(ToolDecision.ALLOWED, decision.matched_rule, None) \
                 if approved_by is not None else GuardDecision(
                     ToolDecision.REQUIRES_APPROVAL, decision.matched_rule,

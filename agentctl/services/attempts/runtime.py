@@ -34,7 +34,13 @@ from agentctl.execution.sandboxing.sandbox import Jail, Sandbox
 from agentctl.services.attempts.confinement import agent_jail, named_paths, record_connections
 from agentctl.services.attempts.evidence import json_artifact, log_artifact
 from agentctl.services.attempts.recording import arguments_json
-from agentctl.services.ports import Approver, AttemptLedger, CallRequest, NewArtifact
+from agentctl.services.ports import (
+    ApprovalQuestion,
+    Approver,
+    AttemptLedger,
+    CallRequest,
+    NewArtifact,
+)
 
 AGENT_EXEC = "agent.exec"
 COST_FILE = "agentctl-cost.json"
@@ -72,13 +78,21 @@ class ToolRuntime:
     def last_step_number(self) -> int:
         return self.ledger.last_step_number
 
+    def ask(self, tool: str, arguments: Mapping[str, object],
+            decision: GuardDecision) -> str | None:
+        """The approver's answer about an `ask` call, which becomes the tree's next step."""
+        assert self.approver is not None
+        return self.approver(ApprovalQuestion(self.ledger.lease.run_id,
+                                              self.ledger.last_step_number + 1, tool,
+                                              arguments, decision))
+
     def call(self, tool: str, arguments: Mapping[str, object], *,
              title: str | None = None) -> ToolResult:
         requested_at = self.ledger.now()
         decision = self._decide(tool, arguments)
         approved_by = None
         if decision.decision is ToolDecision.REQUIRES_APPROVAL and self.approver is not None:
-            approved_by = self.approver(tool, arguments, decision)
+            approved_by = self.ask(tool, arguments, decision)
             if approved_by is not None:
                 decision = GuardDecision(ToolDecision.ALLOWED, decision.matched_rule, None)
             else:
