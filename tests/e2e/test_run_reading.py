@@ -17,10 +17,11 @@ TESTS = "".join(f"    def test_add_{n}(self):\n        self.assertEqual(add({n},
                 for n in range(BROKEN))
 FILES = {
     "calc/__init__.py": "def add(a, b):\n    return a + b\n",
-    "test_calc.py": ("import unittest\n\nfrom calc import add\n\n\n"
+    "test_calc.py": ("import time\nimport unittest\n\nfrom calc import add\n\n\n"
                      f"class AddTest(unittest.TestCase):\n{TESTS}\n"
                      "class SteadyTest(unittest.TestCase):\n"
-                     "    def test_true(self):\n        self.assertTrue(True)\n"),
+                     "    def test_true(self):\n        time.sleep(0.05)\n"
+                     "        self.assertTrue(True)\n"),
 }
 EXCEPTION = "TypeError: object of type 'IniConfig' has no len()"
 BREAK = {"tool": "fs.replace", "path": "calc/__init__.py", "old": "return a + b",
@@ -139,6 +140,16 @@ def test_ctrf_has_one_entry_per_test_with_its_duration(runs: dict[str, Any]) -> 
     assert all(t["suite"] == tests["tests/test_calc.py::test_add"]["suite"] for t in tests.values())
     summary = ctrf["results"]["summary"]
     assert (summary["tests"], summary["passed"], summary["failed"]) == (3, 2, 1)
+
+
+def test_ctrf_gives_unittest_tests_their_durations(runs: dict[str, Any]) -> None:
+    """The unittest hook times each test as pytest's report does (SteadyTest sleeps 0.05 s)."""
+    ctrf = json.loads(runs["bench"].cli("run", "report", runs["broken"], "--format",
+                                        "ctrf").stdout)
+    tests = {t["name"]: t for t in ctrf["results"]["tests"]}
+    assert len(tests) == BROKEN + 1
+    assert tests["test_calc.SteadyTest.test_true"]["duration"] >= 50
+    assert tests["test_calc.SteadyTest.test_true"]["status"] == "passed"
 
 
 def test_the_run_page_groups_tests_by_class_failures_first_and_folds_the_rest(
