@@ -150,6 +150,7 @@ def test_ctrf_gives_unittest_tests_their_durations(runs: dict[str, Any]) -> None
     assert len(tests) == BROKEN + 1
     assert tests["test_calc.SteadyTest.test_true"]["duration"] >= 50
     assert tests["test_calc.SteadyTest.test_true"]["status"] == "passed"
+    assert all(t["duration"] > 0 for t in tests.values())  # under a millisecond is not 0
 
 
 def test_the_run_page_groups_tests_by_class_failures_first_and_folds_the_rest(
