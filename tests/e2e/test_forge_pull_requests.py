@@ -183,11 +183,11 @@ def test_pr_status_reads_a_merge_back_and_records_it(opened: dict[str, Any]) -> 
     assert opened["show"]["pullRequests"][0]["state"] == "MERGED"
 
 
-def test_the_body_holds_the_per_test_table_and_the_ai_disclosure(opened: dict[str, Any]) -> None:
+def test_the_body_holds_the_tests_by_class_and_the_ai_disclosure(opened: dict[str, Any]) -> None:
     body = opened["body"]
     assert "### Tests against the base" in body
-    assert "FAIL_TO_PASS 1" in body
-    assert "test_adds_two_numbers" in body and "| FAIL_TO_PASS |" in body
+    fixed = next(line for line in body.splitlines() if "1 FAIL_TO_PASS" in line)
+    assert fixed.startswith("- **1 FAIL_TO_PASS**: `") and "test_adds_two_numbers" in fixed
     assert "### AI disclosure" in body
     assert "- model: unavailable" in body
     assert "- agent CLI version: unavailable" in body
