@@ -40,6 +40,7 @@ margin:6px 0}.link.passed{border-left:6px solid #2da44e}.link.failed{border-left
 .link.pending{border-left:6px solid #afb8c1}
 .tag{display:inline-block;font-size:11px;background:#ddf4ff;color:#0a3069;border-radius:4px;
 padding:0 5px;margin-left:4px}.tag.none{background:#eaeef2;color:#57606a}
+.tag.forbidden{background:#ffebe9;color:#82071e;font-weight:600}
 .diff .add{background:#dafbe1;display:block}.diff .del{background:#ffebe9;display:block}
 .diff .ctx{display:block}.hunk{border:1px solid #d0d7de;border-radius:4px;margin:4px 0 10px}
 .hunk-head{background:#f6f8fa;padding:2px 6px}.hunk pre{padding:2px 6px}
