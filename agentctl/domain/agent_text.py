@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# C0 and C1 controls and DEL; the line and paragraph separators (a new line to some readers);
+# the bidi embeddings, overrides and isolates, which make text show in another order than it
+# reads (a path that looks like another)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # What CommonMark or GitHub's Markdown reads as markup anywhere on a line (code, emphasis,
 # links, HTML and entities, table cells, strikethrough, math), `_` where it can open or close
@@ -23,14 +26,15 @@ _BACKTICKS = re.compile(r"`+")
 
 
 def control_character(text: str) -> str | None:
-    """The first control character in `text` (below 0x20, or DEL) as it is spelled in a
-    message, or None when there is none."""
+    """The first control character in `text` (C0, DEL, C1, a line or paragraph separator, a
+    bidi control) as it is spelled in a message, or None when there is none."""
     found = _CONTROL.search(text)
     return None if found is None else _spelled(found.group())
 
 
 def visible(text: str) -> str:
-    """`text` on one line with its control characters spelled out (`\\n`, `\\x1b`)."""
+    """`text` on one line with its control characters spelled out (`\\n`, `\\x1b`,
+    `\\u202e`)."""
     return _CONTROL.sub(lambda match: _spelled(match.group()), text)
 
 
@@ -63,4 +67,5 @@ def _block_escaped(start: str) -> str:
 
 
 def _spelled(character: str) -> str:
-    return _NAMED.get(character) or f"\\x{ord(character):02x}"
+    code = ord(character)
+    return _NAMED.get(character) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
