@@ -22,6 +22,13 @@ _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # a backslash, which CommonMark defines for any ASCII punctuation.
 _MARKDOWN = re.compile(r"[\\`*\[\]<>&|~$]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 _BLOCK_START = re.compile(r"^( *)([#+=-]|\d+(?=[.)]))")
+# What GitHub acts on in a body's text though Markdown does not: `@name` notifies a person or a
+# team, a closing keyword closes the issue it names (`Fixes #1`, `closes o/r#2`, a URL), and
+# `#1`/`GH-1` links the body into that issue's timeline. A word joiner (U+2060, invisible) after
+# `@`, after a keyword's first letter and between `#` or `GH-` and the number breaks each.
+_JOINER = "\u2060"
+_ACTED_ON = re.compile(r"@|(?<=\b[cfr])(?=(?:lose[sd]?|ix|ixe[sd]|esolve[sd]?)\b)|"
+                       r"(?<=#)(?=\d)|(?<=\bgh-)(?=\d)", re.IGNORECASE)
 _BACKTICKS = re.compile(r"`+")
 
 
@@ -40,8 +47,11 @@ def visible(text: str) -> str:
 
 def md_text(text: object) -> str:
     """Agent-chosen text as Markdown that renders as exactly that text: one line, nothing in
-    it read as markup, HTML, a heading, a list item or a table cell border."""
-    escaped = _MARKDOWN.sub(lambda match: "\\" + match.group(), visible(str(text)))
+    it read as markup, HTML, a heading, a list item or a table cell border, and nothing GitHub
+    acts on (a mention, a closing keyword, an issue reference); the joiners that keep it so
+    are invisible."""
+    inert = _ACTED_ON.sub(lambda match: match.group() + _JOINER, visible(str(text)))
+    escaped = _MARKDOWN.sub(lambda match: "\\" + match.group(), inert)
     return _BLOCK_START.sub(lambda match: match.group(1) + _block_escaped(match.group(2)),
                             escaped)
 
