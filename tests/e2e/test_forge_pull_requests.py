@@ -387,6 +387,25 @@ def test_a_huge_or_deep_answer_is_refused_in_one_line_and_recorded(
     assert words in failure["payload"]["error"]
 
 
+def test_a_forge_answer_that_cannot_be_recorded_leaves_pr_failed(forges: Forges) -> None:
+    """The PR record is written after the forge answered; a failure there is a failure after
+    PrRequested like any other (here a URL holding a lone surrogate, which SQLite cannot
+    store)."""
+    _, remote, run = forges.approved_run("unrecordable")
+    number = forges.github.add_open("someone-else")  # labels and reviewers find this one
+    forges.github.answer_next("POST", "/repos/octo/calc/pulls", json.dumps(
+        {"number": number, "state": "open", "html_url": "https://github.example/\ud800"},
+        ensure_ascii=True).encode(), status=201)
+    failed = forges.pr(run["runId"], remote)
+    assert failed["exitCode"] != 0, failed
+    assert len(failed["stderr"].strip().splitlines()) == 1, failed["stderr"]
+    assert [t for t in forges.events(run["runId"]) if t.startswith("Pr")] == [
+        "PrRequested", "PrFailed"]
+    failure = [e for e in forges.bench.events(run["runId"]) if e["type"] == "PrFailed"][0]
+    assert "surrogates not allowed" in failure["payload"]["error"]
+    assert forges.bench.json("run", "show", run["runId"])["pullRequests"] == []
+
+
 # --- attestation --------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
