@@ -15,6 +15,10 @@ import re
 # the bidi embeddings, overrides and isolates, which make text show in another order than it
 # reads (a path that looks like another)
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# The same but tab, newline and carriage return: in a document whose lines and indents are the
+# text's own (a diff, a log), only what is never the text's own layout is spelled out
+_HIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e"
+                     "\u2066-\u2069]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # What CommonMark or GitHub's Markdown reads as markup anywhere on a line (code, emphasis,
 # links, HTML and entities, table cells, strikethrough, math), `_` where it can open or close
@@ -43,6 +47,13 @@ def visible(text: str) -> str:
     """`text` on one line with its control characters spelled out (`\\n`, `\\x1b`,
     `\\u202e`)."""
     return _CONTROL.sub(lambda match: _spelled(match.group()), text)
+
+
+def spelled_out(text: str) -> str:
+    """`text` with its control characters but tab, newline and carriage return spelled out
+    (`\\u202e`): for a whole document agentctl built (the run page), whose own markup holds
+    none, so a diff line or an argument cannot reorder or break what a reviewer reads."""
+    return _HIDDEN.sub(lambda match: _spelled(match.group()), text)
 
 
 def md_text(text: object) -> str:
