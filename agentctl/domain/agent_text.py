@@ -29,10 +29,12 @@ _BLOCK_START = re.compile(r"^( *)([#+=-]|\d+(?=[.)]))")
 # What GitHub acts on in a body's text though Markdown does not: `@name` notifies a person or a
 # team, a closing keyword closes the issue it names (`Fixes #1`, `closes o/r#2`, a URL), and
 # `#1`/`GH-1` links the body into that issue's timeline. A word joiner (U+2060, invisible) after
-# `@`, after a keyword's first letter and between `#` or `GH-` and the number breaks each.
+# `@`, after the first letter of a keyword that names an issue and between `#` or `GH-` and the
+# number breaks each.
 _JOINER = "\u2060"
-_ACTED_ON = re.compile(r"@|(?<=\b[cfr])(?=(?:lose[sd]?|ix|ixe[sd]|esolve[sd]?)\b)|"
-                       r"(?<=#)(?=\d)|(?<=\bgh-)(?=\d)", re.IGNORECASE)
+_ACTED_ON = re.compile(r"@|(?<=\b[cfr])(?=(?:lose[sd]?|ix|ixe[sd]|esolve[sd]?):?\s+"
+                       r"(?:[\w.-]+/[\w.-]+)?(?:#|gh-|https?://))|(?<=#)(?=\d)|(?<=\bgh-)(?=\d)",
+                       re.IGNORECASE)
 _BACKTICKS = re.compile(r"`+")
 
 

@@ -37,7 +37,9 @@ def test_a_whole_document_keeps_its_own_tabs_and_lines_and_spells_the_rest() -> 
     ("closes octo/calc#3", f"c{J}loses octo/calc#{J}3"),
     ("RESOLVED: https://github.com/o/r/issues/4", f"R{J}ESOLVED: https://github.com/o/r/issues/4"),
     ("Close #1, fixed GH-2", f"C{J}lose #{J}1, f{J}ixed GH-{J}2"),
+    ("Fixes: octo/calc#5", f"F{J}ixes: octo/calc#{J}5"),
     ("prefix, fixture, closet, resolver", "prefix, fixture, closet, resolver"),
+    ("fix the caller, it closes nothing", "fix the caller, it closes nothing"),
 ])
 def test_github_acts_on_no_mention_keyword_or_reference_in_md_text(text: str,
                                                                    inert: str) -> None:
