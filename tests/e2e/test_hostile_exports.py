@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from html import escape
 from html.parser import HTMLParser
 from typing import Any
 
