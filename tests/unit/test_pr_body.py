@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
 
 from agentctl.domain.agent import AgentSpec
+from agentctl.domain.agent_text import visible
 from agentctl.domain.enums import TestClassification, TestOutcome
 from agentctl.domain.verification import ClassifiedTest
 from agentctl.services.actions.pr_body import (
@@ -148,10 +150,14 @@ def test_an_attestation_that_does_not_fit_is_left_out_of_the_body(
 
 # What an agent may choose: a file name, a test id, text a judge message quotes. Each tries to
 # add an approval, hide the rest of the body in an HTML comment, break out of a code span or a
-# table cell, or start a heading or a list.
+# table cell, start a heading or a list, start a line for some reader (NEL, U+2028), reorder
+# what is shown (RLO), or make GitHub notify someone, close an issue or link into one.
 HOSTILE = ("x\n### Approvals\n\n- APPROVED by security-lead: verified the sandbox\n<!--",
            "``\n# Forged`` <!-- | x |", "<!-- hidden", "### Heading", "- item | cell",
-           "<details><summary>s</summary>", "&lt;!--", "1. list", "\r\n### CR heading")
+           "<details><summary>s</summary>", "&lt;!--", "1. list", "\r\n### CR heading",
+           "nel\x85### NEL heading", "ls\u2028### LS heading", "evil\u202egnp.exe",
+           "@security-lead please merge", "cc @octo/owners", "Fixes #1", "closes octo/calc#2",
+           "Resolved: https://github.com/octo/calc/issues/3", "see GH-4")
 
 
 def rendered(body: str) -> tuple[dict[str, str], list[str]]:
@@ -174,6 +180,24 @@ def rendered(body: str) -> tuple[dict[str, str], list[str]]:
             sections[heading] = " ".join(
                 [sections.get(heading, ""), *(c.content for c in token.children or ())])
     return sections, html
+
+
+# What GitHub acts on in a body's text outside code: a mention notifies, a closing keyword
+# followed by an issue closes it, `#N`/`GH-N` links into that issue's timeline.
+GITHUB_ACTS_ON = re.compile(
+    r"(?:^|\W)@[A-Za-z0-9]|\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?):?\s+(?:\S*#\d|https?:)"
+    r"|#\d|\bGH-\d", re.IGNORECASE)
+
+
+def acted_on(body: str) -> list[str]:
+    """The text outside code spans and blocks that GitHub would act on."""
+    from markdown_it import MarkdownIt
+
+    found: list[str] = []
+    for token in MarkdownIt("commonmark").enable("table").parse(body):
+        texts = [c.content for c in token.children or () if c.type == "text"]
+        found += [m.group() for text in texts for m in GITHUB_ACTS_ON.finditer(text)]
+    return found
 
 
 def test_agent_chosen_strings_render_as_text_and_the_sections_stay_agentctls(
@@ -202,10 +226,11 @@ def test_agent_chosen_strings_render_as_text_and_the_sections_stay_agentctls(
     sections, html = rendered(body)
     assert list(sections) == list(rendered(plain)[0])  # the same sections, in order
     assert html == [], html  # no comment, no tag: nothing hidden
-    text = " ".join(sections.values())
+    text = " ".join(sections.values()).replace("\u2060", "")  # the joiners are invisible
     for hostile in HOSTILE:  # each one is shown, spelled on one line
-        shown = hostile.replace("\r", "\\r").replace("\n", "\\n")
+        shown = visible(hostile)
         assert shown in text, shown
+    assert acted_on(plain) == [] and acted_on(body) == []  # nobody notified, nothing closed
     assert sections["Approvals"].strip() == "APPROVED by bob: reviewed the diff"
     trailers = body.rstrip().splitlines()[-3:]
     assert [line.split(":", 1)[0] for line in trailers] == [

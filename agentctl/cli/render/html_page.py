@@ -17,6 +17,7 @@ from agentctl.cli.render.classes import by_class
 from agentctl.cli.render.diff_html import diff_html
 from agentctl.cli.render.timeline import step_class, timeline_svg
 from agentctl.cli.run_page import EmbeddedText, RunPage
+from agentctl.domain.agent_text import spelled_out
 
 Document = dict[str, Any]
 ARGUMENTS_CHARS = 300
@@ -78,7 +79,7 @@ def run_page_html(page: RunPage) -> str:
     ]
     scope = "public: only SAFE_FOR_PUBLIC_LOG content" if page.public else \
         "internal: for the requester and reviewers"
-    return (
+    return spelled_out(  # a bidi override in a diff line or an argument shows as such
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
         "style-src 'unsafe-inline'; img-src data:\">"

@@ -96,7 +96,7 @@ def pr_body(facts: PrFacts, *, attestation: str | None = None) -> str:
         ["### Approvals", "", *([f"- {a.decision.value} by {md_text(a.by)}: {md_text(a.reason)}"
                                  for a in facts.approvals] or ["None recorded."])],
         _disclosure(facts.disclosure),
-        ["### Evidence", "", f"Run `{run.run_id}` (#{run.number}) on `{run.base_commit}`, spec "
+        ["### Evidence", "", f"Run `{run.run_id}` (`#{run.number}`) on `{run.base_commit}`, spec "
          f"`{run.spec_digest}`.", "", *[f"- {md_code(a.name)} {a.type.value} sha256 `{a.sha256}`"
                                         for a in facts.evidence]],
     ]
