@@ -179,3 +179,25 @@ def test_a_command_on_a_full_disk_names_the_full_disk_not_a_corrupt_file(fleet: 
     assert len(line.splitlines()) == 1 and "Traceback" not in line, result.stderr
     assert "full" in line or "No space left" in line, line
     assert "corrupt" not in line
+
+
+def test_reads_work_on_a_full_disk(fleet: Fleet) -> None:
+    """`audit verify`, `run show` and `run list` only read: a disk with no byte free (which
+    refuses the SQLite reader's shared WAL index) still lets them."""
+    with tmpfs(fleet.bench.home, "16m") as home:
+        fleet.configure()
+        run_id = fleet.json("run", "start", fleet.submit(), "--agent",
+                            fleet.writing_plan())["runId"]
+        filler = fill(home)
+        try:
+            verified = fleet.cli("audit", "verify", expect=None)
+            shown = fleet.cli("run", "show", run_id, expect=None)
+            listed = fleet.cli("run", "list", expect=None)
+        finally:
+            filler.unlink()
+    assert (verified.returncode, verified.stderr) == (0, ""), verified.stderr
+    assert verified.stdout.startswith("ok"), verified.stdout
+    assert (shown.returncode, shown.stderr) == (0, ""), shown.stderr
+    assert run_id in shown.stdout and "COMPLETED" in shown.stdout
+    assert (listed.returncode, listed.stderr) == (0, ""), listed.stderr
+    assert run_id[:8] in listed.stdout
