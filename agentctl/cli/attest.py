@@ -44,7 +44,10 @@ def verify(
     bundle: Annotated[Path, typer.Argument(metavar="FILE", help="A bundle from `run attest`.")],
     key: Annotated[Path | None, typer.Option("--key", metavar="PUB", help="Pin the signer's "
                    "PEM public key. (default: this state home's key, which shows only that "
-                   "this home made the bundle; without one, integrity only)")] = None,
+                   "this home made the bundle; without one, refused)")] = None,
+    ignore_signatures: Annotated[bool, Flag("--insecure-ignore-signatures", help="Check no "
+                                            "signature, only that the statements agree with "
+                                            "each other (integrity, no trust).")] = False,
     patch: Annotated[Path | None, typer.Option("--patch", metavar="FILE", help="Check the "
                      "statements are about this patch file.")] = None,
     commit: Annotated[str | None, typer.Option("--commit", metavar="REV", help="Check the "
@@ -64,7 +67,7 @@ def verify(
         raise BadInput(f"cannot read bundle {bundle}: {error}") from None
     if patch is not None and not patch.is_file():
         raise BadInput(f"--patch {patch} is not a file")
-    public, trust = trusted_key(state(ctx).home.root, key)
+    public, trust = trusted_key(state(ctx).home.root, key, ignore_signatures=ignore_signatures)
     tree = _tree(repo, commit) if commit else None
     verified = verify_bundle(text, public, patch=patch, tree=tree)
     if as_json:

@@ -40,7 +40,8 @@ def run_view_document(view: RunView) -> Document:
     document["pullRequests"] = to_json(list(view.pull_requests))
     if view.attempts is not None:
         document["attempts"] = [
-            {**to_json(attempt.attempt), "steps": step_documents(attempt, artifact_document)}  # type: ignore[dict-item]
+            {**to_json(attempt.attempt),  # type: ignore[dict-item]
+             "steps": step_documents(attempt, artifact_document, view.forbidden)}
             for attempt in view.attempts]
         document["classification"] = classification_table(view.verification)
         for attempt_document in document["attempts"]:
@@ -120,5 +121,7 @@ def edited_by_document(edits: EditedBy) -> dict[str, list[Document]]:
                     "changeType": e.change.change_type.value, "additions": e.change.additions,
                     "deletions": e.change.deletions,
                     **({} if e.change.binary_size is None else
-                       {"binary": True, "sizeBytes": e.change.binary_size})} for e in found]
+                       {"binary": True, "sizeBytes": e.change.binary_size}),
+                    **({} if e.forbidden is None else {"forbidden": e.forbidden})}
+                   for e in found]
             for path, found in edits.items()}

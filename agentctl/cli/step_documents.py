@@ -14,26 +14,37 @@ from typing import Any
 
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.clock import to_iso
-from agentctl.services.queries.read_models import AttemptView, CallRow, StepView
+from agentctl.domain.step import ChangedFile
+from agentctl.services.queries.read_models import AttemptView, CallRow, ForbiddenEdits, StepView
 from agentctl.store.json_columns import tool_result_document
 
 Document = dict[str, Any]
 
 
 def step_documents(attempt: AttemptView, artifact_document: Callable[[Artifact], Document],
-                   ) -> list[Document]:
+                   forbidden: ForbiddenEdits | None = None) -> list[Document]:
     """The attempt's steps in order, each with its tool call and the documents of the
-    artifacts it produced."""
-    return [_step(step, artifact_document) for step in attempt.steps]
+    artifacts it produced; a changed file the patch boundary forbade carries its rule
+    (`forbidden`), on the step that changed it."""
+    def changed(change: ChangedFile) -> Document:
+        document: Document = change.to_json()
+        rule = forbidden.rule(attempt.attempt.attempt_id, change) if forbidden else None
+        if rule is not None:
+            document["forbidden"] = rule
+        return document
+
+    return [_step(step, artifact_document, changed) for step in attempt.steps]
 
 
-def _step(step: StepView, artifact_document: Callable[[Artifact], Document]) -> Document:
+def _step(step: StepView, artifact_document: Callable[[Artifact], Document],
+          changed: Callable[[ChangedFile], Document]) -> Document:
     row = step.row
     return {
         "stepId": row.step_id, "sequenceNumber": row.sequence_number, "type": row.type,
         "status": row.status, "title": row.title, "startedAt": _time(row.started_at),
         "endedAt": _time(row.ended_at), "failureCode": row.failure_code,
-        "attributes": step.attributes, "changedFiles": [change.to_json() for change in step.changed_files],
+        "attributes": step.attributes,
+        "changedFiles": [changed(change) for change in step.changed_files],
         "artifacts": [artifact_document(a) for a in step.artifacts],
         "toolCall": None if step.call is None else _call(step.call),
     }

@@ -227,6 +227,15 @@ class AgentsSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class GatewaySettings:
+    """`[gateway]`: agentctl's model gateway, between an agent and its vendor's API."""
+
+    # a model request its vendor leaves unanswered this long is given up on: TIMED_OUT on
+    # record, not sent again (the vendor has the prompt), and the attempt an infrastructure one
+    timeout_seconds: Seconds = 600.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WorkerSettings:
     lease_ttl_seconds: Seconds = 30.0
     poll_seconds: Seconds = 1.0
@@ -295,6 +304,7 @@ class Config:
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     agent: AgentSettings = field(default_factory=AgentSettings)
     agents: AgentsSettings = field(default_factory=AgentsSettings)
+    gateway: GatewaySettings = field(default_factory=GatewaySettings)
     worker: WorkerSettings = field(default_factory=WorkerSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     store: StoreSettings = field(default_factory=StoreSettings)

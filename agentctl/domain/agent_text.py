@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# C0 and C1 controls and DEL; the line and paragraph separators (a new line to some readers);
+# the bidi embeddings, overrides and isolates, which make text show in another order than it
+# reads (a path that looks like another)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# The same but tab, newline and carriage return: in a document whose lines and indents are the
+# text's own (a diff, a log), only what is never the text's own layout is spelled out
+_HIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e"
+                     "\u2066-\u2069]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # What CommonMark or GitHub's Markdown reads as markup anywhere on a line (code, emphasis,
 # links, HTML and entities, table cells, strikethrough, math), `_` where it can open or close
@@ -19,25 +26,45 @@ _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # a backslash, which CommonMark defines for any ASCII punctuation.
 _MARKDOWN = re.compile(r"[\\`*\[\]<>&|~$]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 _BLOCK_START = re.compile(r"^( *)([#+=-]|\d+(?=[.)]))")
+# What GitHub acts on in a body's text though Markdown does not: `@name` notifies a person or a
+# team, a closing keyword closes the issue it names (`Fixes #1`, `closes o/r#2`, a URL), and
+# `#1`/`GH-1` links the body into that issue's timeline. A word joiner (U+2060, invisible) after
+# `@`, after the first letter of a keyword that names an issue and between `#` or `GH-` and the
+# number breaks each.
+_JOINER = "\u2060"
+_ACTED_ON = re.compile(r"@|(?<=\b[cfr])(?=(?:lose[sd]?|ix|ixe[sd]|esolve[sd]?):?\s+"
+                       r"(?:[\w.-]+/[\w.-]+)?(?:#|gh-|https?://))|(?<=#)(?=\d)|(?<=\bgh-)(?=\d)",
+                       re.IGNORECASE)
 _BACKTICKS = re.compile(r"`+")
 
 
 def control_character(text: str) -> str | None:
-    """The first control character in `text` (below 0x20, or DEL) as it is spelled in a
-    message, or None when there is none."""
+    """The first control character in `text` (C0, DEL, C1, a line or paragraph separator, a
+    bidi control) as it is spelled in a message, or None when there is none."""
     found = _CONTROL.search(text)
     return None if found is None else _spelled(found.group())
 
 
 def visible(text: str) -> str:
-    """`text` on one line with its control characters spelled out (`\\n`, `\\x1b`)."""
+    """`text` on one line with its control characters spelled out (`\\n`, `\\x1b`,
+    `\\u202e`)."""
     return _CONTROL.sub(lambda match: _spelled(match.group()), text)
+
+
+def spelled_out(text: str) -> str:
+    """`text` with its control characters but tab, newline and carriage return spelled out
+    (`\\u202e`): for a whole document agentctl built (the run page), whose own markup holds
+    none, so a diff line or an argument cannot reorder or break what a reviewer reads."""
+    return _HIDDEN.sub(lambda match: _spelled(match.group()), text)
 
 
 def md_text(text: object) -> str:
     """Agent-chosen text as Markdown that renders as exactly that text: one line, nothing in
-    it read as markup, HTML, a heading, a list item or a table cell border."""
-    escaped = _MARKDOWN.sub(lambda match: "\\" + match.group(), visible(str(text)))
+    it read as markup, HTML, a heading, a list item or a table cell border, and nothing GitHub
+    acts on (a mention, a closing keyword, an issue reference); the joiners that keep it so
+    are invisible."""
+    inert = _ACTED_ON.sub(lambda match: match.group() + _JOINER, visible(str(text)))
+    escaped = _MARKDOWN.sub(lambda match: "\\" + match.group(), inert)
     return _BLOCK_START.sub(lambda match: match.group(1) + _block_escaped(match.group(2)),
                             escaped)
 
@@ -63,4 +90,5 @@ def _block_escaped(start: str) -> str:
 
 
 def _spelled(character: str) -> str:
-    return _NAMED.get(character) or f"\\x{ord(character):02x}"
+    code = ord(character)
+    return _NAMED.get(character) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")

@@ -35,10 +35,14 @@ class NativeCall:
     @property
     def background(self) -> bool:
         """A command the agent asked to keep running after its call returns (Claude Code's
-        `run_in_background`): it would go on writing during later calls."""
-        return self.action is NativeAction.COMMAND and any(
+        `run_in_background`, Gemini's `is_background`, Copilot's `mode: "async"`, `async` or
+        `detach`): it would go on writing during later calls."""
+        if self.action is not NativeAction.COMMAND:
+            return False
+        mode = self.arguments.get("mode")
+        return (isinstance(mode, str) and mode.strip().lower() == "async") or any(
             self.arguments.get(key) not in (None, False, "", "false")
-            for key in ("run_in_background", "is_background"))
+            for key in ("run_in_background", "is_background", "async", "detach"))
 
     @property
     def writes(self) -> bool:
@@ -59,6 +63,9 @@ _CLAUDE_INTERNAL = frozenset({"TodoWrite", "Task", "Agent", "ExitPlanMode", "Bas
 _COPILOT_WRITE = {"create": "path", "edit": "path", "str_replace": "path", "insert": "path",
                   "str_replace_editor": "path", "write": "path"}
 _COPILOT_READ = {"view": "path", "grep": "paths", "rg": "paths", "glob": "paths"}
+# reading, listing or stopping a running shell changes nothing; `write_bash`/`write_powershell`
+# (keystrokes into a shell still running) is left out, so it is denied as unknown: what it types
+# would run unchecked
 _COPILOT_INTERNAL = frozenset({"read_bash", "stop_bash", "list_bash", "read_powershell",
                                "stop_powershell", "list_powershell", "sql", "session_store_sql",
                                "skill", "fetch_copilot_cli_documentation", "report_intent",

@@ -60,6 +60,14 @@ class PatchBoundaryCheck:
     # binaries no [boundary] allow_binary names
     unexpected_binary_files: tuple[str, ...] = field(default=(), metadata=LATER_UNMARKED)
 
+    def forbidden_rule(self, *paths: str) -> str | None:
+        """The rule that forbade the first of `paths` (a file's path, a rename's old one) this
+        check names, None when it names neither: which edit broke the boundary."""
+        for path in paths:
+            if path in self.forbidden_path_violations:
+                return self.matched_rules.get(path, "forbidden")
+        return None
+
     def reasons(self) -> list[str]:
         """One line each, paths with their control characters spelled out."""
         out = [

@@ -79,6 +79,8 @@ class Budget:
     backoff_max_seconds: float
     max_cost_usd: float | None = None  # what a native agent reports spending; None: no bound
     max_tokens: int | None = None  # input + output tokens a native agent reports
+    # `[gateway] timeout_seconds`: a model request unanswered this long is given up on
+    model_timeout_seconds: float = 600.0
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:

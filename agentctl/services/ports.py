@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from agentctl._speedups.fast_init import fast_init
 from agentctl.domain import ids
@@ -56,6 +56,7 @@ class ApprovalQuestion:
 
 # Asks a person whether an `ask` call may run: the approver's name, or None for no.
 Approver = Callable[[ApprovalQuestion], "str | None"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +120,11 @@ class Blobs(Protocol):
 
     def put_bytes(self, data: bytes, /) -> StoredBlob: ...
     def put_file(self, path: Path, /, *, move: bool = False) -> StoredBlob: ...
-    def staging_file(self) -> Path: ...
+    def put_written(self, write: Callable[[Path], T], /) -> tuple[StoredBlob, T]:
+        """A blob `write` makes in a fresh staging file beside the store, moved in once
+        written; with what `write` returned. One write, so a retry makes the whole file again."""
+        ...
+
     def open_chunks(self, uri: str, /) -> Iterator[bytes]: ...
     def path_for(self, uri: str, /) -> Path:
         """A local file that holds the blob, for tools that read files (git apply)."""

@@ -9,13 +9,15 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from agentctl.domain.blob import StoredBlob
 
 CHUNK = 1024 * 1024
 __all__ = ["CHUNK", "BlobStore", "StoredBlob", "hash_file"]
+T = TypeVar("T")
 
 
 class BlobStore:
@@ -51,6 +53,16 @@ class BlobStore:
             if move:
                 source.unlink()
         return StoredBlob(digest, size, self._uri(digest))
+
+    def put_written(self, write: Callable[[Path], T]) -> tuple[StoredBlob, T]:
+        """A blob `write` makes in a staging file, moved in once written (the file is gone
+        either way); with what `write` returned."""
+        staging = self.staging_file()
+        try:
+            made = write(staging)
+            return self.put_file(staging, move=True), made
+        finally:
+            staging.unlink(missing_ok=True)
 
     def staging_file(self) -> Path:
         """A fresh temporary file beside the store, so that moving it in is a rename."""

@@ -28,6 +28,8 @@ from agentctl.store.revision import HEAD, SchemaBehind, stored_revision
 from agentctl.store.rows import tasks as task_rows
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from agentctl.domain.artifact import Artifact
     from agentctl.domain.enums import RunStatus, TaskStatus
     from agentctl.domain.judge import JudgeReport
@@ -453,6 +455,7 @@ def _connect(home: Home) -> tuple[_Connection | None, str]:
 
 
 _CURRENT: set[str] = set()
+_IOERR = 10  # SQLITE_IOERR, the primary code of every I/O error
 """Databases this process found at HEAD already: a worker's frequent reads check once."""
 
 
@@ -467,10 +470,34 @@ def _open(home: Home) -> tuple[_Connection | None, str]:
     if path is not None:
         if not path.exists():
             return None, "sqlite"
-        connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
+        connection = _read_only(path)
         connection.row_factory = sqlite3.Row
         return connection, "sqlite"
     from agentctl.store.engine import engine_for, reconnecting  # another database: via SQLAlchemy
 
     engine = engine_for(home.database_url)
     return reconnecting(engine, engine.raw_connection), engine.dialect.name
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the SQLite file. Its first read maps the WAL's shared index
+    (`-shm`), which a full disk refuses (a disk I/O error, where reads should still work): then
+    the file is read as immutable, without that index, when its WAL holds nothing (every commit
+    is in the file, as when no writer has it open); with the disk full, no writer adds one."""
+    connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
+    try:
+        connection.execute("PRAGMA schema_version").fetchone()
+        return connection
+    except sqlite3.OperationalError as error:
+        connection.close()
+        if error.sqlite_errorcode & 0xFF != _IOERR or _wal_bytes(path):
+            raise
+    return sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True)
+
+
+def _wal_bytes(path: Path) -> int:
+    """The size of the database's write-ahead log; 0 when there is none."""
+    try:
+        return (path.parent / f"{path.name}-wal").stat().st_size
+    except FileNotFoundError:
+        return 0

@@ -7,7 +7,7 @@ import hashlib
 import shutil
 import tempfile
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -21,6 +21,7 @@ from agentctl.domain.events import GENESIS_HASH, Event, NewEvent, hash_new_event
 from agentctl.domain.step import Step, ToolCall
 
 R = TypeVar("R")
+T = TypeVar("T")
 LIVE_ATTEMPT = (AttemptStatus.STARTING, AttemptStatus.ACTIVE)
 
 
@@ -165,6 +166,14 @@ class MemoryBlobs:
         if move:
             path.unlink()
         return blob
+
+    def put_written(self, write: Callable[[Path], T]) -> tuple[StoredBlob, T]:
+        staging = self.staging_file()
+        try:
+            made = write(staging)
+            return self.put_file(staging, move=True), made
+        finally:
+            staging.unlink(missing_ok=True)
 
     def staging_file(self) -> Path:
         return Path(tempfile.mkstemp(prefix=".staging-", dir=self._staging)[1])

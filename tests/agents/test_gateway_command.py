@@ -239,3 +239,49 @@ def test_a_command_agent_whose_model_keeps_failing_ends_failed_infrastructure_af
                    and s["toolCall"]["toolName"] == "model.request"]
         assert [(c["decision"], json.loads(c["argumentsJson"])["target"]) for c in refused] == [
             ("DENIED_BY_POLICY", "/v1/messages/batches")]
+
+
+HUNG = '''\
+import os, urllib.error, urllib.request
+
+request = urllib.request.Request(
+    os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages",
+    b'{"model": "claude-sonnet-4-5", "max_tokens": 10, "stream": true, "messages": []}',
+    {"x-api-key": os.environ["ANTHROPIC_API_KEY"], "content-type": "application/json"})
+try:
+    status = urllib.request.urlopen(request, timeout=60).status
+except urllib.error.HTTPError as error:
+    status = error.code
+print("ANSWER", status)
+raise SystemExit(1 if status >= 500 else 0)
+'''
+
+
+def test_a_model_that_hangs_is_given_up_on_at_the_configured_timeout_and_on_record(
+        bench: AgentBench, anthropic: FakeModel) -> None:
+    """The vendor takes the prompt and never answers: under `[gateway] timeout_seconds = 1`
+    the gateway gives the request up after a second (not the default ten minutes) and never
+    sends it again; the run has a TIMED_OUT planning step, a cost report that counts the
+    request, and ends FAILED_INFRASTRUCTURE."""
+    (bench.root / "hung.py").write_text(HUNG)
+    bench.config(config("anthropic", "\n[gateway]\ntimeout_seconds = 1\n"))
+    anthropic.always, seen = Fault(hang=10.0), len(anthropic.seen)
+    try:
+        run = bench.start(bench.submit("Ask a hanging model"),
+                          f"command:python3 {bench.root / 'hung.py'}")
+    finally:
+        anthropic.always = None
+        bench.config(config("anthropic"))
+    verdict = run["verdict"]
+    assert verdict["status"] == "FAILED_INFRASTRUCTURE", verdict
+    assert "no answer within 1 s" in verdict["reasons"][0], verdict["reasons"]
+    assert run["executionSpec"]["budget"]["modelTimeoutSeconds"] == 1
+    assert len(anthropic.seen) - seen == 1  # the vendor has the prompt: not sent twice
+    (attempt,) = bench.tree(run["runId"])["attempts"]
+    planning = [s for s in attempt["steps"] if s["type"] == "MODEL_PLANNING"]
+    assert [(s["status"], s["attributes"]["httpStatus"]) for s in planning] == [
+        ("TIMED_OUT", 504)]
+    artifacts = bench.json("artifact", "list", run["runId"])
+    cost = json.loads(bench.cli("artifact", "show", next(
+        a for a in artifacts if a["name"] == "cost-report.json")["artifactId"]).stdout)
+    assert cost["source"] == "gateway" and cost["modelRequests"] == 1

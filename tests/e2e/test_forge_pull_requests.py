@@ -183,11 +183,11 @@ def test_pr_status_reads_a_merge_back_and_records_it(opened: dict[str, Any]) -> 
     assert opened["show"]["pullRequests"][0]["state"] == "MERGED"
 
 
-def test_the_body_holds_the_per_test_table_and_the_ai_disclosure(opened: dict[str, Any]) -> None:
+def test_the_body_holds_the_tests_by_class_and_the_ai_disclosure(opened: dict[str, Any]) -> None:
     body = opened["body"]
     assert "### Tests against the base" in body
-    assert "FAIL_TO_PASS 1" in body
-    assert "test_adds_two_numbers" in body and "| FAIL_TO_PASS |" in body
+    fixed = next(line for line in body.splitlines() if "1 FAIL_TO_PASS" in line)
+    assert fixed.startswith("- **1 FAIL_TO_PASS**: `") and "test_adds_two_numbers" in fixed
     assert "### AI disclosure" in body
     assert "- model: unavailable" in body
     assert "- agent CLI version: unavailable" in body
@@ -385,6 +385,25 @@ def test_a_huge_or_deep_answer_is_refused_in_one_line_and_recorded(
         "PrRequested", "PrFailed"]
     failure = [e for e in forges.bench.events(run["runId"]) if e["type"] == "PrFailed"][0]
     assert words in failure["payload"]["error"]
+
+
+def test_a_forge_answer_that_cannot_be_recorded_leaves_pr_failed(forges: Forges) -> None:
+    """The PR record is written after the forge answered; a failure there is a failure after
+    PrRequested like any other (here a URL holding a lone surrogate, which SQLite cannot
+    store)."""
+    _, remote, run = forges.approved_run("unrecordable")
+    number = forges.github.add_open("someone-else")  # labels and reviewers find this one
+    forges.github.answer_next("POST", "/repos/octo/calc/pulls", json.dumps(
+        {"number": number, "state": "open", "html_url": "https://github.example/\ud800"},
+        ensure_ascii=True).encode(), status=201)
+    failed = forges.pr(run["runId"], remote)
+    assert failed["exitCode"] != 0, failed
+    assert len(failed["stderr"].strip().splitlines()) == 1, failed["stderr"]
+    assert [t for t in forges.events(run["runId"]) if t.startswith("Pr")] == [
+        "PrRequested", "PrFailed"]
+    failure = [e for e in forges.bench.events(run["runId"]) if e["type"] == "PrFailed"][0]
+    assert "surrogates not allowed" in failure["payload"]["error"]
+    assert forges.bench.json("run", "show", run["runId"])["pullRequests"] == []
 
 
 # --- attestation --------------------------------------------------------------------------------
@@ -664,12 +683,24 @@ def test_a_good_bundle_passes_and_says_where_its_trust_comes_from(
                                     str(attested["pem"]), "--json")["stdout"])
     assert as_json["trust"]["source"] == "pinned" and as_json["trust"]["keyid"] == keyid
     assert as_json["checks"] == ["python3-unittest"]
-    elsewhere = cli_result(forges.bench, "--home", str(tmp_path / "keyless"), "attest",
-                           "verify", bundle, "--json")
+    # a home with no key checks no signature only when asked to, and says so
+    keyless = ("--home", str(tmp_path / "keyless"), "attest", "verify", bundle)
+    refused = cli_result(forges.bench, *keyless)
+    assert refused["exitCode"] == 2 and refused["stdout"] == "", refused
+    assert refused["stderr"].strip().splitlines() == [
+        "agentctl: error: no key to check the bundle's signatures against (this state home has "
+        "none): pin the signer's public key with --key PUB, or pass "
+        "--insecure-ignore-signatures to check only that its statements agree"], refused["stderr"]
+    elsewhere = cli_result(forges.bench, *keyless, "--insecure-ignore-signatures", "--json")
     assert elsewhere["exitCode"] == 0, elsewhere["stderr"]
     trust = json.loads(elsewhere["stdout"])["trust"]
-    assert trust["source"] == "unsigned" and trust["keyid"] is None
-    assert trust["says"].startswith("unsigned: integrity only")
+    assert trust["source"] == "not checked" and trust["keyid"] is None
+    assert trust["says"].startswith("signatures not checked (--insecure-ignore-signatures)")
+    text = cli_result(forges.bench, *keyless, "--insecure-ignore-signatures")["stdout"]
+    assert "trust: signatures not checked" in " ".join(text.split())
+    contradict = cli_result(forges.bench, "attest", "verify", bundle, "--key",
+                            str(attested["pem"]), "--insecure-ignore-signatures")
+    assert contradict["exitCode"] == 2 and "contradict" in contradict["stderr"]
     assert not (tmp_path / "keyless" / "attest-ed25519.pem").exists()
 
 

@@ -17,10 +17,11 @@ TESTS = "".join(f"    def test_add_{n}(self):\n        self.assertEqual(add({n},
                 for n in range(BROKEN))
 FILES = {
     "calc/__init__.py": "def add(a, b):\n    return a + b\n",
-    "test_calc.py": ("import unittest\n\nfrom calc import add\n\n\n"
+    "test_calc.py": ("import time\nimport unittest\n\nfrom calc import add\n\n\n"
                      f"class AddTest(unittest.TestCase):\n{TESTS}\n"
                      "class SteadyTest(unittest.TestCase):\n"
-                     "    def test_true(self):\n        self.assertTrue(True)\n"),
+                     "    def test_true(self):\n        time.sleep(0.05)\n"
+                     "        self.assertTrue(True)\n"),
 }
 EXCEPTION = "TypeError: object of type 'IniConfig' has no len()"
 BREAK = {"tool": "fs.replace", "path": "calc/__init__.py", "old": "return a + b",
@@ -28,6 +29,13 @@ BREAK = {"tool": "fs.replace", "path": "calc/__init__.py", "old": "return a + b"
 CRASH = {"tool": "shell.run", "command": "python3 -c \"import no_such_module_here\""}
 DOC = {"tool": "fs.replace", "path": "calc.py", "old": "def add(a, b):\n",
        "new": "def add(a, b):\n    \"\"\"The sum.\"\"\"\n"}
+# Written past the fs.* guard by a command: the patch boundary (.github/** is forbidden by
+# default) is what catches it, and the step that made the change is marked.
+WORKFLOW = {"tool": "shell.run", "command": "python3 -c \"import pathlib; p = pathlib.Path("
+            "'.github/workflows'); p.mkdir(parents=True); (p / 'x.yml').write_text("
+            "'on: push')\""}
+COMMENT = {"tool": "fs.replace", "path": "calc/__init__.py", "old": "def add(a, b):\n",
+           "new": "def add(a, b):\n    # the sum\n"}
 PYTEST_FILES = {
     "calc.py": "def add(a, b):\n    return a + b\n",
     "tests/__init__.py": "",
@@ -41,8 +49,9 @@ PYTEST_FILES = {
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl,
          ) -> Iterator[dict[str, Any]]:
-    """Two runs of one task: one whose check fails with an exception in 30 tests that passed
-    on the base, one whose plan's second step (a command) fails with an import error."""
+    """Three runs of one task: one whose check fails with an exception in 30 tests that passed
+    on the base, one whose plan's second step (a command) fails with an import error, one whose
+    command writes a workflow; and a run of a pytest task."""
     root = tmp_path_factory.mktemp("reading")
     repo = repo_maker(root / "calc", FILES)
     bench = Bench(root, run_agentctl)
@@ -53,8 +62,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory, repo_maker, run_agentctl,
     pytest_task = bench.submit(repo_maker(root / "pycalc", PYTEST_FILES), "--verify",
                                f"{sys.executable} -m pytest -q -p no:cacheprovider")
     touched = bench.start(pytest_task, f"script:{bench.plan('doc.toml', DOC)}")
+    forbidden = bench.start(task, f"script:{bench.plan('workflow.toml', COMMENT, WORKFLOW)}")
     yield {"bench": bench, "broken": broken["runId"], "crashed": crashed["runId"],
-           "pytest": touched["runId"]}
+           "pytest": touched["runId"], "forbidden": forbidden["runId"]}
 
 
 def test_a_failed_check_shows_its_exception_line_in_the_tree_and_in_explain(
@@ -141,6 +151,17 @@ def test_ctrf_has_one_entry_per_test_with_its_duration(runs: dict[str, Any]) -> 
     assert (summary["tests"], summary["passed"], summary["failed"]) == (3, 2, 1)
 
 
+def test_ctrf_gives_unittest_tests_their_durations(runs: dict[str, Any]) -> None:
+    """The unittest hook times each test as pytest's report does (SteadyTest sleeps 0.05 s)."""
+    ctrf = json.loads(runs["bench"].cli("run", "report", runs["broken"], "--format",
+                                        "ctrf").stdout)
+    tests = {t["name"]: t for t in ctrf["results"]["tests"]}
+    assert len(tests) == BROKEN + 1
+    assert tests["test_calc.SteadyTest.test_true"]["duration"] >= 50
+    assert tests["test_calc.SteadyTest.test_true"]["status"] == "passed"
+    assert all(t["duration"] > 0 for t in tests.values())  # under a millisecond is not 0
+
+
 def test_the_run_page_groups_tests_by_class_failures_first_and_folds_the_rest(
         runs: dict[str, Any]) -> None:
     from html.parser import HTMLParser
@@ -181,3 +202,37 @@ def test_the_run_page_groups_tests_by_class_failures_first_and_folds_the_rest(
     assert '<ul class="compact"><li><code>test_calc.SteadyTest</code> (1): test_true</li>' in page
     assert f"<strong>{BROKEN}</strong>" in page
     assert "TypeError: object of type &#x27;IniConfig&#x27; has no len()" in page
+
+
+def test_the_edit_to_a_forbidden_file_is_marked_on_its_step_and_hunk(runs: dict[str, Any]) -> None:
+    """explain's edits, the tree's step and the page's diff mark the command's change to the
+    workflow with the boundary's rule, and only that change."""
+    bench: Bench = runs["bench"]
+    run_id = runs["forbidden"]
+    assert bench.explain(run_id)["status"] == "FAILED_POLICY"
+    (writer,) = [s for s in steps(bench.tree(run_id))
+                 if any(c["path"] == ".github/workflows/x.yml" for c in s["changedFiles"])]
+    assert writer["toolCall"]["toolName"] == "shell.run"
+    number, rule = writer["sequenceNumber"], "forbidden: .github/**"
+
+    explained = bench.cli("verdict", "explain", run_id, "--no-pager").stdout
+    edits = explained[explained.index("edits"):].splitlines()
+    marked = [line for line in edits if "✗ forbidden" in line]
+    assert len(marked) == 1 and ".github/workflows/x.yml" in marked[0]
+    assert f"← step {number} shell.run" in marked[0] and rule in marked[0]
+    assert any("calc/__init__.py ← step" in line and "✗" not in line for line in edits)
+
+    tree = bench.cli("run", "show", "--tree", run_id).stdout.splitlines()
+    edited = [line for line in tree if "edited:" in line]
+    assert [line for line in edited if "✗" in line] == [
+        line for line in edited if ".github/workflows/x.yml" in line]
+    assert rule in next(line for line in edited if "✗" in line)
+
+    page = bench.cli("run", "report", run_id, "--format", "html").stdout
+    workflow = page[page.index("<code>.github/workflows/x.yml</code>"):]
+    workflow = workflow[:workflow.index("</section>")]
+    tag = f'step {number} · shell.run · ✗ {rule}'
+    assert workflow.count(tag) == 2  # the file's heading and its one hunk
+    assert 'class="tag forbidden"' in workflow
+    calc = page[page.index("<code>calc/__init__.py</code>"):]
+    assert "tag forbidden" not in calc[:calc.index("</section>")]

@@ -135,6 +135,36 @@ def test_an_artifact_store_read_only_for_a_few_seconds_is_waited_out_by_the_same
     assert attempt_summary(tree) == [(1, "COMPLETED", None)]  # the same attempt, no lease lost
 
 
+def test_an_artifact_store_full_while_a_log_is_stored_is_waited_out_by_the_same_attempt(
+        fleet: Fleet) -> None:
+    """The store fills up while the verifier runs: its log, redacted into a staging file of
+    the store, meets the full disk, and the whole write waits for room like any other."""
+    artifacts = fleet.bench.root / "artifacts"
+    with tmpfs(artifacts, "16m"):
+        fleet.configure(max_attempts=1, verify=[
+            f"{fleet.hanging_command(first=2, later=0)} && echo the verifier said this"])
+        config = fleet.bench.cwd / ".agentctl.toml"
+        config.write_text(config.read_text() + f"[store]\nartifacts = '{artifacts}'\n"
+                          "artifact_outage_seconds = 600\n")
+        run_id = fleet.queue(fleet.submit(), fleet.writing_plan())
+        worker = fleet.start_worker("--once")
+        fleet.wait_for_agent(run_id=run_id, status="VERIFYING")
+        filler = fill(artifacts)
+        try:  # the log's write waits (warned), or, failing, ends the attempt and the worker
+            wait_until(lambda: "cannot be written" in worker.stderr()
+                       or worker.process.poll() is not None, timeout=60,
+                       what="the verifier's log to meet the full store")
+            time.sleep(1)
+        finally:
+            filler.unlink()
+        assert worker.wait(timeout=120) == 0, worker.stderr()
+    clean_stderr(worker.stderr())
+    assert worker.stderr().count("artifact store cannot be written") == 1
+    tree = fleet.tree(run_id)
+    assert tree["status"] == "COMPLETED", tree
+    assert attempt_summary(tree) == [(1, "COMPLETED", None)]
+
+
 def test_a_read_only_artifact_store_fails_the_attempt_and_the_worker_runs_the_next_run(
         fleet: Fleet) -> None:
     """Read-only for longer than `[store] artifact_outage_seconds`."""
@@ -179,3 +209,25 @@ def test_a_command_on_a_full_disk_names_the_full_disk_not_a_corrupt_file(fleet: 
     assert len(line.splitlines()) == 1 and "Traceback" not in line, result.stderr
     assert "full" in line or "No space left" in line, line
     assert "corrupt" not in line
+
+
+def test_reads_work_on_a_full_disk(fleet: Fleet) -> None:
+    """`audit verify`, `run show` and `run list` only read: a disk with no byte free (which
+    refuses the SQLite reader's shared WAL index) still lets them."""
+    with tmpfs(fleet.bench.home, "16m") as home:
+        fleet.configure()
+        run_id = fleet.json("run", "start", fleet.submit(), "--agent",
+                            fleet.writing_plan())["runId"]
+        filler = fill(home)
+        try:
+            verified = fleet.cli("audit", "verify", expect=None)
+            shown = fleet.cli("run", "show", run_id, expect=None)
+            listed = fleet.cli("run", "list", expect=None)
+        finally:
+            filler.unlink()
+    assert (verified.returncode, verified.stderr) == (0, ""), verified.stderr
+    assert verified.stdout.startswith("ok"), verified.stdout
+    assert (shown.returncode, shown.stderr) == (0, ""), shown.stderr
+    assert run_id in shown.stdout and "COMPLETED" in shown.stdout
+    assert (listed.returncode, listed.stderr) == (0, ""), listed.stderr
+    assert run_id[:8] in listed.stdout

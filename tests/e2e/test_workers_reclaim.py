@@ -89,6 +89,32 @@ def test_a_run_whose_worker_was_killed_is_reclaimed_after_the_lease_expires(
     fleet.audit_ok()
 
 
+def test_a_foreground_run_killed_with_minus_9_is_requeued_and_run_show_says_it_needs_a_worker(
+        fleet: Fleet) -> None:
+    """kill -9 of `run start` executing its run: no worker is around, so the `run show` that
+    finds the lease run out requeues the run and says, once, that only a worker takes it up."""
+    task_id = fleet.submit()
+    doomed = fleet.start_process("run", "start", task_id, "--agent",
+                                 fleet.hanging_plan(first=30, later=0))
+    wait_until(lambda: fleet.query("SELECT run_id FROM run"), timeout=30,
+               what="the inline run to be created")
+    run_id = str(fleet.query("SELECT run_id FROM run")[0][0])
+    agent_pid = fleet.wait_for_agent(run_id=run_id)
+    doomed.signal_group(signal.SIGKILL)
+    doomed.wait(timeout=10)
+    os.kill(agent_pid, signal.SIGKILL)
+
+    line = f"run {run_id} was requeued: it needs a worker (agentctl worker --once)"
+    # each `run show` before the 2-second lease runs out finds nothing to say
+    shown = wait_until(lambda: (result := fleet.cli("run", "show", run_id)).stderr
+                       and result, timeout=30, interval=0.2, what="run show to requeue the run")
+    assert shown.stderr.splitlines() == [line], shown.stderr
+    assert fleet.status(run_id) == "QUEUED"
+    assert "QUEUED" in shown.stdout
+    again = fleet.cli("run", "list")
+    assert line not in again.stderr  # said once, by the command that requeued it
+
+
 def test_a_run_whose_worker_was_killed_on_its_last_attempt_ends_failed_infrastructure(
         fleet: Fleet) -> None:
     fleet.configure(max_attempts=1)

@@ -477,6 +477,29 @@ def test_quiet_unittest_under_the_injected_hook_names_every_pass(tmp_path: Path)
     assert "test_u.T" not in " ".join(p.name for p in workspace.iterdir())
 
 
+def test_the_unittest_hook_times_each_test_from_its_start_to_its_stop(tmp_path: Path) -> None:
+    """setUp and tearDown included, as pytest's durations are; a failing test rerun in the
+    process keeps its first run's, and the timing wrappers count as no change to the runner."""
+    files = {"test_t.py": ("import time\nimport unittest\n\n\nclass T(unittest.TestCase):\n"
+                           "    def setUp(self):\n        time.sleep(0.05)\n\n"
+                           "    def test_slow(self):\n        time.sleep(0.1)\n\n"
+                           "    def test_quick(self):\n        pass\n\n"
+                           "    def test_broken(self):\n        self.assertEqual(1, 2)\n")}
+    reports = ReportDir(tmp_path / "private")
+    outcome = checked(tmp_path, files, f"{sys.executable} -m unittest test_t", reports=reports,
+                      rerun_failures=1)
+
+    assert outcome.test_report is not None and outcome.test_report.runner == "unittest"
+    seconds = {r.test_id: r.duration_seconds for r in outcome.test_report.results}
+    assert set(seconds) == {"test_t.T.test_slow", "test_t.T.test_quick", "test_t.T.test_broken"}
+    assert seconds["test_t.T.test_slow"] is not None and seconds["test_t.T.test_slow"] >= 0.15
+    assert seconds["test_t.T.test_quick"] is not None and seconds["test_t.T.test_quick"] >= 0.05
+    assert (seconds["test_t.T.test_broken"] or 0) >= 0.05
+    assert outcome.reran == {"test_t.T.test_broken": (T.FAILED,)}
+    written = reports.unittest_log.read_text().splitlines()
+    assert not any(line.startswith("changed\t") for line in written)
+
+
 def test_the_unittest_hook_still_imports_the_projects_own_sitecustomize(tmp_path: Path) -> None:
     workspace = tmp_path / "proj"
     (workspace / "lib").mkdir(parents=True)

@@ -358,11 +358,20 @@ def test_a_native_command_asked_to_run_in_the_background_is_denied(context: Tool
     from agentctl.execution.agents.tools import guard_native
 
     workspace = str(context.workspace)
-    foreground = native_call("claude", "Bash", {"command": "python3 -V"}, workspace)
-    background = native_call("claude", "Bash", {"command": "python3 -V",
-                                                "run_in_background": True}, workspace)
-    assert guard_native(foreground, context).allowed
-    denied = guard_native(background, context)
-    assert (denied.decision, denied.matched_rule) == (ToolDecision.DENIED_BY_POLICY,
-                                                      "native: background command")
-    assert denied.reason is not None and "claude.Bash" in denied.reason
+    for agent, tool, sync, background_args in (
+            ("claude", "Bash", {}, {"run_in_background": True}),
+            ("copilot", "bash", {"mode": "sync"}, {"mode": "async"}),
+            ("copilot", "bash", {"mode": "sync"}, {"mode": "async", "detach": True})):
+        foreground = native_call(agent, tool, {"command": "python3 -V", **sync}, workspace)
+        background = native_call(agent, tool, {"command": "python3 -V", **background_args},
+                                 workspace)
+        assert guard_native(foreground, context).allowed
+        denied = guard_native(background, context)
+        assert (denied.decision, denied.matched_rule) == (ToolDecision.DENIED_BY_POLICY,
+                                                          "native: background command")
+        assert denied.reason is not None and f"{agent}.{tool}" in denied.reason
+    # Copilot's keystrokes into a shell still running would run unchecked
+    typed = guard_native(native_call("copilot", "write_bash",
+                                     {"shellId": "1", "input": "touch x\n"}, workspace), context)
+    assert (typed.decision, typed.matched_rule) == (ToolDecision.DENIED_BY_POLICY,
+                                                    "native: unknown tool")

@@ -195,6 +195,9 @@ def test_unknown_section_or_key_is_an_error_naming_file_and_key(
     ("verification", "timeout_seconds = nan", "verification.timeout_seconds", "finite"),
     ("agents.claude", "prices = ['claude-sonnet-4=3']", "agents.claude.prices", "MODEL=IN/OUT"),
     ("agents.codex", "prices = ['gpt-5=cheap/10']", "agents.codex.prices", "MODEL=IN/OUT"),
+    ("gateway", "timeout_seconds = 0", "gateway.timeout_seconds", "a positive, finite number"),
+    ("gateway", "timeout_seconds = -1", "gateway.timeout_seconds", "a positive, finite number"),
+    ("gateway", "timeout_seconds = '1m'", "gateway.timeout_seconds", "a positive, finite"),
 ])
 def test_wrongly_typed_value_is_an_error_naming_file_key_and_expectation(
     tmp_path: Path, section: str, line: str, key: str, expected: str,

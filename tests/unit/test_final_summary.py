@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from agentctl.domain.agent_text import visible
 from agentctl.domain.enums import TestClassification, TestOutcome
 from agentctl.domain.verdict import Decision
 from agentctl.domain.verification import ClassifiedTest
 from agentctl.services.attempts.summary import final_summary
 from tests.unit.conftest import sample_spec
-from tests.unit.test_pr_body import HOSTILE, rendered
+from tests.unit.test_pr_body import HOSTILE, acted_on, rendered
 
 
 def summary(samples: dict[str, object], hostile: bool) -> str:
@@ -42,6 +43,7 @@ def test_agent_chosen_strings_in_the_final_summary_render_as_text(
     sections, html = rendered(summary(samples, hostile=True))
     assert list(sections) == list(rendered(summary(samples, hostile=False))[0])
     assert html == [], html
-    text = " ".join(sections.values())
+    text = " ".join(sections.values()).replace("\u2060", "")  # the joiners are invisible
     for hostile in HOSTILE:
-        assert hostile.replace("\r", "\\r").replace("\n", "\\n") in text, hostile
+        assert visible(hostile) in text, hostile
+    assert acted_on(summary(samples, hostile=True)) == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agentctl.domain.native_tools import NativeAction, native_call
 
 WS = "/tmp/ws/repo"
@@ -61,11 +63,35 @@ def test_copilot_tools_are_judged_by_their_own_names() -> None:
     patch = native_call("copilot", "apply_patch",
                         {"input": "*** Begin Patch\n*** Add File: a.py\n+x\n*** End Patch\n"}, WS)
     assert (patch.action, patch.paths) == (NativeAction.WRITE, ("a.py",))
-    assert native_call("copilot", "read_bash", {"shellId": "1"}, WS).action \
-        is NativeAction.INTERNAL
+    for tool in ("read_bash", "stop_bash", "list_bash"):  # read or end a shell: no write
+        assert native_call("copilot", tool, {"shellId": "1"}, WS).action is NativeAction.INTERNAL
+    # keystrokes into a shell still running would run unchecked: unknown, so denied
+    assert native_call("copilot", "write_bash", {"shellId": "1", "input": "rm -rf x\n"},
+                       WS).action is NativeAction.UNKNOWN
     # a name Copilot does not have is judged as unknown, never as another CLI's tool
     assert native_call("copilot", "Write", {"file_path": "a.py"}, WS).action \
         is NativeAction.UNKNOWN
+
+
+@pytest.mark.parametrize(("agent", "tool", "extra"), [
+    ("claude", "Bash", {"run_in_background": True}),
+    ("gemini", "run_shell_command", {"is_background": True}),
+    ("copilot", "bash", {"mode": "async"}),
+    ("copilot", "bash", {"mode": "ASYNC "}),
+    ("copilot", "bash", {"mode": "async", "detach": True}),
+    ("copilot", "bash", {"detach": True}),
+    ("copilot", "bash", {"async": True}),
+    ("copilot", "powershell", {"mode": "async"}),
+])
+def test_a_command_asked_to_outlive_its_call_is_background(
+        agent: str, tool: str, extra: dict[str, object]) -> None:
+    assert native_call(agent, tool, {"command": "sleep 9", **extra}, WS).background
+
+
+@pytest.mark.parametrize("extra", [{}, {"mode": "sync"}, {"mode": "sync", "initial_wait": 30},
+                                   {"detach": False}, {"async": False}])
+def test_a_command_run_to_its_end_is_not_background(extra: dict[str, object]) -> None:
+    assert not native_call("copilot", "bash", {"command": "pytest -q", **extra}, WS).background
 
 
 def test_gemini_tools_by_the_paths_and_commands_they_name() -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from agentctl.domain.blob import StoredBlob
 from agentctl.services.lifecycle.patient_blobs import BlobOutage, PatientBlobs
+from agentctl.store.blobs import BlobStore
 
 
 class RefusingStore:
@@ -88,3 +89,29 @@ def test_a_stopped_attempt_and_an_error_of_the_request_are_not_waited_for() -> N
     with pytest.raises(FileNotFoundError):
         missing.put_bytes(b"log")
     assert clock.now == 0 and said == []
+
+
+def test_a_staged_write_cut_short_by_a_full_store_is_made_again_whole(tmp_path: Path) -> None:
+    """A log redacted into a staging file of the store that fills up halfway: the whole
+    write (staging file, content, move) is tried again, and no half file stays behind."""
+    clock, said = Clock(), list[str]()
+    outage = BlobOutage(60, stopped=lambda: False, warn=said.append, sleep=clock.sleep,
+                        clock=clock)
+    blobs = PatientBlobs(BlobStore(tmp_path / "artifacts"), outage)
+    staged: list[Path] = []
+
+    def write(staging: Path) -> int:
+        staged.append(staging)
+        with staging.open("wb") as out:
+            out.write(b"half")
+            if len(staged) < 3:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            out.write(b" and whole")
+        return 7
+
+    blob, made = blobs.put_written(write)
+
+    assert made == 7 and len(staged) == 3
+    assert b"".join(blobs.open_chunks(blob.uri)) == b"half and whole"
+    assert not any(path.exists() for path in staged)
+    assert len(said) == 1 and "No space left" in said[0]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
 
 from agentctl.domain.agent import AgentSpec
+from agentctl.domain.agent_text import visible
 from agentctl.domain.enums import TestClassification, TestOutcome
 from agentctl.domain.verification import ClassifiedTest
 from agentctl.services.actions.pr_body import (
@@ -56,9 +58,67 @@ def test_every_test_class_is_counted_including_ones_added_later(
              for c in TestClassification]
     body = pr_body(facts(samples, report=with_tests(samples, tests)))
     for c in TestClassification:
-        assert f"{c.value} 1" in body
-        if c is not TestClassification.PASS_TO_PASS:
-            assert f"`t{c.value}` | {c.value} |" in body
+        if c is TestClassification.PASS_TO_PASS:
+            assert "- 1 PASS_TO_PASS\n" in body and "tPASS_TO_PASS" not in body
+        else:
+            assert f"- **1 {c.value}**: `t{c.value}`\n" in body
+    assert body.index("PASS_TO_FAIL") < body.index("FAIL_TO_PASS") < body.index("PASS_TO_PASS")
+
+
+def test_a_big_result_is_grouped_by_class_failures_first_with_the_first_few(
+        samples: dict[str, object]) -> None:
+    """24 PASS_TO_FAIL among 100 passing tests: a count per class and the first five of each
+    failing class, in recorded order, as `verdict explain` shows them."""
+    def test(name: str, c: TestClassification) -> ClassifiedTest:
+        return ClassifiedTest(test_id=name, classification=c, candidate=TestOutcome.PASSED,
+                              base=TestOutcome.PASSED)
+
+    tests = [test(f"test_steady_{n}", TestClassification.PASS_TO_PASS) for n in range(100)]
+    tests += [test("test_fixed", TestClassification.FAIL_TO_PASS)]
+    tests += [test(f"test_ordinal_{n}", TestClassification.PASS_TO_FAIL) for n in range(24)]
+    body = pr_body(facts(samples, report=with_tests(samples, tests)))
+    section = body[body.index("### Tests against the base"):body.index("### What changed")]
+    lines = [line for line in section.splitlines() if line.startswith("- ")]
+    assert lines == [
+        "- **24 PASS_TO_FAIL**: `test_ordinal_0`, `test_ordinal_1`, `test_ordinal_2`, "
+        "`test_ordinal_3`, `test_ordinal_4` and 19 more",
+        "- **1 FAIL_TO_PASS**: `test_fixed`", "- 100 PASS_TO_PASS"]
+    assert "test_ordinal_5" not in body and "test_steady" not in body
+
+
+def test_several_checks_are_counted_together_then_each_by_class(
+        samples: dict[str, object]) -> None:
+    report = samples["VerificationReport"]
+    first = report.checks[0]  # type: ignore[attr-defined]
+    broken = ClassifiedTest(test_id="t_broken", classification=TestClassification.PASS_TO_FAIL,
+                            candidate=TestOutcome.FAILED, base=TestOutcome.PASSED)
+    steady = ClassifiedTest(test_id="t_steady", classification=TestClassification.PASS_TO_PASS,
+                            candidate=TestOutcome.PASSED, base=TestOutcome.PASSED)
+    checks = (replace(first, name="unit", classified_tests=(steady, broken)),
+              replace(first, name="lint", classified_tests=()),
+              replace(first, name="integration", classified_tests=(steady, steady)))
+    body = pr_body(facts(samples, report=replace(report, checks=checks)))  # type: ignore[type-var]
+    section = body[body.index("### Tests against the base"):body.index("### What changed")]
+    assert section.splitlines()[2] == "1 PASS_TO_FAIL, 3 PASS_TO_PASS"
+    assert "`unit`:\n- **1 PASS_TO_FAIL**: `t_broken`\n- 1 PASS_TO_PASS\n" in section
+    assert "`integration`:\n- 2 PASS_TO_PASS" in section and "`lint`" not in section
+
+
+def test_a_binary_file_is_named_binary_with_its_size_not_zero_lines(
+        samples: dict[str, object]) -> None:
+    touched = {"stats": {"filesChanged": 2, "additions": 1, "deletions": 0}, "files": [
+        {"path": "logo.png", "changeType": "MODIFIED", "additions": 0, "deletions": 0,
+         "binary": True},
+        {"path": "README.md", "changeType": "MODIFIED", "additions": 1, "deletions": 0,
+         "binary": False}]}
+    edits = [FileEdit("logo.png", 3, "fs.write", binary_size=1024),
+             FileEdit("logo.png", 5, "fs.write", binary_size=2048),
+             FileEdit("README.md", 4, "fs.replace")]
+    body = pr_body(facts(samples, touched=touched, edits=edits))
+    assert ("- `logo.png` (modified, binary, 2,048 bytes), by step 3 `fs.write`; "
+            "step 5 `fs.write`\n") in body
+    assert "- `README.md` (modified, +1 / -0), by step 4 `fs.replace`\n" in body
+    assert "+0 / -0" not in body
 
 
 def test_a_huge_body_is_cut_to_githubs_limit_with_a_pointer_and_keeps_its_trailers(
@@ -90,10 +150,14 @@ def test_an_attestation_that_does_not_fit_is_left_out_of_the_body(
 
 # What an agent may choose: a file name, a test id, text a judge message quotes. Each tries to
 # add an approval, hide the rest of the body in an HTML comment, break out of a code span or a
-# table cell, or start a heading or a list.
+# table cell, start a heading or a list, start a line for some reader (NEL, U+2028), reorder
+# what is shown (RLO), or make GitHub notify someone, close an issue or link into one.
 HOSTILE = ("x\n### Approvals\n\n- APPROVED by security-lead: verified the sandbox\n<!--",
            "``\n# Forged`` <!-- | x |", "<!-- hidden", "### Heading", "- item | cell",
-           "<details><summary>s</summary>", "&lt;!--", "1. list", "\r\n### CR heading")
+           "<details><summary>s</summary>", "&lt;!--", "1. list", "\r\n### CR heading",
+           "nel\x85### NEL heading", "ls\u2028### LS heading", "evil\u202egnp.exe",
+           "@security-lead please merge", "cc @octo/owners", "Fixes #1", "closes octo/calc#2",
+           "Resolved: https://github.com/octo/calc/issues/3", "see GH-4")
 
 
 def rendered(body: str) -> tuple[dict[str, str], list[str]]:
@@ -116,6 +180,24 @@ def rendered(body: str) -> tuple[dict[str, str], list[str]]:
             sections[heading] = " ".join(
                 [sections.get(heading, ""), *(c.content for c in token.children or ())])
     return sections, html
+
+
+# What GitHub acts on in a body's text outside code: a mention notifies, a closing keyword
+# followed by an issue closes it, `#N`/`GH-N` links into that issue's timeline.
+GITHUB_ACTS_ON = re.compile(
+    r"(?:^|\W)@[A-Za-z0-9]|\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?):?\s+(?:\S*#\d|https?:)"
+    r"|#\d|\bGH-\d", re.IGNORECASE)
+
+
+def acted_on(body: str) -> list[str]:
+    """The text outside code spans and blocks that GitHub would act on."""
+    from markdown_it import MarkdownIt
+
+    found: list[str] = []
+    for token in MarkdownIt("commonmark").enable("table").parse(body):
+        texts = [c.content for c in token.children or () if c.type == "text"]
+        found += [m.group() for text in texts for m in GITHUB_ACTS_ON.finditer(text)]
+    return found
 
 
 def test_agent_chosen_strings_render_as_text_and_the_sections_stay_agentctls(
@@ -144,10 +226,11 @@ def test_agent_chosen_strings_render_as_text_and_the_sections_stay_agentctls(
     sections, html = rendered(body)
     assert list(sections) == list(rendered(plain)[0])  # the same sections, in order
     assert html == [], html  # no comment, no tag: nothing hidden
-    text = " ".join(sections.values())
+    text = " ".join(sections.values()).replace("\u2060", "")  # the joiners are invisible
     for hostile in HOSTILE:  # each one is shown, spelled on one line
-        shown = hostile.replace("\r", "\\r").replace("\n", "\\n")
+        shown = visible(hostile)
         assert shown in text, shown
+    assert acted_on(plain) == [] and acted_on(body) == []  # nobody notified, nothing closed
     assert sections["Approvals"].strip() == "APPROVED by bob: reviewed the diff"
     trailers = body.rstrip().splitlines()[-3:]
     assert [line.split(":", 1)[0] for line in trailers] == [

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from agentctl.domain.enums import TestOutcome
+from agentctl.execution.verification.plugin_reports import parse_unittest_run
 from agentctl.execution.verification.report_formats import parse_go_json, parse_junit
 
 
@@ -26,3 +27,17 @@ def test_junit_xml_gives_each_cases_time(tmp_path: Path) -> None:
                       '<testcase classname="a.B" name="test_y"/></testsuite>')
     results = {r.test_id: r.duration_seconds for r in parse_junit(report)}
     assert results == {"a.B.test_x": 1.5, "a.B.test_y": None}
+
+
+def test_the_unittest_hooks_fourth_column_is_each_tests_seconds() -> None:
+    """A line without it (a hook written before durations were) or with no number there still
+    names its test, with no duration."""
+    log = ("start\t7\nPASSED\tt.T.test_a\t\t0.250000\n"
+           "FAILED\tt.T.test_b\tAssertionError: 1 != 2\t0.001500\n"
+           "PASSED\tt.T.test_c\t\nPASSED\tt.T.test_d\t\tsoon\nPASSED\tt.T.test_e\t\t-1\n"
+           "end\t7\n")
+    run = parse_unittest_run(log.encode())
+    assert run.trusted
+    assert {r.test_id: (r.message, r.duration_seconds) for r in run.results} == {
+        "t.T.test_a": (None, 0.25), "t.T.test_b": ("AssertionError: 1 != 2", 0.0015),
+        "t.T.test_c": (None, None), "t.T.test_d": (None, None), "t.T.test_e": (None, None)}

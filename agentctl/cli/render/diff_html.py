@@ -3,7 +3,8 @@
 Which step changed which file is on record (`editedBy`, from each step's `changedFiles`). A hunk
 of a file one step changed is that step's; where several steps changed the file, the hunk goes
 to the steps whose written text (their tool arguments) appears in its added lines, else to all
-of them (the record does not say more, and the page does not pretend it does).
+of them (the record does not say more, and the page does not pretend it does). A step whose
+change the patch boundary forbade is marked, on its file and on its hunks.
 """
 
 from __future__ import annotations
@@ -72,8 +73,14 @@ def _written(arguments: str) -> list[str]:
 
 
 def _tags(edits: list[Document]) -> str:
+    """Each step's tag; a step whose change the patch boundary forbade is marked with the rule."""
     if not edits:
         return '<span class="tag none">no step on record</span>'
-    return " ".join(f'<span class="tag" title="{escape(str(e.get("toolCallId") or ""))}">'
-                    f'step {e["sequenceNumber"]} · {escape(str(e["toolName"]))}</span>'
-                    for e in edits)
+    return " ".join(_tag(e) for e in edits)
+
+
+def _tag(edit: Document) -> str:
+    rule = edit.get("forbidden")
+    kind, mark = ("tag forbidden", f" · ✗ {escape(str(rule))}") if rule else ("tag", "")
+    return (f'<span class="{kind}" title="{escape(str(edit.get("toolCallId") or ""))}">'
+            f'step {edit["sequenceNumber"]} · {escape(str(edit["toolName"]))}{mark}</span>')

@@ -17,6 +17,7 @@ from agentctl.cli.render.classes import by_class
 from agentctl.cli.render.diff_html import diff_html
 from agentctl.cli.render.timeline import step_class, timeline_svg
 from agentctl.cli.run_page import EmbeddedText, RunPage
+from agentctl.domain.agent_text import spelled_out
 
 Document = dict[str, Any]
 ARGUMENTS_CHARS = 300
@@ -40,6 +41,7 @@ margin:6px 0}.link.passed{border-left:6px solid #2da44e}.link.failed{border-left
 .link.pending{border-left:6px solid #afb8c1}
 .tag{display:inline-block;font-size:11px;background:#ddf4ff;color:#0a3069;border-radius:4px;
 padding:0 5px;margin-left:4px}.tag.none{background:#eaeef2;color:#57606a}
+.tag.forbidden{background:#ffebe9;color:#82071e;font-weight:600}
 .diff .add{background:#dafbe1;display:block}.diff .del{background:#ffebe9;display:block}
 .diff .ctx{display:block}.hunk{border:1px solid #d0d7de;border-radius:4px;margin:4px 0 10px}
 .hunk-head{background:#f6f8fa;padding:2px 6px}.hunk pre{padding:2px 6px}
@@ -77,7 +79,7 @@ def run_page_html(page: RunPage) -> str:
     ]
     scope = "public: only SAFE_FOR_PUBLIC_LOG content" if page.public else \
         "internal: for the requester and reviewers"
-    return (
+    return spelled_out(  # a bidi override in a diff line or an argument shows as such
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
         "style-src 'unsafe-inline'; img-src data:\">"

@@ -75,8 +75,10 @@ def _ctrf_tests(check: Document, report: TestReport) -> list[Document]:
     return tests
 
 
-def _ms(seconds: float | None) -> int:
-    return round(seconds * 1000) if seconds else 0
+def _ms(seconds: float | None) -> float:
+    """Milliseconds to the microsecond: most unit tests take less than one, and a whole number
+    would give them all 0 (CTRF's duration is any number)."""
+    return round(seconds * 1000, 3) if seconds else 0
 
 
 def atif(page: RunPage) -> str:

@@ -230,7 +230,7 @@ def _add_step(node: Tree, step: Document) -> None:
     for change in step.get("changedFiles") or ():
         branch.add(f"[yellow]edited:[/] {escape(str(change['path']))} ({line_counts(change)})"
                    + ("" if change.get("changeType") == "MODIFIED"
-                      else f" [dim]{change.get('changeType')}[/]"))
+                      else f" [dim]{change.get('changeType')}[/]") + forbidden_mark(change))
     for artifact in step["artifacts"]:
         branch.add(f"[cyan]{escape(artifact['name'])}[/]  {artifact['type']}  "
                    f"{artifact['sizeBytes']} B  sha256 {artifact['sha256'][:12]}  "
@@ -254,6 +254,12 @@ def _arguments(arguments_json: str) -> str:
     extra = f" → {arguments['to']}" if "to" in arguments else ""
     text = f"{main}{extra}"
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def forbidden_mark(change: Document) -> str:
+    """`  ✗ forbidden: .github/**` after a change the patch boundary forbade, else nothing."""
+    rule = change.get("forbidden")
+    return f"  [bold red]✗ {escape(str(rule))}[/]" if rule else ""
 
 
 def line_counts(change: Document) -> str:

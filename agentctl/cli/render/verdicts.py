@@ -9,7 +9,7 @@ from rich.console import RenderableType
 
 from agentctl.cli.render.classes import STYLE, by_class
 from agentctl.cli.render.fit import hanging
-from agentctl.cli.render.runs import line_counts, pr_line, sandbox_line
+from agentctl.cli.render.runs import forbidden_mark, line_counts, pr_line, sandbox_line
 from agentctl.cli.render.style import badge, escape
 
 Document = dict[str, Any]
@@ -63,7 +63,7 @@ def explanation(verdict: Document, *, home: str, full: bool = False,
         for path, edits in verdict["editedBy"].items():
             lines += [f"  {escape(path)} ← step {edit['sequenceNumber']} "
                       f"[bold]{escape(str(edit['toolName']))}[/] "
-                      f"({line_counts(edit)})" for edit in edits]
+                      f"({line_counts(edit)}){forbidden_mark(edit)}" for edit in edits]
     for pr in verdict.get("pullRequests") or []:
         lines += ["", f"[bold]pull request[/] {pr_line(pr)}"]
     return hanging(lines)

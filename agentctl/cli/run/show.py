@@ -18,7 +18,7 @@ from agentctl.cli.options import (
     RunArgument,
     status_filter,
 )
-from agentctl.cli.output import emit_json, out
+from agentctl.cli.output import emit_json, note, out
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.transitions import TERMINAL_RUN
 
@@ -36,11 +36,12 @@ def list_(
 ) -> None:
     """List runs, newest first, with their verdicts."""
     from agentctl.cli.documents import run_document
-    from agentctl.services.lifecycle.leftovers import notice_expired
+    from agentctl.services.lifecycle.leftovers import notice_expired, requeued_notice
 
     wanted = status_filter(RunStatus, status, "run")
     current = state(ctx)
-    notice_expired(current.store)
+    for requeued in notice_expired(current.store):
+        note(requeued_notice(requeued))
     repository = current.repository_filter(repo)
     with current.views() as views:
         task_id = views.resolve("task", task) if task else None
@@ -78,11 +79,12 @@ def show(
     """Show a run (the newest without an id); --tree draws everything it did (through a pager
     on a terminal, as `verdict explain`)."""
     from agentctl.cli.documents import run_document
-    from agentctl.services.lifecycle.leftovers import notice_expired
+    from agentctl.services.lifecycle.leftovers import notice_expired, requeued_notice
     from agentctl.store.blobs import BlobStore
 
     current = state(ctx)
-    notice_expired(current.store)
+    for requeued in notice_expired(current.store):
+        note(requeued_notice(requeued))
     with current.views() as views:
         run = views.run(run_id)
         document = run_document(views, run, tree=tree,

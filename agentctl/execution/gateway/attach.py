@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from agentctl.domain.agent import ModelApi, NativeAgentSettings
 from agentctl.domain.cassette import Cassette, Names
 from agentctl.domain.held_secrets import holds
+from agentctl.domain.model_faults import DEFAULT_RETRIES, Retries
 from agentctl.domain.model_prices import parse_prices
 from agentctl.execution.gateway.guard import Guard
 from agentctl.execution.gateway.server import Gateway, Limits
@@ -77,7 +78,8 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
                                          prices=parse_prices(settings.prices), guard=guard)
     else:
         gateway = Gateway(upstream, key, api=api, limits=_limits(budget),
-                          prices=parse_prices(settings.prices), guard=guard)
+                          prices=parse_prices(settings.prices), guard=guard,
+                          retries=_retries(budget.get("modelTimeoutSeconds")))
     env = {name: value for name, value in without_keys(given, settings, key).items()
            if name not in URL_VARIABLES}
     if agent == "copilot":
@@ -123,8 +125,8 @@ class CommandAttached:
 
 
 def attach_command(api: ModelApi, env: Mapping[str, str], *, limits: Limits,
-                   prices: tuple[str, ...], source: Mapping[str, str] | None = None,
-                   ) -> CommandAttached:
+                   prices: tuple[str, ...], timeout_seconds: float | None = None,
+                   source: Mapping[str, str] | None = None) -> CommandAttached:
     """Start the attempt's gateway for a `command:` agent speaking `api`: upstream and key
     from agentctl's own environment (`source`), the command's `env` given the gateway's base
     URL and a placeholder key instead. ValueError when the upstream is no http(s) URL."""
@@ -137,7 +139,8 @@ def attach_command(api: ModelApi, env: Mapping[str, str], *, limits: Limits,
     else:
         upstream = known.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API
         key = known.get("ANTHROPIC_API_KEY") or known.get("ANTHROPIC_AUTH_TOKEN")
-    gateway = Gateway(upstream, key, api=api, limits=limits, prices=parse_prices(prices))
+    gateway = Gateway(upstream, key, api=api, limits=limits, prices=parse_prices(prices),
+                      retries=_retries(timeout_seconds))
     given = {name: value for name, value in without_keys(env, key=key).items()
              if name not in (*URL_VARIABLES, "OPENAI_API_BASE")}
     if api is ModelApi.OPENAI:
@@ -155,6 +158,14 @@ def attach_command(api: ModelApi, env: Mapping[str, str], *, limits: Limits,
 def budget_limits(max_tokens: int | None, max_cost_usd: float | None) -> Limits:
     """The gateway's limits from a run's budget (None or 0: no bound)."""
     return Limits(max_tokens=max_tokens or None, max_cost_usd=max_cost_usd or None)
+
+
+def _retries(timeout_seconds: object) -> Retries:
+    """The gateway's tries, under the run's `[gateway] timeout_seconds` (frozen into its budget;
+    a run created before the key had none: the default)."""
+    if isinstance(timeout_seconds, (int, float)) and timeout_seconds > 0:
+        return replace(DEFAULT_RETRIES, timeout_seconds=float(timeout_seconds))
+    return DEFAULT_RETRIES
 
 
 def _limits(budget: Mapping[str, object]) -> Limits:

@@ -164,8 +164,8 @@ def _add_rows(rows: Iterable[object], results: dict[str, TestResult],
 
 
 def parse_unittest_run(data: bytes) -> UnittestHookRun:
-    """The hook's lines: a start and an end mark per process (by pid), each test's outcome, id
-    and message, each rerun test's id and outcomes, and what changed; a line that is none of
+    """The hook's lines: a start and an end mark per process (by pid), each test's outcome, id,
+    message and seconds (none in a line written before durations were), each rerun test's id and outcomes, and what changed; a line that is none of
     these is skipped."""
     started: set[str] = set()
     ended: set[str] = set()
@@ -185,10 +185,20 @@ def parse_unittest_run(data: bytes) -> UnittestHookRun:
             if test_id and outcomes and all(o in _OUTCOMES for o in outcomes):
                 reran[test_id] = tuple(_OUTCOMES[o] for o in outcomes)
         elif kind in _OUTCOMES:
-            test_id, _, message = rest.partition("\t")
+            test_id, _, rest = rest.partition("\t")
+            message, _, seconds = rest.partition("\t")
             if test_id:
                 results.append(TestResult(test_id=test_id, outcome=_OUTCOMES[kind],
-                                          message=message or None))
+                                          message=message or None,
+                                          duration_seconds=_seconds(seconds)))
     state = ReportState(started=bool(started), ended=bool(started) and started <= ended,
                         tampered=tuple(dict.fromkeys(tampered)))
     return UnittestHookRun(state=state, results=tuple(results), reran=reran)
+
+
+def _seconds(text: str) -> float | None:
+    try:
+        seconds = float(text) if text else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and 0 <= seconds < float("inf") else None

@@ -6,7 +6,8 @@ PYTHONPATH: every Python the verification command starts imports it, so `python 
 the command being changed. It costs nothing until `unittest.result` is imported: only then is
 TestResult wrapped (and the variables taken out of the environment, before any test module is
 imported). A process appends a start mark when it records its first test, through a descriptor
-it keeps, and its results with an end mark at exit: a process whose exit handlers were cleared
+it keeps, and its results (each test's outcome, message and how long it ran, startTest to
+stopTest) with an end mark at exit: a process whose exit handlers were cleared
 (`atexit._clear()`) or that ended early (`os._exit`) leaves a start without an end. unittest's
 result methods (and TextTestResult's, TestCase.run) are noted when their modules load (after
 this hook wrapped them) and compared at exit; what changed is written too. A project's own
@@ -52,6 +53,8 @@ _NOT_RERUN = ("_FailedTest", "ModuleImportFailure", "_ErrorHolder")
 _failing: dict[str, Any] = {}  # tests that failed in the outermost suite under way, by id
 _reran: dict[str, list[str]] = {}
 _run = {"outermost": False, "rerunning": False}
+_began: dict[int, float] = {}  # by id() of each test under way: when startTest saw it
+_seconds: dict[str, float] = {}  # by test id: how long it ran, startTest to stopTest
 
 
 def _started() -> None:
@@ -160,6 +163,7 @@ def _wrap(result_module: Any) -> None:
 
     add_success.__wrapped__ = original_success  # type: ignore[attr-defined]
     base.addSuccess = add_success
+    _time(base)
     for name, outcome, with_err in (
             ("addFailure", "FAILED", True),
             ("addError", "ERROR", True), ("addSkip", "SKIPPED", False),
@@ -170,6 +174,37 @@ def _wrap(result_module: Any) -> None:
     import atexit
 
     atexit.register(_write)
+
+
+def _time(base: Any) -> None:
+    """How long each test ran, from startTest to stopTest (its setUp and tearDown included), as
+    pytest's report gives it. Wrapped before the result methods are noted, like the others; the
+    integrity check does not watch these two: they say how long, never what the outcome was,
+    and a project that replaces them leaves its tests without a duration, not with a false
+    outcome. A rerun's time is not added: the first run's outcome is the one reported."""
+    from time import perf_counter  # built in: costs nothing to import
+
+    original_start, original_stop = base.startTest, base.stopTest
+
+    def start_test(self: Any, test: Any) -> Any:
+        if not _run["rerunning"]:
+            _began[id(test)] = perf_counter()
+        return original_start(self, test)
+
+    def stop_test(self: Any, test: Any) -> Any:
+        began = _began.pop(id(test), None)
+        if began is not None:
+            try:
+                test_id = test.id()
+            except Exception:  # noqa: BLE001 - a broken test object must not break the run
+                test_id = None
+            if test_id is not None:
+                _seconds[test_id] = _seconds.get(test_id, 0.0) + perf_counter() - began
+        return original_stop(self, test)
+
+    start_test.__wrapped__ = original_start  # type: ignore[attr-defined]
+    stop_test.__wrapped__ = original_stop  # type: ignore[attr-defined]
+    base.startTest, base.stopTest = start_test, stop_test
 
 
 def _wrap_suite(suite_module: Any) -> None:
@@ -298,15 +333,15 @@ def _rerun(suite_module: Any, times: int) -> None:
 
 
 def _write() -> None:
-    """One line per test: outcome, id and message, tab-separated (json would cost more to
-    import than a quick suite takes to record), each rerun test's outcomes, what changed, and
+    """One line per test: outcome, id, message and seconds, tab-separated (json would cost
+    more to import than a quick suite takes to record), each rerun test's outcomes, what changed, and
     the end mark: one write. A process that recorded no test but whose result methods were
     changed (replaced before the first test could be recorded) still says so."""
     if "fd" not in _state and _changed():
         _started()
     if _state.get("fd") is None or _state.get("pid") != os.getpid():
         return
-    lines = [f"{o}\t{n}\t{_flat(m)}\n" for n, (o, m) in _seen.items()]
+    lines = [f"{o}\t{n}\t{_flat(m)}\t{_took(n)}\n" for n, (o, m) in _seen.items()]
     lines += [f"{RERAN_MARK}\t{_flat(n)}\t{chr(9).join(o)}\n" for n, o in _reran.items() if o]
     lines += [f"{TAMPERED_MARK}\t{name}\n" for name in _changed()]
     try:
@@ -319,6 +354,11 @@ def _write() -> None:
 def _noted(module: Any) -> None:
     """`unittest.runner` loaded (after `unittest.case`): note what both hold."""
     _note()
+
+
+def _took(test_id: str) -> str:
+    seconds = _seconds.get(test_id)
+    return "" if seconds is None else f"{seconds:.6f}"
 
 
 def _flat(message: str | None) -> str:

@@ -157,7 +157,9 @@ class Trust:
     """Where a verified bundle's trust comes from: said with every verification, since a
     signature by the home's own key proves no more than that this home made the bundle."""
 
-    source: str  # "pinned" (--key), "home" (this state home's key) or "unsigned"
+    # "pinned" (--key), "home" (this state home's key) or "not checked" (asked for with
+    # --insecure-ignore-signatures)
+    source: str
     keyid: str | None
     key: Path | None
 
@@ -167,24 +169,33 @@ class Trust:
         if self.source == "home":
             return (f"signed by this state home's own key {self.keyid} ({self.key}): that only "
                     "shows this home made it; pin the signer's public key with --key")
-        return ("unsigned: integrity only (no key to check the signatures against: the "
-                "statements agree with each other, nobody vouches for them; pin a key with "
-                "--key)")
+        return ("signatures not checked (--insecure-ignore-signatures): integrity only, the "
+                "statements agree with each other and nobody vouches for them; pin the "
+                "signer's public key with --key")
 
     def as_json(self) -> Json:
         return {"source": self.source, "keyid": self.keyid,
                 "key": None if self.key is None else str(self.key), "says": self.says()}
 
 
-def trusted_key(home: Path, pinned: Path | None) -> tuple[PublicKey | None, Trust]:
+def trusted_key(home: Path, pinned: Path | None, *,
+                ignore_signatures: bool = False) -> tuple[PublicKey | None, Trust]:
     """The key to check a bundle against: the pinned one, else this home's (never made here:
-    verifying is no reason to mint a key), else none."""
+    verifying is no reason to mint a key). With neither, BadInput, as cosign and gh refuse to
+    verify without a key or identity: a bundle whose signatures nobody checked is not
+    "verified"; only --insecure-ignore-signatures asks for integrity alone."""
+    if ignore_signatures:
+        if pinned is not None:
+            raise BadInput("--key and --insecure-ignore-signatures contradict each other")
+        return None, Trust("not checked", None, None)
     if pinned is not None:
         public = load_public_key(pinned)
         return public, Trust("pinned", public.keyid, pinned)
     path = default_key_path(home)
     if not path.exists():
-        return None, Trust("unsigned", None, None)
+        raise BadInput("no key to check the bundle's signatures against (this state home has "
+                       "none): pin the signer's public key with --key PUB, or pass "
+                       "--insecure-ignore-signatures to check only that its statements agree")
     public = load_signer(path, create=False).public
     return public, Trust("home", public.keyid, path)
 

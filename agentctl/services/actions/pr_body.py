@@ -1,7 +1,7 @@
 """pr-body.md and the commit message, built only from SAFE_FOR_PR artifacts and the records.
 
-The body is what a reviewer reads first: the verdict and its reasons, the per-test table against
-the base, which step and tool changed each file, what was denied and by which rule, the sandbox,
+The body is what a reviewer reads first: the verdict and its reasons, the tests against the base
+by class, which step and tool changed each file, what was denied and by which rule, the sandbox,
 the spend, the approvals, and an AI disclosure that says "unavailable" rather than guessing. It
 fits GitHub's 65,536-character limit: a long section is cut with a pointer to the full record.
 
@@ -21,12 +21,12 @@ from typing import Any
 from agentctl import __version__
 from agentctl.domain.agent_text import md_code, md_text, visible
 from agentctl.domain.artifact import Artifact
-from agentctl.domain.enums import TestClassification
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.run import Run
 from agentctl.domain.task import Task
+from agentctl.domain.test_classes import PASSING, first_few, grouped
 from agentctl.domain.verdict import Approval, Verdict
-from agentctl.domain.verification import VerificationReport
+from agentctl.domain.verification import ClassifiedTest, VerificationReport
 from agentctl.execution.environment import secret_values
 
 Document = Mapping[str, Any]
@@ -40,6 +40,7 @@ class FileEdit:
     path: str
     step: int
     tool: str
+    binary_size: int | None = None  # a binary file's bytes after the step: it has no lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +96,7 @@ def pr_body(facts: PrFacts, *, attestation: str | None = None) -> str:
         ["### Approvals", "", *([f"- {a.decision.value} by {md_text(a.by)}: {md_text(a.reason)}"
                                  for a in facts.approvals] or ["None recorded."])],
         _disclosure(facts.disclosure),
-        ["### Evidence", "", f"Run `{run.run_id}` (#{run.number}) on `{run.base_commit}`, spec "
+        ["### Evidence", "", f"Run `{run.run_id}` (`#{run.number}`) on `{run.base_commit}`, spec "
          f"`{run.spec_digest}`.", "", *[f"- {md_code(a.name)} {a.type.value} sha256 `{a.sha256}`"
                                         for a in facts.evidence]],
     ]
@@ -130,26 +131,41 @@ def _cut(lines: list[str], run_id: str) -> list[str]:
             f"- … {len(lines) - MAX_SECTION_LINES} more: `agentctl verdict explain {run_id}`"]
 
 
+SHOWN_TESTS = 5  # per class and check, as `verdict explain` shows them without --all
+
+
 def _tests(facts: PrFacts) -> list[str]:
-    """Each test's class against the base, counted per class; classes come from the enum, so a
-    new one shows up without an edit here."""
+    """Each check's tests against the base by class, failures first: a count per class and the
+    first few tests ("24 PASS_TO_FAIL: `a`, `b`, … and 19 more"), PASS_TO_PASS only counted, so
+    a big result stays a few lines. Classes come from the records, so a new one shows up
+    without an edit here."""
     report = facts.report
-    tests = [(check.name, t) for check in (report.checks if report else ())
-             for t in check.classified_tests]
+    checks = [(check.name, check.classified_tests) for check in (report.checks if report else ())
+              if check.classified_tests]
     lines = ["### Tests against the base", ""]
-    if not tests:
+    if not checks:
         lines.append("No per-test comparison with the base commit was made.")
         return lines
-    counts = {c: sum(1 for _, t in tests if t.classification is c) for c in TestClassification}
-    lines.append(", ".join(f"{c.value} {n}" for c, n in counts.items() if n))
-    shown = [(name, t) for name, t in tests
-             if t.classification is not TestClassification.PASS_TO_PASS]
-    if shown:
-        lines += ["", "| check | test | class | base | patch |", "|---|---|---|---|---|"]
-        lines += [f"| {md_text(name)} | {md_code(t.test_id, in_table=True)} | "
-                  f"{t.classification.value} | {t.base.value if t.base else '—'} | "
-                  f"{t.candidate.value} |" for name, t in shown]
+    if len(checks) > 1:  # the whole run's counts first
+        every = [t for _, tests in checks for t in tests]
+        lines += [", ".join(f"{len(tests)} {name}" for name, tests in
+                            grouped(every, _class_of)), ""]
+    for name, tests in checks:
+        lines.append(f"{md_code(name)}:")
+        lines += [_class_line(kind, found) for kind, found in grouped(tests, _class_of)]
     return lines
+
+
+def _class_of(test: ClassifiedTest) -> str:
+    return test.classification.value
+
+
+def _class_line(kind: str, tests: Sequence[ClassifiedTest]) -> str:
+    if kind == PASSING:
+        return f"- {len(tests)} {kind}"
+    shown, more = first_few([t.test_id for t in tests], SHOWN_TESTS)
+    return (f"- **{len(tests)} {kind}**: " + ", ".join(md_code(t) for t in shown)
+            + (f" and {more} more" if more else ""))
 
 
 def _changes(facts: PrFacts) -> list[str]:
@@ -163,10 +179,20 @@ def _changes(facts: PrFacts) -> list[str]:
     for edit in facts.edits:
         by_path.setdefault(edit.path, []).append(edit)
     for f in touched["files"]:
-        made = "; ".join(f"step {e.step} {md_code(e.tool)}" for e in by_path.get(f["path"], []))
-        lines.append(f"- {md_code(f['path'])} ({f['changeType'].lower()}, +{f['additions']} / "
-                     f"-{f['deletions']})" + (f", by {made}" if made else ""))
+        found = by_path.get(f["path"], [])
+        made = "; ".join(f"step {e.step} {md_code(e.tool)}" for e in found)
+        lines.append(f"- {md_code(f['path'])} ({f['changeType'].lower()}, {_lines(f, found)})"
+                     + (f", by {made}" if made else ""))
     return lines
+
+
+def _lines(change: Document, edits: Sequence[FileEdit]) -> str:
+    """`+3 / -1`, or for a binary file (which has no lines) `binary, 2,048 bytes`: its size
+    as the last step that changed it recorded it."""
+    if not change.get("binary"):
+        return f"+{change['additions']} / -{change['deletions']}"
+    sizes = [e.binary_size for e in edits if e.binary_size is not None]
+    return f"binary, {sizes[-1]:,} bytes" if sizes else "binary"
 
 
 def _checks(facts: PrFacts) -> list[str]:

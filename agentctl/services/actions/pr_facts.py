@@ -33,7 +33,8 @@ def gather(blobs: Blobs, views: Reads, run: Run) -> tuple[PrFacts, list[Artifact
     last = max(attempts, key=lambda a: a.attempt_number).attempt_id if attempts else None
     tools = {call.step_id: call.tool_name for call in calls}
     edits = [FileEdit(path=change.path, step=step.sequence_number,
-                      tool=tools.get(step.step_id, step.type.value))
+                      tool=tools.get(step.step_id, step.type.value),
+                      binary_size=change.binary_size)
              for step in steps if step.attempt_id == last for change in step.changed_files]
     denied = [DeniedCall(tool=call.tool_name, rule=call.matched_rule,
                          reason=call.denial_reason or call.decision.value)

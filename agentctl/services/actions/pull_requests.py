@@ -2,8 +2,9 @@
 
 The branch is pushed, then the forge is asked to open the PR (or to update the one this run
 opened, or to adopt the open one the branch already has), and only then is the PR recorded. Any
-failure after `PrRequested` (the push, the forge) leaves `PrFailed` beside it and no PR record;
-the commit is dated by the verdict, so a retry pushes the same commit and asks again.
+failure after `PrRequested` (the push, the forge, recording what the forge answered) leaves
+`PrFailed` beside it and no PR record; the commit is dated by the verdict, so a retry pushes the
+same commit and asks again.
 """
 
 from __future__ import annotations
@@ -89,7 +90,6 @@ def create_pull_request(store: Storage, request: PrRequest, settings: PrSettings
                         *, clock: Clock = utcnow,
                         timeout: float = TIMEOUT_SECONDS) -> PullRequest:
     plan = _plan(store, request, settings, timeout)
-    run = plan.facts.run
     _append(store, plan, EventType.PR_REQUESTED, clock, {
         "branch": plan.branch, "draft": plan.fields.draft, "remote": plan.remote,
         "forge": plan.target.kind.value, "by": request.by})
@@ -101,11 +101,20 @@ def create_pull_request(store: Storage, request: PrRequest, settings: PrSettings
             if plan.attestation is not None and plan.attestation not in plan.fields.body:
                 plan.forge.comment(remote_pr.number, _comment(plan.attestation))
         create_branch(plan.repo, plan.branch, commit)
-        blob = store.blobs.put_bytes(plan.fields.body.encode())
+        return _record(store, plan, request, clock, commit=commit, remote_pr=remote_pr,
+                       adopted=adopted)
     except Exception as error:  # whatever failed after PrRequested, the log says so
         _append(store, plan, EventType.PR_FAILED, clock, {
             "forge": plan.target.kind.value, "error": _one_line(error)})
         raise
+
+
+def _record(store: Storage, plan: _Plan, request: PrRequest, clock: Clock, *, commit: str,
+            remote_pr: RemotePr | None, adopted: bool) -> PullRequest:
+    """The body, the PR record and PrCreated (PrUpdated) in one transaction, from what the
+    forge answered: an answer it cannot store fails like the forge call did."""
+    run = plan.facts.run
+    blob = store.blobs.put_bytes(plan.fields.body.encode())
     body_artifact = Artifact(
         artifact_id=ids.new_id("artifact"), run_id=run.run_id, attempt_id=plan.patch.attempt_id,
         produced_by_step=plan.pr_id, type=ArtifactType.PR_BODY_DRAFT, name="pr-body.md",
@@ -229,8 +238,10 @@ def _open_or_update(forge: ForgeClient, fields: PrFields,
 
 
 def _one_line(error: Exception) -> str:
+    """The error's first line, storable whatever the forge sent (a lone surrogate escaped)."""
     lines = str(error).strip().splitlines()
-    return (lines[0] if lines else type(error).__name__)[:500]
+    line = (lines[0] if lines else type(error).__name__)[:500]
+    return line.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _details(bundle: str) -> str:

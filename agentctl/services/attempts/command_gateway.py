@@ -34,7 +34,8 @@ class CommandThroughGateway:
         """ValueError when the upstream the environment names is no http(s) URL."""
         self.ledger, self.redactor, self.budget, self.settings = ledger, redactor, budget, settings
         attached = attach_command(settings.api, env, prices=settings.prices,
-                                  limits=budget_limits(limits.max_tokens, limits.max_cost_usd))
+                                  limits=budget_limits(limits.max_tokens, limits.max_cost_usd),
+                                  timeout_seconds=limits.model_timeout_seconds)
         self.gateway, self.env = attached.gateway, attached.env
         self.said: list[dict[str, object]] = []
 

@@ -28,10 +28,9 @@ def log_artifact(blobs: Blobs, path: Path, *, name: str, type_: ArtifactType,
         return NewArtifact(type_, name, blob, ArtifactVisibility.INTERNAL_ONLY,
                            RedactionStatus.RAW, {**(metadata or {}), "note":
                            f"{size} bytes: over the redaction limit, kept raw and internal"})
-    staging = blobs.staging_file()
-    found = redact_file(path, staging, redactor)
+    # staged, redacted and moved in as one write: a store that fills up meanwhile is waited out
+    blob, found = blobs.put_written(lambda staging: redact_file(path, staging, redactor))
     path.unlink()
-    blob = blobs.put_file(staging, move=True)
     status = RedactionStatus.REDACTED if found else RedactionStatus.CLEAN
     return NewArtifact(type_, name, blob, visibility, status,
                        {**(metadata or {}), "redactions": str(found)})

@@ -90,6 +90,7 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
             backoff_max_seconds=config.budget.backoff_max_seconds,
             max_cost_usd=config.budget.max_cost_usd or None,
             max_tokens=config.budget.max_tokens or None,
+            model_timeout_seconds=config.gateway.timeout_seconds,
         ),
         judge_policy=JudgePolicy(
             strict=config.judge.strict,

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentctl.domain.clock import Clock, utcnow
+from agentctl.domain.enums import RunStatus
+from agentctl.domain.run import Run
 from agentctl.services.unit_of_work import Storage
 
 
@@ -63,15 +65,21 @@ def sweep_in_background(storage: Storage, report: Callable[[str], None]) -> thre
     return thread
 
 
-def notice_expired(storage: Storage, *, clock: Clock = utcnow) -> bool:
+def notice_expired(storage: Storage, *, clock: Clock = utcnow) -> list[Run]:
     """Reclaim every lease that ran out, if there is one (the run then goes back to the queue or
-    ends, as its budget says, and its attempt's directory is removed); True if there was.
+    ends, as its budget says, and its attempt's directory is removed); the runs that went back
+    to the queue, which only a worker takes up (`requeued_notice` says so).
     One indexed read when there is none: commands that show runs call it first."""
     with storage.reads() as reads:
         due = reads.lease_due(clock())
     if not due:
-        return False
+        return []
     from agentctl.services.lifecycle.runs import reap_expired  # the write path: only when needed
 
-    reap_expired(storage, clock=clock)
-    return True
+    return [run for run in reap_expired(storage, clock=clock) if run.status is RunStatus.QUEUED]
+
+
+def requeued_notice(run: Run) -> str:
+    """The line for a run `notice_expired` sent back to the queue: its `run start` died (or its
+    worker did), and without a worker nothing takes it up again."""
+    return f"run {run.run_id} was requeued: it needs a worker (agentctl worker --once)"

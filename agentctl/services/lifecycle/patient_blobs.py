@@ -50,8 +50,9 @@ class PatientBlobs:
     def put_file(self, path: Path, /, *, move: bool = False) -> StoredBlob:
         return self._patiently(lambda: self._inner.put_file(path, move=move))
 
-    def staging_file(self) -> Path:
-        return self._patiently(self._inner.staging_file)
+    def put_written(self, write: Callable[[Path], T], /) -> tuple[StoredBlob, T]:
+        """Tried again whole: a staging file the full store cut short is made anew."""
+        return self._patiently(lambda: self._inner.put_written(write))
 
     def open_chunks(self, uri: str, /) -> Iterator[bytes]:
         return self._inner.open_chunks(uri)

@@ -111,7 +111,7 @@ def start_run(storage: Storage, config: Config, request: StartRun, *,
     refusal, the warning about the checkout's uncommitted changes (`changes`: the look at them,
     started already), and the runs whose `run start` died ended first. Here, SIGTERM stops the
     run as Ctrl-C does (KeyboardInterrupt: it ends CANCELLED, on record)."""
-    from agentctl.services.lifecycle.leftovers import notice_expired
+    from agentctl.services.lifecycle.leftovers import notice_expired, requeued_notice
     from agentctl.services.queries.telemetry import trace_after_run
 
     how = request.how
@@ -124,7 +124,10 @@ def start_run(storage: Storage, config: Config, request: StartRun, *,
         warning = changes.warning()
         if warning:
             how.observer.notice(warning)
-    notice_expired(storage)  # a run of the task whose `run start` died ends first
+    # a run whose `run start` died ends first, or goes back to the queue (which is said)
+    for requeued in notice_expired(storage):
+        if how.observer is not None:
+            how.observer.notice(requeued_notice(requeued))
     if not how.detach:
         import signal
 

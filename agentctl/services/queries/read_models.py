@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from agentctl.domain.artifact import Artifact
+from agentctl.domain.patch import Patch
 from agentctl.domain.pull_request import PullRequest
 from agentctl.domain.run import Attempt, Run
 from agentctl.domain.step import ChangedFile, Step, ToolCall, changed_files_of
@@ -74,6 +75,7 @@ class RunReads(Protocol):
     def artifacts(self, run_id: str) -> list[Artifact]: ...
     def verification(self, run_id: str) -> VerificationReport | None: ...
     def artifacts_by_id(self, artifact_ids: Sequence[str]) -> dict[str, Artifact]: ...
+    def patch(self, run_id: str) -> Patch | None: ...
     def step_tree_rows(self, run_id: str) -> list[StepRow]:
         """Every step of the run, in attempt and step order."""
         ...
@@ -98,6 +100,29 @@ class AttemptView:
 
 
 @dataclass(frozen=True, slots=True)
+class ForbiddenEdits:
+    """The changes the patch boundary forbade: the attempt whose patch it checked, and each
+    forbidden path's rule, so the step and hunk that made the change can be marked."""
+
+    attempt_id: str
+    patch: Patch
+
+    def rule(self, attempt_id: str, change: ChangedFile) -> str | None:
+        if attempt_id != self.attempt_id:
+            return None
+        paths = (change.path, change.old_path) if change.old_path else (change.path,)
+        return self.patch.boundary_check.forbidden_rule(*paths)
+
+
+def forbidden_edits(reads: RunReads, run_id: str) -> ForbiddenEdits | None:
+    """None when the run has no patch, or its patch broke no forbidden path."""
+    patch = reads.patch(run_id)
+    if patch is None or not patch.boundary_check.forbidden_path_violations:
+        return None
+    return ForbiddenEdits(attempt_id=patch.attempt_id, patch=patch)
+
+
+@dataclass(frozen=True, slots=True)
 class RunView:
     """`run show`: the run, its verdict and pull requests, and with the tree its attempts."""
 
@@ -107,6 +132,7 @@ class RunView:
     attempts: tuple[AttemptView, ...] | None = None
     output_tails: OutputTails = field(default_factory=dict)  # failed steps', by step id
     verification: VerificationReport | None = None  # with the tree: the tests by class
+    forbidden: ForbiddenEdits | None = None  # with the tree: the edits the boundary forbade
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +144,7 @@ class Edit:
     tool_name: str
     tool_call_id: str | None
     change: ChangedFile
+    forbidden: str | None = None  # the boundary's rule, when the change broke it
 
 
 EditedBy = Mapping[str, tuple[Edit, ...]]
@@ -178,7 +205,8 @@ def run_view(reads: RunReads, run: Run, *, tree: bool = False,
     return RunView(run=run, verdict=reads.verdict(run.run_id),
                    pull_requests=tuple(reads.pull_requests(run.run_id)),
                    attempts=attempts, output_tails=tails,
-                   verification=reads.verification(run.run_id) if tree else None)
+                   verification=reads.verification(run.run_id) if tree else None,
+                   forbidden=forbidden_edits(reads, run.run_id) if tree else None)
 
 
 def _attempts(reads: RunReads, run_id: str) -> tuple[AttemptView, ...]:
@@ -232,12 +260,14 @@ def verdict_view(reads: RunReads, run: Run, *, explain: bool = False,
 
 
 def edited_by(reads: RunReads, run_id: str) -> EditedBy:
-    """Every file the last attempt changed, and the steps (with their tools) that changed it."""
+    """Every file the last attempt changed, and the steps (with their tools) that changed it;
+    a change the patch boundary forbade carries its rule."""
     attempts = reads.attempts(run_id)
     if not attempts:
         return {}
     last = max(attempts, key=lambda attempt: attempt.attempt_number).attempt_id
     calls = {call.step_id: call for call in reads.tool_calls(run_id)}
+    forbidden = forbidden_edits(reads, run_id)
     edits: dict[str, list[Edit]] = {}
     for step in reads.steps(run_id):
         if step.attempt_id != last:
@@ -247,7 +277,8 @@ def edited_by(reads: RunReads, run_id: str) -> EditedBy:
             edits.setdefault(change.path, []).append(Edit(
                 step_id=step.step_id, sequence_number=step.sequence_number,
                 tool_name=call.tool_name if call else step.type.value,
-                tool_call_id=call.tool_call_id if call else None, change=change))
+                tool_call_id=call.tool_call_id if call else None, change=change,
+                forbidden=forbidden.rule(last, change) if forbidden else None))
     return {path: tuple(found) for path, found in edits.items()}
 
 
