@@ -108,6 +108,34 @@ def test_a_real_fix_with_a_new_test_needing_a_new_fixture_and_function_succeeds(
     assert not any("fix is not shown" in r for r in reasons)
 
 
+# A conftest that reports every test passed, but only beside the patch's code (keyed here on a
+# name the patch adds to calc.py): the fix evidence (the base's code under it) fails honestly.
+CANDIDATE_ONLY_FORGE = (
+    "import calc\nimport pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+    "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+    "    report = outcome.get_result()\n"
+    "    if getattr(calc, 'FIXED', False):\n"
+    "        report.outcome, report.longrepr = 'passed', None\n")
+MARK_FIXED = {"tool": "fs.replace", "path": "calc.py", "old": "def answer():",
+              "new": "FIXED = True\n\n\ndef answer():"}
+
+
+@on_sqlite
+def test_a_conftest_that_forges_passes_only_beside_the_patchs_code_shows_no_fix(
+        harness: Harness, tmp_path: Path) -> None:
+    """test_add fails on the base, in the fix evidence and in the regression evidence (the
+    base's test under the patch's code): its pass in the candidate alone is the conftest's."""
+    harness.repo = pytest_repo(tmp_path)
+    record = harness.run(harness.plan(
+        MARK_FIXED, {"tool": "fs.write", "path": "tests/conftest.py",
+                     "content": CANDIDATE_ONLY_FORGE}), verify=(PYTEST,), task_type="bug_fix")
+
+    status, reasons = verdict(record)
+    assert status is V.FAILED_VERIFICATION, reasons
+    assert classes(record)[ADD] is K.FAIL_TO_FAIL
+    assert any(r.startswith("the fix is not shown") for r in reasons), reasons
+
+
 # --- the harness is whatever the patch's test side holds ---------------------------------------
 
 DROP_INI = {"tool": "fs.delete", "path": "pytest.ini"}

@@ -121,6 +121,57 @@ def test_an_edited_test_that_passes_only_in_its_new_version_is_named_not_blamed(
     assert [t.classification for t in untouched] == [K.PASS_TO_PASS, K.PASS_TO_FAIL]
 
 
+def test_a_test_the_base_has_shows_the_fix_only_if_its_base_version_passes_with_the_patch(
+        ) -> None:
+    """A conftest of the patch's can report passed only beside the patch's code: the test
+    fails on the base, in the fix evidence and under the base's tests with the patch's code
+    (the regression evidence), and passes in the candidate alone. Not the fix shown."""
+    base = observed(C.FAILED, ("t.py::add", T.FAILED), ("t.py::mul", T.PASSED))
+    candidate = observed(C.PASSED, ("t.py::add", T.PASSED), ("t.py::mul", T.PASSED))
+    fix = observed(C.FAILED, ("t.py::add", T.FAILED), ("t.py::mul", T.PASSED))
+    forged = observed(C.FAILED, ("t.py::add", T.FAILED), ("t.py::mul", T.PASSED))
+    whole, tests = classify(candidate, base, SideRuns(fix=fix, regression=forged))
+    (add,) = [t for t in tests if t.test_id == "t.py::add"]
+    assert (add.classification, add.candidate, add.base) == (K.FAIL_TO_FAIL, T.PASSED, T.FAILED)
+    assert add.message == ("passes only with the patch's tests: its base version fails with "
+                           "the patch's code")
+    assert whole is K.FAIL_TO_FAIL
+    for unseen in (observed(C.FAILED, ("t.py::mul", T.PASSED)),  # its base version never ran
+                   observed(C.PASSED, ("t.py::add", T.SKIPPED))):
+        _, tests = classify(candidate, base, SideRuns(fix=fix, regression=unseen))
+        assert K.FAIL_TO_PASS not in {t.classification for t in tests}
+    fixed = observed(C.PASSED, ("t.py::add", T.PASSED), ("t.py::mul", T.PASSED))
+    _, tests = classify(candidate, base, SideRuns(fix=fix, regression=fixed))
+    assert {t.test_id: t.classification for t in tests} == {"t.py::add": K.FAIL_TO_PASS,
+                                                            "t.py::mul": K.PASS_TO_PASS}
+
+
+def test_a_test_sharpened_by_the_patch_whose_base_version_fails_with_its_code_is_no_fix(
+        ) -> None:
+    """The base's version passed on the base; the patch's fails there and passes with the
+    patch, but the base's version fails with the patch's code: named for review, not shown."""
+    base = observed(C.PASSED, ("t.py::x", T.PASSED))
+    candidate = observed(C.PASSED, ("t.py::x", T.PASSED))
+    fix = observed(C.FAILED, ("t.py::x", T.FAILED))
+    regression = observed(C.FAILED, ("t.py::x", T.FAILED))
+    _, tests = classify(candidate, base, SideRuns(fix=fix, regression=regression,
+                                                  changed_files=frozenset({"t.py"})))
+    (test,) = tests
+    assert (test.classification, test.expectations_changed) == (K.PASS_TO_PASS, True)
+
+
+def test_a_new_test_rests_on_the_fix_evidence_alone() -> None:
+    """A new test has no base version for the regression evidence to run, so a pass forged
+    beside the patch's code stays FAIL_TO_PASS here: the way around the rule above. What
+    stops it is the runner's own checks (a passed report carrying a traceback, a changed
+    reporting function: the candidate's check fails) and the judge's harness finding."""
+    candidate = observed(C.PASSED, ("t_new.py::add", T.PASSED))
+    fix = observed(C.FAILED, ("t_new.py::add", T.FAILED))
+    regression = observed(C.PASSED)
+    _, tests = classify(candidate, observed(C.PASSED), SideRuns(fix=fix, regression=regression))
+    assert [(t.test_id, t.classification) for t in tests] == [("t_new.py::add", K.FAIL_TO_PASS)]
+
+
 # --- stable identity ----------------------------------------------------------------------
 
 def test_parametrized_ids_drawn_at_collection_are_the_same_test_by_position() -> None:
