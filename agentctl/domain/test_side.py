@@ -22,12 +22,13 @@ from agentctl.domain.findings import DiffLine
 from agentctl.domain.lazy_regex import lazy_regex
 from agentctl.domain.patch import FileChange
 
-# Test files by each runner's discovery rules, the test folders (their `__init__.py` and
+# Test files by each runner's discovery rules (unittest's `test*.py` holds pytest's
+# `test_*.py`; Django's runner finds `app/tests.py`), the test folders (their `__init__.py` and
 # helpers with them), every file a runner reads its configuration from, what Python runs at
 # start-up, and the files a verify command commonly runs through.
 DEFAULT_TEST_PATHS = (
     "test", "tests", "testing", "__tests__", "spec",
-    "test_*.py", "*_test.py", "conftest.py", "*_test.go", "*Test.java", "*Tests.java",
+    "test*.py", "*_test.py", "tests.py", "conftest.py", "*_test.go", "*Test.java", "*Tests.java",
     "*IT.java", "*Test.kt", "*.test.*", "*.spec.*", "*_spec.rb",
     "pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg",
     "noxfile.py", ".coveragerc", "sitecustomize.py", "usercustomize.py", "*.pth",

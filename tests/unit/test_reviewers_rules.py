@@ -25,6 +25,7 @@ from tests.unit.test_verdict_baseline import observed
     ".pytest.ini", "tox.ini", "setup.cfg", "noxfile.py", "sitecustomize.py",
     "src/usercustomize.py", "lib/evil.pth", "Makefile", "src/test/java/a/FooTest.java",
     "web/__tests__/a.js", "web/a.test.ts", "pkg/a_test.go", "testing/util.py",
+    "testcalc.py", "src/pkg/testcalc.py", "shop/tests.py",
 ])
 def test_what_decides_the_tests_is_on_the_test_side(path: str) -> None:
     assert is_test_path(path, DEFAULT_TEST_PATHS)
