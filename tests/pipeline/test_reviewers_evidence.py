@@ -185,6 +185,54 @@ def test_a_break_hidden_by_the_patchs_own_tests_is_caught_by_the_bases(
     assert record.verdict is not None and record.verdict.pr_eligibility.value == "NOT_ELIGIBLE"
 
 
+def pyproject_repo(root: Path) -> Path:
+    """Every test passes on the base; pytest reads its options from pyproject.toml alone."""
+    return make_repo(root / "pyproj", {
+        "calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
+        "pyproject.toml": '[project]\nname = "calc"\nversion = "1.0"\n\n'
+                          '[tool.pytest.ini_options]\naddopts = [\n  "-p", "no:cacheprovider",\n]\n',
+        "tests/__init__.py": "",
+        "tests/test_calc.py": "from calc import add, mul\n\n\n"
+                              "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+                              "def test_mul():\n    assert mul(2, 3) == 6\n"})
+
+
+def one_addopts_line(line: str) -> dict[str, str]:
+    return {"tool": "fs.replace", "path": "pyproject.toml", "old": '  "-p", "no:cacheprovider",\n',
+            "new": f'  "-p", "no:cacheprovider",\n  {line}\n'}
+
+
+# the code side as a pytest plugin: calc.py drops the broken test, loaded by `-p calc`
+DROPS_MUL = {"tool": "fs.replace", "path": "calc.py", "old": "def add(a, b):",
+             "new": "def pytest_collection_modifyitems(items):\n"
+                    "    items[:] = [i for i in items if 'mul' not in i.name]\n\n\n"
+                    "def add(a, b):"}
+
+
+@on_sqlite
+@pytest.mark.parametrize("steps", [
+    [one_addopts_line(f'"--deselect={MUL}",')],
+    [DROPS_MUL, one_addopts_line('"-p", "calc",')],
+], ids=["one added addopts list line", "-p plugin in a config file"])
+def test_a_break_hidden_by_one_line_in_pyprojects_pytest_table_is_caught(
+        harness: Harness, tmp_path: Path, steps: list[dict[str, str]]) -> None:
+    """The added line names no pytest option (a list item): where it lies in the file puts
+    pyproject.toml on the test side, so the base's options run the patch's code and test_mul
+    fails there (a task that may remove tests would forgive it missing)."""
+    harness.repo = pyproject_repo(tmp_path)
+    harness.configure('[policy]\nmax_autonomy = "auto_pr"\n')
+    record = harness.run(harness.plan(BREAK_MUL, *steps), verify=(PYTEST,), task_type="refactor",
+                         autonomy="auto_pr", allow_removed_tests=True)
+
+    status, reasons = verdict(record)
+    assert status is V.FAILED_VERIFICATION, reasons
+    assert classes(record)[MUL] is K.PASS_TO_FAIL
+    if len(steps) > 1:
+        (judgement,) = record.judgements
+        assert [(f.category, f.file_path) for f in judgement.findings
+                if f.category == "test-runner-tampering"] == [("test-runner-tampering", "calc.py")]
+
+
 @on_sqlite
 def test_an_api_migration_that_edits_a_test_waits_for_a_person_naming_it(
         harness: Harness, tmp_path: Path) -> None:

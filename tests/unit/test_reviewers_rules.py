@@ -15,7 +15,14 @@ from agentctl.domain.enums import TestOutcome as T
 from agentctl.domain.enums import VerificationCheckStatus as C
 from agentctl.domain.findings import DiffLine
 from agentctl.domain.patch import FileChange
-from agentctl.domain.test_side import DEFAULT_TEST_PATHS, frozen_test_paths, is_test_path, split_patch
+from agentctl.domain.test_side import (
+    DEFAULT_TEST_PATHS,
+    FileTexts,
+    frozen_test_paths,
+    is_test_path,
+    split_patch,
+    toml_tables,
+)
 from tests.unit.test_verdict_baseline import observed
 
 
@@ -52,6 +59,35 @@ def test_a_file_with_a_test_section_is_on_the_test_side_only_when_the_diff_touch
     loud = split_patch(changes, [DiffLine(path="pyproject.toml", line_number=9, added=True,
                                           text="addopts = ['--deselect=t']")], DEFAULT_TEST_PATHS)
     assert loud.test == ("pyproject.toml",) and "pyproject.toml" not in loud.code
+
+
+PYPROJECT = ('[project]\nname = "calc"\nversion = "1.0"\n\n[tool.pytest.ini_options]\n'
+             'addopts = [\n  "-q",\n  "-p", "calc",\n]\n\n[tool.black]\nline-length = 99\n')
+
+
+@pytest.mark.parametrize(("line", "side"), [
+    (DiffLine(path="pyproject.toml", line_number=8, added=True, text='  "-p", "calc",'), "test"),
+    (DiffLine(path="pyproject.toml", line_number=7, added=False, text='  "-x",'), "test"),
+    (DiffLine(path="pyproject.toml", line_number=3, added=True, text='version = "1.0"'), "code"),
+    (DiffLine(path="pyproject.toml", line_number=12, added=True, text="line-length = 99"),
+     "code"),
+], ids=["added addopts list line", "removed addopts list line", "version", "another tool"])
+def test_a_pyproject_edit_inside_a_pytest_table_is_on_the_test_side_whatever_its_line(
+        line: DiffLine, side: str) -> None:
+    before = PYPROJECT.replace('  "-p", "calc",\n', '  "-x",\n')
+    sides = split_patch([change("pyproject.toml")], [line], DEFAULT_TEST_PATHS,
+                        {"pyproject.toml": FileTexts(before=before, after=PYPROJECT)})
+    assert (sides.test if side == "test" else sides.code) == ("pyproject.toml",)
+
+
+def test_a_table_header_written_inside_a_multiline_value_starts_no_table() -> None:
+    """The patch cannot end the pytest table early with a header inside an array or string:
+    a header counts only where the text before it parses."""
+    text = ('[tool.pytest.ini_options]\nmarkers = """\n[tool.black]\n"""\naddopts = [\n'
+            '  [1],\n  "-p", "calc",\n]\n\n[tool.black]\nx = 1\n')
+    assert toml_tables(text)[:9] == ["tool.pytest.ini_options"] * 9
+    assert toml_tables(text)[9:11] == ["tool.black"] * 2
+    assert toml_tables('x = 1\n[ tool . "pytest_env" ]\n') == [None, "tool.pytest_env", "tool.pytest_env"]
 
 
 def test_a_move_across_the_sides_is_a_test_side_change_at_both_ends() -> None:

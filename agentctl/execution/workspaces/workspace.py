@@ -289,6 +289,20 @@ def side_diff(dirs: AttemptDirs, commit: str, paths: Iterable[str], out: Path) -
     return out
 
 
+def texts_of(dirs: AttemptDirs, commit: str, path: str) -> tuple[str | None, str | None]:
+    """`path` as the base `commit` has it and as the verified tree's index has it (staged by
+    `checkout_patched`), each None where it is not there: git's blobs, never a link followed."""
+    checkout = WorkspaceGit(git_dir=dirs.verify / ".git", work_tree=dirs.verify,
+                            home=dirs.root / "git-home")
+    out: list[str | None] = []
+    for spec in (f"{commit}:{path}", f":{path}"):
+        result = checkout.run_bytes("cat-file", "blob", spec, what=f"cannot read {path}",
+                                    check=False)
+        out.append(result.stdout.decode("utf-8", errors="replace")
+                   if result.returncode == 0 else None)
+    return out[0], out[1]
+
+
 def _clone_base(dirs: AttemptDirs, dest: Path,
                 should_stop: Callable[[], bool] | None) -> WorkspaceGit:
     return clone(dirs.base, dest, dirs.root / "git-home", should_stop, hardlinks=False)
