@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from agentctl.domain.baseline import SideRuns, aligned, classify
+from agentctl.domain.baseline import SideRuns, aligned, classify, flips_to_check_on_base
 from agentctl.domain.enums import ChangeType
 from agentctl.domain.enums import TestClassification as K
 from agentctl.domain.enums import TestOutcome as T
@@ -239,6 +239,21 @@ def test_the_patch_is_blamed_for_a_flaky_test_only_after_enough_clean_base_runs(
     candidate = observed(C.FAILED, ("t::x", T.FAILED), reruns={"t::x": (T.PASSED,)})
     base = observed(C.PASSED, ("t::x", T.PASSED),
                     reruns={"t::x": (T.PASSED,) * (clean_base_runs - 1)})
+    _, (test,) = classify(candidate, base)
+    assert test.classification is expected
+
+
+@pytest.mark.parametrize(("clean_base_runs", "expected"), [(5, K.FLAKY), (7, K.FLAKY),
+                                                           (8, K.PASS_TO_FLAKY)])
+def test_a_patch_that_took_more_than_five_reruns_to_flip_needs_as_many_clean_base_runs(
+        clean_base_runs: int, expected: K) -> None:
+    """It failed its first run and six reruns, and passed the seventh: eight runs to flip, so
+    five clean base runs (the floor) do not blame it, eight do."""
+    candidate = observed(C.FAILED, ("t::x", T.FAILED),
+                         reruns={"t::x": (T.FAILED,) * 6 + (T.PASSED,)})
+    base = observed(C.PASSED, ("t::x", T.PASSED),
+                    reruns={"t::x": (T.PASSED,) * (clean_base_runs - 1)})
+    assert flips_to_check_on_base(candidate, base) == (() if clean_base_runs >= 8 else ("t::x",))
     _, (test,) = classify(candidate, base)
     assert test.classification is expected
 
