@@ -13,12 +13,14 @@ spec; the files each verify command names are added to it.
 
 from __future__ import annotations
 
+import configparser
 import shlex
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agentctl.domain import globs
+from agentctl.domain.errors import BadInput
 from agentctl.domain.findings import DiffLine
 from agentctl.domain.lazy_regex import lazy_regex
 from agentctl.domain.patch import FileChange
@@ -54,6 +56,66 @@ TEST_SECTIONS = {
 TEST_TABLES = {"pyproject.toml": "tool.pytest"}
 # a script a command runs through (a folder it names is the runner's to search, not a file)
 _RUN_THROUGH = lazy_regex(r"(?:[\w.-]+/)*[\w.-]+\.(?:sh|bash|py|mk|js|mjs|cjs|ts|pl|rb|cfg|ini|toml)")
+
+
+# pytest's config files at the repository's root, and where each keeps its options
+PYTEST_CONFIGS = {"pytest.toml": "pytest", ".pytest.toml": "pytest", "pytest.ini": "pytest",
+                  ".pytest.ini": "pytest", "pyproject.toml": "tool.pytest.ini_options",
+                  "tox.ini": "pytest", "setup.cfg": "tool:pytest"}
+_DISCOVERY = ("python_files", "testpaths")
+
+
+def discovered_test_paths(configs: Mapping[str, str]) -> tuple[str, ...]:
+    """The globs a project's own pytest configuration adds to the test side: its
+    `python_files` (`check_*.py`) and `testpaths` folders, from each of `configs` (file name to
+    the base's text), whichever pytest would pick. A value that is no valid glob is left out;
+    a file that does not parse adds nothing."""
+    found: list[str] = []
+    for name, text in configs.items():
+        where = PYTEST_CONFIGS.get(name)
+        if where is not None:
+            found += _options(name, text, where)
+    out: list[str] = []
+    for value in found:
+        try:
+            out.append(globs.validate_glob(value).strip("/"))
+        except BadInput:
+            continue
+    return tuple(dict.fromkeys(p for p in out if p and p not in ("*", "**", ".")))
+
+
+def _options(name: str, text: str, where: str) -> list[str]:
+    if name.endswith(".toml"):
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return []
+        # pyproject.toml: the ini-style table, or pytest 9's own `[tool.pytest]`
+        table = _table(data, where) or _table(data, "tool.pytest" if name == "pyproject.toml"
+                                              else where)
+        return [word for key in _DISCOVERY for word in _words(table.get(key))]
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return []
+    if not parser.has_section(where):
+        return []
+    return [word for key in _DISCOVERY for word in parser.get(where, key, fallback="").split()]
+
+
+def _table(data: dict[str, object], dotted: str) -> dict[str, object]:
+    table: object = data
+    for key in dotted.split("."):
+        table = table.get(key) if isinstance(table, dict) else None
+    return table if isinstance(table, dict) else {}
+
+
+def _words(value: object) -> list[str]:
+    """A TOML option's values: a list's items, or a string's words."""
+    if isinstance(value, list):
+        return [str(item) for item in value]
+    return str(value).split() if isinstance(value, str) else []
 
 
 @dataclass(frozen=True, slots=True)

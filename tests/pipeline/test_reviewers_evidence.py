@@ -81,6 +81,27 @@ def test_a_bug_fix_that_only_adds_a_test_asserting_the_bug_shows_nothing(
 
 
 @on_sqlite
+def test_an_expectation_edited_in_a_test_file_found_by_the_projects_own_rules_shows_nothing(
+        harness: Harness, tmp_path: Path) -> None:
+    """`python_files = check_*.py` in the base's pytest.ini: checks/check_calc.py is a test
+    file by the project's rules, so the edit to it is on the test side."""
+    harness.repo = make_repo(tmp_path / "custom", {
+        "calc.py": "def add(a, b):\n    return a - b\n",
+        "pytest.ini": "[pytest]\npython_files = check_*.py\ntestpaths = checks\n"
+                      "addopts = -p no:cacheprovider\n",
+        "checks/check_calc.py": "from calc import add\n\n\n"
+                                "def test_add():\n    assert add(2, 3) == 5\n"})
+    record = harness.run(harness.plan({"tool": "fs.replace", "path": "checks/check_calc.py",
+                                       "old": "add(2, 3) == 5", "new": "add(2, 3) == -1"}),
+                         verify=(PYTEST,), task_type="bug_fix")
+
+    status, reasons = verdict(record)
+    assert status is V.FAILED_VERIFICATION, reasons
+    assert classes(record)["checks/check_calc.py::test_add"] is K.PASS_TO_PASS
+    assert any(r.startswith("the fix is not shown") for r in reasons), reasons
+
+
+@on_sqlite
 def test_a_real_fix_with_a_new_test_needing_a_new_fixture_and_function_succeeds(
         harness: Harness, tmp_path: Path) -> None:
     """The fix's test imports a function the fix adds (it cannot even be collected on the

@@ -18,6 +18,7 @@ from agentctl.domain.patch import FileChange
 from agentctl.domain.test_side import (
     DEFAULT_TEST_PATHS,
     FileTexts,
+    discovered_test_paths,
     frozen_test_paths,
     is_test_path,
     split_patch,
@@ -88,6 +89,28 @@ def test_a_table_header_written_inside_a_multiline_value_starts_no_table() -> No
     assert toml_tables(text)[:9] == ["tool.pytest.ini_options"] * 9
     assert toml_tables(text)[9:11] == ["tool.black"] * 2
     assert toml_tables('x = 1\n[ tool . "pytest_env" ]\n') == [None, "tool.pytest_env", "tool.pytest_env"]
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("pytest.ini", "[pytest]\npython_files = check_*.py\ntestpaths = checks\n"),
+    (".pytest.toml", "[pytest]\npython_files = ['check_*.py']\ntestpaths = ['checks']\n"),
+    ("pyproject.toml", "[tool.pytest.ini_options]\npython_files = 'check_*.py'\n"
+                       "testpaths = ['checks']\n"),
+    ("pyproject.toml", "[tool.pytest]\npython_files = ['check_*.py']\ntestpaths = ['checks']\n"),
+    ("setup.cfg", "[tool:pytest]\npython_files = check_*.py\ntestpaths = checks\n"),
+    ("tox.ini", "[tox]\nenvlist = py3\n\n[pytest]\npython_files = check_*.py\n"
+                "testpaths = checks\n"),
+])
+def test_the_projects_own_pytest_discovery_rules_join_the_test_side(name: str, text: str) -> None:
+    found = discovered_test_paths({name: text})
+    assert found == ("check_*.py", "checks")
+    assert is_test_path("src/pkg/check_calc.py", found) and is_test_path("checks/util.py", found)
+
+
+def test_discovery_settings_that_are_no_glob_or_do_not_parse_add_nothing() -> None:
+    assert discovered_test_paths({"pytest.ini": "[pytest]\ntestpaths = . * ../up a[\n",
+                                  "pytest.toml": "python_files = [", "setup.cfg": "[metadata]\n",
+                                  "README.md": "[pytest]\ntestpaths = docs\n"}) == ()
 
 
 def test_a_move_across_the_sides_is_a_test_side_change_at_both_ends() -> None:

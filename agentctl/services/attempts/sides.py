@@ -28,9 +28,20 @@ from agentctl.domain.baseline import Observed, SideRuns, baseline_wanted
 from agentctl.domain.enums import ChangeType, StepType, VerificationCheckStatus
 from agentctl.domain.findings import DiffLine
 from agentctl.domain.patch import Patch
-from agentctl.domain.test_side import TEST_TABLES, FileTexts, split_patch
+from agentctl.domain.test_side import (
+    PYTEST_CONFIGS,
+    TEST_TABLES,
+    FileTexts,
+    discovered_test_paths,
+    split_patch,
+)
 from agentctl.execution.verification.test_patch import patch_paths
-from agentctl.execution.workspaces.workspace import checkout_with, side_diff, texts_of
+from agentctl.execution.workspaces.workspace import (
+    base_texts,
+    checkout_with,
+    side_diff,
+    texts_of,
+)
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.baseline import CheckRun
 from agentctl.services.attempts.comparison_runs import EarlyRun, run_for_comparison, run_on
@@ -61,10 +72,13 @@ def evidence_trees(ctx: AttemptContext, patch: Patch,
     if not (plan.test_paths or supplied) or not baseline_wanted(
             plan.baseline, ctx.spec.task_type, [], must_pass=True):
         return None
-    sides = split_patch(patch.file_changes, diff_lines, plan.test_paths, _tabled(ctx, patch))
+    base = ctx.spec.base_commit
+    # the project's own discovery rules (`python_files = check_*.py`) join the frozen rule
+    own = discovered_test_paths(base_texts(ctx.dirs, base, tuple(PYTEST_CONFIGS)))
+    sides = split_patch(patch.file_changes, diff_lines, (*plan.test_paths, *own),
+                        _tabled(ctx, patch))
     if not sides.has_test_side and not supplied:
         return None
-    base = ctx.spec.base_commit
     with ctx.step(StepType.APPLY_PATCH, "apply each side of the patch to a fresh checkout of "
                   f"{base[:12]}", live=True) as step:
         given: tuple[str, ...] = ()
