@@ -2,9 +2,10 @@
 
 Production code has no reason to import pytest's internals, define pytest's hooks, wrap
 unittest's result methods, end its own process with `os._exit`, touch exit handlers or ask
-whether it is being tested; code that does can change what the tests report (wrap `TestReport.from_item_and_call` so every
-report says passed) or behave one way under test and another in production. Test files may do
-such things (they are the test side, judged by other runs), so only code-side files count.
+whether it is being tested; code that does can change what the tests report (wrap
+`TestReport.from_item_and_call` so every report says passed) or behave one way under test and
+another in production. Test files may do such things (they are the test side, judged by other
+runs), so only code-side files count.
 """
 
 from __future__ import annotations

@@ -211,7 +211,8 @@ def pyproject_repo(root: Path) -> Path:
     return make_repo(root / "pyproj", {
         "calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
         "pyproject.toml": '[project]\nname = "calc"\nversion = "1.0"\n\n'
-                          '[tool.pytest.ini_options]\naddopts = [\n  "-p", "no:cacheprovider",\n]\n',
+                          '[tool.pytest.ini_options]\n'
+                          'addopts = [\n  "-p", "no:cacheprovider",\n]\n',
         "tests/__init__.py": "",
         "tests/test_calc.py": "from calc import add, mul\n\n\n"
                               "def test_add():\n    assert add(2, 3) == 5\n\n\n"

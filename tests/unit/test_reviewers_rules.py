@@ -88,7 +88,8 @@ def test_a_table_header_written_inside_a_multiline_value_starts_no_table() -> No
             '  [1],\n  "-p", "calc",\n]\n\n[tool.black]\nx = 1\n')
     assert toml_tables(text)[:9] == ["tool.pytest.ini_options"] * 9
     assert toml_tables(text)[9:11] == ["tool.black"] * 2
-    assert toml_tables('x = 1\n[ tool . "pytest_env" ]\n') == [None, "tool.pytest_env", "tool.pytest_env"]
+    assert toml_tables('x = 1\n[ tool . "pytest_env" ]\n') == [None, "tool.pytest_env",
+                                                               "tool.pytest_env"]
 
 
 @pytest.mark.parametrize(("name", "text"), [
