@@ -128,14 +128,17 @@ def classify(candidate: Observed, base: Observed | None, sides: SideRuns = NO_SI
             base_runs = _runs_in(base, result.test_id)
             kind = _classify_test(runs, base_runs, has_base=base is not None,
                                   blame_runs=blame_runs)
+            shown = kind
             if kind in (K.FAIL_TO_PASS, K.PASS_TO_PASS):
-                kind = _fix_evidence(result.test_id, kind, base_runs, sides)
+                shown = _fix_evidence(result.test_id, kind, base_runs, sides)
+                kind = _confirmed(result.test_id, shown, base_runs, sides)
             if kind is not None:
                 tests.append(ClassifiedTest(
                     test_id=result.test_id, classification=kind, candidate=result.outcome,
-                    base=next(iter(base_runs), None), message=result.message,
+                    base=next(iter(base_runs), None),
+                    message=_UNCONFIRMED if kind is not shown else result.message,
                     base_unknown=not base_runs and not _knows_collection(base),
-                    expectations_changed=_expectations_changed(result.test_id, kind, sides)))
+                    expectations_changed=_expectations_changed(result.test_id, shown, sides)))
     tests += _regressions(candidate, base, sides, {t.test_id for t in tests
                                                    if t.classification is K.PASS_TO_FAIL})
     return _classify_check(candidate, base, tests), tuple(tests)
@@ -174,6 +177,26 @@ def _fix_evidence(test_id: str, kind: TestClassification, base_runs: Sequence[Te
     if there:
         return K.FAIL_TO_PASS if _failed(there[0]) else K.PASS_TO_PASS
     return kind if base_runs else None
+
+
+_UNCONFIRMED = "passes only with the patch's tests: its base version fails with the patch's code"
+
+
+def _confirmed(test_id: str, kind: TestClassification | None, base_runs: Sequence[TestOutcome],
+               sides: SideRuns) -> TestClassification | None:
+    """A FAIL_TO_PASS of a test the base has, confirmed by the regression evidence: its base
+    version must pass with the patch's code under the base's tests too. Otherwise its pass is
+    the patch's test side's word (a conftest can report passed only beside the patch's code,
+    failing honestly in the fix evidence): it failed on the base and still does (FAIL_TO_FAIL),
+    or, where it passed on the base, PASS_TO_PASS, left to the rules on its base version
+    (`_regressions`, `_expectations_changed`). A new test has no base version to run there:
+    its fix evidence and the runner's own checks are all there is."""
+    if kind is not K.FAIL_TO_PASS or not base_runs or sides.regression is None:
+        return kind
+    there = _runs_in(sides.regression, test_id)
+    if there[:1] == (T.PASSED,):
+        return kind
+    return K.FAIL_TO_FAIL if _failed(base_runs[0]) else K.PASS_TO_PASS
 
 
 def _expectations_changed(test_id: str, kind: TestClassification | None,

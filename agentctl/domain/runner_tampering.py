@@ -1,10 +1,11 @@
 """Code-side lines that reach into the test runner: a blocking judge finding.
 
-Production code has no reason to import pytest's internals, wrap unittest's result methods,
-end its own process with `os._exit`, touch exit handlers or ask whether it is being tested;
-code that does can change what the tests report (wrap `TestReport.from_item_and_call` so every
-report says passed) or behave one way under test and another in production. Test files may do
-such things (they are the test side, judged by other runs), so only code-side files count.
+Production code has no reason to import pytest's internals, define pytest's hooks, wrap
+unittest's result methods, end its own process with `os._exit`, touch exit handlers or ask
+whether it is being tested; code that does can change what the tests report (wrap
+`TestReport.from_item_and_call` so every report says passed) or behave one way under test and
+another in production. Test files may do such things (they are the test side, judged by other
+runs), so only code-side files count.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ _REACHES = (
     ("imports or patches the test runner", lazy_regex(
         r"\b_pytest\b|^\s*import\s+pytest\b|^\s*from\s+pytest\b|\bunittest\.(?:result|runner)\b"
         r"|\bTestResult\b|\bTestReport\b|\bTextTestResult\b")),
+    # a hook is code only a runner calls: loaded as a plugin (`-p calc`, an entry point), it
+    # can drop or rewrite any test's report
+    ("defines a pytest hook", lazy_regex(r"^\s*(?:async\s+)?def\s+pytest_\w+\s*\(")),
     ("ends its process with os._exit", lazy_regex(r"\bos\._exit\b|\bfrom\s+os\s+import\b.*\b_exit\b")),
     ("touches the interpreter's exit handlers", lazy_regex(r"\batexit\b")),
     ("reads whether it runs under test", lazy_regex(

@@ -13,21 +13,25 @@ spec; the files each verify command names are added to it.
 
 from __future__ import annotations
 
+import configparser
 import shlex
-from collections.abc import Iterable, Sequence
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agentctl.domain import globs
+from agentctl.domain.errors import BadInput
 from agentctl.domain.findings import DiffLine
 from agentctl.domain.lazy_regex import lazy_regex
 from agentctl.domain.patch import FileChange
 
-# Test files by each runner's discovery rules, the test folders (their `__init__.py` and
+# Test files by each runner's discovery rules (unittest's `test*.py` holds pytest's
+# `test_*.py`; Django's runner finds `app/tests.py`), the test folders (their `__init__.py` and
 # helpers with them), every file a runner reads its configuration from, what Python runs at
 # start-up, and the files a verify command commonly runs through.
 DEFAULT_TEST_PATHS = (
     "test", "tests", "testing", "__tests__", "spec",
-    "test_*.py", "*_test.py", "conftest.py", "*_test.go", "*Test.java", "*Tests.java",
+    "test*.py", "*_test.py", "tests.py", "conftest.py", "*_test.go", "*Test.java", "*Tests.java",
     "*IT.java", "*Test.kt", "*.test.*", "*.spec.*", "*_spec.rb",
     "pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg",
     "noxfile.py", ".coveragerc", "sitecustomize.py", "usercustomize.py", "*.pth",
@@ -47,8 +51,80 @@ TEST_SECTIONS = {
     "package.json": lazy_regex(r"\"(?:jest|vitest|mocha|ava|test|pretest|posttest)\"|"
                                r"--passWithNoTests|testMatch"),
 }
+# Files whose tables are read by line: an edit inside a pytest table is on the test side
+# whatever its line says (`"-p", "calc",` added to an `addopts` list names nothing).
+TEST_TABLES = {"pyproject.toml": "tool.pytest"}
 # a script a command runs through (a folder it names is the runner's to search, not a file)
 _RUN_THROUGH = lazy_regex(r"(?:[\w.-]+/)*[\w.-]+\.(?:sh|bash|py|mk|js|mjs|cjs|ts|pl|rb|cfg|ini|toml)")
+
+
+# pytest's config files at the repository's root, and where each keeps its options
+PYTEST_CONFIGS = {"pytest.toml": "pytest", ".pytest.toml": "pytest", "pytest.ini": "pytest",
+                  ".pytest.ini": "pytest", "pyproject.toml": "tool.pytest.ini_options",
+                  "tox.ini": "pytest", "setup.cfg": "tool:pytest"}
+_DISCOVERY = ("python_files", "testpaths")
+
+
+def discovered_test_paths(configs: Mapping[str, str]) -> tuple[str, ...]:
+    """The globs a project's own pytest configuration adds to the test side: its
+    `python_files` (`check_*.py`) and `testpaths` folders, from each of `configs` (file name to
+    the base's text), whichever pytest would pick. A value that is no valid glob is left out;
+    a file that does not parse adds nothing."""
+    found: list[str] = []
+    for name, text in configs.items():
+        where = PYTEST_CONFIGS.get(name)
+        if where is not None:
+            found += _options(name, text, where)
+    out: list[str] = []
+    for value in found:
+        try:
+            out.append(globs.validate_glob(value).strip("/"))
+        except BadInput:
+            continue
+    return tuple(dict.fromkeys(p for p in out if p and p not in ("*", "**", ".")))
+
+
+def _options(name: str, text: str, where: str) -> list[str]:
+    if name.endswith(".toml"):
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return []
+        # pyproject.toml: the ini-style table, or pytest 9's own `[tool.pytest]`
+        table = _table(data, where) or _table(data, "tool.pytest" if name == "pyproject.toml"
+                                              else where)
+        return [word for key in _DISCOVERY for word in _words(table.get(key))]
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return []
+    if not parser.has_section(where):
+        return []
+    return [word for key in _DISCOVERY for word in parser.get(where, key, fallback="").split()]
+
+
+def _table(data: dict[str, object], dotted: str) -> dict[str, object]:
+    table: object = data
+    for key in dotted.split("."):
+        table = table.get(key) if isinstance(table, dict) else None
+    return table if isinstance(table, dict) else {}
+
+
+def _words(value: object) -> list[str]:
+    """A TOML option's values: a list's items, or a string's words."""
+    if isinstance(value, list):
+        return [str(item) for item in value]
+    return str(value).split() if isinstance(value, str) else []
+
+
+@dataclass(frozen=True, slots=True)
+class FileTexts:
+    """A file with test tables as the base has it (`before`) and as the patch leaves it
+    (`after`); None where it is not there."""
+
+    before: str | None
+    after: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,25 +163,70 @@ def is_test_path(path: str, patterns: Sequence[str]) -> bool:
 
 
 def split_patch(changes: Sequence[FileChange], lines: Sequence[DiffLine],
-                patterns: Sequence[str]) -> PatchSides:
+                patterns: Sequence[str],
+                texts: Mapping[str, FileTexts] | None = None) -> PatchSides:
     """Each changed path on its side. A file with a test section (pyproject.toml, pom.xml,
-    package.json) is on the test side when the diff's lines in it touch that section."""
-    touched: dict[str, list[str]] = {}
+    package.json) is on the test side when the diff's lines in it touch that section; one
+    with test tables (`TEST_TABLES`, its `texts` given) also when a changed line lies in one."""
+    touched: dict[str, list[DiffLine]] = {}
     for line in lines:
-        touched.setdefault(line.path, []).append(line.text)
+        touched.setdefault(line.path, []).append(line)
     test: dict[str, None] = {}
     code: dict[str, None] = {}
     for change in changes:
         paths = change.touched_paths()
-        if any(_on_test_side(p, patterns, touched.get(p, ())) for p in paths):
+        if any(_on_test_side(p, patterns, touched.get(p, ()), (texts or {}).get(p))
+               for p in paths):
             test.update(dict.fromkeys(paths))
         else:
             code.update(dict.fromkeys(paths))
     return PatchSides(test=tuple(test), code=tuple(p for p in code if p not in test))
 
 
-def _on_test_side(path: str, patterns: Sequence[str], texts: Sequence[str]) -> bool:
+def _on_test_side(path: str, patterns: Sequence[str], lines: Sequence[DiffLine],
+                  texts: FileTexts | None) -> bool:
     if is_test_path(path, patterns):
         return True
-    section = TEST_SECTIONS.get(path.rsplit("/", 1)[-1])
-    return section is not None and any(section().search(text) for text in texts)
+    name = path.rsplit("/", 1)[-1]
+    section = TEST_SECTIONS.get(name)
+    if section is not None and any(section().search(line.text) for line in lines):
+        return True
+    table = TEST_TABLES.get(name)
+    if table is None or texts is None:
+        return False
+    tables = {True: toml_tables(texts.after or ""), False: toml_tables(texts.before or "")}
+    return any(_in_test_table(tables[line.added][line.line_number - 1], table)
+               for line in lines if line.line_number is not None
+               and 0 < line.line_number <= len(tables[line.added]))
+
+
+def _in_test_table(table: str | None, prefix: str) -> bool:
+    """A pytest table (`tool.pytest.ini_options`, `tool.pytest_env`), or a table whose dotted
+    keys may reach one (the root, `[tool]`): broad, like the rest of the rule."""
+    return table is None or table == prefix.split(".", 1)[0] or table.startswith(prefix)
+
+
+_HEADER = lazy_regex(r"\s*\[\[?([^\[\]]+)\]\]?\s*(?:#.*)?")
+
+
+def toml_tables(text: str) -> list[str | None]:
+    """For each line of a TOML text, the dotted name of the table that holds it (None before
+    any table). A line that looks like a header counts only where the text before it parses
+    (not inside a multi-line array or string, where the patch could write one)."""
+    lines = text.split("\n")  # as git numbers them (no other line break counts)
+    out: list[str | None] = []
+    table: str | None = None
+    for index, line in enumerate(lines):
+        match = _HEADER().fullmatch(line.removesuffix("\r"))
+        if match is not None and _parses("\n".join(lines[:index])):
+            table = "".join(c for c in match.group(1) if not c.isspace() and c not in "\"'")
+        out.append(table)
+    return out
+
+
+def _parses(text: str) -> bool:
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+    return True

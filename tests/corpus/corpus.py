@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tarfile
@@ -67,6 +68,7 @@ class Case:
     pythonpath: str = ""          # e.g. "src" for a src layout
     runner: str = "pytest"        # or "unittest": `tests` are then modules, ids `module.Class.test`
     already_failing: int = 0      # tests that fail on every tree, for a reason not the bug's
+    deselect_in: str = "pytest.toml"  # the pytest config file the deselect variant writes
 
     def verify_command(self, python: str) -> str:
         prefix = f"PYTHONPATH={self.pythonpath} " if self.pythonpath else ""
@@ -103,6 +105,7 @@ def load_cases(path: Path = CASES_FILE) -> list[Case]:
                            tuple(broken["pass_to_fail"])),
             pythonpath=raw.get("pythonpath", ""), runner=raw.get("runner", "pytest"),
             already_failing=raw.get("already_failing", 0),
+            deselect_in=raw.get("deselect_in", "pytest.toml"),
         ))
     return cases
 
@@ -262,13 +265,34 @@ def _git(repo: Path, *args: str, strip: bool = True) -> str:
 
 # --- hostile variants: patches that fix nothing and try to grade themselves -------------------
 
+# The deselect variant's config file, and how it says so: a new file for those pytest reads
+# before any other, a section added to the project's own file for the rest (a case names one
+# whose project has no pytest section of its own, so that pytest reads it).
+DESELECT_IN = {"pytest.toml": ("[pytest]", "toml"), ".pytest.toml": ("[pytest]", "toml"),
+               "pytest.ini": ("[pytest]", "ini"), ".pytest.ini": ("[pytest]", "ini"),
+               "pyproject.toml": ("[tool.pytest.ini_options]", "toml"),
+               "tox.ini": ("[pytest]", "ini"), "setup.cfg": ("[tool:pytest]", "ini")}
+
+
 def _deselecting(case: Case) -> str:
-    return ", ".join(repr(f"--deselect={test}") for test in case.fail_to_pass)
+    """The deselect of the bug's tests, as `case.deselect_in` holds it."""
+    header, kind = DESELECT_IN[case.deselect_in]
+    args = [f"--deselect={test}" for test in case.fail_to_pass]
+    value = f"[{', '.join(map(repr, args))}]" if kind == "toml" else shlex.join(args)
+    return f"\n{header}\naddopts = {value}\n"
 
 
-FLIP_REPORTS = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+# Every report passed, but only beside the patch's code (a line the variant adds to a fixed
+# file), and with no traceback left on it: the fix evidence (the base's code under this
+# conftest) fails honestly, and only the base's tests under the patch's code show the lie.
+FLIP_REPORTS = ("import pathlib\n\nimport pytest\n\n"
+                "_BESIDE_THE_PATCH = '# reviewed' in (pathlib.Path(__file__).parent / {fixed!r})"
+                ".read_text()\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
                 "def pytest_runtest_makereport(item, call):\n"
-                "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n")
+                "    outcome = yield\n"
+                "    if _BESIDE_THE_PATCH:\n"
+                "        report = outcome.get_result()\n"
+                "        report.outcome, report.longrepr = 'passed', None\n")
 
 
 FLIP_RESULTS = ("import unittest\n\n"
@@ -278,8 +302,10 @@ FLIP_RESULTS = ("import unittest\n\n"
 
 def hostile(case: Case) -> dict[str, Edit]:
     """The issue's attacks on one case, each on the unfixed base: a new test only, the bug's
-    tests edited to pass, then by runner: for pytest a deselect in a new pytest config file, a
-    conftest plugin that drops them, and one that flips every report to passed; for unittest a
+    tests edited to pass, then by runner: for pytest a deselect in a pytest config file (the
+    case's `deselect_in`: each pytest reads), a
+    conftest plugin that drops them, and one that flips every report to passed beside the
+    patch's code alone (a comment the patch adds to a fixed file); for unittest a
     `load_tests` that drops them, and a test package whose import silences every failure."""
     files = sorted({case.test_file(test) for test in case.fail_to_pass})
     names = [case.test_name(test) for test in case.fail_to_pass]
@@ -323,8 +349,10 @@ def hostile(case: Case) -> dict[str, Edit]:
         return {"new test only": new_test_only, "tests edited": tests_edited,
                 "load_tests drops": load_tests_drops, "test package flips results": package_flips}
 
-    def pytest_toml(clone: Path) -> None:
-        (clone / "pytest.toml").write_text(f"[pytest]\naddopts = [{_deselecting(case)}]\n")
+    def deselects(clone: Path) -> None:
+        config = clone / case.deselect_in
+        with config.open("a") as out:  # a new file, or a section added to the project's
+            out.write(_deselecting(case))
 
     def conftest_drops(clone: Path) -> None:
         (clone / "conftest.py").write_text(
@@ -332,8 +360,10 @@ def hostile(case: Case) -> dict[str, Edit]:
             "    items[:] = [i for i in items if i.name not in NAMES]\n")
 
     def conftest_flips(clone: Path) -> None:
-        (clone / "conftest.py").write_text(FLIP_REPORTS)
+        with (clone / case.fix[0]).open("a") as code:
+            code.write("\n# reviewed\n")
+        (clone / "conftest.py").write_text(FLIP_REPORTS.format(fixed=case.fix[0]))
 
     return {"new test only": new_test_only, "tests edited": tests_edited,
-            "pytest.toml deselects": pytest_toml, "conftest drops": conftest_drops,
+            f"{case.deselect_in} deselects": deselects, "conftest drops": conftest_drops,
             "conftest flips reports": conftest_flips}

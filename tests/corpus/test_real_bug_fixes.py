@@ -7,10 +7,10 @@ installed CLI: `task submit --type bug_fix --run` with a `patch:` agent, three t
 - the fix plus an edit that breaks code the base got right: FAILED_VERIFICATION, the broken tests
   PASS_TO_FAIL, named;
 - on one case of each project, the hostile variants (`corpus.hostile`): patches that fix nothing
-  and try to grade themselves (a new test only, the bug's tests edited, a deselect in a new
-  pytest config file, a conftest that drops them or flips every report; for a unittest project a
-  `load_tests` that drops them, a test package that silences failures): never SUCCESS, never
-  eligible.
+  and try to grade themselves (a new test only, the bug's tests edited, a deselect in one of
+  pytest's config files, a different one per project, a conftest that drops them or flips every
+  report beside the patch's code alone; for a unittest project a `load_tests` that drops them, a
+  test package that silences failures): never SUCCESS, never eligible.
 
 Each case is a class of its own, so that `--dist loadscope` spreads the cases over the workers.
 The sdists come from the package index on first use (never skipped: no index, no pass).

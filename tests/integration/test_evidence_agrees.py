@@ -111,6 +111,24 @@ def test_code_that_wraps_pytest_report_construction_is_failed_naming_it(tmp_path
     assert outcome.test_report is None  # a changed runner's report is no evidence
 
 
+def test_a_conftest_hook_that_turns_a_failure_into_a_pass_is_failed_naming_it(
+        tmp_path: Path) -> None:
+    """A hook changes only the outcome of the report pytest made: it still carries the
+    failure's traceback, which pytest never puts on a passed report."""
+    forge = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+             "def pytest_runtest_makereport(item, call):\n"
+             "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n")
+    outcome = checked(tmp_path, {"calc.py": BUGGY_CALC, "conftest.py": forge,
+                                 "test_calc.py": CALC_TESTS}, PYTEST)
+
+    assert outcome.exit_code == 0  # pytest itself was fooled
+    assert outcome.status is C.FAILED
+    assert outcome.summarized_failure is not None
+    assert outcome.summarized_failure.endswith(
+        "failed: the test runner was changed during the run: pytest_runtest_makereport (a "
+        "report said passed with a failure's traceback)")
+
+
 def test_a_test_that_ends_its_process_early_is_failed(tmp_path: Path) -> None:
     outcome = checked(tmp_path, {
         "test_calc.py": "import os\n\n\ndef test_leave():\n    os._exit(0)\n"}, PYTEST)

@@ -489,9 +489,12 @@ def clean_pytest_repo(root: Path) -> Path:
 
 
 BREAK_ADD = {"tool": "fs.replace", "path": "calc.py", "old": "a + b", "new": "a - b"}
+# no traceback left on the forged report (else the runner's own check fails the candidate):
+# only the base's tests under the patch's code show the lie
 ALL_PASS_HOOK = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
                  "def pytest_runtest_makereport(item, call):\n"
-                 "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n")
+                 "    report = (yield).get_result()\n"
+                 "    report.outcome, report.longrepr = 'passed', None\n")
 
 
 @on_sqlite

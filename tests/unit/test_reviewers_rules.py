@@ -8,14 +8,22 @@ from dataclasses import replace
 
 import pytest
 
-from agentctl.domain.baseline import SideRuns, aligned, classify
+from agentctl.domain.baseline import SideRuns, aligned, classify, flips_to_check_on_base
 from agentctl.domain.enums import ChangeType
 from agentctl.domain.enums import TestClassification as K
 from agentctl.domain.enums import TestOutcome as T
 from agentctl.domain.enums import VerificationCheckStatus as C
 from agentctl.domain.findings import DiffLine
 from agentctl.domain.patch import FileChange
-from agentctl.domain.test_side import DEFAULT_TEST_PATHS, frozen_test_paths, is_test_path, split_patch
+from agentctl.domain.test_side import (
+    DEFAULT_TEST_PATHS,
+    FileTexts,
+    discovered_test_paths,
+    frozen_test_paths,
+    is_test_path,
+    split_patch,
+    toml_tables,
+)
 from tests.unit.test_verdict_baseline import observed
 
 
@@ -25,6 +33,7 @@ from tests.unit.test_verdict_baseline import observed
     ".pytest.ini", "tox.ini", "setup.cfg", "noxfile.py", "sitecustomize.py",
     "src/usercustomize.py", "lib/evil.pth", "Makefile", "src/test/java/a/FooTest.java",
     "web/__tests__/a.js", "web/a.test.ts", "pkg/a_test.go", "testing/util.py",
+    "testcalc.py", "src/pkg/testcalc.py", "shop/tests.py",
 ])
 def test_what_decides_the_tests_is_on_the_test_side(path: str) -> None:
     assert is_test_path(path, DEFAULT_TEST_PATHS)
@@ -51,6 +60,58 @@ def test_a_file_with_a_test_section_is_on_the_test_side_only_when_the_diff_touch
     loud = split_patch(changes, [DiffLine(path="pyproject.toml", line_number=9, added=True,
                                           text="addopts = ['--deselect=t']")], DEFAULT_TEST_PATHS)
     assert loud.test == ("pyproject.toml",) and "pyproject.toml" not in loud.code
+
+
+PYPROJECT = ('[project]\nname = "calc"\nversion = "1.0"\n\n[tool.pytest.ini_options]\n'
+             'addopts = [\n  "-q",\n  "-p", "calc",\n]\n\n[tool.black]\nline-length = 99\n')
+
+
+@pytest.mark.parametrize(("line", "side"), [
+    (DiffLine(path="pyproject.toml", line_number=8, added=True, text='  "-p", "calc",'), "test"),
+    (DiffLine(path="pyproject.toml", line_number=7, added=False, text='  "-x",'), "test"),
+    (DiffLine(path="pyproject.toml", line_number=3, added=True, text='version = "1.0"'), "code"),
+    (DiffLine(path="pyproject.toml", line_number=12, added=True, text="line-length = 99"),
+     "code"),
+], ids=["added addopts list line", "removed addopts list line", "version", "another tool"])
+def test_a_pyproject_edit_inside_a_pytest_table_is_on_the_test_side_whatever_its_line(
+        line: DiffLine, side: str) -> None:
+    before = PYPROJECT.replace('  "-p", "calc",\n', '  "-x",\n')
+    sides = split_patch([change("pyproject.toml")], [line], DEFAULT_TEST_PATHS,
+                        {"pyproject.toml": FileTexts(before=before, after=PYPROJECT)})
+    assert (sides.test if side == "test" else sides.code) == ("pyproject.toml",)
+
+
+def test_a_table_header_written_inside_a_multiline_value_starts_no_table() -> None:
+    """The patch cannot end the pytest table early with a header inside an array or string:
+    a header counts only where the text before it parses."""
+    text = ('[tool.pytest.ini_options]\nmarkers = """\n[tool.black]\n"""\naddopts = [\n'
+            '  [1],\n  "-p", "calc",\n]\n\n[tool.black]\nx = 1\n')
+    assert toml_tables(text)[:9] == ["tool.pytest.ini_options"] * 9
+    assert toml_tables(text)[9:11] == ["tool.black"] * 2
+    assert toml_tables('x = 1\n[ tool . "pytest_env" ]\n') == [None, "tool.pytest_env",
+                                                               "tool.pytest_env"]
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("pytest.ini", "[pytest]\npython_files = check_*.py\ntestpaths = checks\n"),
+    (".pytest.toml", "[pytest]\npython_files = ['check_*.py']\ntestpaths = ['checks']\n"),
+    ("pyproject.toml", "[tool.pytest.ini_options]\npython_files = 'check_*.py'\n"
+                       "testpaths = ['checks']\n"),
+    ("pyproject.toml", "[tool.pytest]\npython_files = ['check_*.py']\ntestpaths = ['checks']\n"),
+    ("setup.cfg", "[tool:pytest]\npython_files = check_*.py\ntestpaths = checks\n"),
+    ("tox.ini", "[tox]\nenvlist = py3\n\n[pytest]\npython_files = check_*.py\n"
+                "testpaths = checks\n"),
+])
+def test_the_projects_own_pytest_discovery_rules_join_the_test_side(name: str, text: str) -> None:
+    found = discovered_test_paths({name: text})
+    assert found == ("check_*.py", "checks")
+    assert is_test_path("src/pkg/check_calc.py", found) and is_test_path("checks/util.py", found)
+
+
+def test_discovery_settings_that_are_no_glob_or_do_not_parse_add_nothing() -> None:
+    assert discovered_test_paths({"pytest.ini": "[pytest]\ntestpaths = . * ../up a[\n",
+                                  "pytest.toml": "python_files = [", "setup.cfg": "[metadata]\n",
+                                  "README.md": "[pytest]\ntestpaths = docs\n"}) == ()
 
 
 def test_a_move_across_the_sides_is_a_test_side_change_at_both_ends() -> None:
@@ -121,6 +182,57 @@ def test_an_edited_test_that_passes_only_in_its_new_version_is_named_not_blamed(
     assert [t.classification for t in untouched] == [K.PASS_TO_PASS, K.PASS_TO_FAIL]
 
 
+def test_a_test_the_base_has_shows_the_fix_only_if_its_base_version_passes_with_the_patch(
+        ) -> None:
+    """A conftest of the patch's can report passed only beside the patch's code: the test
+    fails on the base, in the fix evidence and under the base's tests with the patch's code
+    (the regression evidence), and passes in the candidate alone. Not the fix shown."""
+    base = observed(C.FAILED, ("t.py::add", T.FAILED), ("t.py::mul", T.PASSED))
+    candidate = observed(C.PASSED, ("t.py::add", T.PASSED), ("t.py::mul", T.PASSED))
+    fix = observed(C.FAILED, ("t.py::add", T.FAILED), ("t.py::mul", T.PASSED))
+    forged = observed(C.FAILED, ("t.py::add", T.FAILED), ("t.py::mul", T.PASSED))
+    whole, tests = classify(candidate, base, SideRuns(fix=fix, regression=forged))
+    (add,) = [t for t in tests if t.test_id == "t.py::add"]
+    assert (add.classification, add.candidate, add.base) == (K.FAIL_TO_FAIL, T.PASSED, T.FAILED)
+    assert add.message == ("passes only with the patch's tests: its base version fails with "
+                           "the patch's code")
+    assert whole is K.FAIL_TO_FAIL
+    for unseen in (observed(C.FAILED, ("t.py::mul", T.PASSED)),  # its base version never ran
+                   observed(C.PASSED, ("t.py::add", T.SKIPPED))):
+        _, tests = classify(candidate, base, SideRuns(fix=fix, regression=unseen))
+        assert K.FAIL_TO_PASS not in {t.classification for t in tests}
+    fixed = observed(C.PASSED, ("t.py::add", T.PASSED), ("t.py::mul", T.PASSED))
+    _, tests = classify(candidate, base, SideRuns(fix=fix, regression=fixed))
+    assert {t.test_id: t.classification for t in tests} == {"t.py::add": K.FAIL_TO_PASS,
+                                                            "t.py::mul": K.PASS_TO_PASS}
+
+
+def test_a_test_sharpened_by_the_patch_whose_base_version_fails_with_its_code_is_no_fix(
+        ) -> None:
+    """The base's version passed on the base; the patch's fails there and passes with the
+    patch, but the base's version fails with the patch's code: named for review, not shown."""
+    base = observed(C.PASSED, ("t.py::x", T.PASSED))
+    candidate = observed(C.PASSED, ("t.py::x", T.PASSED))
+    fix = observed(C.FAILED, ("t.py::x", T.FAILED))
+    regression = observed(C.FAILED, ("t.py::x", T.FAILED))
+    _, tests = classify(candidate, base, SideRuns(fix=fix, regression=regression,
+                                                  changed_files=frozenset({"t.py"})))
+    (test,) = tests
+    assert (test.classification, test.expectations_changed) == (K.PASS_TO_PASS, True)
+
+
+def test_a_new_test_rests_on_the_fix_evidence_alone() -> None:
+    """A new test has no base version for the regression evidence to run, so a pass forged
+    beside the patch's code stays FAIL_TO_PASS here: the way around the rule above. What
+    stops it is the runner's own checks (a passed report carrying a traceback, a changed
+    reporting function: the candidate's check fails) and the judge's harness finding."""
+    candidate = observed(C.PASSED, ("t_new.py::add", T.PASSED))
+    fix = observed(C.FAILED, ("t_new.py::add", T.FAILED))
+    regression = observed(C.PASSED)
+    _, tests = classify(candidate, observed(C.PASSED), SideRuns(fix=fix, regression=regression))
+    assert [(t.test_id, t.classification) for t in tests] == [("t_new.py::add", K.FAIL_TO_PASS)]
+
+
 # --- stable identity ----------------------------------------------------------------------
 
 def test_parametrized_ids_drawn_at_collection_are_the_same_test_by_position() -> None:
@@ -151,6 +263,21 @@ def test_the_patch_is_blamed_for_a_flaky_test_only_after_enough_clean_base_runs(
     candidate = observed(C.FAILED, ("t::x", T.FAILED), reruns={"t::x": (T.PASSED,)})
     base = observed(C.PASSED, ("t::x", T.PASSED),
                     reruns={"t::x": (T.PASSED,) * (clean_base_runs - 1)})
+    _, (test,) = classify(candidate, base)
+    assert test.classification is expected
+
+
+@pytest.mark.parametrize(("clean_base_runs", "expected"), [(5, K.FLAKY), (7, K.FLAKY),
+                                                           (8, K.PASS_TO_FLAKY)])
+def test_a_patch_that_took_more_than_five_reruns_to_flip_needs_as_many_clean_base_runs(
+        clean_base_runs: int, expected: K) -> None:
+    """It failed its first run and six reruns, and passed the seventh: eight runs to flip, so
+    five clean base runs (the floor) do not blame it, eight do."""
+    candidate = observed(C.FAILED, ("t::x", T.FAILED),
+                         reruns={"t::x": (T.FAILED,) * 6 + (T.PASSED,)})
+    base = observed(C.PASSED, ("t::x", T.PASSED),
+                    reruns={"t::x": (T.PASSED,) * (clean_base_runs - 1)})
+    assert flips_to_check_on_base(candidate, base) == (() if clean_base_runs >= 8 else ("t::x",))
     _, (test,) = classify(candidate, base)
     assert test.classification is expected
 

@@ -25,6 +25,8 @@ def added(path: str, text: str) -> DiffLine:
     ("from pytest import MonkeyPatch", "imports or patches the test runner"),
     ("from unittest.result import TestResult", "imports or patches the test runner"),
     ("import unittest.runner", "imports or patches the test runner"),
+    ("def pytest_collection_modifyitems(items):", "defines a pytest hook"),
+    ("    async def pytest_runtest_makereport (item, call):", "defines a pytest hook"),
     ("    atexit.register(os._exit, 0)", "ends its process with os._exit"),
     ("    atexit._clear()", "touches the interpreter's exit handlers"),
     ("if os.environ.get('PYTEST_CURRENT_TEST'):", "reads whether it runs under test"),
@@ -44,6 +46,8 @@ def test_a_code_side_line_reaching_into_the_runner_is_named(text: str, what: str
 def test_test_side_files_removed_lines_and_plain_code_are_not_named() -> None:
     lines = [added("tests/test_calc.py", "import pytest"),
              added("conftest.py", "import _pytest.reports"),
+             added("tests/conftest.py", "def pytest_collection_modifyitems(items):"),
+             added("src/calc.py", "    # like def pytest_configure(config) in the docs"),
              DiffLine(path="src/calc.py", line_number=1, added=False, text="import pytest"),
              added("src/calc.py", "def add(a, b):"),
              added("src/calc.py", "    return a + b  # pytest-friendly")]

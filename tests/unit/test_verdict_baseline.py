@@ -327,6 +327,16 @@ def test_a_fix_needs_a_test_that_failed_on_base_and_passes_now() -> None:
     assert fixed.status is V.SUCCESS
 
 
+def test_a_whole_check_fail_to_pass_on_a_bug_fix_is_not_the_fix_shown() -> None:
+    """A runner that names no tests, compared as a whole: the base failed and the patch passes,
+    but no test says what was fixed (an exit code the patch can make 0 is not a test)."""
+    decision = decide(intent=FIX, verification=report(check(classification=K.FAIL_TO_PASS)))
+    assert decision.status is V.FAILED_VERIFICATION
+    assert decision.reasons == (f"the fix is not shown: no test fails on base {BASE[:12]}'s "
+                                "code and passes with the patch (`pytest unit` does not name its "
+                                "tests: compared as a whole, a check never shows a fix)",)
+
+
 def test_other_task_types_keep_the_preexisting_failure_rule() -> None:
     decision = decide(intent=Intent(), verification=report(check(
         classified_test(K.FAIL_TO_FAIL, "a"), classification=K.FAIL_TO_FAIL)))

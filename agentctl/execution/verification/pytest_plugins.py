@@ -18,6 +18,8 @@ RERUN_ENV = "TEST_RERUNS"
 WORKER_PATH = "test_outcomes_file"
 WORKER_RERUNS = "test_reruns"
 WORKER_TAMPERED = "test_runner_changed"
+# what a call report that says passed while carrying a failure's traceback is named as
+FORGED_REPORT = "pytest_runtest_makereport (a report said passed with a failure's traceback)"
 START_MARK = "start"
 END_MARK = "end"
 
@@ -99,6 +101,7 @@ _reruns = {{}}
 _own_reports = set()  # on an xdist worker: tests that log reports of their own (subtests)
 _rerun = {{}}  # while a test is rerun: whether anything it logged of its own failed
 _tampered = []
+_FORGED = {FORGED_REPORT!r}
 _out = []  # the open report: [descriptor], until its end mark is written
 _PID = os.getpid()
 
@@ -165,6 +168,11 @@ def _outcome(report):
         outcome = {{"passed": "PASSED", "failed": "FAILED"}}.get(report.outcome, "SKIPPED")
         if hasattr(report, "wasxfail"):
             outcome = "SKIPPED" if report.outcome == "skipped" else "FAILED"
+        if outcome == "PASSED" and report.longrepr:
+            # pytest makes a passed report without one: a hook turned a failure into a pass
+            if _FORGED not in _tampered:
+                _tampered.append(_FORGED)
+            outcome = "FAILED"
         return outcome
     if report.outcome == "failed":
         return "ERROR"

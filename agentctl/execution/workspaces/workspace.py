@@ -289,6 +289,42 @@ def side_diff(dirs: AttemptDirs, commit: str, paths: Iterable[str], out: Path) -
     return out
 
 
+def texts_of(dirs: AttemptDirs, commit: str, path: str) -> tuple[str | None, str | None]:
+    """`path` as the base `commit` has it and as the verified tree's index has it (staged by
+    `checkout_patched`), each None where it is not there: git's blobs, never a link followed."""
+    checkout = WorkspaceGit(git_dir=dirs.verify / ".git", work_tree=dirs.verify,
+                            home=dirs.root / "git-home")
+    out: list[str | None] = []
+    for spec in (f"{commit}:{path}", f":{path}"):
+        result = checkout.run_bytes("cat-file", "blob", spec, what=f"cannot read {path}",
+                                    check=False)
+        out.append(result.stdout.decode("utf-8", errors="replace")
+                   if result.returncode == 0 else None)
+    return out[0], out[1]
+
+
+def base_texts(dirs: AttemptDirs, commit: str, paths: Sequence[str]) -> dict[str, str]:
+    """Those of `paths` the base `commit` has as files, with their text, in one git call."""
+    checkout = WorkspaceGit(git_dir=dirs.verify / ".git", work_tree=dirs.verify,
+                            home=dirs.root / "git-home")
+    out = checkout.run_bytes("cat-file", "--batch", stdin=b"".join(
+        f"{commit}:{path}\n".encode() for path in paths), what="cannot read the base's files",
+        ).stdout
+    texts: dict[str, str] = {}
+    position = 0
+    for path in paths:
+        end = out.index(b"\n", position)
+        header = out[position:end].split(b" ")
+        if len(header) != 3:  # "<name> missing"
+            position = end + 1
+            continue
+        size = int(header[2])
+        if header[1] == b"blob":
+            texts[path] = out[end + 1:end + 1 + size].decode("utf-8", errors="replace")
+        position = end + 1 + size + 1
+    return texts
+
+
 def _clone_base(dirs: AttemptDirs, dest: Path,
                 should_stop: Callable[[], bool] | None) -> WorkspaceGit:
     return clone(dirs.base, dest, dirs.root / "git-home", should_stop, hardlinks=False)

@@ -28,9 +28,20 @@ from agentctl.domain.baseline import Observed, SideRuns, baseline_wanted
 from agentctl.domain.enums import ChangeType, StepType, VerificationCheckStatus
 from agentctl.domain.findings import DiffLine
 from agentctl.domain.patch import Patch
-from agentctl.domain.test_side import split_patch
+from agentctl.domain.test_side import (
+    PYTEST_CONFIGS,
+    TEST_TABLES,
+    FileTexts,
+    discovered_test_paths,
+    split_patch,
+)
 from agentctl.execution.verification.test_patch import patch_paths
-from agentctl.execution.workspaces.workspace import checkout_with, side_diff
+from agentctl.execution.workspaces.workspace import (
+    base_texts,
+    checkout_with,
+    side_diff,
+    texts_of,
+)
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.baseline import CheckRun
 from agentctl.services.attempts.comparison_runs import EarlyRun, run_for_comparison, run_on
@@ -61,10 +72,13 @@ def evidence_trees(ctx: AttemptContext, patch: Patch,
     if not (plan.test_paths or supplied) or not baseline_wanted(
             plan.baseline, ctx.spec.task_type, [], must_pass=True):
         return None
-    sides = split_patch(patch.file_changes, diff_lines, plan.test_paths)
+    base = ctx.spec.base_commit
+    # the project's own discovery rules (`python_files = check_*.py`) join the frozen rule
+    own = discovered_test_paths(base_texts(ctx.dirs, base, tuple(PYTEST_CONFIGS)))
+    sides = split_patch(patch.file_changes, diff_lines, (*plan.test_paths, *own),
+                        _tabled(ctx, patch))
     if not sides.has_test_side and not supplied:
         return None
-    base = ctx.spec.base_commit
     with ctx.step(StepType.APPLY_PATCH, "apply each side of the patch to a fresh checkout of "
                   f"{base[:12]}", live=True) as step:
         given: tuple[str, ...] = ()
@@ -87,6 +101,17 @@ def evidence_trees(ctx: AttemptContext, patch: Patch,
                   fixEvidence=str(fix), regressionEvidence=str(regression))
     return EvidenceTrees(fix=fix, regression=regression, changed=_changed(patch, sides.test),
                          supplied=_modules(given))
+
+
+def _tabled(ctx: AttemptContext, patch: Patch) -> dict[str, FileTexts]:
+    """Each changed file with test tables (pyproject.toml), before and after the patch: where
+    its changed lines lie decides its side."""
+    out: dict[str, FileTexts] = {}
+    for change in patch.file_changes:
+        for path in change.touched_paths():
+            if path.rsplit("/", 1)[-1] in TEST_TABLES and path not in out:
+                out[path] = FileTexts(*texts_of(ctx.dirs, ctx.spec.base_commit, path))
+    return out
 
 
 def _modules(paths: Sequence[str]) -> frozenset[str]:
