@@ -7,6 +7,7 @@ import typer
 
 from agentctl.cli.artifact import artifact_content, named_artifact, print_artifact
 from agentctl.cli.context import state
+from agentctl.cli.documents import run_document
 from agentctl.cli.options import (
     Flag,
     FullOption,
@@ -18,8 +19,14 @@ from agentctl.cli.options import (
     status_filter,
 )
 from agentctl.cli.output import emit_json, out
+from agentctl.cli.render import runs as render
+from agentctl.cli.render.runs import run_table
+from agentctl.cli.render.style import printable
+from agentctl.cli.run.replay import artifact_reader, print_replay, replay_keys
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.transitions import TERMINAL_RUN
+from agentctl.services.lifecycle.leftovers import notice_expired
+from agentctl.store.blobs import BlobStore
 
 
 def list_(
@@ -34,8 +41,6 @@ def list_(
     as_json: JsonOption = False,
 ) -> None:
     """List runs, newest first, with their verdicts."""
-    from agentctl.cli.documents import run_document
-    from agentctl.services.lifecycle.leftovers import notice_expired
 
     wanted = status_filter(RunStatus, status, "run")
     current = state(ctx)
@@ -58,7 +63,6 @@ def list_(
         out().print(f"no runs of {repository} yet" if repository else
                     "no runs yet; start one with 'agentctl run start TASK'")
     else:
-        from agentctl.cli.render.runs import run_table
 
         out().print(run_table(documents, short=short, repositories=repositories,
                               width=out().width))
@@ -74,9 +78,6 @@ def show(
     as_json: JsonOption = False,
 ) -> None:
     """Show a run (the newest without an id); --tree draws everything it did."""
-    from agentctl.cli.documents import run_document
-    from agentctl.services.lifecycle.leftovers import notice_expired
-    from agentctl.store.blobs import BlobStore
 
     current = state(ctx)
     notice_expired(current.store)
@@ -87,7 +88,6 @@ def show(
     report = None
     if run.replay_of is not None and (run.status in TERMINAL_RUN
                                       or run.status is RunStatus.NEEDS_APPROVAL):
-        from agentctl.cli.run.replay import artifact_reader, replay_keys
         from agentctl.services.actions.replay import replay_report
 
         report = replay_report(current.store, run.run_id, read=artifact_reader(current))
@@ -95,11 +95,9 @@ def show(
     if as_json:
         emit_json(document)
         return
-    from agentctl.cli.render import runs as render
 
     out().print(render.run_tree(document) if tree else render.run_detail(document))
     if report is not None:
-        from agentctl.cli.run.replay import print_replay
 
         print_replay(report)
 
@@ -121,7 +119,6 @@ def diff(
         return
     from agentctl.cli.pager import page
     from agentctl.cli.render.diff import coloured
-    from agentctl.cli.render.style import printable
 
     content = b"".join(artifact_content(current.home.artifacts, artifact))
     text = content.decode("utf-8", errors="replace")
