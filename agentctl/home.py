@@ -9,6 +9,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentctl.domain.errors import BadInput
+
 DATABASE_FILENAME = "agentctl.db"
 
 
@@ -43,7 +45,6 @@ def resolve_home(explicit: str | None, *, url: str = "", artifacts: str = "") ->
 
         root = Path(platformdirs.user_data_dir("agentctl"))
     if root.exists() and not root.is_dir():
-        from agentctl.domain.errors import BadInput
 
         raise BadInput(f"the state home {root} is not a directory; pass --home DIR "
                        "(or AGENTCTL_HOME) naming a folder")

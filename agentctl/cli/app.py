@@ -2,6 +2,7 @@
 when it runs (see `cli/lazy.py`): `agentctl --help` imports none of them."""
 
 
+import os
 from typing import Annotated
 
 import typer
@@ -102,7 +103,6 @@ def root(
 
 
 def _presentation(*, quiet: bool, verbose: bool, no_color: bool) -> None:
-    import os
 
     from agentctl.cli import output
 

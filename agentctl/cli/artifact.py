@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
     from agentctl.domain.artifact import Artifact
     from agentctl.store.views import Views
+from agentctl.cli.render.fit import Column, fitted
+from agentctl.cli.render.style import escape
 
 app = typer.Typer(help="Artifacts: content-addressed evidence, verified by sha256.",
                   no_args_is_help=True)
@@ -33,7 +35,6 @@ def list_(
     as_json: JsonOption = False,
 ) -> None:
     """List a run's artifacts."""
-    from agentctl.cli.render.style import escape
 
     with state(ctx).views() as views:
         run = views.run(run_id)
@@ -43,7 +44,6 @@ def list_(
     if as_json:
         emit_json(artifacts)
         return
-    from agentctl.cli.render.fit import Column, fitted
 
     columns = [Column("NAME", 3), Column("SIZE", 2), Column("ARTIFACT", 1), Column("TYPE"),
                Column("VISIBILITY"), Column("REDACTION"), Column("SHA256")]

@@ -6,11 +6,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from agentctl.cli.context import state
 from agentctl.cli.options import Flag
 from agentctl.cli.output import emit_json, out
 from agentctl.domain.errors import BadInput
+from agentctl.execution.signing import load_signer
+from agentctl.services.actions.attest import signing_key_path, trusted_key, verify_bundle
 
 app = typer.Typer(help="Attestations: the signing key, and verifying a bundle.",
                   no_args_is_help=True)
@@ -26,8 +29,6 @@ def pubkey(
     = False,
 ) -> None:
     """Print the public key that `run attest` signs with (PEM), for verifiers."""
-    from agentctl.execution.signing import load_signer
-    from agentctl.services.actions.attest import signing_key_path
 
     path = signing_key_path(state(ctx).home.root, key)
     public = load_signer(path, create=key is None).public
@@ -59,7 +60,6 @@ def verify(
     """Check every envelope's signature, that the bundle is whole (the provenance, each check's
     test result, the run predicate) and, with --patch or --commit, its subjects; say where its
     trust comes from. Exit 3 on the first that fails, naming it."""
-    from agentctl.services.actions.attest import trusted_key, verify_bundle
 
     try:
         text = bundle.read_text(encoding="utf-8")
@@ -76,7 +76,6 @@ def verify(
                    "subjects": [s.as_json() for s in verified.subjects],
                    "checks": list(verified.checks), "trust": trust.as_json()})
         return
-    from rich.markup import escape
 
     checks = escape(", ".join(verified.checks) or "none")
     out().print(f"{len(verified.predicate_types)} statement(s) verified, complete: provenance, "

@@ -8,6 +8,7 @@ from agentctl.cli.context import state
 from agentctl.cli.options import JsonOption
 from agentctl.cli.output import emit_json, out
 from agentctl.domain.errors import IntegrityError
+from agentctl.store.audit import sign_store
 
 app = typer.Typer(help="Integrity checks over the audit trail.", no_args_is_help=True)
 
@@ -39,7 +40,6 @@ def verify(ctx: typer.Context, as_json: JsonOption = False) -> None:
 def sign(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Sign the current head of a log that verifies: for a home that predates signing, or whose
     checkpoint was lost. Refuses (exit 3) over a log that does not verify."""
-    from agentctl.store.audit import sign_store
 
     signed = sign_store(state(ctx).store)
     if as_json:

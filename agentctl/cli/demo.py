@@ -13,8 +13,13 @@ from agentctl.cli.context import state
 from agentctl.cli.long_work import begin_long_work
 from agentctl.cli.options import Flag
 from agentctl.cli.output import live_status, out
+from agentctl.cli.render.fit import Column, fitted
+from agentctl.cli.render.style import badge, escape
 from agentctl.cli.sandbox import warn_unsandboxed
+from agentctl.config import defaults
 from agentctl.home import resolve_home
+from agentctl.services.admin.demo import new_demo_root, run_demo
+from agentctl.services.lifecycle.start import run_config
 from agentctl.store import Store
 from agentctl.store.views import Views
 
@@ -30,11 +35,6 @@ def demo(
 ) -> None:
     """Run the seed's four scenarios on a bundled payments-service: a migration that needs
     review, a forbidden workflow edit, a dependency mirror timeout, a broken assertion."""
-    from agentctl.cli.render.fit import Column, fitted
-    from agentctl.cli.render.style import badge, escape
-    from agentctl.config import defaults
-    from agentctl.services.admin.demo import new_demo_root, run_demo
-    from agentctl.services.lifecycle.start import run_config
 
     current = state(ctx)
     begin_long_work()  # before the progress line's thread: a normal user's views need it

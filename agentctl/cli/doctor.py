@@ -3,15 +3,23 @@
 
 import os
 import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import typer
+from rich.text import Text
 
 from agentctl._speedups import dataclass_code
 from agentctl.cli.context import State, state
 from agentctl.cli.options import JsonOption
 from agentctl.cli.output import emit_json, out
+from agentctl.domain.agent_clis import AGENT_CLIS, release_tested, version_in
+from agentctl.execution.sandboxing import bubblewrap
+from agentctl.execution.sandboxing.limits import layout
+from agentctl.execution.workspaces import overlay
 
 VERSION_SECONDS = 15.0  # for `<cli> --version` (a Node CLI's start, on a busy machine)
 FORGE_TOKENS = ("GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN")
@@ -38,7 +46,6 @@ def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
     findings = [_sandbox(), _limits(), views, *_agents(current), _store(current), _forge(),
                 _start_up()]
     if as_json:
-        from agentctl.domain.agent_clis import AGENT_CLIS
 
         emit_json([{"part": f.part, "ok": f.ok, "required": f.required, "detail": f.detail,
                     **({"version": f.version, "tested": f.tested} if f.part in AGENT_CLIS
@@ -51,7 +58,6 @@ def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
 def _print(findings: list[Finding]) -> None:
     """One row per part; a detail longer than the terminal wraps under its own text (a
     hanging indent), so the marks and part names stay a column a reader can run an eye down."""
-    from rich.text import Text
 
     console = out()
     for f in findings:
@@ -66,7 +72,6 @@ def _print(findings: list[Finding]) -> None:
 
 
 def _sandbox() -> Finding:
-    from agentctl.execution.sandboxing import bubblewrap
 
     status = bubblewrap.check()
     if status.works:
@@ -78,7 +83,6 @@ def _sandbox() -> Finding:
 def _limits() -> Finding:
     """What caps each run's processes and memory: a cgroup of its own, or rlimits only (and
     then what is not enforced, and what would give it a cgroup)."""
-    from agentctl.execution.sandboxing.limits import layout
 
     found = layout()
     fix = found.fix
@@ -91,9 +95,7 @@ def _limits() -> Finding:
 def _views(current: State) -> Finding:
     """Whether each attempt's trees are copy-on-write views of the shared base-tree cache, or
     full checkouts (what a run then costs, and how to get the views)."""
-    import tempfile
 
-    from agentctl.execution.workspaces import overlay
 
     if overlay.supported(Path(tempfile.gettempdir())):
         whose = "" if os.geteuid() == 0 else " (mounted in a user namespace of agentctl's own)"
@@ -109,9 +111,7 @@ def _views(current: State) -> Finding:
 def _agents(current: State) -> list[Finding]:
     """Each agent CLI: where its command is, the release its `--version` names, and whether
     agentctl was tested with it (asked all at once: each may take seconds to start)."""
-    from concurrent.futures import ThreadPoolExecutor
 
-    from agentctl.domain.agent_clis import AGENT_CLIS
 
     commands = _agent_commands(current)
     with ThreadPoolExecutor(max_workers=len(AGENT_CLIS)) as pool:
@@ -120,9 +120,7 @@ def _agents(current: State) -> list[Finding]:
 
 
 def _agent(name: str, command: str) -> Finding:
-    import subprocess
 
-    from agentctl.domain.agent_clis import AGENT_CLIS, release_tested, version_in
 
     what = AGENT_CLIS[name].what
     path = shutil.which(command)
@@ -153,7 +151,6 @@ def _agent(name: str, command: str) -> Finding:
 def _agent_commands(current: State) -> dict[str, str]:
     """Each agent's `[agents.NAME] command` (its name when the config cannot be read: that
     is the store's and the run's finding, not this one's)."""
-    from agentctl.domain.agent_clis import AGENT_CLIS
 
     try:
         agents = current.config.agents

@@ -11,6 +11,7 @@ import typer
 from agentctl.cli.context import state
 from agentctl.cli.options import Flag, FullOption
 from agentctl.cli.output import emit_json, out
+from agentctl.cli.render.style import printable
 
 
 def events(
@@ -74,7 +75,6 @@ def _print(event: dict[str, object], as_json: bool, short: dict[str, str]) -> No
     if as_json:
         sys.stdout.write(json.dumps(event) + "\n")
     else:
-        from agentctl.cli.render.style import printable
 
         about = str(event["runId"] or event["taskId"] or "")
         when = str(event["createdAt"])[:19].replace("T", " ")

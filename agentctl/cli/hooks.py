@@ -10,6 +10,8 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.options import PASS_THROUGH
+from agentctl.hooks import mcp_server
+from agentctl.hooks.hook import main as hook_main
 
 mcp_app = typer.Typer(help="agentctl's guarded tools as an MCP server.", no_args_is_help=True)
 
@@ -18,15 +20,11 @@ def hook(ctx: typer.Context, agent: Annotated[str, typer.Argument(
         metavar="AGENT", help="claude, codex or gemini")]) -> None:
     """The PreToolUse/PostToolUse hook: reads the agent's hook JSON on stdin, answers with the
     run's decision in the agent's format. Any error denies: one line on stderr, exit 2."""
-    from agentctl.hooks.hook import main
-
-    raise typer.Exit(main([agent, *ctx.args]))
+    raise typer.Exit(hook_main([agent, *ctx.args]))
 
 
 @mcp_app.command("serve", context_settings=PASS_THROUGH)
 def serve(ctx: typer.Context) -> None:
     """Serve fs_read, fs_write, fs_replace, fs_delete, fs_rename, patch_apply and shell_run on
     stdio; every call is a ToolCall of the run (--socket S --attempt A --key K)."""
-    from agentctl.hooks.mcp_server import main
-
-    raise typer.Exit(main(list(ctx.args)))
+    raise typer.Exit(mcp_server.main(list(ctx.args)))

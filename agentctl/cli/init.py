@@ -1,16 +1,24 @@
 """`agentctl init`: a documented config file here, and the state home."""
 
 
+import json
 import sys
+from importlib.resources import files
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.prompt import Confirm
 
+from agentctl.cli.cancel import cancellable
 from agentctl.cli.context import state
 from agentctl.cli.options import Flag
 from agentctl.cli.output import err, hint, out
+from agentctl.cli.render.style import escape
+from agentctl.config import CONFIG_FILENAME
 from agentctl.domain.errors import BadInput
+from agentctl.execution.task_repository import enclosing_work_tree
+from agentctl.execution.verification.test_detection import detect_test_commands
 
 
 def init(
@@ -19,9 +27,7 @@ def init(
                                         )] = False,
 ) -> None:
     """Write .agentctl.toml (every key documented, with its default) and create the state home."""
-    from importlib.resources import files
 
-    from agentctl.config import CONFIG_FILENAME
 
     target = Path.cwd() / CONFIG_FILENAME
     if target.exists() and not force:
@@ -31,7 +37,6 @@ def init(
     current.store.ensure_schema()
     commands = _proposed_checks(Path.cwd())
     if commands:
-        import json
 
         example = example.replace("\ncommands = []\n", "\ncommands = "
                                   f"{json.dumps(list(commands))}\n", 1)
@@ -43,9 +48,6 @@ def init(
 def _proposed_checks(cwd: Path) -> tuple[str, ...]:
     """The test commands this repository's files imply: asked at a terminal, taken without one
     (and said so: the file is the person's to edit)."""
-    from agentctl.execution.task_repository import enclosing_work_tree
-    from agentctl.execution.verification.test_detection import detect_test_commands
-
     detected = detect_test_commands(Path(enclosing_work_tree(cwd) or cwd))
     if not detected:
         return ()
@@ -53,11 +55,6 @@ def _proposed_checks(cwd: Path) -> tuple[str, ...]:
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         hint(f"detected test command: {shown}; written under [verification] commands")
         return detected
-    from rich.prompt import Confirm
-
-    from agentctl.cli.cancel import cancellable
-    from agentctl.cli.render.style import escape
-
     with cancellable():
         return detected if Confirm.ask(f"Verify every run with [bold]{escape(shown)}[/]?",
                                        console=err(), default=True) else ()

@@ -8,6 +8,10 @@ import typer
 from agentctl.cli.context import State, state
 from agentctl.cli.options import Flag
 from agentctl.cli.output import emit_json, out
+from agentctl.cli.render.style import escape
+from agentctl.services.actions.pr_status import refresh_pull_request
+from agentctl.services.actions.pull_requests import PrRequest, create_pull_request
+from agentctl.services.actions.tasks import current_user
 
 app = typer.Typer(help="Pull requests: a downstream action on an eligible verdict.",
                   no_args_is_help=True)
@@ -35,9 +39,6 @@ def create(
     GITLAB_TOKEN). Run again, it updates that PR; an open PR of the branch is adopted. Refused
     (exit 2, with the verdict's reasons) unless the verdict allows it; a forge error exits 1
     and is safe to retry."""
-    from agentctl.cli.render.style import escape
-    from agentctl.services.actions.pull_requests import PrRequest, create_pull_request
-    from agentctl.services.actions.tasks import current_user
 
     current = state(ctx)
     pull_request = create_pull_request(current.store, PrRequest(
@@ -65,8 +66,6 @@ def status(
     as_json: Annotated[bool, Flag("--json", help="Print JSON.")] = False,
 ) -> None:
     """Read the run's PR back from its forge (open, merged, closed) and record a change."""
-    from agentctl.cli.render.style import escape
-    from agentctl.services.actions.pr_status import refresh_pull_request
 
     current = state(ctx)
     pull_request = refresh_pull_request(current.store, _run_here(current, run_id), current.config.pr,

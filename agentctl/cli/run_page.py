@@ -14,6 +14,7 @@ from typing import Any
 
 from agentctl.cli.documents import Document, run_document, verdict_document
 from agentctl.domain.enums import ArtifactVisibility, RedactionStatus
+from agentctl.domain.redaction import Redactor
 from agentctl.domain.serialize import to_json
 from agentctl.domain.verification import TestReport
 from agentctl.services.queries.per_test import per_test_reports
@@ -146,7 +147,6 @@ def _embedded(blobs: BlobStore, artifact: Document, limit: int, *, head: bool = 
         data = handle.read(limit)
     text = data.decode("utf-8", errors="replace")
     if artifact["redactionStatus"] == RedactionStatus.RAW.value:
-        from agentctl.domain.redaction import Redactor
 
         text = Redactor().clean(text)
     return EmbeddedText(artifact, text, size > limit)

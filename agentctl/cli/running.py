@@ -18,6 +18,7 @@ from agentctl.domain.errors import BadInput
 if TYPE_CHECKING:
     from agentctl.domain.agent import AgentSpec
     from agentctl.services.lifecycle.start import RunChoices, StartedRun
+from agentctl.domain.verdict import exit_code_for
 
 Started = TypeVar("Started")
 
@@ -56,7 +57,6 @@ def report_run(current: State, started: "StartedRun", *, detached: bool, as_json
                before: Callable[[], None] = lambda: None) -> int:
     """The run's outcome (or that it was queued), and the exit code its verdict calls for.
     `before` prints what goes first (the task card of `task submit`, in its final state)."""
-    from agentctl.domain.verdict import exit_code_for
 
     run = started.run
     warn_unsandboxed(started.config)

@@ -11,6 +11,8 @@ from agentctl.cli.output import emit_json, err, out
 
 if TYPE_CHECKING:
     from agentctl.config import Config
+from agentctl.cli.render.style import escape
+from agentctl.domain.sandbox import SandboxMode
 
 app = typer.Typer(help="The OS sandbox every process of a run executes in.",
                   no_args_is_help=True)
@@ -21,7 +23,6 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Start a process in the sandbox here and say what works: bubblewrap (which binary), the
     namespaces, the limits (cgroups or rlimits), and the config's profile. Exit 1 when runs
     could not start sandboxed on this machine."""
-    from agentctl.cli.render.style import escape
     from agentctl.execution.sandboxing import bubblewrap
 
     status = bubblewrap.check()
@@ -59,7 +60,6 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
 
 def warn_unsandboxed(config: "Config") -> None:
     """Say it loudly on stderr when a run went (or will go) unsandboxed."""
-    from agentctl.domain.sandbox import SandboxMode
 
     if config.sandbox.mode is SandboxMode.OFF:
         err().print("agentctl: WARNING: the sandbox is OFF: the run's processes (agent, tools, "

@@ -8,7 +8,10 @@ import typer
 from agentctl.cli.context import state
 from agentctl.cli.options import MAX_LIMIT, JsonOption
 from agentctl.cli.output import emit_json, out
+from agentctl.cli.render.tasks import session_detail, session_table
 from agentctl.domain.serialize import to_json
+from agentctl.services.actions.sessions import add_message, start_session
+from agentctl.services.actions.tasks import current_user
 
 app = typer.Typer(help="Sessions: messy conversations that lead to structured tasks.",
                   no_args_is_help=True)
@@ -23,8 +26,6 @@ def start(
     as_json: JsonOption = False,
 ) -> None:
     """Start a session; its id goes to `session say` and `task submit --session`."""
-    from agentctl.services.actions.sessions import start_session
-    from agentctl.services.actions.tasks import current_user
 
     session = start_session(state(ctx).store, title=title, owner=owner or current_user())
     if as_json:
@@ -42,7 +43,6 @@ def say(
     as_json: JsonOption = False,
 ) -> None:
     """Add a message to a session."""
-    from agentctl.services.actions.sessions import add_message
 
     message = add_message(state(ctx).store, session_id, role=role, content=text)
     if as_json:
@@ -65,7 +65,6 @@ def show(
         document["messages"] = to_json(messages)  # type: ignore[index]
         emit_json(document)
         return
-    from agentctl.cli.render.tasks import session_detail
 
     out().print(session_detail(session, messages))
 
@@ -84,6 +83,5 @@ def list_(
     elif not sessions:
         out().print("no sessions yet; start one with 'agentctl session start'")
     else:
-        from agentctl.cli.render.tasks import session_table
 
         out().print(session_table(sessions))

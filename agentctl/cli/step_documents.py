@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from agentctl.domain.artifact import Artifact
@@ -66,6 +67,5 @@ def _time(text: str | None) -> str | None:
     anything else is normalised through the record's parse."""
     if text is None or (len(text) == 27 and text[-1] == "Z" and text[10] == "T"):
         return text
-    from datetime import datetime
 
     return to_iso(datetime.fromisoformat(text))

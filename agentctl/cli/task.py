@@ -27,6 +27,7 @@ from agentctl.domain.serialize import to_json
 if TYPE_CHECKING:
     from agentctl.services.actions.requests import TaskRequest
     from agentctl.services.actions.submit_and_run import SubmittedRun
+from agentctl.cli.output import note
 
 app = typer.Typer(help="Submit and inspect tasks: structured, executable intent.",
                   no_args_is_help=True)
@@ -193,7 +194,6 @@ def _completed(current: State, request: "TaskRequest", *, ask: bool) -> "TaskReq
         add_message(store, session_id, role="user", content=said.answer,
                     at=said.answered_at)
     if exchange[-1].answer != "yes":
-        from agentctl.cli.output import note
 
         note(f"not submitted; the questions and answers are in session {session_id}")
         raise typer.Exit(1)

@@ -2,23 +2,24 @@
 
 
 import subprocess
+import sys
 from typing import Annotated
 
 import typer
 
 from agentctl.cli.context import state
+from agentctl.cli.documents import verdict_document
 from agentctl.cli.options import Flag, FullOption, JsonOption, NoPagerOption, RunArgument
-from agentctl.cli.output import emit_json, out
-from agentctl.domain.enums import ApprovalDecision
-from agentctl.domain.errors import NotFound
+from agentctl.cli.output import emit_json, err, note, out
+from agentctl.domain.enums import ApprovalDecision, RunStatus
+from agentctl.domain.errors import BadInput, NotFound
+from agentctl.store.blobs import BlobStore
 
 app = typer.Typer(help="Verdicts: whether a run's patch is fit for a PR, and why.",
                   no_args_is_help=True)
 
 
 def _load(ctx: typer.Context, run_id: str | None, *, explain: bool) -> dict:  # type: ignore[type-arg]
-    from agentctl.cli.documents import verdict_document
-    from agentctl.store.blobs import BlobStore
 
     current = state(ctx)
     with current.views() as views:
@@ -125,8 +126,6 @@ def reject(ctx: typer.Context,
 def _newest_awaiting(ctx: typer.Context) -> str:
     """The newest run that awaits approval, of the repository you stand in (of any, outside
     one): what a reviewer who just read it means; named on stderr, so none is approved unseen."""
-    from agentctl.cli.output import note
-    from agentctl.domain.enums import RunStatus
 
     with state(ctx).views() as views:
         waiting = views.runs(limit=1, status=RunStatus.NEEDS_APPROVAL,
@@ -141,9 +140,7 @@ def _newest_awaiting(ctx: typer.Context) -> str:
 def _asked_reason(ctx: typer.Context, decision: str, run_text: str) -> str:
     """The reason, asked for on one line at a terminal (once the run is known to exist);
     without a terminal it must be given."""
-    import sys
 
-    from agentctl.domain.errors import BadInput
 
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         raise BadInput(f"{decision} needs --reason TEXT (no terminal to ask on)")
@@ -152,7 +149,6 @@ def _asked_reason(ctx: typer.Context, decision: str, run_text: str) -> str:
     from rich.prompt import Prompt
 
     from agentctl.cli.cancel import cancellable
-    from agentctl.cli.output import err
 
     while True:
         with cancellable():

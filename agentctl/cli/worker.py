@@ -13,6 +13,17 @@ from agentctl.cli.output import note
 
 if TYPE_CHECKING:
     from agentctl.domain.run import Run
+from agentctl.cli.artifact import artifact_content
+from agentctl.execution.workspaces.tree_cache import in_home
+from agentctl.services.actions.replay import cassette_of
+from agentctl.services.attempts.baseline_cache import FOLDER as BASELINES
+from agentctl.services.attempts.pipeline import RunOptions
+from agentctl.services.lifecycle.leftovers import sweep_in_background
+from agentctl.services.lifecycle.queue import Queue
+from agentctl.services.lifecycle.worker import new_worker_id, work
+from agentctl.services.queries.telemetry import configured_endpoint
+from agentctl.services.queries.trace_sender import TraceSender
+from agentctl.store.wakeup import WakeUps
 
 
 def worker(
@@ -32,17 +43,6 @@ def worker(
     Each run is leased by exactly one worker; a run whose worker died is taken over after its
     lease expires. SIGTERM or Ctrl-C hands the current run back to the queue.
     """
-    from agentctl.cli.artifact import artifact_content
-    from agentctl.execution.workspaces.tree_cache import in_home
-    from agentctl.services.actions.replay import cassette_of
-    from agentctl.services.attempts.baseline_cache import FOLDER as BASELINES
-    from agentctl.services.attempts.pipeline import RunOptions
-    from agentctl.services.lifecycle.leftovers import sweep_in_background
-    from agentctl.services.lifecycle.queue import Queue
-    from agentctl.services.lifecycle.worker import new_worker_id, work
-    from agentctl.services.queries.telemetry import configured_endpoint
-    from agentctl.services.queries.trace_sender import TraceSender
-    from agentctl.store.wakeup import WakeUps
 
     current = state(ctx)
     config = current.config

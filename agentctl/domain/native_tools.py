@@ -8,6 +8,7 @@ Pure: the hook's input goes in (the agent, its tool name and input, the workspac
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -225,7 +226,6 @@ def relative(path: str, workspace: str) -> str:
 def _command(tool_input: Mapping[str, object]) -> str:
     value = tool_input.get("command", tool_input.get("cmd", ""))
     if isinstance(value, list):  # codex may give argv
-        import shlex
 
         return shlex.join(str(part) for part in value)
     return str(value)
@@ -237,6 +237,5 @@ def _text(tool_input: Mapping[str, object], key: str) -> str:
 
 
 def _quoted(text: str) -> str:
-    import shlex
 
     return shlex.quote(text) if text else ""

@@ -10,9 +10,13 @@ everything not sent is counted as dropped.
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 
 from agentctl.domain.errors import BadInput
 from agentctl.domain.tracing import PlannedSpan, TracePlan
@@ -73,9 +77,6 @@ def _unreachable(url: str, timeout: float) -> str | None:
     SDK is imported: importing it costs a third of a second of CPU, which a collector that is
     down would make every worker pay for nothing. Not asked through a proxy (which the SDK's
     HTTP client uses and a plain connection would not)."""
-    import os
-    import socket
-    import urllib.parse
 
     parts = urllib.parse.urlsplit(url)
     proxied = any(name.lower() in _PROXY_VARIABLES and value for name, value in os.environ.items())
@@ -104,7 +105,6 @@ def _quiet() -> Iterator[None]:
 
 
 def _readable(trace: int, planned: tuple[PlannedSpan, ...]) -> list:  # type: ignore[type-arg]
-    from importlib.metadata import PackageNotFoundError, version  # only when exporting
 
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import Event, ReadableSpan

@@ -39,6 +39,9 @@ from agentctl.store.views import Views
 
 if TYPE_CHECKING:
     from agentctl.store import Store
+from agentctl.domain.artifact import Artifact
+from agentctl.store.rows import RowMapping, evidence
+from agentctl.store.rows import runs as rows
 
 
 def verify_store(store: Store) -> AuditReport:
@@ -178,9 +181,6 @@ class _Stored:
 def _stored_records(store: Store, views: Views, *, calls: bool) -> _Stored:
     """The digest of every record an event vouches for, run statuses, and what does not even
     decode, or whose blob is not the content its row names."""
-    from agentctl.domain.artifact import Artifact
-    from agentctl.store.rows import RowMapping, evidence
-    from agentctl.store.rows import runs as rows
 
     stored = _Stored()
     tables: tuple[tuple[str, RowMapping[Any], Callable[[Any], str]], ...] = (

@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentctl.store import Store
+from agentctl.store.engine import engine_for
+from agentctl.store.migrate import current as current_revision
+from agentctl.store.migrate import upgrade as upgrade_schema
 from agentctl.store.revision import HEAD
 
 
@@ -26,8 +29,6 @@ class SchemaUpgrade:
 
 def current(store: Store) -> SchemaState:
     """Read only: a database that is behind is reported, not upgraded."""
-    from agentctl.store.engine import engine_for
-    from agentctl.store.migrate import current as current_revision
 
     path = store.home.sqlite_path
     revision = None if path is not None and not path.exists() else \
@@ -36,8 +37,6 @@ def current(store: Store) -> SchemaState:
 
 
 def upgrade(store: Store) -> SchemaUpgrade:
-    from agentctl.store.engine import engine_for
-    from agentctl.store.migrate import upgrade as upgrade_schema
 
     store.home.root.mkdir(parents=True, exist_ok=True)
     done = upgrade_schema(engine_for(store.home.database_url), store.home)

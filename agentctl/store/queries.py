@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Select, Table, bindparam, column, func, literal_column, select
 from sqlalchemy import table as lightweight_table
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.compiler import SQLCompiler
 
@@ -204,7 +205,6 @@ def names() -> list[str]:
 def dialects() -> dict[str, Dialect]:
     """Each dialect as the driver at run time takes it: SQLite's named parameters (the stdlib
     driver binds them from a dict), psycopg's pyformat."""
-    from sqlalchemy.dialects import postgresql, sqlite
 
     return {"sqlite": sqlite.dialect(paramstyle="named"),
             "postgresql": postgresql.psycopg.dialect()}  # type: ignore[no-untyped-call]

@@ -13,8 +13,8 @@ import sqlite3
 from pathlib import Path
 
 from agentctl.home import Home
-from agentctl.store.revision import HEAD, stored_revision
-from agentctl.store.transactions import Database, sqlite_database
+from agentctl.store.revision import HEAD, revision_of, stored_revision
+from agentctl.store.transactions import Database, begin_immediate, sqlite_database
 
 
 def ensure_schema(home: Home) -> Database:
@@ -39,7 +39,6 @@ def ensure_schema(home: Home) -> Database:
 def _shared(home: Home) -> Database:
     """A PostgreSQL store: its engine's connections, brought up to HEAD first if behind."""
     from agentctl.store.engine import database_for, reconnecting
-    from agentctl.store.revision import revision_of
 
     database = database_for(home.database_url)
     with reconnecting(database.engine, database.engine.connect) as connection:
@@ -76,7 +75,6 @@ def _create_new(connection: sqlite3.Connection) -> bool:
     new (a home made before migrations, or one another process made meanwhile): the migrations
     take it from there."""
     from agentctl.store.sqlite_schema import STATEMENTS
-    from agentctl.store.transactions import begin_immediate
 
     begin_immediate(connection)  # one process creates it
     try:

@@ -36,6 +36,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.expression import Executable
 
@@ -43,6 +44,7 @@ from agentctl.domain.enums import AttemptStatus, RunStatus
 from agentctl.domain.events import GENESIS_HASH
 from agentctl.domain.transitions import UNFINISHED_RUN
 from agentctl.store import tables
+from agentctl.store.generated import module_of
 from agentctl.store.queries import constants, dialects
 from agentctl.store.seal_rules import NOT_RECORDS, sealed_columns
 
@@ -220,7 +222,6 @@ def shape(table: Table) -> dict[str, Any]:
 @cache
 def insert_dialect(dialect: str) -> Dialect:
     """INSERTs on SQLite take `?`: their executemany of thousands of rows binds tuples."""
-    from sqlalchemy.dialects import sqlite
 
     return sqlite.dialect(paramstyle="qmark") if dialect == "sqlite" else dialects()[dialect]
 
@@ -255,7 +256,6 @@ TARGET = Path(__file__).with_name("compiled_statements.py")
 
 
 def render() -> str:
-    from agentctl.store.generated import module_of
 
     done = compiled()
     return module_of("python -m agentctl.store.statements", "statements.py", [

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from agentctl.services.ports import RunRecord
     from agentctl.services.queries.read_models import CallRow, StepRow
     from agentctl.services.unit_of_work import IdKind
+from agentctl.domain.enums import RunStatus
+from agentctl.domain.transitions import ACTIVE_RUN
 
 R = TypeVar("R")
 _LIVE = {"live_1": "STARTING", "live_2": "ACTIVE"}
@@ -388,8 +390,6 @@ class Views:
     # --- the storage port's reads (services.unit_of_work.Reads) --------------------------------
     def waiting(self) -> bool:
         """Queued runs, or runs a worker holds (they may come back to the queue)."""
-        from agentctl.domain.enums import RunStatus
-        from agentctl.domain.transitions import ACTIVE_RUN
 
         return any(self.runs(limit=1, status=status)
                    for status in (RunStatus.QUEUED, *ACTIVE_RUN))

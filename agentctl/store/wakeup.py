@@ -6,6 +6,7 @@ came or not, so a lost notification (or a listener that cannot connect) costs at
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -37,7 +38,6 @@ class WakeUps:
     def _listen_failed(self, error: Exception) -> None:
         """Said once per worker (each wait after it falls back to the poll again), then only
         in the debug log: why queued runs are picked up a poll late."""
-        import logging
 
         logger = logging.getLogger("agentctl.worker")
         level = logging.DEBUG if self._warned else logging.WARNING

@@ -19,6 +19,7 @@ from agentctl.cli.run.document import run_document_of
 if TYPE_CHECKING:
     from agentctl.domain.artifact import Artifact
     from agentctl.services.actions.replay import ReplayReport
+import signal
 
 
 def replay(
@@ -49,7 +50,6 @@ def replay(
             out().print(f"{run.run_id} queued (a replay of {run.replay_of})")
         hint("a worker executes it: agentctl worker --once")
         raise typer.Exit(0)
-    import signal  # SIGTERM stops a replay as Ctrl-C does: it ends CANCELLED, on record
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     begin_long_work()  # what is made from here on is the replay's

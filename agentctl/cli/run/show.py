@@ -8,6 +8,7 @@ import typer
 
 from agentctl.cli.artifact import artifact_content, named_artifact, print_artifact
 from agentctl.cli.context import state
+from agentctl.cli.documents import run_document
 from agentctl.cli.options import (
     Flag,
     FullOption,
@@ -19,8 +20,15 @@ from agentctl.cli.options import (
     status_filter,
 )
 from agentctl.cli.output import emit_json, note, out
+from agentctl.cli.pager import page, pager_command
+from agentctl.cli.render import runs as render
+from agentctl.cli.render.runs import run_table
+from agentctl.cli.render.style import printable
+from agentctl.cli.run.replay import artifact_reader, print_replay, replay_keys
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.transitions import TERMINAL_RUN
+from agentctl.services.lifecycle.leftovers import notice_expired, requeued_notice
+from agentctl.store.blobs import BlobStore
 
 
 def list_(
@@ -35,8 +43,6 @@ def list_(
     as_json: JsonOption = False,
 ) -> None:
     """List runs, newest first, with their verdicts."""
-    from agentctl.cli.documents import run_document
-    from agentctl.services.lifecycle.leftovers import notice_expired, requeued_notice
 
     wanted = status_filter(RunStatus, status, "run")
     current = state(ctx)
@@ -60,7 +66,6 @@ def list_(
         out().print(f"no runs of {repository} yet" if repository else
                     "no runs yet; start one with 'agentctl run start TASK'")
     else:
-        from agentctl.cli.render.runs import run_table
 
         out().print(run_table(documents, short=short, repositories=repositories,
                               width=out().width))
@@ -78,9 +83,6 @@ def show(
 ) -> None:
     """Show a run (the newest without an id); --tree draws everything it did (through a pager
     on a terminal, as `verdict explain`)."""
-    from agentctl.cli.documents import run_document
-    from agentctl.services.lifecycle.leftovers import notice_expired, requeued_notice
-    from agentctl.store.blobs import BlobStore
 
     current = state(ctx)
     for requeued in notice_expired(current.store):
@@ -92,7 +94,6 @@ def show(
     report = None
     if run.replay_of is not None and (run.status in TERMINAL_RUN
                                       or run.status is RunStatus.NEEDS_APPROVAL):
-        from agentctl.cli.run.replay import artifact_reader, replay_keys
         from agentctl.services.actions.replay import replay_report
 
         report = replay_report(current.store, run.run_id, read=artifact_reader(current))
@@ -100,20 +101,14 @@ def show(
     if as_json:
         emit_json(document)
         return
-    from agentctl.cli.pager import page, pager_command
-    from agentctl.cli.render import runs as render
 
     paged = tree and pager_command(not no_pager) is not None
     with out().capture() if paged else nullcontext() as captured:
         out().print(render.run_tree(document) if tree else render.run_detail(document))
         if report is not None:
-            from agentctl.cli.run.replay import print_replay
-
             print_replay(report)
     if captured is not None:  # a big run's tree is hundreds of lines: rendered, then paged
         page(captured.get())
-
-
 
 
 def diff(
@@ -131,7 +126,6 @@ def diff(
         return
     from agentctl.cli.pager import page
     from agentctl.cli.render.diff import coloured
-    from agentctl.cli.render.style import printable
 
     content = b"".join(artifact_content(current.home.artifacts, artifact))
     text = content.decode("utf-8", errors="replace")

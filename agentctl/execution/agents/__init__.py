@@ -7,6 +7,7 @@ given patch). It reports how it ended; the patch is read from the workspace afte
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -111,41 +112,26 @@ class NoopAgent:
         return AgentOutcome()
 
 
+# Each kind's adapter by module and class: its module imports this package (AgentSession,
+# AgentOutcome), so it cannot be imported here at the top, and only the kind a run uses is loaded.
+_ADAPTERS: dict[AgentKind, tuple[str, str]] = {
+    AgentKind.SCRIPT: ("script", "ScriptAgent"),
+    AgentKind.PATCH: ("patch", "PatchAgent"),
+    AgentKind.COMMAND: ("command", "CommandAgent"),
+    AgentKind.CLAUDE: ("claude", "ClaudeAgent"),
+    AgentKind.CODEX: ("codex", "CodexAgent"),
+    AgentKind.COPILOT: ("copilot", "CopilotAgent"),
+    AgentKind.GEMINI: ("gemini", "GeminiAgent"),
+    AgentKind.OPENCODE: ("opencode", "OpencodeAgent"),
+}
+
+
 def build_agent(spec: AgentSpec) -> Agent:
     """The agent of `spec`'s kind; only its own module is imported (a native agent's pulls in
     its hook socket and gateway, which a patch or a script never needs)."""
-    match spec.kind:
-        case AgentKind.SCRIPT:
-            from agentctl.execution.agents.script import ScriptAgent
-
-            return ScriptAgent(spec)
-        case AgentKind.PATCH:
-            from agentctl.execution.agents.patch import PatchAgent
-
-            return PatchAgent(spec)
-        case AgentKind.COMMAND:
-            from agentctl.execution.agents.command import CommandAgent
-
-            return CommandAgent(spec)
-        case AgentKind.CLAUDE:
-            from agentctl.execution.agents.claude import ClaudeAgent
-
-            return ClaudeAgent(spec)
-        case AgentKind.CODEX:
-            from agentctl.execution.agents.codex import CodexAgent
-
-            return CodexAgent(spec)
-        case AgentKind.COPILOT:
-            from agentctl.execution.agents.copilot import CopilotAgent
-
-            return CopilotAgent(spec)
-        case AgentKind.GEMINI:
-            from agentctl.execution.agents.gemini import GeminiAgent
-
-            return GeminiAgent(spec)
-        case AgentKind.OPENCODE:
-            from agentctl.execution.agents.opencode import OpencodeAgent
-
-            return OpencodeAgent(spec)
-        case AgentKind.NOOP:
-            return NoopAgent()
+    if spec.kind is AgentKind.NOOP:
+        return NoopAgent()
+    module, name = _ADAPTERS[spec.kind]
+    adapter: Callable[[AgentSpec], Agent] = getattr(
+        importlib.import_module(f"{__name__}.{module}"), name)
+    return adapter(spec)

@@ -8,6 +8,7 @@ prints as `edited: path (+a −d)` and `--json` carries as `changedFiles`.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -209,7 +210,6 @@ def file_tool_changes(tool: str, arguments: Mapping[str, object],
 
 def line_counts(old: list[str], new: list[str]) -> tuple[int, int]:
     """Lines added and removed, as a unified diff counts them."""
-    import difflib
 
     additions = deletions = 0
     for line in difflib.unified_diff(old, new, lineterm="", n=0):

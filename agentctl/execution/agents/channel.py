@@ -11,14 +11,13 @@ from collections.abc import Mapping
 
 from agentctl.execution.agents import AgentSession, AttemptIdentity
 from agentctl.execution.agents.hook_socket import Source
-from agentctl.hooks import wire
+from agentctl.hooks import hook, wire
 
 
 def hook_command(agent: str, identity: AttemptIdentity, key: str) -> str:
     """The hook as the agent runs it (through sh): any failure to start becomes exit 2, which
     blocks. Run as a script of agentctl's own folder without site, user site or PYTHON*
     variables: the workspace (the cwd) is never on its path, and it starts in a few ms."""
-    from agentctl.hooks import hook
 
     argv = [sys.executable, "-E", "-s", "-S", hook.__file__, agent,
             "--socket", str(identity.private / wire.SOCKET_NAME),

@@ -12,10 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+import platformdirs
+import tomli_w
+
 from agentctl.domain.agent import NativeAgentSettings
 from agentctl.execution.agents import AgentSession, AttemptIdentity
 from agentctl.execution.agents.native import Launch, NativeAgent, collector_endpoints
 from agentctl.execution.agents.stream import StreamState
+from agentctl.execution.sandboxing.sandbox import model_endpoints
 
 # SessionStart arms the model gateway: the hooks are loaded in this process
 HOOK_EVENTS = ("PreToolUse", "PostToolUse", "SessionStart")
@@ -25,7 +29,6 @@ def config_toml(settings: NativeAgentSettings, hook: str, mcp: list[str],
                 traces: str | None) -> str:
     """Codex's `config.toml`, written by a TOML library: a path or model name with any
     character (one outside the BMP, a quote, a newline) stays a string Codex can read."""
-    import tomli_w
 
     config: dict[str, object] = {}
     if settings.model:
@@ -56,7 +59,6 @@ class CodexAgent(NativeAgent):
     waits_for_exit_codes = True
 
     def home_dir(self, identity: AttemptIdentity) -> Path:
-        import platformdirs
 
         return Path(platformdirs.user_cache_dir("agentctl")) / "codex-homes" / \
             identity.attempt_id
@@ -78,7 +80,6 @@ class CodexAgent(NativeAgent):
         return Launch(argv, {**session.env, "CODEX_HOME": str(home), "HOME": str(home)})
 
     def endpoints(self, session: AgentSession, settings: NativeAgentSettings) -> tuple[str, ...]:
-        from agentctl.execution.sandboxing.sandbox import model_endpoints
 
         env = {**session.env, "CODEX_BASE_URL": settings.base_url} if settings.base_url \
             else session.env

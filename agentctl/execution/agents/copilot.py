@@ -25,17 +25,23 @@ before the run and read-only inside the run's sandbox.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
+import shutil
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+
+import platformdirs
 
 from agentctl.domain.agent import AgentSpec, NativeAgentSettings
 from agentctl.execution.agents import AgentSession, NativeTools
 from agentctl.execution.agents.hook_socket import Source
 from agentctl.execution.agents.native import Launch, NativeAgent, collector_endpoints
 from agentctl.execution.agents.stream import StreamReader, StreamState
+from agentctl.execution.sandboxing.sandbox import model_endpoints
 from agentctl.hooks import wire
 
 # Copilot's hook events, each a command of its own, and the event agentctl reads it as.
@@ -63,7 +69,6 @@ def hook_file(hook: str) -> str:
 
 def package_cache(env: Mapping[str, str]) -> Path:
     """Where Copilot's unpacked package is kept for every attempt."""
-    import platformdirs
 
     given = env.get("COPILOT_CACHE_HOME") or os.environ.get("COPILOT_CACHE_HOME")
     return Path(given) if given else Path(platformdirs.user_cache_dir("agentctl")) / "copilot"
@@ -71,7 +76,6 @@ def package_cache(env: Mapping[str, str]) -> Path:
 
 def installed_version(command: str, path: str) -> str | None:
     """The version of the npm package `command` runs (its loader's `package.json`), if any."""
-    import shutil
 
     found = shutil.which(command, path=path or None)
     if found is None:
@@ -88,8 +92,6 @@ def prepare_cache(command: str, env: Mapping[str, str], cache: Path) -> None:
     """The package unpacked into the shared cache, one attempt at a time; skipped when the
     installed version is already there (`copilot --version` costs ~0.4 s), and a failure is
     left for the run itself to report."""
-    import fcntl
-    import subprocess
 
     version = installed_version(command, env.get("PATH", ""))
     if version is not None and any((cache / "pkg").glob(f"*/{version}/index.js")):
@@ -173,7 +175,6 @@ class CopilotAgent(NativeAgent):
 
     def endpoints(self, session: AgentSession, settings: NativeAgentSettings) -> tuple[str, ...]:
         """Its model gateway (the provider base URL it is given) and the trace collector."""
-        from agentctl.execution.sandboxing.sandbox import model_endpoints
 
         url = session.env.get("COPILOT_PROVIDER_BASE_URL")
         return model_endpoints({"OPENAI_BASE_URL": url} if url else session.env) \

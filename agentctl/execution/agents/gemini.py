@@ -28,6 +28,7 @@ from agentctl.execution.agents import AgentOutcome, AgentSession, NativeTools
 from agentctl.execution.agents.channel import for_event
 from agentctl.execution.agents.hook_socket import Source
 from agentctl.execution.agents.native import Launch, NativeAgent
+from agentctl.execution.agents.spec import gemini_model
 from agentctl.execution.agents.stream import StreamReader, StreamState
 from agentctl.execution.process import ProcessResult
 
@@ -100,7 +101,6 @@ class GeminiAgent(NativeAgent):
         return Launch(argv, env)
 
     def run(self, session: AgentSession) -> AgentOutcome:
-        from agentctl.execution.agents.spec import gemini_model
 
         model = session.settings.model if session.settings is not None else ""
         if model and not gemini_model(model):

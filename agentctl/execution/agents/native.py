@@ -41,6 +41,13 @@ from agentctl.hooks import wire
 
 if TYPE_CHECKING:
     from agentctl.execution.sandboxing.sandbox import Jail
+from urllib.parse import urlsplit
+
+import agentctl
+from agentctl.domain.native_tools import NativeAction, native_call
+from agentctl.domain.serialize import to_json
+from agentctl.execution.gateway.attach import KEY_VARIABLES, URL_VARIABLES
+from agentctl.execution.sandboxing.sandbox import loopback_forwards, model_endpoints, program_dirs
 
 SERVE_SECONDS = 0.02
 @dataclass(frozen=True, slots=True)
@@ -68,8 +75,6 @@ def agent_jail(session: AgentSession, launch: Launch, home: Path,
     """The CLI's sandbox: the workspace, its private home (HOME, and CODEX_HOME where it
     lives) read-write, the hook socket, its program, agentctl (for the hook and the MCP server)
     and the task file read-only, and only its model endpoints reachable."""
-    import agentctl
-    from agentctl.execution.sandboxing.sandbox import loopback_forwards, program_dirs
 
     sandbox, identity = session.sandbox, session.identity
     if sandbox is None or identity is None:
@@ -125,7 +130,6 @@ class NativeAgent:
     def endpoints(self, session: AgentSession, settings: NativeAgentSettings) -> tuple[str, ...]:
         """The model API hosts (`host:port`) its process may reach, and the trace collector
         when the run is traced."""
-        from agentctl.execution.sandboxing.sandbox import model_endpoints
 
         return model_endpoints(session.env) + collector_endpoints(session.env)
 
@@ -304,7 +308,6 @@ class NativeAgent:
 
     def _is_shell(self, payload: Mapping[str, object], session: AgentSession) -> bool:
         """Whether the call runs a shell command (to be routed into a tool jail)."""
-        from agentctl.domain.native_tools import NativeAction, native_call
 
         tool_input = payload.get("tool_input")
         call = native_call(self.name, str(payload.get("tool_name")),
@@ -381,7 +384,6 @@ def _last_plain_line(stream: Path, quiet: tuple[str, ...] = ()) -> str:
 def tool_env(env: Mapping[str, str]) -> dict[str, str]:
     """What a jailed tool command gets: the attempt's environment without the model's base
     URLs and keys (the gateway is the CLI's alone)."""
-    from agentctl.execution.gateway.attach import KEY_VARIABLES, URL_VARIABLES
 
     return {name: value for name, value in env.items()
             if name not in (*KEY_VARIABLES, *URL_VARIABLES, "CODEX_HOME")}
@@ -420,7 +422,6 @@ def prompt_for(session: AgentSession) -> str:
 
 
 def _result_json(result: object) -> dict[str, object]:
-    from agentctl.domain.serialize import to_json
 
     value = to_json(result)
     return value if isinstance(value, dict) else {}
@@ -429,7 +430,6 @@ def _result_json(result: object) -> dict[str, object]:
 def collector_endpoints(env: Mapping[str, str]) -> tuple[str, ...]:
     """`host:port` of the OTLP collector the run's trace goes to (set only when it is traced):
     the agent sends its own spans there."""
-    from urllib.parse import urlsplit
 
     parts = urlsplit(env.get("OTEL_EXPORTER_OTLP_ENDPOINT", ""))
     if not parts.hostname:

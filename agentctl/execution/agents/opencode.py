@@ -29,6 +29,7 @@ from agentctl.domain.provider_model import provider_model
 from agentctl.execution.agents import AgentSession
 from agentctl.execution.agents.native import Launch, NativeAgent, collector_endpoints
 from agentctl.execution.agents.stream import StreamState
+from agentctl.execution.sandboxing.sandbox import model_endpoints
 from agentctl.hooks import wire
 
 PLUGIN = Path(__file__).with_name("opencode_guard.js")
@@ -77,7 +78,6 @@ class OpencodeAgent(NativeAgent):
         return Launch(argv, env)
 
     def endpoints(self, session: AgentSession, settings: NativeAgentSettings) -> tuple[str, ...]:
-        from agentctl.execution.sandboxing.sandbox import model_endpoints
 
         env = {**session.env, "OPENAI_BASE_URL": settings.base_url} if settings.base_url \
             else session.env

@@ -8,6 +8,7 @@ agent refuses to play a file that changed since.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,7 +73,6 @@ def parse_agent_spec(text: str, cwd: Path) -> AgentSpec:
 def gemini_model(model: str) -> bool:
     """Whether `model` can name a Gemini model in its API's path (the gateway's routes
     accept no other)."""
-    import re
 
     from agentctl.domain.model_routes import GEMINI_MODEL
 

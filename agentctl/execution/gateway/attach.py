@@ -17,6 +17,7 @@ from agentctl.domain.cassette import Cassette, Names
 from agentctl.domain.held_secrets import holds
 from agentctl.domain.model_faults import DEFAULT_RETRIES, Retries
 from agentctl.domain.model_prices import parse_prices
+from agentctl.domain.provider_model import provider_model
 from agentctl.execution.gateway.guard import Guard
 from agentctl.execution.gateway.server import Gateway, Limits
 
@@ -54,7 +55,6 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
     api = {"codex": ModelApi.OPENAI, "copilot": ModelApi.OPENAI,
            "gemini": ModelApi.GEMINI}.get(agent, ModelApi.ANTHROPIC)
     if agent == "opencode":  # the vendor its PROVIDER/MODEL names
-        from agentctl.domain.provider_model import provider_model
 
         api = provider_model(settings.model)[0]
     if agent == "copilot":  # its own provider variables first, else OpenAI's

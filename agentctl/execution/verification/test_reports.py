@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -368,6 +369,5 @@ def _from_log(log: Path) -> tuple[list[TestResult], UnittestRun]:
 
 def _quoted(option: str) -> str:
     """PYTEST_ADDOPTS is split shell-style: a path with a space must stay one word."""
-    import shlex
 
     return shlex.quote(option)

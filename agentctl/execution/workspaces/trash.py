@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from agentctl.execution.reaper import kept, release
+from agentctl.execution.workspaces.removal import force_rmtree
 
 # $1: the folder holding the trash, $2: the trash prefix. A folder rm cannot empty as it is
 # (an agent's read-only folders, when not root) is made writable and tried again.
@@ -64,7 +65,6 @@ def collect() -> None:
 
 def sweep_trash(parent: Path, prefix: str) -> int:
     """Delete here every trash folder in `parent` (what crashed runs left); how many went."""
-    from agentctl.execution.workspaces.removal import force_rmtree
 
     removed = 0
     try:

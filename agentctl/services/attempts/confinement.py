@@ -18,7 +18,7 @@ from agentctl.domain.enums import ToolDecision, ToolOutcome
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.sandbox import NET_CONNECT
 from agentctl.domain.step import ToolResult
-from agentctl.execution.sandboxing.sandbox import Jail, Sandbox
+from agentctl.execution.sandboxing.sandbox import Jail, Sandbox, loopback_forwards, model_endpoints
 from agentctl.services.ports import AttemptLedger, CallRequest
 
 
@@ -76,7 +76,6 @@ def agent_jail(sandbox: Sandbox | None, *, workspace: Path, command: str, env: M
                home: Path, task_file: Path, protected: Iterable[Path]) -> Jail | None:
     """The agent process: its workspace, a home of its own that lasts the attempt, the task file
     and its program read-only, and its model endpoint reachable."""
-    from agentctl.execution.sandboxing.sandbox import loopback_forwards, model_endpoints
 
     if sandbox is None:
         return None

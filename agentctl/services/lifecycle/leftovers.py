@@ -13,6 +13,7 @@ from pathlib import Path
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.run import Run
+from agentctl.domain.errors import AgentctlError
 from agentctl.services.unit_of_work import Storage
 
 
@@ -49,7 +50,6 @@ def sweep_in_background(storage: Storage, report: Callable[[str], None]) -> thre
     directories there are (removing a thousand clones takes minutes on a slow disk); `report`
     hears how many were removed, or why the sweep could not look. A daemon: join it to wait."""
     def sweep() -> None:
-        from agentctl.domain.errors import AgentctlError
 
         faults: tuple[type[BaseException], ...] = (AgentctlError, *storage.outage_errors())
         try:

@@ -5,6 +5,7 @@ renders. `task submit --run` is `submit_and_run` (services/actions/submit_and_ru
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -129,7 +130,6 @@ def start_run(storage: Storage, config: Config, request: StartRun, *,
         if how.observer is not None:
             how.observer.notice(requeued_notice(requeued))
     if not how.detach:
-        import signal
 
         signal.signal(signal.SIGTERM, signal.default_int_handler)
     home = how.state_home
