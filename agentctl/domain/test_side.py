@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import configparser
 import shlex
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -86,6 +85,8 @@ def discovered_test_paths(configs: Mapping[str, str]) -> tuple[str, ...]:
 
 def _options(name: str, text: str, where: str) -> list[str]:
     if name.endswith(".toml"):
+        import tomllib  # only a patch's pytest settings are parsed: a run without loads no TOML
+
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError:
@@ -225,6 +226,8 @@ def toml_tables(text: str) -> list[str | None]:
 
 
 def _parses(text: str) -> bool:
+    import tomllib
+
     try:
         tomllib.loads(text)
     except tomllib.TOMLDecodeError:
