@@ -8,6 +8,7 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 from agentctl.execution.agents import AgentSession, AttemptIdentity
 from agentctl.execution.agents.hook_socket import Source
@@ -20,10 +21,30 @@ def hook_command(agent: str, identity: AttemptIdentity, key: str) -> str:
     variables: the workspace (the cwd) is never on its path, and it starts in a few ms."""
     from agentctl.hooks import hook
 
-    argv = [sys.executable, "-E", "-s", "-S", hook.__file__, agent,
+    launcher = Path(hook.__file__).with_name("launch.py")
+    compiled(Path(hook.__file__), Path(wire.__file__))
+    argv = [sys.executable, "-E", "-s", "-S", str(launcher), agent,
             "--socket", str(identity.private / wire.SOCKET_NAME),
             "--attempt", identity.attempt_id, "--key", key]
     return f"{shlex.join(argv)}{FAIL_CLOSED}"
+
+
+def compiled(*sources: Path) -> None:
+    """Each module's bytecode cached beside it (where this process, or a `-B` run, left none):
+    the hook loads its two modules from it, twice per tool call, and inside the CLI's sandbox
+    it cannot write it. Where agentctl's folder is read-only it compiles them on each start,
+    as a script would."""
+    import importlib.util
+    import py_compile
+
+    for source in sources:
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        if cached.exists():
+            continue
+        try:
+            py_compile.compile(str(source), cfile=str(cached), doraise=True)
+        except (OSError, py_compile.PyCompileError):
+            continue
 
 
 FAIL_CLOSED = " || exit 2"
