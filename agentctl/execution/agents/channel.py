@@ -17,8 +17,9 @@ from agentctl.hooks import wire
 
 def hook_command(agent: str, identity: AttemptIdentity, key: str) -> str:
     """The hook as the agent runs it (through sh): any failure to start becomes exit 2, which
-    blocks. Run as a script of agentctl's own folder without site, user site or PYTHON*
-    variables: the workspace (the cwd) is never on its path, and it starts in a few ms."""
+    blocks. Run as `launch.py` of agentctl's own folder (the hook from its bytecode) without
+    site, user site or PYTHON* variables: the workspace (the cwd) is never on its path, and it
+    starts in a few ms."""
     from agentctl.hooks import hook
 
     launcher = Path(hook.__file__).with_name("launch.py")
@@ -30,17 +31,20 @@ def hook_command(agent: str, identity: AttemptIdentity, key: str) -> str:
 
 
 def compiled(*sources: Path) -> None:
-    """Each module's bytecode cached beside it (where this process, or a `-B` run, left none):
-    the hook loads its two modules from it, twice per tool call, and inside the CLI's sandbox
-    it cannot write it. Where agentctl's folder is read-only it compiles them on each start,
-    as a script would."""
+    """Each module's bytecode cached beside it (where this process, or a `-B` run, left none,
+    or an older one): the hook loads its two modules from it, twice per tool call, and inside
+    the CLI's sandbox it cannot write it. Where agentctl's folder is read-only it compiles them
+    on each start, as a script would."""
     import importlib.util
     import py_compile
 
     for source in sources:
         cached = Path(importlib.util.cache_from_source(str(source)))
-        if cached.exists():
-            continue
+        try:
+            if cached.stat().st_mtime >= source.stat().st_mtime:
+                continue
+        except OSError:
+            pass
         try:
             py_compile.compile(str(source), cfile=str(cached), doraise=True)
         except (OSError, py_compile.PyCompileError):
