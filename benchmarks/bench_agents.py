@@ -23,6 +23,11 @@ run's gateway) of agentctl's `hooks/agentctl.json` in the private COPILOT_HOME b
 (Copilot runs every tool with --allow-all-tools), and
 the run is tests/agents/test_copilot.py's scripted session. Target per call: <= 20 ms added.
 
+For reference, the CLI alone with hooks that do nothing (a plain `python -E -s -S -c` that
+reads its input and answers `{}`: Claude Code's PreToolUse; Copilot's preToolUse and
+postToolUse, as agentctl registers them): what the CLI's own hook runner and a Python start
+cost a call, whatever the hook does. The floor under agentctl's per-call figure.
+
 `--cli opencode` measures the same for opencode (npm `opencode-ai`, pinned): its guard is
 agentctl's plugin inside the CLI, so the run without the guard is the same run with that plugin
 replaced by one that only adds the guard's nonce to model requests (without it the gateway
@@ -72,6 +77,8 @@ IDENTITY = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NA
             "GIT_COMMITTER_EMAIL": "b@x"}
 QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
          "DISABLE_AUTOUPDATER": "1"}
+# A hook that does nothing: what the CLI's hook runner and a Python start cost, and no more.
+NOOP_HOOK = f"{sys.executable} -E -s -S -c 'import sys; sys.stdin.read(); print(\"{{}}\")'"
 
 
 def line(name: str, value: float, baseline: float, unit: str, target: str) -> None:
@@ -80,17 +87,23 @@ def line(name: str, value: float, baseline: float, unit: str, target: str) -> No
           f"target {target}")
 
 
-def alone(claude: Path, server: FakeModel, script: Script, repo: Path, root: Path) -> float:
-    """The scripted session by `claude` alone in a fresh clone: the agent's own time."""
+def alone(claude: Path, server: FakeModel, script: Script, repo: Path, root: Path, *,
+          noop_hook: bool = False) -> float:
+    """The scripted session by `claude` alone in a fresh clone: the agent's own time; with
+    `noop_hook`, a PreToolUse hook that does nothing (`NOOP_HOOK`)."""
     work = Path(tempfile.mkdtemp(dir=root))
     subprocess.run(["git", "clone", "-q", str(repo), str(work / "repo")], check=True)
     (work / "home").mkdir()
+    settings = work / "home" / "settings.json"
+    settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": NOOP_HOOK}]}]} if noop_hook else {}}))
     server.script = script
     env = {"PATH": os.environ["PATH"], "HOME": str(work / "home"), **QUIET,
            "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-ant-bench-0123456789"}
     started = time.perf_counter()
     subprocess.run([str(claude), "-p", "bench", "--output-format", "stream-json", "--verbose",
-                    "--allowedTools", "Read Edit Write Bash", "--max-turns", "200"],
+                    "--allowedTools", "Read Edit Write Bash", "--max-turns", "200",
+                    "--settings", str(settings)],
                    cwd=work / "repo", env=env, stdin=subprocess.DEVNULL, check=True,
                    capture_output=True, timeout=600)
     return time.perf_counter() - started
@@ -240,11 +253,16 @@ def opencode_main(calls_wanted: int) -> None:
 
 
 def copilot_alone(copilot: Path, server: FakeModel, script: Script, repo: Path,
-                  root: Path) -> float:
-    """The scripted session by `copilot` alone in a fresh clone, offline against the fake."""
+                  root: Path, *, noop_hooks: bool = False) -> float:
+    """The scripted session by `copilot` alone in a fresh clone, offline against the fake;
+    with `noop_hooks`, a preToolUse and a postToolUse hook that do nothing (`NOOP_HOOK`)."""
     work = Path(tempfile.mkdtemp(dir=root))
     subprocess.run(["git", "clone", "-q", str(repo), str(work / "repo")], check=True)
-    (work / "home").mkdir()
+    (work / "home" / ".copilot" / "hooks").mkdir(parents=True)
+    if noop_hooks:
+        (work / "home" / ".copilot" / "hooks" / "noop.json").write_text(json.dumps(
+            {"version": 1, "hooks": {event: [{"type": "command", "bash": NOOP_HOOK}]
+                                     for event in ("preToolUse", "postToolUse")}}))
     server.script = script
     env = {"PATH": os.environ["PATH"], "HOME": str(work / "home"),
            "COPILOT_HOME": str(work / "home" / ".copilot"),
@@ -292,6 +310,10 @@ def copilot_main(calls_wanted: int) -> None:
         copilot_alone(copilot, server, reference, repo, root)
         print(f"{'(reference) copilot alone, per tool call (median)':<52} "
               f"{1000 * statistics.median(per_call(reference)):9.3f} ms")
+        noop = Script(calls)
+        copilot_alone(copilot, server, noop, repo, root, noop_hooks=True)
+        print(f"{'(reference) copilot alone, two no-op hooks (median)':<52} "
+              f"{1000 * statistics.median(per_call(noop)):9.3f} ms")
         for where, label in ((unsandboxed, "sandbox off"), (sandboxed, "in the sandbox")):
             hooked = median_call(where, server, Script(calls), repo, where / "home", "copilot")
             unhooked_dir = where.parent / f"{where.name}-nohook"
@@ -353,6 +375,10 @@ def main() -> None:
         alone(claude, server, reference, repo, root)
         print(f"{'(reference) claude alone, per tool call (median)':<52} "
               f"{1000 * statistics.median(per_call(reference)):9.3f} ms")
+        noop = Script(calls)
+        alone(claude, server, noop, repo, root, noop_hook=True)
+        print(f"{'(reference) claude alone, a no-op hook (median)':<52} "
+              f"{1000 * statistics.median(per_call(noop)):9.3f} ms")
         for where, label in ((unsandboxed, "sandbox off"), (sandboxed, "in the sandbox")):
             hooked = median_call(where, server, Script(calls), repo, where / "home")
             unhooked_dir = where.parent / f"{where.name}-nohook"

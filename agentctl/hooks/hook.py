@@ -1,5 +1,5 @@
-"""`python -E -s -S .../agentctl/hooks/hook.py AGENT --socket S --attempt A --key K` (AGENT:
-claude, codex or gemini; or `python -m agentctl.hooks.hook`, `agentctl hook`): the
+"""`python -E -s -S .../agentctl/hooks/launch.py AGENT --socket S --attempt A --key K` (AGENT:
+claude, codex, copilot or gemini; or `python -m agentctl.hooks.hook`, `agentctl hook`): the
 PreToolUse/PostToolUse hook agentctl installs into a native agent's private configuration.
 
 It decides nothing itself and writes nothing: it forwards the hook's input to the attempt's own
@@ -11,17 +11,20 @@ becomes the stub that runs it in its own jail). It fails closed: any error
 which Claude Code, Codex and Gemini CLI all take as "block"; any other non-zero code would
 fail open (Gemini reads exit 1 as a warning and runs the call).
 Imports stay within the standard library: this process starts twice per tool call, so the
-adapters run it as a plain script without `site` (`-S`), which saves most of Python's start.
+adapters run it without `site` (`-S`), which saves most of Python's start, as the module `hook`
+of its own folder (`launch.py`: from its cached bytecode). Not even `__future__`: its import is
+a file read on every start.
 """
-
-from __future__ import annotations
 
 import sys
 
-try:
-    from agentctl.hooks import wire
-except ImportError:  # run as a script without site-packages: its own folder is on the path
-    import wire  # type: ignore[no-redef,import-not-found]
+if __name__ != "hook":
+    try:
+        from agentctl.hooks import wire
+    except ImportError:  # run as a script without site-packages: its own folder is the path
+        import wire  # type: ignore[no-redef,import-not-found]
+else:  # started by launch.py: its own folder is the path, and no package is looked for
+    import wire  # type: ignore[no-redef]
 
 # The C halves of `json` and `socket`: their Python modules import `re` and `enum`, which would
 # double the hook's start (~25 ms on every tool call). Plain `json`/`socket` where they lack.

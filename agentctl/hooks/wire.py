@@ -2,10 +2,9 @@
 
 A request names the attempt and its lease, so the attempt's process refuses a hook of a stale
 attempt; the reply is a decision (`allow`/`deny` and why) or, for a result, an acknowledgement.
-No imports at run time: the hook process reads these names on every tool call.
+No imports at run time (not even `__future__`): the hook process reads these names on every
+tool call.
 """
-
-from __future__ import annotations
 
 TYPE_CHECKING = False  # mypy reads this name as True; `typing` would cost the hook its import
 if TYPE_CHECKING:
@@ -16,7 +15,7 @@ MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 ALLOW, DENY = "allow", "deny"
 
 
-def read_line(connection: _socket.socket) -> bytes:
+def read_line(connection: "_socket.socket") -> bytes:
     """Bytes up to and including the first newline (or the peer's close): one message.
     ValueError past MAX_MESSAGE_BYTES."""
     chunks: list[bytes] = []

@@ -3,6 +3,7 @@ not issue to its hooks all deny with exit 2 and one line; another attempt's reac
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -12,7 +13,10 @@ from pathlib import Path
 import pytest
 
 from agentctl.execution.agents import AttemptIdentity
+from agentctl.execution.agents.channel import hook_command
 from agentctl.execution.agents.hook_socket import BridgeServer, Credentials, Source
+from agentctl.hooks import hook as hook_module
+from agentctl.hooks import wire
 from tests.conftest import AGENTCTL
 
 PRE = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
@@ -235,3 +239,45 @@ def test_copilot_input_without_its_tool_name_denies(attempt: Attempt) -> None:
     result = copilot_hook(attempt, payload={"sessionId": "s", "tool_name": "bash"})
     assert result.returncode == 2 and result.stdout == ""
     assert attempt.reached == []
+
+
+def launched(attempt: Attempt, stdin: str, agent: str = "claude",
+             key: str = "key_hook") -> subprocess.CompletedProcess[str]:
+    """The hook exactly as an adapter writes it into the CLI's settings, run through a shell
+    as the CLIs run it."""
+    command = hook_command(agent, AttemptIdentity(attempt.server.path.parent, "attempt_A"), key)
+    return subprocess.run(["bash", "-c", command], input=stdin, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_the_hook_as_the_adapters_start_it_answers_from_its_cached_bytecode(
+        attempt: Attempt) -> None:
+    """launch.py imports the hook as a module, so it loads from bytecode (`hook_command`
+    writes it where it lacks) instead of compiling a script on every start."""
+    result = launched(attempt, json.dumps(PRE))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
+    assert attempt.reached[0]["input"] == PRE and attempt.sources == [Source.HOOK]
+    for module in (hook_module, wire):
+        assert Path(importlib.util.cache_from_source(module.__file__)).is_file()
+
+
+@pytest.mark.parametrize("stdin", ["not json", json.dumps(PRE)])
+def test_the_hook_as_the_adapters_start_it_fails_closed(attempt: Attempt, stdin: str) -> None:
+    """Bad input, or a key the attempt did not issue: exit 2 and one line, as the module."""
+    result = launched(attempt, stdin, key="key_stale")
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("agentctl: denied:")
+
+
+def test_the_launched_hook_imports_no_package_and_no_future() -> None:
+    """Each import is a file read on each of two starts per tool call: the launched hook looks
+    for no `agentctl` package (it is not on its path) and imports no `__future__`."""
+    done = subprocess.run(
+        [sys.executable, "-E", "-s", "-S", "-X", "importtime",
+         str(Path(hook_module.__file__).with_name("launch.py")), "claude"],
+        input="{}", capture_output=True, text=True, timeout=60)
+    imported = [line.rpartition("|")[2].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")]
+    assert done.returncode == 2 and "hook" in imported and "wire" in imported
+    assert not {"agentctl", "__future__", "json", "socket", "re"} & set(imported)

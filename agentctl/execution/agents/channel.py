@@ -5,9 +5,12 @@ refused and recorded as a forged call."""
 
 from __future__ import annotations
 
+import importlib.util
+import py_compile
 import shlex
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 from agentctl.execution.agents import AgentSession, AttemptIdentity
 from agentctl.execution.agents.hook_socket import Source
@@ -16,13 +19,34 @@ from agentctl.hooks import hook, wire
 
 def hook_command(agent: str, identity: AttemptIdentity, key: str) -> str:
     """The hook as the agent runs it (through sh): any failure to start becomes exit 2, which
-    blocks. Run as a script of agentctl's own folder without site, user site or PYTHON*
-    variables: the workspace (the cwd) is never on its path, and it starts in a few ms."""
+    blocks. Run as `launch.py` of agentctl's own folder (the hook from its bytecode) without
+    site, user site or PYTHON* variables: the workspace (the cwd) is never on its path, and it
+    starts in a few ms."""
 
-    argv = [sys.executable, "-E", "-s", "-S", hook.__file__, agent,
+    launcher = Path(hook.__file__).with_name("launch.py")
+    compiled(Path(hook.__file__), Path(wire.__file__))
+    argv = [sys.executable, "-E", "-s", "-S", str(launcher), agent,
             "--socket", str(identity.private / wire.SOCKET_NAME),
             "--attempt", identity.attempt_id, "--key", key]
     return f"{shlex.join(argv)}{FAIL_CLOSED}"
+
+
+def compiled(*sources: Path) -> None:
+    """Each module's bytecode cached beside it (where this process, or a `-B` run, left none,
+    or an older one): the hook loads its two modules from it, twice per tool call, and inside
+    the CLI's sandbox it cannot write it. Where agentctl's folder is read-only it compiles them
+    on each start, as a script would."""
+    for source in sources:
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        try:
+            if cached.stat().st_mtime >= source.stat().st_mtime:
+                continue
+        except OSError:
+            pass
+        try:
+            py_compile.compile(str(source), cfile=str(cached), doraise=True)
+        except (OSError, py_compile.PyCompileError):
+            continue
 
 
 FAIL_CLOSED = " || exit 2"

@@ -19,7 +19,7 @@ from agentctl.domain.spec import Budget
 from agentctl.execution.agents import AgentOutcome
 from agentctl.execution.agents.guards import BudgetGuard
 from agentctl.execution.gateway.attach import attach_command, budget_limits
-from agentctl.services.attempts.evidence import json_artifact
+from agentctl.services.attempts.evidence import Redactions, json_artifact
 from agentctl.services.attempts.model_exchanges import model_unreachable, record_exchange
 from agentctl.services.ports import AttemptLedger, StepEnd
 
@@ -38,6 +38,7 @@ class CommandThroughGateway:
                                   timeout_seconds=limits.model_timeout_seconds)
         self.gateway, self.env = attached.gateway, attached.env
         self.said: list[dict[str, object]] = []
+        self.redactions = Redactions(redactor)  # what each request repeats, redacted once
 
     def watching(self, stop: Callable[[], bool]) -> Callable[[], bool]:
         """The agent process's stop signal: each poll records what came in, and says stop once
@@ -49,7 +50,7 @@ class CommandThroughGateway:
 
     def record(self) -> None:
         for exchange in self.gateway.drain():
-            said = record_exchange(self.ledger, self.redactor, exchange)
+            said = record_exchange(self.ledger, self.redactions, exchange)
             if said is not None:
                 self.said.append(said)
         self.budget.spent(cost_usd=self.gateway.cost_usd, tokens=self.gateway.tokens)

@@ -10,17 +10,18 @@ from agentctl.domain.enums import ArtifactType, ArtifactVisibility, StepStatus, 
 from agentctl.domain.model_routes import MODEL_REQUEST
 from agentctl.domain.redaction import Redactor
 from agentctl.execution.gateway.server import Exchange
-from agentctl.services.attempts.evidence import json_artifact
+from agentctl.services.attempts.evidence import Redactions, json_artifact
 from agentctl.services.ports import AttemptLedger, CallRequest, StepEnd
 
 MAX_SUMMARY_CHARS = 1500
 
 
-def record_exchange(ledger: AttemptLedger, redactor: Redactor,
+def record_exchange(ledger: AttemptLedger, redactor: Redactor | Redactions,
                     exchange: Exchange) -> dict[str, object] | None:
     """One model request as the gateway saw it: a MODEL_PLANNING step with its usage, cost
     and digests; the redacted request and response an INTERNAL_ONLY artifact. What the model
-    said, for the transcript (None when it said nothing: refused, or a vendor fault)."""
+    said, for the transcript (None when it said nothing: refused, or a vendor fault). The
+    attempt's `Redactions` spare redacting again what earlier requests repeated."""
     if exchange.refusal is not None:
         _refused(ledger, redactor, exchange)
         return None
@@ -68,7 +69,8 @@ def _ending(exchange: Exchange) -> tuple[StepStatus, str | None]:
     return StepStatus.FAILED, f"model_http_{exchange.status}"
 
 
-def _refused(ledger: AttemptLedger, redactor: Redactor, exchange: Exchange) -> None:
+def _refused(ledger: AttemptLedger, redactor: Redactor | Redactions,
+             exchange: Exchange) -> None:
     """A request the gateway answered itself: a denied `model.request` call, never forwarded."""
     refusal = exchange.refusal
     if refusal is None:

@@ -32,7 +32,7 @@ from agentctl.execution.gateway.server import Exchange
 from agentctl.execution.sandboxing.sandbox import Jail
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.confinement import record_connections
-from agentctl.services.attempts.evidence import json_artifact, log_artifact
+from agentctl.services.attempts.evidence import Redactions, json_artifact, log_artifact
 from agentctl.services.attempts.model_exchanges import record_exchange
 from agentctl.services.attempts.recording import arguments_json
 from agentctl.services.attempts.runtime import ToolRuntime
@@ -68,6 +68,7 @@ class NativeCalls:
     # what the model said, one entry per request, as the gateway saw it: the transcript
     said: list[dict[str, object]] = field(default_factory=list)
     unreachable: str | None = None  # the vendor fault the gateway last gave up on
+    redactions: Redactions | None = None  # the model requests' texts, redacted once each
     # files that changed while no call of the agent's was under way: a tool the guard never
     # saw made them (its hook did not run for it, or a process no call owns); it ends the attempt
     unhooked: str | None = None
@@ -249,7 +250,10 @@ class NativeCalls:
     # --- the agent's own stream as evidence ------------------------------------------------
     def exchange(self, exchange: Exchange) -> None:
         """One model request as the gateway saw it, on record (`record_exchange`)."""
-        said = record_exchange(self.runtime.ledger, self.runtime.context.redactor, exchange)
+        redactor = self.runtime.context.redactor
+        if self.redactions is None or self.redactions.redactor != redactor:
+            self.redactions = Redactions(redactor)
+        said = record_exchange(self.runtime.ledger, self.redactions, exchange)
         if said is not None:
             self.said.append(said)
         if exchange.refusal is None:  # the vendor fault the CLI was last answered with
