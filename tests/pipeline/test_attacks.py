@@ -2,7 +2,7 @@
 
 Each test is an attack found by playing the agent (script plans of calls the default config
 allows, `python3 *` among them); each asserts the attack's effect is absent, not just that
-some check ran. They run on both stores.
+some check ran.
 """
 
 from __future__ import annotations
@@ -11,9 +11,16 @@ import os
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from agentctl.domain.enums import ChangeType, VerdictStatus, VerificationCheckStatus
 from agentctl.services.ports import RunRecord
 from tests.pipeline.conftest import Harness
+
+# On the SQLite store only: these tests are about what an attack can make agentctl do, not how
+# it is recorded (the pipeline's scenarios run on every store; the store contract tests prove
+# the stores equal).
+pytestmark = pytest.mark.parametrize("harness", ["sqlite"], indirect=True)
 
 BROKEN_ADD = "def add(a, b):\n    return a - b\n"
 

@@ -28,6 +28,11 @@ from agentctl.execution.sandboxing.bubblewrap import check
 from agentctl.services.ports import RunRecord
 from tests.pipeline.conftest import UNITTEST, Harness
 
+# On the SQLite store only: these tests are about what a sandboxed process can reach, not how
+# it is recorded (the pipeline's scenarios run on every store; the store contract tests prove
+# the stores equal).
+pytestmark = pytest.mark.parametrize("harness", ["sqlite"], indirect=True)
+
 PROBE = r'''
 import json, os, socket, subprocess, sys
 token, home, repo, outside, state_db, port, run_socket = sys.argv[1:8]
