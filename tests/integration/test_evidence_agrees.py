@@ -8,6 +8,8 @@ import shlex
 import sys
 from pathlib import Path
 
+import pytest
+
 from agentctl.domain.enums import TestOutcome as T
 from agentctl.domain.enums import VerificationCheckStatus as C
 from agentctl.domain.spec import PlannedCheck
@@ -109,6 +111,31 @@ def test_code_that_wraps_pytest_report_construction_is_failed_naming_it(tmp_path
         "failed: the test runner was changed during the run: "
         "_pytest.reports.TestReport.from_item_and_call")
     assert outcome.test_report is None  # a changed runner's report is no evidence
+
+
+@pytest.mark.parametrize(("forge", "named"), [
+    ("import _pytest.runner\n\n_real = _pytest.runner.CallInfo.from_call.__func__\n\n"
+     "def _calm(cls, func, when, reraise=None):\n"
+     "    info = _real(cls, func, when, reraise)\n"
+     "    info.excinfo = None\n"
+     "    return info\n\n"
+     "_pytest.runner.CallInfo.from_call = classmethod(_calm)\n\n",
+     "_pytest.runner.CallInfo.from_call"),
+    ("import _pytest.python\n\n_pytest.python.Function.runtest = lambda self: None\n\n",
+     "_pytest.python.Function.runtest"),
+], ids=["exception swallowed", "test body skipped"])
+def test_code_that_keeps_a_failing_test_from_failing_is_failed_naming_it(
+        tmp_path: Path, forge: str, named: str) -> None:
+    """No report is touched: the exception is caught before a report is made, or the test's
+    body never runs, so the report says passed without a traceback."""
+    outcome = checked(tmp_path, {"calc.py": forge + BUGGY_CALC, "test_calc.py": CALC_TESTS},
+                      PYTEST)
+
+    assert outcome.exit_code == 0  # pytest itself was fooled
+    assert outcome.status is C.FAILED
+    assert outcome.summarized_failure is not None
+    assert outcome.summarized_failure.endswith(
+        f"failed: the test runner was changed during the run: {named}")
 
 
 def test_a_conftest_hook_that_turns_a_failure_into_a_pass_is_failed_naming_it(

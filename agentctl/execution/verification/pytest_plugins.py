@@ -89,6 +89,7 @@ import json
 import os
 
 import pytest
+import _pytest.python
 import _pytest.reports
 import _pytest.runner
 import _pytest.terminal
@@ -132,6 +133,10 @@ def _watched():
     reports, runner, terminal = _pytest.reports, _pytest.runner, _pytest.terminal
     report, base = vars(reports.TestReport), vars(reports.BaseReport)
     return (
+        # what runs a test and catches what it raised: a wrapper that swallows the exception
+        # makes a failing test a pass with no traceback to give it away
+        ("_pytest.runner.CallInfo.from_call", vars(runner.CallInfo), "from_call"),
+        ("_pytest.python.Function.runtest", vars(_pytest.python.Function), "runtest"),
         ("_pytest.reports.TestReport.from_item_and_call", report, "from_item_and_call"),
         ("_pytest.reports.TestReport.__init__", report, "__init__"),
         ("_pytest.reports.BaseReport._to_json", base, "_to_json"),
