@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import configparser
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agentctl.domain import globs
@@ -62,20 +62,51 @@ PYTEST_CONFIGS = {"pytest.toml": "pytest", ".pytest.toml": "pytest", "pytest.ini
                   ".pytest.ini": "pytest", "pyproject.toml": "tool.pytest.ini_options",
                   "tox.ini": "pytest", "setup.cfg": "tool:pytest"}
 _DISCOVERY = ("python_files", "testpaths")
+# pytest's own default `python_files`
+PYTEST_FILES = ("test_*.py", "*_test.py")
 
 
-def discovered_test_paths(configs: Mapping[str, str]) -> tuple[str, ...]:
-    """The globs a project's own pytest configuration adds to the test side: its
-    `python_files` (`check_*.py`) and `testpaths` folders, from each of `configs` (file name to
-    the base's text), whichever pytest would pick. A value that is no valid glob is left out;
-    a file that does not parse adds nothing."""
-    found: list[str] = []
+@dataclass(frozen=True, slots=True)
+class PytestDiscovery:
+    """A project's own pytest discovery settings, as the base's config files give them."""
+
+    python_files: tuple[str, ...] = ()
+    testpaths: tuple[str, ...] = ()
+
+    def package_markers(self) -> tuple[str, ...]:
+        """The files that say a `testpaths` folder is a package of the project's code."""
+        return tuple(f"{folder}/__init__.py" for folder in self.testpaths)
+
+    def test_paths(self, packages: Collection[str] = ()) -> tuple[str, ...]:
+        """The globs these settings add to the test side. A `testpaths` folder of tests alone
+        (`checks`) joins whole, helpers included, as `tests/` does; one that is a package of
+        the project's code (`testpaths = ["toolz"]`, its tests in `toolz/tests/`; `packages`
+        holds such folders) joins only through its test files (`python_files`, or pytest's
+        defaults): its code stays the code side."""
+        files = self.python_files or PYTEST_FILES
+        out = list(self.python_files)
+        for folder in self.testpaths:
+            out += [f"{folder}/**/{name}" for name in files] if folder in packages else [folder]
+        return tuple(dict.fromkeys(out))
+
+
+def pytest_discovery(configs: Mapping[str, str]) -> PytestDiscovery:
+    """The project's `python_files` (`check_*.py`) and `testpaths` folders, from each of
+    `configs` (file name to the base's text), whichever pytest would pick. A value that is no
+    valid glob is left out; a file that does not parse adds nothing."""
+    found: dict[str, list[str]] = {key: [] for key in _DISCOVERY}
     for name, text in configs.items():
         where = PYTEST_CONFIGS.get(name)
         if where is not None:
-            found += _options(name, text, where)
+            for key, values in _options(name, text, where).items():
+                found[key] += values
+    return PytestDiscovery(python_files=_globs(found["python_files"]),
+                           testpaths=_globs(found["testpaths"]))
+
+
+def _globs(values: Iterable[str]) -> tuple[str, ...]:
     out: list[str] = []
-    for value in found:
+    for value in values:
         try:
             out.append(globs.validate_glob(value).strip("/"))
         except BadInput:
@@ -83,26 +114,26 @@ def discovered_test_paths(configs: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p for p in out if p and p not in ("*", "**", ".")))
 
 
-def _options(name: str, text: str, where: str) -> list[str]:
+def _options(name: str, text: str, where: str) -> dict[str, list[str]]:
     if name.endswith(".toml"):
         import tomllib  # only a patch's pytest settings are parsed: a run without loads no TOML
 
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError:
-            return []
+            return {}
         # pyproject.toml: the ini-style table, or pytest 9's own `[tool.pytest]`
         table = _table(data, where) or _table(data, "tool.pytest" if name == "pyproject.toml"
                                               else where)
-        return [word for key in _DISCOVERY for word in _words(table.get(key))]
+        return {key: _words(table.get(key)) for key in _DISCOVERY}
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)
     except configparser.Error:
-        return []
+        return {}
     if not parser.has_section(where):
-        return []
-    return [word for key in _DISCOVERY for word in parser.get(where, key, fallback="").split()]
+        return {}
+    return {key: parser.get(where, key, fallback="").split() for key in _DISCOVERY}
 
 
 def _table(data: dict[str, object], dotted: str) -> dict[str, object]:

@@ -18,7 +18,7 @@ from agentctl.domain.patch import FileChange
 from agentctl.domain.test_side import (
     DEFAULT_TEST_PATHS,
     FileTexts,
-    discovered_test_paths,
+    pytest_discovery,
     frozen_test_paths,
     is_test_path,
     split_patch,
@@ -103,15 +103,29 @@ def test_a_table_header_written_inside_a_multiline_value_starts_no_table() -> No
                 "testpaths = checks\n"),
 ])
 def test_the_projects_own_pytest_discovery_rules_join_the_test_side(name: str, text: str) -> None:
-    found = discovered_test_paths({name: text})
+    found = pytest_discovery({name: text}).test_paths()
     assert found == ("check_*.py", "checks")
     assert is_test_path("src/pkg/check_calc.py", found) and is_test_path("checks/util.py", found)
 
 
+def test_a_testpaths_folder_that_is_the_projects_package_joins_only_through_its_test_files(
+        ) -> None:
+    """toolz: `testpaths = ["toolz"]`, its tests in toolz/tests/: the package's code (the
+    fix) stays the code side, or the fix would be all test side and never shown."""
+    discovery = pytest_discovery({"pyproject.toml": "[tool.pytest.ini_options]\n"
+                                                    "testpaths = ['toolz']\n"})
+    assert discovery.package_markers() == ("toolz/__init__.py",)
+    found = discovery.test_paths(packages={"toolz"})
+    assert found == ("toolz/**/test_*.py", "toolz/**/*_test.py")
+    assert not is_test_path("toolz/itertoolz.py", found)
+    assert is_test_path("toolz/sandbox/test_core.py", found)
+    assert is_test_path("toolz/itertoolz.py", discovery.test_paths())  # a folder of tests alone
+
+
 def test_discovery_settings_that_are_no_glob_or_do_not_parse_add_nothing() -> None:
-    assert discovered_test_paths({"pytest.ini": "[pytest]\ntestpaths = . * ../up a[\n",
-                                  "pytest.toml": "python_files = [", "setup.cfg": "[metadata]\n",
-                                  "README.md": "[pytest]\ntestpaths = docs\n"}) == ()
+    assert pytest_discovery({"pytest.ini": "[pytest]\ntestpaths = . * ../up a[\n",
+                             "pytest.toml": "python_files = [", "setup.cfg": "[metadata]\n",
+                             "README.md": "[pytest]\ntestpaths = docs\n"}).test_paths() == ()
 
 
 def test_a_move_across_the_sides_is_a_test_side_change_at_both_ends() -> None:

@@ -32,7 +32,7 @@ from agentctl.domain.test_side import (
     PYTEST_CONFIGS,
     TEST_TABLES,
     FileTexts,
-    discovered_test_paths,
+    pytest_discovery,
     split_patch,
 )
 from agentctl.execution.verification.test_patch import patch_paths
@@ -74,7 +74,10 @@ def evidence_trees(ctx: AttemptContext, patch: Patch,
         return None
     base = ctx.spec.base_commit
     # the project's own discovery rules (`python_files = check_*.py`) join the frozen rule
-    own = discovered_test_paths(base_texts(ctx.dirs, base, tuple(PYTEST_CONFIGS)))
+    discovery = pytest_discovery(base_texts(ctx.dirs, base, tuple(PYTEST_CONFIGS)))
+    packages = {marker.rsplit("/", 1)[0]
+                for marker in base_texts(ctx.dirs, base, discovery.package_markers())}
+    own = discovery.test_paths(packages)
     sides = split_patch(patch.file_changes, diff_lines, (*plan.test_paths, *own),
                         _tabled(ctx, patch))
     if not sides.has_test_side and not supplied:
