@@ -38,12 +38,15 @@ class Forges:
         self.bench = Bench(root, run_agentctl)
         self.plan = self.bench.plan("fix.toml", *PLAN)
         self.github, self.gitlab = github, gitlab
+        # the sandbox is not what these tests are about: its runs are the PRs' material
         self.gh_config = self.bench.config(
-            '[verification]\nbaseline = "always"\n[pr]\nforge = "github"\n'
+            '[sandbox]\nmode = "off"\n[verification]\nbaseline = "always"\n'
+            '[pr]\nforge = "github"\n'
             f'api_url = "{github.url}"\nrepository = "octo/calc"\nlabels = ["agentctl"]\n'
             'reviewers = ["alice"]\ntimeout_seconds = 1\n', name="github.toml")
         self.lab_config = self.bench.config(
-            '[verification]\nbaseline = "always"\n[pr]\nforge = "gitlab"\n'
+            '[sandbox]\nmode = "off"\n[verification]\nbaseline = "always"\n'
+            '[pr]\nforge = "gitlab"\n'
             f'api_url = "{gitlab.url}/api/v4"\nrepository = "octo/calc"\nlabels = ["agentctl"]\n',
             name="gitlab.toml")
 

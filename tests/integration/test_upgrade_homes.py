@@ -123,7 +123,12 @@ def copy_rows(source: Path, url: str) -> None:
     target.dispose()
 
 
-@pytest.mark.parametrize("old", HOMES, ids=[h.revision for h in HOMES])
+# On PostgreSQL the oldest home (every migration in turn, on its data) and the newest: each
+# home between starts the same chain further on, which SQLite runs for every one.
+ENDS = [HOMES[0], HOMES[-1]]
+
+
+@pytest.mark.parametrize("old", ENDS, ids=[h.revision for h in ENDS])
 def test_an_old_home_restored_in_postgresql_upgrades_and_verifies(
         tmp_path: Path, run_agentctl: Callable[..., Any], postgres: Any, old: OldHome) -> None:
     home = restore(old, tmp_path / "home")
