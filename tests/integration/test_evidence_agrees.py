@@ -199,6 +199,31 @@ def test_unittest_result_methods_changed_by_the_code_are_named(tmp_path: Path) -
         "unittest.result.TestResult.addFailure" in outcome.summarized_failure
 
 
+@pytest.mark.parametrize(("forge", "named"), [
+    ("import contextlib\nimport unittest.case\n\n\n@contextlib.contextmanager\n"
+     "def _calm(self, test_case, subTest=False):\n"
+     "    try:\n        yield\n    except Exception:\n        pass\n\n\n"
+     "unittest.case._Outcome.testPartExecutor = _calm\n\n",
+     "unittest.case._Outcome.testPartExecutor"),
+    ("import unittest.case\n\nunittest.case.TestCase._callTestMethod = "
+     "lambda self, method: None\n\n", "unittest.case.TestCase._callTestMethod"),
+], ids=["exception swallowed", "test body skipped"])
+def test_code_that_keeps_a_failing_unittest_from_failing_is_named(
+        tmp_path: Path, forge: str, named: str) -> None:
+    outcome = checked(tmp_path, {
+        "calc.py": forge + BUGGY_CALC,
+        "tests/__init__.py": "",
+        "tests/test_calc.py": ("import unittest\n\nfrom calc import add\n\n\n"
+                               "class T(unittest.TestCase):\n"
+                               "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"),
+    }, f"{PYTHON} -m unittest discover -s tests -t .")
+
+    assert outcome.exit_code == 0  # unittest itself was fooled
+    assert outcome.status is C.FAILED
+    assert outcome.summarized_failure is not None
+    assert f"the test runner was changed during the run: {named}" in outcome.summarized_failure
+
+
 def test_unittest_result_methods_silenced_before_any_test_is_recorded_are_named(
         tmp_path: Path) -> None:
     """The test package turns every result into nothing before the first test: no test is

@@ -79,12 +79,17 @@ def _emit(text: str) -> None:
 def _watched() -> list[tuple[str, Any]]:
     """The functions that decide what a test's outcome is said to be."""
     watched: list[tuple[str, Any]] = [("os._exit", os._exit)]
-    for module, owner in (("unittest.result", "TestResult"), ("unittest.runner", "TextTestResult"),
-                          ("unittest.case", "TestCase")):
+    # what runs a test and catches what it raised too: a test whose exception is swallowed, or
+    # whose body never runs, is a success with nothing to give it away
+    for module, owner, names in (
+            ("unittest.result", "TestResult", _METHODS),
+            ("unittest.runner", "TextTestResult", _METHODS),
+            ("unittest.case", "TestCase", ("run", "_callTestMethod")),
+            ("unittest.case", "_Outcome", ("testPartExecutor",))):
         cls = getattr(sys.modules.get(module), owner, None)
         if cls is None:
             continue
-        for name in ("run",) if owner == "TestCase" else _METHODS:
+        for name in names:
             watched.append((f"{module}.{owner}.{name}", vars(cls).get(name)))
     return watched
 
