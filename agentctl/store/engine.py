@@ -146,7 +146,7 @@ def reconnecting(engine: Engine, connect: Callable[[], T], *,
     raise AssertionError("unreachable: stamina raises the last error once it stops")
 
 
-def _again(error: Exception, lost: tuple[type[Exception], ...], left: float | None,
+def _again(error: BaseException, lost: tuple[type[Exception], ...], left: float | None,
            current: stamina.Attempt) -> bool | float:
     """After a failed try: False to stop, True for stamina's next wait, or a shorter wait in
     seconds (a quarter of the lease left, when stamina's could be longer)."""
