@@ -389,6 +389,10 @@ class CaseBench:
         elapsed, launched, ended, printed = timed(
             self.submit, cwd=self.root, env=home_env(home, self.config),
             **self._counted())
+        verdict = json.loads(printed).get("verdict") or {}
+        if not str(verdict.get("status", "")).startswith("SUCCESS"):  # a failed run's time
+            sys.exit(f"agentctl did not verify the fix ({verdict.get('status')}): "
+                     f"{'; '.join(verdict.get('reasons', []))}")
         if way is not None:
             self._charge(way, before)
         if self.with_phases and way is not None:

@@ -164,6 +164,14 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _refuse_unsafe(members: list[tarfile.TarInfo], archive: Path) -> None:
+    """What the "data" filter refuses that matters here: a path or a link out of the folder."""
+    for member in members:
+        for name in (member.name, member.linkname if member.issym() or member.islnk() else ""):
+            if name.startswith("/") or ".." in Path(name).parts:
+                raise ValueError(f"{archive.name}: {member.name} leaves the folder")
+
+
 def unpack(archive: Path, target: Path) -> Path:
     """The sdist's single top folder, unpacked under `target`."""
     target.mkdir(parents=True)
@@ -172,7 +180,11 @@ def unpack(archive: Path, target: Path) -> Path:
             bundle.extractall(target)
     else:
         with tarfile.open(archive) as bundle:
-            bundle.extractall(target, filter="data")
+            if hasattr(tarfile, "data_filter"):
+                bundle.extractall(target, filter="data")
+            else:  # a system Python before 3.11.4 (a normal user's): checked by hand
+                _refuse_unsafe(bundle.getmembers(), archive)
+                bundle.extractall(target)
     (top,) = target.iterdir()
     return top
 

@@ -180,6 +180,26 @@ def test_a_normal_users_check_cannot_fork_past_max_processes_without_a_cgroup(
     assert run["verdict"]["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW"), run["verdict"]
 
 
+def test_a_normal_users_checks_run_the_interpreters_of_venvs_under_tmp_by_their_paths(
+        normal_user: NormalUser) -> None:
+    """Checks naming a venv's `bin/python` (a symlink), in venvs under /tmp: one the sandbox
+    binds back whole (agentctl's own here), where bubblewrap once failed making a mount point on
+    the link ("Can't create file"), and a project's `.venv` (a dot dir: once not handed over,
+    "not found"). Each runs, in its venv."""
+    python = Path(normal_user.agentctl).with_name("python")
+    if not python.is_symlink() or not python.is_relative_to("/tmp"):
+        unavailable(f"the test user's venv is not under /tmp with a linked python: {python}")
+    where, repo = owned_repo(normal_user, BASE)
+    as_user(normal_user, "/usr/bin/python3 -m venv --without-pip .venv", where)
+    in_its_venv = "-c 'import sys; assert sys.prefix == \"{}\", sys.prefix'"
+
+    run = submit(normal_user, repo, "command:touch new.txt",
+                 f"{python} {in_its_venv.format(python.parents[1])}",
+                 f"{where}/.venv/bin/python {in_its_venv.format(where / '.venv')}")
+
+    assert run["verdict"]["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW"), run["verdict"]
+
+
 # Forks sleeping children until the kernel refuses; fails when 400 were allowed.
 FORKS = """import os, sys, time
 made = 0

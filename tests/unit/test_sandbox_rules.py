@@ -3,6 +3,7 @@ the spec digest, and how toolchain dirs are found on a PATH."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -117,6 +118,23 @@ def test_a_command_line_hands_over_named_files_but_no_dotfiles(tmp_path: Path) -
     (protected / "db").write_text("")
     line = f"python3 {script} --key={secret} {protected / 'db'} {tmp_path / 'missing'}"
     assert named_paths(line, [protected]) == (script,)
+
+
+def test_a_command_line_naming_a_venvs_interpreter_hands_over_the_venv_even_a_dot_venv(
+        tmp_path: Path) -> None:
+    """The interpreter alone runs without its packages: the venv goes, `.venv` as well, and
+    still not one in a protected place."""
+    venvs = []
+    for name in (".venv", "env", "state/.venv"):
+        (tmp_path / name / "bin").mkdir(parents=True)
+        (tmp_path / name / "pyvenv.cfg").write_text("home = /usr/bin\n")
+        (tmp_path / name / "bin" / "python").symlink_to(sys.executable)
+        venvs.append(tmp_path / name)
+    not_a_venv = tmp_path / ".tools" / "bin" / "python"
+    not_a_venv.parent.mkdir(parents=True)
+    not_a_venv.write_text("")
+    line = " && ".join(f"{venv}/bin/python -m pytest" for venv in venvs) + f" && {not_a_venv}"
+    assert named_paths(line, [tmp_path / "state"]) == tuple(venvs[:2])
 
 
 def test_the_model_endpoint_comes_from_the_base_url_or_the_vendor_default() -> None:

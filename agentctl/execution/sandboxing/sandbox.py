@@ -93,10 +93,14 @@ def bwrap_argv(binary: Path, view: View, cwd: Path,
         argv += ["--bind", str(view.home_source), str(view.home)]
     else:
         argv += ["--dir", str(view.home)]
-    for path in view.read_only:
+    # Each path once, none inside another: one inside a dir bound already is visible through
+    # it, and bwrap would make its mount point there, following a link in place (a venv's
+    # `bin/python`, named by a check, in agentctl's own venv under /tmp) to an absolute target
+    # it resolves outside the new root: "Can't create file".
+    for path in _outermost(view.read_only):
         # what no tmpfs covers is visible read-only already (and bwrap cannot make a mount
         # point on the read-only root: a venv's `bin/python` symlink named by a command)
-        if any(_within(Path(os.path.abspath(path)), place) for place in covered):
+        if any(_within(path, place) for place in covered):
             argv += ["--ro-bind-try", str(path), str(path)]
     for path in view.writable:
         argv += ["--bind-try", str(path), str(path)]

@@ -51,8 +51,9 @@ def record_connections(ledger: AttemptLedger, jail: Jail | None, *, made_by: str
 
 def named_paths(command: str | Sequence[str], hidden: Iterable[Path]) -> tuple[Path, ...]:
     """Existing files an operator's command line names by absolute path (an agent script, a
-    judge), to be visible read-only inside; never one in a place the sandbox hides on purpose
-    beyond /tmp and the homes' non-dot dirs (the state home, the original repository)."""
+    judge; for a venv's interpreter, its venv), to be visible read-only inside; never one in a
+    place the sandbox hides on purpose beyond /tmp and the homes' non-dot dirs (the state
+    home, the original repository)."""
     try:
         words = shlex.split(command) if isinstance(command, str) else list(command)
     except ValueError:
@@ -64,12 +65,25 @@ def named_paths(command: str | Sequence[str], hidden: Iterable[Path]) -> tuple[P
         if not text.startswith("/"):
             continue
         path = Path(os.path.abspath(text))
-        if not path.is_file() or any(part.startswith(".") for part in path.parts[2:]):
+        if not path.is_file():
+            continue
+        venv = _venv_of(path)
+        if venv is not None:  # a venv's interpreter runs only with its venv (`.venv` too)
+            path = venv
+        elif any(part.startswith(".") for part in path.parts[2:]):
             continue  # dotfiles and dot dirs (~/.ssh/...) are never handed over by name
         if any(path.is_relative_to(place) for place in kept):
             continue
         out.append(path)
     return tuple(dict.fromkeys(out))
+
+
+def _venv_of(program: Path) -> Path | None:
+    """The virtual environment whose `bin/` holds `program` (it has a `pyvenv.cfg`), if any."""
+    venv = program.parent.parent
+    if program.parent.name != "bin" or not (venv / "pyvenv.cfg").is_file():
+        return None
+    return venv
 
 
 def agent_jail(sandbox: Sandbox | None, *, workspace: Path, command: str, env: Mapping[str, str],
