@@ -30,13 +30,13 @@ COMMANDS = {
     "hook": Lazy("agentctl.cli.hooks:hook", "The PreToolUse/PostToolUse hook: reads the "
                  "agent's hook JSON on stdin, answers with the run's decision in the agent's "
                  "format. Any error denies: one line on stderr, exit 2.", PASS_THROUGH),
-    "task": Lazy("agentctl.cli.task:app", "Submit and inspect tasks: structured, executable "
+    "task": Lazy("agentctl.cli.task.commands:app", "Submit and inspect tasks: structured, executable "
                  "intent."),
     "session": Lazy("agentctl.cli.session:app", "Sessions: messy conversations that lead to "
                     "structured tasks."),
     "run": Lazy("agentctl.cli.run.commands:app", "Runs: one execution of a task on a pinned commit, "
                 "ending in a verdict."),
-    "verdict": Lazy("agentctl.cli.verdict:app", "Verdicts: whether a run's patch is fit for a "
+    "verdict": Lazy("agentctl.cli.verdict.commands:app", "Verdicts: whether a run's patch is fit for a "
                     "PR, and why."),
     "artifact": Lazy("agentctl.cli.artifact:app", "Artifacts: content-addressed evidence, "
                      "verified by sha256."),

@@ -15,6 +15,9 @@ from typer import _click as click
 from typer.core import TyperGroup
 
 from agentctl.cli.app import COMMANDS, app
+from agentctl.cli.run.commands import RunGroup
+from agentctl.cli.task.commands import TaskGroup
+from agentctl.cli.verdict.commands import VerdictGroup
 
 HEAVY = ("sqlalchemy", "alembic", "git", "unidiff")
 
@@ -112,23 +115,60 @@ def test_root_help_imports_no_command_module(tmp_path: Path) -> None:
 
 
 LOADED = """
-import sys
+import json, sys
 from agentctl.cli.main import main
 try:
-    main(["audit", "--help"])
+    main(json.loads(sys.argv[1]))
 except SystemExit:
     pass
-print(" ".join(name for name in sys.modules if name.startswith("agentctl.cli.")))
+print(" ".join(name for name in sys.modules if name.startswith("agentctl.")))
 """
 
 
-def test_a_command_imports_its_own_module_and_no_other_command(tmp_path: Path) -> None:
-    completed = subprocess.run([sys.executable, "-c", LOADED], capture_output=True, text=True,
-                               cwd=tmp_path, timeout=60)
+def loaded(path: list[str], cwd: Path) -> set[str]:
+    """The agentctl modules a fresh interpreter holds after `agentctl PATH`."""
+    completed = subprocess.run([sys.executable, "-c", LOADED, json.dumps(path)],
+                               capture_output=True, text=True, cwd=cwd, timeout=60)
     assert completed.returncode == 0, completed.stderr
-    modules = set(completed.stdout.split())
+    return set(completed.stdout.split())
+
+
+def test_a_command_imports_its_own_module_and_no_other_command(tmp_path: Path) -> None:
+    modules = loaded(["audit", "--help"], tmp_path)
     assert "agentctl.cli.audit" in modules
     assert not {"agentctl.cli.task", "agentctl.cli.run", "agentctl.cli.pr"} & modules, modules
+
+
+GROUPS = {"run": RunGroup, "task": TaskGroup, "verdict": VerdictGroup}
+
+
+@pytest.mark.parametrize("path", [(group, name) for group, cls in GROUPS.items() for name in cls.lazy],
+                         ids=" ".join)
+def test_a_group_lists_each_command_with_its_own_help(path: tuple[str, str]) -> None:
+    """`agentctl run --help` shows stored summaries so as to import no run command."""
+    group, name = path
+    command = subcommand(subcommand(typer.main.get_command(app), group), name)
+    first_paragraph = " ".join(inspect.cleandoc(command.help or "").split("\n\n")[0].split())
+    assert GROUPS[group].lazy[name].summary == first_paragraph
+
+
+# What a read command must not load: the other commands of its group that write, and what
+# they run (the run pipeline, the submit dialog, a decision's prompt).
+WRITES = {"agentctl.cli.run.start", "agentctl.cli.running", "agentctl.cli.task.submit",
+          "agentctl.cli.task.asking", "agentctl.cli.dialog", "agentctl.cli.verdict.decide",
+          "agentctl.services.lifecycle.start", "agentctl.services.attempts.pipeline"}
+
+
+@pytest.mark.parametrize("path", [["run", "--help"], ["run", "list", "--help"],
+                                  ["run", "show", "--help"], ["task", "list", "--help"],
+                                  ["task", "show", "--help"], ["verdict", "show", "--help"],
+                                  ["verdict", "explain", "--help"]], ids=" ".join)
+def test_a_read_command_loads_no_write_command_of_its_group(path: list[str],
+                                                            tmp_path: Path) -> None:
+    modules = loaded(path, tmp_path)
+    group = f"agentctl.cli.{path[0]}."
+    assert any(m.startswith(group) for m in modules), modules  # the measurement works
+    assert not modules & WRITES, modules & WRITES
 
 
 def test_help_of_every_command_loads_no_orm_git_or_diff_library() -> None:
