@@ -153,10 +153,11 @@ def test_a_group_lists_each_command_with_its_own_help(path: tuple[str, str]) -> 
 
 
 # What a read command must not load: the other commands of its group that write, and what
-# they run (the run pipeline, the submit dialog, a decision's prompt).
-WRITES = {"agentctl.cli.run.start", "agentctl.cli.running", "agentctl.cli.task.submit",
-          "agentctl.cli.task.asking", "agentctl.cli.dialog", "agentctl.cli.verdict.decide",
-          "agentctl.services.lifecycle.start", "agentctl.services.attempts.pipeline"}
+# they run (the run pipeline, a replay, the submit dialog, a decision's prompt).
+WRITES = {"agentctl.cli.run.start", "agentctl.cli.running", "agentctl.cli.run.replay",
+          "agentctl.cli.task.submit", "agentctl.cli.task.asking", "agentctl.cli.dialog",
+          "agentctl.cli.verdict.decide", "agentctl.services.lifecycle.start",
+          "agentctl.services.actions.replay", "agentctl.services.attempts.pipeline"}
 
 
 @pytest.mark.parametrize("path", [["run", "--help"], ["run", "list", "--help"],

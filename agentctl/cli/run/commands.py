@@ -28,17 +28,17 @@ class RunGroup(LazyGroup):
                      "by its hash), coloured on a terminal."),
         "cancel": Lazy("agentctl.cli.run.cancel:cancel", "Cancel a run: a queued run at once, "
                        "a running one by its worker within seconds."),
-        "report": Lazy("agentctl.cli.run.exports:report", "A run for other tools and people: "
+        "report": Lazy("agentctl.cli.run.report:report", "A run for other tools and people: "
                        "SWE-bench's report.json, JUnit XML, a self-contained HTML page, CTRF or "
                        "ATIF."),
-        "attest": Lazy("agentctl.cli.run.exports:attest", "What the run proved, as signed "
+        "attest": Lazy("agentctl.cli.run.attest:attest", "What the run proved, as signed "
                        "in-toto Statements: JSON lines of DSSE envelopes (SLSA provenance, a "
                        "test-result per check, agentctl's run predicate) about the patch and its "
                        "tree. Check it with `agentctl attest verify` or any in-toto tool."),
-        "open": Lazy("agentctl.cli.run.exports:open_", "Write the run page (the newest run "
+        "open": Lazy("agentctl.cli.run.page:open_", "Write the run page (the newest run "
                      "without an id) to a temporary file and open it in the browser; the file's "
                      "path goes to stdout."),
-        "trace": Lazy("agentctl.cli.run.exports:trace", "Export a finished run as one "
+        "trace": Lazy("agentctl.cli.run.trace_export:trace", "Export a finished run as one "
                       "OpenTelemetry trace over OTLP/HTTP."),
     }
 
