@@ -8,10 +8,10 @@ from typing import Annotated
 import typer
 
 from agentctl import __version__
-from agentctl.cli.context import state
 from agentctl.cli.help import SectionedGroup
 from agentctl.cli.lazy import Lazy
 from agentctl.cli.options import PASS_THROUGH, Flag
+from agentctl.cli.root_options import RootOptions
 
 # Each command's first help paragraph is repeated here so that the root help imports nothing;
 # tests/e2e/test_help.py checks it against the command's own help.
@@ -96,8 +96,7 @@ def root(
                                   "line.")] = False,
     no_color: Annotated[bool, Flag("--no-color", help="No colours. (env: NO_COLOR)")] = False,
 ) -> None:
-    current = state(ctx)
-    current.home_option, current.config_option = home, config
+    ctx.obj = RootOptions(home=home, config=config)  # a command's `state(ctx)` reads them
     if quiet or verbose or no_color:
         _presentation(quiet=quiet, verbose=verbose, no_color=no_color)
 

@@ -112,6 +112,9 @@ def test_root_help_imports_no_command_module(tmp_path: Path) -> None:
     modules = {entry.target.partition(":")[0] for entry in COMMANDS.values()}
     assert "agentctl.cli.app" in imported  # the measurement works
     assert not imported & modules, imported & modules
+    # nor what a command's state is built of: the config, the store, the views
+    state = {"agentctl.cli.context", "agentctl.config", "agentctl.store", "agentctl.store.views"}
+    assert not imported & state, imported & state
 
 
 LOADED = """
