@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from agentctl.cli.root_options import RootOptions
-from agentctl.config import Config, discover
 from agentctl.config_file import config_path
 from agentctl.execution.task_repository import enclosing_work_tree, named_repository
 from agentctl.home import Home, resolve_home
 from agentctl.store import Store
 from agentctl.store.views import Views
+
+if TYPE_CHECKING:
+    from agentctl.config import Config
 
 
 @dataclass
@@ -38,6 +41,9 @@ class State:
     @property
     def config(self) -> Config:
         if self._config is None:
+            # the config's schema and checks: for a config file, or a command that needs one
+            from agentctl.config import discover
+
             self._config = discover(self.config_option, Path.cwd())
         return self._config
 

@@ -67,10 +67,11 @@ def subcommand(group: click.Command, name: str) -> click.Command:
     return command
 
 
-def probe(paths: list[list[str]], env: dict[str, str] | None = None) -> list[dict]:
+def probe(paths: list[list[str]], env: dict[str, str] | None = None,
+          heavy: tuple[str, ...] = HEAVY) -> list[dict]:
     environment = {**os.environ, **(env or {})}
     environment.pop("AGENTCTL_CONFIG", None)
-    completed = subprocess.run([sys.executable, "-c", PROBE, json.dumps(paths), json.dumps(HEAVY)],
+    completed = subprocess.run([sys.executable, "-c", PROBE, json.dumps(paths), json.dumps(heavy)],
                                capture_output=True, text=True, env=environment, timeout=120)
     assert completed.returncode == 0, completed.stderr
     return json.loads(completed.stdout)
@@ -219,4 +220,14 @@ def test_read_only_commands_load_no_orm(agentctl, repo: Path, home: Path) -> Non
     for report in probe(paths, env={"AGENTCTL_HOME": str(home)}):
         command = " ".join(report["path"])
         assert report["code"] in (0, None), (command, report["err"])
+        assert report["heavy"] == [], f"'agentctl {command}' imported {report['heavy']}"
+
+
+def test_the_json_of_a_read_command_loads_no_rich(home: Path) -> None:
+    """`--json` is what agents read: no console, no tables (Rich is for text)."""
+    paths = [["task", "list", "--json"], ["events", "--json"]]
+    for report in probe(paths, env={"AGENTCTL_HOME": str(home)}, heavy=("rich",)):
+        command = " ".join(report["path"])
+        assert report["code"] in (0, None), (command, report["err"])
+        assert report["out"].startswith("["), (command, report["out"])  # it measures
         assert report["heavy"] == [], f"'agentctl {command}' imported {report['heavy']}"

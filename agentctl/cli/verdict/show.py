@@ -11,7 +11,6 @@ from agentctl.cli.documents import verdict_document
 from agentctl.cli.options import Flag, FullOption, JsonOption, NoPagerOption, RunArgument
 from agentctl.cli.output import emit_json, out
 from agentctl.cli.pager import page, pager_command
-from agentctl.cli.render.verdicts import explanation, verdict_panel
 from agentctl.domain.errors import NotFound
 from agentctl.store.blobs import BlobStore
 
@@ -35,6 +34,8 @@ def show(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = Fals
     if as_json:
         emit_json(document)
         return
+    from agentctl.cli.render.verdicts import verdict_panel  # Rich, for text: --json needs none
+
     out().print(verdict_panel(document, home=str(state(ctx).home.root), full=full))
 
 
@@ -49,6 +50,8 @@ def explain(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = F
     if as_json:
         emit_json(document)
         return
+    from agentctl.cli.render.verdicts import explanation  # Rich, for text: --json needs none
+
     shown = explanation(document, home=str(state(ctx).home.root), full=full, every=every)
     if pager_command(not no_pager) is None:
         out().print(shown)
