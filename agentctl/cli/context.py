@@ -10,7 +10,7 @@ import typer
 
 from agentctl.cli.root_options import RootOptions
 from agentctl.config_file import config_path
-from agentctl.execution.task_repository import enclosing_work_tree, named_repository
+from agentctl.execution.work_tree import enclosing_work_tree, named_repository
 from agentctl.home import Home, resolve_home
 from agentctl.store import Store
 from agentctl.store.views import Views

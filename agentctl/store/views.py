@@ -25,8 +25,6 @@ from agentctl.domain.errors import NotFound
 from agentctl.home import Home
 from agentctl.store.compiled_queries import SQL
 from agentctl.store.revision import HEAD, SchemaBehind, stored_revision
-from agentctl.store.rows import evidence as evidence_rows
-from agentctl.store.rows import runs as run_rows
 from agentctl.store.rows import tasks as task_rows
 
 if TYPE_CHECKING:
@@ -250,6 +248,8 @@ class Views:
     # --- runs -------------------------------------------------------------------------------
     def runs(self, *, limit: int, task_id: str | None = None, status: RunStatus | None = None,
              repository: str | None = None) -> list[Run]:
+        from agentctl.store.rows import runs as run_rows
+
         given = _given(task_id=task_id, status=status.value if status else None,
                        repository=repository)
         return self._records(run_rows.run_from_row, f"runs:{','.join(sorted(given))}", **given,
@@ -257,6 +257,8 @@ class Views:
 
     def run(self, text: str | None) -> Run:
         """A run by id prefix, or the newest run when `text` is None."""
+        from agentctl.store.rows import runs as run_rows
+
         if text is None:
             newest = self.runs(limit=1, repository=self.repository)
             if newest:
@@ -276,37 +278,53 @@ class Views:
         return str(found[0][0]), str(found[0][1])
 
     def attempts(self, run_id: str) -> list[Attempt]:
+        from agentctl.store.rows import runs as run_rows
+
         return self._records(run_rows.attempt_from_row, "attempts", run_id=run_id)
 
     def steps(self, run_id: str) -> list[Step]:
+        from agentctl.store.rows import runs as run_rows
+
         return self._records(run_rows.step_from_row, "steps", run_id=run_id)
 
     def tool_calls(self, run_id: str) -> list[ToolCall]:
+        from agentctl.store.rows import runs as run_rows
+
         return self._records(run_rows.tool_call_from_row, "tool_calls", run_id=run_id)
 
     def artifacts(self, run_id: str | None = None) -> list[Artifact]:
+        from agentctl.store.rows import runs as run_rows
+
         if run_id is None:
             return self._records(run_rows.artifact_from_row, "all_artifacts")
         return self._records(run_rows.artifact_from_row, "artifacts", run_id=run_id)
 
     def artifact(self, text: str) -> Artifact:
+        from agentctl.store.rows import runs as run_rows
+
         artifact_id = self.resolve("artifact", text)
         return self._one(run_rows.artifact_from_row, "artifact", f"no artifact {artifact_id}",
                          artifact_id=artifact_id)
 
     def artifacts_by_id(self, artifact_ids: Sequence[str]) -> dict[str, Artifact]:
         """Each one an indexed read of its own: a verdict names a handful."""
+        from agentctl.store.rows import runs as run_rows
+
         found = [artifact for one in dict.fromkeys(artifact_ids) for artifact in
                  self._records(run_rows.artifact_from_row, "artifact", artifact_id=one)]
         return {a.artifact_id: a for a in found}
 
     def patches(self, run_id: str) -> list[Patch]:
+        from agentctl.store.rows import evidence as evidence_rows
+
         return self._records(evidence_rows.patch_from_row, "patches", run_id=run_id)
 
     def patch(self, run_id: str) -> Patch | None:
         return _last(self.patches(run_id))
 
     def verifications(self, run_id: str) -> list[VerificationReport]:
+        from agentctl.store.rows import evidence as evidence_rows
+
         held = self._verifications
         if held is not None and run_id in held:
             return list(held[run_id])
@@ -320,18 +338,26 @@ class Views:
         return _last(self.verifications(run_id))
 
     def judgements(self, run_id: str) -> list[JudgeReport]:
+        from agentctl.store.rows import evidence as evidence_rows
+
         return self._records(evidence_rows.judge_report_from_row, "judgements", run_id=run_id)
 
     def judgement(self, run_id: str) -> JudgeReport | None:
         return _last(self.judgements(run_id))
 
     def verdict(self, run_id: str) -> Verdict | None:
+        from agentctl.store.rows import evidence as evidence_rows
+
         return _last(self._records(evidence_rows.verdict_from_row, "verdicts", run_id=run_id))
 
     def approvals(self, run_id: str) -> list[Approval]:
+        from agentctl.store.rows import evidence as evidence_rows
+
         return self._records(evidence_rows.approval_from_row, "approvals", run_id=run_id)
 
     def pull_requests(self, run_id: str) -> list[PullRequest]:
+        from agentctl.store.rows import evidence as evidence_rows
+
         return self._records(evidence_rows.pull_request_from_row, "pull_requests", run_id=run_id)
 
     def repositories(self, task_ids: Sequence[str]) -> dict[str, str | None]:
@@ -371,6 +397,7 @@ class Views:
     def record(self, run_id: str) -> RunRecord:
         """Everything stored about one run, as typed records."""
         from agentctl.services.ports import RunRecord
+        from agentctl.store.rows.runs import event_from_row
 
         return RunRecord(
             run=self.run(run_id), attempts=tuple(self.attempts(run_id)),
@@ -379,7 +406,7 @@ class Views:
             patches=tuple(self.patches(run_id)),
             verifications=tuple(self.verifications(run_id)),
             judgements=tuple(self.judgements(run_id)),
-            events=tuple(run_rows.event_from_row(row) for row in self.events(run_id=run_id)),
+            events=tuple(event_from_row(row) for row in self.events(run_id=run_id)),
         )
 
 
