@@ -8,10 +8,10 @@ from typing import Annotated
 import typer
 
 from agentctl import __version__
-from agentctl.cli.context import state
 from agentctl.cli.help import SectionedGroup
 from agentctl.cli.lazy import Lazy
 from agentctl.cli.options import PASS_THROUGH, Flag
+from agentctl.cli.root_options import RootOptions
 
 # Each command's first help paragraph is repeated here so that the root help imports nothing;
 # tests/e2e/test_help.py checks it against the command's own help.
@@ -30,13 +30,13 @@ COMMANDS = {
     "hook": Lazy("agentctl.cli.hooks:hook", "The PreToolUse/PostToolUse hook: reads the "
                  "agent's hook JSON on stdin, answers with the run's decision in the agent's "
                  "format. Any error denies: one line on stderr, exit 2.", PASS_THROUGH),
-    "task": Lazy("agentctl.cli.task:app", "Submit and inspect tasks: structured, executable "
+    "task": Lazy("agentctl.cli.task.commands:app", "Submit and inspect tasks: structured, executable "
                  "intent."),
     "session": Lazy("agentctl.cli.session:app", "Sessions: messy conversations that lead to "
                     "structured tasks."),
     "run": Lazy("agentctl.cli.run.commands:app", "Runs: one execution of a task on a pinned commit, "
                 "ending in a verdict."),
-    "verdict": Lazy("agentctl.cli.verdict:app", "Verdicts: whether a run's patch is fit for a "
+    "verdict": Lazy("agentctl.cli.verdict.commands:app", "Verdicts: whether a run's patch is fit for a "
                     "PR, and why."),
     "artifact": Lazy("agentctl.cli.artifact:app", "Artifacts: content-addressed evidence, "
                      "verified by sha256."),
@@ -96,8 +96,7 @@ def root(
                                   "line.")] = False,
     no_color: Annotated[bool, Flag("--no-color", help="No colours. (env: NO_COLOR)")] = False,
 ) -> None:
-    current = state(ctx)
-    current.home_option, current.config_option = home, config
+    ctx.obj = RootOptions(home=home, config=config)  # a command's `state(ctx)` reads them
     if quiet or verbose or no_color:
         _presentation(quiet=quiet, verbose=verbose, no_color=no_color)
 

@@ -8,11 +8,15 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from agentctl.cli.root_options import RootOptions
+from agentctl.config_file import config_path
+from agentctl.execution.work_tree import enclosing_work_tree, named_repository
+from agentctl.home import Home, resolve_home
+from agentctl.store import Store
+from agentctl.store.views import Views
+
 if TYPE_CHECKING:
     from agentctl.config import Config
-    from agentctl.home import Home
-    from agentctl.store import Store
-    from agentctl.store.views import Views
 
 
 @dataclass
@@ -26,9 +30,6 @@ class State:
     @property
     def home(self) -> Home:
         if self._home is None:
-            from agentctl.config_file import config_path
-            from agentctl.home import resolve_home
-
             # A config file is loaded whole even by commands that only read: one that does not
             # load is an error, never a silent fall back to another store.
             path = config_path(self.config_option, Path.cwd())
@@ -40,38 +41,33 @@ class State:
     @property
     def config(self) -> Config:
         if self._config is None:
-            from agentctl import config
+            # the config's schema and checks: for a config file, or a command that needs one
+            from agentctl.config import discover
 
-            self._config = config.discover(self.config_option, Path.cwd())
+            self._config = discover(self.config_option, Path.cwd())
         return self._config
 
     @property
     def store(self) -> Store:
         """The read-write store (imports the ORM); read-only commands use `views()` instead."""
         if self._store is None:
-            from agentctl.store import Store
-
             self._store = Store(self.home)
         return self._store
 
     def views(self) -> Views:
         """Read views where "the newest run" means the newest of the repository you stand in."""
-        from agentctl.execution.task_repository import enclosing_work_tree
-        from agentctl.store.views import Views
-
         return Views(self.home, repository=enclosing_work_tree(Path.cwd()))
 
     def repository_filter(self, text: str | None) -> str | None:
         """A listing's `--repo`, as tasks record it (aliases from config work too)."""
         if text is None:
             return None
-        from agentctl.execution.task_repository import named_repository
-
         return named_repository(text, self.config.repositories, Path.cwd())
 
 
 def state(ctx: typer.Context) -> State:
     root = ctx.find_root()
     if not isinstance(root.obj, State):
-        root.obj = State()
+        given = root.obj if isinstance(root.obj, RootOptions) else RootOptions()
+        root.obj = State(home_option=given.home, config_option=given.config)
     return root.obj

@@ -21,7 +21,7 @@ from agentctl.cli.render.style import escape
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.enums import AutonomyLevel, MessageRole, TaskType
 from agentctl.domain.task import SessionMessage
-from agentctl.execution.task_repository import enclosing_work_tree
+from agentctl.execution.work_tree import enclosing_work_tree
 from agentctl.services.actions.requests import TaskRequest
 
 REPOSITORY = "Which repository?"

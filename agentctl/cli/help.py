@@ -14,11 +14,7 @@ class SectionedGroup(LazyGroup):
     each command's stored summary: `agentctl --help` imports no command's module."""
 
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
-        names = self.list_commands(ctx)
-        if not names:
-            return
-        limit = formatter.width - 6 - max(len(name) for name in names)
-        shown = [(name, text) for name in names if (text := self.listed_help(name, limit)) is not None]
+        shown = self.listed(ctx, formatter)
         for title, plumbing in (("Commands", False), ("Plumbing commands", True)):
             rows = [(name, text) for name, text in shown if (name in PLUMBING) is plumbing]
             if rows:

@@ -17,8 +17,8 @@ from agentctl.cli.output import err, hint, out
 from agentctl.cli.render.style import escape
 from agentctl.config import CONFIG_FILENAME
 from agentctl.domain.errors import BadInput
-from agentctl.execution.task_repository import enclosing_work_tree
 from agentctl.execution.verification.test_detection import detect_test_commands
+from agentctl.execution.work_tree import enclosing_work_tree
 
 
 def init(

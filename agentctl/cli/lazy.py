@@ -2,7 +2,9 @@
 
 Click's documented `LazyGroup` pattern: the root knows each command's name, module and first
 help paragraph, so `agentctl --help` lists them without importing any, and `agentctl task list`
-imports `cli/task.py` alone. The cli modules can then import what they use at the top.
+imports the `task` group and `cli/task/show.py` alone: the groups (`run`, `task`, `verdict`) are
+lazy in turn, so a read command never loads a write command's module. The cli modules can then
+import what they use at the top.
 """
 
 from __future__ import annotations
@@ -14,7 +16,12 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from agentctl._speedups.typer_click import Command, Context, make_default_short_help
+from agentctl._speedups.typer_click import (
+    Command,
+    Context,
+    HelpFormatter,
+    make_default_short_help,
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,21 @@ class LazyGroup(TyperGroup):
         if (command := self.commands.get(name)) is not None:
             return None if command.hidden else command.get_short_help_str(limit)
         return make_default_short_help(self.lazy[name].summary, limit)
+
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+        """The group's help lists its commands from their stored summaries, importing none."""
+        if rows := self.listed(ctx, formatter):
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def listed(self, ctx: Context, formatter: HelpFormatter) -> list[tuple[str, str]]:
+        """Each shown command and its help, as Click's listing lays them out."""
+        names = self.list_commands(ctx)
+        if not names:
+            return []
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        return [(name, text) for name in names
+                if (text := self.listed_help(name, limit)) is not None]
 
     def _load(self, name: str) -> Command:
         """The command as Typer would have built it had it been registered on the root."""

@@ -2,13 +2,12 @@
 its process still has one thread."""
 
 from agentctl._speedups.process import start_up_done
+from agentctl.services.lifecycle.start import prepare_views
 
 
 def begin_long_work() -> None:
     """A normal user's process moves into the namespace its views of the tree cache are
     mounted in (the kernel makes one only for a single-threaded process, and a run starts
     several); then the start-up is over: what exists now lives as long as the process."""
-    from agentctl.services.lifecycle.start import prepare_views
-
     prepare_views()
     start_up_done()

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from agentctl.cli.render.style import escape, printable
 from agentctl.domain.serialize import to_json
 
 if TYPE_CHECKING:
@@ -24,17 +25,21 @@ def emit_json(data: object) -> None:
 
 @lru_cache(maxsize=1)
 def out() -> Console:
-    from rich.console import Console
-
     # Not a terminal (a pipe, a test): no colour, and wide enough that ids are never wrapped.
-    return Console(width=None if sys.stdout.isatty() else 200, highlight=False, emoji=False)
+    return _console(width=None if sys.stdout.isatty() else 200)
 
 
 @lru_cache(maxsize=1)
 def err() -> Console:
+    return _console(stderr=True)
+
+
+def _console(*, width: int | None = None, stderr: bool = False) -> Console:
+    """A Rich console, imported on first use: `--json` and the commands that only write plain
+    lines never load Rich."""
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False, emoji=False)
+    return Console(width=width, stderr=stderr, highlight=False, emoji=False)
 
 
 # -q: no progress and no hints; -v: every progress update kept as a line. Set by the root.
@@ -83,12 +88,8 @@ class LiveStatus:
         if self._status is not None:
             self.text = text
             if verbosity > 0:
-                from agentctl.cli.render.style import escape
-
                 self._keep(f"[dim]· {escape(text)}[/]")
         else:
-            from agentctl.cli.render.style import printable
-
             note(f"agentctl: {printable(text)}")
 
     def attempt(self, number: int) -> None:
@@ -99,8 +100,6 @@ class LiveStatus:
     def step_done(self, done: StepDone) -> None:
         if done.type.value not in _KEPT_STEPS:
             return
-        from agentctl.cli.render.style import escape
-
         mark = {"SUCCEEDED": "[green]✓[/]", "SKIPPED": "[dim]-[/]"}.get(done.status.value,
                                                                       "[red]✗[/]")
         what = _KEPT_STEPS[done.type.value] or done.title
@@ -111,8 +110,6 @@ class LiveStatus:
         if self._status is None:
             note(text)
         else:
-            from agentctl.cli.render.style import escape
-
             err().print(escape(text), highlight=False)
 
     def _keep(self, line: str) -> None:
@@ -148,8 +145,6 @@ class _Elapsed:
         self.live = live
 
     def __rich__(self) -> str:
-        from agentctl.cli.render.style import escape
-
         live = self.live
         attempt = f"attempt {live.attempt_number} · " if live.attempt_number > 1 else ""
         text = f": {escape(live.text)}" if live.text else ""

@@ -3,7 +3,7 @@ runs, the person's answers to `ask` rules, and the run's outcome rendered with t
 its verdict calls for."""
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import typer
 
@@ -12,37 +12,31 @@ from agentctl.cli.long_work import begin_long_work
 from agentctl.cli.output import emit_json, hint, live_status, note, out
 from agentctl.cli.run.document import run_document_of
 from agentctl.cli.sandbox import warn_unsandboxed
+from agentctl.domain.agent import AgentSpec
 from agentctl.domain.enums import VerdictStatus
 from agentctl.domain.errors import BadInput
-
-if TYPE_CHECKING:
-    from agentctl.domain.agent import AgentSpec
-    from agentctl.services.lifecycle.start import RunChoices, StartedRun
 from agentctl.domain.verdict import exit_code_for
+from agentctl.services.lifecycle.start import RunChoices, RunInterrupted, StartedRun
 
 Started = TypeVar("Started")
 
 
-def run_here_or_queue(current: State, label: str, call: "Callable[[RunChoices], Started]", *,
-                      agent: "AgentSpec", detach: bool, keep_workspace: bool,
+def run_here_or_queue(current: State, label: str, call: Callable[[RunChoices], Started], *,
+                      agent: AgentSpec, detach: bool, keep_workspace: bool,
                       interactive: bool, no_sandbox: bool = False) -> Started:
     """Call the use case that starts a run, under a live status line (and a terminal approver
     with `--interactive`); a run stopped by Ctrl-C is named, then exit 130."""
-    from agentctl.services.lifecycle.start import RunChoices, RunInterrupted
-
     begin_long_work()  # what is made from here on is the run's
     if interactive:
-        from agentctl.cli.prompt import check_terminal
+        from agentctl.cli import prompt  # Rich's prompts, for `--interactive` alone
 
         if detach:
             raise BadInput("--interactive needs the run to execute here; drop --detach")
-        check_terminal()
+        prompt.check_terminal()
     with live_status(label) as progress:
         approver = None
         if interactive:
-            from agentctl.cli.prompt import terminal_approver
-
-            approver = terminal_approver(progress.paused)
+            approver = prompt.terminal_approver(progress.paused)
         how = RunChoices(agent=agent, detach=detach, keep_workspace=keep_workspace,
                          no_sandbox=no_sandbox, state_home=current.home.root,
                          approver=approver, progress=progress, observer=progress)
@@ -53,7 +47,7 @@ def run_here_or_queue(current: State, label: str, call: "Callable[[RunChoices], 
             raise typer.Exit(130) from None
 
 
-def report_run(current: State, started: "StartedRun", *, detached: bool, as_json: bool,
+def report_run(current: State, started: StartedRun, *, detached: bool, as_json: bool,
                before: Callable[[], None] = lambda: None) -> int:
     """The run's outcome (or that it was queued), and the exit code its verdict calls for.
     `before` prints what goes first (the task card of `task submit`, in its final state)."""

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from agentctl.config import Config
 from agentctl.cli.render.style import escape
 from agentctl.domain.sandbox import SandboxMode
+from agentctl.execution.sandboxing import bubblewrap
 
 app = typer.Typer(help="The OS sandbox every process of a run executes in.",
                   no_args_is_help=True)
@@ -23,8 +24,6 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Start a process in the sandbox here and say what works: bubblewrap (which binary), the
     namespaces, the limits (cgroups or rlimits), and the config's profile. Exit 1 when runs
     could not start sandboxed on this machine."""
-    from agentctl.execution.sandboxing import bubblewrap
-
     status = bubblewrap.check()
     settings = state(ctx).config.sandbox
     document = {

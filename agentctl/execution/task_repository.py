@@ -7,57 +7,19 @@ makes and which should not pay for importing GitPython (~0.1 s).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.errors import BadInput, InfrastructureFailure
-
-_URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)
+from agentctl.execution.git import trusted_git
+from agentctl.execution.work_tree import is_url
 
 
 @dataclass(frozen=True, slots=True)
 class ResolvedRepository:
     location: str  # absolute work-tree path, or the URL as given
     is_url: bool
-
-
-def is_url(text: str) -> bool:
-    return bool(_URL.match(text))
-
-
-def enclosing_work_tree(start: Path) -> str | None:
-    """The git work tree `start` is in, found by looking for `.git` upwards (no git process,
-    no GitPython: every read command asks), or None outside any repository."""
-    start = start.resolve()
-    for folder in (start, *start.parents):
-        if _is_git_marker(folder / ".git"):
-            return str(folder)
-    return None
-
-
-def _is_git_marker(path: Path) -> bool:
-    """What git itself takes for one: a git dir (it has a HEAD) or a `gitdir:` file (a linked
-    worktree, a submodule); an empty `.git` folder someone left in /tmp is neither."""
-    try:
-        if path.is_dir():
-            return (path / "HEAD").is_file()
-        with path.open("rb") as marker:
-            return marker.read(7) == b"gitdir:"
-    except OSError:
-        return False
-
-
-def named_repository(text: str, aliases: Mapping[str, str], cwd: Path) -> str:
-    """What a `--repo` filter names, as tasks store it: a URL as given, a path as the work tree
-    it is in (the path itself when it is in none)."""
-    spec = aliases.get(text, text).strip()
-    if is_url(spec) and not spec.startswith("file://"):
-        return spec
-    path = Path(spec.removeprefix("file://")).expanduser()
-    path = (cwd / path).resolve()
-    return enclosing_work_tree(path) or str(path)
 
 
 def resolve_repository(text: str, aliases: Mapping[str, str], cwd: Path) -> ResolvedRepository:
@@ -83,8 +45,6 @@ def resolve_repository(text: str, aliases: Mapping[str, str], cwd: Path) -> Reso
 def _work_tree_top(folder: Path) -> str | None:
     """The top of the work tree `folder` is in (or in whose `.git` it is); "" for a bare
     repository, None outside any. One git process (GitPython costs more to import)."""
-    from agentctl.execution.git import trusted_git
-
     found = trusted_git(["rev-parse", "--is-bare-repository", "--show-toplevel"], cwd=folder,
                         what="find the repository", check=False)
     answer = found.stdout.split("\n")
@@ -105,8 +65,6 @@ def default_base_ref(repository: ResolvedRepository) -> str:
     """The repository's current branch; for a URL, its HEAD."""
     if repository.is_url:
         return "HEAD"
-    from agentctl.execution.git import trusted_git
-
     branch = trusted_git(["symbolic-ref", "--quiet", "--short", "HEAD"],
                          cwd=Path(repository.location), what="read the current branch",
                          check=False)
@@ -125,8 +83,6 @@ def check_base_ref(repository: ResolvedRepository, ref: str) -> str | None:
 
 def commit_of(location: str, ref: str) -> str:
     """The commit sha `ref` names in a local repository, or BadInput."""
-    from agentctl.execution.git import trusted_git
-
     if not ref.strip() or ref.startswith("-"):
         raise BadInput(f"invalid base ref {ref!r}")
     # git's own parser, so every revision syntax works (reflogs, `:/message`, ...); the second

@@ -11,8 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentctl.home import Home
+from agentctl.store import outages
 from agentctl.store.blobs import BlobStore
 from agentctl.store.checkpoint import AuditSigner
+from agentctl.store.revision import SchemaBehind
+from agentctl.store.schema import ensure_schema, event_count
+from agentctl.store.transactions import Database
+from agentctl.store.views import Views
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -21,9 +26,7 @@ if TYPE_CHECKING:
     from agentctl.domain.audit_report import AuditReport
     from agentctl.services.unit_of_work import IdKind
     from agentctl.store.pending import PendingRows
-    from agentctl.store.transactions import Database
     from agentctl.store.uow import UnitOfWork
-    from agentctl.store.views import Views
 
 
 class Store:
@@ -37,13 +40,13 @@ class Store:
 
     def ensure_schema(self) -> Database:
         if self._database is None:
-            from agentctl.store.schema import ensure_schema, event_count
-
             self._database = ensure_schema(self.home)
             if self.signer.key() is None and event_count(self._database) == 0:
                 self.signer.create_key()  # a new log is signed from its first event
         return self._database
 
+    # The write side (the unit of work, its pending rows, the audit) is imported when used:
+    # this package is loaded by every read, which needs none of it.
     def unit_of_work(self) -> UnitOfWork:
         from agentctl.store.uow import UnitOfWork
 
@@ -58,8 +61,6 @@ class Store:
     def reads(self) -> Views:
         """Reads without a write transaction (and without importing SQLAlchemy); like every
         read, refused (SchemaBehind) on a database that is behind."""
-        from agentctl.store.views import Views
-
         return Views(self.home)
 
     @property
@@ -75,22 +76,15 @@ class Store:
         return self.signer.read()
 
     def outage_errors(self) -> tuple[type[BaseException], ...]:
-        from agentctl.store.outages import outage_errors
-
-        return outage_errors(postgresql=self.home.sqlite_path is None)
+        return outages.outage_errors(postgresql=self.home.sqlite_path is None)
 
     def outage_text(self, error: BaseException) -> str:
-        from agentctl.store.outages import outage_text
-
-        return outage_text(error)
+        return outages.outage_text(error)
 
     def resolve(self, kind: IdKind, text: str) -> str:
         """The full id for a unique prefix, read without creating anything (NotFound if none).
         The first step of the use cases that write: a database that is behind is brought up
         first, as their first write would (SchemaBehind where only `db upgrade` may)."""
-        from agentctl.store.revision import SchemaBehind
-        from agentctl.store.views import Views
-
         try:
             views = Views(self.home)
         except SchemaBehind:

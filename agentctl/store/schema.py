@@ -1,19 +1,17 @@
 """The schema a command finds: created on first use, brought to HEAD when behind.
 
 A new SQLite home is made by the statements `tables.py` compiles to, compiled ahead into
-`sqlite_schema.py`, on the stdlib driver; only a database that is behind imports the migration
-machinery (`migrate`: Alembic on SQLAlchemy's engine, `engine`).
-
-    python -m agentctl.store.schema     # rewrites sqlite_schema.py (a test checks it is)
+`sqlite_schema.py` (by `schema_statements`), on the stdlib driver; only a database that is
+behind, or a PostgreSQL store, imports the migration machinery (`schema_upgrade`: Alembic on
+SQLAlchemy's engine).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 from agentctl.home import Home
-from agentctl.store.revision import HEAD, revision_of, stored_revision
+from agentctl.store.revision import HEAD, stored_revision
 from agentctl.store.transactions import Database, begin_immediate, sqlite_database
 
 
@@ -23,7 +21,9 @@ def ensure_schema(home: Home) -> Database:
     home.root.mkdir(parents=True, exist_ok=True)
     path = home.sqlite_path
     if path is None:
-        return _shared(home)
+        from agentctl.store.schema_upgrade import shared  # SQLAlchemy's engine, Alembic
+
+        return shared(home)
     database = sqlite_database(path)
     connection = database.connect()
     try:
@@ -32,38 +32,10 @@ def ensure_schema(home: Home) -> Database:
             return database
     finally:
         connection.close()
-    _upgrade_sqlite(home)
+    from agentctl.store.schema_upgrade import upgrade_sqlite  # Alembic, for a home behind
+
+    upgrade_sqlite(home)
     return database
-
-
-def _shared(home: Home) -> Database:
-    """A PostgreSQL store: its engine's connections, brought up to HEAD first if behind."""
-    from agentctl.store.engine import database_for, reconnecting
-
-    database = database_for(home.database_url)
-    with reconnecting(database.engine, database.engine.connect) as connection:
-        revision = revision_of(connection)
-    if revision != HEAD:
-        from agentctl.store.migrate import upgrade
-
-        upgrade(database.engine, home, automatic=True)
-    return database
-
-
-def _upgrade_sqlite(home: Home) -> None:
-    """Migrate a SQLite home that is behind, raising the driver's own errors as the rest of
-    its writes do (SQLAlchemy wraps them: `outages` names the driver's)."""
-    from sqlalchemy.exc import DBAPIError
-
-    from agentctl.store.engine import engine_for
-    from agentctl.store.migrate import upgrade
-
-    try:
-        upgrade(engine_for(home.database_url), home, automatic=True)
-    except DBAPIError as error:
-        if isinstance(error.orig, sqlite3.Error):
-            raise error.orig from error
-        raise
 
 
 def _create_new(connection: sqlite3.Connection) -> bool:
@@ -103,36 +75,3 @@ def event_count(database: Database) -> int:
     finally:
         transaction.rollback()
         transaction.close()
-
-
-def sqlite_statements() -> tuple[str, ...]:
-    """What `metadata.create_all` runs on a new SQLite database, in its order: each table
-    (dependencies first), then that table's indexes."""
-    from sqlalchemy.dialects.sqlite import pysqlite
-    from sqlalchemy.schema import CreateIndex, CreateTable
-
-    from agentctl.store.tables import metadata
-
-    dialect = pysqlite.dialect()
-    made: list[str] = []
-    for table in metadata.sorted_tables:
-        made.append(str(CreateTable(table).compile(dialect=dialect)))
-        made += [str(CreateIndex(index).compile(dialect=dialect))
-                 for index in sorted(table.indexes, key=lambda index: str(index.name))]
-    return tuple(made)
-
-
-TARGET = Path(__file__).with_name("sqlite_schema.py")
-
-
-def render() -> str:
-    from agentctl.store.generated import module_text  # the writer's, not a command's
-
-    return module_text("python -m agentctl.store.schema", "tables.py", "STATEMENTS",
-                       "tuple[str, ...]", sqlite_statements())
-
-
-if __name__ == "__main__":
-    from agentctl.store.generated import write
-
-    write(TARGET, render())

@@ -15,6 +15,9 @@ from typer import _click as click
 from typer.core import TyperGroup
 
 from agentctl.cli.app import COMMANDS, app
+from agentctl.cli.run.commands import RunGroup
+from agentctl.cli.task.commands import TaskGroup
+from agentctl.cli.verdict.commands import VerdictGroup
 
 HEAVY = ("sqlalchemy", "alembic", "git", "unidiff")
 
@@ -64,10 +67,11 @@ def subcommand(group: click.Command, name: str) -> click.Command:
     return command
 
 
-def probe(paths: list[list[str]], env: dict[str, str] | None = None) -> list[dict]:
+def probe(paths: list[list[str]], env: dict[str, str] | None = None,
+          heavy: tuple[str, ...] = HEAVY) -> list[dict]:
     environment = {**os.environ, **(env or {})}
     environment.pop("AGENTCTL_CONFIG", None)
-    completed = subprocess.run([sys.executable, "-c", PROBE, json.dumps(paths), json.dumps(HEAVY)],
+    completed = subprocess.run([sys.executable, "-c", PROBE, json.dumps(paths), json.dumps(heavy)],
                                capture_output=True, text=True, env=environment, timeout=120)
     assert completed.returncode == 0, completed.stderr
     return json.loads(completed.stdout)
@@ -109,26 +113,67 @@ def test_root_help_imports_no_command_module(tmp_path: Path) -> None:
     modules = {entry.target.partition(":")[0] for entry in COMMANDS.values()}
     assert "agentctl.cli.app" in imported  # the measurement works
     assert not imported & modules, imported & modules
+    # nor what a command's state is built of: the config, the store, the views
+    state = {"agentctl.cli.context", "agentctl.config", "agentctl.store", "agentctl.store.views"}
+    assert not imported & state, imported & state
 
 
 LOADED = """
-import sys
+import json, sys
 from agentctl.cli.main import main
 try:
-    main(["audit", "--help"])
+    main(json.loads(sys.argv[1]))
 except SystemExit:
     pass
-print(" ".join(name for name in sys.modules if name.startswith("agentctl.cli.")))
+print(" ".join(name for name in sys.modules if name.startswith("agentctl.")))
 """
 
 
-def test_a_command_imports_its_own_module_and_no_other_command(tmp_path: Path) -> None:
-    completed = subprocess.run([sys.executable, "-c", LOADED], capture_output=True, text=True,
-                               cwd=tmp_path, timeout=60)
+def loaded(path: list[str], cwd: Path) -> set[str]:
+    """The agentctl modules a fresh interpreter holds after `agentctl PATH`."""
+    completed = subprocess.run([sys.executable, "-c", LOADED, json.dumps(path)],
+                               capture_output=True, text=True, cwd=cwd, timeout=60)
     assert completed.returncode == 0, completed.stderr
-    modules = set(completed.stdout.split())
+    return set(completed.stdout.split())
+
+
+def test_a_command_imports_its_own_module_and_no_other_command(tmp_path: Path) -> None:
+    modules = loaded(["audit", "--help"], tmp_path)
     assert "agentctl.cli.audit" in modules
     assert not {"agentctl.cli.task", "agentctl.cli.run", "agentctl.cli.pr"} & modules, modules
+
+
+GROUPS = {"run": RunGroup, "task": TaskGroup, "verdict": VerdictGroup}
+
+
+@pytest.mark.parametrize("path", [(group, name) for group, cls in GROUPS.items() for name in cls.lazy],
+                         ids=" ".join)
+def test_a_group_lists_each_command_with_its_own_help(path: tuple[str, str]) -> None:
+    """`agentctl run --help` shows stored summaries so as to import no run command."""
+    group, name = path
+    command = subcommand(subcommand(typer.main.get_command(app), group), name)
+    first_paragraph = " ".join(inspect.cleandoc(command.help or "").split("\n\n")[0].split())
+    assert GROUPS[group].lazy[name].summary == first_paragraph
+
+
+# What a read command must not load: the other commands of its group that write, and what
+# they run (the run pipeline, a replay, the submit dialog, a decision's prompt).
+WRITES = {"agentctl.cli.run.start", "agentctl.cli.running", "agentctl.cli.run.replay",
+          "agentctl.cli.task.submit", "agentctl.cli.task.asking", "agentctl.cli.dialog",
+          "agentctl.cli.verdict.decide", "agentctl.services.lifecycle.start",
+          "agentctl.services.actions.replay", "agentctl.services.attempts.pipeline"}
+
+
+@pytest.mark.parametrize("path", [["run", "--help"], ["run", "list", "--help"],
+                                  ["run", "show", "--help"], ["task", "list", "--help"],
+                                  ["task", "show", "--help"], ["verdict", "show", "--help"],
+                                  ["verdict", "explain", "--help"]], ids=" ".join)
+def test_a_read_command_loads_no_write_command_of_its_group(path: list[str],
+                                                            tmp_path: Path) -> None:
+    modules = loaded(path, tmp_path)
+    group = f"agentctl.cli.{path[0]}."
+    assert any(m.startswith(group) for m in modules), modules  # the measurement works
+    assert not modules & WRITES, modules & WRITES
 
 
 def test_help_of_every_command_loads_no_orm_git_or_diff_library() -> None:
@@ -175,4 +220,14 @@ def test_read_only_commands_load_no_orm(agentctl, repo: Path, home: Path) -> Non
     for report in probe(paths, env={"AGENTCTL_HOME": str(home)}):
         command = " ".join(report["path"])
         assert report["code"] in (0, None), (command, report["err"])
+        assert report["heavy"] == [], f"'agentctl {command}' imported {report['heavy']}"
+
+
+def test_the_json_of_a_read_command_loads_no_rich(home: Path) -> None:
+    """`--json` is what agents read: no console, no tables (Rich is for text)."""
+    paths = [["task", "list", "--json"], ["events", "--json"]]
+    for report in probe(paths, env={"AGENTCTL_HOME": str(home)}, heavy=("rich",)):
+        command = " ".join(report["path"])
+        assert report["code"] in (0, None), (command, report["err"])
+        assert report["out"].startswith("["), (command, report["out"])  # it measures
         assert report["heavy"] == [], f"'agentctl {command}' imported {report['heavy']}"

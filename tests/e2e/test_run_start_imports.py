@@ -43,7 +43,10 @@ def test_a_run_imports_no_other_run_command_built_in_tool_trace_exporter_or_toml
         # `task submit --run` runs `run start`'s code: the `run` group and its other commands
         # (list, show, cancel, replay, report, ...) are for other invocations
         "agentctl.cli.run.commands", "agentctl.cli.run.show", "agentctl.cli.run.cancel",
-        "agentctl.cli.run.replay", "agentctl.cli.run.exports",
+        "agentctl.cli.run.replay", "agentctl.cli.run.replay_view", "agentctl.cli.run.report",
+        "agentctl.cli.run.attest", "agentctl.cli.run.page", "agentctl.cli.run.trace_export",
+        # nor the `task` group's read commands
+        "agentctl.cli.task.show", "agentctl.cli.task.cancel",
         # the built-in tools (fs.*, patch.apply with unidiff, shell.run) serve a script: or
         # native agent's calls; a noop, patch: or command: agent makes none
         "agentctl.execution.agents.tools", "agentctl.execution.agents.shell_tool", "unidiff",
@@ -57,7 +60,7 @@ def test_a_run_imports_no_other_run_command_built_in_tool_trace_exporter_or_toml
 
 # What `task submit --run` imports on its main thread before the run executes, less the store
 # (SQLAlchemy, which imports asyncio and logging for itself, is the store's to take out).
-START_UP = ("agentctl.cli.main", "agentctl.cli.task", "agentctl.cli.run.start",
+START_UP = ("agentctl.cli.main", "agentctl.cli.task.submit", "agentctl.cli.run.start",
             "agentctl.services.actions.tasks", "agentctl.services.lifecycle.start",
             "agentctl.cli.documents")
 

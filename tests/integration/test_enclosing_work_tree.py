@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from agentctl.execution.task_repository import enclosing_work_tree
+from agentctl.execution.work_tree import enclosing_work_tree
 
 
 def test_an_empty_git_folder_above_is_not_a_work_tree(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
 
 from agentctl.home import resolve_home
-from agentctl.store import migrate, schema, sqlite_schema, tables
+from agentctl.store import migrate, schema_statements, sqlite_schema, tables
 from agentctl.store.revision import HEAD
 from agentctl.store.schema import ensure_schema
 
@@ -99,9 +99,9 @@ def test_a_new_home_is_made_by_the_statements_create_all_runs_compiled_ahead(
         tmp_path: Path) -> None:
     """sqlite_schema.py is what tables.py compiles to now, and a new home made from it holds
     the same schema, byte for byte, as `metadata.create_all` makes."""
-    assert schema.TARGET.read_text() == schema.render(), (
-        "store/sqlite_schema.py is stale: run 'python -m agentctl.store.schema'")
-    assert sqlite_schema.STATEMENTS == schema.sqlite_statements()
+    assert schema_statements.TARGET.read_text() == schema_statements.render(), (
+        "store/sqlite_schema.py is stale: run 'python -m agentctl.store.schema_statements'")
+    assert sqlite_schema.STATEMENTS == schema_statements.sqlite_statements()
     created = resolve_home(str(tmp_path / "created"))
     ensure_schema(created)
     direct = tmp_path / "direct.db"

@@ -9,6 +9,8 @@ from agentctl.cli.context import state
 from agentctl.cli.options import CancelledByOption, CancelReasonOption, JsonOption
 from agentctl.cli.output import emit_json, out
 from agentctl.domain.run import BEFORE_PR, cancelled_before_pr
+from agentctl.services.actions.tasks import current_user
+from agentctl.services.lifecycle.runs import cancel_run
 
 
 def cancel(
@@ -19,8 +21,6 @@ def cancel(
     as_json: JsonOption = False,
 ) -> None:
     """Cancel a run: a queued run at once, a running one by its worker within seconds."""
-    from agentctl.services.actions.tasks import current_user
-    from agentctl.services.lifecycle.runs import cancel_run
 
     current = state(ctx)
     run = cancel_run(current.store, run_id, by=by or current_user(), reason=reason)

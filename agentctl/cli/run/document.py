@@ -1,16 +1,11 @@
 """A run's document as `run start` and `run replay` print it, read back after the run."""
 
 
-from typing import TYPE_CHECKING
-
 from agentctl.cli.context import State
+from agentctl.cli.documents import run_document
+from agentctl.domain.run import Run
 
-if TYPE_CHECKING:
-    from agentctl.domain.run import Run
 
-
-def run_document_of(current: State, run: "Run") -> dict:  # type: ignore[type-arg]
-    from agentctl.cli.documents import run_document
-
+def run_document_of(current: State, run: Run) -> dict:  # type: ignore[type-arg]
     with current.views() as views:
         return run_document(views, views.run(run.run_id))

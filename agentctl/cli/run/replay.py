@@ -3,23 +3,21 @@ record, and whether it came out the same."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import signal
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from agentctl.cli.artifact import artifact_content
-from agentctl.cli.context import State, state
+from agentctl import config as configs
+from agentctl.cli.context import state
 from agentctl.cli.long_work import begin_long_work
 from agentctl.cli.options import Flag, JsonOption
 from agentctl.cli.output import emit_json, hint, live_status, out
 from agentctl.cli.run.document import run_document_of
-
-if TYPE_CHECKING:
-    from agentctl.domain.artifact import Artifact
-    from agentctl.services.actions.replay import ReplayReport
-import signal
+from agentctl.cli.run.replay_view import artifact_reader, print_replay, replay_keys
+from agentctl.services.actions.replay import queue_replay, replay_run
+from agentctl.services.attempts.pipeline import RunOptions
 
 
 def replay(
@@ -36,9 +34,6 @@ def replay(
     """Run a recorded claude/codex run again, its model answering from the recorded exchanges
     (no model, no key): the same task, base commit and agent CLI. Says whether the replay is
     identical (tool calls, decisions, patch tree); exit 1 when it is not."""
-    from agentctl import config as configs
-    from agentctl.services.actions.replay import queue_replay, replay_run
-
     current = state(ctx)
     what_if = configs.load(config_file) if config_file is not None else None
     if detach:
@@ -54,8 +49,6 @@ def replay(
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     begin_long_work()  # what is made from here on is the replay's
     with live_status(f"replay of {run_id}") as progress:
-        from agentctl.services.attempts.pipeline import RunOptions
-
         options = RunOptions(progress=progress, observer=progress,
                              redact_logs_up_to=current.config.verification.redact_logs_up_to_bytes,
                              protected=(current.home.root,))
@@ -67,34 +60,3 @@ def replay(
     else:
         print_replay(report)
     raise typer.Exit(0 if report.identical else 1)
-
-
-def artifact_reader(current: State) -> Callable[[Artifact], bytes]:
-    """An artifact's verified content, for a replay's cassette and its report."""
-    root = current.home.artifacts
-    return lambda artifact: b"".join(artifact_content(root, artifact))
-
-
-def replay_keys(report: ReplayReport) -> dict[str, object]:
-    """What `run replay --json` (and `run show --json` of an ended replay) add to the run."""
-    return {"replayOf": report.replay_of, "identical": report.identical,
-            "differences": list(report.differences),
-            "requestsRecorded": report.requests_recorded,
-            "requestsReplayed": report.requests_replayed,
-            "decisionChanges": [{"step": c.step, "tool": c.tool, "before": c.before,
-                                 "after": c.after, "rule": c.rule}
-                                for c in report.decision_changes]}
-
-
-def print_replay(report: ReplayReport) -> None:
-    console = out()
-    console.print(f"{report.run.run_id} replays {report.replay_of}: "
-                  f"{report.requests_replayed}/{report.requests_recorded} model requests "
-                  f"answered from the record; "
-                  + ("identical" if report.identical else "DIFFERENT"), markup=False,
-                  highlight=False)
-    for change in report.decision_changes:
-        console.print(f"  call {change.step} {change.tool}: {change.before} -> "
-                      f"{change.after} ({change.rule})", markup=False, highlight=False)
-    for difference in report.differences:
-        console.print(f"  {difference}", markup=False, highlight=False)

@@ -22,9 +22,10 @@ from agentctl.cli.options import (
 from agentctl.cli.output import emit_json, note, out
 from agentctl.cli.pager import page, pager_command
 from agentctl.cli.render import runs as render
+from agentctl.cli.render.diff import coloured
 from agentctl.cli.render.runs import run_table
 from agentctl.cli.render.style import printable
-from agentctl.cli.run.replay import artifact_reader, print_replay, replay_keys
+from agentctl.cli.run.replay_view import artifact_reader, print_replay, replay_keys
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.services.lifecycle.leftovers import notice_expired, requeued_notice
@@ -124,8 +125,6 @@ def diff(
     if not console.is_terminal:
         print_artifact(current.home.artifacts, artifact)
         return
-    from agentctl.cli.pager import page
-    from agentctl.cli.render.diff import coloured
 
     content = b"".join(artifact_content(current.home.artifacts, artifact))
     text = content.decode("utf-8", errors="replace")

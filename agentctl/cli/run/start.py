@@ -10,6 +10,7 @@ import typer
 from agentctl.cli.context import state
 from agentctl.cli.options import Flag, JsonOption
 from agentctl.cli.running import report_run, run_here_or_queue
+from agentctl.services.lifecycle.start import StartRun, parse_agent, start_run
 
 
 def start(
@@ -32,8 +33,6 @@ def start(
 ) -> None:
     """Run a task: workspace, agent, patch, verification, judge, verdict. Exit 1 unless the
     verdict is SUCCESS or SUCCESS_NEEDS_REVIEW."""
-    from agentctl.services.lifecycle.start import StartRun, parse_agent, start_run
-
     current = state(ctx)
     spec = parse_agent(agent or current.config.agent.default, Path.cwd())
     started = run_here_or_queue(

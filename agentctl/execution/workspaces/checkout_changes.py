@@ -10,7 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from agentctl.execution.task_repository import is_url
+from agentctl.execution.work_tree import is_url
 
 
 class CheckoutChanges:

@@ -16,7 +16,7 @@ from agentctl.domain.spec import ExecutionSpec
 from agentctl.domain.verdict import Evidence, infrastructure_failed
 from agentctl.execution.environment import secret_file_values
 from agentctl.execution.sandboxing.sandbox import Sandbox
-from agentctl.execution.task_repository import is_url
+from agentctl.execution.work_tree import is_url
 from agentctl.execution.workspaces import workspace as workspaces
 from agentctl.home import resolve_home
 from agentctl.services.attempts.attempt import AttemptContext, StepRecord

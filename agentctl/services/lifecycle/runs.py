@@ -31,6 +31,7 @@ from agentctl.domain.spec import ExecutionSpec
 from agentctl.domain.task import Task
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.execution import task_repository as repos
+from agentctl.execution.work_tree import is_url
 from agentctl.execution.workspaces.discard import remove_leftovers
 from agentctl.services.attempts.spec import build_spec
 from agentctl.services.ports import Heartbeat, Lease
@@ -95,7 +96,7 @@ def queue_run(storage: Storage, task: Task, spec: ExecutionSpec,
 def _resolve_base_commit(task: Task) -> str:
     """Every run resolves the base ref again: a rerun after the branch moved binds the new commit."""
     location = task.repository or ""
-    if repos.is_url(location) and not location.startswith("file://"):
+    if is_url(location) and not location.startswith("file://"):
         return repos.remote_commit_of(location, task.base_ref)
     if not Path(location).exists():
         raise BadInput(f"task repository {location} no longer exists")

@@ -13,6 +13,7 @@ from agentctl.config import Config
 from agentctl.domain.agent import AgentSpec
 from agentctl.domain.run import Run
 from agentctl.domain.sandbox import SandboxMode, SandboxProfile
+from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.execution.sandboxing.bubblewrap import require
 from agentctl.execution.workspaces.cache_fill import Prefetch
 from agentctl.execution.workspaces.checkout_changes import CheckoutChanges
@@ -20,9 +21,10 @@ from agentctl.execution.workspaces.tree_cache import in_home
 from agentctl.services.attempts.attempt import Progress
 from agentctl.services.attempts.baseline_cache import FOLDER as BASELINES
 from agentctl.services.attempts.pipeline import RunOptions
+from agentctl.services.lifecycle.leftovers import notice_expired, requeued_notice
 from agentctl.services.lifecycle.worker import create_and_run, prefetch_base
 from agentctl.services.ports import Approver, RunObserver
-from agentctl.services.queries.telemetry import configured_endpoint
+from agentctl.services.queries.telemetry import configured_endpoint, trace_after_run
 from agentctl.services.unit_of_work import Storage
 
 
@@ -75,15 +77,13 @@ class RunInterrupted(KeyboardInterrupt):
 def prepare_views() -> None:
     """For a normal user, a user and mount namespace of agentctl's own, where the tree cache's
     views mount without root (a no-op for root, or where the kernel refuses: full checkouts)."""
-    from agentctl.execution.workspaces import overlay
+    from agentctl.execution.workspaces import overlay  # ctypes: for a run, not a submit
 
     overlay.prepare()
 
 
 def parse_agent(text: str, cwd: Path) -> AgentSpec:
     """`--agent` as typed, checked before anything is stored (a plan parsed, a file pinned)."""
-    from agentctl.execution.agents.spec import parse_agent_spec
-
     return parse_agent_spec(text, cwd)
 
 
@@ -112,9 +112,6 @@ def start_run(storage: Storage, config: Config, request: StartRun, *,
     refusal, the warning about the checkout's uncommitted changes (`changes`: the look at them,
     started already), and the runs whose `run start` died ended first. Here, SIGTERM stops the
     run as Ctrl-C does (KeyboardInterrupt: it ends CANCELLED, on record)."""
-    from agentctl.services.lifecycle.leftovers import notice_expired, requeued_notice
-    from agentctl.services.queries.telemetry import trace_after_run
-
     how = request.how
     config = run_config(config, no_sandbox=how.no_sandbox)  # refused before a word or a row
     if how.observer is not None:

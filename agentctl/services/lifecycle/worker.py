@@ -21,7 +21,7 @@ from agentctl.domain.enums import RunStatus
 from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.domain.run import Run
 from agentctl.domain.transitions import TERMINAL_RUN
-from agentctl.execution.task_repository import is_url
+from agentctl.execution.work_tree import is_url
 from agentctl.execution.workspaces.cache_fill import Prefetch, prefetch
 from agentctl.execution.workspaces.discard import collect_deleters
 from agentctl.execution.workspaces.tree_cache import TreeCache
