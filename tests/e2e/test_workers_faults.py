@@ -6,10 +6,13 @@ a real tmpfs for the disk that fills up (the tests run as root)."""
 from __future__ import annotations
 
 import errno
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -213,11 +216,25 @@ def test_a_command_on_a_full_disk_names_the_full_disk_not_a_corrupt_file(fleet: 
 
 def test_reads_work_on_a_full_disk(fleet: Fleet) -> None:
     """`audit verify`, `run show` and `run list` only read: a disk with no byte free (which
-    refuses the SQLite reader's shared WAL index) still lets them."""
+    refuses the SQLite reader's shared WAL index) still lets them, also when a killed run's
+    lease has run out (requeuing it would be a write: the next command that can write does)."""
     with tmpfs(fleet.bench.home, "16m") as home:
         fleet.configure()
         run_id = fleet.json("run", "start", fleet.submit(), "--agent",
                             fleet.writing_plan())["runId"]
+        doomed = fleet.start_process("run", "start", fleet.submit(), "--agent",
+                                     fleet.hanging_plan(first=30, later=0))
+        wait_until(lambda: len(fleet.query("SELECT run_id FROM run")) == 2, timeout=30,
+                   what="the inline run to be created")
+        killed = str(fleet.query("SELECT run_id FROM run WHERE run_id != ?", run_id)[0][0])
+        agent_pid = fleet.wait_for_agent(run_id=killed)
+        doomed.signal_group(signal.SIGKILL)
+        doomed.wait(timeout=10)
+        os.kill(agent_pid, signal.SIGKILL)
+        leases = fleet.query("SELECT lease_expires_at FROM attempt WHERE run_id = ?", killed)
+        ends = max(datetime.fromisoformat(str(row[0])) for row in leases)
+        wait_until(lambda: datetime.now(timezone.utc) > ends, timeout=30,
+                   what="the killed run's lease to run out")
         filler = fill(home)
         try:
             verified = fleet.cli("audit", "verify", expect=None)
@@ -225,6 +242,8 @@ def test_reads_work_on_a_full_disk(fleet: Fleet) -> None:
             listed = fleet.cli("run", "list", expect=None)
         finally:
             filler.unlink()
+        requeued = fleet.cli("run", "show", killed)
+    assert "was requeued" in requeued.stderr  # once the disk has room again
     assert (verified.returncode, verified.stderr) == (0, ""), verified.stderr
     assert verified.stdout.startswith("ok"), verified.stdout
     assert (shown.returncode, shown.stderr) == (0, ""), shown.stderr

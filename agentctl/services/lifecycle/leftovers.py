@@ -68,15 +68,22 @@ def sweep_in_background(storage: Storage, report: Callable[[str], None]) -> thre
 def notice_expired(storage: Storage, *, clock: Clock = utcnow) -> list[Run]:
     """Reclaim every lease that ran out, if there is one (the run then goes back to the queue or
     ends, as its budget says, and its attempt's directory is removed); the runs that went back
-    to the queue, which only a worker takes up (`requeued_notice` says so).
-    One indexed read when there is none: commands that show runs call it first."""
+    to the queue, which only a worker takes up (`requeued_notice` says so); none while the store
+    cannot be written. One indexed read when there is none: commands that show runs call it
+    first."""
     with storage.reads() as reads:
         due = reads.lease_due(clock())
     if not due:
         return []
     from agentctl.services.lifecycle.runs import reap_expired  # the write path: only when needed
 
-    return [run for run in reap_expired(storage, clock=clock) if run.status is RunStatus.QUEUED]
+    try:
+        reaped = reap_expired(storage, clock=clock)
+    except storage.outage_errors():
+        # a full disk, a read-only home: the command only meant to read, and still does; the
+        # next command or worker that can write reclaims the lease
+        return []
+    return [run for run in reaped if run.status is RunStatus.QUEUED]
 
 
 def requeued_notice(run: Run) -> str:
