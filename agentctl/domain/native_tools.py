@@ -116,11 +116,8 @@ def native_call(agent: str, tool: str, tool_input: Mapping[str, object],
                 "run_shell_command"):
         return NativeCall(name, NativeAction.COMMAND, arguments, command=_command(tool_input))
     if tool == "apply_patch":
-        text = tool_input.get("command") or tool_input.get("input") or tool_input.get("patch")
-        patch = text if isinstance(text, str) else ""
-        paths = tuple(dict.fromkeys(relative(path, workspace)
-                                    for path in _PATCH_PATH.findall(patch)))
-        return NativeCall(name, NativeAction.WRITE, arguments, paths=paths or ("",))
+        return _patch_call(name, arguments, workspace, tool_input.get("command")
+                           or tool_input.get("input") or tool_input.get("patch"))
     if tool in _CLAUDE_WRITE:
         return NativeCall(name, NativeAction.WRITE, arguments,
                           paths=(relative(_text(tool_input, _CLAUDE_WRITE[tool]), workspace),))
@@ -187,11 +184,8 @@ def _opencode(name: str, tool: str, tool_input: Mapping[str, object],
     if tool == "bash":
         return NativeCall(name, NativeAction.COMMAND, arguments, command=_command(tool_input))
     if tool in ("apply_patch", "patch"):
-        text = tool_input.get("patchText") or tool_input.get("patch")
-        patch = text if isinstance(text, str) else ""
-        paths = tuple(dict.fromkeys(relative(path, workspace)
-                                    for path in _PATCH_PATH.findall(patch)))
-        return NativeCall(name, NativeAction.WRITE, arguments, paths=paths or ("",))
+        return _patch_call(name, arguments, workspace,
+                           tool_input.get("patchText") or tool_input.get("patch"))
     if tool in _OPENCODE_WRITE:
         return NativeCall(name, NativeAction.WRITE, arguments,
                           paths=(relative(_text(tool_input, _OPENCODE_WRITE[tool]), workspace),))
@@ -230,6 +224,15 @@ def _command(tool_input: Mapping[str, object]) -> str:
         return shlex.join(str(part) for part in value)
     return str(value)
 
+
+
+def _patch_call(name: str, arguments: dict[str, object], workspace: str,
+                text: object) -> NativeCall:
+    """A patch tool's call: a write of every file its patch text names (one empty path when it
+    names none), whichever CLI's tool and argument carried the text."""
+    patch = text if isinstance(text, str) else ""
+    paths = tuple(dict.fromkeys(relative(path, workspace) for path in _PATCH_PATH.findall(patch)))
+    return NativeCall(name, NativeAction.WRITE, arguments, paths=paths or ("",))
 
 def _text(tool_input: Mapping[str, object], key: str) -> str:
     value = tool_input.get(key)
