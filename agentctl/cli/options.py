@@ -47,3 +47,7 @@ CancelledByOption = Annotated[str | None, typer.Option(
 NoPagerOption = Annotated[bool, Flag("--no-pager", help="Write straight to stdout, without "
                                      "a pager. (default on a terminal: AGENTCTL_PAGER, PAGER "
                                      "or less -FRX)")]
+
+# What `--agent` takes, for the commands that start a run
+AGENT_SPECS = ("claude[:MODEL], codex[:MODEL], copilot[:MODEL], gemini[:MODEL], "
+               "opencode[:PROVIDER/MODEL], script:PLAN.toml, patch:FILE.diff, command:CMD or noop")

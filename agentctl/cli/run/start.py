@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import state
-from agentctl.cli.options import Flag, JsonOption
+from agentctl.cli.options import AGENT_SPECS, Flag, JsonOption
 from agentctl.cli.running import report_run, run_here_or_queue
 from agentctl.services.lifecycle.start import StartRun, parse_agent, start_run
 
@@ -17,9 +17,7 @@ def start(
     ctx: typer.Context,
     task_id: Annotated[str, typer.Argument(metavar="TASK", help="Task id or unique prefix.")],
     agent: Annotated[str | None, typer.Option("--agent", metavar="SPEC", help=(
-        "claude[:MODEL], codex[:MODEL], copilot[:MODEL], gemini[:MODEL], "
-        "opencode[:PROVIDER/MODEL], script:PLAN.toml, patch:FILE.diff, command:CMD or noop. "
-        "(default: agent.default)"))] = None,
+        f"{AGENT_SPECS}. (default: agent.default)"))] = None,
     detach: Annotated[bool, Flag("--detach", help="Queue the run for `agentctl worker` "
                       "and return at once.")] = False,
     interactive: Annotated[bool, Flag("--interactive", help="Ask at the terminal before "

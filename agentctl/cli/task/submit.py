@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.context import State, state
-from agentctl.cli.options import Flag, JsonOption
+from agentctl.cli.options import AGENT_SPECS, Flag, JsonOption
 from agentctl.cli.output import emit_json, hint, out
 from agentctl.cli.running import report_run, run_here_or_queue
 from agentctl.domain.enums import RunStatus, TaskStatus
@@ -64,8 +64,7 @@ def submit(
         "Read the request from a file (the seed's request JSON as is); flags override it."))] = None,
     run_now: Annotated[bool, Flag("--run", help="Start a run right away.")] = False,
     agent: Annotated[str | None, typer.Option("--agent", metavar="SPEC", help=(
-        "With --run: claude[:MODEL], codex[:MODEL], copilot[:MODEL], gemini[:MODEL], "
-        "opencode[:PROVIDER/MODEL], script:PLAN.toml, patch:FILE.diff, command:CMD or noop."))] = None,
+        f"With --run: {AGENT_SPECS}."))] = None,
     detach: Annotated[bool, Flag("--detach", help="With --run: queue the run for a "
                       "worker and return at once.")] = False,
     keep_workspace: Annotated[bool, Flag("--keep-workspace", help="With --run: keep the "
