@@ -23,6 +23,9 @@ BUGGY_CALC = "def add(a, b):\n    return a - b\n"
 CALC_TESTS = (
     "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
     "def test_zero():\n    assert add(0, 0) == 0\n")
+CALC_CASE = ("import unittest\n\nfrom calc import add\n\n\n"
+             "class AddTest(unittest.TestCase):\n"
+             "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n")
 
 
 def checked(tmp_path: Path, files: dict[str, str], command: str) -> CheckOutcome:
@@ -113,23 +116,24 @@ def test_code_that_wraps_pytest_report_construction_is_failed_naming_it(tmp_path
     assert outcome.test_report is None  # a changed runner's report is no evidence
 
 
-@pytest.mark.parametrize(("forge", "named"), [
+@pytest.mark.parametrize(("forge", "named", "tests"), [
     ("import _pytest.runner\n\n_real = _pytest.runner.CallInfo.from_call.__func__\n\n"
      "def _calm(cls, func, when, reraise=None):\n"
      "    info = _real(cls, func, when, reraise)\n"
      "    info.excinfo = None\n"
      "    return info\n\n"
      "_pytest.runner.CallInfo.from_call = classmethod(_calm)\n\n",
-     "_pytest.runner.CallInfo.from_call"),
+     "_pytest.runner.CallInfo.from_call", CALC_TESTS),
     ("import _pytest.python\n\n_pytest.python.Function.runtest = lambda self: None\n\n",
-     "_pytest.python.Function.runtest"),
-], ids=["exception swallowed", "test body skipped"])
+     "_pytest.python.Function.runtest", CALC_TESTS),
+    ("import _pytest.unittest\n\n_pytest.unittest.TestCaseFunction.runtest = "
+     "lambda self: None\n\n", "_pytest.unittest.TestCaseFunction.runtest", CALC_CASE),
+], ids=["exception swallowed", "test body skipped", "unittest class's body skipped"])
 def test_code_that_keeps_a_failing_test_from_failing_is_failed_naming_it(
-        tmp_path: Path, forge: str, named: str) -> None:
+        tmp_path: Path, forge: str, named: str, tests: str) -> None:
     """No report is touched: the exception is caught before a report is made, or the test's
     body never runs, so the report says passed without a traceback."""
-    outcome = checked(tmp_path, {"calc.py": forge + BUGGY_CALC, "test_calc.py": CALC_TESTS},
-                      PYTEST)
+    outcome = checked(tmp_path, {"calc.py": forge + BUGGY_CALC, "test_calc.py": tests}, PYTEST)
 
     assert outcome.exit_code == 0  # pytest itself was fooled
     assert outcome.status is C.FAILED

@@ -93,6 +93,7 @@ import _pytest.python
 import _pytest.reports
 import _pytest.runner
 import _pytest.terminal
+import _pytest.unittest
 
 _RANK = {{"PASSED": 0, "SKIPPED": 1, "FAILED": 2, "ERROR": 3}}
 _PATH = os.environ.pop("{REPORT_ENV}", None)
@@ -137,6 +138,8 @@ def _watched():
         # makes a failing test a pass with no traceback to give it away
         ("_pytest.runner.CallInfo.from_call", vars(runner.CallInfo), "from_call"),
         ("_pytest.python.Function.runtest", vars(_pytest.python.Function), "runtest"),
+        ("_pytest.unittest.TestCaseFunction.runtest",
+         vars(_pytest.unittest.TestCaseFunction), "runtest"),
         ("_pytest.reports.TestReport.from_item_and_call", report, "from_item_and_call"),
         ("_pytest.reports.TestReport.__init__", report, "__init__"),
         ("_pytest.reports.BaseReport._to_json", base, "_to_json"),
