@@ -1,0 +1,85 @@
+"""Use cases that declare a narrow port (the few members of the storage port they use) run on
+each store seen through that port alone: a use case that reached for more would fail here, on
+the fake as on SQLite and PostgreSQL, and not only under mypy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from agentctl.config import defaults
+from agentctl.domain.enums import ApprovalDecision, MessageRole
+from agentctl.domain.errors import NotFound
+from agentctl.execution.agents.spec import parse_agent_spec
+from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX
+from agentctl.services.actions.approvals import record_approval
+from agentctl.services.actions.requests import TaskRequest
+from agentctl.services.actions.sessions import add_message, start_session
+from agentctl.services.actions.tasks import submit_task
+from agentctl.services.lifecycle.leftovers import sweep_attempt_directories
+from agentctl.services.lifecycle.runs import create_run
+from agentctl.services.unit_of_work import Storage
+
+
+class Only:
+    """`target` with only `names` reachable: any other member is an AttributeError that names
+    it. `work` narrows what its units of work give the same way, `reading` its reads."""
+
+    def __init__(self, target: object, names: set[str], *, work: set[str] = frozenset(),
+                 reading: set[str] = frozenset()) -> None:
+        self._target, self._names, self._work, self._reading = target, names, work, reading
+
+    def __getattr__(self, name: str) -> object:
+        if name not in self._names:
+            raise AttributeError(f"{name!r} is outside the use case's port")
+        return getattr(self._target, name)
+
+    @contextmanager
+    def unit_of_work(self) -> Iterator[Only]:
+        if "unit_of_work" not in self._names:
+            raise AttributeError("'unit_of_work' is outside the use case's port")
+        with getattr(self._target, "unit_of_work")() as uow:
+            yield Only(uow, self._work)
+
+    @contextmanager
+    def reads(self) -> Iterator[Only]:
+        if "reads" not in self._names:
+            raise AttributeError("'reads' is outside the use case's port")
+        with getattr(self._target, "reads")() as reads:
+            yield Only(reads, self._reading)
+
+
+def test_a_session_and_its_messages_need_only_sessions_messages_and_events(
+        storage: Storage) -> None:
+    port = Only(storage, {"unit_of_work", "resolve"}, work={"sessions", "messages", "events"})
+    session = start_session(port, title="the flaky test", owner="ana")
+    message = add_message(port, session.session_id[:12], role="user",
+                          content="it fails one run in ten")
+    with storage.unit_of_work() as uow:
+        assert uow.messages.find(session_id=session.session_id) == [message]
+        assert message.role is MessageRole.USER
+
+
+def test_an_approval_needs_only_the_run_its_verdict_and_its_approvals(
+        storage: Storage, repo: Path, tmp_path: Path) -> None:
+    task = submit_task(storage, defaults(), TaskRequest(
+        repository=str(repo), task_type="bug_fix", instruction="fix the greeting"), cwd=tmp_path)
+    run = create_run(storage, defaults(), task.task_id,
+                     agent=parse_agent_spec("noop", tmp_path))
+    port = Only(storage, {"unit_of_work", "resolve"},
+                work={"runs", "verdicts", "approvals", "events"})
+    with pytest.raises(NotFound, match="has no verdict yet"):
+        record_approval(port, run.run_id, decision=ApprovalDecision.APPROVED,
+                        by="ana", reason="looks right")
+
+
+def test_the_sweep_of_ended_attempts_needs_only_their_directories(
+        storage: Storage, tmp_path: Path) -> None:
+    port = Only(storage, {"reads"}, reading={"ended_attempt_directories"})
+    stranger = tmp_path / f"{ATTEMPT_DIR_PREFIX}not-ours"
+    stranger.mkdir()
+    assert sweep_attempt_directories(port, tmp_path) == 0
+    assert stranger.is_dir()  # a directory no attempt recorded is never removed
