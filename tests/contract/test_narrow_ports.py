@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ class Only:
     """`target` with only `names` reachable: any other member is an AttributeError that names
     it. `work` narrows what its units of work give the same way, `reading` its reads."""
 
-    def __init__(self, target: object, names: set[str], *, work: set[str] = frozenset(),
+    def __init__(self, target: Any, names: set[str], *, work: set[str] = frozenset(),
                  reading: set[str] = frozenset()) -> None:
         self._target, self._names, self._work, self._reading = target, names, work, reading
 
@@ -41,14 +42,14 @@ class Only:
     def unit_of_work(self) -> Iterator[Only]:
         if "unit_of_work" not in self._names:
             raise AttributeError("'unit_of_work' is outside the use case's port")
-        with getattr(self._target, "unit_of_work")() as uow:
+        with self._target.unit_of_work() as uow:
             yield Only(uow, self._work)
 
     @contextmanager
     def reads(self) -> Iterator[Only]:
         if "reads" not in self._names:
             raise AttributeError("'reads' is outside the use case's port")
-        with getattr(self._target, "reads")() as reads:
+        with self._target.reads() as reads:
             yield Only(reads, self._reading)
 
 
