@@ -92,7 +92,11 @@ class Step:
 
     @property
     def changed_files(self) -> tuple[ChangedFile, ...]:
-        """The files this step changed, typed (stored in its attributes, `changedFiles`)."""
+        """The files this step changed, typed. Kept in its attributes (`changedFiles`), not a
+        field of its own: a step is sealed by the digest of its canonical JSON, which every
+        recorded step with changes holds with `changedFiles` inside `attributes` (and `run
+        show --json` shows it there, DESIGN §7); a field would change what those digests
+        vouch for and need a rule in `audit verify` for every step recorded before it."""
         return changed_files_of(self.attributes)
 
     def finished(
