@@ -93,10 +93,10 @@ class Step:
     @property
     def changed_files(self) -> tuple[ChangedFile, ...]:
         """The files this step changed, typed. Kept in its attributes (`changedFiles`), not a
-        field of its own: a step is sealed by the digest of its canonical JSON, which every
-        recorded step with changes holds with `changedFiles` inside `attributes` (and `run
-        show --json` shows it there, DESIGN §7); a field would change what those digests
-        vouch for and need a rule in `audit verify` for every step recorded before it."""
+        field and column of their own: a step's stored columns are sealed into the event log,
+        and every step recorded with changes holds them inside its `attributes` (as `run show
+        --json` shows them, DESIGN §7); moving them would break those seals, and a new column
+        beside them would leave reads knowing both places for good."""
         return changed_files_of(self.attributes)
 
     def finished(
