@@ -17,6 +17,7 @@ from agentctl.domain.errors import NotFound
 from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX
 from agentctl.services.actions.approvals import record_approval
+from agentctl.services.actions.replay import cassette_of
 from agentctl.services.actions.requests import TaskRequest
 from agentctl.services.actions.sessions import add_message, start_session
 from agentctl.services.actions.tasks import submit_task
@@ -84,3 +85,14 @@ def test_the_sweep_of_ended_attempts_needs_only_their_directories(
     stranger.mkdir()
     assert sweep_attempt_directories(port, tmp_path) == 0
     assert stranger.is_dir()  # a directory no attempt recorded is never removed
+
+
+def test_a_replays_cassette_needs_only_the_recorded_run(storage: Storage, repo: Path,
+                                                      tmp_path: Path) -> None:
+    task = submit_task(storage, defaults(), TaskRequest(
+        repository=str(repo), task_type="bug_fix", instruction="fix the greeting"), cwd=tmp_path)
+    run = create_run(storage, defaults(), task.task_id,
+                     agent=parse_agent_spec("noop", tmp_path))
+    cassette = cassette_of(Only(storage, {"reads"}, reading={"record"}), run.run_id,
+                           lambda artifact: b"")
+    assert cassette.recordings == []  # a run that made no model exchange
