@@ -22,7 +22,7 @@ from agentctl.services.actions.requests import TaskRequest
 from agentctl.services.actions.sessions import add_message, start_session
 from agentctl.services.actions.tasks import submit_task
 from agentctl.services.lifecycle.leftovers import sweep_attempt_directories
-from agentctl.services.lifecycle.runs import create_run
+from agentctl.services.lifecycle.runs import cancel_run, create_run, heartbeat, lease_run
 from agentctl.services.unit_of_work import Storage
 
 
@@ -96,3 +96,17 @@ def test_a_replays_cassette_needs_only_the_recorded_run(storage: Storage, repo: 
     cassette = cassette_of(Only(storage, {"reads"}, reading={"record"}), run.run_id,
                            lambda artifact: b"")
     assert cassette.recordings == []  # a run that made no model exchange
+
+
+def test_a_heartbeat_needs_only_the_lease_and_the_runs_flags(storage: Storage, repo: Path,
+                                                           tmp_path: Path) -> None:
+    task = submit_task(storage, defaults(), TaskRequest(
+        repository=str(repo), task_type="bug_fix", instruction="fix the greeting"), cwd=tmp_path)
+    run = create_run(storage, defaults(), task.task_id,
+                     agent=parse_agent_spec("noop", tmp_path))
+    lease = lease_run(storage, worker_id="w", ttl_seconds=10, run_id=run.run_id)
+    assert lease is not None
+    port = Only(storage, {"unit_of_work"}, work={"runs", "extend_lease"})
+    assert heartbeat(port, lease).cancel is None
+    cancel_run(storage, run.run_id, by="ana", reason="not needed")
+    assert heartbeat(port, lease).cancel == ("ana", "not needed")

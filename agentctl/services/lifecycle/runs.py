@@ -6,9 +6,11 @@ Every end of an attempt or a run, wherever it is noticed, is an `AttemptEnd` tha
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Protocol
 
 from agentctl.config import Config
 from agentctl.domain import ids
@@ -35,7 +37,7 @@ from agentctl.execution.work_tree import is_url
 from agentctl.execution.workspaces.discard import remove_leftovers
 from agentctl.services.attempts.spec import build_spec
 from agentctl.services.ports import Heartbeat, Lease
-from agentctl.services.unit_of_work import Storage, UnitOfWork
+from agentctl.services.unit_of_work import Repository, Storage, UnitOfWork
 
 
 def create_run(storage: Storage, config: Config, task_text: str, *, agent: AgentSpec,
@@ -139,7 +141,22 @@ def _claim(uow: UnitOfWork, run_id: str | None, *, worker_id: str, ttl_seconds: 
                  attempt.lease_id, worker_id, ttl_seconds)
 
 
-def heartbeat(storage: Storage, lease: Lease, *, clock: Clock = utcnow) -> Heartbeat:
+class LeaseWork(Protocol):
+    """What a heartbeat does in its transaction: extend the lease, read the run's flags."""
+
+    @property
+    def runs(self) -> Repository[Run]: ...
+    def extend_lease(self, attempt_id: str, lease_id: str, now: datetime,
+                     until: datetime) -> bool: ...
+
+
+class LeaseStore(Protocol):
+    """The part of the storage port a heartbeat uses (any `Storage` is one)."""
+
+    def unit_of_work(self) -> AbstractContextManager[LeaseWork]: ...
+
+
+def heartbeat(storage: LeaseStore, lease: Lease, *, clock: Clock = utcnow) -> Heartbeat:
     """Extend the lease; raise LeaseLost if it is gone; report a requested cancellation."""
     now = clock()
     with storage.unit_of_work() as uow:
