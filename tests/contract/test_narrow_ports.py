@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentctl.config import defaults
-from agentctl.domain.enums import ApprovalDecision, MessageRole
+from agentctl.domain.enums import ApprovalDecision, EventType, MessageRole
 from agentctl.domain.errors import NotFound
 from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX
@@ -23,6 +23,7 @@ from agentctl.services.actions.sessions import add_message, start_session
 from agentctl.services.actions.tasks import submit_task
 from agentctl.services.lifecycle.leftovers import sweep_attempt_directories
 from agentctl.services.lifecycle.runs import cancel_run, create_run, heartbeat, lease_run
+from agentctl.services.queries.telemetry import record_unsent
 from agentctl.services.unit_of_work import Storage
 
 
@@ -110,3 +111,18 @@ def test_a_heartbeat_needs_only_the_lease_and_the_runs_flags(storage: Storage, r
     assert heartbeat(port, lease).cancel is None
     cancel_run(storage, run.run_id, by="ana", reason="not needed")
     assert heartbeat(port, lease).cancel == ("ana", "not needed")
+
+
+def test_a_trace_left_unsent_needs_only_the_runs_records_and_the_event_log(
+        storage: Storage, repo: Path, tmp_path: Path) -> None:
+    task = submit_task(storage, defaults(), TaskRequest(
+        repository=str(repo), task_type="bug_fix", instruction="fix the greeting"), cwd=tmp_path)
+    run = create_run(storage, defaults(), task.task_id,
+                     agent=parse_agent_spec("noop", tmp_path))
+    port = Only(storage, {"reads", "unit_of_work"}, work={"events"},
+                reading={"snapshot", "run", "attempts", "steps", "tool_calls", "verdict"})
+    record_unsent(port, run, "http://127.0.0.1:4318", "the collector was away")
+    with storage.reads() as reads:
+        [exported] = [event for event in reads.record(run.run_id).events
+                      if event.type is EventType.TRACE_EXPORTED]
+    assert exported.payload["error"] == "the collector was away"

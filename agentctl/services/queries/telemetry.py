@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Protocol
 
 from agentctl.config import Config
 from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import EventType, RunStatus
 from agentctl.domain.errors import BadInput
 from agentctl.domain.events import NewEvent
-from agentctl.domain.run import Run
+from agentctl.domain.run import Attempt, Run
+from agentctl.domain.step import Step, ToolCall
 from agentctl.domain.transitions import TERMINAL_RUN
-from agentctl.services.unit_of_work import Reads, Storage
+from agentctl.domain.verdict import Verdict
+from agentctl.services.unit_of_work import Events, Storage
 
 if TYPE_CHECKING:
     from agentctl.domain.tracing import TracePlan
@@ -85,7 +88,31 @@ def has_ended(run: Run) -> bool:
     return run.status in TERMINAL_RUN or run.status is RunStatus.NEEDS_APPROVAL
 
 
-def plan_for(reads: Reads, run_id: str) -> TracePlan:
+class TraceReads(Protocol):
+    """The records a run's trace is planned from, read in one snapshot."""
+
+    def snapshot(self) -> AbstractContextManager[None]: ...
+    def run(self, text: str | None) -> Run: ...
+    def attempts(self, run_id: str) -> list[Attempt]: ...
+    def steps(self, run_id: str) -> list[Step]: ...
+    def tool_calls(self, run_id: str) -> list[ToolCall]: ...
+    def verdict(self, run_id: str) -> Verdict | None: ...
+
+
+class EventWork(Protocol):
+    @property
+    def events(self) -> Events: ...
+
+
+class TraceStore(Protocol):
+    """The part of the storage port sending a trace uses (any `Storage` is one): the run's
+    records to plan it from, and the event log its outcome goes on."""
+
+    def reads(self) -> AbstractContextManager[TraceReads]: ...
+    def unit_of_work(self) -> AbstractContextManager[EventWork]: ...
+
+
+def plan_for(reads: TraceReads, run_id: str) -> TracePlan:
     from agentctl.domain.tracing import plan_trace
 
     with reads.snapshot():
@@ -94,7 +121,7 @@ def plan_for(reads: Reads, run_id: str) -> TracePlan:
                           reads.tool_calls(run_id), reads.verdict(run_id))
 
 
-def _export(storage: Storage, config: Config, run_id: str, endpoint: str,
+def _export(storage: TraceStore, config: Config, run_id: str, endpoint: str,
             timeout: float | None = None,
             on_wire: Callable[[bool], None] | None = None) -> ExportResult:
     from agentctl.execution.otlp import export_trace
@@ -112,7 +139,7 @@ def _export(storage: Storage, config: Config, run_id: str, endpoint: str,
             on_wire(False)
 
 
-def export_and_record(storage: Storage, config: Config, run: Run, endpoint: str, *,
+def export_and_record(storage: TraceStore, config: Config, run: Run, endpoint: str, *,
                       timeout: float,
                       on_wire: Callable[[bool], None] | None = None) -> ExportResult:
     """Send the ended run's trace within `timeout` and put the outcome on its record.
@@ -124,7 +151,7 @@ def export_and_record(storage: Storage, config: Config, run: Run, endpoint: str,
     return result
 
 
-def record_unsent(storage: Storage, run: Run, endpoint: str, why: str) -> None:
+def record_unsent(storage: TraceStore, run: Run, endpoint: str, why: str) -> None:
     """Put on the run's record that its trace was not sent, and why (every span dropped)."""
     from agentctl.execution.otlp import ExportResult, traces_url
 
@@ -134,7 +161,7 @@ def record_unsent(storage: Storage, run: Run, endpoint: str, why: str) -> None:
                                        len(plan.spans), 0, len(plan.spans), why))
 
 
-def _record(storage: Storage, run: Run, result: ExportResult) -> None:
+def _record(storage: TraceStore, run: Run, result: ExportResult) -> None:
     with storage.unit_of_work() as uow:
         uow.events.append_many([NewEvent(
             type=EventType.TRACE_EXPORTED, created_at=utcnow(), task_id=run.task_id,
