@@ -17,6 +17,7 @@ from agentctl.domain.errors import NotFound
 from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX
 from agentctl.services.actions.approvals import record_approval
+from agentctl.services.actions.pr_status import refresh_pull_request
 from agentctl.services.actions.replay import cassette_of
 from agentctl.services.actions.requests import TaskRequest
 from agentctl.services.actions.sessions import add_message, start_session
@@ -126,3 +127,15 @@ def test_a_trace_left_unsent_needs_only_the_runs_records_and_the_event_log(
         [exported] = [event for event in reads.record(run.run_id).events
                       if event.type is EventType.TRACE_EXPORTED]
     assert exported.payload["error"] == "the collector was away"
+
+
+def test_a_pull_requests_status_needs_only_the_runs_pull_requests(
+        storage: Storage, repo: Path, tmp_path: Path) -> None:
+    task = submit_task(storage, defaults(), TaskRequest(
+        repository=str(repo), task_type="bug_fix", instruction="fix the greeting"), cwd=tmp_path)
+    run = create_run(storage, defaults(), task.task_id,
+                     agent=parse_agent_spec("noop", tmp_path))
+    port = Only(storage, {"reads", "unit_of_work"}, reading={"run", "pull_requests"},
+                work={"pull_requests", "events"})
+    with pytest.raises(NotFound, match="has no pull request"):
+        refresh_pull_request(port, run.run_id)
