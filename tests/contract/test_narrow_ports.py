@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentctl.config import defaults
-from agentctl.domain.enums import ApprovalDecision, EventType, MessageRole
+from agentctl.domain.enums import ApprovalDecision, EventType, MessageRole, RunStatus, TaskStatus
 from agentctl.domain.errors import NotFound
 from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX
@@ -21,7 +21,7 @@ from agentctl.services.actions.pr_status import refresh_pull_request
 from agentctl.services.actions.replay import cassette_of
 from agentctl.services.actions.requests import TaskRequest
 from agentctl.services.actions.sessions import add_message, start_session
-from agentctl.services.actions.tasks import submit_task
+from agentctl.services.actions.tasks import cancel_task, submit_task
 from agentctl.services.lifecycle.leftovers import sweep_attempt_directories
 from agentctl.services.lifecycle.runs import cancel_run, create_run, heartbeat, lease_run
 from agentctl.services.queries.telemetry import record_unsent
@@ -139,3 +139,22 @@ def test_a_pull_requests_status_needs_only_the_runs_pull_requests(
                 work={"pull_requests", "events"})
     with pytest.raises(NotFound, match="has no pull request"):
         refresh_pull_request(port, run.run_id)
+
+
+ENDING = {"tasks", "runs", "attempts", "steps", "verdicts", "events", "unfinished_runs"}
+
+
+def test_cancelling_a_run_or_a_task_needs_only_what_ending_a_run_touches(
+        storage: Storage, repo: Path, tmp_path: Path) -> None:
+    tasks = [submit_task(storage, defaults(), TaskRequest(
+        repository=str(repo), task_type="bug_fix", instruction=f"fix the greeting {n}"),
+        cwd=tmp_path) for n in range(2)]
+    runs = [create_run(storage, defaults(), task.task_id,
+                       agent=parse_agent_spec("noop", tmp_path)) for task in tasks]
+    port = Only(storage, {"unit_of_work", "resolve"}, work=ENDING)
+    assert cancel_run(port, runs[0].run_id, by="ana", reason="wrong repo").status \
+        is RunStatus.CANCELLED
+    assert cancel_task(port, tasks[1].task_id, by="ana", reason="not needed").status \
+        is TaskStatus.CANCELLED
+    with storage.reads() as reads:
+        assert reads.run(runs[1].run_id).status is RunStatus.CANCELLED
