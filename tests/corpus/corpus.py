@@ -3,9 +3,10 @@
 A case names a package and two releases: `before`, whose code has the bug, and `after`, whose
 release fixed it and added a test for it. The base repository is `before`'s sdist with
 `after`'s tests laid over it (SWE-bench style); the gold patch is `after`'s version of the
-files the fix touched. Nothing of those projects is committed here: the sdists are fetched
-from the package index by version and checked against the sha256 the case pins, then kept in
-a cache folder so that later runs need no network.
+files the fix touched. Nothing of those projects is committed here but the tests of a release
+whose sdists ship none (tomli's, in `upstream/`, copied verbatim from the release's tag): the
+sdists are fetched from the package index by version and checked against the sha256 the case
+pins, then kept in a cache folder so that later runs need no network.
 """
 
 from __future__ import annotations
