@@ -12,6 +12,7 @@ import sqlite3
 
 from agentctl.home import Home
 from agentctl.store.revision import HEAD, stored_revision
+from agentctl.store.sqlite_schema import STATEMENTS
 from agentctl.store.transactions import Database, begin_immediate, sqlite_database
 
 
@@ -46,8 +47,6 @@ def _create_new(connection: sqlite3.Connection) -> bool:
     new home more than its run's start-up. False, touching nothing, when the database is not
     new (a home made before migrations, or one another process made meanwhile): the migrations
     take it from there."""
-    from agentctl.store.sqlite_schema import STATEMENTS
-
     begin_immediate(connection)  # one process creates it
     try:
         if connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
