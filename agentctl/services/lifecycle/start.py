@@ -15,6 +15,7 @@ from agentctl.domain.run import Run
 from agentctl.domain.sandbox import SandboxMode, SandboxProfile
 from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.execution.sandboxing.bubblewrap import require
+from agentctl.execution.workspaces import overlay
 from agentctl.execution.workspaces.cache_fill import Prefetch
 from agentctl.execution.workspaces.checkout_changes import CheckoutChanges
 from agentctl.execution.workspaces.tree_cache import in_home
@@ -77,8 +78,6 @@ class RunInterrupted(KeyboardInterrupt):
 def prepare_views() -> None:
     """For a normal user, a user and mount namespace of agentctl's own, where the tree cache's
     views mount without root (a no-op for root, or where the kernel refuses: full checkouts)."""
-    from agentctl.execution.workspaces import overlay  # ctypes: for a run, not a submit
-
     overlay.prepare()
 
 
