@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from agentctl.config import Config
 from agentctl.domain.errors import AgentctlError
 from agentctl.domain.run import Run
-from agentctl.services.queries.telemetry import export_and_record, has_ended, record_unsent
+from agentctl.services.queries.telemetry import has_ended
+from agentctl.services.queries.trace_export import export_and_record, record_unsent
 from agentctl.services.unit_of_work import Storage
 
 CAPACITY = 64  # runs waiting for their trace to be sent
