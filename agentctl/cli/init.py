@@ -17,7 +17,7 @@ from agentctl.cli.output import err, hint, out
 from agentctl.cli.render.style import escape
 from agentctl.config import CONFIG_FILENAME
 from agentctl.domain.errors import BadInput
-from agentctl.services.actions.requests import detected_test_commands
+from agentctl.services.actions.test_commands import detected_test_commands
 from agentctl.services.queries.repositories import repository_here
 
 

@@ -18,8 +18,8 @@ from agentctl.services.actions.replay import cassette_of
 from agentctl.services.admin.caches import runs_tree_cache
 from agentctl.services.attempts.baseline_cache import FOLDER as BASELINES
 from agentctl.services.attempts.pipeline import RunOptions
-from agentctl.services.lifecycle.leftovers import sweep_in_background
 from agentctl.services.lifecycle.queue import Queue
+from agentctl.services.lifecycle.sweep import sweep_in_background
 from agentctl.services.lifecycle.worker import new_worker_id, work
 from agentctl.services.queries.telemetry import configured_endpoint
 from agentctl.services.queries.trace_sender import TraceSender

@@ -116,11 +116,8 @@ def _globs(values: Iterable[str]) -> tuple[str, ...]:
 
 def _options(name: str, text: str, where: str) -> dict[str, list[str]]:
     if name.endswith(".toml"):
-        import tomllib  # only a patch's pytest settings are parsed: a run without loads no TOML
-
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError:
+        data = _toml(text)
+        if data is None:
             return {}
         # pyproject.toml: the ini-style table, or pytest 9's own `[tool.pytest]`
         table = _table(data, where) or _table(data, "tool.pytest" if name == "pyproject.toml"
@@ -257,10 +254,14 @@ def toml_tables(text: str) -> list[str | None]:
 
 
 def _parses(text: str) -> bool:
-    import tomllib
+    return _toml(text) is not None
+
+
+def _toml(text: str) -> dict[str, object] | None:
+    """The TOML document `text` holds; None when it is not TOML."""
+    import tomllib  # only a patch's pytest settings are parsed: a run without loads no TOML
 
     try:
-        tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError:
-        return False
-    return True
+        return None

@@ -22,9 +22,9 @@ from agentctl.services.actions.replay import cassette_of
 from agentctl.services.actions.requests import TaskRequest
 from agentctl.services.actions.sessions import add_message, start_session
 from agentctl.services.actions.tasks import cancel_task, submit_task
-from agentctl.services.lifecycle.leftovers import sweep_attempt_directories
 from agentctl.services.lifecycle.runs import cancel_run, create_run, heartbeat, lease_run
-from agentctl.services.queries.telemetry import record_unsent
+from agentctl.services.lifecycle.sweep import sweep_attempt_directories
+from agentctl.services.queries.trace_export import record_unsent
 from agentctl.services.unit_of_work import Storage
 
 
