@@ -151,6 +151,34 @@ def _words(value: object) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
+class SideRule:
+    """Which side of a patch each path is on, for one run: the spec's frozen rule (`frozen`)
+    and the test files and folders the project's own discovery names (`own`: the base's
+    `python_files` and `testpaths`). Made once per
+    run, before any check runs, from the base and the spec only: the evidence's sides and the
+    judge's read the same rule, and nothing the patch writes can move a file across it."""
+
+    frozen: tuple[str, ...]
+    own: tuple[str, ...] = ()
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys((*self.frozen, *self.own)))
+
+    def is_own_test_file(self, path: str) -> bool:
+        """A test module (or a file in a test folder) by the project's own discovery."""
+        return bool(self.own) and is_test_path(path, self.own)
+
+
+def side_rule(frozen: Sequence[str], discovery: PytestDiscovery,
+              packages: Collection[str]) -> SideRule:
+    """The run's rule: the frozen globs and the base's pytest discovery (`packages`: its
+    `testpaths` folders that are packages of the project's code)."""
+    own = discovery.test_paths(packages)
+    return SideRule(frozen=tuple(frozen), own=own)
+
+
+@dataclass(frozen=True, slots=True)
 class FileTexts:
     """A file with test tables as the base has it (`before`) and as the patch leaves it
     (`after`); None where it is not there."""
