@@ -358,6 +358,30 @@ def test_a_unittest_break_hidden_by_the_patchs_test_package_is_caught(
     assert any("test_mul" in r for r in reasons), reasons
 
 
+@on_sqlite
+def test_a_unittest_test_found_by_the_commands_own_pattern_is_on_the_test_side(
+        harness: Harness, tmp_path: Path) -> None:
+    """`unittest discover -s checks -p "check_*.py"`: checks/check_calc.py is a test file by
+    the task's command (no default rule names it), so an expectation edited to match the bug
+    runs on the base's code (fix evidence), passes there, and shows nothing."""
+    harness.repo = make_repo(tmp_path / "unitcheck", {
+        "calc.py": "def add(a, b):\n    return a - b\n",
+        "checks/__init__.py": "",
+        "checks/check_calc.py": "import unittest\n\nfrom calc import add\n\n\n"
+                                "class CalcTest(unittest.TestCase):\n"
+                                "    def test_add(self):\n"
+                                "        self.assertEqual(add(2, 3), 5)\n"})
+    record = harness.run(harness.plan({"tool": "fs.replace", "path": "checks/check_calc.py",
+                                       "old": "add(2, 3), 5", "new": "add(2, 3), -1"}),
+                         verify=(f"{sys.executable} -m unittest discover -s checks -t . "
+                                 "-p 'check_*.py'",), task_type="bug_fix")
+
+    status, reasons = verdict(record)
+    assert status is V.FAILED_VERIFICATION, reasons
+    assert on_test_side(record) == ["checks/check_calc.py"]
+    assert any(r.startswith("the fix is not shown") for r in reasons), reasons
+
+
 # --- a runner that names no tests ---------------------------------------------------------
 
 @on_sqlite

@@ -67,14 +67,14 @@ class EvidenceTrees:
 
 def run_side_rule(ctx: AttemptContext) -> SideRule:
     """The run's test-side rule, read once from the base (never the patch: a patch that edits
-    `python_files` moves no file across) and the spec's frozen rule. The
+    `python_files` moves no file across), the spec's frozen rule and its verify commands. The
     verified tree's checkout must be there (its git reads the base)."""
     plan, base = ctx.spec.verification_plan, ctx.spec.base_commit
     discovery = pytest_discovery(base_texts(ctx.dirs, base, tuple(PYTEST_CONFIGS)))
     markers = discovery.package_markers()
     packages = {marker.rsplit("/", 1)[0]
                 for marker in (base_texts(ctx.dirs, base, markers) if markers else ())}
-    return side_rule(plan.test_paths, discovery, packages)
+    return side_rule(plan.test_paths, discovery, packages, (c.command for c in plan.checks))
 
 
 def evidence_trees(ctx: AttemptContext, patch: Patch, diff_lines: Sequence[DiffLine],
