@@ -17,6 +17,7 @@ from agentctl.cli.context import State, state
 from agentctl.cli.options import JsonOption
 from agentctl.cli.output import emit_json, out
 from agentctl.domain.agent_clis import AGENT_CLIS, release_tested, version_in
+from agentctl.execution.agents.hook_binary import SWITCH, cache_dir, native_hook
 from agentctl.execution.sandboxing import bubblewrap
 from agentctl.execution.sandboxing.limits import layout
 from agentctl.execution.workspaces import overlay
@@ -43,8 +44,8 @@ def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
     warns)."""
     current = state(ctx)
     views = _views(current)  # first: a run's sandbox starts in the namespace views need
-    findings = [_sandbox(), _limits(), views, *_agents(current), _store(current), _forge(),
-                _start_up()]
+    findings = [_sandbox(), _limits(), views, *_agents(current), _hook(current), _store(current),
+                _forge(), _start_up()]
     if as_json:
 
         emit_json([{"part": f.part, "ok": f.ok, "required": f.required, "detail": f.detail,
@@ -162,6 +163,17 @@ def _agent_commands(current: State) -> dict[str, str]:
         if isinstance(command, str) and command:
             commands[name] = command
     return commands
+
+
+def _hook(current: State) -> Finding:
+    """Which hook the agent CLIs start per tool call (the compiled one, built here on first
+    use, or the Python one), and why."""
+    choice = native_hook(cache_dir(current.home.root), os.environ)
+    if choice.binary is not None:
+        return Finding("hook", True, f"{choice.why} ({SWITCH}=off: the Python one)",
+                       required=False)
+    return Finding("hook", False, f"{choice.why} (tens of ms more per tool call)",
+                   required=False)
 
 
 def _store(current: State) -> Finding:

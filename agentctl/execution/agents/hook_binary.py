@@ -33,7 +33,7 @@ class HookChoice:
     """The hook a run's CLI starts: the compiled one at `binary`, or the Python one (None)."""
 
     binary: Path | None
-    why: str
+    why: str  # which, and why: "native", "native, built now", "Python: no C compiler ..."
 
 
 def cache_dir(state_home: Path) -> Path:
@@ -44,24 +44,24 @@ def native_hook(cache: Path | None, env: Mapping[str, str]) -> HookChoice:
     """The compiled hook in `cache`, built there when it lacks; or why the Python one runs."""
     switch = env.get(SWITCH, "auto").strip().lower() or "auto"
     if switch == "off":
-        return HookChoice(None, f"the Python hook: {SWITCH}=off")
+        return HookChoice(None, f"Python: {SWITCH}=off")
     if switch != "auto":
-        return HookChoice(None, f"the Python hook: {SWITCH}={switch!r} is neither auto nor off")
+        return HookChoice(None, f"Python: {SWITCH}={switch!r} is neither auto nor off")
     if cache is None:
-        return HookChoice(None, "the Python hook: no state home to build the native one in")
-    compiler = shutil.which(COMPILER, path=env.get("PATH") or None)
+        return HookChoice(None, "Python: no state home to build the native one in")
+    compiler = shutil.which(COMPILER, path=env.get("PATH", ""))  # none: no compiler
     if compiler is None:
-        return HookChoice(None, f"the Python hook: no C compiler ({COMPILER}) on PATH")
+        return HookChoice(None, f"Python: no C compiler ({COMPILER}) on PATH")
     try:
         source = SOURCE.read_bytes()
         said = subprocess.run([compiler, "--version"], capture_output=True, text=True,
                               errors="replace", timeout=BUILD_SECONDS, check=False,
                               stdin=subprocess.DEVNULL).stdout
     except (OSError, subprocess.TimeoutExpired) as error:
-        return HookChoice(None, f"the Python hook: {compiler} --version failed: {error}")
+        return HookChoice(None, f"Python: {compiler} --version failed: {error}")
     target = cache / digest(source, compiler, said) / NAME
     if os.access(target, os.X_OK):
-        return HookChoice(target, f"the native hook {target}")
+        return HookChoice(target, "native")
     return _build(compiler, target)
 
 
@@ -81,13 +81,13 @@ def _build(compiler: str, target: Path) -> HookChoice:
                               timeout=BUILD_SECONDS, check=False, stdin=subprocess.DEVNULL)
         if done.returncode != 0:
             said = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-            return HookChoice(None, f"the Python hook: {compiler} could not build the native "
-                                    f"one: {said[:200]}")
+            return HookChoice(None, f"Python: {compiler} could not build the native one: "
+                                    f"{said[:200]}")
         partial.chmod(0o755)
         os.replace(partial, target)  # whole or not at all, for a run building it alongside
     except (OSError, subprocess.TimeoutExpired) as error:
-        return HookChoice(None, f"the Python hook: the native one could not be built in "
+        return HookChoice(None, f"Python: the native one could not be built in "
                                 f"{target.parent}: {error}")
     finally:
         partial.unlink(missing_ok=True)
-    return HookChoice(target, f"the native hook {target} (built now)")
+    return HookChoice(target, "native, built now")

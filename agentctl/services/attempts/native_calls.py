@@ -28,6 +28,7 @@ from agentctl.domain.native_tools import NativeAction, NativeCall, native_call
 from agentctl.domain.step import Step, ToolCall, ToolResult, changed_files_attribute
 from agentctl.execution.agents import AgentSession, AttemptIdentity, NativeDecision, tools
 from agentctl.execution.agents.attribution import ChangeTracker
+from agentctl.execution.agents.hook_binary import cache_dir
 from agentctl.execution.gateway.server import Exchange
 from agentctl.execution.sandboxing.sandbox import Jail
 from agentctl.services.attempts.attempt import AttemptContext
@@ -397,4 +398,5 @@ def native_session(ctx: AttemptContext, runtime: ToolRuntime,
     return replace(session, native=NativeCalls.for_runtime(runtime),
                    identity=AttemptIdentity(ctx.dirs.root, lease.attempt_id),
                    settings=ctx.spec.agent_settings, wall_seconds=runtime.budget.seconds_left,
-                   sandbox=runtime.sandbox, cassette=ctx.cassette)
+                   sandbox=runtime.sandbox, cassette=ctx.cassette,
+                   hook_cache=cache_dir(ctx.state_home) if ctx.state_home else None)
