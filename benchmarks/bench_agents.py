@@ -29,7 +29,8 @@ PreToolUse; Copilot's preToolUse and postToolUse, as agentctl registers them): w
 own hook runner, with a Python start or with a native one, costs a call whatever the hook
 does. The floors under agentctl's per-call figures, which are measured with each of its hooks:
 the compiled one (the default where `cc` is) and the Python one (AGENTCTL_NATIVE_HOOK=off).
-`--calls-only` skips the whole runs (part 2).
+`--calls-only` skips the whole runs (part 2); `--rounds N` interleaves the per-call runs N times
+and reports the median of each (on a loaded machine one round is mostly noise).
 
 `--cli opencode` measures the same for opencode (npm `opencode-ai`, pinned): its guard is
 agentctl's plugin inside the CLI, so the run without the guard is the same run with that plugin
@@ -49,6 +50,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -89,10 +91,39 @@ NOOP_C = ('#include <unistd.h>\nint main(void) {\n  char b[65536];\n'
 HOOKS = (("Python hook", {"AGENTCTL_NATIVE_HOOK": "off"}), ("native hook", {}))
 
 
-def floor(label: str, noop: Script, reference: Script) -> None:
-    """A no-op hook's session beside the CLI alone: what its hook runner adds per call."""
-    each, bare = statistics.median(per_call(noop)), statistics.median(per_call(reference))
-    print(f"{label:<52} {1000 * each:9.3f} ms  added {1000 * (each - bare):.1f} ms")
+def floors(cli: str, what: str, rounds: int, root: Path,
+           session: Callable[[str], Script]) -> None:
+    """The CLI alone per call, and with each no-op hook (`session(command)` runs the scripted
+    session alone with that hook command, none when empty), interleaved over `rounds`: what
+    its own hook runner adds per call, with a Python start and with a native one."""
+    hooks = {"": "", "Python": NOOP_HOOK, "native": noop_native(root)}
+    medians: dict[str, list[float]] = {name: [] for name in hooks}
+    for _ in range(rounds):
+        for name, command in hooks.items():
+            medians[name].append(statistics.median(per_call(session(command))))
+    bare = statistics.median(medians[""])
+    print(f"{f'(reference) {cli} alone, per tool call (median)':<52} {1000 * bare:9.3f} ms")
+    for name in ("Python", "native"):
+        each = statistics.median(medians[name])
+        print(f"{f'(reference) {cli} alone, {what.format(name=name)}':<52} {1000 * each:9.3f} "
+              f"ms  added {1000 * (each - bare):.1f} ms")
+
+
+def compared(label: str, rounds: int, target: str, hooked: Path, unhooked: Path,
+             measure: Callable[[Path, dict[str, str]], float]) -> None:
+    """The per-call median with each of agentctl's hooks beside the same run without hooks,
+    interleaved over `rounds` (the median of each): `measure(folder, env)` runs one."""
+    bases: list[float] = []
+    runs: dict[str, list[float]] = {name: [] for name, _ in HOOKS}
+    for _ in range(rounds):
+        bases.append(measure(unhooked, {}))
+        for name, extra in HOOKS:
+            runs[name].append(measure(hooked, extra))
+    base = statistics.median(bases)
+    for name, _ in HOOKS:
+        value = statistics.median(runs[name])
+        line(f"{label}, {name}", value * 1000, base * 1000, "ms",
+             f"added {1000 * (value - base):.1f} ms <= {target}")
 
 
 def noop_native(root: Path) -> str:
@@ -301,7 +332,7 @@ def copilot_alone(copilot: Path, server: FakeModel, script: Script, repo: Path,
     return time.perf_counter() - started
 
 
-def copilot_main(calls_wanted: int, calls_only: bool = False) -> None:
+def copilot_main(calls_wanted: int, calls_only: bool = False, rounds: int = 1) -> None:
     """The two measures for Copilot CLI (see the module's docstring)."""
     from tests.agents.test_copilot import SCRIPT
 
@@ -330,27 +361,25 @@ def copilot_main(calls_wanted: int, calls_only: bool = False) -> None:
             (where / ".agentctl.toml").write_text(config + extra)
         calls = [[Call("bash", {"command": "true", "description": "n"})]
                  for _ in range(calls_wanted)] + [[Text("done")]]
-        reference = Script(calls)
-        copilot_alone(copilot, server, reference, repo, root)
-        print(f"{'(reference) copilot alone, per tool call (median)':<52} "
-              f"{1000 * statistics.median(per_call(reference)):9.3f} ms")
-        for name, command in (("Python", NOOP_HOOK), ("native", noop_native(root))):
-            noop = Script(calls)
-            copilot_alone(copilot, server, noop, repo, root, noop_hooks=command)
-            floor(f"(reference) copilot alone, two no-op {name} hooks", noop, reference)
+
+        def session(command: str) -> Script:
+            script = Script(calls)
+            copilot_alone(copilot, server, script, repo, root, noop_hooks=command)
+            return script
+
+        def measure(where: Path, extra: dict[str, str]) -> float:
+            return median_call(where, server, Script(calls), repo, where / "home", "copilot",
+                               extra)
+
+        floors("copilot", "two no-op {name} hooks", rounds, root, session)
         for where, label in ((unsandboxed, "sandbox off"), (sandboxed, "in the sandbox")):
             unhooked_dir = where.parent / f"{where.name}-nohook"
             unhooked_dir.mkdir()
             (unhooked_dir / ".agentctl.toml").write_text(
                 (where / ".agentctl.toml").read_text().replace(str(copilot), str(hookless))
                 + ("" if where is unsandboxed else f"\n[sandbox]\nread_only = {visible}\n"))
-            base = median_call(unhooked_dir, server, Script(calls), repo,
-                               unhooked_dir / "home", "copilot")
-            for hook, extra in HOOKS:
-                hooked = median_call(where, server, Script(calls), repo, where / "home",
-                                     "copilot", extra)
-                line(f"per tool call, {calls_wanted} calls, {label}, {hook}", hooked * 1000,
-                     base * 1000, "ms", f"added {1000 * (hooked - base):.1f} ms <= 20 ms")
+            compared(f"per tool call, {calls_wanted} calls, {label}", rounds, "20 ms", where,
+                     unhooked_dir, measure)
         if calls_only:
             return
         own = statistics.median(copilot_alone(copilot, server, Script(SCRIPT), repo, root)
@@ -371,9 +400,11 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--cli", choices=("claude", "copilot", "opencode"), default="claude")
     parser.add_argument("--calls-only", action="store_true", help="skip the whole runs")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="per-call runs interleaved this many times (their median)")
     args = parser.parse_args()
     if args.cli == "copilot":
-        copilot_main(args.calls, args.calls_only)
+        copilot_main(args.calls, args.calls_only, args.rounds)
         return
     if args.cli == "opencode":
         opencode_main(args.calls)
@@ -400,26 +431,24 @@ def main() -> None:
             (where / ".agentctl.toml").write_text(config + extra)
         calls = [[Call("Bash", {"command": "true", "description": "n"})]
                  for _ in range(args.calls)] + [[Text("done")]]
-        reference = Script(calls)
-        alone(claude, server, reference, repo, root)
-        print(f"{'(reference) claude alone, per tool call (median)':<52} "
-              f"{1000 * statistics.median(per_call(reference)):9.3f} ms")
-        for name, command in (("Python", NOOP_HOOK), ("native", noop_native(root))):
-            noop = Script(calls)
-            alone(claude, server, noop, repo, root, noop_hook=command)
-            floor(f"(reference) claude alone, a no-op {name} hook", noop, reference)
+
+        def session(command: str) -> Script:
+            script = Script(calls)
+            alone(claude, server, script, repo, root, noop_hook=command)
+            return script
+
+        def measure(where: Path, extra: dict[str, str]) -> float:
+            return median_call(where, server, Script(calls), repo, where / "home", extra=extra)
+
+        floors("claude", "a no-op {name} hook", args.rounds, root, session)
         for where, label in ((unsandboxed, "sandbox off"), (sandboxed, "in the sandbox")):
             unhooked_dir = where.parent / f"{where.name}-nohook"
             unhooked_dir.mkdir()
             (unhooked_dir / ".agentctl.toml").write_text(
                 (where / ".agentctl.toml").read_text().replace(str(claude), str(hookless))
                 + ("" if where is unsandboxed else f"\n[sandbox]\nread_only = {visible}\n"))
-            base = median_call(unhooked_dir, server, Script(calls), repo, unhooked_dir / "home")
-            for hook, extra in HOOKS:
-                hooked = median_call(where, server, Script(calls), repo, where / "home",
-                                     extra=extra)
-                line(f"per tool call, {args.calls} calls, {label}, {hook}", hooked * 1000,
-                     base * 1000, "ms", f"added {1000 * (hooked - base):.1f} ms <= 50 ms")
+            compared(f"per tool call, {args.calls} calls, {label}", args.rounds, "50 ms", where,
+                     unhooked_dir, measure)
         if args.calls_only:
             return
 

@@ -17,7 +17,8 @@ fake Gemini API of tests/agents/fake_gemini.py.
    start and once compiled: Gemini's own hook runner costs a call that much.
 2. A whole `--agent gemini` run of the feature-flag migration (clone, agent, collect, verify,
    judge, verdict), beside the same scripted session run by `gemini` alone in a clone.
-   Target: everything besides the agent's own time <= 1.5 s. `--calls-only` skips it.
+   Target: everything besides the agent's own time <= 1.5 s. `--calls-only` skips it;
+   `--rounds N` interleaves the per-call runs as in bench_agents.py.
 """
 
 from __future__ import annotations
@@ -39,12 +40,10 @@ from agentctl.execution.sandboxing.sandbox import program_dirs  # noqa: E402
 from agentctl.services.admin.demo import prepare  # noqa: E402
 from benchmarks.bench_agents import (  # noqa: E402
     AGENTCTL,
-    HOOKS,
     IDENTITY,
-    NOOP_HOOK,
-    floor,
+    compared,
+    floors,
     line,
-    noop_native,
     per_call,
 )
 from tests.agents.conftest import GEMINI, install_cli  # noqa: E402
@@ -125,6 +124,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--calls-only", action="store_true", help="skip the whole runs")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="per-call runs interleaved this many times (their median)")
     args = parser.parse_args()
     gemini = install_cli(*GEMINI)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (figures scale "
@@ -148,25 +149,24 @@ def main() -> None:
         # distinct commands: Gemini stops a session that repeats one call 5 times (a loop)
         calls = [[Call("run_shell_command", {"command": f"echo {n}", "description": "n"})]
                  for n in range(args.calls)] + [[Text("done")]]
-        reference = Script(calls)
-        alone(gemini, server, reference, repo, root)
-        print(f"{'(reference) gemini alone, per tool call (median)':<52} "
-              f"{1000 * statistics.median(per_call(reference)):9.3f} ms")
-        for name, command in (("Python", NOOP_HOOK), ("native", noop_native(root))):
-            noop = Script(calls)
-            alone(gemini, server, noop, repo, root, noop_hooks=command)
-            floor(f"(reference) gemini alone, two no-op {name} hooks", noop, reference)
+
+        def session(command: str) -> Script:
+            script = Script(calls)
+            alone(gemini, server, script, repo, root, noop_hooks=command)
+            return script
+
+        def measure(where: Path, extra: dict[str, str]) -> float:
+            return median_call(where, server, Script(calls), repo, where / "home", extra)
+
+        floors("gemini", "two no-op {name} hooks", args.rounds, root, session)
         for where, label in ((unsandboxed, "sandbox off"), (sandboxed, "in the sandbox")):
             unhooked_dir = where.parent / f"{where.name}-nohook"
             unhooked_dir.mkdir()
             (unhooked_dir / ".agentctl.toml").write_text(
                 (where / ".agentctl.toml").read_text().replace(str(gemini), str(hookless))
                 + ("" if where is unsandboxed else f"\n[sandbox]\nread_only = {visible}\n"))
-            base = median_call(unhooked_dir, server, Script(calls), repo, unhooked_dir / "home")
-            for hook, extra in HOOKS:
-                hooked = median_call(where, server, Script(calls), repo, where / "home", extra)
-                line(f"per tool call, {args.calls} calls, {label}, {hook}", hooked * 1000,
-                     base * 1000, "ms", f"added {1000 * (hooked - base):.1f} ms <= 20 ms")
+            compared(f"per tool call, {args.calls} calls, {label}", args.rounds, "20 ms", where,
+                     unhooked_dir, measure)
         if args.calls_only:
             return
 
