@@ -29,7 +29,8 @@ PreToolUse; Copilot's preToolUse and postToolUse, as agentctl registers them): w
 own hook runner, with a Python start or with a native one, costs a call whatever the hook
 does. The floors under agentctl's per-call figures, which are measured with each of its hooks:
 the compiled one (the default where `cc` is) and the Python one (AGENTCTL_NATIVE_HOOK=off).
-`--calls-only` skips the whole runs (part 2); `--rounds N` interleaves the per-call runs N times
+`--calls-only` skips the whole runs (part 2); `--read` makes the Claude calls `Read`s (no tool
+jail per call in the sandbox: the hook alone); `--rounds N` interleaves the per-call runs N times
 and reports the median of each (on a loaded machine one round is mostly noise).
 
 `--cli opencode` measures the same for opencode (npm `opencode-ai`, pinned): its guard is
@@ -400,6 +401,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--cli", choices=("claude", "copilot", "opencode"), default="claude")
     parser.add_argument("--calls-only", action="store_true", help="skip the whole runs")
+    parser.add_argument("--read", action="store_true",
+                        help="claude: Read calls instead of Bash ones (sandboxed, no tool jail)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="per-call runs interleaved this many times (their median)")
     args = parser.parse_args()
@@ -429,8 +432,10 @@ def main() -> None:
         for where, extra in ((sandboxed, ""), (unsandboxed, '\n[sandbox]\nmode = "off"\n')):
             where.mkdir()
             (where / ".agentctl.toml").write_text(config + extra)
-        calls = [[Call("Bash", {"command": "true", "description": "n"})]
-                 for _ in range(args.calls)] + [[Text("done")]]
+        # a Read runs in the CLI's own process: no tool jail per call, the hook's cost alone
+        call = Call("Read", {"file_path": "{cwd}/payments/refunds.py"}) if args.read \
+            else Call("Bash", {"command": "true", "description": "n"})
+        calls = [[call] for _ in range(args.calls)] + [[Text("done")]]
 
         def session(command: str) -> Script:
             script = Script(calls)
