@@ -20,8 +20,12 @@
 
 #define MAX_MESSAGE_BYTES (16 * 1024 * 1024) /* wire.MAX_MESSAGE_BYTES */
 #define MAX_ERR_BYTES 4096                   /* one denied line: its reason is cut at 500 */
+#ifndef CONNECT_SECONDS /* -D for a test that waits less */
 #define CONNECT_SECONDS 10
+#endif
+#ifndef REPLY_SECONDS
 #define REPLY_SECONDS 3600 /* an `ask` rule waits for a person at the attempt's terminal */
+#endif
 
 static const char *const AGENTS[] = {"claude", "codex", "copilot", "gemini", NULL};
 static const char *const DENIED = "agentctl: denied: ";

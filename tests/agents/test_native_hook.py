@@ -16,7 +16,7 @@ import pytest
 
 from agentctl.execution.agents import AttemptIdentity
 from agentctl.execution.agents.channel import hook_command
-from agentctl.execution.agents.hook_binary import NAME, SWITCH, digest, native_hook
+from agentctl.execution.agents.hook_binary import NAME, SOURCE, SWITCH, digest, native_hook
 from tests.agents.test_hook import PRE, Attempt, client, hook, native_binary
 from tests.conftest import AGENTCTL
 
@@ -114,8 +114,9 @@ def test_the_adapters_command_starts_the_compiled_hook(attempt: Attempt,
 class RawSocket:
     """A socket that answers each request with fixed bytes, whatever it asked."""
 
-    def __init__(self, path: Path, reply: bytes) -> None:
+    def __init__(self, path: Path, reply: bytes, *, silent: bool = False) -> None:
         self.path = path
+        self.silent = silent
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(str(path))
         self.server.listen(4)
@@ -128,6 +129,8 @@ class RawSocket:
         with connection:
             connection.recv(1 << 20)
             connection.sendall(self.reply)
+            if self.silent:  # the connection stays open: the hook waits until its deadline
+                connection.recv(1)
 
     def close(self) -> None:
         self.server.close()
@@ -148,6 +151,24 @@ def test_an_answer_that_is_not_whole_and_well_formed_denies(tmp_path: Path, clie
         raw.close()
     assert done.returncode == 2 and done.stdout == ""
     assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith("agentctl: denied:")
+
+
+def test_an_attempt_that_never_answers_is_a_denial_at_the_deadline(tmp_path: Path) -> None:
+    """The compiled hook built with a one-second deadline (hook.c's REPLY_SECONDS) against a
+    socket that takes the request and says nothing."""
+    binary = tmp_path / "hook"
+    subprocess.run(["cc", "-std=c99", "-DREPLY_SECONDS=1", "-o", str(binary), str(SOURCE)],
+                   check=True, capture_output=True, timeout=120)
+    raw = RawSocket(tmp_path / "bridge.sock", b"", silent=True)
+    try:
+        done = subprocess.run([str(binary), "claude", "--socket", str(raw.path), "--attempt",
+                               "a", "--key", "k"], input=json.dumps(PRE), capture_output=True,
+                              text=True, timeout=60)
+    finally:
+        raw.close()
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("agentctl: denied: the attempt gave no answer: ")
+    assert len(done.stderr.splitlines()) == 1
 
 
 def test_doctor_says_which_hook_runs_and_why(tmp_path: Path) -> None:
