@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import platformdirs
+
 from agentctl.domain.errors import ConfigError
 
 CONFIG_FILENAME = ".agentctl.toml"
@@ -28,6 +30,4 @@ def config_path(explicit: str | None, cwd: Path) -> Path | None:
 
 
 def user_config_path() -> Path:
-    import platformdirs
-
     return Path(platformdirs.user_config_dir("agentctl")) / "config.toml"

@@ -9,6 +9,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import platformdirs
+
 from agentctl.domain.errors import BadInput
 
 DATABASE_FILENAME = "agentctl.db"
@@ -41,8 +43,6 @@ def resolve_home(explicit: str | None, *, url: str = "", artifacts: str = "") ->
     if chosen:
         root = Path(chosen).expanduser().resolve()
     else:
-        import platformdirs
-
         root = Path(platformdirs.user_data_dir("agentctl"))
     if root.exists() and not root.is_dir():
 

@@ -24,7 +24,8 @@ from pathlib import Path
 from agentctl.domain.clock import to_iso, utcnow
 from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX
 from agentctl.home import resolve_home
-from agentctl.services.lifecycle.leftovers import notice_expired, sweep_in_background
+from agentctl.services.lifecycle.leftovers import notice_expired
+from agentctl.services.lifecycle.sweep import sweep_in_background
 from agentctl.store import Store, tables
 from agentctl.store.views import Views
 

@@ -128,7 +128,7 @@ server.serve_forever()
 
 def trace(root: Path, calls: int) -> None:
     from agentctl.execution.otlp import export_trace
-    from agentctl.services.queries.telemetry import plan_for
+    from agentctl.services.queries.trace_export import plan_for
     from agentctl.store.views import Views
 
     sink = subprocess.Popen([sys.executable, "-c", SINK], stdout=subprocess.PIPE, text=True)

@@ -8,9 +8,11 @@ interpreter's full teardown.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 import sys
+import threading
 from collections.abc import Callable
 from typing import NoReturn
 
@@ -57,8 +59,6 @@ def leave(code: object, *, closing: Callable[[], None]) -> NoReturn:
     work is done (a run's verdict already printed). What that teardown does that matters is
     done here: non-daemon threads waited for (by falling back to it), exit handlers run,
     `closing` called (the database's connections), the output flushed."""
-    import threading
-
     if PLAIN or any(thread.is_alive() and not thread.daemon for thread in threading.enumerate()
                     if thread is not threading.main_thread()):
         sys.exit(code)  # type: ignore[arg-type]
@@ -67,8 +67,6 @@ def leave(code: object, *, closing: Callable[[], None]) -> NoReturn:
     elif not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
-    import atexit
-
     atexit._run_exitfuncs()
     closing()
     for stream in (sys.stdout, sys.stderr):

@@ -10,8 +10,8 @@ import typer
 
 from agentctl.cli.root_options import RootOptions
 from agentctl.config_file import config_path
-from agentctl.execution.work_tree import enclosing_work_tree, named_repository
 from agentctl.home import Home, resolve_home
+from agentctl.services.queries.repositories import repository_here, repository_named
 from agentctl.store import Store
 from agentctl.store.views import Views
 
@@ -56,13 +56,13 @@ class State:
 
     def views(self) -> Views:
         """Read views where "the newest run" means the newest of the repository you stand in."""
-        return Views(self.home, repository=enclosing_work_tree(Path.cwd()))
+        return Views(self.home, repository=repository_here(Path.cwd()))
 
     def repository_filter(self, text: str | None) -> str | None:
         """A listing's `--repo`, as tasks record it (aliases from config work too)."""
         if text is None:
             return None
-        return named_repository(text, self.config.repositories, Path.cwd())
+        return repository_named(text, self.config.repositories, Path.cwd())
 
 
 def state(ctx: typer.Context) -> State:

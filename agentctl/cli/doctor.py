@@ -17,10 +17,14 @@ from agentctl.cli.context import State, state
 from agentctl.cli.options import JsonOption
 from agentctl.cli.output import emit_json, out
 from agentctl.domain.agent_clis import AGENT_CLIS, release_tested, version_in
-from agentctl.execution.agents.hook_binary import SWITCH, cache_dir, native_hook
-from agentctl.execution.sandboxing import bubblewrap
-from agentctl.execution.sandboxing.limits import layout
-from agentctl.execution.workspaces import overlay
+from agentctl.services.admin.machine import (
+    HOOK_SWITCH,
+    SANDBOX_HINT,
+    agent_hook,
+    limits_layout,
+    overlay_views,
+    sandbox_check,
+)
 
 VERSION_SECONDS = 15.0  # for `<cli> --version` (a Node CLI's start, on a busy machine)
 FORGE_TOKENS = ("GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN")
@@ -74,18 +78,18 @@ def _print(findings: list[Finding]) -> None:
 
 def _sandbox() -> Finding:
 
-    status = bubblewrap.check()
+    status = sandbox_check()
     if status.works:
         where = f" ({status.bubblewrap.path})" if status.bubblewrap else ""
         return Finding("sandbox", True, f"bubblewrap works{where}")
-    return Finding("sandbox", False, f"{status.message}; {bubblewrap.HINT}")
+    return Finding("sandbox", False, f"{status.message}; {SANDBOX_HINT}")
 
 
 def _limits() -> Finding:
     """What caps each run's processes and memory: a cgroup of its own, or rlimits only (and
     then what is not enforced, and what would give it a cgroup)."""
 
-    found = layout()
+    found = limits_layout()
     fix = found.fix
     if fix is None:
         return Finding("limits", True, f"{found.describe}: each run's processes and memory are "
@@ -98,12 +102,12 @@ def _views(current: State) -> Finding:
     full checkouts (what a run then costs, and how to get the views)."""
 
 
-    if overlay.supported(Path(tempfile.gettempdir())):
+    why = overlay_views(Path(tempfile.gettempdir()))
+    if why is None:
         whose = "" if os.geteuid() == 0 else " (mounted in a user namespace of agentctl's own)"
         return Finding("views", True, "workspaces, verified and baseline trees are "
                        f"copy-on-write views of the base-tree cache in {current.home.root}"
                        f"{whose}", required=False)
-    why = overlay.refusal() or "this kernel refused an overlay mount"
     return Finding("views", False, f"off: {why}; every workspace, verified and baseline tree "
                    "is a full checkout, which costs a checkout's time and the repository's size "
                    "per tree", required=False)
@@ -168,9 +172,9 @@ def _agent_commands(current: State) -> dict[str, str]:
 def _hook(current: State) -> Finding:
     """Which hook the agent CLIs start per tool call (the compiled one, built here on first
     use, or the Python one), and why."""
-    choice = native_hook(cache_dir(current.home.root), os.environ)
+    choice = agent_hook(current.home.root)
     if choice.binary is not None:
-        return Finding("hook", True, f"{choice.why} ({SWITCH}=off: the Python one)",
+        return Finding("hook", True, f"{choice.why} ({HOOK_SWITCH}=off: the Python one)",
                        required=False)
     return Finding("hook", False, f"{choice.why} (tens of ms more per tool call)",
                    required=False)

@@ -16,6 +16,8 @@ from typing import Annotated
 
 from agentctl.domain import globs as glob_rules
 from agentctl.domain.errors import BadInput
+from agentctl.domain.model_prices import PriceError, parse_prices
+from agentctl.domain.sandbox import validate_rule
 
 Check = Callable[[object], object]
 
@@ -103,8 +105,6 @@ def regex_list(value: object) -> tuple[str, ...]:
 
 
 def network_rules(value: object) -> tuple[str, ...]:
-    from agentctl.domain.sandbox import validate_rule
-
     try:
         return tuple(validate_rule(item) for item in strings(value))
     except BadInput as error:
@@ -112,8 +112,6 @@ def network_rules(value: object) -> tuple[str, ...]:
 
 
 def price_list(value: object) -> tuple[str, ...]:
-    from agentctl.domain.model_prices import PriceError, parse_prices
-
     items = strings(value)
     try:
         parse_prices(items)

@@ -35,6 +35,14 @@ from agentctl.domain.audit_report import AuditReport
 from agentctl.domain.errors import AgentctlError, BadInput, IntegrityError
 from agentctl.domain.events import find_chain_breaks
 from agentctl.domain.transitions import TERMINAL_RUN
+from agentctl.store.seal_rules import (
+    LEASE_SEAL,
+    NOT_RECORDS,
+    final_lease,
+    optional_positions,
+    sealed_columns,
+    without_unset,
+)
 from agentctl.store.views import Views
 
 if TYPE_CHECKING:
@@ -127,8 +135,6 @@ _SEALING = f'"{SEALS}":{{'
 def _sealed_kind(seals: dict[tuple[str, str], str], *, leases: bool
                  ) -> dict[tuple[str, str], str]:
     """The seals of records, or (`leases`) those of ended attempts' final lease bookkeeping."""
-    from agentctl.store.seal_rules import LEASE_SEAL
-
     return {key: found for key, found in seals.items() if (key[0] == LEASE_SEAL) is leases}
 
 
@@ -136,15 +142,6 @@ def _row_seals(views: Views) -> tuple[dict[tuple[str, str], str], dict[tuple[str
     """Every stored row of every record table, (table, id) -> its seal as stored now, and every
     ended attempt's final lease bookkeeping, ("attempt_lease", id) -> its seal. Read from the
     database as it is, without the ORM: the key is each table's first column."""
-    from agentctl.store.seal_rules import (
-        LEASE_SEAL,
-        NOT_RECORDS,
-        final_lease,
-        optional_positions,
-        sealed_columns,
-        without_unset,
-    )
-
     found: dict[tuple[str, str], str] = {}
     leases: dict[tuple[str, str], str] = {}
     for name in views.table_names():

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import OperationalError
 
 from agentctl.domain.errors import StoreUnavailable
+from agentctl.services.lease_deadline import seconds_left
 from agentctl.store.outages import outage_text
 from agentctl.store.transactions import (
     BUSY_TIMEOUT_SECONDS,
@@ -128,8 +129,6 @@ def reconnecting(engine: Engine, connect: Callable[[], T], *,
     if engine.dialect.name == "sqlite":
         return connect()  # a file: nothing to wait for (locks are begin_immediate's)
     import stamina  # with the postgres extra, as the driver is
-
-    from agentctl.services.lease_deadline import seconds_left
 
     # SQLAlchemy wraps the driver's error, but a raw connection (the views) raises it bare
     lost = (OperationalError, engine.dialect.loaded_dbapi.OperationalError)

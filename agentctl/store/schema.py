@@ -12,6 +12,7 @@ import sqlite3
 
 from agentctl.home import Home
 from agentctl.store.revision import HEAD, stored_revision
+from agentctl.store.sqlite_schema import STATEMENTS
 from agentctl.store.transactions import Database, begin_immediate, sqlite_database
 
 
@@ -20,22 +21,19 @@ def ensure_schema(home: Home) -> Database:
     one cheap query when it is there already (Alembic is imported only when it is not)."""
     home.root.mkdir(parents=True, exist_ok=True)
     path = home.sqlite_path
-    if path is None:
-        from agentctl.store.schema_upgrade import shared  # SQLAlchemy's engine, Alembic
+    if path is not None:
+        database = sqlite_database(path)
+        connection = database.connect()
+        try:
+            revision = stored_revision(connection.cursor(), "sqlite")
+            if revision == HEAD or _create_new(connection):
+                return database
+        finally:
+            connection.close()
+    # a PostgreSQL store, or a SQLite home that is behind: SQLAlchemy's engine, Alembic
+    from agentctl.store.schema_upgrade import upgraded
 
-        return shared(home)
-    database = sqlite_database(path)
-    connection = database.connect()
-    try:
-        revision = stored_revision(connection.cursor(), "sqlite")
-        if revision == HEAD or _create_new(connection):
-            return database
-    finally:
-        connection.close()
-    from agentctl.store.schema_upgrade import upgrade_sqlite  # Alembic, for a home behind
-
-    upgrade_sqlite(home)
-    return database
+    return upgraded(home)
 
 
 def _create_new(connection: sqlite3.Connection) -> bool:
@@ -46,8 +44,6 @@ def _create_new(connection: sqlite3.Connection) -> bool:
     new home more than its run's start-up. False, touching nothing, when the database is not
     new (a home made before migrations, or one another process made meanwhile): the migrations
     take it from there."""
-    from agentctl.store.sqlite_schema import STATEMENTS
-
     begin_immediate(connection)  # one process creates it
     try:
         if connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:

@@ -12,7 +12,17 @@ from agentctl.home import Home
 from agentctl.store.engine import database_for, engine_for, reconnecting
 from agentctl.store.migrate import upgrade
 from agentctl.store.revision import HEAD, revision_of
-from agentctl.store.transactions import Database
+from agentctl.store.transactions import Database, sqlite_database
+
+
+def upgraded(home: Home) -> Database:
+    """The database of `home` at HEAD: a PostgreSQL store (`shared`), or a SQLite home that
+    `schema.ensure_schema` found behind (`upgrade_sqlite`)."""
+    path = home.sqlite_path
+    if path is None:
+        return shared(home)
+    upgrade_sqlite(home)
+    return sqlite_database(path)
 
 
 def shared(home: Home) -> Database:

@@ -37,6 +37,8 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects import sqlite
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.expression import Executable
 
@@ -129,11 +131,8 @@ def _status(table: Table) -> Select[Any]:
 
 def head_create(dialect: str) -> Executable:
     """The chain head's row, made by whoever writes a database's first event."""
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as dialect_insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert as dialect_insert  # type: ignore[assignment]
-    return dialect_insert(_HEAD).values(id=1, seq=0, hash=literal(GENESIS_HASH)) \
+    insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
+    return insert(_HEAD).values(id=1, seq=0, hash=literal(GENESIS_HASH)) \
         .on_conflict_do_nothing()
 
 

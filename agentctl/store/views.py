@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from agentctl.domain.verdict import Approval, Verdict
     from agentctl.domain.verification import VerificationReport
     from agentctl.services.ports import RunRecord
-    from agentctl.services.queries.read_models import CallRow, StepRow
+    from agentctl.services.unit_of_work import CallRow, StepRow
     from agentctl.services.unit_of_work import IdKind
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.transitions import ACTIVE_RUN
@@ -182,13 +182,13 @@ class Views:
 
     def step_tree_rows(self, run_id: str) -> list[StepRow]:
         """The columns of `run show --tree` of each step of a run, in attempt and step order."""
-        from agentctl.services.queries.read_models import StepRow
+        from agentctl.services.unit_of_work import StepRow
 
         return [StepRow._make(row) for row in self._tuples("step_tree", run_id=run_id)]
 
     def call_tree_rows(self, run_id: str) -> list[CallRow]:
         """The columns of `run show --tree` of each tool call of a run."""
-        from agentctl.services.queries.read_models import CallRow
+        from agentctl.services.unit_of_work import CallRow
 
         return [CallRow._make(row) for row in self._tuples("call_tree", run_id=run_id)]
 

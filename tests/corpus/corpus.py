@@ -3,9 +3,10 @@
 A case names a package and two releases: `before`, whose code has the bug, and `after`, whose
 release fixed it and added a test for it. The base repository is `before`'s sdist with
 `after`'s tests laid over it (SWE-bench style); the gold patch is `after`'s version of the
-files the fix touched. Nothing of those projects is committed here: the sdists are fetched
-from the package index by version and checked against the sha256 the case pins, then kept in
-a cache folder so that later runs need no network.
+files the fix touched. Nothing of those projects is committed here but the tests of a release
+whose sdists ship none (tomli's, in `upstream/`, copied verbatim from the release's tag): the
+sdists are fetched from the package index by version and checked against the sha256 the case
+pins, then kept in a cache folder so that later runs need no network.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 CASES_FILE = Path(__file__).with_name("cases.toml")
+# the tests of releases whose sdists ship none, copied from the release's tag (see its conftest)
+UPSTREAM = Path(__file__).with_name("upstream")
 # the simple repository API in its JSON form (PEP 691), which every index and mirror serves
 INDEX = os.environ.get("AGENTCTL_TEST_CORPUS_INDEX", "https://pypi.org/simple")
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
@@ -69,6 +72,7 @@ class Case:
     runner: str = "pytest"        # or "unittest": `tests` are then modules, ids `module.Class.test`
     already_failing: int = 0      # tests that fail on every tree, for a reason not the bug's
     deselect_in: str = "pytest.toml"  # the pytest config file the deselect variant writes
+    upstream_tests: str = ""      # a folder of UPSTREAM holding `after`'s tests (sdist has none)
 
     def verify_command(self, python: str) -> str:
         prefix = f"PYTHONPATH={self.pythonpath} " if self.pythonpath else ""
@@ -106,6 +110,7 @@ def load_cases(path: Path = CASES_FILE) -> list[Case]:
             pythonpath=raw.get("pythonpath", ""), runner=raw.get("runner", "pytest"),
             already_failing=raw.get("already_failing", 0),
             deselect_in=raw.get("deselect_in", "pytest.toml"),
+            upstream_tests=raw.get("upstream_tests", ""),
         ))
     return cases
 
@@ -216,6 +221,10 @@ def build_base(case: Case, root: Path) -> tuple[Path, Path]:
             _copy(path, repo / relative)
     for relative, path in _files(after).items():
         if is_test_file(relative):
+            _copy(path, repo / relative)
+    if case.upstream_tests:  # an sdist without tests (tomli's): `after`'s from its tag
+        upstream = UPSTREAM / case.upstream_tests
+        for relative, path in _files(upstream).items():
             _copy(path, repo / relative)
     _git(repo, "init", "-q", "-b", "main")
     # the sdist as released, files its .gitignore names included: a generated `_version.py`

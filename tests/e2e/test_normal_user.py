@@ -130,6 +130,7 @@ def test_doctor_tells_a_normal_user_what_it_gets_and_what_it_lacks(
 def test_doctor_tells_a_normal_user_without_a_cgroup_what_rlimits_leave_unenforced_and_the_fix(
         normal_user: NormalUser) -> None:
     done = normal_user.run("doctor", "--json", cwd=work_dir(normal_user))
+    check = normal_user.run("sandbox", "check", "--json", cwd=work_dir(normal_user))
     limits = {f["part"]: f for f in json.loads(done.stdout)}["limits"]
     if limits["ok"]:  # a cgroup delegated to this user (systemd's user session, an administrator)
         assert "capped in a group of its own" in limits["detail"], limits
@@ -139,40 +140,117 @@ def test_doctor_tells_a_normal_user_without_a_cgroup_what_rlimits_leave_unenforc
     assert "process count is not enforced per run" in limits["detail"]
     assert "for root" not in limits["detail"]
     assert "fix: " in limits["detail"] and "Delegate=yes" in limits["detail"]
+    v2 = next((set(path.read_text().split()) for path in (
+        Path("/sys/fs/cgroup/cgroup.controllers"), Path("/sys/fs/cgroup/unified/cgroup.controllers"))
+        if path.exists()), set())
+    if not {"pids", "memory"} <= v2:  # a hybrid layout (this container's): systemd cannot help
+        assert "Delegate=yes) cannot help here" in limits["detail"], limits
+        assert "a pids and a memory group on cgroup v1" in limits["detail"], limits
+    said = json.loads(check.stdout)["limits"]
+    assert "rlimits only" in said and "process count is not enforced per run" in said, said
+    assert "for root" not in said
 
 
-def test_a_normal_user_in_cgroups_delegated_to_them_has_each_run_capped_in_a_group(
-        normal_user: NormalUser) -> None:
-    """An administrator's delegation (cgroup v1: a pids and a memory group the user owns, which
-    the user's session starts in): doctor, as the user, finds both and says each run is capped."""
-    if not normal_user.prefix:
+@contextlib.contextmanager
+def delegated_groups(user: NormalUser) -> Iterator[tuple[Path, Path]]:
+    """An administrator's delegation on cgroup v1, the layout this machine has (a pids and a
+    memory hierarchy of their own; the v2 one, where systemd's `Delegate=yes` would give a group,
+    holds neither controller in such a container): a pids and a memory group made by root and
+    chowned to the user (the directory, `cgroup.procs`, `tasks`). Removed afterwards, once
+    empty; a child group left behind in either fails the removal, and so the test."""
+    if not user.prefix:
         pytest.skip("handing a cgroup over to a user needs root")
     own = dict(line.split(":", 2)[1:] for line in Path("/proc/self/cgroup").read_text().split())
-    groups = [Path("/sys/fs/cgroup", name, own.get(name, "/").lstrip("/"),
-                   f"agentctl-test-delegated-{os.getpid()}") for name in ("pids", "memory")]
+    pids, memory = (Path("/sys/fs/cgroup", name, own.get(name, "/").lstrip("/"),
+                         f"agentctl-test-delegated-{os.getpid()}") for name in ("pids", "memory"))
+    made: list[Path] = []
     try:
-        for group in groups:
+        for group in (pids, memory):
             try:
                 group.mkdir()
             except OSError as error:
                 unavailable(f"no cgroup v1 {group.parts[4]} group to delegate: {error}")
+            made.append(group)
             for path in (group, group / "cgroup.procs", group / "tasks"):
                 shutil.chown(path, USER)
-        joins = " && ".join(f"echo $$ > {group}/cgroup.procs" for group in groups)
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(normal_user.home), "LANG": "C.UTF-8",
-               "AGENTCTL_HOME": str(normal_user.home / "agentctl-home")}
-        done = subprocess.run(
-            ["sh", "-c", f'{joins} && exec "$@"', "delegated", *normal_user.prefix, "env", "-i",
-             *(f"{k}={v}" for k, v in env.items()), normal_user.agentctl, "doctor", "--json"],
-            cwd=work_dir(normal_user), capture_output=True, text=True, timeout=120, check=False)
+        yield pids, memory
     finally:
-        for group in groups:
+        for group in made:
             with contextlib.suppress(OSError):
                 until(lambda group=group: not (group / "cgroup.procs").read_text().split(), 10)
-                group.rmdir()
-    limits = {f["part"]: f for f in json.loads(done.stdout)}["limits"]
+            group.rmdir()
+
+
+def in_groups(user: NormalUser, groups: tuple[Path, ...], *args: str,
+              cwd: Path, state: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """agentctl run as the user from inside `groups`: root moves the shell there, then becomes
+    the user, as a login an administrator set up would start."""
+    joins = " && ".join(f"echo $$ > {group}/cgroup.procs" for group in groups)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(user.home), "LANG": "C.UTF-8",
+           "AGENTCTL_HOME": str(state or user.home / "agentctl-home")}
+    return subprocess.run(
+        ["sh", "-c", f'{joins} && exec "$@"', "delegated", *user.prefix, "env", "-i",
+         *(f"{k}={v}" for k, v in env.items()), user.agentctl, *args],
+        cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
+
+
+def children(group: Path) -> list[str]:
+    return sorted(entry.name for entry in group.iterdir() if entry.is_dir())
+
+
+def test_a_normal_user_in_cgroups_delegated_to_them_has_each_run_capped_in_a_group(
+        normal_user: NormalUser) -> None:
+    """doctor and sandbox check, as the user in the groups, say each run is capped in a cgroup;
+    a run's sandboxed check is in a child group of the delegated one, with the process count
+    enforced there (not by an rlimit: the launcher sets none where the group holds the limit);
+    the child groups are gone after the run."""
+    where, repo = owned_repo(normal_user, {**BASE, "in_group.py": IN_GROUP})
+    as_user(normal_user, "printf '[sandbox]\\nmax_processes = 40\\n' > .agentctl.toml", where)
+    with delegated_groups(normal_user) as (pids, memory):
+        doctor = in_groups(normal_user, (pids, memory), "doctor", "--json", cwd=where)
+        check = in_groups(normal_user, (pids, memory), "sandbox", "check", "--json", cwd=where)
+        done = in_groups(normal_user, (pids, memory), "task", "submit", "--repo", str(repo),
+                         "--base", "main", "--type", "custom", "--instruction", "change it",
+                         "--run", "--agent", "command:touch new.txt", "--verify",
+                         f"python3 in_group.py {pids} 40", "--json", cwd=where,
+                         state=where / "home")
+        left = children(pids), children(memory)
+
+    limits = {f["part"]: f for f in json.loads(doctor.stdout)}["limits"]
     assert limits["ok"] is True, limits
     assert limits["detail"].startswith("cgroup v1 (pids, memory)"), limits
+    assert json.loads(check.stdout)["limits"] == "cgroup v1 (pids, memory)", check.stdout
+    assert "Traceback" not in done.stderr, done.stderr
+    verdict = json.loads(done.stdout)["verdict"]
+    assert verdict["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW"), verdict
+    assert left == ([], []), left
+
+
+# Run as a check: finds the child group of the delegated one ($1) that holds this very process
+# (cgroup.procs lists the pids of the reader's namespace: the sandbox's), checks its pids.max
+# ($2) and that no rlimit caps the process count at it, then forks sleeping children until the
+# kernel refuses: fails unless the group stopped them below the limit.
+IN_GROUP = """import os, resource, sys, time
+group, limit = sys.argv[1], int(sys.argv[2])
+mine = [name for name in os.listdir(group) if os.path.isdir(os.path.join(group, name))
+        and str(os.getpid()) in open(os.path.join(group, name, "cgroup.procs")).read().split()]
+assert len(mine) == 1, ("not in one child group of", group, os.listdir(group))
+assert open(os.path.join(group, mine[0], "pids.max")).read().split() == [str(limit)], mine
+soft, _ = resource.getrlimit(resource.RLIMIT_NPROC)
+assert soft == resource.RLIM_INFINITY or soft > 10 * limit, ("an rlimit caps it", soft)
+made = 0
+for _ in range(10 * limit):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(5)
+        os._exit(0)
+    made += 1
+print(made, "processes")
+sys.exit(0 if made < limit else 1)
+"""
 
 
 def test_a_normal_users_check_cannot_fork_past_max_processes_without_a_cgroup(

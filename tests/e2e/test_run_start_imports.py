@@ -52,6 +52,12 @@ def test_a_run_imports_no_other_run_command_built_in_tool_trace_exporter_or_toml
         "agentctl.execution.agents.tools", "agentctl.execution.agents.shell_tool", "unidiff",
         # with no OTLP endpoint the run's trace is neither planned nor sent
         "agentctl.domain.tracing", "agentctl.execution.otlp",
+        "agentctl.services.queries.trace_export",
+        # a request that names its checks: no build files read for test commands to offer
+        "agentctl.services.actions.test_commands",
+        "agentctl.execution.verification.test_detection",
+        # a worker sweeps ended attempts' directories, a run does not
+        "agentctl.services.lifecycle.sweep",
     }
     if config_path(None, tmp_path / "cwd") is None:
         unneeded.add("tomllib")  # no config file, no request file, no script plan: no TOML

@@ -120,7 +120,7 @@ def test_the_sweep_removes_trash_and_nothing_else(tmp_path: Path) -> None:
 
 
 def test_a_workers_sweep_removes_the_trash_a_crash_left(tmp_path: Path) -> None:
-    from agentctl.services.lifecycle.leftovers import sweep_attempt_directories
+    from agentctl.services.lifecycle.sweep import sweep_attempt_directories
     from agentctl.testing import InMemoryStorage
 
     left = tmp_path / f"{TRASH_PREFIX}crashed"

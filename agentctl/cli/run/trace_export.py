@@ -9,7 +9,7 @@ from agentctl.cli.context import state
 from agentctl.cli.options import RunArgument
 from agentctl.cli.output import note
 from agentctl.domain.errors import InfrastructureFailure
-from agentctl.services.queries.telemetry import export_finished_run
+from agentctl.services.queries.trace_export import export_finished_run
 
 
 def trace(

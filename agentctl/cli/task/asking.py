@@ -10,9 +10,10 @@ import typer
 from agentctl.cli import dialog
 from agentctl.cli.context import State
 from agentctl.cli.output import note
-from agentctl.services.actions.requests import TaskRequest, detected_test_commands, overridden
+from agentctl.services.actions.requests import TaskRequest, overridden
 from agentctl.services.actions.sessions import add_message, start_session
 from agentctl.services.actions.tasks import current_user
+from agentctl.services.actions.test_commands import detected_test_commands
 
 
 def completed(current: State, request: TaskRequest, *, ask: bool) -> TaskRequest:

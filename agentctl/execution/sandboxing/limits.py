@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from agentctl.domain import cgroup_advice
+from agentctl.domain.cgroup_advice import CgroupFacts
 from agentctl.domain.sandbox import SandboxLimits
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -55,31 +57,29 @@ class CgroupLayout:
 
     @property
     def describe(self) -> str:
-        if self.pids is None and self.memory is None:
-            if os.geteuid() == 0:
-                return "no writable cgroup: rlimits only (process count not enforced for root)"
-            return ("no writable cgroup: rlimits only (the process count is not enforced per "
-                    "run: it caps all of your processes together; memory is an address-space "
-                    "limit)")
-        kind = "cgroup v2" if self.unified else "cgroup v1"
-        held = [name for name, path in (("pids", self.pids), ("memory", self.memory)) if path]
-        return f"{kind} ({', '.join(held)})"
+        return cgroup_advice.describe(self.facts())
 
     @property
     def fix(self) -> str | None:
         """What would give each run a cgroup of its own, where it has none (None: it has)."""
-        if self.pids is not None and self.memory is not None:
-            return None
-        if os.geteuid() == 0:
-            return ("give agentctl a writable cgroup: a writable /sys/fs/cgroup (not a container "
-                    "that mounts it read-only), v1 pids and memory or v2 with both controllers")
-        if Path(f"/run/user/{os.geteuid()}/systemd").is_dir():
-            return ("start agentctl in a cgroup systemd delegates to you: "
-                    "systemd-run --user --scope -p Delegate=yes agentctl ...")
-        return ("no systemd user session here to delegate a cgroup: log in through systemd "
-                "(or enable lingering: loginctl enable-linger) and start agentctl with "
-                "systemd-run --user --scope -p Delegate=yes, or have an administrator give you "
-                "a pids and a memory cgroup of your own, or run as root")
+        return cgroup_advice.fix(self.facts())
+
+    def facts(self) -> CgroupFacts:
+        """What the words about these limits rest on: asked on each use (two small reads), so
+        what is said is what the machine is now."""
+        return CgroupFacts(root=os.geteuid() == 0, pids=self.pids is not None,
+                           memory=self.memory is not None, unified=self.unified,
+                           v2_controllers=_v2_controllers(),
+                           systemd_user=Path(f"/run/user/{os.geteuid()}/systemd").is_dir())
+
+
+def _v2_controllers() -> frozenset[str]:
+    """The controllers the cgroup v2 hierarchy offers: at /sys/fs/cgroup on a v2-only machine,
+    at /sys/fs/cgroup/unified on a hybrid one (none where neither is mounted)."""
+    for where in (CGROUP_ROOT, CGROUP_ROOT / "unified"):
+        if (where / "cgroup.controllers").exists():
+            return frozenset(_read(where / "cgroup.controllers").split())
+    return frozenset()
 
 
 @cache

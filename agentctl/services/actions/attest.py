@@ -54,6 +54,12 @@ def signing_key_path(home: Path, key: Path | None) -> Path:
     return key or default_key_path(home)
 
 
+def signing_public_key(home: Path, key: Path | None) -> PublicKey:
+    """The public half of the key `run attest` signs with: `key`, or the home's own (made on
+    first use)."""
+    return load_signer(signing_key_path(home, key), create=key is None).public
+
+
 def attest_run(store: Storage, run_ref: str | None, *, key: Path | None = None,
                audited: bool = False) -> str:
     """The run's bundle, signed with `key` (default: the state home's key, made on first use).

@@ -240,10 +240,3 @@ def _test_ids(ids: tuple[str, ...]) -> tuple[str, ...]:
             raise BadInput(f"must-pass test {test_id!r} must be one test id as its runner names "
                            "it, e.g. tests/test_x.py::test_y or tests.test_x.T.test_y")
     return tuple(dict.fromkeys(test_id.strip() for test_id in ids))
-
-
-def detected_test_commands(repository: Path) -> tuple[str, ...]:
-    """The test commands a repository's build files imply, offered when a request names none."""
-    from agentctl.execution.verification.test_detection import detect_test_commands
-
-    return detect_test_commands(repository)

@@ -25,8 +25,9 @@ from agentctl.domain.task import (
 )
 from agentctl.execution import task_repository as repos
 from agentctl.execution.environment import secret_values
+from agentctl.execution.verification import test_patch as patches
 from agentctl.services.actions.requests import TaskRequest, validate
-from agentctl.services.lifecycle.runs import request_cancellation
+from agentctl.services.lifecycle.runs import CancelStore, request_cancellation
 from agentctl.services.unit_of_work import Storage
 
 
@@ -142,8 +143,6 @@ def _test_patch(given: str | None, cwd: Path, location: str,
     that applies to the base commit (a URL's base is known only when a run starts)."""
     if given is None:
         return None
-    from agentctl.execution.verification import test_patch as patches
-
     if not given.strip():
         raise BadInput("--test-patch needs the path of a diff file")
     path = cwd / Path(given).expanduser()
@@ -160,7 +159,7 @@ def _digest(text: str | None) -> str | None:
     return None if text is None else "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def cancel_task(storage: Storage, task_text: str, *, by: str, reason: str,
+def cancel_task(storage: CancelStore, task_text: str, *, by: str, reason: str,
                 clock: Clock = utcnow) -> Task:
     """Cancel a task: no new run is scheduled for it; its unfinished runs are cancelled."""
     task_id = storage.resolve("task", task_text)

@@ -24,9 +24,18 @@ from agentctl.domain.enums import (
     ToolDecision,
     ToolOutcome,
 )
+from agentctl.domain.errors import ModelUnreachable
 from agentctl.domain.native_tools import NativeAction, NativeCall, native_call
 from agentctl.domain.step import Step, ToolCall, ToolResult, changed_files_attribute
-from agentctl.execution.agents import AgentSession, AttemptIdentity, NativeDecision, tools
+from agentctl.domain.tracing import agent_trace_env
+from agentctl.execution.agents import (
+    AgentOutcome,
+    AgentSession,
+    AttemptIdentity,
+    NativeDecision,
+    build_agent,
+    tools,
+)
 from agentctl.execution.agents.attribution import ChangeTracker
 from agentctl.execution.agents.hook_binary import cache_dir
 from agentctl.execution.gateway.server import Exchange
@@ -34,7 +43,7 @@ from agentctl.execution.sandboxing.sandbox import Jail
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.confinement import record_connections
 from agentctl.services.attempts.evidence import Redactions, json_artifact, log_artifact
-from agentctl.services.attempts.model_exchanges import record_exchange
+from agentctl.services.attempts.model_exchanges import model_unreachable, record_exchange
 from agentctl.services.attempts.recording import arguments_json
 from agentctl.services.attempts.runtime import ToolRuntime
 from agentctl.services.ports import CallRequest, StepEnd
@@ -391,8 +400,6 @@ def native_session(ctx: AttemptContext, runtime: ToolRuntime,
     the frozen launch settings, the wall clock; with a trace configured, the trace context."""
     lease = ctx.ledger.lease
     if ctx.trace_endpoint:
-        from agentctl.domain.tracing import agent_trace_env
-
         session = replace(session, env={**session.env, **agent_trace_env(
             ctx.trace_endpoint, lease.run_id, lease.attempt_id)})
     return replace(session, native=NativeCalls.for_runtime(runtime),
@@ -400,3 +407,15 @@ def native_session(ctx: AttemptContext, runtime: ToolRuntime,
                    settings=ctx.spec.agent_settings, wall_seconds=runtime.budget.seconds_left,
                    sandbox=runtime.sandbox, cassette=ctx.cassette,
                    hook_cache=cache_dir(ctx.state_home) if ctx.state_home else None)
+
+
+def run_native(ctx: AttemptContext, runtime: ToolRuntime, session: AgentSession) -> AgentOutcome:
+    """A claude/codex attempt's agent, run in its `native_session`; a failure that follows a
+    vendor fault its gateway gave up on (no cassette replaying it) is ModelUnreachable, which a
+    new attempt may get past, not the agent's."""
+    session = native_session(ctx, runtime, session)
+    outcome = build_agent(ctx.spec.agent_spec).run(session)
+    fault = unreachable_model(session)
+    if outcome.error is not None and fault is not None and ctx.cassette is None:
+        raise ModelUnreachable(model_unreachable(fault))
+    return outcome

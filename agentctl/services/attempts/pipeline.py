@@ -282,7 +282,7 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
                            verificationDigest=digest(report))
         with _phase("judge"):
             ctx.progress("judging the diff")
-            judged = judge(ctx, collected, report, outcome.warnings)
+            judged = judge(ctx, collected, report, verified.side, outcome.warnings)
     with _phase("decide"):
         return _decided(ctx, run, collected, verified, judged, outcome)
 
@@ -386,16 +386,9 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
         tools=runtime, step=ctx.step, should_stop=ctx.stop, env=tool_context.env,
     )
     if spec.agent_settings is not None:  # claude or codex: its hooks and its model gateway
-        from agentctl.services.attempts.native_calls import native_session, unreachable_model
+        from agentctl.services.attempts.native_calls import run_native
 
-        session = native_session(ctx, runtime, session)
-        outcome = build_agent(spec.agent_spec).run(session)
-        fault = unreachable_model(session)
-        if outcome.error is not None and fault is not None and ctx.cassette is None:
-            from agentctl.services.attempts.model_exchanges import model_unreachable
-
-            raise ModelUnreachable(model_unreachable(fault))
-        return outcome
+        return run_native(ctx, runtime, session)
     if through is None:
         return build_agent(spec.agent_spec).run(session)
     try:

@@ -16,6 +16,7 @@ from agentctl.domain.agent import (
 )
 from agentctl.domain.enums import TaskType
 from agentctl.domain.errors import BadInput
+from agentctl.domain.provider_model import DEFAULT_MODEL, provider_model
 from agentctl.domain.sandbox import SandboxLimits, SandboxProfile
 from agentctl.domain.spec import (
     Budget,
@@ -147,8 +148,6 @@ def native_settings(config: Config, agent: AgentSpec) -> NativeAgentSettings | N
 def opencode_model(text: str) -> str:
     """`PROVIDER/MODEL` checked (`[agents.opencode] model` is read here first), the default
     when empty; BadInput otherwise."""
-    from agentctl.domain.provider_model import DEFAULT_MODEL, provider_model
-
     try:
         provider_model(text)
     except ValueError as error:

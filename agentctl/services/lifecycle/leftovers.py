@@ -1,68 +1,13 @@
-"""What a process killed with -9 leaves behind, found by the next agentctl that looks: the
-directories of attempts that are over, and runs whose lease ran out while nobody watched (a
-foreground `run start` that died, with no worker around to reclaim its lease)."""
+"""What a process killed with -9 leaves behind, found by the next agentctl that looks: runs
+whose lease ran out while nobody watched (a foreground `run start` that died, with no worker
+around to reclaim its lease). The directories of attempts that are over are `sweep`'s."""
 
 from __future__ import annotations
-
-import os
-import tempfile
-import threading
-from collections.abc import Callable
-from pathlib import Path
 
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.run import Run
-from agentctl.domain.errors import AgentctlError
 from agentctl.services.unit_of_work import Storage
-
-
-def sweep_attempt_directories(storage: Storage, parent: Path | None = None) -> int:
-    """Remove this machine's directories of attempts that are over; how many were removed.
-    Trash folders (attempts' directories renamed for deletion, left by a crash) go too.
-
-    The folders agentctl makes in `parent` (the temp dir) are only candidates: one is removed
-    when the store records it as the directory of an attempt that has ended, never one whose
-    attempt still runs, nor one the store does not know (another home's, or not ours at all).
-    A judge's scratch folder lives inside its attempt's directory and goes with it.
-    """
-    # here, not above: the commands that only call notice_expired need none of the workspace code
-    from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX, TRASH_PREFIX, remove_leftovers
-    from agentctl.execution.workspaces.trash import sweep_trash
-
-    folder = (parent or Path(tempfile.gettempdir())).resolve()
-    sweep_trash(folder, TRASH_PREFIX)
-    try:
-        with os.scandir(folder) as entries:
-            candidates = [entry.path for entry in entries
-                          if entry.name.startswith(ATTEMPT_DIR_PREFIX)
-                          and entry.is_dir(follow_symlinks=False)]
-    except OSError:  # no temp dir to look in: nothing of ours is there either
-        return 0
-    with storage.reads() as reads:
-        ended = reads.ended_attempt_directories(candidates)
-    remove_leftovers(ended)
-    return len(ended)
-
-
-def sweep_in_background(storage: Storage, report: Callable[[str], None]) -> threading.Thread:
-    """The sweep in a thread of its own, so a worker starts working at once however many
-    directories there are (removing a thousand clones takes minutes on a slow disk); `report`
-    hears how many were removed, or why the sweep could not look. A daemon: join it to wait."""
-    def sweep() -> None:
-
-        faults: tuple[type[BaseException], ...] = (AgentctlError, *storage.outage_errors())
-        try:
-            swept = sweep_attempt_directories(storage)
-        except faults as error:  # the next worker start tries again
-            report(f"sweep of ended attempts' directories skipped: {storage.outage_text(error)}")
-            return
-        if swept:
-            report(f"removed {swept} directories of attempts that had ended")
-
-    thread = threading.Thread(target=sweep, name="agentctl-sweep", daemon=True)
-    thread.start()
-    return thread
 
 
 def notice_expired(storage: Storage, *, clock: Clock = utcnow) -> list[Run]:

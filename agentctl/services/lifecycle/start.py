@@ -15,6 +15,7 @@ from agentctl.domain.run import Run
 from agentctl.domain.sandbox import SandboxMode, SandboxProfile
 from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.execution.sandboxing.bubblewrap import require
+from agentctl.execution.workspaces import overlay
 from agentctl.execution.workspaces.cache_fill import Prefetch
 from agentctl.execution.workspaces.checkout_changes import CheckoutChanges
 from agentctl.execution.workspaces.tree_cache import in_home
@@ -24,7 +25,7 @@ from agentctl.services.attempts.pipeline import RunOptions
 from agentctl.services.lifecycle.leftovers import notice_expired, requeued_notice
 from agentctl.services.lifecycle.worker import create_and_run, prefetch_base
 from agentctl.services.ports import Approver, RunObserver
-from agentctl.services.queries.telemetry import configured_endpoint, trace_after_run
+from agentctl.services.queries.telemetry import configured_endpoint, has_ended
 from agentctl.services.unit_of_work import Storage
 
 
@@ -77,8 +78,6 @@ class RunInterrupted(KeyboardInterrupt):
 def prepare_views() -> None:
     """For a normal user, a user and mount namespace of agentctl's own, where the tree cache's
     views mount without root (a no-op for root, or where the kernel refuses: full checkouts)."""
-    from agentctl.execution.workspaces import overlay  # ctypes: for a run, not a submit
-
     overlay.prepare()
 
 
@@ -151,5 +150,16 @@ def start_run(storage: Storage, config: Config, request: StartRun, *,
     except KeyboardInterrupt as stopped:
         raise RunInterrupted(request.task) from stopped
     if not how.detach:
-        trace_after_run(storage, config, run)  # after the verdict: never on the run's path
+        _trace_after_run(storage, config, run)  # after the verdict: never on the run's path
     return StartedRun(run, config)
+
+
+def _trace_after_run(storage: Storage, config: Config, run: Run) -> None:
+    """The ended run's trace, sent when an endpoint is configured: only then are the planner
+    and the exporter imported (a run without one loads neither)."""
+    endpoint = configured_endpoint(config)
+    if endpoint is None or not has_ended(run):
+        return
+    from agentctl.services.queries.trace_export import send_after_run
+
+    send_after_run(storage, config, run, endpoint)

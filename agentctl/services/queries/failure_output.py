@@ -12,6 +12,7 @@ from typing import NamedTuple, Protocol
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.enums import ArtifactType, RedactionStatus
 from agentctl.domain.output_tail import output_tail
+from agentctl.domain.redaction import Redactor
 from agentctl.domain.step import CANCELLED
 
 LOG_TAIL_BYTES = 16 << 10  # where a check's failure is: its log's end
@@ -74,7 +75,5 @@ def log_tail(files: LogFiles, artifact: Artifact, limit: int = LOG_TAIL_BYTES) -
     if artifact.size_bytes > limit:
         text = text.partition("\n")[2]  # the first line is cut
     if artifact.redaction_status is RedactionStatus.RAW:
-        from agentctl.domain.redaction import Redactor
-
         text = Redactor().clean(text)
     return text

@@ -4,27 +4,19 @@ over OTLP/HTTP, and the outcome (spans sent, spans dropped) appended to the run'
 The run itself never waits on a collector: the trace is built after the verdict, from what the
 database holds, with the records' own times. A collector that is down costs at most
 `[telemetry] timeout_seconds` and one warning line; the run's outcome is untouched. A run with
-no endpoint never plans nor sends one: the planner and the exporter are imported when a trace is.
+no endpoint never plans nor sends one: this module says when a trace is due, and the planner
+and the exporter (`trace_export`) are imported only then.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
 
 from agentctl.config import Config
-from agentctl.domain.clock import utcnow
-from agentctl.domain.enums import EventType, RunStatus
-from agentctl.domain.errors import BadInput
-from agentctl.domain.events import NewEvent
+from agentctl.domain.enums import RunStatus
 from agentctl.domain.run import Run
 from agentctl.domain.transitions import TERMINAL_RUN
-from agentctl.services.unit_of_work import Reads, Storage
-
-if TYPE_CHECKING:
-    from agentctl.domain.tracing import TracePlan
-    from agentctl.execution.otlp import ExportResult
 
 ENDPOINT_ENV = "OTEL_EXPORTER_OTLP_ENDPOINT"
 
@@ -34,111 +26,6 @@ def configured_endpoint(config: Config, environ: Mapping[str, str] = os.environ)
     return environ.get(ENDPOINT_ENV) or config.telemetry.otlp_endpoint or None
 
 
-def trace_after_run(storage: Storage, config: Config, run: Run) -> ExportResult | None:
-    """The ended run's trace, sent when an endpoint is configured; its ExportResult, or None."""
-    endpoint = configured_endpoint(config)
-    if endpoint is None or not has_ended(run):
-        return None
-    try:
-        result = _export(storage, config, run.run_id, endpoint)
-    except BadInput as error:  # the extra is not installed: say so, the run stands
-        _warn("agentctl: WARNING: no trace for %s: %s", run.run_id, error)
-        return None
-    _record(storage, run, result)
-    if result.error:
-        _warn("agentctl: WARNING: trace of %s not sent: %s (%d spans dropped)", run.run_id,
-              result.error, result.dropped)
-    return result
-
-
-def export_finished_run(storage: Storage, config: Config, run_text: str | None, *,
-                        endpoint: str | None) -> ExportResult:
-    """`run trace`: send an ended run's trace (again); the outcome goes on its record."""
-    from agentctl.domain.otlp_endpoint import endpoint_problem
-
-    target = endpoint or configured_endpoint(config)
-    if not target:
-        raise BadInput(f"no OTLP endpoint: pass --endpoint URL, set {ENDPOINT_ENV} or "
-                       "[telemetry] otlp_endpoint")
-    problem = endpoint_problem(target)
-    if problem:
-        source = "--endpoint" if endpoint else ENDPOINT_ENV if os.environ.get(ENDPOINT_ENV) \
-            else "[telemetry] otlp_endpoint"
-        raise BadInput(f"{source} {target!r} is not an OTLP/HTTP endpoint: {problem}")
-    with storage.reads() as reads:
-        run = reads.run(run_text)
-    if not has_ended(run):
-        raise BadInput(f"run {run.run_id} is {run.status.value}; trace a run that has ended")
-    result = _export(storage, config, run.run_id, target)
-    _record(storage, run, result)
-    return result
-
-
-def _warn(message: str, *args: object) -> None:
-    import logging  # only when a trace fails: logging is not on a run's start-up
-
-    logging.getLogger("agentctl.telemetry").warning(message, *args)
-
-
 def has_ended(run: Run) -> bool:
     """Whether the run has a trace to send: it has ended (or awaits approval)."""
     return run.status in TERMINAL_RUN or run.status is RunStatus.NEEDS_APPROVAL
-
-
-def plan_for(reads: Reads, run_id: str) -> TracePlan:
-    from agentctl.domain.tracing import plan_trace
-
-    with reads.snapshot():
-        run = reads.run(run_id)
-        return plan_trace(run, reads.attempts(run_id), reads.steps(run_id),
-                          reads.tool_calls(run_id), reads.verdict(run_id))
-
-
-def _export(storage: Storage, config: Config, run_id: str, endpoint: str,
-            timeout: float | None = None,
-            on_wire: Callable[[bool], None] | None = None) -> ExportResult:
-    from agentctl.execution.otlp import export_trace
-
-    with storage.reads() as reads:
-        plan = plan_for(reads, run_id)
-    if on_wire is not None:
-        on_wire(True)
-    try:
-        return export_trace(plan, endpoint, max_spans=config.telemetry.max_spans,
-                            timeout=config.telemetry.timeout_seconds if timeout is None
-                            else timeout)
-    finally:
-        if on_wire is not None:
-            on_wire(False)
-
-
-def export_and_record(storage: Storage, config: Config, run: Run, endpoint: str, *,
-                      timeout: float,
-                      on_wire: Callable[[bool], None] | None = None) -> ExportResult:
-    """Send the ended run's trace within `timeout` and put the outcome on its record.
-    `on_wire(True)` is told as the trace goes out to the collector, `on_wire(False)` once
-    it is back: only that part waits on the collector (reading the run, and the exporter's
-    import, take what the machine's load makes them take)."""
-    result = _export(storage, config, run.run_id, endpoint, timeout, on_wire)
-    _record(storage, run, result)
-    return result
-
-
-def record_unsent(storage: Storage, run: Run, endpoint: str, why: str) -> None:
-    """Put on the run's record that its trace was not sent, and why (every span dropped)."""
-    from agentctl.execution.otlp import ExportResult, traces_url
-
-    with storage.reads() as reads:
-        plan = plan_for(reads, run.run_id)
-    _record(storage, run, ExportResult(traces_url(endpoint), f"{plan.trace_id:032x}",
-                                       len(plan.spans), 0, len(plan.spans), why))
-
-
-def _record(storage: Storage, run: Run, result: ExportResult) -> None:
-    with storage.unit_of_work() as uow:
-        uow.events.append_many([NewEvent(
-            type=EventType.TRACE_EXPORTED, created_at=utcnow(), task_id=run.task_id,
-            run_id=run.run_id, payload={
-                "traceId": result.trace_id, "endpoint": result.endpoint, "spans": result.spans,
-                "exported": result.exported, "dropped": result.dropped,
-                "error": result.error})])

@@ -8,7 +8,8 @@ down for `DOWN_SECONDS`: the traces of that time are dropped untried, each said 
 record, so no backlog builds up behind it. When the worker ends, the exports left are waited for
 as long as they keep finishing: only a trace on its way to the collector is given up on, once
 it has been out longer than its timeout and `GRACE_SECONDS` (reading a run and loading the
-exporter take what the machine's load makes them take, and always end); the rest are dropped. Every drop is counted; the first failure of each outage is said once.
+exporter take what the machine's load makes them take, and always end); the rest are dropped.
+Every drop is counted; the first failure of each outage is said once.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from dataclasses import dataclass
 from agentctl.config import Config
 from agentctl.domain.errors import AgentctlError
 from agentctl.domain.run import Run
-from agentctl.services.queries.telemetry import export_and_record, has_ended, record_unsent
+from agentctl.services.queries.telemetry import has_ended
+from agentctl.services.queries.trace_export import export_and_record, record_unsent
 from agentctl.services.unit_of_work import Storage
 
 CAPACITY = 64  # runs waiting for their trace to be sent
