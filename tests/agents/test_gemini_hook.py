@@ -81,15 +81,20 @@ def test_an_answer_it_cannot_read_denies_with_exit_2(attempt: Attempt, client: s
     assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("agentctl: denied:")
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "native"])
 def test_gemini_cli_denies_a_call_when_agentctls_hook_fails(
-        gemini_cli: Path, tmp_path: Path) -> None:
-    """The real CLI, agentctl's own settings and hook, no attempt behind the hook (the run is
-    gone): the shell call is blocked and never runs."""
+        gemini_cli: Path, tmp_path: Path, compiled: bool,
+        request: pytest.FixtureRequest) -> None:
+    """The real CLI, agentctl's own settings and hook (either one), no attempt behind the hook
+    (the run is gone): the shell call is blocked and never runs."""
     home, workspace = tmp_path / "home", tmp_path / "workspace"
     (home / ".gemini").mkdir(parents=True)
     workspace.mkdir()
     marker = workspace / "marker.txt"
-    command = hook_command("gemini", AttemptIdentity(tmp_path / "gone", "attempt_gone"), "k")
+    binary = request.getfixturevalue("native_binary") if compiled else None
+    command = hook_command("gemini", AttemptIdentity(tmp_path / "gone", "attempt_gone"), "k",
+                           binary)
+    assert ("launch.py" in command) is not compiled
     (home / ".gemini" / "settings.json").write_text(
         settings_json(NativeAgentSettings(command=str(gemini_cli), max_turns=5), command))
     server = gemini_server()
