@@ -24,9 +24,14 @@ run's gateway) of agentctl's `hooks/agentctl.json` in the private COPILOT_HOME b
 the run is tests/agents/test_copilot.py's scripted session. Target per call: <= 20 ms added.
 
 For reference, the CLI alone with hooks that do nothing (a plain `python -E -s -S -c` that
-reads its input and answers `{}`: Claude Code's PreToolUse; Copilot's preToolUse and
-postToolUse, as agentctl registers them): what the CLI's own hook runner and a Python start
-cost a call, whatever the hook does. The floor under agentctl's per-call figure.
+reads its input and answers `{}`, and a compiled C program that does the same: Claude Code's
+PreToolUse; Copilot's preToolUse and postToolUse, as agentctl registers them): what the CLI's
+own hook runner, with a Python start or with a native one, costs a call whatever the hook
+does. The floors under agentctl's per-call figures, which are measured with each of its hooks:
+the compiled one (the default where `cc` is) and the Python one (AGENTCTL_NATIVE_HOOK=off).
+`--calls-only` skips the whole runs (part 2); `--read` makes the Claude calls `Read`s (no tool
+jail per call in the sandbox: the hook alone); `--rounds N` interleaves the per-call runs N times
+and reports the median of each (on a loaded machine one round is mostly noise).
 
 `--cli opencode` measures the same for opencode (npm `opencode-ai`, pinned): its guard is
 agentctl's plugin inside the CLI, so the run without the guard is the same run with that plugin
@@ -46,6 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -79,6 +85,54 @@ QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "
          "DISABLE_AUTOUPDATER": "1"}
 # A hook that does nothing: what the CLI's hook runner and a Python start cost, and no more.
 NOOP_HOOK = f"{sys.executable} -E -s -S -c 'import sys; sys.stdin.read(); print(\"{{}}\")'"
+# The same in C: what the CLI's hook runner costs with a native start (`noop_native`).
+NOOP_C = ('#include <unistd.h>\nint main(void) {\n  char b[65536];\n'
+          '  while (read(0, b, sizeof b) > 0) {}\n  return write(1, "{}\\n", 3) != 3;\n}\n')
+# agentctl's hooks compared: the compiled one (its default where cc is) and the Python one.
+HOOKS = (("Python hook", {"AGENTCTL_NATIVE_HOOK": "off"}), ("native hook", {}))
+
+
+def floors(cli: str, what: str, rounds: int, root: Path,
+           session: Callable[[str], Script]) -> None:
+    """The CLI alone per call, and with each no-op hook (`session(command)` runs the scripted
+    session alone with that hook command, none when empty), interleaved over `rounds`: what
+    its own hook runner adds per call, with a Python start and with a native one."""
+    hooks = {"": "", "Python": NOOP_HOOK, "native": noop_native(root)}
+    medians: dict[str, list[float]] = {name: [] for name in hooks}
+    for _ in range(rounds):
+        for name, command in hooks.items():
+            medians[name].append(statistics.median(per_call(session(command))))
+    bare = statistics.median(medians[""])
+    print(f"{f'(reference) {cli} alone, per tool call (median)':<52} {1000 * bare:9.3f} ms")
+    for name in ("Python", "native"):
+        each = statistics.median(medians[name])
+        print(f"{f'(reference) {cli} alone, {what.format(name=name)}':<52} {1000 * each:9.3f} "
+              f"ms  added {1000 * (each - bare):.1f} ms")
+
+
+def compared(label: str, rounds: int, target: str, hooked: Path, unhooked: Path,
+             measure: Callable[[Path, dict[str, str]], float]) -> None:
+    """The per-call median with each of agentctl's hooks beside the same run without hooks,
+    interleaved over `rounds` (the median of each): `measure(folder, env)` runs one."""
+    bases: list[float] = []
+    runs: dict[str, list[float]] = {name: [] for name, _ in HOOKS}
+    for _ in range(rounds):
+        bases.append(measure(unhooked, {}))
+        for name, extra in HOOKS:
+            runs[name].append(measure(hooked, extra))
+    base = statistics.median(bases)
+    for name, _ in HOOKS:
+        value = statistics.median(runs[name])
+        line(f"{label}, {name}", value * 1000, base * 1000, "ms",
+             f"added {1000 * (value - base):.1f} ms <= {target}")
+
+
+def noop_native(root: Path) -> str:
+    """The no-op hook compiled (`NOOP_C`), its path."""
+    source, binary = root / "noop-hook.c", root / "noop-hook"
+    source.write_text(NOOP_C)
+    subprocess.run(["cc", "-O2", "-o", str(binary), str(source)], check=True)
+    return str(binary)
 
 
 def line(name: str, value: float, baseline: float, unit: str, target: str) -> None:
@@ -88,15 +142,15 @@ def line(name: str, value: float, baseline: float, unit: str, target: str) -> No
 
 
 def alone(claude: Path, server: FakeModel, script: Script, repo: Path, root: Path, *,
-          noop_hook: bool = False) -> float:
+          noop_hook: str = "") -> float:
     """The scripted session by `claude` alone in a fresh clone: the agent's own time; with
-    `noop_hook`, a PreToolUse hook that does nothing (`NOOP_HOOK`)."""
+    `noop_hook`, that command as a PreToolUse hook (one that does nothing)."""
     work = Path(tempfile.mkdtemp(dir=root))
     subprocess.run(["git", "clone", "-q", str(repo), str(work / "repo")], check=True)
     (work / "home").mkdir()
     settings = work / "home" / "settings.json"
     settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
-        {"type": "command", "command": NOOP_HOOK}]}]} if noop_hook else {}}))
+        {"type": "command", "command": noop_hook}]}]} if noop_hook else {}}))
     server.script = script
     env = {"PATH": os.environ["PATH"], "HOME": str(work / "home"), **QUIET,
            "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-ant-bench-0123456789"}
@@ -110,9 +164,11 @@ def alone(claude: Path, server: FakeModel, script: Script, repo: Path, root: Pat
 
 
 def under_agentctl(root: Path, server: FakeModel, script: Script, repo: Path,
-                   home: Path, agent: str = "claude") -> float:
+                   home: Path, agent: str = "claude", extra: dict[str, str] | None = None,
+                   ) -> float:
     server.script = script
-    env = {**os.environ, **IDENTITY, "AGENTCTL_HOME": str(home), "ANTHROPIC_BASE_URL": server.url,
+    env = {**os.environ, **(extra or {}), **IDENTITY, "AGENTCTL_HOME": str(home),
+           "ANTHROPIC_BASE_URL": server.url,
            "ANTHROPIC_API_KEY": "sk-ant-bench-0123456789", "OPENAI_BASE_URL": f"{server.url}/v1",
            "OPENAI_API_KEY": "sk-bench-0123456789", "COPILOT_CACHE_HOME": str(copilot_cache())}
     env.pop("AGENTCTL_CONFIG", None)
@@ -146,8 +202,8 @@ def without_hook(claude: Path, root: Path) -> Path:
 
 
 def median_call(where: Path, server: FakeModel, script: Script, repo: Path, home: Path,
-                agent: str = "claude") -> float:
-    under_agentctl(where, server, script, repo, home, agent)
+                agent: str = "claude", extra: dict[str, str] | None = None) -> float:
+    under_agentctl(where, server, script, repo, home, agent, extra)
     if len(script.arrivals) != len(script.turns):
         sys.exit(f"the session in {where} stopped after {len(script.arrivals)} model requests")
     return statistics.median(per_call(script))
@@ -253,15 +309,15 @@ def opencode_main(calls_wanted: int) -> None:
 
 
 def copilot_alone(copilot: Path, server: FakeModel, script: Script, repo: Path,
-                  root: Path, *, noop_hooks: bool = False) -> float:
+                  root: Path, *, noop_hooks: str = "") -> float:
     """The scripted session by `copilot` alone in a fresh clone, offline against the fake;
-    with `noop_hooks`, a preToolUse and a postToolUse hook that do nothing (`NOOP_HOOK`)."""
+    with `noop_hooks`, that command as a preToolUse and a postToolUse hook."""
     work = Path(tempfile.mkdtemp(dir=root))
     subprocess.run(["git", "clone", "-q", str(repo), str(work / "repo")], check=True)
     (work / "home" / ".copilot" / "hooks").mkdir(parents=True)
     if noop_hooks:
         (work / "home" / ".copilot" / "hooks" / "noop.json").write_text(json.dumps(
-            {"version": 1, "hooks": {event: [{"type": "command", "bash": NOOP_HOOK}]
+            {"version": 1, "hooks": {event: [{"type": "command", "bash": noop_hooks}]
                                      for event in ("preToolUse", "postToolUse")}}))
     server.script = script
     env = {"PATH": os.environ["PATH"], "HOME": str(work / "home"),
@@ -277,7 +333,7 @@ def copilot_alone(copilot: Path, server: FakeModel, script: Script, repo: Path,
     return time.perf_counter() - started
 
 
-def copilot_main(calls_wanted: int) -> None:
+def copilot_main(calls_wanted: int, calls_only: bool = False, rounds: int = 1) -> None:
     """The two measures for Copilot CLI (see the module's docstring)."""
     from tests.agents.test_copilot import SCRIPT
 
@@ -306,25 +362,27 @@ def copilot_main(calls_wanted: int) -> None:
             (where / ".agentctl.toml").write_text(config + extra)
         calls = [[Call("bash", {"command": "true", "description": "n"})]
                  for _ in range(calls_wanted)] + [[Text("done")]]
-        reference = Script(calls)
-        copilot_alone(copilot, server, reference, repo, root)
-        print(f"{'(reference) copilot alone, per tool call (median)':<52} "
-              f"{1000 * statistics.median(per_call(reference)):9.3f} ms")
-        noop = Script(calls)
-        copilot_alone(copilot, server, noop, repo, root, noop_hooks=True)
-        print(f"{'(reference) copilot alone, two no-op hooks (median)':<52} "
-              f"{1000 * statistics.median(per_call(noop)):9.3f} ms")
+
+        def session(command: str) -> Script:
+            script = Script(calls)
+            copilot_alone(copilot, server, script, repo, root, noop_hooks=command)
+            return script
+
+        def measure(where: Path, extra: dict[str, str]) -> float:
+            return median_call(where, server, Script(calls), repo, where / "home", "copilot",
+                               extra)
+
+        floors("copilot", "two no-op {name} hooks", rounds, root, session)
         for where, label in ((unsandboxed, "sandbox off"), (sandboxed, "in the sandbox")):
-            hooked = median_call(where, server, Script(calls), repo, where / "home", "copilot")
             unhooked_dir = where.parent / f"{where.name}-nohook"
             unhooked_dir.mkdir()
             (unhooked_dir / ".agentctl.toml").write_text(
                 (where / ".agentctl.toml").read_text().replace(str(copilot), str(hookless))
                 + ("" if where is unsandboxed else f"\n[sandbox]\nread_only = {visible}\n"))
-            base = median_call(unhooked_dir, server, Script(calls), repo,
-                               unhooked_dir / "home", "copilot")
-            line(f"per tool call, {calls_wanted} calls, {label} (median)", hooked * 1000,
-                 base * 1000, "ms", f"added {1000 * (hooked - base):.1f} ms <= 20 ms")
+            compared(f"per tool call, {calls_wanted} calls, {label}", rounds, "20 ms", where,
+                     unhooked_dir, measure)
+        if calls_only:
+            return
         own = statistics.median(copilot_alone(copilot, server, Script(SCRIPT), repo, root)
                                 for _ in range(3))
         for where, label in ((unsandboxed, "sandbox off"), (sandboxed, "in the sandbox")):
@@ -342,9 +400,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--cli", choices=("claude", "copilot", "opencode"), default="claude")
+    parser.add_argument("--calls-only", action="store_true", help="skip the whole runs")
+    parser.add_argument("--read", action="store_true",
+                        help="claude: Read calls instead of Bash ones (sandboxed, no tool jail)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="per-call runs interleaved this many times (their median)")
     args = parser.parse_args()
     if args.cli == "copilot":
-        copilot_main(args.calls)
+        copilot_main(args.calls, args.calls_only, args.rounds)
         return
     if args.cli == "opencode":
         opencode_main(args.calls)
@@ -369,26 +432,30 @@ def main() -> None:
         for where, extra in ((sandboxed, ""), (unsandboxed, '\n[sandbox]\nmode = "off"\n')):
             where.mkdir()
             (where / ".agentctl.toml").write_text(config + extra)
-        calls = [[Call("Bash", {"command": "true", "description": "n"})]
-                 for _ in range(args.calls)] + [[Text("done")]]
-        reference = Script(calls)
-        alone(claude, server, reference, repo, root)
-        print(f"{'(reference) claude alone, per tool call (median)':<52} "
-              f"{1000 * statistics.median(per_call(reference)):9.3f} ms")
-        noop = Script(calls)
-        alone(claude, server, noop, repo, root, noop_hook=True)
-        print(f"{'(reference) claude alone, a no-op hook (median)':<52} "
-              f"{1000 * statistics.median(per_call(noop)):9.3f} ms")
+        # a Read runs in the CLI's own process: no tool jail per call, the hook's cost alone
+        call = Call("Read", {"file_path": "{cwd}/payments/refunds.py"}) if args.read \
+            else Call("Bash", {"command": "true", "description": "n"})
+        calls = [[call] for _ in range(args.calls)] + [[Text("done")]]
+
+        def session(command: str) -> Script:
+            script = Script(calls)
+            alone(claude, server, script, repo, root, noop_hook=command)
+            return script
+
+        def measure(where: Path, extra: dict[str, str]) -> float:
+            return median_call(where, server, Script(calls), repo, where / "home", extra=extra)
+
+        floors("claude", "a no-op {name} hook", args.rounds, root, session)
         for where, label in ((unsandboxed, "sandbox off"), (sandboxed, "in the sandbox")):
-            hooked = median_call(where, server, Script(calls), repo, where / "home")
             unhooked_dir = where.parent / f"{where.name}-nohook"
             unhooked_dir.mkdir()
             (unhooked_dir / ".agentctl.toml").write_text(
                 (where / ".agentctl.toml").read_text().replace(str(claude), str(hookless))
                 + ("" if where is unsandboxed else f"\n[sandbox]\nread_only = {visible}\n"))
-            base = median_call(unhooked_dir, server, Script(calls), repo, unhooked_dir / "home")
-            line(f"per tool call, {args.calls} calls, {label} (median)", hooked * 1000,
-                 base * 1000, "ms", f"added {1000 * (hooked - base):.1f} ms <= 50 ms")
+            compared(f"per tool call, {args.calls} calls, {label}", args.rounds, "50 ms", where,
+                     unhooked_dir, measure)
+        if args.calls_only:
+            return
 
         own = statistics.median(alone(claude, server, Script(MIGRATION), repo, root)
                                 for _ in range(3))

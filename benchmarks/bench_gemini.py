@@ -11,11 +11,14 @@ fake Gemini API of tests/agents/fake_gemini.py.
    settings agentctl wrote, then runs gemini with agentctl's argv, env, home and workspace),
    and `gemini` alone for reference. Per call: the time between the model requests on either
    side of it. Target: the median added <= 20 ms (the same run without hooks is the CLI
-   alone, as agentctl launches it). For reference, `gemini` alone with two hooks that do
-   nothing (read their input, allow): Gemini's own hook runner costs a call that much.
+   alone, as agentctl launches it), with each of agentctl's hooks: the compiled one (its
+   default where `cc` is) and the Python one (AGENTCTL_NATIVE_HOOK=off). For reference,
+   `gemini` alone with two hooks that do nothing (read their input, allow), once as a Python
+   start and once compiled: Gemini's own hook runner costs a call that much.
 2. A whole `--agent gemini` run of the feature-flag migration (clone, agent, collect, verify,
    judge, verdict), beside the same scripted session run by `gemini` alone in a clone.
-   Target: everything besides the agent's own time <= 1.5 s.
+   Target: everything besides the agent's own time <= 1.5 s. `--calls-only` skips it;
+   `--rounds N` interleaves the per-call runs as in bench_agents.py.
 """
 
 from __future__ import annotations
@@ -35,7 +38,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentctl.execution.sandboxing.sandbox import program_dirs  # noqa: E402
 from agentctl.services.admin.demo import prepare  # noqa: E402
-from benchmarks.bench_agents import AGENTCTL, IDENTITY, line, per_call  # noqa: E402
+from benchmarks.bench_agents import (  # noqa: E402
+    AGENTCTL,
+    IDENTITY,
+    compared,
+    floors,
+    line,
+    per_call,
+)
 from tests.agents.conftest import GEMINI, install_cli  # noqa: E402
 from tests.agents.fake_gemini import gemini_server  # noqa: E402
 from tests.agents.fake_models import Call, FakeModel, Script, Text  # noqa: E402
@@ -47,15 +57,14 @@ ALONE_SETTINGS = {"security": {"auth": {"selectedType": "gemini-api-key"}},
 
 
 def alone(gemini: Path, server: FakeModel, script: Script, repo: Path, root: Path, *,
-          noop_hooks: bool = False) -> float:
+          noop_hooks: str = "") -> float:
     """The scripted session by `gemini` alone in a fresh clone: the agent's own time. With
-    `noop_hooks`, a BeforeTool and an AfterTool hook that read their input and allow: what
-    Gemini's own hook runner costs a call, whatever the hook does."""
+    `noop_hooks`, that command as a BeforeTool and an AfterTool hook (one that reads its input
+    and allows): what Gemini's own hook runner costs a call, whatever the hook does."""
     work = Path(tempfile.mkdtemp(dir=root))
     subprocess.run(["git", "clone", "-q", str(repo), str(work / "repo")], check=True)
     (work / "home" / ".gemini").mkdir(parents=True)
-    noop = f"{sys.executable} -E -s -S -c 'import sys; sys.stdin.read(); print(\"{{}}\")'"
-    hooks = {event: [{"matcher": ".*", "hooks": [{"type": "command", "command": noop}]}]
+    hooks = {event: [{"matcher": ".*", "hooks": [{"type": "command", "command": noop_hooks}]}]
              for event in ("BeforeTool", "AfterTool")}
     (work / "home" / ".gemini" / "settings.json").write_text(
         json.dumps({**ALONE_SETTINGS, **({"hooks": hooks} if noop_hooks else {})}))
@@ -71,9 +80,9 @@ def alone(gemini: Path, server: FakeModel, script: Script, repo: Path, root: Pat
 
 
 def under_agentctl(root: Path, server: FakeModel, script: Script, repo: Path,
-                   home: Path) -> float:
+                   home: Path, extra: dict[str, str] | None = None) -> float:
     server.script = script
-    env = {**os.environ, **IDENTITY, "AGENTCTL_HOME": str(home),
+    env = {**os.environ, **(extra or {}), **IDENTITY, "AGENTCTL_HOME": str(home),
            "GOOGLE_GEMINI_BASE_URL": server.url, "GEMINI_API_KEY": KEY}
     env.pop("AGENTCTL_CONFIG", None)
     task = json.loads(subprocess.run(
@@ -103,8 +112,9 @@ def without_hooks(gemini: Path, root: Path) -> Path:
     return wrapper
 
 
-def median_call(where: Path, server: FakeModel, script: Script, repo: Path, home: Path) -> float:
-    under_agentctl(where, server, script, repo, home)
+def median_call(where: Path, server: FakeModel, script: Script, repo: Path, home: Path,
+                extra: dict[str, str] | None = None) -> float:
+    under_agentctl(where, server, script, repo, home, extra)
     if len(script.arrivals) != len(script.turns):
         sys.exit(f"the session in {where} stopped after {len(script.arrivals)} model requests")
     return statistics.median(per_call(script))
@@ -113,6 +123,9 @@ def median_call(where: Path, server: FakeModel, script: Script, repo: Path, home
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=30)
+    parser.add_argument("--calls-only", action="store_true", help="skip the whole runs")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="per-call runs interleaved this many times (their median)")
     args = parser.parse_args()
     gemini = install_cli(*GEMINI)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (figures scale "
@@ -136,24 +149,26 @@ def main() -> None:
         # distinct commands: Gemini stops a session that repeats one call 5 times (a loop)
         calls = [[Call("run_shell_command", {"command": f"echo {n}", "description": "n"})]
                  for n in range(args.calls)] + [[Text("done")]]
-        reference = Script(calls)
-        alone(gemini, server, reference, repo, root)
-        print(f"{'(reference) gemini alone, per tool call (median)':<52} "
-              f"{1000 * statistics.median(per_call(reference)):9.3f} ms")
-        noop = Script(calls)
-        alone(gemini, server, noop, repo, root, noop_hooks=True)
-        print(f"{'(reference) gemini alone, two no-op hooks (median)':<52} "
-              f"{1000 * statistics.median(per_call(noop)):9.3f} ms")
+
+        def session(command: str) -> Script:
+            script = Script(calls)
+            alone(gemini, server, script, repo, root, noop_hooks=command)
+            return script
+
+        def measure(where: Path, extra: dict[str, str]) -> float:
+            return median_call(where, server, Script(calls), repo, where / "home", extra)
+
+        floors("gemini", "two no-op {name} hooks", args.rounds, root, session)
         for where, label in ((unsandboxed, "sandbox off"), (sandboxed, "in the sandbox")):
-            hooked = median_call(where, server, Script(calls), repo, where / "home")
             unhooked_dir = where.parent / f"{where.name}-nohook"
             unhooked_dir.mkdir()
             (unhooked_dir / ".agentctl.toml").write_text(
                 (where / ".agentctl.toml").read_text().replace(str(gemini), str(hookless))
                 + ("" if where is unsandboxed else f"\n[sandbox]\nread_only = {visible}\n"))
-            base = median_call(unhooked_dir, server, Script(calls), repo, unhooked_dir / "home")
-            line(f"per tool call, {args.calls} calls, {label} (median)", hooked * 1000,
-                 base * 1000, "ms", f"added {1000 * (hooked - base):.1f} ms <= 20 ms")
+            compared(f"per tool call, {args.calls} calls, {label}", args.rounds, "20 ms", where,
+                     unhooked_dir, measure)
+        if args.calls_only:
+            return
 
         own = statistics.median(alone(gemini, server, Script(migration_script()), repo, root)
                                 for _ in range(3))

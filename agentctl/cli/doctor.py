@@ -18,7 +18,9 @@ from agentctl.cli.options import JsonOption
 from agentctl.cli.output import emit_json, out
 from agentctl.domain.agent_clis import AGENT_CLIS, release_tested, version_in
 from agentctl.services.admin.machine import (
+    HOOK_SWITCH,
     SANDBOX_HINT,
+    agent_hook,
     limits_layout,
     overlay_views,
     sandbox_check,
@@ -46,8 +48,8 @@ def doctor(ctx: typer.Context, as_json: JsonOption = False) -> None:
     warns)."""
     current = state(ctx)
     views = _views(current)  # first: a run's sandbox starts in the namespace views need
-    findings = [_sandbox(), _limits(), views, *_agents(current), _store(current), _forge(),
-                _start_up()]
+    findings = [_sandbox(), _limits(), views, *_agents(current), _hook(current), _store(current),
+                _forge(), _start_up()]
     if as_json:
 
         emit_json([{"part": f.part, "ok": f.ok, "required": f.required, "detail": f.detail,
@@ -165,6 +167,17 @@ def _agent_commands(current: State) -> dict[str, str]:
         if isinstance(command, str) and command:
             commands[name] = command
     return commands
+
+
+def _hook(current: State) -> Finding:
+    """Which hook the agent CLIs start per tool call (the compiled one, built here on first
+    use, or the Python one), and why."""
+    choice = agent_hook(current.home.root)
+    if choice.binary is not None:
+        return Finding("hook", True, f"{choice.why} ({HOOK_SWITCH}=off: the Python one)",
+                       required=False)
+    return Finding("hook", False, f"{choice.why} (tens of ms more per tool call)",
+                   required=False)
 
 
 def _store(current: State) -> Finding:

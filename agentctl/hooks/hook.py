@@ -83,11 +83,7 @@ def _main(argv: list[str]) -> int:
     if payload is None:
         raise HookError("hook input is not a JSON object; expected the agent's PreToolUse or "
                         "PostToolUse object on stdin")
-    event = options.get(EVENT_OPTION) or payload.get("hook_event_name")
-    tool = payload.get("toolName" if agent == COPILOT else "tool_name")
-    if not isinstance(event, str) or (event != SESSION_START and not isinstance(tool, str)):
-        raise HookError("hook input lacks hook_event_name or tool_name; expected the agent's "
-                        "PreToolUse or PostToolUse object on stdin")
+    event = checked_event(agent, options.get(EVENT_OPTION), payload)
     # The input travels as the agent wrote it (it is one whole JSON object, so it cannot add
     # keys to the request; its newlines are whitespace, since strict JSON strings escape them).
     request = b"".join([
@@ -98,12 +94,35 @@ def _main(argv: list[str]) -> int:
     reply = json_object(exchange(options["--socket"], request))
     if reply is None:
         raise HookError("the attempt's answer is not a JSON object")
+    code, out, err = answer(agent, event, reply)
+    sys.stdout.buffer.write(out)
+    if err:
+        sys.stdout.buffer.flush()
+        sys.stderr.write(err)
+    return code
+
+
+def checked_event(agent: str, named: str | None, payload: dict[str, object]) -> str:
+    """The event the input answers (`--event`, else the input's own name for it); HookError
+    when it names none, or a tool call without its tool."""
+    event = named or payload.get("hook_event_name")
+    tool = payload.get("toolName" if agent == COPILOT else "tool_name")
+    if not isinstance(event, str) or (event != SESSION_START and not isinstance(tool, str)):
+        raise HookError("hook input lacks hook_event_name or tool_name; expected the agent's "
+                        "PreToolUse or PostToolUse object on stdin")
+    return event
+
+
+def answer(agent: str, event: str, reply: dict[str, object]) -> tuple[int, bytes, str]:
+    """The attempt's reply as the CLI reads it: the exit code, stdout and stderr (the one
+    `denied` line, or nothing). HookError when the reply is no answer to the call. The native
+    hook gets these three made by the attempt (`native` requests), so both hooks answer alike."""
     if reply.get("refused"):  # not a decision on the call: the request itself was refused
         raise HookError(str(reply.get("reason") or "the attempt refused the request"))
     if event not in DECISION_EVENTS:  # a result or the session's start: acknowledged
         if reply.get("ok") is not True:
             raise HookError(str(reply.get("reason") or "the attempt refused the result"))
-        return 0
+        return 0, b"", ""
     decision, reason = reply.get("decision"), str(reply.get("reason") or "")
     if decision not in (wire.ALLOW, wire.DENY):
         raise HookError(reason or "the attempt gave no decision")
@@ -117,36 +136,31 @@ def _main(argv: list[str]) -> int:
     if agent == COPILOT:
         if updated:
             updated = b',"modifiedArgs":' + updated
-        sys.stdout.buffer.write(b"".join([
+        out = b"".join([
             b'{"permissionDecision":', _json_text(str(decision)),
-            b',"permissionDecisionReason":', _json_text(reason), updated, b"}\n"]))
+            b',"permissionDecisionReason":', _json_text(reason), updated, b"}\n"])
         if decision == wire.DENY:
-            sys.stdout.buffer.flush()
-            sys.stderr.write(f"agentctl: denied: {' '.join(reason.split())[:500]}\n")
-            return 2
-        return 0
+            return 2, out, denied_line(reason)
+        return 0, out, ""
     if agent == "gemini":
         return _gemini_answer(str(decision), reason, updated)
     if updated:
         updated = b',"updatedInput":' + updated
-    sys.stdout.buffer.write(b"".join([
+    return 0, b"".join([
         b'{"hookSpecificOutput":{"hookEventName":', _json_text(event), b',"permissionDecision":',
         _json_text(str(decision)), b',"permissionDecisionReason":', _json_text(reason),
-        updated, b"}}\n"]))
-    return 0
+        updated, b"}}\n"]), ""
 
 
-def _gemini_answer(decision: str, reason: str, updated: bytes) -> int:
+def _gemini_answer(decision: str, reason: str, updated: bytes) -> tuple[int, bytes, str]:
     """Gemini CLI's BeforeTool answer: a denial both ways (its JSON and exit 2), an allowed
     call with the input it runs with instead (merged over the model's, key by key)."""
     if decision == wire.DENY:
-        sys.stdout.buffer.write(b'{"decision":"deny","reason":' + _json_text(reason) + b"}\n")
-        sys.stderr.write(f"agentctl: denied: {' '.join(reason.split())[:500]}\n")
-        return 2
+        return 2, b'{"decision":"deny","reason":' + _json_text(reason) + b"}\n", \
+            denied_line(reason)
     rewrite = (b',"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":' + updated
                + b"}") if updated else b""
-    sys.stdout.buffer.write(b'{"decision":"allow"' + rewrite + b"}\n")
-    return 0
+    return 0, b'{"decision":"allow"' + rewrite + b"}\n", ""
 
 
 def _arguments(argv: list[str]) -> tuple[str, dict[str, str]]:
@@ -236,9 +250,13 @@ def _json_text(value: str) -> bytes:
     return _quoted(value).encode()
 
 
+def denied_line(reason: str) -> str:
+    """The one stderr line of a denial."""
+    return f"agentctl: denied: {' '.join(reason.split())[:500]}\n"
+
+
 def _deny(reason: str) -> int:
-    line = " ".join(reason.split())[:500]
-    sys.stderr.write(f"agentctl: denied: {line}\n")
+    sys.stderr.write(denied_line(reason))
     return 2
 
 

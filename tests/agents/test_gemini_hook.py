@@ -18,7 +18,9 @@ from agentctl.execution.agents.channel import hook_command
 from agentctl.execution.agents.gemini import settings_json
 from tests.agents.fake_gemini import function_responses, gemini_server
 from tests.agents.fake_models import Call, Script, Text
-from tests.agents.test_hook import Attempt, hook
+from tests.agents.test_hook import Attempt, client, hook, native_binary
+
+__all__ = ["client", "native_binary"]  # fixtures: each test runs both hooks
 
 BEFORE = {"session_id": "s", "hook_event_name": "BeforeTool", "cwd": "/w",
           "tool_name": "run_shell_command", "tool_input": {"command": "echo hi",
@@ -38,7 +40,7 @@ def attempt(tmp_path: Path):  # type: ignore[no-untyped-def]
     live.close()
 
 
-def test_a_denial_is_gemini_json_and_exit_2(attempt: Attempt) -> None:
+def test_a_denial_is_gemini_json_and_exit_2(attempt: Attempt, client: str) -> None:
     attempt.answer = {"decision": "deny", "reason": "denied (rule: deny: curl *)"}
     result = ask(attempt, "PreToolUse")
     assert result.returncode == 2
@@ -49,7 +51,7 @@ def test_a_denial_is_gemini_json_and_exit_2(attempt: Attempt) -> None:
 
 
 def test_an_allowed_call_is_allowed_and_a_replaced_input_is_the_tool_input(
-        attempt: Attempt) -> None:
+        attempt: Attempt, client: str) -> None:
     assert (ask(attempt, "PreToolUse").returncode, json.loads(ask(attempt, "PreToolUse").stdout)) \
         == (0, {"decision": "allow"})
     attempt.answer = {"decision": "allow", "reason": "ok", "updatedInput": json.dumps(
@@ -62,7 +64,7 @@ def test_an_allowed_call_is_allowed_and_a_replaced_input_is_the_tool_input(
 
 
 @pytest.mark.parametrize("event", ["PostToolUse", "SessionStart"])
-def test_a_result_or_the_session_start_is_acknowledged_silently(attempt: Attempt,
+def test_a_result_or_the_session_start_is_acknowledged_silently(attempt: Attempt, client: str,
                                                                 event: str) -> None:
     attempt.answer = {"ok": True}
     result = ask(attempt, event, {**BEFORE, "tool_response": {"llmContent": "hi"}})
@@ -71,7 +73,7 @@ def test_a_result_or_the_session_start_is_acknowledged_silently(attempt: Attempt
 
 @pytest.mark.parametrize("answer", [{"decision": "maybe"}, {"refused": True, "reason": "no"},
                                     {"decision": "allow", "updatedInput": "[1]"}])
-def test_an_answer_it_cannot_read_denies_with_exit_2(attempt: Attempt,
+def test_an_answer_it_cannot_read_denies_with_exit_2(attempt: Attempt, client: str,
                                                      answer: dict[str, object]) -> None:
     attempt.answer = answer
     result = ask(attempt, "PreToolUse")
@@ -79,15 +81,20 @@ def test_an_answer_it_cannot_read_denies_with_exit_2(attempt: Attempt,
     assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("agentctl: denied:")
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "native"])
 def test_gemini_cli_denies_a_call_when_agentctls_hook_fails(
-        gemini_cli: Path, tmp_path: Path) -> None:
-    """The real CLI, agentctl's own settings and hook, no attempt behind the hook (the run is
-    gone): the shell call is blocked and never runs."""
+        gemini_cli: Path, tmp_path: Path, compiled: bool,
+        request: pytest.FixtureRequest) -> None:
+    """The real CLI, agentctl's own settings and hook (either one), no attempt behind the hook
+    (the run is gone): the shell call is blocked and never runs."""
     home, workspace = tmp_path / "home", tmp_path / "workspace"
     (home / ".gemini").mkdir(parents=True)
     workspace.mkdir()
     marker = workspace / "marker.txt"
-    command = hook_command("gemini", AttemptIdentity(tmp_path / "gone", "attempt_gone"), "k")
+    binary = request.getfixturevalue("native_binary") if compiled else None
+    command = hook_command("gemini", AttemptIdentity(tmp_path / "gone", "attempt_gone"), "k",
+                           binary)
+    assert ("launch.py" in command) is not compiled
     (home / ".gemini" / "settings.json").write_text(
         settings_json(NativeAgentSettings(command=str(gemini_cli), max_turns=5), command))
     server = gemini_server()

@@ -1,19 +1,23 @@
 """The hook fails closed: bad input, no run behind it, another attempt or a key the attempt did
-not issue to its hooks all deny with exit 2 and one line; another attempt's reaches nothing."""
+not issue to its hooks all deny with exit 2 and one line; another attempt's reaches nothing.
+Each such test runs both hooks (`client`): the Python one and the compiled one (hook.c)."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from agentctl.execution.agents import AttemptIdentity
 from agentctl.execution.agents.channel import hook_command
+from agentctl.execution.agents.hook_binary import native_hook
 from agentctl.execution.agents.hook_socket import BridgeServer, Credentials, Source
 from agentctl.hooks import hook as hook_module
 from agentctl.hooks import wire
@@ -23,11 +27,33 @@ PRE = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
        "tool_input": {"command": "echo hi"}, "tool_use_id": "toolu_1"}
 
 
+PYTHON_HOOK = [sys.executable, "-I", "-m", "agentctl.hooks.hook"]
+# the hook `hook()` starts: the Python module, or the compiled hook while `client` says so
+STARTED: list[list[str]] = [PYTHON_HOOK]
+
+
 def hook(stdin: str, *args: str, via_cli: bool = False) -> subprocess.CompletedProcess[str]:
-    command = [AGENTCTL, "hook"] if via_cli else [sys.executable, "-I", "-m",
-                                                  "agentctl.hooks.hook"]
+    command = [AGENTCTL, "hook"] if via_cli else STARTED[-1]
     return subprocess.run([*command, *args], input=stdin, capture_output=True, text=True,
                           timeout=60)
+
+
+@pytest.fixture(scope="session")
+def native_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The compiled hook, built as a run builds it (once for the session)."""
+    choice = native_hook(tmp_path_factory.mktemp("hook-cache"), os.environ)
+    if choice.binary is None:
+        pytest.skip(choice.why)
+    return choice.binary
+
+
+@pytest.fixture(params=["python", "native"])
+def client(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Which hook the test's `hook()` calls start: both must answer and deny alike."""
+    if request.param == "native":
+        STARTED.append([str(request.getfixturevalue("native_binary"))])
+    yield str(request.param)
+    del STARTED[1:]
 
 
 @pytest.mark.parametrize("via_cli", [False, True])
@@ -43,14 +69,32 @@ def test_malformed_hook_input_denies_with_exit_2_and_one_line(stdin: str, via_cl
     assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("agentctl: denied:")
 
 
+@pytest.mark.parametrize("stdin", ["not json", "[]", '{"tool_name": "Bash"}', "",
+                                   json.dumps(PRE) + " {}", json.dumps(PRE)[:-1],
+                                   json.dumps({**PRE, "n": float("nan")}),
+                                   json.dumps(PRE) + ', "event": {}',
+                                   json.dumps(PRE) + ', "attempt": "attempt_A", "x": {}'])
+def test_malformed_hook_input_to_a_live_attempt_denies_and_reaches_nothing(
+        attempt: Attempt, client: str, stdin: str) -> None:
+    """What the Python hook refuses itself, the attempt refuses for the compiled one (which
+    parses no JSON): an input that is not one object cannot add or shadow request fields."""
+    result = hook(stdin, "claude", "--socket", str(attempt.server.path), "--attempt",
+                  "attempt_A", "--key", "key_hook")
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("agentctl: denied:")
+    assert attempt.reached == []
+
+
 @pytest.mark.parametrize("args", [(), ("codex",), ("claude", "--socket"),
-                                  ("aider", "--socket", "x", "--attempt", "a", "--key", "l")])
-def test_a_hook_without_its_run_denies(args: tuple[str, ...]) -> None:
+                                  ("aider", "--socket", "x", "--attempt", "a", "--key", "l"),
+                                  ("claude", "--socket", "x", "--attempt", "a", "--key", "l",
+                                   "--bogus", "1")])
+def test_a_hook_without_its_run_denies(args: tuple[str, ...], client: str) -> None:
     result = hook(json.dumps(PRE), *args)
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
 
 
-def test_a_hook_whose_attempt_is_gone_denies(tmp_path: Path) -> None:
+def test_a_hook_whose_attempt_is_gone_denies(tmp_path: Path, client: str) -> None:
     result = hook(json.dumps(PRE), "claude", "--socket", str(tmp_path / "bridge.sock"),
                   "--attempt", "attempt_1", "--key", "key_1")
     assert result.returncode == 2
@@ -97,7 +141,7 @@ def attempt(tmp_path: Path):  # type: ignore[no-untyped-def]
     live.close()
 
 
-def test_another_attempt_is_refused_and_reaches_nothing(attempt: Attempt) -> None:
+def test_another_attempt_is_refused_and_reaches_nothing(attempt: Attempt, client: str) -> None:
     result = hook(json.dumps(PRE), "claude", "--socket", str(attempt.server.path),
                   "--attempt", "attempt_B", "--key", "key_hook")
     assert result.returncode == 2 and "is not the attempt running here" in result.stderr
@@ -107,14 +151,14 @@ def test_another_attempt_is_refused_and_reaches_nothing(attempt: Attempt) -> Non
 @pytest.mark.parametrize(("key", "source"), [("key_stale", Source.UNKNOWN),
                                              ("key_mcp", Source.MCP)])
 def test_a_key_not_the_hooks_reaches_the_attempt_as_what_it_is_and_is_denied(
-        attempt: Attempt, key: str, source: Source) -> None:
+        attempt: Attempt, client: str, key: str, source: Source) -> None:
     result = hook(json.dumps(PRE), "claude", "--socket", str(attempt.server.path),
                   "--attempt", "attempt_A", "--key", key)
     assert result.returncode == 2 and "forged" in result.stderr
     assert attempt.sources == [source]
 
 
-def test_the_hooks_key_gets_a_native_decision(attempt: Attempt) -> None:
+def test_the_hooks_key_gets_a_native_decision(attempt: Attempt, client: str) -> None:
     result = hook(json.dumps(PRE), "claude", "--socket", str(attempt.server.path),
                   "--attempt", "attempt_A", "--key", "key_hook")
     assert result.returncode == 0
@@ -124,7 +168,7 @@ def test_the_hooks_key_gets_a_native_decision(attempt: Attempt) -> None:
     assert attempt.reached[0]["input"] == PRE and attempt.sources == [Source.HOOK]
 
 
-def test_a_replaced_input_is_passed_on_as_updated_input(attempt: Attempt) -> None:
+def test_a_replaced_input_is_passed_on_as_updated_input(attempt: Attempt, client: str) -> None:
     attempt.answer = {"decision": "allow", "reason": "ok",
                       "updatedInput": json.dumps({"command": "stub TOKEN"})}
     result = hook(json.dumps(PRE), "claude", "--socket", str(attempt.server.path),
@@ -136,7 +180,7 @@ def test_a_replaced_input_is_passed_on_as_updated_input(attempt: Attempt) -> Non
 
 @pytest.mark.parametrize("decision", ["allow", "deny"])
 def test_a_skills_shell_command_gets_its_decision_in_its_own_event_and_never_an_input(
-        attempt: Attempt, decision: str) -> None:
+        attempt: Attempt, client: str, decision: str) -> None:
     """Claude Code's PreSkillShellCommand: allow or deny only (any updatedInput blocks)."""
     attempt.answer = {"decision": decision, "reason": "by rule",
                       "updatedInput": json.dumps({"command": "stub TOKEN"})}
@@ -152,7 +196,7 @@ def test_a_skills_shell_command_gets_its_decision_in_its_own_event_and_never_an_
     assert attempt.reached[0]["event"] == "PreSkillShellCommand"
 
 
-def test_a_replacement_that_is_not_a_json_object_denies(attempt: Attempt) -> None:
+def test_a_replacement_that_is_not_a_json_object_denies(attempt: Attempt, client: str) -> None:
     attempt.answer = {"decision": "allow", "reason": "ok", "updatedInput": "[1] {}"}
     result = hook(json.dumps(PRE), "claude", "--socket", str(attempt.server.path),
                   "--attempt", "attempt_A", "--key", "key_hook")
@@ -160,7 +204,7 @@ def test_a_replacement_that_is_not_a_json_object_denies(attempt: Attempt) -> Non
     assert "replacement input is not a JSON object" in result.stderr
 
 
-def test_an_input_written_over_several_lines_reaches_the_attempt_whole(attempt: Attempt) -> None:
+def test_an_input_written_over_several_lines_reaches_the_attempt_whole(attempt: Attempt, client: str) -> None:
     result = hook(json.dumps(PRE, indent=2) + "\r\n", "claude", "--socket",
                   str(attempt.server.path), "--attempt", "attempt_A", "--key", "key_hook")
     assert result.returncode == 0, result.stderr
@@ -168,7 +212,7 @@ def test_an_input_written_over_several_lines_reaches_the_attempt_whole(attempt: 
 
 
 def test_the_session_start_named_by_event_reaches_the_attempt_and_is_acknowledged(
-        attempt: Attempt) -> None:
+        attempt: Attempt, client: str) -> None:
     """A CLI whose hook input names no event gets one command per event (`--event`); the
     session's start carries no tool call."""
     attempt.answer = {"ok": True}
@@ -180,7 +224,7 @@ def test_the_session_start_named_by_event_reaches_the_attempt_and_is_acknowledge
 
 
 @pytest.mark.parametrize("event", ["Pre ToolUse", "x;y"])
-def test_an_event_that_is_no_name_denies_and_reaches_nothing(attempt: Attempt,
+def test_an_event_that_is_no_name_denies_and_reaches_nothing(attempt: Attempt, client: str,
                                                              event: str) -> None:
     result = hook(json.dumps(PRE), "claude", "--socket", str(attempt.server.path),
                   "--attempt", "attempt_A", "--key", "key_hook", "--event", event)
@@ -212,7 +256,7 @@ def copilot_hook(attempt: Attempt, event: str = "PreToolUse",
                 "--attempt", "attempt_A", "--key", "key_hook", "--event", event)
 
 
-def test_copilot_is_answered_in_its_own_format_with_an_explicit_allow(attempt: Attempt) -> None:
+def test_copilot_is_answered_in_its_own_format_with_an_explicit_allow(attempt: Attempt, client: str) -> None:
     """Copilot reads an answer without `permissionDecision` as "ask" (auto-approved with
     --allow-all-tools): the allow is always explicit, a rewrite is `modifiedArgs`."""
     attempt.answer = {"decision": "allow", "reason": "ok",
@@ -226,7 +270,7 @@ def test_copilot_is_answered_in_its_own_format_with_an_explicit_allow(attempt: A
     assert attempt.reached[0]["input"] == COPILOT_PRE
 
 
-def test_copilot_denied_is_told_twice_the_answer_and_exit_2(attempt: Attempt) -> None:
+def test_copilot_denied_is_told_twice_the_answer_and_exit_2(attempt: Attempt, client: str) -> None:
     attempt.answer = {"decision": "deny", "reason": "deny: curl *"}
     result = copilot_hook(attempt)
     assert result.returncode == 2
@@ -235,7 +279,7 @@ def test_copilot_denied_is_told_twice_the_answer_and_exit_2(attempt: Attempt) ->
     assert result.stderr == "agentctl: denied: deny: curl *\n"
 
 
-def test_copilot_input_without_its_tool_name_denies(attempt: Attempt) -> None:
+def test_copilot_input_without_its_tool_name_denies(attempt: Attempt, client: str) -> None:
     result = copilot_hook(attempt, payload={"sessionId": "s", "tool_name": "bash"})
     assert result.returncode == 2 and result.stdout == ""
     assert attempt.reached == []

@@ -116,6 +116,15 @@ def test_doctor_tells_a_normal_user_what_it_gets_and_what_it_lacks(
         assert "user namespace of agentctl's own" in views["detail"]
     else:
         assert views["detail"].startswith("off: ") and "full checkout" in views["detail"]
+    # the compiled hook (hook.c shipped in the package) is built in the user's state home, and
+    # runs as the user: failing closed where no attempt listens
+    assert parts["hook"]["ok"] is True and parts["hook"]["detail"].startswith("native"), parts
+    built = next((normal_user.home / "agentctl-home" / "cache" / "hook").glob("*/agentctl-hook"))
+    denied = subprocess.run([*normal_user.prefix, str(built), "claude", "--socket", "/gone",
+                             "--attempt", "a", "--key", "k"], input='{"a": 1}',
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert (denied.returncode, denied.stdout) == (2, ""), denied.stderr
+    assert denied.stderr.startswith("agentctl: denied: cannot reach the attempt at /gone")
 
 
 def test_doctor_tells_a_normal_user_without_a_cgroup_what_rlimits_leave_unenforced_and_the_fix(

@@ -83,7 +83,7 @@ def test_doctor_checks_each_part_and_never_prints_a_token(cli: Cli) -> None:
     assert checked.returncode == 0, checked.stdout
     parts = [line.split()[1] for line in checked.stdout.splitlines()]
     assert parts == ["sandbox", "limits", "views", "claude", "codex", "copilot", "gemini",
-                     "opencode", "store", "forge", "start-up"]
+                     "opencode", "hook", "store", "forge", "start-up"]
     assert "token in GITHUB_TOKEN" in checked.stdout and token not in checked.stdout
     document = cli("doctor", "--json", env={"GITHUB_TOKEN": ""}).json()
     forge = next(f for f in document if f["part"] == "forge")  # type: ignore[union-attr]

@@ -22,8 +22,8 @@ def test_doctor_wraps_a_long_detail_under_its_own_text_at_80_columns(tmp_path: P
     lines = [line for line in screen.splitlines() if line]
     rows = [line for line in lines if line.startswith(MARKS)]
     assert [row.split()[1] for row in rows] == ["sandbox", "limits", "views", "claude", "codex",
-                                                "copilot", "gemini", "opencode", "store",
-                                                "forge", "start-up"], screen
+                                                "copilot", "gemini", "opencode", "hook",
+                                                "store", "forge", "start-up"], screen
     assert code in (0, 1), screen
     assert all(len(line) <= 80 for line in lines), screen
     following = [line for line in lines if not line.startswith(MARKS)]

@@ -88,6 +88,7 @@ class AgentSession:
     wall_seconds: Callable[[], float] = lambda: 3600.0  # what is left of the wall budget
     sandbox: Sandbox | None = None  # the attempt's; None when the run is unsandboxed
     cassette: Cassette | None = None  # a replay: the model answers from this recording
+    hook_cache: Path | None = None  # where the compiled hook is built (agentctl's home)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import py_compile
+import re
 import shlex
 import sys
 from collections.abc import Mapping
@@ -17,18 +18,30 @@ from agentctl.execution.agents.hook_socket import Source
 from agentctl.hooks import hook, wire
 
 
-def hook_command(agent: str, identity: AttemptIdentity, key: str) -> str:
+def hook_command(agent: str, identity: AttemptIdentity, key: str,
+                 native: Path | None = None) -> str:
     """The hook as the agent runs it (through sh): any failure to start becomes exit 2, which
-    blocks. Run as `launch.py` of agentctl's own folder (the hook from its bytecode) without
-    site, user site or PYTHON* variables: the workspace (the cwd) is never on its path, and it
-    starts in a few ms."""
+    blocks. The compiled hook at `native` (`hook_binary`) when given and its arguments are
+    ones it passes on; else `launch.py` of agentctl's own folder (the hook from its bytecode)
+    without site, user site or PYTHON* variables: the workspace (the cwd) is never on its path,
+    and it starts in a few ms."""
 
+    arguments = [agent, "--socket", str(identity.private / wire.SOCKET_NAME),
+                 "--attempt", identity.attempt_id, "--key", key]
+    if native is not None and all(map(native_safe, arguments)):
+        return f"{shlex.join([str(native), *arguments])}{FAIL_CLOSED}"
     launcher = Path(hook.__file__).with_name("launch.py")
     compiled(Path(hook.__file__), Path(wire.__file__))
-    argv = [sys.executable, "-E", "-s", "-S", str(launcher), agent,
-            "--socket", str(identity.private / wire.SOCKET_NAME),
-            "--attempt", identity.attempt_id, "--key", key]
+    argv = [sys.executable, "-E", "-s", "-S", str(launcher), *arguments]
     return f"{shlex.join(argv)}{FAIL_CLOSED}"
+
+
+# What the compiled hook puts in its request's JSON strings unescaped (hook.c's `safe`).
+NATIVE_SAFE = re.compile(r"[A-Za-z0-9_./+:@,=~%-]+")
+
+
+def native_safe(value: str) -> bool:
+    return NATIVE_SAFE.fullmatch(value) is not None
 
 
 def compiled(*sources: Path) -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from agentctl.execution.agents import AttemptIdentity
-from agentctl.hooks import wire
+from agentctl.hooks import hook, wire
 
 READ_SECONDS = 10.0
 
@@ -95,6 +95,11 @@ class BridgeServer:
             with contextlib.suppress(OSError):
                 send(connection, refused(f"unreadable request: {error}"))
             return
+        if message.get("native") is True:  # the compiled hook: its answer made here
+            framed = native_answer(message, self._checked)
+            with contextlib.suppress(OSError):
+                connection.sendall(framed)
+            return
         reply = self._checked(message)
         with contextlib.suppress(OSError):  # the hook gave up waiting: nothing to tell it
             send(connection, reply)
@@ -132,4 +137,46 @@ def parse(data: bytes) -> dict[str, object]:
     value = json.loads(data)
     if not isinstance(value, dict):
         raise ValueError("message is not a JSON object")
+    if value.get("native") is True:  # the CLI's input, unchecked by the hook: read strictly
+        strict: dict[str, object] = json.loads(data, parse_constant=_not_json,
+                                               object_pairs_hook=_unique)
+        return strict
+    return value
+
+
+def native_answer(message: dict[str, object],
+                  checked: Callable[[dict[str, object]], dict[str, object]]) -> bytes:
+    """The compiled hook's request answered as hook.py would answer the CLI, framed as
+    `CODE OUT ERR\\n` (decimal exit code and byte counts), then stdout's and stderr's bytes: the
+    hook checks and copies them, and parses no JSON. Its input is checked here as hook.py
+    checks it (the same denials); the request then goes the Python hook's way (`checked`)."""
+    try:
+        agent, named, payload = message.get("agent"), message.get("event"), message.get("input")
+        if not isinstance(agent, str) or agent not in hook.AGENTS:
+            raise hook.HookError(f"usage: agentctl hook {'|'.join(hook.AGENTS)} --socket PATH "
+                                 "--attempt ID --key KEY")
+        if named is not None and not (isinstance(named, str) and named.isidentifier()):
+            raise hook.HookError(f"--event {named!r} is not an event name")
+        if not isinstance(payload, dict):
+            raise hook.HookError("hook input is not a JSON object; expected the agent's "
+                                 "PreToolUse or PostToolUse object on stdin")
+        event = hook.checked_event(agent, named, payload)
+        reply = checked({"attempt": message.get("attempt"), "key": message.get("key"),
+                         "agent": agent, "event": event, "input": payload})
+        code, out, err = hook.answer(agent, event, reply)
+    except hook.HookError as error:
+        code, out, err = 2, b"", hook.denied_line(str(error))
+    errors = err.encode()
+    return b"%d %d %d\n" % (code, len(out), len(errors)) + out + errors
+
+
+def _not_json(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """An object whose keys are all distinct (no input can shadow the hook's own fields)."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise ValueError("a key appears twice in one object")
     return value

@@ -15,6 +15,7 @@ budget spent, the wall clock out or a cancellation stops the CLI's whole process
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import sys
@@ -30,6 +31,7 @@ from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.domain.model_routes import GUARD_NOT_LOADED
 from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
 from agentctl.execution.agents.channel import claimed_call, forgery, hook_command, mcp_command
+from agentctl.execution.agents.hook_binary import HookChoice, native_hook
 from agentctl.execution.agents.hook_socket import BridgeServer, Credentials, Source, refused
 from agentctl.execution.agents.stream import StreamReader, StreamState
 from agentctl.execution.agents.tool_jail import ToolJails
@@ -112,6 +114,8 @@ class NativeAgent:
     arming: str = Arming.SESSION_START
     # how the CLI's stderr lines that never say why it ended begin (start-up notices)
     quiet_lines: tuple[str, ...] = ()
+    # whether the CLI starts agentctl's hook command (opencode's guard is a plugin instead)
+    starts_hook = True
 
     def __init__(self, spec: AgentSpec) -> None:
         self.spec = spec
@@ -160,9 +164,13 @@ class NativeAgent:
         home = self.home_dir(identity)
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
         stream = session.task_file.parent / f"{self.name}-stream.jsonl"
+        hook = native_hook(session.hook_cache, os.environ) if self.starts_hook \
+            else HookChoice(None, "no hook command")
         launch = self.launch(session, settings, home, prompt_for(session),
-                             hook_command(self.name, identity, keys.hook),
+                             hook_command(self.name, identity, keys.hook, hook.binary),
                              mcp_command(identity, keys.mcp))
+        if hook.binary is not None:  # its sandbox shows the compiled hook, read-only
+            launch = replace(launch, read_only=(*launch.read_only, hook.binary.parent))
         state = StreamState()
         reader = StreamReader(stream)
         stop = threading.Event()

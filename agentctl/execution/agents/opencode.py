@@ -50,6 +50,7 @@ class OpencodeAgent(NativeAgent):
     name = "opencode"
     # how the guard proves itself loaded: a per-run header on every model request
     arming = Arming.HEADER
+    starts_hook = False  # its plugin asks the attempt itself
 
     def launch(self, session: AgentSession, settings: NativeAgentSettings, home: Path,
                prompt: str, hook: str, mcp: list[str]) -> Launch:

@@ -1,18 +1,28 @@
 """What this machine offers a run, as `doctor` and `sandbox check` report it: whether the OS
 sandbox starts (bubblewrap, and which), what caps a run's processes and memory (a cgroup of its
-own, or rlimits), and whether workspaces can be overlay views of the base-tree cache. The
-commands ask here rather than the sandbox and workspace adapters themselves."""
+own, or rlimits), whether workspaces can be overlay views of the base-tree cache, and which hook
+the agent CLIs start (the compiled one, built on first use, or the Python one). The commands
+ask here rather than the sandbox, workspace and agent adapters themselves."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from agentctl.execution.agents.hook_binary import SWITCH, HookChoice, cache_dir, native_hook
 from agentctl.execution.sandboxing import bubblewrap
 from agentctl.execution.sandboxing.bubblewrap import SandboxCheck
 from agentctl.execution.sandboxing.limits import CgroupLayout, layout
 from agentctl.execution.workspaces import overlay
 
 SANDBOX_HINT = bubblewrap.HINT  # what to install or allow when the sandbox cannot start
+HOOK_SWITCH = SWITCH  # `off`: the agent CLIs start the Python hook
+
+
+def agent_hook(state_home: Path) -> HookChoice:
+    """The hook a run started here gives the agent CLIs, built now in `state_home` when it
+    can be and is not yet; or why the Python one."""
+    return native_hook(cache_dir(state_home), os.environ)
 
 
 def sandbox_check() -> SandboxCheck:

@@ -79,6 +79,7 @@ class AttemptContext:
     tree_cache: TreeCache | None = None  # checked-out bases the run's trees are views of
     sandbox: Sandbox | None = None  # None: the run's processes run unconfined (mode off)
     protected: tuple[Path, ...] = ()  # hidden from them: state home, original repository
+    state_home: Path | None = None  # agentctl's home (its caches), when the caller named it
     trace_endpoint: str | None = None  # OTLP endpoint: native agents nest their spans in ours
     cassette: Cassette | None = None  # a replay's recorded model exchanges
     observer: RunObserver | None = None  # told when each step ends

@@ -37,6 +37,7 @@ from agentctl.execution.agents import (
     tools,
 )
 from agentctl.execution.agents.attribution import ChangeTracker
+from agentctl.execution.agents.hook_binary import cache_dir
 from agentctl.execution.gateway.server import Exchange
 from agentctl.execution.sandboxing.sandbox import Jail
 from agentctl.services.attempts.attempt import AttemptContext
@@ -404,7 +405,8 @@ def native_session(ctx: AttemptContext, runtime: ToolRuntime,
     return replace(session, native=NativeCalls.for_runtime(runtime),
                    identity=AttemptIdentity(ctx.dirs.root, lease.attempt_id),
                    settings=ctx.spec.agent_settings, wall_seconds=runtime.budget.seconds_left,
-                   sandbox=runtime.sandbox, cassette=ctx.cassette)
+                   sandbox=runtime.sandbox, cassette=ctx.cassette,
+                   hook_cache=cache_dir(ctx.state_home) if ctx.state_home else None)
 
 
 def run_native(ctx: AttemptContext, runtime: ToolRuntime, session: AgentSession) -> AgentOutcome:
