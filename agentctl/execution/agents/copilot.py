@@ -17,6 +17,9 @@ it is put in the hook's canonical shape here before the shared loop reads it. It
 a call's arguments before the hook rewrote them, so every record comes from the hooks; a
 postToolUse carries the rewritten arguments, which are mapped back to the call they came from.
 A hook that times out is "allow" to Copilot: the timeout is set far above agentctl's own.
+A sync shell call still running after its `initial_wait` (the model's, at least 30 s) would be
+returned early while its command runs on, unrecorded: the rewrite into the jail waits as long as
+the jail may run it (`waiting_to_the_end`), so a command ends within its call or with the attempt.
 
 The CLI unpacks ~200 MB into its package cache on first start: one cache is shared by every
 attempt (`COPILOT_CACHE_HOME`, else agentctl's cache folder), filled by `copilot --version`
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import re
 import shutil
@@ -136,6 +140,18 @@ def tool_response(result: object) -> tuple[object, bool]:
     return response, failed
 
 
+def waiting_to_the_end(routed: Mapping[str, object], seconds_left: float) -> dict[str, object]:
+    """A shell call routed into its jail, told to wait for its command as long as the jail may
+    run it (what is left of the run's wall budget, when the attempt and its jails end). Copilot
+    returns a sync call still running after `initial_wait` (never under 30 s), its command going
+    on with no call of the record under way: so it never does before the attempt ends."""
+    asked = routed.get("initial_wait")
+    wait = math.ceil(max(seconds_left, 1.0))
+    if isinstance(asked, (int, float)) and not isinstance(asked, bool) and asked > wait:
+        wait = math.ceil(asked)
+    return {**routed, "initial_wait": wait}
+
+
 def _key(arguments: Mapping[str, object]) -> str:
     return json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
 
@@ -207,7 +223,9 @@ class CopilotAgent(NativeAgent):
                                  native, reader, state, session)
         routed = answer.get("updatedInput")
         if event == "PreToolUse" and isinstance(routed, str):
-            self._rewritten[_key(json.loads(routed))] = asked
+            waiting = waiting_to_the_end(json.loads(routed), session.wall_seconds())
+            answer["updatedInput"] = json.dumps(waiting, separators=(",", ":"))
+            self._rewritten[_key(waiting)] = asked
         return answer
 
     def read(self, event: Mapping[str, object], state: StreamState) -> None:
