@@ -43,7 +43,12 @@ import platformdirs
 from agentctl.domain.agent import AgentSpec, NativeAgentSettings
 from agentctl.execution.agents import AgentSession, NativeTools
 from agentctl.execution.agents.hook_socket import Source
-from agentctl.execution.agents.native import Launch, NativeAgent, collector_endpoints
+from agentctl.execution.agents.native import (
+    Launch,
+    NativeAgent,
+    collector_endpoints,
+    frozen_spec,
+)
 from agentctl.execution.agents.stream import StreamReader, StreamState
 from agentctl.execution.sandboxing.sandbox import model_endpoints
 from agentctl.hooks import wire
@@ -140,13 +145,23 @@ def tool_response(result: object) -> tuple[object, bool]:
     return response, failed
 
 
-def waiting_to_the_end(routed: Mapping[str, object], seconds_left: float) -> dict[str, object]:
+def wall_budget(session: AgentSession) -> float:
+    """The run's wall budget: no jail runs longer (the attempt ends them by then). The frozen
+    budget's, the same in a replay (it is in the history the model is sent); else what is left."""
+    budget = frozen_spec(session).get("budget")
+    total = budget.get("wallSeconds") if isinstance(budget, dict) else None
+    left = session.wall_seconds()
+    valid = isinstance(total, (int, float)) and not isinstance(total, bool)
+    return max(float(total), left) if valid else left
+
+
+def waiting_to_the_end(routed: Mapping[str, object], seconds: float) -> dict[str, object]:
     """A shell call routed into its jail, told to wait for its command as long as the jail may
-    run it (what is left of the run's wall budget, when the attempt and its jails end). Copilot
+    run it (`seconds`: the run's wall budget, when the attempt and its jails end). Copilot
     returns a sync call still running after `initial_wait` (never under 30 s), its command going
     on with no call of the record under way: so it never does before the attempt ends."""
     asked = routed.get("initial_wait")
-    wait = math.ceil(max(seconds_left, 1.0))
+    wait = math.ceil(max(seconds, 1.0))
     if isinstance(asked, (int, float)) and not isinstance(asked, bool) and asked > wait:
         wait = math.ceil(asked)
     return {**routed, "initial_wait": wait}
@@ -223,7 +238,7 @@ class CopilotAgent(NativeAgent):
                                  native, reader, state, session)
         routed = answer.get("updatedInput")
         if event == "PreToolUse" and isinstance(routed, str):
-            waiting = waiting_to_the_end(json.loads(routed), session.wall_seconds())
+            waiting = waiting_to_the_end(json.loads(routed), wall_budget(session))
             answer["updatedInput"] = json.dumps(waiting, separators=(",", ":"))
             self._rewritten[_key(waiting)] = asked
         return answer
