@@ -45,8 +45,9 @@ SCRIPTS = {
 # Without a cgroup (a normal user's, unless one is delegated) the memory limit is an address-space
 # rlimit, 4 GB by default: under it Copilot's native binary aborts (SIGABRT, it runs in 8 GB),
 # and Node's fetch (undici's WebAssembly) cannot reserve its memory: Gemini CLI exits 1 at
-# `lazyllhttp` under 16 GB. opencode (a Bun binary) runs in the default.
-MEMORY_MB = {"copilot": 16384, "gemini": 65536}
+# `lazyllhttp` under 16 GB; opencode (a Bun binary) starts in it but now and then panics
+# (its last line a bun.report link: two runs in ten).
+MEMORY_MB = {"copilot": 16384, "gemini": 65536, "opencode": 16384}
 PASSTHROUGH = {"copilot": (), "gemini": ("GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY"),
                "opencode": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")}
 MODELS = {"copilot": "fake-model", "gemini": "gemini-2.5-pro", "opencode": None}
