@@ -27,7 +27,7 @@ from agentctl.config.checks import (
     Strings,
     Text,
 )
-from agentctl.domain.agent import ModelApi
+from agentctl.domain.agent import GUARD_HOLD_SECONDS, ModelApi
 from agentctl.domain.enums import AutonomyLevel, BaselineMode, Forge
 from agentctl.domain.sandbox import MAX_FILE_SIZE_MB, MAX_MEMORY_MB, MAX_PROCESSES, SandboxMode
 from agentctl.domain.test_side import DEFAULT_TEST_PATHS
@@ -233,6 +233,9 @@ class GatewaySettings:
     # a model request its vendor leaves unanswered this long is given up on: TIMED_OUT on
     # record, not sent again (the vendor has the prompt), and the attempt an infrastructure one
     timeout_seconds: Seconds = 600.0
+    # how long a model request waits for the agent's session-start hook (the canary) before it
+    # is refused and the run ends FAILED_INFRASTRUCTURE "the agent's guard did not load"
+    guard_hold_seconds: Seconds = GUARD_HOLD_SECONDS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

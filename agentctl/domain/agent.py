@@ -47,6 +47,12 @@ class Arming(StrEnum):
     HEADER = "header"  # each request carries `x-agentctl-guard: <nonce>` (a guard inside the CLI)
 
 
+# How long a model request waits for the session-start hook before it is refused (Claude Code
+# and Codex run that hook before their first request; this is for a machine under load);
+# `[gateway] guard_hold_seconds`.
+GUARD_HOLD_SECONDS = 10.0
+
+
 class ModelApi(StrEnum):
     """The model API a `command:` agent speaks (`[agents.command] gateway`): through agentctl's
     model gateway it is given that vendor's base URL variables and a placeholder key."""

@@ -7,7 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from agentctl.domain.agent import AgentSpec, CommandGateway, NativeAgentSettings
+from agentctl.domain.agent import (
+    GUARD_HOLD_SECONDS,
+    AgentSpec,
+    CommandGateway,
+    NativeAgentSettings,
+)
 from agentctl.domain.canonical import record_digest
 from agentctl.domain.enums import AutonomyLevel, BaselineMode, TaskType
 from agentctl.domain.errors import InvariantViolation
@@ -81,6 +86,8 @@ class Budget:
     max_tokens: int | None = None  # input + output tokens a native agent reports
     # `[gateway] timeout_seconds`: a model request unanswered this long is given up on
     model_timeout_seconds: float = 600.0
+    # `[gateway] guard_hold_seconds`: how long a model request waits for the guard to arm
+    guard_hold_seconds: float = GUARD_HOLD_SECONDS
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:

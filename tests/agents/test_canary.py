@@ -41,6 +41,8 @@ NOT_LOADED = "the agent's guard did not load"
 CLAUDE_HOOKS_OFF = 'extra_args = ["--settings", "{\\"disableAllHooks\\": true}"]\n'
 # Codex: its `hooks` feature off
 CODEX_HOOKS_OFF = ["--disable", "hooks"]
+# A run whose guard never arms waits this long at its first model request (10 s by default)
+SHORT_HOLD = "\n[gateway]\nguard_hold_seconds = 0.5\n"
 
 
 def _bench(tmp_path_factory: pytest.TempPathFactory, run_agentctl: Any,
@@ -89,6 +91,7 @@ def _assert_refused(bench: AgentBench, refused: dict[str, Any]) -> None:
     shown = bench.cli("run", "show", run_id).stdout
     assert "verdict    FAILED_INFRASTRUCTURE" in shown and f"reason     {NOT_LOADED}" in shown
     assert refused["run"]["exitCode"] == 1
+    assert refused["run"]["executionSpec"]["budget"]["guardHoldSeconds"] == 0.5
 
 
 def _assert_guarded(bench: AgentBench, normal: dict[str, Any]) -> None:
@@ -115,7 +118,7 @@ def claude_runs(claude_bench: AgentBench, claude_release: Path,
     claude_bench.config(claude_config(claude_cli))
     normal = _run(claude_bench, anthropic, MIGRATION, "claude")
     claude_bench.config(claude_config(claude_cli).replace(
-        "max_turns = 30\n", f"max_turns = 30\n{CLAUDE_HOOKS_OFF}"))
+        "max_turns = 30\n", f"max_turns = 30\n{CLAUDE_HOOKS_OFF}") + SHORT_HOLD)
     refused = _run(claude_bench, anthropic, MIGRATION, "claude")
     return {"normal": normal, "refused": refused}
 
@@ -138,7 +141,7 @@ def codex_runs(codex_bench: AgentBench, codex_cli: Path,
     codex_bench.config(config)
     normal = _run(codex_bench, openai, SCRIPT, "codex")
     off = json.dumps(CODEX_HOOKS_OFF)[1:-1]
-    codex_bench.config(config.replace("extra_args = [", f"extra_args = [{off}, "))
+    codex_bench.config(config.replace("extra_args = [", f"extra_args = [{off}, ") + SHORT_HOLD)
     refused = _run(codex_bench, openai, SCRIPT, "codex")
     return {"normal": normal, "refused": refused}
 
@@ -287,7 +290,8 @@ def gemini_runs(tmp_path_factory: pytest.TempPathFactory, run_agentctl: Any,
         normal = _run(bench, model, migration_script(), "gemini")
         # the jail shows the configured program's own install: the real CLI's too
         visible = json.dumps([str(d) for d in program_dirs(str(gemini_cli), os.environ["PATH"])])
-        bench.config(gemini_config(wrapper) + f"\n[sandbox]\nread_only = {visible}\n")
+        bench.config(gemini_config(wrapper) + f"\n[sandbox]\nread_only = {visible}\n"
+                     + SHORT_HOLD)
         refused = _run(bench, model, migration_script(), "gemini")
     finally:
         model.close()

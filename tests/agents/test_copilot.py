@@ -267,3 +267,33 @@ def test_no_tool_of_copilot_can_read_the_hook_key(bench: AgentBench, openai: Fak
     assert output.count("UNREADABLE") == 2 and "READ " not in output, output
     told = json.dumps(openai.script.requests[-1])
     assert "--key" not in told and "--key" not in json.dumps(bench.tree(run["runId"]))
+
+
+# Sleeps past Copilot's shortest `initial_wait` (30 s, whatever smaller value the model asks),
+# then writes a file: returned at its initial_wait, the call would end on record with the
+# command still running, and the file would come from no call under way.
+LATE_MARKER = "late-marker.txt"
+OUTLIVES_ITS_WAIT = ("python3 -c \"import time; print('start', flush=True); time.sleep(32); "
+                     f"open('{LATE_MARKER}', 'w').write('late'); print('end')\"")
+
+
+def test_a_command_outliving_the_models_initial_wait_ends_within_its_recorded_call(
+        bench: AgentBench, openai: FakeModel) -> None:
+    """The model asks a sync call to wait 2 s for a command that takes 32 s: the call routed
+    into its jail waits as long as the jail may run, so the command ends within its recorded
+    call (exit code and whole output on record, the marker its step's change), never after."""
+    openai.script = Script([[Call("bash", {"command": OUTLIVES_ITS_WAIT, "mode": "sync",
+                                           "initial_wait": 2, "description": "slow"})],
+                            [Text("done")]])
+    run = bench.start(bench.submit("Write the late marker"), "copilot")
+    (call,) = bench.calls(run["runId"])
+    assert json.loads(call["argumentsJson"])["initial_wait"] == 2  # as the model asked it
+    assert call["result"]["exitCode"] == 0, call["result"]
+    assert call["result"]["output"] == "start\nend", call["result"]
+    told = " ".join(function_outputs(openai.script.requests[-1]))
+    assert "completed with exit code 0" in told and "still running" not in told, told
+    (step,) = [s for s in bench.steps(run["runId"])
+               if (s["toolCall"] or {}).get("toolName") == "copilot.bash"]
+    assert [f["path"] for f in step["changedFiles"]] == [LATE_MARKER], step
+    verdict = bench.json("verdict", "show", run["runId"])
+    assert verdict["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW"), verdict

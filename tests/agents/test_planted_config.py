@@ -243,9 +243,10 @@ def test_copilot_whose_hooks_the_repository_switched_off_is_refused_by_the_canar
     """An operator's `--trust-folder` makes Copilot load the repository's settings, whose
     disableAllHooks switches agentctl's hooks off too: its guard never arms, so its model gets
     nothing and the run ends FAILED_INFRASTRUCTURE."""
-    from tests.agents.test_canary import _assert_refused, _run
+    from tests.agents.test_canary import SHORT_HOLD, _assert_refused, _run
 
-    copilot_bench.config(copilot_config(copilot_cli, 'extra_args = ["--trust-folder"]\n'))
+    copilot_bench.config(copilot_config(copilot_cli, 'extra_args = ["--trust-folder"]\n')
+                         + SHORT_HOLD)
     try:
         refused = _run(copilot_bench, openai, [[Call("bash", {"command": "echo hello",
                                                                "description": "hello"})],

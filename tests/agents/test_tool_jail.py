@@ -138,6 +138,30 @@ def has_no_reader(fifo: Path, within: float = 30.0) -> bool:
     return False
 
 
+def test_a_call_returned_while_its_command_runs_ends_the_command_with_its_jail(
+        route: Route) -> None:
+    """A CLI that returns a call before its command ended (Copilot past `initial_wait`): its
+    jail is ended then, and the command's later write never happens; a call whose command has
+    ended has nothing left to end."""
+    stub = route.stub("touch started; sleep 30; touch late")
+    process = subprocess.Popen(["/bin/bash", "-c", stub], cwd=route.workspace,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not (route.workspace / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert route.jails.end(stub) is True
+    assert process.wait(timeout=30) == 128 + signal.SIGTERM  # the stub is told it was killed
+    deadline = time.monotonic() + 10
+    while not route.ran and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert route.ran == [("touch started; sleep 30; touch late", -signal.SIGTERM)]
+    assert not (route.workspace / "late").exists()  # its jail (its pid namespace) is gone
+    assert route.jails.end(stub) is False
+    finished = route.stub("true")
+    assert run(finished, route.workspace).returncode == 0
+    assert route.jails.end(finished) is False
+
+
 def test_a_fifo_swapped_for_a_symlink_by_the_command_is_never_written_through(
         route: Route, tmp_path: Path) -> None:
     victim = tmp_path / "victim.txt"

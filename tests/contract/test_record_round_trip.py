@@ -55,7 +55,8 @@ def full_records() -> dict[str, Any]:
     spec = run.execution_spec
     budget = Budget(max_attempts=3, wall_seconds=90.5, max_tool_calls=7, max_output_bytes=1024,
                     backoff_initial_seconds=0.5, backoff_max_seconds=4.0, max_cost_usd=1.25,
-                    max_tokens=5000, model_timeout_seconds=45.0)
+                    max_tokens=5000, model_timeout_seconds=45.0,
+                    guard_hold_seconds=2.5)
     checks = spec.verification_plan.checks
     spec = replace(
         spec, budget=budget,

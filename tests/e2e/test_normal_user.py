@@ -4,7 +4,8 @@ into a folder it can read, and runs it as that user: `doctor` says what that use
 lacks, the demo's four scenarios end as they do for root, a run's workspace, verified tree and
 baseline tree are copy-on-write views of the shared tree cache (mounted in a user namespace of
 agentctl's own) which a hostile agent cannot change and a killed run leaves no mount of, the
-verified tree is byte for byte `git clone` + `git apply`, and bench_workspace runs on views."""
+verified tree is byte for byte `git clone` + `git apply`, bench_workspace runs on views, and
+Gemini CLI, Copilot CLI and opencode runs are guarded as for root (the canary too)."""
 
 from __future__ import annotations
 
@@ -17,15 +18,24 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentctl.execution.sandboxing.sandbox import program_dirs
 from agentctl.execution.workspaces.removal import force_rmtree
 from tests.conftest import git, make_repo
+from tests.e2e.normal_user_agents import (
+    DENIED_MARKER,
+    TOOLS,
+    UserAgents,
+    hooks_dropped,
+    script,
+    user_agents,
+)
 from tests.e2e.test_demo import EXPECTED
 from tests.machine import unavailable
 from tests.pipeline.test_tree_views import HOSTILE, cache_state
@@ -40,10 +50,10 @@ class NormalUser:
     home: Path
     prefix: tuple[str, ...]  # runs a command as the user
 
-    def run(self, *args: str, cwd: Path,
-            state: Path | None = None) -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str, cwd: Path, state: Path | None = None,
+            extra: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         env = {"PATH": "/usr/bin:/bin", "HOME": str(self.home), "LANG": "C.UTF-8",
-               "AGENTCTL_HOME": str(state or self.home / "agentctl-home")}
+               "AGENTCTL_HOME": str(state or self.home / "agentctl-home"), **(extra or {})}
         return subprocess.run([*self.prefix, "env", "-i", *(f"{k}={v}" for k, v in env.items()),
                                self.agentctl, *args], cwd=cwd, capture_output=True, text=True,
                               timeout=300, check=False)
@@ -375,12 +385,13 @@ def as_user(user: NormalUser, script: str, cwd: Path) -> str:
     return done.stdout.strip()
 
 
-def submit(user: NormalUser, repo: Path, agent: str, *checks: str) -> dict[str, Any]:
+def submit(user: NormalUser, repo: Path, agent: str, *checks: str,
+           env: Mapping[str, str] | None = None) -> dict[str, Any]:
     args = ["task", "submit", "--repo", str(repo), "--base", "main", "--type", "custom",
             "--instruction", "change it", "--run", "--agent", agent, "--json"]
     for check in checks:
         args += ["--verify", check]
-    done = user.run(*args, cwd=repo.parent, state=repo.parent / "home")
+    done = user.run(*args, cwd=repo.parent, state=repo.parent / "home", extra=env)
     assert "Traceback" not in done.stderr, done.stderr
     run: dict[str, Any] = json.loads(done.stdout)
     return run
@@ -540,3 +551,77 @@ def test_bench_workspace_runs_on_views_as_a_normal_user_and_says_so(
     for section in ("workspace preparation", "patch collection", "the verified tree",
                     "the baseline tree"):
         assert section in done.stdout
+
+
+# --- the agent CLIs, as a normal user -----------------------------------------------------------
+@pytest.fixture(scope="module")
+def agents(normal_user: NormalUser) -> Iterator[UserAgents]:
+    place = Path(tempfile.mkdtemp(prefix="agentctl-normal-user-agents-"))
+    place.chmod(0o755)
+    try:
+        yield from user_agents(place, shared=bool(normal_user.prefix))
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
+def run_tree(user: NormalUser, where: Path, run_id: str) -> dict[str, Any]:
+    done = user.run("run", "show", run_id, "--tree", "--json", cwd=where, state=where / "home")
+    assert done.returncode == 0, done.stderr
+    tree: dict[str, Any] = json.loads(done.stdout)
+    return tree
+
+
+@pytest.mark.parametrize("agent", ["copilot", "gemini", "opencode"])
+def test_a_normal_users_agent_cli_runs_guarded_in_the_sandbox(
+        normal_user: NormalUser, agents: UserAgents, agent: str) -> None:
+    """The real CLI, run by agentctl as a normal user with the sandbox on: its write is made
+    and attributed, its allowed shell call runs in a tool jail with its output and exit code on
+    record, its denied one never runs."""
+    where, repo = owned_repo(normal_user, BASE)
+    (where / ".agentctl.toml").write_text(agents.config(agent))
+    script(agents, agent)
+
+    run = submit(normal_user, repo, agent, "grep -q 'notes written' notes.txt",
+                 env=agents.env(agent))
+
+    verdict = run["verdict"]
+    assert verdict["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW"), verdict
+    steps = [step for attempt in run_tree(normal_user, where, run["runId"])["attempts"]
+             for step in attempt["steps"] if step["toolCall"]
+             and step["toolCall"]["toolName"] not in ("net.connect", "model.request")]
+    calls = [step["toolCall"] for step in steps]
+    write, shell, denied = (f"{agent}.{tool}" for tool in TOOLS[agent])
+    assert [(c["toolName"], c["decision"]) for c in calls] == [
+        (write, "ALLOWED"), (shell, "ALLOWED"), (denied, "DENIED_BY_COMMAND_GUARD")], calls
+    assert [f["path"] for f in steps[0]["changedFiles"]] == ["notes.txt"], steps[0]
+    ran = calls[1]["result"]
+    assert ran["exitCode"] == 3 and "jailed 42" in ran["output"], ran
+    assert calls[2]["matchedRule"] == "deny: curl *" and calls[2]["result"] is None
+    assert not list(where.rglob(DENIED_MARKER))
+
+
+def test_a_normal_users_agent_whose_guard_did_not_load_is_refused(
+        normal_user: NormalUser, agents: UserAgents) -> None:
+    """The canary as a normal user: Gemini CLI started by a wrapper that takes agentctl's hooks
+    out of its settings never arms the run's gateway; its model sees nothing, and the run ends
+    FAILED_INFRASTRUCTURE "the agent's guard did not load"."""
+    where, repo = owned_repo(normal_user, BASE)
+    wrapper = hooks_dropped(agents, where)
+    (where / ".agentctl.toml").write_text(agents.config(
+        "gemini", "\n[gateway]\nguard_hold_seconds = 0.5\n", command=wrapper,
+        # the jail shows the configured program's own install: the real CLI's too
+        read_only=program_dirs(str(agents.commands["gemini"]), "/usr/bin:/bin")))
+    model = script(agents, "gemini")
+
+    run = submit(normal_user, repo, "gemini", "true", env=agents.env("gemini"))
+
+    verdict = run["verdict"]
+    assert verdict["status"] == "FAILED_INFRASTRUCTURE", verdict
+    assert verdict["reasons"][0].startswith("the agent's guard did not load"), verdict
+    assert model.requests == []  # the vendor saw nothing
+    steps = [step for attempt in run_tree(normal_user, where, run["runId"])["attempts"]
+             for step in attempt["steps"] if step["toolCall"]]
+    refused = [step["toolCall"] for step in steps
+               if step["toolCall"]["toolName"] == "model.request"]
+    assert refused and all(call["decision"] == "DENIED_BY_POLICY" for call in refused), refused
+    assert [s for s in steps if s["toolCall"]["toolName"].startswith("gemini.")] == []

@@ -198,6 +198,8 @@ def test_unknown_section_or_key_is_an_error_naming_file_and_key(
     ("gateway", "timeout_seconds = 0", "gateway.timeout_seconds", "a positive, finite number"),
     ("gateway", "timeout_seconds = -1", "gateway.timeout_seconds", "a positive, finite number"),
     ("gateway", "timeout_seconds = '1m'", "gateway.timeout_seconds", "a positive, finite"),
+    ("gateway", "guard_hold_seconds = 0", "gateway.guard_hold_seconds", "a positive, finite"),
+    ("gateway", "guard_hold_seconds = inf", "gateway.guard_hold_seconds", "finite"),
 ])
 def test_wrongly_typed_value_is_an_error_naming_file_key_and_expectation(
     tmp_path: Path, section: str, line: str, key: str, expected: str,

@@ -9,6 +9,7 @@ from agentctl.execution.agents.copilot import (
     hook_file,
     tool_input,
     tool_response,
+    waiting_to_the_end,
 )
 from agentctl.hooks import hook
 
@@ -39,3 +40,14 @@ def test_each_event_runs_the_hook_with_its_name_and_a_timeout_far_above_its_own(
     assert set(hooks["hooks"]) == {"sessionStart", "preToolUse", "postToolUse",
                                    "postToolUseFailure"}
     assert HOOK_TIMEOUT_SECONDS > hook.CONNECT_SECONDS + hook.REPLY_SECONDS  # the hook's own
+
+
+def test_a_routed_shell_call_waits_for_its_command_as_long_as_the_jail_may_run() -> None:
+    """Whatever `initial_wait` the model asked (or none), the call is not returned while its
+    command runs and the attempt goes on; a longer wait the model asked is kept."""
+    stub = {"command": "if [ -p x ]; then ...; fi", "description": "d"}
+    assert waiting_to_the_end({**stub, "initial_wait": 2}, 1799.2) == {**stub,
+                                                                      "initial_wait": 1800}
+    assert waiting_to_the_end(stub, 0.0) == {**stub, "initial_wait": 1}
+    assert waiting_to_the_end({**stub, "initial_wait": 5000}, 60.0)["initial_wait"] == 5000
+    assert waiting_to_the_end({**stub, "initial_wait": True}, 60.0)["initial_wait"] == 60

@@ -17,6 +17,10 @@ it is put in the hook's canonical shape here before the shared loop reads it. It
 a call's arguments before the hook rewrote them, so every record comes from the hooks; a
 postToolUse carries the rewritten arguments, which are mapped back to the call they came from.
 A hook that times out is "allow" to Copilot: the timeout is set far above agentctl's own.
+A sync shell call still running after its `initial_wait` (the model's, at least 30 s) would be
+returned early while its command runs on, unrecorded: the rewrite into the jail waits as long as
+the jail may run it (`waiting_to_the_end`), so a command ends within its call or with the attempt;
+should Copilot return one anyway, its jail is ended with the call (`RETURNED_RUNNING`).
 
 The CLI unpacks ~200 MB into its package cache on first start: one cache is shared by every
 attempt (`COPILOT_CACHE_HOME`, else agentctl's cache folder), filled by `copilot --version`
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import re
 import shutil
@@ -39,7 +44,12 @@ import platformdirs
 from agentctl.domain.agent import AgentSpec, NativeAgentSettings
 from agentctl.execution.agents import AgentSession, NativeTools
 from agentctl.execution.agents.hook_socket import Source
-from agentctl.execution.agents.native import Launch, NativeAgent, collector_endpoints
+from agentctl.execution.agents.native import (
+    Launch,
+    NativeAgent,
+    collector_endpoints,
+    frozen_spec,
+)
 from agentctl.execution.agents.stream import StreamReader, StreamState
 from agentctl.execution.sandboxing.sandbox import model_endpoints
 from agentctl.hooks import wire
@@ -56,6 +66,10 @@ PROVIDER_VARIABLES = ("COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_API_KEY",
 FAILED_RESULTS = frozenset({"failure", "denied", "rejected", "error"})
 _EXIT = re.compile(r"\n?<shellId: [^>\n]* completed with exit code (-?\d+)>\s*$")
 PREPARE_SECONDS = 300.0
+# what is recorded for a shell call Copilot returned while its command still ran (its
+# initial_wait is raised to the run's wall budget, so this is a backstop)
+RETURNED_RUNNING = ("Copilot returned the call while its command still ran: agentctl ended the "
+                    "command with its jail, so nothing it does happens after its call")
 
 
 def hook_file(hook: str) -> str:
@@ -136,6 +150,29 @@ def tool_response(result: object) -> tuple[object, bool]:
     return response, failed
 
 
+def wall_budget(session: AgentSession) -> float:
+    """The run's wall budget: no jail runs longer (the attempt ends them by then). The frozen
+    budget's, the same in a replay (it is in the history the model is sent); else what is left."""
+    budget = frozen_spec(session).get("budget")
+    total = budget.get("wallSeconds") if isinstance(budget, dict) else None
+    left = session.wall_seconds()
+    if isinstance(total, (int, float)) and not isinstance(total, bool):
+        return max(float(total), left)
+    return left
+
+
+def waiting_to_the_end(routed: Mapping[str, object], seconds: float) -> dict[str, object]:
+    """A shell call routed into its jail, told to wait for its command as long as the jail may
+    run it (`seconds`: the run's wall budget, when the attempt and its jails end). Copilot
+    returns a sync call still running after `initial_wait` (never under 30 s), its command going
+    on with no call of the record under way: so it never does before the attempt ends."""
+    asked = routed.get("initial_wait")
+    wait = math.ceil(max(seconds, 1.0))
+    if isinstance(asked, (int, float)) and not isinstance(asked, bool) and asked > wait:
+        wait = math.ceil(asked)
+    return {**routed, "initial_wait": wait}
+
+
 def _key(arguments: Mapping[str, object]) -> str:
     return json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
 
@@ -199,6 +236,12 @@ class CopilotAgent(NativeAgent):
                                         "tool_input": self._rewritten.pop(_key(asked), asked)}
         if event == "PostToolUse":
             canonical["tool_response"], failed = tool_response(payload.get("toolResult"))
+            command = asked.get("command")
+            if self._jails is not None and isinstance(command, str) and self._jails.end(command):
+                said = canonical["tool_response"]
+                canonical["tool_response"] = {**(said if isinstance(said, dict) else {}),
+                                              "error": RETURNED_RUNNING}
+                failed = True
             if failed:
                 event = "PostToolUseFailure"
         elif event == "PostToolUseFailure":
@@ -207,7 +250,9 @@ class CopilotAgent(NativeAgent):
                                  native, reader, state, session)
         routed = answer.get("updatedInput")
         if event == "PreToolUse" and isinstance(routed, str):
-            self._rewritten[_key(json.loads(routed))] = asked
+            waiting = waiting_to_the_end(json.loads(routed), wall_budget(session))
+            answer["updatedInput"] = json.dumps(waiting, separators=(",", ":"))
+            self._rewritten[_key(waiting)] = asked
         return answer
 
     def read(self, event: Mapping[str, object], state: StreamState) -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentctl.domain.agent import AgentSpec, Arming, NativeAgentSettings
+from agentctl.domain.agent import GUARD_HOLD_SECONDS, AgentSpec, Arming, NativeAgentSettings
 from agentctl.domain.cassette import attempt_names
 from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.domain.model_routes import GUARD_NOT_LOADED
@@ -150,10 +150,11 @@ class NativeAgent:
                                       f"executable (set [agents.{self.name}] command)")
         keys = self.keys = Credentials()
         self.guard_loaded = threading.Event()
-        guard = Guard(Arming(self.arming), self.guard_loaded, keys.guard)
+        budget = frozen_spec(session).get("budget", {})
+        guard = Guard(Arming(self.arming), self.guard_loaded, keys.guard,
+                      hold_seconds=guard_hold(budget))
         try:  # every model request goes through agentctl: the real key stays out here
-            attached = attach(self.name, session.env, settings,
-                              frozen_spec(session).get("budget", {}),
+            attached = attach(self.name, session.env, settings, budget,
                               cassette=session.cassette,
                               names=attempt_names(str(identity.private), identity.attempt_id),
                               guard=guard)
@@ -404,6 +405,15 @@ def frozen_spec(session: AgentSession) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return spec if isinstance(spec, dict) else {}
+
+
+def guard_hold(budget: Mapping[str, object]) -> float:
+    """The run's `[gateway] guard_hold_seconds`, frozen into its budget (a run created before
+    the key had none: the default)."""
+    hold = budget.get("guardHoldSeconds")
+    if isinstance(hold, (int, float)) and not isinstance(hold, bool) and hold > 0:
+        return float(hold)
+    return GUARD_HOLD_SECONDS
 
 
 def prompt_for(session: AgentSession) -> str:

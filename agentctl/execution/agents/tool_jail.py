@@ -94,6 +94,8 @@ class ToolJails:
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        # the jail running each call's command, by the call's stub, while it runs
+        self._running: dict[str, subprocess.Popen[bytes]] = {}
         self._spare: _Booted | None = None
         self._booting = False
 
@@ -114,6 +116,16 @@ class ToolJails:
             os.mkfifo(fifo, 0o600)
         self._start(self._serve, call, command, booted)
         return {**tool_input, "command": call.stub()}
+
+    def end(self, stub: str) -> bool:
+        """The call whose stub is `stub` has returned: a command of it still running is killed
+        with its jail (True), so nothing it started goes on after its call is on record."""
+        with self._lock:
+            process = self._running.pop(stub, None)
+        if process is None:
+            return False
+        _kill(process)
+        return True
 
     def drain(self) -> list[Ran]:
         """The commands that ended since the last call (for the attempt's thread to record)."""
@@ -173,6 +185,8 @@ class ToolJails:
                     request = _writer(call.cmd, self._stop)
                     if request is None:
                         raise OSError("its runner is not waiting")
+                    with self._lock:
+                        self._running[call.stub()] = booted.process
                     with contextlib.closing(_Descriptor(request)):
                         cwd = self._cwd(said.decode("utf-8", "replace"))
                         os.write(request, f"{cwd}\0{command}\0".encode())
@@ -182,6 +196,9 @@ class ToolJails:
                              f"{error}\n".encode())
                 else:
                     code = self._wait(booted.process, out)
+                finally:
+                    with self._lock:
+                        self._running.pop(call.stub(), None)
             finally:
                 for end in ends:  # the stub's readers see the end of the output
                     if end is not None:

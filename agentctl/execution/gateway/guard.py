@@ -16,13 +16,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from agentctl.domain.agent import Arming
+from agentctl.domain.agent import GUARD_HOLD_SECONDS, Arming
 from agentctl.domain.model_routes import Refusal, guard_refusal
 
 GUARD_HEADER = "x-agentctl-guard"
-# How long a request waits for the session-start hook before it is refused (Claude Code and
-# Codex run that hook before their first request; this is for a machine under load).
-HOLD_SECONDS = 10.0
 
 
 @dataclass(slots=True)
@@ -32,7 +29,7 @@ class Guard:
     arming: Arming
     loaded: threading.Event  # set by the attempt when the session-start hook reached it
     nonce: str  # what each request carries under `Arming.HEADER`
-    hold_seconds: float = HOLD_SECONDS
+    hold_seconds: float = GUARD_HOLD_SECONDS  # `[gateway] guard_hold_seconds`
     refused: str | None = field(default=None)
 
     def refusal(self, header: str | None, closing: threading.Event) -> Refusal | None:

@@ -92,6 +92,7 @@ def build_spec(task: Task, config: Config, *, base_commit: str, agent: str,
             max_cost_usd=config.budget.max_cost_usd or None,
             max_tokens=config.budget.max_tokens or None,
             model_timeout_seconds=config.gateway.timeout_seconds,
+            guard_hold_seconds=config.gateway.guard_hold_seconds,
         ),
         judge_policy=JudgePolicy(
             strict=config.judge.strict,

@@ -1,0 +1,134 @@
+"""Gemini CLI, Copilot CLI and opencode run by a normal user (test_normal_user): the pinned CLIs
+made readable to that user, each one's scripted run (an allowed write, an allowed shell call,
+a denied one), its config and the environment agentctl needs for its model gateway.
+
+The test tier installs the CLIs under the test process's home (root's is closed to others):
+they are linked, not copied, into a folder the user can read, once per module (hard links: no
+data is copied; a real copy only when the two folders are on different file systems)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.agents.conftest import COPILOT, GEMINI, OPENCODE, agents_cache, copilot_cache, install_cli
+from tests.agents.fake_gemini import gemini_server
+from tests.agents.fake_models import Call, FakeModel, Script, Text, anthropic_server, openai_server
+
+# What each run's shell calls do: one the guard allows (`python3 *`), run in its jail, and one
+# it denies (`curl *`), which would leave a marker had it run.
+PRINTS = "python3 -c \"import sys; print('jailed', 6 * 7); sys.exit(3)\""
+DENIED_MARKER = "denied-marker.txt"
+DENIED = f"curl -s -o {DENIED_MARKER} file:///etc/hostname"
+NOTES = "notes written by the agent\n"
+# the three calls of each CLI's run: the write, the allowed shell call, the denied one
+TOOLS = {"copilot": ("create", "bash", "bash"),
+         "gemini": ("write_file", "run_shell_command", "run_shell_command"),
+         "opencode": ("write", "bash", "bash")}
+SCRIPTS = {
+    "copilot": [[Call("create", {"path": "{cwd}/notes.txt", "file_text": NOTES})],
+                [Call("bash", {"command": PRINTS, "description": "print"})],
+                [Call("bash", {"command": DENIED, "description": "fetch"})],
+                [Text("done")]],
+    "gemini": [[Call("write_file", {"file_path": "{cwd}/notes.txt", "content": NOTES})],
+               [Call("run_shell_command", {"command": PRINTS, "description": "print"})],
+               [Call("run_shell_command", {"command": DENIED, "description": "fetch"})],
+               [Text("done")]],
+    "opencode": [[Call("write", {"filePath": "{cwd}/notes.txt", "content": NOTES})],
+                 [Call("bash", {"command": PRINTS, "description": "print"})],
+                 [Call("bash", {"command": DENIED, "description": "fetch"})],
+                 [Text("done")]],
+}
+# Without a cgroup (a normal user's, unless one is delegated) the memory limit is an address-space
+# rlimit, 4 GB by default: under it Copilot's native binary aborts (SIGABRT, it runs in 8 GB),
+# and Node's fetch (undici's WebAssembly) cannot reserve its memory: Gemini CLI exits 1 at
+# `lazyllhttp` under 16 GB; opencode (a Bun binary) starts in it but now and then panics
+# (its last line a bun.report link: two runs in ten).
+MEMORY_MB = {"copilot": 16384, "gemini": 65536, "opencode": 16384}
+PASSTHROUGH = {"copilot": (), "gemini": ("GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY"),
+               "opencode": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")}
+MODELS = {"copilot": "fake-model", "gemini": "gemini-2.5-pro", "opencode": None}
+
+
+@dataclass(frozen=True)
+class UserAgents:
+    """The CLIs where the user can run them, and one fake vendor API per CLI."""
+
+    commands: dict[str, Path]  # agent name -> its executable, readable by the user
+    copilot_cache: Path  # Copilot's unpacked package, readable by the user
+    models: dict[str, FakeModel]
+
+    def env(self, agent: str) -> dict[str, str]:
+        """agentctl's own environment for a run of `agent`: its upstream and a key."""
+        model = self.models[agent]
+        return {"copilot": {"OPENAI_BASE_URL": f"{model.url}/v1",
+                            "OPENAI_API_KEY": "sk-real-openai-user-0123456789",
+                            "COPILOT_CACHE_HOME": str(self.copilot_cache)},
+                "gemini": {"GOOGLE_GEMINI_BASE_URL": model.url,
+                           "GEMINI_API_KEY": "AIza-real-gemini-user-0123456789"},
+                "opencode": {"ANTHROPIC_BASE_URL": model.url,
+                             "ANTHROPIC_API_KEY": "sk-ant-real-user-0123456789"}}[agent]
+
+    def config(self, agent: str, extra: str = "", command: Path | None = None,
+               read_only: tuple[Path, ...] = ()) -> str:
+        model = MODELS[agent]
+        memory = f"max_memory_mb = {MEMORY_MB[agent]}\n" if agent in MEMORY_MB else ""
+        return (f'[agents.{agent}]\ncommand = "{command or self.commands[agent]}"\n'
+                + (f'model = "{model}"\n' if model else "") + "max_turns = 10\n\n"
+                f"[env]\npassthrough = {json.dumps(list(PASSTHROUGH[agent]))}\n\n"
+                '[budget]\nmax_attempts = 1\nbackoff_initial_seconds = 0\nwall_seconds = 300\n\n'
+                f"[sandbox]\n{memory}read_only = {json.dumps([str(p) for p in read_only])}\n"
+                f"{extra}")
+
+
+def user_agents(place: Path, shared: bool) -> Iterator[UserAgents]:
+    """The pinned CLIs and Copilot's package cache, linked under `place` (readable by every
+    user) when `shared`, else where the test tier installed them; a fake API for each."""
+    installed = {name: install_cli(*release) for name, release in
+                 (("copilot", COPILOT), ("gemini", GEMINI), ("opencode", OPENCODE))}
+    cache = copilot_cache()
+    if shared:
+        linked = place / "agents"
+        linked.mkdir()
+        for folder in {*(path.parents[2] for path in installed.values()), cache}:
+            _link_tree(folder, linked / folder.name)
+        subprocess.run(["chmod", "-R", "a+rX", str(linked)], check=True)
+        installed = {name: linked / path.relative_to(agents_cache())
+                     for name, path in installed.items()}
+        cache = linked / cache.name
+    models = {"copilot": openai_server(), "gemini": gemini_server(),
+              "opencode": anthropic_server()}
+    try:
+        yield UserAgents(installed, cache, models)
+    finally:
+        for model in models.values():
+            model.close()
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    done = subprocess.run(["cp", "-al", str(source), str(target)], capture_output=True,
+                          check=False)
+    if done.returncode:  # another file system: one real copy
+        subprocess.run(["rm", "-rf", str(target)], check=True)
+        subprocess.run(["cp", "-a", str(source), str(target)], check=True)
+
+
+def script(agents: UserAgents, agent: str) -> Script:
+    model = agents.models[agent]
+    model.script = Script(SCRIPTS[agent])
+    return model.script
+
+
+def hooks_dropped(agents: UserAgents, where: Path) -> Path:
+    """`[agents.gemini] command` that takes agentctl's hooks out of the settings agentctl wrote,
+    then starts the real CLI: its guard never loads."""
+    wrapper = where / "gemini-without-hooks"
+    drop = ("import json, os; p = os.path.expanduser('~/.gemini/settings.json'); "
+            "s = json.load(open(p)); s.pop('hooks'); json.dump(s, open(p, 'w'))")
+    wrapper.write_text(f'#!/bin/sh\npython3 -c "{drop}" || exit 1\n'
+                       f'exec {agents.commands["gemini"]} "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
