@@ -34,7 +34,7 @@ def describe(facts: CgroupFacts) -> str:
         if facts.root:
             return "no writable cgroup: rlimits only (process count not enforced for root)"
         return ("no writable cgroup: rlimits only (the process count is not enforced per run: "
-                "it caps all of your processes together; memory is an address-space limit)")
+                "it caps all of your processes together; memory is a data-size rlimit)")
     kind = "cgroup v2" if facts.unified else "cgroup v1"
     held = ", ".join(name for name, has in (("pids", facts.pids), ("memory", facts.memory))
                      if has)
@@ -44,7 +44,7 @@ def describe(facts: CgroupFacts) -> str:
                    "processes together")
         return f"{kind} ({held}); {lacking}"
     if not facts.memory:
-        return f"{kind} ({held}); memory is an address-space rlimit"
+        return f"{kind} ({held}); memory is a data-size rlimit"
     return f"{kind} ({held})"
 
 

@@ -42,12 +42,6 @@ SCRIPTS = {
                  [Call("bash", {"command": DENIED, "description": "fetch"})],
                  [Text("done")]],
 }
-# Without a cgroup (a normal user's, unless one is delegated) the memory limit is an address-space
-# rlimit, 4 GB by default: under it Copilot's native binary aborts (SIGABRT, it runs in 8 GB),
-# and Node's fetch (undici's WebAssembly) cannot reserve its memory: Gemini CLI exits 1 at
-# `lazyllhttp` under 16 GB; opencode (a Bun binary) starts in it but now and then panics
-# (its last line a bun.report link: two runs in ten).
-MEMORY_MB = {"copilot": 16384, "gemini": 65536, "opencode": 16384}
 PASSTHROUGH = {"copilot": (), "gemini": ("GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY"),
                "opencode": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")}
 MODELS = {"copilot": "fake-model", "gemini": "gemini-2.5-pro", "opencode": None}
@@ -75,12 +69,11 @@ class UserAgents:
     def config(self, agent: str, extra: str = "", command: Path | None = None,
                read_only: tuple[Path, ...] = ()) -> str:
         model = MODELS[agent]
-        memory = f"max_memory_mb = {MEMORY_MB[agent]}\n" if agent in MEMORY_MB else ""
         return (f'[agents.{agent}]\ncommand = "{command or self.commands[agent]}"\n'
                 + (f'model = "{model}"\n' if model else "") + "max_turns = 10\n\n"
                 f"[env]\npassthrough = {json.dumps(list(PASSTHROUGH[agent]))}\n\n"
                 '[budget]\nmax_attempts = 1\nbackoff_initial_seconds = 0\nwall_seconds = 300\n\n'
-                f"[sandbox]\n{memory}read_only = {json.dumps([str(p) for p in read_only])}\n"
+                f"[sandbox]\nread_only = {json.dumps([str(p) for p in read_only])}\n"
                 f"{extra}")
 
 

@@ -1,6 +1,6 @@
 """The cgroups a sandboxed tree runs in, on this machine's real /sys/fs/cgroup: a group a killed
 agentctl left behind is cleaned up, and it never stops a new group from being made (a reused pid
-once made agentctl fall back to an address-space rlimit, which breaks the JVM)."""
+once made agentctl fall back to an rlimit alone)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from agentctl.domain.sandbox import SandboxLimits
-from agentctl.execution.sandboxing.limits import layout, limited
+from agentctl.execution.sandboxing.limits import launcher, layout, limited
 from tests.machine import unavailable
 
 
@@ -88,3 +88,31 @@ def test_on_cgroup_v1_the_launcher_moves_its_own_thread_which_takes_no_global_lo
         for directory in group.directories:
             assert f"echo 0 > {directory / 'tasks'} " in script
         assert "cgroup.procs" not in script
+
+
+# Under the memory rlimit: reserve 8 GB of address space (PROT_NONE, 0) without touching it (what the JVM,
+# Node's WebAssembly and the agent CLIs' binaries do at start), then write 200 MB.
+_RESERVE_THEN_WRITE = """
+import ctypes, mmap
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_long]
+reserved = libc.mmap(None, 8 << 30, 0, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+                     | getattr(mmap, "MAP_NORESERVE", 0x4000), -1, 0)
+print("reserved" if reserved not in (None, ctypes.c_void_p(-1).value) else "refused", flush=True)
+try:
+    data = bytearray(200 << 20)
+    print("wrote")
+except MemoryError:
+    print("stopped")
+"""
+
+
+def test_the_memory_rlimit_stops_what_a_process_writes_not_what_it_reserves() -> None:
+    """Without a cgroup the memory limit is an rlimit on data, not on address space: a 4 GB
+    address-space limit made Copilot CLI's binary abort and Gemini CLI exit at start-up."""
+    command = [*launcher(SandboxLimits(max_memory_mb=100), None), sys.executable, "-c",
+               _RESERVE_THEN_WRITE]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.stdout.split() == ["reserved", "stopped"], (done.stdout, done.stderr)

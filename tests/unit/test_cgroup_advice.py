@@ -29,7 +29,7 @@ def test_a_run_with_both_groups_needs_no_fix() -> None:
 def test_a_normal_user_without_a_group_is_told_what_rlimits_leave_and_never_about_root() -> None:
     said = describe(facts())
     assert said.startswith("no writable cgroup: rlimits only")
-    assert "process count is not enforced per run" in said and "address-space" in said
+    assert "process count is not enforced per run" in said and "data-size" in said
     assert "root" not in said
 
 
@@ -39,7 +39,7 @@ def test_root_without_a_group_is_told_the_process_count_is_not_enforced() -> Non
 
 
 @pytest.mark.parametrize(("root", "pids", "memory", "words"), [
-    (False, True, False, "cgroup v1 (pids); memory is an address-space rlimit"),
+    (False, True, False, "cgroup v1 (pids); memory is a data-size rlimit"),
     (False, False, True, "cgroup v1 (memory); the process count is an rlimit: not enforced per "
                          "run, it caps all of your processes together"),
     (True, False, True, "cgroup v1 (memory); process count not enforced for root"),

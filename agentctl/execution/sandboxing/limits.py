@@ -12,9 +12,12 @@ here, per process, whenever no other move happened just before). On v1 the launc
 to `tasks` instead: the calling thread (its only one) moves alone, and the kernel skips that
 lock (0.05 ms). v2 has no such path for a domain group, so there it writes `cgroup.procs`.
 
-RLIMIT_NPROC does not bind root, and an address-space limit breaks the JVM, so those two are
-only the backstop where no cgroup could be made. For a normal user RLIMIT_NPROC counts every
-process of the user's, not the run's: a cap on the user, not on the run. Debian's /bin/sh (dash)
+RLIMIT_NPROC does not bind root, so it is only the backstop where no cgroup could be made, and so
+is the memory rlimit: RLIMIT_DATA (`ulimit -d`, the private writable memory a process maps, which
+is what it uses), never RLIMIT_AS (what it reserves): the JVM, Node's WebAssembly, Copilot CLI's
+binary and Bun each reserve far more address space than they touch, and abort under an
+address-space limit of a few GB. For a normal user RLIMIT_NPROC counts every process of the
+user's, not the run's: a cap on the user, not on the run. Debian's /bin/sh (dash)
 names it `ulimit -p`, bash and others `-u`: the launcher tries both.
 
 A normal user gets cgroups where one is delegated to them (systemd's `Delegate=yes`, as
@@ -200,7 +203,7 @@ def launcher(limits: SandboxLimits, group: Cgroup | None) -> list[str]:
              f"cgroup {f.parent.name}' >&2; exit 125; }}" for f, value in joins]
     lines.append(f"ulimit -f {limits.max_file_size_mb * 2048}")  # 512-byte blocks
     if group is None or not group.memory_limited:
-        lines.append(f"ulimit -v {limits.max_memory_mb * 1024} 2>/dev/null")
+        lines.append(f"ulimit -d {limits.max_memory_mb * 1024} 2>/dev/null")
     if (group is None or not group.pids_limited) and os.geteuid() != 0:
         lines.append(f"{{ ulimit -u {limits.max_processes} || ulimit -p {limits.max_processes}; }}"
                      " 2>/dev/null")
