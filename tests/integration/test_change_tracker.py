@@ -45,3 +45,19 @@ def test_files_credited_to_file_tools_are_not_unattributed(tmp_path: Path) -> No
     changes.credit([ChangedFile("c.py", ChangeType.ADDED, 1, 0)])
     changes.mark_stale()
     assert changes.unattributed(["c.py"]) == []
+
+
+def test_with_no_snapshot_to_compare_the_patched_files_are_named_and_none_is_taken(
+        tmp_path: Path) -> None:
+    """No tracked call ran (a patch agent), or a file tool's credit made the snapshot stale:
+    the tracker's index is left as it was (no `add -A` of the work tree)."""
+    changes, repo = tracker(tmp_path)
+    (repo / "a.py").write_text("A = 2\n")
+    (repo / "new.py").write_text("N = 1\n")
+    before = changes.index.read_bytes()
+    assert changes.unattributed(["a.py", "new.py"]) == ["a.py", "new.py"]
+    assert changes.index.read_bytes() == before
+    changes.credit([ChangedFile("a.py", ChangeType.MODIFIED, 1, 1)])
+    changes.mark_stale()
+    assert changes.unattributed(["a.py", "new.py"]) == ["new.py"]
+    assert changes.index.read_bytes() == before

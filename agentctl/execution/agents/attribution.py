@@ -69,8 +69,12 @@ class ChangeTracker:
 
     def unattributed(self, patched: Iterable[str]) -> list[str]:
         """Of the `patched` paths, those no call was credited with, and every path changed
-        while no call ran (after the last one included: call this once the agent is done)."""
-        self._between_calls()
+        while no call ran (after the last one included: call this once the agent is done).
+        With no snapshot to compare with (no tracked call ran, or a file tool's was the last
+        change), none is taken: it would only be the next call's starting point, and there is
+        none (two gits, the first a full `add -A` of the work tree)."""
+        if self.tree is not None:
+            self._between_calls()
         return sorted(self.between | (set(patched) - self.credited))
 
     def _between_calls(self) -> None:
