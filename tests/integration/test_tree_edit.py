@@ -130,6 +130,23 @@ def test_a_work_trees_tree_from_its_changed_paths_is_the_one_git_writes(
     assert work_tree_tree(_git_of(clone), base, paths, clone.parent / "i") == written
 
 
+def test_a_folder_whose_name_cannot_be_a_line_of_git_input_is_read_all_the_same(
+        clone: Path) -> None:
+    """The base's folders are named by path in one cat-file, a line each: `a\nb/` of the
+    base, changed beside folders after it, is read one depth at a time instead."""
+    (clone / "a\nb").mkdir()
+    (clone / "a\nb/x.py").write_text("X = 1\n")
+    git(clone, "add", "--all")
+    git(clone, "commit", "-q", "-m", "a folder with a newline in its name")
+    base = git(clone, "rev-parse", "HEAD")
+    (clone / "a\nb/x.py").write_text("X = 2\n")
+    _modify(clone)
+    written, diff = _changed(clone, base)
+    assert patched_tree(_git_of(clone), base, diff, clone.parent / "i") == (written, None)
+    paths = [b"a\nb/x.py", b"src/app.py"]
+    assert work_tree_tree(_git_of(clone), base, paths, clone.parent / "i") == written
+
+
 def test_a_work_trees_tree_counts_what_the_paths_name_and_nothing_else(clone: Path) -> None:
     """Only the paths given are looked at: a change elsewhere is not seen (the caller names
     every path that may differ, a view's upper layer)."""

@@ -136,8 +136,11 @@ def _ancestors(path: bytes) -> Iterable[bytes]:
 
 def _read_folders(git: WorkspaceGit, commit: str, paths: Iterable[bytes]) -> _Base:
     """The base's folders holding `paths`, each read from the objects (a folder the base lacks,
-    or holds a file at, is empty): one `cat-file --batch` per depth."""
+    or holds a file or a link at, is empty): one `cat-file --batch` naming each by its path
+    (`commit:a/b`), or, where a name cannot be one line of its input, one per depth."""
     wanted = {folder for path in paths for folder in _ancestors(path)} | {b""}
+    if not any(b"\n" in folder or b"\r" in folder for folder in wanted):
+        return _read_by_path(git, commit, sorted(wanted))
     folders: dict[bytes, Folder] = {}
     known = {b"": f"{commit}^{{tree}}".encode()}
     width = 0
@@ -155,6 +158,37 @@ def _read_folders(git: WorkspaceGit, commit: str, paths: Iterable[bytes]) -> _Ba
                 if entry is not None and entry.is_folder:
                     known[folder] = entry.oid.hex().encode()
     return _Base(folders, width)
+
+
+def _read_by_path(git: WorkspaceGit, commit: str, folders: list[bytes]) -> _Base:
+    """`_read_folders` in one `cat-file --batch`: git looks each path up in the commit's trees
+    (a missing one, or one under a file, a link or a submodule, is reported missing; a file or
+    a link there is a blob)."""
+    names = [f"{commit}^{{tree}}".encode() if not folder else b"%s:%s" % (commit.encode(), folder)
+             for folder in folders]
+    out = git.run_bytes("cat-file", "--batch", stdin=b"".join(name + b"\n" for name in names),
+                        what="cannot read the base's folders").stdout
+    read: dict[bytes, Folder] = {}
+    position = width = 0
+    for folder in folders:
+        header_end = out.index(b"\n", position)
+        header = out[position:header_end].split(b" ")
+        if len(header) != 3:  # "<name> missing"
+            if not folder:
+                raise InfrastructureFailure(f"cannot read the tree of {commit}: "
+                                            f"{out[position:header_end].decode('utf-8', 'replace')}")
+            read[folder] = {}
+            position = header_end + 1
+            continue
+        size = int(header[2])
+        body = out[header_end + 1:header_end + 1 + size]
+        if header[1] == b"tree":
+            width = len(header[0]) // 2
+            read[folder] = _parse_tree(body, width)
+        else:
+            read[folder] = {}
+        position = header_end + 1 + size + 1
+    return _Base(read, width)
 
 
 def _cat_trees(git: WorkspaceGit, names: list[bytes]) -> tuple[list[Folder], int]:
