@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 from agentctl.execution.git import WorkspaceGit
-from agentctl.execution.workspaces.tree_edit import names_gitlink, patched_tree, work_tree_tree
+from agentctl.execution.workspaces.tree_edit import (
+    diff_paths,
+    names_gitlink,
+    patched_tree,
+    work_tree_tree,
+)
 from tests.conftest import git, make_repo
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4
@@ -182,3 +187,20 @@ def test_a_diff_that_changes_a_submodule_is_told_apart(tmp_path: Path, repo: Pat
     plain.write_bytes(subprocess.run(["git", "-C", str(repo), "diff", "--binary"], check=True,
                                      capture_output=True).stdout)
     assert not names_gitlink(plain)
+
+
+def test_a_diffs_paths_asked_again_are_the_same_and_follow_its_text_not_its_name(
+        clone: Path) -> None:
+    """Kept by the diff's digest (a run asks twice): the same file rewritten with another
+    patch names that patch's paths."""
+    base = git(clone, "rev-parse", "HEAD")
+    _rename_across_folders(clone)
+    _written, diff = _changed(clone, base)
+    first = diff_paths(_git_of(clone), diff)
+    assert first == {b"src/config/settings.py", b"lib/settings.py"}
+    first.add(b"changed by the caller")
+    assert diff_paths(_git_of(clone), diff) == {b"src/config/settings.py", b"lib/settings.py"}
+    git(clone, "reset", "-q", "--hard")
+    _modify(clone)
+    _changed(clone, base)  # the same patch.diff, now this change's
+    assert diff_paths(_git_of(clone), diff) == {b"src/app.py"}

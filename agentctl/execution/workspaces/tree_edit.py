@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,16 +101,32 @@ def work_tree_tree(git: WorkspaceGit, base_commit: str, paths: Iterable[bytes],
 
 def diff_paths(git: WorkspaceGit, diff: Path) -> set[bytes]:
     """Every path `diff` names, as git's parser reads them (`--numstat` names a file once: the
-    source of a rename or copy is read from its header line)."""
+    source of a rename or copy is read from its header line). Kept by the diff's digest: a run
+    asks for the same patch's paths twice (its tree on the base, then the verified tree's)."""
     if not diff.stat().st_size:
         return set()
+    key = hashlib.sha256(diff.read_bytes()).digest()
+    with _named_lock:
+        known = _named.get(key)
+    if known is not None:
+        return set(known)
     listing = git.run_bytes("apply", "--numstat", "-z", str(diff.resolve()),
                             what="cannot read the patch").stdout
     named = {field.split(b"\t", 2)[-1] for field in listing.split(b"\0") if field}
     with diff.open("rb") as lines:
         named.update(unquote_path(line.split(b" from ", 1)[1].rstrip(b"\r\n"))
                      for line in lines if line.startswith(_SOURCE_LINES))
-    return named - {b""}
+    named.discard(b"")
+    with _named_lock:
+        _named[key] = frozenset(named)
+        while len(_named) > _NAMED_KEPT:  # the oldest goes (a worker runs many attempts)
+            del _named[next(iter(_named))]
+    return named
+
+
+_NAMED_KEPT = 8
+_named: dict[bytes, frozenset[bytes]] = {}  # a diff's digest -> the paths it names
+_named_lock = threading.Lock()
 
 
 def names_gitlink(diff: Path) -> bool:
