@@ -31,7 +31,8 @@ from agentctl.execution.workspaces.removal import force_rmtree
 
 FOLDER = "trees"  # the cache's folder in the state home
 KEY = re.compile(r"[0-9a-f]{32}")  # what `cache_key` gives
-_WAIT_SECONDS = 0.02  # polling a lock another worker (or this run's prefetch) holds
+_WAIT_SECONDS = 0.005  # polling a lock another worker (or this run's prefetch) holds: a
+# cold run waits so for its own prefetch to build the entry, and finds it built half a poll late
 
 
 @dataclass(frozen=True, slots=True)
