@@ -85,11 +85,15 @@ def commit_of(location: str, ref: str) -> str:
     """The commit sha `ref` names in a local repository, or BadInput."""
     if not ref.strip() or ref.startswith("-"):
         raise BadInput(f"invalid base ref {ref!r}")
-    # git's own parser, so every revision syntax works (reflogs, `:/message`, ...); the second
-    # step insists the object is (or peels to) a commit.
-    found = trusted_git(["rev-parse", "--verify", "--quiet", "--end-of-options", ref],
+    # git's own parser, so every revision syntax works (reflogs, `:/message`, ...), insisting
+    # the object is (or peels to) a commit: in one step where `^{commit}` can follow the ref
+    # (a branch, a tag, a reflog entry, a sha: one git on every submit), else in two (after a
+    # `:` it would be part of a path or a message searched for)
+    one_step = ":" not in ref
+    found = trusted_git(["rev-parse", "--verify", "--quiet", "--end-of-options",
+                         f"{ref}^{{commit}}" if one_step else ref],
                         what="resolve the base ref", cwd=Path(location), check=False)
-    if found.returncode == 0:
+    if found.returncode == 0 and not one_step:
         found = trusted_git(["rev-parse", "--verify", "--quiet", f"{found.stdout.strip()}^{{commit}}"],
                             what="resolve the base ref", cwd=Path(location), check=False)
     if found.returncode != 0:
