@@ -134,3 +134,20 @@ def test_submit_and_run_on_a_machine_that_cannot_sandbox_stores_nothing(
         submit_and_run(store, config.defaults(), SubmitAndRun(
             request=request, cwd=tmp_path, run=RunChoices(agent=NOOP)))
     assert db_state(store.home.root) == before
+
+
+@pytest.mark.usefixtures("no_bubblewrap")
+@pytest.mark.parametrize("allowed", [(), (".agentctl.toml",)], ids=["accepted", "denied"])
+def test_a_submit_whose_sandbox_check_ran_beside_the_resolution_still_stores_nothing(
+        store: Store, repo: Path, tmp_path: Path, allowed: tuple[str, ...]) -> None:
+    """The check starts before the repository is resolved and is waited for before the base
+    is checked out into the tree cache or anything is stored, policy's denial or not."""
+    before = db_state(store.home.root)
+    request = TaskRequest(repository=str(repo), task_type="custom", instruction="nothing",
+                          allowed_paths=allowed)
+    with pytest.raises(BadInput, match="the sandbox cannot start: bubblewrap"):
+        submit_and_run(store, config.defaults(), SubmitAndRun(
+            request=request, cwd=tmp_path, run=RunChoices(agent=NOOP,
+                                                          state_home=store.home.root)))
+    assert db_state(store.home.root) == before
+    assert not (store.home.root / "trees").exists()

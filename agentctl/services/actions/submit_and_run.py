@@ -4,7 +4,8 @@ submitted.
 
 As soon as the base ref is resolved (before the task is stored) the run's base starts checking
 out into the tree cache and the checkout's uncommitted changes are looked at, so both run while
-the task and the run are written.
+the task and the run are written. The check that the sandbox starts here (a bwrap) runs beside
+the resolution and is waited for before anything is stored or checked out.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from agentctl.services.lifecycle.start import (
     RunChoices,
     StartedRun,
     StartRun,
+    check_sandbox_beside,
     fill_tree_cache,
     run_config,
     start_run,
@@ -51,14 +53,21 @@ class SubmittedRun:
 
 def submit_and_run(storage: Storage, config: Config, command: SubmitAndRun) -> SubmittedRun:
     how = command.run
-    if how is not None and not how.detach:  # a run this machine cannot sandbox stores nothing
-        run_config(config, no_sandbox=how.no_sandbox)
+    inline = how is not None and not how.detach
+    if how is not None and inline:
+        check_sandbox_beside(config, no_sandbox=how.no_sandbox)
     fills: list[Prefetch | None] = []
     looks: list[CheckoutChanges] = []
+
+    def sandbox_ready() -> None:
+        """A run this machine cannot sandbox stores nothing and checks nothing out."""
+        if how is not None and inline:
+            run_config(config, no_sandbox=how.no_sandbox)
 
     def resolved(repository: str, commit: str, base_ref: str) -> None:
         if how is None:
             return
+        sandbox_ready()
         looks.append(CheckoutChanges(repository, base_ref))
         # a kept workspace is a checkout of its own; a queued run, its worker's
         if not how.detach and not how.keep_workspace and how.state_home is not None:
@@ -66,7 +75,7 @@ def submit_and_run(storage: Storage, config: Config, command: SubmitAndRun) -> S
 
     try:
         submitted = submit_and_resolve(storage, config, command.request, cwd=command.cwd,
-                                       resolved=resolved)
+                                       resolved=resolved, storing=sandbox_ready)
         task = submitted.task
         if how is None or task.status is TaskStatus.POLICY_DENIED:
             return SubmittedRun(task)

@@ -67,10 +67,12 @@ def submit_task(
 def submit_and_resolve(
     storage: Storage, config: Config, request: TaskRequest, *, cwd: Path, clock: Clock = utcnow,
     resolved: Callable[[str, str, str], None] | None = None,
+    storing: Callable[[], None] | None = None,
 ) -> Submitted:
     """`submit_task`, and the commit its base ref was resolved to. `resolved(repository,
     commit, base_ref)` is told first, before the task is stored, when policy lets it run
-    (`task submit --run` starts checking the base out then, and looks at the checkout)."""
+    (`task submit --run` starts checking the base out then, and looks at the checkout);
+    `storing()` last before the task is stored, whatever policy said (it may still refuse)."""
     valid = validate(request, config.policy.default_autonomy)
     redactor = Redactor().knowing(secret_values())
     instruction = redactor.clean(valid.instruction)
@@ -112,6 +114,8 @@ def submit_and_resolve(
         if resolved is not None and base_commit is not None and task.repository:
             resolved(task.repository, base_commit, base_ref)
 
+    if storing is not None:
+        storing()
     session_id = storage.resolve("session", request.session_id) if request.session_id else None
     with storage.unit_of_work() as uow:
         if session_id:

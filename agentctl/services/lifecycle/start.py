@@ -14,7 +14,7 @@ from agentctl.domain.agent import AgentSpec
 from agentctl.domain.run import Run
 from agentctl.domain.sandbox import SandboxMode, SandboxProfile
 from agentctl.execution.agents.spec import parse_agent_spec
-from agentctl.execution.sandboxing.bubblewrap import require
+from agentctl.execution.sandboxing.bubblewrap import check_beside, require
 from agentctl.execution.workspaces import overlay
 from agentctl.execution.workspaces.cache_fill import Prefetch
 from agentctl.execution.workspaces.checkout_changes import CheckoutChanges
@@ -94,6 +94,13 @@ def run_config(config: Config, *, no_sandbox: bool = False) -> Config:
         config = replace(config, sandbox=replace(config.sandbox, mode=SandboxMode.OFF))
     require(SandboxProfile(mode=config.sandbox.mode))
     return config
+
+
+def check_sandbox_beside(config: Config, *, no_sandbox: bool = False) -> None:
+    """Start the check `run_config` waits for on a thread, for a submit that resolves its
+    repository first: a sandboxed run's bwrap start-up runs beside the resolution's gits."""
+    if not no_sandbox and SandboxProfile(mode=config.sandbox.mode).enabled:
+        check_beside()
 
 
 def fill_tree_cache(config: Config, state_home: Path, repository: str,
