@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
 
@@ -13,10 +13,12 @@ from agentctl.config_file import config_path
 from agentctl.execution.work_tree import enclosing_work_tree, named_repository
 from agentctl.home import Home, resolve_home
 from agentctl.store import Store
-from agentctl.store.views import Views
+from agentctl.store.task_views import TaskViews
 
 if TYPE_CHECKING:
     from agentctl.config import Config
+
+V = TypeVar("V", bound=TaskViews)
 
 
 @dataclass
@@ -49,14 +51,17 @@ class State:
 
     @property
     def store(self) -> Store:
-        """The read-write store (imports the ORM); read-only commands use `views()` instead."""
+        """The read-write store (imports the ORM); read-only commands use `views(...)` instead."""
         if self._store is None:
             self._store = Store(self.home)
         return self._store
 
-    def views(self) -> Views:
-        """Read views where "the newest run" means the newest of the repository you stand in."""
-        return Views(self.home, repository=enclosing_work_tree(Path.cwd()))
+    def views(self, kind: type[V]) -> V:
+        """Read views where "the newest run" means the newest of the repository you stand in.
+        `kind` is the lightest the command needs, imported at the top of its module: `TaskViews`
+        (ids, tasks, sessions, events), `RunViews` (and runs with their evidence) or `Views`
+        (and the services' read models); the others are never loaded."""
+        return kind(self.home, repository=enclosing_work_tree(Path.cwd()))
 
     def repository_filter(self, text: str | None) -> str | None:
         """A listing's `--repo`, as tasks record it (aliases from config work too)."""

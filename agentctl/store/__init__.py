@@ -2,8 +2,9 @@
 first write, so a command refused before it writes leaves no trace (not even an empty database).
 
 Only this package imports SQLAlchemy, and on a SQLite home only to migrate a database that is
-behind: reads (`views`) and writes (`uow`) run the SQL `queries` and `statements` compiled ahead
-on the stdlib driver. A PostgreSQL store's connections come from SQLAlchemy's engine.
+behind: reads (`task_views`, `run_views`, `views`, `reads`) and writes (`uow`) run the SQL
+`queries` and `statements` compiled ahead on the stdlib driver. A PostgreSQL store's connections
+come from SQLAlchemy's engine.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from agentctl.store.blobs import BlobStore
 from agentctl.store.checkpoint import AuditSigner
 from agentctl.store.revision import SchemaBehind
 from agentctl.store.schema import ensure_schema, event_count
+from agentctl.store.task_views import TaskViews
 from agentctl.store.transactions import Database
-from agentctl.store.views import Views
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from agentctl.domain.audit_report import AuditReport
     from agentctl.services.unit_of_work import IdKind
     from agentctl.store.pending import PendingRows
+    from agentctl.store.reads import StoreReads
     from agentctl.store.uow import UnitOfWork
 
 
@@ -58,10 +60,13 @@ class Store:
 
         return PendingRows()
 
-    def reads(self) -> Views:
+    def reads(self) -> StoreReads:
         """Reads without a write transaction (and without importing SQLAlchemy); like every
-        read, refused (SchemaBehind) on a database that is behind."""
-        return Views(self.home)
+        read, refused (SchemaBehind) on a database that is behind. Imported here: every
+        command's reads load this package, `events` too, which decodes no run."""
+        from agentctl.store.reads import StoreReads
+
+        return StoreReads(self.home)
 
     @property
     def state_root(self) -> Path:
@@ -86,9 +91,9 @@ class Store:
         The first step of the use cases that write: a database that is behind is brought up
         first, as their first write would (SchemaBehind where only `db upgrade` may)."""
         try:
-            views = Views(self.home)
+            views = TaskViews(self.home)
         except SchemaBehind:
             self.ensure_schema()
-            views = Views(self.home)
+            views = TaskViews(self.home)
         with views:
             return views.resolve(kind, text)
