@@ -12,11 +12,11 @@ from agentctl.cli.root_options import RootOptions
 from agentctl.config_file import config_path
 from agentctl.execution.work_tree import enclosing_work_tree, named_repository
 from agentctl.home import Home, resolve_home
-from agentctl.store import Store
 from agentctl.store.task_views import TaskViews
 
 if TYPE_CHECKING:
     from agentctl.config import Config
+    from agentctl.store.storage import Store
 
 V = TypeVar("V", bound=TaskViews)
 
@@ -51,8 +51,11 @@ class State:
 
     @property
     def store(self) -> Store:
-        """The read-write store (imports the ORM); read-only commands use `views(...)` instead."""
+        """The read-write store, imported here: a command that only reads uses `views(...)` and
+        never loads it (the blobs, the audit signer, the schema)."""
         if self._store is None:
+            from agentctl.store.storage import Store
+
             self._store = Store(self.home)
         return self._store
 

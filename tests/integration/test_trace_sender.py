@@ -22,8 +22,8 @@ from agentctl.domain.enums import EventType
 from agentctl.domain.run import Run
 from agentctl.home import Home, resolve_home
 from agentctl.services.queries.trace_sender import CAPACITY, SendCounts, TraceSender
-from agentctl.store import Store
 from agentctl.store.reads import StoreReads
+from agentctl.store.storage import Store
 from tests.conftest import make_repo
 
 CONFIG = """\
