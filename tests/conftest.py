@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.pg_server import PostgresServer
+from tests.support.installed import AGENTCTL as AGENTCTL
+from tests.support.installed import GIT_IDENTITY as GIT_IDENTITY
+from tests.support.installed import Result as Result
+from tests.support.installed import run_installed
 
 if TYPE_CHECKING:
     from agentctl.home import Home as StoreHome
 
-AGENTCTL = shutil.which("agentctl", path=str(Path(sys.executable).parent)) or "agentctl"
-GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
-}
 
 
 def git(repo: Path, *args: str) -> str:
@@ -63,16 +58,6 @@ def repo(tmp_path: Path) -> Path:
     })
 
 
-@dataclass
-class Result:
-    returncode: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> object:
-        return json.loads(self.stdout)
-
-
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
@@ -86,14 +71,8 @@ def agentctl(home: Path, tmp_path: Path) -> Callable[..., Result]:
 
     def run(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None,
             timeout: float = 120, input: str | None = None) -> Result:
-        environment = {**os.environ, "AGENTCTL_HOME": str(home), **GIT_IDENTITY}
-        environment.pop("AGENTCTL_CONFIG", None)
-        environment.update(env or {})
-        completed = subprocess.run(
-            [AGENTCTL, *args], cwd=cwd or workdir, env=environment, capture_output=True,
-            text=True, timeout=timeout, input=input,
-        )
-        return Result(completed.returncode, completed.stdout, completed.stderr)
+        return run_installed(*args, home=home, cwd=cwd or workdir, env=env, timeout=timeout,
+                             input=input)
 
     return run
 
@@ -116,18 +95,7 @@ def run_agentctl() -> Callable[..., Result]:
 
     The `agentctl` fixture is per test; this one also serves module-scoped homes built once.
     """
-    def run(*args: str, home: Path, cwd: Path, env: Mapping[str, str] | None = None,
-            timeout: float = 120, input: str | None = None) -> Result:
-        environment = {**os.environ, "AGENTCTL_HOME": str(home), **GIT_IDENTITY}
-        environment.pop("AGENTCTL_CONFIG", None)
-        environment.update(env or {})
-        completed = subprocess.run(
-            [AGENTCTL, *args], cwd=cwd, env=environment, capture_output=True, text=True,
-            timeout=timeout, input=input,
-        )
-        return Result(completed.returncode, completed.stdout, completed.stderr)
-
-    return run
+    return run_installed
 
 
 @pytest.fixture

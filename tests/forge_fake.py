@@ -76,6 +76,14 @@ class FakeForge:
         assert self.server is not None
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
+    def reset(self) -> None:
+        """No PR, comment or queued fault left from an earlier test (the requests are kept:
+        tests read theirs from where they began)."""
+        with self.lock:
+            self.prs.clear()
+            self.comments.clear()
+            self.faults.clear()
+
     def fail_next(self, method: str, prefix: str, status: int, body: Any) -> None:
         self.faults.append(Fault(method, prefix, status=status, body=body))
 

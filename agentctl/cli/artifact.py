@@ -11,6 +11,7 @@ from agentctl.cli.options import Flag, FullOption, JsonOption
 from agentctl.cli.output import emit_json, out
 from agentctl.domain.enums import RedactionStatus
 from agentctl.domain.errors import IntegrityError, NotFound
+from agentctl.domain.redaction import Redactor
 from agentctl.store.blobs import BlobStore
 
 if TYPE_CHECKING:
@@ -93,8 +94,6 @@ def artifact_content(root: "Path", artifact: "Artifact") -> "Iterator[bytes]":
     if problem:
         raise IntegrityError(f"artifact {artifact.artifact_id} ({artifact.name}): {problem}")
     if artifact.redaction_status is RedactionStatus.RAW:
-        from agentctl.domain.redaction import Redactor
-
         redactor = Redactor()
         for chunk in blobs.open_chunks(artifact.uri):
             yield redactor.clean(chunk.decode("utf-8", errors="replace")).encode("utf-8")

@@ -12,8 +12,7 @@ from agentctl.cli.context import state
 from agentctl.cli.options import Flag
 from agentctl.cli.output import emit_json, out
 from agentctl.domain.errors import BadInput
-from agentctl.execution.signing import load_signer
-from agentctl.services.actions.attest import signing_key_path, trusted_key, verify_bundle
+from agentctl.services.actions.attest import signing_public_key, trusted_key, verify_bundle
 
 app = typer.Typer(help="Attestations: the signing key, and verifying a bundle.",
                   no_args_is_help=True)
@@ -30,8 +29,7 @@ def pubkey(
 ) -> None:
     """Print the public key that `run attest` signs with (PEM), for verifiers."""
 
-    path = signing_key_path(state(ctx).home.root, key)
-    public = load_signer(path, create=key is None).public
+    public = signing_public_key(state(ctx).home.root, key)
     if as_json:
         emit_json({"keyid": public.keyid, "keytype": "ed25519", "scheme": "ed25519",
                    "public": public.hex, "pem": public.pem()})

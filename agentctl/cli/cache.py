@@ -9,7 +9,6 @@ from agentctl.cli.context import state
 from agentctl.cli.options import Flag, JsonOption
 from agentctl.cli.output import emit_json, out
 from agentctl.cli.render.caches import caches_table, cleared_lines, leftovers_line
-from agentctl.execution.workspaces.kept_checkouts import FOLDER
 from agentctl.services.admin.caches import (
     TREES_BOUND_KEY,
     CachesCleared,
@@ -75,7 +74,7 @@ def _shown(caches: CachesState) -> dict[str, object]:
                   "bound": {"configKey": TREES_BOUND_KEY, "value": trees.bound_mb,
                             "sizeBytes": trees.bound_bytes}},
         "baselines": {"folder": str(baselines.folder), **_usage(baselines.usage),
-                      "checkouts": {"folder": str(baselines.folder / FOLDER),
+                      "checkouts": {"folder": str(baselines.checkouts_folder),
                                     **_usage(baselines.checkouts)}},
     }
 
@@ -88,7 +87,7 @@ def _cleared(cleared: CachesCleared) -> dict[str, object]:
             "kept": _usage(trees.kept), "leftovers": _usage(trees.leftovers)},
         "baselines": None if baselines is None else {
             "folder": str(baselines.folder), "removed": _usage(baselines.removed),
-            "checkouts": {"folder": str(baselines.folder / FOLDER),
+            "checkouts": {"folder": str(baselines.checkouts_folder),
                           "removed": _usage(baselines.checkouts_removed)}},
     }
 

@@ -10,8 +10,8 @@ import typer
 
 from agentctl.cli.root_options import RootOptions
 from agentctl.config_file import config_path
-from agentctl.execution.work_tree import enclosing_work_tree, named_repository
 from agentctl.home import Home, resolve_home
+from agentctl.services.queries.repositories import repository_here, repository_named
 from agentctl.store.task_views import TaskViews
 
 if TYPE_CHECKING:
@@ -63,14 +63,14 @@ class State:
         """Read views where "the newest run" means the newest of the repository you stand in.
         `kind` is the lightest the command needs, imported at the top of its module: `TaskViews`
         (ids, tasks, sessions, events), `RunViews` (and runs with their evidence) or `Views`
-        (and the services' read models); the others are never loaded."""
-        return kind(self.home, repository=enclosing_work_tree(Path.cwd()))
+        (and the rows of run show --tree); the others are never loaded."""
+        return kind(self.home, repository=repository_here(Path.cwd()))
 
     def repository_filter(self, text: str | None) -> str | None:
         """A listing's `--repo`, as tasks record it (aliases from config work too)."""
         if text is None:
             return None
-        return named_repository(text, self.config.repositories, Path.cwd())
+        return repository_named(text, self.config.repositories, Path.cwd())
 
 
 def state(ctx: typer.Context) -> State:

@@ -21,8 +21,8 @@ from agentctl.cli.render.style import escape
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.enums import AutonomyLevel, MessageRole, TaskType
 from agentctl.domain.task import SessionMessage
-from agentctl.execution.work_tree import enclosing_work_tree
 from agentctl.services.actions.requests import TaskRequest
+from agentctl.services.queries.repositories import repository_here
 
 REPOSITORY = "Which repository?"
 TASK_TYPE = "What kind of change is it?"
@@ -172,4 +172,4 @@ def title_of(request: TaskRequest) -> str:
 
 
 def here(cwd: Path) -> str | None:
-    return enclosing_work_tree(cwd)
+    return repository_here(cwd)

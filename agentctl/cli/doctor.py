@@ -17,9 +17,12 @@ from agentctl.cli.context import State, state
 from agentctl.cli.options import JsonOption
 from agentctl.cli.output import emit_json, out
 from agentctl.domain.agent_clis import AGENT_CLIS, release_tested, version_in
-from agentctl.execution.sandboxing import bubblewrap
-from agentctl.execution.sandboxing.limits import layout
-from agentctl.execution.workspaces import overlay
+from agentctl.services.admin.machine import (
+    SANDBOX_HINT,
+    limits_layout,
+    overlay_views,
+    sandbox_check,
+)
 
 VERSION_SECONDS = 15.0  # for `<cli> --version` (a Node CLI's start, on a busy machine)
 FORGE_TOKENS = ("GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN")
@@ -73,18 +76,18 @@ def _print(findings: list[Finding]) -> None:
 
 def _sandbox() -> Finding:
 
-    status = bubblewrap.check()
+    status = sandbox_check()
     if status.works:
         where = f" ({status.bubblewrap.path})" if status.bubblewrap else ""
         return Finding("sandbox", True, f"bubblewrap works{where}")
-    return Finding("sandbox", False, f"{status.message}; {bubblewrap.HINT}")
+    return Finding("sandbox", False, f"{status.message}; {SANDBOX_HINT}")
 
 
 def _limits() -> Finding:
     """What caps each run's processes and memory: a cgroup of its own, or rlimits only (and
     then what is not enforced, and what would give it a cgroup)."""
 
-    found = layout()
+    found = limits_layout()
     fix = found.fix
     if fix is None:
         return Finding("limits", True, f"{found.describe}: each run's processes and memory are "
@@ -97,12 +100,12 @@ def _views(current: State) -> Finding:
     full checkouts (what a run then costs, and how to get the views)."""
 
 
-    if overlay.supported(Path(tempfile.gettempdir())):
+    why = overlay_views(Path(tempfile.gettempdir()))
+    if why is None:
         whose = "" if os.geteuid() == 0 else " (mounted in a user namespace of agentctl's own)"
         return Finding("views", True, "workspaces, verified and baseline trees are "
                        f"copy-on-write views of the base-tree cache in {current.home.root}"
                        f"{whose}", required=False)
-    why = overlay.refusal() or "this kernel refused an overlay mount"
     return Finding("views", False, f"off: {why}; every workspace, verified and baseline tree "
                    "is a full checkout, which costs a checkout's time and the repository's size "
                    "per tree", required=False)

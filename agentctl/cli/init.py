@@ -17,8 +17,8 @@ from agentctl.cli.output import err, hint, out
 from agentctl.cli.render.style import escape
 from agentctl.config import CONFIG_FILENAME
 from agentctl.domain.errors import BadInput
-from agentctl.execution.verification.test_detection import detect_test_commands
-from agentctl.execution.work_tree import enclosing_work_tree
+from agentctl.services.actions.test_commands import detected_test_commands
+from agentctl.services.queries.repositories import repository_here
 
 
 def init(
@@ -48,7 +48,7 @@ def init(
 def _proposed_checks(cwd: Path) -> tuple[str, ...]:
     """The test commands this repository's files imply: asked at a terminal, taken without one
     (and said so: the file is the person's to edit)."""
-    detected = detect_test_commands(Path(enclosing_work_tree(cwd) or cwd))
+    detected = detected_test_commands(Path(repository_here(cwd) or cwd))
     if not detected:
         return ()
     shown = "; ".join(detected)

@@ -13,6 +13,7 @@ import sys
 from typing import NoReturn
 
 from agentctl._speedups import dataclass_code, process
+from agentctl.domain.errors import AgentctlError  # plain classes, no import: free for the hook
 
 INTERNAL_ERROR = 70
 
@@ -29,8 +30,6 @@ def main(argv: list[str] | None = None) -> None:
         _debug_log()
     dataclass_code.install()  # before any command module makes its classes
     import typer
-
-    from agentctl.domain.errors import AgentctlError
 
     try:
         from agentctl.cli.app import app

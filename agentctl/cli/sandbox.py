@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from agentctl.config import Config
 from agentctl.cli.render.style import escape
 from agentctl.domain.sandbox import SandboxMode
-from agentctl.execution.sandboxing import bubblewrap
+from agentctl.services.admin.machine import SANDBOX_HINT, sandbox_check
 
 app = typer.Typer(help="The OS sandbox every process of a run executes in.",
                   no_args_is_help=True)
@@ -24,7 +24,7 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Start a process in the sandbox here and say what works: bubblewrap (which binary), the
     namespaces, the limits (cgroups or rlimits), and the config's profile. Exit 1 when runs
     could not start sandboxed on this machine."""
-    status = bubblewrap.check()
+    status = sandbox_check()
     settings = state(ctx).config.sandbox
     document = {
         "works": status.works, "message": status.message,
@@ -33,7 +33,7 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
         "version": status.version, "limits": status.cgroups, "mode": settings.mode.value,
         "readOnly": list(settings.read_only), "writable": list(settings.writable),
         "networkAllow": list(settings.network.allow),
-        "hint": None if status.works else bubblewrap.HINT,
+        "hint": None if status.works else SANDBOX_HINT,
     }
     if as_json:
         emit_json(document)
@@ -51,7 +51,7 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
             f"read-only    {escape(', '.join(settings.read_only) or '-')} + the PATH's toolchains",
         ]
         if not status.works:
-            lines.append(f"hint         {escape(bubblewrap.HINT)}")
+            lines.append(f"hint         {escape(SANDBOX_HINT)}")
         for line in lines:
             out().print(line, highlight=False)
     raise typer.Exit(0 if status.works else 1)

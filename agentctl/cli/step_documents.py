@@ -16,7 +16,8 @@ from typing import Any
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.clock import to_iso
 from agentctl.domain.step import ChangedFile
-from agentctl.services.queries.read_models import AttemptView, CallRow, ForbiddenEdits, StepView
+from agentctl.services.queries.read_models import AttemptView, ForbiddenEdits, StepView
+from agentctl.services.unit_of_work import CallRow
 from agentctl.store.json_columns import tool_result_document
 
 Document = dict[str, Any]

@@ -14,8 +14,8 @@ from agentctl.cli.output import note
 if TYPE_CHECKING:
     from agentctl.domain.run import Run
 from agentctl.cli.artifact import artifact_content
-from agentctl.execution.workspaces.tree_cache import in_home
 from agentctl.services.actions.replay import cassette_of
+from agentctl.services.admin.caches import runs_tree_cache
 from agentctl.services.attempts.baseline_cache import FOLDER as BASELINES
 from agentctl.services.attempts.pipeline import RunOptions
 from agentctl.services.lifecycle.queue import Queue
@@ -53,7 +53,7 @@ def worker(
                          release_on_interrupt=True, progress=lambda text: note(f"  {text}"),
                          baseline_cache=current.home.root / BASELINES,
                          concurrent_baseline=config.verification.baseline_concurrent,
-                         tree_cache=in_home(current.home.root, config.store.tree_cache_mb),
+                         tree_cache=runs_tree_cache(current.home.root, config.store.tree_cache_mb),
                          protected=(current.home.root,),
                          trace_endpoint=endpoint,
                          artifact_outage_seconds=config.store.artifact_outage_seconds,

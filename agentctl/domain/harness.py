@@ -18,9 +18,12 @@ from agentctl.domain.lazy_regex import lazy_regex
 from agentctl.domain.patch import FileChange
 from agentctl.domain.test_side import TEST_SECTIONS
 
-# Files whose whole job is the test harness.
+# Files whose whole job is the test harness: every file pytest reads its configuration from, and
+# what Python runs at start-up (a `sitecustomize.py` or a `.pth` line can patch the runner
+# before any test is collected).
 HARNESS_FILES = (
-    "conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "noxfile.py", ".coveragerc",
+    "conftest.py", "pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "tox.ini",
+    "setup.cfg", "noxfile.py", ".coveragerc", "sitecustomize.py", "usercustomize.py", "*.pth",
     "jest.config.*", "vitest.config.*", "vitest.workspace.*", "karma.conf.*", ".mocharc*",
     "phpunit.xml", "phpunit.xml.dist", "jest.setup.*",
 )

@@ -16,7 +16,7 @@ from agentctl.domain.judge_intent import intent_findings
 from agentctl.domain.patch import FileChange, PatchBoundaryCheck
 from agentctl.domain.runner_tampering import runner_tampering_findings
 from agentctl.domain.spec import JudgePolicy
-from agentctl.domain.test_side import DEFAULT_TEST_PATHS
+from agentctl.domain.test_side import DEFAULT_TEST_PATHS, SideRule
 from agentctl.domain.verification import VerificationReport
 
 RULES_JUDGE = "rules"
@@ -75,14 +75,17 @@ def judge_by_rules(
     policy: JudgePolicy,
     verification: VerificationReport | None = None,
     task_type: TaskType | None = None,
-    test_paths: Sequence[str] = (),
+    side: SideRule | None = None,
 ) -> Judgement:
     """Findings a reviewer would want first; the rules see only the redacted diff.
-    `test_paths` is the spec's rule for the patch's test side (the default rule without one)."""
+    `side` is the run's rule for the patch's test side, the one its evidence used (the
+    default rule where a spec has none)."""
+    if side is None or not side.frozen:
+        side = SideRule(frozen=DEFAULT_TEST_PATHS, own=side.own if side else ())
     findings: list[JudgeFinding] = []
-    findings += _test_findings(changes, diff_lines)
+    findings += _test_findings(changes, diff_lines, side)
     findings += harness_findings(changes, diff_lines)
-    findings += runner_tampering_findings(diff_lines, test_paths or DEFAULT_TEST_PATHS)
+    findings += runner_tampering_findings(diff_lines, side.paths)
     findings += _vanished_test_findings(changes, verification)
     findings += _config_findings(changes, policy)
     findings += _size_findings(changes, policy)
@@ -100,11 +103,15 @@ def judge_by_rules(
     return Judgement(status=status, findings=tuple(findings), confidence=1.0, summary=summary)
 
 
-def _test_findings(changes: Sequence[FileChange], lines: Sequence[DiffLine]) -> list[JudgeFinding]:
+def _test_findings(changes: Sequence[FileChange], lines: Sequence[DiffLine],
+                   side: SideRule) -> list[JudgeFinding]:
+    """Tests deleted, skipped or with fewer assertions; a test file is one by the common
+    layouts or by the project's own discovery (`check_*.py` of `python_files`)."""
     out: list[JudgeFinding] = []
-    test_paths = {c.path for c in changes if c.test_file}
-    for change in changes:
-        if change.test_file and change.change_type is ChangeType.DELETED:
+    tests = [c for c in changes if c.test_file or side.is_own_test_file(c.path)]
+    test_paths = {c.path for c in tests}
+    for change in tests:
+        if change.change_type is ChangeType.DELETED:
             out.append(JudgeFinding(
                 severity=Severity.ERROR, category="tests-deleted", file_path=change.path,
                 message=f"test file {change.path} was deleted", blocks_auto_pr=True,

@@ -92,7 +92,11 @@ class Step:
 
     @property
     def changed_files(self) -> tuple[ChangedFile, ...]:
-        """The files this step changed, typed (stored in its attributes, `changedFiles`)."""
+        """The files this step changed, typed. Kept in its attributes (`changedFiles`), not a
+        field and column of their own: a step's stored columns are sealed into the event log,
+        and every step recorded with changes holds them inside its `attributes` (as `run show
+        --json` shows them, DESIGN §7); moving them would break those seals, and a new column
+        beside them would leave reads knowing both places for good."""
         return changed_files_of(self.attributes)
 
     def finished(

@@ -23,6 +23,7 @@ from agentctl.domain.errors import BadInput
 from agentctl.domain.findings import DiffLine
 from agentctl.domain.lazy_regex import lazy_regex
 from agentctl.domain.patch import FileChange
+from agentctl.domain.unittest_discovery import unittest_test_globs
 
 # Test files by each runner's discovery rules (unittest's `test*.py` holds pytest's
 # `test_*.py`; Django's runner finds `app/tests.py`), the test folders (their `__init__.py` and
@@ -145,6 +146,35 @@ def _words(value: object) -> list[str]:
     if isinstance(value, list):
         return [str(item) for item in value]
     return str(value).split() if isinstance(value, str) else []
+
+
+@dataclass(frozen=True, slots=True)
+class SideRule:
+    """Which side of a patch each path is on, for one run: the spec's frozen rule (`frozen`)
+    and the test files and folders the project's own discovery names (`own`: the base's
+    `python_files` and `testpaths`, a verify command's `unittest discover -p`). Made once per
+    run, before any check runs, from the base and the spec only: the evidence's sides and
+    the judge's read the same rule, and nothing the patch writes moves a file across it."""
+
+    frozen: tuple[str, ...]
+    own: tuple[str, ...] = ()
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys((*self.frozen, *self.own)))
+
+    def is_own_test_file(self, path: str) -> bool:
+        """A test module (or a file in a test folder) by the project's own discovery."""
+        return bool(self.own) and is_test_path(path, self.own)
+
+
+def side_rule(frozen: Sequence[str], discovery: PytestDiscovery, packages: Collection[str],
+              commands: Iterable[str]) -> SideRule:
+    """The run's rule: the frozen globs, the base's pytest discovery (`packages`: its
+    `testpaths` folders that are packages of the project's code) and each verify command's
+    unittest discovery."""
+    own = (*discovery.test_paths(packages), *unittest_test_globs(commands))
+    return SideRule(frozen=tuple(frozen), own=tuple(dict.fromkeys(own)))
 
 
 @dataclass(frozen=True, slots=True)

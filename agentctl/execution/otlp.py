@@ -1,6 +1,7 @@
 """Sending a planned trace over OTLP/HTTP with the OpenTelemetry SDK's exporter.
 
-Imported only when a trace is configured (the `otel` extra). The spans are finished spans with
+Imported only when a trace is configured; the SDK itself (the `otel` extra) is in `otlp_sdk`,
+loaded once a collector answers. The spans are finished spans with
 explicit start and end times, built from the records after the run ended, so the export never
 sits on a run's hot path. At most `max_spans` go out (the plan lists parents first, so a capped
 trace keeps its shape), in batches; the first batch the collector refuses ends the export, and
@@ -9,17 +10,13 @@ everything not sent is counted as dropped.
 
 from __future__ import annotations
 
-import logging
 import os
 import socket
 import urllib.parse
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 
 from agentctl.domain.errors import BadInput
-from agentctl.domain.tracing import PlannedSpan, TracePlan
+from agentctl.domain.tracing import TracePlan
 
 BATCH = 512
 _PROXY_VARIABLES = frozenset({"http_proxy", "https_proxy", "all_proxy"})
@@ -49,25 +46,14 @@ def export_trace(plan: TracePlan, endpoint: str, *, max_spans: int,
         return ExportResult(url, f"{plan.trace_id:032x}", len(plan.spans), 0, len(plan.spans),
                             unreachable)
     try:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        from opentelemetry.sdk.trace.export import SpanExportResult
-    except ImportError:
+        from agentctl.execution import otlp_sdk
+    except ImportError as missing:
+        if (missing.name or "").startswith("agentctl"):
+            raise
         raise BadInput("traces need the OpenTelemetry SDK: pip install 'agentctl[otel]'") \
             from None
-    kept = plan.spans[:max_spans]
-    spans = _readable(plan.trace_id, kept)
-    exporter = OTLPSpanExporter(endpoint=url, timeout=timeout)
-    exported, error = 0, None
-    with _quiet():
-        try:
-            for start in range(0, len(spans), BATCH):
-                batch = spans[start:start + BATCH]
-                if exporter.export(batch) is not SpanExportResult.SUCCESS:
-                    error = f"the collector at {url} did not take the spans"
-                    break
-                exported += len(batch)
-        finally:
-            exporter.shutdown()  # type: ignore[no-untyped-call]
+    exported, error = otlp_sdk.send(plan.trace_id, plan.spans[:max_spans], url,
+                                    timeout=timeout, batch=BATCH)
     return ExportResult(url, f"{plan.trace_id:032x}", len(plan.spans), exported,
                         len(plan.spans) - exported, error)
 
@@ -91,42 +77,3 @@ def _unreachable(url: str, timeout: float) -> str | None:
             return None
     except OSError as error:
         return f"the collector at {url} cannot be reached: {error.strerror or error}"
-
-
-@contextmanager
-def _quiet() -> Iterator[None]:
-    """The exporter logs each failed batch and retry; agentctl says it once, itself."""
-    logger = logging.getLogger("opentelemetry")
-    level, logger.level = logger.level, logging.CRITICAL + 1
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
-def _readable(trace: int, planned: tuple[PlannedSpan, ...]) -> list:  # type: ignore[type-arg]
-
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import Event, ReadableSpan
-    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-    from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
-
-    try:
-        ours = version("agentctl")
-    except PackageNotFoundError:
-        ours = "0"
-    resource = Resource.create({"service.name": "agentctl", "service.version": ours})
-    scope = InstrumentationScope("agentctl", ours)
-    sampled = TraceFlags(TraceFlags.SAMPLED)
-
-    def context(span_id: int) -> SpanContext:
-        return SpanContext(trace, span_id, is_remote=False, trace_flags=sampled)
-
-    return [ReadableSpan(
-        name=span.name, context=context(span.span_id),
-        parent=context(span.parent_id) if span.parent_id is not None else None,
-        resource=resource, attributes=dict(span.attributes),
-        events=[Event(e.name, dict(e.attributes), timestamp=e.at_ns) for e in span.events],
-        kind=SpanKind.INTERNAL, instrumentation_scope=scope,
-        status=Status(StatusCode.ERROR, span.error) if span.error else Status(StatusCode.UNSET),
-        start_time=span.start_ns, end_time=span.end_ns) for span in planned]

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from enum import StrEnum
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, Self, TypeVar
 
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.enums import RunStatus, TaskStatus
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from agentctl.domain.audit import Checkpoint
     from agentctl.domain.audit_report import AuditReport
     from agentctl.services.ports import Blobs, RunRecord
-    from agentctl.services.queries.read_models import CallRow, StepRow
 
 R = TypeVar("R")
 IdKind = Literal["task", "session", "run", "artifact"]
@@ -149,6 +148,39 @@ class UnitOfWork(Protocol):
     def task_status(self, task_id: str) -> TaskStatus: ...
     def set_run_status(self, run_id: str, *, expected: RunStatus, target: RunStatus) -> None: ...
     def next_run_number(self, task_id: str) -> int: ...
+
+
+class StepRow(NamedTuple):
+    """A step's stored columns, as `run show --tree` shows them: what `Reads.step_tree_rows`
+    gives, so the port says its own return type (the store and the fake build it)."""
+
+    step_id: str
+    attempt_id: str
+    sequence_number: int
+    type: str
+    status: str
+    title: str
+    started_at: str | None
+    ended_at: str | None
+    failure_code: str | None
+    attributes: str  # JSON text
+
+
+class CallRow(NamedTuple):
+    """A tool call's stored columns, as `run show --tree` shows them."""
+
+    step_id: str | None
+    tool_call_id: str
+    tool_name: str
+    arguments_json: str
+    decision: str
+    matched_rule: str | None
+    denial_reason: str | None
+    result: str | None  # the ToolResult's JSON text
+    approved_by: str | None
+    requested_at: str | None
+    completed_at: str | None
+    spec_digest: str | None
 
 
 class Reads(Protocol):

@@ -1,10 +1,10 @@
 """The reads of the commands that show a run whole: `run_views.RunViews` and the rows of
-`run show --tree`, typed by the services' read models, which only those commands load.
+`run show --tree`, typed by the storage port (`services.unit_of_work`), which only they load.
 """
 
 from __future__ import annotations
 
-from agentctl.services.queries.read_models import CallRow, StepRow
+from agentctl.services.unit_of_work import CallRow, StepRow
 from agentctl.store.run_views import RunViews
 
 

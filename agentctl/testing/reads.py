@@ -22,7 +22,7 @@ from agentctl.domain.transitions import ACTIVE_RUN
 from agentctl.domain.verdict import Approval, Verdict
 from agentctl.domain.verification import VerificationReport
 from agentctl.services.ports import RunRecord
-from agentctl.services.queries.read_models import CallRow, StepRow
+from agentctl.services.unit_of_work import CallRow, StepRow
 from agentctl.testing.tables import LIVE_ATTEMPT, CommittedTable, column_value
 
 if TYPE_CHECKING:

@@ -5,6 +5,7 @@ the call) kills the jailed command."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
 import signal
@@ -104,17 +105,37 @@ def test_a_stub_works_once_and_leaves_nothing_behind(route: Route) -> None:
 
 
 def test_killing_the_stub_kills_its_jailed_command(route: Route) -> None:
-    stub = route.stub("touch started; sleep 2; touch late")
+    # The command holds `gate` open for reading until it dies: a writer that cannot open it
+    # (ENXIO, no reader left) sees the command gone, with no wait on the clock.
+    gate = route.workspace / "gate"
+    os.mkfifo(gate)
+    stub = route.stub("exec 3<>gate; touch started; read -r line <&3; touch late")
     process = subprocess.Popen(["/bin/bash", "-c", stub], cwd=route.workspace,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
     deadline = time.monotonic() + 30
     while not (route.workspace / "started").exists() and time.monotonic() < deadline:
         time.sleep(0.02)
+    assert (route.workspace / "started").exists()
+    os.close(os.open(gate, os.O_WRONLY | os.O_NONBLOCK))  # held: ENXIO here would say it is not
     os.killpg(process.pid, signal.SIGKILL)  # as a CLI stops a call: the stub's whole group
     process.wait()
-    time.sleep(3)
-    assert (route.workspace / "started").exists() and not (route.workspace / "late").exists()
+    assert has_no_reader(gate), "the jailed command outlived its stub"
+    assert not (route.workspace / "late").exists()
+
+
+def has_no_reader(fifo: Path, within: float = 30.0) -> bool:
+    """Whether every reader of `fifo` has closed it (died), waited for as an outcome."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError as error:
+            if error.errno == errno.ENXIO:
+                return True
+            raise
+        time.sleep(0.02)
+    return False
 
 
 def test_a_fifo_swapped_for_a_symlink_by_the_command_is_never_written_through(

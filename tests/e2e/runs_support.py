@@ -7,7 +7,6 @@ through the installed command, the record commands (IN_PROCESS) through its entr
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import subprocess
@@ -18,27 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tests.support.calc import CALC_FILES as CALC_FILES
+from tests.support.calc import UNITTEST as UNITTEST
+from tests.support.calc import toml_plan as toml_plan
+
 T = TypeVar("T")
 R = TypeVar("R")
 Doc = dict[str, Any]
-
-# A small Python project whose tests are stdlib unittest, so the verifier needs no pytest.
-CALC_FILES: dict[str, str] = {
-    "README.md": "# calc\n",
-    "calc/__init__.py": "def add(a, b):\n    return a + b\n",
-    "calc/config/__init__.py": "",
-    "calc/config/settings.py": "TIMEOUT_SECONDS = 30\n",
-    "test_calc.py": (
-        "import unittest\n\nfrom calc import add\n\n\n"
-        "class AddTest(unittest.TestCase):\n"
-        "    def test_adds_two_numbers(self):\n"
-        "        self.assertEqual(add(2, 3), 5)\n\n"
-        "    def test_adding_zero_changes_nothing(self):\n"
-        "        self.assertEqual(add(7, 0), 7)\n"
-    ),
-    ".github/workflows/deploy.yml": "name: deploy\non: push\n",
-}
-UNITTEST = "python3 -m unittest -v"
 
 
 def in_parallel(work: Callable[[T], R], items: Iterable[T], workers: int = 3) -> list[R]:
@@ -46,16 +31,6 @@ def in_parallel(work: Callable[[T], R], items: Iterable[T], workers: int = 3) ->
     starting Python, so independent runs overlap well even on two cores."""
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(work, items))
-
-
-def toml_plan(*steps: Mapping[str, object]) -> str:
-    """A script plan: each mapping becomes one `[[step]]` table (JSON strings are TOML strings)."""
-    tables = []
-    for step in steps:
-        lines = ["[[step]]"]
-        lines += [f"{key} = {json.dumps(value)}" for key, value in step.items()]
-        tables.append("\n".join(lines))
-    return "\n\n".join(tables) + "\n"
 
 
 def diff_of(repo: Path, scratch: Path, change: Callable[[Path], None],

@@ -14,8 +14,8 @@ from junitparser import Failure, JUnitXml
 
 from tests.e2e.conftest import one_error_line
 from tests.e2e.runs_support import runs_in_process
-from tests.pipeline.conftest import toml_plan
 from tests.pipeline.test_baseline import BREAK_MUL, FIX_ADD, pytest_repo
+from tests.support.calc import toml_plan
 
 PYTEST = f"{sys.executable} -m pytest -q"
 

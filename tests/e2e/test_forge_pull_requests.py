@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import git
 from tests.e2e.people_support import cli_result, submit_and_run
 from tests.e2e.runs_support import CALC_FILES, UNITTEST, Bench
 from tests.forge_fake import FakeForge
@@ -32,12 +34,16 @@ PLAN = [{"tool": "fs.replace", "path": "calc/__init__.py", "old": "return a - b"
 
 
 class Forges:
+    """The forges and the runs whose PRs they get. `bench` is the state home of the latest
+    `approved_run`: a test or fixture reads its run there, or keeps it for later."""
+
     def __init__(self, root: Path, run_agentctl: Callable[..., Any],
                  repo_maker: Callable[..., Path], github: FakeForge, gitlab: FakeForge) -> None:
-        self.root, self.repo_maker = root, repo_maker
+        self.root, self.repo_maker, self.run_agentctl = root, repo_maker, run_agentctl
         self.bench = Bench(root, run_agentctl)
         self.plan = self.bench.plan("fix.toml", *PLAN)
         self.github, self.gitlab = github, gitlab
+        self.template: tuple[Bench, Path, dict[str, Any]] | None = None
         # the sandbox is not what these tests are about: its runs are the PRs' material
         self.gh_config = self.bench.config(
             '[sandbox]\nmode = "off"\n[verification]\nbaseline = "always"\n'
@@ -52,16 +58,39 @@ class Forges:
 
     def approved_run(self, name: str, autonomy: str = "supervised_pr",
                      config: Path | None = None) -> tuple[Path, Path, dict[str, Any]]:
-        repo = self.repo_maker(self.root / "repos" / name, FILES)
+        """A run ready for `pr create`, in a state home of its own (now `bench`), with a new
+        bare remote and forges holding no PR. The usual one (supervised, GitHub) runs once:
+        each caller gets a copy of its home, and its repository without the branches an
+        earlier `pr create` left there (the run, and so the branch name, is the same)."""
         remote = self.root / "remotes" / f"{name}.git"
         subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+        self.github.reset()
+        self.gitlab.reset()
+        if autonomy != "supervised_pr" or config is not None:
+            self.bench = Bench(self.root / "homes" / name, self.run_agentctl)
+            repo, run = self._run(name, autonomy, config)
+            return repo, remote, run
+        if self.template is None:
+            self.bench = Bench(self.root / "homes" / "template", self.run_agentctl)
+            self.template = (self.bench, *self._run("template", autonomy, None))
+        template, repo, run = self.template
+        for ref in git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/").split():
+            if ref != "refs/heads/main":
+                git(repo, "update-ref", "-d", ref)
+        self.bench = Bench(self.root / "homes" / name, self.run_agentctl)
+        shutil.copytree(template.home, self.bench.home, symlinks=True)
+        return repo, remote, run
+
+    def _run(self, name: str, autonomy: str,
+             config: Path | None) -> tuple[Path, dict[str, Any]]:
+        repo = self.repo_maker(self.root / "repos" / name, FILES)
         run = submit_and_run(self.bench, repo, "--autonomy", autonomy, "--verify", UNITTEST,
                              agent=f"script:{self.plan}", instruction="make add add",
                              config=config or self.gh_config)
         if autonomy == "supervised_pr":
             self.bench.cli("verdict", "approve", run["runId"], "--by", "alice", "--reason",
                            "read the diff")
-        return repo, remote, run
+        return repo, run
 
     def pr(self, run_id: str, remote: Path, *flags: str, lab: bool = False) -> dict[str, Any]:
         config = self.lab_config if lab else self.gh_config
@@ -108,7 +137,10 @@ def opened(forges: Forges) -> dict[str, Any]:
     second_requests = forges.github.requests[start + len(first_requests):]
     forges.github.set_state(first["json"]["number"], "merged")
     status = forges.status(run_id)
-    return {"repo": repo, "remote": remote, "run": run, "first": first, "second": second,
+    kept = forges.root / "repos" / "opened"  # with its branch, whatever runs after
+    shutil.copytree(repo, kept, symlinks=True)
+    return {"repo": kept, "remote": remote, "run": run, "first": first, "second": second,
+            "bench": forges.bench,
             "firstRequests": first_requests, "secondRequests": second_requests,
             "status": status, "events": forges.events(run_id),
             "show": forges.bench.json("run", "show", run_id),
@@ -413,18 +445,19 @@ def test_a_forge_answer_that_cannot_be_recorded_leaves_pr_failed(forges: Forges)
 
 @pytest.fixture(scope="module")
 def attested(forges: Forges, opened: dict[str, Any]) -> dict[str, Any]:
-    run_id = opened["run"]["runId"]
+    run_id, bench = opened["run"]["runId"], opened["bench"]
     bundle = forges.root / "bundle.jsonl"
-    forges.bench.cli("run", "attest", run_id, "--output", str(bundle))
-    key = forges.bench.json("attest", "pubkey")
+    bench.cli("run", "attest", run_id, "--output", str(bundle))
+    key = bench.json("attest", "pubkey")
     pem = forges.root / "attest.pub"
-    pem.write_text(forges.bench.cli("attest", "pubkey").stdout)
+    pem.write_text(bench.cli("attest", "pubkey").stdout)
     patch = forges.root / "run.diff"
-    artifacts = forges.bench.artifacts(run_id)
+    artifacts = bench.artifacts(run_id)
     uri = next(a["uri"] for a in artifacts if a["name"] == "patch.diff")
-    patch.write_bytes((forges.bench.home / uri).read_bytes())
+    patch.write_bytes((bench.home / uri).read_bytes())
     return {"bundle": bundle, "key": key, "pem": pem, "patch": patch, "run": opened["run"],
-            "branch": opened["first"]["json"]["branch"], "repo": opened["repo"]}
+            "branch": opened["first"]["json"]["branch"], "repo": opened["repo"],
+            "bench": bench}
 
 
 def _securesystemslib_verify(line: str, key: dict[str, Any]) -> dict[str, Any]:
@@ -536,7 +569,7 @@ def test_a_changed_payload_byte_fails_verification(attested: dict[str, Any], for
         Envelope.from_dict(json.loads(json.dumps(line))).verify([public], 1)  # it pops keys
     tampered = forges.root / "tampered.jsonl"
     tampered.write_text(json.dumps(line) + "\n")
-    result = cli_result(forges.bench, "attest", "verify", str(tampered), "--key",
+    result = cli_result(attested["bench"], "attest", "verify", str(tampered), "--key",
                         str(attested["pem"]))
     assert result["exitCode"] == 3
     assert "envelope 1: no valid signature" in result["stderr"]
@@ -544,13 +577,13 @@ def test_a_changed_payload_byte_fails_verification(attested: dict[str, Any], for
 
 def test_attest_verify_checks_subjects_against_a_patch_and_a_commit(
         attested: dict[str, Any], forges: Forges) -> None:
-    ok = cli_result(forges.bench, "attest", "verify", str(attested["bundle"]), "--key",
+    ok = cli_result(attested["bench"], "attest", "verify", str(attested["bundle"]), "--key",
                     str(attested["pem"]), "--patch", str(attested["patch"]), "--commit",
                     attested["branch"], "--repo", str(attested["repo"]))
     assert ok["exitCode"] == 0, ok["stderr"]
     other = forges.root / "other.diff"
     other.write_text("not the patch\n")
-    wrong = cli_result(forges.bench, "attest", "verify", str(attested["bundle"]), "--patch",
+    wrong = cli_result(attested["bench"], "attest", "verify", str(attested["bundle"]), "--patch",
                        str(other))
     assert wrong["exitCode"] == 3 and "not about this patch" in wrong["stderr"]
 
@@ -565,14 +598,14 @@ def test_pr_create_attest_attaches_the_bundle(forges: Forges) -> None:
 
 
 def test_a_task_whose_pr_merged_reads_so(opened: dict[str, Any], forges: Forges) -> None:
-    task = forges.bench.json("task", "show", opened["run"]["taskId"])
+    task = opened["bench"].json("task", "show", opened["run"]["taskId"])
     assert task["pullRequest"]["state"] == "MERGED"
     assert task["runs"][-1]["prState"] == "MERGED"
-    assert "PR MERGED" in forges.bench.cli("task", "show", opened["run"]["taskId"]).stdout
+    assert "PR MERGED" in opened["bench"].cli("task", "show", opened["run"]["taskId"]).stdout
 
 
 def test_verdict_explain_shows_the_pr_record(opened: dict[str, Any], forges: Forges) -> None:
-    explained = forges.bench.explain(opened["run"]["runId"])
+    explained = opened["bench"].explain(opened["run"]["runId"])
     assert explained["pullRequests"][0]["number"] == 1
     assert explained["pullRequests"][0]["forge"] == "github"
 
@@ -600,7 +633,7 @@ def test_attest_verify_with_another_key_fails(attested: dict[str, Any], forges: 
     other = tmp_path / "other.pub"
     other.write_bytes(Ed25519PrivateKey.generate().public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
-    result = cli_result(forges.bench, "attest", "verify", str(attested["bundle"]), "--key",
+    result = cli_result(attested["bench"], "attest", "verify", str(attested["bundle"]), "--key",
                         str(other))
     assert result["exitCode"] == 3
     assert "envelope 1: no valid signature by key" in result["stderr"]
@@ -627,7 +660,7 @@ def test_a_bundle_with_a_statement_removed_fails_naming_it(
         attested: dict[str, Any], forges: Forges, tmp_path: Path,
         keep: Callable[[int, int], bool], named: str) -> None:
     cut = _cut(attested, keep, tmp_path / "cut.jsonl")
-    result = cli_result(forges.bench, "attest", "verify", str(cut), "--key",
+    result = cli_result(attested["bench"], "attest", "verify", str(cut), "--key",
                         str(attested["pem"]))
     assert result["exitCode"] == 3, result
     lines = result["stderr"].strip().splitlines()
@@ -640,7 +673,7 @@ def test_a_statement_the_run_predicate_does_not_list_fails(
     lines = attested["bundle"].read_text().splitlines()
     padded = tmp_path / "padded.jsonl"
     padded.write_text("\n".join([lines[0], lines[1], lines[1], *lines[2:]]) + "\n")
-    result = cli_result(forges.bench, "attest", "verify", str(padded), "--key",
+    result = cli_result(attested["bench"], "attest", "verify", str(padded), "--key",
                         str(attested["pem"]))
     assert result["exitCode"] == 3, result
     assert "envelope 3 (https://in-toto.io/attestation/test-result/v0.1) is not one the run " \
@@ -657,14 +690,14 @@ def test_a_bundle_signed_by_another_key_fails_with_the_pinned_key(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption()))
     forged = tmp_path / "forged.jsonl"
-    forges.bench.cli("run", "attest", attested["run"]["runId"], "--key", str(other),
+    attested["bench"].cli("run", "attest", attested["run"]["runId"], "--key", str(other),
                      "--output", str(forged))
-    pinned = cli_result(forges.bench, "attest", "verify", str(forged), "--key",
+    pinned = cli_result(attested["bench"], "attest", "verify", str(forged), "--key",
                         str(attested["pem"]))
     assert pinned["exitCode"] == 3
     assert f"envelope 1: no valid signature by key {attested['key']['keyid']}" in \
         pinned["stderr"]
-    by_its_own = cli_result(forges.bench, "attest", "verify", str(forged), "--key", str(other))
+    by_its_own = cli_result(attested["bench"], "attest", "verify", str(forged), "--key", str(other))
     assert by_its_own["exitCode"] == 0, by_its_own["stderr"]
 
 
@@ -672,36 +705,36 @@ def test_a_good_bundle_passes_and_says_where_its_trust_comes_from(
         attested: dict[str, Any], forges: Forges, tmp_path: Path) -> None:
     keyid = attested["key"]["keyid"]
     bundle = str(attested["bundle"])
-    pinned = cli_result(forges.bench, "attest", "verify", bundle, "--key", str(attested["pem"]))
+    pinned = cli_result(attested["bench"], "attest", "verify", bundle, "--key", str(attested["pem"]))
     assert pinned["exitCode"] == 0, pinned["stderr"]
     assert "complete: provenance, the test result of each check (python3-unittest), the run " \
         "predicate" in pinned["stdout"]
     assert f"trust: signed by the key you pinned, {keyid} ({attested['pem']})" in \
         pinned["stdout"]
-    home = cli_result(forges.bench, "attest", "verify", bundle)
+    home = cli_result(attested["bench"], "attest", "verify", bundle)
     assert home["exitCode"] == 0, home["stderr"]
     assert f"trust: signed by this state home's own key {keyid}" in home["stdout"]
     assert "pin the signer's public key with --key" in home["stdout"]
-    as_json = json.loads(cli_result(forges.bench, "attest", "verify", bundle, "--key",
+    as_json = json.loads(cli_result(attested["bench"], "attest", "verify", bundle, "--key",
                                     str(attested["pem"]), "--json")["stdout"])
     assert as_json["trust"]["source"] == "pinned" and as_json["trust"]["keyid"] == keyid
     assert as_json["checks"] == ["python3-unittest"]
     # a home with no key checks no signature only when asked to, and says so
     keyless = ("--home", str(tmp_path / "keyless"), "attest", "verify", bundle)
-    refused = cli_result(forges.bench, *keyless)
+    refused = cli_result(attested["bench"], *keyless)
     assert refused["exitCode"] == 2 and refused["stdout"] == "", refused
     assert refused["stderr"].strip().splitlines() == [
         "agentctl: error: no key to check the bundle's signatures against (this state home has "
         "none): pin the signer's public key with --key PUB, or pass "
         "--insecure-ignore-signatures to check only that its statements agree"], refused["stderr"]
-    elsewhere = cli_result(forges.bench, *keyless, "--insecure-ignore-signatures", "--json")
+    elsewhere = cli_result(attested["bench"], *keyless, "--insecure-ignore-signatures", "--json")
     assert elsewhere["exitCode"] == 0, elsewhere["stderr"]
     trust = json.loads(elsewhere["stdout"])["trust"]
     assert trust["source"] == "not checked" and trust["keyid"] is None
     assert trust["says"].startswith("signatures not checked (--insecure-ignore-signatures)")
-    text = cli_result(forges.bench, *keyless, "--insecure-ignore-signatures")["stdout"]
+    text = cli_result(attested["bench"], *keyless, "--insecure-ignore-signatures")["stdout"]
     assert "trust: signatures not checked" in " ".join(text.split())
-    contradict = cli_result(forges.bench, "attest", "verify", bundle, "--key",
+    contradict = cli_result(attested["bench"], "attest", "verify", bundle, "--key",
                             str(attested["pem"]), "--insecure-ignore-signatures")
     assert contradict["exitCode"] == 2 and "contradict" in contradict["stderr"]
     assert not (tmp_path / "keyless" / "attest-ed25519.pem").exists()
@@ -711,7 +744,7 @@ def test_run_show_and_verdict_explain_print_the_pr_for_people(opened: dict[str, 
                                                                forges: Forges) -> None:
     run_id = opened["run"]["runId"]
     for args in (("run", "show", run_id), ("verdict", "explain", run_id)):
-        text = " ".join(forges.bench.cli(*args).stdout.split())
+        text = " ".join(opened["bench"].cli(*args).stdout.split())
         assert "github #1 MERGED https://github.example/octo/calc/pull/1" in text, args
 
 
@@ -739,6 +772,6 @@ def test_the_token_can_come_from_gh_auth_token_and_draft_forces_a_draft(
 
 def test_the_signing_key_is_made_once_in_the_state_home_readable_only_by_its_owner(
         attested: dict[str, Any], forges: Forges) -> None:
-    key = forges.bench.home / "attest-ed25519.pem"
+    key = attested["bench"].home / "attest-ed25519.pem"
     assert key.stat().st_mode & 0o777 == 0o600
-    assert forges.bench.json("attest", "pubkey")["keyid"] == attested["key"]["keyid"]
+    assert attested["bench"].json("attest", "pubkey")["keyid"] == attested["key"]["keyid"]

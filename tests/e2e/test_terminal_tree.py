@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,8 @@ import pytest
 from tests.conftest import AGENTCTL, GIT_IDENTITY
 from tests.e2e.runs_support import CALC_FILES, Bench
 from tests.e2e.terminal_support import terminal
+from tests.e2e.workers_support import wait_until
+from tests.support.processes import running
 
 WRITES = 30  # a tree longer than the 60-line screen
 WAIT = "import time\nprint('started-the-wait', flush=True)\ntime.sleep(60)\n"
@@ -33,7 +34,8 @@ def stopped(tmp_path_factory: pytest.TempPathFactory, repo_maker: Callable[..., 
     with terminal(120, bench.cwd, env) as term:
         term.type(f"{AGENTCTL} run start {task} --agent script:{plan}; echo \"ex\"it=$?")
         term.wait_for("verifying: python3 wait.py")  # the live status names the check
-        time.sleep(1)  # (not a limit: the check is under way, Ctrl-C stops it either way)
+        wait_until(lambda: running("python3", "wait.py"), timeout=60,
+                   what="the check's process to start")  # Ctrl-C then stops it, not its start
         term.keys("C-c")
         screen = term.wait_for("exit=")
     [run] = bench.json("run", "list", "--task", task)

@@ -345,6 +345,16 @@ class Fleet:
                 time.sleep(0.05)
         return self.bench.query(sql, *params)
 
+    def heartbeats(self, run_id: str, count: int, *, timeout: float = 60) -> None:
+        """Wait until the run's live attempt has recorded `count` more heartbeats: its worker
+        is seen keeping the lease, an event rather than a stretch of clock."""
+        sql = ("SELECT last_heartbeat_at FROM attempt WHERE run_id = ? "
+               "ORDER BY attempt_number DESC LIMIT 1")
+        seen = {row[0] for row in self.query(sql, run_id)}
+        wait_until(lambda: seen.update(row[0] for row in self.query(sql, run_id))
+                   or len(seen) > count, timeout=timeout,
+                   what=f"{count} heartbeats of run {run_id}'s attempt")
+
     def agent_pids(self) -> list[int]:
         pids = self.outside / "pids"
         return [int(pid) for pid in pids.read_text().split()] if pids.exists() else []

@@ -10,7 +10,8 @@ from agentctl.config.schema import SECRET_FILES
 from agentctl.domain.agent_text import control_character
 from agentctl.domain.enums import ToolDecision
 from agentctl.domain.spec import Budget
-from agentctl.execution.agents.guards import BudgetGuard, PathCheck, check_path, diff_paths
+from agentctl.execution.agents.guards import BudgetGuard, PathCheck, check_path
+from agentctl.execution.agents.patch_paths import diff_paths
 
 FORBIDDEN = (".github/**", "infra/**", ".env")
 

@@ -9,7 +9,6 @@ verifier and the judge. A test drives a `Harness`, which submits a task and runs
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,29 +33,9 @@ from agentctl.services.unit_of_work import Storage
 from agentctl.store.storage import Store
 from agentctl.testing import InMemoryStorage
 from tests.conftest import make_repo
-
-# A small Python project whose tests are stdlib unittest, so the verifier needs no pytest.
-CALC: dict[str, str] = {
-    "README.md": "# calc\n",
-    "calc/__init__.py": "def add(a, b):\n    return a + b\n",
-    "calc/config/__init__.py": "",
-    "calc/config/settings.py": "TIMEOUT_SECONDS = 30\n",
-    "test_calc.py": (
-        "import unittest\n\nfrom calc import add\n\n\n"
-        "class AddTest(unittest.TestCase):\n"
-        "    def test_adds_two_numbers(self):\n"
-        "        self.assertEqual(add(2, 3), 5)\n"
-    ),
-    ".github/workflows/deploy.yml": "name: deploy\non: push\n",
-}
-UNITTEST = "python3 -m unittest -v"
-
-
-def toml_plan(*steps: Mapping[str, object]) -> str:
-    """A script plan: each mapping becomes one `[[step]]` table (JSON strings are TOML strings)."""
-    return "\n\n".join("[[step]]\n" + "\n".join(f"{key} = {json.dumps(value)}"
-                                               for key, value in step.items())
-                       for step in steps) + "\n"
+from tests.support.calc import CALC
+from tests.support.calc import UNITTEST as UNITTEST
+from tests.support.calc import toml_plan as toml_plan
 
 
 @dataclass

@@ -184,6 +184,16 @@ def test_failing_in_junit_rejects_a_malformed_report(tmp_path: Path) -> None:
         failing_in_junit(report)
 
 
+def test_failing_in_junit_refuses_xml_that_is_no_junit_report_as_a_value_error(
+        tmp_path: Path) -> None:
+    # junitparser's own error is turned into ValueError, which the verifier and the report
+    # reader catch without importing junitparser for it
+    report = tmp_path / "junit.xml"
+    report.write_text("<html><body>not a report</body></html>")
+    with pytest.raises(ValueError, match="is no JUnit report"):
+        failing_in_junit(report)
+
+
 def test_failing_in_junit_names_a_failure_without_a_message_alone(tmp_path: Path) -> None:
     report = tmp_path / "junit.xml"
     report.write_text(

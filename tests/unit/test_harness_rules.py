@@ -26,6 +26,13 @@ def test_dedicated_harness_files_are_named() -> None:
     assert [h.path for h in found] == ["tests/conftest.py", "tox.ini", "web/jest.config.js"]
 
 
+def test_every_pytest_config_file_and_python_start_up_hook_is_harness() -> None:
+    paths = ["pytest.toml", ".pytest.toml", ".pytest.ini", "src/sitecustomize.py",
+             "usercustomize.py", "lib/zz_patch.pth"]
+    found = harness_changes([change(path, ChangeType.ADDED) for path in paths], [])
+    assert [h.path for h in found] == paths
+
+
 def test_a_test_section_of_a_larger_file_is_named_when_the_diff_touches_it() -> None:
     lines = [added("pyproject.toml", 'addopts = "--deselect tests/test_a.py::test_b"'),
              added("pom.xml", "<testFailureIgnore>true</testFailureIgnore>"),

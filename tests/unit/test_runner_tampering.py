@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from agentctl.domain.enums import ChangeType, JudgeStatus, Severity
-from agentctl.domain.judge import DiffLine, judge_by_rules
+from agentctl.domain.judge import DiffLine, JudgeFinding, judge_by_rules
 from agentctl.domain.patch import FileChange, PatchBoundaryCheck
 from agentctl.domain.runner_tampering import CATEGORY, runner_tampering_findings
 from agentctl.domain.spec import JudgePolicy
-from agentctl.domain.test_side import DEFAULT_TEST_PATHS
+from agentctl.domain.test_side import DEFAULT_TEST_PATHS, SideRule
 
 
 def added(path: str, text: str) -> DiffLine:
@@ -72,19 +72,62 @@ def test_the_spec_rule_decides_which_side_a_file_is_on() -> None:
     assert len(runner_tampering_findings([line], DEFAULT_TEST_PATHS)) == 1
 
 
+def change(path: str, kind: ChangeType = ChangeType.MODIFIED) -> FileChange:
+    return FileChange(path=path, change_type=kind, additions=1, deletions=0, generated=False,
+                      binary=False, lockfile=False, test_file=False, forbidden_by_policy=False)
+
+
+def judged(changes: list[FileChange], lines: list[DiffLine],
+           side: SideRule | None) -> list[JudgeFinding]:
+    return list(judge_by_rules(
+        instruction="fix add", changes=changes, diff_lines=lines,
+        boundary=PatchBoundaryCheck(passed=True, allowed_path_violations=(),
+                                    forbidden_path_violations=(), unexpected_generated_files=(),
+                                    unexpected_lockfile_changes=()),
+        policy=JudgePolicy(strict=False, min_confidence=0.5, command=None, timeout_seconds=60,
+                           max_diff_lines=1000, production_config_patterns=()),
+        side=side).findings)
+
+
 def test_the_rules_judge_reports_it_and_asks_for_review() -> None:
-    change = FileChange(path="src/calc.py", change_type=ChangeType.MODIFIED, additions=1,
-                        deletions=0, generated=False, binary=False, lockfile=False,
-                        test_file=False, forbidden_by_policy=False)
     judgement = judge_by_rules(
-        instruction="fix add", changes=[change],
+        instruction="fix add", changes=[change("src/calc.py")],
         diff_lines=[added("src/calc.py", "import _pytest.reports")],
         boundary=PatchBoundaryCheck(passed=True, allowed_path_violations=(),
                                     forbidden_path_violations=(), unexpected_generated_files=(),
                                     unexpected_lockfile_changes=()),
         policy=JudgePolicy(strict=False, min_confidence=0.5, command=None, timeout_seconds=60,
                            max_diff_lines=1000, production_config_patterns=()),
-        test_paths=("tests",))
+        side=SideRule(frozen=("tests",)))
 
     assert [f.category for f in judgement.findings if f.category == CATEGORY] == [CATEGORY]
     assert judgement.status is JudgeStatus.NEEDS_HUMAN_REVIEW
+
+
+def test_the_judge_reads_the_projects_own_test_files_as_the_evidence_does() -> None:
+    """`python_files = check_*.py`: checks/check_calc.py is a test file, so its `import pytest`
+    is no finding, its lost assertion and its deletion are; calc.py stays code."""
+    side = SideRule(frozen=DEFAULT_TEST_PATHS, own=("check_*.py", "checks"))
+    lines = [added("checks/check_calc.py", "import pytest"),
+             DiffLine(path="checks/check_calc.py", line_number=5, added=False,
+                      text="    assert add(2, 3) == 5"),
+             added("calc.py", "import atexit")]
+    changes = [change("checks/check_calc.py"), change("checks/check_mul.py", ChangeType.DELETED),
+               change("calc.py")]
+
+    found = [(f.category, f.file_path) for f in judged(changes, lines, side)
+             if f.category in (CATEGORY, "tests-deleted", "assertions-removed")]
+    assert found == [("tests-deleted", "checks/check_mul.py"),
+                     ("assertions-removed", "checks/check_calc.py"), (CATEGORY, "calc.py")]
+    # the frozen rule alone (what the judge used before) takes the test file for code
+    assert (CATEGORY, "checks/check_calc.py") in [
+        (f.category, f.file_path) for f in judged(changes, lines, SideRule(DEFAULT_TEST_PATHS))]
+
+
+def test_a_spec_without_a_rule_is_judged_by_the_default_one_and_the_projects_own() -> None:
+    lines = [added("tests/test_calc.py", "import pytest"), added("checks/check_calc.py",
+                                                               "import pytest")]
+    changes = [change("tests/test_calc.py"), change("checks/check_calc.py")]
+
+    assert [f for f in judged(changes, lines, SideRule((), own=("checks",)))
+            if f.category == CATEGORY] == []

@@ -7,7 +7,6 @@ from rich.filesize import decimal
 
 from agentctl.cli.render.fit import Column, fitted
 from agentctl.cli.render.style import escape
-from agentctl.execution.workspaces.kept_checkouts import FOLDER
 from agentctl.services.admin.caches import TREES_BOUND_KEY, CachesCleared, CachesState
 from agentctl.services.attempts.baseline_cache import Usage
 
@@ -24,7 +23,7 @@ def caches_table(caches: CachesState, *, width: int) -> RenderableType:
             ["baselines", str(baselines.usage.entries), decimal(baselines.usage.size), "-", "-",
              escape(baselines.folder)],
             ["checkouts", str(baselines.checkouts.entries), decimal(baselines.checkouts.size),
-             "-", "-", escape(baselines.folder / FOLDER)]]
+             "-", "-", escape(baselines.checkouts_folder)]]
     return fitted(columns, rows, width)
 
 

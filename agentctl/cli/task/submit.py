@@ -5,14 +5,14 @@ its run; the commands that read tasks are in `show`."""
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
 
 import typer
 
 from agentctl.cli.context import State, state
-from agentctl.cli.options import AGENT_SPECS, Flag, JsonOption
+from agentctl.cli.options import JsonOption
 from agentctl.cli.output import emit_json, hint, out
 from agentctl.cli.running import report_run, run_here_or_queue
+from agentctl.cli.task import submit_options as so
 from agentctl.domain.enums import RunStatus, TaskStatus
 from agentctl.domain.errors import BadInput, PolicyDenied
 from agentctl.domain.run import Run
@@ -29,51 +29,14 @@ from agentctl.store.run_views import RunViews
 
 
 def submit(
-    ctx: typer.Context,
-    repo: Annotated[str | None, typer.Option("--repo", metavar="PATH|URL",
-                    help="The repository: a local git work tree, a git URL, or a config alias.")] = None,
-    base: Annotated[str | None, typer.Option("--base", metavar="REF",
-                    help="Base ref to work from. (default: the repository's current branch)")] = None,
-    type_: Annotated[str | None, typer.Option("--type", metavar="TYPE", help=(
-        "dependency_upgrade, api_migration, bug_fix, refactor, test_fix, lint_fix, docs or custom."
-    ))] = None,
-    instruction: Annotated[str | None, typer.Option("--instruction", metavar="TEXT",
-                           help="What to change, in words.")] = None,
-    title: Annotated[str | None, typer.Option(
-        "--title", metavar="TEXT", help="Short title. (default: first line of the instruction)",
-    )] = None,
-    allow: Annotated[list[str] | None, typer.Option("--allow", metavar="GLOB",
-                     help="Only paths matching these globs may change (repeatable).")] = None,
-    forbid: Annotated[list[str] | None, typer.Option("--forbid", metavar="GLOB",
-                      help="Paths matching these globs must not change (repeatable).")] = None,
-    verify: Annotated[list[str] | None, typer.Option("--verify", metavar="CMD",
-                      help="Verification command, added to config's (repeatable).")] = None,
-    must_pass: Annotated[list[str] | None, typer.Option("--must-pass", metavar="TEST_ID", help=(
-        "A test that must pass with the patch, as its runner names it (repeatable)."))] = None,
-    test_patch: Annotated[str | None, typer.Option("--test-patch", metavar="FILE", help=(
-        "A diff of tests over the base (SWE-bench's test_patch): the patch is judged by them, "
-        "applied over its code, and its own edits to them do not count."))] = None,
-    allow_removed_tests: Annotated[bool, Flag("--allow-removed-tests", help=(
-        "Tests that passed on the base may vanish (a task that removes tests)."))] = False,
-    autonomy: Annotated[str | None, typer.Option("--autonomy", metavar="LEVEL", help=(
-        "dry_run, draft_pr, supervised_pr or auto_pr. (default: policy.default_autonomy)"))] = None,
-    label: Annotated[list[str] | None, typer.Option("--label", metavar="K=V",
-                     help="Label (repeatable).")] = None,
-    session: Annotated[str | None, typer.Option("--session", metavar="ID",
-                       help="The session this task came from.")] = None,
-    file: Annotated[Path | None, typer.Option("--file", metavar="TASK.json|TASK.toml", help=(
-        "Read the request from a file (the seed's request JSON as is); flags override it."))] = None,
-    run_now: Annotated[bool, Flag("--run", help="Start a run right away.")] = False,
-    agent: Annotated[str | None, typer.Option("--agent", metavar="SPEC", help=(
-        f"With --run: {AGENT_SPECS}."))] = None,
-    detach: Annotated[bool, Flag("--detach", help="With --run: queue the run for a "
-                      "worker and return at once.")] = False,
-    keep_workspace: Annotated[bool, Flag("--keep-workspace", help="With --run: keep the "
-                              "workspace after the run.")] = False,
-    interactive: Annotated[bool, Flag("--interactive", help="With --run: ask at the terminal "
-                           "before a tool call that matches an `ask` rule.")] = False,
-    no_input: Annotated[bool, Flag("--no-input", help="Never ask: what is missing is an "
-                        "error, as when stdin is not a terminal.")] = False,
+    ctx: typer.Context, repo: so.Repo = None, base: so.Base = None, type_: so.Type = None,
+    instruction: so.Instruction = None, title: so.Title = None, allow: so.Allow = None,
+    forbid: so.Forbid = None, verify: so.Verify = None, must_pass: so.MustPass = None,
+    test_patch: so.TestPatch = None, allow_removed_tests: so.AllowRemovedTests = False,
+    autonomy: so.Autonomy = None, label: so.Label = None, session: so.Session = None,
+    file: so.File = None, run_now: so.RunNow = False, agent: so.Agent = None,
+    detach: so.Detach = False, keep_workspace: so.KeepWorkspace = False,
+    interactive: so.Interactive = False, no_input: so.NoInput = False,
     as_json: JsonOption = False,
 ) -> None:
     """Submit a task; policy decides READY_FOR_RUN or POLICY_DENIED (exit 2 with the reason).
@@ -106,16 +69,16 @@ def submit(
         agent=spec, detach=detach, keep_workspace=keep_workspace, interactive=interactive)
     if submitted.run is None:  # denied by policy: no run
         _show_task(submitted, as_json)
-    task_id = submitted.task.task_id
-
-    def card() -> None:  # the task as the run left it (COMPLETED, FAILED, ...)
-        with current.views(RunViews) as views:
-            waiting = views.runs(limit=1, task_id=task_id, status=RunStatus.NEEDS_APPROVAL)
-            print_task(views.task(task_id), next(iter(waiting), None))
-
     assert submitted.run is not None
     raise typer.Exit(report_run(current, submitted.run, detached=detach, as_json=as_json,
-                                before=card))
+                                before=lambda: _card(current, submitted.task.task_id)))
+
+
+def _card(current: State, task_id: str) -> None:
+    """The task as its run left it (COMPLETED, FAILED, ...), with the run awaiting approval."""
+    with current.views(RunViews) as views:
+        waiting = views.runs(limit=1, task_id=task_id, status=RunStatus.NEEDS_APPROVAL)
+        print_task(views.task(task_id), next(iter(waiting), None))
 
 
 def _show_task(submitted: SubmittedRun, as_json: bool) -> None:

@@ -1,4 +1,5 @@
-"""The path guard, the diff path reader and the budget guard that stand before every tool call.
+"""The path guard, git's own listing of a patch's paths and the budget guard that stand before
+every tool call (unidiff's reading of a diff's paths is in `patch_paths`, for `patch.apply` only).
 
 Paths are judged as the workspace-relative posix path the agent named *and* the path symlinks
 resolve it to, so a link cannot carry a write out of the workspace, into `.git/` or onto a
@@ -9,7 +10,6 @@ the raw argument.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -21,11 +21,9 @@ from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.enums import ToolDecision
 from agentctl.domain.globs import first_match
 from agentctl.domain.spec import Budget
-from agentctl.execution.git import WorkspaceGit, hardened_argv, unquote_path
+from agentctl.execution.git import WorkspaceGit, hardened_argv
 from agentctl.execution.process import run_to_file
 
-_SYMLINK_MODE = re.compile(r"^(?:new file mode|new mode) 120000\b", re.MULTILINE)
-_PLAIN_NAMES = ("rename from ", "rename to ", "copy from ", "copy to ")
 _GIT_TIMEOUT_SECONDS = 60.0
 _MAX_LISTING_BYTES = 4 * 1024 * 1024
 
@@ -124,35 +122,6 @@ def _refused(decision: ToolDecision, rule: str, reason: str) -> PathCheck:
     return PathCheck(GuardDecision(decision, rule, reason), None, None)
 
 
-def diff_paths(diff: str) -> list[str]:
-    """Every workspace path a unified diff touches (both sides of a rename), as `git apply -p1`
-    will see them. Raises ValueError when the diff cannot be read or would create a symlink."""
-    from unidiff.errors import UnidiffParseError  # for patch.apply: not on every run's path
-    from unidiff.patch import PatchSet
-
-    try:
-        patch = PatchSet(diff)
-    except UnidiffParseError as error:
-        raise ValueError(f"the diff cannot be parsed: {error}") from None
-    if _SYMLINK_MODE.search(diff):
-        raise ValueError("the diff creates a symlink, which patch.apply does not allow")
-    prefixed: list[str] = []
-    plain: list[str] = []
-    for patched in patch:
-        prefixed += [patched.source_file, patched.target_file]
-    for line in diff.splitlines():
-        if line.startswith("diff --git "):
-            prefixed += _header_names(line[len("diff --git "):])
-        for start in _PLAIN_NAMES:
-            if line.startswith(start):
-                plain.append(_unquote(line[len(start):]))
-    paths = [_strip_prefix(_unquote(name)) for name in prefixed if _unquote(name) != "/dev/null"]
-    paths = list(dict.fromkeys(paths + plain))
-    if not paths:
-        raise ValueError("the diff names no file")
-    return paths
-
-
 def git_apply_paths(diff: str, *, git: WorkspaceGit, scratch: Path,
                     should_stop: Callable[[], bool] | None = None) -> list[str]:
     """The paths `git apply` itself says it will write, from `git apply --numstat -z`.
@@ -187,28 +156,6 @@ def git_apply_paths(diff: str, *, git: WorkspaceGit, scratch: Path,
         elif record.strip() and len(fields) != 3:
             paths.append(record)  # a rename's names, or something to judge anyway
     return paths
-
-
-def _header_names(rest: str) -> list[str]:
-    """`a/x b/x` from a `diff --git` line; an ambiguous unquoted pair (a rename of names with
-    spaces) is skipped, because git then takes the names from the lines we read anyway."""
-    if '"' in rest:
-        return re.findall(r'"(?:[^"\\]|\\.)*"|[^\s"]+', rest)
-    half = len(rest) // 2
-    first, second = rest[:half], rest[half + 1:]
-    if rest[half:half + 1] == " " and first.partition("/")[2] == second.partition("/")[2]:
-        return [first, second]
-    return rest.split(" ") if rest.count(" ") == 1 else []
-
-
-def _strip_prefix(name: str) -> str:
-    if "/" not in name:
-        raise ValueError(f"`{name}` lacks the a/ or b/ prefix that git apply strips")
-    return name.split("/", 1)[1]
-
-
-def _unquote(name: str) -> str:
-    return unquote_path(name.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")
 
 
 class BudgetGuard:

@@ -8,7 +8,8 @@ from agentctl.domain.agent import AgentSpec
 from agentctl.domain.enums import ToolOutcome
 from agentctl.domain.errors import BadInput
 from agentctl.execution.agents import AgentOutcome, AgentSession
-from agentctl.execution.agents.spec import load_plan, read_pinned
+from agentctl.execution.agents.script_plan import load_plan
+from agentctl.execution.agents.spec import read_pinned
 
 
 class ScriptAgent:

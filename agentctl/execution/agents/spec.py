@@ -9,22 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentctl.domain.agent import NATIVE_KINDS, AgentKind, AgentSpec
 from agentctl.domain.errors import BadInput
+from agentctl.domain.model_routes import GEMINI_MODEL
+from agentctl.domain.provider_model import provider_model
 
-STEP_KEYS = {"tool", "title", "on_error"}
-
-
-@dataclass(frozen=True, slots=True)
-class PlanStep:
-    tool: str
-    arguments: Mapping[str, object]
-    title: str | None
-    stop_on_error: bool
+if TYPE_CHECKING:
+    from agentctl.execution.agents.script_plan import PlanStep
 
 
 def parse_agent_spec(text: str, cwd: Path) -> AgentSpec:
@@ -40,8 +34,6 @@ def parse_agent_spec(text: str, cwd: Path) -> AgentSpec:
             raise BadInput(f"invalid agent spec {text!r}: Gemini's model is part of its API's "
                            "path; expected letters, digits, '.', '_' and '-' (gemini-2.5-pro)")
         if name == AgentKind.OPENCODE and model:
-            from agentctl.domain.provider_model import provider_model
-
             try:
                 provider_model(model)
             except ValueError as error:
@@ -73,9 +65,6 @@ def parse_agent_spec(text: str, cwd: Path) -> AgentSpec:
 def gemini_model(model: str) -> bool:
     """Whether `model` can name a Gemini model in its API's path (the gateway's routes
     accept no other)."""
-
-    from agentctl.domain.model_routes import GEMINI_MODEL
-
     return re.fullmatch(GEMINI_MODEL, model) is not None
 
 
@@ -90,43 +79,9 @@ def read_pinned(spec: AgentSpec) -> bytes:
 
 
 def load_plan(path: Path, data: bytes | None = None) -> tuple[PlanStep, ...]:
-    import tomllib
+    """The steps of the plan at `path` (or in `data`, its bytes), checked. Its parser is loaded
+    here, for a script agent only: a run of any other agent parses no TOML and loads no
+    built-in tool."""
+    from agentctl.execution.agents import script_plan
 
-    from agentctl.execution.agents.tools import TOOL_NAMES, validate_arguments
-
-    try:
-        document = tomllib.loads((data if data is not None else path.read_bytes()).decode())
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise BadInput(f"plan {path} is not valid TOML: {error}") from None
-    except RecursionError:
-        raise BadInput(f"plan {path} nests arrays or tables too deeply") from None
-    unknown = set(document) - {"step"}
-    if unknown:
-        raise BadInput(f"plan {path}: unknown top-level key {sorted(unknown)[0]!r}; expected "
-                       "[[step]] tables")
-    entries = document.get("step", [])
-    if not isinstance(entries, list) or not entries:
-        raise BadInput(f"plan {path} has no [[step]] tables")
-    steps = []
-    for number, entry in enumerate(entries, start=1):
-        where = f"plan {path}, step {number}"
-        if not isinstance(entry, dict):
-            raise BadInput(f"{where}: expected a [[step]] table, got {type(entry).__name__}")
-        tool = entry.get("tool")
-        if tool not in TOOL_NAMES:
-            raise BadInput(f"{where}: unknown tool {tool!r}; expected one of: "
-                           f"{', '.join(TOOL_NAMES)}")
-        on_error = entry.get("on_error", "stop")
-        if on_error not in ("stop", "continue"):
-            raise BadInput(f"{where}: on_error must be 'stop' or 'continue'")
-        title = entry.get("title")
-        if title is not None and not isinstance(title, str):
-            raise BadInput(f"{where}: title must be a string")
-        arguments = {k: v for k, v in entry.items() if k not in STEP_KEYS}
-        try:
-            validate_arguments(tool, arguments)  # the runtime validates again when it plays it
-        except BadInput as error:
-            raise BadInput(f"{where}: {error}") from None
-        steps.append(PlanStep(tool=tool, arguments=arguments, title=title,
-                              stop_on_error=on_error == "stop"))
-    return tuple(steps)
+    return script_plan.load_plan(path, data)

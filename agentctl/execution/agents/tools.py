@@ -22,12 +22,8 @@ from agentctl.domain.globs import first_match
 from agentctl.domain.native_tools import NativeAction, NativeCall
 from agentctl.domain.step import ToolResult
 from agentctl.execution.agents import beneath
-from agentctl.execution.agents.guards import (
-    PathCheck,
-    check_path,
-    diff_paths,
-    git_apply_paths,
-)
+from agentctl.execution.agents.guards import PathCheck, check_path, git_apply_paths
+from agentctl.execution.agents.patch_paths import diff_paths
 from agentctl.execution.agents.shell_tool import (
     REDACTION_SLACK,
     bounded_output,

@@ -19,6 +19,7 @@ from agentctl.domain.model_faults import DEFAULT_RETRIES, Retries
 from agentctl.domain.model_prices import parse_prices
 from agentctl.domain.provider_model import provider_model
 from agentctl.execution.gateway.guard import Guard
+from agentctl.execution.gateway.replay import ReplayGateway
 from agentctl.execution.gateway.server import Gateway, Limits
 
 ANTHROPIC_API = "https://api.anthropic.com"
@@ -71,8 +72,6 @@ def attach(agent: str, given: Mapping[str, str], settings: NativeAgentSettings,
         upstream = known.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API
         key = known.get("ANTHROPIC_API_KEY") or known.get("ANTHROPIC_AUTH_TOKEN")
     if cassette is not None:
-        from agentctl.execution.gateway.replay import ReplayGateway
-
         key = None
         gateway: Gateway = ReplayGateway(cassette, names or {}, api=api, limits=_limits(budget),
                                          prices=parse_prices(settings.prices), guard=guard)

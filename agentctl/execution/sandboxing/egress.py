@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from agentctl.domain.sandbox import ConnectAttempt
 from agentctl.execution.sandboxing.socket_dirs import SocketDir
@@ -27,8 +27,9 @@ from agentctl.execution.sandboxing.socket_dirs import SocketDir
 if TYPE_CHECKING:
     import asyncio
 
+    from agentctl.execution.sandboxing.egress_server import ProxyLoop
+
 MAX_SOCKET_DIR_CHARS = 90
-T = TypeVar("T")
 
 
 class Gate:
@@ -60,9 +61,7 @@ class Gate:
     def close(self) -> tuple[ConnectAttempt, ...]:
         """Stop listening (the process behind it has ended); the attempts it saw."""
         if self.server is not None:
-            from agentctl.execution.sandboxing import egress_server
-
-            self.proxy.call(egress_server.stop(self.server))
+            self.proxy.stop(self.server)
         self.socket_path.unlink(missing_ok=True)
         return self.attempts
 
@@ -75,33 +74,32 @@ class EgressProxy:
         self._own_directory = SocketDir() if len(str(directory)) > MAX_SOCKET_DIR_CHARS \
             else None
         self.directory = self._own_directory.path if self._own_directory else directory
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._running: ProxyLoop | None = None
         self._numbers = itertools.count(1)
         self._start = threading.Lock()  # the attempt's checks may open gates from two threads
 
     def open_gate(self, rules: Sequence[str]) -> Gate:
-        from agentctl.execution.sandboxing import egress_server
-
         gate = Gate(self, self.directory / f"net-{next(self._numbers)}.sock", tuple(rules))
         gate.socket_path.unlink(missing_ok=True)
-        gate.server = self.call(egress_server.serve(gate.socket_path, gate.rules, gate.note))
+        gate.server = self._started().serve(gate.socket_path, gate.rules, gate.note)
         return gate
 
-    def call(self, coroutine: Coroutine[object, object, T]) -> T:
-        """Run `coroutine` on the proxy's loop and wait for it (a gate opened or closed)."""
-        from agentctl.execution.sandboxing import egress_server
+    def stop(self, server: asyncio.AbstractServer) -> None:
+        """Stop a gate's server (on the loop that serves it)."""
+        self._started().stop(server)
+
+    def _started(self) -> ProxyLoop:
+        """The proxy's loop, started by the first gate (asyncio imported then)."""
+        from agentctl.execution.sandboxing.egress_server import ProxyLoop
 
         with self._start:
-            if self._loop is None:
-                self._loop, self._thread = egress_server.started_loop()
-            loop = self._loop
-        return egress_server.run_on(loop, coroutine)
+            if self._running is None:
+                self._running = ProxyLoop()
+            return self._running
 
     def close(self) -> None:
-        if self._loop is not None and self._thread is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=5)
-            self._loop = self._thread = None
+        if self._running is not None:
+            self._running.end()
+            self._running = None
         if self._own_directory is not None:
             self._own_directory.remove()

@@ -24,16 +24,30 @@ T = TypeVar("T")
 Note = Callable[[ConnectAttempt], None]
 
 
-def started_loop() -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
-    """A new event loop, running on a daemon thread of its own."""
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="agentctl-egress", daemon=True)
-    thread.start()
-    return loop, thread
+class ProxyLoop:
+    """The proxy's event loop, running on a daemon thread of its own from its making: the
+    gates' servers are opened and stopped on it, from the threads that prepare and end them."""
 
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="agentctl-egress",
+                                        daemon=True)
+        self._thread.start()
 
-def run_on(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[object, object, T]) -> T:
-    return asyncio.run_coroutine_threadsafe(coroutine, loop).result(timeout=10)
+    def serve(self, socket_path: Path, rules: tuple[str, ...],
+              note: Note) -> asyncio.AbstractServer:
+        return self._run(serve(socket_path, rules, note))
+
+    def stop(self, server: asyncio.AbstractServer) -> None:
+        self._run(stop(server))
+
+    def end(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+
+    def _run(self, coroutine: Coroutine[object, object, T]) -> T:
+        """Run `coroutine` on the loop and wait for it (a gate opened or closed)."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=10)
 
 
 async def serve(socket_path: Path, rules: tuple[str, ...], note: Note) -> asyncio.AbstractServer:

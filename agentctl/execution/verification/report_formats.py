@@ -47,13 +47,25 @@ def parse_junit(path: Path, *, pytest_ids: bool = False, root: Path | None = Non
                 ) -> list[TestResult]:
     """Every test case of a JUnit XML file. With `pytest_ids`, ids are pytest node ids (from
     the xunit1 `file` attribute, or for an inherited test from the module files under `root`,
-    pytest's root folder), else `classname.name`. Raises JUnitXmlError or SyntaxError for a
-    malformed file, ValueError for one over 64 MiB."""
-    from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite  # ~20 ms: late
+    pytest's root folder), else `classname.name`. Raises SyntaxError for a malformed file,
+    ValueError for one over 64 MiB or XML that is no JUnit report (junitparser's JUnitXmlError:
+    so a caller need not import junitparser, ~20 ms, to catch it)."""
+    from junitparser import (  # ~20 ms: late
+        Error,
+        Failure,
+        JUnitXml,
+        JUnitXmlError,
+        Skipped,
+        TestCase,
+        TestSuite,
+    )
 
     if path.stat().st_size > MAX_REPORT_BYTES:
         raise ValueError(f"{path} is larger than {MAX_REPORT_BYTES} bytes")
-    xml = JUnitXml.fromfile(str(path))
+    try:
+        xml = JUnitXml.fromfile(str(path))
+    except JUnitXmlError as error:
+        raise ValueError(f"{path} is no JUnit report: {error}") from error
     suites = [xml] if isinstance(xml, TestSuite) else list(xml)
     results: list[TestResult] = []
     for suite in suites:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import py_compile
 import re
 import shlex
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -192,8 +193,6 @@ def _compile(source: Path) -> None:
     """A helper's bytecode beside it, checked by the source's hash: every Python the check
     starts imports the unittest hook, and with PYTHONDONTWRITEBYTECODE (the sandbox's default) each one would
     compile it again. A runner of another Python version compiles it as before."""
-    import py_compile
-
     try:
         py_compile.compile(str(source), doraise=True,
                            invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
@@ -317,11 +316,9 @@ def _bounded_json(path: Path) -> Any:
 
 
 def _readable(path: Path, *, pytest_ids: bool, root: Path | None = None) -> list[TestResult]:
-    from junitparser import JUnitXmlError
-
     try:
         return parse_junit(path, pytest_ids=pytest_ids, root=root)
-    except (JUnitXmlError, SyntaxError, OSError, ValueError, AttributeError):
+    except (SyntaxError, OSError, ValueError, AttributeError):
         return []  # not a JUnit report (any other XML), or a broken one: the log still counts
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution.workspaces.overlay import mounts_under, unmount_under
 from agentctl.execution.workspaces.removal import force_rmtree
+from agentctl.execution.workspaces.trash import collect, spawn_deleter
 from agentctl.execution.workspaces.tree_cache import PinnedEntry
 
 ATTEMPT_DIR_PREFIX = "agentctl-ws-"
@@ -84,16 +85,12 @@ def delete_in_background(parent: Path) -> None:
     """Start a detached, idle-priority process that deletes every trash folder in `parent`
     (this attempt's and any a crash left); its exit status is collected by the next call, or
     by `collect_deleters`."""
-    from agentctl.execution.workspaces.trash import spawn_deleter
-
     spawn_deleter(parent, TRASH_PREFIX)
 
 
 def collect_deleters() -> None:
     """Collect the exit status of the background deleters that have finished, so that none is
     left a zombie while a worker waits for work."""
-    from agentctl.execution.workspaces.trash import collect
-
     collect()
 
 

@@ -2,17 +2,42 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
+from typing import Protocol
+
 from agentctl.domain import ids
 from agentctl.domain.audit import digest
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.enums import ApprovalDecision, EventType, PrEligibility, RunStatus
 from agentctl.domain.errors import BadInput, NotFound, PolicyDenied
 from agentctl.domain.events import NewEvent
-from agentctl.domain.verdict import Approval
-from agentctl.services.unit_of_work import Storage
+from agentctl.domain.run import Run
+from agentctl.domain.verdict import Approval, Verdict
+from agentctl.services.unit_of_work import Events, IdKind, Repository
 
 
-def record_approval(storage: Storage, run_text: str, *, decision: ApprovalDecision, by: str,
+class ApprovalWork(Protocol):
+    """What an approval reads and writes in its transaction: the run, its verdict, its earlier
+    approvals, and the events."""
+
+    @property
+    def runs(self) -> Repository[Run]: ...
+    @property
+    def verdicts(self) -> Repository[Verdict]: ...
+    @property
+    def approvals(self) -> Repository[Approval]: ...
+    @property
+    def events(self) -> Events: ...
+
+
+class ApprovalStore(Protocol):
+    """The part of the storage port an approval uses (any `Storage` is one)."""
+
+    def unit_of_work(self) -> AbstractContextManager[ApprovalWork]: ...
+    def resolve(self, kind: IdKind, text: str) -> str: ...
+
+
+def record_approval(storage: ApprovalStore, run_text: str, *, decision: ApprovalDecision, by: str,
                     reason: str, clock: Clock = utcnow) -> Approval:
     """Approve or reject a run's verdict. Approving needs a verdict that awaits a human;
     rejecting may also veto one that is eligible without a human."""

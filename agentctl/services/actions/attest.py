@@ -14,7 +14,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import rfc8785
 
@@ -40,18 +40,22 @@ from agentctl.domain.enums import ArtifactType
 from agentctl.domain.errors import BadInput, IntegrityError, NotFound
 from agentctl.domain.run import Run
 from agentctl.domain.verdict import Approval, Verdict
-from agentctl.execution.signing import (
-    PublicKey,
-    default_key_path,
-    load_public_key,
-    load_signer,
-)
+from agentctl.execution.signing import default_key_path, load_public_key, load_signer
 from agentctl.services.queries.per_test import per_test_reports
 from agentctl.services.unit_of_work import Storage
+
+if TYPE_CHECKING:
+    from agentctl.execution.ed25519_keys import PublicKey
 
 
 def signing_key_path(home: Path, key: Path | None) -> Path:
     return key or default_key_path(home)
+
+
+def signing_public_key(home: Path, key: Path | None) -> PublicKey:
+    """The public half of the key `run attest` signs with: `key`, or the home's own (made on
+    first use)."""
+    return load_signer(signing_key_path(home, key), create=key is None).public
 
 
 def attest_run(store: Storage, run_ref: str | None, *, key: Path | None = None,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import replace
+from typing import Protocol
 
 from agentctl.config.schema import DEFAULT_PR, PrSettings
 from agentctl.domain.audit import digest
@@ -11,12 +13,33 @@ from agentctl.domain.enums import EventType, Forge
 from agentctl.domain.errors import NotFound
 from agentctl.domain.events import NewEvent
 from agentctl.domain.pull_request import PullRequest
+from agentctl.domain.run import Run
 from agentctl.execution.pull_requests.forge import TIMEOUT_SECONDS, client, detect, token_for
 from agentctl.execution.pull_requests.pr_branch import remote_url_in
-from agentctl.services.unit_of_work import Storage
+from agentctl.services.unit_of_work import Events, Repository
 
 
-def refresh_pull_request(storage: Storage, run: str | None, settings: PrSettings = DEFAULT_PR,
+class PrReads(Protocol):
+    def run(self, text: str | None) -> Run: ...
+    def pull_requests(self, run_id: str) -> list[PullRequest]: ...
+
+
+class PrWork(Protocol):
+    @property
+    def pull_requests(self) -> Repository[PullRequest]: ...
+    @property
+    def events(self) -> Events: ...
+
+
+class PrStore(Protocol):
+    """The part of the storage port `pr status` uses (any `Storage` is one): the run's pull
+    requests, read and, when the forge says they changed, written with their event."""
+
+    def reads(self) -> AbstractContextManager[PrReads]: ...
+    def unit_of_work(self) -> AbstractContextManager[PrWork]: ...
+
+
+def refresh_pull_request(storage: PrStore, run: str | None, settings: PrSettings = DEFAULT_PR,
                          *, clock: Clock = utcnow, timeout: float = TIMEOUT_SECONDS,
                          ) -> PullRequest:
     with storage.reads() as reads:

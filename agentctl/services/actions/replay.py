@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from agentctl.config import Config
 from agentctl.domain.agent import NATIVE_KINDS
@@ -89,7 +91,19 @@ def queue_replay(storage: Storage, run_text: str, *, what_if: Config | None = No
     return queue_run(storage, task, spec, decision, replay_of=original.run_id)
 
 
-def cassette_of(storage: Storage, run_id: str, read: Callable[[Artifact], bytes]) -> Cassette:
+class RecordReads(Protocol):
+    def record(self, run_id: str) -> RunRecord: ...
+
+
+class RecordedRuns(Protocol):
+    """The part of the storage port a replay's cassette is read through (any `Storage` is
+    one): the recorded run, nothing else."""
+
+    def reads(self) -> AbstractContextManager[RecordReads]: ...
+
+
+def cassette_of(storage: RecordedRuns, run_id: str,
+                read: Callable[[Artifact], bytes]) -> Cassette:
     """The recorded exchanges of run `run_id`, for one attempt of a replay to answer from."""
     with storage.reads() as reads:
         record = reads.record(run_id)

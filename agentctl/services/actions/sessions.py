@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime
+from typing import Protocol
 
 from agentctl.domain import ids
 from agentctl.domain.clock import Clock, utcnow
@@ -19,10 +21,29 @@ from agentctl.domain.events import NewEvent
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.task import Session, SessionMessage
 from agentctl.execution.environment import secret_values
-from agentctl.services.unit_of_work import Storage
+from agentctl.services.unit_of_work import Events, IdKind, Repository
 
 
-def start_session(storage: Storage, *, title: str, owner: str, clock: Clock = utcnow) -> Session:
+class SessionWork(Protocol):
+    """What a session's use cases write in one transaction: sessions, messages, events."""
+
+    @property
+    def sessions(self) -> Repository[Session]: ...
+    @property
+    def messages(self) -> Repository[SessionMessage]: ...
+    @property
+    def events(self) -> Events: ...
+
+
+class SessionStore(Protocol):
+    """The part of the storage port the sessions use (any `Storage` is one): a narrow port
+    says what a use case touches, and a fake for it needs no more."""
+
+    def unit_of_work(self) -> AbstractContextManager[SessionWork]: ...
+    def resolve(self, kind: IdKind, text: str) -> str: ...
+
+
+def start_session(storage: SessionStore, *, title: str, owner: str, clock: Clock = utcnow) -> Session:
     now = clock()
     session = Session(
         session_id=ids.new_id("session"), owner=owner, source=TaskSource.CLI,
@@ -36,7 +57,7 @@ def start_session(storage: Storage, *, title: str, owner: str, clock: Clock = ut
     return session
 
 
-def add_message(storage: Storage, session_text: str, *, role: str, content: str,
+def add_message(storage: SessionStore, session_text: str, *, role: str, content: str,
                 clock: Clock = utcnow, at: datetime | None = None) -> SessionMessage:
     """`at`: when it was said, if earlier than now (a dialog's answers, stored at its end)."""
     try:

@@ -27,7 +27,7 @@ from agentctl.execution import task_repository as repos
 from agentctl.execution.environment import secret_values
 from agentctl.execution.verification import test_patch as patches
 from agentctl.services.actions.requests import TaskRequest, validate
-from agentctl.services.lifecycle.runs import request_cancellation
+from agentctl.services.lifecycle.runs import CancelStore, request_cancellation
 from agentctl.services.unit_of_work import Storage
 
 
@@ -159,7 +159,7 @@ def _digest(text: str | None) -> str | None:
     return None if text is None else "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def cancel_task(storage: Storage, task_text: str, *, by: str, reason: str,
+def cancel_task(storage: CancelStore, task_text: str, *, by: str, reason: str,
                 clock: Clock = utcnow) -> Task:
     """Cancel a task: no new run is scheduled for it; its unfinished runs are cancelled."""
     task_id = storage.resolve("task", task_text)

@@ -43,6 +43,10 @@ class BaselinesState:
     usage: Usage
     checkouts: Usage  # kept in `checkouts/` for reruns on the base
 
+    @property
+    def checkouts_folder(self) -> Path:
+        return self.folder / kept_checkouts.FOLDER
+
 
 @dataclass(frozen=True, slots=True)
 class CachesState:
@@ -63,6 +67,10 @@ class BaselinesCleared:
     folder: Path
     removed: Usage
     checkouts_removed: Usage
+
+    @property
+    def checkouts_folder(self) -> Path:
+        return self.folder / kept_checkouts.FOLDER
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +110,11 @@ def clear_caches(home: Path, tree_cache_mb: int, *, trees: bool,
         baselines_cleared = BaselinesCleared(
             folder, removed, Usage(len(discarded), sum(size for _, size in discarded)))
     return CachesCleared(trees_cleared, baselines_cleared)
+
+
+def runs_tree_cache(home: Path, tree_cache_mb: int) -> TreeCache | None:
+    """The tree cache the runs of the home at `home` share; None when it is switched off."""
+    return tree_cache.in_home(home, tree_cache_mb)
 
 
 def _trees(home: Path, tree_cache_mb: int) -> TreeCache:

@@ -17,6 +17,7 @@ from agentctl.domain.judge import (
 )
 from agentctl.domain.serialize import to_json
 from agentctl.domain.spec import ExecutionSpec
+from agentctl.domain.test_side import SideRule
 from agentctl.domain.verification import VerificationReport
 from agentctl.execution.verification.external_judge import run_external_judge
 from agentctl.services.attempts.attempt import AttemptContext
@@ -31,8 +32,10 @@ class JudgeEvidence:
     evidence: tuple[str, ...]
 
 
-def judge(ctx: AttemptContext, collected: CollectedEvidence,
-          verification: VerificationReport, agent_warnings: tuple[str, ...] = ()) -> JudgeEvidence:
+def judge(ctx: AttemptContext, collected: CollectedEvidence, verification: VerificationReport,
+          side: SideRule, agent_warnings: tuple[str, ...] = ()) -> JudgeEvidence:
+    """The rules judge (and the configured one) on the patch; `side` is the run's test-side
+    rule, the one its evidence was split by."""
     spec, patch = ctx.spec, collected.patch
     assert patch is not None, "only a patch is judged"
     command = spec.judge_policy.command
@@ -41,7 +44,7 @@ def judge(ctx: AttemptContext, collected: CollectedEvidence,
             instruction=spec.instruction, changes=patch.file_changes,
             diff_lines=collected.diff_lines, boundary=patch.boundary_check,
             policy=spec.judge_policy, verification=verification, task_type=spec.task_type,
-            test_paths=spec.verification_plan.test_paths,
+            side=side,
         )
         if collected.held_secrets:  # first: the verdict's reason names the secrets held
             judgement = combine(Judgement(

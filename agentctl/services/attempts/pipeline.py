@@ -281,7 +281,7 @@ def _judge_the_evidence(ctx: AttemptContext, run: Run, outcome: AgentOutcome,
                            verificationDigest=digest(report))
         with _phase("judge"):
             ctx.progress("judging the diff")
-            judged = judge(ctx, collected, report, outcome.warnings)
+            judged = judge(ctx, collected, report, verified.side, outcome.warnings)
     with _phase("decide"):
         return _decided(ctx, run, collected, verified, judged, outcome)
 

@@ -32,7 +32,9 @@ from agentctl.domain.test_side import (
     PYTEST_CONFIGS,
     TEST_TABLES,
     FileTexts,
+    SideRule,
     pytest_discovery,
+    side_rule,
     split_patch,
 )
 from agentctl.execution.verification.test_patch import patch_paths
@@ -63,8 +65,20 @@ class EvidenceTrees:
     supplied: frozenset[str] = frozenset()  # the task's test patch's files (and modules)
 
 
-def evidence_trees(ctx: AttemptContext, patch: Patch,
-                   diff_lines: Sequence[DiffLine]) -> EvidenceTrees | None:
+def run_side_rule(ctx: AttemptContext) -> SideRule:
+    """The run's test-side rule, read once from the base (never the patch: a patch that edits
+    `python_files` moves no file across), the spec's frozen rule and its verify commands. The
+    verified tree's checkout must be there (its git reads the base)."""
+    plan, base = ctx.spec.verification_plan, ctx.spec.base_commit
+    discovery = pytest_discovery(base_texts(ctx.dirs, base, tuple(PYTEST_CONFIGS)))
+    markers = discovery.package_markers()
+    packages = {marker.rsplit("/", 1)[0]
+                for marker in (base_texts(ctx.dirs, base, markers) if markers else ())}
+    return side_rule(plan.test_paths, discovery, packages, (c.command for c in plan.checks))
+
+
+def evidence_trees(ctx: AttemptContext, patch: Patch, diff_lines: Sequence[DiffLine],
+                   rule: SideRule) -> EvidenceTrees | None:
     """Both trees, made from the verified tree's index before any check runs there; None when
     the patch has no test side or no base is ever compared."""
     plan = ctx.spec.verification_plan
@@ -73,13 +87,7 @@ def evidence_trees(ctx: AttemptContext, patch: Patch,
             plan.baseline, ctx.spec.task_type, [], must_pass=True):
         return None
     base = ctx.spec.base_commit
-    # the project's own discovery rules (`python_files = check_*.py`) join the frozen rule
-    discovery = pytest_discovery(base_texts(ctx.dirs, base, tuple(PYTEST_CONFIGS)))
-    packages = {marker.rsplit("/", 1)[0]
-                for marker in base_texts(ctx.dirs, base, discovery.package_markers())}
-    own = discovery.test_paths(packages)
-    sides = split_patch(patch.file_changes, diff_lines, (*plan.test_paths, *own),
-                        _tabled(ctx, patch))
+    sides = split_patch(patch.file_changes, diff_lines, rule.paths, _tabled(ctx, patch))
     if not sides.has_test_side and not supplied:
         return None
     with ctx.step(StepType.APPLY_PATCH, "apply each side of the patch to a fresh checkout of "

@@ -17,6 +17,7 @@ from agentctl.domain.errors import InfrastructureFailure
 from agentctl.domain.findings import DiffLine
 from agentctl.domain.patch import Patch
 from agentctl.domain.spec import PlannedCheck
+from agentctl.domain.test_side import SideRule
 from agentctl.domain.verification import (
     TestReport,
     VerificationCheck,
@@ -31,7 +32,12 @@ from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.baseline import BaseBeside, CheckRun, compare_with_base
 from agentctl.services.attempts.confinement import named_paths, record_connections
 from agentctl.services.attempts.evidence import json_artifact, log_artifact, text_artifact
-from agentctl.services.attempts.sides import EvidenceTrees, evidence_trees, side_runs
+from agentctl.services.attempts.sides import (
+    EvidenceTrees,
+    evidence_trees,
+    run_side_rule,
+    side_runs,
+)
 
 _STEP_STATUS = {
     VerificationCheckStatus.PASSED: StepStatus.SUCCEEDED,
@@ -44,6 +50,7 @@ _STEP_STATUS = {
 class VerificationEvidence:
     report: VerificationReport
     evidence: tuple[str, ...]  # verifier-report.json first, then the logs and test reports
+    side: SideRule  # the run's test-side rule, which the judge reads too
 
 
 def verify(ctx: AttemptContext, patch: Patch, diff: Path, beside: BaseBeside | None = None,
@@ -54,7 +61,8 @@ def verify(ctx: AttemptContext, patch: Patch, diff: Path, beside: BaseBeside | N
     side, its sides also run each beside the other's base (`evidence_trees`)."""
     started = ctx.ledger.now()
     _checkout(ctx, patch, diff)
-    trees = evidence_trees(ctx, patch, diff_lines)  # before any check runs in the verified tree
+    side = run_side_rule(ctx)
+    trees = evidence_trees(ctx, patch, diff_lines, side)  # before any check runs in the tree
     compared = _checks_and_base(ctx, beside, trees)
     if compared is None or ctx.stop():
         return None
@@ -74,7 +82,8 @@ def verify(ctx: AttemptContext, patch: Patch, diff: Path, beside: BaseBeside | N
         step.note(status=report.status.value, checks=len(checks))
         step.record(report)
     # a rerun whose log is the same as the first run's is the same artifact: cited once
-    return VerificationEvidence(report, tuple(dict.fromkeys((document.artifact_id, *evidence))))
+    return VerificationEvidence(report, tuple(dict.fromkeys((document.artifact_id, *evidence))),
+                                side)
 
 
 def _checks_and_base(ctx: AttemptContext, beside: BaseBeside | None,

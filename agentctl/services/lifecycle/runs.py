@@ -6,9 +6,11 @@ Every end of an attempt or a run, wherever it is noticed, is an `AttemptEnd` tha
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Protocol
 
 from agentctl.config import Config
 from agentctl.domain import ids
@@ -26,16 +28,18 @@ from agentctl.domain.ending import (
 from agentctl.domain.enums import EventType, RunStatus, StepStatus, TaskStatus
 from agentctl.domain.errors import BadInput, LeaseLost
 from agentctl.domain.events import NewEvent
-from agentctl.domain.run import Run, lease_acquired, lease_attempt
+from agentctl.domain.run import Attempt, Run, lease_acquired, lease_attempt
 from agentctl.domain.spec import ExecutionSpec
+from agentctl.domain.step import Step
 from agentctl.domain.task import Task
 from agentctl.domain.transitions import TERMINAL_RUN
+from agentctl.domain.verdict import Verdict
 from agentctl.execution import task_repository as repos
 from agentctl.execution.work_tree import is_url
 from agentctl.execution.workspaces.discard import remove_leftovers
 from agentctl.services.attempts.spec import build_spec
 from agentctl.services.ports import Heartbeat, Lease
-from agentctl.services.unit_of_work import Storage, UnitOfWork
+from agentctl.services.unit_of_work import Events, IdKind, Repository, Storage, UnitOfWork
 
 
 def create_run(storage: Storage, config: Config, task_text: str, *, agent: AgentSpec,
@@ -139,7 +143,22 @@ def _claim(uow: UnitOfWork, run_id: str | None, *, worker_id: str, ttl_seconds: 
                  attempt.lease_id, worker_id, ttl_seconds)
 
 
-def heartbeat(storage: Storage, lease: Lease, *, clock: Clock = utcnow) -> Heartbeat:
+class LeaseWork(Protocol):
+    """What a heartbeat does in its transaction: extend the lease, read the run's flags."""
+
+    @property
+    def runs(self) -> Repository[Run]: ...
+    def extend_lease(self, attempt_id: str, lease_id: str, now: datetime,
+                     until: datetime) -> bool: ...
+
+
+class LeaseStore(Protocol):
+    """The part of the storage port a heartbeat uses (any `Storage` is one)."""
+
+    def unit_of_work(self) -> AbstractContextManager[LeaseWork]: ...
+
+
+def heartbeat(storage: LeaseStore, lease: Lease, *, clock: Clock = utcnow) -> Heartbeat:
     """Extend the lease; raise LeaseLost if it is gone; report a requested cancellation."""
     now = clock()
     with storage.unit_of_work() as uow:
@@ -152,7 +171,34 @@ def heartbeat(storage: Storage, lease: Lease, *, clock: Clock = utcnow) -> Heart
     return Heartbeat(None)
 
 
-def cancel_run(storage: Storage, run_text: str, *, by: str, reason: str,
+class EndingWork(Protocol):
+    """What ending or cancelling a run reads and writes in its transaction: the run, its task,
+    its attempt and open steps, a verdict awaiting approval, the events, and whether the task
+    has other runs still going (`conclude_attempt`, `request_cancellation`)."""
+
+    @property
+    def tasks(self) -> Repository[Task]: ...
+    @property
+    def runs(self) -> Repository[Run]: ...
+    @property
+    def attempts(self) -> Repository[Attempt]: ...
+    @property
+    def steps(self) -> Repository[Step]: ...
+    @property
+    def verdicts(self) -> Repository[Verdict]: ...
+    @property
+    def events(self) -> Events: ...
+    def unfinished_runs(self, task_id: str, *, besides: str) -> int: ...
+
+
+class CancelStore(Protocol):
+    """The part of the storage port a cancellation uses (any `Storage` is one)."""
+
+    def unit_of_work(self) -> AbstractContextManager[EndingWork]: ...
+    def resolve(self, kind: IdKind, text: str) -> str: ...
+
+
+def cancel_run(storage: CancelStore, run_text: str, *, by: str, reason: str,
                clock: Clock = utcnow) -> Run:
     run_id = storage.resolve("run", run_text)
     now = clock()
@@ -163,7 +209,7 @@ def cancel_run(storage: Storage, run_text: str, *, by: str, reason: str,
         return request_cancellation(uow, run, by=by, reason=reason, now=now)
 
 
-def request_cancellation(uow: UnitOfWork, run: Run, *, by: str, reason: str,
+def request_cancellation(uow: EndingWork, run: Run, *, by: str, reason: str,
                          now: datetime) -> Run:
     """A run that no worker holds is cancelled at once; a running one is flagged for its worker."""
     if run.status in TERMINAL_RUN:
@@ -182,7 +228,7 @@ def request_cancellation(uow: UnitOfWork, run: Run, *, by: str, reason: str,
                             attempt_id=attempt.attempt_id if attempt else None)
 
 
-def conclude_attempt(uow: UnitOfWork, run_id: str, end: Completed | Cancelled | InfraFailed,
+def conclude_attempt(uow: EndingWork, run_id: str, end: Completed | Cancelled | InfraFailed,
                      now: datetime, *, attempt_id: str | None = None) -> Run:
     """Decide what `end` does to the run (domain.ending.conclude) and store it, each record a
     compare-and-set on the status it was read with. The run as it stands afterwards."""
@@ -202,7 +248,7 @@ def conclude_attempt(uow: UnitOfWork, run_id: str, end: Completed | Cancelled | 
     return done.run or situation.run
 
 
-def _situation(uow: UnitOfWork, run_id: str, attempt_id: str | None) -> Situation:
+def _situation(uow: EndingWork, run_id: str, attempt_id: str | None) -> Situation:
     run = uow.runs.get(run_id)
     attempt = uow.attempts.get(attempt_id) if attempt_id else None
     verdicts = uow.verdicts.find(run_id=run_id) if run.status is RunStatus.NEEDS_APPROVAL else []

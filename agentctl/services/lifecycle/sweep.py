@@ -7,8 +7,10 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Protocol
 
 from agentctl.domain.errors import AgentctlError
 from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX, TRASH_PREFIX, remove_leftovers
@@ -16,7 +18,18 @@ from agentctl.execution.workspaces.trash import sweep_trash
 from agentctl.services.unit_of_work import Storage
 
 
-def sweep_attempt_directories(storage: Storage, parent: Path | None = None) -> int:
+class DirectoryReads(Protocol):
+    def ended_attempt_directories(self, directories: Sequence[str]) -> list[str]: ...
+
+
+class SweptStore(Protocol):
+    """The part of the storage port the sweep uses (any `Storage` is one): which of these
+    directories belong to attempts that are over."""
+
+    def reads(self) -> AbstractContextManager[DirectoryReads]: ...
+
+
+def sweep_attempt_directories(storage: SweptStore, parent: Path | None = None) -> int:
     """Remove this machine's directories of attempts that are over; how many were removed.
     Trash folders (attempts' directories renamed for deletion, left by a crash) go too.
 

@@ -3,8 +3,8 @@ cross to the command line, which alone shapes them into JSON or text (`cli/docum
 
 A busy run has tens of thousands of steps and tool calls; decoding each into its record and
 encoding it back doubled the work of `run show --tree` (issue 9). So the tree is read as the
-stored columns (`StepRow`, `CallRow`: text as stored, times in the stored ISO form) and only
-put together here; the records stay the typed path for everything that decides something.
+stored columns (the port's `StepRow`, `CallRow`: text as stored, times in the stored ISO form)
+and only put together here; the records stay the typed path for everything that decides something.
 """
 
 from __future__ import annotations
@@ -28,38 +28,7 @@ from agentctl.services.queries.failure_output import (
     StepOutput,
     failure_tails,
 )
-
-
-class StepRow(NamedTuple):
-    """A step's stored columns, as `run show --tree` shows them."""
-
-    step_id: str
-    attempt_id: str
-    sequence_number: int
-    type: str
-    status: str
-    title: str
-    started_at: str | None
-    ended_at: str | None
-    failure_code: str | None
-    attributes: str  # JSON text
-
-
-class CallRow(NamedTuple):
-    """A tool call's stored columns, as `run show --tree` shows them."""
-
-    step_id: str | None
-    tool_call_id: str
-    tool_name: str
-    arguments_json: str
-    decision: str
-    matched_rule: str | None
-    denial_reason: str | None
-    result: str | None  # the ToolResult's JSON text
-    approved_by: str | None
-    requested_at: str | None
-    completed_at: str | None
-    spec_digest: str | None
+from agentctl.services.unit_of_work import CallRow, StepRow
 
 
 class RunReads(Protocol):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Protocol
 
 from agentctl.config import Config
 from agentctl.domain.clock import utcnow
@@ -14,14 +16,40 @@ from agentctl.domain.enums import EventType
 from agentctl.domain.errors import BadInput
 from agentctl.domain.events import NewEvent
 from agentctl.domain.otlp_endpoint import endpoint_problem
-from agentctl.domain.run import Run
+from agentctl.domain.run import Attempt, Run
+from agentctl.domain.step import Step, ToolCall
 from agentctl.domain.tracing import TracePlan, plan_trace
+from agentctl.domain.verdict import Verdict
 from agentctl.execution.otlp import ExportResult, export_trace, traces_url
 from agentctl.services.queries.telemetry import ENDPOINT_ENV, configured_endpoint, has_ended
-from agentctl.services.unit_of_work import Reads, Storage
+from agentctl.services.unit_of_work import Events
 
 
-def send_after_run(storage: Storage, config: Config, run: Run, endpoint: str,
+class TraceReads(Protocol):
+    """The records a run's trace is planned from, read in one snapshot."""
+
+    def snapshot(self) -> AbstractContextManager[None]: ...
+    def run(self, text: str | None) -> Run: ...
+    def attempts(self, run_id: str) -> list[Attempt]: ...
+    def steps(self, run_id: str) -> list[Step]: ...
+    def tool_calls(self, run_id: str) -> list[ToolCall]: ...
+    def verdict(self, run_id: str) -> Verdict | None: ...
+
+
+class EventWork(Protocol):
+    @property
+    def events(self) -> Events: ...
+
+
+class TraceStore(Protocol):
+    """The part of the storage port sending a trace uses (any `Storage` is one): the run's
+    records to plan it from, and the event log its outcome goes on."""
+
+    def reads(self) -> AbstractContextManager[TraceReads]: ...
+    def unit_of_work(self) -> AbstractContextManager[EventWork]: ...
+
+
+def send_after_run(storage: TraceStore, config: Config, run: Run, endpoint: str,
                    ) -> ExportResult | None:
     """The trace of a run that has ended, sent after it (`lifecycle.start`); its ExportResult,
     or None without the extra. A failure is one warning line: the run's outcome stands."""
@@ -37,7 +65,7 @@ def send_after_run(storage: Storage, config: Config, run: Run, endpoint: str,
     return result
 
 
-def export_finished_run(storage: Storage, config: Config, run_text: str | None, *,
+def export_finished_run(storage: TraceStore, config: Config, run_text: str | None, *,
                         endpoint: str | None) -> ExportResult:
     """`run trace`: send an ended run's trace (again); the outcome goes on its record."""
     target = endpoint or configured_endpoint(config)
@@ -62,14 +90,14 @@ def _warn(message: str, *args: object) -> None:
     logging.getLogger("agentctl.telemetry").warning(message, *args)
 
 
-def plan_for(reads: Reads, run_id: str) -> TracePlan:
+def plan_for(reads: TraceReads, run_id: str) -> TracePlan:
     with reads.snapshot():
         run = reads.run(run_id)
         return plan_trace(run, reads.attempts(run_id), reads.steps(run_id),
                           reads.tool_calls(run_id), reads.verdict(run_id))
 
 
-def _export(storage: Storage, config: Config, run_id: str, endpoint: str,
+def _export(storage: TraceStore, config: Config, run_id: str, endpoint: str,
             timeout: float | None = None,
             on_wire: Callable[[bool], None] | None = None) -> ExportResult:
     with storage.reads() as reads:
@@ -85,7 +113,7 @@ def _export(storage: Storage, config: Config, run_id: str, endpoint: str,
             on_wire(False)
 
 
-def export_and_record(storage: Storage, config: Config, run: Run, endpoint: str, *,
+def export_and_record(storage: TraceStore, config: Config, run: Run, endpoint: str, *,
                       timeout: float,
                       on_wire: Callable[[bool], None] | None = None) -> ExportResult:
     """Send the ended run's trace within `timeout` and put the outcome on its record.
@@ -97,7 +125,7 @@ def export_and_record(storage: Storage, config: Config, run: Run, endpoint: str,
     return result
 
 
-def record_unsent(storage: Storage, run: Run, endpoint: str, why: str) -> None:
+def record_unsent(storage: TraceStore, run: Run, endpoint: str, why: str) -> None:
     """Put on the run's record that its trace was not sent, and why (every span dropped)."""
     with storage.reads() as reads:
         plan = plan_for(reads, run.run_id)
@@ -105,7 +133,7 @@ def record_unsent(storage: Storage, run: Run, endpoint: str, why: str) -> None:
                                        len(plan.spans), 0, len(plan.spans), why))
 
 
-def _record(storage: Storage, run: Run, result: ExportResult) -> None:
+def _record(storage: TraceStore, run: Run, result: ExportResult) -> None:
     with storage.unit_of_work() as uow:
         uow.events.append_many([NewEvent(
             type=EventType.TRACE_EXPORTED, created_at=utcnow(), task_id=run.task_id,
