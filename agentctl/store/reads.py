@@ -1,14 +1,13 @@
 """The storage port's reads (`services.unit_of_work.Reads`): the views of the commands and a
-run's every record as one `RunRecord`, the shape the use cases take (replays, the queue). The
-services' port types are imported here, by the use cases that read through the port
-(`Store.reads()`), and never by a command that only shows things.
+run's every record as one `RunRecord`, the shape the use cases take (replays, the queue), and
+whether any run waits for a worker.
 """
 
 from __future__ import annotations
 
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.transitions import ACTIVE_RUN
-from agentctl.services.ports import RunRecord
+from agentctl.services.unit_of_work import RunRecord
 from agentctl.store.rows import runs as run_rows
 from agentctl.store.views import Views
 
