@@ -45,7 +45,7 @@ def record(root: Path, calls: int, *, signed: bool) -> tuple[Path, float]:
     from agentctl.services.actions.tasks import submit_task
     from agentctl.services.lifecycle.ledger import Ledger
     from agentctl.services.lifecycle.runs import create_run, lease_run
-    from agentctl.store import Store
+    from agentctl.store.storage import Store
 
     root.mkdir(parents=True)
     repo = root / "repo"

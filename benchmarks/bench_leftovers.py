@@ -26,7 +26,8 @@ from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX
 from agentctl.home import resolve_home
 from agentctl.services.lifecycle.leftovers import notice_expired
 from agentctl.services.lifecycle.sweep import sweep_in_background
-from agentctl.store import Store, tables
+from agentctl.store import tables
+from agentctl.store.storage import Store
 from agentctl.store.views import Views
 
 

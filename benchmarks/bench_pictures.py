@@ -47,7 +47,7 @@ def recorded(root: Path, calls: int):  # type: ignore[no-untyped-def]
     from agentctl.services.actions.tasks import submit_task
     from agentctl.services.lifecycle.ledger import Ledger
     from agentctl.services.lifecycle.runs import create_run, lease_run
-    from agentctl.store import Store
+    from agentctl.store.storage import Store
 
     root.mkdir(parents=True)
     repo = root / "repo"

@@ -64,7 +64,7 @@ def bench_records(root: Path, calls: int, repeat: int) -> tuple[str, str]:
     from agentctl.home import resolve_home
     from agentctl.services.actions.requests import TaskRequest
     from agentctl.services.actions.tasks import submit_task
-    from agentctl.store import Store
+    from agentctl.store.storage import Store
 
     home = resolve_home(str(root / "home"))
     store = Store(home)

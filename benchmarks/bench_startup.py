@@ -69,7 +69,7 @@ def build_home(home: Path) -> str:
     from agentctl.domain.events import NewEvent
     from agentctl.domain.task import Task
     from agentctl.home import resolve_home
-    from agentctl.store import Store
+    from agentctl.store.storage import Store
 
     repo = home.parent / "bench-repo"
     if not (repo / ".git").exists():
@@ -112,7 +112,7 @@ def build_run(home: Path) -> str:
     from agentctl.services.actions.tasks import submit_task
     from agentctl.services.attempts.pipeline import RunOptions
     from agentctl.services.lifecycle.worker import create_and_run
-    from agentctl.store import Store
+    from agentctl.store.storage import Store
 
     repo = home.parent / "bench-run-repo"
     shutil.rmtree(repo, ignore_errors=True)  # a rebuilt home gets a fresh repository too

@@ -68,7 +68,7 @@ def queue_runs(home, repo: Path, count: int) -> list[str]:  # type: ignore[no-un
     from agentctl.services.actions.requests import TaskRequest
     from agentctl.services.actions.tasks import submit_task
     from agentctl.services.lifecycle.runs import create_run
-    from agentctl.store import Store
+    from agentctl.store.storage import Store
 
     store = Store(home)
     settings = config.defaults()
@@ -128,7 +128,7 @@ def throughput(server: PostgresServer, root: Path, repo: Path, workers: int, cou
 def _claimer(url: str, home_root: str, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
     from agentctl.home import Home
     from agentctl.services.lifecycle.runs import lease_run
-    from agentctl.store import Store
+    from agentctl.store.storage import Store
 
     store = Store(Home(root=Path(home_root), database_url=url))
     store.ensure_schema()
@@ -162,7 +162,7 @@ def claim_latency(home, repo: Path, claimers: int, runs: int) -> tuple[float, fl
 def record_calls(home, repo: Path, calls: int) -> float:  # type: ignore[no-untyped-def]
     from agentctl.services.lifecycle.ledger import Ledger
     from agentctl.services.lifecycle.runs import lease_run
-    from agentctl.store import Store
+    from agentctl.store.storage import Store
     from agentctl.store.views import Views
 
     (run_id,) = queue_runs(home, repo, 1)

@@ -53,7 +53,7 @@ def queue(home: Path, task_id: str, count: int) -> None:
     from agentctl.domain.agent import AgentKind, AgentSpec
     from agentctl.home import resolve_home
     from agentctl.services.lifecycle.runs import create_run
-    from agentctl.store import Store
+    from agentctl.store.storage import Store
 
     store = Store(resolve_home(str(home)))
     for _ in range(count):
@@ -75,7 +75,7 @@ def drain(home: Path, workers: int, *, homes: tuple[Path, ...] = (),
 LEASER = """
 import json, sys, time
 from agentctl.services.lifecycle.runs import lease_run
-from agentctl.store import Store
+from agentctl.store.storage import Store
 from agentctl.home import resolve_home
 store = Store(resolve_home(sys.argv[1]))
 timings, errors = [], []

@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from agentctl.domain.artifact import Artifact
-    from agentctl.store.views import Views
 from agentctl.cli.render.fit import Column, fitted
 from agentctl.cli.render.style import escape
+from agentctl.store.run_views import RunViews
 
 app = typer.Typer(help="Artifacts: content-addressed evidence, verified by sha256.",
                   no_args_is_help=True)
@@ -37,7 +37,7 @@ def list_(
 ) -> None:
     """List a run's artifacts."""
 
-    with state(ctx).views() as views:
+    with state(ctx).views(RunViews) as views:
         run = views.run(run_id)
         artifacts = views.artifacts(run.run_id)
         short = {} if full or as_json else views.short_ids(
@@ -67,7 +67,7 @@ def show(
     """Print an artifact's content (verified against its hash; secrets redacted on the way):
     `artifact show ARTIFACT` or `artifact show RUN NAME`."""
     current = state(ctx)
-    with current.views() as views:
+    with current.views(RunViews) as views:
         artifact = views.artifact(target) if name is None else named_artifact(views, target, name)
     if as_json:
         emit_json(artifact)
@@ -75,7 +75,7 @@ def show(
     print_artifact(current.home.artifacts, artifact)
 
 
-def named_artifact(views: "Views", run_text: str | None, name: str) -> "Artifact":
+def named_artifact(views: RunViews, run_text: str | None, name: str) -> "Artifact":
     """The artifact of a run called `name` (the newest of that name when a retry made two)."""
     run = views.run(run_text)
     found = [a for a in views.artifacts(run.run_id) if a.name == name]
@@ -115,7 +115,7 @@ def verify(
 ) -> None:
     """Re-hash every stored artifact; exit 3 if one is missing or does not match its hash."""
     current = state(ctx)
-    with current.views() as views:
+    with current.views(RunViews) as views:
         artifacts = views.artifacts(views.run(run_id).run_id if run_id else None)
     blobs = BlobStore(current.home.artifacts)
     problems = [(a, p) for a in artifacts if (p := blobs.verify(a.uri, a.sha256))]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
 
@@ -12,11 +12,13 @@ from agentctl.cli.root_options import RootOptions
 from agentctl.config_file import config_path
 from agentctl.home import Home, resolve_home
 from agentctl.services.queries.repositories import repository_here, repository_named
-from agentctl.store import Store
-from agentctl.store.views import Views
+from agentctl.store.task_views import TaskViews
 
 if TYPE_CHECKING:
     from agentctl.config import Config
+    from agentctl.store.storage import Store
+
+V = TypeVar("V", bound=TaskViews)
 
 
 @dataclass
@@ -49,14 +51,20 @@ class State:
 
     @property
     def store(self) -> Store:
-        """The read-write store (imports the ORM); read-only commands use `views()` instead."""
+        """The read-write store, imported here: a command that only reads uses `views(...)` and
+        never loads it (the blobs, the audit signer, the schema)."""
         if self._store is None:
+            from agentctl.store.storage import Store
+
             self._store = Store(self.home)
         return self._store
 
-    def views(self) -> Views:
-        """Read views where "the newest run" means the newest of the repository you stand in."""
-        return Views(self.home, repository=repository_here(Path.cwd()))
+    def views(self, kind: type[V]) -> V:
+        """Read views where "the newest run" means the newest of the repository you stand in.
+        `kind` is the lightest the command needs, imported at the top of its module: `TaskViews`
+        (ids, tasks, sessions, events), `RunViews` (and runs with their evidence) or `Views`
+        (and the rows of run show --tree); the others are never loaded."""
+        return kind(self.home, repository=repository_here(Path.cwd()))
 
     def repository_filter(self, text: str | None) -> str | None:
         """A listing's `--repo`, as tasks record it (aliases from config work too)."""

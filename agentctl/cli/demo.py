@@ -20,7 +20,7 @@ from agentctl.config import defaults
 from agentctl.home import resolve_home
 from agentctl.services.admin.demo import new_demo_root, run_demo
 from agentctl.services.lifecycle.start import run_config
-from agentctl.store import Store
+from agentctl.store.storage import Store
 from agentctl.store.views import Views
 
 

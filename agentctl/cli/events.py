@@ -12,6 +12,7 @@ from agentctl.cli.context import state
 from agentctl.cli.options import Flag, FullOption
 from agentctl.cli.output import emit_json, out
 from agentctl.cli.render.style import printable
+from agentctl.store.task_views import TaskViews
 
 
 def events(
@@ -25,7 +26,7 @@ def events(
                        "one JSON object per line).")] = False,
 ) -> None:
     """Show the event log, oldest first."""
-    with state(ctx).views() as views:
+    with state(ctx).views(TaskViews) as views:
         run_id = views.resolve("run", run) if run else None
         task_id = views.resolve("task", task) if task else None
         rows = [_event(r) for r in views.events(run_id=run_id, task_id=task_id)]
@@ -45,7 +46,7 @@ def events(
     try:
         while True:
             time.sleep(0.5)
-            with state(ctx).views() as views:
+            with state(ctx).views(TaskViews) as views:
                 fresh = [_event(r) for r in views.events(run_id=run_id, task_id=task_id,
                                                           after_seq=last)]
             for row in fresh:

@@ -12,6 +12,7 @@ from agentctl.cli.render.style import escape
 from agentctl.services.actions.pr_status import refresh_pull_request
 from agentctl.services.actions.pull_requests import PrRequest, create_pull_request
 from agentctl.services.actions.tasks import current_user
+from agentctl.store.run_views import RunViews
 
 app = typer.Typer(help="Pull requests: a downstream action on an eligible verdict.",
                   no_args_is_help=True)
@@ -84,5 +85,5 @@ def _run_here(current: State, run_id: str | None) -> str:
     newest overall), as `run show` and `verdict explain` pick it."""
     if run_id is not None:
         return run_id
-    with current.views() as views:
+    with current.views(RunViews) as views:
         return views.run(None).run_id

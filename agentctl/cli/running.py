@@ -17,6 +17,7 @@ from agentctl.domain.enums import VerdictStatus
 from agentctl.domain.errors import BadInput
 from agentctl.domain.verdict import exit_code_for
 from agentctl.services.lifecycle.start import RunChoices, RunInterrupted, StartedRun
+from agentctl.store.run_views import RunViews
 
 Started = TypeVar("Started")
 
@@ -73,7 +74,7 @@ def report_run(current: State, started: StartedRun, *, detached: bool, as_json: 
 
 
 def _say_cancelled(current: State, task_text: str) -> None:
-    with current.views() as views:
+    with current.views(RunViews) as views:
         task = views.task(task_text)
         runs = views.runs(limit=1, task_id=task.task_id)
     what = f"run {runs[0].run_id}" if runs else f"the run of {task.task_id}"

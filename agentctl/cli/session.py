@@ -12,6 +12,7 @@ from agentctl.cli.render.tasks import session_detail, session_table
 from agentctl.domain.serialize import to_json
 from agentctl.services.actions.sessions import add_message, start_session
 from agentctl.services.actions.tasks import current_user
+from agentctl.store.task_views import TaskViews
 
 app = typer.Typer(help="Sessions: messy conversations that lead to structured tasks.",
                   no_args_is_help=True)
@@ -58,7 +59,7 @@ def show(
     as_json: JsonOption = False,
 ) -> None:
     """Show a session: its messages and the tasks it produced."""
-    with state(ctx).views() as views:
+    with state(ctx).views(TaskViews) as views:
         session, messages = views.session(session_id)
     if as_json:
         document = to_json(session)
@@ -76,7 +77,7 @@ def list_(
     as_json: JsonOption = False,
 ) -> None:
     """List sessions, newest first."""
-    with state(ctx).views() as views:
+    with state(ctx).views(TaskViews) as views:
         sessions = views.sessions(limit=limit)
     if as_json:
         emit_json(sessions)

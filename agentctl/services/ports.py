@@ -31,13 +31,12 @@ from agentctl.domain.enums import (
     StepType,
     ToolDecision,
 )
-from agentctl.domain.events import Event
 from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch
-from agentctl.domain.run import Attempt, Run
+from agentctl.domain.run import Run
 from agentctl.domain.step import Step, ToolCall, ToolResult
-from agentctl.domain.verdict import Verdict
 from agentctl.domain.verification import VerificationReport
+from agentctl.services.unit_of_work import RunRecord as RunRecord  # the port's, named here too
 
 # The records a step may produce besides its artifacts; each is stored with its event.
 Produced = Patch | VerificationReport | JudgeReport
@@ -162,22 +161,6 @@ class AttemptLedger(Protocol):
                  attributes: Mapping[str, object] | None = None) -> ToolCall: ...
     def flush(self) -> None: ...
     def end(self, end: AttemptEnd) -> Run | None: ...
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunRecord:
-    """Everything stored about one run, for tests and reports that compare stores."""
-
-    run: Run
-    attempts: tuple[Attempt, ...]
-    steps: tuple[Step, ...]
-    tool_calls: tuple[ToolCall, ...]
-    artifacts: tuple[Artifact, ...]
-    verdict: Verdict | None
-    patches: tuple[Patch, ...]
-    verifications: tuple[VerificationReport, ...]
-    judgements: tuple[JudgeReport, ...]
-    events: tuple[Event, ...]
 
 
 class RunQueue(Protocol):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from types import TracebackType
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, Self, TypeVar
 
 from agentctl.domain.artifact import Artifact
 from agentctl.domain.enums import RunStatus, TaskStatus
-from agentctl.domain.events import NewEvent
+from agentctl.domain.events import Event, NewEvent
 from agentctl.domain.judge import JudgeReport
 from agentctl.domain.patch import Patch
 from agentctl.domain.pull_request import PullRequest
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
     from agentctl.domain.audit import Checkpoint
     from agentctl.domain.audit_report import AuditReport
-    from agentctl.services.ports import Blobs, RunRecord
+    from agentctl.services.ports import Blobs
 
 R = TypeVar("R")
 IdKind = Literal["task", "session", "run", "artifact"]
@@ -181,6 +182,22 @@ class CallRow(NamedTuple):
     requested_at: str | None
     completed_at: str | None
     spec_digest: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunRecord:
+    """Everything stored about one run, for tests and reports that compare stores."""
+
+    run: Run
+    attempts: tuple[Attempt, ...]
+    steps: tuple[Step, ...]
+    tool_calls: tuple[ToolCall, ...]
+    artifacts: tuple[Artifact, ...]
+    verdict: Verdict | None
+    patches: tuple[Patch, ...]
+    verifications: tuple[VerificationReport, ...]
+    judgements: tuple[JudgeReport, ...]
+    events: tuple[Event, ...]
 
 
 class Reads(Protocol):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentctl.domain.audit import (
     SEALS,
@@ -46,13 +46,26 @@ from agentctl.store.seal_rules import (
 from agentctl.store.views import Views
 
 if TYPE_CHECKING:
-    from agentctl.store import Store
+    from agentctl.home import Home
+    from agentctl.store.blobs import BlobStore
+    from agentctl.store.checkpoint import AuditSigner
 from agentctl.domain.artifact import Artifact
 from agentctl.store.rows import RowMapping, evidence
 from agentctl.store.rows import runs as rows
 
 
-def verify_store(store: Store) -> AuditReport:
+class AuditedStore(Protocol):
+    """What the audit reads of a `storage.Store` (which imports this module for `audit()`)."""
+
+    @property
+    def home(self) -> Home: ...
+    @property
+    def signer(self) -> AuditSigner: ...
+    @property
+    def blobs(self) -> BlobStore: ...
+
+
+def verify_store(store: AuditedStore) -> AuditReport:
     """Everything `audit verify` checks. BadInput when there is no store at all to check."""
     home, signer = store.home, store.signer
     database = home.sqlite_path
@@ -175,7 +188,7 @@ class _Stored:
     problems: list[Problem] = field(default_factory=list)
 
 
-def _stored_records(store: Store, views: Views, *, calls: bool) -> _Stored:
+def _stored_records(store: AuditedStore, views: Views, *, calls: bool) -> _Stored:
     """The digest of every record an event vouches for, run statuses, and what does not even
     decode, or whose blob is not the content its row names."""
 
@@ -219,7 +232,7 @@ def _stored_records(store: Store, views: Views, *, calls: bool) -> _Stored:
     return stored
 
 
-def sign_store(store: Store) -> Checkpoint:
+def sign_store(store: AuditedStore) -> Checkpoint:
     """Start signing a home that predates it (or whose checkpoint file was lost): only over a
     log that otherwise verifies, so a forgery is never signed. An explicit act of the user."""
     report = verify_store(store)

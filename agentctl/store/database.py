@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentctl.store import Store
 from agentctl.store.engine import engine_for
 from agentctl.store.migrate import current as current_revision
 from agentctl.store.migrate import upgrade as upgrade_schema
 from agentctl.store.revision import HEAD
+from agentctl.store.storage import Store
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,7 +9,7 @@ import pytest
 
 from agentctl.home import Home, resolve_home
 from agentctl.services.unit_of_work import Storage
-from agentctl.store import Store
+from agentctl.store.storage import Store
 from agentctl.testing import InMemoryStorage
 
 

@@ -22,9 +22,10 @@ import pytest
 
 from agentctl.domain.audit import record_name
 from agentctl.home import Home
-from agentctl.store import Store, tables
+from agentctl.store import tables
 from agentctl.store.audit import verify_store
 from agentctl.store.seal_rules import LEASE_BOOKKEEPING, LEASE_SEAL, NOT_RECORDS
+from agentctl.store.storage import Store
 from tests.e2e.runs_support import CALC_FILES, UNITTEST, Bench
 
 RECORD_TABLES = [t.name for t in tables.metadata.sorted_tables if t.name not in NOT_RECORDS]

@@ -114,7 +114,8 @@ def test_root_help_imports_no_command_module(tmp_path: Path) -> None:
     assert "agentctl.cli.app" in imported  # the measurement works
     assert not imported & modules, imported & modules
     # nor what a command's state is built of: the config, the store, the views
-    state = {"agentctl.cli.context", "agentctl.config", "agentctl.store", "agentctl.store.views"}
+    state = {"agentctl.cli.context", "agentctl.config", "agentctl.store", "agentctl.store.storage",
+             "agentctl.store.task_views", "agentctl.store.views"}
     assert not imported & state, imported & state
 
 
@@ -231,3 +232,30 @@ def test_the_json_of_a_read_command_loads_no_rich(home: Path) -> None:
         assert report["code"] in (0, None), (command, report["err"])
         assert report["out"].startswith("["), (command, report["out"])  # it measures
         assert report["heavy"] == [], f"'agentctl {command}' imported {report['heavy']}"
+
+
+# The store's readers, lightest first: a read command loads the one that holds its records, and
+# never `Store` (the blobs, the audit signer, the schema: what a write needs).
+LIGHTER = {"task_views": ["agentctl.store.task_views"],
+           "run_views": ["agentctl.store.task_views", "agentctl.store.run_views"]}
+HEAVIER = {"task_views": {"agentctl.store.run_views", "agentctl.store.views",
+                          "agentctl.store.reads", "agentctl.store.storage",
+                          "agentctl.store.checkpoint", "agentctl.store.rows.runs"},
+           "run_views": {"agentctl.store.views", "agentctl.store.reads", "agentctl.store.storage",
+                         "agentctl.store.checkpoint", "agentctl.services.ports"}}
+
+
+def test_a_read_command_loads_the_lightest_reader_of_its_records_and_no_store(
+        agentctl, repo: Path) -> None:
+    submitted = agentctl("task", "submit", "--repo", str(repo), "--type", "bug_fix",
+                         "--instruction", "x", "--json")
+    assert submitted.returncode == 0, submitted.stderr
+    task_id = submitted.json()["taskId"]
+    for path, reader in [(["events"], "task_views"), (["session", "list"], "task_views"),
+                         (["task", "list"], "run_views"), (["task", "show", task_id], "run_views")]:
+        done = agentctl(*path, env={"PYTHONPROFILEIMPORTTIME": "1"})
+        assert done.returncode == 0, done.stderr[-2000:]
+        modules = {line.split("|")[-1].strip()
+                   for line in done.stderr.splitlines() if line.startswith("import time:")}
+        assert set(LIGHTER[reader]) <= modules, (path, modules)  # the measurement works
+        assert not modules & HEAVIER[reader], (path, modules & HEAVIER[reader])

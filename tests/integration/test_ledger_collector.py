@@ -20,7 +20,7 @@ from agentctl.services.actions.tasks import submit_task
 from agentctl.services.lifecycle.ledger import Ledger
 from agentctl.services.lifecycle.runs import create_run, lease_run
 from agentctl.services.ports import CallRequest
-from agentctl.store import Store
+from agentctl.store.storage import Store
 
 
 def _ledger(repo: Path, tmp_path: Path) -> Ledger:

@@ -20,7 +20,7 @@ from agentctl.services.actions.requests import TaskRequest
 from agentctl.services.actions.submit_and_run import SubmitAndRun, submit_and_run
 from agentctl.services.actions.tasks import submit_task
 from agentctl.services.lifecycle.start import RunChoices, StartRun, run_config, start_run
-from agentctl.store import Store
+from agentctl.store.storage import Store
 from tests.e2e.conftest import db_state
 
 NOOP = AgentSpec(AgentKind.NOOP)

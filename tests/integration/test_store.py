@@ -25,7 +25,7 @@ from agentctl.domain.errors import AmbiguousId, BadInput, IllegalTransition, Not
 from agentctl.domain.events import NewEvent, find_chain_breaks
 from agentctl.domain.task import Session, SessionMessage, Task
 from agentctl.home import Home, resolve_home
-from agentctl.store import Store
+from agentctl.store.storage import Store
 from agentctl.store.views import Views
 
 T0 = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)

@@ -31,8 +31,8 @@ from agentctl.services.actions.tasks import submit_task
 from agentctl.services.lifecycle.ledger import Ledger
 from agentctl.services.lifecycle.runs import create_run, lease_run
 from agentctl.services.ports import CallRequest
-from agentctl.store import Store
 from agentctl.store.audit import verify_store
+from agentctl.store.storage import Store
 from agentctl.store.transactions import BUSY_TIMEOUT_SECONDS, prepare_connection
 from agentctl.store.views import Views
 

@@ -13,7 +13,7 @@ from agentctl.home import resolve_home
 from agentctl.services.actions.requests import TaskRequest
 from agentctl.services.actions.sessions import add_message, start_session
 from agentctl.services.actions.tasks import submit_task
-from agentctl.store import Store
+from agentctl.store.storage import Store
 
 TOKEN = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
 

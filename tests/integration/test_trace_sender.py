@@ -22,8 +22,8 @@ from agentctl.domain.enums import EventType
 from agentctl.domain.run import Run
 from agentctl.home import Home, resolve_home
 from agentctl.services.queries.trace_sender import CAPACITY, SendCounts, TraceSender
-from agentctl.store import Store
-from agentctl.store.views import Views
+from agentctl.store.reads import StoreReads
+from agentctl.store.storage import Store
 from tests.conftest import make_repo
 
 CONFIG = """\
@@ -109,7 +109,7 @@ class Sending:
 
     def unsent(self) -> list[str | None]:
         """The error of each TraceExported event of the run, in order (None: sent)."""
-        with Views(self.home) as views:
+        with StoreReads(self.home) as views:
             events = views.record(self.run.run_id).events
         return [cast("str | None", event.payload["error"]) for event in events
                 if event.type is EventType.TRACE_EXPORTED]
@@ -121,7 +121,7 @@ def sending(ended_home: Path, tmp_path: Path) -> Sending:
     shutil.copytree(ended_home, home)
     state = resolve_home(str(home))
     store = Store(state)
-    with Views(state) as views:
+    with StoreReads(state) as views:
         (run,) = views.runs(limit=1)
     said: list[str] = []
     return Sending(state, run, said,

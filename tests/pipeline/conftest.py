@@ -30,7 +30,7 @@ from agentctl.services.lifecycle.runs import cancel_run, create_run
 from agentctl.services.lifecycle.worker import run_inline
 from agentctl.services.ports import RunQueue, RunRecord
 from agentctl.services.unit_of_work import Storage
-from agentctl.store import Store
+from agentctl.store.storage import Store
 from agentctl.testing import InMemoryStorage
 from tests.conftest import make_repo
 from tests.support.calc import CALC

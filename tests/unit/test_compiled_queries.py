@@ -28,6 +28,6 @@ def test_sqlite_statements_take_named_parameters_and_postgresql_ones_pyformat() 
 
 def test_the_statuses_the_views_call_live_are_the_attempt_statuses_that_hold_a_lease() -> None:
     from agentctl.domain.enums import AttemptStatus
-    from agentctl.store.views import _LIVE
+    from agentctl.store.run_views import _LIVE
 
     assert set(_LIVE.values()) == {AttemptStatus.STARTING.value, AttemptStatus.ACTIVE.value}

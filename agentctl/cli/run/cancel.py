@@ -11,6 +11,7 @@ from agentctl.cli.output import emit_json, out
 from agentctl.domain.run import BEFORE_PR, cancelled_before_pr
 from agentctl.services.actions.tasks import current_user
 from agentctl.services.lifecycle.runs import cancel_run
+from agentctl.store.run_views import RunViews
 
 
 def cancel(
@@ -27,7 +28,7 @@ def cancel(
     if as_json:
         emit_json(run)
     elif run.status.value == "CANCELLED":
-        with current.views() as views:
+        with current.views(RunViews) as views:
             verdict = views.verdict(run.run_id)
         if verdict is not None and cancelled_before_pr(run.status.value, verdict.status.value):
             out().print(f"cancelled {run.run_id} {BEFORE_PR} (its verdict: "

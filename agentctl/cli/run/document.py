@@ -4,8 +4,9 @@
 from agentctl.cli.context import State
 from agentctl.cli.documents import run_document
 from agentctl.domain.run import Run
+from agentctl.store.views import Views
 
 
 def run_document_of(current: State, run: Run) -> dict:  # type: ignore[type-arg]
-    with current.views() as views:
+    with current.views(Views) as views:
         return run_document(views, views.run(run.run_id))

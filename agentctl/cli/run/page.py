@@ -9,6 +9,7 @@ from agentctl.cli.context import state
 from agentctl.cli.options import Flag, RunArgument
 from agentctl.cli.output import note
 from agentctl.cli.reports import open_page
+from agentctl.store.views import Views
 
 
 def open_(
@@ -20,7 +21,7 @@ def open_(
     """Write the run page (the newest run without an id) to a temporary file and open it in
     the browser; the file's path goes to stdout."""
     current = state(ctx)
-    with current.views() as views:
+    with current.views(Views) as views:
         path, opened = open_page(views, current.home.artifacts, run_id, public=public)
     typer.echo(str(path))
     if not opened:

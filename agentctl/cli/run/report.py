@@ -13,6 +13,7 @@ from agentctl.cli.reports import PAGE_FORMATS, page_report, write_report
 from agentctl.domain.errors import BadInput
 from agentctl.services.queries.run_reports import run_report
 from agentctl.store.blobs import BlobStore
+from agentctl.store.views import Views
 
 
 def report(
@@ -32,7 +33,7 @@ def report(
     fmt = fmt.lower()
     if public and fmt not in PAGE_FORMATS:
         raise BadInput(f"--public applies to --format {', '.join(PAGE_FORMATS)}, not {fmt}")
-    with current.views() as views:
+    with current.views(Views) as views:
         blobs = BlobStore(current.home.artifacts)
         text = page_report(views, blobs, run_id, fmt, public=public) if fmt in PAGE_FORMATS \
             else run_report(views, blobs, run_id, fmt)

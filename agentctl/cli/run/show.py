@@ -30,6 +30,7 @@ from agentctl.domain.enums import RunStatus
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.services.lifecycle.leftovers import notice_expired, requeued_notice
 from agentctl.store.blobs import BlobStore
+from agentctl.store.views import Views
 
 
 def list_(
@@ -50,7 +51,7 @@ def list_(
     for requeued in notice_expired(current.store):
         note(requeued_notice(requeued))
     repository = current.repository_filter(repo)
-    with current.views() as views:
+    with current.views(Views) as views:
         task_id = views.resolve("task", task) if task else None
         runs = views.runs(limit=limit, task_id=task_id,
                           status=wanted,
@@ -88,7 +89,7 @@ def show(
     current = state(ctx)
     for requeued in notice_expired(current.store):
         note(requeued_notice(requeued))
-    with current.views() as views:
+    with current.views(Views) as views:
         run = views.run(run_id)
         document = run_document(views, run, tree=tree,
                                 files=BlobStore(current.home.artifacts) if tree else None)
@@ -119,7 +120,7 @@ def diff(
 ) -> None:
     """Print a run's patch (patch.diff, verified by its hash), coloured on a terminal."""
     current = state(ctx)
-    with current.views() as views:
+    with current.views(Views) as views:
         artifact = named_artifact(views, run_id, "patch.diff")
     console = out()
     if not console.is_terminal:

@@ -14,13 +14,14 @@ from agentctl.services.actions.requests import TaskRequest, overridden
 from agentctl.services.actions.sessions import add_message, start_session
 from agentctl.services.actions.tasks import current_user
 from agentctl.services.actions.test_commands import detected_test_commands
+from agentctl.store.run_views import RunViews
 
 
 def completed(current: State, request: TaskRequest, *, ask: bool) -> TaskRequest:
     """The request with what `--session` settled, then (at a terminal) what the person answers;
     the repository you stand in when none is named."""
     if request.session_id:
-        with current.views() as views:
+        with current.views(RunViews) as views:
             _, messages = views.session(request.session_id)
         request = overridden(dialog.settled(messages), request)
     if not ask:

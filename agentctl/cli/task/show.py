@@ -16,6 +16,7 @@ from agentctl.cli.options import (
 from agentctl.cli.output import emit_json, out
 from agentctl.domain.enums import RunStatus, TaskStatus
 from agentctl.domain.serialize import to_json
+from agentctl.store.run_views import RunViews
 
 
 def list_(
@@ -33,7 +34,7 @@ def list_(
     wanted = status_filter(TaskStatus, status, "task")
     current = state(ctx)
     repository = current.repository_filter(repo)
-    with current.views() as views:
+    with current.views(RunViews) as views:
         session_id = views.resolve("session", session) if session else None
         tasks = views.tasks(limit=limit, status=wanted,
                             session_id=session_id, repository=repository)
@@ -58,7 +59,7 @@ def show(
     as_json: JsonOption = False,
 ) -> None:
     """Show one task and its runs."""
-    with state(ctx).views() as views:
+    with state(ctx).views(RunViews) as views:
         task = views.task(task_id)
         runs = views.runs(limit=1000, task_id=task.task_id)
         verdicts = views.run_summaries([r.run_id for r in runs])

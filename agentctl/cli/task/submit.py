@@ -25,6 +25,7 @@ from agentctl.services.actions.requests import (
 )
 from agentctl.services.actions.submit_and_run import SubmitAndRun, SubmittedRun, submit_and_run
 from agentctl.services.lifecycle.start import parse_agent
+from agentctl.store.run_views import RunViews
 
 
 def submit(
@@ -75,7 +76,7 @@ def submit(
 
 def _card(current: State, task_id: str) -> None:
     """The task as its run left it (COMPLETED, FAILED, ...), with the run awaiting approval."""
-    with current.views() as views:
+    with current.views(RunViews) as views:
         waiting = views.runs(limit=1, task_id=task_id, status=RunStatus.NEEDS_APPROVAL)
         print_task(views.task(task_id), next(iter(waiting), None))
 

@@ -17,6 +17,7 @@ from agentctl.domain.enums import ApprovalDecision, RunStatus
 from agentctl.domain.errors import BadInput, NotFound
 from agentctl.services.actions.approvals import record_approval
 from agentctl.services.actions.tasks import current_user
+from agentctl.store.run_views import RunViews
 
 
 def _decide(ctx: typer.Context, run_id: str, decision: str, by: str, reason: str,
@@ -70,7 +71,7 @@ def reject(ctx: typer.Context,
 def _newest_awaiting(ctx: typer.Context) -> str:
     """The newest run that awaits approval, of the repository you stand in (of any, outside
     one): what a reviewer who just read it means; named on stderr, so none is approved unseen."""
-    with state(ctx).views() as views:
+    with state(ctx).views(RunViews) as views:
         waiting = views.runs(limit=1, status=RunStatus.NEEDS_APPROVAL,
                              repository=views.repository)
         where = f" of {views.repository}" if views.repository else ""
@@ -85,7 +86,7 @@ def _asked_reason(ctx: typer.Context, decision: str, run_text: str) -> str:
     without a terminal it must be given."""
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         raise BadInput(f"{decision} needs --reason TEXT (no terminal to ask on)")
-    with state(ctx).views() as views:
+    with state(ctx).views(RunViews) as views:
         run_id = views.resolve("run", run_text)
     while True:
         with cancellable():

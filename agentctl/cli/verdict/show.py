@@ -13,11 +13,12 @@ from agentctl.cli.output import emit_json, out
 from agentctl.cli.pager import page, pager_command
 from agentctl.domain.errors import NotFound
 from agentctl.store.blobs import BlobStore
+from agentctl.store.views import Views
 
 
 def _load(ctx: typer.Context, run_id: str | None, *, explain: bool) -> dict:  # type: ignore[type-arg]
     current = state(ctx)
-    with current.views() as views:
+    with current.views(Views) as views:
         run = views.run(run_id)
         document = verdict_document(views, run, explain=explain,
                                     files=BlobStore(current.home.artifacts) if explain else None)
