@@ -1,4 +1,8 @@
-"""`agentctl pr create` and `pr status`: the run's patch as a branch and a PR on its forge."""
+"""`agentctl pr create` and `pr status`: the run's patch as a branch and a PR on its forge.
+
+Each command imports its use case when it runs: both reach GitPython (the branch, the remote's
+URL), which `pr --help` and `pr create --help` must not load.
+"""
 
 
 from typing import Annotated
@@ -9,8 +13,6 @@ from agentctl.cli.context import State, state
 from agentctl.cli.options import Flag
 from agentctl.cli.output import emit_json, out
 from agentctl.cli.render.style import escape
-from agentctl.services.actions.pr_status import refresh_pull_request
-from agentctl.services.actions.pull_requests import PrRequest, create_pull_request
 from agentctl.services.actions.tasks import current_user
 from agentctl.store.run_views import RunViews
 
@@ -41,6 +43,8 @@ def create(
     (exit 2, with the verdict's reasons) unless the verdict allows it; a forge error exits 1
     and is safe to retry."""
 
+    from agentctl.services.actions.pull_requests import PrRequest, create_pull_request
+
     current = state(ctx)
     pull_request = create_pull_request(current.store, PrRequest(
         run=_run_here(current, run_id), branch=branch, remote=remote, draft=draft, by=by or current_user(),
@@ -67,6 +71,8 @@ def status(
     as_json: Annotated[bool, Flag("--json", help="Print JSON.")] = False,
 ) -> None:
     """Read the run's PR back from its forge (open, merged, closed) and record a change."""
+
+    from agentctl.services.actions.pr_status import refresh_pull_request
 
     current = state(ctx)
     pull_request = refresh_pull_request(current.store, _run_here(current, run_id), current.config.pr,

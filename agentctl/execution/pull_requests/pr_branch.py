@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+import git
 
 from agentctl.domain.errors import BadInput, InfrastructureFailure
-
-if TYPE_CHECKING:
-    import git
 
 FALLBACK_IDENTITY = {"GIT_AUTHOR_NAME": "agentctl", "GIT_AUTHOR_EMAIL": "agentctl@localhost",
                      "GIT_COMMITTER_NAME": "agentctl", "GIT_COMMITTER_EMAIL": "agentctl@localhost"}
@@ -25,8 +23,6 @@ NO_REF = "0" * 40
 def open_repository(repository: str, branch: str, *, reuse: bool = False) -> git.Repo:
     """The task's repository, after checking that `branch` is a valid branch name and new (or,
     with `reuse`, the branch this run's PR already has)."""
-    import git
-
     try:
         repo = git.Repo(repository)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -47,8 +43,6 @@ def build_commit(repo: git.Repo, *, base_commit: str, patch: Path, message: str,
     Dated `date` (the verdict's time), so building it again gives the same commit: a retried
     `pr create` pushes what is already there instead of a rival commit.
     """
-    import git
-
     identity = {} if _has_identity(repo) else FALLBACK_IDENTITY
     with tempfile.TemporaryDirectory(prefix="agentctl-pr-") as scratch:
         env = {"GIT_INDEX_FILE": str(Path(scratch) / "index"), **identity,
@@ -67,8 +61,6 @@ def tree_of(repo: git.Repo, commit: str) -> str:
 
 
 def push_commit(repo: git.Repo, remote: str, commit: str, branch: str) -> None:
-    import git
-
     try:
         repo.git.push(remote, f"{commit}:refs/heads/{branch}")
     except git.GitCommandError as error:
@@ -78,8 +70,6 @@ def push_commit(repo: git.Repo, remote: str, commit: str, branch: str) -> None:
 
 def create_branch(repo: git.Repo, branch: str, commit: str) -> None:
     """The local branch at `commit`: created if absent, left alone if already there."""
-    import git
-
     try:
         if repo.git.rev_parse("--verify", "-q", f"refs/heads/{branch}", with_exceptions=False) \
                 == commit:
@@ -91,8 +81,6 @@ def create_branch(repo: git.Repo, branch: str, commit: str) -> None:
 
 def remote_url(repo: git.Repo, remote: str) -> str:
     """The URL behind a remote's name; a URL or path is its own."""
-    import git
-
     try:
         return str(repo.git.remote("get-url", remote))
     except git.GitCommandError:
@@ -112,8 +100,6 @@ def _first_line(error: Exception) -> str:
 
 def remote_url_in(repository: str, remote: str) -> str:
     """`remote_url` in the task's repository; the remote itself when that is not a repository."""
-    import git
-
     try:
         return remote_url(git.Repo(repository), remote)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
