@@ -19,15 +19,9 @@ def outage_errors(*, postgresql: bool) -> tuple[type[BaseException], ...]:
     catches these."""
     errors: list[type[BaseException]] = [StoreUnavailable, sqlite3.Error, OSError]
     if postgresql:
-        from sqlalchemy.exc import DBAPIError
+        from agentctl.store.postgres_errors import POSTGRES_ERRORS
 
-        errors.append(DBAPIError)
-        try:
-            import psycopg
-        except ImportError:  # no PostgreSQL driver: no PostgreSQL store either
-            pass
-        else:
-            errors.append(psycopg.Error)
+        errors.extend(POSTGRES_ERRORS)
     return tuple(errors)
 
 

@@ -48,13 +48,9 @@ class WakeUps:
 
     def _listen(self) -> Any:
         if self._listener is None:
-            import psycopg
-            from sqlalchemy.engine import make_url
+            from agentctl.store.listen import listener  # psycopg, the postgres extra
 
-            url = make_url(self._url).set(drivername="postgresql")
-            self._listener = psycopg.connect(url.render_as_string(hide_password=False),
-                                             autocommit=True, connect_timeout=5)
-            self._listener.execute(f"LISTEN {WAKE_CHANNEL}")
+            self._listener = listener(self._url, WAKE_CHANNEL)
         return self._listener
 
     def close(self) -> None:
