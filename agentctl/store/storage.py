@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agentctl.services.unit_of_work import IdKind
     from agentctl.store.pending import PendingRows
     from agentctl.store.uow import UnitOfWork
+    from agentctl.store.write_side import WriteSide
 
 
 class Store:
@@ -43,18 +44,20 @@ class Store:
                 self.signer.create_key()  # a new log is signed from its first event
         return self._database
 
-    # The write side (the unit of work, its pending rows, the audit) is imported when used:
-    # `run show` loads this module for its lease check, which writes only when a lease ran out.
-    def unit_of_work(self) -> UnitOfWork:
-        from agentctl.store.uow import UnitOfWork
+    def _write_side(self) -> WriteSide:
+        """The write side (the unit of work, its pending rows, the audit), imported when used:
+        `run show` loads this module for its lease check, which writes only when a lease ran
+        out."""
+        from agentctl.store.write_side import WriteSide
 
-        return UnitOfWork(self.ensure_schema(), on_commit=self.signer.advance)
+        return WriteSide(self)
+
+    def unit_of_work(self) -> UnitOfWork:
+        return self._write_side().unit_of_work()
 
     def pending(self) -> PendingRows:
         """Inserts held for a later unit of work, encoded as they are added."""
-        from agentctl.store.pending import PendingRows
-
-        return PendingRows()
+        return self._write_side().pending()
 
     def reads(self) -> StoreReads:
         """Reads without a write transaction (and without importing SQLAlchemy); like every
@@ -66,9 +69,7 @@ class Store:
         return self.home.root
 
     def audit(self) -> AuditReport:
-        from agentctl.store.audit import verify_store
-
-        return verify_store(self)
+        return self._write_side().audit()
 
     def checkpoint(self) -> Checkpoint | None:
         return self.signer.read()
