@@ -13,7 +13,7 @@ import shlex
 import stat
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from agentctl.domain.command_rules import GuardDecision, check_command, combine
 from agentctl.domain.enums import ToolDecision, ToolOutcome
@@ -322,3 +322,16 @@ _EXECUTORS: dict[str, Callable[[Mapping[str, object], ToolContext], ToolResult]]
     "fs.delete": _fs_delete, "fs.rename": _fs_rename, "patch.apply": _patch_apply,
     "shell.run": shell_run,
 }
+
+
+@dataclass(frozen=True)
+class BuiltinTools:
+    """The built-in tools as one value: what a tool runtime that imports this module late (on
+    its first call) reaches them through."""
+
+    names: tuple[str, ...]
+    guard: Callable[[str, Mapping[str, object], ToolContext], GuardDecision]
+    execute: Callable[[str, Mapping[str, object], ToolContext], ToolResult]
+
+
+BUILTIN_TOOLS = BuiltinTools(TOOL_NAMES, guard, execute)

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentctl.domain.command_rules import GuardDecision
 from agentctl.domain.enums import ArtifactType, ArtifactVisibility, ToolDecision, ToolOutcome
@@ -41,6 +42,9 @@ from agentctl.services.ports import (
     CallRequest,
     NewArtifact,
 )
+
+if TYPE_CHECKING:
+    from agentctl.execution.agents.tools import BuiltinTools
 
 AGENT_EXEC = "agent.exec"
 COST_FILE = "agentctl-cost.json"
@@ -195,19 +199,16 @@ class ToolRuntime:
             return over_budget
         if tool == AGENT_EXEC:  # the requester chose this agent; its own actions are its own
             return GuardDecision(ToolDecision.ALLOWED, "agent: command", None)
-        from agentctl.execution.agents import tools
-
-        if tool not in tools.TOOL_NAMES:
+        tools = _builtin_tools()
+        if tool not in tools.names:
             return GuardDecision(ToolDecision.DENIED_BY_POLICY, None, f"unknown tool {tool!r}")
         return tools.guard(tool, arguments, self.context)
 
     def _execute(self, tool: str, arguments: Mapping[str, object], jail: Jail | None,
                  ) -> tuple[ToolResult, list[NewArtifact]]:
         if tool != AGENT_EXEC:
-            from agentctl.execution.agents import tools
-
             context = replace(self.context, confine=jail) if jail is not None else self.context
-            return tools.execute(tool, arguments, context), []
+            return _builtin_tools().execute(tool, arguments, context), []
         self._transcripts += 1
         transcript = self.context.scratch / f"agent-transcript-{self._transcripts}.log"
         timeout = self.budget.seconds_left()
@@ -263,3 +264,11 @@ class ToolRuntime:
 def _head(path: Path, limit: int) -> str:
     with path.open("rb") as reader:
         return reader.read(limit).decode("utf-8", errors="replace")
+
+
+def _builtin_tools() -> BuiltinTools:
+    """The built-in tools (fs.*, patch.apply with unidiff, shell.run), imported on a first call:
+    a noop, patch: or command: agent makes none."""
+    from agentctl.execution.agents.tools import BUILTIN_TOOLS
+
+    return BUILTIN_TOOLS
