@@ -50,7 +50,7 @@ class Store:
         out."""
         from agentctl.store.write_side import WriteSide
 
-        return WriteSide(self)
+        return WriteSide(self, self.ensure_schema)
 
     def unit_of_work(self) -> UnitOfWork:
         return self._write_side().unit_of_work()

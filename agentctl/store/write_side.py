@@ -4,25 +4,28 @@ writes only when a lease ran out, and so never loads these."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from agentctl.store.audit import verify_store
+from agentctl.store.audit import AuditedStore, verify_store
 from agentctl.store.pending import PendingRows
 from agentctl.store.uow import UnitOfWork
 
 if TYPE_CHECKING:
     from agentctl.domain.audit_report import AuditReport
-    from agentctl.store.storage import Store
+    from agentctl.store.transactions import Database
 
 
 class WriteSide:
-    """What `Store` hands out for a write, made from the store."""
+    """What `Store` hands out for a write: made from the store (as the audit reads it) and its
+    schema's first write (`Store.ensure_schema`)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: AuditedStore, ensure_schema: Callable[[], Database]) -> None:
         self.store = store
+        self.ensure_schema = ensure_schema
 
     def unit_of_work(self) -> UnitOfWork:
-        return UnitOfWork(self.store.ensure_schema(), on_commit=self.store.signer.advance)
+        return UnitOfWork(self.ensure_schema(), on_commit=self.store.signer.advance)
 
     def pending(self) -> PendingRows:
         return PendingRows()
