@@ -259,3 +259,23 @@ def test_a_read_command_loads_the_lightest_reader_of_its_records_and_no_store(
                    for line in done.stderr.splitlines() if line.startswith("import time:")}
         assert set(LIGHTER[reader]) <= modules, (path, modules)  # the measurement works
         assert not modules & HEAVIER[reader], (path, modules & HEAVIER[reader])
+
+
+def test_the_hooks_path_loads_neither_typer_nor_the_app(tmp_path: Path) -> None:
+    """The hook runs once per tool call: `main` answers it before `dispatch` (Typer, the app)."""
+    completed = subprocess.run(
+        [sys.executable, "-c", "import sys\nfrom agentctl.cli.main import main\n"
+         "try:\n    main(['hook'])\nexcept SystemExit as done:\n    print(done.code)\n"
+         "print(' '.join(sorted({'typer', 'agentctl.cli.dispatch', 'agentctl.cli.app'}"
+         " & set(sys.modules))))"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    code, loaded_here = completed.stdout.split("\n")[:2]
+    assert code == "2" and "usage: agentctl hook" in completed.stderr, completed  # it ran
+    assert loaded_here == "", loaded_here
+
+
+def test_mcp_serve_help_loads_no_mcp() -> None:
+    """The MCP server (mcp_tools, the mcp extra) is imported when a server starts."""
+    for report in probe([["mcp", "--help"], ["mcp", "serve", "--help"]], heavy=("mcp",)):
+        assert report["code"] == 0 and "Usage" in report["out"], report
+        assert report["heavy"] == [], report
