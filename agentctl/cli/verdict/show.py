@@ -35,9 +35,7 @@ def show(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = Fals
     if as_json:
         emit_json(document)
         return
-    from agentctl.cli.render.verdicts import verdict_panel  # Rich, for text: --json needs none
-
-    out().print(verdict_panel(document, home=str(state(ctx).home.root), full=full))
+    _print_text(document, home=str(state(ctx).home.root), full=full)
 
 
 def explain(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = False,
@@ -51,10 +49,21 @@ def explain(ctx: typer.Context, run_id: RunArgument = None, full: FullOption = F
     if as_json:
         emit_json(document)
         return
-    from agentctl.cli.render.verdicts import explanation  # Rich, for text: --json needs none
+    _print_text(document, home=str(state(ctx).home.root), full=full, explain=True,
+                every=every, paged=pager_command(not no_pager) is not None)
 
-    shown = explanation(document, home=str(state(ctx).home.root), full=full, every=every)
-    if pager_command(not no_pager) is None:
+
+def _print_text(document: dict, *, home: str, full: bool,  # type: ignore[type-arg]
+                explain: bool = False, every: bool = False, paged: bool = False) -> None:
+    """The verdict as text: its panel, or (`explain`) its decision chain, paged or not. Rich's
+    renderers are imported here, the text path's one door: --json needs none."""
+    from agentctl.cli.render.verdicts import explanation, verdict_panel
+
+    if not explain:
+        out().print(verdict_panel(document, home=home, full=full))
+        return
+    shown = explanation(document, home=home, full=full, every=every)
+    if not paged:
         out().print(shown)
         return
     with out().capture() as captured:
