@@ -32,6 +32,14 @@ def _add_nested(tree: Path) -> None:
     (tree / "new/deep/er/módulo uno.py").write_text("X = 1\n")
 
 
+def _add_spaced_folders(tree: Path) -> None:
+    """New folders whose names hold spaces: git answers `<commit>:new one missing` for each, a
+    line as many words long as the name makes it (a run of a hostile agent's file names)."""
+    (tree / "new one/a b c").mkdir(parents=True)
+    (tree / "new one/a b c/x.md").write_text("X\n")
+    (tree / "new one/y z.md").write_text("Y\n")
+
+
 def _empty_a_folder(tree: Path) -> None:
     shutil.rmtree(tree / "src/config")
 
@@ -79,7 +87,7 @@ def _binary(tree: Path) -> None:
 
 EDITS: dict[str, Callable[[Path], None]] = {
     fn.__name__.strip("_"): fn for fn in (
-        _modify, _add_nested, _empty_a_folder, _empty_a_folder_and_refill_it,
+        _modify, _add_nested, _add_spaced_folders, _empty_a_folder, _empty_a_folder_and_refill_it,
         _rename_across_folders, _rename_to_a_quoted_name, _make_executable, _links, _file_becomes_folder,
         _folder_becomes_file, _binary)
 }

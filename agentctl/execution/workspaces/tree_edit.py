@@ -187,16 +187,18 @@ def _read_by_path(git: WorkspaceGit, commit: str, folders: list[bytes]) -> _Base
                         what="cannot read the base's folders").stdout
     read: dict[bytes, Folder] = {}
     position = width = 0
-    for folder in folders:
+    for name, folder in zip(names, folders, strict=True):
         header_end = out.index(b"\n", position)
-        header = out[position:header_end].split(b" ")
-        if len(header) != 3:  # "<name> missing"
-            if not folder:
-                raise InfrastructureFailure(f"cannot read the tree of {commit}: "
-                                            f"{out[position:header_end].decode('utf-8', 'replace')}")
+        line = out[position:header_end]
+        header = line.split(b" ")
+        # "<name> missing": the name as given, spaces and all (a folder may be named "a 1 b")
+        if line in (name + b" missing", name + b" ambiguous") and folder:
             read[folder] = {}
             position = header_end + 1
             continue
+        if len(header) != 3 or not header[2].isdigit():
+            raise InfrastructureFailure(f"cannot read the tree of {commit}: "
+                                        f"{line.decode('utf-8', 'replace')}")
         size = int(header[2])
         body = out[header_end + 1:header_end + 1 + size]
         if header[1] == b"tree":
