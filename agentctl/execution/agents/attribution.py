@@ -43,6 +43,7 @@ class ChangeTracker:
         self.between: set[str] = set()  # paths changed while no tracked call ran
         # the work tree's files as listed just before `self.tree` was taken, when stable
         self._listed: TreeStat | None = None
+        self._listing = True  # False once the tree was too big to list (`tree_stat`)
 
     def mark_stale(self) -> None:
         self.tree = None
@@ -94,9 +95,10 @@ class ChangeTracker:
     def _snapshot(self) -> str:
         """The work tree's tree; with nothing changed since the last one (`tree_stat`, listed
         before git runs: what changes after is seen next time), that one, without git."""
-        listed = tree_stat(self.git.work_tree)
+        listed = tree_stat(self.git.work_tree) if self._listing else None
+        self._listing = listed is not None  # a tree too big to list is not listed again
         if self.tree is not None and listed is not None and self._listed is not None \
-                and listed.entries == self._listed.entries:
+                and listed.stable and listed.entries == self._listed.entries:
             return self.tree
         self._listed = None
         tree = self._added()

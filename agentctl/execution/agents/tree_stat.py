@@ -33,8 +33,8 @@ class TreeStat:
 
 
 def tree_stat(root: Path, *, limit: int = MAX_ENTRIES) -> TreeStat | None:
-    """The listing of `root`; None when it cannot be read whole or has more than `limit`
-    entries (a snapshot then runs git, as before)."""
+    """The listing of `root`; None when it has more than `limit` entries (its tracker stops
+    listing: git runs, as before), never `stable` when a part could not be read."""
     taken = time.time_ns()
     entries: dict[str, Entry] = {}
     fine = False
@@ -57,6 +57,6 @@ def tree_stat(root: Path, *, limit: int = MAX_ENTRIES) -> TreeStat | None:
                     fine = fine or info.st_ctime_ns % 1_000_000_000 != 0
                     if item.is_dir(follow_symlinks=False):
                         pending.append((item.path, name + "/"))
-    except OSError:
-        return None
+    except OSError:  # a file removed while listed, an unreadable folder: git will tell
+        return TreeStat(entries, stable=False)
     return TreeStat(entries, stable=fine and latest < taken - RACY_NS)
