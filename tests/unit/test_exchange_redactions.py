@@ -50,3 +50,18 @@ def test_redactions_start_over_past_their_bound(monkeypatch) -> None:  # type: i
     kept = Redactions(Redactor())
     assert kept.clean("a" * 60) == "a" * 60 and kept.clean("b" * 60) == "b" * 60
     assert list(kept.kept) == ["b" * 60] and kept.kept_chars == 60
+
+
+def test_a_compact_artifact_holds_the_same_redacted_document_on_one_line(tmp_path: Path) -> None:
+    redactor = Redactor(literals=("sk-live-secret-0123",))
+    blobs = BlobStore(tmp_path)
+    request = requests()[-1]
+    made = {compact: json_artifact(blobs, request, name="model-exchange.json",
+                                   type_=ArtifactType.MODEL_TRANSCRIPT_SUMMARY,
+                                   redactor=redactor, compact=compact)
+            for compact in (False, True)}
+    texts = {compact: blobs.path_for(a.blob.uri).read_text() for compact, a in made.items()}
+    assert json.loads(texts[True]) == json.loads(texts[False])
+    assert texts[True].count("\n") == 1 and texts[False].count("\n") > 1
+    assert made[True].metadata == made[False].metadata == {"redactions": "8"}
+    assert "sk-live-secret-0123" not in texts[True] and TOKEN not in texts[True]

@@ -15,6 +15,7 @@ from pathlib import Path
 from agentctl.domain.enums import ChangeType
 from agentctl.domain.errors import InfrastructureFailure
 from agentctl.domain.step import ChangedFile
+from agentctl.execution.agents.tree_stat import TreeStat, tree_stat
 from agentctl.execution.git import WorkspaceGit, copy_index
 
 _CHANGE_TYPES = {"A": ChangeType.ADDED, "M": ChangeType.MODIFIED, "D": ChangeType.DELETED,
@@ -40,6 +41,9 @@ class ChangeTracker:
         self._checksum = b""  # the index's own trailing hash as of `self.tree`
         self.credited: set[str] = set()  # every path a call was credited with
         self.between: set[str] = set()  # paths changed while no tracked call ran
+        # the work tree's files as listed just before `self.tree` was taken, when stable
+        self._listed: TreeStat | None = None
+        self._listing = True  # False once the tree was too big to list (`tree_stat`)
 
     def mark_stale(self) -> None:
         self.tree = None
@@ -89,6 +93,19 @@ class ChangeTracker:
                 self.between.update(p for p in (change.path, change.old_path) if p)
 
     def _snapshot(self) -> str:
+        """The work tree's tree; with nothing changed since the last one (`tree_stat`, listed
+        before git runs: what changes after is seen next time), that one, without git."""
+        listed = tree_stat(self.git.work_tree) if self._listing else None
+        self._listing = listed is not None  # a tree too big to list is not listed again
+        if self.tree is not None and listed is not None and self._listed is not None \
+                and listed.stable and listed.entries == self._listed.entries:
+            return self.tree
+        self._listed = None
+        tree = self._added()
+        self._listed = listed if listed is not None and listed.stable else None
+        return tree
+
+    def _added(self) -> str:
         self.git.run("add", "-A", "--", ".", index=self.index, what="cannot snapshot the work tree")
         checksum = _trailer(self.index)
         if self.tree is not None and checksum == self._checksum:

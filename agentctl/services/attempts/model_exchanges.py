@@ -36,7 +36,7 @@ def record_exchange(ledger: AttemptLedger, redactor: Redactor | Redactions,
         "request": _document(exchange.request), "response": exchange.response.decode(
             "utf-8", "replace")}, name="model-exchange.json",
         type_=ArtifactType.MODEL_TRANSCRIPT_SUMMARY, redactor=redactor,
-        visibility=ArtifactVisibility.INTERNAL_ONLY)
+        visibility=ArtifactVisibility.INTERNAL_ONLY, compact=True)
     status, code = _ending(exchange)
     ledger.end_step(step, StepEnd(status=status, failure_code=code, artifacts=[record],
                                   attributes={

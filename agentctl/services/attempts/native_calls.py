@@ -127,9 +127,10 @@ class NativeCalls:
                 self.stop_reason = f"stopped by its budget ({decision.matched_rule}): " \
                                    f"{request.denial_reason}"
             return NativeDecision(False, _reason(decision, request.denial_reason))
-        ledger.flush()  # what is batched is on record before the agent acts
         if self.tracker is not None and native.writes and not snapped:
             self.tracker.prepare()
+        # what is batched is on record before the agent acts: `begin_call`'s transaction
+        # writes it first, in order (a flush of its own was one more commit per call)
         step, call = ledger.begin_call(request)
         key = _call_key(payload)
         if key in self.pending:  # a reused id: close the older one rather than lose it
