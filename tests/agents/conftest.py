@@ -261,6 +261,16 @@ def payments(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root, repository
 
 
+def claude_bench(payments: tuple[Path, Path], claude: Path, anthropic: FakeModel,
+                 run_agentctl: Any, key: str = "sk-ant-fake-key-0123456789") -> AgentBench:
+    """A bench for Claude Code runs against the fake Anthropic API, with `claude_config`."""
+    root, repository = payments
+    bench = AgentBench(root, repository, run_agentctl, {
+        "ANTHROPIC_BASE_URL": anthropic.url, "ANTHROPIC_API_KEY": key})
+    bench.config(claude_config(claude))
+    return bench
+
+
 def claude_config(claude: Path, extra: str = "", attempts: int = 1) -> str:
     return (f'[agents.claude]\ncommand = "{claude}"\nmax_turns = 30\n\n'
             '[env]\npassthrough = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]\n\n'

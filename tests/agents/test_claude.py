@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.agents.conftest import AgentBench, EscapeProbe, claude_config
+from tests.agents.conftest import AgentBench, EscapeProbe, claude_bench, claude_config
 from tests.agents.fake_models import Call, FakeModel, Script, Text, tool_results
 
 REFUNDS = '''from payments import new_feature_flags
@@ -63,11 +63,7 @@ FORBIDDEN: list[list[Text | Call]] = [
 @pytest.fixture(scope="module")
 def bench(payments: tuple[Path, Path], claude_cli: Path, anthropic: FakeModel,
           run_agentctl: Any) -> AgentBench:
-    root, repository = payments
-    bench = AgentBench(root, repository, run_agentctl, {
-        "ANTHROPIC_BASE_URL": anthropic.url, "ANTHROPIC_API_KEY": "sk-ant-fake-key-0123456789"})
-    bench.config(claude_config(claude_cli))
-    return bench
+    return claude_bench(payments, claude_cli, anthropic, run_agentctl)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentctl.execution.agents.hook_binary import NAME, SWITCH
-from tests.agents.conftest import AgentBench, claude_config
+from tests.agents.conftest import AgentBench, claude_bench
 from tests.agents.fake_models import Call, FakeModel, Script, Text, tool_results
 
 SESSION: list[list[Text | Call]] = [
@@ -26,11 +26,7 @@ SESSION: list[list[Text | Call]] = [
 @pytest.fixture(scope="module")
 def bench(payments: tuple[Path, Path], claude_cli: Path, anthropic: FakeModel,
           run_agentctl: Any) -> AgentBench:
-    root, repository = payments
-    bench = AgentBench(root, repository, run_agentctl, {
-        "ANTHROPIC_BASE_URL": anthropic.url, "ANTHROPIC_API_KEY": "sk-ant-fake-key-0123456789"})
-    bench.config(claude_config(claude_cli))
-    return bench
+    return claude_bench(payments, claude_cli, anthropic, run_agentctl)
 
 
 def recorded(bench: AgentBench, anthropic: FakeModel, **env: str) -> tuple[list[Any], str]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.agents.conftest import AgentBench, claude_config
+from tests.agents.conftest import AgentBench, claude_bench, claude_config
 from tests.agents.fake_models import Call, FakeModel, Script, Text, tool_results
 from tests.agents.key_search import search_command
 
@@ -20,11 +20,7 @@ KEY = "sk-ant-real-key-4b1d9e7c0a"
 @pytest.fixture(scope="module")
 def bench(payments: tuple[Path, Path], claude_cli: Path, anthropic: FakeModel,
           run_agentctl: Any) -> AgentBench:
-    root, repository = payments
-    bench = AgentBench(root, repository, run_agentctl, {
-        "ANTHROPIC_BASE_URL": anthropic.url, "ANTHROPIC_API_KEY": KEY})
-    bench.config(claude_config(claude_cli))
-    return bench
+    return claude_bench(payments, claude_cli, anthropic, run_agentctl, key=KEY)
 
 
 @pytest.fixture(scope="module")
