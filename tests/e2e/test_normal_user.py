@@ -236,6 +236,24 @@ def test_a_normal_user_in_cgroups_delegated_to_them_has_each_run_capped_in_a_gro
     assert left == ([], []), left
 
 
+def forks_until_refused(tries: str, ceiling: str) -> str:
+    """Python that forks sleeping children until the kernel refuses (at most `tries`), and
+    exits 1 unless fewer than `ceiling` were made."""
+    return f"""made = 0
+for _ in range({tries}):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(5)
+        os._exit(0)
+    made += 1
+print(made, "processes")
+sys.exit(0 if made < {ceiling} else 1)
+"""
+
+
 # Run as a check: finds the child group of the delegated one ($1) that holds this very process
 # (cgroup.procs lists the pids of the reader's namespace: the sandbox's), checks its pids.max
 # ($2) and that no rlimit caps the process count at it, then forks sleeping children until the
@@ -248,19 +266,7 @@ assert len(mine) == 1, ("not in one child group of", group, os.listdir(group))
 assert open(os.path.join(group, mine[0], "pids.max")).read().split() == [str(limit)], mine
 soft, _ = resource.getrlimit(resource.RLIMIT_NPROC)
 assert soft == resource.RLIM_INFINITY or soft > 10 * limit, ("an rlimit caps it", soft)
-made = 0
-for _ in range(10 * limit):
-    try:
-        pid = os.fork()
-    except OSError:
-        break
-    if pid == 0:
-        time.sleep(5)
-        os._exit(0)
-    made += 1
-print(made, "processes")
-sys.exit(0 if made < limit else 1)
-"""
+""" + forks_until_refused("10 * limit", "limit")
 
 
 def test_a_normal_users_check_cannot_fork_past_max_processes_without_a_cgroup(
@@ -298,20 +304,7 @@ def test_a_normal_users_checks_run_the_interpreters_of_venvs_under_tmp_by_their_
 
 
 # Forks sleeping children until the kernel refuses; fails when 400 were allowed.
-FORKS = """import os, sys, time
-made = 0
-for _ in range(800):
-    try:
-        pid = os.fork()
-    except OSError:
-        break
-    if pid == 0:
-        time.sleep(5)
-        os._exit(0)
-    made += 1
-print(made, "processes")
-sys.exit(0 if made < 400 else 1)
-"""
+FORKS = "import os, sys, time\n" + forks_until_refused("800", "400")
 
 
 def test_doctor_names_why_a_normal_user_has_no_views_where_user_namespaces_are_refused(
