@@ -80,17 +80,21 @@ def test_a_bug_fix_that_only_adds_a_test_asserting_the_bug_shows_nothing(
     assert any(r.startswith("the fix is not shown") for r in reasons)
 
 
+# A project whose tests are check_*.py under checks/ by its own pytest settings, with a bug
+CHECK_STYLE_PROJECT = {
+    "calc.py": "def add(a, b):\n    return a - b\n",
+    "pytest.ini": "[pytest]\npython_files = check_*.py\ntestpaths = checks\n"
+                  "addopts = -p no:cacheprovider\n",
+    "checks/check_calc.py": "from calc import add\n\n\n"
+                            "def test_add():\n    assert add(2, 3) == 5\n"}
+
+
 @on_sqlite
 def test_an_expectation_edited_in_a_test_file_found_by_the_projects_own_rules_shows_nothing(
         harness: Harness, tmp_path: Path) -> None:
     """`python_files = check_*.py` in the base's pytest.ini: checks/check_calc.py is a test
     file by the project's rules, so the edit to it is on the test side."""
-    harness.repo = make_repo(tmp_path / "custom", {
-        "calc.py": "def add(a, b):\n    return a - b\n",
-        "pytest.ini": "[pytest]\npython_files = check_*.py\ntestpaths = checks\n"
-                      "addopts = -p no:cacheprovider\n",
-        "checks/check_calc.py": "from calc import add\n\n\n"
-                                "def test_add():\n    assert add(2, 3) == 5\n"})
+    harness.repo = make_repo(tmp_path / "custom", CHECK_STYLE_PROJECT)
     record = harness.run(harness.plan({"tool": "fs.replace", "path": "checks/check_calc.py",
                                        "old": "add(2, 3) == 5", "new": "add(2, 3) == -1"}),
                          verify=(PYTEST,), task_type="bug_fix")
@@ -116,12 +120,7 @@ def test_the_judge_reads_the_test_side_the_evidence_does_from_the_base_alone(
     checks/check_calc.py is no runner tampering. The patch adds calc.py to `python_files`
     and an exit handler to it: the base's rule still puts calc.py on the code side, for the
     evidence and the judge alike."""
-    harness.repo = make_repo(tmp_path / "custom", {
-        "calc.py": "def add(a, b):\n    return a - b\n",
-        "pytest.ini": "[pytest]\npython_files = check_*.py\ntestpaths = checks\n"
-                      "addopts = -p no:cacheprovider\n",
-        "checks/check_calc.py": "from calc import add\n\n\n"
-                                "def test_add():\n    assert add(2, 3) == 5\n"})
+    harness.repo = make_repo(tmp_path / "custom", CHECK_STYLE_PROJECT)
     record = harness.run(harness.plan(
         {"tool": "fs.replace", "path": "calc.py", "old": "def add(a, b):\n    return a - b",
          "new": "import atexit\n\natexit.register(print)\n\n\n"
@@ -351,7 +350,8 @@ def test_a_unittest_break_hidden_by_the_patchs_test_package_is_caught(
         harness: Harness, tmp_path: Path, hide: str) -> None:
     harness.repo = unittest_repo(tmp_path)
     record = harness.run(harness.plan(BREAK_MUL, UNITTEST_HIDES[hide]),
-                         verify=(f"{sys.executable} -m unittest discover -v -s tests -t .",), task_type="refactor")
+                         verify=(f"{sys.executable} -m unittest discover -v -s tests -t .",),
+                         task_type="refactor")
 
     status, reasons = verdict(record)
     assert status is V.FAILED_VERIFICATION, reasons
