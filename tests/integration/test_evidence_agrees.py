@@ -18,6 +18,7 @@ from agentctl.execution.verification.verifier import CheckOutcome, run_check
 
 PYTHON = shlex.quote(sys.executable)
 PYTEST = f"{PYTHON} -m pytest -q -p no:cacheprovider"
+DISCOVER = f"{PYTHON} -m unittest discover -s tests -t ."
 
 BUGGY_CALC = "def add(a, b):\n    return a - b\n"
 CALC_TESTS = (
@@ -176,7 +177,7 @@ def test_unittest_exit_handlers_cleared_in_the_test_package_is_failed(tmp_path: 
         "tests/__init__.py": "import atexit\n\natexit._clear()\n",
         "tests/test_calc.py": ("import unittest\n\n\nclass T(unittest.TestCase):\n"
                                "    def test_ok(self):\n        pass\n"),
-    }, f"{PYTHON} -m unittest discover -s tests -t .")
+    }, DISCOVER)
 
     assert outcome.exit_code == 0
     assert outcome.status is C.FAILED
@@ -191,10 +192,8 @@ def test_unittest_result_methods_changed_by_the_code_are_named(tmp_path: Path) -
                     "TestResult.addFailure = lambda self, test, err: "
                     "TestResult.addSuccess(self, test)\n\n" + BUGGY_CALC),
         "tests/__init__.py": "",
-        "tests/test_calc.py": ("import unittest\n\nfrom calc import add\n\n\n"
-                               "class T(unittest.TestCase):\n"
-                               "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"),
-    }, f"{PYTHON} -m unittest discover -s tests -t .")
+        "tests/test_calc.py": CALC_CASE,
+    }, DISCOVER)
 
     assert outcome.exit_code == 0  # unittest itself was fooled
     assert outcome.status is C.FAILED
@@ -217,10 +216,8 @@ def test_code_that_keeps_a_failing_unittest_from_failing_is_named(
     outcome = checked(tmp_path, {
         "calc.py": forge + BUGGY_CALC,
         "tests/__init__.py": "",
-        "tests/test_calc.py": ("import unittest\n\nfrom calc import add\n\n\n"
-                               "class T(unittest.TestCase):\n"
-                               "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"),
-    }, f"{PYTHON} -m unittest discover -s tests -t .")
+        "tests/test_calc.py": CALC_CASE,
+    }, DISCOVER)
 
     assert outcome.exit_code == 0  # unittest itself was fooled
     assert outcome.status is C.FAILED
@@ -237,10 +234,8 @@ def test_unittest_result_methods_silenced_before_any_test_is_recorded_are_named(
         "tests/__init__.py": ("from unittest.result import TestResult\n\n"
                               "TestResult.addFailure = lambda self, test, err: None\n"
                               "TestResult.addSuccess = lambda self, test: None\n"),
-        "tests/test_calc.py": ("import unittest\n\nfrom calc import add\n\n\n"
-                               "class T(unittest.TestCase):\n"
-                               "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"),
-    }, f"{PYTHON} -m unittest discover -s tests -t .")
+        "tests/test_calc.py": CALC_CASE,
+    }, DISCOVER)
 
     assert outcome.status is C.FAILED
     assert outcome.summarized_failure is not None
