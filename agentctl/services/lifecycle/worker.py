@@ -9,9 +9,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
+from typing import Protocol
 
 from agentctl.config import Config
 from agentctl.domain import ids
@@ -29,10 +31,9 @@ from agentctl.services.attempts.attempt import StopSignal
 from agentctl.services.attempts.pipeline import RunOptions, execute_attempt
 from agentctl.services.lease_deadline import bounded_by
 from agentctl.services.lifecycle.patient_blobs import BlobOutage, PatientBlobs
-from agentctl.services.lifecycle.queue import Queue
-from agentctl.services.lifecycle.runs import create_run
+from agentctl.services.lifecycle.queue import Queue, QueueReads, QueueStore, QueueWork
+from agentctl.services.lifecycle.runs import CreateStore, NewRunWork, TaskReads, create_run
 from agentctl.services.ports import Lease, RunQueue
-from agentctl.services.unit_of_work import Storage
 
 CANCEL_POLL_SECONDS = 0.5
 BUSY_POLL_SECONDS = 0.2
@@ -44,7 +45,23 @@ def new_worker_id() -> str:
     return f"{os.uname().nodename}:{os.getpid()}:{ids.new_id('worker')[-6:]}"
 
 
-def create_and_run(storage: Storage, config: Config, task_text: str, *, agent: AgentSpec,
+class InlineReads(QueueReads, TaskReads, Protocol):
+    """The queue's reads and the task a run is created for."""
+
+
+class InlineWork(QueueWork, NewRunWork, Protocol):
+    """The queue's transactions and the one that queues the new run."""
+
+
+class InlineStore(QueueStore, CreateStore, Protocol):
+    """The part of the storage port creating a run and running it here uses (any `Storage` is
+    one): `runs.create_run`'s and the `Queue`'s, together."""
+
+    def unit_of_work(self) -> AbstractContextManager[InlineWork]: ...
+    def reads(self) -> AbstractContextManager[InlineReads]: ...
+
+
+def create_and_run(storage: InlineStore, config: Config, task_text: str, *, agent: AgentSpec,
                    detach: bool, options: RunOptions, base_commit: str | None = None) -> Run:
     """A queued run under a frozen spec and, unless detached, executed here until it ends (or
     waits for a human), with these options: `run start` (services/lifecycle/start.py) and the demo."""
