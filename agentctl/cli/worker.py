@@ -81,6 +81,7 @@ def worker(
                         ttl_seconds=lease_ttl or config.worker.lease_ttl_seconds,
                         poll_seconds=poll or config.worker.poll_seconds,
                         options=options, once=once, max_runs=max_runs, on_run=report,
+                        on_idle=lambda: note(f"worker {worker_id} idle: nothing to lease"),
                         sleep=wakeups.wait)
     except KeyboardInterrupt:
         note(f"worker {worker_id} stopped")

@@ -1,9 +1,11 @@
 """The storage port: what every use case needs from a store, and nothing of how one is built.
 
-A use case takes a `Storage` and writes through one `UnitOfWork` per transaction: repositories
-whose `save` is a compare-and-set on the status the record was read with, `fence` (the attempt
-still holds its lease), claims of queued runs and expired leases, and the event log, all landing
-together or not at all. Reads that need no transaction go through `Storage.reads()`.
+A use case takes the part of a `Storage` it uses (a narrow port: a Protocol beside it listing
+those members, composed from its callees' where it calls other use cases; any `Storage` is one)
+and writes through one `UnitOfWork` per transaction: repositories whose `save` is a
+compare-and-set on the status the record was read with, `fence` (the attempt still holds its
+lease), claims of queued runs and expired leases, and the event log, all landing together or
+not at all. Reads that need no transaction go through `Storage.reads()`.
 
 `agentctl.store` implements it on SQLite and PostgreSQL; `agentctl.testing` keeps it in memory.
 Both pass the same contract tests (tests/contract), so the use cases exist once.

@@ -163,13 +163,14 @@ def test_a_frozen_worker_that_resumes_after_its_lease_was_taken_over_writes_noth
                                             (2, "COMPLETED", None)]
     before_rows = _row_counts(fleet)
 
+    idles = frozen.idles()
     frozen.signal_group(signal.SIGCONT)
     # It notices the lost lease within a heartbeat (~0.7 s), kills its agent (a second of grace)
-    # and goes idle: give it a few seconds to do anything it would wrongly do.
+    # and goes idle: once it says so, whatever it would wrongly do is done.
     wait_until(lambda: process_gone(agent_pid), timeout=10, what="the stale agent to be killed")
     wait_until(lambda: not fleet.workspaces(), timeout=10,
                what="the stale attempt's workspace to be removed")
-    time.sleep(2)
+    frozen.wait_idle(more_than=idles, timeout=30)
 
     after_tree, after_events = fleet.tree(run_id), fleet.events(run_id)
     assert after_tree == before_tree
@@ -235,8 +236,7 @@ def test_a_draining_worker_waits_for_the_run_another_worker_holds_and_takes_it_w
     fleet.wait_for_agent(run_id=run_id)
     drainer = fleet.start_worker("--once", *TTL, "--poll", "0.1")
     drainer_id = drainer.worker_id()
-    time.sleep(1)
-    assert drainer.process.poll() is None  # nothing queued, but a run is held: it waits
+    drainer.wait_idle(timeout=30)  # nothing queued, but a run is held: it waits, not exits
 
     holder.process.send_signal(signal.SIGTERM)
     assert holder.wait(timeout=15) == 130

@@ -59,6 +59,7 @@ print(f"call {count}: all good")
 
 WORKER_ID = re.compile(r"worker (\S+) started")
 DONE = re.compile(r"worker \S+ done: (\d+) attempt")
+IDLE = re.compile(r"worker \S+ idle: ")
 
 
 def wait_until(condition: Callable[[], T], *, timeout: float, what: str,
@@ -107,6 +108,19 @@ class Worker:
         match = wait_until(lambda: WORKER_ID.search(self.stderr()), timeout=30,
                            what="the worker to announce its id")
         return match.group(1)
+
+    def idles(self) -> int:
+        """How many times the worker has said it ran out of work."""
+        return len(IDLE.findall(self.stderr()))
+
+    def wait_idle(self, *, more_than: int = 0, timeout: float = 60) -> None:
+        """Until the worker says it ran out of work (once more than `more_than` times): all
+        it did before is on record, and it waits for work rather than exiting. Fails naming
+        the worker's stderr if it exits first, or after `timeout` (a hang guard)."""
+        wait_until(lambda: self.idles() > more_than or self.process.poll() is not None,
+                   timeout=timeout, what="the worker to go idle")
+        assert self.idles() > more_than, (f"the worker exited ({self.process.returncode}) "
+                                          f"instead of going idle: {self.stderr()}")
 
     def attempts_done(self) -> int:
         match = DONE.search(self.stderr())

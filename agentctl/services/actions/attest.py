@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import rfc8785
 
 from agentctl import __version__
+from agentctl.domain.artifact import Artifact
 from agentctl.domain.attestation import (
     BUILD_TYPE,
     BUILDER_ID,
@@ -38,14 +40,46 @@ from agentctl.domain.attestation import (
 from agentctl.domain.clock import to_iso
 from agentctl.domain.enums import ArtifactType
 from agentctl.domain.errors import BadInput, IntegrityError, NotFound
+from agentctl.domain.patch import Patch
 from agentctl.domain.run import Run
+from agentctl.domain.task import Task
 from agentctl.domain.verdict import Approval, Verdict
+from agentctl.domain.verification import VerificationReport
 from agentctl.execution.signing import default_key_path, load_public_key, load_signer
-from agentctl.services.queries.per_test import per_test_reports
-from agentctl.services.unit_of_work import Storage
+from agentctl.services.queries.per_test import ArtifactReads, ReportFiles, per_test_reports
 
 if TYPE_CHECKING:
+    from agentctl.domain.audit import Checkpoint
+    from agentctl.domain.audit_report import AuditReport
     from agentctl.execution.ed25519_keys import PublicKey
+
+
+class AttestReads(ArtifactReads, Protocol):
+    """What a run's bundle is made from, read in one go: the run, its task, verdict,
+    approvals, patch, verification and per-test reports, and the event log's head."""
+
+    def run(self, text: str | None) -> Run: ...
+    def task(self, text: str) -> Task: ...
+    def verdict(self, run_id: str) -> Verdict | None: ...
+    def approvals(self, run_id: str) -> list[Approval]: ...
+    def artifacts(self, run_id: str) -> list[Artifact]: ...
+    def patch(self, run_id: str) -> Patch | None: ...
+    def verification(self, run_id: str) -> VerificationReport | None: ...
+    def event_head(self) -> tuple[int, str] | None: ...
+
+
+class AttestStore(Protocol):
+    """The part of the storage port attesting a run uses (any `Storage` is one): the audit
+    and the signed checkpoint, reads, the report files, and where the home keeps its key.
+    It writes nothing."""
+
+    @property
+    def blobs(self) -> ReportFiles: ...
+    @property
+    def state_root(self) -> Path: ...
+    def reads(self) -> AbstractContextManager[AttestReads]: ...
+    def audit(self) -> AuditReport: ...
+    def checkpoint(self) -> Checkpoint | None: ...
 
 
 def signing_key_path(home: Path, key: Path | None) -> Path:
@@ -58,7 +92,7 @@ def signing_public_key(home: Path, key: Path | None) -> PublicKey:
     return load_signer(signing_key_path(home, key), create=key is None).public
 
 
-def attest_run(store: Storage, run_ref: str | None, *, key: Path | None = None,
+def attest_run(store: AttestStore, run_ref: str | None, *, key: Path | None = None,
                audited: bool = False) -> str:
     """The run's bundle, signed with `key` (default: the state home's key, made on first use).
     The audit trail is verified first unless the caller just did (`audited`)."""

@@ -8,19 +8,35 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Protocol
 
 from agentctl.domain.agent import AgentSpec
 from agentctl.domain.artifact import Artifact, is_safe_for_pr
 from agentctl.domain.enums import StepType, ToolDecision
 from agentctl.domain.errors import IntegrityError, NotFound
-from agentctl.domain.run import Run
-from agentctl.domain.step import Step
+from agentctl.domain.run import Attempt, Run
+from agentctl.domain.step import Step, ToolCall
+from agentctl.domain.task import Task
+from agentctl.domain.verdict import Approval, Verdict
+from agentctl.domain.verification import VerificationReport
 from agentctl.services.actions.pr_body import UNAVAILABLE, DeniedCall, Disclosure, FileEdit, PrFacts
 from agentctl.services.ports import Blobs
-from agentctl.services.unit_of_work import Reads
 
 
-def gather(blobs: Blobs, views: Reads, run: Run) -> tuple[PrFacts, list[Artifact]]:
+class FactReads(Protocol):
+    """The records a PR body's facts are read from."""
+
+    def task(self, text: str) -> Task: ...
+    def verdict(self, run_id: str) -> Verdict | None: ...
+    def approvals(self, run_id: str) -> list[Approval]: ...
+    def attempts(self, run_id: str) -> list[Attempt]: ...
+    def steps(self, run_id: str) -> list[Step]: ...
+    def tool_calls(self, run_id: str) -> list[ToolCall]: ...
+    def artifacts(self, run_id: str) -> list[Artifact]: ...
+    def verification(self, run_id: str) -> VerificationReport | None: ...
+
+
+def gather(blobs: Blobs, views: FactReads, run: Run) -> tuple[PrFacts, list[Artifact]]:
     """The facts, and the run's artifacts (the caller picks the patch from them)."""
     verdict = views.verdict(run.run_id)
     if verdict is None:

@@ -9,8 +9,9 @@ same commit and asks again.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from agentctl.config.schema import DEFAULT_PR, PrSettings
 from agentctl.domain import ids
@@ -48,15 +49,40 @@ from agentctl.execution.pull_requests.pr_branch import (
     remote_url,
     tree_of,
 )
-from agentctl.services.actions.attest import attest_run
+from agentctl.services.actions.attest import AttestReads, AttestStore, attest_run
 from agentctl.services.actions.pr_body import PrFacts, commit_message, pr_body, pr_title
-from agentctl.services.actions.pr_facts import gather
-from agentctl.services.unit_of_work import Storage
+from agentctl.services.actions.pr_facts import FactReads, gather
+from agentctl.services.actions.pr_status import PrReads, PrWork
+from agentctl.services.ports import Blobs
+from agentctl.services.unit_of_work import Repository
 
 if TYPE_CHECKING:
     import git
 
 MAX_COMMENT_CHARS = 65_536
+
+
+class OpeningReads(PrReads, FactReads, AttestReads, Protocol):
+    """The run, its earlier pull requests, the facts its body tells, and (for `--attest`) what
+    its bundle is made from."""
+
+
+class OpeningWork(PrWork, Protocol):
+    """What `pr create` writes: its events, and at the end the body and the PR's record."""
+
+    @property
+    def artifacts(self) -> Repository[Artifact]: ...
+
+
+class OpeningStore(AttestStore, Protocol):
+    """The part of the storage port `pr create` uses (any `Storage` is one): attesting the
+    run (`AttestStore`), the artifact store it reads the patch from and writes the body to,
+    and its own reads and writes."""
+
+    @property
+    def blobs(self) -> Blobs: ...
+    def reads(self) -> AbstractContextManager[OpeningReads]: ...
+    def unit_of_work(self) -> AbstractContextManager[OpeningWork]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +112,7 @@ class _Plan:
     repo: git.Repo
 
 
-def create_pull_request(store: Storage, request: PrRequest, settings: PrSettings = DEFAULT_PR,
+def create_pull_request(store: OpeningStore, request: PrRequest, settings: PrSettings = DEFAULT_PR,
                         *, clock: Clock = utcnow,
                         timeout: float = TIMEOUT_SECONDS) -> PullRequest:
     plan = _plan(store, request, settings, timeout)
@@ -109,7 +135,7 @@ def create_pull_request(store: Storage, request: PrRequest, settings: PrSettings
         raise
 
 
-def _record(store: Storage, plan: _Plan, request: PrRequest, clock: Clock, *, commit: str,
+def _record(store: OpeningStore, plan: _Plan, request: PrRequest, clock: Clock, *, commit: str,
             remote_pr: RemotePr | None, adopted: bool) -> PullRequest:
     """The body, the PR record and PrCreated (PrUpdated) in one transaction, from what the
     forge answered: an answer it cannot store fails like the forge call did."""
@@ -153,7 +179,7 @@ def _record(store: Storage, plan: _Plan, request: PrRequest, clock: Clock, *, co
     return pull_request
 
 
-def _plan(store: Storage, request: PrRequest, settings: PrSettings, timeout: float) -> _Plan:
+def _plan(store: OpeningStore, request: PrRequest, settings: PrSettings, timeout: float) -> _Plan:
     """Every check before anything is written: the audit, the verdict, the patch, the branch,
     the forge and its token."""
     check_pr_target(request.remote, request.branch)
@@ -197,7 +223,7 @@ def _plan(store: Storage, request: PrRequest, settings: PrSettings, timeout: flo
                  pr_id=prior.pr_id if prior else ids.new_id("pr"), repo=repo)
 
 
-def _commit_and_push(store: Storage, plan: _Plan) -> str:
+def _commit_and_push(store: OpeningStore, plan: _Plan) -> str:
     """The commit (dated by the verdict, so a retry rebuilds the very same one), checked against
     the tree the verdict verified, pushed when a remote is given."""
     run, verdict = plan.facts.run, plan.facts.verdict
@@ -220,7 +246,7 @@ def _event(plan: _Plan, type_: EventType, clock: Clock, payload: dict[str, objec
                     payload={"prId": plan.pr_id, **payload})
 
 
-def _append(store: Storage, plan: _Plan, type_: EventType, clock: Clock,
+def _append(store: OpeningStore, plan: _Plan, type_: EventType, clock: Clock,
             payload: dict[str, object]) -> None:
     with store.unit_of_work() as uow:
         uow.events.append(_event(plan, type_, clock, payload))

@@ -25,11 +25,10 @@ from agentctl.domain.run import Run
 from agentctl.domain.step import Step
 from agentctl.services.attempts.pipeline import RunOptions
 from agentctl.services.attempts.spec import build_spec
-from agentctl.services.lifecycle.queue import Queue
-from agentctl.services.lifecycle.runs import queue_run
-from agentctl.services.lifecycle.worker import run_inline
+from agentctl.services.lifecycle.queue import Queue, QueueStore
+from agentctl.services.lifecycle.runs import NewRunStore, TaskReads, queue_run
+from agentctl.services.lifecycle.worker import InlineReads, InlineWork, run_inline
 from agentctl.services.ports import RunRecord
-from agentctl.services.unit_of_work import Storage
 
 EXCHANGE = "model-exchange.json"
 PLAYED = "replay-cassette.json"  # what the replay's attempt made of its cassette
@@ -65,7 +64,47 @@ class _Call:
     rule: str | None
 
 
-def queue_replay(storage: Storage, run_text: str, *, what_if: Config | None = None) -> Run:
+class RecordReads(Protocol):
+    def record(self, run_id: str) -> RunRecord: ...
+
+
+class RecordedRuns(Protocol):
+    """The part of the storage port a replay's cassette is read through (any `Storage` is
+    one): the recorded run, nothing else."""
+
+    def reads(self) -> AbstractContextManager[RecordReads]: ...
+
+
+class ReplayReads(RecordReads, Protocol):
+    def run(self, text: str | None) -> Run: ...
+
+
+class ReplayedRuns(Protocol):
+    """The part of the storage port comparing a replay uses: the replay and its original."""
+
+    def reads(self) -> AbstractContextManager[ReplayReads]: ...
+
+
+class OriginalReads(ReplayReads, TaskReads, Protocol):
+    """The run to replay, its record and its task."""
+
+
+class ReplayQueueStore(NewRunStore, Protocol):
+    """The part of the storage port queueing a replay uses (any `Storage` is one)."""
+
+    def reads(self) -> AbstractContextManager[OriginalReads]: ...
+
+
+class ReplayStore(QueueStore, ReplayQueueStore, Protocol):
+    """The part of the storage port `run replay` uses (any `Storage` is one): queueing the
+    replay (`ReplayQueueStore`), running it here (`QueueStore`), its cassette (`RecordedRuns`)
+    and the comparison (`ReplayedRuns`), which read no more than these."""
+
+    def unit_of_work(self) -> AbstractContextManager[InlineWork]: ...
+    def reads(self) -> AbstractContextManager[InlineReads]: ...
+
+
+def queue_replay(storage: ReplayQueueStore, run_text: str, *, what_if: Config | None = None) -> Run:
     """A QUEUED replay of the run `run_text` (BadInput when it cannot be replayed: not a
     native agent's run, or no exchange on record); a worker plays it (`cassette_of`)."""
     with storage.reads() as reads:
@@ -91,17 +130,6 @@ def queue_replay(storage: Storage, run_text: str, *, what_if: Config | None = No
     return queue_run(storage, task, spec, decision, replay_of=original.run_id)
 
 
-class RecordReads(Protocol):
-    def record(self, run_id: str) -> RunRecord: ...
-
-
-class RecordedRuns(Protocol):
-    """The part of the storage port a replay's cassette is read through (any `Storage` is
-    one): the recorded run, nothing else."""
-
-    def reads(self) -> AbstractContextManager[RecordReads]: ...
-
-
 def cassette_of(storage: RecordedRuns, run_id: str,
                 read: Callable[[Artifact], bytes]) -> Cassette:
     """The recorded exchanges of run `run_id`, for one attempt of a replay to answer from."""
@@ -111,7 +139,7 @@ def cassette_of(storage: RecordedRuns, run_id: str,
     return Cassette(recordings, names)
 
 
-def replay_run(storage: Storage, config: Config, run_text: str, *,
+def replay_run(storage: ReplayStore, config: Config, run_text: str, *,
                read: Callable[[Artifact], bytes], options: RunOptions,
                what_if: Config | None = None) -> ReplayReport:
     """Replay the run `run_text` here, until it ends, and compare the replay with it."""
@@ -122,7 +150,7 @@ def replay_run(storage: Storage, config: Config, run_text: str, *,
     return replay_report(storage, run.run_id, read=read)
 
 
-def replay_report(storage: Storage, run_text: str, *,
+def replay_report(storage: ReplayedRuns, run_text: str, *,
                   read: Callable[[Artifact], bytes]) -> ReplayReport:
     """How the replay `run_text` compares with the run it replays (BadInput when it is no
     replay). While it has not ended, it is compared as far as it got."""

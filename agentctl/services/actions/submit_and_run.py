@@ -10,8 +10,10 @@ the resolution and is waited for before anything is stored or checked out.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from agentctl.config import Config
 from agentctl.domain.enums import TaskStatus
@@ -19,17 +21,31 @@ from agentctl.domain.task import Task
 from agentctl.execution.workspaces.cache_fill import Prefetch
 from agentctl.execution.workspaces.checkout_changes import CheckoutChanges
 from agentctl.services.actions.requests import TaskRequest
-from agentctl.services.actions.tasks import submit_and_resolve
+from agentctl.services.actions.tasks import SubmitStore, SubmitWork, submit_and_resolve
 from agentctl.services.lifecycle.start import (
     RunChoices,
     StartedRun,
     StartRun,
+    StartStore,
     check_sandbox_beside,
     fill_tree_cache,
     run_config,
     start_run,
 )
-from agentctl.services.unit_of_work import Storage
+from agentctl.services.lifecycle.worker import InlineWork
+
+
+class SubmitAndRunWork(InlineWork, SubmitWork, Protocol):
+    """The submission's transaction and the run's."""
+
+
+class SubmitAndRunStore(StartStore, SubmitStore, Protocol):
+    """The part of the storage port `task submit --run` uses (any `Storage` is one): the
+    submission's (`SubmitStore`) and `run start`'s (`StartStore`). Nearly every transaction
+    the store has (not messages, approvals or pull requests), but few of its reads, and never
+    its audit, checkpoint or signing key."""
+
+    def unit_of_work(self) -> AbstractContextManager[SubmitAndRunWork]: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,7 +67,7 @@ class SubmittedRun:
     run: StartedRun | None = None
 
 
-def submit_and_run(storage: Storage, config: Config, command: SubmitAndRun) -> SubmittedRun:
+def submit_and_run(storage: SubmitAndRunStore, config: Config, command: SubmitAndRun) -> SubmittedRun:
     how = command.run
     inline = how is not None and not how.detach
     if how is not None and inline:

@@ -6,8 +6,10 @@ import getpass
 import hashlib
 import os
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from agentctl.config import Config
 from agentctl.domain import ids
@@ -17,6 +19,7 @@ from agentctl.domain.errors import BadInput
 from agentctl.domain.events import NewEvent
 from agentctl.domain.redaction import Redactor
 from agentctl.domain.task import (
+    Session,
     Task,
     TaskPolicy,
     check_task_fields,
@@ -28,7 +31,7 @@ from agentctl.execution.environment import secret_values
 from agentctl.execution.verification import test_patch as patches
 from agentctl.services.actions.requests import TaskRequest, validate
 from agentctl.services.lifecycle.runs import CancelStore, request_cancellation
-from agentctl.services.unit_of_work import Storage
+from agentctl.services.unit_of_work import Events, IdKind, Repository
 
 
 def current_user() -> str:
@@ -44,6 +47,25 @@ def task_policy(config: Config) -> TaskPolicy:
     )
 
 
+class SubmitWork(Protocol):
+    """What a submission writes in its transaction: the task, its session's last activity,
+    and the events."""
+
+    @property
+    def sessions(self) -> Repository[Session]: ...
+    @property
+    def tasks(self) -> Repository[Task]: ...
+    @property
+    def events(self) -> Events: ...
+
+
+class SubmitStore(Protocol):
+    """The part of the storage port a submission uses (any `Storage` is one)."""
+
+    def unit_of_work(self) -> AbstractContextManager[SubmitWork]: ...
+    def resolve(self, kind: IdKind, text: str) -> str: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Submitted:
     """A stored task and the commit its base ref named as it was submitted (None for a URL):
@@ -54,7 +76,8 @@ class Submitted:
 
 
 def submit_task(
-    storage: Storage, config: Config, request: TaskRequest, *, cwd: Path, clock: Clock = utcnow,
+    storage: SubmitStore, config: Config, request: TaskRequest, *, cwd: Path,
+    clock: Clock = utcnow,
 ) -> Task:
     """Validate, resolve the repository and base ref, apply policy, store the task.
 
@@ -65,8 +88,8 @@ def submit_task(
 
 
 def submit_and_resolve(
-    storage: Storage, config: Config, request: TaskRequest, *, cwd: Path, clock: Clock = utcnow,
-    resolved: Callable[[str, str, str], None] | None = None,
+    storage: SubmitStore, config: Config, request: TaskRequest, *, cwd: Path,
+    clock: Clock = utcnow, resolved: Callable[[str, str, str], None] | None = None,
     storing: Callable[[], None] | None = None,
 ) -> Submitted:
     """`submit_task`, and the commit its base ref was resolved to. `resolved(repository,

@@ -9,9 +9,11 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from importlib.resources import as_file, files
 from pathlib import Path
+from typing import Protocol
 
 from agentctl import config
 from agentctl.domain.run import Run
@@ -19,13 +21,23 @@ from agentctl.domain.sandbox import SandboxMode
 from agentctl.domain.task import Task
 from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.services.actions.requests import TaskRequest
-from agentctl.services.actions.tasks import submit_task
+from agentctl.services.actions.tasks import SubmitStore, SubmitWork, submit_task
 from agentctl.services.attempts.pipeline import RunOptions
-from agentctl.services.lifecycle.worker import create_and_run
-from agentctl.services.unit_of_work import Storage
+from agentctl.services.lifecycle.worker import InlineStore, InlineWork, create_and_run
 
 IDENTITY = {"GIT_AUTHOR_NAME": "agentctl demo", "GIT_AUTHOR_EMAIL": "demo@agentctl.invalid",
             "GIT_COMMITTER_NAME": "agentctl demo", "GIT_COMMITTER_EMAIL": "demo@agentctl.invalid"}
+
+
+class DemoWork(InlineWork, SubmitWork, Protocol):
+    """A submission's transaction and a run's."""
+
+
+class DemoStore(InlineStore, SubmitStore, Protocol):
+    """The part of the storage port the demo uses (any `Storage` is one): submitting each
+    scenario's task and running it here."""
+
+    def unit_of_work(self) -> AbstractContextManager[DemoWork]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +110,7 @@ def prepare(root: Path) -> tuple[Path, Path, Path]:
     return repository, plans, settings
 
 
-def run_demo(storage: Storage, root: Path, *, home: Path,
+def run_demo(storage: DemoStore, root: Path, *, home: Path,
              progress: Callable[[str], None] = lambda _text: None,
              sandboxed: bool = True) -> list[DemoResult]:
     """The four scenarios on `storage`, whose state home (`home`) no agent may see."""

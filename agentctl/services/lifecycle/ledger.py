@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 
 from agentctl.domain import transitions
 from agentctl.domain.artifact import Artifact
@@ -42,10 +43,46 @@ from agentctl.services.ports import (
     Produced,
     StepEnd,
 )
-from agentctl.services.unit_of_work import Pending, Storage, UnitOfWork
+from agentctl.services.unit_of_work import Pending, Repository
 
 BATCH_CALLS = 2500  # each commit rewrites the tables' index pages: 1000 cost ~10% more (issue 9)
 BATCH_SECONDS = 0.25  # what bounds how late a watcher sees a call, whatever the count
+
+
+class ProducedWork(Protocol):
+    """Where the records a step produced go."""
+
+    @property
+    def patches(self) -> Repository[Patch]: ...
+    @property
+    def verifications(self) -> Repository[VerificationReport]: ...
+    @property
+    def judgements(self) -> Repository[JudgeReport]: ...
+
+
+class LedgerWork(runs.EndingWork, ProducedWork, Protocol):
+    """What an attempt's writes do in a transaction: the fence first, the batch, the attempt's
+    steps, calls, artifacts and produced records, the run's status, and its end (`runs.EndingWork`)."""
+
+    @property
+    def tool_calls(self) -> Repository[ToolCall]: ...
+    @property
+    def artifacts(self) -> Repository[Artifact]: ...
+    def fence(self, attempt_id: str, lease_id: str, now: datetime) -> None: ...
+    def write_pending(self, pending: Pending) -> None: ...
+    def record_directory(self, attempt_id: str, directory: str) -> None: ...
+    def run_status(self, run_id: str) -> RunStatus: ...
+    def set_run_status(self, run_id: str, *, expected: RunStatus, target: RunStatus) -> None: ...
+
+
+class LedgerStore(Protocol):
+    """The part of the storage port an attempt's ledger uses (any `Storage` is one): no reads
+    outside its fenced transactions, no claims, no sessions, approvals or pull requests."""
+
+    @property
+    def blobs(self) -> Blobs: ...
+    def pending(self) -> Pending: ...
+    def unit_of_work(self) -> AbstractContextManager[LedgerWork]: ...
 
 
 @dataclass
@@ -81,13 +118,13 @@ class _Batch:
         self.calls += 1
         self.events += len(events)
 
-    def store(self, uow: UnitOfWork) -> None:
+    def store(self, uow: LedgerWork) -> None:
         uow.write_pending(self.rows)
         for record in self.produced:
             add_produced(uow, record)
 
 
-def add_produced(uow: UnitOfWork, record: Produced) -> None:
+def add_produced(uow: ProducedWork, record: Produced) -> None:
     match record:
         case Patch():
             uow.patches.add(record)
@@ -100,7 +137,7 @@ def add_produced(uow: UnitOfWork, record: Produced) -> None:
 class Ledger:
     """The AttemptLedger: one attempt's writes, batched where a crash can lose nothing real."""
 
-    def __init__(self, storage: Storage, lease: Lease, *, spec_digest: str,
+    def __init__(self, storage: LedgerStore, lease: Lease, *, spec_digest: str,
                  clock: Clock = utcnow, blobs: Blobs | None = None) -> None:
         self.storage = storage
         self.lease = lease
@@ -120,7 +157,7 @@ class Ledger:
 
     # --- plumbing ---------------------------------------------------------------------------
     @contextmanager
-    def write(self) -> Iterator[UnitOfWork]:
+    def write(self) -> Iterator[LedgerWork]:
         """A fenced transaction for this attempt; what was batched lands first, in order."""
         with self.storage.unit_of_work() as uow:
             uow.fence(self.lease.attempt_id, self.lease.lease_id, self.now())

@@ -4,13 +4,32 @@ around to reclaim its lease). The directories of attempts that are over are `swe
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.run import Run
-from agentctl.services.unit_of_work import Storage
+
+if TYPE_CHECKING:  # the write path's types: `runs` itself is imported only when a lease ran out
+    from agentctl.services.lifecycle.runs import ReclaimWork
 
 
-def notice_expired(storage: Storage, *, clock: Clock = utcnow) -> list[Run]:
+class DueReads(Protocol):
+    def lease_due(self, now: datetime) -> bool: ...
+
+
+class NoticeStore(Protocol):
+    """The part of the storage port noticing expired leases uses (any `Storage` is one): the
+    one cheap read, and what reaping them takes (a `runs.ReclaimStore`), outages included."""
+
+    def reads(self) -> AbstractContextManager[DueReads]: ...
+    def unit_of_work(self) -> AbstractContextManager[ReclaimWork]: ...
+    def outage_errors(self) -> tuple[type[BaseException], ...]: ...
+
+
+def notice_expired(storage: NoticeStore, *, clock: Clock = utcnow) -> list[Run]:
     """Reclaim every lease that ran out, if there is one (the run then goes back to the queue or
     ends, as its budget says, and its attempt's directory is removed); the runs that went back
     to the queue, which only a worker takes up (`requeued_notice` says so); none while the store

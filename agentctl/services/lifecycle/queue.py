@@ -3,20 +3,47 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import datetime
+from typing import Protocol
 
 from agentctl.domain.clock import Clock, utcnow
 from agentctl.domain.run import Run
 from agentctl.services.lifecycle import runs
-from agentctl.services.lifecycle.ledger import Ledger
+from agentctl.services.lifecycle.ledger import Ledger, LedgerStore, LedgerWork
 from agentctl.services.ports import Blobs, Heartbeat, Lease, RunRecord
-from agentctl.services.unit_of_work import Storage
+
+
+class QueueReads(Protocol):
+    """What the loop reads outside a transaction: the run, its cancel flag, whether anything
+    waits, and (for a replay's cassette) its record."""
+
+    def run(self, text: str | None) -> Run: ...
+    def cancel_request(self, run_id: str) -> tuple[str, str] | None: ...
+    def waiting(self) -> bool: ...
+    def record(self, run_id: str) -> RunRecord: ...
+
+
+class QueueWork(runs.ClaimWork, runs.LeaseWork, LedgerWork, Protocol):
+    """A claim's, a heartbeat's and an attempt's transactions: never a session, a message, an
+    approval or a pull request, nor a new task or run."""
+
+
+class QueueStore(runs.ClaimStore, runs.LeaseStore, runs.ReclaimStore, LedgerStore, Protocol):
+    """The part of the storage port the worker loop and `run start` use (any `Storage` is one):
+    the claims, heartbeats and reaping of `runs`, the attempt's ledger, a few reads, and what an
+    outage of the store looks like. Not: resolving ids, the audit, the checkpoint."""
+
+    def unit_of_work(self) -> AbstractContextManager[QueueWork]: ...
+    def reads(self) -> AbstractContextManager[QueueReads]: ...
+    def outage_errors(self) -> tuple[type[BaseException], ...]: ...
+    def outage_text(self, error: BaseException) -> str: ...
 
 
 class Queue:
     """A run's life around its attempts, for the worker loop and `run start`."""
 
-    def __init__(self, storage: Storage, *, clock: Clock = utcnow) -> None:
+    def __init__(self, storage: QueueStore, *, clock: Clock = utcnow) -> None:
         self.storage = storage
         self.clock = clock
 

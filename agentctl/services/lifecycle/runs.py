@@ -39,10 +39,43 @@ from agentctl.execution.work_tree import is_url
 from agentctl.execution.workspaces.discard import remove_leftovers
 from agentctl.services.attempts.spec import build_spec
 from agentctl.services.ports import Heartbeat, Lease
-from agentctl.services.unit_of_work import Events, IdKind, Repository, Storage, UnitOfWork
+from agentctl.services.unit_of_work import Events, IdKind, Repository
 
 
-def create_run(storage: Storage, config: Config, task_text: str, *, agent: AgentSpec,
+class NewRunWork(Protocol):
+    """What queueing a run reads and writes in its transaction: the task's status and the
+    run's number, the run, the task's move to RUNNING, the events, and a wake-up."""
+
+    @property
+    def tasks(self) -> Repository[Task]: ...
+    @property
+    def runs(self) -> Repository[Run]: ...
+    @property
+    def events(self) -> Events: ...
+    def task_status(self, task_id: str) -> TaskStatus: ...
+    def next_run_number(self, task_id: str) -> int: ...
+    def wake_workers(self) -> None: ...
+
+
+class NewRunStore(Protocol):
+    """The part of the storage port queueing a run uses (any `Storage` is one)."""
+
+    def unit_of_work(self) -> AbstractContextManager[NewRunWork]: ...
+
+
+class TaskReads(Protocol):
+    def task(self, text: str) -> Task: ...
+
+
+class CreateStore(NewRunStore, Protocol):
+    """The part of the storage port creating a run uses: queueing it, after the task is
+    found by its id or prefix and read."""
+
+    def reads(self) -> AbstractContextManager[TaskReads]: ...
+    def resolve(self, kind: IdKind, text: str) -> str: ...
+
+
+def create_run(storage: CreateStore, config: Config, task_text: str, *, agent: AgentSpec,
                base_commit: str | None = None, clock: Clock = utcnow) -> Run:
     """A QUEUED run bound to the base ref's current commit under a frozen ExecutionSpec;
     `base_commit`: the commit the ref was just resolved to (by the task's submit, in the same
@@ -59,7 +92,7 @@ def create_run(storage: Storage, config: Config, task_text: str, *, agent: Agent
                      clock=clock)
 
 
-def queue_run(storage: Storage, task: Task, spec: ExecutionSpec,
+def queue_run(storage: NewRunStore, task: Task, spec: ExecutionSpec,
               policy_decision: dict[str, object], *, replay_of: str | None = None,
               clock: Clock = utcnow) -> Run:
     """A QUEUED run of `task` under `spec` (its base commit already bound); a replay names
@@ -110,7 +143,7 @@ def _resolve_base_commit(task: Task) -> str:
 RECLAIM_PER_CLAIM = 4  # expired leases a claim takes back before it looks for work
 
 
-def lease_run(storage: Storage, *, worker_id: str, ttl_seconds: float, run_id: str | None = None,
+def lease_run(storage: ClaimStore, *, worker_id: str, ttl_seconds: float, run_id: str | None = None,
               clock: Clock = utcnow) -> Lease | None:
     """Take one queued run (that one, or the oldest ready) for this worker, in one short
     transaction that first reclaims expired leases (their runs go back to the queue or end).
@@ -127,7 +160,7 @@ def lease_run(storage: Storage, *, worker_id: str, ttl_seconds: float, run_id: s
     return lease
 
 
-def _claim(uow: UnitOfWork, run_id: str | None, *, worker_id: str, ttl_seconds: float,
+def _claim(uow: ClaimWork, run_id: str | None, *, worker_id: str, ttl_seconds: float,
            now: datetime) -> Lease | None:
     run = uow.runs.get(run_id) if run_id else uow.next_queued_run(now)
     if run is None or run.status is not RunStatus.QUEUED or (
@@ -261,7 +294,34 @@ def _situation(uow: EndingWork, run_id: str, attempt_id: str | None) -> Situatio
     )
 
 
-def reap_expired(storage: Storage, *, clock: Clock = utcnow) -> list[Run]:
+class ReclaimWork(EndingWork, Protocol):
+    """What taking back expired leases does in its transaction: ending each attempt (or sending
+    its run back to the queue), waking the workers, reading the attempts' directories."""
+
+    def expired_attempts(self, now: datetime, *, limit: int | None = None) -> list[Attempt]: ...
+    def wake_workers(self) -> None: ...
+    def directories(self, attempt_ids: list[str]) -> list[str]: ...
+
+
+class ReclaimStore(Protocol):
+    """The part of the storage port reaping expired leases uses (any `Storage` is one)."""
+
+    def unit_of_work(self) -> AbstractContextManager[ReclaimWork]: ...
+
+
+class ClaimWork(ReclaimWork, Protocol):
+    """What a claim does in its transaction: reclaim expired leases, then lease a queued run."""
+
+    def next_queued_run(self, now: datetime) -> Run | None: ...
+
+
+class ClaimStore(Protocol):
+    """The part of the storage port leasing a run uses (any `Storage` is one)."""
+
+    def unit_of_work(self) -> AbstractContextManager[ClaimWork]: ...
+
+
+def reap_expired(storage: ReclaimStore, *, clock: Clock = utcnow) -> list[Run]:
     """Attempts whose lease ran out (their worker died or hangs) become LEASE_EXPIRED; their runs
     get a fresh attempt while the budget allows, else end FAILED_INFRASTRUCTURE."""
     now = clock()
@@ -271,7 +331,7 @@ def reap_expired(storage: Storage, *, clock: Clock = utcnow) -> list[Run]:
     return reaped
 
 
-def _reclaim_expired(uow: UnitOfWork, now: datetime, *,
+def _reclaim_expired(uow: ReclaimWork, now: datetime, *,
                      limit: int | None = None) -> tuple[list[Run], list[str]]:
     """The runs of the attempts reclaimed, and those attempts' recorded directories."""
     reaped = []

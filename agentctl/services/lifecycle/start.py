@@ -6,8 +6,10 @@ renders. `task submit --run` is `submit_and_run` (services/actions/submit_and_ru
 from __future__ import annotations
 
 import signal
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from agentctl.config import Config
 from agentctl.domain.agent import AgentSpec
@@ -22,11 +24,40 @@ from agentctl.execution.workspaces.tree_cache import in_home
 from agentctl.services.attempts.attempt import Progress
 from agentctl.services.attempts.baseline_cache import FOLDER as BASELINES
 from agentctl.services.attempts.pipeline import RunOptions
-from agentctl.services.lifecycle.leftovers import notice_expired, requeued_notice
-from agentctl.services.lifecycle.worker import create_and_run, prefetch_base
+from agentctl.services.lifecycle.leftovers import (
+    DueReads,
+    NoticeStore,
+    notice_expired,
+    requeued_notice,
+)
+from agentctl.services.lifecycle.worker import (
+    InlineReads,
+    InlineStore,
+    InlineWork,
+    create_and_run,
+    prefetch_base,
+)
 from agentctl.services.ports import Approver, RunObserver
-from agentctl.services.queries.telemetry import configured_endpoint, has_ended
-from agentctl.services.unit_of_work import Storage
+from agentctl.services.queries.telemetry import (
+    TraceReads,
+    TraceStore,
+    configured_endpoint,
+    has_ended,
+)
+
+
+class StartReads(InlineReads, DueReads, TraceReads, Protocol):
+    """A run's reads here, the cheap look for expired leases, and what its trace is planned
+    from."""
+
+
+class StartStore(InlineStore, NoticeStore, TraceStore, Protocol):
+    """The part of the storage port `run start` uses (any `Storage` is one): creating and
+    running the run here (`InlineStore`), ending the runs whose `run start` died first
+    (`NoticeStore`), and sending the trace after it (`TraceStore`)."""
+
+    def unit_of_work(self) -> AbstractContextManager[InlineWork]: ...
+    def reads(self) -> AbstractContextManager[StartReads]: ...
 
 
 def _quiet(_message: str) -> None:
@@ -111,7 +142,7 @@ def fill_tree_cache(config: Config, state_home: Path, repository: str,
     return prefetch_base(repository, commit, in_home(state_home, config.store.tree_cache_mb))
 
 
-def start_run(storage: Storage, config: Config, request: StartRun, *,
+def start_run(storage: StartStore, config: Config, request: StartRun, *,
               changes: CheckoutChanges | None = None) -> StartedRun:
     """The run, queued under a frozen spec and, unless detached, executed here until it ends
     (or waits for a human), then its trace sent when one is configured. Before it: the sandbox
@@ -161,7 +192,7 @@ def start_run(storage: Storage, config: Config, request: StartRun, *,
     return StartedRun(run, config)
 
 
-def _trace_after_run(storage: Storage, config: Config, run: Run) -> None:
+def _trace_after_run(storage: TraceStore, config: Config, run: Run) -> None:
     """The ended run's trace, sent when an endpoint is configured: only then are the planner
     and the exporter imported (a run without one loads neither)."""
     endpoint = configured_endpoint(config)

@@ -15,7 +15,6 @@ from typing import Protocol
 from agentctl.domain.errors import AgentctlError
 from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX, TRASH_PREFIX, remove_leftovers
 from agentctl.execution.workspaces.trash import sweep_trash
-from agentctl.services.unit_of_work import Storage
 
 
 class DirectoryReads(Protocol):
@@ -27,6 +26,14 @@ class SweptStore(Protocol):
     directories belong to attempts that are over."""
 
     def reads(self) -> AbstractContextManager[DirectoryReads]: ...
+
+
+class SweepStore(SweptStore, Protocol):
+    """The sweep's port, and what an outage of the store looks like: the background sweep
+    outlives one."""
+
+    def outage_errors(self) -> tuple[type[BaseException], ...]: ...
+    def outage_text(self, error: BaseException) -> str: ...
 
 
 def sweep_attempt_directories(storage: SweptStore, parent: Path | None = None) -> int:
@@ -53,7 +60,7 @@ def sweep_attempt_directories(storage: SweptStore, parent: Path | None = None) -
     return len(ended)
 
 
-def sweep_in_background(storage: Storage, report: Callable[[str], None]) -> threading.Thread:
+def sweep_in_background(storage: SweepStore, report: Callable[[str], None]) -> threading.Thread:
     """The sweep in a thread of its own, so a worker starts working at once however many
     directories there are (removing a thousand clones takes minutes on a slow disk); `report`
     hears how many were removed, or why the sweep could not look. A daemon: join it to wait."""

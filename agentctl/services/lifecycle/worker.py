@@ -9,9 +9,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
+from typing import Protocol
 
 from agentctl.config import Config
 from agentctl.domain import ids
@@ -29,10 +31,9 @@ from agentctl.services.attempts.attempt import StopSignal
 from agentctl.services.attempts.pipeline import RunOptions, execute_attempt
 from agentctl.services.lease_deadline import bounded_by
 from agentctl.services.lifecycle.patient_blobs import BlobOutage, PatientBlobs
-from agentctl.services.lifecycle.queue import Queue
-from agentctl.services.lifecycle.runs import create_run
+from agentctl.services.lifecycle.queue import Queue, QueueReads, QueueStore, QueueWork
+from agentctl.services.lifecycle.runs import CreateStore, NewRunWork, TaskReads, create_run
 from agentctl.services.ports import Lease, RunQueue
-from agentctl.services.unit_of_work import Storage
 
 CANCEL_POLL_SECONDS = 0.5
 BUSY_POLL_SECONDS = 0.2
@@ -44,7 +45,23 @@ def new_worker_id() -> str:
     return f"{os.uname().nodename}:{os.getpid()}:{ids.new_id('worker')[-6:]}"
 
 
-def create_and_run(storage: Storage, config: Config, task_text: str, *, agent: AgentSpec,
+class InlineReads(QueueReads, TaskReads, Protocol):
+    """The queue's reads and the task a run is created for."""
+
+
+class InlineWork(QueueWork, NewRunWork, Protocol):
+    """The queue's transactions and the one that queues the new run."""
+
+
+class InlineStore(QueueStore, CreateStore, Protocol):
+    """The part of the storage port creating a run and running it here uses (any `Storage` is
+    one): `runs.create_run`'s and the `Queue`'s, together."""
+
+    def unit_of_work(self) -> AbstractContextManager[InlineWork]: ...
+    def reads(self) -> AbstractContextManager[InlineReads]: ...
+
+
+def create_and_run(storage: InlineStore, config: Config, task_text: str, *, agent: AgentSpec,
                    detach: bool, options: RunOptions, base_commit: str | None = None) -> Run:
     """A queued run under a frozen spec and, unless detached, executed here until it ends (or
     waits for a human), with these options: `run start` (services/lifecycle/start.py) and the demo."""
@@ -174,16 +191,21 @@ def run_inline(queue: RunQueue, run_id: str, *, ttl_seconds: float, options: Run
 def work(queue: RunQueue, *, worker_id: str, ttl_seconds: float, poll_seconds: float,
          options: RunOptions, once: bool = False, max_runs: int | None = None,
          on_run: Callable[[Run | None], None] = lambda _run: None,
+         on_idle: Callable[[], None] = lambda: None,
          sleep: Callable[[float], None] = time.sleep) -> int:
     """Lease and execute queued runs until told to stop; the number of attempts executed.
 
     Every claim first reclaims expired leases, so a run whose worker died is picked up again.
-    `sleep` is how an idle worker waits (the store's wake-ups).
+    `sleep` is how an idle worker waits (the store's wake-ups); `on_idle` is told once each
+    time the worker runs out of work (at its first pass that finds nothing to lease after it
+    started, executed a run or met an outage), when everything it did before is on record:
+    what an operator, or a test, waits for instead of a guess of how long the work takes.
     With `once`, return when nothing is queued any more (runs waiting out a backoff count as
     queued, and so do runs other workers hold: they may come back).
     """
     executed = 0
     unreachable = 0  # consecutive passes the store could not be reached or written
+    idle = False  # whether on_idle was told since the worker last did something
     outage = queue.outage_errors()
     while max_runs is None or executed < max_runs:
         try:
@@ -192,16 +214,21 @@ def work(queue: RunQueue, *, worker_id: str, ttl_seconds: float, poll_seconds: f
                 on_run(execute_leased(queue, lease, options))
                 executed += 1
                 unreachable = 0
+                idle = False
                 continue
             if once and not queue.waiting():
                 return executed
             unreachable = 0
             collect_deleters()  # idle: no finished deleter of ours stays a zombie
+            if not idle:
+                idle = True
+                on_idle()
         except outage as error:
             # The database went away (restart, network) or cannot be written (a full disk, a
             # read-only artifact store): wait and try again. An attempt cut short by it was
             # fenced throughout; its lease expires and it is reclaimed.
             unreachable += 1
+            idle = False
             options.progress(f"store unavailable, retrying: {queue.outage_text(error)}")
             sleep(min(poll_seconds * 2 ** unreachable, 10.0))
             continue

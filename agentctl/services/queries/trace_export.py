@@ -7,8 +7,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from contextlib import AbstractContextManager
-from typing import Protocol
 
 from agentctl.config import Config
 from agentctl.domain.clock import utcnow
@@ -16,37 +14,16 @@ from agentctl.domain.enums import EventType
 from agentctl.domain.errors import BadInput
 from agentctl.domain.events import NewEvent
 from agentctl.domain.otlp_endpoint import endpoint_problem
-from agentctl.domain.run import Attempt, Run
-from agentctl.domain.step import Step, ToolCall
+from agentctl.domain.run import Run
 from agentctl.domain.tracing import TracePlan, plan_trace
-from agentctl.domain.verdict import Verdict
 from agentctl.execution.otlp import ExportResult, export_trace, traces_url
-from agentctl.services.queries.telemetry import ENDPOINT_ENV, configured_endpoint, has_ended
-from agentctl.services.unit_of_work import Events
-
-
-class TraceReads(Protocol):
-    """The records a run's trace is planned from, read in one snapshot."""
-
-    def snapshot(self) -> AbstractContextManager[None]: ...
-    def run(self, text: str | None) -> Run: ...
-    def attempts(self, run_id: str) -> list[Attempt]: ...
-    def steps(self, run_id: str) -> list[Step]: ...
-    def tool_calls(self, run_id: str) -> list[ToolCall]: ...
-    def verdict(self, run_id: str) -> Verdict | None: ...
-
-
-class EventWork(Protocol):
-    @property
-    def events(self) -> Events: ...
-
-
-class TraceStore(Protocol):
-    """The part of the storage port sending a trace uses (any `Storage` is one): the run's
-    records to plan it from, and the event log its outcome goes on."""
-
-    def reads(self) -> AbstractContextManager[TraceReads]: ...
-    def unit_of_work(self) -> AbstractContextManager[EventWork]: ...
+from agentctl.services.queries.telemetry import (
+    ENDPOINT_ENV,
+    TraceReads,
+    TraceStore,
+    configured_endpoint,
+    has_ended,
+)
 
 
 def send_after_run(storage: TraceStore, config: Config, run: Run, endpoint: str,

@@ -19,19 +19,26 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from agentctl.config import Config
 from agentctl.domain.errors import AgentctlError
 from agentctl.domain.run import Run
-from agentctl.services.queries.telemetry import has_ended
+from agentctl.services.queries.telemetry import TraceStore, has_ended
 from agentctl.services.queries.trace_export import export_and_record, record_unsent
-from agentctl.services.unit_of_work import Storage
 
 CAPACITY = 64  # runs waiting for their trace to be sent
 # Below the exporter's first retry backoff (0.8 s at least): it gives up instead of retrying.
 SHORT_TIMEOUT_SECONDS = 0.75
 DOWN_SECONDS = 30.0  # after a failed export, traces are dropped untried for this long
 GRACE_SECONDS = 0.25  # at the end, for the next export to finish beyond its own timeout
+
+
+class SenderStore(TraceStore, Protocol):
+    """The part of the storage port a worker's traces use (any `Storage` is one): sending one
+    (`TraceStore`), and what an outage of the store looks like, which a trace outlives."""
+
+    def outage_errors(self) -> tuple[type[BaseException], ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +53,7 @@ class SendCounts:
 class TraceSender:
     """Sends the traces of ended runs to `endpoint` off the caller's thread; `close` at the end."""
 
-    def __init__(self, storage: Storage, config: Config, endpoint: str, *,
+    def __init__(self, storage: SenderStore, config: Config, endpoint: str, *,
                  report: Callable[[str], None],
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._storage, self._config, self._endpoint = storage, config, endpoint
