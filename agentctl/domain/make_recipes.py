@@ -69,8 +69,8 @@ class MakeCall:
 def make_call(words: Sequence[str], cwd: str | None) -> MakeCall | None:
     """The call when `words` (one simple command) run make, else None."""
     index = 0
-    while index < len(words) and _ASSIGN.fullmatch(words[index]):
-        index += 1  # `VAR=1 make test`
+    while index < len(words) and (_ASSIGN.fullmatch(words[index]) or words[index] == "env"):
+        index += 1  # `VAR=1 make test`, `env VAR=1 make test`
     if index >= len(words) or posixpath.basename(words[index]) not in MAKES:
         return None
     folder, file = cwd, ""

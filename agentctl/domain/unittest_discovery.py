@@ -28,6 +28,7 @@ _LONG = {"--start-directory": "start", "--pattern": "pattern", "--top-level-dire
          "--durations": "", "--verbose": None, "--quiet": None, "--locals": None,
          "--failfast": None, "--catch": None, "--buffer": None}
 _POSITIONAL = ("start", "pattern", "top")
+_JOINED = re.compile(r"(&&|\|\||;)")
 _REDIRECT = re.compile(r"\d*(?:>>?|<<?|&>>?|>&|<&)(.*)")
 _SHELL_ENDS = {"&&", "||", ";", "|", "&", ";;"}
 _DEPTH = 8  # nested scripts and makes followed at most
@@ -125,21 +126,31 @@ def _in_segment(segment: Sequence[str], here: str | None, makefiles: Mapping[str
 
 
 def _tokens(words: Iterable[str]) -> Iterator[str]:
-    """Shell words with a subshell's parentheses and a trailing `;` split off (`(cd`,
-    `check_*.py)`, `tests;`); a quoted script (a word with spaces) is left whole."""
-    for word in words:
-        if any(c.isspace() for c in word):
-            yield word
+    """Shell words with a subshell's parentheses, `&&`, `||` and `;` split off (`(cd`,
+    `check_*.py)`, `tests;`, `pkg&&python`); a quoted script (a word with spaces) is left
+    whole."""
+    for whole in words:
+        if any(c.isspace() for c in whole):
+            yield whole
             continue
-        core = word.lstrip("(")
-        yield from "(" * (len(word) - len(core))
-        body = core
-        while body and body[-1] in ");" and (body[-1] == ";"
-                                              or body.count(")") > body.count("(")):
-            body = body[:-1]  # a `$(VAR)` keeps its own parenthesis
-        if body:
-            yield body
-        yield from core[len(body):]
+        for word in _JOINED.split(whole):  # `cd pkg&&python ...`
+            if word:
+                yield from _parenthesised(word)
+
+
+def _parenthesised(word: str) -> Iterator[str]:
+    """A word with a subshell's opening and closing parentheses split off."""
+    if word in _SHELL_ENDS:
+        yield word
+        return
+    core = word.lstrip("(")
+    yield from "(" * (len(word) - len(core))
+    body = core
+    while body and body[-1] in ");" and (body[-1] == ";" or body.count(")") > body.count("(")):
+        body = body[:-1]  # a `$(VAR)` keeps its own parenthesis
+    if body:
+        yield body
+    yield from core[len(body):]
 
 
 def _after_unittest(words: Sequence[str], index: int) -> int | None:

@@ -76,6 +76,7 @@ def test_the_runs_rule_holds_the_frozen_one_and_the_projects_own() -> None:
     (f"cd pkg && {PY} -s tests -p 'check_*.py'", ("pkg/tests/**/check_*.py",)),
     (f"cd ./pkg/ && cd sub && {PY} -s . -p check_*.py", ("pkg/sub/**/check_*.py",)),
     (f"pushd pkg && {PY} -s tests -p check_*.py", ("pkg/tests/**/check_*.py",)),
+    (f"cd pkg&&{PY} -s tests -p check_*.py", ("pkg/tests/**/check_*.py",)),
     (f"cd pkg && {PY} -s lib.tests -p check_*.py",
      ("pkg/lib.tests/**/check_*.py", "pkg/lib/tests/**/check_*.py")),
     (f"bash -c 'cd pkg && {PY} -s tests -p check_*.py'", ("pkg/tests/**/check_*.py",)),
@@ -132,6 +133,7 @@ RECIPE_GLOBS = ("style/**/lint_*.py", "pkg/checks/**/check_*.py", "sub/**/unit_*
     ("make", RECIPE_GLOBS),  # the default target: the first
     ("make -j 2 -k test", RECIPE_GLOBS),
     ("PY=python make test", RECIPE_GLOBS),
+    ("env PY=python make test", RECIPE_GLOBS),
     ("make test PATTERN=spec_*.py",  # a call's variable beats the file's
      ("style/**/lint_*.py", "pkg/checks/**/spec_*.py", "sub/**/unit_*.py")),
     ("make docs", ("docs/**/doc_*.py",)),  # a recipe after `;`
