@@ -7,6 +7,11 @@ spec's), never from anything the patch holds. The command line is read as unitte
 argument parser reads it: `-p PAT`, `-pPAT`, `-p=PAT`, `--pattern=PAT`, an abbreviation
 (`--pat PAT`), the positional `discover START PATTERN TOP`; the last value given wins. A pattern
 that is no glob of one file name falls back to unittest's default, `test*.py`.
+
+The start dir resolves in the folder the command runs in: `cd pkg && python -m unittest
+discover -p 'check_*.py'` loads `pkg/**/check_*.py`; a `cd` that may not have happened (after
+`;` or `||`) leaves the pattern at any depth. A `make` call's recipe is read from the base's
+Makefile (`make_recipes`), never the patch's: a patch that edits the Makefile moves no file.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ _POSITIONAL = ("start", "pattern", "top")
 _JOINED = re.compile(r"(&&|\|\||;)")
 _REDIRECT = re.compile(r"\d*(?:>>?|<<?|&>>?|>&|<&)(.*)")
 _SHELL_ENDS = {"&&", "||", ";", "|", "&", ";;"}
+_LIST_ENDS = {"||", ";", "&", ";;"}  # what ends an `&&` list (a pipe goes on in it)
 _DEPTH = 8  # nested scripts and makes followed at most
 
 
@@ -91,9 +97,9 @@ def _discoveries(command: str, cwd: str | None, makefiles: Mapping[str, str | No
             outer.append(here)
         elif word == ")":
             here = outer.pop() if outer else None
-        elif word in ("||", ";", "&", ";;") and here != listed:
-            here = None  # the list's `cd` may have failed: the rest runs in either folder
-        if word != "&&" and word != "|":
+        elif word in _LIST_ENDS:
+            if here != listed:  # the list's `cd` may have failed: the rest runs in either
+                here = None
             listed = here
 
 

@@ -88,6 +88,8 @@ def test_the_runs_rule_holds_the_frozen_one_and_the_projects_own() -> None:
     (f"cd pkg || exit 1; {PY} -s tests -p check_*.py", ("check_*.py",)),
     (f"cd pkg && true; {PY} -s tests -p check_*.py", ("check_*.py",)),
     (f"cd pkg && {PY} -p a_*.py || {PY} -s t -p b_*.py", ("pkg/**/a_*.py", "b_*.py")),
+    (f"cd pkg && ({PY} -p a_*.py); {PY} -s t -p b_*.py", ("pkg/**/a_*.py", "b_*.py")),
+    (f"(cd pkg && true; {PY} -s t -p a_*.py)", ("a_*.py",)),
     (f"cd pkg extra && {PY} -s tests -p check_*.py", ("check_*.py",)),
     # a folder that is no plain relative one
     (f"cd /srv/pkg && {PY} -s tests -p check_*.py", ("check_*.py",)),
