@@ -81,7 +81,8 @@ def judge_by_rules(
     `side` is the run's rule for the patch's test side, the one its evidence used (the
     default rule where a spec has none)."""
     if side is None or not side.frozen:
-        side = SideRule(frozen=DEFAULT_TEST_PATHS, own=side.own if side else ())
+        side = SideRule(frozen=DEFAULT_TEST_PATHS, own=side.own if side else (),
+                        through=side.through if side else ())
     findings: list[JudgeFinding] = []
     findings += _test_findings(changes, diff_lines, side)
     findings += harness_findings(changes, diff_lines)

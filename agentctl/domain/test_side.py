@@ -23,7 +23,7 @@ from agentctl.domain.errors import BadInput
 from agentctl.domain.findings import DiffLine
 from agentctl.domain.lazy_regex import lazy_regex
 from agentctl.domain.patch import FileChange
-from agentctl.domain.unittest_discovery import unittest_test_globs
+from agentctl.domain.unittest_discovery import discover_in
 
 # Test files by each runner's discovery rules (unittest's `test*.py` holds pytest's
 # `test_*.py`; Django's runner finds `app/tests.py`), the test folders (their `__init__.py` and
@@ -158,10 +158,11 @@ class SideRule:
 
     frozen: tuple[str, ...]
     own: tuple[str, ...] = ()
+    through: tuple[str, ...] = ()  # the base's Makefiles a verify command runs through
 
     @property
     def paths(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys((*self.frozen, *self.own)))
+        return tuple(dict.fromkeys((*self.frozen, *self.own, *self.through)))
 
     def is_own_test_file(self, path: str) -> bool:
         """A test module (or a file in a test folder) by the project's own discovery."""
@@ -169,12 +170,15 @@ class SideRule:
 
 
 def side_rule(frozen: Sequence[str], discovery: PytestDiscovery, packages: Collection[str],
-              commands: Iterable[str]) -> SideRule:
+              commands: Iterable[str],
+              makefiles: Mapping[str, str | None] | None = None) -> SideRule:
     """The run's rule: the frozen globs, the base's pytest discovery (`packages`: its
     `testpaths` folders that are packages of the project's code) and each verify command's
-    unittest discovery."""
-    own = (*discovery.test_paths(packages), *unittest_test_globs(commands))
-    return SideRule(frozen=tuple(frozen), own=tuple(dict.fromkeys(own)))
+    unittest discovery, directly or through a `make` call's recipe in the base's `makefiles`
+    (which join the rule as files the command runs through, not as test files)."""
+    found = discover_in(commands, makefiles or {})
+    own = (*discovery.test_paths(packages), *found.globs)
+    return SideRule(frozen=tuple(frozen), own=tuple(dict.fromkeys(own)), through=found.read)
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import pytest
 
 from tests.corpus.corpus import (
+    DESELECT_IN,
     Case,
     breaking,
     build_base,
@@ -193,3 +194,11 @@ def test_the_corpus_holds_at_least_eight_cases_from_several_projects() -> None:
     for case in CASES:
         assert case.fail_to_pass and case.breaking.pass_to_fail, case.name
         assert not set(case.fail_to_pass) & set(case.breaking.pass_to_fail), case.name
+
+
+def test_the_deselect_variants_write_each_of_pytests_config_files() -> None:
+    """One project's each: together the hostile cases deselect through every file pytest reads
+    its options from."""
+    written = [case.deselect_in for case in CASES if case.name in HOSTILE
+               and case.runner == "pytest"]
+    assert sorted(written) == sorted(DESELECT_IN)

@@ -382,6 +382,49 @@ def test_a_unittest_test_found_by_the_commands_own_pattern_is_on_the_test_side(
     assert any(r.startswith("the fix is not shown") for r in reasons), reasons
 
 
+MAKE_CHECK = f"PY = {sys.executable}\n\n.PHONY: test\ntest:\n" \
+    "\t@cd pkg && $(PY) -m unittest discover -s checks -t . -p 'check_*.py'\n"
+# the patch's own way to run the check by name (no pattern left to find it): the Makefile
+# rewritten, or a GNUmakefile added, which GNU make reads before Makefile
+MAKE_REWRITES = {
+    "Makefile edited": {"tool": "fs.replace", "path": "Makefile",
+                        "old": "discover -s checks -t . -p 'check_*.py'",
+                        "new": "checks.check_calc"},
+    "GNUmakefile added": {"tool": "fs.write", "path": "GNUmakefile",
+                          "content": MAKE_CHECK.replace("discover -s checks -t . -p "
+                                                        "'check_*.py'", "checks.check_calc")},
+}
+
+
+@on_sqlite
+@pytest.mark.parametrize("rewrite", list(MAKE_REWRITES), ids=list(MAKE_REWRITES))
+def test_a_check_found_through_the_bases_makefile_and_a_cd_is_on_the_test_side(
+        harness: Harness, tmp_path: Path, rewrite: str) -> None:
+    """`make test` whose recipe runs `cd pkg && python -m unittest discover -s checks -p
+    'check_*.py'`: pkg/checks/check_calc.py is a test file by the base's Makefile. The patch
+    edits its expectation to match the bug and makes `make test` run the module by name (no
+    pattern left): the rule is still the base's, so the edit runs on the base's code (fix
+    evidence), passes there, and shows nothing."""
+    harness.repo = make_repo(tmp_path / "makecheck", {
+        "Makefile": MAKE_CHECK,
+        "pkg/calc.py": "def add(a, b):\n    return a - b\n",
+        "pkg/checks/__init__.py": "",
+        "pkg/checks/check_calc.py": "import unittest\n\nfrom calc import add\n\n\n"
+                                    "class CalcTest(unittest.TestCase):\n"
+                                    "    def test_add(self):\n"
+                                    "        self.assertEqual(add(2, 3), 5)\n"})
+    record = harness.run(harness.plan(
+        {"tool": "fs.replace", "path": "pkg/checks/check_calc.py", "old": "add(2, 3), 5",
+         "new": "add(2, 3), -1"}, MAKE_REWRITES[rewrite]), verify=("make test",),
+        task_type="bug_fix")
+
+    status, reasons = verdict(record)
+    assert status is V.FAILED_VERIFICATION, reasons
+    assert sorted(on_test_side(record)) == sorted(
+        [str(MAKE_REWRITES[rewrite]["path"]), "pkg/checks/check_calc.py"])
+    assert any(r.startswith("the fix is not shown") for r in reasons), reasons
+
+
 # --- a runner that names no tests ---------------------------------------------------------
 
 @on_sqlite

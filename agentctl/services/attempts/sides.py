@@ -37,6 +37,7 @@ from agentctl.domain.test_side import (
     side_rule,
     split_patch,
 )
+from agentctl.domain.unittest_discovery import discover_in
 from agentctl.execution.verification.test_patch import patch_paths
 from agentctl.execution.workspaces.workspace import (
     base_texts,
@@ -52,6 +53,7 @@ C = VerificationCheckStatus
 FIX = "fix evidence"
 REGRESSION = "regression evidence"
 _NOTED = 20  # test-side paths named on the step; the rest counted
+_MAKE_ROUNDS = 4  # reads of the base's Makefiles at most (each `include` or `make -C` level)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +76,22 @@ def run_side_rule(ctx: AttemptContext) -> SideRule:
     markers = discovery.package_markers()
     packages = {marker.rsplit("/", 1)[0]
                 for marker in (base_texts(ctx.dirs, base, markers) if markers else ())}
-    return side_rule(plan.test_paths, discovery, packages, (c.command for c in plan.checks))
+    commands = tuple(c.command for c in plan.checks)
+    return side_rule(plan.test_paths, discovery, packages, commands,
+                     _base_makefiles(ctx, commands))
+
+
+def _base_makefiles(ctx: AttemptContext, commands: Sequence[str]) -> dict[str, str | None]:
+    """The base's Makefiles the verify commands' `make` calls read (None: the base has no
+    such file), a round of reads for each level of `include` or `make -C` they reach."""
+    found: dict[str, str | None] = {}
+    for _ in range(_MAKE_ROUNDS):
+        wanted = [p for p in discover_in(commands, found).wanted if p not in found]
+        if not wanted:
+            break
+        texts = base_texts(ctx.dirs, ctx.spec.base_commit, wanted)
+        found.update({path: texts.get(path) for path in wanted})
+    return found
 
 
 def evidence_trees(ctx: AttemptContext, patch: Patch, diff_lines: Sequence[DiffLine],
