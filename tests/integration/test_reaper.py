@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+from agentctl.execution.git import kept_from_sweeps, run_git_process
 from agentctl.execution.process import run_to_file
 from agentctl.execution.reaper import become_subreaper, descendants, kept, release, sweep
 
@@ -50,6 +51,33 @@ def test_a_kept_run_is_not_swept_while_it_runs(tmp_path: Path) -> None:
     marker.touch()
     thread.join()
     assert results[0].exit_code == 0
+
+
+def test_a_git_started_inside_kept_from_sweeps_is_not_swept_while_it_runs(
+        tmp_path: Path) -> None:
+    """The base's checkout runs its git beside the attempt's sweeps: the git (an alias that waits
+    for a marker written only after the sweep) would fail, swept."""
+    spared = frozenset(descendants())
+    marker = tmp_path / "swept"
+    results: list[int | Exception] = []
+
+    def checkout() -> None:
+        try:
+            with kept_from_sweeps():
+                results.append(run_git_process(
+                    ["git", "-c", f"alias.wait=!while [ ! -e {marker} ]; do sleep 0.05; done",
+                     "wait"], env=dict(os.environ), cwd=tmp_path, what="waiting").returncode)
+        except Exception as error:  # noqa: BLE001 - the test reads it
+            results.append(error)
+
+    thread = threading.Thread(target=checkout)
+    thread.start()
+    while not descendants() - spared:
+        pass
+    assert sweep(spared) == 0
+    marker.touch()
+    thread.join()
+    assert results == [0]
 
 
 def _zombie_children() -> set[int]:
