@@ -19,19 +19,21 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from agentctl.domain.errors import InfrastructureFailure
-from agentctl.execution import lifelines
+from agentctl.execution import lifelines, reaper
 
 DEFAULT_TIMEOUT_SECONDS = 300.0
 _POLL_SECONDS = 0.1
 _MESSAGE_LIMIT = 400
+_keeping = threading.local()  # `on`: this thread's git is kept from the reaper's sweeps
 
 # `git rev-parse --local-env-vars`: variables that would point git at another repository, index or
 # configuration than the one named on its command line (e.g. when agentctl runs inside a git hook).
@@ -205,22 +207,43 @@ def run_git_process(argv: Sequence[str], *, env: Mapping[str, str], what: str,
     return GitResult(raw.returncode, raw.stdout.decode("utf-8", "replace"), raw.stderr)
 
 
+@contextmanager
+def kept_from_sweeps() -> Iterator[None]:
+    """Every git the calling thread starts in the block is kept from the reaper's sweeps while
+    it runs (`reaper.kept`): work beside the pipeline (the base's checkout on a thread of its
+    own) whose git the attempt's sweep must neither kill nor wait for."""
+    before = getattr(_keeping, "on", False)
+    _keeping.on = True
+    try:
+        yield
+    finally:
+        _keeping.on = before
+
+
 def _run_bytes(argv: Sequence[str], *, env: Mapping[str, str], what: str,
                cwd: Path | None = None, stdout: IO[bytes] | None = None,
                stdin: bytes | None = None, check: bool = True,
                should_stop: Callable[[], bool] | None = None,
                timeout: float = DEFAULT_TIMEOUT_SECONDS) -> GitBytes:
+    keeping = getattr(_keeping, "on", False)
     try:
-        with _input_file(stdin) as source:
+        with _input_file(stdin) as source, \
+                reaper.kept() if keeping else nullcontext(None) as keep:
             process = subprocess.Popen(
                 lifelines.tied(argv), stdin=source,
                 stdout=stdout if stdout is not None else subprocess.PIPE,
                 stderr=subprocess.PIPE, env=dict(env), cwd=cwd, start_new_session=True,
                 pass_fds=lifelines.held(),
             )
+            if keep is not None:
+                keep(process.pid)
     except OSError as error:
         raise InfrastructureFailure(f"{what}: cannot run git: {error}") from None
-    out, err = _communicate(process, should_stop, timeout, what)
+    try:
+        out, err = _communicate(process, should_stop, timeout, what)
+    finally:
+        if keeping:
+            reaper.release(process.pid)
     result = GitBytes(process.returncode, out, err.decode("utf-8", "replace"))
     if check and result.returncode != 0:
         detail = one_line(result.stderr) or f"git exited {result.returncode}"

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from agentctl.execution.workspaces import overlay
+from agentctl.execution.workspaces.trash import TRASH_PREFIX
+from tests.e2e.workers_support import wait_until
 from tests.machine import unavailable
 
 # A fresh process asks; it prints the answer and whether it left the machine's mount namespace
@@ -58,3 +60,16 @@ def test_a_refused_view_makes_the_next_process_try_again(tmp_path: Path) -> None
 
     assert list(remembered.glob(".views-mount-*")) == []
     assert _ask(tmp_path, remembered) == "True True"
+
+
+def test_the_trial_mounts_folder_leaves_as_trash_and_a_detached_process_empties_it(
+        tmp_path: Path) -> None:
+    """Removing it on a loaded disk would hold up a first run's start: it is renamed to trash
+    at once (nothing of the probe's is left under its own name) and deleted in the background."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    assert _ask(scratch, tmp_path / "trees") == "True True"
+
+    left = [path.name for path in scratch.iterdir()]
+    assert all(name.startswith(TRASH_PREFIX + "agentctl-overlay-probe-") for name in left)
+    wait_until(lambda: not any(scratch.iterdir()), timeout=120, what="the probe's trash to go")

@@ -536,6 +536,30 @@ def test_the_unittest_hook_is_loaded_from_bytecode_and_imports_no_typing(tmp_pat
     assert probe.stdout.split() == [str(source), str(cached), "False"]
 
 
+
+def test_a_later_checks_hook_gets_the_bytecode_compiled_for_the_first_and_names_its_own_file(
+        tmp_path: Path) -> None:
+    """The helpers are compiled once a process and their bytes copied into each check's folder:
+    the later folder's Python loads them (no compile, the checked hash matches its source) and
+    its code names that folder's file, not the first's (a traceback points at what ran)."""
+    import importlib.util
+
+    ReportDir(tmp_path / "first").prepare()
+    reports = ReportDir(tmp_path / "later")
+    reports.prepare()
+    source = reports.path / "sitecustomize.py"
+    cached = Path(importlib.util.cache_from_source(str(source)))
+    first = Path(importlib.util.cache_from_source(str(tmp_path / "first" / "sitecustomize.py")))
+    assert cached.read_bytes() == first.read_bytes()
+    env = injected_env({"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}, reports)
+    probe = subprocess.run(
+        [sys.executable, "-v", "-c", "import inspect, sitecustomize as s; print(next("
+         "f.__code__.co_filename for f in vars(s).values() if inspect.isfunction(f) "
+         "and f.__module__ == 'sitecustomize'))"],
+        env=env, capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert probe.stdout.split() == [str(source)]
+    assert f"code object from '{cached}'" in probe.stderr
+
 # test_flaky fails on every other run and notes the process it ran in; the class and module
 # fixtures count how often they were set up (a rerun needs them, as the first run did).
 UNITTEST_RERUNS = """import os

@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 
 from agentctl.execution.workspaces import overlay
-from agentctl.execution.workspaces.discard import TRASH_PREFIX, discard_workspace
-from agentctl.execution.workspaces.trash import spawn_deleter, sweep_trash
+from agentctl.execution.workspaces.discard import discard_workspace
+from agentctl.execution.workspaces.trash import TRASH_PREFIX, spawn_deleter, sweep_trash
 from agentctl.execution.workspaces.tree_cache import TreeCache
 from agentctl.execution.workspaces.workspace import (
     clone_at,

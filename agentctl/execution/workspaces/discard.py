@@ -16,13 +16,10 @@ from pathlib import Path
 from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution.workspaces.overlay import mounts_under, unmount_under
 from agentctl.execution.workspaces.removal import force_rmtree
-from agentctl.execution.workspaces.trash import collect, spawn_deleter
+from agentctl.execution.workspaces.trash import TRASH_PREFIX, collect, spawn_deleter
 from agentctl.execution.workspaces.tree_cache import PinnedEntry
 
 ATTEMPT_DIR_PREFIX = "agentctl-ws-"
-# An attempt's directory renamed for deletion out of the way (`discard_workspace`): whatever
-# carries this prefix is garbage, removed by the process started for it or by the next sweep.
-TRASH_PREFIX = "agentctl-trash-"
 
 # Attempts whose trees are views of a cache entry, and the entry's pin, released (and the views
 # unmounted) when the attempt's directory is removed.

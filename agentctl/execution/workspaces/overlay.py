@@ -32,6 +32,7 @@ import tempfile
 from pathlib import Path
 
 from agentctl.execution.workspaces.removal import force_rmtree
+from agentctl.execution.workspaces.trash import TRASH_PREFIX, spawn_deleter
 
 _MNT_DETACH = 2
 _MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_SLAVE = 1, 32, 4096, 16384, 1 << 19
@@ -142,12 +143,28 @@ def supported(scratch: Path, remembered: Path | None = None) -> bool:
         except OSError as error:
             _supported, _refusal = False, _refused_mount(error)
         finally:
-            force_rmtree(str(probe))
+            _throw_away(probe)
         if _supported and marker is not None:
             with contextlib.suppress(OSError):
                 marker.parent.mkdir(parents=True, exist_ok=True)
                 marker.touch()
     return _supported
+
+
+def _throw_away(probe: Path) -> None:
+    """The trial mount's folder renamed to trash and deleted by a detached low-priority process
+    (`trash`), as an attempt's directory is: on a loaded disk even its nine empty folders take
+    16-390 ms to remove, on the way of a first run's start (the base is resolved, the task not
+    yet stored). A folder still mounted on, or one that cannot be renamed, is deleted here."""
+    if not mounts_under(probe):
+        try:
+            os.rename(probe, probe.with_name(TRASH_PREFIX + probe.name))
+        except OSError:
+            pass
+        else:
+            spawn_deleter(probe.parent, TRASH_PREFIX)
+            return
+    force_rmtree(str(probe))
 
 
 def prepare() -> str | None:

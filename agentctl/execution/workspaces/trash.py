@@ -27,6 +27,10 @@ for trash in "$2"*; do
   rm -rf --one-file-system -- "$trash" 2>/dev/null
 done
 """
+# A folder renamed for deletion out of the way (an attempt's directory, `discard_workspace`; an
+# overlay probe's): whatever carries this prefix is garbage, removed by the process started for
+# it or by the next sweep.
+TRASH_PREFIX = "agentctl-trash-"
 _SHELL = "/bin/sh"
 _ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
 _started: list[int] = []  # deleters of this process whose exit was not collected yet

@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.artifact import Artifact
@@ -86,20 +86,16 @@ class AttemptContext:
     concurrent_baseline: bool = False  # the base's checks may run beside the candidate's
     # which files each agent call changed, once the agent runs: what no call did is named
     tracker: ChangeTracker | None = None
-    # Held while work beside the pipeline starts processes it cannot keep (a base checkout's
-    # git): a sweep waits for it
-    quiet: threading.Lock = field(default_factory=threading.Lock)
 
     def reap(self) -> int:
         """Kill whatever the attempt's processes left running (a `setsid` daemon included);
-        how many there were."""
-        with self.quiet:
-            return sweep(self.spared)
+        how many there were. Work beside the pipeline keeps its processes from it (a check on
+        the base: `run_to_file(kept=True)`; the base's checkout: `git.kept_from_sweeps`)."""
+        return sweep(self.spared)
 
     def reap_since(self, running: frozenset[Process]) -> int:
         """Kill what started since `running` was taken and still runs: what one call left."""
-        with self.quiet:
-            return sweep(self.spared | running)
+        return sweep(self.spared | running)
 
     @property
     def workspace(self) -> Path:

@@ -37,6 +37,7 @@ from agentctl.domain.enums import StepType, TestOutcome, VerificationCheckStatus
 from agentctl.domain.spec import ExecutionSpec, PlannedCheck
 from agentctl.domain.verification import TestReport, VerificationCheck
 from agentctl.execution.environment import verification_env
+from agentctl.execution.git import kept_from_sweeps
 from agentctl.execution.verification.verifier import CheckOutcome
 from agentctl.execution.workspaces import kept_checkouts
 from agentctl.execution.workspaces.base_checkouts import BaseCheckout
@@ -108,7 +109,7 @@ class BaseBeside:
     def _work(self) -> None:
         plan = self.ctx.spec.verification_plan
         try:
-            with self.ctx.quiet:  # its git is not kept: no sweep meanwhile
+            with kept_from_sweeps():  # the attempt's sweeps neither kill nor wait for its git
                 workspace = self.checkout.ensure(should_stop=self._stopped)
             for planned in self._planned:
                 if self._stopped():

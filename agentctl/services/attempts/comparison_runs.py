@@ -18,6 +18,7 @@ from agentctl.domain.errors import InfrastructureFailure
 from agentctl.domain.spec import PlannedCheck
 from agentctl.domain.verification import TestReport
 from agentctl.execution.environment import verification_env
+from agentctl.execution.git import kept_from_sweeps
 from agentctl.execution.sandboxing.sandbox import Jail
 from agentctl.execution.verification.test_reports import (
     EVERY_TEST,
@@ -68,7 +69,7 @@ def reruns_at_once(ctx: AttemptContext, planned: PlannedCheck, observed: Observe
             should_stop=should_stop, rerun_failures=in_process_reruns(reruns, 1)))}
     trees = {1: workspace}
     try:
-        with ctx.quiet:  # its git is not kept: no sweep meanwhile
+        with kept_from_sweeps():  # the attempt's sweeps neither kill nor wait for its git
             for number in range(2, reruns + 1):
                 trees[number] = checkout_base(ctx.dirs, ctx.spec.base_commit,
                                               should_stop=should_stop,

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Protocol
 
 from agentctl.domain.errors import AgentctlError
-from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX, TRASH_PREFIX, remove_leftovers
-from agentctl.execution.workspaces.trash import sweep_trash
+from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX, remove_leftovers
+from agentctl.execution.workspaces.trash import TRASH_PREFIX, sweep_trash
 
 
 class DirectoryReads(Protocol):
