@@ -21,8 +21,6 @@ def dispatch(args: list[str]) -> NoReturn:
     """Run the command `args` names; exit with its code, or with one line for its failure."""
     if (bad := _bad_argument(args)) is not None:
         _fail(bad, 2)
-    if os.environ.get("AGENTCTL_DEBUG"):
-        _debug_log()
     try:
         command = typer.main.get_command(app)
         result = command.main(args=args, prog_name="agentctl", standalone_mode=False)
@@ -96,18 +94,6 @@ def _database_error(error: Exception) -> tuple[str, bool] | None:
 # SQLite's primary result codes for a machine that refuses: PERM, READONLY, IOERR, FULL,
 # CANTOPEN (their file is fine; the disk or its permissions are not).
 _SQLITE_ENVIRONMENT = frozenset({3, 8, 10, 13, 14})
-
-
-def _debug_log() -> None:
-    """AGENTCTL_DEBUG: agentctl's own debug log on stderr too (why a background fill or a
-    LISTEN failed), not the libraries'."""
-    import logging
-
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
-    logger = logging.getLogger("agentctl")
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
 
 
 def _bug(error: Exception) -> NoReturn:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from agentctl.debug_log import logger
 from agentctl.execution.git import WorkspaceGit
 from agentctl.execution.workspaces.clones import SHA, clone, copy_source
 from agentctl.execution.workspaces.overlay import supported as views_supported
@@ -90,9 +91,7 @@ class Prefetch:
             acquire(cache, self._key, build, should_stop=self._stopped.is_set).release()
         except Exception as error:  # noqa: BLE001 - the attempt builds it again, and says why
             if not self._stopped.is_set():  # its reason kept, for whoever reads the debug log
-                import logging
-
-                logging.getLogger("agentctl.prefetch").debug(
+                logger("agentctl.prefetch").debug(
                     "prefetch of %s at %s failed: %s: %s", source, commit,
                     type(error).__name__, error, exc_info=error)
         finally:
