@@ -81,9 +81,12 @@ _ENVIRONMENT_ERRORS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.E
 
 def _database_error(error: Exception) -> tuple[str, bool] | None:
     """The driver's own words when the database, not agentctl, is the problem, and whether
-    the machine refused (a full disk, a read-only file) rather than the file being wrong."""
-    import sqlite3
-
+    the machine refused (a full disk, a read-only file) rather than the file being wrong. Only a
+    loaded sqlite3 raises its errors: the module is looked up, not imported (a command that
+    failed before it opened a database, or `--help`, loads no driver)."""
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is None:
+        return None
     driver = error if isinstance(error, sqlite3.DatabaseError) else getattr(error, "orig", None)
     if not isinstance(driver, sqlite3.DatabaseError):  # SQLAlchemy wraps the driver's error
         return None
