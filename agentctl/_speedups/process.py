@@ -13,7 +13,6 @@ import gc
 import os
 import sys
 import threading
-from collections.abc import Callable
 from typing import NoReturn
 
 from agentctl._speedups import PLAIN
@@ -53,12 +52,13 @@ def start_up_done() -> None:
     _starting = None
 
 
-def leave(code: object, *, closing: Callable[[], None]) -> NoReturn:
+def leave(code: object) -> NoReturn:
     """End the process with `code` (what `SystemExit` carried) without the interpreter's
     teardown: freeing every module's objects one by one costs tens of milliseconds after the
     work is done (a run's verdict already printed). What that teardown does that matters is
-    done here: non-daemon threads waited for (by falling back to it), exit handlers run,
-    `closing` called (the database's connections), the output flushed."""
+    done here: non-daemon threads waited for (by falling back to it), exit handlers run (the
+    store's among them: its database connections closed, the WAL checkpointed), the output
+    flushed."""
     if PLAIN or any(thread.is_alive() and not thread.daemon for thread in threading.enumerate()
                     if thread is not threading.main_thread()):
         sys.exit(code)  # type: ignore[arg-type]
@@ -68,7 +68,6 @@ def leave(code: object, *, closing: Callable[[], None]) -> NoReturn:
         print(code, file=sys.stderr)
         code = 1
     atexit._run_exitfuncs()
-    closing()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

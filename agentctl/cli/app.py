@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from agentctl import __version__
+from agentctl.cli import output
 from agentctl.cli.help import SectionedGroup
 from agentctl.cli.lazy import Lazy
 from agentctl.cli.options import PASS_THROUGH, Flag
@@ -102,9 +103,6 @@ def root(
 
 
 def _presentation(*, quiet: bool, verbose: bool, no_color: bool) -> None:
-
-    from agentctl.cli import output
-
     output.verbosity = -1 if quiet else 1 if verbose else 0
     if no_color:
         os.environ["NO_COLOR"] = "1"  # read by Rich, and by the tools a run starts

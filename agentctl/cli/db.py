@@ -4,6 +4,7 @@
 import typer
 
 from agentctl.cli.context import state
+from agentctl.cli.migrations import migrations
 from agentctl.cli.options import JsonOption
 from agentctl.cli.output import emit_json, out
 
@@ -13,9 +14,7 @@ app = typer.Typer(help="The database schema: its revision and upgrades.", no_arg
 @app.command()
 def current(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Show the schema revision of the database and the one this agentctl needs."""
-    from agentctl.store import database
-
-    found = database.current(state(ctx).store)
+    found = migrations().current(state(ctx).store)
     if as_json:
         emit_json(found)
         return
@@ -30,9 +29,7 @@ def current(ctx: typer.Context, as_json: JsonOption = False) -> None:
 def upgrade(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Migrate the database to this agentctl's schema (an embedded SQLite home is backed up
     beside itself first); nothing to do when it is current."""
-    from agentctl.store import database
-
-    done = database.upgrade(state(ctx).store)
+    done = migrations().upgrade(state(ctx).store)
     if as_json:
         emit_json(done)
         return

@@ -21,8 +21,6 @@ def dispatch(args: list[str]) -> NoReturn:
     """Run the command `args` names; exit with its code, or with one line for its failure."""
     if (bad := _bad_argument(args)) is not None:
         _fail(bad, 2)
-    if os.environ.get("AGENTCTL_DEBUG"):
-        _debug_log()
     try:
         command = typer.main.get_command(app)
         result = command.main(args=args, prog_name="agentctl", standalone_mode=False)
@@ -83,9 +81,12 @@ _ENVIRONMENT_ERRORS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.E
 
 def _database_error(error: Exception) -> tuple[str, bool] | None:
     """The driver's own words when the database, not agentctl, is the problem, and whether
-    the machine refused (a full disk, a read-only file) rather than the file being wrong."""
-    import sqlite3
-
+    the machine refused (a full disk, a read-only file) rather than the file being wrong. Only a
+    loaded sqlite3 raises its errors: the module is looked up, not imported (a command that
+    failed before it opened a database, or `--help`, loads no driver)."""
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is None:
+        return None
     driver = error if isinstance(error, sqlite3.DatabaseError) else getattr(error, "orig", None)
     if not isinstance(driver, sqlite3.DatabaseError):  # SQLAlchemy wraps the driver's error
         return None
@@ -96,18 +97,6 @@ def _database_error(error: Exception) -> tuple[str, bool] | None:
 # SQLite's primary result codes for a machine that refuses: PERM, READONLY, IOERR, FULL,
 # CANTOPEN (their file is fine; the disk or its permissions are not).
 _SQLITE_ENVIRONMENT = frozenset({3, 8, 10, 13, 14})
-
-
-def _debug_log() -> None:
-    """AGENTCTL_DEBUG: agentctl's own debug log on stderr too (why a background fill or a
-    LISTEN failed), not the libraries'."""
-    import logging
-
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
-    logger = logging.getLogger("agentctl")
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
 
 
 def _bug(error: Exception) -> NoReturn:

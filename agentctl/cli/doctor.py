@@ -14,6 +14,7 @@ from rich.text import Text
 
 from agentctl._speedups import dataclass_code
 from agentctl.cli.context import State, state
+from agentctl.cli.migrations import migrations
 from agentctl.cli.options import JsonOption
 from agentctl.cli.output import emit_json, out
 from agentctl.domain.agent_clis import AGENT_CLIS, release_tested, version_in
@@ -181,10 +182,8 @@ def _hook(current: State) -> Finding:
 
 
 def _store(current: State) -> Finding:
-    from agentctl.store import database
-
     try:
-        found = database.current(current.store)
+        found = migrations().current(current.store)
     except Exception as error:  # noqa: BLE001 - whatever stops the store is the finding
         return Finding("store", False, f"{current.home.root}: {error}")
     if found.revision is not None and not found.up_to_date:

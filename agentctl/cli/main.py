@@ -36,12 +36,4 @@ def command() -> NoReturn:
         code: object = 0
     except SystemExit as done:
         code = done.code
-    process.leave(code, closing=_close_store)
-
-
-def _close_store() -> None:
-    """The database's connections closed (the WAL checkpointed), as the teardown would."""
-    if "agentctl.store.transactions" in sys.modules:
-        from agentctl.store.transactions import close_all
-
-        close_all()
+    process.leave(code)

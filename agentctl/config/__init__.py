@@ -19,6 +19,7 @@ from agentctl.config.schema import CheckSettings, Config
 from agentctl.config_file import CONFIG_FILENAME, config_path, user_config_path
 from agentctl.domain.enums import choices
 from agentctl.domain.errors import ConfigError
+from agentctl.domain.toml_text import NotToml, parsed_toml
 
 __all__ = ["CONFIG_FILENAME", "Config", "ConfigError", "defaults", "discover", "load",
            "sections", "user_config_path"]
@@ -32,8 +33,6 @@ def defaults() -> Config:
 
 
 def load(path: Path) -> Config:
-    import tomllib  # with no config file there is nothing to parse
-
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
@@ -41,8 +40,8 @@ def load(path: Path) -> Config:
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: config is not UTF-8 text") from None
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
+        data = parsed_toml(text)
+    except NotToml as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     except RecursionError:
         raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None

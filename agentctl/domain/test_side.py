@@ -23,6 +23,7 @@ from agentctl.domain.errors import BadInput
 from agentctl.domain.findings import DiffLine
 from agentctl.domain.lazy_regex import lazy_regex
 from agentctl.domain.patch import FileChange
+from agentctl.domain.toml_text import NotToml, parsed_toml
 from agentctl.domain.unittest_discovery import discover_in
 
 # Test files by each runner's discovery rules (unittest's `test*.py` holds pytest's
@@ -293,9 +294,7 @@ def _parses(text: str) -> bool:
 
 def _toml(text: str) -> dict[str, object] | None:
     """The TOML document `text` holds; None when it is not TOML."""
-    import tomllib  # only a patch's pytest settings are parsed: a run without loads no TOML
-
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+        return parsed_toml(text)
+    except NotToml:
         return None

@@ -9,7 +9,7 @@ when a key is read, so commands that do not sign never load it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from agentctl.domain.errors import BadInput
 
@@ -25,20 +25,28 @@ def default_key_path(home: Path) -> Path:
 
 def load_signer(path: Path, *, create: bool) -> Signer:
     """The private key at `path`; made there (never overwriting) when `create` and absent."""
-    try:
-        from agentctl.execution import ed25519_keys
-    except ImportError as error:
-        raise _without_cryptography(error) from None
-    return ed25519_keys.load_signer(path, create=create)
+    return _keys().load_signer(path, create=create)
 
 
 def load_public_key(path: Path) -> PublicKey:
     """An ed25519 public key from a PEM file, or the public half of a PEM private key."""
+    return _keys().load_public_key(path)
+
+
+class _Keys(Protocol):
+    """What this module uses of `ed25519_keys` (the module itself, once imported)."""
+
+    def load_signer(self, path: Path, *, create: bool) -> Signer: ...
+    def load_public_key(self, path: Path) -> PublicKey: ...
+
+
+def _keys() -> _Keys:
+    """`ed25519_keys`, imported with the first key read."""
     try:
         from agentctl.execution import ed25519_keys
     except ImportError as error:
         raise _without_cryptography(error) from None
-    return ed25519_keys.load_public_key(path)
+    return ed25519_keys
 
 
 def _without_cryptography(error: ImportError) -> Exception:

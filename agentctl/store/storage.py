@@ -16,6 +16,7 @@ from agentctl.store.revision import SchemaBehind
 from agentctl.store.schema import ensure_schema, event_count
 from agentctl.store.task_views import TaskViews
 from agentctl.store.transactions import Database
+from agentctl.store.write_side import WriteSide
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from agentctl.services.unit_of_work import IdKind
     from agentctl.store.pending import PendingRows
     from agentctl.store.uow import UnitOfWork
-    from agentctl.store.write_side import WriteSide
 
 
 class Store:
@@ -45,11 +45,7 @@ class Store:
         return self._database
 
     def _write_side(self) -> WriteSide:
-        """The write side (the unit of work, its pending rows, the audit), imported when used:
-        `run show` loads this module for its lease check, which writes only when a lease ran
-        out."""
-        from agentctl.store.write_side import WriteSide
-
+        """The write side: the unit of work, its pending rows, the audit."""
         return WriteSide(self, self.ensure_schema)
 
     def unit_of_work(self) -> UnitOfWork:

@@ -11,6 +11,7 @@ workers making many short transactions, those sleeps, not the work, would set th
 
 from __future__ import annotations
 
+import atexit
 import random
 import sqlite3
 import threading
@@ -191,3 +192,6 @@ def close_all() -> None:
         opened = list(_OPEN.values())
     for database in opened:
         database.close()
+
+
+atexit.register(close_all)  # the process's exit closes what it opened, however it leaves

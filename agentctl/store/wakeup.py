@@ -10,6 +10,7 @@ import logging
 import time
 from typing import Any
 
+from agentctl.debug_log import logger
 from agentctl.home import Home
 from agentctl.store.uow import WAKE_CHANNEL
 
@@ -39,10 +40,9 @@ class WakeUps:
         """Said once per worker (each wait after it falls back to the poll again), then only
         in the debug log: why queued runs are picked up a poll late."""
 
-        logger = logging.getLogger("agentctl.worker")
         level = logging.DEBUG if self._warned else logging.WARNING
         self._warned = True
-        logger.log(level, "agentctl: cannot LISTEN for queued runs (%s: %s); polling instead",
+        logger("agentctl.worker").log(level, "agentctl: cannot LISTEN for queued runs (%s: %s); polling instead",
                    type(error).__name__, str(error).strip().splitlines()[0] if str(error).strip()
                    else "")
 

@@ -285,3 +285,18 @@ def test_a_model_that_hangs_is_given_up_on_at_the_configured_timeout_and_on_reco
     cost = json.loads(bench.cli("artifact", "show", next(
         a for a in artifacts if a["name"] == "cost-report.json")["artifactId"]).stdout)
     assert cost["source"] == "gateway" and cost["modelRequests"] == 1
+
+
+def test_a_command_agent_whose_upstream_is_no_http_url_is_not_started_and_says_why(
+        bench: AgentBench, anthropic: FakeModel) -> None:
+    """The gateway refuses an upstream that is no http(s) URL before the command starts: the
+    attempt ends with the agent's error naming it, and no model request leaves."""
+    bench.config(config("anthropic"))
+    seen = len(anthropic.seen)
+    result = bench.cli("run", "start", bench.submit("Ask nowhere"), "--agent",
+                       agent_spec(bench, "anthropic", KEY, 1), "--json", expect=(0, 1),
+                       env={"ANTHROPIC_BASE_URL": "ftp://models.invalid"})
+    run = result.json()
+    assert "the agent cannot start its model gateway" in json.dumps(run), run
+    assert len(anthropic.seen) == seen
+    assert not (bench.repo / "payments" / "gateway_note.py").exists()  # the command never ran

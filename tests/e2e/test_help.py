@@ -235,14 +235,18 @@ def test_the_json_of_a_read_command_loads_no_rich(home: Path) -> None:
 
 
 # The store's readers, lightest first: a read command loads the one that holds its records, and
-# never `Store` (the blobs, the audit signer, the schema: what a write needs).
+# never `Store` (the blobs, the audit signer, the schema: what a write needs); `run list` and
+# `run show` look for a lease that ran out through the views too.
 LIGHTER = {"task_views": ["agentctl.store.task_views"],
-           "run_views": ["agentctl.store.task_views", "agentctl.store.run_views"]}
+           "run_views": ["agentctl.store.task_views", "agentctl.store.run_views"],
+           "views": ["agentctl.store.views"]}
 HEAVIER = {"task_views": {"agentctl.store.run_views", "agentctl.store.views",
                           "agentctl.store.reads", "agentctl.store.storage",
                           "agentctl.store.checkpoint", "agentctl.store.rows.runs"},
            "run_views": {"agentctl.store.views", "agentctl.store.reads", "agentctl.store.storage",
-                         "agentctl.store.checkpoint", "agentctl.services.ports"}}
+                         "agentctl.store.checkpoint", "agentctl.services.ports"},
+           "views": {"agentctl.store.reads", "agentctl.store.storage", "agentctl.store.checkpoint",
+                     "agentctl.store.write_side"}}
 
 
 def test_a_read_command_loads_the_lightest_reader_of_its_records_and_no_store(
@@ -252,7 +256,8 @@ def test_a_read_command_loads_the_lightest_reader_of_its_records_and_no_store(
     assert submitted.returncode == 0, submitted.stderr
     task_id = submitted.json()["taskId"]
     for path, reader in [(["events"], "task_views"), (["session", "list"], "task_views"),
-                         (["task", "list"], "run_views"), (["task", "show", task_id], "run_views")]:
+                         (["task", "list"], "run_views"), (["task", "show", task_id], "run_views"),
+                         (["run", "list"], "views")]:
         done = agentctl(*path, env={"PYTHONPROFILEIMPORTTIME": "1"})
         assert done.returncode == 0, done.stderr[-2000:]
         modules = {line.split("|")[-1].strip()

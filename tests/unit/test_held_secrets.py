@@ -11,7 +11,7 @@ import pytest
 from agentctl.domain.enums import Severity
 from agentctl.domain.findings import DiffLine
 from agentctl.domain.held_secrets import found_forms, held, held_secret_findings
-from agentctl.execution.gateway.attach import without_keys
+from agentctl.execution.gateway.keys import without_keys
 
 SECRET = "Pk2Lm9Qz7Ws3-deploy-secret"
 KEY = "sk-ant-model-key-8f3a2c9d1e"

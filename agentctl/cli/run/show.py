@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from agentctl.cli.artifact import artifact_content, named_artifact, print_artifact
-from agentctl.cli.context import state
+from agentctl.cli.context import State, state
 from agentctl.cli.documents import run_document
 from agentctl.cli.options import (
     Flag,
@@ -26,6 +26,7 @@ from agentctl.cli.render.diff import coloured
 from agentctl.cli.render.runs import run_table
 from agentctl.cli.render.style import printable
 from agentctl.cli.run.replay_view import artifact_reader, print_replay, replay_keys
+from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.transitions import TERMINAL_RUN
 from agentctl.services.lifecycle.leftovers import notice_expired, requeued_notice
@@ -48,8 +49,7 @@ def list_(
 
     wanted = status_filter(RunStatus, status, "run")
     current = state(ctx)
-    for requeued in notice_expired(current.store):
-        note(requeued_notice(requeued))
+    _reclaim_expired(current)
     repository = current.repository_filter(repo)
     with current.views(Views) as views:
         task_id = views.resolve("task", task) if task else None
@@ -75,6 +75,17 @@ def list_(
 
 
 
+def _reclaim_expired(current: State) -> None:
+    """Leases that ran out are reclaimed before runs are shown (what a killed `run start`
+    left): one indexed read through the views, and the store (a write) only when one did, so a
+    command that shows runs loads no `Store` otherwise."""
+    with Views(current.home) as views:
+        due = views.lease_due(utcnow())
+    if due:
+        for requeued in notice_expired(current.store):
+            note(requeued_notice(requeued))
+
+
 def show(
     ctx: typer.Context,
     run_id: RunArgument = None,
@@ -87,8 +98,7 @@ def show(
     on a terminal, as `verdict explain`)."""
 
     current = state(ctx)
-    for requeued in notice_expired(current.store):
-        note(requeued_notice(requeued))
+    _reclaim_expired(current)
     with current.views(Views) as views:
         run = views.run(run_id)
         document = run_document(views, run, tree=tree,

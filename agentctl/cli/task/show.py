@@ -14,6 +14,7 @@ from agentctl.cli.options import (
     status_filter,
 )
 from agentctl.cli.output import emit_json, out
+from agentctl.cli.task.cards import print_task, print_tasks
 from agentctl.domain.enums import RunStatus, TaskStatus
 from agentctl.domain.serialize import to_json
 from agentctl.store.run_views import RunViews
@@ -48,9 +49,7 @@ def list_(
         out().print(f"no tasks of {repository} yet" if repository else
                     "no tasks yet; submit one with 'agentctl task submit'")
         return
-    from agentctl.cli.render.tasks import task_table  # Rich's tables, for text: --json needs none
-
-    out().print(task_table(tasks, short=short, width=out().width, awaiting=awaiting))
+    print_tasks(tasks, short=short, awaiting=awaiting)
 
 
 def show(
@@ -83,9 +82,7 @@ def show(
         document["pullRequest"] = pull_request  # type: ignore[index]
         emit_json(document)
         return
-    from agentctl.cli.render.tasks import task_detail  # Rich, for text: --json needs none
-
-    out().print(task_detail(task, awaiting))
+    print_task(task, awaiting)
     if pull_request is not None:
         out().print(f"  PR {pull_request['state']}" + (f"  {pull_request['url']}"
                                                        if pull_request["url"] else ""))

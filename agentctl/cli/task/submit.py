@@ -10,13 +10,12 @@ import typer
 
 from agentctl.cli.context import State, state
 from agentctl.cli.options import JsonOption
-from agentctl.cli.output import emit_json, hint, out
+from agentctl.cli.output import emit_json, hint
 from agentctl.cli.running import report_run, run_here_or_queue
 from agentctl.cli.task import submit_options as so
+from agentctl.cli.task.cards import print_task
 from agentctl.domain.enums import RunStatus, TaskStatus
 from agentctl.domain.errors import BadInput, PolicyDenied
-from agentctl.domain.run import Run
-from agentctl.domain.task import Task
 from agentctl.services.actions.requests import (
     TaskRequest,
     overridden,
@@ -90,14 +89,6 @@ def _show_task(submitted: SubmittedRun, as_json: bool) -> None:
         print_task(task)
     if task.status is TaskStatus.POLICY_DENIED:
         raise PolicyDenied(f"task {task.task_id} denied by policy: {task.status_reason}")
-
-
-def print_task(task: Task, awaiting: Run | None = None) -> None:
-    """The task's card. Rich's tables are imported here, for text only: a run's own report,
-    and `--json`, print none."""
-    from agentctl.cli.render.tasks import task_detail
-
-    out().print(task_detail(task, awaiting))
 
 
 def _at_terminal() -> bool:

@@ -48,7 +48,7 @@ from urllib.parse import urlsplit
 import agentctl
 from agentctl.domain.native_tools import NativeAction, native_call
 from agentctl.domain.serialize import to_json
-from agentctl.execution.gateway.attach import KEY_VARIABLES, URL_VARIABLES
+from agentctl.execution.gateway.keys import KEY_VARIABLES, URL_VARIABLES
 from agentctl.execution.sandboxing.sandbox import loopback_forwards, model_endpoints, program_dirs
 
 SERVE_SECONDS = 0.02

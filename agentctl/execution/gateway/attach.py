@@ -14,22 +14,17 @@ from dataclasses import dataclass, replace
 
 from agentctl.domain.agent import ModelApi, NativeAgentSettings
 from agentctl.domain.cassette import Cassette, Names
-from agentctl.domain.held_secrets import holds
 from agentctl.domain.model_faults import DEFAULT_RETRIES, Retries
 from agentctl.domain.model_prices import parse_prices
 from agentctl.domain.provider_model import provider_model
 from agentctl.execution.gateway.guard import Guard
+from agentctl.execution.gateway.keys import URL_VARIABLES, without_keys
 from agentctl.execution.gateway.replay import ReplayGateway
 from agentctl.execution.gateway.server import Gateway, Limits
 
 ANTHROPIC_API = "https://api.anthropic.com"
 OPENAI_API = "https://api.openai.com/v1"
 GEMINI_API = "https://generativelanguage.googleapis.com"
-KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY",
-                 "COPILOT_PROVIDER_API_KEY", "COPILOT_PROVIDER_BEARER_TOKEN", "GEMINI_API_KEY",
-                 "GOOGLE_API_KEY")
-URL_VARIABLES = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "COPILOT_PROVIDER_BASE_URL",
-                 "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL")
 # Copilot CLI's own-provider mode, as agentctl gives it the gateway: an OpenAI Responses API
 # (the protocol the gateway already meters for Codex).
 COPILOT_PROVIDER = {"COPILOT_PROVIDER_TYPE": "openai", "COPILOT_PROVIDER_WIRE_API": "responses"}
@@ -101,20 +96,6 @@ def _gemini_upstream(known: Mapping[str, str]) -> tuple[str, str | None]:
     `GOOGLE_API_KEY`), from agentctl's own environment."""
     return (known.get("GOOGLE_GEMINI_BASE_URL") or GEMINI_API,
             known.get("GEMINI_API_KEY") or known.get("GOOGLE_API_KEY"))
-
-
-def without_keys(env: Mapping[str, str], settings: NativeAgentSettings | None = None,
-                 key: str | None = None, *, source: Mapping[str, str] | None = None,
-                 ) -> dict[str, str]:
-    """`env` without the model API keys, and without any variable that carries `key` (else
-    every key variable's value in `source`, default os.environ) in any form: `Bearer <key>`,
-    base64, hex, reversed... For everything a gateway agent's run spawns, so no process in its
-    sandboxes holds one."""
-    names = {*KEY_VARIABLES, *((settings.env_key,) if settings is not None else ())}
-    environ = os.environ if source is None else source
-    keys = [key] if key else [environ[name] for name in sorted(names) if environ.get(name)]
-    return {name: value for name, value in env.items()
-            if name not in names and not any(holds(value, k) for k in keys)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from agentctl.debug_log import logger
 from agentctl.execution.git import WorkspaceGit
 from agentctl.execution.workspaces.clones import SHA, clone, copy_source
 from agentctl.execution.workspaces.overlay import supported as views_supported
@@ -44,25 +45,34 @@ def builder(source: str, commit: str, *, is_url: bool, home: Path,
     the checkout runs, parsed there too (walking 200,000 files after it costs half a second,
     parsing their listing a quarter)."""
     def build(folder: Path) -> None:
-        from concurrent.futures import ThreadPoolExecutor  # a cold cache's fill only
-
         copy_source(source, commit, folder / "base.git", is_url=is_url, home=home,
                     should_stop=should_stop, hardlinks=True)
         checkout = clone(folder / "base.git", folder / "repo", home, should_stop,
                          hardlinks=True)
+        sized: list[int] = []
+        failed: list[BaseException] = []
 
-        def reckon() -> int:  # listed and parsed while the checkout writes the files
-            return checkout_size(checkout.run("ls-tree", "-r", "-l", "-z", "--full-tree",
-                                              commit, what=f"cannot list commit {commit}").stdout)
+        def reckon() -> None:  # listed and parsed while the checkout writes the files
+            try:
+                sized.append(checkout_size(checkout.run(
+                    "ls-tree", "-r", "-l", "-z", "--full-tree", commit,
+                    what=f"cannot list commit {commit}").stdout))
+            except BaseException as error:  # noqa: BLE001 - raised again on the fill's thread
+                failed.append(error)
 
-        with ThreadPoolExecutor(1) as pool:
-            reckoned = pool.submit(reckon)
+        reckoning = threading.Thread(target=reckon, name="agentctl-reckon", daemon=True)
+        reckoning.start()
+        try:
             checkout.run("-c", "checkout.workers=0", "-c", "core.splitIndex=true", "checkout",
                          "--quiet", "--detach", commit,
                          what=f"cannot check out commit {commit} of {source}",
                          should_stop=should_stop)
             _settle(checkout)
-            size = reckoned.result()
+        finally:
+            reckoning.join()
+        if failed:
+            raise failed[0]
+        size = sized[0]
         # the folder itself, the work tree and the two small git folders beside it
         note_size(folder, BLOCK + size + disk_usage(folder / "base.git", checkout.git_dir))
     return build
@@ -90,9 +100,7 @@ class Prefetch:
             acquire(cache, self._key, build, should_stop=self._stopped.is_set).release()
         except Exception as error:  # noqa: BLE001 - the attempt builds it again, and says why
             if not self._stopped.is_set():  # its reason kept, for whoever reads the debug log
-                import logging
-
-                logging.getLogger("agentctl.prefetch").debug(
+                logger("agentctl.prefetch").debug(
                     "prefetch of %s at %s failed: %s: %s", source, commit,
                     type(error).__name__, error, exc_info=error)
         finally:

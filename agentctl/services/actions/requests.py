@@ -11,6 +11,7 @@ from typing import Any
 from agentctl.domain import globs
 from agentctl.domain.enums import AutonomyLevel, TaskSource, TaskType, choices
 from agentctl.domain.errors import BadInput
+from agentctl.domain.toml_text import NotToml, parsed_toml
 
 # Seed spellings first; snake_case so that TOML files read naturally too.
 _KEYS: dict[str, str] = {
@@ -64,11 +65,9 @@ def read_request_file(path: Path) -> TaskRequest:
                        ) from None
     data: object
     if path.suffix.lower() == ".toml":
-        import tomllib  # a request on the command line reads no TOML
-
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as error:
+            data = parsed_toml(text)
+        except NotToml as error:
             raise BadInput(f"task file {path} is not valid TOML: {error}") from None
         except RecursionError:
             raise BadInput(f"task file {path} nests arrays or tables too deeply") from None

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
+from agentctl.debug_log import logger
 from agentctl.domain.baseline import (
     FIX_TASKS,
     NO_SIDES,
@@ -129,12 +130,10 @@ class BaseBeside:
                 self._publish(self._reruns, planned.name, reruns)
         except Exception as error:  # noqa: BLE001 - the sequential path runs it again and says why
             if not self._stopped():  # a failure of its own (a bug) would otherwise leave no trace
-                import logging
-
-                logging.getLogger("agentctl.baseline").warning(
-                    "agentctl: the base's checks beside the patch's stopped (%s: %s); they run "
-                    "after the patch's instead", type(error).__name__, error)
-                logging.getLogger("agentctl.baseline").debug("traceback", exc_info=error)
+                log = logger("agentctl.baseline")
+                log.warning("agentctl: the base's checks beside the patch's stopped (%s: %s); they "
+                            "run after the patch's instead", type(error).__name__, error)
+                log.debug("traceback", exc_info=error)
         finally:
             with self._ready:
                 self._closed = True

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentctl.domain.agent import AgentKind
 from agentctl.domain.audit import digest
@@ -53,6 +54,7 @@ from agentctl.execution.environment import (
     scrubbed_env,
     secret_values,
 )
+from agentctl.execution.gateway.keys import without_keys
 from agentctl.execution.git import agent_git_env, copy_index
 from agentctl.execution.reaper import become_subreaper, descendants
 from agentctl.execution.workspaces import workspace as workspaces
@@ -69,6 +71,9 @@ from agentctl.services.attempts.runtime import ToolRuntime
 from agentctl.services.attempts.summary import final_summary
 from agentctl.services.attempts.verify import VerificationEvidence, verify
 from agentctl.services.ports import Approver, AttemptLedger, RunObserver, StepDone
+
+if TYPE_CHECKING:
+    from agentctl.services.attempts.gateway_agents import ThroughGateway
 
 ARTIFACT_OUTAGE_SECONDS = 60.0  # `[store] artifact_outage_seconds`'s default
 
@@ -108,8 +113,6 @@ def execute_attempt(ledger: AttemptLedger, run: Run, stop: StopSignal,
     dirs = workspaces.create_attempt_dirs()
     env = scrubbed_env(policy.env_allowlist, policy.env_passthrough)
     if spec.agent_settings is not None or spec.command_gateway is not None:
-        from agentctl.execution.gateway.attach import without_keys
-
         env = without_keys(env, spec.agent_settings)  # its model gateway holds the key
     ctx = AttemptContext(
         ledger=ledger, spec=spec, dirs=dirs, env={**RUN_DEFAULTS, **env},
@@ -361,17 +364,16 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
         env={**ctx.env, **agent_git_env()}, redactor=ctx.redactor, scratch=ctx.scratch,
         git=ctx.dirs.git, should_stop=ctx.stop, budget=budget,
     )
-    through = None
-    if spec.command_gateway is not None:  # its model requests go through agentctl
-        from agentctl.services.attempts.command_gateway import CommandThroughGateway
+    gateway: ThroughGateway | None = None
+    if spec.agent_settings is not None or spec.command_gateway is not None:
+        # claude, codex or a command given a gateway: the gateway's server, for these only
+        from agentctl.services.attempts.gateway_agents import ThroughGateway
 
-        try:
-            through = CommandThroughGateway(ctx.ledger, ctx.redactor, budget,
-                                            spec.command_gateway, spec.budget, tool_context.env)
-        except ValueError as error:
-            return AgentOutcome(error=f"the agent cannot start its model gateway: {error}")
-        tool_context = replace(tool_context, env=through.env,
-                               should_stop=through.watching(ctx.stop))
+        gateway = ThroughGateway(ctx, budget)
+        prepared = gateway.prepare(tool_context)
+        if isinstance(prepared, AgentOutcome):
+            return prepared
+        tool_context = prepared
     ctx.tracker = ChangeTracker(ctx.dirs.git, _own_copy(ctx.dirs.index), ctx.scratch)
     runtime = ToolRuntime(ctx.ledger, tool_context, budget, base_index=ctx.dirs.index,
                           approver=ctx.approver, redact_logs_up_to=ctx.redact_logs_up_to,
@@ -385,18 +387,9 @@ def _run_agent(ctx: AttemptContext) -> AgentOutcome:
         instruction=spec.instruction, workspace=ctx.workspace, task_file=task_file,
         tools=runtime, step=ctx.step, should_stop=ctx.stop, env=tool_context.env,
     )
-    if spec.agent_settings is not None:  # claude or codex: its hooks and its model gateway
-        from agentctl.services.attempts.native_calls import run_native
-
-        return run_native(ctx, runtime, session)
-    if through is None:
+    if gateway is None:
         return build_agent(spec.agent_spec).run(session)
-    try:
-        outcome = build_agent(spec.agent_spec).run(session)
-    except BaseException:
-        through.close()
-        raise
-    return through.finish(outcome)
+    return gateway.run(runtime, session)
 
 
 def _summarized(ctx: AttemptContext, run: Run, collected: CollectedEvidence,

@@ -4,11 +4,11 @@ import (`execution.otlp`)."""
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable
 
 from agentctl.config import Config
+from agentctl.debug_log import logger
 from agentctl.domain.clock import utcnow
 from agentctl.domain.enums import EventType
 from agentctl.domain.errors import BadInput
@@ -64,7 +64,7 @@ def export_finished_run(storage: TraceStore, config: Config, run_text: str | Non
 
 
 def _warn(message: str, *args: object) -> None:
-    logging.getLogger("agentctl.telemetry").warning(message, *args)
+    logger("agentctl.telemetry").warning(message, *args)
 
 
 def plan_for(reads: TraceReads, run_id: str) -> TracePlan:
