@@ -5,7 +5,9 @@ Each message on the socket is checked against its source: the hooks and agentctl
 carry distinct keys, and a request with the wrong one (or none) is refused and recorded as a
 forged call. In a sandboxed run every native shell command runs in a jail of its own, outside
 the CLI's sandbox (`tool_jail`): no tool process can read those keys, reach the socket or open
-the CLI's file descriptors.
+the CLI's file descriptors. A shell call whose PostToolUse comes while its command still runs
+(the CLI gave it back to its model too early) has that command ended with its jail and is
+recorded failed with why.
 
 The CLI runs on a thread of its own (`launch_agent`, the one place a sandbox may wrap); this
 thread serves the hook socket, so every record is written by the attempt's one writer. A
@@ -29,6 +31,7 @@ from agentctl.domain.agent import GUARD_HOLD_SECONDS, AgentSpec, Arming, NativeA
 from agentctl.domain.cassette import attempt_names
 from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.domain.model_routes import GUARD_NOT_LOADED
+from agentctl.domain.native_call_ids import call_key
 from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
 from agentctl.execution.agents.channel import claimed_call, forgery, hook_command, mcp_command
 from agentctl.execution.agents.hook_binary import HookChoice, native_hook
@@ -52,6 +55,15 @@ from agentctl.execution.gateway.attach import KEY_VARIABLES, URL_VARIABLES
 from agentctl.execution.sandboxing.sandbox import loopback_forwards, model_endpoints, program_dirs
 
 SERVE_SECONDS = 0.02
+
+
+def returned_running(agent: str) -> str:
+    """What is recorded for a jailed shell call its CLI gave back to the model while the
+    command still ran (Copilot past its `initial_wait`)."""
+    return (f"{agent} returned the call while its command still ran: agentctl ended the "
+            "command with its jail, so nothing it does happens after its call")
+
+
 @dataclass(frozen=True, slots=True)
 class Launch:
     argv: Sequence[str]
@@ -125,6 +137,9 @@ class NativeAgent:
         # set when the CLI's session-start hook reached the attempt: agentctl's configuration
         # was loaded in that process
         self.guard_loaded = threading.Event()
+        # each jailed shell call (by `call_key`) -> its stub, until its result is given back
+        self._stubs: dict[str, str] = {}
+        self._routing = threading.Lock()
 
     # --- what each agent says ---------------------------------------------------------------
     def launch(self, session: AgentSession, settings: NativeAgentSettings, home: Path,
@@ -150,6 +165,7 @@ class NativeAgent:
                                       f"executable (set [agents.{self.name}] command)")
         keys = self.keys = Credentials()
         self.guard_loaded = threading.Event()
+        self._stubs = {}
         budget = frozen_spec(session).get("budget", {})
         guard = Guard(Arming(self.arming), self.guard_loaded, keys.guard,
                       hold_seconds=guard_hold(budget))
@@ -277,6 +293,8 @@ class NativeAgent:
                         return {"decision": wire.DENY, "reason": (
                             "agentctl runs shell commands in a jail of their own and could not "
                             "route this one (no `command` string): not run")}
+                    with self._routing:
+                        self._stubs[call_key(payload)] = str(routed["command"])
                     answer["updatedInput"] = json.dumps(routed, separators=(",", ":"))
                 return answer
             if event == "PreSkillShellCommand":
@@ -285,7 +303,9 @@ class NativeAgent:
                 self.guard_loaded.set()
                 return {"ok": True}
             if event in ("PostToolUse", "PostToolUseFailure"):
-                native.after(self.name, payload, failed=event == "PostToolUseFailure")
+                payload, failed = self._returned_now(payload,
+                                                     failed=event == "PostToolUseFailure")
+                native.after(self.name, payload, failed=failed)
                 return {"ok": True}
             return refused(f"unknown hook event {event!r}")
         except LeaseLost:
@@ -295,6 +315,19 @@ class NativeAgent:
             # else (a KeyError, a TypeError) is a bug of ours, never read as a denial: it ends
             # the attempt with its traceback (FAILURE_REPORT), once.
             return refused(f"{type(error).__name__}: {error}")
+
+    def _returned_now(self, payload: dict[str, object], *,
+                      failed: bool) -> tuple[dict[str, object], bool]:
+        """A call's PostToolUse: a jailed command of it still running is ended with its jail
+        (the CLI gave the call back too early), and the call is failed with the reason."""
+        with self._routing:
+            stub = self._stubs.pop(call_key(payload), None)
+        if stub is None or self._jails is None or not self._jails.end(stub):
+            return payload, failed
+        said = payload.get("tool_response")
+        kept = said if isinstance(said, dict) else {"output": said} if isinstance(said, str) \
+            else {}
+        return {**payload, "tool_response": {**kept, "error": returned_running(self.name)}}, True
 
     def _skill_command(self, payload: dict[str, object],
                        native: NativeTools) -> dict[str, object]:

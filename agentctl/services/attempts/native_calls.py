@@ -25,6 +25,7 @@ from agentctl.domain.enums import (
     ToolOutcome,
 )
 from agentctl.domain.errors import ModelUnreachable
+from agentctl.domain.native_call_ids import call_key
 from agentctl.domain.native_tools import NativeAction, NativeCall, native_call
 from agentctl.domain.step import Step, ToolCall, ToolResult, changed_files_attribute
 from agentctl.domain.tracing import agent_trace_env
@@ -132,7 +133,7 @@ class NativeCalls:
         # what is batched is on record before the agent acts: `begin_call`'s transaction
         # writes it first, in order (a flush of its own was one more commit per call)
         step, call = ledger.begin_call(request)
-        key = _call_key(payload)
+        key = call_key(payload)
         if key in self.pending:  # a reused id: close the older one rather than lose it
             self._close(self.pending.pop(key), _no_result("superseded by a call with its id"))
         self.pending[key] = _Pending(step, call, native)
@@ -153,7 +154,7 @@ class NativeCalls:
 
     # --- PostToolUse ------------------------------------------------------------------------
     def after(self, agent: str, payload: Mapping[str, object], *, failed: bool) -> None:
-        pending = self.pending.pop(_call_key(payload), None)
+        pending = self.pending.pop(call_key(payload), None)
         if pending is None:  # ours guarded elsewhere, or denied (a denied call has no result)
             return
         result = self._result(payload, failed=failed)
@@ -326,14 +327,6 @@ class NativeCalls:
         if result.decision is ToolDecision.DENIED_BY_BUDGET:
             self.stop_reason = f"stopped by its budget: {result.error}"
         return result, runtime.last_call_id or "", runtime.last_rule
-
-
-def _call_key(payload: Mapping[str, object]) -> str:
-    key = payload.get("tool_use_id") or payload.get("call_id") or payload.get("turn_id")
-    if key:
-        return str(key)
-    return json.dumps([payload.get("tool_name"), payload.get("tool_input")], sort_keys=True,
-                      default=str)
 
 
 def _reason(decision: GuardDecision, reason: str | None) -> str:
