@@ -1,13 +1,23 @@
-"""How one native tool call is named in its hook's input: the key that pairs a PostToolUse
-with its PreToolUse, for the record and for the call's tool jail.
+"""How one native tool call is named on both sides of the agent CLI: in its hook's input (the
+key that pairs a PostToolUse with its PreToolUse) and in the model requests that carry its
+result back to the model.
 
-Pure: a hook payload in, a name out.
+A CLI may give a call back to its model while the call's command still runs (Codex's
+`exec_command` past its `yield_time_ms` fires no PostToolUse then): the request that carries
+the call's result is the one place that shows it, so the attempt reads the call ids there.
+
+Pure: a hook payload or a request's bytes in, names out.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+
+# where a request's tool results are, per wire: (its list, the field that marks an item a
+# result, the values that do, the field naming its call)
+_RESULTS = (("input", "type", ("function_call_output", "custom_tool_call_output"), "call_id"),
+            ("messages", "role", ("tool",), "tool_call_id"))  # Responses; Chat Completions
 
 
 def call_key(payload: Mapping[str, object]) -> str:
@@ -18,3 +28,29 @@ def call_key(payload: Mapping[str, object]) -> str:
         return str(key)
     return json.dumps([payload.get("tool_name"), payload.get("tool_input")], sort_keys=True,
                       default=str)
+
+
+def answered_calls(body: bytes) -> frozenset[str]:
+    """The ids of the tool calls whose results a model request gives the model (OpenAI
+    Responses and Chat Completions, Anthropic Messages); none for a body that is not one."""
+    try:
+        request = json.loads(body)
+    except (ValueError, RecursionError):
+        return frozenset()
+    if not isinstance(request, dict):
+        return frozenset()
+    ids: set[str] = set()
+    for field, marker, kinds, name in _RESULTS:
+        for item in _dicts(request.get(field)):
+            if item.get(marker) in kinds:
+                ids.add(str(item.get(name) or ""))
+    for message in _dicts(request.get("messages")):  # Anthropic: blocks of a user message
+        for block in _dicts(message.get("content")):
+            if block.get("type") == "tool_result":
+                ids.add(str(block.get("tool_use_id") or ""))
+    ids.discard("")
+    return frozenset(ids)
+
+
+def _dicts(value: object) -> list[dict[str, object]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []

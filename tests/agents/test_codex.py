@@ -4,11 +4,15 @@ only the model (an OpenAI Responses API) is the scripted fake of `fake_models`."
 from __future__ import annotations
 
 import json
+import os
+import re
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentctl.execution.agents.native import returned_running
 from tests.agents.conftest import AgentBench, EscapeProbe
 from tests.agents.fake_models import Call, FakeModel, Script, Text, function_outputs
 
@@ -135,3 +139,59 @@ def test_codex_runs_inside_the_sandbox_and_only_its_model_endpoint_is_reachable(
                in c["denialReason"] for c in others)
     reasons = bench.json("verdict", "show", run_id)["reasons"]
     assert not any("sandbox" in reason for reason in reasons), reasons
+
+
+# Prints, sleeps a second, then writes a file: Codex gives its `exec_command` back to the model
+# after `yield_time_ms` (250 ms) with the command still running, and fires no PostToolUse then.
+YIELD_MARKER = "yield-marker-5d1c.txt"
+OUTLIVES_ITS_YIELD = ("python3 -c \"import time; print('start', flush=True); time.sleep(1); "
+                      f"open('{YIELD_MARKER}', 'w').write('late')\"")
+
+
+def processes_naming(word: str) -> list[int]:
+    """The processes on this machine whose command line names `word`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and word.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue  # gone meanwhile
+    return [pid for pid in found if pid != os.getpid()]
+
+
+def test_a_command_still_running_when_codex_yields_its_call_ends_with_the_call(
+        bench: AgentBench, openai: FakeModel) -> None:
+    """Codex returns the call to its model while the command runs: the model request that
+    carries the call's result ends the command with its jail before the model hears of it, and
+    the call is recorded failed with the reason. The model's answer is held past the command's
+    sleep: by then nothing of it runs and its write never happened."""
+    seen: list[tuple[Path | None, bool, list[int]]] = []
+
+    def hold(body: dict[str, Any]) -> None:
+        if not function_outputs(body):
+            return
+        time.sleep(1.5)  # past the command's sleep: left running, it would have written
+        # anywhere in the attempt's folder: its work tree, or the layer a tree view writes to
+        said = re.search(r"Workspace: (/[^\s\\\"]+)", json.dumps(body["input"]))
+        folder = Path(said.group(1)).parent if said else None
+        seen.append((folder, folder is not None and any(folder.rglob(YIELD_MARKER)),
+                     processes_naming(YIELD_MARKER)))
+
+    openai.script = Script([[Call("exec_command", {"cmd": OUTLIVES_ITS_YIELD,
+                                                   "yield_time_ms": 250})],
+                            [Text("done")]], hold=hold)
+    run = bench.start(bench.submit("Run the slow script"), "codex")
+    (folder, written, running), = seen
+    assert folder is not None and not written and running == []  # no marker, no process of it
+    told = function_outputs(openai.script.requests[-1])
+    assert "Process running with session ID" in told[0], told  # Codex did return it early
+    (call,) = bench.calls(run["runId"])
+    assert call["toolName"] == "codex.Bash" and call["decision"] == "ALLOWED", call
+    assert call["result"]["outcome"] == "failed", call["result"]
+    assert call["result"]["error"] == returned_running("codex"), call["result"]
+    assert not any(YIELD_MARKER in json.dumps(step["changedFiles"])
+                   for step in bench.steps(run["runId"]))
+    reasons = bench.json("verdict", "show", run["runId"])["reasons"]
+    assert not any("no recorded call made" in reason for reason in reasons), reasons
+    assert processes_naming(YIELD_MARKER) == []

@@ -5,9 +5,9 @@ Each message on the socket is checked against its source: the hooks and agentctl
 carry distinct keys, and a request with the wrong one (or none) is refused and recorded as a
 forged call. In a sandboxed run every native shell command runs in a jail of its own, outside
 the CLI's sandbox (`tool_jail`): no tool process can read those keys, reach the socket or open
-the CLI's file descriptors. A shell call whose PostToolUse comes while its command still runs
-(the CLI gave it back to its model too early) has that command ended with its jail and is
-recorded failed with why.
+the CLI's file descriptors. A shell call the CLI gives back to its model while its command
+still runs (at its PostToolUse, or, for a CLI that fires none then, at the model request that
+carries its result) has that command ended with its jail and is recorded failed with why.
 
 The CLI runs on a thread of its own (`launch_agent`, the one place a sandbox may wrap); this
 thread serves the hook socket, so every record is written by the attempt's one writer. A
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shlex
 import shutil
 import sys
@@ -31,7 +32,7 @@ from agentctl.domain.agent import GUARD_HOLD_SECONDS, AgentSpec, Arming, NativeA
 from agentctl.domain.cassette import attempt_names
 from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.domain.model_routes import GUARD_NOT_LOADED
-from agentctl.domain.native_call_ids import call_key
+from agentctl.domain.native_call_ids import answered_calls, call_key
 from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
 from agentctl.execution.agents.channel import claimed_call, forgery, hook_command, mcp_command
 from agentctl.execution.agents.hook_binary import HookChoice, native_hook
@@ -59,7 +60,7 @@ SERVE_SECONDS = 0.02
 
 def returned_running(agent: str) -> str:
     """What is recorded for a jailed shell call its CLI gave back to the model while the
-    command still ran (Copilot past its `initial_wait`)."""
+    command still ran (Copilot past `initial_wait`, Codex past `yield_time_ms`)."""
     return (f"{agent} returned the call while its command still ran: agentctl ended the "
             "command with its jail, so nothing it does happens after its call")
 
@@ -137,9 +138,13 @@ class NativeAgent:
         # set when the CLI's session-start hook reached the attempt: agentctl's configuration
         # was loaded in that process
         self.guard_loaded = threading.Event()
-        # each jailed shell call (by `call_key`) -> its stub, until its result is given back
+        # each jailed shell call (by `call_key`) -> its stub, until its result is given back;
+        # read on the gateway's thread too
         self._stubs: dict[str, str] = {}
         self._routing = threading.Lock()
+        # calls whose commands were ended as their results went to the model (gateway thread),
+        # for the attempt's thread to record
+        self._returned: queue.SimpleQueue[str] = queue.SimpleQueue()
 
     # --- what each agent says ---------------------------------------------------------------
     def launch(self, session: AgentSession, settings: NativeAgentSettings, home: Path,
@@ -165,7 +170,7 @@ class NativeAgent:
                                       f"executable (set [agents.{self.name}] command)")
         keys = self.keys = Credentials()
         self.guard_loaded = threading.Event()
-        self._stubs = {}
+        self._stubs, self._returned = {}, queue.SimpleQueue()
         budget = frozen_spec(session).get("budget", {})
         guard = Guard(Arming(self.arming), self.guard_loaded, keys.guard,
                       hold_seconds=guard_hold(budget))
@@ -178,6 +183,7 @@ class NativeAgent:
             return AgentOutcome(error=f"{self.name} cannot start its model gateway: {error}")
         session = replace(session, env=attached.env)
         settings, self._gateway = attached.settings, attached.gateway
+        attached.gateway.on_request = self._model_asked
         home = self.home_dir(identity)
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
         stream = session.task_file.parent / f"{self.name}-stream.jsonl"
@@ -329,6 +335,20 @@ class NativeAgent:
             else {}
         return {**payload, "tool_response": {**kept, "error": returned_running(self.name)}}, True
 
+    def _model_asked(self, body: bytes) -> None:
+        """A model request, on the gateway's thread before it goes on: the calls whose results
+        it carries have returned, though a CLI may not say so (Codex fires no PostToolUse for
+        an `exec_command` it yields while the command runs). A jailed command of one still
+        running is ended before the model hears of the call; the attempt's thread records it."""
+        jails = self._jails
+        if jails is None or not jails.busy:
+            return
+        for key in answered_calls(body):
+            with self._routing:
+                stub = self._stubs.pop(key, None)
+            if stub is not None and jails.end(stub):
+                self._returned.put(key)
+
     def _skill_command(self, payload: dict[str, object],
                        native: NativeTools) -> dict[str, object]:
         """A shell command a skill or slash command embeds (Claude Code's PreSkillShellCommand):
@@ -366,6 +386,9 @@ class NativeAgent:
             if self.waits_for_exit_codes:  # from agentctl's own run, not the CLI's stream
                 native.command_finished(done.command, done.exit_code)
             native.network(done.jail, agent=self.name, command=done.command)
+        while not self._returned.empty():  # ended as the model was given them
+            native.after(self.name, {"tool_use_id": self._returned.get(), "tool_response": {
+                "error": returned_running(self.name)}}, failed=True)
         gateway = self._gateway
         for exchange in gateway.drain() if gateway is not None else ():
             native.exchange(exchange)  # the model's side, from where it crosses the boundary

@@ -117,6 +117,12 @@ class ToolJails:
         self._start(self._serve, call, command, booted)
         return {**tool_input, "command": call.stub()}
 
+    @property
+    def busy(self) -> bool:
+        """Whether a command runs in a jail now."""
+        with self._lock:
+            return bool(self._running)
+
     def end(self, stub: str) -> bool:
         """The call whose stub is `stub` has returned: a command of it still running is killed
         with its jail (True), so nothing it started goes on after its call is on record."""

@@ -375,7 +375,7 @@ def _with_exit(result: ToolResult, exit_code: int | None) -> ToolResult:
     if exit_code is None or exit_code == 0:
         return replace(result, exit_code=exit_code)
     return replace(result, outcome=ToolOutcome.FAILED, exit_code=exit_code,
-                   error=f"exited with code {exit_code}")
+                   error=result.error or f"exited with code {exit_code}")
 
 
 def _no_result(why: str) -> ToolResult:
