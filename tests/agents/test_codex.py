@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from agentctl.execution.agents.hook_binary import cache_dir, native_hook
 from agentctl.execution.agents.native import returned_running
 from tests.agents.conftest import AgentBench, EscapeProbe
 from tests.agents.fake_models import Call, FakeModel, Script, Text, function_outputs
@@ -116,6 +117,9 @@ def test_the_codex_stream_is_evidence(bench: AgentBench, codex_run: dict[str, An
 
 def test_codex_runs_inside_the_sandbox_and_only_its_model_endpoint_is_reachable(
         bench: AgentBench, openai: FakeModel, escape_probe: EscapeProbe) -> None:
+    hook = native_hook(cache_dir(bench.home), os.environ).binary  # the one the run starts
+    assert hook is not None, "no compiled hook: is cc on PATH?"
+    escape_probe.keep(hook)  # a jailed shell call cannot overwrite it
     openai.script = Script([[Call("exec_command", {"cmd": escape_probe.command()})],
                             [Text("done")]])
     task = bench.submit("Try to leave the sandbox")
