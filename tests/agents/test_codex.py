@@ -6,14 +6,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentctl.execution.agents.hook_binary import cache_dir, native_hook
-from agentctl.execution.agents.native import returned_running
 from tests.agents.conftest import AgentBench, EscapeProbe
 from tests.agents.fake_models import Call, FakeModel, Script, Text, function_outputs
 
@@ -145,11 +143,12 @@ def test_codex_runs_inside_the_sandbox_and_only_its_model_endpoint_is_reachable(
     assert not any("sandbox" in reason for reason in reasons), reasons
 
 
-# Prints, sleeps a second, then writes a file: Codex gives its `exec_command` back to the model
-# after `yield_time_ms` (250 ms) with the command still running, and fires no PostToolUse then.
+# Prints, sleeps 1.5 s, writes a file and says so: Codex gives its `exec_command` back to the
+# model after `yield_time_ms` (250 ms) with the command still running, and fires no PostToolUse
+# then (only once a `write_stdin` poll, which fires no hook, sees the command end).
 YIELD_MARKER = "yield-marker-5d1c.txt"
-OUTLIVES_ITS_YIELD = ("python3 -c \"import time; print('start', flush=True); time.sleep(1); "
-                      f"open('{YIELD_MARKER}', 'w').write('late')\"")
+OUTLIVES_ITS_YIELD = ("python3 -c \"import time; print('start', flush=True); time.sleep(1.5); "
+                      f"open('{YIELD_MARKER}', 'w').write('late'); print('wrote')\"")
 
 
 def processes_naming(word: str) -> list[int]:
@@ -164,38 +163,40 @@ def processes_naming(word: str) -> list[int]:
     return [pid for pid in found if pid != os.getpid()]
 
 
-def test_a_command_still_running_when_codex_yields_its_call_ends_with_the_call(
+def test_a_command_still_running_when_codex_yields_its_call_holds_the_model_until_it_ends(
         bench: AgentBench, openai: FakeModel) -> None:
     """Codex returns the call to its model while the command runs: the model request that
-    carries the call's result ends the command with its jail before the model hears of it, and
-    the call is recorded failed with the reason. The model's answer is held past the command's
-    sleep: by then nothing of it runs and its write never happened."""
-    seen: list[tuple[Path | None, bool, list[int]]] = []
+    carries the call's result waits at the gateway until the command ended, so the model (and
+    any other call) comes after it. The model then polls with `write_stdin`; Codex's
+    PostToolUse closes the call with the command's output and exit code, its write on its step."""
+    seen: list[tuple[bool, list[int]]] = []  # at the model request carrying the yielded call
 
-    def hold(body: dict[str, Any]) -> None:
-        if not function_outputs(body):
+    def look(body: dict[str, Any]) -> None:
+        if len(function_outputs(body)) != 1:
             return
-        time.sleep(1.5)  # past the command's sleep: left running, it would have written
         # anywhere in the attempt's folder: its work tree, or the layer a tree view writes to
         said = re.search(r"Workspace: (/[^\s\\\"]+)", json.dumps(body["input"]))
         folder = Path(said.group(1)).parent if said else None
-        seen.append((folder, folder is not None and any(folder.rglob(YIELD_MARKER)),
+        seen.append((folder is not None and any(folder.rglob(YIELD_MARKER)),
                      processes_naming(YIELD_MARKER)))
 
-    openai.script = Script([[Call("exec_command", {"cmd": OUTLIVES_ITS_YIELD,
-                                                   "yield_time_ms": 250})],
-                            [Text("done")]], hold=hold)
+    openai.script = Script([
+        [Call("exec_command", {"cmd": OUTLIVES_ITS_YIELD, "yield_time_ms": 250})],
+        [Call("write_stdin", {"session_id": "{session}", "chars": "", "yield_time_ms": 5000})],
+        [Text("done")]], hold=look)
     run = bench.start(bench.submit("Run the slow script"), "codex")
-    (folder, written, running), = seen
-    assert folder is not None and not written and running == []  # no marker, no process of it
-    told = function_outputs(openai.script.requests[-1])
-    assert "Process running with session ID" in told[0], told  # Codex did return it early
-    (call,) = bench.calls(run["runId"])
+    # held: the model heard of the call once the command had written and was gone
+    assert seen == [(True, [])], seen
+    yielded, polled = function_outputs(openai.script.requests[-1])
+    assert "Process running with session ID" in yielded, yielded  # Codex did return it early
+    assert "Process exited with code 0" in polled and "wrote" in polled, polled
+    (call,) = bench.calls(run["runId"])  # the poll fires no hook: one call on record
     assert call["toolName"] == "codex.Bash" and call["decision"] == "ALLOWED", call
-    assert call["result"]["outcome"] == "failed", call["result"]
-    assert call["result"]["error"] == returned_running("codex"), call["result"]
-    assert not any(YIELD_MARKER in json.dumps(step["changedFiles"])
-                   for step in bench.steps(run["runId"]))
+    assert call["result"]["outcome"] == "ok" and call["result"]["exitCode"] == 0, call["result"]
+    assert "wrote" in call["result"]["output"], call["result"]
+    (step,) = [step for step in bench.steps(run["runId"])
+               if YIELD_MARKER in json.dumps(step["changedFiles"])]
+    assert step["toolCall"]["toolCallId"] == call["toolCallId"], step  # its write is its call's
     reasons = bench.json("verdict", "show", run["runId"])["reasons"]
     assert not any("no recorded call made" in reason for reason in reasons), reasons
     assert processes_naming(YIELD_MARKER) == []

@@ -5,9 +5,11 @@ Each message on the socket is checked against its source: the hooks and agentctl
 carry distinct keys, and a request with the wrong one (or none) is refused and recorded as a
 forged call. In a sandboxed run every native shell command runs in a jail of its own, outside
 the CLI's sandbox (`tool_jail`): no tool process can read those keys, reach the socket or open
-the CLI's file descriptors. A shell call the CLI gives back to its model while its command
-still runs (at its PostToolUse, or, for a CLI that fires none then, at the model request that
-carries its result) has that command ended with its jail and is recorded failed with why.
+the CLI's file descriptors. A shell call whose PostToolUse comes while its command still runs
+has that command ended with its jail and is recorded failed with why. A CLI that gives a call
+back to its model with no PostToolUse (Codex's `exec_command` past `yield_time_ms`) is held
+instead: the model request carrying the call's result waits at the gateway until the command
+ends, so no other call runs meanwhile and the command's writes are its call's.
 
 The CLI runs on a thread of its own (`launch_agent`, the one place a sandbox may wrap); this
 thread serves the hook socket, so every record is written by the attempt's one writer. A
@@ -59,10 +61,18 @@ SERVE_SECONDS = 0.02
 
 
 def returned_running(agent: str) -> str:
-    """What is recorded for a jailed shell call its CLI gave back to the model while the
-    command still ran (Copilot past `initial_wait`, Codex past `yield_time_ms`)."""
+    """What is recorded for a jailed shell call its CLI returned (its PostToolUse) while the
+    command still ran (Copilot past `initial_wait`)."""
     return (f"{agent} returned the call while its command still ran: agentctl ended the "
             "command with its jail, so nothing it does happens after its call")
+
+
+def held_past_the_wall(agent: str) -> str:
+    """What is recorded for a jailed shell call its CLI gave back to the model while the
+    command ran (Codex past `yield_time_ms`), the command still running when the run's wall
+    budget ran out: the model's request was held until then."""
+    return (f"{agent} gave the call back while its command still ran, and the command was "
+            "still running when the run's wall budget ran out: agentctl ended it with its jail")
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +153,9 @@ class NativeAgent:
         self._stubs: dict[str, str] = {}
         self._routing = threading.Lock()
         # calls whose commands were ended as their results went to the model (gateway thread),
-        # for the attempt's thread to record
-        self._returned: queue.SimpleQueue[str] = queue.SimpleQueue()
+        # with why, for the attempt's thread to record
+        self._returned: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
+        self._wall_left: Callable[[], float] = lambda: 0.0  # the session's, once it runs
 
     # --- what each agent says ---------------------------------------------------------------
     def launch(self, session: AgentSession, settings: NativeAgentSettings, home: Path,
@@ -171,6 +182,7 @@ class NativeAgent:
         keys = self.keys = Credentials()
         self.guard_loaded = threading.Event()
         self._stubs, self._returned = {}, queue.SimpleQueue()
+        self._wall_left = session.wall_seconds
         budget = frozen_spec(session).get("budget", {})
         guard = Guard(Arming(self.arming), self.guard_loaded, keys.guard,
                       hold_seconds=guard_hold(budget))
@@ -339,15 +351,18 @@ class NativeAgent:
         """A model request, on the gateway's thread before it goes on: the calls whose results
         it carries have returned, though a CLI may not say so (Codex fires no PostToolUse for
         an `exec_command` it yields while the command runs). A jailed command of one still
-        running is ended before the model hears of the call; the attempt's thread records it."""
+        running is waited for: the model cannot act meanwhile, so no other call interleaves.
+        Past the run's wall budget the command is ended; the attempt's thread records why."""
         jails = self._jails
         if jails is None or not jails.busy:
             return
         for key in answered_calls(body):
             with self._routing:
-                stub = self._stubs.pop(key, None)
-            if stub is not None and jails.end(stub):
-                self._returned.put(key)
+                stub = self._stubs.get(key)
+            if stub is not None and not jails.hold(stub, self._wall_left()):
+                with self._routing:
+                    self._stubs.pop(key, None)
+                self._returned.put((key, held_past_the_wall(self.name)))
 
     def _skill_command(self, payload: dict[str, object],
                        native: NativeTools) -> dict[str, object]:
@@ -387,8 +402,9 @@ class NativeAgent:
                 native.command_finished(done.command, done.exit_code)
             native.network(done.jail, agent=self.name, command=done.command)
         while not self._returned.empty():  # ended as the model was given them
-            native.after(self.name, {"tool_use_id": self._returned.get(), "tool_response": {
-                "error": returned_running(self.name)}}, failed=True)
+            key, why = self._returned.get()
+            native.after(self.name, {"tool_use_id": key, "tool_response": {"error": why}},
+                         failed=True)
         gateway = self._gateway
         for exchange in gateway.drain() if gateway is not None else ():
             native.exchange(exchange)  # the model's side, from where it crosses the boundary
