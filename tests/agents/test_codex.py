@@ -143,12 +143,15 @@ def test_codex_runs_inside_the_sandbox_and_only_its_model_endpoint_is_reachable(
     assert not any("sandbox" in reason for reason in reasons), reasons
 
 
-# Prints, sleeps 1.5 s, writes a file and says so: Codex gives its `exec_command` back to the
-# model after `yield_time_ms` (250 ms) with the command still running, and fires no PostToolUse
-# then (only once a `write_stdin` poll, which fires no hook, sees the command end).
-YIELD_MARKER = "yield-marker-5d1c.txt"
-OUTLIVES_ITS_YIELD = ("python3 -c \"import time; print('start', flush=True); time.sleep(1.5); "
-                      f"open('{YIELD_MARKER}', 'w').write('late'); print('wrote')\"")
+# Prints, sleeps, writes a file and says so: Codex gives its `exec_command` back to the model
+# after `yield_time_ms` (250 ms) with the command still running, and fires no PostToolUse then
+# (only once a `write_stdin` poll, which fires no hook, sees the command end).
+POLLED, UNPOLLED = "held-polled-7e2a.txt", "held-unpolled-7e2a.txt"
+
+
+def outlives_its_yield(marker: str, seconds: float) -> str:
+    return (f"python3 -c \"import time; print('start', flush=True); time.sleep({seconds}); "
+            f"open('{marker}', 'w').write('late'); print('wrote')\"")
 
 
 def processes_naming(word: str) -> list[int]:
@@ -167,36 +170,43 @@ def test_a_command_still_running_when_codex_yields_its_call_holds_the_model_unti
         bench: AgentBench, openai: FakeModel) -> None:
     """Codex returns the call to its model while the command runs: the model request that
     carries the call's result waits at the gateway until the command ended, so the model (and
-    any other call) comes after it. The model then polls with `write_stdin`; Codex's
-    PostToolUse closes the call with the command's output and exit code, its write on its step."""
-    seen: list[tuple[bool, list[int]]] = []  # at the model request carrying the yielded call
+    any other call) comes after it. The model polls the first with `write_stdin`: Codex's
+    PostToolUse closes it with the command's output and exit code. The second it never polls:
+    closed at the end with the exit code agentctl saw. Each one's write is on its own step."""
+    seen: list[tuple[int, list[str], list[int]]] = []  # at each request giving back a call
 
     def look(body: dict[str, Any]) -> None:
-        if len(function_outputs(body)) != 1:
-            return
-        # anywhere in the attempt's folder: its work tree, or the layer a tree view writes to
-        said = re.search(r"Workspace: (/[^\s\\\"]+)", json.dumps(body["input"]))
-        folder = Path(said.group(1)).parent if said else None
-        seen.append((folder is not None and any(folder.rglob(YIELD_MARKER)),
-                     processes_naming(YIELD_MARKER)))
+        told = len(function_outputs(body))
+        if told in (1, 3):  # the first call yielded; the second one
+            # anywhere in the attempt's folder: its work tree, or a tree view's upper layer
+            said = re.search(r"Workspace: (/[^\s\\\"]+)", json.dumps(body["input"]))
+            folder = Path(said.group(1)).parent if said else None
+            written = [m for m in (POLLED, UNPOLLED) if folder and any(folder.rglob(m))]
+            seen.append((told, written, processes_naming("-7e2a.txt")))
 
     openai.script = Script([
-        [Call("exec_command", {"cmd": OUTLIVES_ITS_YIELD, "yield_time_ms": 250})],
+        [Call("exec_command", {"cmd": outlives_its_yield(POLLED, 1.5), "yield_time_ms": 250})],
         [Call("write_stdin", {"session_id": "{session}", "chars": "", "yield_time_ms": 5000})],
+        [Call("exec_command", {"cmd": outlives_its_yield(UNPOLLED, 0.5), "yield_time_ms": 250})],
         [Text("done")]], hold=look)
-    run = bench.start(bench.submit("Run the slow script"), "codex")
-    # held: the model heard of the call once the command had written and was gone
-    assert seen == [(True, [])], seen
-    yielded, polled = function_outputs(openai.script.requests[-1])
+    run = bench.start(bench.submit("Run the slow scripts"), "codex")
+    # held: the model heard of each call once its command had written and was gone
+    assert seen == [(1, [POLLED], []), (3, [POLLED, UNPOLLED], [])], seen
+    yielded, polled, unpolled = function_outputs(openai.script.requests[-1])
     assert "Process running with session ID" in yielded, yielded  # Codex did return it early
+    assert "Process running with session ID" in unpolled, unpolled
     assert "Process exited with code 0" in polled and "wrote" in polled, polled
-    (call,) = bench.calls(run["runId"])  # the poll fires no hook: one call on record
-    assert call["toolName"] == "codex.Bash" and call["decision"] == "ALLOWED", call
-    assert call["result"]["outcome"] == "ok" and call["result"]["exitCode"] == 0, call["result"]
-    assert "wrote" in call["result"]["output"], call["result"]
-    (step,) = [step for step in bench.steps(run["runId"])
-               if YIELD_MARKER in json.dumps(step["changedFiles"])]
-    assert step["toolCall"]["toolCallId"] == call["toolCallId"], step  # its write is its call's
+    first, second = bench.calls(run["runId"])  # the poll fires no hook: not a call
+    assert first["toolName"] == second["toolName"] == "codex.Bash", (first, second)
+    assert first["result"]["outcome"] == "ok" and first["result"]["exitCode"] == 0, first
+    assert "wrote" in first["result"]["output"], first["result"]
+    assert second["result"]["outcome"] == "failed" and second["result"]["exitCode"] == 0
+    assert second["result"]["error"] == ("the agent reported no result (its command exited "
+                                         "with code 0)"), second["result"]
+    steps = bench.steps(run["runId"])
+    for marker, call in ((POLLED, first), (UNPOLLED, second)):  # each write is its call's
+        (step,) = [step for step in steps if marker in json.dumps(step["changedFiles"])]
+        assert step["toolCall"]["toolCallId"] == call["toolCallId"], (marker, step)
     reasons = bench.json("verdict", "show", run["runId"])["reasons"]
     assert not any("no recorded call made" in reason for reason in reasons), reasons
-    assert processes_naming(YIELD_MARKER) == []
+    assert processes_naming("-7e2a.txt") == []

@@ -222,8 +222,21 @@ class NativeCalls:
         self.settle()
         self._close_awaiting()
         for key in list(self.pending):
-            self._close(self.pending.pop(key), _no_result("the agent reported no result"))
+            pending = self.pending.pop(key)
+            self._close(pending, self._unreported(pending))
         self._look_for_unhooked()  # after its last call too
+
+    def _unreported(self, pending: _Pending) -> ToolResult:
+        """A call the agent never gave a result for (a Codex `exec_command` yielded and never
+        polled): failed, with its command's exit code when agentctl's own run saw it."""
+        result = _no_result("the agent reported no result")
+        if pending.native.action is NativeAction.COMMAND:
+            for index, (command, code) in enumerate(self.exits):
+                if code is not None and _same_command(pending.native.command, command):
+                    del self.exits[index]
+                    return replace(result, exit_code=code, error=(
+                        f"the agent reported no result (its command exited with code {code})"))
+        return result
 
     def unhooked_changes(self) -> str | None:
         """Why the attempt must end: files changed that no recorded call accounts for."""
