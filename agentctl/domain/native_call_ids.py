@@ -4,9 +4,10 @@ result back to the model.
 
 A CLI may give a call back to its model while the call's command still runs (Codex's
 `exec_command` past its `yield_time_ms` fires no PostToolUse then): the request that carries
-the call's result is the one place that shows it, so the attempt reads the call ids there.
+the call's result is the one place that shows it, so the attempt reads the call ids there
+(and what the model was told of the call then).
 
-Pure: a hook payload or a request's bytes in, names out.
+Pure: a hook payload or a request's bytes in, names (and results' texts) out.
 """
 
 from __future__ import annotations
@@ -30,26 +31,35 @@ def call_key(payload: Mapping[str, object]) -> str:
                       default=str)
 
 
-def answered_calls(body: bytes) -> frozenset[str]:
-    """The ids of the tool calls whose results a model request gives the model (OpenAI
-    Responses and Chat Completions, Anthropic Messages); none for a body that is not one."""
+def answered_calls(body: bytes) -> dict[str, str]:
+    """The tool calls whose results a model request gives the model (OpenAI Responses and Chat
+    Completions, Anthropic Messages), by id, each with the text of its result as given; none
+    for a body that is not one."""
     try:
         request = json.loads(body)
     except (ValueError, RecursionError):
-        return frozenset()
+        return {}
     if not isinstance(request, dict):
-        return frozenset()
-    ids: set[str] = set()
+        return {}
+    found: dict[str, str] = {}
     for field, marker, kinds, name in _RESULTS:
         for item in _dicts(request.get(field)):
             if item.get(marker) in kinds:
-                ids.add(str(item.get(name) or ""))
+                found[str(item.get(name) or "")] = _text(item.get(
+                    "output" if field == "input" else "content"))
     for message in _dicts(request.get("messages")):  # Anthropic: blocks of a user message
         for block in _dicts(message.get("content")):
             if block.get("type") == "tool_result":
-                ids.add(str(block.get("tool_use_id") or ""))
-    ids.discard("")
-    return frozenset(ids)
+                found[str(block.get("tool_use_id") or "")] = _text(block.get("content"))
+    found.pop("", None)
+    return found
+
+
+def _text(value: object) -> str:
+    """A result's text: a string, or the text parts of a list of content parts."""
+    if isinstance(value, str):
+        return value
+    return "".join(str(part["text"]) for part in _dicts(value) if isinstance(part.get("text"), str))
 
 
 def _dicts(value: object) -> list[dict[str, object]]:

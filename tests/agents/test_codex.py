@@ -171,7 +171,8 @@ def test_a_command_still_running_when_codex_yields_its_call_holds_the_model_unti
     """Codex returns the call to its model while the command runs: the model request that
     carries the call's result waits at the gateway until the command ended, so the model (and
     any other call) comes after it. The model polls the first with `write_stdin`: Codex's
-    PostToolUse closes it with the command's output and exit code. The second it never polls:
+    PostToolUse closes it with the exit code and the output after the yield, put after what
+    the model was told with the yield. The second it never polls:
     closed at the end with the exit code agentctl saw. Each one's write is on its own step."""
     seen: list[tuple[int, list[str], list[int]]] = []  # at each request giving back a call
 
@@ -199,7 +200,7 @@ def test_a_command_still_running_when_codex_yields_its_call_holds_the_model_unti
     first, second = bench.calls(run["runId"])  # the poll fires no hook: not a call
     assert first["toolName"] == second["toolName"] == "codex.Bash", (first, second)
     assert first["result"]["outcome"] == "ok" and first["result"]["exitCode"] == 0, first
-    assert "wrote" in first["result"]["output"], first["result"]
+    assert first["result"]["output"] == "start\nwrote\n", first["result"]  # before and after
     assert second["result"]["outcome"] == "failed" and second["result"]["exitCode"] == 0
     assert second["result"]["error"] == ("the agent reported no result (its command exited "
                                          "with code 0)"), second["result"]

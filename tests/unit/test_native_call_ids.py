@@ -26,17 +26,19 @@ def test_the_results_a_request_gives_back_are_named_on_each_wire() -> None:
         {"type": "message", "role": "user", "content": "call_3"}]}
     anthropic = {"messages": [
         {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_9"}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_9"},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_9",
+                                      "content": [{"type": "text", "text": "ran"}]},
                                      {"type": "text", "text": "toolu_8"}]}]}
     chat = {"messages": [{"role": "assistant", "tool_calls": [{"id": "c7"}]},
                          {"role": "tool", "tool_call_id": "c7", "content": "ok"}]}
-    assert answered_calls(json.dumps(responses).encode()) == {"call_1", "call_2"}
-    assert answered_calls(json.dumps(anthropic).encode()) == {"toolu_9"}
-    assert answered_calls(json.dumps(chat).encode()) == {"c7"}
+    assert answered_calls(json.dumps(responses).encode()) == {"call_1": "Process running",
+                                                              "call_2": "done"}
+    assert answered_calls(json.dumps(anthropic).encode()) == {"toolu_9": "ran"}
+    assert answered_calls(json.dumps(chat).encode()) == {"c7": "ok"}
 
 
 @pytest.mark.parametrize("body", [b"", b"not json", b"[1, 2]", b'{"input": "text"}',
                                   b'{"messages": [{"role": "user", "content": "hi"}]}',
                                   b'{"input": [{"type": "function_call_output"}]}'])
 def test_a_body_with_no_tool_result_names_no_call(body: bytes) -> None:
-    assert answered_calls(body) == frozenset()
+    assert answered_calls(body) == {}

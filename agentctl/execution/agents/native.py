@@ -156,6 +156,9 @@ class NativeAgent:
         # with why, for the attempt's thread to record
         self._returned: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
         self._wall_left: Callable[[], float] = lambda: 0.0  # the session's, once it runs
+        # what the model was told of a call given back while its command ran (by `call_key`),
+        # the start of its output: the PostToolUse that follows says only what came after
+        self._yielded: dict[str, str] = {}
 
     # --- what each agent says ---------------------------------------------------------------
     def launch(self, session: AgentSession, settings: NativeAgentSettings, home: Path,
@@ -171,6 +174,10 @@ class NativeAgent:
     def read(self, event: Mapping[str, object], state: StreamState) -> None:
         raise NotImplementedError
 
+    def output_told(self, result: str) -> str:
+        """The command's output in a shell call's result as the CLI gave it to its model."""
+        return result
+
     # --- the run ----------------------------------------------------------------------------
     def run(self, session: AgentSession) -> AgentOutcome:
         native, identity, settings = session.native, session.identity, session.settings
@@ -181,7 +188,7 @@ class NativeAgent:
                                       f"executable (set [agents.{self.name}] command)")
         keys = self.keys = Credentials()
         self.guard_loaded = threading.Event()
-        self._stubs, self._returned = {}, queue.SimpleQueue()
+        self._stubs, self._returned, self._yielded = {}, queue.SimpleQueue(), {}
         self._wall_left = session.wall_seconds
         budget = frozen_spec(session).get("budget", {})
         guard = Guard(Arming(self.arming), self.guard_loaded, keys.guard,
@@ -340,7 +347,11 @@ class NativeAgent:
         (the CLI gave the call back too early), and the call is failed with the reason."""
         with self._routing:
             stub = self._stubs.pop(call_key(payload), None)
+            yielded = self._yielded.pop(call_key(payload), "")
         if stub is None or self._jails is None or not self._jails.end(stub):
+            said = payload.get("tool_response")
+            if yielded and isinstance(said, str):  # the output the model had before it
+                return {**payload, "tool_response": yielded + said}, failed
             return payload, failed
         said = payload.get("tool_response")
         kept = said if isinstance(said, dict) else {"output": said} if isinstance(said, str) \
@@ -356,10 +367,14 @@ class NativeAgent:
         jails = self._jails
         if jails is None or not jails.busy:
             return
-        for key in answered_calls(body):
+        for key, told in answered_calls(body).items():
             with self._routing:
                 stub = self._stubs.get(key)
-            if stub is not None and not jails.hold(stub, self._wall_left()):
+            if stub is None or not jails.running(stub):
+                continue
+            with self._routing:
+                self._yielded[key] = self.output_told(told)
+            if not jails.hold(stub, self._wall_left()):
                 with self._routing:
                     self._stubs.pop(key, None)
                 self._returned.put((key, held_past_the_wall(self.name)))

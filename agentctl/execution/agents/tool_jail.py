@@ -124,6 +124,11 @@ class ToolJails:
         with self._lock:
             return bool(self._running)
 
+    def running(self, stub: str) -> bool:
+        """Whether the command of `stub` runs now."""
+        with self._lock:
+            return stub in self._running
+
     def end(self, stub: str) -> bool:
         """The call whose stub is `stub` has returned: a command of it still running is killed
         with its jail (True), so nothing it started goes on after its call is on record."""
