@@ -344,7 +344,8 @@ class NativeAgent:
     def _returned_now(self, payload: dict[str, object], *,
                       failed: bool) -> tuple[dict[str, object], bool]:
         """A call's PostToolUse: a jailed command of it still running is ended with its jail
-        (the CLI gave the call back too early), and the call is failed with the reason."""
+        (the CLI gave the call back too early), and the call is failed with the reason. For a
+        call its CLI gave back earlier (held), its output begins with what the model was told."""
         with self._routing:
             stub = self._stubs.pop(call_key(payload), None)
             yielded = self._yielded.pop(call_key(payload), "")
