@@ -205,6 +205,12 @@ class EscapeProbe:
     user_home: Path
     listener: socket.socket
     tag: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    # agentctl's own files it also tries to overwrite, with what they held
+    kept: dict[Path, bytes] = field(default_factory=dict)
+
+    def keep(self, path: Path) -> None:
+        """A file of agentctl's (the compiled hook) the command tries to overwrite as well."""
+        self.kept[path] = path.read_bytes()
 
     @property
     def targets(self) -> list[Path]:
@@ -229,13 +235,16 @@ class EscapeProbe:
         # the key's path is put together inside: the command guard would refuse a command that
         # names it, and this probes the sandbox, not the guard
         return shlex.join(["python3", "-c", script, str(self.user_home),
-                           *map(str, self.targets)])
+                           *map(str, [*self.targets, *self.kept])])
 
     def assert_nothing_escaped(self, output: str) -> None:
         assert "UNREADABLE" in output and "SECRET-KEY" not in output, output
         assert "UNREACHABLE" in output and "REACHED" not in output.replace("UNREACHABLE", "")
         for target in self.targets:
             assert not target.exists(), f"{target} was written from inside the sandbox"
+        for path, held in self.kept.items():
+            assert f"BLOCKED {path} " in output, output
+            assert path.read_bytes() == held, f"{path} was overwritten from inside the sandbox"
         self.listener.settimeout(0)
         with pytest.raises(BlockingIOError):
             self.listener.accept()

@@ -4,11 +4,14 @@ only the model (an OpenAI Responses API) is the scripted fake of `fake_models`."
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentctl.execution.agents.hook_binary import cache_dir, native_hook
 from tests.agents.conftest import AgentBench, EscapeProbe
 from tests.agents.fake_models import Call, FakeModel, Script, Text, function_outputs
 
@@ -112,6 +115,9 @@ def test_the_codex_stream_is_evidence(bench: AgentBench, codex_run: dict[str, An
 
 def test_codex_runs_inside_the_sandbox_and_only_its_model_endpoint_is_reachable(
         bench: AgentBench, openai: FakeModel, escape_probe: EscapeProbe) -> None:
+    hook = native_hook(cache_dir(bench.home), os.environ).binary  # the one the run starts
+    assert hook is not None, "no compiled hook: is cc on PATH?"
+    escape_probe.keep(hook)  # a jailed shell call cannot overwrite it
     openai.script = Script([[Call("exec_command", {"cmd": escape_probe.command()})],
                             [Text("done")]])
     task = bench.submit("Try to leave the sandbox")
@@ -135,3 +141,73 @@ def test_codex_runs_inside_the_sandbox_and_only_its_model_endpoint_is_reachable(
                in c["denialReason"] for c in others)
     reasons = bench.json("verdict", "show", run_id)["reasons"]
     assert not any("sandbox" in reason for reason in reasons), reasons
+
+
+# Prints, sleeps, writes a file and says so: Codex gives its `exec_command` back to the model
+# after `yield_time_ms` (250 ms) with the command still running, and fires no PostToolUse then
+# (only once a `write_stdin` poll, which fires no hook, sees the command end).
+POLLED, UNPOLLED = "held-polled-7e2a.txt", "held-unpolled-7e2a.txt"
+
+
+def outlives_its_yield(marker: str, seconds: float) -> str:
+    return (f"python3 -c \"import time; print('start', flush=True); time.sleep({seconds}); "
+            f"open('{marker}', 'w').write('late'); print('wrote')\"")
+
+
+def processes_naming(word: str) -> list[int]:
+    """The processes on this machine whose command line names `word`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and word.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue  # gone meanwhile
+    return [pid for pid in found if pid != os.getpid()]
+
+
+def test_a_command_still_running_when_codex_yields_its_call_holds_the_model_until_it_ends(
+        bench: AgentBench, openai: FakeModel) -> None:
+    """Codex returns the call to its model while the command runs: the model request that
+    carries the call's result waits at the gateway until the command ended, so the model (and
+    any other call) comes after it. The model polls the first with `write_stdin`: Codex's
+    PostToolUse closes it with the exit code and the output after the yield, put after what
+    the model was told with the yield. The second it never polls:
+    closed at the end with the exit code agentctl saw. Each one's write is on its own step."""
+    seen: list[tuple[int, list[str], list[int]]] = []  # at each request giving back a call
+
+    def look(body: dict[str, Any]) -> None:
+        told = len(function_outputs(body))
+        if told in (1, 3):  # the first call yielded; the second one
+            # anywhere in the attempt's folder: its work tree, or a tree view's upper layer
+            said = re.search(r"Workspace: (/[^\s\\\"]+)", json.dumps(body["input"]))
+            folder = Path(said.group(1)).parent if said else None
+            written = [m for m in (POLLED, UNPOLLED) if folder and any(folder.rglob(m))]
+            seen.append((told, written, processes_naming("-7e2a.txt")))
+
+    openai.script = Script([
+        [Call("exec_command", {"cmd": outlives_its_yield(POLLED, 1.5), "yield_time_ms": 250})],
+        [Call("write_stdin", {"session_id": "{session}", "chars": "", "yield_time_ms": 5000})],
+        [Call("exec_command", {"cmd": outlives_its_yield(UNPOLLED, 0.5), "yield_time_ms": 250})],
+        [Text("done")]], hold=look)
+    run = bench.start(bench.submit("Run the slow scripts"), "codex")
+    # held: the model heard of each call once its command had written and was gone
+    assert seen == [(1, [POLLED], []), (3, [POLLED, UNPOLLED], [])], seen
+    yielded, polled, unpolled = function_outputs(openai.script.requests[-1])
+    assert "Process running with session ID" in yielded, yielded  # Codex did return it early
+    assert "Process running with session ID" in unpolled, unpolled
+    assert "Process exited with code 0" in polled and "wrote" in polled, polled
+    first, second = bench.calls(run["runId"])  # the poll fires no hook: not a call
+    assert first["toolName"] == second["toolName"] == "codex.Bash", (first, second)
+    assert first["result"]["outcome"] == "ok" and first["result"]["exitCode"] == 0, first
+    assert first["result"]["output"] == "start\nwrote\n", first["result"]  # before and after
+    assert second["result"]["outcome"] == "failed" and second["result"]["exitCode"] == 0
+    assert second["result"]["error"] == ("the agent reported no result (its command exited "
+                                         "with code 0)"), second["result"]
+    steps = bench.steps(run["runId"])
+    for marker, call in ((POLLED, first), (UNPOLLED, second)):  # each write is its call's
+        (step,) = [step for step in steps if marker in json.dumps(step["changedFiles"])]
+        assert step["toolCall"]["toolCallId"] == call["toolCallId"], (marker, step)
+    reasons = bench.json("verdict", "show", run["runId"])["reasons"]
+    assert not any("no recorded call made" in reason for reason in reasons), reasons
+    assert processes_naming("-7e2a.txt") == []

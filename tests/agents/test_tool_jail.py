@@ -183,3 +183,28 @@ def test_calls_running_at_once_each_get_their_own_jail_and_output(route: Route) 
                                 stdout=subprocess.PIPE, text=True) for stub in stubs]
     told = [(process.communicate(timeout=60)[0], process.returncode) for process in running]
     assert told == [(f"call-{n}\n", n) for n in range(3)]
+
+
+def test_a_held_call_waits_for_its_command_and_one_past_the_limit_is_ended(
+        route: Route) -> None:
+    """A CLI that gave a call back while its command runs (Codex past `yield_time_ms`) is
+    held until the command ends, its write done; one still running when the limit passes (the
+    run's wall budget) is ended with its jail, and its later write never happens."""
+    finishes = route.stub("sleep 0.3; touch finished")
+    process = subprocess.Popen(["/bin/bash", "-c", finishes], cwd=route.workspace,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not route.jails.busy and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert route.jails.hold(finishes, 60) is True
+    assert (route.workspace / "finished").exists()
+    assert process.wait(timeout=30) == 0
+    stays = route.stub("touch started; sleep 30; touch late")
+    process = subprocess.Popen(["/bin/bash", "-c", stays], cwd=route.workspace,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while not (route.workspace / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert route.jails.hold(stays, 0.2) is False
+    assert process.wait(timeout=30) == 128 + signal.SIGTERM
+    assert not (route.workspace / "late").exists()
+    assert route.jails.hold(stays, 60) is True  # nothing left to wait for

@@ -85,6 +85,12 @@ class CodexAgent(NativeAgent):
             else session.env
         return model_endpoints(env) + collector_endpoints(session.env)
 
+    def output_told(self, result: str) -> str:
+        """An `exec_command` result is a header (chunk id, wall time, session, token count),
+        then `Output:` and the output."""
+        head, marker, output = result.partition("Output:\n")
+        return output if marker and "\n" in head else result
+
     def read(self, event: Mapping[str, object], state: StreamState) -> None:
         kind = event.get("type")
         item = event.get("item")

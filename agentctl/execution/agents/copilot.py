@@ -20,7 +20,7 @@ A hook that times out is "allow" to Copilot: the timeout is set far above agentc
 A sync shell call still running after its `initial_wait` (the model's, at least 30 s) would be
 returned early while its command runs on, unrecorded: the rewrite into the jail waits as long as
 the jail may run it (`waiting_to_the_end`), so a command ends within its call or with the attempt;
-should Copilot return one anyway, its jail is ended with the call (`RETURNED_RUNNING`).
+should Copilot return one anyway, the shared PostToolUse handling ends its jail with the call.
 
 The CLI unpacks ~200 MB into its package cache on first start: one cache is shared by every
 attempt (`COPILOT_CACHE_HOME`, else agentctl's cache folder), filled by `copilot --version`
@@ -66,10 +66,6 @@ PROVIDER_VARIABLES = ("COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_API_KEY",
 FAILED_RESULTS = frozenset({"failure", "denied", "rejected", "error"})
 _EXIT = re.compile(r"\n?<shellId: [^>\n]* completed with exit code (-?\d+)>\s*$")
 PREPARE_SECONDS = 300.0
-# what is recorded for a shell call Copilot returned while its command still ran (its
-# initial_wait is raised to the run's wall budget, so this is a backstop)
-RETURNED_RUNNING = ("Copilot returned the call while its command still ran: agentctl ended the "
-                    "command with its jail, so nothing it does happens after its call")
 
 
 def hook_file(hook: str) -> str:
@@ -236,12 +232,6 @@ class CopilotAgent(NativeAgent):
                                         "tool_input": self._rewritten.pop(_key(asked), asked)}
         if event == "PostToolUse":
             canonical["tool_response"], failed = tool_response(payload.get("toolResult"))
-            command = asked.get("command")
-            if self._jails is not None and isinstance(command, str) and self._jails.end(command):
-                said = canonical["tool_response"]
-                canonical["tool_response"] = {**(said if isinstance(said, dict) else {}),
-                                              "error": RETURNED_RUNNING}
-                failed = True
             if failed:
                 event = "PostToolUseFailure"
         elif event == "PostToolUseFailure":

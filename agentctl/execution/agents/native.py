@@ -5,7 +5,11 @@ Each message on the socket is checked against its source: the hooks and agentctl
 carry distinct keys, and a request with the wrong one (or none) is refused and recorded as a
 forged call. In a sandboxed run every native shell command runs in a jail of its own, outside
 the CLI's sandbox (`tool_jail`): no tool process can read those keys, reach the socket or open
-the CLI's file descriptors.
+the CLI's file descriptors. A shell call whose PostToolUse comes while its command still runs
+has that command ended with its jail and is recorded failed with why. A CLI that gives a call
+back to its model with no PostToolUse (Codex's `exec_command` past `yield_time_ms`) is held
+instead: the model request carrying the call's result waits at the gateway until the command
+ends, so no other call runs meanwhile and the command's writes are its call's.
 
 The CLI runs on a thread of its own (`launch_agent`, the one place a sandbox may wrap); this
 thread serves the hook socket, so every record is written by the attempt's one writer. A
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shlex
 import shutil
 import sys
@@ -29,6 +34,7 @@ from agentctl.domain.agent import GUARD_HOLD_SECONDS, AgentSpec, Arming, NativeA
 from agentctl.domain.cassette import attempt_names
 from agentctl.domain.errors import AgentctlError, LeaseLost
 from agentctl.domain.model_routes import GUARD_NOT_LOADED
+from agentctl.domain.native_call_ids import answered_calls, call_key
 from agentctl.execution.agents import AgentOutcome, AgentSession, AttemptIdentity, NativeTools
 from agentctl.execution.agents.channel import claimed_call, forgery, hook_command, mcp_command
 from agentctl.execution.agents.hook_binary import HookChoice, native_hook
@@ -52,6 +58,23 @@ from agentctl.execution.gateway.keys import KEY_VARIABLES, URL_VARIABLES
 from agentctl.execution.sandboxing.sandbox import loopback_forwards, model_endpoints, program_dirs
 
 SERVE_SECONDS = 0.02
+
+
+def returned_running(agent: str) -> str:
+    """What is recorded for a jailed shell call its CLI returned (its PostToolUse) while the
+    command still ran (Copilot past `initial_wait`)."""
+    return (f"{agent} returned the call while its command still ran: agentctl ended the "
+            "command with its jail, so nothing it does happens after its call")
+
+
+def held_past_the_wall(agent: str) -> str:
+    """What is recorded for a jailed shell call its CLI gave back to the model while the
+    command ran (Codex past `yield_time_ms`), the command still running when the run's wall
+    budget ran out: the model's request was held until then."""
+    return (f"{agent} gave the call back while its command still ran, and the command was "
+            "still running when the run's wall budget ran out: agentctl ended it with its jail")
+
+
 @dataclass(frozen=True, slots=True)
 class Launch:
     argv: Sequence[str]
@@ -125,6 +148,17 @@ class NativeAgent:
         # set when the CLI's session-start hook reached the attempt: agentctl's configuration
         # was loaded in that process
         self.guard_loaded = threading.Event()
+        # each jailed shell call (by `call_key`) -> its stub, until its result is given back;
+        # read on the gateway's thread too
+        self._stubs: dict[str, str] = {}
+        self._routing = threading.Lock()
+        # calls whose commands were ended as their results went to the model (gateway thread),
+        # with why, for the attempt's thread to record
+        self._returned: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
+        self._wall_left: Callable[[], float] = lambda: 0.0  # the session's, once it runs
+        # what the model was told of a call given back while its command ran (by `call_key`),
+        # the start of its output: the PostToolUse that follows says only what came after
+        self._yielded: dict[str, str] = {}
 
     # --- what each agent says ---------------------------------------------------------------
     def launch(self, session: AgentSession, settings: NativeAgentSettings, home: Path,
@@ -140,6 +174,10 @@ class NativeAgent:
     def read(self, event: Mapping[str, object], state: StreamState) -> None:
         raise NotImplementedError
 
+    def output_told(self, result: str) -> str:
+        """The command's output in a shell call's result as the CLI gave it to its model."""
+        return result
+
     # --- the run ----------------------------------------------------------------------------
     def run(self, session: AgentSession) -> AgentOutcome:
         native, identity, settings = session.native, session.identity, session.settings
@@ -150,6 +188,8 @@ class NativeAgent:
                                       f"executable (set [agents.{self.name}] command)")
         keys = self.keys = Credentials()
         self.guard_loaded = threading.Event()
+        self._stubs, self._returned, self._yielded = {}, queue.SimpleQueue(), {}
+        self._wall_left = session.wall_seconds
         budget = frozen_spec(session).get("budget", {})
         guard = Guard(Arming(self.arming), self.guard_loaded, keys.guard,
                       hold_seconds=guard_hold(budget))
@@ -162,6 +202,7 @@ class NativeAgent:
             return AgentOutcome(error=f"{self.name} cannot start its model gateway: {error}")
         session = replace(session, env=attached.env)
         settings, self._gateway = attached.settings, attached.gateway
+        attached.gateway.on_request = self._model_asked
         home = self.home_dir(identity)
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
         stream = session.task_file.parent / f"{self.name}-stream.jsonl"
@@ -277,6 +318,8 @@ class NativeAgent:
                         return {"decision": wire.DENY, "reason": (
                             "agentctl runs shell commands in a jail of their own and could not "
                             "route this one (no `command` string): not run")}
+                    with self._routing:
+                        self._stubs[call_key(payload)] = str(routed["command"])
                     answer["updatedInput"] = json.dumps(routed, separators=(",", ":"))
                 return answer
             if event == "PreSkillShellCommand":
@@ -285,7 +328,9 @@ class NativeAgent:
                 self.guard_loaded.set()
                 return {"ok": True}
             if event in ("PostToolUse", "PostToolUseFailure"):
-                native.after(self.name, payload, failed=event == "PostToolUseFailure")
+                payload, failed = self._returned_now(payload,
+                                                     failed=event == "PostToolUseFailure")
+                native.after(self.name, payload, failed=failed)
                 return {"ok": True}
             return refused(f"unknown hook event {event!r}")
         except LeaseLost:
@@ -295,6 +340,45 @@ class NativeAgent:
             # else (a KeyError, a TypeError) is a bug of ours, never read as a denial: it ends
             # the attempt with its traceback (FAILURE_REPORT), once.
             return refused(f"{type(error).__name__}: {error}")
+
+    def _returned_now(self, payload: dict[str, object], *,
+                      failed: bool) -> tuple[dict[str, object], bool]:
+        """A call's PostToolUse: a jailed command of it still running is ended with its jail
+        (the CLI gave the call back too early), and the call is failed with the reason. For a
+        call its CLI gave back earlier (held), its output begins with what the model was told."""
+        with self._routing:
+            stub = self._stubs.pop(call_key(payload), None)
+            yielded = self._yielded.pop(call_key(payload), "")
+        if stub is None or self._jails is None or not self._jails.end(stub):
+            said = payload.get("tool_response")
+            if yielded and isinstance(said, str):  # the output the model had before it
+                return {**payload, "tool_response": yielded + said}, failed
+            return payload, failed
+        said = payload.get("tool_response")
+        kept = said if isinstance(said, dict) else {"output": said} if isinstance(said, str) \
+            else {}
+        return {**payload, "tool_response": {**kept, "error": returned_running(self.name)}}, True
+
+    def _model_asked(self, body: bytes) -> None:
+        """A model request, on the gateway's thread before it goes on: the calls whose results
+        it carries have returned, though a CLI may not say so (Codex fires no PostToolUse for
+        an `exec_command` it yields while the command runs). A jailed command of one still
+        running is waited for: the model cannot act meanwhile, so no other call interleaves.
+        Past the run's wall budget the command is ended; the attempt's thread records why."""
+        jails = self._jails
+        if jails is None or not jails.busy:
+            return
+        for key, told in answered_calls(body).items():
+            with self._routing:
+                stub = self._stubs.get(key)
+            if stub is None or not jails.running(stub):
+                continue
+            with self._routing:
+                self._yielded[key] = self.output_told(told)
+            if not jails.hold(stub, self._wall_left()):
+                with self._routing:
+                    self._stubs.pop(key, None)
+                self._returned.put((key, held_past_the_wall(self.name)))
 
     def _skill_command(self, payload: dict[str, object],
                        native: NativeTools) -> dict[str, object]:
@@ -333,6 +417,10 @@ class NativeAgent:
             if self.waits_for_exit_codes:  # from agentctl's own run, not the CLI's stream
                 native.command_finished(done.command, done.exit_code)
             native.network(done.jail, agent=self.name, command=done.command)
+        while not self._returned.empty():  # ended as the model was given them
+            key, why = self._returned.get()
+            native.after(self.name, {"tool_use_id": key, "tool_response": {"error": why}},
+                         failed=True)
         gateway = self._gateway
         for exchange in gateway.drain() if gateway is not None else ():
             native.exchange(exchange)  # the model's side, from where it crosses the boundary

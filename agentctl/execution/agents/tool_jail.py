@@ -94,6 +94,7 @@ class ToolJails:
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self._ended = threading.Condition(self._lock)  # a command left `_running`
         # the jail running each call's command, by the call's stub, while it runs
         self._running: dict[str, subprocess.Popen[bytes]] = {}
         self._spare: _Booted | None = None
@@ -117,15 +118,38 @@ class ToolJails:
         self._start(self._serve, call, command, booted)
         return {**tool_input, "command": call.stub()}
 
+    @property
+    def busy(self) -> bool:
+        """Whether a command runs in a jail now."""
+        with self._lock:
+            return bool(self._running)
+
+    def running(self, stub: str) -> bool:
+        """Whether the command of `stub` runs now."""
+        with self._lock:
+            return stub in self._running
+
     def end(self, stub: str) -> bool:
         """The call whose stub is `stub` has returned: a command of it still running is killed
         with its jail (True), so nothing it started goes on after its call is on record."""
         with self._lock:
             process = self._running.pop(stub, None)
+            self._ended.notify_all()
         if process is None:
             return False
         _kill(process)
         return True
+
+    def hold(self, stub: str, seconds: float) -> bool:
+        """Wait for the command of `stub` to end (True), up to `seconds` (the run's wall budget
+        left, past which the attempt ends its jails anyway): then it is killed with its jail
+        (False). A CLI that gives a call back while its command runs is held here, so the
+        command's writes land while its call is the one under way."""
+        with self._ended:
+            if self._ended.wait_for(lambda: stub not in self._running or self._stop.is_set(),
+                                    timeout=max(seconds, 0.0)):
+                return True
+        return not self.end(stub)
 
     def drain(self) -> list[Ran]:
         """The commands that ended since the last call (for the attempt's thread to record)."""
@@ -141,6 +165,7 @@ class ToolJails:
         are let go, the spare jail is taken down."""
         self._stop.set()
         with self._lock:
+            self._ended.notify_all()  # a hold ends with the attempt
             threads = list(self._threads)
         for thread in threads:
             thread.join(timeout=10)
@@ -199,6 +224,7 @@ class ToolJails:
                 finally:
                     with self._lock:
                         self._running.pop(call.stub(), None)
+                        self._ended.notify_all()
             finally:
                 for end in ends:  # the stub's readers see the end of the output
                     if end is not None:

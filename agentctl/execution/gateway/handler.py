@@ -77,6 +77,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(401, "authentication_error",
                         "agentctl gateway: this request does not carry the attempt's key")
             return
+        if gateway.on_request is not None:  # before the model can hear of it
+            gateway.on_request(body)
         refusal = gateway.routes.refusal(self.command, self.path, self.headers.get("host"))
         if refusal is None and gateway.spent:
             refusal = budget_refusal(gateway.spent)

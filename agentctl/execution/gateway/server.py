@@ -18,6 +18,7 @@ import secrets
 import socket
 import sys
 import threading
+from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 from urllib.parse import urlsplit
 
@@ -51,6 +52,9 @@ class Gateway:
         self.retries = retries
         self.prices = prices or {}
         self.guard = guard  # a native agent's: nothing is forwarded before its guard loaded
+        # called with each request's body (on the gateway's thread) before it goes on: a native
+        # agent ends the commands of the calls whose results it gives the model
+        self.on_request: Callable[[bytes], None] | None = None
         self.placeholder = f"agentctl-gateway-{secrets.token_hex(16)}"
         self.exchanges: queue.SimpleQueue[Exchange] = queue.SimpleQueue()
         self.tokens = 0

@@ -25,6 +25,7 @@ from agentctl.domain.enums import (
     ToolOutcome,
 )
 from agentctl.domain.errors import ModelUnreachable
+from agentctl.domain.native_call_ids import call_key
 from agentctl.domain.native_tools import NativeAction, NativeCall, native_call
 from agentctl.domain.step import Step, ToolCall, ToolResult, changed_files_attribute
 from agentctl.domain.tracing import agent_trace_env
@@ -132,7 +133,7 @@ class NativeCalls:
         # what is batched is on record before the agent acts: `begin_call`'s transaction
         # writes it first, in order (a flush of its own was one more commit per call)
         step, call = ledger.begin_call(request)
-        key = _call_key(payload)
+        key = call_key(payload)
         if key in self.pending:  # a reused id: close the older one rather than lose it
             self._close(self.pending.pop(key), _no_result("superseded by a call with its id"))
         self.pending[key] = _Pending(step, call, native)
@@ -153,7 +154,7 @@ class NativeCalls:
 
     # --- PostToolUse ------------------------------------------------------------------------
     def after(self, agent: str, payload: Mapping[str, object], *, failed: bool) -> None:
-        pending = self.pending.pop(_call_key(payload), None)
+        pending = self.pending.pop(call_key(payload), None)
         if pending is None:  # ours guarded elsewhere, or denied (a denied call has no result)
             return
         result = self._result(payload, failed=failed)
@@ -221,8 +222,21 @@ class NativeCalls:
         self.settle()
         self._close_awaiting()
         for key in list(self.pending):
-            self._close(self.pending.pop(key), _no_result("the agent reported no result"))
+            pending = self.pending.pop(key)
+            self._close(pending, self._unreported(pending))
         self._look_for_unhooked()  # after its last call too
+
+    def _unreported(self, pending: _Pending) -> ToolResult:
+        """A call the agent never gave a result for (a Codex `exec_command` yielded and never
+        polled): failed, with its command's exit code when agentctl's own run saw it."""
+        result = _no_result("the agent reported no result")
+        if pending.native.action is NativeAction.COMMAND:
+            for index, (command, code) in enumerate(self.exits):
+                if code is not None and _same_command(pending.native.command, command):
+                    del self.exits[index]
+                    return replace(result, exit_code=code, error=(
+                        f"the agent reported no result (its command exited with code {code})"))
+        return result
 
     def unhooked_changes(self) -> str | None:
         """Why the attempt must end: files changed that no recorded call accounts for."""
@@ -328,14 +342,6 @@ class NativeCalls:
         return result, runtime.last_call_id or "", runtime.last_rule
 
 
-def _call_key(payload: Mapping[str, object]) -> str:
-    key = payload.get("tool_use_id") or payload.get("call_id") or payload.get("turn_id")
-    if key:
-        return str(key)
-    return json.dumps([payload.get("tool_name"), payload.get("tool_input")], sort_keys=True,
-                      default=str)
-
-
 def _reason(decision: GuardDecision, reason: str | None) -> str:
     rule = f" (rule: {decision.matched_rule})" if decision.matched_rule else ""
     return f"agentctl denied this call, {decision.decision.value}{rule}: {reason or 'denied'}"
@@ -382,7 +388,7 @@ def _with_exit(result: ToolResult, exit_code: int | None) -> ToolResult:
     if exit_code is None or exit_code == 0:
         return replace(result, exit_code=exit_code)
     return replace(result, outcome=ToolOutcome.FAILED, exit_code=exit_code,
-                   error=f"exited with code {exit_code}")
+                   error=result.error or f"exited with code {exit_code}")
 
 
 def _no_result(why: str) -> ToolResult:
