@@ -21,6 +21,7 @@ from tests.e2e.workers_support import (
 
 INFRA = "verifier_infra_failure"
 MODES = ["inline", "worker"]
+LEASE = 60  # no lease runs out here: a late heartbeat on a loaded machine must not end one
 
 
 
@@ -44,7 +45,7 @@ def _run(fleet: Fleet, mode: str) -> tuple[str, int, dict[str, Any], list[dict[s
 def test_a_verifier_timing_out_on_the_repository_twice_succeeds_on_attempt_3_of_3(
         fleet: Fleet, mode: str) -> None:
     verify, counter = fleet.flaky_verifier(failures=2)
-    fleet.configure(max_attempts=3, verify=[verify])
+    fleet.configure(max_attempts=3, verify=[verify], lease_ttl=LEASE)
 
     _, code, tree, events = _run(fleet, mode)
 
@@ -71,7 +72,7 @@ def test_a_verifier_timing_out_on_the_repository_twice_succeeds_on_attempt_3_of_
 def test_a_verifier_timing_out_on_the_repository_on_every_attempt_ends_failed_infrastructure(
         fleet: Fleet, mode: str) -> None:
     verify, counter = fleet.flaky_verifier(failures=2)
-    fleet.configure(max_attempts=2, verify=[verify])
+    fleet.configure(max_attempts=2, verify=[verify], lease_ttl=LEASE)
 
     _, code, tree, events = _run(fleet, mode)
 
@@ -92,7 +93,7 @@ def test_a_verifier_timing_out_on_the_repository_on_every_attempt_ends_failed_in
 @pytest.mark.parametrize("mode", MODES)
 def test_a_verifier_that_cannot_find_its_command_is_an_infrastructure_failure_and_retried(
         fleet: Fleet, mode: str) -> None:
-    fleet.configure(max_attempts=2, verify=["no-such-build-tool --check"])
+    fleet.configure(max_attempts=2, verify=["no-such-build-tool --check"], lease_ttl=LEASE)
 
     _, code, tree, _ = _run(fleet, mode)
 
@@ -104,7 +105,7 @@ def test_a_verifier_that_cannot_find_its_command_is_an_infrastructure_failure_an
 def test_a_failing_verification_is_decided_on_the_first_attempt_and_never_retried(
         fleet: Fleet, mode: str) -> None:
     verify, counter = fleet.flaky_verifier(failures=5, message="AssertionError: 2 != 3")
-    fleet.configure(max_attempts=3, verify=[verify])
+    fleet.configure(max_attempts=3, verify=[verify], lease_ttl=LEASE)
 
     _, code, tree, events = _run(fleet, mode)
 
@@ -120,7 +121,7 @@ def test_a_failing_verification_is_decided_on_the_first_attempt_and_never_retrie
 def test_the_next_attempt_after_an_infrastructure_failure_waits_out_its_backoff(
         fleet: Fleet, mode: str) -> None:
     verify, counter = fleet.flaky_verifier(failures=1, message="Could not resolve host: pypi")
-    fleet.configure(max_attempts=2, backoff=1.5, verify=[verify])
+    fleet.configure(max_attempts=2, backoff=1.5, verify=[verify], lease_ttl=LEASE)
 
     _, code, tree, events = _run(fleet, mode)
 
@@ -139,7 +140,7 @@ def test_the_next_attempt_after_an_infrastructure_failure_waits_out_its_backoff(
 
 def test_a_repository_that_cannot_be_cloned_is_retried_then_ends_failed_infrastructure(
         fleet: Fleet) -> None:
-    fleet.configure(max_attempts=2)
+    fleet.configure(max_attempts=2, lease_ttl=LEASE)
     run_id = fleet.queue(fleet.submit(), fleet.writing_plan())
     fleet.repo.rename(fleet.repo.with_name("moved-away"))
 

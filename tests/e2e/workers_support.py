@@ -246,8 +246,10 @@ class Fleet:
 
     # --- configuration, tasks and runs --------------------------------------------------------
     def configure(self, *, max_attempts: int = 2, verify: Sequence[str] = ("true",),
-                  backoff: float = 0) -> None:
-        """`.agentctl.toml`: short leases, quick polls, `verify` as the verification plan.
+                  backoff: float = 0, lease_ttl: float = 2) -> None:
+        """`.agentctl.toml`: short leases (for the tests that wait one out; the others pass a
+        long one, which a loaded machine's late heartbeat cannot outlast), quick polls, `verify`
+        as the verification plan.
 
         Unsandboxed: these tests watch the agent's host pids and keep a verifier's call count
         outside the workspace across attempts, both of which the sandbox forbids by design
@@ -260,7 +262,7 @@ class Fleet:
             f"max_attempts = {max_attempts}\n"
             f"backoff_initial_seconds = {backoff}\n"
             "[worker]\n"
-            "lease_ttl_seconds = 2\n"
+            f"lease_ttl_seconds = {lease_ttl}\n"
             "poll_seconds = 0.1\n"
             "[verification]\n"
             f"commands = [{commands}]\n"
