@@ -162,6 +162,21 @@ def test_a_call_returned_while_its_command_runs_ends_the_command_with_its_jail(
     assert route.jails.end(finished) is False
 
 
+def test_a_command_ended_and_reaped_before_its_wait_began_has_its_status(route: Route) -> None:
+    """`end` can kill and reap a jail's process before the call's thread starts watching it (a CLI
+    that returns the call at once, on a loaded machine): the stub is still told the status, not
+    left without one (it exited 126, "no status")."""
+    process = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait()
+    read, write = os.pipe()
+    try:
+        assert route.jails._wait(process, write) == -signal.SIGTERM
+    finally:
+        os.close(read)
+        os.close(write)
+
+
 def test_a_fifo_swapped_for_a_symlink_by_the_command_is_never_written_through(
         route: Route, tmp_path: Path) -> None:
     victim = tmp_path / "victim.txt"

@@ -10,7 +10,9 @@ installed CLI: `task submit --type bug_fix --run` with a `patch:` agent, three t
   and try to grade themselves (a new test only, the bug's tests edited, a deselect in one of
   pytest's config files, a different one per project, a conftest that drops them or flips every
   report beside the patch's code alone; for a unittest project a `load_tests` that drops them, a
-  test package that silences failures): never SUCCESS, never eligible.
+  test package that silences failures): never SUCCESS, never eligible. Every variant runs on two
+  pytest projects and the unittest one; the other projects run the deselect alone, the variant
+  that differs between them (each writes another of pytest's config files).
 
 Each case is a class of its own, so that `--dist loadscope` spreads the cases over the workers.
 The sdists come from the package index on first use (never skipped: no index, no pass).
@@ -29,6 +31,7 @@ import pytest
 
 from tests.corpus.corpus import (
     DESELECT_IN,
+    Edit,
     Case,
     breaking,
     build_base,
@@ -45,6 +48,18 @@ PATCHES = ("gold", "noop", "break")
 # the hostile variants run on the first case of each project (they cost a run each)
 HOSTILE = {case.name for case in reversed(CASES)
            if case is next(c for c in CASES if c.before.package == case.before.package)}
+# where every attack runs (each is a run of its own, ~3 s of CPU); the variants other than the
+# deselect are written the same way whatever the project, so more projects add time, not cover
+EVERY_ATTACK = {"toolz-interpose-empty-sequence", "humanize-natural-list-any-iterable",
+                "idna-codec-overlong-and-non-text-input"}
+
+
+def attacks(case: Case) -> dict[str, Edit]:
+    """The hostile variants `case` runs: all of them, or the deselect alone."""
+    every = hostile(case)
+    if case.name in EVERY_ATTACK:
+        return every
+    return {name: edit for name, edit in every.items() if name.endswith(" deselects")}
 
 
 @dataclass(frozen=True)
@@ -65,7 +80,7 @@ def run_case(case: Case, root: Path, run_agentctl: Callable[..., Any],
     repo, after = build_base(case, root)
     edits = {"gold": gold(case, after), "noop": noop, "break": breaking(case, after)}
     if case.name in HOSTILE:
-        edits.update(hostile(case))
+        edits.update(attacks(case))
     home, cwd = root / "home", root / "cwd"
     cwd.mkdir()
     # one run of each check: these cases are about the classes, not about reruns
@@ -158,7 +173,7 @@ class HostileVariants(RealBugFix):
 
     def test_no_patch_that_grades_itself_succeeds_or_is_eligible(
             self, runs: dict[str, Outcome]) -> None:
-        for name in hostile(self.case):
+        for name in attacks(self.case):
             attack = runs[name]
             assert (attack.exit_code, attack.verdict) == (1, "FAILED_VERIFICATION"), \
                 (name, attack.why())
@@ -194,6 +209,16 @@ def test_the_corpus_holds_at_least_eight_cases_from_several_projects() -> None:
     for case in CASES:
         assert case.fail_to_pass and case.breaking.pass_to_fail, case.name
         assert not set(case.fail_to_pass) & set(case.breaking.pass_to_fail), case.name
+
+
+def test_every_attack_runs_on_a_unittest_and_two_pytest_projects_and_a_deselect_on_each() -> None:
+    assert EVERY_ATTACK <= HOSTILE
+    every = [case for case in CASES if case.name in EVERY_ATTACK]
+    assert [case.runner for case in every].count("pytest") == 2, every
+    assert [case.runner for case in every].count("unittest") == 1, every
+    for case in CASES:
+        if case.name in HOSTILE and case.runner == "pytest":
+            assert f"{case.deselect_in} deselects" in attacks(case), case.name
 
 
 def test_the_deselect_variants_write_each_of_pytests_config_files() -> None:

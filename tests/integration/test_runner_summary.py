@@ -19,7 +19,7 @@ from agentctl.domain.runner_summary import (
     read_summaries,
 )
 from tests.machine import unavailable
-from tests.pipeline.test_baseline import MAVEN_POM
+from tests.pipeline.test_baseline import JVM_QUICK, MAVEN_POM
 
 CALC_TESTS = """
 def test_add():
@@ -135,6 +135,8 @@ def test_a_real_maven_surefire_log_says_tests_run_and_failures(tmp_path: Path) -
     if mvn is None:
         unavailable("mvn is not installed")
     (tmp_path / "pom.xml").write_text(MAVEN_POM)
+    (tmp_path / ".mvn").mkdir()
+    (tmp_path / ".mvn/jvm.config").write_text(JVM_QUICK)
     main, test = tmp_path / "src/main/java/demo", tmp_path / "src/test/java/demo"
     main.mkdir(parents=True)
     test.mkdir(parents=True)

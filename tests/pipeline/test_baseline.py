@@ -318,6 +318,7 @@ MAVEN_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <properties>
     <maven.compiler.release>17</maven.compiler.release>
     <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+    <jvm.quick>-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto</jvm.quick>
   </properties>
   <dependencies>
     <dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter</artifactId>
@@ -325,7 +326,8 @@ MAVEN_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   </dependencies>
   <build><plugins>
     <plugin><groupId>org.apache.maven.plugins</groupId>
-      <artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version></plugin>
+      <artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version>
+      <configuration><argLine>${jvm.quick}</argLine></configuration></plugin>
     <plugin><groupId>org.apache.maven.plugins</groupId>
       <artifactId>maven-compiler-plugin</artifactId><version>3.11.0</version></plugin>
     <plugin><groupId>org.apache.maven.plugins</groupId>
@@ -333,6 +335,9 @@ MAVEN_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   </plugins></build>
 </project>
 """
+
+
+JVM_QUICK = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto\n"
 
 
 @pytest.fixture(scope="session")
@@ -353,6 +358,9 @@ def test_maven_surefire_reports_classify_a_two_test_project(
     harness.configure('[sandbox]\nread_only = ["~/.m2"]\n')
     harness.repo = make_repo(tmp_path / "mvnproj", {
         "pom.xml": MAVEN_POM,
+        # a JVM that starts rather than optimizes, for Maven and for surefire's fork (the pom):
+        # the five mvn runs cost 45 s of CPU with the JIT's defaults
+        ".mvn/jvm.config": JVM_QUICK,
         "src/main/java/demo/Calc.java": (
             "package demo;\npublic class Calc {\n"
             "  public static int add(int a, int b) { return a - b; }\n"

@@ -248,8 +248,13 @@ class ToolJails:
 
     def _wait(self, process: subprocess.Popen[bytes], out: int) -> int | None:
         """The command's exit status; it is killed when the stub's reader of its stdout goes
-        away (the CLI stopped the call) or the attempt ends."""
-        with contextlib.closing(_Descriptor(os.pidfd_open(process.pid))) as pidfd:
+        away (the CLI stopped the call) or the attempt ends. `end` may have killed and reaped
+        it already (a CLI that returned the call at once): then its pid is gone, or another's."""
+        try:
+            watched = os.pidfd_open(process.pid)
+        except ProcessLookupError:
+            return process.wait()
+        with contextlib.closing(_Descriptor(watched)) as pidfd:
             watch = select.poll()
             watch.register(pidfd, select.POLLIN)
             watch.register(out, select.POLLERR)  # a pipe's write end: no reader left
