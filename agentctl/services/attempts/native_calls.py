@@ -160,11 +160,10 @@ class NativeCalls:
         result = self._result(payload, failed=failed)
         if agent == "codex" and pending.native.action is NativeAction.COMMAND \
                 and result.exit_code is None:
-            for index, (command, code) in enumerate(self.exits):
-                if _same_command(pending.native.command, command):
-                    del self.exits[index]
-                    self._close(pending, _with_exit(result, code))
-                    return
+            ended = self._taken_exit(pending.native.command)
+            if ended is not None:
+                self._close(pending, _with_exit(result, ended[1]))
+                return
             self.awaiting.append((pending, result))
             return
         self.deferred.append((pending, result))
@@ -231,12 +230,20 @@ class NativeCalls:
         polled): failed, with its command's exit code when agentctl's own run saw it."""
         result = _no_result("the agent reported no result")
         if pending.native.action is NativeAction.COMMAND:
-            for index, (command, code) in enumerate(self.exits):
-                if code is not None and _same_command(pending.native.command, command):
-                    del self.exits[index]
-                    return replace(result, exit_code=code, error=(
-                        f"the agent reported no result (its command exited with code {code})"))
+            ended = self._taken_exit(pending.native.command, with_code=True)
+            if ended is not None:
+                return replace(result, exit_code=ended[1], error=(
+                    f"the agent reported no result (its command exited with code {ended[1]})"))
         return result
+
+    def _taken_exit(self, asked: str, *,
+                    with_code: bool = False) -> tuple[str, int | None] | None:
+        """The first exit on record (`command_finished`) of the command the hook saw as `asked`
+        (one with an exit code, `with_code`), taken off the list: each exit closes one call."""
+        for index, (ran, code) in enumerate(self.exits):
+            if (code is not None or not with_code) and _same_command(asked, ran):
+                return self.exits.pop(index)
+        return None
 
     def unhooked_changes(self) -> str | None:
         """Why the attempt must end: files changed that no recorded call accounts for."""
