@@ -51,12 +51,6 @@ class CommandDiscovery:
     read: tuple[str, ...] = ()
 
 
-def unittest_test_globs(commands: Iterable[str],
-                        makefiles: Mapping[str, str | None] | None = None) -> tuple[str, ...]:
-    """The globs of the test files each `unittest discover` in `commands` loads."""
-    return discover_in(commands, makefiles or {}).globs
-
-
 def discover_in(commands: Iterable[str], makefiles: Mapping[str, str | None]) -> CommandDiscovery:
     """Each `unittest discover` of `commands`, directly, after a `cd DIR &&`, or in the recipe
     of a `make` call: `makefiles` holds the base's Makefiles asked for so far (None: absent)."""

@@ -13,7 +13,7 @@ from agentctl.domain.test_side import (
     is_test_path,
     side_rule,
 )
-from agentctl.domain.unittest_discovery import discover_in, unittest_test_globs
+from agentctl.domain.unittest_discovery import discover_in
 
 PY = "python -m unittest discover"
 
@@ -32,7 +32,7 @@ PY = "python -m unittest discover"
     f"bash -c 'cd . && {PY} -s tests -p check_*.py'",
 ])
 def test_a_discover_pattern_and_start_dir_name_the_test_files(command: str) -> None:
-    assert unittest_test_globs([command]) == ("tests/**/check_*.py",)
+    assert discover_in([command], {}).globs == ("tests/**/check_*.py",)
 
 
 @pytest.mark.parametrize(("command", "found"), [
@@ -56,7 +56,7 @@ def test_a_discover_pattern_and_start_dir_name_the_test_files(command: str) -> N
 ])
 def test_bad_or_absent_patterns_fall_back_to_the_default(
         command: str, found: tuple[str, ...]) -> None:
-    assert unittest_test_globs([command]) == found
+    assert discover_in([command], {}).globs == found
 
 
 def test_the_runs_rule_holds_the_frozen_one_and_the_projects_own() -> None:
@@ -99,7 +99,7 @@ def test_the_runs_rule_holds_the_frozen_one_and_the_projects_own() -> None:
 ])
 def test_the_start_dir_resolves_in_the_folder_a_cd_leaves(
         command: str, found: tuple[str, ...]) -> None:
-    assert unittest_test_globs([command]) == found
+    assert discover_in([command], {}).globs == found
 
 
 # A base's Makefile: variables, a default target with a prerequisite, a recursive make into a
