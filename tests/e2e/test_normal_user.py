@@ -5,7 +5,8 @@ lacks, the demo's four scenarios end as they do for root, a run's workspace, ver
 baseline tree are copy-on-write views of the shared tree cache (mounted in a user namespace of
 agentctl's own) which a hostile agent cannot change and a killed run leaves no mount of, the
 verified tree is byte for byte `git clone` + `git apply`, bench_workspace runs on views, and
-Gemini CLI, Copilot CLI and opencode runs are guarded as for root (the canary too)."""
+Claude Code, Codex, Gemini CLI, Copilot CLI and opencode runs are guarded as for root (the
+canary too)."""
 
 from __future__ import annotations
 
@@ -386,6 +387,7 @@ def submit(user: NormalUser, repo: Path, agent: str, *checks: str,
         args += ["--verify", check]
     done = user.run(*args, cwd=repo.parent, state=repo.parent / "home", extra=env)
     assert "Traceback" not in done.stderr, done.stderr
+    assert done.stdout, done.stderr
     run: dict[str, Any] = json.loads(done.stdout)
     return run
 
@@ -564,7 +566,7 @@ def run_tree(user: NormalUser, where: Path, run_id: str) -> dict[str, Any]:
     return tree
 
 
-@pytest.mark.parametrize("agent", ["copilot", "gemini", "opencode"])
+@pytest.mark.parametrize("agent", ["claude", "codex", "copilot", "gemini", "opencode"])
 def test_a_normal_users_agent_cli_runs_guarded_in_the_sandbox(
         normal_user: NormalUser, agents: UserAgents, agent: str) -> None:
     """The real CLI, run by agentctl as a normal user with the sandbox on: its write is made
