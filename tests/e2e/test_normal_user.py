@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import subprocess
@@ -28,6 +29,8 @@ import pytest
 
 from agentctl.execution.sandboxing.sandbox import program_dirs
 from agentctl.execution.workspaces.removal import force_rmtree
+from tests.agents.fake_models import Call, Script, Text, function_outputs
+from tests.agents.test_codex import outlives_its_yield, processes_naming
 from tests.conftest import git, make_repo
 from tests.e2e.normal_user_agents import (
     DENIED_MARKER,
@@ -620,3 +623,44 @@ def test_a_normal_users_agent_whose_guard_did_not_load_is_refused(
                if step["toolCall"]["toolName"] == "model.request"]
     assert refused and all(call["decision"] == "DENIED_BY_POLICY" for call in refused), refused
     assert [s for s in steps if s["toolCall"]["toolName"].startswith("gemini.")] == []
+
+
+# Sleeps half a second, then writes this: Codex gives its exec_command back to the model after
+# 250 ms with the command still running.
+YIELDED = "held-for-user-5c1d.txt"
+
+
+def test_a_normal_users_codex_call_still_running_when_it_yields_holds_the_model_until_it_ends(
+        normal_user: NormalUser, agents: UserAgents) -> None:
+    """As for root (test_codex): the model request carrying the yielded call waits at the
+    gateway until the jailed command, run as the user, has written its file and ended; the
+    write is the call's, and the call is closed with the exit code agentctl saw."""
+    where, repo = owned_repo(normal_user, BASE)
+    (where / ".agentctl.toml").write_text(agents.config("codex"))
+    held: list[bool] = []  # at the request giving the call back: was the file written?
+
+    def look(body: dict[str, Any]) -> None:
+        if len(function_outputs(body)) == 1:
+            said = re.search(r"Workspace: (/[^\s\\\"]+)", json.dumps(body["input"]))
+            held.append(bool(said and any(Path(said.group(1)).parent.rglob(YIELDED))))
+
+    model = agents.models["codex"]
+    model.script = Script([[Call("exec_command", {"cmd": outlives_its_yield(YIELDED, 0.5),
+                                                  "yield_time_ms": 250})],
+                           [Text("done")]], hold=look)
+
+    run = submit(normal_user, repo, "codex", f"test -f {YIELDED}", env=agents.env("codex"))
+
+    assert run["verdict"]["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW"), run["verdict"]
+    (told,) = function_outputs(model.script.requests[-1])
+    assert "Process running with session ID" in told, told  # Codex did give it back early
+    assert held == [True], held
+    steps = [step for attempt in run_tree(normal_user, where, run["runId"])["attempts"]
+             for step in attempt["steps"] if step["toolCall"]
+             and step["toolCall"]["toolName"] not in ("net.connect", "model.request")]
+    (step,) = steps
+    call = step["toolCall"]
+    assert call["toolName"] == "codex.Bash" and call["decision"] == "ALLOWED", call
+    assert call["result"]["exitCode"] == 0, call["result"]
+    assert [f["path"] for f in step["changedFiles"]] == [YIELDED], step
+    assert processes_naming(YIELDED) == []
