@@ -630,7 +630,7 @@ def test_a_normal_users_agent_whose_guard_did_not_load_is_refused(
 YIELDED = "held-for-user-5c1d.txt"
 
 
-def test_a_normal_users_codex_call_still_running_when_it_yields_holds_the_model_until_it_ends(
+def test_a_normal_users_agent_codex_yielding_a_running_call_holds_the_model_until_it_ends(
         normal_user: NormalUser, agents: UserAgents) -> None:
     """As for root (test_codex): the model request carrying the yielded call waits at the
     gateway until the jailed command, run as the user, has written its file and ended; the
