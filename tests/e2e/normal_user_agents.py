@@ -41,7 +41,7 @@ TOOLS = {"claude": ("Write", "Bash", "Bash"),
          "copilot": ("create", "bash", "bash"),
          "gemini": ("write_file", "run_shell_command", "run_shell_command"),
          "opencode": ("write", "bash", "bash")}
-SCRIPTS = {
+SCRIPTS: dict[str, list[list[Text | Call]]] = {
     "claude": [[Call("Write", {"file_path": "{cwd}/notes.txt", "content": NOTES})],
                [Call("Bash", {"command": PRINTS, "description": "print"})],
                [Call("Bash", {"command": DENIED, "description": "fetch"})],
