@@ -17,6 +17,7 @@ import pwd
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -29,6 +30,7 @@ import pytest
 
 from agentctl.execution.sandboxing.sandbox import program_dirs
 from agentctl.execution.workspaces.removal import force_rmtree
+from tests.agents.conftest import AgentBench, EscapeProbe
 from tests.agents.fake_models import Call, Script, Text, function_outputs
 from tests.agents.test_codex import outlives_its_yield, processes_naming
 from tests.conftest import git, make_repo
@@ -664,3 +666,38 @@ def test_a_normal_users_agent_codex_yielding_a_running_call_holds_the_model_unti
     assert call["result"]["exitCode"] == 0, call["result"]
     assert [f["path"] for f in step["changedFiles"]] == [YIELDED], step
     assert processes_naming(YIELDED) == []
+
+
+def test_a_normal_users_agent_cannot_leave_the_sandbox_where_all_it_could_reach_is_the_users(
+        normal_user: NormalUser, agents: UserAgents) -> None:
+    """Claude Code's jailed shell call, run as the user: the original repository, the state
+    home with its compiled hook, the host's /tmp and a key in the user's home are all the
+    user's own, so only the sandbox's mounts keep the call from them (as root, ownership would
+    too); and it reaches no listener on the host's loopback."""
+    where, repo = owned_repo(normal_user, BASE)
+    (where / ".agentctl.toml").write_text(agents.config("claude"))
+    home = where / "home"
+    built = normal_user.run("doctor", "--json", cwd=where, state=home)  # builds the hook there
+    assert built.returncode == 0, built.stderr
+    user_home = where / "user-home"
+    (user_home / ".ssh").mkdir(parents=True)
+    (user_home / ".ssh" / "id_rsa").write_text("SECRET-KEY\n")
+    if normal_user.prefix:
+        subprocess.run(["chown", "-R", USER, str(user_home)], check=True)
+    (user_home / ".ssh" / "id_rsa").chmod(0o600)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        probe = EscapeProbe(AgentBench(where, repo, print, {}), user_home, listener)
+        probe.keep(next((home / "cache" / "hook").glob("*/agentctl-hook")))
+        agents.models["claude"].script = Script([
+            [Call("Bash", {"command": probe.command(), "description": "try to get out"})],
+            [Text("done")]])
+
+        run = submit(normal_user, repo, "claude", "true",
+                     env={**agents.env("claude"), "HOME": str(user_home)})
+
+        calls = [step["toolCall"] for attempt in run_tree(normal_user, where, run["runId"])
+                 ["attempts"] for step in attempt["steps"] if step["toolCall"]
+                 and step["toolCall"]["toolName"] == "claude.Bash"]
+        (call,) = calls
+        assert call["decision"] == "ALLOWED", call
+        probe.assert_nothing_escaped(call["result"]["output"])
