@@ -686,7 +686,8 @@ def test_a_normal_users_agent_cannot_leave_the_sandbox_where_all_it_could_reach_
         subprocess.run(["chown", "-R", USER, str(user_home)], check=True)
     (user_home / ".ssh" / "id_rsa").chmod(0o600)
     with socket.create_server(("127.0.0.1", 0)) as listener:
-        probe = EscapeProbe(AgentBench(where, repo, print, {}), user_home, listener)
+        # the bench only names the repository and the state home for the probe's targets
+        probe = EscapeProbe(AgentBench(where, repo, normal_user.run, {}), user_home, listener)
         probe.keep(next((home / "cache" / "hook").glob("*/agentctl-hook")))
         agents.models["claude"].script = Script([
             [Call("Bash", {"command": probe.command(), "description": "try to get out"})],
