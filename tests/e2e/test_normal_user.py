@@ -669,7 +669,7 @@ def test_a_normal_users_agent_codex_yielding_a_running_call_holds_the_model_unti
 
 
 def test_a_normal_users_agent_cannot_leave_the_sandbox_where_all_it_could_reach_is_the_users(
-        normal_user: NormalUser, agents: UserAgents) -> None:
+        normal_user: NormalUser, agents: UserAgents, run_agentctl: Any) -> None:
     """Claude Code's jailed shell call, run as the user: the original repository, the state
     home with its compiled hook, the host's /tmp and a key in the user's home are all the
     user's own, so only the sandbox's mounts keep the call from them (as root, ownership would
@@ -686,8 +686,8 @@ def test_a_normal_users_agent_cannot_leave_the_sandbox_where_all_it_could_reach_
         subprocess.run(["chown", "-R", USER, str(user_home)], check=True)
     (user_home / ".ssh" / "id_rsa").chmod(0o600)
     with socket.create_server(("127.0.0.1", 0)) as listener:
-        # the bench only names the repository and the state home for the probe's targets
-        probe = EscapeProbe(AgentBench(where, repo, normal_user.run, {}), user_home, listener)
+        # the bench names the repository and the state home, the probe's targets
+        probe = EscapeProbe(AgentBench(where, repo, run_agentctl, {}), user_home, listener)
         probe.keep(next((home / "cache" / "hook").glob("*/agentctl-hook")))
         agents.models["claude"].script = Script([
             [Call("Bash", {"command": probe.command(), "description": "try to get out"})],
