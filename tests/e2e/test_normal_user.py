@@ -5,7 +5,8 @@ lacks, the demo's four scenarios end as they do for root, a run's workspace, ver
 baseline tree are copy-on-write views of the shared tree cache (mounted in a user namespace of
 agentctl's own) which a hostile agent cannot change and a killed run leaves no mount of, the
 verified tree is byte for byte `git clone` + `git apply`, bench_workspace runs on views, and
-Gemini CLI, Copilot CLI and opencode runs are guarded as for root (the canary too)."""
+Claude Code, Codex, Gemini CLI, Copilot CLI and opencode runs are guarded as for root (the
+canary too)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ import contextlib
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -27,6 +30,9 @@ import pytest
 
 from agentctl.execution.sandboxing.sandbox import program_dirs
 from agentctl.execution.workspaces.removal import force_rmtree
+from tests.agents.conftest import AgentBench, EscapeProbe
+from tests.agents.fake_models import Call, Script, Text, function_outputs
+from tests.agents.test_codex import outlives_its_yield, processes_naming
 from tests.conftest import git, make_repo
 from tests.e2e.normal_user_agents import (
     DENIED_MARKER,
@@ -386,6 +392,7 @@ def submit(user: NormalUser, repo: Path, agent: str, *checks: str,
         args += ["--verify", check]
     done = user.run(*args, cwd=repo.parent, state=repo.parent / "home", extra=env)
     assert "Traceback" not in done.stderr, done.stderr
+    assert done.stdout, done.stderr
     run: dict[str, Any] = json.loads(done.stdout)
     return run
 
@@ -564,7 +571,7 @@ def run_tree(user: NormalUser, where: Path, run_id: str) -> dict[str, Any]:
     return tree
 
 
-@pytest.mark.parametrize("agent", ["copilot", "gemini", "opencode"])
+@pytest.mark.parametrize("agent", ["claude", "codex", "copilot", "gemini", "opencode"])
 def test_a_normal_users_agent_cli_runs_guarded_in_the_sandbox(
         normal_user: NormalUser, agents: UserAgents, agent: str) -> None:
     """The real CLI, run by agentctl as a normal user with the sandbox on: its write is made
@@ -618,3 +625,80 @@ def test_a_normal_users_agent_whose_guard_did_not_load_is_refused(
                if step["toolCall"]["toolName"] == "model.request"]
     assert refused and all(call["decision"] == "DENIED_BY_POLICY" for call in refused), refused
     assert [s for s in steps if s["toolCall"]["toolName"].startswith("gemini.")] == []
+
+
+# Sleeps half a second, then writes this: Codex gives its exec_command back to the model after
+# 250 ms with the command still running.
+YIELDED = "held-for-user-5c1d.txt"
+
+
+def test_a_normal_users_agent_codex_yielding_a_running_call_holds_the_model_until_it_ends(
+        normal_user: NormalUser, agents: UserAgents) -> None:
+    """As for root (test_codex): the model request carrying the yielded call waits at the
+    gateway until the jailed command, run as the user, has written its file and ended; the
+    write is the call's, and the call is closed with the exit code agentctl saw."""
+    where, repo = owned_repo(normal_user, BASE)
+    (where / ".agentctl.toml").write_text(agents.config("codex"))
+    held: list[bool] = []  # at the request giving the call back: was the file written?
+
+    def look(body: dict[str, Any]) -> None:
+        if len(function_outputs(body)) == 1:
+            said = re.search(r"Workspace: (/[^\s\\\"]+)", json.dumps(body["input"]))
+            held.append(bool(said and any(Path(said.group(1)).parent.rglob(YIELDED))))
+
+    model = agents.models["codex"]
+    model.script = Script([[Call("exec_command", {"cmd": outlives_its_yield(YIELDED, 0.5),
+                                                  "yield_time_ms": 250})],
+                           [Text("done")]], hold=look)
+
+    run = submit(normal_user, repo, "codex", f"test -f {YIELDED}", env=agents.env("codex"))
+
+    assert run["verdict"]["status"] in ("SUCCESS", "SUCCESS_NEEDS_REVIEW"), run["verdict"]
+    (told,) = function_outputs(model.script.requests[-1])
+    assert "Process running with session ID" in told, told  # Codex did give it back early
+    assert held == [True], held
+    steps = [step for attempt in run_tree(normal_user, where, run["runId"])["attempts"]
+             for step in attempt["steps"] if step["toolCall"]
+             and step["toolCall"]["toolName"] not in ("net.connect", "model.request")]
+    (step,) = steps
+    call = step["toolCall"]
+    assert call["toolName"] == "codex.Bash" and call["decision"] == "ALLOWED", call
+    assert call["result"]["exitCode"] == 0, call["result"]
+    assert [f["path"] for f in step["changedFiles"]] == [YIELDED], step
+    assert processes_naming(YIELDED) == []
+
+
+def test_a_normal_users_agent_cannot_leave_the_sandbox_where_all_it_could_reach_is_the_users(
+        normal_user: NormalUser, agents: UserAgents, run_agentctl: Any) -> None:
+    """Claude Code's jailed shell call, run as the user: the original repository, the state
+    home with its compiled hook, the host's /tmp and a key in the user's home are all the
+    user's own, so only the sandbox's mounts keep the call from them (as root, ownership would
+    too); and it reaches no listener on the host's loopback."""
+    where, repo = owned_repo(normal_user, BASE)
+    (where / ".agentctl.toml").write_text(agents.config("claude"))
+    home = where / "home"
+    built = normal_user.run("doctor", "--json", cwd=where, state=home)  # builds the hook there
+    assert built.returncode == 0, built.stderr
+    user_home = where / "user-home"
+    (user_home / ".ssh").mkdir(parents=True)
+    (user_home / ".ssh" / "id_rsa").write_text("SECRET-KEY\n")
+    if normal_user.prefix:
+        subprocess.run(["chown", "-R", USER, str(user_home)], check=True)
+    (user_home / ".ssh" / "id_rsa").chmod(0o600)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        # the bench names the repository and the state home, the probe's targets
+        probe = EscapeProbe(AgentBench(where, repo, run_agentctl, {}), user_home, listener)
+        probe.keep(next((home / "cache" / "hook").glob("*/agentctl-hook")))
+        agents.models["claude"].script = Script([
+            [Call("Bash", {"command": probe.command(), "description": "try to get out"})],
+            [Text("done")]])
+
+        run = submit(normal_user, repo, "claude", "true",
+                     env={**agents.env("claude"), "HOME": str(user_home)})
+
+        calls = [step["toolCall"] for attempt in run_tree(normal_user, where, run["runId"])
+                 ["attempts"] for step in attempt["steps"] if step["toolCall"]
+                 and step["toolCall"]["toolName"] == "claude.Bash"]
+        (call,) = calls
+        assert call["decision"] == "ALLOWED", call
+        probe.assert_nothing_escaped(call["result"]["output"])
