@@ -17,7 +17,8 @@ from pathlib import Path
 
 from agentctl.domain.agent import NativeAgentSettings
 from agentctl.execution.agents import AgentSession
-from agentctl.execution.agents.native import Launch, NativeAgent, frozen_spec
+from agentctl.execution.agents.native import NativeAgent
+from agentctl.execution.agents.native_launch import Launch, frozen_spec
 from agentctl.execution.agents.stream import StreamState
 
 # Results come from the stream (its `tool_result` blocks carry what PostToolUse would): one

@@ -17,7 +17,8 @@ import tomli_w
 
 from agentctl.domain.agent import NativeAgentSettings
 from agentctl.execution.agents import AgentSession, AttemptIdentity
-from agentctl.execution.agents.native import Launch, NativeAgent, collector_endpoints
+from agentctl.execution.agents.native import NativeAgent
+from agentctl.execution.agents.native_launch import Launch, collector_endpoints
 from agentctl.execution.agents.stream import StreamState
 from agentctl.execution.sandboxing.sandbox import model_endpoints
 

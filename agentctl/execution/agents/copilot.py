@@ -44,12 +44,8 @@ import platformdirs
 from agentctl.domain.agent import AgentSpec, NativeAgentSettings
 from agentctl.execution.agents import AgentSession, NativeTools
 from agentctl.execution.agents.hook_socket import Source
-from agentctl.execution.agents.native import (
-    Launch,
-    NativeAgent,
-    collector_endpoints,
-    frozen_spec,
-)
+from agentctl.execution.agents.native import NativeAgent
+from agentctl.execution.agents.native_launch import Launch, collector_endpoints, frozen_spec
 from agentctl.execution.agents.stream import StreamReader, StreamState
 from agentctl.execution.sandboxing.sandbox import model_endpoints
 from agentctl.hooks import wire

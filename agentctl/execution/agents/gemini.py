@@ -27,7 +27,8 @@ from agentctl.domain.agent import AgentSpec, NativeAgentSettings
 from agentctl.execution.agents import AgentOutcome, AgentSession, NativeTools
 from agentctl.execution.agents.channel import for_event
 from agentctl.execution.agents.hook_socket import Source
-from agentctl.execution.agents.native import Launch, NativeAgent
+from agentctl.execution.agents.native import NativeAgent
+from agentctl.execution.agents.native_launch import Launch
 from agentctl.execution.agents.spec import gemini_model
 from agentctl.execution.agents.stream import StreamReader, StreamState
 from agentctl.execution.process import ProcessResult

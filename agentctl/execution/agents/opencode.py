@@ -27,7 +27,8 @@ from pathlib import Path
 from agentctl.domain.agent import Arming, ModelApi, NativeAgentSettings
 from agentctl.domain.provider_model import provider_model
 from agentctl.execution.agents import AgentSession
-from agentctl.execution.agents.native import Launch, NativeAgent, collector_endpoints
+from agentctl.execution.agents.native import NativeAgent
+from agentctl.execution.agents.native_launch import Launch, collector_endpoints
 from agentctl.execution.agents.stream import StreamState
 from agentctl.execution.sandboxing.sandbox import model_endpoints
 from agentctl.hooks import wire
