@@ -23,8 +23,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, inspect, text
 
 from agentctl.home import Home
+from agentctl.store.busy import BUSY_TIMEOUT_SECONDS
 from agentctl.store.revision import HEAD, SchemaBehind, revision_of
-from agentctl.store.transactions import BUSY_TIMEOUT_SECONDS, when_unlocked
+from agentctl.store.transactions import when_unlocked
 
 _LOCK_KEY = 0x61676E74  # "agnt": the advisory lock that serializes upgrades on PostgreSQL
 

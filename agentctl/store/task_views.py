@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
 from agentctl.domain import id_prefixes
 from agentctl.domain.errors import NotFound
 from agentctl.home import Home
+from agentctl.store.busy import BUSY_TIMEOUT_SECONDS
 from agentctl.store.compiled_queries import SQL
 from agentctl.store.revision import HEAD, SchemaBehind, stored_revision
 from agentctl.store.rows import tasks as task_rows
-from agentctl.store.transactions import BUSY_TIMEOUT_SECONDS
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -27,10 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ParamSpec, Protocol, TypeVar
 
-BUSY_TIMEOUT_SECONDS = 120
-"""How long any statement waits for a lock another connection holds: ours (`when_unlocked`),
-SQLite's busy handler on the connections that keep it (the read-only views), then the driver's
-"database is locked"."""
+from agentctl.store.busy import BUSY_TIMEOUT_SECONDS
+
 T = TypeVar("T")
 P = ParamSpec("P")
 

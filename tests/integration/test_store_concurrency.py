@@ -37,9 +37,10 @@ from agentctl.services.lifecycle.ledger import Ledger
 from agentctl.services.lifecycle.runs import create_run, lease_run
 from agentctl.services.ports import CallRequest
 from agentctl.store.audit import verify_store
+from agentctl.store.busy import BUSY_TIMEOUT_SECONDS
 from agentctl.store.revision import HEAD
 from agentctl.store.storage import Store
-from agentctl.store.transactions import BUSY_TIMEOUT_SECONDS, close_all, prepare_connection
+from agentctl.store.transactions import close_all, prepare_connection
 from agentctl.store.views import Views
 
 T0 = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
