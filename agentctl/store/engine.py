@@ -18,13 +18,9 @@ from sqlalchemy.exc import OperationalError
 
 from agentctl.domain.errors import StoreUnavailable
 from agentctl.services.lease_deadline import seconds_left
+from agentctl.store.busy import BUSY_TIMEOUT_SECONDS
 from agentctl.store.outages import outage_text
-from agentctl.store.transactions import (
-    BUSY_TIMEOUT_SECONDS,
-    begin_immediate,
-    prepare_connection,
-    remember,
-)
+from agentctl.store.transactions import begin_immediate, prepare_connection, remember
 
 if TYPE_CHECKING:
     import stamina

@@ -23,8 +23,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, inspect, text
 
 from agentctl.home import Home
-from agentctl.store.revision import HEAD, SchemaBehind
-from agentctl.store.revision import revision_of as _revision
+from agentctl.store.busy import BUSY_TIMEOUT_SECONDS
+from agentctl.store.revision import HEAD, SchemaBehind, revision_of
+from agentctl.store.transactions import when_unlocked
 
 _LOCK_KEY = 0x61676E74  # "agnt": the advisory lock that serializes upgrades on PostgreSQL
 
@@ -53,6 +54,14 @@ def script_head() -> str:
     head = ScriptDirectory.from_config(config()).get_current_head()
     assert head is not None
     return head
+
+
+def _revision(connection: Connection) -> str | None:
+    """The revision, read on the driver outside a write transaction: on SQLite, a connection
+    with no busy handler (`transactions.prepare_connection`), so the read waits in our loop for
+    a lock held a moment (its first read of a database it just switched to WAL meets another's
+    WAL recovery); a PostgreSQL error is none of the loop's and passes through."""
+    return when_unlocked(revision_of, connection)
 
 
 def current(engine: Engine) -> str | None:
@@ -112,7 +121,7 @@ def _backup(path: Path | None) -> Path | None:
     """A consistent copy of an embedded database that holds tables, beside it."""
     if path is None or not path.exists():
         return None
-    source = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    source = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_SECONDS)
     try:
         has_tables = source.execute(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]

@@ -13,7 +13,12 @@ import sqlite3
 from agentctl.home import Home
 from agentctl.store.revision import HEAD, stored_revision
 from agentctl.store.sqlite_schema import STATEMENTS
-from agentctl.store.transactions import Database, begin_immediate, sqlite_database
+from agentctl.store.transactions import (
+    Database,
+    begin_immediate,
+    sqlite_database,
+    when_unlocked,
+)
 
 
 def ensure_schema(home: Home) -> Database:
@@ -25,7 +30,8 @@ def ensure_schema(home: Home) -> Database:
         database = sqlite_database(path)
         connection = database.connect()
         try:
-            revision = stored_revision(connection.cursor(), "sqlite")
+            # the first read of a database this connection may just have switched to WAL
+            revision = when_unlocked(stored_revision, connection.cursor(), "sqlite")
             if revision == HEAD or _create_new(connection):
                 return database
         finally:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
 from agentctl.domain import id_prefixes
 from agentctl.domain.errors import NotFound
 from agentctl.home import Home
+from agentctl.store.busy import BUSY_TIMEOUT_SECONDS
 from agentctl.store.compiled_queries import SQL
 from agentctl.store.revision import HEAD, SchemaBehind, stored_revision
 from agentctl.store.rows import tasks as task_rows
@@ -285,8 +286,13 @@ def _read_only(path: Path) -> sqlite3.Connection:
     """A read-only connection to the SQLite file. Its first read maps the WAL's shared index
     (`-shm`), which a full disk refuses (a disk I/O error, where reads should still work): then
     the file is read as immutable, without that index, when its WAL holds nothing (every commit
-    is in the file, as when no writer has it open); with the disk full, no writer adds one."""
-    connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
+    is in the file, as when no writer has it open); with the disk full, no writer adds one.
+    Unlike the writers' connections it keeps SQLite's busy handler, for as long as theirs wait:
+    a read that meets a lock held a moment (another's WAL recovery, the last connection's
+    cleanup) waits for it, and no read here runs often enough for the handler's sleeps to
+    matter."""
+    connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True,
+                                 timeout=BUSY_TIMEOUT_SECONDS)
     try:
         connection.execute("PRAGMA schema_version").fetchone()
         return connection

@@ -5,8 +5,15 @@ A SQLite command that writes needs nothing of SQLAlchemy but the statements it c
 (`compiled_statements.py`), so it opens its connections here and never imports it. Write
 transactions on SQLite begin IMMEDIATE, so the write lock is taken up front and no
 transaction can fail later upgrading a read lock. Waiting for that lock is our own loop of short,
-jittered sleeps rather than SQLite's busy handler, whose sleeps grow to 100 ms: with several
-workers making many short transactions, those sleeps, not the work, would set the pace.
+jittered sleeps (`when_unlocked`) rather than SQLite's busy handler, whose sleeps grow to 100 ms:
+with several workers making many short transactions, those sleeps, not the work, would set the
+pace. So these connections have no busy handler, and every statement on them that can meet a
+lock runs in that loop: BEGIN IMMEDIATE, the switch to WAL, and the reads outside a write
+transaction (the schema revision a store checks first). In WAL mode a read can meet one too:
+a connection's first read of the database as WAL meets, for a moment, another's WAL recovery,
+or the last connection's cleanup as it closes (SQLite's "sometimes queries return SQLITE_BUSY
+in WAL mode"). Inside a write transaction nothing does: BEGIN IMMEDIATE took every lock it
+needs, and COMMIT in WAL mode waits for none.
 """
 
 from __future__ import annotations
@@ -16,10 +23,14 @@ import random
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ParamSpec, Protocol, TypeVar
 
-BUSY_TIMEOUT_SECONDS = 120
+from agentctl.store.busy import BUSY_TIMEOUT_SECONDS
+
+T = TypeVar("T")
+P = ParamSpec("P")
 
 
 class Transaction(Protocol):
@@ -133,33 +144,37 @@ def prepare_connection(connection: sqlite3.Connection) -> None:
     each hold a read lock while asking to switch its journal, and SQLite refuses its busy
     handler there (it would deadlock), so all but one would fail "database is locked" at once."""
     connection.isolation_level = None  # we issue BEGIN ourselves
-    _once_unlocked(connection, "PRAGMA journal_mode=WAL")
+    when_unlocked(connection.execute, "PRAGMA journal_mode=WAL")
     cursor = connection.cursor()
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=0")  # begin_immediate does the waiting
+    cursor.execute("PRAGMA busy_timeout=0")  # when_unlocked does the waiting
     cursor.close()
 
 
 def begin_immediate(connection: sqlite3.Connection) -> None:
     """Take the write lock, waiting for it up to BUSY_TIMEOUT_SECONDS in short steps."""
-    _once_unlocked(connection, "BEGIN IMMEDIATE")
+    when_unlocked(connection.execute, "BEGIN IMMEDIATE")
 
 
-def _once_unlocked(connection: sqlite3.Connection, statement: str) -> None:
-    """Run `statement`, again after a short sleep while another connection holds the lock it
-    needs, up to BUSY_TIMEOUT_SECONDS."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+def when_unlocked(action: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """`action(*args)`, again after a short sleep while another connection holds a lock it
+    needs, up to BUSY_TIMEOUT_SECONDS; then the driver's "database is locked". Only for what
+    is safe to run again: a statement refused SQLITE_BUSY did nothing, and reads change
+    nothing."""
+    deadline = None
     delay = 0.0005
     while True:
         try:
-            connection.execute(statement)
-            return
+            return action(*args, **kwargs)
         except sqlite3.OperationalError as error:
             # the low byte of the extended result code is the primary one
             if error.sqlite_errorcode & 0xFF not in _LOCKED:
                 raise
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + BUSY_TIMEOUT_SECONDS
+            elif now >= deadline:
                 raise
         time.sleep(delay * random.uniform(0.5, 1.5))
         delay = min(delay * 1.5, 0.005)

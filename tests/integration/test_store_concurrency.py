@@ -4,10 +4,15 @@ concurrent claims lease every queued run exactly once."""
 from __future__ import annotations
 
 import sqlite3
+import sqlite3.dbapi2
 import threading
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from agentctl.config import load
 from agentctl.domain import ids
@@ -25,15 +30,17 @@ from agentctl.domain.events import NewEvent, find_chain_breaks
 from agentctl.domain.step import ToolResult
 from agentctl.domain.task import Task
 from agentctl.execution.agents.spec import parse_agent_spec
-from agentctl.home import Home
+from agentctl.home import Home, resolve_home
 from agentctl.services.actions.requests import TaskRequest
 from agentctl.services.actions.tasks import submit_task
 from agentctl.services.lifecycle.ledger import Ledger
 from agentctl.services.lifecycle.runs import create_run, lease_run
 from agentctl.services.ports import CallRequest
 from agentctl.store.audit import verify_store
+from agentctl.store.busy import BUSY_TIMEOUT_SECONDS
+from agentctl.store.revision import HEAD
 from agentctl.store.storage import Store
-from agentctl.store.transactions import BUSY_TIMEOUT_SECONDS, prepare_connection
+from agentctl.store.transactions import close_all, prepare_connection
 from agentctl.store.views import Views
 
 T0 = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -187,3 +194,82 @@ def test_connections_opening_a_new_database_at_once_all_get_in(tmp_path: Path) -
         for thread in threads:
             thread.join()
     assert refused == []
+
+
+class LockAtFirstRead:
+    """Another connection holds the database's exclusive lock from the moment a new
+    connection's first statement past its settings starts until that statement is tried again.
+
+    A connection that has just switched a new database to WAL has not read it as WAL yet: its
+    first read there meets, for a moment, the locks of another connection's WAL recovery, or
+    of the last connection's cleanup as it closes, and a connection with no busy handler fails
+    "database is locked" at once. The holder here is a real connection in exclusive locking
+    mode: it refuses that read the same way, and for as long as the test needs, at the exact
+    statement (SQLite's trace of each statement as it starts), not by a race."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.connect = sqlite3.connect  # the real one: the holder's own connection is not traced
+        self.seen: list[str] = []  # "held", then "released" when the statement came again
+        self._first: str | None = None
+        self._holder: sqlite3.Connection | None = None
+
+    def connection(self, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        """`sqlite3.connect`, each connection made traced."""
+        connection = self.connect(*args, **kwargs)
+        connection.set_trace_callback(self._started)
+        return connection
+
+    def _started(self, statement: str) -> None:
+        if statement.startswith("PRAGMA") or "released" in self.seen:
+            return
+        if self._first is None:
+            self._first = statement
+            holder = self.connect(self.path, timeout=0, isolation_level=None,
+                                  check_same_thread=False)
+            holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+            holder.execute("SELECT count(*) FROM sqlite_master")  # the lock, kept from now
+            self._holder = holder
+            self.seen.append("held")
+        elif statement == self._first:
+            self.release()
+            self.seen.append("released")
+
+    def release(self) -> None:
+        if self._holder is not None:
+            self._holder.close()
+            self._holder = None
+
+
+def _first_write(home: Home) -> None:
+    with Store(home).unit_of_work() as uow:
+        uow.tasks.add(new_task())
+
+
+def _db_upgrade(home: Home) -> None:
+    from agentctl.store.database import upgrade
+
+    assert upgrade(Store(home)).to_revision == HEAD
+
+
+@pytest.mark.parametrize("use", [_first_write, _db_upgrade], ids=["first-write", "db-upgrade"])
+def test_a_new_databases_first_read_waits_for_a_lock_held_a_moment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, use: Callable[[Home], None]) -> None:
+    """The first store to open a new home switches its database to WAL, then reads its schema
+    revision: that read waits, as BEGIN IMMEDIATE does, for a lock another connection holds a
+    moment, instead of failing "database is locked" (CI, at load: another thread's connection
+    was recovering the new WAL)."""
+    home = resolve_home(str(tmp_path / "home"))
+    assert home.sqlite_path is not None
+    lock = LockAtFirstRead(home.sqlite_path)
+    monkeypatch.setattr(sqlite3, "connect", lock.connection)
+    monkeypatch.setattr(sqlite3.dbapi2, "connect", lock.connection)  # SQLAlchemy's import
+    try:
+        use(home)
+    finally:
+        lock.release()
+        monkeypatch.undo()
+        close_all()
+    assert lock.seen == ["held", "released"]  # the read met the lock, and waited it out
+    with Views(home) as views:
+        assert views.table_names()  # the schema is there, at HEAD (Views refuses it behind)
