@@ -205,6 +205,15 @@ def test_paths_with_spaces_quotes_and_accents_come_back_verbatim(
         ChangeType.RENAMED, "README.md", 1)
 
 
+def test_a_file_whose_name_is_not_utf8_is_collected(workspace: Path, base: str) -> None:
+    """Its name is shown with a replacement character; the tree holds its bytes (a view named
+    it to git undecoded: encoded as UTF-8, the name failed with a traceback)."""
+    (workspace / os.fsdecode(b"caf\xe9.txt")).write_text("latin-1 name\n")
+    patch = collect(workspace, base)
+    assert [change.path for change in patch.changes] == ["caf\ufffd.txt"]
+    assert applies(workspace, base, patch.diff_path) == (True, None)
+
+
 def test_a_binary_file_is_flagged_without_line_counts(workspace: Path, base: str) -> None:
     (workspace / "logo.png").write_bytes(PNG)
     patch = collect(workspace, base)

@@ -120,12 +120,12 @@ def _stage_written(git: WorkspaceGit, index: Path, dirs: AttemptDirs, lower: Pat
     trust = ("-c", "core.trustctime=true", "-c", "core.checkStat=default")
     if written.reread:
         git.run("update-index", "-z", "--index-info", index=index,
-                stdin="".join(written.reread).encode(), should_stop=should_stop,
+                stdin=os.fsencode("".join(written.reread)), should_stop=should_stop,
                 what="cannot mark the changed files for re-reading")
     if not written.to_add:
         if written.files:
             git.run(*trust, "update-index", "--add", "--remove", "-z", "--stdin", index=index,
-                    stdin="".join(f"{p}\0" for p in written.files).encode(),
+                    stdin=os.fsencode("".join(f"{p}\0" for p in written.files)),
                     should_stop=should_stop, what=f"cannot stage the changes in {dirs.tree}")
         return
     # Preloading (stat-ing every entry the pathspecs match, in threads) is left out: git stats
@@ -133,7 +133,7 @@ def _stage_written(git: WorkspaceGit, index: Path, dirs: AttemptDirs, lower: Pat
     result = git.run(*trust, "-c", "core.preloadIndex=false", "-c", "advice.addIgnoredFile=false",
                      "--literal-pathspecs", "add", "--all", "--pathspec-from-file=-",
                      "--pathspec-file-nul", index=index, check=False,
-                     stdin="".join(f"{s}\0" for s in written.scopes()).encode(),
+                     stdin=os.fsencode("".join(f"{s}\0" for s in written.scopes())),
                      should_stop=should_stop, what=f"cannot stage the changes in {dirs.tree}")
     # A pathspec in an ignored folder (a tracked file there, or a new file's folder) makes git
     # say so and exit 1, having staged everything else: ignored files are not part of a patch.
