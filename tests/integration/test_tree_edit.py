@@ -212,3 +212,39 @@ def test_a_diffs_paths_asked_again_are_the_same_and_follow_its_text_not_its_name
     _modify(clone)
     _changed(clone, base)  # the same patch.diff, now this change's
     assert diff_paths(_git_of(clone), diff) == {b"src/app.py"}
+
+
+@pytest.mark.parametrize("files", [1, 600], ids=["seed-on-the-command-line", "seed-written-first"])
+def test_a_work_trees_tree_keeps_the_bases_modes_where_git_trusts_no_executable_bit(
+        clone: Path, files: int) -> None:
+    """With `core.fileMode` off git keeps a changed file's mode from its index entry: the seed
+    is there before the file is staged, given with the paths or, for a seed too long for one
+    command line, written by a git of its own."""
+    names = [f"many/{number:03d}-{'x' * 90}.sh" for number in range(files)]
+    for name in names:
+        (clone / "many").mkdir(exist_ok=True)
+        (clone / name).write_text("echo base\n")
+        os.chmod(clone / name, 0o755)
+    git(clone, "add", "--all")
+    git(clone, "commit", "-q", "-m", "scripts")
+    base = git(clone, "rev-parse", "HEAD")
+    git(clone, "config", "core.fileMode", "false")
+    for name in names:
+        (clone / name).write_text("echo patched\n")
+        os.chmod(clone / name, 0o644)
+    written, _diff = _changed(clone, base)
+    assert git(clone, "ls-tree", "-r", written, "--", names[0]).startswith("100755 ")
+    paths = [os.fsencode(name) for name in names]
+    assert work_tree_tree(_git_of(clone), base, paths, clone.parent / "i") == written
+
+
+def test_a_commits_folders_read_once_are_not_read_again(clone: Path, tmp_path: Path) -> None:
+    """The patch's tree on the base, then the verified tree's: the second reckoning reads
+    the base's folders from the first (shown here by a repository that has none of them)."""
+    base, written, diff = _edited(clone, "add_nested")
+    assert patched_tree(_git_of(clone), base, diff, clone.parent / "i") == (written, None)
+    empty = tmp_path / "empty.git"
+    git(tmp_path, "init", "-q", "--bare", str(empty))
+    knows_nothing = WorkspaceGit(git_dir=empty, work_tree=clone, home=clone.parent / "git-home")
+    paths = diff_paths(_git_of(clone), diff)
+    assert work_tree_tree(knows_nothing, base, paths, clone.parent / "i") == written

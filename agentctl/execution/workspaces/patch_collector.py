@@ -48,6 +48,7 @@ class CollectedPatch:
     tree: str                            # the id of the work tree as staged: base + patch
     empty: bool
     excluded: tuple[str, ...] = ()       # new files tools left ([boundary] ignore_generated)
+    named: frozenset[bytes] = frozenset()  # every path the diff names, as git wrote them
 
 
 def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
@@ -77,7 +78,8 @@ def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
         tree, listed = _write_and_diff(git, index, base_commit, diff_path, dirs, should_stop)
     changes = tuple(_change(git, tree, item, boundary) for item in listed)
     lines = tuple(stream_diff_lines(diff_path)) if changes else ()
-    return CollectedPatch(diff_path, changes, lines, tree, empty=not changes, excluded=excluded)
+    return CollectedPatch(diff_path, changes, lines, tree, empty=not changes, excluded=excluded,
+                          named=frozenset(name for item in listed for name in item.names))
 
 
 def _write_and_diff(git: WorkspaceGit, index: Path, base: str, diff_path: Path,

@@ -86,7 +86,7 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
                          for path in collected.excluded],
         }, name="touched-files.json", type_=ArtifactType.TOUCHED_FILES, redactor=ctx.redactor))
         tree, apply_error = patched_tree(ctx.dirs.git, spec.base_commit, diff_path,
-                                         ctx.scratch / "apply.index")
+                                         ctx.scratch / "apply.index", named=collected.named)
         if tree is not None and tree != collected.tree:
             apply_error = (f"applied to its base the patch gives tree {tree[:12]}, not the "
                            f"work tree's {collected.tree[:12]}")
