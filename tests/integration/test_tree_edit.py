@@ -16,6 +16,7 @@ from agentctl.execution.workspaces.tree_edit import (
     diff_paths,
     names_gitlink,
     patched_tree,
+    small_and_whole,
     work_tree_tree,
 )
 from tests.conftest import git, make_repo
@@ -135,6 +136,18 @@ def test_the_patched_tree_from_the_changed_paths_is_the_one_git_writes(
 
 
 @pytest.mark.parametrize("edit", EDITS)
+def test_the_patched_tree_in_a_copy_of_a_small_whole_index_is_the_one_git_writes(
+        clone: Path, edit: str) -> None:
+    base_index = clone.parent / "base.index"
+    shutil.copy2(clone / ".git" / "index", base_index)
+    assert small_and_whole(base_index, clone / ".git")
+    base, written, diff = _edited(clone, edit)
+    assert patched_tree(_git_of(clone), base, diff, clone.parent / "i",
+                        whole=base_index) == (written, None)
+    assert not (clone.parent / "i").exists()
+
+
+@pytest.mark.parametrize("edit", EDITS)
 def test_a_work_trees_tree_from_its_changed_paths_is_the_one_git_writes(
         clone: Path, edit: str) -> None:
     base, written, _diff = _edited(clone, edit)
@@ -180,6 +193,21 @@ def test_a_diff_that_does_not_apply_gives_gits_first_error_line(clone: Path) -> 
     tree, error = patched_tree(_git_of(clone), git(clone, "rev-parse", "HEAD"), diff,
                                clone.parent / "i")
     assert tree is None and error is not None and "src/app.py" in error
+    whole = patched_tree(_git_of(clone), git(clone, "rev-parse", "HEAD"), diff,
+                         clone.parent / "i", whole=clone / ".git" / "index")
+    assert whole == (None, error)  # refused the same way in an index of every file
+
+
+def test_an_index_that_is_split_or_large_is_not_read_whole(clone: Path) -> None:
+    index = clone / ".git" / "index"
+    assert small_and_whole(index, clone / ".git")
+    git(clone, "-c", "core.splitIndex=true", "update-index", "--split-index")
+    assert not small_and_whole(index, clone / ".git")
+    git(clone, "update-index", "--no-split-index")
+    for number in range(700):
+        (clone / f"file-{number:04d}-{'x' * 40}.txt").touch()
+    git(clone, "add", "--all")
+    assert not small_and_whole(index, clone / ".git")
 
 
 def test_a_diff_that_changes_a_submodule_is_told_apart(tmp_path: Path, repo: Path) -> None:

@@ -44,7 +44,12 @@ from agentctl.execution.workspaces.overlay import (
 from agentctl.execution.workspaces.overlay import forget as forget_views
 from agentctl.execution.workspaces.overlay import supported as views_supported
 from agentctl.execution.workspaces.tree_cache import TreeCache, acquire
-from agentctl.execution.workspaces.tree_edit import diff_paths, names_gitlink, work_tree_tree
+from agentctl.execution.workspaces.tree_edit import (
+    diff_paths,
+    names_gitlink,
+    small_and_whole,
+    work_tree_tree,
+)
 from agentctl.execution.workspaces.upper_layer import touched
 
 __all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched", "checkout_with",
@@ -199,11 +204,13 @@ def checkout_patched(dirs: AttemptDirs, commit: str, diff: Path, *,
     """A fresh checkout of `commit` from agentctl's own copy, with the patch applied to its
     work tree (and index, in a checkout of its own), and nothing else of the agent's: where
     verification runs. The id of the tree it holds, for the caller to compare with the
-    patch's: in a view, reckoned from the paths the patch wrote (see `_patch_view`)."""
+    patch's: in a view of a large checkout, reckoned from the paths the patch wrote (see
+    `_patch_view`); else written by git from the index the patch was applied to."""
     require_sha(commit)
     if uses_views(dirs):
         checkout = _view(dirs, dirs.verify)
-        if not names_gitlink(diff):
+        if not names_gitlink(diff) and not small_and_whole(checkout.git_dir / "index",
+                                                            checkout.git_dir):
             return _patch_view(dirs, checkout, commit, diff, should_stop)
     else:
         checkout = _clone_base(dirs, dirs.verify, should_stop)
