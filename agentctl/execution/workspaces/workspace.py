@@ -28,12 +28,9 @@ from agentctl.execution.git import (
     GitCancelled,
     WorkspaceGit,
     copy_index,
-    hardened_argv,
-    hardened_env,
-    run_git_process,
 )
 from agentctl.execution.workspaces.cache_fill import builder, cache_key, shared_indexes
-from agentctl.execution.workspaces.clones import BASE_REF, SHA, clone, copy_source
+from agentctl.execution.workspaces.clones import SHA, borrowing_repository, clone, copy_source
 from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX, held, hold, remove_workspace
 from agentctl.execution.workspaces.overlay import (
     OverlayRefused,
@@ -171,16 +168,12 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
         forget_views(dirs.root, cache.root)
         return False
     hold(dirs.root, entry)
-    run_git_process(hardened_argv("init", "--quiet", "--bare", "--template=", str(dirs.base)),
-                    env=hardened_env(home), what=f"cannot create {dirs.base}")
     borrowed = dirs.root / "layers" / "objects"
     try:
         bind_read_only(entry.path / "base.git" / "objects", borrowed)
     except OverlayRefused as error:
         raise InfrastructureFailure(str(error)) from None
-    (dirs.base / "objects" / "info" / "alternates").write_text(f"{borrowed}\n",
-                                                              encoding="utf-8")
-    dirs.git.run("update-ref", BASE_REF, commit, what=f"cannot check out commit {commit}")
+    borrowing_repository(dirs.base, commit, borrowed)
     for shared in shared_indexes(entry.path / "repo" / ".git"):  # copied: git touches it
         copy_index(shared, dirs.base / shared.name)
     copy_index(entry.path / "repo" / ".git" / "index", dirs.index)
