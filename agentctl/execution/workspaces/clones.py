@@ -63,13 +63,16 @@ def borrowing_repository(base: Path, commit: str, objects: Path) -> None:
 
 
 def _keeps_modes(probe: Path) -> bool:
-    """Whether the file system keeps the executable bit (git's own probe at `init`)."""
+    """Whether the file system keeps the executable bit, as git probes it at `init` (a chmod
+    refused counts as no)."""
     mode = probe.stat().st_mode
     try:
         probe.chmod(mode ^ 0o100)
-        return probe.stat().st_mode == mode ^ 0o100
-    finally:
+        kept = probe.stat().st_mode != mode
         probe.chmod(mode)
+    except OSError:
+        return False
+    return kept
 
 
 def clone(source: Path, dest: Path, home: Path, should_stop: Callable[[], bool] | None, *,
