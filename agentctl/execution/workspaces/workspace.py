@@ -29,7 +29,7 @@ from agentctl.execution.git import (
     WorkspaceGit,
     copy_index,
 )
-from agentctl.execution.workspaces.cache_fill import builder, cache_key, shared_indexes
+from agentctl.execution.workspaces.cache_fill import TRACKED, builder, cache_key, shared_indexes
 from agentctl.execution.workspaces.clones import SHA, borrowing_repository, clone, copy_source
 from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX, held, hold, remove_workspace
 from agentctl.execution.workspaces.overlay import (
@@ -50,8 +50,8 @@ from agentctl.execution.workspaces.tree_edit import (
 from agentctl.execution.workspaces.upper_layer import touched
 
 __all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched", "checkout_with",
-           "clone_at", "create_attempt_dirs", "require_sha", "side_diff", "uses_views",
-           "view_layers"]
+           "clone_at", "create_attempt_dirs", "require_sha", "side_diff", "tracked_files",
+           "uses_views", "view_layers"]
 
 CloneCancelled = GitCancelled
 
@@ -145,6 +145,19 @@ def view_layers(dirs: AttemptDirs) -> tuple[Path, Path] | None:
     if pinned is None:
         return None
     return pinned.path / "repo", upper_of(dirs.layers(dirs.tree))
+
+
+def tracked_files(dirs: AttemptDirs, should_stop: Callable[[], bool] | None = None) -> str:
+    """The base's tracked files, NUL-ended, as `git ls-files -z` lists them from the attempt's
+    index: kept by the cache entry the attempt's trees are views of, else asked of git."""
+    pinned = held(dirs.root)
+    if pinned is not None:
+        try:
+            return (pinned.path / TRACKED).read_text(encoding="utf-8")
+        except OSError:
+            pass  # an entry filled before the listing was kept
+    return dirs.git.run("ls-files", "-z", index=dirs.index, should_stop=should_stop,
+                        what="cannot list the tracked files").stdout
 
 
 def uses_views(dirs: AttemptDirs) -> bool:
