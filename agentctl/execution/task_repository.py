@@ -1,12 +1,14 @@
 """Resolving what a task names: a local git work tree or a URL, a base ref and its commit.
 
-Uses GitPython's object model, except for the base commit a run starts from: that is two
-`rev-parse` calls through `trusted_git` (the user's repository, as they run git), which every run
-makes and which should not pay for importing GitPython (~0.1 s).
+Uses GitPython's object model, except for the repository and the base commit a run starts from:
+`rev-parse` through `trusted_git` (the user's repository, as they run git), which every run
+makes and which should not pay for importing GitPython (~0.1 s); one call finds the work tree,
+its branch and that branch's commit where a branch with a commit is checked out.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,8 @@ from agentctl.execution.work_tree import is_url
 class ResolvedRepository:
     location: str  # absolute work-tree path, or the URL as given
     is_url: bool
+    # the branch checked out there and its commit, read with the top (None: not known then)
+    head: tuple[str, str] | None = None
 
 
 def resolve_repository(text: str, aliases: Mapping[str, str], cwd: Path) -> ResolvedRepository:
@@ -34,12 +38,30 @@ def resolve_repository(text: str, aliases: Mapping[str, str], cwd: Path) -> Reso
     if not path.exists():
         raise BadInput(f"repository {text!r} does not exist ({path}); expected a path to a git "
                        "work tree or a git URL")
-    top = _work_tree_top(path if path.is_dir() else path.parent)
+    top, head = _top_and_head(path if path.is_dir() else path.parent)
     if top is None:
         raise BadInput(f"repository {text!r} is not a git repository ({path})")
     if top == "":
         raise BadInput(f"repository {text!r} is a bare repository; expected a work tree")
-    return ResolvedRepository(str(Path(top).resolve()), is_url=False)
+    return ResolvedRepository(str(Path(top).resolve()), is_url=False, head=head)
+
+
+def _top_and_head(folder: Path) -> tuple[str | None, tuple[str, str] | None]:
+    """`_work_tree_top`, and the branch checked out there with its commit, in one git process
+    where there is one (a branch with a commit; `--abbrev-ref` names it as `symbolic-ref
+    --short` does). Anything else (a detached or unborn HEAD, a bare repository, a folder in
+    `.git`, no repository) is found the way `_work_tree_top` finds it, the head not known."""
+    found = trusted_git(["rev-parse", "--is-bare-repository", "--show-toplevel", "HEAD^{commit}",
+                         "--abbrev-ref", "HEAD"], cwd=folder, what="find the repository",
+                        check=False)
+    answer = found.stdout.split("\n")
+    if (found.returncode == 0 and len(answer) > 3 and answer[0] == "false" and answer[1]
+            and _COMMIT.fullmatch(answer[2]) and answer[3] not in ("", "HEAD")):
+        return answer[1], (answer[3], answer[2])
+    return _work_tree_top(folder), None
+
+
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def _work_tree_top(folder: Path) -> str | None:
@@ -71,6 +93,15 @@ def default_base_ref(repository: ResolvedRepository) -> str:
     if branch.returncode != 0 or not branch.stdout.strip():
         raise BadInput(f"{repository.location} is on a detached HEAD; pass --base REF")
     return branch.stdout.strip()
+
+
+def default_base(repository: ResolvedRepository) -> tuple[str, str | None]:
+    """`default_base_ref` and the commit `check_base_ref` gives it: read when the repository
+    was found, where it could be."""
+    if repository.head is not None:
+        return repository.head
+    ref = default_base_ref(repository)
+    return ref, check_base_ref(repository, ref)
 
 
 def check_base_ref(repository: ResolvedRepository, ref: str) -> str | None:

@@ -1,8 +1,9 @@
 """A run starts without what only other commands, other agents or other settings need: the other
 `run` commands, the built-in tools, the trace exporter, a TOML parser with no TOML to read; and
 the code a run's start-up imports does not itself import the standard library's asyncio,
-socket, logging or thread pools (the egress proxy's asyncio half comes with its first gate, on
-the thread that prepares the networks; a cold cache fill's pool on its own thread)."""
+socket, logging or thread pools (the egress proxy's asyncio half comes with the first
+connection a sandboxed process makes, never for a run whose processes connect nowhere; a cold
+cache fill's pool on its own thread)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,8 @@ def test_a_run_imports_no_other_run_command_built_in_tool_trace_exporter_or_toml
         "agentctl.execution.verification.test_detection",
         # a worker sweeps ended attempts' directories, a run does not
         "agentctl.services.lifecycle.sweep",
+        # no process connects anywhere: the egress proxy's event loop is never needed
+        "agentctl.execution.sandboxing.egress_server", "asyncio", "ssl",
     }
     if config_path(None, tmp_path / "cwd") is None:
         unneeded.add("tomllib")  # no config file, no request file, no script plan: no TOML

@@ -13,6 +13,7 @@ import pytest
 
 from agentctl.domain.agent_text import control_character
 from agentctl.domain.enums import ChangeType
+from agentctl.domain.errors import InfrastructureFailure
 from agentctl.domain.judge import DiffLine
 from agentctl.domain.patch import FileChange, check_boundary
 from agentctl.domain.spec import PatchBoundary
@@ -20,7 +21,7 @@ from agentctl.execution.git import copy_index
 from agentctl.execution.workspaces.discard import remove_workspace
 from agentctl.execution.workspaces.patch_collector import CollectedPatch, collect_patch
 from agentctl.execution.workspaces.tree_cache import TreeCache
-from agentctl.execution.workspaces.tree_edit import patched_tree
+from agentctl.execution.workspaces.tree_edit import diff_paths, patched_tree
 from agentctl.execution.workspaces.workspace import (
     AttemptDirs,
     clone_at,
@@ -205,6 +206,15 @@ def test_paths_with_spaces_quotes_and_accents_come_back_verbatim(
         ChangeType.RENAMED, "README.md", 1)
 
 
+def test_a_file_whose_name_is_not_utf8_is_collected(workspace: Path, base: str) -> None:
+    """Its name is shown with a replacement character; the tree holds its bytes (a view named
+    it to git undecoded: encoded as UTF-8, the name failed with a traceback)."""
+    (workspace / os.fsdecode(b"caf\xe9.txt")).write_text("latin-1 name\n")
+    patch = collect(workspace, base)
+    assert [change.path for change in patch.changes] == ["caf\ufffd.txt"]
+    assert applies(workspace, base, patch.diff_path) == (True, None)
+
+
 def test_a_binary_file_is_flagged_without_line_counts(workspace: Path, base: str) -> None:
     (workspace / "logo.png").write_bytes(PNG)
     patch = collect(workspace, base)
@@ -325,6 +335,43 @@ def test_the_tree_base_plus_patch_gives_is_the_collected_one_and_no_index_is_lef
     scratch = workspace.parent / "apply.index"
     assert patched_tree(dirs.git, base, patch.diff_path, scratch) == (patch.tree, None)
     assert dirs.index.read_bytes() == index and not scratch.exists()
+
+
+def test_the_paths_the_listing_names_are_the_ones_gits_parser_reads_in_its_diff(
+        workspace: Path, base: str) -> None:
+    """What the collection step hands on (so the patch's tree is reckoned without git parsing
+    the diff again): renames' sources, quoted names and names that are not UTF-8, as bytes."""
+    os.rename(workspace / "README.md", workspace / 'docs "b"\tREAD ME.md')
+    (workspace / os.fsdecode(b"caf\xe9.txt")).write_text("latin-1 name\n")
+    (workspace / "src/app.py").write_text("def greet(name):\n    return f'hi {name}'\n")
+    (workspace / "src/config").mkdir(exist_ok=True)
+    (workspace / "src/config/new.py").write_text("X = 1\n")
+    patch = collect(workspace, base)
+    dirs = dirs_of(workspace)
+    assert patch.named == diff_paths(dirs.git, patch.diff_path)
+    assert b"caf\xe9.txt" in patch.named and b"README.md" in patch.named
+    assert patched_tree(dirs.git, base, patch.diff_path, workspace.parent / "apply.index",
+                        named=patch.named) == (patch.tree, None)
+
+
+def test_a_patch_given_fewer_paths_than_it_names_is_refused_not_miscounted(
+        workspace: Path, base: str) -> None:
+    """The paths handed on are trusted only as far as git and the reckoning check them: a
+    changed or removed path left out is missing from the index (git refuses the patch), a new
+    one's folder was never read (an infrastructure failure), never a wrong tree."""
+    (workspace / "src/app.py").write_text("def greet(name):\n    return f'hi {name}'\n")
+    (workspace / "README.md").unlink()
+    patch = collect(workspace, base)
+    dirs = dirs_of(workspace)
+    tree, error = patched_tree(dirs.git, base, patch.diff_path, workspace.parent / "a.index",
+                               named={b"src/app.py"})
+    assert tree is None and error is not None and "README.md" in error
+    (workspace / "src/deep").mkdir()
+    (workspace / "src/deep/new.py").write_text("X = 1\n")
+    patch = collect(workspace, base)
+    with pytest.raises(InfrastructureFailure, match="src/deep/new.py"):
+        patched_tree(dirs.git, base, patch.diff_path, workspace.parent / "b.index",
+                     named={b"src/app.py", b"README.md"})
 
 
 def test_a_patch_whose_context_does_not_match_the_base_does_not_apply(

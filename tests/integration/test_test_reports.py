@@ -4,6 +4,7 @@ output included), unittest's output with and without -v, JUnit XML a build tool 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 from agentctl.domain.ansi import strip_ansi
 from agentctl.domain.enums import TestOutcome
 from agentctl.domain.spec import PlannedCheck
+from agentctl.execution.verification import test_reports
 from agentctl.execution.verification.report_formats import first_assertion, parse_go_json, parse_unittest
 from agentctl.execution.verification.test_reports import (
     EVERY_TEST,
@@ -559,6 +561,43 @@ def test_a_later_checks_hook_gets_the_bytecode_compiled_for_the_first_and_names_
         env=env, capture_output=True, text=True, check=True, cwd=tmp_path)
     assert probe.stdout.split() == [str(source)]
     assert f"code object from '{cached}'" in probe.stderr
+
+def test_a_helpers_bytecode_is_compiled_once_and_kept_for_the_next_process(
+        tmp_path: Path) -> None:
+    """A run is one process: the helpers' bytecode is kept beside the package's between them,
+    and a later process copies it (the bytes planted here under the helper's hash come out
+    as they are) unless the kept bytes are for another text, which is compiled and kept."""
+    import importlib.util
+    import marshal
+
+    kept = tmp_path / "kept" / "helpers.cpython.pyc"
+    text = (Path(test_reports.__file__).with_name("unittest_report.py")).read_text()
+
+    def compile_in_a_process(folder: str, source_text: str) -> bytes:
+        source = tmp_path / folder / "sitecustomize.py"
+        source.parent.mkdir()
+        source.write_text(source_text)
+        subprocess.run([sys.executable, "-c",
+                        "import sys; from pathlib import Path; "
+                        "from agentctl.execution.verification.test_reports import _compile; "
+                        "_compile(Path(sys.argv[1]), Path(sys.argv[1]).read_text(), "
+                        "kept=Path(sys.argv[2]))", str(source), str(kept)],
+                       check=True, cwd=tmp_path, timeout=60, env={
+                           k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
+        return Path(importlib.util.cache_from_source(str(source))).read_bytes()
+
+    first = compile_in_a_process("first", text)
+    kept_file = kept.with_suffix(".sitecustomize.pyc")
+    assert kept_file.read_bytes() == first
+    assert first[8:16] == importlib.util.source_hash(text.encode())
+    planted = first[:16] + marshal.dumps(compile("KEPT = 1\n", "x", "exec"))
+    kept_file.write_bytes(planted)
+    assert compile_in_a_process("later", text) == planted
+    other = text + "\n# another text\n"
+    fresh = compile_in_a_process("other", other)
+    assert fresh != planted and fresh[8:16] == importlib.util.source_hash(other.encode())
+    assert kept_file.read_bytes() == fresh
+
 
 # test_flaky fails on every other run and notes the process it ran in; the class and module
 # fixtures count how often they were set up (a rerun needs them, as the first run did).

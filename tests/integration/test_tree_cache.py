@@ -545,3 +545,24 @@ def test_a_prefetch_that_fails_leaves_its_reason_in_the_debug_log(
     (record,) = [r for r in caplog.records if r.name == "agentctl.prefetch"]
     assert record.getMessage().startswith(f"prefetch of {repo} at {missing} failed: ")
     assert record.exc_info is not None
+
+
+def test_the_bases_tracked_files_are_read_from_the_entry_as_git_lists_them_from_the_index(
+        repo: Path, tmp_path: Path, attempts: list[AttemptDirs]) -> None:
+    """The cache entry keeps the commit's file list from its fill (the listing that sizes it):
+    a run reads the base's secret files there, not from a `git ls-files` of its own; an entry
+    filled before it kept one is asked of git, with the same answer."""
+    (repo / "dir with space").mkdir()
+    (repo / "dir with space" / "tab\there.env").write_text("KEY=1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "odd names")
+    commit = git(repo, "rev-parse", "HEAD")
+    dirs = attempt(tmp_path, repo, commit, TreeCache(tmp_path / "trees", 2**30), attempts)
+    by_git = dirs.git.run("ls-files", "-z", index=dirs.index, what="list").stdout
+    assert "dir with space/tab\there.env\0" in by_git and "app-link\0" in by_git
+    assert workspace.tracked_files(dirs) == by_git
+    lower, _upper = workspace.view_layers(dirs) or (dirs.tree, None)
+    kept = lower.parent / cache_fill.TRACKED
+    assert kept.read_text() == by_git
+    kept.unlink()
+    assert workspace.tracked_files(dirs) == by_git

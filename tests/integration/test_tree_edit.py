@@ -16,6 +16,7 @@ from agentctl.execution.workspaces.tree_edit import (
     diff_paths,
     names_gitlink,
     patched_tree,
+    small_and_whole,
     work_tree_tree,
 )
 from tests.conftest import git, make_repo
@@ -135,6 +136,18 @@ def test_the_patched_tree_from_the_changed_paths_is_the_one_git_writes(
 
 
 @pytest.mark.parametrize("edit", EDITS)
+def test_the_patched_tree_in_a_copy_of_a_small_whole_index_is_the_one_git_writes(
+        clone: Path, edit: str) -> None:
+    base_index = clone.parent / "base.index"
+    shutil.copy2(clone / ".git" / "index", base_index)
+    assert small_and_whole(base_index, clone / ".git")
+    base, written, diff = _edited(clone, edit)
+    assert patched_tree(_git_of(clone), base, diff, clone.parent / "i",
+                        whole=base_index) == (written, None)
+    assert not (clone.parent / "i").exists()
+
+
+@pytest.mark.parametrize("edit", EDITS)
 def test_a_work_trees_tree_from_its_changed_paths_is_the_one_git_writes(
         clone: Path, edit: str) -> None:
     base, written, _diff = _edited(clone, edit)
@@ -180,6 +193,21 @@ def test_a_diff_that_does_not_apply_gives_gits_first_error_line(clone: Path) -> 
     tree, error = patched_tree(_git_of(clone), git(clone, "rev-parse", "HEAD"), diff,
                                clone.parent / "i")
     assert tree is None and error is not None and "src/app.py" in error
+    whole = patched_tree(_git_of(clone), git(clone, "rev-parse", "HEAD"), diff,
+                         clone.parent / "i", whole=clone / ".git" / "index")
+    assert whole == (None, error)  # refused the same way in an index of every file
+
+
+def test_an_index_that_is_split_or_large_is_not_read_whole(clone: Path) -> None:
+    index = clone / ".git" / "index"
+    assert small_and_whole(index, clone / ".git")
+    git(clone, "-c", "core.splitIndex=true", "update-index", "--split-index")
+    assert not small_and_whole(index, clone / ".git")
+    git(clone, "update-index", "--no-split-index")
+    for number in range(700):
+        (clone / f"file-{number:04d}-{'x' * 40}.txt").touch()
+    git(clone, "add", "--all")
+    assert not small_and_whole(index, clone / ".git")
 
 
 def test_a_diff_that_changes_a_submodule_is_told_apart(tmp_path: Path, repo: Path) -> None:
@@ -212,3 +240,39 @@ def test_a_diffs_paths_asked_again_are_the_same_and_follow_its_text_not_its_name
     _modify(clone)
     _changed(clone, base)  # the same patch.diff, now this change's
     assert diff_paths(_git_of(clone), diff) == {b"src/app.py"}
+
+
+@pytest.mark.parametrize("files", [1, 600], ids=["seed-on-the-command-line", "seed-written-first"])
+def test_a_work_trees_tree_keeps_the_bases_modes_where_git_trusts_no_executable_bit(
+        clone: Path, files: int) -> None:
+    """With `core.fileMode` off git keeps a changed file's mode from its index entry: the seed
+    is there before the file is staged, given with the paths or, for a seed too long for one
+    command line, written by a git of its own."""
+    names = [f"many/{number:03d}-{'x' * 90}.sh" for number in range(files)]
+    for name in names:
+        (clone / "many").mkdir(exist_ok=True)
+        (clone / name).write_text("echo base\n")
+        os.chmod(clone / name, 0o755)
+    git(clone, "add", "--all")
+    git(clone, "commit", "-q", "-m", "scripts")
+    base = git(clone, "rev-parse", "HEAD")
+    git(clone, "config", "core.fileMode", "false")
+    for name in names:
+        (clone / name).write_text("echo patched\n")
+        os.chmod(clone / name, 0o644)
+    written, _diff = _changed(clone, base)
+    assert git(clone, "ls-tree", "-r", written, "--", names[0]).startswith("100755 ")
+    paths = [os.fsencode(name) for name in names]
+    assert work_tree_tree(_git_of(clone), base, paths, clone.parent / "i") == written
+
+
+def test_a_commits_folders_read_once_are_not_read_again(clone: Path, tmp_path: Path) -> None:
+    """The patch's tree on the base, then the verified tree's: the second reckoning reads
+    the base's folders from the first (shown here by a repository that has none of them)."""
+    base, written, diff = _edited(clone, "add_nested")
+    assert patched_tree(_git_of(clone), base, diff, clone.parent / "i") == (written, None)
+    empty = tmp_path / "empty.git"
+    git(tmp_path, "init", "-q", "--bare", str(empty))
+    knows_nothing = WorkspaceGit(git_dir=empty, work_tree=clone, home=clone.parent / "git-home")
+    paths = diff_paths(_git_of(clone), diff)
+    assert work_tree_tree(knows_nothing, base, paths, clone.parent / "i") == written

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from agentctl.domain.errors import InfrastructureFailure
+from agentctl.execution.workspaces.clones import borrowing_repository
 from agentctl.execution.workspaces.discard import remove_workspace
 from agentctl.execution.workspaces.workspace import (
     CloneCancelled,
@@ -203,3 +205,29 @@ def test_remove_workspace_removes_read_only_trees(user_repo: Path, tmp_path: Pat
 
 def test_remove_workspace_ignores_a_missing_directory(tmp_path: Path) -> None:
     remove_workspace(tmp_path / "never-created")
+
+
+def test_a_repository_that_borrows_a_bases_objects_is_the_one_git_makes(
+        user_repo: Path, tmp_path: Path) -> None:
+    """Written by hand, it is read as `git init --bare --template=`, the alternates file and
+    `git update-ref` make it: a bare repository, HEAD on its branch at the commit, the same
+    local config, nothing missing for fsck, and new objects written to its own folder."""
+    commit = git(user_repo, "rev-parse", "HEAD")
+    objects = user_repo / ".git" / "objects"
+    by_hand, by_git = tmp_path / "by-hand.git", tmp_path / "by-git.git"
+    borrowing_repository(by_hand, commit, objects)
+    git(tmp_path, "init", "-q", "--bare", "--template=", str(by_git))
+    (by_git / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+    git(by_git, "update-ref", "refs/heads/agentctl-base", commit)
+    git(by_git, "symbolic-ref", "HEAD", "refs/heads/agentctl-base")
+    for made in (by_hand, by_git):
+        assert git(made, "rev-parse", "--is-bare-repository", "HEAD") == f"true\n{commit}"
+        assert git(made, "config", "--local", "--list") == git(by_git, "config", "--local",
+                                                              "--list")
+        git(made, "fsck", "--no-progress", "--connectivity-only")
+    blob = subprocess.run(["git", "-C", str(by_hand), "hash-object", "-w", "--stdin"],
+                          input="new\n", capture_output=True, text=True, check=True).stdout.strip()
+    assert (by_hand / "objects" / blob[:2] / blob[2:]).is_file()
+    assert not (objects / blob[:2] / blob[2:]).exists()
+    with pytest.raises(InfrastructureFailure, match="invalid commit id"):
+        borrowing_repository(tmp_path / "bad.git", "main", objects)

@@ -9,15 +9,21 @@ the process is over. The proxy never writes anything itself: it runs on its own 
 ledger has one writer.
 
 The gates and the proxy's thread are here; what runs on its event loop is in `egress_server`,
-imported when the first gate opens: asyncio costs ~15 ms to import, and where networks are
-shared the first gate opens on the thread that prepares them, not on the run's start-up.
+imported when a process first connects: asyncio (with ssl, socket, logging and a thread pool)
+costs 10-15 ms to import, and most checks open no connection. A gate listens from its making
+(the sandbox binds its socket before the process starts), with the plain socket the interpreter
+has built in; a thread of its own waits for the first connection, then hands the listening
+socket to the proxy's loop, which accepts that connection and every later one.
 """
 
 from __future__ import annotations
 
+import _socket
 import itertools
+import os
+import select
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +36,7 @@ if TYPE_CHECKING:
     from agentctl.execution.sandboxing.egress_server import ProxyLoop
 
 MAX_SOCKET_DIR_CHARS = 90
+LISTEN_BACKLOG = 100  # asyncio's own
 
 
 class Gate:
@@ -41,7 +48,20 @@ class Gate:
         self.rules = rules
         self._attempts: list[ConnectAttempt] = []
         self._lock = threading.Lock()
-        self.server: asyncio.AbstractServer | None = None  # set on the proxy's loop
+        self.server: asyncio.AbstractServer | None = None  # set once a process connects
+        self._handover = threading.Lock()
+        self._closed = False
+        self._listener = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
+            self._listener.bind(str(socket_path))
+            self._listener.listen(LISTEN_BACKLOG)
+            self._wake_read, self._wake_write = os.pipe()
+        except OSError:
+            self._listener.close()
+            raise
+        self._waiting = threading.Thread(target=self._serve_when_called, daemon=True,
+                                         name="agentctl-egress-gate")
+        self._waiting.start()
 
     @property
     def attempts(self) -> tuple[ConnectAttempt, ...]:
@@ -60,10 +80,37 @@ class Gate:
 
     def close(self) -> tuple[ConnectAttempt, ...]:
         """Stop listening (the process behind it has ended); the attempts it saw."""
-        if self.server is not None:
-            self.proxy.stop(self.server)
+        with self._handover:  # the waiting thread hands the socket over before this, or never
+            if self._closed:
+                return self.attempts
+            self._closed = True
+            server = self.server
+        if server is not None:
+            self.proxy.stop(server)  # the loop closes the socket it was handed
+        else:
+            os.write(self._wake_write, b"x")
+            self._waiting.join()
+            self._listener.close()
+        for end in (self._wake_read, self._wake_write):
+            os.close(end)
         self.socket_path.unlink(missing_ok=True)
         return self.attempts
+
+    def _serve_when_called(self) -> None:
+        """Wait for a connection (or `close`), then have the proxy serve the socket. Where its
+        loop cannot, the socket is closed: the process's connections are refused at once."""
+        waiting = select.poll()
+        waiting.register(self._listener.fileno(), select.POLLIN)
+        waiting.register(self._wake_read, select.POLLIN)
+        waiting.poll()
+        with self._handover:
+            if self._closed:
+                return
+            listener = self._listener.detach()
+            try:
+                self.server = self.proxy.serve(listener, self.rules, self.note)
+            except (OSError, RuntimeError, TimeoutError):
+                os.close(listener)
 
 
 class EgressProxy:
@@ -79,17 +126,21 @@ class EgressProxy:
         self._start = threading.Lock()  # the attempt's checks may open gates from two threads
 
     def open_gate(self, rules: Sequence[str]) -> Gate:
-        gate = Gate(self, self.directory / f"net-{next(self._numbers)}.sock", tuple(rules))
-        gate.socket_path.unlink(missing_ok=True)
-        gate.server = self._started().serve(gate.socket_path, gate.rules, gate.note)
-        return gate
+        socket_path = self.directory / f"net-{next(self._numbers)}.sock"
+        socket_path.unlink(missing_ok=True)
+        return Gate(self, socket_path, tuple(rules))
+
+    def serve(self, listener: int, rules: tuple[str, ...],
+              note: Callable[[ConnectAttempt], None]) -> asyncio.AbstractServer:
+        """Serve the listening socket `listener` (a descriptor, now the loop's) by `rules`."""
+        return self._started().serve(listener, rules, note)
 
     def stop(self, server: asyncio.AbstractServer) -> None:
         """Stop a gate's server (on the loop that serves it)."""
         self._started().stop(server)
 
     def _started(self) -> ProxyLoop:
-        """The proxy's loop, started by the first gate (asyncio imported then)."""
+        """The proxy's loop, started by the first connection (asyncio imported then)."""
         from agentctl.execution.sandboxing.egress_server import ProxyLoop
 
         with self._start:

@@ -1,7 +1,7 @@
 """The egress proxy's asyncio half: the server behind each gate, on the proxy's own loop, and
 the handling of one connection (a CONNECT tunnel or a plain `http://` request) against the
-gate's rules. `egress` imports it when an attempt opens its first gate; it knows gates only by
-their socket, their rules and where their attempts are noted.
+gate's rules. `egress` imports it when a process first connects to a gate; it knows gates only
+by their listening socket, their rules and where their attempts are noted.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import socket
 import threading
 from collections.abc import Callable, Coroutine
-from pathlib import Path
 from typing import TypeVar
 
 from agentctl.domain.clock import utcnow
@@ -34,9 +34,10 @@ class ProxyLoop:
                                         daemon=True)
         self._thread.start()
 
-    def serve(self, socket_path: Path, rules: tuple[str, ...],
+    def serve(self, listener: int, rules: tuple[str, ...],
               note: Note) -> asyncio.AbstractServer:
-        return self._run(serve(socket_path, rules, note))
+        """Serve the listening unix socket `listener` (a descriptor, now the loop's)."""
+        return self._run(serve(listener, rules, note))
 
     def stop(self, server: asyncio.AbstractServer) -> None:
         self._run(stop(server))
@@ -50,8 +51,8 @@ class ProxyLoop:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=10)
 
 
-async def serve(socket_path: Path, rules: tuple[str, ...], note: Note) -> asyncio.AbstractServer:
-    """A gate's server: each connection on `socket_path` judged by `rules`, its attempt noted."""
+async def serve(listener: int, rules: tuple[str, ...], note: Note) -> asyncio.AbstractServer:
+    """A gate's server: each connection on `listener` judged by `rules`, its attempt noted."""
     async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             await _handle(rules, note, reader, writer)
@@ -62,7 +63,8 @@ async def serve(socket_path: Path, rules: tuple[str, ...], note: Note) -> asynci
             with contextlib.suppress(Exception):
                 writer.close()
 
-    return await asyncio.start_unix_server(connected, path=str(socket_path))
+    return await asyncio.start_unix_server(
+        connected, sock=socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, fileno=listener))
 
 
 async def stop(server: asyncio.AbstractServer) -> None:

@@ -16,6 +16,7 @@ import os
 import py_compile
 import re
 import shlex
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,26 +193,59 @@ def _write_once(path: Path, text: str) -> bool:
 
 # Each helper's bytecode as first compiled in this process, by its file name and text
 _BYTECODE: dict[tuple[str, str], bytes] = {}
+# where the helpers' bytecode is kept between processes: beside the package's own, as Python
+# keeps it (-O and PYTHONPYCACHEPREFIX place it as they place bytecode)
+KEPT_BYTECODE = Path(importlib.util.cache_from_source(str(Path(__file__).with_name("helpers.py"))))
+_HASH_CHECKED = (0b11).to_bytes(4, "little")  # PEP 552: hash-based, checked against the source
 
 
-def _compile(source: Path, text: str) -> None:
+def _compile(source: Path, text: str, kept: Path | None = None) -> None:
     """A helper's bytecode beside it, checked by the source's hash: every Python the check
     starts imports the unittest hook, and with PYTHONDONTWRITEBYTECODE (the sandbox's default) each one would
-    compile it again. A runner of another Python version compiles it as before. Compiled once a
-    process (~7 ms for the three helpers), then copied into each check's folder: the bytes name
+    compile it again. A runner of another Python version compiles it as before. Compiled once
+    (~7 ms for the three helpers), kept in this process and in a file beside the package's
+    bytecode (`kept`, one a helper name), then copied into each check's folder: the bytes name
     no folder (the import gives the code the path it loaded the source from)."""
     target = Path(importlib.util.cache_from_source(str(source)))
-    known = _BYTECODE.get((source.name, text))
+    kept = (kept or KEPT_BYTECODE).with_suffix(f".{source.stem}.pyc")
+    known = _BYTECODE.get((source.name, text)) or _kept_for(kept, text)
     try:
         if known is not None:
             target.parent.mkdir(exist_ok=True)
             target.write_bytes(known)
+            _BYTECODE[(source.name, text)] = known
             return
         py_compile.compile(str(source), cfile=str(target), doraise=True,
                            invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
-        _BYTECODE[(source.name, text)] = target.read_bytes()
+        _BYTECODE[(source.name, text)] = compiled = target.read_bytes()
     except (OSError, py_compile.PyCompileError):
-        pass  # the runner compiles it itself
+        return  # the runner compiles it itself
+    _keep(kept, compiled)
+
+
+def _kept_for(kept: Path, text: str) -> bytes | None:
+    """The bytecode kept in `kept`, if it is this Python's, checked by hash, for `text`."""
+    try:
+        data = kept.read_bytes()
+    except OSError:
+        return None
+    header = importlib.util.MAGIC_NUMBER + _HASH_CHECKED + importlib.util.source_hash(
+        text.encode("utf-8"))
+    return data if data[:16] == header else None
+
+
+def _keep(kept: Path, compiled: bytes) -> None:
+    """Write `compiled` to `kept` whole or not at all; not where Python writes no bytecode
+    (PYTHONDONTWRITEBYTECODE, -B) or cannot (a package folder the user may not write)."""
+    if sys.dont_write_bytecode:
+        return
+    partial = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_bytes(compiled)
+        os.replace(partial, kept)
+    except OSError:
+        partial.unlink(missing_ok=True)
 
 
 def injected_env(env: Mapping[str, str], reports: ReportDir,

@@ -31,8 +31,8 @@ from agentctl.execution.workspaces.tree_cache import (
     note_size,
 )
 
-__all__ = ["DATE_INDEX_ABOVE_BYTES", "Prefetch", "builder", "cache_key", "prefetch",
-           "shared_indexes"]
+__all__ = ["DATE_INDEX_ABOVE_BYTES", "TRACKED", "Prefetch", "builder", "cache_key",
+           "keep_tracked", "prefetch", "shared_indexes"]
 
 DATE_INDEX_ABOVE_BYTES = 2**22  # ~40,000 files: see `_settle`
 _FILLING: set[str] = set()  # the cache keys this process's prefetches are filling
@@ -54,9 +54,10 @@ def builder(source: str, commit: str, *, is_url: bool, home: Path,
 
         def reckon() -> None:  # listed and parsed while the checkout writes the files
             try:
-                sized.append(checkout_size(checkout.run(
-                    "ls-tree", "-r", "-l", "-z", "--full-tree", commit,
-                    what=f"cannot list commit {commit}").stdout))
+                listing = checkout.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit,
+                                       what=f"cannot list commit {commit}").stdout
+                sized.append(checkout_size(listing))
+                keep_tracked(folder, listing)
             except BaseException as error:  # noqa: BLE001 - raised again on the fill's thread
                 failed.append(error)
 
@@ -73,8 +74,9 @@ def builder(source: str, commit: str, *, is_url: bool, home: Path,
         if failed:
             raise failed[0]
         size = sized[0]
-        # the folder itself, the work tree and the two small git folders beside it
-        note_size(folder, BLOCK + size + disk_usage(folder / "base.git", checkout.git_dir))
+        # the folder itself, the work tree, the two small git folders beside it, the listing
+        note_size(folder, BLOCK + size + disk_usage(folder / "base.git", checkout.git_dir,
+                                                    folder / TRACKED))
     return build
 
 
@@ -152,6 +154,17 @@ def _settle(checkout: WorkspaceGit) -> None:
                  what=f"cannot index {root}")
     for path in shared:  # the index is whole again: nothing reads them
         path.unlink()
+
+
+TRACKED = "tracked"  # an entry's list of the commit's files (`git ls-files -z` of its index)
+
+
+def keep_tracked(folder: Path, listing: str) -> None:
+    """Keep the paths of the commit's `ls-tree -r -z` `listing` in the entry being built at
+    `folder`, as `git ls-files -z` lists them from the checkout's index (what a run reads for
+    the base's secret files, then without a git process)."""
+    paths = (record.partition("\t")[2] for record in listing.split("\0") if record)
+    (folder / TRACKED).write_text("".join(f"{path}\0" for path in paths), encoding="utf-8")
 
 
 def shared_indexes(git_dir: Path) -> list[Path]:

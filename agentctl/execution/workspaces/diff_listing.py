@@ -28,6 +28,7 @@ class ListedChange:
     additions: int
     deletions: int
     binary: bool          # numstat's `-`: no line counts
+    names: tuple[bytes, ...] = ()  # the path, and the source, as git wrote them (undecoded)
 
 
 def split_output(output: Path, patch: Path) -> tuple[ListedChange, ...]:
@@ -45,36 +46,43 @@ def _parse(fields: _Fields) -> tuple[ListedChange, ...]:
     """The raw lines (`:old new old-id new-id status`, then one path or, for R and C, two),
     then the numstat lines (`added<TAB>deleted<TAB>path`, the path empty and two names
     following for a rename), up to the empty field that ends the listing."""
-    raw: list[tuple[str, str, str, str | None]] = []  # (kind, new mode, path, old path)
-    counts: dict[str, tuple[int, int, bool]] = {}
+    raw: list[tuple[str, str, bytes, bytes | None]] = []  # (kind, new mode, path, old path)
+    counts: dict[bytes, tuple[int, int, bool]] = {}
     for field in fields:
         if not field:
             break
-        if field.startswith(":"):
-            _old_mode, new_mode, _old_sha, _new_sha, status = field[1:].split(" ")
+        if field.startswith(b":"):
+            _old_mode, new_mode, _old_sha, _new_sha, status = field[1:].decode().split(" ")
             kind = status[0]
             if kind in "RC":
-                source = next(fields, "")
-                raw.append((kind, new_mode, next(fields, ""), source))
+                source = next(fields, b"")
+                raw.append((kind, new_mode, next(fields, b""), source))
             else:
-                raw.append((kind, new_mode, next(fields, ""), None))
+                raw.append((kind, new_mode, next(fields, b""), None))
             continue
-        added, deleted, name = field.split("\t", 2)
+        added, deleted, name = field.split(b"\t", 2)
         if not name:  # a rename or copy: the two names follow
-            next(fields, "")
-            name = next(fields, "")
-        binary = added == "-"
+            next(fields, b"")
+            name = next(fields, b"")
+        binary = added == b"-"
         counts[name] = (0 if binary else int(added), 0 if binary else int(deleted), binary)
     listed = []
     for kind, mode, name, old in raw:
         additions, deletions, binary = counts.get(name, (0, 0, False))
-        listed.append(ListedChange(kind, mode, name, old, additions, deletions, binary))
+        listed.append(ListedChange(kind, mode, _decoded(name),
+                                   None if old is None else _decoded(old), additions, deletions,
+                                   binary, (name,) if old is None else (name, old)))
     return tuple(listed)
 
 
+def _decoded(name: bytes) -> str:
+    """A path as git's are shown (UTF-8, bad bytes replaced)."""
+    return name.decode("utf-8", "replace")
+
+
 class _Fields:
-    """The NUL-ended fields at the head of a file, decoded as git's paths are (UTF-8, bad
-    bytes replaced); `end` is the file offset just past the last field read."""
+    """The NUL-ended fields at the head of a file; `end` is the file offset just past the
+    last field read."""
 
     def __init__(self, source: IO[bytes]) -> None:
         self._source = source
@@ -83,10 +91,10 @@ class _Fields:
         self._offset = 0    # the file offset of the buffer's first byte
         self.end = 0
 
-    def __iter__(self) -> Iterator[str]:
+    def __iter__(self) -> Iterator[bytes]:
         return self
 
-    def __next__(self) -> str:
+    def __next__(self) -> bytes:
         while (nul := self._buffer.find(b"\0", self._start)) < 0:
             more = self._source.read(_CHUNK)
             if not more:
@@ -97,7 +105,7 @@ class _Fields:
         field = self._buffer[self._start:nul]
         self._start = nul + 1
         self.end = self._offset + self._start
-        return field.decode("utf-8", "replace")
+        return field
 
 
 def _copy_rest(source: IO[bytes], offset: int, target: IO[bytes]) -> None:

@@ -48,6 +48,7 @@ class CollectedPatch:
     tree: str                            # the id of the work tree as staged: base + patch
     empty: bool
     excluded: tuple[str, ...] = ()       # new files tools left ([boundary] ignore_generated)
+    named: frozenset[bytes] = frozenset()  # every path the diff names, as git wrote them
 
 
 def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
@@ -77,7 +78,8 @@ def collect_patch(dirs: AttemptDirs, base_commit: str, diff_path: Path,
         tree, listed = _write_and_diff(git, index, base_commit, diff_path, dirs, should_stop)
     changes = tuple(_change(git, tree, item, boundary) for item in listed)
     lines = tuple(stream_diff_lines(diff_path)) if changes else ()
-    return CollectedPatch(diff_path, changes, lines, tree, empty=not changes, excluded=excluded)
+    return CollectedPatch(diff_path, changes, lines, tree, empty=not changes, excluded=excluded,
+                          named=frozenset(name for item in listed for name in item.names))
 
 
 def _write_and_diff(git: WorkspaceGit, index: Path, base: str, diff_path: Path,
@@ -120,12 +122,12 @@ def _stage_written(git: WorkspaceGit, index: Path, dirs: AttemptDirs, lower: Pat
     trust = ("-c", "core.trustctime=true", "-c", "core.checkStat=default")
     if written.reread:
         git.run("update-index", "-z", "--index-info", index=index,
-                stdin="".join(written.reread).encode(), should_stop=should_stop,
+                stdin=os.fsencode("".join(written.reread)), should_stop=should_stop,
                 what="cannot mark the changed files for re-reading")
     if not written.to_add:
         if written.files:
             git.run(*trust, "update-index", "--add", "--remove", "-z", "--stdin", index=index,
-                    stdin="".join(f"{p}\0" for p in written.files).encode(),
+                    stdin=os.fsencode("".join(f"{p}\0" for p in written.files)),
                     should_stop=should_stop, what=f"cannot stage the changes in {dirs.tree}")
         return
     # Preloading (stat-ing every entry the pathspecs match, in threads) is left out: git stats
@@ -133,7 +135,7 @@ def _stage_written(git: WorkspaceGit, index: Path, dirs: AttemptDirs, lower: Pat
     result = git.run(*trust, "-c", "core.preloadIndex=false", "-c", "advice.addIgnoredFile=false",
                      "--literal-pathspecs", "add", "--all", "--pathspec-from-file=-",
                      "--pathspec-file-nul", index=index, check=False,
-                     stdin="".join(f"{s}\0" for s in written.scopes()).encode(),
+                     stdin=os.fsencode("".join(f"{s}\0" for s in written.scopes())),
                      should_stop=should_stop, what=f"cannot stage the changes in {dirs.tree}")
     # A pathspec in an ignored folder (a tracked file there, or a new file's folder) makes git
     # say so and exit 1, having staged everything else: ignored files are not part of a patch.

@@ -28,12 +28,9 @@ from agentctl.execution.git import (
     GitCancelled,
     WorkspaceGit,
     copy_index,
-    hardened_argv,
-    hardened_env,
-    run_git_process,
 )
-from agentctl.execution.workspaces.cache_fill import builder, cache_key, shared_indexes
-from agentctl.execution.workspaces.clones import BASE_REF, SHA, clone, copy_source
+from agentctl.execution.workspaces.cache_fill import TRACKED, builder, cache_key, shared_indexes
+from agentctl.execution.workspaces.clones import SHA, borrowing_repository, clone, copy_source
 from agentctl.execution.workspaces.discard import ATTEMPT_DIR_PREFIX, held, hold, remove_workspace
 from agentctl.execution.workspaces.overlay import (
     OverlayRefused,
@@ -44,12 +41,17 @@ from agentctl.execution.workspaces.overlay import (
 from agentctl.execution.workspaces.overlay import forget as forget_views
 from agentctl.execution.workspaces.overlay import supported as views_supported
 from agentctl.execution.workspaces.tree_cache import TreeCache, acquire
-from agentctl.execution.workspaces.tree_edit import diff_paths, names_gitlink, work_tree_tree
+from agentctl.execution.workspaces.tree_edit import (
+    diff_paths,
+    names_gitlink,
+    small_and_whole,
+    work_tree_tree,
+)
 from agentctl.execution.workspaces.upper_layer import touched
 
 __all__ = ["AttemptDirs", "CloneCancelled", "checkout_base", "checkout_patched", "checkout_with",
-           "clone_at", "create_attempt_dirs", "require_sha", "side_diff", "uses_views",
-           "view_layers"]
+           "clone_at", "create_attempt_dirs", "require_sha", "side_diff", "tracked_files",
+           "uses_views", "view_layers"]
 
 CloneCancelled = GitCancelled
 
@@ -145,6 +147,19 @@ def view_layers(dirs: AttemptDirs) -> tuple[Path, Path] | None:
     return pinned.path / "repo", upper_of(dirs.layers(dirs.tree))
 
 
+def tracked_files(dirs: AttemptDirs, should_stop: Callable[[], bool] | None = None) -> str:
+    """The base's tracked files, NUL-ended, as `git ls-files -z` lists them from the attempt's
+    index: kept by the cache entry the attempt's trees are views of, else asked of git."""
+    pinned = held(dirs.root)
+    if pinned is not None:
+        try:
+            return (pinned.path / TRACKED).read_text(encoding="utf-8")
+        except OSError:
+            pass  # an entry filled before the listing was kept
+    return dirs.git.run("ls-files", "-z", index=dirs.index, should_stop=should_stop,
+                        what="cannot list the tracked files").stdout
+
+
 def uses_views(dirs: AttemptDirs) -> bool:
     """Whether the attempt's trees are views of a cached checkout (made cheaply, never kept)."""
     return held(dirs.root) is not None
@@ -166,16 +181,12 @@ def _attach(source: str, commit: str, dirs: AttemptDirs, *, is_url: bool, cache:
         forget_views(dirs.root, cache.root)
         return False
     hold(dirs.root, entry)
-    run_git_process(hardened_argv("init", "--quiet", "--bare", "--template=", str(dirs.base)),
-                    env=hardened_env(home), what=f"cannot create {dirs.base}")
     borrowed = dirs.root / "layers" / "objects"
     try:
         bind_read_only(entry.path / "base.git" / "objects", borrowed)
     except OverlayRefused as error:
         raise InfrastructureFailure(str(error)) from None
-    (dirs.base / "objects" / "info" / "alternates").write_text(f"{borrowed}\n",
-                                                              encoding="utf-8")
-    dirs.git.run("update-ref", BASE_REF, commit, what=f"cannot check out commit {commit}")
+    borrowing_repository(dirs.base, commit, borrowed)
     for shared in shared_indexes(entry.path / "repo" / ".git"):  # copied: git touches it
         copy_index(shared, dirs.base / shared.name)
     copy_index(entry.path / "repo" / ".git" / "index", dirs.index)
@@ -199,11 +210,13 @@ def checkout_patched(dirs: AttemptDirs, commit: str, diff: Path, *,
     """A fresh checkout of `commit` from agentctl's own copy, with the patch applied to its
     work tree (and index, in a checkout of its own), and nothing else of the agent's: where
     verification runs. The id of the tree it holds, for the caller to compare with the
-    patch's: in a view, reckoned from the paths the patch wrote (see `_patch_view`)."""
+    patch's: in a view of a large checkout, reckoned from the paths the patch wrote (see
+    `_patch_view`); else written by git from the index the patch was applied to."""
     require_sha(commit)
     if uses_views(dirs):
         checkout = _view(dirs, dirs.verify)
-        if not names_gitlink(diff):
+        if not names_gitlink(diff) and not small_and_whole(checkout.git_dir / "index",
+                                                            checkout.git_dir):
             return _patch_view(dirs, checkout, commit, diff, should_stop)
     else:
         checkout = _clone_base(dirs, dirs.verify, should_stop)

@@ -109,8 +109,11 @@ def submit_and_resolve(
                            "like a secret; list the variable under [env] passthrough and refer "
                            "to it instead (its value is redacted everywhere)")
     repository = repos.resolve_repository(request.repository or "", config.repositories, cwd)
-    base_ref = (request.base_ref or "").strip() or repos.default_base_ref(repository)
-    base_commit = repos.check_base_ref(repository, base_ref)
+    base_ref = (request.base_ref or "").strip()
+    if base_ref:
+        base_commit = repos.check_base_ref(repository, base_ref)
+    else:
+        base_ref, base_commit = repos.default_base(repository)
     test_patch = _test_patch(request.test_patch, cwd, repository.location, base_commit)
 
     now = clock()

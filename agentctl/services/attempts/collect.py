@@ -23,7 +23,7 @@ from agentctl.domain.redaction import Redactor
 from agentctl.execution.agents.spec import load_plan, read_pinned
 from agentctl.execution.redact_stream import redact_file
 from agentctl.execution.workspaces.patch_collector import collect_patch
-from agentctl.execution.workspaces.tree_edit import patched_tree
+from agentctl.execution.workspaces.tree_edit import patched_tree, small_and_whole
 from agentctl.services.attempts.attempt import AttemptContext
 from agentctl.services.attempts.evidence import file_artifact, json_artifact
 
@@ -85,8 +85,11 @@ def collect(ctx: AttemptContext) -> CollectedEvidence:
             "excluded": [{"path": path, "reason": "ignore_generated"}
                          for path in collected.excluded],
         }, name="touched-files.json", type_=ArtifactType.TOUCHED_FILES, redactor=ctx.redactor))
-        tree, apply_error = patched_tree(ctx.dirs.git, spec.base_commit, diff_path,
-                                         ctx.scratch / "apply.index")
+        dirs = ctx.dirs
+        tree, apply_error = patched_tree(
+            dirs.git, spec.base_commit, diff_path, ctx.scratch / "apply.index",
+            named=collected.named,
+            whole=dirs.index if small_and_whole(dirs.index, dirs.base) else None)
         if tree is not None and tree != collected.tree:
             apply_error = (f"applied to its base the patch gives tree {tree[:12]}, not the "
                            f"work tree's {collected.tree[:12]}")

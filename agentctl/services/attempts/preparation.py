@@ -101,7 +101,6 @@ def prepare_workspace(ctx: AttemptContext,
 
 def _secret_files(ctx: AttemptContext) -> list[Path]:
     """The base's tracked files that match the secret-file globs (`.env`, `*.pem`...)."""
-    listed = ctx.dirs.git.run("ls-files", "-z", index=ctx.dirs.index, should_stop=ctx.stop,
-                              what="cannot list the tracked files").stdout
+    listed = workspaces.tracked_files(ctx.dirs, ctx.stop)
     return [ctx.workspace / name for name in matching_paths(ctx.spec.tool_policy.secret_files,
                                                             listed)]
