@@ -207,16 +207,26 @@ def test_remove_workspace_ignores_a_missing_directory(tmp_path: Path) -> None:
     remove_workspace(tmp_path / "never-created")
 
 
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
 def test_a_repository_that_borrows_a_bases_objects_is_the_one_git_makes(
-        user_repo: Path, tmp_path: Path) -> None:
+        user_repo: Path, tmp_path: Path, object_format: str) -> None:
     """Written by hand, it is read as `git init --bare --template=`, the alternates file and
     `git update-ref` make it: a bare repository, HEAD on its branch at the commit, the same
-    local config, nothing missing for fsck, and new objects written to its own folder."""
+    local config (a SHA-256 base's object format declared), nothing missing for fsck, and new
+    objects written to its own folder."""
+    if object_format == "sha256":
+        user_repo = tmp_path / "sha256"
+        git(tmp_path, "init", "-q", "--object-format=sha256", str(user_repo))
+        (user_repo / "calc.py").write_text("VALUE = 1\n")
+        git(user_repo, "add", "-A")
+        git(user_repo, "-c", "user.name=t", "-c", "user.email=t@example.com",
+            "commit", "-q", "-m", "base")
     commit = git(user_repo, "rev-parse", "HEAD")
     objects = user_repo / ".git" / "objects"
     by_hand, by_git = tmp_path / "by-hand.git", tmp_path / "by-git.git"
     borrowing_repository(by_hand, commit, objects)
-    git(tmp_path, "init", "-q", "--bare", "--template=", str(by_git))
+    git(tmp_path, "init", "-q", "--bare", "--template=", f"--object-format={object_format}",
+        str(by_git))
     (by_git / "objects" / "info" / "alternates").write_text(f"{objects}\n")
     git(by_git, "update-ref", "refs/heads/agentctl-base", commit)
     git(by_git, "symbolic-ref", "HEAD", "refs/heads/agentctl-base")

@@ -57,9 +57,11 @@ def borrowing_repository(base: Path, commit: str, objects: Path) -> None:
     (base / BASE_REF).write_text(f"{commit}\n", encoding="ascii")
     head = base / "HEAD"
     head.write_text(f"ref: {BASE_REF}\n", encoding="ascii")
+    sha256 = len(commit) == 64  # a SHA-256 repository's: git reads it only so declared
     (base / "config").write_text(
-        f"[core]\n\trepositoryformatversion = 0\n\tfilemode = "
-        f"{'true' if _keeps_modes(head) else 'false'}\n\tbare = true\n", encoding="utf-8")
+        f"[core]\n\trepositoryformatversion = {1 if sha256 else 0}\n\tfilemode = "
+        f"{'true' if _keeps_modes(head) else 'false'}\n\tbare = true\n"
+        + ("[extensions]\n\tobjectformat = sha256\n" if sha256 else ""), encoding="utf-8")
 
 
 def _keeps_modes(probe: Path) -> bool:
