@@ -19,6 +19,8 @@ from tests.support.installed import run_installed
 if TYPE_CHECKING:
     from agentctl.home import Home as StoreHome
 
+# a test near its timeout writes the processes below it to its captured stderr
+pytest_plugins = ["tests.support.hang_report"]
 
 
 def git(repo: Path, *args: str) -> str:
