@@ -7,6 +7,8 @@ of this package) makes each of them do the plain thing instead, at some start-up
 
 - `dataclass_code`: `dataclasses`' module-global `exec` pointed at a table of compiled methods
   kept between processes (~40 ms of each command's start-up).
+- `dataclass_doc`: `dataclasses._process_class` wrapped so that a class without a docstring
+  gets its signature's text when the docstring is read, not when the class is made (~10 ms).
 - `fast_init`: an `exec`-built `__init__` for the hot frozen records, setting each slot through
   its descriptor.
 - `json_text`: a JSON encoder built once with the private `json.encoder.c_make_encoder`.

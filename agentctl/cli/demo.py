@@ -15,7 +15,7 @@ from agentctl.cli.options import Flag
 from agentctl.cli.output import live_status, out
 from agentctl.cli.render.fit import Column, fitted
 from agentctl.cli.render.style import badge, escape
-from agentctl.cli.sandbox import warn_unsandboxed
+from agentctl.cli.unsandboxed import warn_unsandboxed
 from agentctl.config import defaults
 from agentctl.home import resolve_home
 from agentctl.services.admin.demo import new_demo_root, run_demo

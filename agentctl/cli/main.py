@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import NoReturn
 
-from agentctl._speedups import dataclass_code, process
+from agentctl._speedups import dataclass_code, dataclass_doc, process
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -21,6 +21,7 @@ def main(argv: list[str] | None = None) -> None:
 
         sys.exit(hook(args[1:]))
     dataclass_code.install()  # before any command module makes its classes
+    dataclass_doc.install()
     from agentctl.cli.dispatch import dispatch  # Typer, the app: after the dataclass code
 
     dispatch(args)

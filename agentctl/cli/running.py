@@ -11,7 +11,7 @@ from agentctl.cli.context import State
 from agentctl.cli.long_work import begin_long_work
 from agentctl.cli.output import emit_json, hint, live_status, note, out
 from agentctl.cli.run.document import run_document_of
-from agentctl.cli.sandbox import warn_unsandboxed
+from agentctl.cli.unsandboxed import warn_unsandboxed
 from agentctl.domain.agent import AgentSpec
 from agentctl.domain.enums import VerdictStatus
 from agentctl.domain.errors import BadInput

@@ -1,18 +1,12 @@
 """`agentctl sandbox check`: what of the OS sandbox works on this machine."""
 
 
-from typing import TYPE_CHECKING
-
 import typer
 
 from agentctl.cli.context import state
 from agentctl.cli.options import JsonOption
-from agentctl.cli.output import emit_json, err, out
-
-if TYPE_CHECKING:
-    from agentctl.config import Config
+from agentctl.cli.output import emit_json, out
 from agentctl.cli.render.style import escape
-from agentctl.domain.sandbox import SandboxMode
 from agentctl.services.admin.machine import SANDBOX_HINT, sandbox_check
 
 app = typer.Typer(help="The OS sandbox every process of a run executes in.",
@@ -56,11 +50,3 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
             out().print(line, highlight=False)
     raise typer.Exit(0 if status.works else 1)
 
-
-def warn_unsandboxed(config: "Config") -> None:
-    """Say it loudly on stderr when a run went (or will go) unsandboxed."""
-
-    if config.sandbox.mode is SandboxMode.OFF:
-        err().print("agentctl: WARNING: the sandbox is OFF: the run's processes (agent, tools, "
-                    "verification, judge) run with your permissions, and its verdict needs a "
-                    "human approval", highlight=False, markup=False, soft_wrap=True)

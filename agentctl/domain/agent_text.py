@@ -11,31 +11,33 @@ from __future__ import annotations
 
 import re
 
+from agentctl.domain.lazy_regex import lazy_regex
+
 # C0 and C1 controls and DEL; the line and paragraph separators (a new line to some readers);
 # the bidi embeddings, overrides and isolates, which make text show in another order than it
 # reads (a path that looks like another)
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 # The same but tab, newline and carriage return: in a document whose lines and indents are the
 # text's own (a diff, a log), only what is never the text's own layout is spelled out
-_HIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e"
+_HIDDEN = lazy_regex("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e"
                      "\u2066-\u2069]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # What CommonMark or GitHub's Markdown reads as markup anywhere on a line (code, emphasis,
 # links, HTML and entities, table cells, strikethrough, math), `_` where it can open or close
 # emphasis, and what starts a block at the start of a line (heading, list, quote): escaped with
 # a backslash, which CommonMark defines for any ASCII punctuation.
-_MARKDOWN = re.compile(r"[\\`*\[\]<>&|~$]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
-_BLOCK_START = re.compile(r"^( *)([#+=-]|\d+(?=[.)]))")
+_MARKDOWN = lazy_regex(r"[\\`*\[\]<>&|~$]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_BLOCK_START = lazy_regex(r"^( *)([#+=-]|\d+(?=[.)]))")
 # What GitHub acts on in a body's text though Markdown does not: `@name` notifies a person or a
 # team, a closing keyword closes the issue it names (`Fixes #1`, `closes o/r#2`, a URL), and
 # `#1`/`GH-1` links the body into that issue's timeline. A word joiner (U+2060, invisible) after
 # `@`, after the first letter of a keyword that names an issue and between `#` or `GH-` and the
 # number breaks each.
 _JOINER = "\u2060"
-_ACTED_ON = re.compile(r"@|(?<=\b[cfr])(?=(?:lose[sd]?|ix|ixe[sd]|esolve[sd]?):?\s+"
+_ACTED_ON = lazy_regex(r"@|(?<=\b[cfr])(?=(?:lose[sd]?|ix|ixe[sd]|esolve[sd]?):?\s+"
                        r"(?:[\w.-]+/[\w.-]+)?(?:#|gh-|https?://))|(?<=#)(?=\d)|(?<=\bgh-)(?=\d)",
                        re.IGNORECASE)
-_BACKTICKS = re.compile(r"`+")
+_BACKTICKS = lazy_regex(r"`+")
 
 
 def control_character(text: str) -> str | None:
@@ -55,7 +57,7 @@ def spelled_out(text: str) -> str:
     """`text` with its control characters but tab, newline and carriage return spelled out
     (`\\u202e`): for a whole document agentctl built (the run page), whose own markup holds
     none, so a diff line or an argument cannot reorder or break what a reviewer reads."""
-    return _HIDDEN.sub(lambda match: _spelled(match.group()), text)
+    return _HIDDEN().sub(lambda match: _spelled(match.group()), text)
 
 
 def md_text(text: object) -> str:
@@ -63,9 +65,9 @@ def md_text(text: object) -> str:
     it read as markup, HTML, a heading, a list item or a table cell border, and nothing GitHub
     acts on (a mention, a closing keyword, an issue reference); the joiners that keep it so
     are invisible."""
-    inert = _ACTED_ON.sub(lambda match: match.group() + _JOINER, visible(str(text)))
-    escaped = _MARKDOWN.sub(lambda match: "\\" + match.group(), inert)
-    return _BLOCK_START.sub(lambda match: match.group(1) + _block_escaped(match.group(2)),
+    inert = _ACTED_ON().sub(lambda match: match.group() + _JOINER, visible(str(text)))
+    escaped = _MARKDOWN().sub(lambda match: "\\" + match.group(), inert)
+    return _BLOCK_START().sub(lambda match: match.group(1) + _block_escaped(match.group(2)),
                             escaped)
 
 
@@ -76,7 +78,7 @@ def md_code(text: object, *, in_table: bool = False) -> str:
     shown = visible(str(text))
     if in_table:
         shown = shown.replace("|", "\\|")
-    longest = max((len(run) for run in _BACKTICKS.findall(shown)), default=0)
+    longest = max((len(run) for run in _BACKTICKS().findall(shown)), default=0)
     fence = "`" * (longest + 1)
     if not shown.strip(" ") or shown.startswith("`") or shown.endswith("`") or \
             (shown.startswith(" ") and shown.endswith(" ")):

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from agentctl.domain.lazy_regex import lazy_regex
 from agentctl.domain.redaction import Redactor
 
 COMPARED = ("model", "messages", "input", "contents", "tools")
@@ -29,12 +29,12 @@ ATTEMPT_ID = "{attemptId}"
 # output: a random chunk id and the wall time; Copilot's clock in each message, and the shell
 # call as agentctl rewrote it, its tool jail's random token, in the history; Gemini CLI's shell
 # output: the process group; its session context: the date), written as `…`.
-VOLATILE = re.compile(r"(?<=Chunk ID: )[0-9a-f]+|(?<=Wall time: )[0-9.]+(?= seconds)"
+VOLATILE = lazy_regex(r"(?<=Chunk ID: )[0-9a-f]+|(?<=Wall time: )[0-9.]+(?= seconds)"
                       r"|(?<=<current_datetime>)[^<]{1,64}(?=</current_datetime>)"
                       r"|(?<=/\.agentctl/calls/)[0-9a-f]{32}"
                       r"|(?<=Process Group PGID: )\d+|(?<=Today's date is )[^(\n]*(?=\()")
 # Gemini names its model in the path (`/v1beta/models/MODEL:streamGenerateContent`)
-_PATH_MODEL = re.compile(r"/models/([^/:?]+):")
+_PATH_MODEL = lazy_regex(r"/models/([^/:?]+):")
 
 Names = Mapping[str, str]  # what an attempt's requests name it by -> its placeholder
 
@@ -69,13 +69,13 @@ def normalised(request: object, names: Names, redactor: Redactor = _REDACTOR,
     """The compared part of a request, as canonical indented JSON (for equality and diffs);
     a model its `path` names counts as the request's own."""
     fields = request if isinstance(request, dict) else {"body": request}
-    named = _PATH_MODEL.search(path)
+    named = _PATH_MODEL().search(path)
     if named and "model" not in fields:
         fields = {**fields, "model": named.group(1)}
     kept = {key: _without_ids(fields[key]) for key in COMPARED if key in fields}
     # each line of a long string on a line of its own: a diff then shows the line that changed
     text = json.dumps(kept, sort_keys=True, indent=1, ensure_ascii=False)
-    return redactor.clean(VOLATILE.sub("…", written(text.replace("\\n", "\\n\n"), names)))
+    return redactor.clean(VOLATILE().sub("…", written(text.replace("\\n", "\\n\n"), names)))
 
 
 def _without_ids(value: object) -> object:

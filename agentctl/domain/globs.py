@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from agentctl.domain.errors import BadInput
@@ -102,7 +103,68 @@ def _segment(part: str) -> str:
 
 
 def matches(pattern: str, path: str) -> bool:
+    # (a path ending in a newline is left to the regex, whose `$` matches before it)
+    if (segments := plain_segments(pattern)) is not None and not path.endswith("\n"):
+        return segments.match(path)
     return compile_glob(pattern).match(path) is not None
+
+
+@dataclass(frozen=True)
+class PlainSegments:
+    """A glob whose segments hold no `?` or `[...]` set and whose `**` are only at its ends
+    (`.env`, `*.lock`, `**/go.sum`, `dist/**`): matched segment by segment with string
+    operations, as its regex would match. Most rules are such (a run's defaults: 123 globs,
+    some 120 of them), and compiling each one's regex cost a run 5-9 ms."""
+
+    at_any_depth: bool  # no slash, or a leading `**/`: it may start below the root
+    something_below: bool  # a trailing `/**`: a path must go on below the last segment
+    pieces: tuple[tuple[str, ...], ...]  # each segment split at its `*`s
+
+    def match(self, path: str) -> bool:
+        names = path.split("/")
+        last_start = len(names) - len(self.pieces) - (1 if self.something_below else 0)
+        for start in range(last_start + 1 if self.at_any_depth else min(1, last_start + 1)):
+            if start and not names[start - 1]:  # the segments `**/` spans are never empty
+                return False
+            if all(_segment_matches(piece, name)
+                   for piece, name in zip(self.pieces, names[start:], strict=False)):
+                return True
+        return False
+
+
+def _segment_matches(pieces: tuple[str, ...], name: str) -> bool:
+    """Whether one path segment matches one glob segment split at its `*`s."""
+    if len(pieces) == 1:
+        return name == pieces[0]
+    first, *middle, last = pieces
+    if len(name) < len(first) + len(last) or not name.startswith(first) \
+            or not name.endswith(last):
+        return False
+    at, end = len(first), len(name) - len(last)
+    for piece in middle:
+        found = name.find(piece, at, end)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
+
+
+@lru_cache(maxsize=1024)
+def plain_segments(pattern: str) -> PlainSegments | None:
+    """The pattern as plain segments, or None when only its regex can match it (a `?`, a set,
+    a `**` inside); a malformed pattern is refused as `compile_glob` refuses it."""
+    text = validate_glob(pattern)
+    if "?" in text or "[" in text:
+        return None
+    anchored = text.startswith("/") or "/" in text.rstrip("/")
+    parts = text.strip("/").split("/")
+    leading = len(parts) > 1 and parts[0] == "**"
+    trailing = len(parts) > 1 and parts[-1] == "**"
+    inner = parts[1 if leading else 0:len(parts) - 1 if trailing else len(parts)]
+    if not inner or any(not part or part == "**" for part in inner):
+        return None
+    return PlainSegments(at_any_depth=leading or not anchored, something_below=trailing,
+                         pieces=tuple(tuple(part.split("*")) for part in inner))
 
 
 def first_match(patterns: Iterable[str], path: str) -> str | None:

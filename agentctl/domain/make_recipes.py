@@ -17,17 +17,19 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from agentctl.domain.lazy_regex import lazy_regex
+
 # the names GNU make tries, in its order, when no `-f` is given
 DEFAULT_NAMES = ("GNUmakefile", "makefile", "Makefile")
 MAKES = frozenset({"make", "gmake", "$(MAKE)", "${MAKE}"})
 _DEPTH = 8  # nested makes, includes and prerequisites followed at most
-_ASSIGN = re.compile(r"(?:(?:override|export)\s+)*([A-Za-z_][\w.-]*)\s*(\+=|\?=|:::=|::=|:=|!=|=)"
+_ASSIGN = lazy_regex(r"(?:(?:override|export)\s+)*([A-Za-z_][\w.-]*)\s*(\+=|\?=|:::=|::=|:=|!=|=)"
                      r"\s*(.*)")
-_RULE = re.compile(r"([^:=#\t][^:=#]*?)\s*::?\s*(?!=)(.*)")
-_INCLUDE = re.compile(r"-?(?:include|sinclude)\s+(.*)")
-_DIRECTIVE = re.compile(r"(?:ifeq|ifneq|ifdef|ifndef|else|endif|define|endef|undefine|vpath"
+_RULE = lazy_regex(r"([^:=#\t][^:=#]*?)\s*::?\s*(?!=)(.*)")
+_INCLUDE = lazy_regex(r"-?(?:include|sinclude)\s+(.*)")
+_DIRECTIVE = lazy_regex(r"(?:ifeq|ifneq|ifdef|ifndef|else|endif|define|endef|undefine|vpath"
                         r"|unexport|export|override)\b")
-_REFERENCE = re.compile(r"\$(?:\(([A-Za-z_][\w.-]*)\)|\{([A-Za-z_][\w.-]*)\}|([@<^*?$]))")
+_REFERENCE = lazy_regex(r"\$(?:\(([A-Za-z_][\w.-]*)\)|\{([A-Za-z_][\w.-]*)\}|([@<^*?$]))")
 # make's options that take a value, short and long (a long one also as `--opt=value`)
 _VALUED = {"-C": "dir", "-f": "file", "-I": "", "-o": "", "-W": "", "--directory": "dir",
            "--file": "file", "--makefile": "file", "--include-dir": "", "--old-file": "",
@@ -69,7 +71,7 @@ class MakeCall:
 def make_call(words: Sequence[str], cwd: str | None) -> MakeCall | None:
     """The call when `words` (one simple command) run make, else None."""
     index = 0
-    while index < len(words) and (_ASSIGN.fullmatch(words[index]) or words[index] == "env"):
+    while index < len(words) and (_ASSIGN().fullmatch(words[index]) or words[index] == "env"):
         index += 1  # `VAR=1 make test`, `env VAR=1 make test`
     if index >= len(words) or posixpath.basename(words[index]) not in MAKES:
         return None
@@ -98,7 +100,7 @@ def make_call(words: Sequence[str], cwd: str | None) -> MakeCall | None:
             rest.pop(0)
         if word.startswith("-"):
             continue
-        assigned = _ASSIGN.fullmatch(word)
+        assigned = _ASSIGN().fullmatch(word)
         if assigned is not None:
             overrides.append((assigned.group(1), assigned.group(3)))
         else:
@@ -185,9 +187,9 @@ def _parse(made: _Makefile, folder: str, path: str, texts: Mapping[str, str | No
         text = _uncommented(line).strip()
         if not text:
             continue
-        included = _INCLUDE.fullmatch(text)
-        assigned = _ASSIGN.fullmatch(text)
-        ruled = _RULE.fullmatch(text)
+        included = _INCLUDE().fullmatch(text)
+        assigned = _ASSIGN().fullmatch(text)
+        ruled = _RULE().fullmatch(text)
         if included is not None:
             current = []
             for name in _expand(included.group(1), made.variables).split():
@@ -203,7 +205,7 @@ def _parse(made: _Makefile, folder: str, path: str, texts: Mapping[str, str | No
             _assign(made.variables, *assigned.group(1, 2, 3))
         elif ruled is not None:
             current = _rules(made, ruled.group(1), ruled.group(2))
-        elif _DIRECTIVE.match(text):
+        elif _DIRECTIVE().match(text):
             continue  # both branches of a conditional are read
         else:
             current = []
@@ -214,7 +216,7 @@ def _rules(made: _Makefile, targets: str, after: str) -> list[_Rule]:
     or a pattern rule names none that runs)."""
     names = [t for t in _expand(targets, made.variables).split() if "%" not in t]
     prerequisites, _, inline = after.partition(";")
-    if _ASSIGN.fullmatch(prerequisites.strip()) and not inline:
+    if _ASSIGN().fullmatch(prerequisites.strip()) and not inline:
         return []
     out: list[_Rule] = []
     for name in names:
@@ -255,7 +257,7 @@ def _expand(text: str, variables: Mapping[str, str], target: str = "",
         if value is None or depth >= _DEPTH:
             return match.group(0)
         return _expand(value, variables, target, depth + 1)
-    return _REFERENCE.sub(one, text)
+    return _REFERENCE().sub(one, text)
 
 
 def _logical_lines(text: str) -> Iterator[str]:

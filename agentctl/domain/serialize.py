@@ -115,10 +115,17 @@ def _fields_and_keys(cls: type) -> tuple[tuple[Field[object], str], ...]:
 
 
 @cache
+def type_hints(cls: type) -> dict[str, object]:
+    """A record's field types, evaluated once a process: its sealing rule and its decoder
+    both read them, and evaluating a class's string annotations is most of what either costs."""
+    return typing.get_type_hints(cls)
+
+
+@cache
 def _reaches(tp: object, mark: str) -> bool:
     """Whether a value of type `tp` may hold a field carrying `mark`, at any depth."""
     if isinstance(tp, type) and is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
+        hints = type_hints(tp)
         return any(f.metadata.get(mark) or _reaches(hints[f.name], mark) for f in fields(tp))
     return any(_reaches(arg, mark) for arg in typing.get_args(tp))
 
@@ -159,7 +166,7 @@ def _decoder(tp: object) -> Decoder:
 
 
 def _dataclass_decoder(cls: type) -> Decoder:
-    hints = typing.get_type_hints(cls)
+    hints = type_hints(cls)
     plan = [(f.name, camel(f.name), _decoder(hints[f.name]),
              f.default is not MISSING or f.default_factory is not MISSING)
             for f in fields(cls) if f.init]

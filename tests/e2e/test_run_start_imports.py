@@ -59,6 +59,10 @@ def test_a_run_imports_no_other_run_command_built_in_tool_trace_exporter_or_toml
         "agentctl.execution.verification.test_detection",
         # a worker sweeps ended attempts' directories, a run does not
         "agentctl.services.lifecycle.sweep",
+        # `sandbox check`'s probes (bubblewrap, cgroups, overlays) and the agent CLIs' hook:
+        # a run needs only the warning a run without the sandbox prints
+        "agentctl.cli.sandbox", "agentctl.services.admin.machine",
+        "agentctl.execution.agents.hook_binary", "agentctl.hooks.hook",
         # no process connects anywhere: the egress proxy's event loop is never needed
         "agentctl.execution.sandboxing.egress_server", "asyncio", "ssl",
     }

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from agentctl.domain import globs
 from agentctl.domain.errors import BadInput
+from agentctl.domain.test_side import DEFAULT_TEST_PATHS
 
 
 @pytest.mark.parametrize(("pattern", "path", "expected"), [
@@ -207,3 +208,35 @@ def test_matching_paths_is_the_paths_one_of_the_patterns_matches(patterns: list[
     listing = "".join(f"{path}\0" for path in paths)
     expected = [path for path in paths if globs.first_match(patterns, path) is not None]
     assert globs.matching_paths(patterns, listing) == expected
+
+
+# --- plain segments: the same answers as the regex, without compiling it ---------------------
+
+# paths a rule may meet, odd ones included: empty segments, a leading or trailing slash, a
+# newline in a name or at the end (where the regex's `$` matches before it)
+ODD_PATH = st.lists(st.text(alphabet="abx.*-_\n", max_size=5), min_size=1, max_size=5).map(
+    "/".join) | st.sampled_from(["", "/", "//", "a//b", "/a/b", "a/b/", "a\n", ".env\n", "a/\n"])
+
+
+@given(st.text(alphabet="abx./*-", min_size=1, max_size=14) | st.sampled_from(
+    ["**/a", "a/**", "**/a/**", "*/a", "a/*", "**/*", "/a", "a/", "*", "**", "a/**/b", "a**b"]),
+       ODD_PATH | PATH)
+@example("**/generated/**", "src/generated/x.py")
+@example(".env", "deploy/.env")
+@example("*.lock", "web/yarn.lock/x")
+@example("dist/**", "dist")
+@example("dist/**", "dist/")
+@example("a*b*a", "aba")
+@example(".env", ".env\n")
+def test_a_plain_glob_matches_exactly_the_paths_its_regex_matches(pattern: str,
+                                                                  path: str) -> None:
+    _valid(pattern)
+    assert globs.matches(pattern, path) == (globs.compile_glob(pattern).match(path) is not None)
+
+
+def test_the_default_rules_are_almost_all_matched_without_a_regex() -> None:
+    rules = (*DEFAULT_TEST_PATHS, "**/pyproject.toml", "**/requirements/*.txt", "dist/**",
+             "**/generated/**", "*.generated.*", ".env.*", "src/test/**")
+    assert all(globs.plain_segments(rule) is not None for rule in rules)
+    assert globs.plain_segments("src/?.py") is None and globs.plain_segments("a/**/b") is None
+    assert globs.plain_segments("file[0-9].txt") is None

@@ -15,12 +15,13 @@ import pytest
 
 PROBE = """
 import dataclasses, enum, gc, json, sys
-from agentctl._speedups import dataclass_code, process
+from agentctl._speedups import dataclass_code, dataclass_doc, process
 from agentctl._speedups.json_text import compiled
 from agentctl.domain.enums import RunStatus
 from agentctl.domain.step import Step
 
 dataclass_code.install(sys.argv[1])
+dataclass_doc.install()
 process.collect_less()
 encoder = json.JSONEncoder(sort_keys=True)
 print(json.dumps({
@@ -28,6 +29,7 @@ print(json.dumps({
     "json_text": compiled(encoder) != encoder.encode,
     "enum_values": type(RunStatus.__dict__.get("value")) is property,
     "dataclass_code": "exec" in vars(dataclasses),
+    "dataclass_doc": dataclasses._process_class is not dataclass_doc.PLAIN_PROCESS,
     "collect_less": gc.get_threshold()[0] != 700,
     "off_because": dataclass_code.off_because(),
 }))
@@ -45,7 +47,8 @@ def speedups(tmp_path: Path, **env: str) -> dict[str, object]:
     return found
 
 
-TRICKS = ("fast_init", "json_text", "enum_values", "dataclass_code", "collect_less")
+TRICKS = ("fast_init", "json_text", "enum_values", "dataclass_code", "dataclass_doc",
+          "collect_less")
 
 
 def test_without_the_switch_every_speed_up_is_on(tmp_path: Path) -> None:

@@ -50,6 +50,39 @@ def test_private_api_dataclasses_exec_is_looked_up_as_a_module_global(
     assert any("def __init__(" in text for text in texts)
 
 
+def test_private_api_dataclasses_process_class_is_looked_up_as_a_module_global(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_speedups.dataclass_doc` wraps `dataclasses._process_class`: that works only while
+    `dataclass` calls it by that name, writes a class without a docstring its signature's text
+    (and no other), and `type.__doc__` calls the `__get__` of a descriptor stored there."""
+    plain = dataclasses._process_class  # type: ignore[attr-defined]
+    made: list[type] = []
+
+    def recording(cls: type, *args: object) -> type:
+        made.append(cls)
+        return plain(cls, *args)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(dataclasses, "_process_class", recording)
+
+    @dataclass(frozen=True, slots=True)
+    class Point:
+        x: int
+        y: int = 0
+
+    assert [cls.__name__ for cls in made] == ["Point"]
+    assert Point.__doc__ == "Point(x: 'int', y: 'int' = 0)"
+
+    class Told:
+        pass
+
+    class Described:
+        def __get__(self, instance: object, owner: type) -> str:
+            return f"read for {owner.__name__}"
+
+    type.__setattr__(Told, "__doc__", Described())
+    assert Told.__doc__ == "read for Told" and Told().__doc__ == "read for Told"
+
+
 def test_private_api_atexit_run_exitfuncs_exists() -> None:
     """`_speedups.process.leave` runs the exit handlers itself, then `os._exit`s."""
     script = ("import atexit, os\n"

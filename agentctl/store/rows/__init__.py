@@ -29,7 +29,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 
 from agentctl._speedups.json_text import compiled
 from agentctl.domain.clock import iso_text
-from agentctl.domain.serialize import from_json, to_json
+from agentctl.domain.serialize import from_json, to_json, type_hints
 
 R = TypeVar("R")
 Value = str | int | float | bool | None
@@ -160,7 +160,7 @@ def _compile(record: type[R], skip: tuple[str, ...], packed: Mapping[str, Packed
     """The two functions compiled from the fields, as `dataclasses` compiles `__init__`: what
     runs is the dict display and keyword call one would write by hand, so the hottest writes
     (a busy agent's tool calls and steps) pay nothing for the derivation."""
-    hints = typing.get_type_hints(record)
+    hints = type_hints(cast(type, record))
     folded = {name for group in packed.values() for name in group.fields}
     names = [f.name for f in fields(cast(Any, record))
              if f.init and f.name not in skip and f.name not in folded]
