@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from agentctl.domain.errors import InfrastructureFailure
-from agentctl.execution.workspaces.clones import borrowing_repository
+from agentctl.execution.workspaces.clones import (
+    BASE_REF,
+    borrowing_repository,
+    copy_source,
+    holds_object,
+)
 from agentctl.execution.workspaces.discard import remove_workspace
 from agentctl.execution.workspaces.workspace import (
     CloneCancelled,
@@ -241,3 +246,51 @@ def test_a_repository_that_borrows_a_bases_objects_is_the_one_git_makes(
     assert not (objects / blob[:2] / blob[2:]).exists()
     with pytest.raises(InfrastructureFailure, match="invalid commit id"):
         borrowing_repository(tmp_path / "bad.git", "main", objects)
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_the_bare_copys_branch_is_the_one_git_update_ref_writes(
+        user_repo: Path, tmp_path: Path, packed: bool) -> None:
+    """Written without git where the copy holds the commit (loose, or packed: found through
+    the pack's index), it is read as `git update-ref` makes it, and wins over a branch of the
+    same name in the source; a commit the copy lacks is still reported by git."""
+    base = git(user_repo, "rev-parse", "base")
+    git(user_repo, "branch", "agentctl-base", "HEAD")  # the source's own, elsewhere
+    if packed:
+        git(user_repo, "gc", "-q")
+        assert not (user_repo / ".git" / "objects" / base[:2] / base[2:]).exists()
+    copy = tmp_path / "copy.git"
+    copy_source(str(user_repo), base, copy, is_url=False, home=tmp_path / "home",
+                should_stop=None)
+    assert (copy / BASE_REF).read_text() == f"{base}\n"
+    assert git(copy, "rev-parse", "agentctl-base") == base
+    git(copy, "fsck", "--no-progress", "--connectivity-only")
+    missing = "0123456789abcdef0123456789abcdef01234567"
+    with pytest.raises(InfrastructureFailure, match=f"cannot check out commit {missing}"):
+        copy_source(str(user_repo), missing, tmp_path / "missing.git", is_url=False,
+                    home=tmp_path / "home", should_stop=None)
+
+
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_an_object_folder_holds_each_object_git_lists_loose_or_packed(
+        tmp_path: Path, object_format: str) -> None:
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", f"--object-format={object_format}", str(repo))
+    for number in range(3):
+        (repo / f"file{number}.txt").write_text(f"{number}\n")
+        git(repo, "add", "-A")
+        git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com",
+            "commit", "-q", "-m", str(number))
+    objects = repo / ".git" / "objects"
+    for packed in (False, True):
+        if packed:
+            git(repo, "gc", "-q")
+            assert not any(folder.name != "pack" and folder.name != "info"
+                           for folder in objects.iterdir())
+        names = git(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+        assert len(names.split()) == 9
+        assert all(holds_object(objects, name) for name in names.split())
+        for name in names.split():  # the same length, one digit off: not there
+            other = name[:-1] + ("0" if name[-1] != "0" else "1")
+            if other not in names.split():
+                assert not holds_object(objects, other)

@@ -6,6 +6,7 @@ of these, through agentctl's hardened git (`git.trusted_git`, `git.hardened_argv
 
 from __future__ import annotations
 
+import mmap
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +24,7 @@ SHA = re.compile(r"[0-9a-fA-F]{7,64}")  # a commit id as git prints it
 BASE_REF = "refs/heads/agentctl-base"  # the bare copy's own branch at the base commit
 _FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
-__all__ = ["BASE_REF", "SHA", "borrowing_repository", "clone", "copy_source"]
+__all__ = ["BASE_REF", "SHA", "borrowing_repository", "clone", "copy_source", "holds_object"]
 
 
 def copy_source(source: str, commit: str, base: Path, *, is_url: bool, home: Path,
@@ -39,8 +40,48 @@ def copy_source(source: str, commit: str, base: Path, *, is_url: bool, home: Pat
         links = () if hardlinks else ("--no-hardlinks",)  # git copies across filesystems
         trusted_git(["clone", "--quiet", "--bare", *links, "--", source, str(base)],
                     what=f"cannot clone {source}", should_stop=should_stop)
+        if _FULL_ID.fullmatch(commit) and holds_object(base / "objects", commit):
+            _write_branch(base, commit)
+            return
     WorkspaceGit(git_dir=base, work_tree=base.parent, home=home).run(
         "update-ref", BASE_REF, commit, what=f"cannot check out commit {commit} of {source}")
+
+
+def _write_branch(base: Path, commit: str) -> None:
+    """`BASE_REF` at `commit` in the fresh bare clone `base` of a local repository, written as
+    `git update-ref` writes it there (a loose ref, which wins over a packed one of the same
+    name; a bare repository keeps no reflog), without its process (one git process fewer on a
+    cold cache's fill)."""
+    ref = base / BASE_REF
+    ref.parent.mkdir(parents=True, exist_ok=True)
+    ref.write_text(f"{commit}\n", encoding="ascii")
+
+
+def holds_object(objects: Path, name: str) -> bool:
+    """Whether the object folder `objects` holds object `name` itself (loose, or in a pack by
+    its version-2 index), as `git update-ref` makes sure before it writes a ref: else that
+    git reports the missing commit."""
+    if (objects / name[:2] / name[2:]).is_file():
+        return True
+    wanted = bytes.fromhex(name)
+    width = len(wanted)
+    names = 8 + 256 * 4  # the header and the fan-out table, then the names, sorted
+    for path in (objects / "pack").glob("pack-*.idx"):
+        if path.stat().st_size < names:
+            continue
+        with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as idx:
+            if idx[:8] != b"\xfftOc\x00\x00\x00\x02":
+                continue
+            first = wanted[0]  # the fan-out: how many names start with a smaller byte, and ours
+            low = int.from_bytes(idx[4 + 4 * first:8 + 4 * first], "big") if first else 0
+            high = int.from_bytes(idx[8 + 4 * first:12 + 4 * first], "big")
+            while low < high:
+                middle = (low + high) // 2
+                found = idx[names + middle * width:names + (middle + 1) * width]
+                if found == wanted:
+                    return True
+                low, high = (middle + 1, high) if found < wanted else (low, middle)
+    return False
 
 
 def borrowing_repository(base: Path, commit: str, objects: Path) -> None:
