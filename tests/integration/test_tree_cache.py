@@ -24,7 +24,13 @@ from agentctl.execution.git import run_git_process
 from agentctl.execution.workspaces import cache_fill, overlay, workspace
 from agentctl.execution.workspaces.discard import remove_workspace
 from agentctl.execution.workspaces.patch_collector import collect_patch
-from agentctl.execution.workspaces.tree_cache import TreeCache, acquire, disk_usage, note_size
+from agentctl.execution.workspaces.tree_cache import (
+    TreeCache,
+    acquire,
+    disk_usage,
+    note_size,
+    walked_usage,
+)
 from agentctl.execution.workspaces.workspace import (
     AttemptDirs,
     checkout_base,
@@ -313,6 +319,9 @@ def test_the_size_a_checkout_is_reckoned_at_is_what_du_measures(
     (entry,) = [p for p in cache.root.iterdir() if p.is_dir() and p.name != "tmp"]
     noted = disk_usage(entry / "size", entry / "place")  # the entry's own two notes
     assert int((entry / "size").read_text()) == disk_usage(entry) - noted
+    parts = (entry / "base.git", entry / "repo" / ".git", entry / "tracked")
+    assert walked_usage(*parts) == disk_usage(*parts)  # what the fill counts without du
+    assert walked_usage(entry) == disk_usage(entry)
 
 
 def test_a_size_the_builder_knows_is_the_one_kept(tmp_path: Path) -> None:

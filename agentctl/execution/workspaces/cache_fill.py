@@ -27,8 +27,8 @@ from agentctl.execution.workspaces.tree_cache import (
     acquire,
     cache_key,
     checkout_size,
-    disk_usage,
     note_size,
+    walked_usage,
 )
 
 __all__ = ["DATE_INDEX_ABOVE_BYTES", "TRACKED", "Prefetch", "builder", "cache_key",
@@ -75,8 +75,8 @@ def builder(source: str, commit: str, *, is_url: bool, home: Path,
             raise failed[0]
         size = sized[0]
         # the folder itself, the work tree, the two small git folders beside it, the listing
-        note_size(folder, BLOCK + size + disk_usage(folder / "base.git", checkout.git_dir,
-                                                    folder / TRACKED))
+        note_size(folder, BLOCK + size + walked_usage(folder / "base.git", checkout.git_dir,
+                                                      folder / TRACKED))
     return build
 
 
