@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -31,6 +32,8 @@ from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution import lifelines, reaper
 
 DEFAULT_TIMEOUT_SECONDS = 300.0
+# a whole commit id as git writes it in a ref (SHA-1, or SHA-256)
+FULL_COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _POLL_SECONDS = 0.1
 _MESSAGE_LIMIT = 400
 _keeping = threading.local()  # `on`: this thread's git is kept from the reaper's sweeps

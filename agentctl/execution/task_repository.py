@@ -8,13 +8,12 @@ its branch and that branch's commit where a branch with a commit is checked out.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.domain.errors import BadInput, InfrastructureFailure
-from agentctl.execution.git import trusted_git
+from agentctl.execution.git import FULL_COMMIT_ID, trusted_git
 from agentctl.execution.work_tree import is_url
 
 
@@ -56,12 +55,10 @@ def _top_and_head(folder: Path) -> tuple[str | None, tuple[str, str] | None]:
                         check=False)
     answer = found.stdout.split("\n")
     if (found.returncode == 0 and len(answer) > 3 and answer[0] == "false" and answer[1]
-            and _COMMIT.fullmatch(answer[2]) and answer[3] not in ("", "HEAD")):
+            and FULL_COMMIT_ID.fullmatch(answer[2]) and answer[3] not in ("", "HEAD")):
         return answer[1], (answer[3], answer[2])
     return _work_tree_top(folder), None
 
-
-_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def _work_tree_top(folder: Path) -> str | None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution.git import (
+    FULL_COMMIT_ID,
     WorkspaceGit,
     hardened_argv,
     hardened_env,
@@ -22,7 +23,6 @@ from agentctl.execution.git import (
 
 SHA = re.compile(r"[0-9a-fA-F]{7,64}")  # a commit id as git prints it
 BASE_REF = "refs/heads/agentctl-base"  # the bare copy's own branch at the base commit
-_FULL_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 __all__ = ["BASE_REF", "SHA", "borrowing_repository", "clone", "copy_source", "holds_object"]
 
@@ -40,7 +40,7 @@ def copy_source(source: str, commit: str, base: Path, *, is_url: bool, home: Pat
         links = () if hardlinks else ("--no-hardlinks",)  # git copies across filesystems
         trusted_git(["clone", "--quiet", "--bare", *links, "--", source, str(base)],
                     what=f"cannot clone {source}", should_stop=should_stop)
-        if _FULL_ID.fullmatch(commit) and holds_object(base / "objects", commit):
+        if FULL_COMMIT_ID.fullmatch(commit) and holds_object(base / "objects", commit):
             _write_branch(base, commit)
             return
     WorkspaceGit(git_dir=base, work_tree=base.parent, home=home).run(
@@ -90,7 +90,7 @@ def borrowing_repository(base: Path, commit: str, objects: Path) -> None:
     --bare --template=`, the alternates file and `git update-ref` make, written here (the
     layout of gitrepository-layout(5), loose refs; two git processes fewer on every attempt
     that borrows a cached base, whose objects hold `commit`)."""
-    if not _FULL_ID.fullmatch(commit):  # a loose ref holds a whole id
+    if not FULL_COMMIT_ID.fullmatch(commit):  # a loose ref holds a whole id
         raise InfrastructureFailure(f"invalid commit id {commit!r}")
     for folder in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
         (base / folder).mkdir(parents=True)
