@@ -18,10 +18,13 @@ import threading
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from agentctl.domain.errors import InfrastructureFailure
 from agentctl.execution.git import WorkspaceGit, copy_index, one_line, unquote_path
 
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 _FOLDER_MODE = b"40000"
 _GITLINK = b"160000"
 # diff header lines that carry a mode (a base85 line of a binary patch never starts so)
@@ -181,10 +184,16 @@ def _remember(diff: Path, named: frozenset[bytes]) -> None:
 
 def _keep(key: bytes, named: frozenset[bytes]) -> None:
     with _named_lock:
-        _named.pop(key, None)
-        _named[key] = named
-        while len(_named) > _NAMED_KEPT:  # the oldest goes (a worker runs many attempts)
-            del _named[next(iter(_named))]
+        _newest(_named, key, named, _NAMED_KEPT)
+
+
+def _newest(kept: dict[_K, _V], key: _K, value: _V, most: int) -> None:
+    """`kept[key] = value`, as the newest; past `most` the oldest go (a worker runs many
+    attempts). The caller holds the lock that guards `kept`."""
+    kept.pop(key, None)
+    kept[key] = value
+    while len(kept) > most:
+        del kept[next(iter(kept))]
 
 
 _NAMED_KEPT = 8
@@ -229,12 +238,10 @@ def _read_folders(git: WorkspaceGit, commit: str, paths: Iterable[bytes]) -> _Ba
             return _Base({folder: kept.folders[folder] for folder in wanted}, kept.width)
     read = _read_wanted(git, commit, wanted)
     with _folders_lock:
-        kept = _folders.pop(commit, None)
+        kept = _folders.get(commit)
         folders = {**(kept.folders if kept else {}), **read.folders}
-        _folders[commit] = _Base(folders if len(folders) <= _FOLDERS_MAX else read.folders,
-                                 read.width)
-        while len(_folders) > _FOLDERS_KEPT:  # the oldest commit's go
-            del _folders[next(iter(_folders))]
+        _newest(_folders, commit, _Base(
+            folders if len(folders) <= _FOLDERS_MAX else read.folders, read.width), _FOLDERS_KEPT)
     return _Base(dict(read.folders), read.width)
 
 
