@@ -242,7 +242,6 @@ def disk_usage(*paths: Path) -> int:
         raise OSError(f"cannot measure {paths[0]}: {result.stderr.strip()}") from None
 
 
-
 def walked_usage(*paths: Path) -> int:
     """What `disk_usage` gives for `paths`, walked here without starting `du`: for a fill's
     own git folders and notes (the base's object files, a few packs or a few hundred loose
@@ -261,6 +260,7 @@ def walked_usage(*paths: Path) -> int:
         if stat.S_ISDIR(status.st_mode):
             pending.extend(os.path.join(path, name) for name in os.listdir(path))
     return total
+
 
 BLOCK = 4096  # what `du` counts in, on the filesystems a state home lives on
 _INLINE_LINK = 60  # ext4 keeps a link's target this short in its inode: no block
