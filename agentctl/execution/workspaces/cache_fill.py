@@ -31,8 +31,8 @@ from agentctl.execution.workspaces.tree_cache import (
     walked_usage,
 )
 
-__all__ = ["DATE_INDEX_ABOVE_BYTES", "TRACKED", "Prefetch", "builder", "cache_key",
-           "keep_tracked", "prefetch", "shared_indexes"]
+__all__ = ["DATE_INDEX_ABOVE_BYTES", "TRACKED", "Prefetch", "builder", "cache_key", "prefetch",
+           "shared_indexes"]
 
 DATE_INDEX_ABOVE_BYTES = 2**22  # ~40,000 files: see `_settle`
 _FILLING: set[str] = set()  # the cache keys this process's prefetches are filling
@@ -57,7 +57,7 @@ def builder(source: str, commit: str, *, is_url: bool, home: Path,
                 listing = checkout.run("ls-tree", "-r", "-l", "-z", "--full-tree", commit,
                                        what=f"cannot list commit {commit}").stdout
                 sized.append(checkout_size(listing))
-                keep_tracked(folder, listing)
+                _keep_tracked(folder, listing)
             except BaseException as error:  # noqa: BLE001 - raised again on the fill's thread
                 failed.append(error)
 
@@ -159,7 +159,7 @@ def _settle(checkout: WorkspaceGit) -> None:
 TRACKED = "tracked"  # an entry's list of the commit's files (`git ls-files -z` of its index)
 
 
-def keep_tracked(folder: Path, listing: str) -> None:
+def _keep_tracked(folder: Path, listing: str) -> None:
     """Keep the paths of the commit's `ls-tree -r -z` `listing` in the entry being built at
     `folder`, as `git ls-files -z` lists them from the checkout's index (what a run reads for
     the base's secret files, then without a git process)."""
