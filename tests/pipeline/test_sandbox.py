@@ -25,6 +25,7 @@ from agentctl.domain.enums import ToolDecision, ToolOutcome, VerdictStatus
 from agentctl.domain.sandbox import NET_CONNECT
 from agentctl.execution.agents.spec import parse_agent_spec
 from agentctl.execution.sandboxing.bubblewrap import check
+from agentctl.execution.verification.test_reports import KEPT_BYTECODE
 from agentctl.services.ports import RunRecord
 from tests.pipeline.conftest import UNITTEST, Harness
 
@@ -35,7 +36,7 @@ pytestmark = pytest.mark.parametrize("harness", ["sqlite"], indirect=True)
 
 PROBE = r'''
 import json, os, socket, subprocess, sys
-token, home, repo, outside, state_db, port, run_socket = sys.argv[1:8]
+token, home, repo, outside, state_db, port, run_socket, kept_bytecode = sys.argv[1:9]
 escaped = []
 def attempt(name, action):
     try:
@@ -53,7 +54,9 @@ for place in ("/tmp", "/var/tmp", home):
         write(os.path.join(place, "escape-" + token))
     except OSError:
         pass
-for place in (repo, outside, "/"):
+# kept_bytecode: where agentctl keeps its check helpers' bytecode between runs (a later run
+# would load what was written there)
+for place in (repo, outside, "/", kept_bytecode):
     attempt("write " + place, lambda p=place: write(os.path.join(p, "escape-" + token)))
 def read_key():
     data = open(os.path.join(home, ".ssh", "id_rsa")).read()
@@ -129,6 +132,7 @@ def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, 
 
     for server, name in ((listener, "loopback"), (unix, "unix")):
         threading.Thread(target=accept, args=(server, name), daemon=True).start()
+    KEPT_BYTECODE.parent.mkdir(exist_ok=True)  # there, so a write would land: it must fail
     probe = tmp_path / "probe.py"
     probe.write_text(PROBE)
     hostname = Path("/proc/sys/kernel/hostname").read_text()
@@ -144,13 +148,13 @@ def probe_command(host: dict[str, object], repo: Path) -> str:
     state = host["state"]
     assert isinstance(state, Path)
     return (f"python3 {host['probe']} {host['token']} {host['home']} {repo} {host['outside']} "
-            f"{state / 'agentctl.db'} {host['port']} {host['run_socket']}")
+            f"{state / 'agentctl.db'} {host['port']} {host['run_socket']} {KEPT_BYTECODE.parent}")
 
 
 def assert_host_unchanged(host: dict[str, object], repo: Path) -> None:
     token = host["token"]
     for place in (Path("/tmp"), Path("/var/tmp"), host["home"], repo, host["outside"],
-                  Path("/")):
+                  Path("/"), KEPT_BYTECODE.parent):
         assert isinstance(place, Path)
         assert not (place / f"escape-{token}").exists(), f"wrote to {place}"
     assert not Path(f"/remount-{token}").exists()
